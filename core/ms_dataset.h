@@ -1,0 +1,124 @@
+/*  =========================================================================
+    ms_dataset - labelled data in memory: IDX (MNIST family) and CSV loaders,
+    scaling, validation split, built-in dataset names
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    A dataset is n_samples rows of n_features float32 inputs, row-major,
+    with one target per row. Classification data (every label an integer
+    in [0, n_classes)) has labels[] and n_classes >= 2; regression data
+    (a CSV whose label column holds non-integers) has n_classes == 0 and
+    its targets in targets[] (one float per row). labels/targets not used
+    are NULL.
+
+    Formats:
+    - IDX, as published with MNIST (LeCun et al.) and Fashion-MNIST
+      (Xiao et al. 2017): big-endian magic 0x0000TTDD (TT = 0x08 unsigned
+      byte, DD = number of dimensions), DD big-endian uint32 sizes, data.
+      Files may be gzip-compressed (detected by magic bytes, read through
+      zlib). Images: ubyte, 3 dims; labels: ubyte, 1 dim.
+    - CSV with a header row; the label column is named; every other column
+      is a feature. Fields are decimal numbers; blank lines are skipped.
+
+    Errors are precise: the file path plus, where it helps, the line, the
+    record index or the byte offset, in the ms_diag_t.
+*/
+#ifndef MS_DATASET_H
+#define MS_DATASET_H
+
+#include <stdint.h>
+
+#include "ms_config.h"
+#include "ms_err.h"
+
+typedef struct {
+    int64_t n_samples;    // rows
+    int32_t n_features;   // inputs per row
+    int32_t n_classes;    // >= 2 for classification, 0 for regression
+    float *x;             // n_samples * n_features, row-major
+    int32_t *labels;      // n_samples class indices, or NULL
+    float *targets;       // n_samples regression targets, or NULL
+    void *owner_;         // private: allocation backing x/labels/targets
+} ms_dataset_t;
+
+//  Load an IDX image file and its IDX label file (raw or gzip). n_classes
+//  is max(label) + 1 (at least 2). Caller owns *out; free it with
+//  ms_dataset_destroy(). Returns MS_OK; MS_ERR_IO (cannot open or read:
+//  diag names the file and errno text); MS_ERR_DATASET (bad magic, wrong
+//  dims, truncated data, counts that differ between the two files, a
+//  label > 254: diag names the file and what); MS_ERR_NOMEM.
+int
+    ms_dataset_load_idx(ms_dataset_t **out, const char *images_path,
+                        const char *labels_path, ms_diag_t *diag);
+
+//  Load a CSV file with a header; label_column names the target column
+//  (NULL: "label"). Integer labels >= 0 make a classification dataset
+//  (n_classes = max + 1); any non-integer label makes it regression.
+//  Errors (MS_ERR_IO, MS_ERR_DATASET with diag "PATH:LINE" for ragged
+//  rows, non-numbers, a missing label column, no rows) as for IDX.
+int
+    ms_dataset_load_csv(ms_dataset_t **out, const char *path,
+                        const char *label_column, ms_diag_t *diag);
+
+//  Load either format by looking at the file: IDX (raw or gzip) when
+//  labels_path is given, else CSV. Convenience for the CLI.
+int
+    ms_dataset_load(ms_dataset_t **out, const char *path,
+                    const char *labels_path, const char *label_column,
+                    ms_diag_t *diag);
+
+//  Free a dataset and its arrays; NULL-safe; sets *self_p to NULL.
+void
+    ms_dataset_destroy(ms_dataset_t **self_p);
+
+//  Paths of a built-in dataset ("fashion-mnist", and "mnist" when Debian
+//  ships it). Files are looked up in $MESHSWEEP_DATASETS_DIR/<name>/ first,
+//  then /usr/share/datasets/<name>/. Writes malloc'd paths (caller frees)
+//  to the four out-pointers. Returns MS_OK; MS_ERR_NOTFOUND with diag
+//  "dataset NAME: ... install the Debian package dataset-fashion-mnist"
+//  when files are missing; MS_ERR_INVALID for an unknown name (diag lists
+//  the known ones).
+int
+    ms_dataset_builtin_paths(const char *name, char **train_images,
+                             char **train_labels, char **test_images,
+                             char **test_labels, ms_diag_t *diag);
+
+//  Load a built-in dataset's train and test sets. Caller owns both.
+int
+    ms_dataset_load_builtin(const char *name, ms_dataset_t **train,
+                            ms_dataset_t **test, ms_diag_t *diag);
+
+//  Check labels are in [0, n_classes) and features are finite; with
+//  n_classes_expected > 0 also that the dataset has that many classes or
+//  fewer (test sets may miss a class). Returns MS_OK or MS_ERR_DATASET with
+//  diag "NAME: sample I: label L out of range [0, C)".
+int
+    ms_dataset_check(const ms_dataset_t *self, const char *name,
+                     int32_t n_classes_expected, ms_diag_t *diag);
+
+//  Scale train and test in place with statistics of train only: unit maps
+//  the train min..max of all features to [0, 1] (for 8-bit images: x/255);
+//  standard subtracts the per-feature train mean and divides by the
+//  per-feature standard deviation (features with zero spread are left
+//  centred); none does nothing. test may be NULL.
+void
+    ms_dataset_scale(ms_dataset_t *train, ms_dataset_t *test,
+                     ms_scale_t scale);
+
+//  Deterministic validation split: draw a permutation of 0..n-1 from a
+//  generator seeded by seed (it depends on seed and n only, never on the
+//  order of earlier calls), then copy the first n - round(n * fraction)
+//  permuted rows into *train and the rest into *val. self is untouched
+//  (a worker keeps one pristine copy cached across tasks). Caller owns
+//  both results. fraction 0 gives an empty val (n_samples 0, arrays
+//  NULL). Returns MS_OK, MS_ERR_INVALID (fraction outside [0,1)) or
+//  MS_ERR_NOMEM.
+int
+    ms_dataset_split(const ms_dataset_t *self, double fraction, uint64_t seed,
+                     ms_dataset_t **train, ms_dataset_t **val);
+
+//  Bytes held by the arrays (x + labels + targets) of a dataset.
+int64_t
+    ms_dataset_bytes(const ms_dataset_t *self);
+
+#endif
