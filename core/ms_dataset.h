@@ -67,6 +67,23 @@ int
                     const char *labels_path, const char *label_column,
                     ms_diag_t *diag);
 
+//  RNG stream of the validation split (ms_rng_seed(&rng, seed, stream)):
+//  the ASCII bytes of "split", so no other purpose's stream collides.
+#define MS_DATASET_RNG_STREAM_SPLIT 0x73706c6974ULL
+
+//  Largest label a classification dataset may hold is
+//  MS_DATASET_MAX_CLASSES - 1; a CSV whose integer labels go beyond it is
+//  treated as regression.
+#define MS_DATASET_MAX_CLASSES 65536
+
+//  Allocate an empty dataset of n_samples rows (>= 0) and n_features
+//  columns (>= 1), zero-filled: labels[] when n_classes >= 2, else
+//  targets[] (regression, n_classes 0). For synthetic data in tests and
+//  tools. With n_samples 0 the arrays are NULL. Caller owns the result
+//  (ms_dataset_destroy); returns NULL only when memory runs out.
+ms_dataset_t *
+    ms_dataset_new(int64_t n_samples, int32_t n_features, int32_t n_classes);
+
 //  Free a dataset and its arrays; NULL-safe; sets *self_p to NULL.
 void
     ms_dataset_destroy(ms_dataset_t **self_p);
@@ -105,14 +122,22 @@ void
     ms_dataset_scale(ms_dataset_t *train, ms_dataset_t *test,
                      ms_scale_t scale);
 
+//  As ms_dataset_scale, for a training set and n_others further sets
+//  (validation and test, say; NULL entries are skipped), all scaled with
+//  the statistics of train only. A set whose n_features differs from
+//  train's is left alone (a caller bug).
+void
+    ms_dataset_scale_sets(ms_dataset_t *train, ms_dataset_t *const *others,
+                          int n_others, ms_scale_t scale);
+
 //  Deterministic validation split: draw a permutation of 0..n-1 from a
 //  generator seeded by seed (it depends on seed and n only, never on the
 //  order of earlier calls), then copy the first n - round(n * fraction)
 //  permuted rows into *train and the rest into *val. self is untouched
 //  (a worker keeps one pristine copy cached across tasks). Caller owns
 //  both results. fraction 0 gives an empty val (n_samples 0, arrays
-//  NULL). Returns MS_OK, MS_ERR_INVALID (fraction outside [0,1)) or
-//  MS_ERR_NOMEM.
+//  NULL). Returns MS_OK, MS_ERR_INVALID (fraction outside [0,1), or
+//  rounding leaves no training row) or MS_ERR_NOMEM.
 int
     ms_dataset_split(const ms_dataset_t *self, double fraction, uint64_t seed,
                      ms_dataset_t **train, ms_dataset_t **val);

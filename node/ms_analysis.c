@@ -1,0 +1,583 @@
+/*  =========================================================================
+    ms_analysis - answers to the 2015 paper's questions from result rows
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    The 2015 paper ("Framework for Distributed Deep Learning Layer Design
+    in Python") asked how accuracy and training time change with the
+    number of hidden layers, and where accuracy stops improving. DESIGN.md
+    ("Programs", `--analyze`) asks for the same per activation and width.
+
+    Grouping. A row's group is (activation, width). Uniform networks
+    (hidden_layers + width) use their width; networks given as
+    hidden_sizes use their largest layer (so (100) and (100, 10) are one
+    group, at depths 1 and 2: the wide layer dominates capacity, and the
+    label stays one number). Depth is hidden_layers, or the length of
+    hidden_sizes. Inside a group, rows of one depth are the seeds (and any
+    other parameter the sweep varies, which is pooled: analyse sweeps
+    whose other parameters are fixed).
+
+    Counting. Rows with "counted": false (duplicates, extra replicas) are
+    skipped. "diverged" and "failed" rows are counted per depth but never
+    enter a mean: a diverged network has no meaningful accuracy, and
+    counting it as 0 would mix "cannot train" with "trains worse".
+
+    Plateau rule (stated in the output): the smallest depth whose mean
+    validation accuracy is within a tolerance (absolute, default 0.005)
+    of the best mean validation accuracy of the group. Deeper networks
+    then add no more than the tolerance. Means over seeds, not single
+    runs, so one lucky seed does not move the plateau. Validation, not
+    test, accuracy: the test set stays out of every choice.
+
+    Time fit. Ordinary least squares of seconds_per_epoch against depth
+    over every ok run with a time (each run one point, so depths with
+    more surviving seeds weigh more, as they are better measured), in
+    double with centred sums. Needs two distinct depths, else null. R^2 =
+    1 - SS_res / SS_tot, and 1 when every time is equal (the line is
+    exact).
+
+    Not done: confidence intervals or significance tests for the plateau
+    (three seeds make them weak; the std is reported so a reader can
+    judge), and fits other than linear (the paper reported linear growth
+    of time with depth, which is what a plain MLP's cost predicts).
+*/
+#include "ms_analysis.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+//  One usable row, flattened.
+typedef struct {
+    const char *activation; // borrowed from the rows
+    int64_t width;          // group width (largest layer)
+    int64_t depth;          // hidden layers
+    int status;             // S_OK, S_DIVERGED, S_FAILED
+    double val, test, sec;  // metrics (valid when has_*)
+    bool has_val, has_test, has_sec;
+} s_row_t;
+
+enum { S_OK, S_DIVERGED, S_FAILED };
+
+//  Running mean and sum of squares (Welford).
+typedef struct {
+    int64_t n;   // values seen
+    double mean; // running mean
+    double m2;   // sum of squared deviations
+} s_stat_t;
+
+//  --------------------------------------------------------------------------
+//  Fill the default options.
+
+void
+ms_analysis_options_default(ms_analysis_options_t *opts)
+{
+    opts->plateau_tolerance = MS_ANALYSIS_PLATEAU_TOLERANCE;
+}
+
+//  --------------------------------------------------------------------------
+//  Add a value to a running statistic.
+
+static void
+s_stat_add(s_stat_t *s, double v)
+{
+    s->n++;
+    double d = v - s->mean;
+    s->mean += d / (double) s->n;
+    s->m2 += d * (v - s->mean);
+}
+
+//  --------------------------------------------------------------------------
+//  A JSON real, or null when there are no values.
+
+static json_t *
+s_real_or_null(bool have, double v)
+{
+    return have && isfinite(v) ? json_real(v) : json_null();
+}
+
+//  --------------------------------------------------------------------------
+//  Read an optional metric: a number, or null/missing (has = false).
+
+static int
+s_metric(const json_t *row, size_t i, const char *key, double *v, bool *has,
+         ms_diag_t *diag)
+{
+    const json_t *m = json_object_get(row, key);
+    *has = false;
+    if (!m || json_is_null(m))
+        return MS_OK;
+    if (!json_is_number(m)) {
+        char where[64];
+        snprintf(where, sizeof where, "rows[%zu].%s", i, key);
+        return ms_diag_set(diag, where, "must be a number or null");
+    }
+    *v = json_number_value(m);
+    *has = isfinite(*v);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Flatten one row; *skip is set for rows that are not counted.
+
+static int
+s_parse_row(const json_t *row, size_t i, s_row_t *r, bool *skip,
+            ms_diag_t *diag)
+{
+    char where[96];
+    *skip = false;
+    memset(r, 0, sizeof *r);
+    if (!json_is_object(row)) {
+        snprintf(where, sizeof where, "rows[%zu]", i);
+        return ms_diag_set(diag, where, "must be an object");
+    }
+    const json_t *counted = json_object_get(row, "counted");
+    if (counted && json_is_false(counted)) {
+        *skip = true;
+        return MS_OK;
+    }
+    const char *status = json_string_value(json_object_get(row, "status"));
+    snprintf(where, sizeof where, "rows[%zu].status", i);
+    if (!status)
+        return ms_diag_set(diag, where, "missing (ok, diverged or failed)");
+    if (strcmp(status, "ok") == 0)
+        r->status = S_OK;
+    else if (strcmp(status, "diverged") == 0)
+        r->status = S_DIVERGED;
+    else if (strcmp(status, "failed") == 0)
+        r->status = S_FAILED;
+    else
+        return ms_diag_set(diag, where,
+                           "unknown status \"%.40s\" (ok, diverged or "
+                           "failed)",
+                           status);
+    const json_t *config = json_object_get(row, "config");
+    snprintf(where, sizeof where, "rows[%zu].config", i);
+    if (!json_is_object(config))
+        return ms_diag_set(diag, where, "missing or not an object");
+    r->activation = json_string_value(json_object_get(config, "activation"));
+    snprintf(where, sizeof where, "rows[%zu].config.activation", i);
+    if (!r->activation)
+        return ms_diag_set(diag, where, "missing or not a string");
+    const json_t *sizes = json_object_get(config, "hidden_sizes");
+    if (sizes && !json_is_null(sizes)) {
+        snprintf(where, sizeof where, "rows[%zu].config.hidden_sizes", i);
+        if (!json_is_array(sizes))
+            return ms_diag_set(diag, where, "must be an array of integers");
+        r->depth = (int64_t) json_array_size(sizes);
+        for (size_t k = 0; k < json_array_size(sizes); k++) {
+            const json_t *s = json_array_get(sizes, k);
+            if (!json_is_integer(s) || json_integer_value(s) < 1)
+                return ms_diag_set(diag, where,
+                                   "entry %zu must be a positive integer", k);
+            if (json_integer_value(s) > r->width)
+                r->width = json_integer_value(s);
+        }
+    } else {
+        const json_t *layers = json_object_get(config, "hidden_layers");
+        const json_t *width = json_object_get(config, "width");
+        snprintf(where, sizeof where, "rows[%zu].config.hidden_layers", i);
+        if (!json_is_integer(layers) || json_integer_value(layers) < 0)
+            return ms_diag_set(diag, where,
+                               "missing or not an integer >= 0 (and no "
+                               "hidden_sizes)");
+        snprintf(where, sizeof where, "rows[%zu].config.width", i);
+        if (!json_is_integer(width) || json_integer_value(width) < 1)
+            return ms_diag_set(diag, where,
+                               "missing or not a positive integer (and no "
+                               "hidden_sizes)");
+        r->depth = json_integer_value(layers);
+        r->width = json_integer_value(width);
+    }
+    int rc = s_metric(row, i, "val_accuracy", &r->val, &r->has_val, diag);
+    if (rc == MS_OK)
+        rc = s_metric(row, i, "test_accuracy", &r->test, &r->has_test, diag);
+    if (rc == MS_OK)
+        rc = s_metric(row, i, "seconds_per_epoch", &r->sec, &r->has_sec, diag);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Order rows by activation, width, depth.
+
+static int
+s_row_cmp(const void *a, const void *b)
+{
+    const s_row_t *x = a, *y = b;
+    int c = strcmp(x->activation, y->activation);
+    if (c)
+        return c;
+    if (x->width != y->width)
+        return x->width < y->width ? -1 : 1;
+    if (x->depth != y->depth)
+        return x->depth < y->depth ? -1 : 1;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Whether two rows belong to the same group.
+
+static bool
+s_same_group(const s_row_t *a, const s_row_t *b)
+{
+    return strcmp(a->activation, b->activation) == 0 && a->width == b->width;
+}
+
+//  --------------------------------------------------------------------------
+//  Set a key to a new value; false when memory runs out.
+
+static bool
+s_set(json_t *obj, const char *key, json_t *value)
+{
+    return value && json_object_set_new(obj, key, value) == 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Least-squares line of seconds against depth over rows[0 .. n); JSON
+//  object or JSON null when fewer than two distinct depths have times.
+
+static json_t *
+s_time_fit(const s_row_t *rows, size_t n)
+{
+    int64_t count = 0, first_depth = 0;
+    bool distinct = false;
+    double mx = 0, my = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].status != S_OK || !rows[i].has_sec)
+            continue;
+        if (count == 0)
+            first_depth = rows[i].depth;
+        else if (rows[i].depth != first_depth)
+            distinct = true;
+        count++;
+        mx += (double) rows[i].depth;
+        my += rows[i].sec;
+    }
+    if (!distinct)
+        return json_null();
+    mx /= (double) count;
+    my /= (double) count;
+    double sxx = 0, sxy = 0, syy = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].status != S_OK || !rows[i].has_sec)
+            continue;
+        double dx = (double) rows[i].depth - mx, dy = rows[i].sec - my;
+        sxx += dx * dx;
+        sxy += dx * dy;
+        syy += dy * dy;
+    }
+    double slope = sxy / sxx;
+    double intercept = my - slope * mx;
+    double ss_res = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].status != S_OK || !rows[i].has_sec)
+            continue;
+        double e = rows[i].sec - (intercept + slope * (double) rows[i].depth);
+        ss_res += e * e;
+    }
+    double r2 = syy > 0 ? 1.0 - ss_res / syy : 1.0;
+    json_t *fit = json_object();
+    if (!fit || !s_set(fit, "slope", json_real(slope)) ||
+        !s_set(fit, "intercept", json_real(intercept)) ||
+        !s_set(fit, "r2", json_real(r2)) ||
+        !s_set(fit, "n", json_integer(count))) {
+        json_decref(fit);
+        return NULL;
+    }
+    return fit;
+}
+
+//  --------------------------------------------------------------------------
+//  One depth's entry from rows[0 .. n) (all of that depth). *mean_val
+//  gets the mean validation accuracy, NAN when there is none.
+
+static json_t *
+s_depth_entry(const s_row_t *rows, size_t n, double *mean_val)
+{
+    s_stat_t val = {0}, test = {0}, sec = {0};
+    int64_t n_ok = 0, n_div = 0, n_fail = 0;
+    for (size_t i = 0; i < n; i++) {
+        const s_row_t *r = &rows[i];
+        if (r->status == S_DIVERGED) {
+            n_div++;
+            continue;
+        }
+        if (r->status == S_FAILED) {
+            n_fail++;
+            continue;
+        }
+        n_ok++;
+        if (r->has_val)
+            s_stat_add(&val, r->val);
+        if (r->has_test)
+            s_stat_add(&test, r->test);
+        if (r->has_sec)
+            s_stat_add(&sec, r->sec);
+    }
+    *mean_val = val.n ? val.mean : NAN;
+    json_t *e = json_object();
+    if (!e || !s_set(e, "depth", json_integer(rows[0].depth)) ||
+        !s_set(e, "n", json_integer(n_ok)) ||
+        !s_set(e, "n_diverged", json_integer(n_div)) ||
+        !s_set(e, "n_failed", json_integer(n_fail)) ||
+        !s_set(e, "val_accuracy_mean", s_real_or_null(val.n, val.mean)) ||
+        !s_set(e, "val_accuracy_std",
+               s_real_or_null(val.n, sqrt(val.m2 / (double) val.n))) ||
+        !s_set(e, "test_accuracy_mean", s_real_or_null(test.n, test.mean)) ||
+        !s_set(e, "test_accuracy_std",
+               s_real_or_null(test.n, sqrt(test.m2 / (double) test.n))) ||
+        !s_set(e, "seconds_per_epoch_mean", s_real_or_null(sec.n, sec.mean))) {
+        json_decref(e);
+        return NULL;
+    }
+    return e;
+}
+
+//  --------------------------------------------------------------------------
+//  One group's entry from rows[0 .. n) (sorted by depth).
+
+static json_t *
+s_group_entry(const s_row_t *rows, size_t n, double tolerance)
+{
+    json_t *g = json_object();
+    json_t *depths = json_array();
+    double *means = malloc(n * sizeof(double));
+    int64_t *ds = malloc(n * sizeof(int64_t));
+    size_t n_depths = 0;
+    if (!g || !depths || !means || !ds)
+        goto fail;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && rows[j].depth == rows[i].depth)
+            j++;
+        json_t *e = s_depth_entry(rows + i, j - i, &means[n_depths]);
+        if (!e || json_array_append_new(depths, e) != 0)
+            goto fail;
+        ds[n_depths++] = rows[i].depth;
+        i = j;
+    }
+    //  Best: the largest mean (the shallowest on a tie); plateau: the
+    //  shallowest depth within tolerance of it.
+    bool have = false;
+    double best = 0;
+    int64_t best_depth = 0, plateau = 0;
+    for (size_t k = 0; k < n_depths; k++)
+        if (!isnan(means[k]) && (!have || means[k] > best)) {
+            have = true;
+            best = means[k];
+            best_depth = ds[k];
+        }
+    for (size_t k = 0; have && k < n_depths; k++)
+        if (!isnan(means[k]) && means[k] >= best - tolerance - 1e-12) {
+            plateau = ds[k];
+            break;
+        }
+    if (!s_set(g, "activation", json_string(rows[0].activation)) ||
+        !s_set(g, "width", json_integer(rows[0].width)) ||
+        json_object_set(g, "depths", depths) != 0 ||
+        !s_set(g, "plateau_depth",
+               have ? json_integer(plateau) : json_null()) ||
+        !s_set(g, "best_depth",
+               have ? json_integer(best_depth) : json_null()) ||
+        !s_set(g, "best_val_accuracy", s_real_or_null(have, best)) ||
+        !s_set(g, "time_fit", s_time_fit(rows, n)))
+        goto fail;
+    json_decref(depths);
+    free(means);
+    free(ds);
+    return g;
+
+fail:
+    json_decref(g);
+    json_decref(depths);
+    free(means);
+    free(ds);
+    return NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Analyse a sweep's result rows.
+
+int
+ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
+                    json_t **out, ms_diag_t *diag)
+{
+    *out = NULL;
+    ms_analysis_options_t defaults;
+    ms_analysis_options_default(&defaults);
+    if (!opts)
+        opts = &defaults;
+    if (!(opts->plateau_tolerance >= 0) || !isfinite(opts->plateau_tolerance))
+        return ms_diag_set(diag, "plateau_tolerance",
+                           "must be a finite number >= 0");
+    if (!json_is_array(rows))
+        return ms_diag_set(diag, "rows",
+                           "must be a JSON array of result "
+                           "rows");
+    size_t total = json_array_size(rows);
+    s_row_t *flat = malloc((total ? total : 1) * sizeof(s_row_t));
+    json_t *result = json_object();
+    json_t *groups = json_array();
+    int rc = MS_ERR_NOMEM;
+    if (!flat || !result || !groups)
+        goto fail;
+    size_t n = 0;
+    int64_t n_status[3] = {0, 0, 0}, n_skipped = 0;
+    for (size_t i = 0; i < total; i++) {
+        bool skip;
+        rc = s_parse_row(json_array_get(rows, i), i, &flat[n], &skip, diag);
+        if (rc)
+            goto fail;
+        if (skip) {
+            n_skipped++;
+            continue;
+        }
+        n_status[flat[n].status]++;
+        n++;
+    }
+    rc = MS_ERR_NOMEM;
+    qsort(flat, n, sizeof *flat, s_row_cmp);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && s_same_group(&flat[i], &flat[j]))
+            j++;
+        json_t *g = s_group_entry(flat + i, j - i, opts->plateau_tolerance);
+        if (!g || json_array_append_new(groups, g) != 0)
+            goto fail;
+        i = j;
+    }
+    char rule[400];
+    snprintf(rule, sizeof rule,
+             "plateau depth: the smallest depth whose mean validation "
+             "accuracy (over seeds, ok runs only) is within %g (absolute) "
+             "of the best mean validation accuracy of its (activation, "
+             "width) group; deeper networks add no more than that. Width "
+             "of a hidden_sizes network: its largest layer.",
+             opts->plateau_tolerance);
+    if (!s_set(result, "rule", json_string(rule)) ||
+        !s_set(result, "plateau_tolerance",
+               json_real(opts->plateau_tolerance)) ||
+        !s_set(result, "n_rows", json_integer((json_int_t) total)) ||
+        !s_set(result, "n_ok", json_integer(n_status[S_OK])) ||
+        !s_set(result, "n_diverged", json_integer(n_status[S_DIVERGED])) ||
+        !s_set(result, "n_failed", json_integer(n_status[S_FAILED])) ||
+        !s_set(result, "n_not_counted", json_integer(n_skipped)) ||
+        json_object_set(result, "groups", groups) != 0)
+        goto fail;
+    json_decref(groups);
+    free(flat);
+    *out = result;
+    return MS_OK;
+
+fail:
+    if (rc == MS_ERR_NOMEM)
+        ms_diag_set_code(diag, rc, "rows", "out of memory");
+    json_decref(result);
+    json_decref(groups);
+    free(flat);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Print a number field of width w with prec decimals, or "-" for null.
+
+static void
+s_print_num(FILE *f, const json_t *obj, const char *key, int w, int prec)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (json_is_number(v))
+        fprintf(f, "%*.*f", w, prec, json_number_value(v));
+    else
+        fprintf(f, "%*s", w, "-");
+}
+
+//  --------------------------------------------------------------------------
+//  Render one group.
+
+static void
+s_format_group(FILE *f, const json_t *g)
+{
+    const char *act = json_string_value(json_object_get(g, "activation"));
+    fprintf(f, "\n%s, width %lld\n", act ? act : "?",
+            (long long) json_integer_value(json_object_get(g, "width")));
+    fprintf(f, "  %5s %4s %4s  %-18s  %-18s  %9s\n", "depth", "n", "div",
+            "val acc (+- std)", "test acc (+- std)", "s/epoch");
+    const json_t *depths = json_object_get(g, "depths");
+    for (size_t i = 0; i < json_array_size(depths); i++) {
+        const json_t *d = json_array_get(depths, i);
+        fprintf(
+            f, "  %5lld %4lld %4lld  ",
+            (long long) json_integer_value(json_object_get(d, "depth")),
+            (long long) json_integer_value(json_object_get(d, "n")),
+            (long long) json_integer_value(json_object_get(d, "n_diverged")));
+        s_print_num(f, d, "val_accuracy_mean", 8, 4);
+        fprintf(f, " +- ");
+        s_print_num(f, d, "val_accuracy_std", 6, 4);
+        fprintf(f, "  ");
+        s_print_num(f, d, "test_accuracy_mean", 8, 4);
+        fprintf(f, " +- ");
+        s_print_num(f, d, "test_accuracy_std", 6, 4);
+        fprintf(f, "  ");
+        s_print_num(f, d, "seconds_per_epoch_mean", 9, 3);
+        fprintf(f, "\n");
+    }
+    const json_t *plateau = json_object_get(g, "plateau_depth");
+    if (json_is_integer(plateau))
+        fprintf(
+            f,
+            "  plateau at depth %lld; best depth %lld (val accuracy "
+            "%.4f)\n",
+            (long long) json_integer_value(plateau),
+            (long long) json_integer_value(json_object_get(g, "best_depth")),
+            json_number_value(json_object_get(g, "best_val_accuracy")));
+    else
+        fprintf(f, "  no plateau: no run of this group finished ok\n");
+    const json_t *fit = json_object_get(g, "time_fit");
+    if (json_is_object(fit))
+        fprintf(f,
+                "  time per epoch = %.4g + %.4g * depth s (R^2 %.3f, %lld "
+                "runs)\n",
+                json_number_value(json_object_get(fit, "intercept")),
+                json_number_value(json_object_get(fit, "slope")),
+                json_number_value(json_object_get(fit, "r2")),
+                (long long) json_integer_value(json_object_get(fit, "n")));
+    else
+        fprintf(f, "  time fit: needs ok runs at two or more depths\n");
+}
+
+//  --------------------------------------------------------------------------
+//  Render an analysis as plain text.
+
+char *
+ms_analysis_format_text(const json_t *analysis)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    const char *rule = json_string_value(json_object_get(analysis, "rule"));
+    const json_t *groups = json_object_get(analysis, "groups");
+    fprintf(
+        f,
+        "Analysis of %lld result rows (%lld ok, %lld diverged, %lld "
+        "failed)\n",
+        (long long) json_integer_value(json_object_get(analysis, "n_rows")),
+        (long long) json_integer_value(json_object_get(analysis, "n_ok")),
+        (long long) json_integer_value(json_object_get(analysis, "n_diverged")),
+        (long long) json_integer_value(json_object_get(analysis, "n_failed")));
+    if (rule)
+        fprintf(f, "Rule: %s\n", rule);
+    if (json_array_size(groups) == 0)
+        fprintf(f, "\nNo results to analyse yet.\n");
+    for (size_t i = 0; i < json_array_size(groups); i++)
+        s_format_group(f, json_array_get(groups, i));
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
