@@ -1,0 +1,2126 @@
+/*  =========================================================================
+    ms_spec - sweep specifications: parse a W&B-style YAML spec, expand it
+    once into task configs, and compute the content-hash ids
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    What it does (DESIGN.md "Sweep specification"). A spec arrives as YAML
+    text (JSON is YAML). We load it with libyaml's document API, which
+    keeps a line number on every node, walk the tree ourselves and refuse
+    the first problem with its key path ("parameters.width.values[1]") and
+    line. Then the spec is expanded ONCE into explicit task configs, and
+    the sweep record carries that list: other nodes never re-expand,
+    because a random draw or a float printed on another CPU could differ
+    by one bit (ms_spec_load_canonical rebuilds a spec from the stored
+    list without drawing anything).
+
+    Values. Plain YAML scalars are typed as YAML 1.2's core schema does,
+    plus the YAML 1.1 booleans that PyYAML (and so W&B) reads: null / ~ /
+    empty; true false yes no on off (any of the three cases); decimal
+    integers; decimal floats with a point and/or an exponent ("1e-8" is a
+    float here, unlike PyYAML, because sweep files write it so). Quoted
+    scalars are strings. Each value is checked when the spec is read, by
+    setting it on a default config (ms_config_set_param: type, enum name,
+    range) and running ms_train_config_check, so a bad value is reported
+    at its own path, not as "task 117 is invalid".
+
+    Expansion. Parameters are taken in sorted name order. Grid: the
+    cartesian product, first parameter slowest, by integer indexing (task
+    k takes value (k / stride_p) mod n_p of parameter p, where stride_p is
+    the product of the list sizes of the parameters after p). Random:
+    run_cap draws from one xoshiro256** stream seeded by sweep_seed, one
+    draw per swept parameter per task, in name order. Sobol: a 32-bit
+    Sobol sequence in Gray-code order with Joe & Kuo's direction numbers
+    (new-joe-kuo-6.21201, "Constructing Sobol sequences with better
+    two-dimensional projections", SIAM J. Sci. Comput. 30, 2008), one
+    dimension per swept parameter in name order, from index 0, with a
+    random digital shift (each dimension's integers XORed with 32 bits
+    drawn from ms_rng seeded by sweep_seed). A digital shift keeps the
+    (t, m, s)-net structure of the points (so 8 points in one dimension
+    still fall one per eighth, 16 points in two dimensions one per cell of
+    a 4 x 4 grid), is cheap, and makes sweep_seed change the points; Owen
+    scrambling would be better for integration error but is not needed to
+    cover a hyperparameter space, and costs a tree of random bits per
+    dimension. Values lists map u in [0,1) to index floor(u n); the
+    distributions map u as the random method maps its draw.
+
+    Duplicates. Two equal configs in one sweep would be one task with two
+    ids in effect, so the second is dropped with a warning; the check is
+    on the canonical bytes, through a hash table keyed by their BLAKE2b.
+
+    Canonical form and ids. Each task config is ms_config_encode_json,
+    written with ms_wire_canon_dump. The expanded spec is the canonical
+    object described in ms_spec.h; we write it in pieces (the part before
+    "tasks", the task list, then "verify") so that a million-task sweep
+    never builds a million-object JSON tree; the pieces are exactly the
+    canonical dump of the whole object, because "tasks" sorts between
+    "sweep_seed" and "verify". sweep_id hashes those bytes; task_id
+    hashes sweep_id's 32 bytes followed by the task's config bytes.
+
+    What was not done: bayes (needs results to choose the next point,
+    which an expand-once design cannot hold), early_terminate (Hyperband
+    needs a scheduler), W&B's categorical/normal/q_log distributions and
+    "probabilities" (refused with the list of what is supported).
+*/
+#include "ms_spec.h"
+
+#include "ms_config_json.h"
+#include "ms_hash.h"
+#include "ms_rng.h"
+#include "ms_wire_canon.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <yaml.h>
+
+#define S_PATH_MAX 256                // longest key path we print
+#define S_RNG_STREAM_RANDOM 0x5357454550ULL // "SWEEP"
+#define S_RNG_STREAM_SOBOL 0x534f424f4cULL  // "SOBOL"
+
+//  Built-in dataset names (DESIGN.md: resolved to Debian's files by
+//  core/ms_dataset; a spec only needs to know the names).
+static const char *s_builtin_datasets[] = {"fashion-mnist", "mnist"};
+//  Metric names a sweep may optimise.
+static const char *s_metric_names[] = {"val_accuracy", "val_loss",
+                                       "test_accuracy", "test_loss",
+                                       "train_loss"};
+static const char *s_method_names[] = {"grid", "random", "sobol"};
+static const char *s_keep_names[] = {"none", "best", "sampled", "all"};
+//  W&B keys that mean nothing here: ignored with a warning.
+static const char *s_wandb_keys[] = {"program", "command", "project",
+                                     "entity", "description"};
+
+#define S_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+typedef enum { S_FORM_VALUE, S_FORM_VALUES, S_FORM_DIST } s_form_t;
+
+typedef enum {
+    S_DIST_UNIFORM,
+    S_DIST_INT_UNIFORM,
+    S_DIST_LOG_UNIFORM_VALUES,
+    S_DIST_Q_UNIFORM,
+} s_dist_t;
+
+static const char *s_dist_names[] = {"uniform", "int_uniform",
+                                     "log_uniform_values", "q_uniform"};
+
+//  One parameter of the spec.
+typedef struct {
+    char name[48];               // parameter name, '_' spelling
+    ms_config_param_type_t type; // its type
+    s_form_t form;               // value, values or distribution
+    json_t **values;             // value(s); 1 for S_FORM_VALUE
+    size_t n_values;             // entries in values
+    s_dist_t dist;               // S_FORM_DIST: which
+    double min, max, q;          // S_FORM_DIST: range and quantum
+    size_t line;                 // YAML line of the parameter
+} s_param_t;
+
+struct ms_spec {
+    char *name;                  // sweep name
+    ms_spec_dataset_t dataset;   // borrowed view of the fields below
+    char *dataset_name;          // built-in name, or NULL
+    char *train_path, *test_path; // file dataset paths, or NULL
+    char *label;                 // file dataset label, or NULL
+    ms_spec_method_t method;     // expansion method
+    ms_spec_metric_t metric;     // metric to optimise
+    char *metric_name;           // owns metric.name
+    int64_t run_cap;             // 0 = none
+    int64_t sweep_seed;          // random / sobol seed
+    ms_spec_verify_t verify;     // verification parameters
+    ms_keep_weights_t keep_weights; // which weights to keep
+    char **warnings;             // owned strings
+    size_t n_warnings;           // entries in warnings
+    size_t n_tasks;              // tasks after de-duplication
+    size_t cap_tasks;            // allocated entries of task_json
+    char **task_json;            // canonical config per task
+    size_t *task_json_len;       // their lengths
+    ms_hash_t *task_ids;         // per task, valid when ids_ready
+    bool ids_ready;              // ids and canonical computed
+    ms_hash_t sweep_id;          // valid when ids_ready
+    char *canonical;             // canonical expanded spec, or NULL
+    size_t canonical_len;        // its length
+};
+
+//  Parse context: the YAML document and where errors go.
+typedef struct {
+    yaml_document_t *doc; // the loaded document
+    ms_diag_t *diag;      // caller's diagnostic (may be NULL)
+} s_ctx_t;
+
+//  --------------------------------------------------------------------------
+//  Write a key path (truncated at S_PATH_MAX - 1 characters).
+
+static void
+s_pathf(char out[S_PATH_MAX], const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+s_pathf(char out[S_PATH_MAX], const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, S_PATH_MAX, fmt, ap);
+    va_end(ap);
+}
+
+//  --------------------------------------------------------------------------
+//  Set diag to where + reason + " (line N)"; returns code.
+
+static int
+s_fail(s_ctx_t *ctx, int code, const yaml_node_t *node, const char *where,
+       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int
+s_fail(s_ctx_t *ctx, int code, const yaml_node_t *node, const char *where,
+       const char *fmt, ...)
+{
+    char reason[MS_DIAG_REASON_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    if (node)
+        return ms_diag_set_code(ctx->diag, code, where, "%.400s (line %zu)",
+                                reason, node->start_mark.line + 1);
+    return ms_diag_set_code(ctx->diag, code, where, "%s", reason);
+}
+
+//  --------------------------------------------------------------------------
+//  strdup that reports failure as false.
+
+static bool
+s_strdup_to(char **dst, const char *src)
+{
+    free(*dst);
+    *dst = src ? strdup(src) : NULL;
+    return !src || *dst;
+}
+
+//  --------------------------------------------------------------------------
+//  Index of name in a table of strings, or -1.
+
+static int
+s_index_of(const char *const *table, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(table[i], name) == 0)
+            return (int) i;
+    return -1;
+}
+
+//  --------------------------------------------------------------------------
+//  "a, b, c" of a table of names.
+
+static const char *
+s_join(const char *const *table, size_t n, char *out, size_t size)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        int w = snprintf(out + len, size - len, "%s%s", i ? ", " : "",
+                         table[i]);
+        if (w < 0 || (size_t) w >= size - len)
+            break;
+        len += (size_t) w;
+    }
+    return out;
+}
+
+//  --------------------------------------------------------------------------
+//  Add a warning (printf-style).
+
+static int
+s_warn(ms_spec_t *self, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+s_warn(ms_spec_t *self, const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    char **warnings = realloc(self->warnings,
+                              (self->n_warnings + 1) * sizeof *warnings);
+    if (!warnings)
+        return MS_ERR_NOMEM;
+    self->warnings = warnings;
+    self->warnings[self->n_warnings] = strdup(text);
+    if (!self->warnings[self->n_warnings])
+        return MS_ERR_NOMEM;
+    self->n_warnings++;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Child node of the document.
+
+static yaml_node_t *
+s_node(s_ctx_t *ctx, int id)
+{
+    return yaml_document_get_node(ctx->doc, id);
+}
+
+//  --------------------------------------------------------------------------
+//  Text of a scalar node (NULL for other nodes).
+
+static const char *
+s_text(const yaml_node_t *node)
+{
+    return node && node->type == YAML_SCALAR_NODE
+               ? (const char *) node->data.scalar.value
+               : NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Kind of YAML node, for messages.
+
+static const char *
+s_node_kind(const yaml_node_t *node)
+{
+    if (!node)
+        return "nothing";
+    switch (node->type) {
+    case YAML_MAPPING_NODE: return "a mapping";
+    case YAML_SEQUENCE_NODE: return "a list";
+    default: return "a scalar";
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Is text a decimal integer / a decimal float (YAML 1.2 core)?
+
+static bool
+s_looks_int(const char *s)
+{
+    if (*s == '-' || *s == '+')
+        s++;
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+static bool
+s_looks_float(const char *s)
+{
+    if (*s == '-' || *s == '+')
+        s++;
+    bool digits = false, point = false;
+    for (; *s && *s != 'e' && *s != 'E'; s++) {
+        if (*s >= '0' && *s <= '9')
+            digits = true;
+        else if (*s == '.' && !point)
+            point = true;
+        else
+            return false;
+    }
+    if (!digits)
+        return false;
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '-' || *s == '+')
+            s++;
+        if (!*s)
+            return false;
+        for (; *s; s++)
+            if (*s < '0' || *s > '9')
+                return false;
+    }
+    return true;
+}
+
+//  --------------------------------------------------------------------------
+//  A YAML scalar as a typed JSON value (see the prose block).
+
+static int
+s_scalar_json(s_ctx_t *ctx, const yaml_node_t *node, const char *path,
+              json_t **out)
+{
+    const char *s = s_text(node);
+    *out = NULL;
+    if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) {
+        *out = json_stringn(s, node->data.scalar.length);
+        if (!*out)
+            return s_fail(ctx, MS_ERR_INVALID, node, path,
+                          "string is not valid UTF-8");
+        return MS_OK;
+    }
+    static const char *s_nulls[] = {"", "~", "null", "Null", "NULL"};
+    static const char *s_trues[] = {"true", "True", "TRUE", "yes", "Yes",
+                                    "YES", "on", "On", "ON"};
+    static const char *s_falses[] = {"false", "False", "FALSE", "no", "No",
+                                     "NO", "off", "Off", "OFF"};
+    if (s_index_of(s_nulls, S_COUNT(s_nulls), s) >= 0)
+        *out = json_null();
+    else if (s_index_of(s_trues, S_COUNT(s_trues), s) >= 0)
+        *out = json_true();
+    else if (s_index_of(s_falses, S_COUNT(s_falses), s) >= 0)
+        *out = json_false();
+    else if (s_looks_int(s)) {
+        errno = 0;
+        long long v = strtoll(s, NULL, 10);
+        if (errno == ERANGE)
+            return s_fail(ctx, MS_ERR_INVALID, node, path,
+                          "integer %s does not fit in 64 bits", s);
+        *out = json_integer(v);
+    } else if (s_looks_float(s)) {
+        double v = strtod(s, NULL);
+        if (!isfinite(v))
+            return s_fail(ctx, MS_ERR_INVALID, node, path,
+                          "number %s is out of range", s);
+        *out = json_real(v);
+    } else if (strcmp(s, ".nan") == 0 || strcmp(s, ".inf") == 0
+               || strcmp(s, "-.inf") == 0 || strcmp(s, ".NaN") == 0
+               || strcmp(s, ".Inf") == 0 || strcmp(s, "-.Inf") == 0)
+        return s_fail(ctx, MS_ERR_INVALID, node, path,
+                      "NaN and infinity are not allowed");
+    else {
+        *out = json_stringn(s, node->data.scalar.length);
+        if (!*out)
+            return s_fail(ctx, MS_ERR_INVALID, node, path,
+                          "string is not valid UTF-8");
+    }
+    return *out ? MS_OK : MS_ERR_NOMEM;
+}
+
+//  --------------------------------------------------------------------------
+//  Any YAML node as JSON (mappings need scalar keys).
+
+static int
+s_node_json(s_ctx_t *ctx, const yaml_node_t *node, const char *path,
+            int depth, json_t **out)
+{
+    *out = NULL;
+    if (depth > 64)
+        return s_fail(ctx, MS_ERR_INVALID, node, path, "nested too deeply");
+    if (node->type == YAML_SCALAR_NODE)
+        return s_scalar_json(ctx, node, path, out);
+    if (node->type == YAML_SEQUENCE_NODE) {
+        json_t *array = json_array();
+        if (!array)
+            return MS_ERR_NOMEM;
+        size_t i = 0;
+        for (yaml_node_item_t *item = node->data.sequence.items.start;
+             item < node->data.sequence.items.top; item++, i++) {
+            char sub[S_PATH_MAX];
+            s_pathf(sub, "%s[%zu]", path, i);
+            json_t *elem;
+            int rc = s_node_json(ctx, s_node(ctx, *item), sub, depth + 1,
+                                 &elem);
+            if (rc) {
+                json_decref(array);
+                return rc;
+            }
+            json_array_append_new(array, elem);
+        }
+        *out = array;
+        return MS_OK;
+    }
+    if (node->type == YAML_MAPPING_NODE) {
+        json_t *obj = json_object();
+        if (!obj)
+            return MS_ERR_NOMEM;
+        for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
+             pair < node->data.mapping.pairs.top; pair++) {
+            const char *key = s_text(s_node(ctx, pair->key));
+            json_t *elem;
+            int rc;
+            if (!key)
+                rc = s_fail(ctx, MS_ERR_INVALID, s_node(ctx, pair->key),
+                            path, "keys must be scalars");
+            else {
+                char sub[S_PATH_MAX];
+                s_pathf(sub, "%s.%s", path, key);
+                rc = s_node_json(ctx, s_node(ctx, pair->value), sub,
+                                 depth + 1, &elem);
+                if (rc == MS_OK)
+                    json_object_set_new(obj, key, elem);
+            }
+            if (rc) {
+                json_decref(obj);
+                return rc;
+            }
+        }
+        *out = obj;
+        return MS_OK;
+    }
+    return s_fail(ctx, MS_ERR_INVALID, node, path, "empty value");
+}
+
+//  --------------------------------------------------------------------------
+//  Check a mapping has no duplicate keys and only scalar keys.
+
+static int
+s_check_mapping(s_ctx_t *ctx, const yaml_node_t *node, const char *path)
+{
+    if (!node || node->type != YAML_MAPPING_NODE)
+        return s_fail(ctx, MS_ERR_INVALID, node, path,
+                      "must be a mapping, not %s", s_node_kind(node));
+    for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
+         pair < node->data.mapping.pairs.top; pair++) {
+        yaml_node_t *key_node = s_node(ctx, pair->key);
+        const char *key = s_text(key_node);
+        if (!key)
+            return s_fail(ctx, MS_ERR_INVALID, key_node, path,
+                          "keys must be scalars");
+        for (yaml_node_pair_t *prev = node->data.mapping.pairs.start;
+             prev < pair; prev++)
+            if (strcmp(s_text(s_node(ctx, prev->key)), key) == 0) {
+                char sub[S_PATH_MAX];
+                s_pathf(sub, "%s%s%s", path, *path ? "." : "",
+                         key);
+                return s_fail(ctx, MS_ERR_INVALID, key_node, sub,
+                              "duplicate key");
+            }
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Read a scalar as a string (any plain or quoted scalar's text).
+
+static int
+s_get_string(s_ctx_t *ctx, const yaml_node_t *node, const char *path,
+             const char **out)
+{
+    const char *s = s_text(node);
+    if (!s || (node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !*s))
+        return s_fail(ctx, MS_ERR_INVALID, node, path,
+                      "must be a string, not %s",
+                      s ? "an empty value" : s_node_kind(node));
+    if (strlen(s) != node->data.scalar.length)
+        return s_fail(ctx, MS_ERR_INVALID, node, path,
+                      "must not contain NUL characters");
+    *out = s;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Read a scalar as a typed number or integer.
+
+static int
+s_get_number(s_ctx_t *ctx, const yaml_node_t *node, const char *path,
+             bool integer, double *out_real, int64_t *out_int)
+{
+    json_t *value = NULL;
+    if (!node || node->type != YAML_SCALAR_NODE)
+        return s_fail(ctx, MS_ERR_INVALID, node, path, "must be %s, not %s",
+                      integer ? "an integer" : "a number",
+                      s_node_kind(node));
+    int rc = s_scalar_json(ctx, node, path, &value);
+    if (rc)
+        return rc;
+    if (integer) {
+        if (!json_is_integer(value)) {
+            json_decref(value);
+            return s_fail(ctx, MS_ERR_INVALID, node, path,
+                          "must be an integer, not '%s'", s_text(node));
+        }
+        *out_int = (int64_t) json_integer_value(value);
+    } else {
+        if (!json_is_number(value)) {
+            json_decref(value);
+            return s_fail(ctx, MS_ERR_INVALID, node, path,
+                          "must be a number, not '%s'", s_text(node));
+        }
+        *out_real = json_number_value(value);
+    }
+    json_decref(value);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Free a parameter's values.
+
+static void
+s_param_free(s_param_t *param)
+{
+    for (size_t i = 0; i < param->n_values; i++)
+        json_decref(param->values[i]);
+    free(param->values);
+    param->values = NULL;
+    param->n_values = 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Check one value of a parameter by setting it on a default config.
+
+static int
+s_check_value(s_ctx_t *ctx, const s_param_t *param, const json_t *value,
+              const yaml_node_t *node, const char *path)
+{
+    ms_train_config_t *cfg = malloc(sizeof *cfg);
+    if (!cfg)
+        return MS_ERR_NOMEM;
+    ms_train_config_defaults(cfg);
+    ms_diag_t local;
+    int rc = ms_config_set_param(cfg, param->name, value, &local);
+    if (rc == MS_OK) {
+        if (strcmp(param->name, "init") != 0)
+            cfg->init = ms_init_default_for(cfg->activation);
+        if (ms_train_config_check(cfg, &local) != MS_OK)
+            rc = MS_ERR_INVALID;
+    }
+    free(cfg);
+    if (rc)
+        return s_fail(ctx, MS_ERR_INVALID, node, path, "%s", local.reason);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Parse one parameter's definition.
+
+static int
+s_parse_param(s_ctx_t *ctx, ms_spec_method_t method, const char *name,
+              const yaml_node_t *key_node, const yaml_node_t *node,
+              s_param_t *param)
+{
+    char path[S_PATH_MAX], sub[S_PATH_MAX];
+    s_pathf(path, "parameters.%s", name);
+    memset(param, 0, sizeof *param);
+    param->line = key_node->start_mark.line + 1;
+    param->type = ms_config_param_type(name);
+    if (param->type == MS_CONFIG_PARAM_UNKNOWN || strchr(name, '-')
+        || strlen(name) >= sizeof param->name) {
+        char names[600];
+        size_t len = 0;
+        names[0] = '\0';
+        for (int i = 0; i < ms_config_param_count(); i++) {
+            int w = snprintf(names + len, sizeof names - len, "%s%s",
+                             i ? ", " : "", ms_config_param_name(i));
+            if (w < 0 || (size_t) w >= sizeof names - len)
+                break;
+            len += (size_t) w;
+        }
+        return s_fail(ctx, MS_ERR_INVALID, key_node, path,
+                      "unknown parameter '%s' (expected one of %s)", name,
+                      names);
+    }
+    snprintf(param->name, sizeof param->name, "%s", name);
+    int rc = s_check_mapping(ctx, node, path);
+    if (rc)
+        return rc;
+    const yaml_node_t *value_node = NULL, *values_node = NULL,
+                      *dist_node = NULL, *min_node = NULL, *max_node = NULL,
+                      *q_node = NULL;
+    for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
+         pair < node->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = s_node(ctx, pair->key);
+        yaml_node_t *v = s_node(ctx, pair->value);
+        const char *key = s_text(k);
+        if (strcmp(key, "value") == 0)
+            value_node = v;
+        else if (strcmp(key, "values") == 0)
+            values_node = v;
+        else if (strcmp(key, "distribution") == 0)
+            dist_node = v;
+        else if (strcmp(key, "min") == 0)
+            min_node = v;
+        else if (strcmp(key, "max") == 0)
+            max_node = v;
+        else if (strcmp(key, "q") == 0)
+            q_node = v;
+        else {
+            s_pathf(sub, "%s.%s", path, key);
+            return s_fail(ctx, MS_ERR_INVALID, k, sub,
+                          "unknown key (expected value, values, or "
+                          "distribution with min, max and q)");
+        }
+    }
+    int forms = (value_node != NULL) + (values_node != NULL)
+                + (dist_node != NULL);
+    if (forms != 1)
+        return s_fail(ctx, MS_ERR_INVALID, node, path,
+                      forms ? "give only one of value, values, distribution"
+                            : "needs value, values or distribution");
+    if (!dist_node && (min_node || max_node || q_node))
+        return s_fail(ctx, MS_ERR_INVALID, min_node ? min_node
+                                           : max_node ? max_node
+                                                      : q_node,
+                      path, "min, max and q go with a distribution");
+    if (value_node) {
+        param->form = S_FORM_VALUE;
+        param->values = calloc(1, sizeof *param->values);
+        if (!param->values)
+            return MS_ERR_NOMEM;
+        s_pathf(sub, "%s.value", path);
+        rc = s_node_json(ctx, value_node, sub, 0, &param->values[0]);
+        if (rc)
+            return rc;
+        param->n_values = 1;
+        return s_check_value(ctx, param, param->values[0], value_node, sub);
+    }
+    if (values_node) {
+        param->form = S_FORM_VALUES;
+        s_pathf(sub, "%s.values", path);
+        if (values_node->type != YAML_SEQUENCE_NODE)
+            return s_fail(ctx, MS_ERR_INVALID, values_node, sub,
+                          "must be a list, not %s",
+                          s_node_kind(values_node));
+        size_t n = (size_t) (values_node->data.sequence.items.top
+                             - values_node->data.sequence.items.start);
+        if (n == 0)
+            return s_fail(ctx, MS_ERR_INVALID, values_node, sub,
+                          "empty list");
+        param->values = calloc(n, sizeof *param->values);
+        if (!param->values)
+            return MS_ERR_NOMEM;
+        for (size_t i = 0; i < n; i++) {
+            yaml_node_t *item =
+                s_node(ctx, values_node->data.sequence.items.start[i]);
+            char elem[S_PATH_MAX];
+            s_pathf(elem, "%s[%zu]", sub, i);
+            rc = s_node_json(ctx, item, elem, 0, &param->values[i]);
+            if (rc)
+                return rc;
+            param->n_values = i + 1;
+            rc = s_check_value(ctx, param, param->values[i], item, elem);
+            if (rc)
+                return rc;
+        }
+        return MS_OK;
+    }
+    //  A distribution.
+    param->form = S_FORM_DIST;
+    s_pathf(sub, "%s.distribution", path);
+    const char *dist;
+    rc = s_get_string(ctx, dist_node, sub, &dist);
+    if (rc)
+        return rc;
+    int d = s_index_of(s_dist_names, S_COUNT(s_dist_names), dist);
+    char names[200];
+    if (d < 0)
+        return s_fail(ctx, MS_ERR_INVALID, dist_node, sub,
+                      "unknown distribution '%s' (expected one of %s)", dist,
+                      s_join(s_dist_names, S_COUNT(s_dist_names), names,
+                             sizeof names));
+    param->dist = (s_dist_t) d;
+    if (method == MS_SPEC_METHOD_GRID)
+        return s_fail(ctx, MS_ERR_INVALID, dist_node, sub,
+                      "a distribution cannot be used with method: grid "
+                      "(give values, or use random or sobol)");
+    if (param->type != MS_CONFIG_PARAM_INT
+        && param->type != MS_CONFIG_PARAM_FLOAT)
+        return s_fail(ctx, MS_ERR_INVALID, dist_node, sub,
+                      "%s is not numeric: give values instead", name);
+    bool int_param = param->type == MS_CONFIG_PARAM_INT;
+    if (int_param && (param->dist == S_DIST_UNIFORM
+                      || param->dist == S_DIST_LOG_UNIFORM_VALUES))
+        return s_fail(ctx, MS_ERR_INVALID, dist_node, sub,
+                      "%s gives non-integer values but %s is an integer "
+                      "(use int_uniform or q_uniform)",
+                      dist, name);
+    bool int_range = param->dist == S_DIST_INT_UNIFORM;
+    if (!min_node || !max_node)
+        return s_fail(ctx, MS_ERR_INVALID, dist_node, path,
+                      "distribution %s needs min and max", dist);
+    int64_t imin = 0, imax = 0;
+    s_pathf(sub, "%s.min", path);
+    rc = s_get_number(ctx, min_node, sub, int_range, &param->min, &imin);
+    if (rc)
+        return rc;
+    s_pathf(sub, "%s.max", path);
+    rc = s_get_number(ctx, max_node, sub, int_range, &param->max, &imax);
+    if (rc)
+        return rc;
+    if (int_range) {
+        const int64_t limit = (int64_t) 1 << 52;
+        if (imin < -limit || imax > limit)
+            return s_fail(ctx, MS_ERR_INVALID, max_node, path,
+                          "int_uniform range must lie within +-2^52");
+        param->min = (double) imin;
+        param->max = (double) imax;
+    }
+    if (!(param->min <= param->max))
+        return s_fail(ctx, MS_ERR_INVALID, max_node, sub,
+                      "max must be >= min");
+    if (param->dist == S_DIST_LOG_UNIFORM_VALUES && !(param->min > 0))
+        return s_fail(ctx, MS_ERR_INVALID, min_node, path,
+                      "log_uniform_values needs min > 0");
+    param->q = 1.0;
+    if (q_node) {
+        s_pathf(sub, "%s.q", path);
+        if (param->dist != S_DIST_Q_UNIFORM)
+            return s_fail(ctx, MS_ERR_INVALID, q_node, sub,
+                          "q goes with distribution q_uniform only");
+        int64_t unused;
+        rc = s_get_number(ctx, q_node, sub, false, &param->q, &unused);
+        if (rc)
+            return rc;
+        if (!(param->q > 0))
+            return s_fail(ctx, MS_ERR_INVALID, q_node, sub, "must be > 0");
+        if (int_param && param->q != floor(param->q))
+            return s_fail(ctx, MS_ERR_INVALID, q_node, sub,
+                          "must be an integer for the integer %s", name);
+    }
+    //  Check both ends of the range as values.
+    for (int end = 0; end < 2; end++) {
+        double v = end ? param->max : param->min;
+        if (param->dist == S_DIST_Q_UNIFORM)
+            v = round(v / param->q) * param->q;
+        json_t *value = int_param ? json_integer((json_int_t) llround(v))
+                                  : json_real(v);
+        if (!value)
+            return MS_ERR_NOMEM;
+        s_pathf(sub, "%s.%s", path, end ? "max" : "min");
+        rc = s_check_value(ctx, param, value, end ? max_node : min_node,
+                           sub);
+        json_decref(value);
+        if (rc)
+            return rc;
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Order parameters by name.
+
+static int
+s_param_compare(const void *a, const void *b)
+{
+    return strcmp(((const s_param_t *) a)->name,
+                  ((const s_param_t *) b)->name);
+}
+
+//  --------------------------------------------------------------------------
+//  Parse the dataset key.
+
+static int
+s_parse_dataset(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
+{
+    char names[200];
+    if (node->type == YAML_SCALAR_NODE) {
+        const char *name;
+        int rc = s_get_string(ctx, node, "dataset", &name);
+        if (rc)
+            return rc;
+        if (s_index_of(s_builtin_datasets, S_COUNT(s_builtin_datasets), name)
+            < 0)
+            return s_fail(ctx, MS_ERR_INVALID, node, "dataset",
+                          "unknown dataset '%s' (built-in: %s; or give "
+                          "{train: PATH, test: PATH, label: NAME})",
+                          name,
+                          s_join(s_builtin_datasets,
+                                 S_COUNT(s_builtin_datasets), names,
+                                 sizeof names));
+        return s_strdup_to(&self->dataset_name, name) ? MS_OK
+                                                      : MS_ERR_NOMEM;
+    }
+    int rc = s_check_mapping(ctx, node, "dataset");
+    if (rc)
+        return rc;
+    const char *train = NULL, *test = NULL, *label = "label";
+    for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
+         pair < node->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = s_node(ctx, pair->key);
+        yaml_node_t *v = s_node(ctx, pair->value);
+        const char *key = s_text(k);
+        char sub[S_PATH_MAX];
+        s_pathf(sub, "dataset.%s", key);
+        const char **slot = strcmp(key, "train") == 0   ? &train
+                            : strcmp(key, "test") == 0  ? &test
+                            : strcmp(key, "label") == 0 ? &label
+                                                        : NULL;
+        if (!slot)
+            return s_fail(ctx, MS_ERR_INVALID, k, sub,
+                          "unknown key (expected train, test, label)");
+        rc = s_get_string(ctx, v, sub, slot);
+        if (rc)
+            return rc;
+    }
+    if (!train || !test)
+        return s_fail(ctx, MS_ERR_INVALID, node,
+                      train ? "dataset.test" : "dataset.train",
+                      "missing: a file dataset needs train and test");
+    if (!s_strdup_to(&self->train_path, train)
+        || !s_strdup_to(&self->test_path, test)
+        || !s_strdup_to(&self->label, label))
+        return MS_ERR_NOMEM;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Parse metric {name, goal}.
+
+static int
+s_parse_metric(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
+{
+    int rc = s_check_mapping(ctx, node, "metric");
+    if (rc)
+        return rc;
+    char names[200];
+    for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
+         pair < node->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = s_node(ctx, pair->key);
+        yaml_node_t *v = s_node(ctx, pair->value);
+        const char *key = s_text(k), *text;
+        char sub[S_PATH_MAX];
+        s_pathf(sub, "metric.%s", key);
+        if (strcmp(key, "name") == 0) {
+            if ((rc = s_get_string(ctx, v, sub, &text)))
+                return rc;
+            if (s_index_of(s_metric_names, S_COUNT(s_metric_names), text) < 0)
+                return s_fail(ctx, MS_ERR_INVALID, v, sub,
+                              "unknown metric '%s' (expected one of %s)",
+                              text,
+                              s_join(s_metric_names, S_COUNT(s_metric_names),
+                                     names, sizeof names));
+            if (!s_strdup_to(&self->metric_name, text))
+                return MS_ERR_NOMEM;
+        } else if (strcmp(key, "goal") == 0) {
+            if ((rc = s_get_string(ctx, v, sub, &text)))
+                return rc;
+            if (strcmp(text, "maximize") == 0)
+                self->metric.maximize = true;
+            else if (strcmp(text, "minimize") == 0)
+                self->metric.maximize = false;
+            else
+                return s_fail(ctx, MS_ERR_INVALID, v, sub,
+                              "unknown goal '%s' (expected maximize or "
+                              "minimize)",
+                              text);
+        } else
+            return s_fail(ctx, MS_ERR_INVALID, k, sub,
+                          "unknown key (expected name, goal)");
+    }
+    self->metric.name = self->metric_name;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Parse verify {replicas, accuracy_tolerance, loss_tolerance}.
+
+static int
+s_parse_verify(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
+{
+    int rc = s_check_mapping(ctx, node, "verify");
+    if (rc)
+        return rc;
+    for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
+         pair < node->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = s_node(ctx, pair->key);
+        yaml_node_t *v = s_node(ctx, pair->value);
+        const char *key = s_text(k);
+        char sub[S_PATH_MAX];
+        s_pathf(sub, "verify.%s", key);
+        double real = 0;
+        int64_t integer = 0;
+        if (strcmp(key, "replicas") == 0) {
+            if ((rc = s_get_number(ctx, v, sub, true, &real, &integer)))
+                return rc;
+            if (integer < 1 || integer > 64)
+                return s_fail(ctx, MS_ERR_INVALID, v, sub,
+                              "must be 1..64, not %lld", (long long) integer);
+            self->verify.replicas = (int32_t) integer;
+        } else if (strcmp(key, "accuracy_tolerance") == 0
+                   || strcmp(key, "loss_tolerance") == 0) {
+            if ((rc = s_get_number(ctx, v, sub, false, &real, &integer)))
+                return rc;
+            if (!(real >= 0 && real <= 1e6))
+                return s_fail(ctx, MS_ERR_INVALID, v, sub, "must be >= 0");
+            if (key[0] == 'a')
+                self->verify.accuracy_tolerance = real;
+            else
+                self->verify.loss_tolerance = real;
+        } else
+            return s_fail(ctx, MS_ERR_INVALID, k, sub,
+                          "unknown key (expected replicas, "
+                          "accuracy_tolerance, loss_tolerance)");
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Set the defaults of every spec field.
+
+static int
+s_spec_defaults(ms_spec_t *self)
+{
+    self->method = MS_SPEC_METHOD_GRID;
+    self->metric.maximize = true;
+    self->verify.replicas = 1;
+    self->verify.accuracy_tolerance = 0.01;
+    self->verify.loss_tolerance = 0.02;
+    self->keep_weights = MS_KEEP_WEIGHTS_SAMPLED;
+    if (!s_strdup_to(&self->name, "sweep")
+        || !s_strdup_to(&self->metric_name, "val_accuracy"))
+        return MS_ERR_NOMEM;
+    self->metric.name = self->metric_name;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Point the public dataset view at the owned strings.
+
+static void
+s_dataset_view(ms_spec_t *self)
+{
+    ms_spec_dataset_t *d = &self->dataset;
+    d->builtin = self->dataset_name != NULL;
+    d->name = self->dataset_name;
+    d->train_path = self->train_path;
+    d->test_path = self->test_path;
+    d->label = self->label;
+}
+
+//  ==========================================================================
+//  Sobol sequence (Joe & Kuo 2008 direction numbers)
+
+//  Dimensions 2..21 of new-joe-kuo-6.21201: degree s, coefficient a,
+//  initial direction numbers m_1..m_s. Dimension 1 is van der Corput.
+static const struct {
+    int s;          // degree of the primitive polynomial
+    unsigned a;     // its inner coefficients as bits
+    unsigned m[7];  // initial direction numbers (odd, m_k < 2^k)
+} s_joe_kuo[MS_SPEC_SOBOL_MAX_DIMS - 1] = {
+    {1, 0, {1}},
+    {2, 1, {1, 3}},
+    {3, 1, {1, 3, 1}},
+    {3, 2, {1, 1, 1}},
+    {4, 1, {1, 1, 3, 3}},
+    {4, 4, {1, 3, 5, 13}},
+    {5, 2, {1, 1, 5, 5, 17}},
+    {5, 4, {1, 1, 5, 5, 5}},
+    {5, 7, {1, 1, 7, 11, 19}},
+    {5, 11, {1, 1, 5, 1, 1}},
+    {5, 13, {1, 1, 1, 3, 11}},
+    {5, 14, {1, 3, 5, 5, 31}},
+    {6, 1, {1, 3, 3, 9, 7, 49}},
+    {6, 13, {1, 1, 1, 15, 21, 21}},
+    {6, 16, {1, 3, 1, 13, 27, 49}},
+    {6, 19, {1, 1, 1, 15, 7, 5}},
+    {6, 22, {1, 3, 1, 15, 13, 25}},
+    {6, 25, {1, 1, 5, 5, 19, 61}},
+    {7, 1, {1, 3, 7, 11, 23, 15, 103}},
+    {7, 4, {1, 3, 7, 13, 13, 15, 69}},
+};
+
+typedef struct {
+    size_t dims;                                // dimensions in use
+    uint32_t v[MS_SPEC_SOBOL_MAX_DIMS][32];     // direction numbers
+    uint32_t x[MS_SPEC_SOBOL_MAX_DIMS];         // current point
+    uint32_t shift[MS_SPEC_SOBOL_MAX_DIMS];     // digital shift
+    uint64_t index;                             // index of current point
+} s_sobol_t;
+
+//  --------------------------------------------------------------------------
+//  Set up dims dimensions, shifted by draws from rng.
+
+static void
+s_sobol_init(s_sobol_t *sobol, size_t dims, ms_rng_t *rng)
+{
+    memset(sobol, 0, sizeof *sobol);
+    sobol->dims = dims;
+    for (size_t d = 0; d < dims; d++) {
+        uint32_t *v = sobol->v[d];
+        if (d == 0) {
+            for (int k = 0; k < 32; k++)
+                v[k] = (uint32_t) 1 << (31 - k);
+        } else {
+            int s = s_joe_kuo[d - 1].s;
+            unsigned a = s_joe_kuo[d - 1].a;
+            for (int k = 0; k < s; k++)
+                v[k] = s_joe_kuo[d - 1].m[k] << (31 - k);
+            for (int k = s; k < 32; k++) {
+                v[k] = v[k - s] ^ (v[k - s] >> s);
+                for (int j = 1; j < s; j++)
+                    if ((a >> (s - 1 - j)) & 1)
+                        v[k] ^= v[k - j];
+            }
+        }
+        sobol->shift[d] = (uint32_t) (ms_rng_next(rng) >> 32);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Coordinate d of the current point, in [0, 1).
+
+static double
+s_sobol_coord(const s_sobol_t *sobol, size_t d)
+{
+    return (double) (sobol->x[d] ^ sobol->shift[d]) / 4294967296.0;
+}
+
+//  --------------------------------------------------------------------------
+//  Advance to the next point (Gray-code order).
+
+static void
+s_sobol_next(s_sobol_t *sobol)
+{
+    sobol->index++;
+    int c = __builtin_ctzll(sobol->index);
+    for (size_t d = 0; d < sobol->dims; d++)
+        sobol->x[d] ^= sobol->v[d][c < 32 ? c : 31];
+}
+
+//  ==========================================================================
+//  Expansion
+
+//  De-duplication table: open addressing over task indices.
+typedef struct {
+    size_t *slots;   // task index + 1, 0 = empty
+    ms_hash_t *keys; // hash of each task's config bytes, by task index
+    size_t mask;     // slots - 1 (power of two)
+} s_dedup_t;
+
+//  --------------------------------------------------------------------------
+//  Value of a distribution at u in [0, 1) (random draw or sobol point).
+
+static json_t *
+s_dist_value(const s_param_t *param, double u, ms_rng_t *rng)
+{
+    double v = 0;
+    switch (param->dist) {
+    case S_DIST_UNIFORM:
+        v = param->min + u * (param->max - param->min);
+        break;
+    case S_DIST_INT_UNIFORM: {
+        uint64_t span = (uint64_t) (param->max - param->min) + 1;
+        uint64_t k = rng ? ms_rng_below(rng, span)
+                         : (uint64_t) floor(u * (double) span);
+        if (k >= span)
+            k = span - 1;
+        return json_integer((json_int_t) (param->min + (double) k));
+    }
+    case S_DIST_LOG_UNIFORM_VALUES:
+        v = exp(log(param->min) + u * (log(param->max) - log(param->min)));
+        if (v < param->min)
+            v = param->min;
+        if (v > param->max)
+            v = param->max;
+        break;
+    case S_DIST_Q_UNIFORM:
+        v = param->min + u * (param->max - param->min);
+        v = round(v / param->q) * param->q;
+        break;
+    }
+    if (param->type == MS_CONFIG_PARAM_INT)
+        return json_integer((json_int_t) llround(v));
+    return json_real(v);
+}
+
+//  --------------------------------------------------------------------------
+//  Append a task (canonical config text, taking ownership) unless it is a
+//  duplicate. *added says which.
+
+static int
+s_add_task(ms_spec_t *self, s_dedup_t *dedup, char *json, size_t len,
+           bool *added)
+{
+    ms_hash_t key;
+    ms_hash_bytes(json, len, &key);
+    uint64_t h;
+    memcpy(&h, key.bytes, sizeof h);
+    size_t slot = (size_t) h & dedup->mask;
+    while (dedup->slots[slot]) {
+        size_t other = dedup->slots[slot] - 1;
+        if (ms_hash_equal(&dedup->keys[other], &key)
+            && self->task_json_len[other] == len
+            && memcmp(self->task_json[other], json, len) == 0) {
+            free(json);
+            *added = false;
+            return MS_OK;
+        }
+        slot = (slot + 1) & dedup->mask;
+    }
+    size_t i = self->n_tasks;
+    if (i >= self->cap_tasks) {
+        free(json);
+        return MS_ERR_RANGE;
+    }
+    self->task_json[i] = json;
+    self->task_json_len[i] = len;
+    dedup->keys[i] = key;
+    dedup->slots[slot] = i + 1;
+    self->n_tasks++;
+    *added = true;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Build, check and add the task whose parameter values are given.
+
+static int
+s_emit(s_ctx_t *ctx, ms_spec_t *self, s_dedup_t *dedup,
+       const s_param_t *params, size_t n_params, json_t **values,
+       ms_train_config_t *cfg, bool *added)
+{
+    ms_train_config_defaults(cfg);
+    bool init_given = false;
+    ms_diag_t local;
+    for (size_t p = 0; p < n_params; p++) {
+        if (strcmp(params[p].name, "init") == 0)
+            init_given = true;
+        if (ms_config_set_param(cfg, params[p].name, values[p], &local)) {
+            char where[S_PATH_MAX];
+            s_pathf(where, "parameters.%s", params[p].name);
+            return ms_diag_set(ctx->diag, where, "%s (line %zu)", local.reason,
+                               params[p].line);
+        }
+    }
+    if (!init_given)
+        cfg->init = ms_init_default_for(cfg->activation);
+    if (ms_train_config_check(cfg, &local)) {
+        char where[S_PATH_MAX];
+        s_pathf(where, "parameters.%s", local.where);
+        return ms_diag_set(ctx->diag, where,
+                           "%s (in the combination of task %zu)",
+                           local.reason, self->n_tasks);
+    }
+    json_t *obj = ms_config_encode_json(cfg);
+    if (!obj)
+        return MS_ERR_NOMEM;
+    size_t len = 0;
+    char *json = ms_wire_canon_dump_len(obj, &len);
+    json_decref(obj);
+    if (!json)
+        return MS_ERR_NOMEM;
+    return s_add_task(self, dedup, json, len, added);
+}
+
+//  --------------------------------------------------------------------------
+//  Expand the parameters into tasks.
+
+static int
+s_expand(s_ctx_t *ctx, ms_spec_t *self, const s_param_t *params,
+         size_t n_params, const yaml_node_t *root, int64_t max_tasks)
+{
+    //  How many tasks, before de-duplication.
+    uint64_t n_wanted;
+    uint64_t product = 1;
+    bool huge = false;
+    for (size_t p = 0; p < n_params; p++) {
+        uint64_t n = params[p].form == S_FORM_VALUES ? params[p].n_values : 1;
+        if (product > UINT64_MAX / n)
+            huge = true;
+        else
+            product *= n;
+    }
+    if (self->method == MS_SPEC_METHOD_GRID) {
+        n_wanted = huge ? UINT64_MAX : product;
+        if (self->run_cap > 0 && (uint64_t) self->run_cap < n_wanted)
+            n_wanted = (uint64_t) self->run_cap;
+    } else {
+        if (self->run_cap <= 0)
+            return s_fail(ctx, MS_ERR_INVALID, root, "run_cap",
+                          "required for method %s",
+                          ms_spec_method_name(self->method));
+        n_wanted = (uint64_t) self->run_cap;
+    }
+    if (n_wanted > (uint64_t) max_tasks) {
+        if (self->method == MS_SPEC_METHOD_GRID)
+            return ms_diag_set_code(ctx->diag, MS_ERR_RANGE, "parameters",
+                                    "the grid has %s%llu tasks, more than "
+                                    "the limit of %lld (set a smaller "
+                                    "run_cap or remove values)",
+                                    huge ? "over " : "",
+                                    (unsigned long long) (huge ? UINT64_MAX
+                                                               : product),
+                                    (long long) max_tasks);
+        return ms_diag_set_code(ctx->diag, MS_ERR_RANGE, "run_cap",
+                                "%llu tasks is more than the limit of %lld",
+                                (unsigned long long) n_wanted,
+                                (long long) max_tasks);
+    }
+    size_t cap = (size_t) n_wanted;
+    self->cap_tasks = cap;
+    self->task_json = calloc(cap, sizeof *self->task_json);
+    self->task_json_len = calloc(cap, sizeof *self->task_json_len);
+    s_dedup_t dedup = {0};
+    size_t n_slots = 16;
+    while (n_slots < 2 * cap)
+        n_slots *= 2;
+    dedup.slots = calloc(n_slots, sizeof *dedup.slots);
+    dedup.keys = calloc(cap, sizeof *dedup.keys);
+    dedup.mask = n_slots - 1;
+    json_t **values = calloc(n_params ? n_params : 1, sizeof *values);
+    ms_train_config_t *cfg = malloc(sizeof *cfg);
+    int rc = MS_OK;
+    if (!self->task_json || !self->task_json_len || !dedup.slots
+        || !dedup.keys || !values || !cfg) {
+        rc = MS_ERR_NOMEM;
+        goto cleanup;
+    }
+    size_t n_dropped = 0, first_dropped = 0;
+    bool added;
+    if (self->method == MS_SPEC_METHOD_GRID) {
+        //  Task k: value (k / stride_p) % n_p, the last parameter fastest.
+        //  Duplicates are skipped and do not count against run_cap; stop
+        //  after 4 x max_tasks candidates whatever happens.
+        uint64_t limit = huge ? UINT64_MAX : product;
+        uint64_t budget = 4 * (uint64_t) max_tasks;
+        for (uint64_t k = 0; k < limit && self->n_tasks < cap && k < budget;
+             k++) {
+            uint64_t rest = k;
+            for (size_t p = n_params; p-- > 0;) {
+                size_t n = params[p].n_values;
+                values[p] = params[p].values[rest % n];
+                rest /= n;
+            }
+            rc = s_emit(ctx, self, &dedup, params, n_params, values, cfg,
+                        &added);
+            if (rc)
+                goto cleanup;
+            if (!added && n_dropped++ == 0)
+                first_dropped = (size_t) k;
+        }
+    } else {
+        ms_rng_t rng;
+        s_sobol_t *sobol = NULL;
+        size_t dims = 0;
+        for (size_t p = 0; p < n_params; p++)
+            if (params[p].form != S_FORM_VALUE)
+                dims++;
+        if (self->method == MS_SPEC_METHOD_SOBOL) {
+            if (dims > MS_SPEC_SOBOL_MAX_DIMS) {
+                rc = s_fail(ctx, MS_ERR_INVALID, root, "parameters",
+                            "sobol supports at most %d swept parameters, "
+                            "not %zu",
+                            MS_SPEC_SOBOL_MAX_DIMS, dims);
+                goto cleanup;
+            }
+            sobol = malloc(sizeof *sobol);
+            if (!sobol) {
+                rc = MS_ERR_NOMEM;
+                goto cleanup;
+            }
+            ms_rng_seed(&rng, (uint64_t) self->sweep_seed,
+                        S_RNG_STREAM_SOBOL);
+            s_sobol_init(sobol, dims, &rng);
+        } else
+            ms_rng_seed(&rng, (uint64_t) self->sweep_seed,
+                        S_RNG_STREAM_RANDOM);
+        for (size_t t = 0; t < cap; t++) {
+            json_t **made = calloc(n_params ? n_params : 1, sizeof *made);
+            if (!made) {
+                rc = MS_ERR_NOMEM;
+                free(sobol);
+                goto cleanup;
+            }
+            size_t d = 0;
+            for (size_t p = 0; p < n_params && rc == MS_OK; p++) {
+                const s_param_t *param = &params[p];
+                if (param->form == S_FORM_VALUE) {
+                    values[p] = param->values[0];
+                    continue;
+                }
+                double u = sobol ? s_sobol_coord(sobol, d++) : 0;
+                if (param->form == S_FORM_VALUES) {
+                    size_t n = param->n_values;
+                    size_t i = sobol ? (size_t) floor(u * (double) n)
+                                     : (size_t) ms_rng_below(&rng, n);
+                    values[p] = param->values[i < n ? i : n - 1];
+                } else {
+                    if (!sobol && param->dist != S_DIST_INT_UNIFORM)
+                        u = ms_rng_uniform(&rng);
+                    made[p] = s_dist_value(param, u, sobol ? NULL : &rng);
+                    values[p] = made[p];
+                    if (!made[p])
+                        rc = MS_ERR_NOMEM;
+                }
+            }
+            if (rc == MS_OK)
+                rc = s_emit(ctx, self, &dedup, params, n_params, values, cfg,
+                            &added);
+            for (size_t p = 0; p < n_params; p++)
+                json_decref(made[p]);
+            free(made);
+            if (rc) {
+                free(sobol);
+                goto cleanup;
+            }
+            if (!added && n_dropped++ == 0)
+                first_dropped = t;
+            if (sobol)
+                s_sobol_next(sobol);
+        }
+        free(sobol);
+    }
+    if (n_dropped)
+        rc = s_warn(self,
+                    "%zu duplicate task config%s dropped (the first at "
+                    "expansion index %zu)",
+                    n_dropped, n_dropped == 1 ? "" : "s", first_dropped);
+cleanup:
+    free(dedup.slots);
+    free(dedup.keys);
+    free(values);
+    free(cfg);
+    return rc;
+}
+
+//  ==========================================================================
+//  Canonical form and ids
+
+//  --------------------------------------------------------------------------
+//  The canonical JSON of the dataset.
+
+static json_t *
+s_dataset_json(const ms_spec_t *self)
+{
+    if (self->dataset_name)
+        return json_pack("{s:s}", "name", self->dataset_name);
+    char train[MS_HASH_HEX_LEN + 1], test[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&self->dataset.train_hash, train);
+    ms_hash_hex(&self->dataset.test_hash, test);
+    return json_pack("{s:s, s:s, s:s}", "label", self->label, "test", test,
+                     "train", train);
+}
+
+//  --------------------------------------------------------------------------
+//  Build the canonical expanded spec and every id.
+
+static int
+s_compute_ids(ms_spec_t *self)
+{
+    json_t *head = json_pack(
+        "{s:o, s:s, s:s, s:{s:s, s:s}, s:s, s:I, s:I}", "dataset",
+        s_dataset_json(self), "keep_weights",
+        ms_keep_weights_name(self->keep_weights), "method",
+        ms_spec_method_name(self->method), "metric", "goal",
+        self->metric.maximize ? "maximize" : "minimize", "name",
+        self->metric.name, "name", self->name, "run_cap",
+        (json_int_t) self->run_cap, "sweep_seed",
+        (json_int_t) self->sweep_seed);
+    json_t *verify = json_pack("{s:f, s:f, s:i}", "accuracy_tolerance",
+                               self->verify.accuracy_tolerance,
+                               "loss_tolerance", self->verify.loss_tolerance,
+                               "replicas", (int) self->verify.replicas);
+    char *head_text = head ? ms_wire_canon_dump(head) : NULL;
+    char *verify_text = verify ? ms_wire_canon_dump(verify) : NULL;
+    json_decref(head);
+    json_decref(verify);
+    int rc = MS_OK;
+    char *text = NULL;
+    if (!head_text || !verify_text) {
+        rc = MS_ERR_NOMEM;
+        goto cleanup;
+    }
+    //  head_text is {...}: drop its '}' and splice the tasks and verify
+    //  in, which is the canonical dump of the whole object (see above).
+    size_t head_len = strlen(head_text) - 1;
+    size_t total = head_len + strlen(",\"tasks\":[") + 1 /* ] */
+                   + strlen(",\"verify\":") + strlen(verify_text) + 1 /* } */;
+    for (size_t i = 0; i < self->n_tasks; i++)
+        total += self->task_json_len[i] + 1;
+    text = malloc(total + 1);
+    if (!text) {
+        rc = MS_ERR_NOMEM;
+        goto cleanup;
+    }
+    size_t at = 0;
+    memcpy(text, head_text, head_len);
+    at = head_len;
+    at += (size_t) sprintf(text + at, ",\"tasks\":[");
+    for (size_t i = 0; i < self->n_tasks; i++) {
+        if (i)
+            text[at++] = ',';
+        memcpy(text + at, self->task_json[i], self->task_json_len[i]);
+        at += self->task_json_len[i];
+    }
+    at += (size_t) sprintf(text + at, "],\"verify\":%s}", verify_text);
+    ms_hash_bytes(text, at, &self->sweep_id);
+    free(self->task_ids);
+    self->task_ids = calloc(self->n_tasks ? self->n_tasks : 1,
+                            sizeof *self->task_ids);
+    if (!self->task_ids) {
+        rc = MS_ERR_NOMEM;
+        goto cleanup;
+    }
+    for (size_t i = 0; i < self->n_tasks; i++) {
+        ms_hasher_t hasher;
+        ms_hasher_init(&hasher);
+        ms_hasher_update(&hasher, self->sweep_id.bytes, MS_HASH_BYTES);
+        ms_hasher_update(&hasher, self->task_json[i], self->task_json_len[i]);
+        ms_hasher_final(&hasher, &self->task_ids[i]);
+    }
+    free(self->canonical);
+    self->canonical = text;
+    self->canonical_len = at;
+    text = NULL;
+    self->ids_ready = true;
+cleanup:
+    free(text);
+    free(head_text);
+    free(verify_text);
+    return rc;
+}
+
+//  ==========================================================================
+//  Public API
+
+//  --------------------------------------------------------------------------
+//  Default options.
+
+void
+ms_spec_options_defaults(ms_spec_options_t *opts)
+{
+    opts->max_tasks = MS_SPEC_DEFAULT_MAX_TASKS;
+}
+
+//  --------------------------------------------------------------------------
+//  Walk the top-level mapping of a loaded spec.
+
+static int
+s_parse_document(s_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
+{
+    yaml_node_t *root = yaml_document_get_root_node(ctx->doc);
+    if (!root)
+        return ms_diag_set(ctx->diag, "", "the spec is empty");
+    int rc = s_check_mapping(ctx, root, "");
+    if (rc)
+        return rc;
+    if ((rc = s_spec_defaults(self)))
+        return rc;
+    //  method first: how parameters are read depends on it.
+    const yaml_node_t *params_node = NULL, *params_key = NULL;
+    bool have_dataset = false;
+    char names[200];
+    for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
+         pair < root->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = s_node(ctx, pair->key);
+        yaml_node_t *v = s_node(ctx, pair->value);
+        if (strcmp(s_text(k), "method") != 0)
+            continue;
+        const char *method;
+        if ((rc = s_get_string(ctx, v, "method", &method)))
+            return rc;
+        int m = s_index_of(s_method_names, S_COUNT(s_method_names), method);
+        if (strcmp(method, "bayes") == 0)
+            return s_fail(ctx, MS_ERR_UNSUPPORTED, v, "method",
+                          "method: bayes is not yet supported (use grid, "
+                          "random or sobol)");
+        if (m < 0)
+            return s_fail(ctx, MS_ERR_INVALID, v, "method",
+                          "unknown method '%s' (expected one of %s)", method,
+                          s_join(s_method_names, S_COUNT(s_method_names),
+                                 names, sizeof names));
+        self->method = (ms_spec_method_t) m;
+    }
+    for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
+         pair < root->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = s_node(ctx, pair->key);
+        yaml_node_t *v = s_node(ctx, pair->value);
+        const char *key = s_text(k);
+        double real;
+        int64_t integer;
+        if (strcmp(key, "method") == 0)
+            continue;
+        else if (strcmp(key, "name") == 0) {
+            const char *name;
+            if ((rc = s_get_string(ctx, v, "name", &name)))
+                return rc;
+            if (!s_strdup_to(&self->name, name))
+                return MS_ERR_NOMEM;
+        } else if (strcmp(key, "dataset") == 0) {
+            if ((rc = s_parse_dataset(ctx, self, v)))
+                return rc;
+            have_dataset = true;
+        } else if (strcmp(key, "metric") == 0) {
+            if ((rc = s_parse_metric(ctx, self, v)))
+                return rc;
+        } else if (strcmp(key, "run_cap") == 0) {
+            if ((rc = s_get_number(ctx, v, "run_cap", true, &real, &integer)))
+                return rc;
+            if (integer < 1)
+                return s_fail(ctx, MS_ERR_INVALID, v, "run_cap",
+                              "must be >= 1, not %lld", (long long) integer);
+            self->run_cap = integer;
+        } else if (strcmp(key, "sweep_seed") == 0) {
+            if ((rc = s_get_number(ctx, v, "sweep_seed", true, &real,
+                                   &integer)))
+                return rc;
+            self->sweep_seed = integer;
+        } else if (strcmp(key, "parameters") == 0) {
+            params_node = v;
+            params_key = k;
+        } else if (strcmp(key, "verify") == 0) {
+            if ((rc = s_parse_verify(ctx, self, v)))
+                return rc;
+        } else if (strcmp(key, "keep_weights") == 0) {
+            const char *keep;
+            if ((rc = s_get_string(ctx, v, "keep_weights", &keep)))
+                return rc;
+            int i = s_index_of(s_keep_names, S_COUNT(s_keep_names), keep);
+            if (i < 0)
+                return s_fail(ctx, MS_ERR_INVALID, v, "keep_weights",
+                              "unknown value '%s' (expected one of %s)",
+                              keep,
+                              s_join(s_keep_names, S_COUNT(s_keep_names),
+                                     names, sizeof names));
+            self->keep_weights = (ms_keep_weights_t) i;
+        } else if (strcmp(key, "early_terminate") == 0)
+            return s_fail(ctx, MS_ERR_UNSUPPORTED, k, "early_terminate",
+                          "early_terminate is not yet supported");
+        else if (s_index_of(s_wandb_keys, S_COUNT(s_wandb_keys), key) >= 0) {
+            if ((rc = s_warn(self,
+                             "%s: ignored (a Weights & Biases key with no "
+                             "meaning here; line %zu)",
+                             key, k->start_mark.line + 1)))
+                return rc;
+        } else
+            return s_fail(ctx, MS_ERR_INVALID, k, key,
+                          "unknown key (expected name, dataset, method, "
+                          "metric, run_cap, sweep_seed, parameters, verify, "
+                          "keep_weights)");
+    }
+    if (!have_dataset)
+        return ms_diag_set(ctx->diag, "dataset",
+                           "missing: name a built-in dataset (fashion-mnist) "
+                           "or give {train: PATH, test: PATH}");
+    s_dataset_view(self);
+    //  Parameters.
+    s_param_t *params = NULL;
+    size_t n_params = 0;
+    if (params_node) {
+        if ((rc = s_check_mapping(ctx, params_node, "parameters")))
+            return rc;
+        size_t n = (size_t) (params_node->data.mapping.pairs.top
+                             - params_node->data.mapping.pairs.start);
+        params = calloc(n ? n : 1, sizeof *params);
+        if (!params)
+            return MS_ERR_NOMEM;
+        for (size_t i = 0; i < n && rc == MS_OK; i++) {
+            yaml_node_pair_t *pair = &params_node->data.mapping.pairs.start[i];
+            yaml_node_t *k = s_node(ctx, pair->key);
+            rc = s_parse_param(ctx, self->method, s_text(k), k,
+                               s_node(ctx, pair->value), &params[i]);
+            n_params = i + 1;
+        }
+        if (rc == MS_OK) {
+            qsort(params, n_params, sizeof *params, s_param_compare);
+            bool sizes = false, uniform = false;
+            for (size_t i = 0; i < n_params; i++) {
+                if (strcmp(params[i].name, "hidden_sizes") == 0)
+                    sizes = true;
+                if (strcmp(params[i].name, "hidden_layers") == 0
+                    || strcmp(params[i].name, "width") == 0)
+                    uniform = true;
+            }
+            if (sizes && uniform)
+                rc = s_fail(ctx, MS_ERR_INVALID, params_key,
+                            "parameters.hidden_sizes",
+                            "give either hidden_sizes or hidden_layers/width, "
+                            "not both");
+        }
+    }
+    if (rc == MS_OK)
+        rc = s_expand(ctx, self, params, n_params, params_key ? params_key : root,
+                      max_tasks);
+    for (size_t i = 0; i < n_params; i++)
+        s_param_free(&params[i]);
+    free(params);
+    if (rc)
+        return rc;
+    if (self->dataset_name)
+        return s_compute_ids(self);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Parse and expand a spec.
+
+int
+ms_spec_parse(const char *text, size_t n, const ms_spec_options_t *opts,
+              ms_spec_t **out, ms_diag_t *diag)
+{
+    *out = NULL;
+    ms_diag_clear(diag);
+    int64_t max_tasks = opts && opts->max_tasks > 0
+                            ? opts->max_tasks
+                            : MS_SPEC_DEFAULT_MAX_TASKS;
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&parser))
+        return MS_ERR_NOMEM;
+    yaml_parser_set_input_string(&parser, (const unsigned char *) text, n);
+    if (!yaml_parser_load(&parser, &doc)) {
+        int rc = ms_diag_set(diag, "", "%s",
+                             parser.problem ? parser.problem
+                                            : "cannot parse YAML");
+        if (diag)
+            snprintf(diag->where, sizeof diag->where, "line %zu, column %zu",
+                     parser.problem_mark.line + 1,
+                     parser.problem_mark.column + 1);
+        if (diag && parser.context)
+            snprintf(diag->reason + strlen(diag->reason),
+                     sizeof diag->reason - strlen(diag->reason), " (%s)",
+                     parser.context);
+        if (parser.error == YAML_MEMORY_ERROR)
+            rc = MS_ERR_NOMEM;
+        yaml_parser_delete(&parser);
+        return rc;
+    }
+    ms_spec_t *self = calloc(1, sizeof *self);
+    s_ctx_t ctx = {&doc, diag};
+    int rc = self ? s_parse_document(&ctx, self, max_tasks) : MS_ERR_NOMEM;
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    if (rc) {
+        ms_spec_destroy(&self);
+        return rc;
+    }
+    *out = self;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Get a required member of a canonical object, of a given JSON type.
+
+static json_t *
+s_member(const json_t *obj, const char *key, json_type type)
+{
+    json_t *v = json_object_get(obj, key);
+    return v && json_typeof(v) == type ? v : NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Rebuild a spec from canonical text (no re-expansion).
+
+static int
+s_load_canonical(ms_spec_t *self, const char *text, size_t n,
+                 ms_diag_t *diag)
+{
+    json_error_t error;
+    json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &error);
+    int rc = MS_OK;
+    if (!root)
+        return ms_diag_set(diag, "", "not JSON: %s (line %d, column %d)",
+                           error.text, error.line, error.column);
+    static const char *s_keys[] = {"dataset", "keep_weights", "method",
+                                   "metric", "name", "run_cap",
+                                   "sweep_seed", "tasks", "verify"};
+    const char *key;
+    json_t *value;
+    json_object_foreach(root, key, value)
+    {
+        if (s_index_of(s_keys, S_COUNT(s_keys), key) < 0) {
+            rc = ms_diag_set(diag, key, "unknown key in a canonical spec");
+            goto cleanup;
+        }
+    }
+    json_t *name = s_member(root, "name", JSON_STRING);
+    json_t *dataset = s_member(root, "dataset", JSON_OBJECT);
+    json_t *keep = s_member(root, "keep_weights", JSON_STRING);
+    json_t *method = s_member(root, "method", JSON_STRING);
+    json_t *metric = s_member(root, "metric", JSON_OBJECT);
+    json_t *run_cap = s_member(root, "run_cap", JSON_INTEGER);
+    json_t *seed = s_member(root, "sweep_seed", JSON_INTEGER);
+    json_t *tasks = s_member(root, "tasks", JSON_ARRAY);
+    json_t *verify = s_member(root, "verify", JSON_OBJECT);
+    const char *missing = !name      ? "name"
+                          : !dataset ? "dataset"
+                          : !keep    ? "keep_weights"
+                          : !method  ? "method"
+                          : !metric  ? "metric"
+                          : !run_cap ? "run_cap"
+                          : !seed    ? "sweep_seed"
+                          : !tasks   ? "tasks"
+                          : !verify  ? "verify"
+                                     : NULL;
+    if (missing) {
+        rc = ms_diag_set(diag, missing, "missing or of the wrong type");
+        goto cleanup;
+    }
+    int m = s_index_of(s_method_names, S_COUNT(s_method_names),
+                       json_string_value(method));
+    int k = s_index_of(s_keep_names, S_COUNT(s_keep_names),
+                       json_string_value(keep));
+    const char *metric_name = json_string_value(json_object_get(metric, "name"));
+    const char *goal = json_string_value(json_object_get(metric, "goal"));
+    if (m < 0 || k < 0) {
+        rc = ms_diag_set(diag, m < 0 ? "method" : "keep_weights",
+                         "unknown value");
+        goto cleanup;
+    }
+    if (!metric_name || !goal
+        || s_index_of(s_metric_names, S_COUNT(s_metric_names), metric_name) < 0
+        || (strcmp(goal, "maximize") && strcmp(goal, "minimize"))) {
+        rc = ms_diag_set(diag, "metric", "bad name or goal");
+        goto cleanup;
+    }
+    self->method = (ms_spec_method_t) m;
+    self->keep_weights = (ms_keep_weights_t) k;
+    self->metric.maximize = strcmp(goal, "maximize") == 0;
+    self->run_cap = json_integer_value(run_cap);
+    self->sweep_seed = json_integer_value(seed);
+    if (!s_strdup_to(&self->name, json_string_value(name))
+        || !s_strdup_to(&self->metric_name, metric_name)) {
+        rc = MS_ERR_NOMEM;
+        goto cleanup;
+    }
+    self->metric.name = self->metric_name;
+    json_t *replicas = s_member(verify, "replicas", JSON_INTEGER);
+    json_t *acc = s_member(verify, "accuracy_tolerance", JSON_REAL);
+    json_t *loss = s_member(verify, "loss_tolerance", JSON_REAL);
+    if (!replicas || !acc || !loss) {
+        rc = ms_diag_set(diag, "verify", "bad replicas or tolerances");
+        goto cleanup;
+    }
+    self->verify.replicas = (int32_t) json_integer_value(replicas);
+    self->verify.accuracy_tolerance = json_real_value(acc);
+    self->verify.loss_tolerance = json_real_value(loss);
+    //  Dataset: {"name"} or {"label", "test", "train"}.
+    json_t *ds_name = s_member(dataset, "name", JSON_STRING);
+    if (ds_name) {
+        if (s_index_of(s_builtin_datasets, S_COUNT(s_builtin_datasets),
+                       json_string_value(ds_name))
+            < 0) {
+            rc = ms_diag_set(diag, "dataset.name", "unknown dataset '%s'",
+                             json_string_value(ds_name));
+            goto cleanup;
+        }
+        if (!s_strdup_to(&self->dataset_name, json_string_value(ds_name))) {
+            rc = MS_ERR_NOMEM;
+            goto cleanup;
+        }
+    } else {
+        json_t *label = s_member(dataset, "label", JSON_STRING);
+        json_t *train = s_member(dataset, "train", JSON_STRING);
+        json_t *test = s_member(dataset, "test", JSON_STRING);
+        if (!label || !train || !test
+            || ms_hash_from_hex(json_string_value(train),
+                                &self->dataset.train_hash)
+            || ms_hash_from_hex(json_string_value(test),
+                                &self->dataset.test_hash)) {
+            rc = ms_diag_set(diag, "dataset",
+                             "needs name, or label and train/test hashes");
+            goto cleanup;
+        }
+        if (!s_strdup_to(&self->label, json_string_value(label))) {
+            rc = MS_ERR_NOMEM;
+            goto cleanup;
+        }
+        self->dataset.hashed = true;
+    }
+    s_dataset_view(self);
+    //  Tasks, decoded and re-encoded.
+    size_t n_tasks = json_array_size(tasks);
+    if (n_tasks == 0) {
+        rc = ms_diag_set(diag, "tasks", "empty task list");
+        goto cleanup;
+    }
+    self->cap_tasks = n_tasks;
+    self->task_json = calloc(n_tasks, sizeof *self->task_json);
+    self->task_json_len = calloc(n_tasks, sizeof *self->task_json_len);
+    ms_train_config_t *cfg = malloc(sizeof *cfg);
+    if (!self->task_json || !self->task_json_len || !cfg) {
+        free(cfg);
+        rc = MS_ERR_NOMEM;
+        goto cleanup;
+    }
+    for (size_t i = 0; i < n_tasks; i++) {
+        ms_diag_t local;
+        if (ms_config_decode_json(json_array_get(tasks, i), cfg, &local)) {
+            char where[S_PATH_MAX];
+            s_pathf(where, "tasks[%zu]%s%s", i,
+                     local.where[0] ? "." : "", local.where);
+            rc = ms_diag_set(diag, where, "%s", local.reason);
+            break;
+        }
+        json_t *obj = ms_config_encode_json(cfg);
+        self->task_json[i] = obj ? ms_wire_canon_dump_len(
+                                       obj, &self->task_json_len[i])
+                                 : NULL;
+        json_decref(obj);
+        if (!self->task_json[i]) {
+            rc = MS_ERR_NOMEM;
+            break;
+        }
+        self->n_tasks = i + 1;
+    }
+    free(cfg);
+    if (rc)
+        goto cleanup;
+    rc = s_compute_ids(self);
+    if (rc)
+        goto cleanup;
+    if (self->canonical_len != n || memcmp(self->canonical, text, n) != 0) {
+        rc = ms_diag_set(diag, "",
+                         "the text is not in canonical form (its sweep id "
+                         "would not recompute)");
+        goto cleanup;
+    }
+cleanup:
+    json_decref(root);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Load a spec from canonical text.
+
+int
+ms_spec_load_canonical(const char *text, size_t n, ms_spec_t **out,
+                       ms_diag_t *diag)
+{
+    *out = NULL;
+    ms_diag_clear(diag);
+    ms_spec_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return MS_ERR_NOMEM;
+    int rc = s_load_canonical(self, text, n, diag);
+    if (rc) {
+        ms_spec_destroy(&self);
+        return rc;
+    }
+    *out = self;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Free a spec.
+
+void
+ms_spec_destroy(ms_spec_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    ms_spec_t *self = *self_p;
+    free(self->name);
+    free(self->dataset_name);
+    free(self->train_path);
+    free(self->test_path);
+    free(self->label);
+    free(self->metric_name);
+    for (size_t i = 0; i < self->n_warnings; i++)
+        free(self->warnings[i]);
+    free(self->warnings);
+    for (size_t i = 0; i < self->n_tasks; i++)
+        free(self->task_json[i]);
+    free(self->task_json);
+    free(self->task_json_len);
+    free(self->task_ids);
+    free(self->canonical);
+    free(self);
+    *self_p = NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Hash the dataset files named in the spec.
+
+int
+ms_spec_bind_dataset_files(ms_spec_t *self, ms_diag_t *diag)
+{
+    if (self->dataset_name)
+        return MS_OK;
+    if (!self->train_path || !self->test_path)
+        return ms_diag_set(diag, "dataset",
+                           "this spec names no files (loaded from its "
+                           "canonical form)");
+    ms_hash_t train, test;
+    int rc = ms_hash_file(self->train_path, &train, diag);
+    if (rc == MS_OK)
+        rc = ms_hash_file(self->test_path, &test, diag);
+    if (rc)
+        return rc;
+    return ms_spec_set_dataset_hashes(self, &train, &test);
+}
+
+//  --------------------------------------------------------------------------
+//  Set the dataset file hashes and compute the ids.
+
+int
+ms_spec_set_dataset_hashes(ms_spec_t *self, const ms_hash_t *train,
+                           const ms_hash_t *test)
+{
+    if (self->dataset_name)
+        return MS_ERR_INVALID;
+    self->dataset.train_hash = *train;
+    self->dataset.test_hash = *test;
+    self->dataset.hashed = true;
+    return s_compute_ids(self);
+}
+
+//  --------------------------------------------------------------------------
+//  Are ids available?
+
+bool
+ms_spec_ids_ready(const ms_spec_t *self)
+{
+    return self->ids_ready;
+}
+
+//  --------------------------------------------------------------------------
+//  Sweep name.
+
+const char *
+ms_spec_name(const ms_spec_t *self)
+{
+    return self->name;
+}
+
+//  --------------------------------------------------------------------------
+//  Dataset descriptor.
+
+const ms_spec_dataset_t *
+ms_spec_dataset(const ms_spec_t *self)
+{
+    return &self->dataset;
+}
+
+//  --------------------------------------------------------------------------
+//  Expansion method.
+
+ms_spec_method_t
+ms_spec_method(const ms_spec_t *self)
+{
+    return self->method;
+}
+
+//  --------------------------------------------------------------------------
+//  Metric.
+
+const ms_spec_metric_t *
+ms_spec_metric(const ms_spec_t *self)
+{
+    return &self->metric;
+}
+
+//  --------------------------------------------------------------------------
+//  Verification parameters.
+
+const ms_spec_verify_t *
+ms_spec_verify(const ms_spec_t *self)
+{
+    return &self->verify;
+}
+
+//  --------------------------------------------------------------------------
+//  Which weights to keep.
+
+ms_keep_weights_t
+ms_spec_keep_weights(const ms_spec_t *self)
+{
+    return self->keep_weights;
+}
+
+//  --------------------------------------------------------------------------
+//  run_cap as given.
+
+int64_t
+ms_spec_run_cap(const ms_spec_t *self)
+{
+    return self->run_cap;
+}
+
+//  --------------------------------------------------------------------------
+//  sweep_seed.
+
+int64_t
+ms_spec_sweep_seed(const ms_spec_t *self)
+{
+    return self->sweep_seed;
+}
+
+//  --------------------------------------------------------------------------
+//  Number of warnings.
+
+size_t
+ms_spec_warning_count(const ms_spec_t *self)
+{
+    return self->n_warnings;
+}
+
+//  --------------------------------------------------------------------------
+//  The i-th warning.
+
+const char *
+ms_spec_warning(const ms_spec_t *self, size_t i)
+{
+    return i < self->n_warnings ? self->warnings[i] : NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Number of tasks.
+
+size_t
+ms_spec_task_count(const ms_spec_t *self)
+{
+    return self->n_tasks;
+}
+
+//  --------------------------------------------------------------------------
+//  Task i's config, decoded from its canonical JSON.
+
+int
+ms_spec_task_config(const ms_spec_t *self, size_t i, ms_train_config_t *cfg)
+{
+    if (i >= self->n_tasks)
+        return MS_ERR_NOTFOUND;
+    json_t *obj = json_loadb(self->task_json[i], self->task_json_len[i], 0,
+                             NULL);
+    if (!obj)
+        return MS_ERR_NOMEM;
+    int rc = ms_config_decode_json(obj, cfg, NULL);
+    json_decref(obj);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Task i's canonical JSON.
+
+const char *
+ms_spec_task_json(const ms_spec_t *self, size_t i)
+{
+    return i < self->n_tasks ? self->task_json[i] : NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Task i's id.
+
+const ms_hash_t *
+ms_spec_task_id(const ms_spec_t *self, size_t i)
+{
+    return self->ids_ready && i < self->n_tasks ? &self->task_ids[i] : NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  The sweep id.
+
+const ms_hash_t *
+ms_spec_sweep_id(const ms_spec_t *self)
+{
+    return self->ids_ready ? &self->sweep_id : NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  The canonical expanded spec.
+
+const char *
+ms_spec_canonical(const ms_spec_t *self, size_t *len)
+{
+    if (!self->ids_ready)
+        return NULL;
+    if (len)
+        *len = self->canonical_len;
+    return self->canonical;
+}
+
+//  --------------------------------------------------------------------------
+//  Method name.
+
+const char *
+ms_spec_method_name(ms_spec_method_t method)
+{
+    return (size_t) method < S_COUNT(s_method_names) ? s_method_names[method]
+                                                     : "?";
+}
+
+//  --------------------------------------------------------------------------
+//  keep_weights name.
+
+const char *
+ms_keep_weights_name(ms_keep_weights_t keep)
+{
+    return (size_t) keep < S_COUNT(s_keep_names) ? s_keep_names[keep] : "?";
+}

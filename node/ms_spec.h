@@ -1,0 +1,258 @@
+/*  =========================================================================
+    ms_spec - sweep specifications: parse a W&B-style YAML spec, expand it
+    once into task configs, and compute the content-hash ids
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    Implements DESIGN.md "Sweep specification". A spec is YAML (JSON is
+    YAML too). ms_spec_parse() checks it, expands it into the ordered list
+    of task configs (grid, random or sobol), drops duplicate configs (with
+    a warning), and builds the canonical expanded spec:
+
+      {"dataset": D, "keep_weights": K, "method": M, "metric": {"goal": G,
+       "name": N}, "name": NAME, "run_cap": R, "sweep_seed": S,
+       "tasks": [config, ...], "verify": {"accuracy_tolerance": A,
+       "loss_tolerance": L, "replicas": P}}
+
+    as canonical JSON (proto/ms_wire_canon.h), with each config the
+    ms_config_encode_json object, run_cap 0 when the spec gave none, and
+    D = {"name": "fashion-mnist"} for a built-in dataset or
+    {"label": NAME, "test": HEX, "train": HEX} for files (BLAKE2b-256 of
+    each file's bytes). Then
+
+      sweep_id = BLAKE2b-256(canonical expanded spec bytes)
+      task_id  = BLAKE2b-256(sweep_id's 32 bytes || canonical config bytes)
+
+    For a file dataset the ids exist only once the file hashes are known:
+    ms_spec_bind_dataset_files() (client / local runner: hashes the
+    files named in the spec) or ms_spec_set_dataset_hashes() (the hashes
+    came with an upload). Until then ms_spec_ids_ready() is false and the
+    id and canonical-text accessors return NULL. A node never opens paths
+    from a spec received over the network.
+
+    Expansion order (documented, and part of the id):
+    - parameters are taken in sorted name order (bytes);
+    - grid: the cartesian product of every parameter's value list, the
+      first parameter (in name order) varying slowest, the last fastest;
+      task k takes value (k / stride_p) % n_p of parameter p; run_cap
+      keeps the first run_cap distinct configs;
+    - random: run_cap (required) draws; per task, for each swept
+      parameter in name order, one draw from ms_rng seeded with
+      (sweep_seed, stream 0x5357454550 "SWEEP"): a value list takes
+      ms_rng_below(n); uniform min + u (max - min); int_uniform
+      min + below(max - min + 1); log_uniform_values exp(log min +
+      u (log max - log min)); q_uniform round((min + u (max - min)) / q) q;
+    - sobol: run_cap (required) points of a Sobol sequence with Joe & Kuo
+      (2008, new-joe-kuo-6.21201) direction numbers, one dimension per
+      swept parameter in name order (at most MS_SPEC_SOBOL_MAX_DIMS),
+      32-bit, Gray-code order, starting at index 0, DIGITALLY SHIFTED: each
+      dimension's 32-bit integers are XORed with a shift drawn from ms_rng
+      seeded with (sweep_seed, stream 0x534f424f4c "SOBOL"). A point u maps
+      to a value list by index floor(u n), to a distribution as for random
+      with u in place of the draw.
+    Each task config = ms_train_config_defaults, then the parameters; init
+    = ms_init_default_for(activation) unless init is a parameter; then
+    ms_train_config_check (a failure names the task's parameters).
+
+    An ms_spec_t is immutable after parse except for the dataset hashes;
+    it belongs to one thread at a time.
+*/
+#ifndef MS_SPEC_H
+#define MS_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ms_config.h"
+#include "ms_err.h"
+#include "ms_hash.h"
+
+#define MS_SPEC_DEFAULT_MAX_TASKS 1000000 // DESIGN.md max_tasks_per_sweep
+#define MS_SPEC_SOBOL_MAX_DIMS 21         // Joe & Kuo dimensions built in
+
+typedef struct ms_spec ms_spec_t;
+
+typedef enum {
+    MS_SPEC_METHOD_GRID,
+    MS_SPEC_METHOD_RANDOM,
+    MS_SPEC_METHOD_SOBOL,
+} ms_spec_method_t;
+
+typedef enum {
+    MS_KEEP_WEIGHTS_NONE,
+    MS_KEEP_WEIGHTS_BEST,
+    MS_KEEP_WEIGHTS_SAMPLED,
+    MS_KEEP_WEIGHTS_ALL,
+} ms_keep_weights_t;
+
+typedef struct {
+    int64_t max_tasks; // refuse sweeps with more tasks; <= 0 means default
+} ms_spec_options_t;
+
+//  The dataset a spec names. Borrowed from the spec (valid until it is
+//  destroyed or its hashes are set).
+typedef struct {
+    bool builtin;           // a built-in name, or train/test files
+    const char *name;       // built-in name ("fashion-mnist"); NULL for files
+    const char *train_path; // files as written in the spec; NULL for a
+    const char *test_path;  //   built-in, and after load_canonical
+    const char *label;      // label column / name for files ("label")
+    bool hashed;            // train_hash / test_hash are set
+    ms_hash_t train_hash;   // BLAKE2b-256 of the train file's bytes
+    ms_hash_t test_hash;    // BLAKE2b-256 of the test file's bytes
+} ms_spec_dataset_t;
+
+typedef struct {
+    int32_t replicas;          // result slots per task, >= 1 (default 1)
+    double accuracy_tolerance; // absolute, default 0.01
+    double loss_tolerance;     // relative, default 0.02
+} ms_spec_verify_t;
+
+typedef struct {
+    const char *name;          // val_accuracy (default), val_loss,
+                               // test_accuracy, test_loss, train_loss
+    bool maximize;             // goal: maximize (default) / minimize
+} ms_spec_metric_t;
+
+//  Fill opts with the defaults (max_tasks MS_SPEC_DEFAULT_MAX_TASKS).
+void
+    ms_spec_options_defaults(ms_spec_options_t *opts);
+
+//  Parse the YAML (or JSON) spec text[0 .. n) and expand it. opts NULL =
+//  defaults. On success *out owns a new spec (free it with
+//  ms_spec_destroy) and warnings (W&B keys ignored, duplicates dropped)
+//  are available through ms_spec_warning(). Returns MS_OK;
+//  MS_ERR_INVALID with diag: YAML syntax error (where "line L, column C",
+//  reason from libyaml), unknown key, wrong type, empty list, a
+//  distribution under grid, unknown parameter or enum name, unknown
+//  dataset, a config failing ms_train_config_check (where = the key path
+//  such as "parameters.width.values[1]", reason with "(line N)" when
+//  known); MS_ERR_UNSUPPORTED with diag for method bayes and
+//  early_terminate ("not yet supported"); MS_ERR_RANGE with diag
+//  (where "run_cap" or "parameters") when the sweep has more than
+//  max_tasks tasks; MS_ERR_NOMEM. *out stays NULL on error.
+int
+    ms_spec_parse(const char *text, size_t n, const ms_spec_options_t *opts,
+                  ms_spec_t **out, ms_diag_t *diag);
+
+//  Rebuild a spec from its canonical expanded text (as returned by
+//  ms_spec_canonical) WITHOUT re-expanding: the task list is read as
+//  stored. Recomputes the sweep id from text and checks that
+//  re-encoding gives the same bytes (so the id is the one the submitter
+//  computed). The result has no paths and no warnings. Returns MS_OK;
+//  MS_ERR_INVALID with diag when the text is not canonical JSON of an
+//  expanded spec (where = key path, e.g. "tasks[3].width");
+//  MS_ERR_NOMEM.
+int
+    ms_spec_load_canonical(const char *text, size_t n, ms_spec_t **out,
+                           ms_diag_t *diag);
+
+//  Free a spec; NULL-safe; sets *self_p to NULL.
+void
+    ms_spec_destroy(ms_spec_t **self_p);
+
+//  For a file dataset: hash the train and test files named in the spec
+//  (streamed BLAKE2b-256) and compute the ids. Only the client or the
+//  local runner calls this. Returns MS_OK (also for a built-in dataset:
+//  nothing to do); MS_ERR_IO with diag (where = the path) when a file
+//  cannot be read; MS_ERR_INVALID when the spec has no paths (loaded
+//  from canonical text).
+int
+    ms_spec_bind_dataset_files(ms_spec_t *self, ms_diag_t *diag);
+
+//  For a file dataset: set the file hashes directly (they came with an
+//  upload) and compute the ids. Returns MS_OK, or MS_ERR_INVALID for a
+//  built-in dataset.
+int
+    ms_spec_set_dataset_hashes(ms_spec_t *self, const ms_hash_t *train,
+                               const ms_hash_t *test);
+
+//  True when the ids and the canonical text are available (always for a
+//  built-in dataset; after bind/set_dataset_hashes for files).
+bool
+    ms_spec_ids_ready(const ms_spec_t *self);
+
+//  The sweep name ("sweep" when the spec gave none). Borrowed.
+const char *
+    ms_spec_name(const ms_spec_t *self);
+
+//  The dataset: built-in name, or paths + label (+ hashes once bound).
+//  Borrowed; valid until the spec is destroyed.
+const ms_spec_dataset_t *
+    ms_spec_dataset(const ms_spec_t *self);
+
+//  The expansion method (grid by default).
+ms_spec_method_t
+    ms_spec_method(const ms_spec_t *self);
+
+//  The metric to optimise (val_accuracy, maximize by default). Borrowed.
+const ms_spec_metric_t *
+    ms_spec_metric(const ms_spec_t *self);
+
+//  Verification parameters (replicas 1, tolerances 0.01 and 0.02 by
+//  default). Borrowed.
+const ms_spec_verify_t *
+    ms_spec_verify(const ms_spec_t *self);
+
+//  Which trained weights to keep (sampled by default).
+ms_keep_weights_t
+    ms_spec_keep_weights(const ms_spec_t *self);
+
+//  run_cap as given (0 = none).
+int64_t
+    ms_spec_run_cap(const ms_spec_t *self);
+
+//  sweep_seed as given (0 by default).
+int64_t
+    ms_spec_sweep_seed(const ms_spec_t *self);
+
+//  Number of warnings of the parse (W&B keys ignored, duplicate configs
+//  dropped).
+size_t
+    ms_spec_warning_count(const ms_spec_t *self);
+
+//  The i-th warning, one line of English (borrowed; NULL when out of
+//  range).
+const char *
+    ms_spec_warning(const ms_spec_t *self, size_t i);
+
+//  Number of tasks after expansion and de-duplication.
+size_t
+    ms_spec_task_count(const ms_spec_t *self);
+
+//  Copy task i's config into *cfg. Returns MS_OK, or MS_ERR_NOTFOUND when
+//  i >= ms_spec_task_count.
+int
+    ms_spec_task_config(const ms_spec_t *self, size_t i,
+                        ms_train_config_t *cfg);
+
+//  Task i's canonical config JSON (borrowed, NUL-terminated), or NULL
+//  when i is out of range.
+const char *
+    ms_spec_task_json(const ms_spec_t *self, size_t i);
+
+//  Task i's id, or NULL when out of range or !ms_spec_ids_ready.
+//  Borrowed.
+const ms_hash_t *
+    ms_spec_task_id(const ms_spec_t *self, size_t i);
+
+//  The sweep id, or NULL when !ms_spec_ids_ready. Borrowed.
+const ms_hash_t *
+    ms_spec_sweep_id(const ms_spec_t *self);
+
+//  The canonical expanded spec text (borrowed, NUL-terminated) and its
+//  length in *len (may be NULL), or NULL when !ms_spec_ids_ready.
+const char *
+    ms_spec_canonical(const ms_spec_t *self, size_t *len);
+
+//  Name of a method: "grid", "random", "sobol" (static; "?" if unknown).
+const char *
+    ms_spec_method_name(ms_spec_method_t method);
+
+//  Name of a keep_weights value: "none", "best", "sampled", "all"
+//  (static; "?" if unknown).
+const char *
+    ms_keep_weights_name(ms_keep_weights_t keep);
+
+#endif

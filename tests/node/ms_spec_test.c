@@ -1,0 +1,825 @@
+/*  =========================================================================
+    ms_spec_test - sweep specs: parsing, expansion, ids, errors
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+*/
+#include "ms_spec.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+//  The example of DESIGN.md "Sweep specification": 6*2*3*2*3 = 216 tasks.
+static const char *s_design_spec =
+    "name: depth-vs-accuracy\n"
+    "dataset: fashion-mnist          # built-in name\n"
+    "method: grid                    # grid | random | sobol\n"
+    "metric: {name: val_accuracy, goal: maximize}\n"
+    "run_cap: 500                    # caps the number of tasks, any method\n"
+    "sweep_seed: 0                   # random and sobol draws\n"
+    "parameters:\n"
+    "  hidden_layers: {values: [1, 2, 4, 8, 16, 32]}\n"
+    "  width:         {values: [64, 256]}\n"
+    "  activation:    {values: [relu, tanh, sigmoid]}\n"
+    "  optimizer:     {value: adam}\n"
+    "  learning_rate: {values: [0.001, 0.003]}\n"
+    "  batch_size:    {value: 128}\n"
+    "  epochs:        {value: 10}\n"
+    "  seed:          {values: [1, 2, 3]}\n"
+    "verify: {replicas: 2, accuracy_tolerance: 0.01, loss_tolerance: 0.02}\n"
+    "keep_weights: sampled           # none | best | sampled | all\n";
+
+//  The scikit-learn benchmark grid: 2 activations x 4 architectures.
+static const char *s_sklearn_spec =
+    "name: sklearn\n"
+    "dataset: fashion-mnist\n"
+    "method: grid\n"
+    "parameters:\n"
+    "  activation: {values: [tanh, relu]}\n"
+    "  hidden_sizes: {values: [[10], [100], [10, 10], [100, 10]]}\n"
+    "  optimizer: {value: adam}\n"
+    "  learning_rate: {value: 0.001}\n"
+    "  batch_size: {value: 200}\n"
+    "  l2: {value: 0.0001}\n"
+    "  epochs: {value: 10}\n";
+
+//  --------------------------------------------------------------------------
+//  Parse text, asserting success.
+
+static ms_spec_t *
+s_parse(const char *text)
+{
+    ms_spec_t *spec = NULL;
+    ms_diag_t diag = {{0}, {0}};
+    int rc = ms_spec_parse(text, strlen(text), NULL, &spec, &diag);
+    if (rc != MS_OK)
+        fail_msg("parse failed (%d): %s: %s", rc, diag.where, diag.reason);
+    assert_non_null(spec);
+    return spec;
+}
+
+//  --------------------------------------------------------------------------
+//  Hex of a hash (static buffer per call site is fine in tests).
+
+static void
+s_hex(const ms_hash_t *h, char out[MS_HASH_HEX_LEN + 1])
+{
+    assert_non_null(h);
+    ms_hash_hex(h, out);
+}
+
+//  --------------------------------------------------------------------------
+//  Are all task ids of a spec distinct?
+
+static void
+s_assert_ids_distinct(const ms_spec_t *spec)
+{
+    size_t n = ms_spec_task_count(spec);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            assert_false(ms_hash_equal(ms_spec_task_id(spec, i),
+                                       ms_spec_task_id(spec, j)));
+}
+
+//  --------------------------------------------------------------------------
+//  Config of task i (heap; caller frees).
+
+static ms_train_config_t *
+s_task(const ms_spec_t *spec, size_t i)
+{
+    ms_train_config_t *cfg = malloc(sizeof *cfg);
+    assert_non_null(cfg);
+    assert_int_equal(ms_spec_task_config(spec, i, cfg), MS_OK);
+    return cfg;
+}
+
+static void
+test_design_example(void **state)
+{
+    (void) state;
+    ms_spec_t *spec = s_parse(s_design_spec);
+    assert_string_equal(ms_spec_name(spec), "depth-vs-accuracy");
+    assert_int_equal(ms_spec_task_count(spec), 216);
+    assert_int_equal(ms_spec_method(spec), MS_SPEC_METHOD_GRID);
+    assert_true(ms_spec_dataset(spec)->builtin);
+    assert_string_equal(ms_spec_dataset(spec)->name, "fashion-mnist");
+    assert_string_equal(ms_spec_metric(spec)->name, "val_accuracy");
+    assert_true(ms_spec_metric(spec)->maximize);
+    assert_int_equal(ms_spec_verify(spec)->replicas, 2);
+    assert_true(ms_spec_verify(spec)->loss_tolerance == 0.02);
+    assert_int_equal(ms_spec_keep_weights(spec), MS_KEEP_WEIGHTS_SAMPLED);
+    assert_int_equal(ms_spec_run_cap(spec), 500);
+    assert_int_equal(ms_spec_warning_count(spec), 0);
+    assert_true(ms_spec_ids_ready(spec));
+    s_assert_ids_distinct(spec);
+    //  Order: parameters by name (activation, batch_size, epochs,
+    //  hidden_layers, learning_rate, optimizer, seed, width), the first
+    //  slowest: task 1 changes width, task 2 seed, task 6 learning_rate.
+    ms_train_config_t *t0 = s_task(spec, 0), *t1 = s_task(spec, 1),
+                      *t2 = s_task(spec, 2), *t6 = s_task(spec, 6),
+                      *last = s_task(spec, 215);
+    assert_int_equal(t0->activation, MS_ACTIVATION_RELU);
+    assert_int_equal(t0->init, MS_INIT_HE);
+    assert_int_equal(t0->n_hidden, 1);
+    assert_int_equal(t0->width, 64);
+    assert_true(t0->seed == 1);
+    assert_int_equal(t0->batch_size, 128);
+    assert_int_equal(t1->width, 256);
+    assert_true(t1->seed == 1);
+    assert_int_equal(t2->width, 64);
+    assert_true(t2->seed == 2);
+    assert_true(t6->learning_rate == 0.003);
+    assert_int_equal(last->activation, MS_ACTIVATION_SIGMOID);
+    assert_int_equal(last->init, MS_INIT_XAVIER);
+    assert_int_equal(last->n_hidden, 32);
+    assert_int_equal(last->width, 256);
+    assert_true(last->seed == 3);
+    assert_true(last->learning_rate == 0.003);
+    free(t0);
+    free(t1);
+    free(t2);
+    free(t6);
+    free(last);
+    //  Task JSON is canonical and the canonical spec holds it.
+    const char *json = ms_spec_task_json(spec, 0);
+    assert_non_null(strstr(json, "\"learning_rate\":0.001,"));
+    assert_non_null(strstr(json, "\"eps\":1e-08,"));
+    size_t len = 0;
+    const char *canon = ms_spec_canonical(spec, &len);
+    assert_int_equal(len, strlen(canon));
+    assert_non_null(strstr(canon, json));
+    assert_memory_equal(canon, "{\"dataset\":{\"name\":\"fashion-mnist\"},"
+                               "\"keep_weights\":\"sampled\",",
+                        strlen("{\"dataset\":{\"name\":\"fashion-mnist\"},"
+                               "\"keep_weights\":\"sampled\","));
+    assert_non_null(strstr(canon, "],\"verify\":{\"accuracy_tolerance\":0.01,"
+                                  "\"loss_tolerance\":0.02,\"replicas\":2}}"));
+    //  sweep id = H(canonical); task id = H(sweep id || config).
+    ms_hash_t h;
+    ms_hash_bytes(canon, len, &h);
+    assert_true(ms_hash_equal(&h, ms_spec_sweep_id(spec)));
+    ms_hasher_t hasher;
+    ms_hasher_init(&hasher);
+    ms_hasher_update(&hasher, h.bytes, MS_HASH_BYTES);
+    ms_hasher_update(&hasher, json, strlen(json));
+    ms_hasher_final(&hasher, &h);
+    assert_true(ms_hash_equal(&h, ms_spec_task_id(spec, 0)));
+    //  Out of range.
+    assert_null(ms_spec_task_json(spec, 216));
+    assert_null(ms_spec_task_id(spec, 216));
+    ms_train_config_t *cfg = malloc(sizeof *cfg);
+    assert_int_equal(ms_spec_task_config(spec, 216, cfg), MS_ERR_NOTFOUND);
+    free(cfg);
+    ms_spec_destroy(&spec);
+    assert_null(spec);
+    ms_spec_destroy(&spec);
+}
+
+static void
+test_sklearn_grid(void **state)
+{
+    (void) state;
+    ms_spec_t *spec = s_parse(s_sklearn_spec);
+    assert_int_equal(ms_spec_task_count(spec), 8);
+    s_assert_ids_distinct(spec);
+    static const int32_t sizes[4][2] = {{10, 0}, {100, 0}, {10, 10},
+                                        {100, 10}};
+    static const int32_t n_layers[4] = {1, 1, 2, 2};
+    for (size_t i = 0; i < 8; i++) {
+        ms_train_config_t *cfg = s_task(spec, i);
+        assert_int_equal(cfg->activation, i < 4 ? MS_ACTIVATION_TANH
+                                                : MS_ACTIVATION_RELU);
+        assert_int_equal(cfg->init, i < 4 ? MS_INIT_XAVIER : MS_INIT_HE);
+        assert_true(cfg->explicit_sizes);
+        assert_int_equal(cfg->n_hidden, n_layers[i % 4]);
+        for (int32_t l = 0; l < cfg->n_hidden; l++)
+            assert_int_equal(cfg->hidden_sizes[l], sizes[i % 4][l]);
+        assert_int_equal(cfg->optimizer, MS_OPTIM_ADAM);
+        assert_int_equal(cfg->batch_size, 200);
+        assert_true(cfg->l2 == 0.0001);
+        assert_int_equal(cfg->epochs, 10);
+        free(cfg);
+    }
+    assert_non_null(strstr(ms_spec_task_json(spec, 3),
+                           "\"hidden_sizes\":[100,10]"));
+    assert_null(strstr(ms_spec_task_json(spec, 3), "\"width\""));
+    ms_spec_destroy(&spec);
+}
+
+static void
+test_ids_stable_and_sensitive(void **state)
+{
+    (void) state;
+    ms_spec_t *a = s_parse(s_design_spec);
+    ms_spec_t *b = s_parse(s_design_spec);
+    char ha[MS_HASH_HEX_LEN + 1], hb[MS_HASH_HEX_LEN + 1];
+    s_hex(ms_spec_sweep_id(a), ha);
+    s_hex(ms_spec_sweep_id(b), hb);
+    assert_string_equal(ha, hb);
+    assert_true(ms_hash_equal(ms_spec_task_id(a, 5), ms_spec_task_id(b, 5)));
+    //  Another name: another sweep, and so other task ids.
+    char *renamed = strdup(s_design_spec);
+    memcpy(strstr(renamed, "depth-vs-accuracy"), "depth-vs-accuracz", 17);
+    ms_spec_t *c = s_parse(renamed);
+    assert_false(ms_hash_equal(ms_spec_sweep_id(a), ms_spec_sweep_id(c)));
+    assert_false(ms_hash_equal(ms_spec_task_id(a, 0), ms_spec_task_id(c, 0)));
+    assert_string_equal(ms_spec_task_json(a, 0), ms_spec_task_json(c, 0));
+    //  Another sweep_seed, even for grid.
+    char *reseeded = strdup(s_design_spec);
+    memcpy(strstr(reseeded, "sweep_seed: 0"), "sweep_seed: 7", 13);
+    ms_spec_t *d = s_parse(reseeded);
+    assert_false(ms_hash_equal(ms_spec_sweep_id(a), ms_spec_sweep_id(d)));
+    //  Comments, key order and flow/block style do not matter.
+    const char *reordered =
+        "keep_weights: sampled\n"
+        "verify:\n  loss_tolerance: 0.02\n  replicas: 2\n"
+        "  accuracy_tolerance: 0.01\n"
+        "parameters:\n"
+        "  seed: {values: [1, 2, 3]}\n"
+        "  epochs: {value: 10}\n"
+        "  batch_size: {value: 128}\n"
+        "  learning_rate: {values: [0.001, 0.003]}\n"
+        "  optimizer: {value: adam}\n"
+        "  activation:\n    values: [relu, tanh, sigmoid]\n"
+        "  width: {values: [64, 256]}\n"
+        "  hidden_layers: {values: [1, 2, 4, 8, 16, 32]}\n"
+        "sweep_seed: 0\nrun_cap: 500\n"
+        "metric: {goal: maximize, name: val_accuracy}\n"
+        "method: grid\ndataset: fashion-mnist\nname: depth-vs-accuracy\n";
+    ms_spec_t *e = s_parse(reordered);
+    assert_true(ms_hash_equal(ms_spec_sweep_id(a), ms_spec_sweep_id(e)));
+    ms_spec_destroy(&a);
+    ms_spec_destroy(&b);
+    ms_spec_destroy(&c);
+    ms_spec_destroy(&d);
+    ms_spec_destroy(&e);
+    free(renamed);
+    free(reseeded);
+}
+
+static void
+test_json_input(void **state)
+{
+    (void) state;
+    const char *json =
+        "{\"name\": \"sklearn\", \"dataset\": \"fashion-mnist\", "
+        "\"method\": \"grid\", \"parameters\": {"
+        "\"activation\": {\"values\": [\"tanh\", \"relu\"]}, "
+        "\"hidden_sizes\": {\"values\": [[10], [100], [10, 10], [100, 10]]}, "
+        "\"optimizer\": {\"value\": \"adam\"}, "
+        "\"learning_rate\": {\"value\": 0.001}, "
+        "\"batch_size\": {\"value\": 200}, \"l2\": {\"value\": 0.0001}, "
+        "\"epochs\": {\"value\": 10}}}";
+    ms_spec_t *from_json = s_parse(json);
+    ms_spec_t *from_yaml = s_parse(s_sklearn_spec);
+    assert_int_equal(ms_spec_task_count(from_json), 8);
+    assert_true(ms_hash_equal(ms_spec_sweep_id(from_json),
+                              ms_spec_sweep_id(from_yaml)));
+    ms_spec_destroy(&from_json);
+    ms_spec_destroy(&from_yaml);
+}
+
+static void
+test_random_reproducible_in_range(void **state)
+{
+    (void) state;
+    const char *text =
+        "dataset: fashion-mnist\n"
+        "method: random\n"
+        "run_cap: 60\n"
+        "sweep_seed: 11\n"
+        "parameters:\n"
+        "  learning_rate: {distribution: log_uniform_values, min: 0.0001, "
+        "max: 0.1}\n"
+        "  width: {distribution: int_uniform, min: 16, max: 20}\n"
+        "  dropout: {distribution: uniform, min: 0.1, max: 0.5}\n"
+        "  batch_size: {distribution: q_uniform, min: 32, max: 256, q: 32}\n"
+        "  activation: {values: [relu, tanh, elu]}\n"
+        "  epochs: {value: 2}\n";
+    ms_spec_t *a = s_parse(text);
+    ms_spec_t *b = s_parse(text);
+    assert_int_equal(ms_spec_task_count(a), 60);
+    assert_string_equal(ms_spec_canonical(a, NULL), ms_spec_canonical(b, NULL));
+    bool seen_width[21] = {false};
+    bool seen_act[3] = {false};
+    double lr_min = 1, lr_max = 0;
+    for (size_t i = 0; i < 60; i++) {
+        ms_train_config_t *cfg = s_task(a, i);
+        assert_true(cfg->learning_rate >= 0.0001 && cfg->learning_rate <= 0.1);
+        lr_min = cfg->learning_rate < lr_min ? cfg->learning_rate : lr_min;
+        lr_max = cfg->learning_rate > lr_max ? cfg->learning_rate : lr_max;
+        assert_true(cfg->width >= 16 && cfg->width <= 20);
+        seen_width[cfg->width] = true;
+        assert_true(cfg->dropout >= 0.1 && cfg->dropout <= 0.5);
+        assert_true(cfg->batch_size >= 32 && cfg->batch_size <= 256);
+        assert_int_equal(cfg->batch_size % 32, 0);
+        assert_int_equal(cfg->epochs, 2);
+        seen_act[cfg->activation == MS_ACTIVATION_RELU   ? 0
+                 : cfg->activation == MS_ACTIVATION_TANH ? 1
+                                                         : 2] = true;
+        free(cfg);
+    }
+    //  The draws spread: every width and activation, lr over decades.
+    for (int w = 16; w <= 20; w++)
+        assert_true(seen_width[w]);
+    assert_true(seen_act[0] && seen_act[1] && seen_act[2]);
+    assert_true(lr_min < 0.001 && lr_max > 0.01);
+    //  Another sweep_seed draws other configs.
+    char *other = strdup(text);
+    memcpy(strstr(other, "sweep_seed: 11"), "sweep_seed: 12", 14);
+    ms_spec_t *c = s_parse(other);
+    assert_string_not_equal(ms_spec_task_json(a, 0), ms_spec_task_json(c, 0));
+    free(other);
+    ms_spec_destroy(&a);
+    ms_spec_destroy(&b);
+    ms_spec_destroy(&c);
+}
+
+static void
+test_sobol_stratified_and_seeded(void **state)
+{
+    (void) state;
+    //  8 points over 8 values: a Sobol net puts one in each eighth, so
+    //  each value comes exactly once, for any digital shift (any seed).
+    //  16 points over a 4 x 4 grid of two dimensions: one per cell.
+#define S_ONE_DIM                                                             \
+    "dataset: fashion-mnist\nmethod: sobol\nrun_cap: 8\nsweep_seed: %d\n"     \
+    "parameters:\n"                                                           \
+    "  width: {values: [10, 11, 12, 13, 14, 15, 16, 17]}\n"
+#define S_TWO_DIM                                                             \
+    "dataset: fashion-mnist\nmethod: sobol\nrun_cap: 16\nsweep_seed: %d\n"    \
+    "parameters:\n"                                                           \
+    "  hidden_layers: {values: [1, 2, 3, 4]}\n"                               \
+    "  width: {values: [10, 11, 12, 13]}\n"                                   \
+    "  learning_rate: {distribution: uniform, min: 0.001, max: 0.002}\n"
+    char text[512];
+    char first[2][4096];
+    for (int seed = 0; seed < 2; seed++) {
+        snprintf(text, sizeof text, S_ONE_DIM, seed);
+        ms_spec_t *spec = s_parse(text);
+        assert_int_equal(ms_spec_task_count(spec), 8);
+        int count[8] = {0};
+        for (size_t i = 0; i < 8; i++) {
+            ms_train_config_t *cfg = s_task(spec, i);
+            count[cfg->width - 10]++;
+            free(cfg);
+        }
+        for (int v = 0; v < 8; v++)
+            assert_int_equal(count[v], 1);
+        ms_spec_destroy(&spec);
+        snprintf(text, sizeof text, S_TWO_DIM, seed);
+        spec = s_parse(text);
+        assert_int_equal(ms_spec_task_count(spec), 16);
+        int cells[4][4] = {{0}};
+        for (size_t i = 0; i < 16; i++) {
+            ms_train_config_t *cfg = s_task(spec, i);
+            cells[cfg->n_hidden - 1][cfg->width - 10]++;
+            assert_true(cfg->learning_rate >= 0.001
+                        && cfg->learning_rate <= 0.002);
+            free(cfg);
+        }
+        for (int r = 0; r < 4; r++)
+            for (int c = 0; c < 4; c++)
+                assert_int_equal(cells[r][c], 1);
+        snprintf(first[seed], sizeof first[seed], "%s",
+                 ms_spec_task_json(spec, 0));
+        //  Reproducible.
+        ms_spec_t *again = s_parse(text);
+        assert_string_equal(ms_spec_canonical(spec, NULL),
+                            ms_spec_canonical(again, NULL));
+        ms_spec_destroy(&again);
+        ms_spec_destroy(&spec);
+    }
+    //  The seed shifts the points.
+    assert_string_not_equal(first[0], first[1]);
+}
+
+//  One spec that must be refused.
+typedef struct {
+    const char *text;  // the spec
+    int rc;            // expected status
+    const char *where; // expected diag.where
+    const char *why;   // a part of diag.reason
+} s_bad_case_t;
+
+static void
+test_errors_name_key_path(void **state)
+{
+    (void) state;
+    static const s_bad_case_t cases[] = {
+        {"dataset: fashion-mnist\nparameters:\n  width: {values: []}\n",
+         MS_ERR_INVALID, "parameters.width.values", "empty list (line 3)"},
+        {"dataset: fashion-mnist\nparameters:\n"
+         "  activation: {values: [relu, tanh, rleu]}\n",
+         MS_ERR_INVALID, "parameters.activation.values[2]",
+         "unknown activation 'rleu' (expected one of relu, leaky_relu, elu, "
+         "selu, gelu, tanh, sigmoid, linear)"},
+        {"dataset: fashion-mnist\nparameters:\n  width: {values: [64, 0]}\n",
+         MS_ERR_INVALID, "parameters.width.values[1]", "1..65536"},
+        {"dataset: fashion-mnist\nparameters:\n  width: {values: [64, x]}\n",
+         MS_ERR_INVALID, "parameters.width.values[1]", "must be an integer"},
+        {"dataset: fashion-mnist\nparameters:\n  dropout: {value: 1.5}\n",
+         MS_ERR_INVALID, "parameters.dropout.value", "[0, 1)"},
+        {"dataset: fashion-mnist\nparameters:\n"
+         "  learning_rate: {distribution: uniform, min: 0.1, max: 0.2}\n",
+         MS_ERR_INVALID, "parameters.learning_rate.distribution",
+         "cannot be used with method: grid"},
+        {"dataset: fashion-mnist\nparameters:\n  widht: {value: 3}\n",
+         MS_ERR_INVALID, "parameters.widht", "unknown parameter 'widht'"},
+        {"dataset: fashion-mnist\nparameters:\n  width: {vals: [3]}\n",
+         MS_ERR_INVALID, "parameters.width.vals", "unknown key"},
+        {"dataset: fashion-mnist\nparameters:\n  width: 3\n", MS_ERR_INVALID,
+         "parameters.width", "must be a mapping"},
+        {"dataset: fashion-mnist\nparameters:\n"
+         "  width: {value: 3, values: [3]}\n",
+         MS_ERR_INVALID, "parameters.width", "only one of"},
+        {"dataset: fashion-mnist\nparameters:\n"
+         "  hidden_sizes: {values: [[10], [10, x]]}\n",
+         MS_ERR_INVALID, "parameters.hidden_sizes.values[1]",
+         "hidden_sizes[1]"},
+        {"dataset: fashion-mnist\nparameters:\n"
+         "  hidden_sizes: {values: [[10]]}\n  width: {value: 5}\n",
+         MS_ERR_INVALID, "parameters.hidden_sizes", "not both"},
+        {"dataset: fashion-mnist\nmethod: random\nrun_cap: 3\nparameters:\n"
+         "  width: {distribution: uniform, min: 1, max: 9}\n",
+         MS_ERR_INVALID, "parameters.width.distribution", "int_uniform"},
+        {"dataset: fashion-mnist\nmethod: random\nrun_cap: 3\nparameters:\n"
+         "  learning_rate: {distribution: normal, min: 1, max: 9}\n",
+         MS_ERR_INVALID, "parameters.learning_rate.distribution",
+         "unknown distribution 'normal'"},
+        {"dataset: fashion-mnist\nmethod: random\nrun_cap: 3\nparameters:\n"
+         "  learning_rate: {distribution: uniform, min: 0.5, max: 0.1}\n",
+         MS_ERR_INVALID, "parameters.learning_rate.max", "max must be >= min"},
+        {"dataset: fashion-mnist\nmethod: random\nparameters:\n"
+         "  width: {values: [1, 2]}\n",
+         MS_ERR_INVALID, "run_cap", "required for method random"},
+        {"dataset: fashion-mnist\nmethod: bayes\n", MS_ERR_UNSUPPORTED,
+         "method", "method: bayes is not yet supported"},
+        {"dataset: fashion-mnist\nmethod: hyperband\n", MS_ERR_INVALID,
+         "method", "unknown method 'hyperband'"},
+        {"dataset: fashion-mnist\nearly_terminate: {type: hyperband}\n",
+         MS_ERR_UNSUPPORTED, "early_terminate", "not yet supported"},
+        {"dataset: fashion-mnist\ncolour: blue\n", MS_ERR_INVALID, "colour",
+         "unknown key"},
+        {"dataset: imagenet\n", MS_ERR_INVALID, "dataset",
+         "unknown dataset 'imagenet'"},
+        {"dataset: {train: a.csv}\n", MS_ERR_INVALID, "dataset.test",
+         "needs train and test"},
+        {"dataset: {train: a.csv, test: b.csv, labels: y}\n", MS_ERR_INVALID,
+         "dataset.labels", "unknown key"},
+        {"name: x\n", MS_ERR_INVALID, "dataset", "missing"},
+        {"dataset: fashion-mnist\nrun_cap: many\n", MS_ERR_INVALID, "run_cap",
+         "must be an integer"},
+        {"dataset: fashion-mnist\nrun_cap: 0\n", MS_ERR_INVALID, "run_cap",
+         ">= 1"},
+        {"dataset: fashion-mnist\nname: [a, b]\n", MS_ERR_INVALID, "name",
+         "must be a string"},
+        {"dataset: fashion-mnist\nmetric: {name: speed}\n", MS_ERR_INVALID,
+         "metric.name", "unknown metric 'speed'"},
+        {"dataset: fashion-mnist\nmetric: {name: val_loss, goal: up}\n",
+         MS_ERR_INVALID, "metric.goal", "unknown goal"},
+        {"dataset: fashion-mnist\nverify: {replicas: 0}\n", MS_ERR_INVALID,
+         "verify.replicas", "1..64"},
+        {"dataset: fashion-mnist\nverify: {quorum: 2}\n", MS_ERR_INVALID,
+         "verify.quorum", "unknown key"},
+        {"dataset: fashion-mnist\nkeep_weights: some\n", MS_ERR_INVALID,
+         "keep_weights", "unknown value 'some'"},
+        {"dataset: fashion-mnist\ndataset: mnist\n", MS_ERR_INVALID,
+         "dataset", "duplicate key"},
+        {"- 1\n- 2\n", MS_ERR_INVALID, "", "must be a mapping"},
+        {"", MS_ERR_INVALID, "", "empty"},
+        {"dataset: fashion-mnist\nparameters:\n"
+         "  learning_rate: {value: .nan}\n",
+         MS_ERR_INVALID, "parameters.learning_rate.value", "NaN"},
+        {"dataset: fashion-mnist\nparameters:\n"
+         "  early_stopping: {value: 1}\n",
+         MS_ERR_INVALID, "parameters.early_stopping.value", "true or false"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ms_spec_t *spec = NULL;
+        ms_diag_t diag = {{0}, {0}};
+        int rc = ms_spec_parse(cases[i].text, strlen(cases[i].text), NULL,
+                               &spec, &diag);
+        if (rc != cases[i].rc)
+            fail_msg("case %zu: rc %d, expected %d (%s: %s)", i, rc,
+                     cases[i].rc, diag.where, diag.reason);
+        assert_null(spec);
+        if (strcmp(diag.where, cases[i].where) != 0)
+            fail_msg("case %zu: where '%s', expected '%s' (%s)", i,
+                     diag.where, cases[i].where, diag.reason);
+        if (!strstr(diag.reason, cases[i].why))
+            fail_msg("case %zu: reason '%s' lacks '%s'", i, diag.reason,
+                     cases[i].why);
+    }
+}
+
+static void
+test_yaml_syntax_error(void **state)
+{
+    (void) state;
+    const char *text = "dataset: fashion-mnist\nparameters:\n"
+                       "  width: {values: [1, 2}\n";
+    ms_spec_t *spec = NULL;
+    ms_diag_t diag;
+    assert_int_equal(ms_spec_parse(text, strlen(text), NULL, &spec, &diag),
+                     MS_ERR_INVALID);
+    assert_null(spec);
+    assert_non_null(strstr(diag.where, "line 3, column "));
+    assert_true(strlen(diag.reason) > 0);
+    //  A tab in indentation, another libyaml error.
+    text = "dataset: fashion-mnist\nparameters:\n\twidth: {value: 1}\n";
+    assert_int_equal(ms_spec_parse(text, strlen(text), NULL, &spec, &diag),
+                     MS_ERR_INVALID);
+    assert_non_null(strstr(diag.where, "line 3"));
+}
+
+static void
+test_wandb_keys_warn(void **state)
+{
+    (void) state;
+    const char *text = "program: train.py\n"
+                       "project: fmnist\n"
+                       "entity: lab\n"
+                       "command: [python, train.py]\n"
+                       "description: a test\n"
+                       "dataset: fashion-mnist\n"
+                       "parameters:\n  width: {values: [8, 16]}\n";
+    ms_spec_t *spec = s_parse(text);
+    assert_int_equal(ms_spec_task_count(spec), 2);
+    assert_int_equal(ms_spec_warning_count(spec), 5);
+    assert_non_null(strstr(ms_spec_warning(spec, 0), "program: ignored"));
+    assert_non_null(strstr(ms_spec_warning(spec, 3), "command: ignored"));
+    assert_null(ms_spec_warning(spec, 5));
+    //  Ignored keys do not change the sweep.
+    ms_spec_t *plain =
+        s_parse("dataset: fashion-mnist\nparameters:\n  width: {values: [8, "
+                "16]}\n");
+    assert_true(ms_hash_equal(ms_spec_sweep_id(spec), ms_spec_sweep_id(plain)));
+    ms_spec_destroy(&spec);
+    ms_spec_destroy(&plain);
+}
+
+static void
+test_duplicates_dropped(void **state)
+{
+    (void) state;
+    ms_spec_t *spec = s_parse("dataset: fashion-mnist\nparameters:\n"
+                              "  width: {values: [8, 16, 8]}\n"
+                              "  learning_rate: {values: [0.1, 0.1]}\n");
+    assert_int_equal(ms_spec_task_count(spec), 2);
+    assert_int_equal(ms_spec_warning_count(spec), 1);
+    assert_non_null(strstr(ms_spec_warning(spec, 0), "4 duplicate"));
+    s_assert_ids_distinct(spec);
+    ms_spec_destroy(&spec);
+}
+
+static void
+test_limits_and_run_cap(void **state)
+{
+    (void) state;
+    ms_spec_options_t opts;
+    ms_spec_options_defaults(&opts);
+    assert_int_equal(opts.max_tasks, MS_SPEC_DEFAULT_MAX_TASKS);
+    opts.max_tasks = 100;
+    ms_spec_t *spec = NULL;
+    ms_diag_t diag;
+    //  The design grid (216) with run_cap 500 exceeds 100 tasks.
+    assert_int_equal(ms_spec_parse(s_design_spec, strlen(s_design_spec),
+                                   &opts, &spec, &diag),
+                     MS_ERR_RANGE);
+    assert_null(spec);
+    assert_string_equal(diag.where, "parameters");
+    //  run_cap truncates the grid in order.
+    char *capped = strdup(s_design_spec);
+    memcpy(strstr(capped, "run_cap: 500"), "run_cap:  10", 12);
+    assert_int_equal(ms_spec_parse(capped, strlen(capped), &opts, &spec,
+                                   &diag),
+                     MS_OK);
+    assert_int_equal(ms_spec_task_count(spec), 10);
+    ms_spec_t *full = s_parse(s_design_spec);
+    for (size_t i = 0; i < 10; i++)
+        assert_string_equal(ms_spec_task_json(spec, i),
+                            ms_spec_task_json(full, i));
+    ms_spec_destroy(&spec);
+    ms_spec_destroy(&full);
+    free(capped);
+    //  A random sweep over the limit.
+    const char *big = "dataset: mnist\nmethod: random\nrun_cap: 101\n"
+                      "parameters:\n  width: {values: [1, 2]}\n";
+    assert_int_equal(ms_spec_parse(big, strlen(big), &opts, &spec, &diag),
+                     MS_ERR_RANGE);
+    assert_string_equal(diag.where, "run_cap");
+}
+
+static void
+test_canonical_round_trip(void **state)
+{
+    (void) state;
+    ms_spec_t *spec = s_parse(s_design_spec);
+    size_t len;
+    const char *canon = ms_spec_canonical(spec, &len);
+    ms_spec_t *loaded = NULL;
+    ms_diag_t diag;
+    assert_int_equal(ms_spec_load_canonical(canon, len, &loaded, &diag),
+                     MS_OK);
+    assert_true(ms_hash_equal(ms_spec_sweep_id(spec),
+                              ms_spec_sweep_id(loaded)));
+    assert_int_equal(ms_spec_task_count(loaded), 216);
+    for (size_t i = 0; i < 216; i++) {
+        assert_true(ms_hash_equal(ms_spec_task_id(spec, i),
+                                  ms_spec_task_id(loaded, i)));
+        assert_string_equal(ms_spec_task_json(spec, i),
+                            ms_spec_task_json(loaded, i));
+    }
+    assert_string_equal(ms_spec_name(loaded), "depth-vs-accuracy");
+    assert_int_equal(ms_spec_verify(loaded)->replicas, 2);
+    assert_int_equal(ms_spec_run_cap(loaded), 500);
+    assert_string_equal(ms_spec_dataset(loaded)->name, "fashion-mnist");
+    ms_spec_destroy(&loaded);
+    //  Not canonical (a space added): refused.
+    char *spaced = malloc(len + 2);
+    spaced[0] = ' ';
+    memcpy(spaced + 1, canon, len + 1);
+    assert_int_equal(ms_spec_load_canonical(spaced, len + 1, &loaded, &diag),
+                     MS_ERR_INVALID);
+    assert_null(loaded);
+    //  A bad task config is named by its index.
+    char *broken = strdup(canon);
+    char *at = strstr(broken, "\"width\":64}");
+    memcpy(at, "\"width\":-4}", 11);
+    assert_int_equal(ms_spec_load_canonical(broken, len, &loaded, &diag),
+                     MS_ERR_INVALID);
+    assert_string_equal(diag.where, "tasks[0].width");
+    //  Not JSON at all.
+    assert_int_equal(ms_spec_load_canonical("name: x", 7, &loaded, &diag),
+                     MS_ERR_INVALID);
+    free(spaced);
+    free(broken);
+    ms_spec_destroy(&spec);
+}
+
+static void
+test_file_dataset_ids(void **state)
+{
+    (void) state;
+    char train[] = "/tmp/ms_spec_train_XXXXXX";
+    char test[] = "/tmp/ms_spec_test_XXXXXX";
+    int fd1 = mkstemp(train), fd2 = mkstemp(test);
+    assert_true(fd1 >= 0 && fd2 >= 0);
+    assert_int_equal(write(fd1, "label,x\n1,2\n", 12), 12);
+    assert_int_equal(write(fd2, "label,x\n0,3\n", 12), 12);
+    close(fd1);
+    close(fd2);
+    char text[512];
+    snprintf(text, sizeof text,
+             "dataset: {train: %s, test: %s, label: y}\n"
+             "parameters:\n  width: {values: [4, 8]}\n",
+             train, test);
+    ms_spec_t *spec = s_parse(text);
+    const ms_spec_dataset_t *ds = ms_spec_dataset(spec);
+    assert_false(ds->builtin);
+    assert_string_equal(ds->train_path, train);
+    assert_string_equal(ds->label, "y");
+    //  No ids until the files are hashed.
+    assert_false(ms_spec_ids_ready(spec));
+    assert_null(ms_spec_sweep_id(spec));
+    assert_null(ms_spec_canonical(spec, NULL));
+    assert_null(ms_spec_task_id(spec, 0));
+    assert_non_null(ms_spec_task_json(spec, 0));
+    ms_diag_t diag;
+    assert_int_equal(ms_spec_bind_dataset_files(spec, &diag), MS_OK);
+    assert_true(ms_spec_ids_ready(spec));
+    ms_hash_t h_train;
+    ms_hash_bytes("label,x\n1,2\n", 12, &h_train);
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&h_train, hex);
+    char expect[200];
+    snprintf(expect, sizeof expect, "\"train\":\"%s\"", hex);
+    assert_non_null(strstr(ms_spec_canonical(spec, NULL), expect));
+    assert_non_null(strstr(ms_spec_canonical(spec, NULL),
+                           "{\"dataset\":{\"label\":\"y\",\"test\":\""));
+    //  Setting the same hashes directly gives the same ids.
+    ms_spec_t *other = s_parse(text);
+    ms_hash_t h_test;
+    ms_hash_bytes("label,x\n0,3\n", 12, &h_test);
+    assert_int_equal(ms_spec_set_dataset_hashes(other, &h_train, &h_test),
+                     MS_OK);
+    assert_true(ms_hash_equal(ms_spec_sweep_id(spec),
+                              ms_spec_sweep_id(other)));
+    //  Other file content, other sweep.
+    h_test.bytes[0] ^= 1;
+    assert_int_equal(ms_spec_set_dataset_hashes(other, &h_train, &h_test),
+                     MS_OK);
+    assert_false(ms_hash_equal(ms_spec_sweep_id(spec),
+                               ms_spec_sweep_id(other)));
+    //  The canonical form loads back, without paths.
+    size_t len;
+    const char *canon = ms_spec_canonical(spec, &len);
+    ms_spec_t *loaded = NULL;
+    assert_int_equal(ms_spec_load_canonical(canon, len, &loaded, &diag),
+                     MS_OK);
+    assert_null(ms_spec_dataset(loaded)->train_path);
+    assert_true(ms_spec_dataset(loaded)->hashed);
+    assert_true(ms_hash_equal(&ms_spec_dataset(loaded)->train_hash,
+                              &h_train));
+    assert_int_equal(ms_spec_bind_dataset_files(loaded, &diag),
+                     MS_ERR_INVALID);
+    //  A missing file is named.
+    unlink(test);
+    ms_spec_t *missing = s_parse(text);
+    assert_int_equal(ms_spec_bind_dataset_files(missing, &diag), MS_ERR_IO);
+    assert_string_equal(diag.where, test);
+    assert_false(ms_spec_ids_ready(missing));
+    //  A built-in dataset has nothing to bind and refuses hashes.
+    ms_spec_t *builtin = s_parse(s_sklearn_spec);
+    assert_int_equal(ms_spec_bind_dataset_files(builtin, &diag), MS_OK);
+    assert_int_equal(ms_spec_set_dataset_hashes(builtin, &h_train, &h_test),
+                     MS_ERR_INVALID);
+    unlink(train);
+    ms_spec_destroy(&spec);
+    ms_spec_destroy(&other);
+    ms_spec_destroy(&loaded);
+    ms_spec_destroy(&missing);
+    ms_spec_destroy(&builtin);
+}
+
+//  --------------------------------------------------------------------------
+//  Read examples/NAME from the source tree (malloc'd, NUL-terminated).
+
+static char *
+s_read_example(const char *name)
+{
+    const char *dir = getenv("MESHSWEEP_SOURCE_DIR");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/examples/%s", dir ? dir : "..", name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    char *text = calloc(1, 65536);
+    size_t n = fread(text, 1, 65535, f);
+    fclose(f);
+    text[n] = '\0';
+    return text;
+}
+
+static void
+test_examples_parse(void **state)
+{
+    (void) state;
+    static const struct {
+        const char *file;
+        size_t n_tasks;
+    } examples[] = {
+        {"depth-sweep.yaml", 16},
+        {"sklearn-grid.yaml", 8},
+        {"deep-sweep.yaml", 7},
+    };
+    for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++) {
+        char *text = s_read_example(examples[i].file);
+        ms_spec_t *spec = s_parse(text);
+        assert_int_equal(ms_spec_task_count(spec), examples[i].n_tasks);
+        assert_int_equal(ms_spec_warning_count(spec), 0);
+        s_assert_ids_distinct(spec);
+        ms_spec_destroy(&spec);
+        free(text);
+    }
+}
+
+static void
+test_names(void **state)
+{
+    (void) state;
+    assert_string_equal(ms_spec_method_name(MS_SPEC_METHOD_SOBOL), "sobol");
+    assert_string_equal(ms_keep_weights_name(MS_KEEP_WEIGHTS_BEST), "best");
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_design_example),
+        cmocka_unit_test(test_sklearn_grid),
+        cmocka_unit_test(test_ids_stable_and_sensitive),
+        cmocka_unit_test(test_json_input),
+        cmocka_unit_test(test_random_reproducible_in_range),
+        cmocka_unit_test(test_sobol_stratified_and_seeded),
+        cmocka_unit_test(test_errors_name_key_path),
+        cmocka_unit_test(test_yaml_syntax_error),
+        cmocka_unit_test(test_wandb_keys_warn),
+        cmocka_unit_test(test_duplicates_dropped),
+        cmocka_unit_test(test_limits_and_run_cap),
+        cmocka_unit_test(test_canonical_round_trip),
+        cmocka_unit_test(test_file_dataset_ids),
+        cmocka_unit_test(test_examples_parse),
+        cmocka_unit_test(test_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
