@@ -779,7 +779,7 @@ test_examples_parse(void **state)
         size_t n_tasks;
     } examples[] = {
         {"depth-sweep.yaml", 16},
-        {"sklearn-grid.yaml", 8},
+        {"sklearn-grid.yaml", 24},
         {"deep-sweep.yaml", 7},
     };
     for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++) {
