@@ -1,0 +1,61 @@
+/*  =========================================================================
+    ms_cpu - the CPU backend's operations (OpenBLAS plus plain C loops)
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    One function per op of ms_backend_ops_t, same names as the CUDA ones
+    will have (ms_cpu_gemm / ms_cuda_gemm). Semantics, shapes and error
+    codes are those documented in ms_backend.h. Buffers are host memory.
+    Loops run in one thread, in index order, so results do not depend on
+    timing; element-wise loops are written to auto-vectorise, which does
+    not change any result (each element is computed on its own, and the
+    build uses -ffp-contract=off).
+*/
+#ifndef MS_CPU_H
+#define MS_CPU_H
+
+#include "ms_backend.h"
+
+//  Zeroed, 64-byte aligned host memory; NULL when memory runs out.
+void *ms_cpu_alloc(ms_backend_t *b, size_t n_bytes);
+//  Free a buffer from ms_cpu_alloc; NULL-safe.
+void ms_cpu_free_buf(ms_backend_t *b, void *buf);
+//  Copies between host and "device" (both host memory): MS_OK.
+int ms_cpu_upload(ms_backend_t *b, void *dst, const void *src,
+                  size_t n_bytes);
+int ms_cpu_download(ms_backend_t *b, void *dst, const void *src,
+                    size_t n_bytes);
+int ms_cpu_copy(ms_backend_t *b, void *dst, const void *src, size_t n_bytes);
+//  Row-major cblas_sgemm; MS_OK. Sizes must fit in int (asserted).
+int ms_cpu_gemm(ms_backend_t *b, bool trans_a, bool trans_b, int64_t m,
+                int64_t n, int64_t k, float alpha, const float *a,
+                int64_t lda, const float *bm, int64_t ldb, float beta,
+                float *c, int64_t ldc);
+//  z += bias, a = f(z), one pass per row; MS_OK.
+int ms_cpu_bias_act_forward(ms_backend_t *b, ms_activation_t act,
+                            float slope, int64_t rows, int64_t cols,
+                            const float *bias, float *z, float *a);
+//  g *= f'(z) from a (z for gelu); MS_OK.
+int ms_cpu_act_backward(ms_backend_t *b, ms_activation_t act, float slope,
+                        int64_t n, const float *z, const float *a, float *g);
+//  out = x * mask, element-wise; MS_OK.
+int ms_cpu_mul(ms_backend_t *b, int64_t n, const float *mask, const float *x,
+               float *out);
+//  db = column sums of delta, rows in order; MS_OK.
+int ms_cpu_col_sum(ms_backend_t *b, int64_t rows, int64_t cols,
+                   const float *delta, float *db);
+//  Softmax cross-entropy: loss sum, argmax hits, delta; MS_OK.
+int ms_cpu_softmax_xent(ms_backend_t *b, int64_t rows, int64_t cols,
+                        const float *logits, const int32_t *labels,
+                        float grad_scale, float *delta, double *loss_sum,
+                        int64_t *n_correct);
+//  Mean squared error: loss sum, argmax hits, delta; MS_OK.
+int ms_cpu_mse(ms_backend_t *b, int64_t rows, int64_t cols, const float *y,
+               const int32_t *labels, const float *targets, float grad_scale,
+               float *delta, double *loss_sum, int64_t *n_correct);
+//  One optimizer step on a parameter segment (ms_optim.h); MS_OK.
+int ms_cpu_optim_step(ms_backend_t *b, const ms_optim_step_t *step,
+                      int64_t n, float *w, const float *g, float *m,
+                      float *v);
+
+#endif

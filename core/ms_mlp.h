@@ -1,0 +1,124 @@
+/*  =========================================================================
+    ms_mlp - a multilayer perceptron on a backend: parameters, gradients,
+    optimizer state and activation workspace, forward, backward, step
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    Shapes and memory layout are described at the top of ms_mlp.c. In
+    short: L = n_hidden + 1 layers; layer l maps fan_in(l) to fan_out(l);
+    its weights are a fan_out x fan_in row-major matrix followed by its
+    fan_out biases, and the layers follow each other in one parameter block
+    (the layout of ms_trainer_params). Gradients mirror that block; the
+    optimizer state is one block of k x n_params floats (k = 0, 1 or 2).
+    Activations live in one workspace sized for max_rows rows. Nothing is
+    allocated after ms_mlp_open.
+
+    Typical minibatch:
+        upload rows of x to ms_mlp_input(), labels to ms_mlp_labels()
+        ms_mlp_forward(mlp, ms_mlp_params(mlp), rows, &dropout_rng);
+        ms_mlp_loss(mlp, rows, true, &loss_sum, &n_correct);
+        ms_mlp_backward(mlp, rows);
+        ms_mlp_step(mlp, cfg, lr, t);
+
+    Thread rule: an mlp belongs to one thread.
+*/
+#ifndef MS_MLP_H
+#define MS_MLP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ms_backend.h"
+#include "ms_config.h"
+#include "ms_err.h"
+#include "ms_rng.h"
+
+typedef struct ms_mlp ms_mlp_t;
+
+//  Build the network of cfg (hidden sizes, activation, leaky slope, loss,
+//  dropout, optimizer kind for the state size) for n_inputs inputs and
+//  n_outputs outputs, with a workspace for max_rows rows per pass.
+//  Parameters start at zero: call ms_mlp_init. backend is borrowed.
+//  Returns MS_OK; MS_ERR_NOMEM (host or device memory; *out NULL).
+int
+    ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg,
+                int32_t n_inputs, int32_t n_outputs, int64_t max_rows,
+                ms_backend_t *backend);
+
+//  Free the network and its buffers; NULL-safe; sets *self_p to NULL.
+void
+    ms_mlp_destroy(ms_mlp_t **self_p);
+
+//  Initialise weights by scheme init, drawing normals from rng in layer
+//  order, row-major; biases zero; gradients and optimizer state zero.
+//  he N(0, 2/fan_in) (He et al. 2015); xavier N(0, 2/(fan_in+fan_out))
+//  (Glorot and Bengio 2010); lecun N(0, 1/fan_in) (LeCun et al. 1998);
+//  orthogonal: a Gaussian matrix orthonormalised along its shorter side
+//  by modified Gram-Schmidt in double, times ms_activation_gain (Saxe et
+//  al. 2014). Returns MS_OK, MS_ERR_NOMEM (orthogonal scratch) or
+//  MS_ERR_BACKEND.
+int
+    ms_mlp_init(ms_mlp_t *self, ms_init_t init, ms_rng_t *rng);
+
+//  Forward pass over the rows x n_inputs matrix in ms_mlp_input(), with
+//  the given parameter block (device memory, layout of ms_mlp_params; pass
+//  ms_mlp_params(self) to train). dropout_rng NULL: evaluation (no
+//  dropout); otherwise each hidden unit is kept with probability 1 - p
+//  and scaled by 1 / (1 - p) (inverted dropout, Srivastava et al. 2014),
+//  one draw per unit in row-major order, layer by layer. The outputs are
+//  in ms_mlp_output(). rows <= max_rows. Returns MS_OK or MS_ERR_BACKEND.
+int
+    ms_mlp_forward(ms_mlp_t *self, const float *params, int64_t rows,
+                   ms_rng_t *dropout_rng);
+
+//  Loss of the last forward pass against ms_mlp_labels() (classification)
+//  or ms_mlp_targets() (regression): adds the summed per-row loss to
+//  *loss_sum and argmax hits to *n_correct (classification only); with
+//  want_grad, also writes the output delta for ms_mlp_backward (gradient
+//  of the mean loss over rows). Returns MS_OK or MS_ERR_BACKEND.
+int
+    ms_mlp_loss(ms_mlp_t *self, int64_t rows, bool want_grad,
+                double *loss_sum, int64_t *n_correct);
+
+//  Backward pass after ms_mlp_forward (with ms_mlp_params) and
+//  ms_mlp_loss(want_grad): overwrites the gradient block with the
+//  gradient of the mean minibatch loss. The input gradient of the first
+//  layer is not computed. Returns MS_OK or MS_ERR_BACKEND.
+int
+    ms_mlp_backward(ms_mlp_t *self, int64_t rows);
+
+//  One optimizer step on every layer with the gradients, for update
+//  number t (1-based) at learning rate lr (ms_optim.h rules; biases not
+//  decayed). Returns MS_OK or MS_ERR_BACKEND.
+int
+    ms_mlp_step(ms_mlp_t *self, const ms_train_config_t *cfg, double lr,
+                int64_t t);
+
+//  Device buffers (borrowed, valid while the mlp lives): parameters,
+//  gradients (n_params each), optimizer state (ms_mlp_state_floats),
+//  the input matrix (max_rows x n_inputs), labels (max_rows int32),
+//  targets (max_rows floats), outputs (max_rows x n_outputs).
+float *ms_mlp_params(ms_mlp_t *self);
+float *ms_mlp_grads(ms_mlp_t *self);
+float *ms_mlp_state(ms_mlp_t *self);
+float *ms_mlp_input(ms_mlp_t *self);
+int32_t *ms_mlp_labels(ms_mlp_t *self);
+float *ms_mlp_targets(ms_mlp_t *self);
+const float *ms_mlp_output(const ms_mlp_t *self);
+
+//  Sizes: parameters, optimizer state floats, layers (n_hidden + 1),
+//  rows the workspace holds, and workspace bytes (activations, deltas,
+//  masks, input and label buffers).
+int64_t ms_mlp_n_params(const ms_mlp_t *self);
+int64_t ms_mlp_state_floats(const ms_mlp_t *self);
+int32_t ms_mlp_n_layers(const ms_mlp_t *self);
+int64_t ms_mlp_max_rows(const ms_mlp_t *self);
+int64_t ms_mlp_workspace_bytes(const ms_mlp_t *self);
+
+//  Where layer l (0-based) lives in the parameter block: weight offset,
+//  bias offset (floats), fan_in and fan_out. Any pointer may be NULL.
+void
+    ms_mlp_layer(const ms_mlp_t *self, int32_t l, int64_t *w_offset,
+                 int64_t *b_offset, int32_t *fan_in, int32_t *fan_out);
+
+#endif

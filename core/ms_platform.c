@@ -1,0 +1,192 @@
+/*  =========================================================================
+    ms_platform - platform facts for the backend fingerprint
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+*/
+#include "ms_platform.h"
+
+#include <cblas.h>
+#include <stdbool.h>
+#include <gnu/libc-version.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef MESHSWEEP_VERSION
+#define MESHSWEEP_VERSION "unknown"
+#endif
+#ifndef MESHSWEEP_COMPILER
+#define MESHSWEEP_COMPILER "unknown"
+#endif
+#ifndef MESHSWEEP_BUILD_FLAGS
+#define MESHSWEEP_BUILD_FLAGS "unknown"
+#endif
+
+//  CPU flags that select different kernels, in fingerprint order.
+static const char *s_flags[] = {"sse4_2",   "avx",         "avx2",
+                                "fma",      "f16c",        "avx512f",
+                                "avx512dq", "avx512bw",    "avx512vl",
+                                "avx512_vnni", "avx512_bf16", "amx_tile"};
+
+//  --------------------------------------------------------------------------
+//  Copy a string into a fixed array, trimmed of surrounding blanks.
+
+static void
+s_set(char *dst, size_t size, const char *src)
+{
+    while (*src == ' ' || *src == '\t')
+        src++;
+    snprintf(dst, size, "%s", src);
+    size_t n = strlen(dst);
+    while (n > 0 && (dst[n - 1] == '\n' || dst[n - 1] == ' '))
+        dst[--n] = '\0';
+}
+
+//  --------------------------------------------------------------------------
+//  True when word is one of the blank-separated tokens of list.
+
+static int
+s_has_token(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)) != NULL; p += n) {
+        bool start = p == list || p[-1] == ' ' || p[-1] == '\t';
+        bool end = p[n] == ' ' || p[n] == '\n' || p[n] == '\0';
+        if (start && end)
+            return 1;
+    }
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Model name and flags from /proc/cpuinfo.
+
+static void
+s_read_cpuinfo(ms_platform_t *out)
+{
+    s_set(out->cpu_model, sizeof out->cpu_model, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char *line = NULL;
+    size_t cap = 0;
+    bool have_model = false, have_flags = false;
+    while ((!have_model || !have_flags) && getline(&line, &cap, f) > 0) {
+        char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        if (!have_model && strncmp(line, "model name", 10) == 0) {
+            s_set(out->cpu_model, sizeof out->cpu_model, colon + 1);
+            have_model = true;
+        }
+        else if (!have_flags && strncmp(line, "flags", 5) == 0) {
+            size_t used = 0;
+            for (size_t i = 0; i < sizeof s_flags / sizeof s_flags[0]; i++)
+                if (s_has_token(colon + 1, s_flags[i]))
+                    used += (size_t) snprintf(
+                        out->cpu_flags + used,
+                        used < sizeof out->cpu_flags
+                            ? sizeof out->cpu_flags - used
+                            : 0,
+                        "%s%s", used ? " " : "", s_flags[i]);
+            have_flags = true;
+        }
+    }
+    free(line);
+    fclose(f);
+}
+
+//  --------------------------------------------------------------------------
+//  Fill the platform facts.
+
+int
+ms_platform_detect(ms_platform_t *out, const ms_backend_t *backend)
+{
+    memset(out, 0, sizeof *out);
+    s_set(out->backend, sizeof out->backend,
+          backend ? ms_backend_name(backend) : "cpu");
+    s_read_cpuinfo(out);
+    const char *config = openblas_get_config();
+    s_set(out->blas_config, sizeof out->blas_config,
+          config ? config : "unknown");
+    //  "OpenBLAS 0.3.21 DYNAMIC_ARCH ...": the first two words.
+    char name[32] = "", version[32] = "";
+    if (config && sscanf(config, "%31s %31s", name, version) == 2)
+        snprintf(out->blas, sizeof out->blas, "%s %s", name, version);
+    else
+        s_set(out->blas, sizeof out->blas, "unknown");
+    const char *core = openblas_get_corename();
+    s_set(out->blas_core, sizeof out->blas_core, core ? core : "unknown");
+    out->blas_threads = openblas_get_num_threads();
+    s_set(out->build, sizeof out->build, MESHSWEEP_VERSION);
+    s_set(out->compiler, sizeof out->compiler, MESHSWEEP_COMPILER);
+    s_set(out->build_flags, sizeof out->build_flags, MESHSWEEP_BUILD_FLAGS);
+    snprintf(out->libc, sizeof out->libc, "glibc %s",
+             gnu_get_libc_version());
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Seconds on the monotonic clock.
+
+static double
+s_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+//  --------------------------------------------------------------------------
+//  Single-thread SGEMM GFLOP/s.
+
+double
+ms_platform_calibrate(void)
+{
+    enum { N = 256, RUNS = 7 };
+    float *a = malloc(3 * (size_t) N * N * sizeof(float));
+    if (!a)
+        return 0.0;
+    float *b = a + N * N, *c = b + N * N;
+    for (int i = 0; i < N * N; i++) {
+        a[i] = (float) ((i * 7 % 13) - 6) * 0.1f;
+        b[i] = (float) ((i * 5 % 11) - 5) * 0.1f;
+    }
+    int threads = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+    double best = 1e30;
+    for (int r = 0; r < RUNS; r++) {
+        double t0 = s_now();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f,
+                    a, N, b, N, 0.0f, c, N);
+        double t = s_now() - t0;
+        if (r > 0 && t < best) // the first run warms caches and pages
+            best = t;
+    }
+    openblas_set_num_threads(threads);
+    free(a);
+    return best > 0 ? 2.0 * N * N * (double) N / best * 1e-9 : 0.0;
+}
+
+//  --------------------------------------------------------------------------
+//  Fingerprint fields in order.
+
+void
+ms_platform_fields(const ms_platform_t *self, ms_platform_field_fn fn,
+                   void *arg)
+{
+    char threads[16];
+    snprintf(threads, sizeof threads, "%d", (int) self->blas_threads);
+    fn(arg, "backend", self->backend);
+    fn(arg, "cpu_model", self->cpu_model);
+    fn(arg, "cpu_flags", self->cpu_flags);
+    fn(arg, "blas", self->blas);
+    fn(arg, "blas_core", self->blas_core);
+    fn(arg, "blas_threads", threads);
+    fn(arg, "build", self->build);
+    fn(arg, "compiler", self->compiler);
+    fn(arg, "build_flags", self->build_flags);
+    fn(arg, "libc", self->libc);
+}

@@ -1,0 +1,140 @@
+/*  =========================================================================
+    ms_backend_test - backend construction, buffers, gemm, reductions
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "ms_backend.h"
+
+//  --------------------------------------------------------------------------
+static void
+test_open_by_name(void **state)
+{
+    (void) state;
+    ms_backend_t *b = NULL;
+    ms_diag_t diag;
+    assert_int_equal(ms_backend_open(&b, "cpu", 1, &diag), MS_OK);
+    assert_string_equal(ms_backend_name(b), "cpu");
+    assert_int_equal(ms_backend_threads(b), 1);
+    const ms_backend_ops_t *ops = ms_backend_ops(b);
+    assert_true(ops->host_memory);
+    assert_string_equal(ops->name, "cpu");
+    //  Every operation is there.
+    assert_true(ops->alloc && ops->free_buf && ops->upload && ops->download
+                && ops->copy && ops->gemm && ops->bias_act_forward
+                && ops->act_backward && ops->mul && ops->col_sum
+                && ops->softmax_xent && ops->mse && ops->optim_step);
+    ms_backend_destroy(&b);
+    assert_null(b);
+    ms_backend_destroy(&b); // NULL-safe
+    assert_int_equal(ms_backend_open(&b, "auto", 0, &diag), MS_OK);
+    assert_string_equal(ms_backend_name(b), "cpu");
+    assert_int_equal(ms_backend_threads(b), 1); // < 1 means 1
+    ms_backend_destroy(&b);
+    assert_int_equal(ms_backend_open(&b, "cuda", 1, &diag), MS_ERR_NODEVICE);
+    assert_null(b);
+    assert_non_null(strstr(diag.reason, "cuda"));
+    assert_int_equal(ms_backend_open(&b, "tpu", 1, &diag), MS_ERR_INVALID);
+    assert_null(b);
+    assert_non_null(strstr(diag.reason, "\"tpu\""));
+}
+
+//  Buffers are zeroed, 64-byte aligned; copies round-trip.
+static void
+test_buffers(void **state)
+{
+    (void) state;
+    ms_backend_t *b = ms_backend_cpu_new(1);
+    const ms_backend_ops_t *ops = ms_backend_ops(b);
+    float *d = ops->alloc(b, 100 * sizeof(float));
+    float *e = ops->alloc(b, 100 * sizeof(float));
+    assert_non_null(d);
+    assert_int_equal((uintptr_t) d % 64, 0);
+    for (int i = 0; i < 100; i++)
+        assert_true(d[i] == 0.0f);
+    float host[100], back[100];
+    for (int i = 0; i < 100; i++)
+        host[i] = (float) i * 0.5f;
+    assert_int_equal(ops->upload(b, d, host, sizeof host), MS_OK);
+    assert_int_equal(ops->copy(b, e, d, sizeof host), MS_OK);
+    assert_int_equal(ops->download(b, back, e, sizeof host), MS_OK);
+    assert_memory_equal(host, back, sizeof host);
+    ops->free_buf(b, d);
+    ops->free_buf(b, e);
+    ops->free_buf(b, NULL);
+    ms_backend_destroy(&b);
+}
+
+//  --------------------------------------------------------------------------
+//  gemm in all four orientations against a naive double product.
+static void
+test_gemm_orientations(void **state)
+{
+    (void) state;
+    ms_backend_t *b = ms_backend_cpu_new(1);
+    enum { M = 5, N = 7, K = 6 };
+    float a[M * K], bt[K * N], c[M * N];
+    for (int i = 0; i < M * K; i++)
+        a[i] = 0.1f * (float) (i % 9 - 4);
+    for (int i = 0; i < K * N; i++)
+        bt[i] = 0.2f * (float) (i % 7 - 3);
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            //  Stored shapes: A is M x K (or K x M when ta), B is K x N (or
+            //  N x K when tb).
+            int lda = ta ? M : K, ldb = tb ? K : N;
+            for (int i = 0; i < M * N; i++)
+                c[i] = 1.0f;
+            ms_backend_ops(b)->gemm(b, ta, tb, M, N, K, 2.0f, a, lda, bt,
+                                    ldb, 0.5f, c, N);
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    double s = 0;
+                    for (int k = 0; k < K; k++) {
+                        double av = ta ? a[k * M + i] : a[i * K + k];
+                        double bv = tb ? bt[j * K + k] : bt[k * N + j];
+                        s += av * bv;
+                    }
+                    double want = 2.0 * s + 0.5;
+                    assert_true(fabs(c[i * N + j] - want) < 1e-5);
+                }
+        }
+    ms_backend_destroy(&b);
+}
+
+//  col_sum sums rows in order; mul is element-wise.
+static void
+test_col_sum_and_mul(void **state)
+{
+    (void) state;
+    ms_backend_t *b = ms_backend_cpu_new(1);
+    const ms_backend_ops_t *ops = ms_backend_ops(b);
+    float d[6] = {1, 2, 3, 4, 5, 6}, db[3] = {9, 9, 9};
+    ops->col_sum(b, 2, 3, d, db);
+    assert_true(db[0] == 5 && db[1] == 7 && db[2] == 9);
+    float mask[6] = {0, 2, 2, 0, 2, 0}, out[6];
+    ops->mul(b, 6, mask, d, out);
+    assert_true(out[0] == 0 && out[1] == 4 && out[4] == 10 && out[5] == 0);
+    ms_backend_destroy(&b);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_open_by_name),
+        cmocka_unit_test(test_buffers),
+        cmocka_unit_test(test_gemm_orientations),
+        cmocka_unit_test(test_col_sum_and_mul),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,550 @@
+/*  =========================================================================
+    ms_train_test - the training loop: learning, determinism, checkpoints,
+    divergence, early stopping, noop, bad input
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ms_synth.h"
+#include "ms_train.h"
+
+typedef struct {
+    ms_backend_t *backend;
+    ms_dataset_t *train, *val, *test;
+} fixture_t;
+
+//  Blobs: 600 train, 200 val, 200 test, 8 features, 3 classes.
+static int
+setup(void **state)
+{
+    fixture_t *f = calloc(1, sizeof *f);
+    f->backend = ms_backend_cpu_new(1);
+    f->train = ms_synth_blobs(600, 8, 3, 0.6, 1);
+    f->val = ms_synth_blobs(200, 8, 3, 0.6, 1);
+    f->test = ms_synth_blobs(200, 8, 3, 0.6, 1);
+    //  Same centres (seed 1) but other samples: take the tail rows.
+    ms_synth_free(&f->val);
+    ms_synth_free(&f->test);
+    ms_dataset_t *all = ms_synth_blobs(1000, 8, 3, 0.6, 1);
+    f->val = ms_synth_empty(8, 3);
+    f->test = ms_synth_empty(8, 3);
+    ms_dataset_t *parts[3] = {f->train, f->val, f->test};
+    int64_t starts[3] = {0, 600, 800}, counts[3] = {600, 200, 200};
+    for (int p = 0; p < 3; p++) {
+        ms_dataset_t *d = parts[p];
+        free(d->x);
+        free(d->labels);
+        d->n_samples = counts[p];
+        d->x = malloc((size_t) counts[p] * 8 * sizeof(float));
+        d->labels = malloc((size_t) counts[p] * sizeof(int32_t));
+        memcpy(d->x, all->x + starts[p] * 8,
+               (size_t) counts[p] * 8 * sizeof(float));
+        memcpy(d->labels, all->labels + starts[p],
+               (size_t) counts[p] * sizeof(int32_t));
+    }
+    ms_synth_free(&all);
+    *state = f;
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    fixture_t *f = *state;
+    ms_synth_free(&f->train);
+    ms_synth_free(&f->val);
+    ms_synth_free(&f->test);
+    ms_backend_destroy(&f->backend);
+    free(f);
+    return 0;
+}
+
+static ms_train_config_t
+small_config(void)
+{
+    ms_train_config_t cfg;
+    ms_train_config_defaults(&cfg);
+    ms_train_config_set_uniform(&cfg, 2, 16);
+    cfg.batch_size = 32;
+    cfg.epochs = 5;
+    cfg.learning_rate = 0.01;
+    return cfg;
+}
+
+//  Train to the end; returns the result (caller clears it).
+static ms_run_result_t
+run(fixture_t *f, const ms_train_config_t *cfg)
+{
+    ms_run_result_t r;
+    ms_diag_t diag;
+    int rc = ms_train_run(cfg, f->train, f->val, f->test, f->backend, NULL,
+                          NULL, &r, &diag);
+    assert_int_equal(rc, MS_OK);
+    return r;
+}
+
+//  --------------------------------------------------------------------------
+static void
+test_learns_separable_blobs(void **state)
+{
+    fixture_t *f = *state;
+    ms_train_config_t cfg = small_config();
+    ms_run_result_t r = run(f, &cfg);
+    assert_int_equal(r.status, MS_RUN_OK);
+    assert_int_equal(r.epochs, 5);
+    assert_int_equal(r.n_curve, 5);
+    assert_true(r.test_accuracy > 0.95);
+    assert_true(r.val_accuracy > 0.95);
+    assert_true(r.curve[4].train_loss < r.curve[0].train_loss);
+    assert_int_equal(r.params, (8 + 1) * 16 + (16 + 1) * 16 + (16 + 1) * 3);
+    assert_int_equal(r.best_epoch, 5);
+    ms_run_result_clear(&r);
+    assert_null(r.curve);
+}
+
+//  Every optimizer, activation and init learns the easy problem.
+static void
+test_every_option_learns(void **state)
+{
+    fixture_t *f = *state;
+    for (int o = MS_OPTIM_SGD; o <= MS_OPTIM_ADAMW; o++)
+        for (int a = MS_ACTIVATION_RELU; a <= MS_ACTIVATION_LINEAR; a++) {
+            ms_train_config_t cfg = small_config();
+            cfg.optimizer = (ms_optim_kind_t) o;
+            cfg.activation = (ms_activation_t) a;
+            cfg.init = (ms_init_t) ((o + a) % 4);
+            cfg.learning_rate = o <= MS_OPTIM_NESTEROV ? 0.1 : 0.01;
+            cfg.epochs = 8;
+            cfg.schedule = (ms_schedule_t) (a % 3);
+            cfg.dropout = a == MS_ACTIVATION_RELU ? 0.2 : 0.0;
+            ms_run_result_t r = run(f, &cfg);
+            if (r.status != MS_RUN_OK || !(r.test_accuracy > 0.9))
+                fail_msg("optimizer %s activation %s: %s acc %f",
+                         ms_optim_name(cfg.optimizer),
+                         ms_activation_name(cfg.activation), r.error,
+                         r.test_accuracy);
+            ms_run_result_clear(&r);
+        }
+}
+
+//  --------------------------------------------------------------------------
+//  Two runs with the same config are bit-identical; another seed is not.
+static void
+test_deterministic(void **state)
+{
+    fixture_t *f = *state;
+    ms_train_config_t cfg = small_config();
+    cfg.dropout = 0.1;
+    float *w[3];
+    int64_t n[3];
+    double loss[3];
+    for (int i = 0; i < 3; i++) {
+        cfg.seed = i < 2 ? 7 : 8;
+        ms_trainer_t *t;
+        assert_int_equal(ms_trainer_open(&t, &cfg, f->train, f->val,
+                                         f->test, f->backend, NULL),
+                         MS_OK);
+        ms_epoch_metrics_t m;
+        while (!ms_trainer_done(t))
+            assert_int_equal(ms_trainer_epoch(t, &m), MS_OK);
+        loss[i] = m.train_loss;
+        const float *p = ms_trainer_params(t, &n[i]);
+        w[i] = malloc((size_t) n[i] * sizeof(float));
+        memcpy(w[i], p, (size_t) n[i] * sizeof(float));
+        ms_trainer_destroy(&t);
+        assert_null(t);
+    }
+    assert_int_equal(n[0], n[1]);
+    assert_memory_equal(w[0], w[1], (size_t) n[0] * sizeof(float));
+    assert_memory_equal(&loss[0], &loss[1], sizeof(double));
+    assert_memory_not_equal(w[0], w[2], (size_t) n[0] * sizeof(float));
+    for (int i = 0; i < 3; i++)
+        free(w[i]);
+}
+
+//  --------------------------------------------------------------------------
+//  Save after epoch 2, restore into a fresh trainer: the continuation is
+//  bit-identical to the uninterrupted run (weights, curve, test metrics).
+static void
+test_checkpoint_continuation_bit_exact(void **state)
+{
+    fixture_t *f = *state;
+    ms_train_config_t cfg = small_config();
+    cfg.dropout = 0.2;
+    cfg.optimizer = MS_OPTIM_ADAMW;
+    cfg.schedule = MS_SCHEDULE_COSINE;
+    cfg.early_stopping = true;
+    cfg.patience = 10;
+
+    ms_trainer_t *a, *b;
+    assert_int_equal(ms_trainer_open(&a, &cfg, f->train, f->val, f->test,
+                                     f->backend, NULL),
+                     MS_OK);
+    void *bytes = NULL;
+    size_t n_bytes = 0;
+    for (int e = 0; e < 2; e++)
+        assert_int_equal(ms_trainer_epoch(a, NULL), MS_OK);
+    assert_int_equal(ms_trainer_save(a, &bytes, &n_bytes), MS_OK);
+    while (!ms_trainer_done(a))
+        assert_int_equal(ms_trainer_epoch(a, NULL), MS_OK);
+
+    cfg.seed = 1; // same config
+    assert_int_equal(ms_trainer_open(&b, &cfg, f->train, f->val, f->test,
+                                     f->backend, NULL),
+                     MS_OK);
+    assert_int_equal(ms_trainer_restore(b, bytes, n_bytes), MS_OK);
+    while (!ms_trainer_done(b))
+        assert_int_equal(ms_trainer_epoch(b, NULL), MS_OK);
+
+    int64_t na, nb;
+    const float *pa = ms_trainer_params(a, &na);
+    const float *pb = ms_trainer_params(b, &nb);
+    assert_int_equal(na, nb);
+    assert_memory_equal(pa, pb, (size_t) na * sizeof(float));
+    ms_run_result_t ra, rb;
+    assert_int_equal(ms_trainer_finish(a, &ra), MS_OK);
+    assert_int_equal(ms_trainer_finish(b, &rb), MS_OK);
+    assert_int_equal(ra.n_curve, rb.n_curve);
+    for (int i = 0; i < ra.n_curve; i++) {
+        assert_memory_equal(&ra.curve[i].train_loss, &rb.curve[i].train_loss,
+                            sizeof(double));
+        assert_memory_equal(&ra.curve[i].val_accuracy,
+                            &rb.curve[i].val_accuracy, sizeof(double));
+    }
+    assert_memory_equal(&ra.test_loss, &rb.test_loss, sizeof(double));
+    ms_run_result_clear(&ra);
+    ms_run_result_clear(&rb);
+    ms_trainer_destroy(&a);
+    ms_trainer_destroy(&b);
+    free(bytes);
+}
+
+//  A corrupt, truncated or foreign checkpoint is refused and changes
+//  nothing.
+static void
+test_checkpoint_refused(void **state)
+{
+    fixture_t *f = *state;
+    ms_train_config_t cfg = small_config();
+    ms_trainer_t *a, *b;
+    assert_int_equal(ms_trainer_open(&a, &cfg, f->train, f->val, f->test,
+                                     f->backend, NULL),
+                     MS_OK);
+    assert_int_equal(ms_trainer_epoch(a, NULL), MS_OK);
+    void *bytes;
+    size_t n;
+    assert_int_equal(ms_trainer_save(a, &bytes, &n), MS_OK);
+
+    cfg.learning_rate = 0.02; // another config
+    assert_int_equal(ms_trainer_open(&b, &cfg, f->train, f->val, f->test,
+                                     f->backend, NULL),
+                     MS_OK);
+    int64_t np;
+    const float *now = ms_trainer_params(b, &np);
+    float *before = malloc((size_t) np * sizeof(float));
+    memcpy(before, now, (size_t) np * sizeof(float));
+    assert_int_equal(ms_trainer_restore(b, bytes, n), MS_ERR_INVALID);
+    ms_trainer_destroy(&b);
+
+    cfg.learning_rate = 0.01;
+    assert_int_equal(ms_trainer_open(&b, &cfg, f->train, f->val, f->test,
+                                     f->backend, NULL),
+                     MS_OK);
+    assert_int_equal(ms_trainer_restore(b, bytes, n - 1), MS_ERR_INVALID);
+    ((unsigned char *) bytes)[n / 2] ^= 1;
+    assert_int_equal(ms_trainer_restore(b, bytes, n), MS_ERR_INVALID);
+    assert_int_equal(ms_trainer_restore(b, "garbage", 7), MS_ERR_INVALID);
+    now = ms_trainer_params(b, &np);
+    assert_memory_equal(before, now, (size_t) np * sizeof(float));
+    ((unsigned char *) bytes)[n / 2] ^= 1;
+    assert_int_equal(ms_trainer_restore(b, bytes, n), MS_OK);
+    free(before);
+    free(bytes);
+    ms_trainer_destroy(&a);
+    ms_trainer_destroy(&b);
+}
+
+//  --------------------------------------------------------------------------
+//  A huge learning rate diverges; the run says so and stops at once.
+static void
+test_divergence_detected(void **state)
+{
+    fixture_t *f = *state;
+    ms_train_config_t cfg = small_config();
+    cfg.optimizer = MS_OPTIM_SGD;
+    cfg.learning_rate = 1e30;
+    cfg.epochs = 20;
+    ms_run_result_t r = run(f, &cfg);
+    assert_int_equal(r.status, MS_RUN_DIVERGED);
+    assert_true(r.epochs >= 1 && r.epochs < 20);
+    char expect[64];
+    snprintf(expect, sizeof expect, "diverged at epoch %d", (int) r.epochs);
+    assert_string_equal(r.error, expect);
+    assert_false(isfinite(r.curve[r.n_curve - 1].train_loss)
+                 && isfinite(r.curve[r.n_curve - 1].val_loss));
+    assert_string_equal(ms_run_status_name(r.status), "diverged");
+    ms_run_result_clear(&r);
+}
+
+//  --------------------------------------------------------------------------
+//  Early stopping: validation labels that carry no signal stop the run
+//  after `patience` epochs without improvement, and the best epoch's
+//  weights are final.
+static void
+test_early_stopping_fires(void **state)
+{
+    fixture_t *f = *state;
+    ms_train_config_t cfg = small_config();
+    cfg.epochs = 50;
+    cfg.early_stopping = true;
+    cfg.patience = 3;
+    //  Validation: constant class 0 labels, so accuracy plateaus quickly.
+    int32_t *saved = f->val->labels;
+    int32_t *flat = calloc((size_t) f->val->n_samples, sizeof(int32_t));
+    f->val->labels = flat;
+    ms_run_result_t r = run(f, &cfg);
+    f->val->labels = saved;
+    free(flat);
+    assert_int_equal(r.status, MS_RUN_OK);
+    assert_true(r.epochs < 50);
+    assert_int_equal(r.epochs, r.best_epoch + cfg.patience);
+    double best = -1;
+    for (int i = 0; i < r.n_curve; i++)
+        if (r.curve[i].val_accuracy > best)
+            best = r.curve[i].val_accuracy;
+    assert_true(r.val_accuracy == best);
+    assert_true(r.curve[r.best_epoch - 1].val_accuracy == best);
+    ms_run_result_clear(&r);
+}
+
+//  The final weights are those of the best epoch: evaluating them on the
+//  validation set gives the best epoch's metrics.
+static void
+test_early_stopping_keeps_best_weights(void **state)
+{
+    fixture_t *f = *state;
+    ms_train_config_t cfg = small_config();
+    cfg.epochs = 12;
+    cfg.learning_rate = 0.05;
+    cfg.optimizer = MS_OPTIM_SGD;
+    cfg.early_stopping = true;
+    cfg.patience = 12;
+    ms_trainer_t *t;
+    assert_int_equal(ms_trainer_open(&t, &cfg, f->train, f->val, f->test,
+                                     f->backend, NULL),
+                     MS_OK);
+    while (!ms_trainer_done(t))
+        assert_int_equal(ms_trainer_epoch(t, NULL), MS_OK);
+    ms_run_result_t r;
+    assert_int_equal(ms_trainer_finish(t, &r), MS_OK);
+    int64_t n;
+    const float *p = ms_trainer_params(t, &n);
+    double loss, acc;
+    assert_int_equal(ms_trainer_evaluate(t, p, f->val, &loss, &acc), MS_OK);
+    assert_true(acc == r.val_accuracy);
+    assert_true(loss == r.val_loss);
+    assert_true(acc == r.curve[r.best_epoch - 1].val_accuracy);
+    assert_int_equal(ms_trainer_epoch(t, NULL), MS_ERR_INVALID);
+    void *bytes = (void *) 1;
+    size_t n_bytes = 1;
+    assert_int_equal(ms_trainer_save(t, &bytes, &n_bytes), MS_ERR_INVALID);
+    assert_null(bytes);
+    ms_run_result_t again;
+    assert_int_equal(ms_trainer_finish(t, &again), MS_ERR_INVALID);
+    ms_run_result_clear(&r);
+    ms_trainer_destroy(&t);
+}
+
+//  --------------------------------------------------------------------------
+//  noop: done at once, ok, zero metrics, no network.
+static void
+test_noop(void **state)
+{
+    fixture_t *f = *state;
+    ms_train_config_t cfg = small_config();
+    cfg.kind = MS_KIND_NOOP;
+    ms_trainer_t *t;
+    assert_int_equal(ms_trainer_open(&t, &cfg, f->train, f->val, f->test,
+                                     f->backend, NULL),
+                     MS_OK);
+    assert_true(ms_trainer_done(t));
+    int64_t n = -1;
+    assert_null(ms_trainer_params(t, &n));
+    assert_int_equal(n, 0);
+    ms_run_result_t r;
+    assert_int_equal(ms_trainer_finish(t, &r), MS_OK);
+    assert_int_equal(r.status, MS_RUN_OK);
+    assert_int_equal(r.epochs, 0);
+    assert_true(r.test_accuracy == 0 && r.val_accuracy == 0);
+    ms_trainer_destroy(&t);
+    r = run(f, &cfg);
+    assert_int_equal(r.status, MS_RUN_OK);
+    assert_int_equal(r.n_curve, 0);
+    ms_run_result_clear(&r);
+}
+
+//  --------------------------------------------------------------------------
+//  Regression data with mse: learns, accuracy NaN; cross_entropy refused.
+static void
+test_regression(void **state)
+{
+    fixture_t *f = *state;
+    ms_dataset_t *tr = ms_synth_regression(400, 6, 0.05, 3);
+    ms_dataset_t *empty = ms_synth_empty(6, 0);
+    ms_train_config_t cfg = small_config();
+    cfg.loss = MS_LOSS_MSE;
+    cfg.epochs = 20;
+    ms_run_result_t r;
+    ms_diag_t diag;
+    assert_int_equal(ms_train_run(&cfg, tr, tr, empty, f->backend, NULL,
+                                  NULL, &r, &diag),
+                     MS_OK);
+    assert_int_equal(r.status, MS_RUN_OK);
+    assert_true(isnan(r.val_accuracy));
+    assert_true(isnan(r.test_loss));
+    assert_true(r.val_loss < 0.1 * r.curve[0].train_loss + 0.01);
+    ms_run_result_clear(&r);
+
+    cfg.loss = MS_LOSS_CROSS_ENTROPY;
+    assert_int_equal(ms_train_run(&cfg, tr, tr, empty, f->backend, NULL,
+                                  NULL, &r, &diag),
+                     MS_ERR_INVALID);
+    assert_int_equal(r.status, MS_RUN_FAILED);
+    assert_string_equal(diag.where, "loss");
+    assert_non_null(strstr(r.error, "cross_entropy"));
+    ms_synth_free(&tr);
+    ms_synth_free(&empty);
+}
+
+//  --------------------------------------------------------------------------
+//  Bad input is refused with a diagnostic naming the field.
+static void
+test_bad_input(void **state)
+{
+    fixture_t *f = *state;
+    ms_train_config_t cfg = small_config();
+    ms_trainer_t *t = (ms_trainer_t *) 1;
+    ms_diag_t diag;
+    cfg.batch_size = 0;
+    assert_int_equal(ms_trainer_open(&t, &cfg, f->train, f->val, f->test,
+                                     f->backend, &diag),
+                     MS_ERR_INVALID);
+    assert_null(t);
+    assert_string_equal(diag.where, "batch_size");
+
+    cfg = small_config();
+    ms_dataset_t *other = ms_synth_blobs(10, 5, 3, 1.0, 2);
+    assert_int_equal(ms_trainer_open(&t, &cfg, f->train, other, f->test,
+                                     f->backend, &diag),
+                     MS_ERR_INVALID);
+    assert_string_equal(diag.where, "validation");
+    ms_synth_free(&other);
+
+    f->test->labels[5] = 7;
+    assert_int_equal(ms_trainer_open(&t, &cfg, f->train, f->val, f->test,
+                                     f->backend, &diag),
+                     MS_ERR_INVALID);
+    f->test->labels[5] = 0;
+    assert_string_equal(diag.where, "test");
+    assert_non_null(strstr(diag.reason, "sample 5: label 7"));
+}
+
+//  --------------------------------------------------------------------------
+//  Progress callback sees every epoch; a non-zero return stops the run.
+static int
+stop_after_two(void *arg, const ms_epoch_metrics_t *m, int32_t n_epochs)
+{
+    int *calls = arg;
+    (*calls)++;
+    assert_int_equal(m->epoch, *calls);
+    assert_int_equal(n_epochs, 5);
+    return m->epoch == 2;
+}
+
+static void
+test_progress_stop(void **state)
+{
+    fixture_t *f = *state;
+    ms_train_config_t cfg = small_config();
+    int calls = 0;
+    ms_run_result_t r;
+    assert_int_equal(ms_train_run(&cfg, f->train, f->val, f->test,
+                                  f->backend, stop_after_two, &calls, &r,
+                                  NULL),
+                     MS_OK);
+    assert_int_equal(calls, 2);
+    assert_int_equal(r.status, MS_RUN_FAILED);
+    assert_string_equal(r.error, "stopped");
+    ms_run_result_clear(&r);
+}
+
+//  Batch larger than the data, zero hidden layers, and a deep narrow net
+//  all run.
+static void
+test_shapes(void **state)
+{
+    fixture_t *f = *state;
+    ms_train_config_t cfg = small_config();
+    cfg.batch_size = 5000;
+    ms_train_config_set_uniform(&cfg, 0, 1);
+    ms_run_result_t r = run(f, &cfg);
+    assert_int_equal(r.status, MS_RUN_OK);
+    assert_int_equal(r.params, 9 * 3);
+    ms_run_result_clear(&r);
+
+    cfg = small_config();
+    cfg.activation = MS_ACTIVATION_SELU;
+    cfg.init = MS_INIT_LECUN;
+    ms_train_config_set_uniform(&cfg, 64, 32);
+    cfg.learning_rate = 0.001;
+    cfg.epochs = 4;
+    r = run(f, &cfg);
+    assert_int_equal(r.status, MS_RUN_OK);
+    if (!(r.test_accuracy > 0.9))
+        fail_msg("64 selu layers: test accuracy %f", r.test_accuracy);
+    ms_run_result_clear(&r);
+
+    //  The deepest network a config can describe trains (and is not
+    //  expected to learn much in one epoch).
+    cfg = small_config();
+    ms_train_config_set_uniform(&cfg, MS_MAX_HIDDEN_LAYERS, 2);
+    cfg.epochs = 1;
+    cfg.activation = MS_ACTIVATION_TANH;
+    cfg.init = MS_INIT_ORTHOGONAL;
+    r = run(f, &cfg);
+    assert_int_equal(r.status, MS_RUN_OK);
+    assert_int_equal(r.params, ms_train_config_params(&cfg, 8, 3));
+    ms_run_result_clear(&r);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_learns_separable_blobs),
+        cmocka_unit_test(test_every_option_learns),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_checkpoint_continuation_bit_exact),
+        cmocka_unit_test(test_checkpoint_refused),
+        cmocka_unit_test(test_divergence_detected),
+        cmocka_unit_test(test_early_stopping_fires),
+        cmocka_unit_test(test_early_stopping_keeps_best_weights),
+        cmocka_unit_test(test_noop),
+        cmocka_unit_test(test_regression),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_progress_stop),
+        cmocka_unit_test(test_shapes),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
