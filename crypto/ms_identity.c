@@ -1,0 +1,268 @@
+/*  =========================================================================
+    ms_identity - a node's Ed25519 key pair, kept in its data dir
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+*/
+#include "ms_identity.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct ms_identity {
+    uint8_t pk[crypto_sign_PUBLICKEYBYTES]; // Ed25519 public key
+    unsigned char *sk;                      // secret key, sodium_malloc'd
+    char node_id[MS_IDENTITY_HEX_LEN + 1];  // pk in lowercase hex
+};
+
+//  --------------------------------------------------------------------------
+//  Create dir with mode 0700 if it does not exist.
+
+static int
+s_mkdir(const char *dir, ms_diag_t *diag)
+{
+    if (mkdir(dir, 0700) == 0 || errno == EEXIST) {
+        struct stat st;
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+            return ms_diag_set_code(diag, MS_ERR_IO, dir, "not a directory");
+        return MS_OK;
+    }
+    return ms_diag_set_code(diag, MS_ERR_IO, dir, "cannot create: %s",
+                            strerror(errno));
+}
+
+//  --------------------------------------------------------------------------
+//  Write n bytes to path atomically (tmp, fsync, rename) with the mode.
+
+static int
+s_write_atomic(const char *path, const void *data, size_t n, mode_t mode,
+               ms_diag_t *diag)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, mode);
+    if (fd < 0)
+        return ms_diag_set_code(diag, MS_ERR_IO, tmp, "cannot create: %s",
+                                strerror(errno));
+    const uint8_t *p = data;
+    size_t left = n;
+    while (left > 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            return ms_diag_set_code(diag, MS_ERR_IO, tmp, "write: %s",
+                                    strerror(e));
+        }
+        p += w;
+        left -= (size_t) w;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0) {
+        unlink(tmp);
+        return ms_diag_set_code(diag, MS_ERR_IO, tmp, "fsync: %s",
+                                strerror(errno));
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return ms_diag_set_code(diag, MS_ERR_IO, path, "rename: %s",
+                                strerror(e));
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Read the secret key file into sk (sodium memory); check mode and size.
+
+static int
+s_read_key(const char *path, unsigned char *sk, ms_diag_t *diag)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot open: %s",
+                                strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return ms_diag_set_code(diag, MS_ERR_IO, path, "stat: %s",
+                                strerror(errno));
+    }
+    if (st.st_mode & 077) {
+        close(fd);
+        return ms_diag_set(diag, path,
+                           "secret key is readable by others (mode %03o); "
+                           "chmod 600 it",
+                           (unsigned) (st.st_mode & 0777));
+    }
+    if (st.st_size != crypto_sign_SECRETKEYBYTES) {
+        close(fd);
+        return ms_diag_set(diag, path, "key file has %lld bytes, expected %d",
+                           (long long) st.st_size,
+                           (int) crypto_sign_SECRETKEYBYTES);
+    }
+    size_t got = 0;
+    while (got < crypto_sign_SECRETKEYBYTES) {
+        ssize_t r = read(fd, sk + got, crypto_sign_SECRETKEYBYTES - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            close(fd);
+            return ms_diag_set_code(diag, MS_ERR_IO, path, "short read");
+        }
+        got += (size_t) r;
+    }
+    close(fd);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Open (or create) the identity in dir.
+
+int
+ms_identity_open(ms_identity_t **out, const char *dir, ms_diag_t *diag)
+{
+    *out = NULL;
+    if (sodium_init() < 0)
+        return ms_diag_set_code(diag, MS_ERR_IO, "libsodium",
+                                "sodium_init failed");
+    int rc = s_mkdir(dir, diag);
+    if (rc != MS_OK)
+        return rc;
+
+    ms_identity_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return MS_ERR_NOMEM;
+    self->sk = sodium_malloc(crypto_sign_SECRETKEYBYTES);
+    if (!self->sk) {
+        free(self);
+        return MS_ERR_NOMEM;
+    }
+    char key_path[4096], pub_path[4096];
+    snprintf(key_path, sizeof key_path, "%s/node.key", dir);
+    snprintf(pub_path, sizeof pub_path, "%s/node.pub", dir);
+
+    struct stat st;
+    if (stat(key_path, &st) == 0) {
+        rc = s_read_key(key_path, self->sk, diag);
+        if (rc != MS_OK)
+            goto fail;
+        crypto_sign_ed25519_sk_to_pk(self->pk, self->sk);
+        unsigned char seed[crypto_sign_SEEDBYTES];
+        unsigned char pk2[crypto_sign_PUBLICKEYBYTES];
+        unsigned char *sk2 = sodium_malloc(crypto_sign_SECRETKEYBYTES);
+        if (!sk2) {
+            rc = MS_ERR_NOMEM;
+            goto fail;
+        }
+        crypto_sign_ed25519_sk_to_seed(seed, self->sk);
+        crypto_sign_seed_keypair(pk2, sk2, seed);
+        sodium_memzero(seed, sizeof seed);
+        sodium_free(sk2);
+        if (sodium_memcmp(pk2, self->pk, sizeof pk2) != 0) {
+            rc = ms_diag_set(diag, key_path,
+                             "corrupt key file: public key does not match "
+                             "its seed");
+            goto fail;
+        }
+    } else if (errno == ENOENT) {
+        crypto_sign_keypair(self->pk, self->sk);
+        rc = s_write_atomic(key_path, self->sk, crypto_sign_SECRETKEYBYTES,
+                            0600, diag);
+        if (rc != MS_OK)
+            goto fail;
+    } else {
+        rc = ms_diag_set_code(diag, MS_ERR_IO, key_path, "stat: %s",
+                              strerror(errno));
+        goto fail;
+    }
+    sodium_bin2hex(self->node_id, sizeof self->node_id, self->pk,
+                   sizeof self->pk);
+    // The public file is a convenience: rewrite it when missing or stale.
+    char line[MS_IDENTITY_HEX_LEN + 2];
+    snprintf(line, sizeof line, "%s\n", self->node_id);
+    FILE *f = fopen(pub_path, "r");
+    char have[MS_IDENTITY_HEX_LEN + 2] = "";
+    if (f) {
+        if (!fgets(have, sizeof have, f))
+            have[0] = 0;
+        fclose(f);
+    }
+    if (strcmp(have, line) != 0) {
+        rc = s_write_atomic(pub_path, line, strlen(line), 0644, diag);
+        if (rc != MS_OK)
+            goto fail;
+    }
+    *out = self;
+    return MS_OK;
+
+fail:
+    ms_identity_destroy(&self);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Wipe and free.
+
+void
+ms_identity_destroy(ms_identity_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    ms_identity_t *self = *self_p;
+    if (self->sk)
+        sodium_free(self->sk); // sodium_free wipes before freeing
+    free(self);
+    *self_p = NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  The public key.
+
+const uint8_t *
+ms_identity_public_key(const ms_identity_t *self)
+{
+    return self->pk;
+}
+
+//  --------------------------------------------------------------------------
+//  The node id in hex.
+
+const char *
+ms_identity_node_id(const ms_identity_t *self)
+{
+    return self->node_id;
+}
+
+//  --------------------------------------------------------------------------
+//  Detached signature.
+
+int
+ms_identity_sign(const ms_identity_t *self, const void *msg, size_t n,
+                 uint8_t sig[MS_IDENTITY_SIG_BYTES])
+{
+    if (crypto_sign_detached(sig, NULL, msg, n, self->sk) != 0)
+        return MS_ERR_INVALID;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Verify a detached signature.
+
+int
+ms_identity_verify(const uint8_t pk[MS_IDENTITY_PK_BYTES], const void *msg,
+                   size_t n, const uint8_t sig[MS_IDENTITY_SIG_BYTES])
+{
+    if (crypto_sign_verify_detached(sig, msg, n, pk) != 0)
+        return MS_ERR_BADSIG;
+    return MS_OK;
+}

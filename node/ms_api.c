@@ -1,0 +1,798 @@
+/*  =========================================================================
+    ms_api - the node's HTTP/JSON API (libmicrohttpd), minimal first cut
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    Request handling: libmicrohttpd calls s_handler several times per
+    request. The first call only sets up a context (and refuses a POST
+    whose Content-Length is over the limit at once, before reading it);
+    calls with upload data append to the context's body (a chunked body
+    that grows past the limit is drained and refused with 413); the last
+    call routes and answers. Every answer is JSON (CSV and the Prometheus
+    text aside), with Cache-Control: no-store.
+*/
+#include "ms_api.h"
+#include "ms_analysis.h"
+#include "ms_hash.h"
+#include "ms_results.h"
+#include "ms_wire_canon.h"
+
+#include <microhttpd.h>
+
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct ms_api {
+    ms_api_hooks_t hooks;            // the node's hooks (copy)
+    struct MHD_Daemon *daemon;       // libmicrohttpd
+    char address[128];               // "ADDR:PORT" bound
+    atomic_uint_fast64_t n_requests; // answered
+    atomic_uint_fast64_t n_rejected; // answered with 4xx/5xx
+};
+
+//  One request in progress.
+typedef struct {
+    char *body;     // POST body so far (NUL-terminated)
+    size_t len;     // bytes in body
+    bool too_large; // body went past MS_API_MAX_BODY
+} s_request_t;
+
+//  --------------------------------------------------------------------------
+//  Queue a response with a body (copied) and a content type; count it.
+
+static enum MHD_Result
+s_reply(ms_api_t *self, struct MHD_Connection *conn, unsigned status,
+        const char *type, const char *body, size_t len)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        len, (void *) body, MHD_RESPMEM_MUST_COPY);
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type", type);
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+        MHD_add_response_header(resp, "Allow", "GET, POST");
+    enum MHD_Result r = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    atomic_fetch_add(&self->n_requests, 1);
+    if (status >= 400)
+        atomic_fetch_add(&self->n_rejected, 1);
+    return r;
+}
+
+//  --------------------------------------------------------------------------
+//  Answer with a JSON value (taken).
+
+static enum MHD_Result
+s_reply_json(ms_api_t *self, struct MHD_Connection *conn, unsigned status,
+             json_t *value)
+{
+    // Canonical JSON: numbers in their shortest round-trip form.
+    char *text = value ? ms_wire_canon_dump(value) : NULL;
+    if (value && !text)
+        text = json_dumps(value, JSON_COMPACT);
+    json_decref(value);
+    if (!text)
+        return s_reply(self, conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                       "application/json", "{\"error\":\"out of memory\"}", 25);
+    enum MHD_Result r =
+        s_reply(self, conn, status, "application/json", text, strlen(text));
+    free(text);
+    return r;
+}
+
+//  --------------------------------------------------------------------------
+//  Answer {"error": "..."} with a printf-style message.
+
+static enum MHD_Result s_reply_error(ms_api_t *self,
+                                     struct MHD_Connection *conn,
+                                     unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static enum MHD_Result
+s_reply_error(ms_api_t *self, struct MHD_Connection *conn, unsigned status,
+              const char *fmt, ...)
+{
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return s_reply_json(self, conn, status, json_pack("{s:s}", "error", msg));
+}
+
+//  --------------------------------------------------------------------------
+//  Answer with a diag as the error.
+
+static enum MHD_Result
+s_reply_diag(ms_api_t *self, struct MHD_Connection *conn, unsigned status,
+             const ms_diag_t *diag, int rc)
+{
+    char text[MS_DIAG_WHERE_MAX + MS_DIAG_REASON_MAX + 8];
+    ms_diag_format(diag, text, sizeof text);
+    return s_reply_error(self, conn, status, "%s",
+                         text[0] ? text : ms_strerror(rc));
+}
+
+//  --------------------------------------------------------------------------
+//  HTTP status for a status code of a lookup or a submission.
+
+static unsigned
+s_status_of(int rc)
+{
+    switch (rc) {
+    case MS_ERR_NOTFOUND:
+        return MHD_HTTP_NOT_FOUND;
+    case MS_ERR_INVALID:
+    case MS_ERR_UNSUPPORTED:
+    case MS_ERR_RANGE:
+    case MS_ERR_CONFLICT:
+    case MS_ERR_DATASET:
+        return MHD_HTTP_BAD_REQUEST;
+    case MS_ERR_INTERRUPTED:
+    case MS_ERR_TIMEOUT:
+        return MHD_HTTP_SERVICE_UNAVAILABLE;
+    default:
+        return MHD_HTTP_INTERNAL_SERVER_ERROR;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  The counts object of a stored sweep.
+
+static json_t *
+s_counts_json(const ms_store_sweep_t *sweep)
+{
+    json_t *counts = json_object();
+    for (int s = 0; counts && s < MS_TASK_N_STATES; s++)
+        json_object_set_new(counts, ms_task_state_name((ms_task_state_t) s),
+                            json_integer((json_int_t) sweep->counts[s]));
+    return counts;
+}
+
+//  --------------------------------------------------------------------------
+//  The summary object of a stored sweep (list and detail views).
+
+static json_t *
+s_sweep_json(const ms_store_sweep_t *sweep)
+{
+    ms_hash_t h;
+    memcpy(h.bytes, sweep->sweep_id, MS_HASH_BYTES);
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&h, hex);
+    json_error_t err;
+    json_t *spec = json_loadb(sweep->spec_json, sweep->spec_len, 0, &err);
+    json_t *obj = json_pack(
+        "{s:s, s:O, s:O, s:O, s:s, s:i, s:I, s:o, s:I, s:I}", "sweep_id", hex,
+        "name",
+        json_object_get(spec, "name") ? json_object_get(spec, "name")
+                                      : json_null(),
+        "method",
+        json_object_get(spec, "method") ? json_object_get(spec, "method")
+                                        : json_null(),
+        "dataset",
+        json_object_get(spec, "dataset") ? json_object_get(spec, "dataset")
+                                         : json_null(),
+        "state", ms_sweep_state_name(sweep->state), "priority",
+        (int) sweep->priority, "n_tasks", (json_int_t) sweep->n_tasks, "counts",
+        s_counts_json(sweep), "created_at_ms",
+        (json_int_t) sweep->created_at_ms, "updated_at_ms",
+        (json_int_t) sweep->updated_at_ms);
+    if (obj && spec) {
+        json_t *metric = json_object_get(spec, "metric");
+        if (metric)
+            json_object_set(obj, "metric", metric);
+    }
+    json_decref(spec);
+    return obj;
+}
+
+//  --------------------------------------------------------------------------
+//  Append one sweep to a list.
+
+static int
+s_list_one(void *arg, const ms_store_sweep_t *sweep)
+{
+    json_t *obj = s_sweep_json(sweep);
+    if (!obj)
+        return MS_ERR_NOMEM;
+    json_array_append_new((json_t *) arg, obj);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  GET /api/v1/sweeps
+
+static enum MHD_Result
+s_get_sweeps(ms_api_t *self, struct MHD_Connection *conn)
+{
+    json_t *list = json_array();
+    if (!list)
+        return s_reply_error(self, conn, 500, "out of memory");
+    int rc = ms_store_list_sweeps(self->hooks.store, s_list_one, list);
+    if (rc != MS_OK) {
+        json_decref(list);
+        return s_reply_error(self, conn, 500, "store: %s", ms_strerror(rc));
+    }
+    return s_reply_json(self, conn, MHD_HTTP_OK,
+                        json_pack("{s:o}", "sweeps", list));
+}
+
+//  Tasks by state over every sweep.
+typedef struct {
+    uint64_t counts[MS_TASK_N_STATES]; // sums
+    uint64_t n_sweeps;                 // sweeps seen
+} s_totals_t;
+
+//  --------------------------------------------------------------------------
+//  Add one sweep's counts.
+
+static int
+s_total_one(void *arg, const ms_store_sweep_t *sweep)
+{
+    s_totals_t *t = arg;
+    for (int s = 0; s < MS_TASK_N_STATES; s++)
+        t->counts[s] += sweep->counts[s];
+    t->n_sweeps++;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  GET /api/v1/status
+
+static enum MHD_Result
+s_get_status(ms_api_t *self, struct MHD_Connection *conn)
+{
+    json_t *status = self->hooks.status(self->hooks.arg);
+    if (!status)
+        return s_reply_error(self, conn, 500, "out of memory");
+    s_totals_t t = {0};
+    ms_store_list_sweeps(self->hooks.store, s_total_one, &t);
+    json_t *tasks = json_object();
+    for (int s = 0; tasks && s < MS_TASK_N_STATES; s++)
+        json_object_set_new(tasks, ms_task_state_name((ms_task_state_t) s),
+                            json_integer((json_int_t) t.counts[s]));
+    json_object_set_new(status, "tasks", tasks);
+    json_object_set_new(status, "sweeps",
+                        json_integer((json_int_t) t.n_sweeps));
+    json_object_set_new(status, "api", json_string(self->address));
+    return s_reply_json(self, conn, MHD_HTTP_OK, status);
+}
+
+//  --------------------------------------------------------------------------
+//  Append "name value" (with optional labels) in Prometheus text format.
+
+static void s_metric(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void
+s_metric(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = *buf ? vsnprintf(*buf + *len, *cap - *len, fmt, ap) : -1;
+        va_end(ap);
+        if (n >= 0 && (size_t) n < *cap - *len) {
+            *len += (size_t) n;
+            return;
+        }
+        size_t want = *cap ? *cap * 2 : 4096;
+        char *p = realloc(*buf, want);
+        if (!p)
+            return;
+        *buf = p;
+        *cap = want;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  GET /metrics
+
+static enum MHD_Result
+s_get_metrics(ms_api_t *self, struct MHD_Connection *conn)
+{
+    json_t *st = self->hooks.status(self->hooks.arg);
+    s_totals_t t = {0};
+    ms_store_list_sweeps(self->hooks.store, s_total_one, &t);
+    ms_store_stats_t ss;
+    ms_store_stats(self->hooks.store, &ss);
+    char *b = NULL;
+    size_t len = 0, cap = 0;
+    s_metric(&b, &len, &cap,
+             "# HELP meshsweep_tasks Tasks in this node's store by state.\n"
+             "# TYPE meshsweep_tasks gauge\n");
+    for (int s = 0; s < MS_TASK_N_STATES; s++)
+        s_metric(&b, &len, &cap, "meshsweep_tasks{state=\"%s\"} %" PRIu64 "\n",
+                 ms_task_state_name((ms_task_state_t) s), t.counts[s]);
+    s_metric(&b, &len, &cap,
+             "# HELP meshsweep_sweeps Sweeps in this node's store.\n"
+             "# TYPE meshsweep_sweeps gauge\nmeshsweep_sweeps %" PRIu64 "\n",
+             t.n_sweeps);
+    struct {
+        const char *name, *type, *help, *key;
+    } fields[] = {
+        {"meshsweep_tasks_trained_total", "counter",
+         "Training results stored by this node since it started.",
+         "tasks_trained_total"},
+        {"meshsweep_training_seconds_total", "counter",
+         "Seconds of training behind those results.", "training_seconds_total"},
+        {"meshsweep_worker_crashes_total", "counter",
+         "Worker processes that died.", "worker_crashes_total"},
+        {"meshsweep_workers", "gauge", "Worker processes.", "workers"},
+        {"meshsweep_workers_busy", "gauge", "Workers running a task.",
+         "workers_busy"},
+        {"meshsweep_store_bytes", "gauge", "Size of the store's data file.",
+         "store_bytes"},
+        {"meshsweep_uptime_seconds", "gauge", "Seconds since the node started.",
+         "uptime_seconds"},
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        json_t *v = json_object_get(st, fields[i].key);
+        s_metric(&b, &len, &cap, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n",
+                 fields[i].name, fields[i].help, fields[i].name, fields[i].type,
+                 fields[i].name,
+                 json_is_number(v) ? json_number_value(v) : 0.0);
+    }
+    s_metric(&b, &len, &cap,
+             "# HELP meshsweep_http_requests_total HTTP requests answered.\n"
+             "# TYPE meshsweep_http_requests_total counter\n"
+             "meshsweep_http_requests_total %" PRIu64 "\n"
+             "# HELP meshsweep_rejected_requests_total Requests answered "
+             "with an error status.\n"
+             "# TYPE meshsweep_rejected_requests_total counter\n"
+             "meshsweep_rejected_requests_total %" PRIu64 "\n",
+             (uint64_t) atomic_load(&self->n_requests) + 1,
+             (uint64_t) atomic_load(&self->n_rejected));
+    s_metric(&b, &len, &cap,
+             "# HELP meshsweep_store_commits_total Store write transactions.\n"
+             "# TYPE meshsweep_store_commits_total counter\n"
+             "meshsweep_store_commits_total %" PRIu64 "\n"
+             "# HELP meshsweep_store_map_bytes Store map size.\n"
+             "# TYPE meshsweep_store_map_bytes gauge\n"
+             "meshsweep_store_map_bytes %" PRIu64 "\n"
+             "# HELP meshsweep_store_map_grows_total Store map growths.\n"
+             "# TYPE meshsweep_store_map_grows_total counter\n"
+             "meshsweep_store_map_grows_total %" PRIu64 "\n"
+             "# HELP meshsweep_store_stale_readers_total Stale store "
+             "readers cleared.\n"
+             "# TYPE meshsweep_store_stale_readers_total counter\n"
+             "meshsweep_store_stale_readers_total %" PRIu64 "\n",
+             ss.n_commits, ss.map_size_bytes, ss.n_map_grows,
+             ss.n_stale_readers);
+    json_decref(st);
+    if (!b)
+        return s_reply_error(self, conn, 500, "out of memory");
+    enum MHD_Result r =
+        s_reply(self, conn, MHD_HTTP_OK, "text/plain; version=0.0.4", b, len);
+    free(b);
+    return r;
+}
+
+//  --------------------------------------------------------------------------
+//  POST /api/v1/sweeps
+
+static enum MHD_Result
+s_post_sweeps(ms_api_t *self, struct MHD_Connection *conn, s_request_t *req)
+{
+    if (req->too_large)
+        return s_reply_error(self, conn, MHD_HTTP_CONTENT_TOO_LARGE,
+                             "body: larger than %u bytes", MS_API_MAX_BODY);
+    if (req->len == 0)
+        return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                             "body: empty (send the sweep spec as YAML or "
+                             "JSON)");
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    char *summary = NULL;
+    int rc = self->hooks.submit(self->hooks.arg, req->body, req->len, &summary,
+                                &diag);
+    if (rc != MS_OK) // a missing dataset is a bad request here, not a 404
+        return s_reply_diag(self, conn,
+                            rc == MS_ERR_NOTFOUND ? MHD_HTTP_BAD_REQUEST
+                                                  : s_status_of(rc),
+                            &diag, rc);
+    json_error_t err;
+    json_t *sum = json_loads(summary, 0, &err);
+    free(summary);
+    if (!sum)
+        return s_reply_error(self, conn, 500, "out of memory");
+    unsigned status = json_is_true(json_object_get(sum, "existed"))
+                          ? MHD_HTTP_OK
+                          : MHD_HTTP_CREATED;
+    return s_reply_json(self, conn, status, sum);
+}
+
+//  Sum of train_seconds and rows.
+typedef struct {
+    double seconds; // train_seconds summed
+    int64_t n_rows; // rows seen
+} s_sum_t;
+
+//  --------------------------------------------------------------------------
+//  Add one row to the sums.
+
+static int
+s_sum_row(void *arg, const char *json, size_t n)
+{
+    s_sum_t *sum = arg;
+    json_error_t err;
+    json_t *row = json_loadb(json, n, 0, &err);
+    json_t *v = json_object_get(row, "train_seconds");
+    if (json_is_number(v))
+        sum->seconds += json_number_value(v);
+    sum->n_rows++;
+    json_decref(row);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  GET /api/v1/sweeps/{id}
+
+static enum MHD_Result
+s_get_sweep(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
+{
+    ms_store_sweep_t *sweep = NULL;
+    int rc = ms_store_get_sweep(self->hooks.store, id->bytes, &sweep);
+    if (rc != MS_OK)
+        return s_reply_error(self, conn, s_status_of(rc), "sweep: %s",
+                             ms_strerror(rc));
+    json_t *obj = s_sweep_json(sweep);
+    s_sum_t sum = {0};
+    ms_store_results_by_sweep(self->hooks.store, id->bytes, 0, 0, s_sum_row,
+                              &sum, NULL);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t now_ms = (int64_t) now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    int64_t end_ms =
+        sweep->state == MS_SWEEP_ACTIVE ? now_ms : sweep->updated_at_ms;
+    double elapsed = (double) (end_ms - sweep->created_at_ms) / 1000.0;
+    double finished =
+        (double) (sweep->counts[MS_TASK_DONE] + sweep->counts[MS_TASK_FAILED]);
+    json_t *tp = json_pack(
+        "{s:f, s:f, s:f, s:f}", "elapsed_seconds", elapsed > 0 ? elapsed : 0.0,
+        "train_seconds", sum.seconds, "tasks_per_hour",
+        elapsed > 0 ? finished * 3600.0 / elapsed : 0.0, "seconds_per_task",
+        finished > 0 ? sum.seconds / finished : 0.0);
+    if (obj)
+        json_object_set_new(obj, "throughput", tp);
+    else
+        json_decref(tp);
+    ms_store_sweep_destroy(&sweep);
+    return s_reply_json(self, conn, MHD_HTTP_OK, obj);
+}
+
+//  --------------------------------------------------------------------------
+//  GET /api/v1/sweeps/{id}/results
+
+static enum MHD_Result
+s_get_results(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
+{
+    const char *format =
+        MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "format");
+    const char *limit_text =
+        MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "limit");
+    const char *after =
+        MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "after");
+    bool csv = false;
+    if (format && strcmp(format, "csv") == 0)
+        csv = true;
+    else if (format && strcmp(format, "json") != 0)
+        return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                             "format: unknown '%.64s' (expected json or csv)",
+                             format);
+    int limit = 1000;
+    if (limit_text) {
+        char *end = NULL;
+        long v = strtol(limit_text, &end, 10);
+        if (!*limit_text || *end || v < 1 || v > 100000)
+            return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                                 "limit: '%.64s' is not a number in "
+                                 "1..100000",
+                                 limit_text);
+        limit = (int) v;
+    }
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    json_t *rows = NULL;
+    char *next = NULL;
+    int rc = csv ? ms_results_rows(self->hooks.store, id, &rows, &diag)
+                 : ms_results_page(self->hooks.store, id, after, limit, &rows,
+                                   &next, &diag);
+    if (rc != MS_OK)
+        return s_reply_diag(self, conn, s_status_of(rc), &diag, rc);
+    if (csv) {
+        char *text = ms_results_format_csv(rows);
+        json_decref(rows);
+        if (!text)
+            return s_reply_error(self, conn, 500, "out of memory");
+        enum MHD_Result r =
+            s_reply(self, conn, MHD_HTTP_OK, "text/csv; charset=utf-8", text,
+                    strlen(text));
+        free(text);
+        return r;
+    }
+    json_t *page = json_pack("{s:o, s:o}", "rows", rows, "next",
+                             next ? json_string(next) : json_null());
+    free(next);
+    return s_reply_json(self, conn, MHD_HTTP_OK, page);
+}
+
+//  --------------------------------------------------------------------------
+//  GET /api/v1/sweeps/{id}/analysis
+
+static enum MHD_Result
+s_get_analysis(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
+{
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    json_t *rows = NULL;
+    int rc = ms_results_rows(self->hooks.store, id, &rows, &diag);
+    if (rc != MS_OK)
+        return s_reply_diag(self, conn, s_status_of(rc), &diag, rc);
+    json_t *analysis = NULL;
+    rc = ms_analysis_compute(rows, NULL, &analysis, &diag);
+    json_decref(rows);
+    if (rc != MS_OK)
+        return s_reply_diag(self, conn, rc == MS_ERR_NOMEM ? 500 : 422, &diag,
+                            rc);
+    return s_reply_json(self, conn, MHD_HTTP_OK, analysis);
+}
+
+//  --------------------------------------------------------------------------
+//  Route a finished request.
+
+static enum MHD_Result
+s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
+        const char *method, s_request_t *req)
+{
+    bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    bool post = strcmp(method, "POST") == 0;
+    char path[512];
+    snprintf(path, sizeof path, "%s", url);
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        path[--n] = 0;
+
+    if (strcmp(path, "/metrics") == 0)
+        return get ? s_get_metrics(self, conn)
+                   : s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                   "%s: method %s not allowed", path, method);
+    if (strcmp(path, "/api/v1/status") == 0)
+        return get ? s_get_status(self, conn)
+                   : s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                   "%s: method %s not allowed", path, method);
+    if (strcmp(path, "/api/v1/sweeps") == 0) {
+        if (get)
+            return s_get_sweeps(self, conn);
+        if (post)
+            return s_post_sweeps(self, conn, req);
+        return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                             "%s: method %s not allowed", path, method);
+    }
+    const char *prefix = "/api/v1/sweeps/";
+    if (strncmp(path, prefix, strlen(prefix)) == 0) {
+        char id_text[128];
+        const char *rest = path + strlen(prefix);
+        const char *slash = strchr(rest, '/');
+        size_t id_len = slash ? (size_t) (slash - rest) : strlen(rest);
+        const char *sub = slash ? slash + 1 : "";
+        if (id_len == 0 || id_len >= sizeof id_text ||
+            (*sub && strcmp(sub, "results") != 0 &&
+             strcmp(sub, "analysis") != 0))
+            return s_reply_error(self, conn, MHD_HTTP_NOT_FOUND,
+                                 "%.200s: no such resource", path);
+        if (!get)
+            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                 "%.200s: method %s not allowed", path, method);
+        memcpy(id_text, rest, id_len);
+        id_text[id_len] = 0;
+        ms_hash_t id;
+        ms_diag_t diag;
+        ms_diag_clear(&diag);
+        int rc = ms_results_find_sweep(self->hooks.store, id_text, &id, &diag);
+        if (rc != MS_OK)
+            return s_reply_diag(self, conn, s_status_of(rc), &diag, rc);
+        if (!*sub)
+            return s_get_sweep(self, conn, &id);
+        if (strcmp(sub, "results") == 0)
+            return s_get_results(self, conn, &id);
+        return s_get_analysis(self, conn, &id);
+    }
+    return s_reply_error(self, conn, MHD_HTTP_NOT_FOUND,
+                         "%.200s: no such resource", path);
+}
+
+//  --------------------------------------------------------------------------
+//  libmicrohttpd's access handler.
+
+static enum MHD_Result
+s_handler(void *cls, struct MHD_Connection *conn, const char *url,
+          const char *method, const char *version, const char *upload_data,
+          size_t *upload_data_size, void **con_cls)
+{
+    (void) version;
+    ms_api_t *self = cls;
+    s_request_t *req = *con_cls;
+    if (!req) {
+        req = calloc(1, sizeof *req);
+        if (!req)
+            return MHD_NO;
+        *con_cls = req;
+        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                     "Content-Length");
+        if (cl && strtoull(cl, NULL, 10) > MS_API_MAX_BODY) {
+            req->too_large = true;
+            return s_reply_error(self, conn, MHD_HTTP_CONTENT_TOO_LARGE,
+                                 "body: larger than %u bytes", MS_API_MAX_BODY);
+        }
+        return MHD_YES;
+    }
+    if (*upload_data_size > 0) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        if (req->too_large || req->len + n > MS_API_MAX_BODY) {
+            req->too_large = true;
+            free(req->body);
+            req->body = NULL;
+            req->len = 0;
+            return MHD_YES;
+        }
+        char *p = realloc(req->body, req->len + n + 1);
+        if (!p)
+            return MHD_NO;
+        memcpy(p + req->len, upload_data, n);
+        req->body = p;
+        req->len += n;
+        req->body[req->len] = 0;
+        return MHD_YES;
+    }
+    return s_route(self, conn, url, method, req);
+}
+
+//  --------------------------------------------------------------------------
+//  Free a request's context.
+
+static void
+s_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+            enum MHD_RequestTerminationCode toe)
+{
+    (void) cls;
+    (void) conn;
+    (void) toe;
+    s_request_t *req = *con_cls;
+    if (req) {
+        free(req->body);
+        free(req);
+    }
+    *con_cls = NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Parse "ADDR:PORT" into an IPv4 socket address.
+
+static int
+s_parse_bind(const char *bind, struct sockaddr_in *addr, ms_diag_t *diag)
+{
+    const char *colon = bind ? strrchr(bind, ':') : NULL;
+    if (!colon || colon == bind || !colon[1])
+        return ms_diag_set(diag, "api",
+                           "'%s' is not ADDR:PORT (e.g. 127.0.0.1:5872)",
+                           bind ? bind : "");
+    char host[256];
+    size_t hlen = (size_t) (colon - bind);
+    if (hlen >= sizeof host)
+        return ms_diag_set(diag, "api", "address too long");
+    memcpy(host, bind, hlen);
+    host[hlen] = 0;
+    char *end = NULL;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end || port < 0 || port > 65535)
+        return ms_diag_set(diag, "api", "'%s': port must be 0..65535",
+                           colon + 1);
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    int gai = getaddrinfo(host, NULL, &hints, &res);
+    if (gai != 0 || !res)
+        return ms_diag_set(diag, "api", "'%s': %s", host, gai_strerror(gai));
+    memcpy(addr, res->ai_addr, sizeof *addr);
+    freeaddrinfo(res);
+    addr->sin_port = htons((uint16_t) port);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Start serving.
+
+int
+ms_api_open(ms_api_t **out, const char *bind, const ms_api_hooks_t *hooks,
+            ms_diag_t *diag)
+{
+    *out = NULL;
+    struct sockaddr_in addr;
+    int rc = s_parse_bind(bind, &addr, diag);
+    if (rc != MS_OK)
+        return rc;
+    ms_api_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return MS_ERR_NOMEM;
+    self->hooks = *hooks;
+    atomic_init(&self->n_requests, 0);
+    atomic_init(&self->n_rejected, 0);
+    self->daemon = MHD_start_daemon(
+        MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION,
+        ntohs(addr.sin_port), NULL, NULL, s_handler, self, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *) &addr, MHD_OPTION_NOTIFY_COMPLETED, s_completed,
+        self, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) 30,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned) 64, MHD_OPTION_END);
+    if (!self->daemon) {
+        free(self);
+        return ms_diag_set_code(diag, MS_ERR_IO, "api",
+                                "cannot listen on %s (address in use, or "
+                                "not an address of this machine)",
+                                bind);
+    }
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(self->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    unsigned port = info ? info->port : ntohs(addr.sin_port);
+    char ip[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &addr.sin_addr, ip, sizeof ip);
+    snprintf(self->address, sizeof self->address, "%s:%u", ip, port);
+    *out = self;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Stop serving and free.
+
+void
+ms_api_destroy(ms_api_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    ms_api_t *self = *self_p;
+    if (self->daemon)
+        MHD_stop_daemon(self->daemon);
+    free(self);
+    *self_p = NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  The bound address.
+
+const char *
+ms_api_address(const ms_api_t *self)
+{
+    return self->address;
+}
+
+//  --------------------------------------------------------------------------
+//  Requests answered.
+
+uint64_t
+ms_api_requests(const ms_api_t *self)
+{
+    return (uint64_t) atomic_load(&((ms_api_t *) self)->n_requests);
+}
+
+//  --------------------------------------------------------------------------
+//  Requests refused.
+
+uint64_t
+ms_api_rejected(const ms_api_t *self)
+{
+    return (uint64_t) atomic_load(&((ms_api_t *) self)->n_rejected);
+}

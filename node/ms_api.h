@@ -1,0 +1,91 @@
+/*  =========================================================================
+    ms_api - the node's HTTP/JSON API (libmicrohttpd), minimal first cut
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    DESIGN.md "HTTP API and dashboard". Routes served now:
+
+      GET  /api/v1/status                  node id, version, uptime, workers,
+                                           tasks by state, store size,
+                                           platform
+      GET  /api/v1/sweeps                  every sweep with its counts
+      POST /api/v1/sweeps                  submit a spec (YAML or JSON body,
+                                           at most MS_API_MAX_BODY bytes:
+                                           else 413); 201 {"sweep_id",
+                                           "existed","n_tasks","warnings"},
+                                           400 {"error":"where: reason"}
+      GET  /api/v1/sweeps/{id}             spec summary, state, counts by
+                                           state, throughput ({id}: 64 hex
+                                           or a unique prefix of >= 12)
+      GET  /api/v1/sweeps/{id}/results     ?format=json|csv&limit=N
+                                           &after=CURSOR; JSON pages carry
+                                           "next" (null on the last page);
+                                           CSV gives every row
+      GET  /api/v1/sweeps/{id}/analysis    ms_analysis_compute over the rows
+      GET  /metrics                        Prometheus text format
+
+    Unknown paths answer 404 and known paths with another method 405, both
+    with a JSON {"error"} body. A bad request is answered and counted
+    (meshsweep_rejected_requests_total); it never stops the node.
+
+    Threads: libmicrohttpd runs one thread per connection. Handlers read
+    the store through its thread-safe read functions (their own read
+    transactions) and never write to it: a submission goes to the node as
+    a command through the submit hook, which the node loop executes.
+*/
+#ifndef MS_API_H
+#define MS_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "ms_err.h"
+#include "ms_store.h"
+
+typedef struct ms_api ms_api_t;
+
+#define MS_API_MAX_BODY (1u << 20) // largest POST body accepted (1 MiB)
+
+//  What the API needs from its node. Every hook is called from HTTP
+//  threads and must be thread-safe.
+typedef struct {
+    ms_store_t *store; // read with read transactions (borrowed)
+    void *arg;         // passed to the hooks
+    //  Submit a spec; as ms_node_submit with local_files false. On MS_OK
+    //  *summary_json is the malloc'd summary object text.
+    int (*submit)(void *arg, const char *text, size_t n, char **summary_json,
+                  ms_diag_t *diag);
+    //  A new JSON object describing the node for /status and /metrics:
+    //  node_id, version, uptime_seconds, workers, workers_busy,
+    //  tasks_trained_total, training_seconds_total, worker_crashes_total,
+    //  store_bytes, platform. Caller (the API) releases it.
+    json_t *(*status)(void *arg);
+} ms_api_hooks_t;
+
+//  Start serving on bind ("ADDR:PORT"; ADDR an IPv4 address or a host
+//  name; PORT 0 picks a free port). hooks is copied. Caller owns *out;
+//  free it with ms_api_destroy(). Returns MS_OK; MS_ERR_INVALID (bind text
+//  malformed: diag); MS_ERR_IO (address in use, cannot listen: diag);
+//  MS_ERR_NOMEM.
+int
+    ms_api_open(ms_api_t **out, const char *bind, const ms_api_hooks_t *hooks,
+                ms_diag_t *diag);
+
+//  Stop serving (waits for the connection threads) and free; NULL-safe;
+//  nulls *self_p.
+void
+    ms_api_destroy(ms_api_t **self_p);
+
+//  "ADDR:PORT" actually bound (the real port when 0 was asked). Borrowed.
+const char *
+    ms_api_address(const ms_api_t *self);
+
+//  Requests served, and requests refused with a 4xx status, so far.
+uint64_t
+    ms_api_requests(const ms_api_t *self);
+uint64_t
+    ms_api_rejected(const ms_api_t *self);
+
+#endif

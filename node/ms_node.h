@@ -1,0 +1,183 @@
+/*  =========================================================================
+    ms_node - one meshsweep node: identity, store, worker pool, scheduler
+    and (optionally) the HTTP API
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    A node is what `meshsweepd` runs and what `meshsweep run` embeds. This
+    first version runs alone (no gossip, leases between nodes or trust yet:
+    those issues add them behind the same API).
+
+        ms_node_options_t opts;
+        ms_node_options_defaults(&opts);
+        opts.data_dir = "meshsweep-data";
+        opts.api_bind = NULL;                  // embedded: no HTTP API
+        ms_node_t *node;
+        if (ms_node_open(&node, &opts, &diag) != MS_OK) ...
+        ms_node_submit(node, text, len, true, &sweep_id, &existed,
+                       &summary, &diag);
+        while (ms_node_sweep_progress(node, &sweep_id, &p) == MS_OK
+               && (p.pending || p.running))
+            ms_node_poll(node, 200);
+        ms_node_destroy(&node);
+
+    Threads: every ms_node_* call except ms_node_stop() belongs to the one
+    thread that opened the node (the node loop). The HTTP API threads live
+    inside the node and talk to it through its own command queue.
+*/
+#ifndef MS_NODE_H
+#define MS_NODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ms_err.h"
+#include "ms_hash.h"
+#include "ms_store.h"
+
+typedef struct ms_node ms_node_t;
+
+#define MS_DEFAULT_API_BIND "127.0.0.1:5872" // DESIGN.md default API port
+#define MS_DEFAULT_RETRY_CAP 2               // DESIGN.md "Defaults"
+#define MS_DEFAULT_WORKER_NICE 10            // workers run at nice +10
+
+typedef struct {
+    const char *data_dir;       // holds identity/ and store/ (created 0700)
+    int n_workers;              // worker processes; 0 = one per online core
+    const char *backend;        // "auto" | "cpu" | "cuda"
+    int blas_threads;           // BLAS threads per worker (default 1)
+    int retry_cap;              // local retries before a task is failed (2)
+    int worker_nice;            // nice increment of workers (default 10)
+    const char *api_bind;       // "ADDR:PORT"; NULL = no HTTP API (embedded
+                                // `meshsweep run`); port 0 = ephemeral
+    const char *api_token_file; // reserved for the pool issue; NULL
+    bool verbose;               // log to stderr
+} ms_node_options_t;
+
+//  Fill opts with the defaults: data_dir "meshsweep-data", n_workers 0
+//  (one per online core), backend "auto", blas_threads 1, retry_cap 2,
+//  worker_nice 10, api_bind NULL, api_token_file NULL, verbose false.
+//  (meshsweepd sets api_bind to MS_DEFAULT_API_BIND itself.)
+void
+    ms_node_options_defaults(ms_node_options_t *opts);
+
+//  Open a node: create data_dir (0700) with identity/ (Ed25519 key pair,
+//  made on first start) and store/ (LMDB); reset tasks left `running` by
+//  a previous process to `pending` (their checkpoints in
+//  data_dir/checkpoints/ are kept, so they resume bit-exactly); start the
+//  worker processes; bind the HTTP API when opts->api_bind is set. opts is
+//  copied (strings too). Caller owns *out; free it with ms_node_destroy().
+//  Returns MS_OK; MS_ERR_INVALID (bad option: diag says which);
+//  MS_ERR_IO (data dir, identity or API bind failed: diag says where);
+//  MS_ERR_STORE / MS_ERR_STORE_NFS (store could not open); MS_ERR_NOMEM.
+//  *out is NULL on failure.
+int
+    ms_node_open(ms_node_t **out, const ms_node_options_t *opts,
+                 ms_diag_t *diag);
+
+//  Stop the HTTP API, stop the workers (tasks they were running go back to
+//  `pending`, checkpoints kept), flush and close the store, free the node.
+//  NULL-safe; sets *self_p to NULL.
+void
+    ms_node_destroy(ms_node_t **self_p);
+
+//  Submit a sweep spec (YAML or JSON text of n bytes). The spec is parsed
+//  and expanded (ms_spec_parse); its dataset is checked (a built-in name
+//  must resolve, e.g. the Debian package dataset-fashion-mnist must be
+//  installed); then the sweep and all its tasks are stored in one
+//  transaction. local_files: the caller is a local runner allowed to read
+//  dataset file paths named in the spec (`meshsweep run`); the HTTP API
+//  passes false, and a file dataset is then refused (until the pool issue
+//  brings dataset blobs). *sweep_id gets the sweep id; *existed is true
+//  when the same spec was submitted before (same id, nothing new stored).
+//  summary_json (may be NULL): on MS_OK a malloc'd JSON object
+//  {"sweep_id","existed","n_tasks","warnings":[...]} (caller frees).
+//  Returns MS_OK; MS_ERR_INVALID / MS_ERR_UNSUPPORTED (bad spec: diag has
+//  the key path and reason; nothing stored); MS_ERR_NOTFOUND (dataset
+//  missing: diag names it and the package to install); MS_ERR_STORE*;
+//  MS_ERR_NOMEM.
+int
+    ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
+                   bool local_files, ms_hash_t *sweep_id, bool *existed,
+                   char **summary_json, ms_diag_t *diag);
+
+//  One turn of the node loop: wait up to timeout_ms for worker messages
+//  or API commands, reap dead workers (respawn, retry or fail their task),
+//  store finished results, and start pending tasks on idle workers
+//  (sweeps in submission order, tasks in index order). Returns MS_OK,
+//  MS_ERR_INTERRUPTED once ms_node_stop() was called, or MS_ERR_STORE* on
+//  a store failure the node cannot go on from.
+int
+    ms_node_poll(ms_node_t *self, int timeout_ms);
+
+//  Run ms_node_poll until ms_node_stop() is called. Returns MS_OK after a
+//  stop, or the error that ended the loop.
+int
+    ms_node_run(ms_node_t *self);
+
+//  Ask the loop to stop (ms_node_run returns, ms_node_poll returns
+//  MS_ERR_INTERRUPTED). Async-signal-safe: call it from a SIGTERM/SIGINT
+//  handler. The caller then calls ms_node_destroy().
+void
+    ms_node_stop(ms_node_t *self);
+
+//  Counts of a sweep's tasks by state, and timings.
+typedef struct {
+    int64_t total;            // tasks in the sweep
+    int64_t pending;          // not started (or back after a stop/crash)
+    int64_t running;          // on a worker now
+    int64_t done;             // finished with a result (ok or diverged)
+    int64_t failed;           // failed after its retries
+    int64_t cancelled;        // cancelled (later issue)
+    double train_seconds;     // sum of train_seconds of stored results
+    double elapsed_seconds;   // wall time since this node started the sweep
+                              // (0 when it has not yet)
+} ms_sweep_progress_t;
+
+//  Fill *out with the progress of a sweep, read from the store. Returns
+//  MS_OK; MS_ERR_NOTFOUND (unknown sweep); MS_ERR_STORE.
+int
+    ms_node_sweep_progress(ms_node_t *self, const ms_hash_t *sweep_id,
+                           ms_sweep_progress_t *out);
+
+//  Progress events, one JSON object text each (borrowed for the call):
+//    {"event":"started","task_id","sweep_id","attempt"}
+//    {"event":"epoch","task_id","sweep_id","epoch","of","val_accuracy",
+//     "train_loss","seconds"}
+//    {"event":"result","task_id","sweep_id","status","test_accuracy",...}
+//    {"event":"retry","task_id","sweep_id","attempt","reason"}
+//    {"event":"failed","task_id","sweep_id","reason"}
+//  Called from the node loop thread (inside ms_node_poll).
+typedef void (*ms_node_event_fn)(void *arg, const char *event_json);
+
+//  Set (or clear with fn NULL) the event handler.
+void
+    ms_node_set_event_handler(ms_node_t *self, ms_node_event_fn fn,
+                              void *arg);
+
+//  The node's store (borrowed; valid until ms_node_destroy).
+ms_store_t *
+    ms_node_store(ms_node_t *self);
+
+//  The node id: 64 lowercase hex characters (borrowed, static for the
+//  node's life).
+const char *
+    ms_node_id_hex(ms_node_t *self);
+
+//  The address the HTTP API is bound to, "ADDR:PORT" with the real port
+//  (useful with port 0), or NULL when the API is off. Borrowed.
+const char *
+    ms_node_api_address(ms_node_t *self);
+
+//  Number of worker processes, and of those running a task now.
+int
+    ms_node_worker_count(ms_node_t *self, int *n_busy);
+
+//  Trainings started by this node object (every attempt of a train task,
+//  noop tasks excluded): lets tests check that a restart re-trains only
+//  what is missing.
+int64_t
+    ms_node_trainings_started(ms_node_t *self);
+
+#endif

@@ -1,0 +1,525 @@
+/*  =========================================================================
+    ms_results - result rows of a sweep read from a store, and their text
+    forms (table, CSV); sweep lookup by id prefix
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    Rows are gathered by walking the sweep's tasks in index order: a done
+    task contributes its stored result rows (one per node that trained
+    it), a failed task one synthesized row with status "failed", its last
+    error and null metrics (a failure is not a result, so it is not
+    counted), and pending or running tasks nothing. Page cursors are task
+    indexes written in decimal: a page ends at a task boundary, so the rows
+    of one task never straddle two pages.
+*/
+#include "ms_results.h"
+#include "ms_wire_canon.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+//  A growing text buffer.
+typedef struct {
+    char *data;  // NUL-terminated text
+    size_t len;  // bytes used, without the NUL
+    size_t cap;  // bytes allocated
+    bool failed; // an allocation failed
+} s_buf_t;
+
+//  --------------------------------------------------------------------------
+//  Append printf-style text to the buffer.
+
+static void s_buf_printf(s_buf_t *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+s_buf_printf(s_buf_t *b, const char *fmt, ...)
+{
+    if (b->failed)
+        return;
+    for (;;) {
+        size_t room = b->cap - b->len;
+        va_list ap;
+        va_start(ap, fmt);
+        int n = b->data ? vsnprintf(b->data + b->len, room, fmt, ap) : -2;
+        va_end(ap);
+        if (n >= 0 && (size_t) n < room) {
+            b->len += (size_t) n;
+            return;
+        }
+        size_t need = b->len + (n > 0 ? (size_t) n : 0) + 1;
+        size_t cap = b->cap ? b->cap * 2 : 1024;
+        while (cap < need)
+            cap *= 2;
+        char *p = realloc(b->data, cap);
+        if (!p) {
+            b->failed = true;
+            return;
+        }
+        b->data = p;
+        b->cap = cap;
+        b->data[b->len] = 0;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Append a string verbatim.
+
+static void
+s_buf_puts(s_buf_t *b, const char *s)
+{
+    s_buf_printf(b, "%s", s);
+}
+
+//  --------------------------------------------------------------------------
+//  Finish a buffer: the text (caller frees) or NULL when memory ran out.
+
+static char *
+s_buf_finish(s_buf_t *b)
+{
+    if (!b->data && !b->failed)
+        s_buf_puts(b, "");
+    if (b->failed) {
+        free(b->data);
+        return NULL;
+    }
+    return b->data;
+}
+
+//  State of one row walk.
+typedef struct {
+    ms_store_t *store;  // the store (borrowed)
+    json_t *rows;       // array being filled
+    int64_t after;      // skip tasks with index <= after (-1: none)
+    int limit;          // rows per page (<= 0: all)
+    int64_t last_index; // index of the last task that gave rows
+    bool more;          // the page was cut: more rows remain
+    int error;          // first error
+} s_walk_t;
+
+//  --------------------------------------------------------------------------
+//  Append one stored row (JSON text) to the walk's array.
+
+static int
+s_walk_row(void *arg, const char *json, size_t n)
+{
+    s_walk_t *walk = arg;
+    json_error_t err;
+    json_t *row = json_loadb(json, n, 0, &err);
+    if (!row)
+        return 0; // the store checked it; skip rather than stop a listing
+    json_array_append_new(walk->rows, row);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Append the synthesized row of a failed task.
+
+static int
+s_failed_row(s_walk_t *walk, const ms_store_task_t *task)
+{
+    ms_hash_t tid, sid;
+    memcpy(tid.bytes, task->task_id, MS_HASH_BYTES);
+    memcpy(sid.bytes, task->sweep_id, MS_HASH_BYTES);
+    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&tid, thex);
+    ms_hash_hex(&sid, shex);
+    json_error_t err;
+    json_t *config = json_loadb(task->config_json, task->config_len, 0, &err);
+    json_t *row = json_pack(
+        "{s:s, s:s, s:o, s:n, s:n, s:s, s:s, s:i, s:n, s:n, s:n, s:n, s:n, "
+        "s:n, s:n, s:n, s:n, s:n, s:s, s:i, s:b, s:[]}",
+        "task_id", thex, "sweep_id", shex, "config",
+        config ? config : json_object(), "node_id", "operator", "status",
+        "failed", "error", task->error && *task->error ? task->error : "failed",
+        "epochs", 0, "train_seconds", "seconds_per_epoch", "val_accuracy",
+        "val_loss", "test_accuracy", "test_loss", "params", "platform",
+        "fingerprint", "weights_digest", "verdict", "pending",
+        "verdict_revision", 0, "counted", 0, "curve");
+    if (!row)
+        return MS_ERR_NOMEM;
+    json_array_append_new(walk->rows, row);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  One task of the walk.
+
+static int
+s_walk_task(void *arg, const ms_store_task_t *task)
+{
+    s_walk_t *walk = arg;
+    if ((int64_t) task->index <= walk->after)
+        return 0;
+    if (task->state != MS_TASK_DONE && task->state != MS_TASK_FAILED)
+        return 0;
+    if (walk->limit > 0 &&
+        json_array_size(walk->rows) >= (size_t) walk->limit) {
+        walk->more = true;
+        return 1; // stop: page full and this task has rows
+    }
+    int rc;
+    if (task->state == MS_TASK_DONE)
+        rc = ms_store_results_by_task(walk->store, task->task_id, s_walk_row,
+                                      walk);
+    else
+        rc = s_failed_row(walk, task);
+    if (rc != MS_OK) {
+        walk->error = rc;
+        return 1;
+    }
+    walk->last_index = task->index;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  One page of rows.
+
+int
+ms_results_page(ms_store_t *store, const ms_hash_t *sweep_id, const char *after,
+                int limit, json_t **rows, char **next, ms_diag_t *diag)
+{
+    *rows = NULL;
+    if (next)
+        *next = NULL;
+    s_walk_t walk = {
+        .store = store, .after = -1, .limit = limit, .last_index = -1};
+    if (after && *after) {
+        char *end = NULL;
+        errno = 0;
+        long long v = strtoll(after, &end, 10);
+        if (errno || *end || v < 0 || v > (long long) UINT32_MAX ||
+            !isdigit((unsigned char) after[0]))
+            return ms_diag_set(diag, "after",
+                               "bad cursor '%s' (expected a number from "
+                               "the previous page's next)",
+                               after);
+        walk.after = v;
+    }
+    walk.rows = json_array();
+    if (!walk.rows)
+        return MS_ERR_NOMEM;
+    int rc =
+        ms_store_tasks_by_sweep(store, sweep_id->bytes, s_walk_task, &walk);
+    if (rc == 1)
+        rc = walk.error;
+    if (rc == MS_ERR_NOTFOUND) {
+        char hex[MS_HASH_HEX_LEN + 1];
+        ms_hash_hex(sweep_id, hex);
+        ms_diag_set_code(diag, rc, hex, "no such sweep");
+    } else if (rc != MS_OK)
+        ms_diag_set_code(diag, rc, "store", "%s", ms_strerror(rc));
+    if (rc != MS_OK) {
+        json_decref(walk.rows);
+        return rc;
+    }
+    if (walk.more && next) {
+        char text[32];
+        snprintf(text, sizeof text, "%" PRId64, walk.last_index);
+        *next = strdup(text);
+        if (!*next) {
+            json_decref(walk.rows);
+            return MS_ERR_NOMEM;
+        }
+    }
+    *rows = walk.rows;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Every row of a sweep.
+
+int
+ms_results_rows(ms_store_t *store, const ms_hash_t *sweep_id, json_t **rows,
+                ms_diag_t *diag)
+{
+    return ms_results_page(store, sweep_id, NULL, 0, rows, NULL, diag);
+}
+
+//  --------------------------------------------------------------------------
+//  A number field as text with precision digits (< 0: %g), "-" when null.
+
+static void
+s_fmt_num(const json_t *v, int precision, char *out, size_t n)
+{
+    if (json_is_number(v) && precision < 0)
+        snprintf(out, n, "%g", json_number_value(v));
+    else if (json_is_number(v))
+        snprintf(out, n, "%.*f", precision, json_number_value(v));
+    else
+        snprintf(out, n, "-");
+}
+
+//  --------------------------------------------------------------------------
+//  The architecture of a config: "100,10" or "4x64".
+
+static void
+s_fmt_arch(const json_t *config, char *out, size_t n)
+{
+    const json_t *sizes = json_object_get(config, "hidden_sizes");
+    if (json_is_array(sizes)) {
+        size_t used = 0;
+        out[0] = 0;
+        size_t i;
+        const json_t *v;
+        json_array_foreach(sizes, i, v)
+        {
+            int w = snprintf(out + used, n - used, "%s%" JSON_INTEGER_FORMAT,
+                             i ? "," : "", json_integer_value(v));
+            if (w < 0 || (size_t) w >= n - used) {
+                if (n > 4)
+                    strcpy(out + n - 4, "...");
+                return;
+            }
+            used += (size_t) w;
+        }
+        if (json_array_size(sizes) == 0)
+            snprintf(out, n, "0");
+        return;
+    }
+    snprintf(out, n, "%" JSON_INTEGER_FORMAT "x%" JSON_INTEGER_FORMAT,
+             json_integer_value(json_object_get(config, "hidden_layers")),
+             json_integer_value(json_object_get(config, "width")));
+}
+
+//  --------------------------------------------------------------------------
+//  Rows as a terminal table.
+
+char *
+ms_results_format_table(const json_t *rows)
+{
+    s_buf_t b = {0};
+    s_buf_printf(&b,
+                 "%-12s  %-14s  %-10s  %-8s  %9s  %4s  %-8s  %3s  %7s  "
+                 "%7s  %8s\n",
+                 "task", "hidden", "activation", "optim", "lr", "seed",
+                 "status", "ep", "val_acc", "test_acc", "s/epoch");
+    size_t i;
+    const json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        const json_t *cfg = json_object_get(row, "config");
+        const char *tid = json_string_value(json_object_get(row, "task_id"));
+        char arch[64], lr[32], va[16], ta[16], spe[16];
+        s_fmt_arch(cfg, arch, sizeof arch);
+        s_fmt_num(json_object_get(cfg, "learning_rate"), -1, lr, sizeof lr);
+        s_fmt_num(json_object_get(row, "val_accuracy"), 4, va, sizeof va);
+        s_fmt_num(json_object_get(row, "test_accuracy"), 4, ta, sizeof ta);
+        s_fmt_num(json_object_get(row, "seconds_per_epoch"), 3, spe,
+                  sizeof spe);
+        const char *act = json_string_value(json_object_get(cfg, "activation"));
+        const char *opt = json_string_value(json_object_get(cfg, "optimizer"));
+        const char *status = json_string_value(json_object_get(row, "status"));
+        s_buf_printf(&b,
+                     "%-12.12s  %-14s  %-10s  %-8s  %9s  %4" JSON_INTEGER_FORMAT
+                     "  %-8s  %3" JSON_INTEGER_FORMAT "  %7s  %7s  %8s\n",
+                     tid ? tid : "-", arch, act ? act : "-", opt ? opt : "-",
+                     lr, json_integer_value(json_object_get(cfg, "seed")),
+                     status ? status : "-",
+                     json_integer_value(json_object_get(row, "epochs")), va, ta,
+                     spe);
+        const char *error = json_string_value(json_object_get(row, "error"));
+        if (error && status && strcmp(status, "ok") != 0)
+            s_buf_printf(&b, "              %s\n", error);
+    }
+    return s_buf_finish(&b);
+}
+
+//  --------------------------------------------------------------------------
+//  Append one CSV field (RFC 4180: quote when it holds , " or a newline).
+
+static void
+s_csv_field(s_buf_t *b, const char *text)
+{
+    if (!strpbrk(text, ",\"\r\n")) {
+        s_buf_puts(b, text);
+        return;
+    }
+    s_buf_puts(b, "\"");
+    for (const char *p = text; *p; p++) {
+        if (*p == '"')
+            s_buf_puts(b, "\"\"");
+        else
+            s_buf_printf(b, "%c", *p);
+    }
+    s_buf_puts(b, "\"");
+}
+
+//  --------------------------------------------------------------------------
+//  Append one JSON value as a CSV field: null empty, lists joined by ';'.
+
+static void
+s_csv_value(s_buf_t *b, const json_t *v)
+{
+    char num[MS_WIRE_CANON_DOUBLE_MAX];
+    if (!v || json_is_null(v))
+        return;
+    if (json_is_string(v))
+        s_csv_field(b, json_string_value(v));
+    else if (json_is_integer(v))
+        s_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    else if (json_is_real(v)) {
+        if (ms_wire_canon_format_double(json_real_value(v), num, sizeof num) >=
+            0)
+            s_buf_puts(b, num);
+    } else if (json_is_boolean(v))
+        s_buf_puts(b, json_is_true(v) ? "true" : "false");
+    else if (json_is_array(v)) {
+        size_t i;
+        const json_t *e;
+        json_array_foreach(v, i, e)
+        {
+            if (i)
+                s_buf_puts(b, ";");
+            s_csv_value(b, e);
+        }
+    } else {
+        char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+        if (text)
+            s_csv_field(b, text);
+        free(text);
+    }
+}
+
+//  Top-level columns of the CSV form, in order.
+static const char *s_csv_columns[] = {
+    "task_id",        "sweep_id",      "node_id",
+    "operator",       "status",        "error",
+    "epochs",         "train_seconds", "seconds_per_epoch",
+    "val_accuracy",   "val_loss",      "test_accuracy",
+    "test_loss",      "params",        "fingerprint",
+    "weights_digest", "verdict",       "verdict_revision",
+    "counted"};
+
+//  --------------------------------------------------------------------------
+//  Compare two strings for qsort.
+
+static int
+s_strcmp_p(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+//  --------------------------------------------------------------------------
+//  Rows as CSV.
+
+char *
+ms_results_format_csv(const json_t *rows)
+{
+    // The config keys: the union over every row, sorted.
+    json_t *keys = json_object();
+    if (!keys)
+        return NULL;
+    size_t i;
+    const json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        const char *k;
+        const json_t *v;
+        json_object_foreach((json_t *) json_object_get(row, "config"), k, v)
+            json_object_set_new(keys, k, json_true());
+    }
+    size_t n_keys = json_object_size(keys);
+    const char **names = calloc(n_keys ? n_keys : 1, sizeof *names);
+    if (!names) {
+        json_decref(keys);
+        return NULL;
+    }
+    size_t k_i = 0;
+    const char *k;
+    const json_t *v;
+    json_object_foreach(keys, k, v) names[k_i++] = k;
+    qsort(names, n_keys, sizeof *names, s_strcmp_p);
+
+    s_buf_t b = {0};
+    size_t n_cols = sizeof s_csv_columns / sizeof s_csv_columns[0];
+    for (size_t c = 0; c < n_cols; c++)
+        s_buf_printf(&b, "%s%s", c ? "," : "", s_csv_columns[c]);
+    for (size_t c = 0; c < n_keys; c++)
+        s_buf_printf(&b, ",config.%s", names[c]);
+    s_buf_puts(&b, "\n");
+    json_array_foreach(rows, i, row)
+    {
+        for (size_t c = 0; c < n_cols; c++) {
+            if (c)
+                s_buf_puts(&b, ",");
+            s_csv_value(&b, json_object_get(row, s_csv_columns[c]));
+        }
+        const json_t *cfg = json_object_get(row, "config");
+        for (size_t c = 0; c < n_keys; c++) {
+            s_buf_puts(&b, ",");
+            s_csv_value(&b, json_object_get(cfg, names[c]));
+        }
+        s_buf_puts(&b, "\n");
+    }
+    free(names);
+    json_decref(keys);
+    return s_buf_finish(&b);
+}
+
+//  State of a prefix search.
+typedef struct {
+    char prefix[MS_HASH_HEX_LEN + 1]; // lowercase
+    size_t len;                       // characters in prefix
+    int n_matches;                    // sweeps matched so far
+    ms_hash_t match;                  // the first match
+} s_find_t;
+
+//  --------------------------------------------------------------------------
+//  Match one sweep against the prefix.
+
+static int
+s_find_sweep(void *arg, const ms_store_sweep_t *sweep)
+{
+    s_find_t *find = arg;
+    ms_hash_t h;
+    memcpy(h.bytes, sweep->sweep_id, MS_HASH_BYTES);
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&h, hex);
+    if (strncmp(hex, find->prefix, find->len) == 0) {
+        if (find->n_matches++ == 0)
+            find->match = h;
+    }
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Resolve an id or prefix.
+
+int
+ms_results_find_sweep(ms_store_t *store, const char *hex_or_prefix,
+                      ms_hash_t *out, ms_diag_t *diag)
+{
+    const char *text = hex_or_prefix ? hex_or_prefix : "";
+    size_t len = strlen(text);
+    if (len < MS_RESULTS_PREFIX_MIN || len > MS_HASH_HEX_LEN)
+        return ms_diag_set(diag, text,
+                           "a sweep id is 64 hex characters (or a unique "
+                           "prefix of at least %d)",
+                           MS_RESULTS_PREFIX_MIN);
+    s_find_t find = {.len = len};
+    for (size_t i = 0; i < len; i++) {
+        if (!isxdigit((unsigned char) text[i]))
+            return ms_diag_set(diag, text, "not a hex sweep id (character %zu)",
+                               i + 1);
+        find.prefix[i] = (char) tolower((unsigned char) text[i]);
+    }
+    int rc = ms_store_list_sweeps(store, s_find_sweep, &find);
+    if (rc != MS_OK)
+        return ms_diag_set_code(diag, rc, "store", "%s", ms_strerror(rc));
+    if (find.n_matches == 0)
+        return ms_diag_set_code(diag, MS_ERR_NOTFOUND, text, "no such sweep");
+    if (find.n_matches > 1)
+        return ms_diag_set_code(diag, MS_ERR_CONFLICT, text,
+                                "prefix matches %d sweeps; give more "
+                                "characters",
+                                find.n_matches);
+    *out = find.match;
+    return MS_OK;
+}

@@ -1,0 +1,182 @@
+/*  =========================================================================
+    ms_worker - a pool of persistent worker processes that train tasks
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    Training runs in worker processes so that a crash in one never takes
+    the node down (DESIGN.md "Workers"). The pool forks N workers from the
+    node; each runs at a low priority (nice +10 by default) and talks to
+    the node over a pair of pipes with length-prefixed JSON frames (4-byte
+    big-endian length, then that many bytes of JSON):
+
+      node -> worker  {"op":"task","task_id","sweep_id","config":{...},
+                       "dataset":{...},"attempt":N}
+      worker -> node  {"op":"ready","pid"}              once, at start
+                      {"op":"epoch","task_id","epoch","of","train_loss",
+                       "val_loss","val_accuracy","seconds"}  per epoch
+                      {"op":"result","task_id","result":{...}}
+                      {"op":"failed","task_id","reason","class":"task"}
+
+    The dataset object is {"name":"fashion-mnist"} for a built-in dataset,
+    or {"train_images","train_labels","test_images","test_labels"} (IDX)
+    or {"train","test","label"} (CSV) with local file paths.
+
+    A worker keeps the last dataset it loaded (raw, unscaled) across tasks.
+    Per task it splits (ms_dataset_split, a copy), scales, opens a trainer,
+    restores CHECKPOINT_DIR/<task_id>.ckpt when present, then trains epoch
+    by epoch, writing the checkpoint atomically (tmp, fsync, rename) after
+    each epoch before it reports the epoch. The "result" object holds
+    status, error, epochs, train_seconds, seconds_per_epoch, val_accuracy,
+    val_loss, test_accuracy, test_loss (null when NaN), params,
+    weights_digest (BLAKE2b-256 hex of the float32 parameter block),
+    platform (object, null for noop), curve, peak_rss_bytes. The node
+    deletes the checkpoint once the result is stored.
+
+    Bad data (missing or malformed dataset, config the trainer refuses)
+    ends the task with "failed" and the loader's diag as reason: it is not
+    a crash, and not retried (it would fail the same way). A worker that
+    dies (signal, exit, EOF on its pipe) is reported as a "died" event
+    with a reason such as "worker killed by signal 11 (SIGSEGV)" and is
+    respawned at once; the node decides whether to retry its task.
+
+    Test hook: when the environment variable MESHSWEEP_FAULT_CRASH_TASK is
+    set to a prefix of a task id (hex), a worker calls abort() when it
+    starts training that task (after opening the trainer, before the first
+    epoch), every time. Tests use it to check retries and failure records
+    (cases/README.md case 4). Never set it outside tests.
+
+    Thread rule: a pool belongs to the thread that opened it; it forks from
+    that thread (workers get PR_SET_PDEATHSIG SIGKILL, so they die with it).
+*/
+#ifndef MS_WORKER_H
+#define MS_WORKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "ms_dataset.h"
+#include "ms_err.h"
+#include "ms_hash.h"
+
+typedef struct ms_worker_pool ms_worker_pool_t;
+
+#define MS_WORKER_MAX_FRAME (64u << 20) // largest frame either side accepts
+
+typedef struct {
+    int n_workers;              // processes; < 1 = one per online core
+    int nice;                   // nice increment in each worker (10)
+    int blas_threads;           // BLAS threads per worker (1)
+    const char *backend;        // "auto" | "cpu" | "cuda"
+    const char *checkpoint_dir; // where <task_id>.ckpt files live
+    bool verbose;               // workers log to stderr
+} ms_worker_options_t;
+
+//  One task to run. Borrowed by ms_worker_pool_start for the call.
+typedef struct {
+    const char *task_id;      // 64 hex
+    const char *sweep_id;     // 64 hex
+    const json_t *config;     // canonical config object
+    const json_t *dataset;    // dataset object (see above)
+    int attempt;              // 1 for the first try on this node
+} ms_worker_task_t;
+
+typedef enum {
+    MS_WORKER_EVENT_EPOCH,  // body: the epoch message
+    MS_WORKER_EVENT_RESULT, // body: the result object
+    MS_WORKER_EVENT_FAILED, // reason: why the task cannot run (bad data)
+    MS_WORKER_EVENT_DIED,   // reason: how the worker died; it was respawned
+} ms_worker_event_kind_t;
+
+//  What ms_worker_pool_poll returns. Clear it with ms_worker_event_clear.
+typedef struct {
+    ms_worker_event_kind_t kind;
+    int worker;                        // index of the worker, 0..n-1
+    char task_id[MS_HASH_HEX_LEN + 1]; // task concerned; "" when idle
+    json_t *body;                      // owned; NULL for FAILED/DIED
+    char reason[512];                  // FAILED and DIED
+    int term_signal;                   // DIED: the signal, 0 if it exited
+} ms_worker_event_t;
+
+//  Fill opts with the defaults: one worker per online core, nice 10,
+//  1 BLAS thread, backend "auto", checkpoint_dir "checkpoints", quiet.
+void
+    ms_worker_options_defaults(ms_worker_options_t *opts);
+
+//  Create checkpoint_dir (0700) and fork the workers. opts is copied.
+//  Caller owns *out; free it with ms_worker_pool_destroy(). Returns MS_OK;
+//  MS_ERR_IO (fork, pipe or mkdir failed: diag); MS_ERR_NOMEM.
+int
+    ms_worker_pool_open(ms_worker_pool_t **out,
+                        const ms_worker_options_t *opts, ms_diag_t *diag);
+
+//  Stop every worker (idle ones by closing their pipe, busy ones by
+//  SIGTERM; checkpoints stay), reap them and free the pool. NULL-safe;
+//  nulls *self_p. The ids of tasks that were running are NOT reported:
+//  call ms_worker_pool_busy_task first if you need them.
+void
+    ms_worker_pool_destroy(ms_worker_pool_t **self_p);
+
+//  Number of workers.
+int
+    ms_worker_pool_size(const ms_worker_pool_t *self);
+
+//  Number of idle workers (ready for a task).
+int
+    ms_worker_pool_idle(const ms_worker_pool_t *self);
+
+//  The task id (hex) worker i is running, or NULL when it is idle.
+//  Borrowed until the next pool call.
+const char *
+    ms_worker_pool_busy_task(const ms_worker_pool_t *self, int i);
+
+//  Pid of worker i (for tests and /status).
+int
+    ms_worker_pool_pid(const ms_worker_pool_t *self, int i);
+
+//  Send task to an idle worker. *worker (may be NULL) gets its index.
+//  Returns MS_OK; MS_ERR_CONFLICT (no idle worker); MS_ERR_NOMEM;
+//  MS_ERR_IO (the worker's pipe broke: it is reaped and respawned, and
+//  the call may be retried).
+int
+    ms_worker_pool_start(ms_worker_pool_t *self, const ms_worker_task_t *task,
+                         int *worker);
+
+//  Wait up to timeout_ms (0: do not wait; < 0: forever) for a message
+//  from a worker or for wake_fd (>= 0; -1 for none) to become readable.
+//  Returns MS_OK with *ev filled (clear it with ms_worker_event_clear);
+//  MS_ERR_TIMEOUT nothing arrived; MS_ERR_INTERRUPTED wake_fd is readable
+//  (the caller drains it) or a signal interrupted the wait. A malformed
+//  frame from a worker is treated as its death (it is killed and
+//  respawned, event DIED).
+int
+    ms_worker_pool_poll(ms_worker_pool_t *self, int timeout_ms, int wake_fd,
+                        ms_worker_event_t *ev);
+
+//  Free what an event owns and zero it; NULL-safe.
+void
+    ms_worker_event_clear(ms_worker_event_t *ev);
+
+//  Total worker deaths seen since the pool opened.
+uint64_t
+    ms_worker_pool_crashes(const ms_worker_pool_t *self);
+
+//  Load and check (ms_dataset_check, same feature count) the train and
+//  test sets described by a dataset object (see above). A file part
+//  whose name contains "images-idx3" is IDX, its labels file named with
+//  "labels-idx1" in place of that (or given as train_labels/test_labels);
+//  any other file is CSV with the "label" column. Caller owns *train and
+//  *test. Returns MS_OK or the loader's code (MS_ERR_IO, MS_ERR_DATASET,
+//  MS_ERR_NOTFOUND, MS_ERR_INVALID, MS_ERR_NOMEM) with diag naming the
+//  file; both are NULL on failure.
+int
+    ms_worker_load_dataset(const json_t *dataset, ms_dataset_t **train,
+                           ms_dataset_t **test, ms_diag_t *diag);
+
+//  Path of the checkpoint of task_id in dir into out (size n).
+void
+    ms_worker_checkpoint_path(const char *dir, const char *task_id,
+                              char *out, size_t n);
+
+#endif

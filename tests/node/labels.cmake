@@ -1,0 +1,4 @@
+# ms_meshsweepd_test runs the daemon binary: build it first.
+if(TARGET meshsweepd AND TARGET ms_meshsweepd_test)
+    add_dependencies(ms_meshsweepd_test meshsweepd)
+endif()

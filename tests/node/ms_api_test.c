@@ -1,0 +1,442 @@
+/*  =========================================================================
+    ms_api_test - the HTTP API of a node on an ephemeral loopback port:
+    submission, listing, results pages, CSV, analysis, status, metrics,
+    and bad requests answered with 4xx JSON while the node keeps serving
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    The node loop must run while requests are made (a submission is
+    executed by the loop), so the client runs in a second thread and the
+    test thread turns the loop until the client is done; assertions are
+    made afterwards in the test thread.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ms_node.h"
+#include "ms_node_testdata.h"
+
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static char s_root[256];
+
+//  One HTTP exchange's answer.
+typedef struct {
+    int status; // HTTP status, 0 when the exchange failed
+    char *body; // response body (malloc'd, NUL-terminated)
+} s_reply_t;
+
+//  --------------------------------------------------------------------------
+//  One HTTP/1.0 request over a raw socket to 127.0.0.1:port.
+
+static s_reply_t
+s_http(int port, const char *method, const char *path, const char *body,
+       size_t body_len)
+{
+    s_reply_t out = {0, NULL};
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return out;
+    struct sockaddr_in addr = {.sin_family = AF_INET,
+                               .sin_port = htons((uint16_t) port)};
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    if (connect(fd, (struct sockaddr *) &addr, sizeof addr) != 0) {
+        close(fd);
+        return out;
+    }
+    char head[1024];
+    int n = snprintf(head, sizeof head,
+                     "%s %s HTTP/1.0\r\nHost: localhost\r\n"
+                     "Content-Length: %zu\r\n\r\n",
+                     method, path, body ? body_len : 0);
+    if (send(fd, head, (size_t) n, MSG_NOSIGNAL) != n) {
+        close(fd);
+        return out;
+    }
+    size_t sent = 0;
+    while (body && sent < body_len) {
+        ssize_t w = send(fd, body + sent, body_len - sent, MSG_NOSIGNAL);
+        if (w <= 0)
+            break; // the server may answer 413 and close early
+        sent += (size_t) w;
+    }
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (len + 4096 > cap) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+        }
+        ssize_t r = recv(fd, buf + len, cap - len - 1, 0);
+        if (r <= 0)
+            break;
+        len += (size_t) r;
+    }
+    close(fd);
+    buf[len] = 0;
+    if (sscanf(buf, "HTTP/1.%*d %d", &out.status) != 1)
+        out.status = 0;
+    char *start = strstr(buf, "\r\n\r\n");
+    out.body = strdup(start ? start + 4 : "");
+    free(buf);
+    return out;
+}
+
+//  --------------------------------------------------------------------------
+//  The body parsed as JSON (caller owns), or NULL.
+
+static json_t *
+s_json(const s_reply_t *r)
+{
+    json_error_t err;
+    return r->body ? json_loads(r->body, 0, &err) : NULL;
+}
+
+//  What the client thread did, checked afterwards.
+typedef struct {
+    int port;          // API port
+    volatile int done; // the client finished
+    s_reply_t post, post_again, list, detail, detail_prefix, status;
+    s_reply_t page1, page2, csv, analysis, metrics;
+    s_reply_t bad_json, too_big, unknown_sweep, short_prefix, not_hex;
+    s_reply_t unknown_path, wrong_method, bad_limit, bad_cursor, bad_format;
+    s_reply_t file_dataset, empty_body, status_after;
+    char sweep_id[65]; // from the first POST
+} s_client_t;
+
+//  --------------------------------------------------------------------------
+//  Poll GET /sweeps/{id} until its state is done (at most 60 s).
+
+static void
+s_wait_done(s_client_t *c)
+{
+    char path[200];
+    snprintf(path, sizeof path, "/api/v1/sweeps/%s", c->sweep_id);
+    for (int i = 0; i < 600; i++) {
+        s_reply_t r = s_http(c->port, "GET", path, NULL, 0);
+        json_t *obj = s_json(&r);
+        const char *state = json_string_value(json_object_get(obj, "state"));
+        bool done = state && strcmp(state, "done") == 0;
+        json_decref(obj);
+        free(r.body);
+        if (done)
+            return;
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  The client: every request of the test.
+
+static void *
+s_client(void *arg)
+{
+    s_client_t *c = arg;
+    int port = c->port;
+    const char *spec = ms_td_spec("api-sweep", 3, 1, 1);
+    c->post = s_http(port, "POST", "/api/v1/sweeps", spec, strlen(spec));
+    json_t *obj = s_json(&c->post);
+    const char *id = json_string_value(json_object_get(obj, "sweep_id"));
+    snprintf(c->sweep_id, sizeof c->sweep_id, "%s", id ? id : "");
+    json_decref(obj);
+    c->post_again = s_http(port, "POST", "/api/v1/sweeps", spec, strlen(spec));
+    s_wait_done(c);
+
+    char path[300];
+    c->list = s_http(port, "GET", "/api/v1/sweeps", NULL, 0);
+    snprintf(path, sizeof path, "/api/v1/sweeps/%s", c->sweep_id);
+    c->detail = s_http(port, "GET", path, NULL, 0);
+    snprintf(path, sizeof path, "/api/v1/sweeps/%.12s/", c->sweep_id);
+    c->detail_prefix = s_http(port, "GET", path, NULL, 0);
+    c->status = s_http(port, "GET", "/api/v1/status", NULL, 0);
+    snprintf(path, sizeof path, "/api/v1/sweeps/%s/results?limit=2",
+             c->sweep_id);
+    c->page1 = s_http(port, "GET", path, NULL, 0);
+    obj = s_json(&c->page1);
+    const char *next = json_string_value(json_object_get(obj, "next"));
+    snprintf(path, sizeof path,
+             "/api/v1/sweeps/%s/results?format=json&limit=2&after=%s",
+             c->sweep_id, next ? next : "");
+    json_decref(obj);
+    c->page2 = s_http(port, "GET", path, NULL, 0);
+    snprintf(path, sizeof path, "/api/v1/sweeps/%s/results?format=csv",
+             c->sweep_id);
+    c->csv = s_http(port, "GET", path, NULL, 0);
+    snprintf(path, sizeof path, "/api/v1/sweeps/%s/analysis", c->sweep_id);
+    c->analysis = s_http(port, "GET", path, NULL, 0);
+
+    // Bad requests.
+    c->bad_json = s_http(port, "POST", "/api/v1/sweeps", "{\"name\": ", 9);
+    size_t big_n = (2u << 20);
+    char *big = malloc(big_n);
+    memset(big, 'a', big_n);
+    c->too_big = s_http(port, "POST", "/api/v1/sweeps", big, big_n);
+    free(big);
+    c->unknown_sweep = s_http(
+        port, "GET",
+        "/api/v1/sweeps/"
+        "0000000000000000000000000000000000000000000000000000000000000000",
+        NULL, 0);
+    c->short_prefix = s_http(port, "GET", "/api/v1/sweeps/abc", NULL, 0);
+    c->not_hex =
+        s_http(port, "GET", "/api/v1/sweeps/zzzzzzzzzzzzzz/results", NULL, 0);
+    c->unknown_path = s_http(port, "GET", "/api/v2/nothing", NULL, 0);
+    c->wrong_method = s_http(port, "DELETE", "/api/v1/sweeps", NULL, 0);
+    snprintf(path, sizeof path, "/api/v1/sweeps/%s/results?limit=-3",
+             c->sweep_id);
+    c->bad_limit = s_http(port, "GET", path, NULL, 0);
+    snprintf(path, sizeof path, "/api/v1/sweeps/%s/results?after=x1",
+             c->sweep_id);
+    c->bad_cursor = s_http(port, "GET", path, NULL, 0);
+    snprintf(path, sizeof path, "/api/v1/sweeps/%s/results?format=xml",
+             c->sweep_id);
+    c->bad_format = s_http(port, "GET", path, NULL, 0);
+    const char *files = "name: f\ndataset: {train: /etc/passwd, test: "
+                        "/etc/passwd}\nparameters:\n  width: {value: 8}\n";
+    c->file_dataset =
+        s_http(port, "POST", "/api/v1/sweeps", files, strlen(files));
+    c->empty_body = s_http(port, "POST", "/api/v1/sweeps", "", 0);
+    c->metrics = s_http(port, "GET", "/metrics", NULL, 0);
+    c->status_after = s_http(port, "GET", "/api/v1/status", NULL, 0);
+    c->done = 1;
+    return NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Check a 4xx reply carries a JSON {"error"} naming what.
+
+static void
+s_check_error(const s_reply_t *r, int status, const char *needle)
+{
+    if (r->status != status)
+        fail_msg("expected %d, got %d: %s", status, r->status,
+                 r->body ? r->body : "");
+    json_t *obj = s_json(r);
+    assert_non_null(obj);
+    const char *error = json_string_value(json_object_get(obj, "error"));
+    assert_non_null(error);
+    if (needle && !strstr(error, needle))
+        fail_msg("error '%s' lacks '%s'", error, needle);
+    json_decref(obj);
+}
+
+//  --------------------------------------------------------------------------
+//  Free every reply.
+
+static void
+s_free_client(s_client_t *c)
+{
+    s_reply_t *all[] = {&c->post,         &c->post_again,    &c->list,
+                        &c->detail,       &c->detail_prefix, &c->status,
+                        &c->page1,        &c->page2,         &c->csv,
+                        &c->analysis,     &c->metrics,       &c->bad_json,
+                        &c->too_big,      &c->unknown_sweep, &c->short_prefix,
+                        &c->not_hex,      &c->unknown_path,  &c->wrong_method,
+                        &c->bad_limit,    &c->bad_cursor,    &c->bad_format,
+                        &c->file_dataset, &c->empty_body,    &c->status_after};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        free(all[i]->body);
+}
+
+//  --------------------------------------------------------------------------
+//  The whole API against a live node.
+
+static void
+test_api_end_to_end(void **state)
+{
+    (void) state;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/node", s_root);
+    ms_node_options_t opts;
+    ms_node_options_defaults(&opts);
+    opts.data_dir = dir;
+    opts.n_workers = 2;
+    opts.backend = "cpu";
+    opts.api_bind = "127.0.0.1:0";
+    ms_node_t *node = NULL;
+    ms_diag_t diag;
+    assert_int_equal(ms_node_open(&node, &opts, &diag), MS_OK);
+    const char *addr = ms_node_api_address(node);
+    assert_non_null(addr);
+    assert_true(strncmp(addr, "127.0.0.1:", 10) == 0);
+    s_client_t c;
+    memset(&c, 0, sizeof c);
+    c.port = atoi(strchr(addr, ':') + 1);
+    assert_true(c.port > 0);
+
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, s_client, &c), 0);
+    for (int i = 0; i < 1200 && !c.done; i++)
+        assert_int_equal(ms_node_poll(node, 50), MS_OK);
+    pthread_join(thread, NULL);
+    assert_true(c.done);
+
+    assert_int_equal(c.post.status, 201);
+    json_t *obj = s_json(&c.post);
+    assert_int_equal(json_integer_value(json_object_get(obj, "n_tasks")), 3);
+    assert_false(json_is_true(json_object_get(obj, "existed")));
+    assert_true(json_is_array(json_object_get(obj, "warnings")));
+    json_decref(obj);
+    assert_int_equal(strlen(c.sweep_id), 64);
+    assert_int_equal(c.post_again.status, 200);
+    obj = s_json(&c.post_again);
+    assert_true(json_is_true(json_object_get(obj, "existed")));
+    assert_string_equal(json_string_value(json_object_get(obj, "sweep_id")),
+                        c.sweep_id);
+    json_decref(obj);
+
+    assert_int_equal(c.list.status, 200);
+    obj = s_json(&c.list);
+    json_t *sweeps = json_object_get(obj, "sweeps");
+    assert_int_equal(json_array_size(sweeps), 1);
+    assert_int_equal(
+        json_integer_value(json_object_get(
+            json_object_get(json_array_get(sweeps, 0), "counts"), "done")),
+        3);
+    json_decref(obj);
+
+    assert_int_equal(c.detail.status, 200);
+    assert_int_equal(c.detail_prefix.status, 200);
+    obj = s_json(&c.detail_prefix);
+    assert_string_equal(json_string_value(json_object_get(obj, "state")),
+                        "done");
+    assert_string_equal(json_string_value(json_object_get(obj, "name")),
+                        "api-sweep");
+    assert_true(json_is_object(json_object_get(obj, "throughput")));
+    json_decref(obj);
+
+    assert_int_equal(c.page1.status, 200);
+    obj = s_json(&c.page1);
+    assert_int_equal(json_array_size(json_object_get(obj, "rows")), 2);
+    assert_true(json_is_string(json_object_get(obj, "next")));
+    json_decref(obj);
+    obj = s_json(&c.page2);
+    assert_int_equal(c.page2.status, 200);
+    assert_int_equal(json_array_size(json_object_get(obj, "rows")), 1);
+    assert_true(json_is_null(json_object_get(obj, "next")));
+    json_decref(obj);
+
+    assert_int_equal(c.csv.status, 200);
+    assert_true(strncmp(c.csv.body, "task_id,sweep_id,", 17) == 0);
+    assert_non_null(strstr(c.csv.body, "config.hidden_layers"));
+    int lines = 0;
+    for (const char *p = c.csv.body; *p; p++)
+        lines += *p == '\n';
+    assert_int_equal(lines, 4);
+    assert_int_equal(c.analysis.status, 200);
+    obj = s_json(&c.analysis);
+    assert_true(json_is_object(obj));
+    json_decref(obj);
+
+    assert_int_equal(c.status.status, 200);
+    obj = s_json(&c.status);
+    assert_string_equal(json_string_value(json_object_get(obj, "node_id")),
+                        ms_node_id_hex(node));
+    assert_int_equal(json_integer_value(json_object_get(obj, "workers")), 2);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(obj, "tasks"), "done")),
+                     3);
+    assert_int_equal(
+        json_integer_value(json_object_get(obj, "tasks_trained_total")), 3);
+    assert_true(json_is_object(json_object_get(obj, "platform")));
+    json_decref(obj);
+
+    s_check_error(&c.bad_json, 400, "line");
+    s_check_error(&c.too_big, 413, "body");
+    s_check_error(&c.unknown_sweep, 404, "no such sweep");
+    s_check_error(&c.short_prefix, 400, "12");
+    s_check_error(&c.not_hex, 400, "hex");
+    s_check_error(&c.unknown_path, 404, NULL);
+    s_check_error(&c.wrong_method, 405, "DELETE");
+    s_check_error(&c.bad_limit, 400, "limit");
+    s_check_error(&c.bad_cursor, 400, "cursor");
+    s_check_error(&c.bad_format, 400, "format");
+    s_check_error(&c.file_dataset, 400, "dataset");
+    s_check_error(&c.empty_body, 400, "body");
+
+    assert_int_equal(c.metrics.status, 200);
+    assert_non_null(
+        strstr(c.metrics.body, "meshsweep_tasks{state=\"done\"} 3"));
+    assert_non_null(strstr(c.metrics.body, "meshsweep_tasks_trained_total 3"));
+    assert_non_null(strstr(c.metrics.body, "meshsweep_worker_crashes_total 0"));
+    assert_non_null(strstr(c.metrics.body, "meshsweep_http_requests_total"));
+    assert_non_null(
+        strstr(c.metrics.body, "meshsweep_rejected_requests_total 12"));
+    assert_non_null(strstr(c.metrics.body, "meshsweep_store_bytes"));
+    assert_int_equal(c.status_after.status, 200); // still serving
+    s_free_client(&c);
+    ms_node_destroy(&node);
+}
+
+//  --------------------------------------------------------------------------
+//  A port already in use is a clear error.
+
+static void
+test_bind_in_use_refused(void **state)
+{
+    (void) state;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/a", s_root);
+    ms_node_options_t opts;
+    ms_node_options_defaults(&opts);
+    opts.data_dir = dir;
+    opts.n_workers = 1;
+    opts.api_bind = "127.0.0.1:0";
+    ms_node_t *a = NULL, *b = NULL;
+    ms_diag_t diag;
+    assert_int_equal(ms_node_open(&a, &opts, &diag), MS_OK);
+    char bind[64];
+    snprintf(bind, sizeof bind, "%s", ms_node_api_address(a));
+    snprintf(dir, sizeof dir, "%s/b", s_root);
+    opts.api_bind = bind;
+    assert_int_equal(ms_node_open(&b, &opts, &diag), MS_ERR_IO);
+    assert_null(b);
+    assert_non_null(strstr(diag.reason, bind));
+    ms_node_destroy(&a);
+}
+
+//  --------------------------------------------------------------------------
+//  Temp dir with data.
+
+static int
+s_setup(void **state)
+{
+    (void) state;
+    return ms_td_setup(s_root, sizeof s_root);
+}
+
+//  --------------------------------------------------------------------------
+//  Remove it.
+
+static int
+s_teardown(void **state)
+{
+    (void) state;
+    ms_td_teardown(s_root);
+    return 0;
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_api_end_to_end, s_setup,
+                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_bind_in_use_refused, s_setup,
+                                        s_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

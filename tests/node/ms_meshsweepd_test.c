@@ -1,0 +1,235 @@
+/*  =========================================================================
+    ms_meshsweepd_test - the daemon program: --version, bad usage (exit 2,
+    one line), config file (unknown key names FILE:LINE; the command line
+    wins), start-up lines, SIGTERM gives exit 0
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    Runs the built binary ($MESHSWEEP_BUILD_DIR/node/meshsweepd, set by
+    ctest); skipped (77) when it is not there.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char s_bin[512];
+static char s_root[256];
+
+//  --------------------------------------------------------------------------
+//  Run the daemon with args (NULL-terminated) to completion; stdout and
+//  stderr go to files in the temp dir. Returns the exit code.
+
+static int
+s_run(char *const args[], char *out, size_t out_n, char *err, size_t err_n)
+{
+    char out_path[400], err_path[400];
+    snprintf(out_path, sizeof out_path, "%s/out.txt", s_root);
+    snprintf(err_path, sizeof err_path, "%s/err.txt", s_root);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (!freopen(out_path, "w", stdout) || !freopen(err_path, "w", stderr))
+            _exit(99);
+        execv(s_bin, args);
+        _exit(98);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    FILE *f = fopen(out_path, "r");
+    size_t n = f ? fread(out, 1, out_n - 1, f) : 0;
+    out[n] = 0;
+    if (f)
+        fclose(f);
+    f = fopen(err_path, "r");
+    n = f ? fread(err, 1, err_n - 1, f) : 0;
+    err[n] = 0;
+    if (f)
+        fclose(f);
+    return WEXITSTATUS(status);
+}
+
+//  --------------------------------------------------------------------------
+//  Count the lines of a text.
+
+static int
+s_lines(const char *text)
+{
+    int n = 0;
+    for (; *text; text++)
+        n += *text == '\n';
+    return n;
+}
+
+//  --------------------------------------------------------------------------
+//  --version and --help exit 0; bad usage exits 2 with one line.
+
+static void
+test_usage_and_exit_codes(void **state)
+{
+    (void) state;
+    char out[4096], err[4096];
+    char *version[] = {s_bin, "--version", NULL};
+    assert_int_equal(s_run(version, out, sizeof out, err, sizeof err), 0);
+    assert_true(strncmp(out, "meshsweepd ", 11) == 0);
+    char *help[] = {s_bin, "--help", NULL};
+    assert_int_equal(s_run(help, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "--data-dir"));
+
+    char *no_dir[] = {s_bin, "--workers", "1", NULL};
+    assert_int_equal(s_run(no_dir, out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(s_lines(err), 1);
+    assert_non_null(strstr(err, "--data-dir"));
+
+    char *later[] = {s_bin, "--data-dir", s_root, "--mesh-port", "5871", NULL};
+    assert_int_equal(s_run(later, out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(s_lines(err), 1);
+    assert_non_null(strstr(err, "--mesh-port"));
+
+    char *bad_n[] = {s_bin, "--data-dir", s_root, "--workers", "many", NULL};
+    assert_int_equal(s_run(bad_n, out, sizeof out, err, sizeof err), 2);
+    assert_non_null(strstr(err, "many"));
+
+    char *bad_backend[] = {s_bin, "--data-dir", s_root,        "--backend",
+                           "tpu", "--api",      "127.0.0.1:0", NULL};
+    assert_int_equal(s_run(bad_backend, out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(s_lines(err), 1);
+    assert_non_null(strstr(err, "tpu"));
+}
+
+//  --------------------------------------------------------------------------
+//  An unknown key in the config file is refused with FILE:LINE.
+
+static void
+test_config_unknown_key_names_line(void **state)
+{
+    (void) state;
+    char ini[400];
+    snprintf(ini, sizeof ini, "%s/bad.ini", s_root);
+    FILE *f = fopen(ini, "w");
+    assert_non_null(f);
+    fprintf(f, "# meshsweepd\nworkers = 1\nmesh_port = 5871\n");
+    fclose(f);
+    char out[4096], err[4096];
+    char *args[] = {s_bin, "--data-dir", s_root, "--config", ini, NULL};
+    assert_int_equal(s_run(args, out, sizeof out, err, sizeof err), 2);
+    char want[600];
+    snprintf(want, sizeof want, "%s:3: unknown key 'mesh_port'", ini);
+    if (!strstr(err, want))
+        fail_msg("stderr '%s' lacks '%s'", err, want);
+    assert_int_equal(s_lines(err), 1);
+}
+
+//  --------------------------------------------------------------------------
+//  The daemon starts from a config file (command line wins), prints its
+//  node id and API address, and exits 0 on SIGTERM.
+
+static void
+test_config_start_and_sigterm(void **state)
+{
+    (void) state;
+    char ini[400], dir[400], out_path[400];
+    snprintf(ini, sizeof ini, "%s/good.ini", s_root);
+    snprintf(dir, sizeof dir, "%s/data", s_root);
+    snprintf(out_path, sizeof out_path, "%s/daemon.txt", s_root);
+    FILE *f = fopen(ini, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "[meshsweepd]\ndata_dir = %s\napi = 127.0.0.1:0\n"
+            "workers = 3\nretry_cap = 1\n",
+            dir);
+    fclose(f);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (!freopen(out_path, "w", stdout))
+            _exit(99);
+        execl(s_bin, s_bin, "--config", ini, "--workers", "1", (char *) NULL);
+        _exit(98);
+    }
+    char text[4096] = "";
+    for (int i = 0; i < 300 && !strstr(text, "workers"); i++) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        FILE *o = fopen(out_path, "r");
+        size_t n = o ? fread(text, 1, sizeof text - 1, o) : 0;
+        text[n] = 0;
+        if (o)
+            fclose(o);
+    }
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    FILE *o = fopen(out_path, "r");
+    assert_non_null(o);
+    size_t n = fread(text, 1, sizeof text - 1, o);
+    text[n] = 0;
+    fclose(o);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_non_null(strstr(text, "meshsweepd: node "));
+    assert_non_null(strstr(text, "API http://127.0.0.1:"));
+    assert_non_null(strstr(text, "1 workers")); // the command line won
+    assert_non_null(strstr(text, "stopped"));
+    char key[500];
+    snprintf(key, sizeof key, "%s/identity/node.key", dir);
+    struct stat st;
+    assert_int_equal(stat(key, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+}
+
+//  --------------------------------------------------------------------------
+//  Temp dir.
+
+static int
+s_setup(void **state)
+{
+    (void) state;
+    snprintf(s_root, sizeof s_root, "/tmp/ms_meshsweepd_test.XXXXXX");
+    return mkdtemp(s_root) ? 0 : -1;
+}
+
+//  --------------------------------------------------------------------------
+//  Remove it.
+
+static int
+s_teardown(void **state)
+{
+    (void) state;
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", s_root);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int
+main(void)
+{
+    const char *build = getenv("MESHSWEEP_BUILD_DIR");
+    snprintf(s_bin, sizeof s_bin, "%s/node/meshsweepd", build ? build : ".");
+    if (access(s_bin, X_OK) != 0) {
+        printf("meshsweepd not built (%s): skipped\n", s_bin);
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_usage_and_exit_codes, s_setup,
+                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_config_unknown_key_names_line,
+                                        s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_config_start_and_sigterm, s_setup,
+                                        s_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
