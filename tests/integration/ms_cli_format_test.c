@@ -1,0 +1,302 @@
+/*  =========================================================================
+    ms_cli_format_test - the client's pieces that need no process: table
+    layout and order, CSV, JSON printing, option scanning, API errors
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    Built from tools/ms_cli_format.c and tools/ms_cli_common.c (the client
+    has no library of its own); see tests/integration/CMakeLists.txt.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ms_cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+//  --------------------------------------------------------------------------
+//  A result row with the fields the table reads.
+
+static json_t *
+s_row(const char *task, const char *activation, int layers, int width, int seed,
+      double test_accuracy)
+{
+    json_t *config =
+        json_pack("{s:s, s:i, s:i, s:i}", "activation", activation,
+                  "hidden_layers", layers, "width", width, "seed", seed);
+    return json_pack("{s:s, s:o, s:s, s:i, s:f, s:f, s:f, s:i, s:n}", "task_id",
+                     task, "config", config, "status", "ok", "epochs", 3,
+                     "val_accuracy", 0.5, "test_accuracy", test_accuracy,
+                     "seconds_per_epoch", 0.25, "params", 1000 + layers,
+                     "curve");
+}
+
+//  --------------------------------------------------------------------------
+//  A row with explicit hidden sizes.
+
+static json_t *
+s_row_sizes(const char *task, const char *activation, json_t *sizes)
+{
+    json_t *config = json_pack("{s:s, s:o, s:i}", "activation", activation,
+                               "hidden_sizes", sizes, "seed", 1);
+    return json_pack("{s:s, s:o, s:s, s:i, s:n, s:n, s:n, s:i}", "task_id",
+                     task, "config", config, "status", "failed", "epochs", 0,
+                     "val_accuracy", "test_accuracy", "seconds_per_epoch",
+                     "params", 10);
+}
+
+//  --------------------------------------------------------------------------
+//  Rows come out sorted by activation, width, depth, seed.
+
+static void
+test_table_order(void **state)
+{
+    (void) state;
+    json_t *rows = json_array();
+    json_array_append_new(rows, s_row("cccccccccccc00", "tanh", 2, 64, 1, .8));
+    json_array_append_new(rows, s_row("aaaaaaaaaaaa00", "relu", 4, 64, 2, .9));
+    json_array_append_new(rows, s_row("bbbbbbbbbbbb00", "relu", 4, 64, 1, .7));
+    json_array_append_new(rows, s_row("dddddddddddd00", "relu", 1, 256, 1, .6));
+    json_array_append_new(rows, s_row("eeeeeeeeeeee00", "relu", 8, 64, 1, .5));
+    char *table = ms_cli_format_table(rows);
+    assert_non_null(table);
+    const char *order[] = {"bbbbbbbbbbbb", "aaaaaaaaaaaa", "eeeeeeeeeeee",
+                           "dddddddddddd", "cccccccccccc"};
+    const char *at = strchr(table, '\n');
+    assert_non_null(at);
+    for (size_t i = 0; i < 5; i++) {
+        assert_true(strncmp(at + 1, order[i], 12) == 0);
+        at = strchr(at + 1, '\n');
+        assert_non_null(at);
+    }
+    // The input array is not reordered.
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(rows, 0), "task_id")),
+        "cccccccccccc00");
+    free(table);
+    json_decref(rows);
+}
+
+//  --------------------------------------------------------------------------
+//  Columns line up: every line has the same length; numbers are fixed.
+
+static void
+test_table_alignment(void **state)
+{
+    (void) state;
+    json_t *rows = json_array();
+    json_array_append_new(rows,
+                          s_row("0123456789abcdef", "relu", 1, 8, 1, 0.86123));
+    json_array_append_new(
+        rows, s_row("fedcba9876543210", "leaky_relu", 64, 1024, 12, 0.1));
+    char *table = ms_cli_format_table(rows);
+    assert_non_null(table);
+    char *save = NULL, *line = strtok_r(table, "\n", &save);
+    size_t width = strlen(line);
+    assert_non_null(strstr(line, "task"));
+    assert_non_null(strstr(line, "s/epoch"));
+    int n = 0;
+    for (; line; line = strtok_r(NULL, "\n", &save), n++)
+        assert_int_equal(strlen(line), width);
+    assert_int_equal(n, 3);
+    free(table);
+    table = ms_cli_format_table(rows);
+    assert_non_null(strstr(table, "0.8612"));
+    assert_non_null(strstr(table, "0123456789ab "));
+    assert_null(strstr(table, "0123456789abc"));
+    free(table);
+    json_decref(rows);
+}
+
+//  --------------------------------------------------------------------------
+//  Explicit sizes show as "100,10"; null metrics as "-"; sorted by the
+//  first size, then depth.
+
+static void
+test_table_sizes(void **state)
+{
+    (void) state;
+    json_t *rows = json_array();
+    json_array_append_new(
+        rows, s_row_sizes("222222222222", "relu", json_pack("[i,i]", 100, 10)));
+    json_array_append_new(
+        rows, s_row_sizes("111111111111", "relu", json_pack("[i]", 100)));
+    json_array_append_new(
+        rows, s_row_sizes("333333333333", "relu", json_pack("[i,i]", 10, 10)));
+    char *table = ms_cli_format_table(rows);
+    assert_non_null(table);
+    const char *a = strstr(table, "333333333333");
+    const char *b = strstr(table, "111111111111");
+    const char *c = strstr(table, "222222222222");
+    assert_true(a && b && c && a < b && b < c);
+    assert_non_null(strstr(table, "100,10"));
+    assert_non_null(strstr(table, "failed"));
+    assert_non_null(strstr(table, " - "));
+    free(table);
+    json_decref(rows);
+}
+
+//  --------------------------------------------------------------------------
+//  CSV: a header, one line per row in table order, config flattened,
+//  no curve.
+
+static void
+test_csv(void **state)
+{
+    (void) state;
+    json_t *rows = json_array();
+    json_array_append_new(rows, s_row("bbbbbbbbbbbb00", "tanh", 2, 8, 1, .25));
+    json_array_append_new(rows, s_row("aaaaaaaaaaaa00", "relu", 2, 8, 1, .75));
+    char *csv = ms_cli_format_csv(rows);
+    assert_non_null(csv);
+    assert_true(strncmp(csv, "task_id,", 8) == 0);
+    assert_non_null(strstr(csv, "config.activation"));
+    assert_null(strstr(csv, "curve"));
+    const char *a = strstr(csv, "aaaaaaaaaaaa00");
+    const char *b = strstr(csv, "bbbbbbbbbbbb00");
+    assert_true(a && b && a < b);
+    assert_non_null(strstr(csv, ",0.75,"));
+    int lines = 0;
+    for (const char *p = csv; *p; p++)
+        lines += *p == '\n';
+    assert_int_equal(lines, 3);
+    free(csv);
+    json_decref(rows);
+}
+
+//  --------------------------------------------------------------------------
+//  JSON printing: shortest round-trip reals, nesting, empty containers.
+
+static void
+test_json_print(void **state)
+{
+    (void) state;
+    json_t *v =
+        json_pack("{s:f, s:f, s:[], s:{}, s:[i,s], s:n, s:b}", "a", 0.1, "b",
+                  1.0 / 3.0, "c", "d", "e", 1, "x\"y", "f", "g", 1);
+    char path[] = "/tmp/ms_cli_format_test.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w+");
+    assert_int_equal(ms_cli_json_print(f, v), MS_CLI_EXIT_OK);
+    rewind(f);
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    unlink(path);
+    assert_non_null(strstr(buf, "\"a\": 0.1,"));
+    assert_non_null(strstr(buf, "\"b\": 0.3333333333333333,"));
+    assert_non_null(strstr(buf, "\"c\": [],"));
+    assert_non_null(strstr(buf, "\"d\": {},"));
+    assert_non_null(strstr(buf, "\"x\\\"y\""));
+    assert_non_null(strstr(buf, "\"f\": null"));
+    // It reads back as the same value.
+    json_error_t err;
+    json_t *back = json_loads(buf, 0, &err);
+    assert_non_null(back);
+    assert_true(json_equal(back, v));
+    json_decref(back);
+    json_decref(v);
+}
+
+//  --------------------------------------------------------------------------
+//  Option scanning: "--name VALUE", "--name=VALUE", missing values and
+//  prefixes that are other options.
+
+static void
+test_arg_value(void **state)
+{
+    (void) state;
+    char *argv[] = {"x",       "--node", "http://a", "--node=http://b",
+                    "--nodes", "y",      "--node"};
+    int argc = 7, i = 1;
+    const char *v = NULL;
+    bool missing = false;
+    assert_true(ms_cli_arg_value(argc, argv, &i, "--node", &v, &missing));
+    assert_string_equal(v, "http://a");
+    assert_int_equal(i, 2);
+    i = 3;
+    assert_true(ms_cli_arg_value(argc, argv, &i, "--node", &v, &missing));
+    assert_string_equal(v, "http://b");
+    assert_int_equal(i, 3);
+    i = 4;
+    assert_false(ms_cli_arg_value(argc, argv, &i, "--node", &v, &missing));
+    i = 6;
+    assert_true(ms_cli_arg_value(argc, argv, &i, "--node", &v, &missing));
+    assert_true(missing);
+
+    long out = 0;
+    assert_int_equal(ms_cli_parse_int("--workers", "12", 0, 64, &out), MS_OK);
+    assert_int_equal(out, 12);
+    assert_int_equal(ms_cli_parse_int("--workers", "12x", 0, 64, &out),
+                     MS_ERR_INVALID);
+    assert_int_equal(ms_cli_parse_int("--workers", "65", 0, 64, &out),
+                     MS_ERR_INVALID);
+}
+
+//  --------------------------------------------------------------------------
+//  API error bodies become one diag; 4xx means bad input (exit 2).
+
+static void
+test_http_error(void **state)
+{
+    (void) state;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    assert_int_equal(ms_cli_http_error(400,
+                                       "{\"error\": \"parameters.width: empty "
+                                       "list\"}",
+                                       "spec.yaml", &diag),
+                     MS_CLI_EXIT_USAGE);
+    assert_string_equal(diag.where, "spec.yaml");
+    assert_string_equal(diag.reason, "parameters.width: empty list");
+    assert_int_equal(
+        ms_cli_http_error(
+            404, "{\"error\": {\"where\": \"abc\", \"reason\": \"no sweep\"}}",
+            "x", &diag),
+        MS_CLI_EXIT_USAGE);
+    assert_string_equal(diag.where, "abc");
+    assert_int_equal(ms_cli_http_error(500, "boom", "x", &diag),
+                     MS_CLI_EXIT_FAILURE);
+    assert_non_null(strstr(diag.reason, "500"));
+    assert_int_equal(ms_cli_exit_code(MS_ERR_DATASET), MS_CLI_EXIT_USAGE);
+    assert_int_equal(ms_cli_exit_code(MS_ERR_IO), MS_CLI_EXIT_FAILURE);
+}
+
+//  --------------------------------------------------------------------------
+//  The node URL: option, then $MESHSWEEP_NODE, then the default.
+
+static void
+test_node_url(void **state)
+{
+    (void) state;
+    unsetenv("MESHSWEEP_NODE");
+    assert_string_equal(ms_cli_node_url(NULL), MS_CLI_DEFAULT_NODE);
+    setenv("MESHSWEEP_NODE", "http://10.0.0.1:5872", 1);
+    assert_string_equal(ms_cli_node_url(NULL), "http://10.0.0.1:5872");
+    assert_string_equal(ms_cli_node_url("http://h:1"), "http://h:1");
+    unsetenv("MESHSWEEP_NODE");
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table_order),
+        cmocka_unit_test(test_table_alignment),
+        cmocka_unit_test(test_table_sizes),
+        cmocka_unit_test(test_csv),
+        cmocka_unit_test(test_json_print),
+        cmocka_unit_test(test_arg_value),
+        cmocka_unit_test(test_http_error),
+        cmocka_unit_test(test_node_url),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

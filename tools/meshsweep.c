@@ -1,0 +1,85 @@
+/*  =========================================================================
+    meshsweep - the command-line client: train, run, submit, status, results
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    Dispatches to one entry point per command (tools/ms_cli.h). Exit codes
+    follow DESIGN.md "Programs": 0 success, 1 failure, 2 bad usage or bad
+    input with one line "meshsweep: WHERE: REASON" on stderr.
+*/
+#include "ms_cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+//  One command of the client.
+typedef struct {
+    const char *name;                      // as typed
+    int (*main_fn)(int argc, char **argv); // entry point
+    const char *summary;                   // one line for the overview
+} s_command_t;
+
+static const s_command_t s_commands[] = {
+    {"train", ms_cli_train_main, "train one network here, print its metrics"},
+    {"run", ms_cli_run_main,
+     "run a whole sweep here (embedded node), print the table"},
+    {"submit", ms_cli_submit_main, "hand a sweep to a node; print its id"},
+    {"status", ms_cli_status_main,
+     "progress of the sweeps of a node (--watch to follow)"},
+    {"results", ms_cli_results_main,
+     "results of a sweep, from a node or a store (--data-dir)"},
+};
+
+//  --------------------------------------------------------------------------
+//  Print the overview of commands.
+
+static void
+s_usage(FILE *out)
+{
+    fprintf(out, "usage: meshsweep COMMAND [OPTIONS]\n"
+                 "\n"
+                 "Sweeps of neural networks on a pool of ordinary machines.\n"
+                 "\n"
+                 "commands:\n");
+    for (size_t i = 0; i < sizeof s_commands / sizeof *s_commands; i++)
+        fprintf(out, "  %-8s %s\n", s_commands[i].name, s_commands[i].summary);
+    fprintf(out,
+            "\n"
+            "Every command takes --help and --version. Exit codes: 0 "
+            "success,\n1 failure, 2 bad usage or bad input.\n"
+            "Node API: --node URL, or $MESHSWEEP_NODE (default %s).\n",
+            MS_CLI_DEFAULT_NODE);
+}
+
+//  --------------------------------------------------------------------------
+//  Entry point: pick the command.
+
+int
+main(int argc, char **argv)
+{
+    if (argc < 2)
+        return s_usage(stderr), MS_CLI_EXIT_USAGE;
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
+        strcmp(cmd, "help") == 0) {
+        s_usage(stdout);
+        return MS_CLI_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        ms_cli_print_version();
+        return MS_CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof s_commands / sizeof *s_commands; i++)
+        if (strcmp(cmd, s_commands[i].name) == 0) {
+            for (int a = 2; a < argc; a++) {
+                if (strcmp(argv[a], "--") == 0)
+                    break;
+                if (strcmp(argv[a], "--version") == 0) {
+                    ms_cli_print_version();
+                    return MS_CLI_EXIT_OK;
+                }
+            }
+            return s_commands[i].main_fn(argc - 1, argv + 1);
+        }
+    return ms_cli_usage_error(cmd, "unknown command (try meshsweep --help)");
+}

@@ -1,0 +1,166 @@
+/*  =========================================================================
+    ms_cli - shared pieces of the command-line client `meshsweep`
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    The client is one program with one entry point per command group:
+
+        ms_cli_train.c    meshsweep train     (one network, here)
+        ms_cli_run.c      meshsweep run       (an embedded single node)
+        ms_cli_remote.c   meshsweep submit | status | results (HTTP API,
+                          or a store opened read-only with --data-dir)
+        ms_cli_format.c   results as an aligned table or CSV
+        ms_cli_common.c   argument scanning, error lines, files, HTTP
+
+    Every command follows DESIGN.md "Programs": --help and --version,
+    --json where it prints data, exit codes 0 (success), 1 (failure),
+    2 (bad usage or bad input, with one line "meshsweep: WHERE: REASON" on
+    stderr).
+*/
+#ifndef MS_CLI_H
+#define MS_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "ms_err.h"
+
+//  Exit codes of every command.
+#define MS_CLI_EXIT_OK 0
+#define MS_CLI_EXIT_FAILURE 1
+#define MS_CLI_EXIT_USAGE 2
+
+//  Default node API address (DESIGN.md "Default ports").
+#define MS_CLI_DEFAULT_NODE "http://127.0.0.1:5872"
+
+//  Command entry points: argv[0] is the command name ("train"). Each
+//  returns the process exit code.
+int ms_cli_train_main(int argc, char **argv);
+int ms_cli_run_main(int argc, char **argv);
+int ms_cli_submit_main(int argc, char **argv);
+int ms_cli_status_main(int argc, char **argv);
+int ms_cli_results_main(int argc, char **argv);
+
+//  ---- errors ---------------------------------------------------------
+
+//  Print one line "meshsweep: WHERE: REASON" to stderr (WHERE omitted
+//  when NULL or empty) and return MS_CLI_EXIT_USAGE.
+int ms_cli_usage_error(const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+//  Print one line "meshsweep: WHERE: REASON" to stderr and return
+//  MS_CLI_EXIT_FAILURE.
+int ms_cli_failure(const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+//  Print a diag as "meshsweep: WHERE: REASON" (falling back to
+//  ms_strerror(code) when the diag is empty) and return the exit code for
+//  the status code: 2 for input a user must fix (MS_ERR_INVALID,
+//  MS_ERR_DATASET, MS_ERR_RANGE, MS_ERR_NOTFOUND, MS_ERR_UNSUPPORTED),
+//  1 for anything else.
+int ms_cli_diag_exit(const ms_diag_t *diag, int code, const char *fallback);
+
+//  Exit code (as ms_cli_diag_exit) for a status code, without printing.
+int ms_cli_exit_code(int code);
+
+//  ---- argument scanning ----------------------------------------------
+
+//  True when argv[*i] is the option NAME ("--node") in the form
+//  "--node VALUE" or "--node=VALUE": stores the value (borrowed from argv)
+//  and advances *i past a separate value. When NAME is given without a
+//  value, sets *missing to true (the caller reports a usage error).
+bool ms_cli_arg_value(int argc, char **argv, int *i, const char *name,
+                      const char **value, bool *missing);
+
+//  Parse a non-negative decimal int option value; returns MS_OK or
+//  prints "meshsweep: NAME: ..." and returns MS_ERR_INVALID.
+int ms_cli_parse_int(const char *name, const char *text, long min, long max,
+                     long *out);
+
+//  True when a --help / -h appears in argv[1..argc).
+bool ms_cli_wants_help(int argc, char **argv);
+
+//  Print "meshsweep VERSION" on stdout.
+void ms_cli_print_version(void);
+
+//  ---- files ----------------------------------------------------------
+
+//  Read a whole file into a NUL-terminated malloc'd buffer (caller frees).
+//  Returns MS_OK, MS_ERR_IO (diag: the path and errno text) or
+//  MS_ERR_NOMEM.
+int ms_cli_read_file(const char *path, char **text, size_t *n, ms_diag_t *diag);
+
+//  ---- HTTP (libcurl) --------------------------------------------------
+
+//  The node API base URL: the --node value when given, else
+//  $MESHSWEEP_NODE, else MS_CLI_DEFAULT_NODE. Borrowed.
+const char *ms_cli_node_url(const char *option);
+
+//  Send "Authorization: Bearer TOKEN" (--token) with every request;
+//  without it, $MESHSWEEP_TOKEN is used when set. token is borrowed.
+void ms_cli_set_token(const char *token);
+
+//  One HTTP exchange with the node API: METHOD base_url + path, with an
+//  optional body (content_type given when body is not NULL) and the bearer
+//  token (ms_cli_set_token, else $MESHSWEEP_TOKEN) when set. Loopback only by
+//  default; any URL the user gives is used. On MS_OK *status holds the HTTP
+//  status and *response a NUL-terminated malloc'd body (caller frees). Returns
+//  MS_OK; MS_ERR_HTTP (cannot connect or transfer: diag names the URL);
+//  MS_ERR_NOMEM.
+int ms_cli_http(const char *method, const char *base_url, const char *path,
+                const char *content_type, const char *body, size_t n_body,
+                long *status, char **response, ms_diag_t *diag);
+
+//  Turn a non-2xx API answer into a diag: the body's
+//  {"error": {"where", "reason"}} or {"where", "reason"} or {"error":
+//  "text"} when present, else the raw body. Returns the exit code: 2 for
+//  400/404/409/413/422, 1 otherwise.
+int ms_cli_http_error(long status, const char *body, const char *what,
+                      ms_diag_t *diag);
+
+//  ---- output -----------------------------------------------------------
+
+//  Format an array of result rows as an aligned text table: task (12 hex),
+//  activation, layers, width (or the list of sizes), seed, status, epochs,
+//  val_acc, test_acc, s/epoch, params; rows sorted by activation, width,
+//  depth, seed (then task id). Caller frees; NULL only when out of memory.
+char *ms_cli_format_table(const json_t *rows);
+
+//  Format rows as CSV with ms_results_format_csv (RFC 4180; top-level
+//  fields, then config.* flattened; no platform, no curve), one line per
+//  row, in the table's order. Caller frees; NULL when out of memory.
+char *ms_cli_format_csv(const json_t *rows);
+
+//  Sort rows (a JSON array) in place in the table's order.
+void ms_cli_sort_rows(json_t *rows);
+
+//  Print rows in one of the formats "table", "csv", "json" to stdout.
+//  Returns an exit code (2 for an unknown format).
+int ms_cli_print_rows(json_t *rows, const char *format);
+
+//  Print rows in format (as ms_cli_print_rows); with analyze, then a blank
+//  line and the analysis text; with analyze and "json", one document
+//  {"rows": [...], "analysis": {...}}. Returns an exit code.
+int ms_cli_print_results(json_t *rows, const char *format, bool analyze);
+
+//  Print the analysis (ms_analysis) of rows: text, or JSON when json_out.
+//  Returns an exit code.
+int ms_cli_print_analysis(const json_t *rows, bool json_out);
+
+//  Compute the analysis (ms_analysis_compute) of rows into a new JSON
+//  object *analysis (caller decrefs). Returns an exit code; on failure the
+//  error line is printed.
+int ms_cli_compute_analysis(const json_t *rows, json_t **analysis);
+
+//  Print a JSON value indented by 2, reals in their shortest round-trip
+//  form (ms_wire_canon_format_double), keys in their stored order, then a
+//  newline. Returns an exit code.
+int ms_cli_json_print(FILE *out, const json_t *value);
+
+//  A 12-hex short form of a 64-hex id (borrowed text, copied to out).
+void ms_cli_short_id(const char *hex, char out[13]);
+
+#endif

@@ -1,0 +1,401 @@
+/*  =========================================================================
+    ms_cli_common - argument scanning, error lines, files and HTTP for the
+    command-line client
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+*/
+#include "ms_cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+//  --------------------------------------------------------------------------
+//  Print "meshsweep: WHERE: REASON" from a va_list.
+
+static void
+s_vprint_error(const char *where, const char *fmt, va_list ap)
+{
+    char reason[1024];
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    // One line: newlines in a reason (from a server body) become spaces.
+    for (char *p = reason; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    if (where && *where)
+        fprintf(stderr, "meshsweep: %s: %s\n", where, reason);
+    else
+        fprintf(stderr, "meshsweep: %s\n", reason);
+}
+
+//  --------------------------------------------------------------------------
+//  Report bad usage or bad input; exit code 2.
+
+int
+ms_cli_usage_error(const char *where, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    s_vprint_error(where, fmt, ap);
+    va_end(ap);
+    return MS_CLI_EXIT_USAGE;
+}
+
+//  --------------------------------------------------------------------------
+//  Report a failure; exit code 1.
+
+int
+ms_cli_failure(const char *where, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    s_vprint_error(where, fmt, ap);
+    va_end(ap);
+    return MS_CLI_EXIT_FAILURE;
+}
+
+//  --------------------------------------------------------------------------
+//  Map a status code to an exit code.
+
+int
+ms_cli_exit_code(int code)
+{
+    switch (code) {
+    case MS_OK:
+        return MS_CLI_EXIT_OK;
+    case MS_ERR_INVALID:
+    case MS_ERR_DATASET:
+    case MS_ERR_RANGE:
+    case MS_ERR_NOTFOUND:
+    case MS_ERR_UNSUPPORTED:
+        return MS_CLI_EXIT_USAGE;
+    default:
+        return MS_CLI_EXIT_FAILURE;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Print a diag and return the exit code for its status code.
+
+int
+ms_cli_diag_exit(const ms_diag_t *diag, int code, const char *fallback)
+{
+    const char *where = diag && diag->where[0] ? diag->where : fallback;
+    const char *reason =
+        diag && diag->reason[0] ? diag->reason : ms_strerror(code);
+    if (where && *where)
+        fprintf(stderr, "meshsweep: %s: %s\n", where, reason);
+    else
+        fprintf(stderr, "meshsweep: %s\n", reason);
+    int rc = ms_cli_exit_code(code);
+    return rc == MS_CLI_EXIT_OK ? MS_CLI_EXIT_FAILURE : rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Match "--name VALUE" or "--name=VALUE" at argv[*i].
+
+bool
+ms_cli_arg_value(int argc, char **argv, int *i, const char *name,
+                 const char **value, bool *missing)
+{
+    const char *arg = argv[*i];
+    size_t len = strlen(name);
+    if (strncmp(arg, name, len) != 0)
+        return false;
+    if (arg[len] == '=') {
+        *value = arg + len + 1;
+        return true;
+    }
+    if (arg[len] != '\0')
+        return false;
+    if (*i + 1 >= argc) {
+        *missing = true;
+        return true;
+    }
+    *i += 1;
+    *value = argv[*i];
+    return true;
+}
+
+//  --------------------------------------------------------------------------
+//  Parse a bounded decimal integer option value.
+
+int
+ms_cli_parse_int(const char *name, const char *text, long min, long max,
+                 long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end != '\0') {
+        ms_cli_usage_error(name, "'%s' is not an integer", text);
+        return MS_ERR_INVALID;
+    }
+    if (v < min || v > max) {
+        ms_cli_usage_error(name, "%ld is out of range [%ld, %ld]", v, min, max);
+        return MS_ERR_INVALID;
+    }
+    *out = v;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  True when the command line asks for help.
+
+bool
+ms_cli_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    }
+    return false;
+}
+
+//  --------------------------------------------------------------------------
+//  Print the version line.
+
+void
+ms_cli_print_version(void)
+{
+    printf("meshsweep %s\n", MESHSWEEP_VERSION);
+}
+
+//  --------------------------------------------------------------------------
+//  Read a whole file into memory.
+
+int
+ms_cli_read_file(const char *path, char **text, size_t *n, ms_diag_t *diag)
+{
+    *text = NULL;
+    if (n)
+        *n = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot open: %s",
+                                strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        fclose(f);
+        return MS_ERR_NOMEM;
+    }
+    for (;;) {
+        if (len + 1 >= cap) {
+            char *bigger = realloc(buf, cap * 2);
+            if (!bigger) {
+                free(buf);
+                fclose(f);
+                return MS_ERR_NOMEM;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    int failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        free(buf);
+        return ms_diag_set_code(diag, MS_ERR_IO, path, "read failed");
+    }
+    buf[len] = '\0';
+    *text = buf;
+    if (n)
+        *n = len;
+    return MS_OK;
+}
+
+//  Bearer token given with --token (NULL: $MESHSWEEP_TOKEN).
+static const char *s_token = NULL;
+
+//  --------------------------------------------------------------------------
+//  Use a bearer token for the next HTTP requests.
+
+void
+ms_cli_set_token(const char *token)
+{
+    s_token = token;
+}
+
+//  --------------------------------------------------------------------------
+//  Node API base URL from option, environment or default.
+
+const char *
+ms_cli_node_url(const char *option)
+{
+    if (option && *option)
+        return option;
+    const char *env = getenv("MESHSWEEP_NODE");
+    if (env && *env)
+        return env;
+    return MS_CLI_DEFAULT_NODE;
+}
+
+//  A growing response buffer for libcurl's write callback.
+typedef struct {
+    char *data;  // NUL-terminated body so far
+    size_t size; // bytes in data
+    bool failed; // out of memory
+} s_buffer_t;
+
+//  --------------------------------------------------------------------------
+//  libcurl write callback: append to the buffer.
+
+static size_t
+s_write_cb(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+    s_buffer_t *buf = arg;
+    size_t n = size * nmemb;
+    char *bigger = realloc(buf->data, buf->size + n + 1);
+    if (!bigger) {
+        buf->failed = true;
+        return 0;
+    }
+    buf->data = bigger;
+    memcpy(buf->data + buf->size, ptr, n);
+    buf->size += n;
+    buf->data[buf->size] = '\0';
+    return n;
+}
+
+//  --------------------------------------------------------------------------
+//  One HTTP request to the node API.
+
+int
+ms_cli_http(const char *method, const char *base_url, const char *path,
+            const char *content_type, const char *body, size_t n_body,
+            long *status, char **response, ms_diag_t *diag)
+{
+    *response = NULL;
+    *status = 0;
+    static bool s_initialised = false;
+    if (!s_initialised) {
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+            return ms_diag_set_code(diag, MS_ERR_HTTP, base_url,
+                                    "cannot initialise libcurl");
+        s_initialised = true;
+    }
+    size_t base_len = strlen(base_url);
+    while (base_len > 0 && base_url[base_len - 1] == '/')
+        base_len--;
+    size_t url_len = base_len + strlen(path) + 1;
+    char *url = malloc(url_len);
+    if (!url)
+        return MS_ERR_NOMEM;
+    snprintf(url, url_len, "%.*s%s", (int) base_len, base_url, path);
+
+    int rc = MS_OK;
+    struct curl_slist *headers = NULL;
+    s_buffer_t buf = {.data = calloc(1, 1)};
+    CURL *curl = curl_easy_init();
+    if (!curl || !buf.data) {
+        rc = MS_ERR_NOMEM;
+        goto cleanup;
+    }
+    char header[1024];
+    const char *token = s_token ? s_token : getenv("MESHSWEEP_TOKEN");
+    if (token && *token) {
+        snprintf(header, sizeof header, "Authorization: Bearer %s", token);
+        headers = curl_slist_append(headers, header);
+    }
+    if (body) {
+        snprintf(header, sizeof header, "Content-Type: %s",
+                 content_type ? content_type : "application/octet-stream");
+        headers = curl_slist_append(headers, header);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                         (curl_off_t) n_body);
+    }
+    headers = curl_slist_append(headers, "Accept: application/json");
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, s_write_cb);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &buf);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 120000L);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "meshsweep/" MESHSWEEP_VERSION);
+    // Never go through a proxy to reach a node: the API is local or LAN.
+    curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
+    CURLcode cc = curl_easy_perform(curl);
+    if (buf.failed) {
+        rc = MS_ERR_NOMEM;
+        goto cleanup;
+    }
+    if (cc != CURLE_OK) {
+        rc = ms_diag_set_code(
+            diag, MS_ERR_HTTP, url, "%s%s", curl_easy_strerror(cc),
+            cc == CURLE_COULDNT_CONNECT ? " (is meshsweepd running? use --node "
+                                          "URL or MESHSWEEP_NODE)"
+                                        : "");
+        goto cleanup;
+    }
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
+    *response = buf.data;
+    buf.data = NULL;
+cleanup:
+    free(buf.data);
+    curl_slist_free_all(headers);
+    if (curl)
+        curl_easy_cleanup(curl);
+    free(url);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Turn an API error answer into a diag and an exit code.
+
+int
+ms_cli_http_error(long status, const char *body, const char *what,
+                  ms_diag_t *diag)
+{
+    int exit_code = (status == 400 || status == 404 || status == 409 ||
+                     status == 413 || status == 422)
+                        ? MS_CLI_EXIT_USAGE
+                        : MS_CLI_EXIT_FAILURE;
+    json_error_t jerr;
+    json_t *doc = body ? json_loads(body, JSON_DECODE_ANY, &jerr) : NULL;
+    const json_t *obj = doc;
+    if (json_is_object(doc) && json_is_object(json_object_get(doc, "error")))
+        obj = json_object_get(doc, "error");
+    const char *where = json_string_value(json_object_get(obj, "where"));
+    const char *reason = json_string_value(json_object_get(obj, "reason"));
+    if (!reason)
+        reason = json_string_value(json_object_get(obj, "message"));
+    if (!reason)
+        reason = json_string_value(json_object_get(doc, "error"));
+    if (reason)
+        ms_diag_set(diag, where && *where ? where : what, "%s", reason);
+    else if (body && *body && !doc)
+        ms_diag_set(diag, what, "HTTP %ld: %.200s", status, body);
+    else
+        ms_diag_set(diag, what, "HTTP %ld", status);
+    json_decref(doc);
+    return exit_code;
+}
+
+//  --------------------------------------------------------------------------
+//  First 12 characters of a hex id.
+
+void
+ms_cli_short_id(const char *hex, char out[13])
+{
+    size_t n = 0;
+    if (hex)
+        for (; n < 12 && hex[n]; n++)
+            out[n] = hex[n];
+    out[n] = '\0';
+}

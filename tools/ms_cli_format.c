@@ -1,0 +1,506 @@
+/*  =========================================================================
+    ms_cli_format - result rows as an aligned table, CSV or JSON
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    Rows are the JSON objects of DESIGN.md "result row" (ms_results_rows
+    and GET /api/v1/sweeps/{id}/results give the same objects), so the
+    three formats of `meshsweep results` carry the same content: the table
+    picks the columns a person compares (task, activation, layers, width,
+    seed, status, epochs, val_acc, test_acc, s/epoch, params), CSV has
+    every top-level field and config.* flattened (no platform, no curve),
+    JSON is the rows themselves. All three list rows in one order: activation,
+    width (first hidden size for explicit sizes), depth, the sizes, seed,
+    task id - the order in which a depth sweep reads as a plateau. The CSV
+    writer is the node's (ms_results_format_csv), so the client and
+    GET .../results?format=csv write one CSV format.
+*/
+#include "ms_cli.h"
+#include "ms_analysis.h"
+#include "ms_results.h"
+#include "ms_wire_canon.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+//  A growing string.
+typedef struct {
+    char *data;  // NUL-terminated text
+    size_t len;  // bytes used
+    size_t cap;  // bytes allocated
+    bool failed; // out of memory happened
+} s_str_t;
+
+//  --------------------------------------------------------------------------
+//  Append formatted text to a growing string.
+
+static void __attribute__((format(printf, 2, 3)))
+s_str_printf(s_str_t *s, const char *fmt, ...)
+{
+    if (s->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = s->cap - s->len;
+        int n = s->data ? vsnprintf(s->data + s->len, room, fmt, ap) : -2;
+        va_end(ap);
+        if (n >= 0 && (size_t) n < room) {
+            s->len += (size_t) n;
+            return;
+        }
+        if (n == -1) {
+            s->failed = true;
+            return;
+        }
+        size_t want = s->cap ? s->cap * 2 : 1024;
+        while (n > 0 && want < s->len + (size_t) n + 1)
+            want *= 2;
+        char *bigger = realloc(s->data, want);
+        if (!bigger) {
+            s->failed = true;
+            return;
+        }
+        s->data = bigger;
+        s->cap = want;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Hand the string to the caller (NULL when anything failed).
+
+static char *
+s_str_take(s_str_t *s)
+{
+    if (s->failed) {
+        free(s->data);
+        return NULL;
+    }
+    if (!s->data)
+        return strdup("");
+    return s->data;
+}
+
+//  --------------------------------------------------------------------------
+//  Integer value of a config key (0 when absent).
+
+static long long
+s_cfg_int(const json_t *row, const char *key)
+{
+    const json_t *v = json_object_get(json_object_get(row, "config"), key);
+    if (json_is_integer(v))
+        return json_integer_value(v);
+    if (json_is_real(v))
+        return (long long) json_real_value(v);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  The explicit hidden sizes of a row, or NULL for a uniform network.
+
+static const json_t *
+s_cfg_sizes(const json_t *row)
+{
+    const json_t *sizes =
+        json_object_get(json_object_get(row, "config"), "hidden_sizes");
+    if (!json_is_array(sizes))
+        return NULL;
+    if (s_cfg_int(row, "width") > 0)
+        return NULL; // canonical form listed the uniform sizes too
+    return sizes;
+}
+
+//  --------------------------------------------------------------------------
+//  Number of hidden layers of a row.
+
+static long long
+s_row_depth(const json_t *row)
+{
+    const json_t *sizes = s_cfg_sizes(row);
+    if (sizes)
+        return (long long) json_array_size(sizes);
+    return s_cfg_int(row, "hidden_layers");
+}
+
+//  --------------------------------------------------------------------------
+//  Width used for sorting: the uniform width, or the first explicit size.
+
+static long long
+s_row_width(const json_t *row)
+{
+    const json_t *sizes = s_cfg_sizes(row);
+    if (sizes)
+        return json_integer_value(json_array_get(sizes, 0));
+    return s_cfg_int(row, "width");
+}
+
+//  --------------------------------------------------------------------------
+//  String field of the config ("" when absent).
+
+static const char *
+s_cfg_str(const json_t *row, const char *key)
+{
+    const char *s =
+        json_string_value(json_object_get(json_object_get(row, "config"), key));
+    return s ? s : "";
+}
+
+//  --------------------------------------------------------------------------
+//  Compare two rows in table order (qsort callback over json_t *).
+
+static int
+s_row_compare(const void *a, const void *b)
+{
+    const json_t *ra = *(const json_t *const *) a;
+    const json_t *rb = *(const json_t *const *) b;
+    int c = strcmp(s_cfg_str(ra, "activation"), s_cfg_str(rb, "activation"));
+    if (c)
+        return c;
+    long long wa = s_row_width(ra), wb = s_row_width(rb);
+    if (wa != wb)
+        return wa < wb ? -1 : 1;
+    long long da = s_row_depth(ra), db = s_row_depth(rb);
+    if (da != db)
+        return da < db ? -1 : 1;
+    const json_t *sa = s_cfg_sizes(ra), *sb = s_cfg_sizes(rb);
+    if (sa && sb) {
+        for (size_t i = 0; i < json_array_size(sa); i++) {
+            long long x = json_integer_value(json_array_get(sa, i));
+            long long y = json_integer_value(json_array_get(sb, i));
+            if (x != y)
+                return x < y ? -1 : 1;
+        }
+    }
+    long long ea = s_cfg_int(ra, "seed"), eb = s_cfg_int(rb, "seed");
+    if (ea != eb)
+        return ea < eb ? -1 : 1;
+    const char *ta = json_string_value(json_object_get(ra, "task_id"));
+    const char *tb = json_string_value(json_object_get(rb, "task_id"));
+    return strcmp(ta ? ta : "", tb ? tb : "");
+}
+
+//  --------------------------------------------------------------------------
+//  Sort rows in place in table order.
+
+void
+ms_cli_sort_rows(json_t *rows)
+{
+    size_t n = json_array_size(rows);
+    if (n < 2)
+        return;
+    json_t **items = calloc(n, sizeof *items);
+    if (!items)
+        return;
+    for (size_t i = 0; i < n; i++)
+        items[i] = json_incref(json_array_get(rows, i));
+    qsort(items, n, sizeof *items, s_row_compare);
+    json_array_clear(rows);
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(rows, items[i]);
+    free(items);
+}
+
+//  --------------------------------------------------------------------------
+//  Format a metric with a fixed number of decimals, "-" for null/absent.
+
+static void
+s_fmt_metric(char *out, size_t n, const json_t *v, int decimals)
+{
+    if (json_is_number(v))
+        snprintf(out, n, "%.*f", decimals, json_number_value(v));
+    else
+        snprintf(out, n, "-");
+}
+
+#define S_TABLE_COLS 11
+
+//  --------------------------------------------------------------------------
+//  Fill the 11 table cells of one row.
+
+static void
+s_table_cells(const json_t *row, char cells[S_TABLE_COLS][160])
+{
+    const char *task = json_string_value(json_object_get(row, "task_id"));
+    char short_id[13];
+    ms_cli_short_id(task ? task : "-", short_id);
+    snprintf(cells[0], 160, "%s", short_id);
+    snprintf(cells[1], 160, "%s", s_cfg_str(row, "activation"));
+    snprintf(cells[2], 160, "%lld", s_row_depth(row));
+    const json_t *sizes = s_cfg_sizes(row);
+    if (sizes) {
+        size_t used = 0;
+        cells[3][0] = '\0';
+        for (size_t i = 0; i < json_array_size(sizes) && used < 150; i++) {
+            int w = snprintf(
+                cells[3] + used, 160 - used, "%s%lld", i ? "," : "",
+                (long long) json_integer_value(json_array_get(sizes, i)));
+            if (w < 0 || (size_t) w >= 160 - used)
+                break;
+            used += (size_t) w;
+        }
+    } else {
+        snprintf(cells[3], 160, "%lld", s_cfg_int(row, "width"));
+    }
+    snprintf(cells[4], 160, "%lld", s_cfg_int(row, "seed"));
+    const char *status = json_string_value(json_object_get(row, "status"));
+    snprintf(cells[5], 160, "%s", status ? status : "-");
+    const json_t *epochs = json_object_get(row, "epochs");
+    if (json_is_integer(epochs))
+        snprintf(cells[6], 160, "%lld", (long long) json_integer_value(epochs));
+    else
+        snprintf(cells[6], 160, "-");
+    s_fmt_metric(cells[7], 160, json_object_get(row, "val_accuracy"), 4);
+    s_fmt_metric(cells[8], 160, json_object_get(row, "test_accuracy"), 4);
+    s_fmt_metric(cells[9], 160, json_object_get(row, "seconds_per_epoch"), 3);
+    const json_t *params = json_object_get(row, "params");
+    if (json_is_integer(params))
+        snprintf(cells[10], 160, "%lld",
+                 (long long) json_integer_value(params));
+    else
+        snprintf(cells[10], 160, "-");
+}
+
+//  --------------------------------------------------------------------------
+//  Rows as an aligned text table.
+
+char *
+ms_cli_format_table(const json_t *rows)
+{
+    static const char *headers[S_TABLE_COLS] = {
+        "task",   "activation", "layers",   "width",   "seed",  "status",
+        "epochs", "val_acc",    "test_acc", "s/epoch", "params"};
+    // Text columns left-aligned, numbers right-aligned.
+    static const bool right[S_TABLE_COLS] = {
+        false, false, true, false, true, false, true, true, true, true, true};
+    json_t *sorted = json_copy((json_t *) rows);
+    if (!sorted)
+        return NULL;
+    ms_cli_sort_rows(sorted);
+    size_t n = json_array_size(sorted);
+    char(*cells)[S_TABLE_COLS][160] = calloc(n ? n : 1, sizeof *cells);
+    if (!cells) {
+        json_decref(sorted);
+        return NULL;
+    }
+    size_t width[S_TABLE_COLS];
+    for (int c = 0; c < S_TABLE_COLS; c++)
+        width[c] = strlen(headers[c]);
+    for (size_t r = 0; r < n; r++) {
+        s_table_cells(json_array_get(sorted, r), cells[r]);
+        for (int c = 0; c < S_TABLE_COLS; c++)
+            if (strlen(cells[r][c]) > width[c])
+                width[c] = strlen(cells[r][c]);
+    }
+    s_str_t out = {0};
+    for (int c = 0; c < S_TABLE_COLS; c++)
+        s_str_printf(&out, "%s%*s", c ? "  " : "",
+                     right[c] ? (int) width[c] : -(int) width[c], headers[c]);
+    s_str_printf(&out, "\n");
+    for (size_t r = 0; r < n; r++) {
+        for (int c = 0; c < S_TABLE_COLS; c++) {
+            bool last = c == S_TABLE_COLS - 1;
+            s_str_printf(&out, "%s%*s", c ? "  " : "",
+                         right[c] || last ? (int) width[c] : -(int) width[c],
+                         cells[r][c]);
+        }
+        s_str_printf(&out, "\n");
+    }
+    free(cells);
+    json_decref(sorted);
+    return s_str_take(&out);
+}
+
+//  --------------------------------------------------------------------------
+//  Rows as CSV, in table order.
+
+char *
+ms_cli_format_csv(const json_t *rows)
+{
+    json_t *sorted = json_copy((json_t *) rows);
+    if (!sorted)
+        return NULL;
+    ms_cli_sort_rows(sorted);
+    char *text = ms_results_format_csv(sorted);
+    json_decref(sorted);
+    return text;
+}
+
+//  --------------------------------------------------------------------------
+//  Print rows in the named format.
+
+int
+ms_cli_print_rows(json_t *rows, const char *format)
+{
+    char *text = NULL;
+    if (!format || strcmp(format, "table") == 0)
+        text = ms_cli_format_table(rows);
+    else if (strcmp(format, "csv") == 0)
+        text = ms_cli_format_csv(rows);
+    else if (strcmp(format, "json") == 0) {
+        json_t *sorted = json_copy(rows);
+        if (!sorted)
+            return ms_cli_failure(NULL, "out of memory");
+        ms_cli_sort_rows(sorted);
+        int rc = ms_cli_json_print(stdout, sorted);
+        json_decref(sorted);
+        return rc;
+    } else
+        return ms_cli_usage_error(
+            "--format", "unknown format '%s' (table, csv or json)", format);
+    if (!text)
+        return ms_cli_failure(NULL, "out of memory");
+    fputs(text, stdout);
+    free(text);
+    return fflush(stdout) == 0 ? MS_CLI_EXIT_OK : MS_CLI_EXIT_FAILURE;
+}
+
+//  --------------------------------------------------------------------------
+//  Compute the --analyze object of rows.
+
+int
+ms_cli_compute_analysis(const json_t *rows, json_t **analysis)
+{
+    *analysis = NULL;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    int rc = ms_analysis_compute(rows, NULL, analysis, &diag);
+    if (rc != MS_OK)
+        return ms_cli_diag_exit(&diag, rc, "--analyze");
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Print the --analyze summary of rows.
+
+int
+ms_cli_print_analysis(const json_t *rows, bool json_out)
+{
+    json_t *analysis = NULL;
+    int rc = ms_cli_compute_analysis(rows, &analysis);
+    if (rc != MS_CLI_EXIT_OK)
+        return rc;
+    if (json_out) {
+        rc = ms_cli_json_print(stdout, analysis);
+        json_decref(analysis);
+        return rc;
+    }
+    char *text = ms_analysis_format_text(analysis);
+    json_decref(analysis);
+    if (!text)
+        return ms_cli_failure(NULL, "out of memory");
+    fputs(text, stdout);
+    if (*text && text[strlen(text) - 1] != '\n')
+        fputc('\n', stdout);
+    free(text);
+    return fflush(stdout) == 0 ? MS_CLI_EXIT_OK : MS_CLI_EXIT_FAILURE;
+}
+
+//  --------------------------------------------------------------------------
+//  Print rows in a format, then the analysis when asked.
+
+int
+ms_cli_print_results(json_t *rows, const char *format, bool analyze)
+{
+    if (analyze && format && strcmp(format, "json") == 0) {
+        json_t *analysis = NULL;
+        int rc = ms_cli_compute_analysis(rows, &analysis);
+        if (rc != MS_CLI_EXIT_OK)
+            return rc;
+        json_t *sorted = json_copy(rows);
+        ms_cli_sort_rows(sorted);
+        json_t *doc =
+            json_pack("{s:o, s:o}", "rows", sorted, "analysis", analysis);
+        rc = doc ? ms_cli_json_print(stdout, doc)
+                 : ms_cli_failure(NULL, "out of memory");
+        json_decref(doc);
+        return rc;
+    }
+    int rc = ms_cli_print_rows(rows, format);
+    if (rc == MS_CLI_EXIT_OK && analyze) {
+        printf("\n");
+        rc = ms_cli_print_analysis(rows, false);
+    }
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Append v as indented JSON at nesting depth.
+
+static void
+s_json_write(s_str_t *out, const json_t *v, int depth)
+{
+    size_t i, n;
+    const char *key;
+    json_t *item;
+    char buf[MS_WIRE_CANON_DOUBLE_MAX];
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        if (json_object_size(v) == 0) {
+            s_str_printf(out, "{}");
+            return;
+        }
+        s_str_printf(out, "{\n");
+        n = 0;
+        json_object_foreach((json_t *) v, key, item)
+        {
+            json_t *k = json_string(key);
+            char *ktext = json_dumps(k, JSON_ENCODE_ANY);
+            s_str_printf(out, "%*s%s: ", (depth + 1) * 2, "",
+                         ktext ? ktext : "\"\"");
+            free(ktext);
+            json_decref(k);
+            s_json_write(out, item, depth + 1);
+            s_str_printf(out, "%s\n", ++n < json_object_size(v) ? "," : "");
+        }
+        s_str_printf(out, "%*s}", depth * 2, "");
+        return;
+    case JSON_ARRAY:
+        if (json_array_size(v) == 0) {
+            s_str_printf(out, "[]");
+            return;
+        }
+        s_str_printf(out, "[\n");
+        json_array_foreach(v, i, item)
+        {
+            s_str_printf(out, "%*s", (depth + 1) * 2, "");
+            s_json_write(out, item, depth + 1);
+            s_str_printf(out, "%s\n", i + 1 < json_array_size(v) ? "," : "");
+        }
+        s_str_printf(out, "%*s]", depth * 2, "");
+        return;
+    case JSON_REAL:
+        if (ms_wire_canon_format_double(json_real_value(v), buf, sizeof buf) <
+            0)
+            s_str_printf(out, "null");
+        else
+            s_str_printf(out, "%s", buf);
+        return;
+    default: {
+        char *text = json_dumps(v, JSON_ENCODE_ANY);
+        s_str_printf(out, "%s", text ? text : "null");
+        free(text);
+        return;
+    }
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Print a JSON value, indented, with shortest round-trip reals.
+
+int
+ms_cli_json_print(FILE *out, const json_t *value)
+{
+    s_str_t text = {0};
+    s_json_write(&text, value, 0);
+    s_str_printf(&text, "\n");
+    char *s = s_str_take(&text);
+    if (!s)
+        return ms_cli_failure(NULL, "out of memory");
+    fputs(s, out);
+    free(s);
+    return fflush(out) == 0 ? MS_CLI_EXIT_OK : MS_CLI_EXIT_FAILURE;
+}

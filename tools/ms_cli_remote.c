@@ -1,0 +1,722 @@
+/*  =========================================================================
+    ms_cli_remote - meshsweep submit | status | results: talk to a node's
+    HTTP API, or read a store directly (results --data-dir)
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    The client is thin: the node expands and validates specs, keeps the
+    store and answers JSON (DESIGN.md "HTTP API"). What the client adds is
+    presentation: progress bars with throughput and ETA, and the results
+    table/CSV/JSON formatted locally from the JSON rows, so the three
+    formats always carry the same content whichever node answers (and
+    `results --data-dir` formats exactly the same rows, read from a store
+    opened read-only, with no daemon running).
+
+    Sweep ids may be typed as a unique prefix of 12 or more hex characters;
+    the node (or ms_results_find_sweep for a store) resolves it.
+*/
+#include "ms_cli.h"
+#include "ms_hash.h"
+#include "ms_results.h"
+#include "ms_store.h"
+
+#include <ctype.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+//  Largest number of result pages followed (bounded loop).
+#define S_MAX_PAGES 100000
+
+//  --------------------------------------------------------------------------
+//  Check a typed sweep id: 12..64 hex characters. Prints and returns 2.
+
+static int
+s_check_sweep_arg(const char *text)
+{
+    size_t n = strlen(text);
+    if (n < 12 || n > 64)
+        return ms_cli_usage_error(
+            text, "a sweep id is 64 hex characters (a unique prefix of 12 "
+                  "or more is accepted)");
+    for (size_t i = 0; i < n; i++)
+        if (!isxdigit((unsigned char) text[i]))
+            return ms_cli_usage_error(text, "not a hex sweep id");
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  GET a JSON document from the API. Returns an exit code; *doc on 0.
+
+static int
+s_api_get_json(const char *node, const char *path, const char *what,
+               json_t **doc)
+{
+    *doc = NULL;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    long status = 0;
+    char *body = NULL;
+    int rc =
+        ms_cli_http("GET", node, path, NULL, NULL, 0, &status, &body, &diag);
+    if (rc != MS_OK)
+        return ms_cli_diag_exit(&diag, rc, node);
+    if (status < 200 || status > 299) {
+        int code = ms_cli_http_error(status, body, what, &diag);
+        free(body);
+        ms_cli_diag_exit(&diag, MS_ERR_HTTP, what);
+        return code;
+    }
+    json_error_t jerr;
+    *doc = json_loads(body, JSON_DECODE_ANY, &jerr);
+    free(body);
+    if (!*doc)
+        return ms_cli_failure(node, "%s: the node's answer is not JSON: %s",
+                              path, jerr.text);
+    return MS_CLI_EXIT_OK;
+}
+
+//  ==========================================================================
+//  submit
+
+//  --------------------------------------------------------------------------
+//  Help for submit.
+
+static void
+s_submit_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: meshsweep submit SPEC.yaml [--priority N] [--node URL] "
+            "[--json]\n"
+            "\n"
+            "Hand a sweep to the pool through a node's API and print its "
+            "id.\nThe same spec submitted again gives the same id (\"already "
+            "submitted\").\n"
+            "\n"
+            "  --priority N   serve this sweep before lower ones (default 0)\n"
+            "  --node URL     node API (default $MESHSWEEP_NODE or %s)\n"
+            "  --token T      API bearer token (default $MESHSWEEP_TOKEN)\n"
+            "  --json         print the node's answer as JSON\n",
+            MS_CLI_DEFAULT_NODE);
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep submit SPEC.yaml
+
+int
+ms_cli_submit_main(int argc, char **argv)
+{
+    if (ms_cli_wants_help(argc, argv))
+        return s_submit_usage(stdout), MS_CLI_EXIT_OK;
+    const char *spec_path = NULL, *node_opt = NULL, *priority = NULL;
+    bool json_out = false;
+    for (int i = 1; i < argc; i++) {
+        bool missing = false;
+        const char *v = NULL;
+        if (ms_cli_arg_value(argc, argv, &i, "--node", &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--node", "needs a URL");
+            node_opt = v;
+        } else if (ms_cli_arg_value(argc, argv, &i, "--token", &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--token", "needs a token");
+            ms_cli_set_token(v);
+        } else if (ms_cli_arg_value(argc, argv, &i, "--priority", &v,
+                                    &missing)) {
+            long p;
+            if (missing)
+                return ms_cli_usage_error("--priority", "needs a number");
+            if (ms_cli_parse_int("--priority", v, -1000000, 1000000, &p))
+                return MS_CLI_EXIT_USAGE;
+            priority = v;
+        } else if (strcmp(argv[i], "--json") == 0)
+            json_out = true;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return ms_cli_usage_error(argv[i], "unknown option of submit");
+        else if (!spec_path)
+            spec_path = argv[i];
+        else
+            return ms_cli_usage_error(argv[i], "one spec file at a time");
+    }
+    if (!spec_path)
+        return s_submit_usage(stderr),
+               ms_cli_usage_error("submit", "missing SPEC.yaml");
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    char *spec = NULL;
+    size_t n_spec = 0;
+    int rc = ms_cli_read_file(spec_path, &spec, &n_spec, &diag);
+    if (rc != MS_OK)
+        return ms_cli_diag_exit(&diag, rc, spec_path);
+
+    const char *node = ms_cli_node_url(node_opt);
+    char path[128];
+    if (priority)
+        snprintf(path, sizeof path, "/api/v1/sweeps?priority=%s", priority);
+    else
+        snprintf(path, sizeof path, "/api/v1/sweeps");
+    long status = 0;
+    char *body = NULL;
+    rc = ms_cli_http("POST", node, path, "application/yaml", spec, n_spec,
+                     &status, &body, &diag);
+    free(spec);
+    if (rc != MS_OK)
+        return ms_cli_diag_exit(&diag, rc, node);
+    if (status < 200 || status > 299) {
+        int code = ms_cli_http_error(status, body, spec_path, &diag);
+        free(body);
+        // The node names the key; the file name says which spec.
+        if (strcmp(diag.where, spec_path) != 0)
+            fprintf(stderr, "meshsweep: %s: %s: %s\n", spec_path, diag.where,
+                    diag.reason);
+        else
+            fprintf(stderr, "meshsweep: %s: %s\n", diag.where, diag.reason);
+        return code;
+    }
+    json_error_t jerr;
+    json_t *doc = json_loads(body, 0, &jerr);
+    if (!doc) {
+        int code = ms_cli_failure(node, "the node's answer is not JSON: %s",
+                                  jerr.text);
+        free(body);
+        return code;
+    }
+    free(body);
+    const char *id = json_string_value(json_object_get(doc, "sweep_id"));
+    if (!id)
+        id = json_string_value(json_object_get(doc, "id"));
+    const json_t *existed_v = json_object_get(doc, "existed");
+    bool existed =
+        json_is_boolean(existed_v) ? json_is_true(existed_v) : status == 200;
+    if (json_out)
+        ms_cli_json_print(stdout, doc);
+    else if (id) {
+        printf("%s\n", id);
+        json_int_t n_tasks = json_integer_value(json_object_get(doc, "tasks"));
+        if (!n_tasks)
+            n_tasks = json_integer_value(json_object_get(doc, "n_tasks"));
+        const json_t *warnings = json_object_get(doc, "warnings");
+        size_t k;
+        const json_t *w;
+        json_array_foreach(warnings, k, w)
+        {
+            if (json_is_string(w))
+                fprintf(stderr, "meshsweep: warning: %s\n",
+                        json_string_value(w));
+        }
+        if (existed)
+            fprintf(stderr,
+                    "already submitted: the same spec is sweep %.12s "
+                    "(%lld tasks)\n",
+                    id, (long long) n_tasks);
+        else
+            fprintf(stderr, "submitted: sweep %.12s, %lld task%s\n", id,
+                    (long long) n_tasks, n_tasks == 1 ? "" : "s");
+    }
+    json_decref(doc);
+    if (!id && !json_out)
+        return ms_cli_failure(node, "the node's answer has no sweep_id");
+    return MS_CLI_EXIT_OK;
+}
+
+//  ==========================================================================
+//  status
+
+//  Task counts of one sweep.
+typedef struct {
+    long long total, pending, running, done, failed, cancelled;
+} s_counts_t;
+
+//  --------------------------------------------------------------------------
+//  Integer field of an object, -1 when absent.
+
+static long long
+s_int_field(const json_t *obj, const char *key)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (json_is_integer(v))
+        return json_integer_value(v);
+    if (json_is_real(v))
+        return (long long) json_real_value(v);
+    return -1;
+}
+
+//  --------------------------------------------------------------------------
+//  Find the task counts of a sweep object: in "progress", "tasks" (an
+//  object) or "counts", else at the top level.
+
+static s_counts_t
+s_sweep_counts(const json_t *sweep)
+{
+    const json_t *src = sweep;
+    const char *holders[] = {"progress", "tasks", "counts", "task_states"};
+    for (size_t i = 0; i < sizeof holders / sizeof *holders; i++) {
+        const json_t *v = json_object_get(sweep, holders[i]);
+        if (json_is_object(v)) {
+            src = v;
+            break;
+        }
+    }
+    s_counts_t c;
+    c.total = s_int_field(src, "total");
+    c.pending = s_int_field(src, "pending");
+    long long claimed = s_int_field(src, "claimed");
+    c.running = s_int_field(src, "running");
+    if (claimed > 0)
+        c.running = (c.running > 0 ? c.running : 0) + claimed;
+    c.done = s_int_field(src, "done");
+    c.failed = s_int_field(src, "failed");
+    c.cancelled = s_int_field(src, "cancelled");
+    long long *fields[] = {&c.pending, &c.running, &c.done, &c.failed,
+                           &c.cancelled};
+    long long sum = 0;
+    for (size_t i = 0; i < 5; i++) {
+        if (*fields[i] < 0)
+            *fields[i] = 0;
+        sum += *fields[i];
+    }
+    if (c.total < 0) {
+        long long t = s_int_field(sweep, "n_tasks");
+        c.total = t >= 0 ? t : sum;
+    }
+    return c;
+}
+
+//  --------------------------------------------------------------------------
+//  The sweep objects of an API answer: an array, {"sweeps": [...]}, or one
+//  sweep object. Returns a new reference to an array.
+
+static json_t *
+s_sweep_list(json_t *doc)
+{
+    if (json_is_array(doc))
+        return json_incref(doc);
+    const json_t *list = json_object_get(doc, "sweeps");
+    if (json_is_array(list))
+        return json_incref((json_t *) list);
+    json_t *one = json_array();
+    json_array_append(one, doc);
+    return one;
+}
+
+//  --------------------------------------------------------------------------
+//  Format seconds as "1h02m", "3m04s" or "12s".
+
+static void
+s_fmt_duration(char *out, size_t n, double seconds)
+{
+    if (!(seconds >= 0) || seconds > 1e9) {
+        snprintf(out, n, "?");
+        return;
+    }
+    long s = (long) (seconds + 0.5);
+    if (s >= 3600)
+        snprintf(out, n, "%ldh%02ldm", s / 3600, (s % 3600) / 60);
+    else if (s >= 60)
+        snprintf(out, n, "%ldm%02lds", s / 60, s % 60);
+    else
+        snprintf(out, n, "%lds", s);
+}
+
+//  Throughput memory for --watch: first sight of each sweep.
+typedef struct {
+    char id[65];          // sweep id
+    double first_at;      // monotonic seconds at first sight
+    long long first_done; // finished tasks then
+} s_seen_t;
+
+#define S_MAX_SEEN 256
+
+//  --------------------------------------------------------------------------
+//  Monotonic clock in seconds.
+
+static double
+s_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+//  --------------------------------------------------------------------------
+//  Print one sweep's progress line. Returns true when it is finished.
+
+static bool
+s_print_sweep(const json_t *sweep, s_seen_t *seen, int *n_seen, bool tty)
+{
+    const char *id = json_string_value(json_object_get(sweep, "sweep_id"));
+    if (!id)
+        id = json_string_value(json_object_get(sweep, "id"));
+    const char *name = json_string_value(json_object_get(sweep, "name"));
+    const char *state = json_string_value(json_object_get(sweep, "state"));
+    s_counts_t c = s_sweep_counts(sweep);
+    long long finished = c.done + c.failed + c.cancelled;
+
+    // Throughput: the node's figure when it gives one, else what this
+    // client has seen since it started watching.
+    double rate = -1;
+    const json_t *tp = json_object_get(sweep, "throughput");
+    const json_t *per_hour = json_object_get(tp, "tasks_per_hour");
+    const json_t *created = json_object_get(sweep, "created_at_ms");
+    if (json_is_number(tp))
+        rate = json_number_value(tp);
+    else if (json_is_number(per_hour) && json_number_value(per_hour) > 0)
+        rate = json_number_value(per_hour) / 3600.0;
+    else if (json_is_number(json_object_get(sweep, "tasks_per_second")))
+        rate = json_number_value(json_object_get(sweep, "tasks_per_second"));
+    else if (json_is_integer(created) && finished > 0 && c.total > finished) {
+        // Since the sweep was created (wall clock of the node's host).
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        double elapsed = (double) now.tv_sec -
+                         (double) json_integer_value(created) / 1000.0 +
+                         (double) now.tv_nsec / 1e9;
+        if (elapsed > 1)
+            rate = (double) finished / elapsed;
+    }
+    if (rate < 0 && id && seen) {
+        int k = 0;
+        while (k < *n_seen && strcmp(seen[k].id, id) != 0)
+            k++;
+        if (k == *n_seen && k < S_MAX_SEEN) {
+            snprintf(seen[k].id, sizeof seen[k].id, "%s", id);
+            seen[k].first_at = s_now();
+            seen[k].first_done = finished;
+            (*n_seen)++;
+        }
+        if (k < *n_seen) {
+            double dt = s_now() - seen[k].first_at;
+            if (dt > 2 && finished > seen[k].first_done)
+                rate = (double) (finished - seen[k].first_done) / dt;
+        }
+    }
+    char bar[41];
+    int width = 30;
+    int filled = c.total > 0 ? (int) (finished * width / c.total) : 0;
+    for (int i = 0; i < width; i++)
+        bar[i] = i < filled ? '#' : '.';
+    bar[width] = '\0';
+    char short_id[13], eta[32], rate_text[48];
+    ms_cli_short_id(id ? id : "?", short_id);
+    long long remaining = c.total - finished;
+    if (remaining <= 0)
+        snprintf(eta, sizeof eta, "done");
+    else if (rate > 0)
+        s_fmt_duration(eta, sizeof eta, (double) remaining / rate);
+    else
+        snprintf(eta, sizeof eta, "?");
+    if (rate > 0)
+        snprintf(rate_text, sizeof rate_text, "%.2f tasks/s", rate);
+    else
+        snprintf(rate_text, sizeof rate_text, "- tasks/s");
+    printf("%s %-20.20s [%s] %lld/%lld  pending %lld running %lld done %lld "
+           "failed %lld%s  %s  ETA %s%s\n",
+           short_id, name ? name : (state ? state : ""), bar, finished, c.total,
+           c.pending, c.running, c.done, c.failed,
+           c.cancelled ? " cancelled" : "", rate_text, eta,
+           tty ? "\033[K" : "");
+    if (state &&
+        (strcmp(state, "done") == 0 || strcmp(state, "cancelled") == 0))
+        return true;
+    return c.total > 0 && remaining <= 0;
+}
+
+static volatile sig_atomic_t s_interrupted = 0;
+
+//  --------------------------------------------------------------------------
+//  SIGINT handler for --watch: stop at the next redraw.
+
+static void
+s_on_sigint(int sig)
+{
+    (void) sig;
+    s_interrupted = 1;
+}
+
+//  --------------------------------------------------------------------------
+//  Help for status.
+
+static void
+s_status_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: meshsweep status [SWEEP] [--watch] [--node URL] "
+            "[--json]\n"
+            "\n"
+            "Progress of the sweeps a node knows (or of one SWEEP, a unique "
+            "id prefix\nof 12+ hex characters): a bar, tasks by state, "
+            "throughput and ETA.\n"
+            "\n"
+            "  --watch      redraw every second until done or Ctrl-C\n"
+            "  --node URL   node API (default $MESHSWEEP_NODE or %s)\n"
+            "  --token T    API bearer token (default $MESHSWEEP_TOKEN)\n"
+            "  --json       print the node's answer as JSON\n",
+            MS_CLI_DEFAULT_NODE);
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep status [SWEEP] [--watch]
+
+int
+ms_cli_status_main(int argc, char **argv)
+{
+    if (ms_cli_wants_help(argc, argv))
+        return s_status_usage(stdout), MS_CLI_EXIT_OK;
+    const char *sweep = NULL, *node_opt = NULL;
+    bool watch = false, json_out = false;
+    for (int i = 1; i < argc; i++) {
+        bool missing = false;
+        const char *v = NULL;
+        if (ms_cli_arg_value(argc, argv, &i, "--node", &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--node", "needs a URL");
+            node_opt = v;
+        } else if (ms_cli_arg_value(argc, argv, &i, "--token", &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--token", "needs a token");
+            ms_cli_set_token(v);
+        } else if (strcmp(argv[i], "--watch") == 0)
+            watch = true;
+        else if (strcmp(argv[i], "--json") == 0)
+            json_out = true;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return ms_cli_usage_error(argv[i], "unknown option of status");
+        else if (!sweep)
+            sweep = argv[i];
+        else
+            return ms_cli_usage_error(argv[i], "one sweep at a time");
+    }
+    if (sweep && s_check_sweep_arg(sweep) != MS_CLI_EXIT_OK)
+        return MS_CLI_EXIT_USAGE;
+    const char *node = ms_cli_node_url(node_opt);
+    char path[160];
+    if (sweep)
+        snprintf(path, sizeof path, "/api/v1/sweeps/%s", sweep);
+    else
+        snprintf(path, sizeof path, "/api/v1/sweeps");
+
+    bool tty = isatty(STDOUT_FILENO) && watch && !json_out;
+    if (watch)
+        signal(SIGINT, s_on_sigint);
+    static s_seen_t seen[S_MAX_SEEN];
+    int n_seen = 0, lines_drawn = 0;
+    // --watch is bounded by Ctrl-C or the sweeps finishing; a lost node
+    // ends it with exit 1.
+    for (;;) {
+        json_t *doc = NULL;
+        int rc = s_api_get_json(node, path, sweep ? sweep : node, &doc);
+        if (rc != MS_CLI_EXIT_OK)
+            return rc;
+        if (json_out) {
+            ms_cli_json_print(stdout, doc);
+            json_decref(doc);
+            if (!watch)
+                return MS_CLI_EXIT_OK;
+            fflush(stdout);
+            struct timespec second = {1, 0};
+            nanosleep(&second, NULL);
+            if (s_interrupted)
+                return MS_CLI_EXIT_OK;
+            continue;
+        }
+        json_t *list = s_sweep_list(doc);
+        if (tty && lines_drawn > 0)
+            printf("\033[%dA", lines_drawn);
+        bool all_done = true;
+        size_t i;
+        json_t *one;
+        if (json_array_size(list) == 0)
+            printf("no sweeps%s\n", tty ? "\033[K" : "");
+        json_array_foreach(list, i, one)
+        {
+            if (!s_print_sweep(one, seen, &n_seen, tty))
+                all_done = false;
+        }
+        lines_drawn = json_array_size(list) ? (int) json_array_size(list) : 1;
+        fflush(stdout);
+        json_decref(list);
+        json_decref(doc);
+        if (!watch || all_done || s_interrupted)
+            return MS_CLI_EXIT_OK;
+        for (int t = 0; t < 10 && !s_interrupted; t++) {
+            struct timespec tenth = {0, 100 * 1000 * 1000};
+            nanosleep(&tenth, NULL);
+        }
+        if (s_interrupted)
+            return MS_CLI_EXIT_OK;
+    }
+}
+
+//  ==========================================================================
+//  results
+
+//  --------------------------------------------------------------------------
+//  Fetch every result row of a sweep from the API, following pages.
+
+static int
+s_api_rows(const char *node, const char *sweep, json_t **rows)
+{
+    *rows = json_array();
+    char cursor[256] = "";
+    for (int page = 0; page < S_MAX_PAGES; page++) {
+        char path[512];
+        if (cursor[0])
+            snprintf(path, sizeof path,
+                     "/api/v1/sweeps/%s/results?format=json&after=%s", sweep,
+                     cursor);
+        else
+            snprintf(path, sizeof path, "/api/v1/sweeps/%s/results?format=json",
+                     sweep);
+        json_t *doc = NULL;
+        int rc = s_api_get_json(node, path, sweep, &doc);
+        if (rc != MS_CLI_EXIT_OK) {
+            json_decref(*rows);
+            *rows = NULL;
+            return rc;
+        }
+        const json_t *page_rows =
+            json_is_array(doc) ? doc : json_object_get(doc, "rows");
+        if (!page_rows)
+            page_rows = json_object_get(doc, "results");
+        if (!json_is_array(page_rows)) {
+            json_decref(doc);
+            json_decref(*rows);
+            *rows = NULL;
+            return ms_cli_failure(node, "%s: no rows in the node's answer",
+                                  path);
+        }
+        json_array_extend(*rows, (json_t *) page_rows);
+        const char *next = json_string_value(json_object_get(doc, "next"));
+        bool more = next && *next && json_array_size(page_rows) > 0;
+        if (more)
+            snprintf(cursor, sizeof cursor, "%s", next);
+        json_decref(doc);
+        if (!more)
+            return MS_CLI_EXIT_OK;
+    }
+    return ms_cli_failure(node, "too many result pages");
+}
+
+//  --------------------------------------------------------------------------
+//  Read every result row of a sweep from a store opened read-only.
+
+static int
+s_store_rows(const char *data_dir, const char *sweep, json_t **rows)
+{
+    *rows = NULL;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    ms_store_t *store = NULL;
+    ms_store_options_t opts;
+    ms_store_options_default(&opts);
+    opts.read_only = true;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/store", data_dir);
+    int rc = ms_store_open(&store, dir, &opts, &diag);
+    if (rc != MS_OK)
+        return ms_cli_diag_exit(&diag, rc, data_dir);
+    ms_hash_t sweep_id;
+    rc = ms_results_find_sweep(store, sweep, &sweep_id, &diag);
+    if (rc == MS_OK)
+        rc = ms_results_rows(store, &sweep_id, rows, &diag);
+    ms_store_destroy(&store);
+    if (rc != MS_OK)
+        return ms_cli_diag_exit(&diag, rc, sweep);
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Help for results.
+
+static void
+s_results_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: meshsweep results SWEEP [--format table|csv|json] "
+            "[--analyze]\n"
+            "                         [--data-dir DIR | --node URL] "
+            "[--json]\n"
+            "\n"
+            "The results of a sweep (a unique id prefix of 12+ hex "
+            "characters is\naccepted), from a node's API or, with --data-dir, "
+            "straight from a store\n(read-only; no daemon needed).\n"
+            "\n"
+            "  --format F   table (default), csv (config.* flattened, no "
+            "curve) or json\n"
+            "  --analyze    also print the plateau depth and the time-vs-depth "
+            "fit\n"
+            "  --data-dir D read the store in D instead of asking a node\n"
+            "  --node URL   node API (default $MESHSWEEP_NODE or %s)\n"
+            "  --token T    API bearer token (default $MESHSWEEP_TOKEN)\n"
+            "  --json       same as --format json (with --analyze: the "
+            "analysis too)\n",
+            MS_CLI_DEFAULT_NODE);
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep results SWEEP
+
+int
+ms_cli_results_main(int argc, char **argv)
+{
+    if (ms_cli_wants_help(argc, argv))
+        return s_results_usage(stdout), MS_CLI_EXIT_OK;
+    const char *sweep = NULL, *node_opt = NULL, *data_dir = NULL;
+    const char *format = "table";
+    bool analyze = false, json_out = false;
+    for (int i = 1; i < argc; i++) {
+        bool missing = false;
+        const char *v = NULL;
+        if (ms_cli_arg_value(argc, argv, &i, "--node", &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--node", "needs a URL");
+            node_opt = v;
+        } else if (ms_cli_arg_value(argc, argv, &i, "--token", &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--token", "needs a token");
+            ms_cli_set_token(v);
+        } else if (ms_cli_arg_value(argc, argv, &i, "--data-dir", &v,
+                                    &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--data-dir", "needs a directory");
+            data_dir = v;
+        } else if (ms_cli_arg_value(argc, argv, &i, "--format", &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--format",
+                                          "needs table, csv or json");
+            format = v;
+        } else if (strcmp(argv[i], "--analyze") == 0)
+            analyze = true;
+        else if (strcmp(argv[i], "--json") == 0)
+            json_out = true;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return ms_cli_usage_error(argv[i], "unknown option of results");
+        else if (!sweep)
+            sweep = argv[i];
+        else
+            return ms_cli_usage_error(argv[i], "one sweep at a time");
+    }
+    if (json_out)
+        format = "json";
+    if (strcmp(format, "table") && strcmp(format, "csv") &&
+        strcmp(format, "json"))
+        return ms_cli_usage_error(
+            "--format", "unknown format '%s' (table, csv or json)", format);
+    if (!sweep)
+        return s_results_usage(stderr),
+               ms_cli_usage_error("results", "missing SWEEP");
+    if (s_check_sweep_arg(sweep) != MS_CLI_EXIT_OK)
+        return MS_CLI_EXIT_USAGE;
+    json_t *rows = NULL;
+    int rc = data_dir ? s_store_rows(data_dir, sweep, &rows)
+                      : s_api_rows(ms_cli_node_url(node_opt), sweep, &rows);
+    if (rc != MS_CLI_EXIT_OK)
+        return rc;
+    rc = ms_cli_print_results(rows, format, analyze);
+    json_decref(rows);
+    return rc;
+}

@@ -1,0 +1,639 @@
+/*  =========================================================================
+    ms_cli_run - meshsweep run: a whole sweep on an embedded single node,
+    with a live progress display, then the results table (and --analyze)
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    `meshsweep run SPEC.yaml` is a node without an HTTP API (ms_node_open
+    with api_bind NULL) driven by this process: submit the spec as a local
+    runner (local_files: dataset paths of the spec may be read here), then
+    turn the node loop (ms_node_poll) until no task of the sweep is pending
+    or running, then print the rows that ms_results_rows reads back from
+    the store: the same rows the API and `results --data-dir` give.
+
+    Bad input is refused before anything is created: the spec is parsed
+    (ms_spec_parse), its dataset files hashed, and the dataset loaded and
+    checked once in this process, so a bad spec or a truncated IDX file
+    ends with exit 2 and one line naming the key or file, and the data dir
+    is not even opened. (The node checks again at submit; the early check
+    only makes the error immediate and side-effect free.)
+
+    Ctrl-C (SIGINT) or SIGTERM calls ms_node_stop: the loop returns, the
+    node is destroyed (running tasks go back to pending, their checkpoints
+    stay), the results so far are printed, and the exit code is 1. Running
+    the same command again finds the same sweep (ids are content hashes),
+    and the node trains only the tasks without a result, resuming the
+    interrupted ones from their last epoch.
+
+    Progress goes to stderr. On a terminal: a redrawn block (a bar with
+    tasks done/total, elapsed time and ETA, then one line per running task
+    with its epoch); otherwise one plain line per finished, retried or
+    failed task, which is what logs and tests read.
+*/
+#include "ms_cli.h"
+#include "ms_config.h"
+#include "ms_dataset.h"
+#include "ms_hash.h"
+#include "ms_node.h"
+#include "ms_results.h"
+#include "ms_spec.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define S_MAX_RUNNING 256 // running tasks shown at once (worker count cap)
+#define S_REDRAW_MS 250   // terminal redraw interval
+
+//  One running task, for the live display.
+typedef struct {
+    char task_id[MS_HASH_HEX_LEN + 1]; // hex id; "" = free slot
+    int epoch;                         // last epoch finished
+    int of;                            // epochs planned
+    double val_accuracy;               // after that epoch (NaN: none yet)
+} s_running_t;
+
+//  Everything the progress display needs.
+typedef struct {
+    const ms_spec_t *spec; // for task labels (borrowed)
+    bool tty;              // stderr is a terminal
+    bool quiet;            // --quiet: no progress at all
+    s_running_t running[S_MAX_RUNNING];
+    int lines_drawn;              // lines of the block now on screen
+    double started_at;            // monotonic seconds at loop start
+    double last_draw_at;          // monotonic seconds of the last redraw
+    int64_t done_at_start;        // finished tasks when the loop began
+    ms_sweep_progress_t progress; // last progress read
+} s_display_t;
+
+static volatile sig_atomic_t s_stop_requested = 0;
+static ms_node_t *volatile s_signal_node = NULL;
+
+//  --------------------------------------------------------------------------
+//  SIGINT / SIGTERM: ask the node loop to stop (async-signal-safe).
+
+static void
+s_on_signal(int sig)
+{
+    (void) sig;
+    s_stop_requested = 1;
+    if (s_signal_node)
+        ms_node_stop(s_signal_node);
+}
+
+//  --------------------------------------------------------------------------
+//  Monotonic clock in seconds.
+
+static double
+s_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+//  --------------------------------------------------------------------------
+//  Seconds as "1h02m", "3m04s" or "12s".
+
+static void
+s_fmt_duration(char *out, size_t n, double seconds)
+{
+    if (!(seconds >= 0) || seconds > 1e9) {
+        snprintf(out, n, "?");
+        return;
+    }
+    long s = (long) (seconds + 0.5);
+    if (s >= 3600)
+        snprintf(out, n, "%ldh%02ldm", s / 3600, (s % 3600) / 60);
+    else if (s >= 60)
+        snprintf(out, n, "%ldm%02lds", s / 60, s % 60);
+    else
+        snprintf(out, n, "%lds", s);
+}
+
+//  --------------------------------------------------------------------------
+//  A short label of a task's network ("relu 4x64 seed 1") from the spec.
+
+static void
+s_task_label(const ms_spec_t *spec, const char *task_hex, char *out, size_t n)
+{
+    snprintf(out, n, "?");
+    ms_hash_t id;
+    if (!spec || ms_hash_from_hex(task_hex, &id) != MS_OK)
+        return;
+    size_t count = ms_spec_task_count(spec);
+    for (size_t i = 0; i < count; i++) {
+        const ms_hash_t *tid = ms_spec_task_id(spec, i);
+        if (!tid || !ms_hash_equal(tid, &id))
+            continue;
+        static ms_train_config_t cfg; // large (hidden_sizes): not on stack
+        if (ms_spec_task_config(spec, i, &cfg) != MS_OK)
+            return;
+        char arch[128];
+        if (cfg.explicit_sizes) {
+            size_t used = 0;
+            arch[0] = '\0';
+            for (int32_t l = 0; l < cfg.n_hidden && used < 100; l++) {
+                int w = snprintf(arch + used, sizeof arch - used, "%s%d",
+                                 l ? "," : "(", (int) cfg.hidden_sizes[l]);
+                if (w < 0)
+                    break;
+                used += (size_t) w;
+            }
+            snprintf(arch + used, sizeof arch - used, "%s",
+                     cfg.n_hidden ? ")" : "()");
+        } else
+            snprintf(arch, sizeof arch, "%dx%d", (int) cfg.n_hidden,
+                     (int) cfg.width);
+        snprintf(out, n, "%s %s seed %lld", ms_activation_name(cfg.activation),
+                 arch, (long long) cfg.seed);
+        return;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Erase the live block from the terminal.
+
+static void
+s_clear_block(s_display_t *d)
+{
+    if (!d->tty || d->lines_drawn == 0)
+        return;
+    // Cursor is at the start of the line after the block.
+    for (int i = 0; i < d->lines_drawn; i++)
+        fputs("\033[1A\r\033[K", stderr);
+    d->lines_drawn = 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Draw the live block: bar line, then one line per running task.
+
+static void
+s_draw_block(s_display_t *d)
+{
+    if (!d->tty || d->quiet)
+        return;
+    s_clear_block(d);
+    const ms_sweep_progress_t *p = &d->progress;
+    int64_t finished = p->done + p->failed + p->cancelled;
+    int width = 30;
+    char bar[64];
+    int filled = p->total > 0 ? (int) (finished * width / p->total) : 0;
+    for (int i = 0; i < width; i++)
+        bar[i] = i < filled ? '#' : '.';
+    bar[width] = '\0';
+    double elapsed = s_now() - d->started_at;
+    // Work done in this run: finished tasks plus the finished fraction of
+    // the running ones (epochs done / planned), so the ETA appears during
+    // the first tasks already.
+    double work = (double) (finished - d->done_at_start);
+    for (int i = 0; i < S_MAX_RUNNING; i++)
+        if (d->running[i].task_id[0] && d->running[i].of > 0)
+            work += (double) d->running[i].epoch / d->running[i].of;
+    double remaining = (double) (p->total - finished);
+    for (int i = 0; i < S_MAX_RUNNING; i++)
+        if (d->running[i].task_id[0] && d->running[i].of > 0)
+            remaining -= (double) d->running[i].epoch / d->running[i].of;
+    char el[32], eta[32];
+    s_fmt_duration(el, sizeof el, elapsed);
+    if (work > 0.05 && p->total > finished)
+        s_fmt_duration(eta, sizeof eta,
+                       elapsed / work * (remaining > 0 ? remaining : 0));
+    else
+        snprintf(eta, sizeof eta, p->total > finished ? "?" : "0s");
+    fprintf(stderr,
+            "[%s] %lld/%lld tasks  running %lld  failed %lld  elapsed %s  "
+            "ETA %s\033[K\n",
+            bar, (long long) finished, (long long) p->total,
+            (long long) p->running, (long long) p->failed, el, eta);
+    d->lines_drawn = 1;
+    for (int i = 0; i < S_MAX_RUNNING; i++) {
+        s_running_t *r = &d->running[i];
+        if (!r->task_id[0])
+            continue;
+        char label[160];
+        s_task_label(d->spec, r->task_id, label, sizeof label);
+        if (r->epoch > 0)
+            fprintf(stderr, "  %.12s  %-28s epoch %d/%d  val_acc %.4f\033[K\n",
+                    r->task_id, label, r->epoch, r->of, r->val_accuracy);
+        else
+            fprintf(stderr, "  %.12s  %-28s starting\033[K\n", r->task_id,
+                    label);
+        d->lines_drawn++;
+        if (d->lines_drawn > 32)
+            break;
+    }
+    fflush(stderr);
+    d->last_draw_at = s_now();
+}
+
+//  --------------------------------------------------------------------------
+//  Find (or with create, make) the running slot of a task.
+
+static s_running_t *
+s_running_slot(s_display_t *d, const char *task_id, bool create)
+{
+    s_running_t *free_slot = NULL;
+    for (int i = 0; i < S_MAX_RUNNING; i++) {
+        if (strcmp(d->running[i].task_id, task_id) == 0)
+            return &d->running[i];
+        if (!free_slot && !d->running[i].task_id[0])
+            free_slot = &d->running[i];
+    }
+    if (!create || !free_slot)
+        return NULL;
+    snprintf(free_slot->task_id, sizeof free_slot->task_id, "%s", task_id);
+    free_slot->epoch = 0;
+    free_slot->of = 0;
+    free_slot->val_accuracy = NAN;
+    return free_slot;
+}
+
+//  --------------------------------------------------------------------------
+//  Node event handler: update the display; plain lines when not a tty.
+
+static void
+s_on_event(void *arg, const char *event_json)
+{
+    s_display_t *d = arg;
+    json_t *ev = json_loads(event_json, 0, NULL);
+    if (!ev)
+        return;
+    const char *kind = json_string_value(json_object_get(ev, "event"));
+    const char *task = json_string_value(json_object_get(ev, "task_id"));
+    if (!kind || !task) {
+        json_decref(ev);
+        return;
+    }
+    char label[160];
+    if (strcmp(kind, "started") == 0) {
+        s_running_slot(d, task, true);
+    } else if (strcmp(kind, "epoch") == 0) {
+        s_running_t *r = s_running_slot(d, task, true);
+        if (r) {
+            r->epoch = (int) json_integer_value(json_object_get(ev, "epoch"));
+            r->of = (int) json_integer_value(json_object_get(ev, "of"));
+            const json_t *acc = json_object_get(ev, "val_accuracy");
+            r->val_accuracy =
+                json_is_number(acc) ? json_number_value(acc) : NAN;
+        }
+    } else if (strcmp(kind, "result") == 0 || strcmp(kind, "failed") == 0 ||
+               strcmp(kind, "retry") == 0) {
+        s_running_t *r = s_running_slot(d, task, false);
+        if (r)
+            r->task_id[0] = '\0';
+        if (!d->quiet) {
+            s_clear_block(d);
+            s_task_label(d->spec, task, label, sizeof label);
+            const char *status =
+                json_string_value(json_object_get(ev, "status"));
+            const char *reason =
+                json_string_value(json_object_get(ev, "reason"));
+            if (strcmp(kind, "result") == 0) {
+                const json_t *acc = json_object_get(ev, "test_accuracy");
+                const json_t *spe = json_object_get(ev, "seconds_per_epoch");
+                char acc_text[32] = "-", spe_text[32] = "";
+                if (json_is_number(acc))
+                    snprintf(acc_text, sizeof acc_text, "%.4f",
+                             json_number_value(acc));
+                if (json_is_number(spe))
+                    snprintf(spe_text, sizeof spe_text, "  %.3f s/epoch",
+                             json_number_value(spe));
+                fprintf(stderr, "done    %.12s  %-28s %s  test_acc %s%s\n",
+                        task, label, status ? status : "ok", acc_text,
+                        spe_text);
+            } else if (strcmp(kind, "failed") == 0)
+                fprintf(stderr, "failed  %.12s  %-28s %s\n", task, label,
+                        reason ? reason : "");
+            else
+                fprintf(stderr, "retry   %.12s  %-28s %s\n", task, label,
+                        reason ? reason : "");
+            fflush(stderr);
+        }
+    }
+    json_decref(ev);
+}
+
+//  --------------------------------------------------------------------------
+//  Load and check the spec's dataset here, so bad data is refused before
+//  anything is stored. Returns MS_OK or an error with diag.
+
+static int
+s_check_dataset(const ms_spec_t *spec, ms_diag_t *diag)
+{
+    const ms_spec_dataset_t *ds = ms_spec_dataset(spec);
+    ms_dataset_t *train = NULL, *test = NULL;
+    int rc;
+    const char *train_name = ds->builtin ? ds->name : ds->train_path;
+    const char *test_name = ds->builtin ? ds->name : ds->test_path;
+    if (ds->builtin)
+        rc = ms_dataset_load_builtin(ds->name, &train, &test, diag);
+    else {
+        rc = ms_dataset_load(&train, ds->train_path, NULL, ds->label, diag);
+        if (rc == MS_OK)
+            rc = ms_dataset_load(&test, ds->test_path, NULL, ds->label, diag);
+    }
+    if (rc == MS_OK)
+        rc = ms_dataset_check(train, train_name, 0, diag);
+    if (rc == MS_OK)
+        rc = ms_dataset_check(test, test_name, train->n_classes, diag);
+    if (rc == MS_OK && train->n_features != test->n_features)
+        rc = ms_diag_set_code(diag, MS_ERR_DATASET, test_name,
+                              "%d features, the training set has %d",
+                              (int) test->n_features, (int) train->n_features);
+    ms_dataset_destroy(&train);
+    ms_dataset_destroy(&test);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Help for run.
+
+static void
+s_run_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: meshsweep run SPEC.yaml [--workers N] [--data-dir DIR] "
+            "[--analyze]\n"
+            "                     [--format table|csv|json] [--backend "
+            "auto|cpu]\n"
+            "                     [--threads N] [--quiet] [--verbose]\n"
+            "\n"
+            "Run a whole sweep on this machine (an embedded node, no daemon) "
+            "and print\nthe results table. Ctrl-C stops cleanly; the same "
+            "command resumes (only\nmissing tasks are trained).\n"
+            "\n"
+            "  --workers N    worker processes (default: one per core)\n"
+            "  --data-dir D   node data dir (default ./meshsweep-data)\n"
+            "  --analyze      print the plateau depth and time-vs-depth fit\n"
+            "  --format F     table (default), csv or json\n"
+            "  --json         same as --format json\n"
+            "  --backend B    auto (default), cpu or cuda\n"
+            "  --threads N    BLAS threads per worker (default 1)\n"
+            "  --dry-run      check the spec and data, list the tasks "
+            "(id, network);\n"
+            "                 nothing is stored or trained\n"
+            "  --quiet        no progress display\n"
+            "  --verbose      node log on stderr\n");
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep run SPEC.yaml
+
+int
+ms_cli_run_main(int argc, char **argv)
+{
+    if (ms_cli_wants_help(argc, argv))
+        return s_run_usage(stdout), MS_CLI_EXIT_OK;
+    const char *spec_path = NULL, *data_dir = "meshsweep-data";
+    const char *format = "table", *backend = "auto";
+    long n_workers = 0, threads = 1;
+    bool analyze = false, quiet = false, verbose = false, dry_run = false;
+    for (int i = 1; i < argc; i++) {
+        bool missing = false;
+        const char *v = NULL;
+        if (ms_cli_arg_value(argc, argv, &i, "--workers", &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--workers", "needs a number");
+            if (ms_cli_parse_int("--workers", v, 0, 1024, &n_workers))
+                return MS_CLI_EXIT_USAGE;
+        } else if (ms_cli_arg_value(argc, argv, &i, "--threads", &v,
+                                    &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--threads", "needs a number");
+            if (ms_cli_parse_int("--threads", v, 1, 256, &threads))
+                return MS_CLI_EXIT_USAGE;
+        } else if (ms_cli_arg_value(argc, argv, &i, "--data-dir", &v,
+                                    &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--data-dir", "needs a directory");
+            data_dir = v;
+        } else if (ms_cli_arg_value(argc, argv, &i, "--format", &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--format",
+                                          "needs table, csv or json");
+            format = v;
+        } else if (ms_cli_arg_value(argc, argv, &i, "--backend", &v,
+                                    &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--backend", "needs a name");
+            backend = v;
+        } else if (strcmp(argv[i], "--analyze") == 0)
+            analyze = true;
+        else if (strcmp(argv[i], "--json") == 0)
+            format = "json";
+        else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
+            quiet = true;
+        else if (strcmp(argv[i], "--verbose") == 0)
+            verbose = true;
+        else if (strcmp(argv[i], "--dry-run") == 0)
+            dry_run = true;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return ms_cli_usage_error(argv[i], "unknown option of run");
+        else if (!spec_path)
+            spec_path = argv[i];
+        else
+            return ms_cli_usage_error(argv[i], "one spec file at a time");
+    }
+    if (strcmp(format, "table") && strcmp(format, "csv") &&
+        strcmp(format, "json"))
+        return ms_cli_usage_error(
+            "--format", "unknown format '%s' (table, csv or json)", format);
+    if (!spec_path)
+        return s_run_usage(stderr),
+               ms_cli_usage_error("run", "missing SPEC.yaml");
+
+    int exit_code = MS_CLI_EXIT_FAILURE;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    char *text = NULL;
+    size_t n_text = 0;
+    ms_spec_t *spec = NULL;
+    ms_node_t *node = NULL;
+    json_t *rows = NULL;
+    s_display_t *display = calloc(1, sizeof *display);
+    if (!display)
+        return ms_cli_failure(NULL, "out of memory");
+
+    // 1. Everything that can be refused is checked before the data dir
+    //    is touched.
+    int rc = ms_cli_read_file(spec_path, &text, &n_text, &diag);
+    if (rc != MS_OK) {
+        exit_code = ms_cli_usage_error(diag.where, "%s", diag.reason);
+        goto cleanup;
+    }
+    rc = ms_spec_parse(text, n_text, NULL, &spec, &diag);
+    if (rc == MS_OK)
+        rc = ms_spec_bind_dataset_files(spec, &diag);
+    if (rc != MS_OK) {
+        char where[MS_DIAG_WHERE_MAX + 256];
+        if (diag.where[0] && strcmp(diag.where, spec_path) != 0)
+            snprintf(where, sizeof where, "%s: %s", spec_path, diag.where);
+        else
+            snprintf(where, sizeof where, "%s", spec_path);
+        fprintf(stderr, "meshsweep: %s: %s\n", where,
+                diag.reason[0] ? diag.reason : ms_strerror(rc));
+        exit_code =
+            rc == MS_ERR_NOMEM ? MS_CLI_EXIT_FAILURE : MS_CLI_EXIT_USAGE;
+        goto cleanup;
+    }
+    for (size_t i = 0; i < ms_spec_warning_count(spec); i++)
+        fprintf(stderr, "meshsweep: %s: warning: %s\n", spec_path,
+                ms_spec_warning(spec, i));
+    rc = s_check_dataset(spec, &diag);
+    if (rc != MS_OK) {
+        exit_code = ms_cli_diag_exit(&diag, rc, spec_path);
+        if (rc == MS_ERR_IO)
+            exit_code = MS_CLI_EXIT_USAGE; // a dataset file named by the
+                                           // user is missing: bad input
+        goto cleanup;
+    }
+
+    if (dry_run) {
+        char hex[MS_HASH_HEX_LEN + 1], label[160];
+        ms_hash_hex(ms_spec_sweep_id(spec), hex);
+        printf("sweep %s: %zu tasks\n", hex, ms_spec_task_count(spec));
+        for (size_t i = 0; i < ms_spec_task_count(spec); i++) {
+            ms_hash_hex(ms_spec_task_id(spec, i), hex);
+            s_task_label(spec, hex, label, sizeof label);
+            printf("%s  %s\n", hex, label);
+        }
+        exit_code = MS_CLI_EXIT_OK;
+        goto cleanup;
+    }
+
+    // 2. The node, and the sweep in its store.
+    ms_node_options_t opts;
+    ms_node_options_defaults(&opts);
+    opts.data_dir = data_dir;
+    opts.n_workers = (int) n_workers;
+    opts.backend = backend;
+    opts.blas_threads = (int) threads;
+    opts.api_bind = NULL;
+    opts.verbose = verbose;
+    rc = ms_node_open(&node, &opts, &diag);
+    if (rc != MS_OK) {
+        exit_code = ms_cli_diag_exit(&diag, rc, data_dir);
+        goto cleanup;
+    }
+    ms_hash_t sweep_id;
+    bool existed = false;
+    rc = ms_node_submit(node, text, n_text, true, &sweep_id, &existed, NULL,
+                        &diag);
+    if (rc != MS_OK) {
+        char where[MS_DIAG_WHERE_MAX + 256];
+        snprintf(where, sizeof where, "%s%s%s", spec_path,
+                 diag.where[0] ? ": " : "", diag.where);
+        fprintf(stderr, "meshsweep: %s: %s\n", where,
+                diag.reason[0] ? diag.reason : ms_strerror(rc));
+        exit_code = ms_cli_exit_code(rc);
+        if (exit_code == MS_CLI_EXIT_OK)
+            exit_code = MS_CLI_EXIT_FAILURE;
+        goto cleanup;
+    }
+    char sweep_hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&sweep_id, sweep_hex);
+
+    // 3. Turn the loop until the sweep has nothing pending or running.
+    display->spec = spec;
+    display->tty = isatty(STDERR_FILENO);
+    display->quiet = quiet;
+    ms_node_set_event_handler(node, s_on_event, display);
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = s_on_signal;
+    sigemptyset(&sa.sa_mask);
+    s_signal_node = node;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+
+    rc = ms_node_sweep_progress(node, &sweep_id, &display->progress);
+    if (rc != MS_OK) {
+        exit_code = ms_cli_failure(sweep_hex, "cannot read progress: %s",
+                                   ms_strerror(rc));
+        goto restore_signals;
+    }
+    display->done_at_start = display->progress.done + display->progress.failed +
+                             display->progress.cancelled;
+    display->started_at = s_now();
+    if (!quiet)
+        fprintf(stderr, "sweep %s: %lld tasks%s, %lld already finished\n",
+                sweep_hex, (long long) display->progress.total,
+                existed ? " (resumed)" : "",
+                (long long) display->done_at_start);
+    bool interrupted = false;
+    while (display->progress.pending > 0 || display->progress.running > 0) {
+        if (s_stop_requested) {
+            interrupted = true;
+            break;
+        }
+        rc = ms_node_poll(node, 200);
+        if (rc == MS_ERR_INTERRUPTED || s_stop_requested) {
+            interrupted = true;
+            break;
+        }
+        if (rc != MS_OK) {
+            s_clear_block(display);
+            exit_code =
+                ms_cli_failure(data_dir, "node stopped: %s", ms_strerror(rc));
+            goto restore_signals;
+        }
+        rc = ms_node_sweep_progress(node, &sweep_id, &display->progress);
+        if (rc != MS_OK) {
+            s_clear_block(display);
+            exit_code = ms_cli_failure(sweep_hex, "cannot read progress: %s",
+                                       ms_strerror(rc));
+            goto restore_signals;
+        }
+        if (display->tty && !quiet &&
+            (s_now() - display->last_draw_at) * 1000 >= S_REDRAW_MS)
+            s_draw_block(display);
+    }
+    s_clear_block(display);
+    int64_t trained = ms_node_trainings_started(node);
+
+    // 4. The rows, read back from the store; then the node goes away
+    //    (workers stopped, running tasks back to pending).
+    rc = ms_results_rows(ms_node_store(node), &sweep_id, &rows, &diag);
+    ms_node_sweep_progress(node, &sweep_id, &display->progress);
+    ms_node_set_event_handler(node, NULL, NULL);
+    s_signal_node = NULL;
+    ms_node_destroy(&node);
+    if (rc != MS_OK) {
+        exit_code = ms_cli_diag_exit(&diag, rc, sweep_hex);
+        goto restore_signals;
+    }
+    const ms_sweep_progress_t *p = &display->progress;
+    char el[32];
+    s_fmt_duration(el, sizeof el, s_now() - display->started_at);
+    if (!quiet || interrupted)
+        fprintf(stderr,
+                "sweep %s: %lld of %lld tasks done, %lld failed; %lld trained "
+                "in this run, %s%s\n",
+                sweep_hex, (long long) p->done, (long long) p->total,
+                (long long) p->failed, (long long) trained, el,
+                interrupted ? " (interrupted: run the same command again to "
+                              "resume)"
+                            : "");
+    exit_code = ms_cli_print_results(rows, format, analyze);
+    if (interrupted && exit_code == MS_CLI_EXIT_OK)
+        exit_code = MS_CLI_EXIT_FAILURE;
+restore_signals:
+    s_signal_node = NULL;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+cleanup:
+    if (node) {
+        ms_node_set_event_handler(node, NULL, NULL);
+        ms_node_destroy(&node);
+    }
+    json_decref(rows);
+    ms_spec_destroy(&spec);
+    free(text);
+    free(display);
+    return exit_code;
+}

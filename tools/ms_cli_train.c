@@ -1,0 +1,523 @@
+/*  =========================================================================
+    ms_cli_train - meshsweep train: train one network here and print its
+    metrics (one line per epoch, then the final figures or the result row)
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    Every parameter of DESIGN.md's table is an option spelled with dashes
+    (--hidden-layers 4, --learning-rate 0.001, --hidden-sizes 100,10); the
+    options are not listed here one by one: any --NAME that is not one of
+    the command's own options is handed to ms_config_set_param_string,
+    which knows the parameter names and their types, so a new parameter
+    needs no change in the client. A boolean parameter may be given bare
+    (--early-stopping). As in a spec, the init follows the activation
+    (ms_init_default_for) unless --init is given.
+
+    The data is prepared as a worker prepares it (node/ms_worker.h): load,
+    check, split off the validation set with the task's seed, scale with
+    the training part's statistics; so `meshsweep train` with a task's
+    config gives that task's numbers on the same machine.
+
+    With --json the result row (DESIGN.md "result row") goes to stdout and
+    the per-epoch lines to stderr. Outside a sweep the row has no sweep
+    (sweep_id null) and its task_id is H(32 zero bytes || canonical
+    config), the task id the config would have in a sweep with a zero id.
+*/
+#include "ms_cli.h"
+#include "ms_backend.h"
+#include "ms_config.h"
+#include "ms_config_json.h"
+#include "ms_dataset.h"
+#include "ms_hash.h"
+#include "ms_platform.h"
+#include "ms_train.h"
+#include "ms_wire_canon.h"
+
+#include <math.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+//  Command-line state of one `meshsweep train`.
+typedef struct {
+    ms_train_config_t cfg;    // the task config being built
+    bool init_given;          // --init was given (keep it)
+    const char *dataset;      // built-in name
+    const char *train_path;   // --train (CSV or IDX images)
+    const char *train_labels; // --train-labels (IDX)
+    const char *test_path;    // --test
+    const char *test_labels;  // --test-labels (IDX)
+    const char *label;        // --label (CSV column)
+    const char *backend;      // --backend
+    long threads;             // --threads (BLAS threads)
+    bool json_out;            // --json
+    bool quiet;               // --quiet: no per-epoch lines
+} s_train_args_t;
+
+//  --------------------------------------------------------------------------
+//  Help for train.
+
+static void
+s_train_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: meshsweep train [--dataset NAME | --train FILE --test "
+            "FILE\n"
+            "                        [--train-labels FILE --test-labels "
+            "FILE] [--label NAME]]\n"
+            "                       [--hidden-layers N] [--width W] "
+            "[--hidden-sizes 100,10]\n"
+            "                       [--activation A] [--PARAMETER VALUE]... "
+            "[--backend auto|cpu]\n"
+            "                       [--threads N] [--json] [--quiet]\n"
+            "\n"
+            "Train one network here: a line per epoch (epoch, train loss, "
+            "val loss,\nval accuracy, seconds), then test accuracy and loss, "
+            "parameters and time\nper epoch. --json prints the result row "
+            "instead (epoch lines go to stderr).\n"
+            "\n"
+            "data:\n"
+            "  --dataset NAME        built-in dataset (default "
+            "fashion-mnist)\n"
+            "  --train/--test FILE   CSV files with a header (label column "
+            "--label,\n"
+            "                        default \"label\"), or IDX image files "
+            "with\n"
+            "  --train-labels/--test-labels FILE  their IDX label files\n"
+            "run:\n"
+            "  --backend NAME        auto (default), cpu or cuda\n"
+            "  --threads N           BLAS threads (default 1)\n"
+            "parameters (DESIGN.md table; '_' written '-'):\n");
+    int n = ms_config_param_count();
+    for (int i = 0; i < n; i++) {
+        const char *name = ms_config_param_name(i);
+        char flag[64], choices[256];
+        snprintf(flag, sizeof flag, "--%s", name);
+        for (char *p = flag; *p; p++)
+            if (*p == '_')
+                *p = '-';
+        ms_config_param_choices(name, choices, sizeof choices);
+        const char *type = "";
+        switch (ms_config_param_type(name)) {
+        case MS_CONFIG_PARAM_INT:
+            type = "integer";
+            break;
+        case MS_CONFIG_PARAM_FLOAT:
+            type = "number";
+            break;
+        case MS_CONFIG_PARAM_BOOL:
+            type = "true|false (bare flag: true)";
+            break;
+        case MS_CONFIG_PARAM_SIZES:
+            type = "sizes, e.g. 100,10";
+            break;
+        default:
+            type = choices;
+            break;
+        }
+        fprintf(out, "  %-20s  %s\n", flag, type);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Parse the command line into args. Returns an exit code (0 = go on).
+
+static int
+s_parse_args(int argc, char **argv, s_train_args_t *args)
+{
+    ms_train_config_defaults(&args->cfg);
+    args->dataset = NULL;
+    args->backend = "auto";
+    args->threads = 1;
+    struct {
+        const char *name;
+        const char **slot;
+    } paths[] = {{"--dataset", &args->dataset},
+                 {"--train", &args->train_path},
+                 {"--train-labels", &args->train_labels},
+                 {"--test", &args->test_path},
+                 {"--test-labels", &args->test_labels},
+                 {"--label", &args->label},
+                 {"--backend", &args->backend}};
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        bool missing = false, matched = false;
+        const char *v = NULL;
+        for (size_t k = 0; k < sizeof paths / sizeof *paths && !matched; k++)
+            if (ms_cli_arg_value(argc, argv, &i, paths[k].name, &v, &missing)) {
+                if (missing)
+                    return ms_cli_usage_error(paths[k].name, "needs a value");
+                *paths[k].slot = v;
+                matched = true;
+            }
+        if (matched)
+            continue;
+        if (ms_cli_arg_value(argc, argv, &i, "--threads", &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--threads", "needs a number");
+            if (ms_cli_parse_int("--threads", v, 1, 256, &args->threads))
+                return MS_CLI_EXIT_USAGE;
+            continue;
+        }
+        if (strcmp(arg, "--json") == 0) {
+            args->json_out = true;
+            continue;
+        }
+        if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) {
+            args->quiet = true;
+            continue;
+        }
+        if (strncmp(arg, "--", 2) != 0 || !arg[2])
+            return ms_cli_usage_error(arg, "unexpected argument (train "
+                                           "takes options only)");
+        // A training parameter: --name VALUE, --name=VALUE, or a bare
+        // boolean flag.
+        char key[128];
+        const char *eq = strchr(arg + 2, '=');
+        size_t len = eq ? (size_t) (eq - arg - 2) : strlen(arg + 2);
+        if (len >= sizeof key)
+            return ms_cli_usage_error(arg, "unknown option");
+        memcpy(key, arg + 2, len);
+        key[len] = '\0';
+        ms_config_param_type_t type = ms_config_param_type(key);
+        if (type == MS_CONFIG_PARAM_UNKNOWN)
+            return ms_cli_usage_error(
+                arg, "unknown option (see meshsweep train --help)");
+        const char *text;
+        if (eq)
+            text = eq + 1;
+        else if (type == MS_CONFIG_PARAM_BOOL &&
+                 (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0))
+            text = "";
+        else if (i + 1 >= argc)
+            return ms_cli_usage_error(arg, "needs a value");
+        else
+            text = argv[++i];
+        ms_diag_t diag;
+        ms_diag_clear(&diag);
+        int rc = ms_config_set_param_string(&args->cfg, key, text, &diag);
+        if (rc != MS_OK) {
+            char where[160];
+            snprintf(where, sizeof where, "--%s", key);
+            for (char *p = where; *p; p++)
+                if (*p == '_')
+                    *p = '-';
+            return ms_cli_usage_error(
+                where, "%s", diag.reason[0] ? diag.reason : ms_strerror(rc));
+        }
+        if (strcmp(key, "init") == 0)
+            args->init_given = true;
+    }
+    if (!args->init_given)
+        args->cfg.init = ms_init_default_for(args->cfg.activation);
+    if (args->dataset && (args->train_path || args->test_path))
+        return ms_cli_usage_error("--dataset",
+                                  "give either --dataset or --train/--test");
+    if ((args->train_path != NULL) != (args->test_path != NULL))
+        return ms_cli_usage_error(args->train_path ? "--test" : "--train",
+                                  "--train and --test go together");
+    if ((args->train_labels != NULL) != (args->test_labels != NULL))
+        return ms_cli_usage_error(
+            args->train_labels ? "--test-labels" : "--train-labels",
+            "--train-labels and --test-labels go together");
+    if (args->train_labels && !args->train_path)
+        return ms_cli_usage_error("--train-labels", "needs --train");
+    if (!args->train_path && !args->dataset)
+        args->dataset = "fashion-mnist";
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    int rc = ms_train_config_check(&args->cfg, &diag);
+    if (rc != MS_OK) {
+        char where[MS_DIAG_WHERE_MAX + 8];
+        snprintf(where, sizeof where, "--%s", diag.where);
+        for (char *p = where; *p; p++)
+            if (*p == '_')
+                *p = '-';
+        return ms_cli_usage_error(diag.where[0] ? where : "train", "%s",
+                                  diag.reason);
+    }
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Load and prepare train / val / test as a worker does. Returns MS_OK or
+//  an error with diag.
+
+static int
+s_load_data(const s_train_args_t *args, ms_dataset_t **train,
+            ms_dataset_t **val, ms_dataset_t **test, ms_diag_t *diag)
+{
+    ms_dataset_t *full = NULL;
+    *train = *val = *test = NULL;
+    int rc;
+    if (args->train_path) {
+        rc = ms_dataset_load(&full, args->train_path, args->train_labels,
+                             args->label, diag);
+        if (rc == MS_OK)
+            rc = ms_dataset_load(test, args->test_path, args->test_labels,
+                                 args->label, diag);
+    } else
+        rc = ms_dataset_load_builtin(args->dataset, &full, test, diag);
+    if (rc == MS_OK)
+        rc = ms_dataset_check(
+            full, args->train_path ? args->train_path : args->dataset, 0, diag);
+    if (rc == MS_OK)
+        rc = ms_dataset_check(*test,
+                              args->test_path ? args->test_path : args->dataset,
+                              full->n_classes, diag);
+    if (rc == MS_OK && full->n_features != (*test)->n_features)
+        rc = ms_diag_set_code(diag, MS_ERR_DATASET,
+                              args->test_path ? args->test_path : args->dataset,
+                              "%d features, the training set has %d",
+                              (*test)->n_features, full->n_features);
+    if (rc == MS_OK)
+        rc = ms_dataset_split(full, args->cfg.validation_split,
+                              (uint64_t) args->cfg.seed, train, val);
+    if (rc == MS_OK) {
+        // Statistics of the training part only: ms_dataset_scale takes
+        // them from its first argument, so val is scaled against an
+        // unscaled copy of train, then train and test together.
+        ms_dataset_t *train_copy = NULL, *unused = NULL;
+        rc = ms_dataset_split(*train, 0.0, 0, &train_copy, &unused);
+        ms_dataset_destroy(&unused);
+        if (rc == MS_OK) {
+            ms_dataset_scale(train_copy, *val, args->cfg.scale);
+            ms_dataset_scale(*train, *test, args->cfg.scale);
+        }
+        ms_dataset_destroy(&train_copy);
+    }
+    ms_dataset_destroy(&full);
+    if (rc != MS_OK) {
+        ms_dataset_destroy(train);
+        ms_dataset_destroy(val);
+        ms_dataset_destroy(test);
+    }
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  JSON number for a metric, null when NaN or infinite.
+
+static json_t *
+s_metric(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+//  --------------------------------------------------------------------------
+//  ms_platform_fields callback: add one field to a JSON object.
+
+static void
+s_platform_field(void *arg, const char *name, const char *value)
+{
+    json_object_set_new((json_t *) arg, name, json_string(value));
+}
+
+//  --------------------------------------------------------------------------
+//  The row's platform object (fingerprint fields, blas_config and
+//  calibration_gflops) and its fingerprint: BLAKE2b-256 of the canonical
+//  object without calibration_gflops (DESIGN.md "Verification"), so a
+//  row of `meshsweep train` and a worker's row on one machine agree.
+
+static void
+s_platform_row_fields(const ms_backend_t *backend, json_t **platform,
+                      json_t **fingerprint)
+{
+    ms_platform_t p;
+    ms_platform_detect(&p, backend);
+    json_t *obj = json_object();
+    ms_platform_fields(&p, s_platform_field, obj);
+    // As a worker records it (node/ms_worker.c): the fingerprint fields
+    // plus blas_config, all hashed; calibration_gflops added after.
+    json_object_set_new(obj, "blas_config", json_string(p.blas_config));
+    char *canon = ms_wire_canon_dump(obj);
+    if (canon) {
+        ms_hash_t h;
+        char hex[MS_HASH_HEX_LEN + 1];
+        ms_hash_bytes(canon, strlen(canon), &h);
+        ms_hash_hex(&h, hex);
+        *fingerprint = json_string(hex);
+        free(canon);
+    } else
+        *fingerprint = json_null();
+    json_object_set_new(obj, "calibration_gflops",
+                        json_real(ms_platform_calibrate()));
+    *platform = obj;
+}
+
+//  --------------------------------------------------------------------------
+//  Build the result row of a finished run.
+
+static json_t *
+s_result_row(const s_train_args_t *args, const ms_run_result_t *res,
+             const char *weights_hex, ms_backend_t *backend)
+{
+    json_t *config = ms_config_encode_json(&args->cfg);
+    if (!config)
+        return NULL;
+    size_t n_canon = 0;
+    char *canon = ms_wire_canon_dump_len(config, &n_canon);
+    ms_hasher_t hasher;
+    ms_hash_t task_id, zero = {{0}};
+    ms_hasher_init(&hasher);
+    ms_hasher_update(&hasher, zero.bytes, sizeof zero.bytes);
+    ms_hasher_update(&hasher, canon, canon ? n_canon : 0);
+    ms_hasher_final(&hasher, &task_id);
+    free(canon);
+    char task_hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&task_id, task_hex);
+
+    json_t *curve = json_array();
+    for (int32_t e = 0; e < res->n_curve; e++) {
+        const ms_epoch_metrics_t *m = &res->curve[e];
+        json_array_append_new(
+            curve,
+            json_pack("{s:i, s:o, s:o, s:o, s:f}", "epoch", (int) m->epoch,
+                      "train_loss", s_metric(m->train_loss), "val_loss",
+                      s_metric(m->val_loss), "val_accuracy",
+                      s_metric(m->val_accuracy), "seconds", m->seconds));
+    }
+    const struct passwd *pw = getpwuid(getuid());
+    const char *user = pw && pw->pw_name ? pw->pw_name : getenv("USER");
+    json_t *platform = NULL, *fingerprint = NULL;
+    s_platform_row_fields(backend, &platform, &fingerprint);
+    json_t *row = json_pack(
+        "{s:s, s:n, s:o, s:n, s:s, s:s, s:o, s:i, s:f, s:f, s:o, s:o, s:o, "
+        "s:o, s:I, s:o, s:o, s:s, s:s, s:i, s:b, s:o}",
+        "task_id", task_hex, "sweep_id", "config", config, "node_id",
+        "operator", user && *user ? user : "local", "status",
+        ms_run_status_name(res->status), "error",
+        res->status == MS_RUN_OK ? json_null() : json_string(res->error),
+        "epochs", (int) res->epochs, "train_seconds", res->train_seconds,
+        "seconds_per_epoch", res->seconds_per_epoch, "val_accuracy",
+        s_metric(res->val_accuracy), "val_loss", s_metric(res->val_loss),
+        "test_accuracy", s_metric(res->test_accuracy), "test_loss",
+        s_metric(res->test_loss), "params", (json_int_t) res->params,
+        "platform", platform, "fingerprint", fingerprint, "weights_digest",
+        weights_hex, "verdict", "pending", "verdict_revision", 0, "counted", 1,
+        "curve", curve);
+    return row;
+}
+
+//  --------------------------------------------------------------------------
+//  Print one epoch line.
+
+static void
+s_print_epoch(FILE *out, const ms_epoch_metrics_t *m, int32_t n_epochs)
+{
+    fprintf(out,
+            "epoch %3d/%-3d  train_loss %.4f  val_loss %.4f  val_acc %.4f  "
+            "%.2f s\n",
+            (int) m->epoch, (int) n_epochs, m->train_loss, m->val_loss,
+            m->val_accuracy, m->seconds);
+    fflush(out);
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep train
+
+int
+ms_cli_train_main(int argc, char **argv)
+{
+    if (ms_cli_wants_help(argc, argv))
+        return s_train_usage(stdout), MS_CLI_EXIT_OK;
+    s_train_args_t *args = calloc(1, sizeof *args);
+    if (!args)
+        return ms_cli_failure(NULL, "out of memory");
+    int exit_code = s_parse_args(argc, argv, args);
+    if (exit_code != MS_CLI_EXIT_OK) {
+        free(args);
+        return exit_code;
+    }
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    ms_dataset_t *train = NULL, *val = NULL, *test = NULL;
+    ms_backend_t *backend = NULL;
+    ms_trainer_t *trainer = NULL;
+    ms_run_result_t result;
+    memset(&result, 0, sizeof result);
+    json_t *row = NULL;
+    FILE *progress = args->json_out ? stderr : stdout;
+
+    int rc = s_load_data(args, &train, &val, &test, &diag);
+    if (rc != MS_OK) {
+        exit_code = ms_cli_diag_exit(&diag, rc, "dataset");
+        goto cleanup;
+    }
+    rc = ms_backend_open(&backend, args->backend, (int) args->threads, &diag);
+    if (rc != MS_OK) {
+        exit_code = ms_cli_diag_exit(&diag, rc, "--backend");
+        goto cleanup;
+    }
+    rc =
+        ms_trainer_open(&trainer, &args->cfg, train, val, test, backend, &diag);
+    if (rc != MS_OK) {
+        exit_code = ms_cli_diag_exit(&diag, rc, "train");
+        goto cleanup;
+    }
+    if (!args->quiet)
+        fprintf(progress,
+                "training %lld samples (%lld validation), %d "
+                "features, %d classes, %s backend\n",
+                (long long) train->n_samples, (long long) val->n_samples,
+                (int) train->n_features, (int) train->n_classes,
+                ms_backend_name(backend));
+    while (!ms_trainer_done(trainer)) {
+        ms_epoch_metrics_t m;
+        rc = ms_trainer_epoch(trainer, &m);
+        if (rc != MS_OK) {
+            exit_code =
+                ms_cli_failure("train", "epoch failed: %s", ms_strerror(rc));
+            goto cleanup;
+        }
+        if (!args->quiet)
+            s_print_epoch(progress, &m, args->cfg.epochs);
+    }
+    rc = ms_trainer_finish(trainer, &result);
+    if (rc != MS_OK) {
+        exit_code = ms_cli_failure("train", "%s", ms_strerror(rc));
+        goto cleanup;
+    }
+    int64_t n_params = 0;
+    const float *params = ms_trainer_params(trainer, &n_params);
+    ms_hash_t digest;
+    ms_hash_bytes(params, (size_t) n_params * sizeof(float), &digest);
+    char digest_hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&digest, digest_hex);
+
+    if (args->json_out) {
+        row = s_result_row(args, &result, digest_hex, backend);
+        if (!row) {
+            exit_code = ms_cli_failure("train", "out of memory");
+            goto cleanup;
+        }
+        exit_code = ms_cli_json_print(stdout, row);
+        if (exit_code != MS_CLI_EXIT_OK)
+            goto cleanup;
+    } else {
+        printf("status         %s%s%s\n", ms_run_status_name(result.status),
+               result.status == MS_RUN_OK ? "" : ": ",
+               result.status == MS_RUN_OK ? "" : result.error);
+        printf("test_accuracy  %.4f\n", result.test_accuracy);
+        printf("test_loss      %.4f\n", result.test_loss);
+        printf("val_accuracy   %.4f\n", result.val_accuracy);
+        printf("params         %lld\n", (long long) result.params);
+        printf("epochs         %d\n", (int) result.epochs);
+        printf("s/epoch        %.3f\n", result.seconds_per_epoch);
+        printf("weights        %.12s\n", digest_hex);
+    }
+    exit_code =
+        result.status == MS_RUN_FAILED ? MS_CLI_EXIT_FAILURE : MS_CLI_EXIT_OK;
+cleanup:
+    json_decref(row);
+    ms_run_result_clear(&result);
+    ms_trainer_destroy(&trainer);
+    ms_backend_destroy(&backend);
+    ms_dataset_destroy(&train);
+    ms_dataset_destroy(&val);
+    ms_dataset_destroy(&test);
+    free(args);
+    return exit_code;
+}
