@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# test.sh - the whole test suite, as CI runs it (about 10-15 minutes on 2 cores):
+#   1. Release build (-Werror) and every test not labelled slow;
+#   2. ASan + UBSan build and the unit tests;
+#   3. the clang-format check.
+# Usage: tools/test.sh [--quick]   (--quick: step 1 only)
+# Build folders: build-ci/ and build-asan/ (left in place for inspection).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+jobs=$(nproc 2>/dev/null || echo 2)
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+# The suite keeps the machine's OpenBLAS settings (tests that pin a core
+# type say so themselves); BLAS runs one thread per worker.
+export OPENBLAS_NUM_THREADS=1
+status=0
+
+echo "== [1/3] Release build and tests (not slow)"
+cmake -S . -B build-ci -DCMAKE_BUILD_TYPE=Release -DMESHSWEEP_WERROR=ON >/dev/null
+cmake --build build-ci -j "$jobs"
+ctest --test-dir build-ci -LE slow -j "$jobs" --output-on-failure --timeout 600 || status=1
+
+if [ $quick -eq 0 ]; then
+    echo "== [2/3] ASan + UBSan build and unit tests"
+    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMESHSWEEP_CUDA=OFF \
+        -DMESHSWEEP_SANITIZE=address,undefined -DMESHSWEEP_WERROR=ON >/dev/null
+    cmake --build build-asan -j "$jobs"
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        ctest --test-dir build-asan -L unit -LE slow -j "$jobs" --output-on-failure \
+        --timeout 600 || status=1
+
+    echo "== [3/3] clang-format check"
+    if command -v clang-format >/dev/null; then
+        files=$(git ls-files '*.c' '*.h' | grep -v '^build')
+        if ! clang-format --dry-run -Werror $files; then
+            echo "clang-format: the files above need formatting (clang-format -i FILE)"
+            status=1
+        else
+            echo "clang-format: $(echo "$files" | wc -w) files clean"
+        fi
+    else
+        echo "clang-format not installed: format check skipped"
+    fi
+fi
+
+if [ $status -eq 0 ]; then echo "test.sh: all steps passed"; else echo "test.sh: FAILED"; fi
+exit $status
