@@ -47,6 +47,10 @@ ms_strerror(int code)
 
 static void
 s_diag_vset(ms_diag_t *diag, const char *where, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+static void
+s_diag_vset(ms_diag_t *diag, const char *where, const char *fmt, va_list ap)
 {
     if (!diag)
         return;

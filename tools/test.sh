@@ -2,9 +2,11 @@
 # test.sh - the whole test suite, as CI runs it (about 10-15 minutes on 2 cores):
 #   1. Release build (-Werror) and every test not labelled slow;
 #   2. ASan + UBSan build and the unit tests;
-#   3. the clang-format check.
+#   3. the clang-format check;
+#   4. each libFuzzer target for MESHSWEEP_FUZZ_SECONDS (default 20) seconds
+#      (clang build in build-fuzz/, seeds in tests/fuzz/corpus/).
 # Usage: tools/test.sh [--quick]   (--quick: step 1 only)
-# Build folders: build-ci/ and build-asan/ (left in place for inspection).
+# Build folders: build-ci/, build-asan/, build-fuzz/ (left for inspection).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -16,13 +18,13 @@ quick=0
 export OPENBLAS_NUM_THREADS=1
 status=0
 
-echo "== [1/3] Release build and tests (not slow)"
+echo "== [1/4] Release build and tests (not slow)"
 cmake -S . -B build-ci -DCMAKE_BUILD_TYPE=Release -DMESHSWEEP_WERROR=ON >/dev/null
 cmake --build build-ci -j "$jobs"
 ctest --test-dir build-ci -LE slow -j "$jobs" --output-on-failure --timeout 600 || status=1
 
 if [ $quick -eq 0 ]; then
-    echo "== [2/3] ASan + UBSan build and unit tests"
+    echo "== [2/4] ASan + UBSan build and unit tests"
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMESHSWEEP_CUDA=OFF \
         -DMESHSWEEP_SANITIZE=address,undefined -DMESHSWEEP_WERROR=ON >/dev/null
     cmake --build build-asan -j "$jobs"
@@ -31,7 +33,7 @@ if [ $quick -eq 0 ]; then
         ctest --test-dir build-asan -L unit -LE slow -j "$jobs" --output-on-failure \
         --timeout 600 || status=1
 
-    echo "== [3/3] clang-format check"
+    echo "== [3/4] clang-format check"
     if command -v clang-format >/dev/null; then
         files=$(git ls-files '*.c' '*.h' | grep -v '^build')
         if ! clang-format --dry-run -Werror $files; then
@@ -42,6 +44,29 @@ if [ $quick -eq 0 ]; then
         fi
     else
         echo "clang-format not installed: format check skipped"
+    fi
+
+    echo "== [4/4] fuzz targets, ${MESHSWEEP_FUZZ_SECONDS:-20} s each"
+    if command -v clang >/dev/null; then
+        CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug \
+            -DMESHSWEEP_CUDA=OFF -DMESHSWEEP_FUZZ=ON >/dev/null
+        cmake --build build-fuzz -j "$jobs" --target ms_spec_fuzz \
+            ms_canonical_fuzz ms_dataset_fuzz
+        for t in spec canonical dataset; do
+            corpus=$(mktemp -d)
+            if ! build-fuzz/tests/fuzz/ms_${t}_fuzz "$corpus" tests/fuzz/corpus/$t \
+                -max_total_time="${MESHSWEEP_FUZZ_SECONDS:-20}" -rss_limit_mb=2048 \
+                -print_final_stats=1 >build-fuzz/ms_${t}_fuzz.log 2>&1; then
+                tail -40 build-fuzz/ms_${t}_fuzz.log
+                echo "fuzz: ms_${t}_fuzz FAILED (crash input in the log above)"
+                status=1
+            else
+                echo "fuzz: ms_${t}_fuzz ok, $(grep -o 'stat::number_of_executed_units: *[0-9]*' build-fuzz/ms_${t}_fuzz.log | grep -o '[0-9]*$') inputs"
+            fi
+            rm -rf "$corpus"
+        done
+    else
+        echo "clang not installed: fuzz step skipped"
     fi
 fi
 
