@@ -37,23 +37,19 @@
 #define MS_SELU_ALPHA 1.6732632423543772
 
 //  f(z) in double (reference).
-double
-    ms_activation_value(ms_activation_t act, double slope, double z);
+double ms_activation_value(ms_activation_t act, double slope, double z);
 
 //  f'(z) in double (reference).
-double
-    ms_activation_derivative(ms_activation_t act, double slope, double z);
+double ms_activation_derivative(ms_activation_t act, double slope, double z);
 
 //  True when the backward pass needs the pre-activation z (gelu), false
 //  when a = f(z) is enough.
-bool
-    ms_activation_needs_z(ms_activation_t act);
+bool ms_activation_needs_z(ms_activation_t act);
 
 //  Gain for orthogonal init (Saxe et al. 2014; the values PyTorch's
 //  calculate_gain uses, with 1 for selu so that lecun-like scaling keeps
 //  the self-normalising fixed point): sqrt 2 for relu (and gelu, elu),
 //  sqrt(2 / (1 + slope^2)) for leaky_relu, 5/3 for tanh, 1 otherwise.
-double
-    ms_activation_gain(ms_activation_t act, double slope);
+double ms_activation_gain(ms_activation_t act, double slope);
 
 #endif

@@ -68,8 +68,7 @@ ms_backend_open(ms_backend_t **out, const char *name, int n_threads,
         return ms_diag_set_code(diag, MS_ERR_NODEVICE, "backend",
                                 "cuda: this build has no CUDA backend");
     return ms_diag_set(diag, "backend",
-                       "unknown backend \"%s\" (known: auto, cpu, cuda)",
-                       name);
+                       "unknown backend \"%s\" (known: auto, cpu, cuda)", name);
 }
 
 //  --------------------------------------------------------------------------

@@ -54,8 +54,8 @@ typedef struct {
 } ms_optim_step_t;
 
 typedef struct {
-    const char *name;  // "cpu", "cuda"
-    bool host_memory;  // buffers are host memory the caller may read
+    const char *name; // "cpu", "cuda"
+    bool host_memory; // buffers are host memory the caller may read
 
     //  Allocate n_bytes of zeroed device memory (aligned for any op).
     //  Returns NULL when memory runs out. Free it with free_buf.
@@ -64,8 +64,7 @@ typedef struct {
     void (*free_buf)(ms_backend_t *b, void *buf);
     //  Host to device, device to host, device to device copies. MS_OK or
     //  MS_ERR_BACKEND.
-    int (*upload)(ms_backend_t *b, void *dst, const void *src,
-                  size_t n_bytes);
+    int (*upload)(ms_backend_t *b, void *dst, const void *src, size_t n_bytes);
     int (*download)(ms_backend_t *b, void *dst, const void *src,
                     size_t n_bytes);
     int (*copy)(ms_backend_t *b, void *dst, const void *src, size_t n_bytes);
@@ -73,16 +72,16 @@ typedef struct {
     //  C[m x n] = alpha * op(A) op(B) + beta * C, row-major, op = transpose
     //  when trans_* (BLAS sgemm semantics with CblasRowMajor).
     int (*gemm)(ms_backend_t *b, bool trans_a, bool trans_b, int64_t m,
-                int64_t n, int64_t k, float alpha, const float *a,
-                int64_t lda, const float *bm, int64_t ldb, float beta,
-                float *c, int64_t ldc);
+                int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                const float *bm, int64_t ldb, float beta, float *c,
+                int64_t ldc);
     //  For a rows x cols pre-activation z (the GEMM output): z += bias
     //  (broadcast over rows), then a = f(z). a may equal z (in place; z is
     //  then lost, which is fine for every activation but gelu, see
     //  ms_activation_needs_z).
-    int (*bias_act_forward)(ms_backend_t *b, ms_activation_t act,
-                            float slope, int64_t rows, int64_t cols,
-                            const float *bias, float *z, float *a);
+    int (*bias_act_forward)(ms_backend_t *b, ms_activation_t act, float slope,
+                            int64_t rows, int64_t cols, const float *bias,
+                            float *z, float *a);
     //  g[i] *= f'(z[i]) for n elements, with f' computed from a = f(z)
     //  where possible; z is read only when ms_activation_needs_z(act).
     int (*act_backward)(ms_backend_t *b, ms_activation_t act, float slope,
@@ -111,40 +110,33 @@ typedef struct {
                float *delta, double *loss_sum, int64_t *n_correct);
     //  One optimizer step on n parameters w with gradients g and state m,
     //  v (NULL when the rule keeps none); see ms_optim.h for the rules.
-    int (*optim_step)(ms_backend_t *b, const ms_optim_step_t *step,
-                      int64_t n, float *w, const float *g, float *m,
-                      float *v);
+    int (*optim_step)(ms_backend_t *b, const ms_optim_step_t *step, int64_t n,
+                      float *w, const float *g, float *m, float *v);
 } ms_backend_ops_t;
 
 //  New CPU backend on OpenBLAS with n_threads BLAS threads (< 1 means 1:
 //  one thread per worker by default); sets openblas_set_num_threads.
 //  Caller owns the result; free it with ms_backend_destroy(). Returns NULL
 //  only when memory runs out.
-ms_backend_t *
-    ms_backend_cpu_new(int n_threads);
+ms_backend_t *ms_backend_cpu_new(int n_threads);
 
 //  Open a backend by name: "cpu", "cuda" or "auto" (cuda when a device is
 //  usable, else cpu). *out is NULL on failure. Returns MS_OK;
 //  MS_ERR_NODEVICE for "cuda" (not built yet; diag says so);
 //  MS_ERR_INVALID for an unknown name (diag names it); MS_ERR_NOMEM.
-int
-    ms_backend_open(ms_backend_t **out, const char *name, int n_threads,
+int ms_backend_open(ms_backend_t **out, const char *name, int n_threads,
                     ms_diag_t *diag);
 
 //  Free a backend; NULL-safe; sets *self_p to NULL.
-void
-    ms_backend_destroy(ms_backend_t **self_p);
+void ms_backend_destroy(ms_backend_t **self_p);
 
 //  "cpu" or "cuda" (static string).
-const char *
-    ms_backend_name(const ms_backend_t *self);
+const char *ms_backend_name(const ms_backend_t *self);
 
 //  The operation table (static, borrowed).
-const ms_backend_ops_t *
-    ms_backend_ops(const ms_backend_t *self);
+const ms_backend_ops_t *ms_backend_ops(const ms_backend_t *self);
 
 //  BLAS threads this backend was created with.
-int
-    ms_backend_threads(const ms_backend_t *self);
+int ms_backend_threads(const ms_backend_t *self);
 
 #endif

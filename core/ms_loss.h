@@ -27,12 +27,10 @@
 //  Loss of one row of k outputs y against label (classification) or
 //  target (regression: label < 0, k == 1); writes dl/dy to grad (k
 //  doubles) when grad is not NULL. Reference implementation, in double.
-double
-    ms_loss_row(ms_loss_kind_t kind, int64_t k, const double *y,
-                int32_t label, double target, double *grad);
+double ms_loss_row(ms_loss_kind_t kind, int64_t k, const double *y,
+                   int32_t label, double target, double *grad);
 
 //  Index of the first maximum of y[0 .. k).
-int64_t
-    ms_loss_argmax(const float *y, int64_t k);
+int64_t ms_loss_argmax(const float *y, int64_t k);
 
 #endif

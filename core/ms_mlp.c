@@ -64,33 +64,33 @@
 #define S_ALIGN_FLOATS 16 // 64 bytes
 
 struct ms_mlp {
-    ms_backend_t *backend;        // borrowed
-    const ms_backend_ops_t *ops;  // backend's operation table
-    int32_t n_layers;             // L = n_hidden + 1
-    int32_t n_inputs, n_outputs;  // network inputs and outputs
-    int32_t *fan_in, *fan_out;    // per layer, L entries each
-    int64_t *w_off;               // per layer offset of W in params, floats
-    int64_t n_params;             // floats in the parameter block
-    int64_t n_state;              // floats in the optimizer state block
-    int64_t max_rows;             // rows the workspace holds
-    int64_t max_width;            // widest fan_out of any layer
-    ms_activation_t act;          // hidden activation
-    float slope;                  // leaky_relu slope
-    ms_loss_kind_t loss;          // output loss
-    bool classify;                // labels (true) or targets (false)
-    float keep;                   // 1 - dropout
-    uint32_t keep_threshold;      // keep a unit if 24 random bits < this
-    bool dropout;                 // dropout > 0
-    bool keep_z;                  // activation needs z (gelu)
+    ms_backend_t *backend;         // borrowed
+    const ms_backend_ops_t *ops;   // backend's operation table
+    int32_t n_layers;              // L = n_hidden + 1
+    int32_t n_inputs, n_outputs;   // network inputs and outputs
+    int32_t *fan_in, *fan_out;     // per layer, L entries each
+    int64_t *w_off;                // per layer offset of W in params, floats
+    int64_t n_params;              // floats in the parameter block
+    int64_t n_state;               // floats in the optimizer state block
+    int64_t max_rows;              // rows the workspace holds
+    int64_t max_width;             // widest fan_out of any layer
+    ms_activation_t act;           // hidden activation
+    float slope;                   // leaky_relu slope
+    ms_loss_kind_t loss;           // output loss
+    bool classify;                 // labels (true) or targets (false)
+    float keep;                    // 1 - dropout
+    uint32_t keep_threshold;       // keep a unit if 24 random bits < this
+    bool dropout;                  // dropout > 0
+    bool keep_z;                   // activation needs z (gelu)
     float *params, *grads, *state; // device blocks
-    float *work;                  // device workspace block
-    int64_t work_floats;          // its size
-    int32_t *labels;              // device, max_rows
-    float *x, *out, *targets;     // views into work
-    float *gbuf[2];               // delta ping-pong, max_rows x max_width
-    float **a, **z, **mask, **d;  // per hidden layer views (z/mask/d NULL
-                                  // when unused)
-    float *host_mask;             // host scratch for masks (!host_memory)
+    float *work;                   // device workspace block
+    int64_t work_floats;           // its size
+    int32_t *labels;               // device, max_rows
+    float *x, *out, *targets;      // views into work
+    float *gbuf[2];                // delta ping-pong, max_rows x max_width
+    float **a, **z, **mask, **d;   // per hidden layer views (z/mask/d NULL
+                                   // when unused)
+    float *host_mask;              // host scratch for masks (!host_memory)
 };
 
 //  --------------------------------------------------------------------------
@@ -137,8 +137,8 @@ ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
     self->z = calloc(nh, sizeof(float *));
     self->mask = calloc(nh, sizeof(float *));
     self->d = calloc(nh, sizeof(float *));
-    if (!self->fan_in || !self->fan_out || !self->w_off || !self->a
-        || !self->z || !self->mask || !self->d)
+    if (!self->fan_in || !self->fan_out || !self->w_off || !self->a ||
+        !self->z || !self->mask || !self->d)
         goto nomem;
 
     //  Layer shapes and parameter offsets.
@@ -165,8 +165,8 @@ ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
     self->params = self->ops->alloc(backend, pbytes);
     self->grads = self->ops->alloc(backend, pbytes);
     if (self->n_state)
-        self->state = self->ops->alloc(
-            backend, (size_t) self->n_state * sizeof(float));
+        self->state =
+            self->ops->alloc(backend, (size_t) self->n_state * sizeof(float));
     if (!self->params || !self->grads || (self->n_state && !self->state))
         goto nomem;
 
@@ -174,9 +174,9 @@ ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
     int64_t rows = self->max_rows;
     int per_hidden = 1 + (self->keep_z ? 1 : 0) + (self->dropout ? 2 : 0);
     int64_t gwidth = max_hidden > n_outputs ? max_hidden : n_outputs;
-    int64_t total = s_align(rows * n_inputs) + per_hidden * hidden_widths
-                    + s_align(rows * n_outputs) + 2 * s_align(rows * gwidth)
-                    + s_align(rows);
+    int64_t total = s_align(rows * n_inputs) + per_hidden * hidden_widths +
+                    s_align(rows * n_outputs) + 2 * s_align(rows * gwidth) +
+                    s_align(rows);
     self->work_floats = total;
     self->work = self->ops->alloc(backend, (size_t) total * sizeof(float));
     self->labels = self->ops->alloc(backend, (size_t) rows * sizeof(int32_t));
@@ -208,8 +208,8 @@ ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
     p += s_align(rows * gwidth);
     self->targets = p;
     if (self->dropout && !self->ops->host_memory) {
-        self->host_mask = malloc((size_t) rows * (size_t) max_hidden
-                                 * sizeof(float));
+        self->host_mask =
+            malloc((size_t) rows * (size_t) max_hidden * sizeof(float));
         if (!self->host_mask)
             goto nomem;
     }
@@ -295,8 +295,7 @@ s_init_orthogonal(float *w, int64_t fan_out, int64_t fan_in, double gain,
         s_gram_schmidt(q, fan_out, fan_in); // orthonormal rows
         for (int64_t i = 0; i < fan_out * fan_in; i++)
             w[i] = (float) (gain * q[i]);
-    }
-    else {
+    } else {
         //  Orthonormal columns: transpose, orthonormalise rows, back.
         double *t = malloc((size_t) (fan_out * fan_in) * sizeof(double));
         if (!t) {
@@ -336,17 +335,24 @@ ms_mlp_init(ms_mlp_t *self, ms_init_t init, ms_rng_t *rng)
         float *w = host + self->w_off[l];
         double std;
         switch (init) {
-        case MS_INIT_XAVIER: std = sqrt(2.0 / (double) (fi + fo)); break;
-        case MS_INIT_LECUN: std = sqrt(1.0 / (double) fi); break;
-        case MS_INIT_ORTHOGONAL: std = 0; break;
-        default: std = sqrt(2.0 / (double) fi); break;
+        case MS_INIT_XAVIER:
+            std = sqrt(2.0 / (double) (fi + fo));
+            break;
+        case MS_INIT_LECUN:
+            std = sqrt(1.0 / (double) fi);
+            break;
+        case MS_INIT_ORTHOGONAL:
+            std = 0;
+            break;
+        default:
+            std = sqrt(2.0 / (double) fi);
+            break;
         }
         if (init == MS_INIT_ORTHOGONAL) {
             //  The output layer feeds the loss, not an activation: gain 1.
             double g = l < self->n_layers - 1 ? gain : 1.0;
             rc = s_init_orthogonal(w, fo, fi, g, rng);
-        }
-        else
+        } else
             for (int64_t i = 0; i < fo * fi; i++)
                 w[i] = (float) (std * ms_rng_normal(rng));
     }
@@ -369,8 +375,7 @@ ms_mlp_init(ms_mlp_t *self, ms_init_t init, ms_rng_t *rng)
     if (!zero)
         return MS_ERR_NOMEM;
     rc = self->ops->upload(self->backend, self->grads, zero, pbytes);
-    for (int64_t s = 0; rc == MS_OK && s < self->n_state;
-         s += self->n_params)
+    for (int64_t s = 0; rc == MS_OK && s < self->n_state; s += self->n_params)
         rc = self->ops->upload(self->backend, self->state + s, zero, pbytes);
     free(zero);
     return rc;
@@ -405,20 +410,18 @@ ms_mlp_forward(ms_mlp_t *self, const float *params, int64_t rows,
         const float *w = params + self->w_off[l];
         const float *bias = w + fi * fo;
         bool hidden = l < self->n_layers - 1;
-        float *h = !hidden ? self->out
-                   : self->keep_z ? self->z[l]
-                                  : self->a[l];
-        rc = ops->gemm(b, false, true, rows, fo, fi, 1.0f, in, fi, w, fi,
-                       0.0f, h, fo);
+        float *h = !hidden ? self->out : self->keep_z ? self->z[l] : self->a[l];
+        rc = ops->gemm(b, false, true, rows, fo, fi, 1.0f, in, fi, w, fi, 0.0f,
+                       h, fo);
         if (rc != MS_OK)
             break;
         if (!hidden) {
-            rc = ops->bias_act_forward(b, MS_ACTIVATION_LINEAR, 0.0f, rows,
-                                       fo, bias, h, h);
+            rc = ops->bias_act_forward(b, MS_ACTIVATION_LINEAR, 0.0f, rows, fo,
+                                       bias, h, h);
             break;
         }
-        rc = ops->bias_act_forward(b, self->act, self->slope, rows, fo, bias,
-                                   h, self->a[l]);
+        rc = ops->bias_act_forward(b, self->act, self->slope, rows, fo, bias, h,
+                                   self->a[l]);
         in = self->a[l];
         if (rc == MS_OK && self->dropout && dropout_rng) {
             int64_t n = rows * fo;
@@ -475,15 +478,15 @@ ms_mlp_backward(ms_mlp_t *self, int64_t rows)
         const float *in = l == 0          ? self->x
                           : self->dropout ? self->d[l - 1]
                                           : self->a[l - 1];
-        rc = ops->gemm(b, true, false, fo, fi, rows, 1.0f, g, fo, in, fi,
-                       0.0f, dw, fi);
+        rc = ops->gemm(b, true, false, fo, fi, rows, 1.0f, g, fo, in, fi, 0.0f,
+                       dw, fi);
         if (rc == MS_OK)
             rc = ops->col_sum(b, rows, fo, g, db);
         if (rc != MS_OK || l == 0)
             break;
         float *gn = self->gbuf[1 - cur];
-        rc = ops->gemm(b, false, false, rows, fi, fo, 1.0f, g, fo, w, fi,
-                       0.0f, gn, fi);
+        rc = ops->gemm(b, false, false, rows, fi, fo, 1.0f, g, fo, w, fi, 0.0f,
+                       gn, fi);
         if (rc == MS_OK && self->dropout)
             rc = ops->mul(b, rows * fi, self->mask[l - 1], gn, gn);
         if (rc == MS_OK)
@@ -498,8 +501,7 @@ ms_mlp_backward(ms_mlp_t *self, int64_t rows)
 //  Optimizer step on every layer.
 
 int
-ms_mlp_step(ms_mlp_t *self, const ms_train_config_t *cfg, double lr,
-            int64_t t)
+ms_mlp_step(ms_mlp_t *self, const ms_train_config_t *cfg, double lr, int64_t t)
 {
     ms_optim_step_t ws, bs;
     ms_optim_step_prepare(&ws, cfg, lr, t, false);
@@ -514,10 +516,9 @@ ms_mlp_step(ms_mlp_t *self, const ms_train_config_t *cfg, double lr,
         rc = self->ops->optim_step(self->backend, &ws, nw, self->params + off,
                                    self->grads + off, m, v);
         if (rc == MS_OK)
-            rc = self->ops->optim_step(self->backend, &bs, self->fan_out[l],
-                                       self->params + off + nw,
-                                       self->grads + off + nw,
-                                       m ? m + nw : NULL, v ? v + nw : NULL);
+            rc = self->ops->optim_step(
+                self->backend, &bs, self->fan_out[l], self->params + off + nw,
+                self->grads + off + nw, m ? m + nw : NULL, v ? v + nw : NULL);
     }
     return rc;
 }
@@ -627,8 +628,8 @@ ms_mlp_max_rows(const ms_mlp_t *self)
 int64_t
 ms_mlp_workspace_bytes(const ms_mlp_t *self)
 {
-    return self->work_floats * (int64_t) sizeof(float)
-           + self->max_rows * (int64_t) sizeof(int32_t);
+    return self->work_floats * (int64_t) sizeof(float) +
+           self->max_rows * (int64_t) sizeof(int32_t);
 }
 
 //  --------------------------------------------------------------------------

@@ -40,14 +40,11 @@ typedef struct ms_mlp ms_mlp_t;
 //  n_outputs outputs, with a workspace for max_rows rows per pass.
 //  Parameters start at zero: call ms_mlp_init. backend is borrowed.
 //  Returns MS_OK; MS_ERR_NOMEM (host or device memory; *out NULL).
-int
-    ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg,
-                int32_t n_inputs, int32_t n_outputs, int64_t max_rows,
-                ms_backend_t *backend);
+int ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
+                int32_t n_outputs, int64_t max_rows, ms_backend_t *backend);
 
 //  Free the network and its buffers; NULL-safe; sets *self_p to NULL.
-void
-    ms_mlp_destroy(ms_mlp_t **self_p);
+void ms_mlp_destroy(ms_mlp_t **self_p);
 
 //  Initialise weights by scheme init, drawing normals from rng in layer
 //  order, row-major; biases zero; gradients and optimizer state zero.
@@ -57,8 +54,7 @@ void
 //  by modified Gram-Schmidt in double, times ms_activation_gain (Saxe et
 //  al. 2014). Returns MS_OK, MS_ERR_NOMEM (orthogonal scratch) or
 //  MS_ERR_BACKEND.
-int
-    ms_mlp_init(ms_mlp_t *self, ms_init_t init, ms_rng_t *rng);
+int ms_mlp_init(ms_mlp_t *self, ms_init_t init, ms_rng_t *rng);
 
 //  Forward pass over the rows x n_inputs matrix in ms_mlp_input(), with
 //  the given parameter block (device memory, layout of ms_mlp_params; pass
@@ -67,8 +63,7 @@ int
 //  and scaled by 1 / (1 - p) (inverted dropout, Srivastava et al. 2014),
 //  one draw per unit in row-major order, layer by layer. The outputs are
 //  in ms_mlp_output(). rows <= max_rows. Returns MS_OK or MS_ERR_BACKEND.
-int
-    ms_mlp_forward(ms_mlp_t *self, const float *params, int64_t rows,
+int ms_mlp_forward(ms_mlp_t *self, const float *params, int64_t rows,
                    ms_rng_t *dropout_rng);
 
 //  Loss of the last forward pass against ms_mlp_labels() (classification)
@@ -76,22 +71,19 @@ int
 //  *loss_sum and argmax hits to *n_correct (classification only); with
 //  want_grad, also writes the output delta for ms_mlp_backward (gradient
 //  of the mean loss over rows). Returns MS_OK or MS_ERR_BACKEND.
-int
-    ms_mlp_loss(ms_mlp_t *self, int64_t rows, bool want_grad,
-                double *loss_sum, int64_t *n_correct);
+int ms_mlp_loss(ms_mlp_t *self, int64_t rows, bool want_grad, double *loss_sum,
+                int64_t *n_correct);
 
 //  Backward pass after ms_mlp_forward (with ms_mlp_params) and
 //  ms_mlp_loss(want_grad): overwrites the gradient block with the
 //  gradient of the mean minibatch loss. The input gradient of the first
 //  layer is not computed. Returns MS_OK or MS_ERR_BACKEND.
-int
-    ms_mlp_backward(ms_mlp_t *self, int64_t rows);
+int ms_mlp_backward(ms_mlp_t *self, int64_t rows);
 
 //  One optimizer step on every layer with the gradients, for update
 //  number t (1-based) at learning rate lr (ms_optim.h rules; biases not
 //  decayed). Returns MS_OK or MS_ERR_BACKEND.
-int
-    ms_mlp_step(ms_mlp_t *self, const ms_train_config_t *cfg, double lr,
+int ms_mlp_step(ms_mlp_t *self, const ms_train_config_t *cfg, double lr,
                 int64_t t);
 
 //  Device buffers (borrowed, valid while the mlp lives): parameters,
@@ -117,8 +109,7 @@ int64_t ms_mlp_workspace_bytes(const ms_mlp_t *self);
 
 //  Where layer l (0-based) lives in the parameter block: weight offset,
 //  bias offset (floats), fan_in and fan_out. Any pointer may be NULL.
-void
-    ms_mlp_layer(const ms_mlp_t *self, int32_t l, int64_t *w_offset,
-                 int64_t *b_offset, int32_t *fan_in, int32_t *fan_out);
+void ms_mlp_layer(const ms_mlp_t *self, int32_t l, int64_t *w_offset,
+                  int64_t *b_offset, int32_t *fan_in, int32_t *fan_out);
 
 #endif

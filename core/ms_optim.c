@@ -17,10 +17,13 @@ int
 ms_optim_state_per_param(ms_optim_kind_t kind)
 {
     switch (kind) {
-    case MS_OPTIM_SGD: return 0;
+    case MS_OPTIM_SGD:
+        return 0;
     case MS_OPTIM_MOMENTUM:
-    case MS_OPTIM_NESTEROV: return 1;
-    default: return 2;
+    case MS_OPTIM_NESTEROV:
+        return 1;
+    default:
+        return 2;
     }
 }
 
@@ -36,9 +39,9 @@ ms_optim_schedule_lr(const ms_train_config_t *cfg, int32_t epoch)
     case MS_SCHEDULE_STEP:
         return lr * pow(cfg->gamma, (double) (e / cfg->step_size));
     case MS_SCHEDULE_COSINE:
-        return lr * 0.5
-               * (1.0 + cos(S_PI * (double) e / (double) cfg->epochs));
-    default: return lr;
+        return lr * 0.5 * (1.0 + cos(S_PI * (double) e / (double) cfg->epochs));
+    default:
+        return lr;
     }
 }
 

@@ -46,17 +46,14 @@
 
 //  Optimizer state floats kept per parameter: 0 (sgd), 1 (momentum,
 //  nesterov), 2 (adam, adamw).
-int
-    ms_optim_state_per_param(ms_optim_kind_t kind);
+int ms_optim_state_per_param(ms_optim_kind_t kind);
 
 //  Learning rate of 1-based epoch under cfg's schedule.
-double
-    ms_optim_schedule_lr(const ms_train_config_t *cfg, int32_t epoch);
+double ms_optim_schedule_lr(const ms_train_config_t *cfg, int32_t epoch);
 
 //  Fill *step for update number t (1-based) at learning rate lr, for a
 //  weight segment (decayed) or a bias segment (is_bias: no L2, no decay).
-void
-    ms_optim_step_prepare(ms_optim_step_t *step, const ms_train_config_t *cfg,
-                          double lr, int64_t t, bool is_bias);
+void ms_optim_step_prepare(ms_optim_step_t *step, const ms_train_config_t *cfg,
+                           double lr, int64_t t, bool is_bias);
 
 #endif

@@ -25,9 +25,9 @@
 #endif
 
 //  CPU flags that select different kernels, in fingerprint order.
-static const char *s_flags[] = {"sse4_2",   "avx",         "avx2",
-                                "fma",      "f16c",        "avx512f",
-                                "avx512dq", "avx512bw",    "avx512vl",
+static const char *s_flags[] = {"sse4_2",      "avx",         "avx2",
+                                "fma",         "f16c",        "avx512f",
+                                "avx512dq",    "avx512bw",    "avx512vl",
                                 "avx512_vnni", "avx512_bf16", "amx_tile"};
 
 //  --------------------------------------------------------------------------
@@ -80,17 +80,16 @@ s_read_cpuinfo(ms_platform_t *out)
         if (!have_model && strncmp(line, "model name", 10) == 0) {
             s_set(out->cpu_model, sizeof out->cpu_model, colon + 1);
             have_model = true;
-        }
-        else if (!have_flags && strncmp(line, "flags", 5) == 0) {
+        } else if (!have_flags && strncmp(line, "flags", 5) == 0) {
             size_t used = 0;
             for (size_t i = 0; i < sizeof s_flags / sizeof s_flags[0]; i++)
                 if (s_has_token(colon + 1, s_flags[i]))
-                    used += (size_t) snprintf(
-                        out->cpu_flags + used,
-                        used < sizeof out->cpu_flags
-                            ? sizeof out->cpu_flags - used
-                            : 0,
-                        "%s%s", used ? " " : "", s_flags[i]);
+                    used +=
+                        (size_t) snprintf(out->cpu_flags + used,
+                                          used < sizeof out->cpu_flags
+                                              ? sizeof out->cpu_flags - used
+                                              : 0,
+                                          "%s%s", used ? " " : "", s_flags[i]);
             have_flags = true;
         }
     }
@@ -123,8 +122,7 @@ ms_platform_detect(ms_platform_t *out, const ms_backend_t *backend)
     s_set(out->build, sizeof out->build, MESHSWEEP_VERSION);
     s_set(out->compiler, sizeof out->compiler, MESHSWEEP_COMPILER);
     s_set(out->build_flags, sizeof out->build_flags, MESHSWEEP_BUILD_FLAGS);
-    snprintf(out->libc, sizeof out->libc, "glibc %s",
-             gnu_get_libc_version());
+    snprintf(out->libc, sizeof out->libc, "glibc %s", gnu_get_libc_version());
     return MS_OK;
 }
 
@@ -159,8 +157,8 @@ ms_platform_calibrate(void)
     double best = 1e30;
     for (int r = 0; r < RUNS; r++) {
         double t0 = s_now();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f,
-                    a, N, b, N, 0.0f, c, N);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a,
+                    N, b, N, 0.0f, c, N);
         double t = s_now() - t0;
         if (r > 0 && t < best) // the first run warms caches and pages
             best = t;

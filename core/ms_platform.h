@@ -24,18 +24,18 @@
 #include "ms_err.h"
 
 typedef struct {
-    char backend[16];       // "cpu", "cuda"
-    char cpu_model[128];    // /proc/cpuinfo "model name", or "unknown"
-    char cpu_flags[128];    // relevant flags present, space-separated,
-                            // in a fixed order: "avx avx2 fma avx512f"
-    char blas[64];          // "OpenBLAS 0.3.21"
-    char blas_config[256];  // openblas_get_config() in full
-    char blas_core[32];     // openblas_get_corename(): "Haswell"
-    int32_t blas_threads;   // BLAS threads in use
-    char build[32];         // MESHSWEEP_VERSION
-    char compiler[64];      // MESHSWEEP_COMPILER: "GNU 12.2.0"
-    char build_flags[256];  // MESHSWEEP_BUILD_FLAGS
-    char libc[32];          // "glibc 2.36"
+    char backend[16];          // "cpu", "cuda"
+    char cpu_model[128];       // /proc/cpuinfo "model name", or "unknown"
+    char cpu_flags[128];       // relevant flags present, space-separated,
+                               // in a fixed order: "avx avx2 fma avx512f"
+    char blas[64];             // "OpenBLAS 0.3.21"
+    char blas_config[256];     // openblas_get_config() in full
+    char blas_core[32];        // openblas_get_corename(): "Haswell"
+    int32_t blas_threads;      // BLAS threads in use
+    char build[32];            // MESHSWEEP_VERSION
+    char compiler[64];         // MESHSWEEP_COMPILER: "GNU 12.2.0"
+    char build_flags[256];     // MESHSWEEP_BUILD_FLAGS
+    char libc[32];             // "glibc 2.36"
     double calibration_gflops; // single-thread SGEMM GFLOP/s (not hashed)
 } ms_platform_t;
 
@@ -43,14 +43,12 @@ typedef struct {
 //  build and libc. calibration_gflops is left 0: call
 //  ms_platform_calibrate. Always returns MS_OK (unreadable facts read
 //  "unknown").
-int
-    ms_platform_detect(ms_platform_t *out, const ms_backend_t *backend);
+int ms_platform_detect(ms_platform_t *out, const ms_backend_t *backend);
 
 //  Measure single-thread SGEMM speed (256 x 256 x 256, best of several
 //  runs, well under a second) and return GFLOP/s. Sets OpenBLAS to one
 //  thread for the measurement and restores the previous count.
-double
-    ms_platform_calibrate(void);
+double ms_platform_calibrate(void);
 
 //  Call fn(arg, name, value) for each fingerprint field in a fixed order:
 //  backend, cpu_model, cpu_flags, blas, blas_core, blas_threads, build,
@@ -58,8 +56,7 @@ double
 //  blas_core; calibration_gflops is not a fingerprint field).
 typedef void (*ms_platform_field_fn)(void *arg, const char *name,
                                      const char *value);
-void
-    ms_platform_fields(const ms_platform_t *self, ms_platform_field_fn fn,
-                       void *arg);
+void ms_platform_fields(const ms_platform_t *self, ms_platform_field_fn fn,
+                        void *arg);
 
 #endif

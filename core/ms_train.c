@@ -58,37 +58,37 @@
 #define S_VERSION 1u
 
 struct ms_trainer {
-    ms_train_config_t cfg;        // copy of the task's config
-    const ms_dataset_t *train;    // borrowed
-    const ms_dataset_t *val;      // borrowed, may be empty
-    const ms_dataset_t *test;     // borrowed, may be empty
-    ms_backend_t *backend;        // borrowed
-    const ms_backend_ops_t *ops;  // its operation table
-    ms_mlp_t *mlp;                // NULL for a noop task
-    int32_t n_inputs, n_outputs;  // network shape
-    bool classify;                // labels (true) or targets
-    uint64_t cfg_hash;            // config + data shape, for checkpoints
-    int64_t *order;               // n_train sample indices
-    float *stage_x;               // host staging (non-host backends)
-    int32_t *stage_labels;        // host staging labels
-    float *stage_targets;         // host staging targets
-    float *best;                  // device block of best params, or NULL
-    float *host_params;           // host mirror (non-host backends)
-    ms_rng_t shuffle_rng;         // per-epoch order
-    ms_rng_t dropout_rng;         // dropout masks
-    int32_t epoch;                // epochs completed
-    int64_t step;                 // optimizer updates taken
-    bool done;                    // no more epochs
-    bool diverged;                // loss went NaN / inf
-    bool stopped_early;           // early stopping fired
-    bool finished;                // ms_trainer_finish was called
-    double best_metric;           // best early-stopping metric (larger)
-    int32_t best_epoch;           // epoch whose params are final
-    int32_t bad_epochs;           // epochs since the last improvement
-    double best_val_loss;         // val loss at best_epoch
-    double best_val_acc;          // val accuracy at best_epoch
-    ms_epoch_metrics_t *curve;    // cfg.epochs entries
-    int32_t n_curve;              // filled entries
+    ms_train_config_t cfg;       // copy of the task's config
+    const ms_dataset_t *train;   // borrowed
+    const ms_dataset_t *val;     // borrowed, may be empty
+    const ms_dataset_t *test;    // borrowed, may be empty
+    ms_backend_t *backend;       // borrowed
+    const ms_backend_ops_t *ops; // its operation table
+    ms_mlp_t *mlp;               // NULL for a noop task
+    int32_t n_inputs, n_outputs; // network shape
+    bool classify;               // labels (true) or targets
+    uint64_t cfg_hash;           // config + data shape, for checkpoints
+    int64_t *order;              // n_train sample indices
+    float *stage_x;              // host staging (non-host backends)
+    int32_t *stage_labels;       // host staging labels
+    float *stage_targets;        // host staging targets
+    float *best;                 // device block of best params, or NULL
+    float *host_params;          // host mirror (non-host backends)
+    ms_rng_t shuffle_rng;        // per-epoch order
+    ms_rng_t dropout_rng;        // dropout masks
+    int32_t epoch;               // epochs completed
+    int64_t step;                // optimizer updates taken
+    bool done;                   // no more epochs
+    bool diverged;               // loss went NaN / inf
+    bool stopped_early;          // early stopping fired
+    bool finished;               // ms_trainer_finish was called
+    double best_metric;          // best early-stopping metric (larger)
+    int32_t best_epoch;          // epoch whose params are final
+    int32_t bad_epochs;          // epochs since the last improvement
+    double best_val_loss;        // val loss at best_epoch
+    double best_val_acc;         // val accuracy at best_epoch
+    ms_epoch_metrics_t *curve;   // cfg.epochs entries
+    int32_t n_curve;             // filled entries
 };
 
 //  --------------------------------------------------------------------------
@@ -116,10 +116,10 @@ s_fnv(uint64_t h, const void *data, size_t n)
     return h;
 }
 
-#define S_HASH(h, v)                                                          \
-    do {                                                                      \
-        __typeof__(v) s_v_ = (v);                                             \
-        h = s_fnv(h, &s_v_, sizeof s_v_);                                     \
+#define S_HASH(h, v)                                                           \
+    do {                                                                       \
+        __typeof__(v) s_v_ = (v);                                              \
+        h = s_fnv(h, &s_v_, sizeof s_v_);                                      \
     } while (0)
 
 //  --------------------------------------------------------------------------
@@ -187,8 +187,7 @@ s_check_data(const ms_dataset_t *d, const char *name, int32_t n_inputs,
                                    "[0, %d)",
                                    (long long) i, (int) d->labels[i],
                                    (int) n_outputs);
-    }
-    else if (!d->targets)
+    } else if (!d->targets)
         return ms_diag_set(diag, name,
                            "classification data, but the training set is "
                            "regression data");
@@ -246,14 +245,11 @@ ms_trainer_open(ms_trainer_t **out, const ms_train_config_t *cfg,
         goto fail;
     }
     if ((rc = s_check_data(train, "train", self->n_inputs, self->classify,
-                           self->n_outputs, diag))
-            != MS_OK
-        || (rc = s_check_data(val, "validation", self->n_inputs,
-                              self->classify, self->n_outputs, diag))
-               != MS_OK
-        || (rc = s_check_data(test, "test", self->n_inputs, self->classify,
-                              self->n_outputs, diag))
-               != MS_OK)
+                           self->n_outputs, diag)) != MS_OK ||
+        (rc = s_check_data(val, "validation", self->n_inputs, self->classify,
+                           self->n_outputs, diag)) != MS_OK ||
+        (rc = s_check_data(test, "test", self->n_inputs, self->classify,
+                           self->n_outputs, diag)) != MS_OK)
         goto fail;
 
     //  Network, buffers.
@@ -279,19 +275,19 @@ ms_trainer_open(ms_trainer_t **out, const ms_train_config_t *cfg,
     if (!self->order || !self->curve)
         goto fail;
     if (cfg->early_stopping) {
-        self->best = self->ops->alloc(backend,
-                                      (size_t) n_params * sizeof(float));
+        self->best =
+            self->ops->alloc(backend, (size_t) n_params * sizeof(float));
         if (!self->best)
             goto fail;
     }
     if (!self->ops->host_memory) {
-        self->stage_x = malloc((size_t) (rows * self->n_inputs)
-                               * sizeof(float));
+        self->stage_x =
+            malloc((size_t) (rows * self->n_inputs) * sizeof(float));
         self->stage_labels = malloc((size_t) rows * sizeof(int32_t));
         self->stage_targets = malloc((size_t) rows * sizeof(float));
         self->host_params = malloc((size_t) n_params * sizeof(float));
-        if (!self->stage_x || !self->stage_labels || !self->stage_targets
-            || !self->host_params)
+        if (!self->stage_x || !self->stage_labels || !self->stage_targets ||
+            !self->host_params)
             goto fail;
     }
 
@@ -307,8 +303,8 @@ ms_trainer_open(ms_trainer_t **out, const ms_train_config_t *cfg,
                          ms_strerror(rc));
         goto fail;
     }
-    self->cfg_hash = s_config_hash(cfg, self->n_inputs, self->n_outputs,
-                                   train->n_samples);
+    self->cfg_hash =
+        s_config_hash(cfg, self->n_inputs, self->n_outputs, train->n_samples);
     *out = self;
     return MS_OK;
 fail:
@@ -352,8 +348,8 @@ ms_trainer_done(const ms_trainer_t *self)
 //  when idx is NULL) for i < rows.
 
 static int
-s_load_batch(ms_trainer_t *self, const ms_dataset_t *data,
-             const int64_t *idx, int64_t start, int64_t rows)
+s_load_batch(ms_trainer_t *self, const ms_dataset_t *data, const int64_t *idx,
+             int64_t start, int64_t rows)
 {
     bool host = self->ops->host_memory;
     float *x = host ? ms_mlp_input(self->mlp) : self->stage_x;
@@ -368,13 +364,12 @@ s_load_batch(ms_trainer_t *self, const ms_dataset_t *data,
         else
             memcpy(targets, data->targets + start,
                    (size_t) rows * sizeof(float));
-    }
-    else
+    } else
         for (int64_t i = 0; i < rows; i++) {
             int64_t r = idx[start + i];
             if (i + 4 < rows) { // rows are scattered: hide the miss latency
-                const float *ahead = data->x + idx[start + i + 4]
-                                                   * data->n_features;
+                const float *ahead =
+                    data->x + idx[start + i + 4] * data->n_features;
                 for (size_t k = 0; k < row_bytes; k += 64)
                     __builtin_prefetch((const char *) ahead + k);
             }
@@ -390,29 +385,12 @@ s_load_batch(ms_trainer_t *self, const ms_dataset_t *data,
     int rc = self->ops->upload(self->backend, ms_mlp_input(self->mlp), x,
                                row_bytes * rows);
     if (rc == MS_OK && self->classify)
-        rc = self->ops->upload(self->backend, ms_mlp_labels(self->mlp),
-                               labels, (size_t) rows * sizeof(int32_t));
+        rc = self->ops->upload(self->backend, ms_mlp_labels(self->mlp), labels,
+                               (size_t) rows * sizeof(int32_t));
     if (rc == MS_OK && !self->classify)
         rc = self->ops->upload(self->backend, ms_mlp_targets(self->mlp),
                                targets, (size_t) rows * sizeof(float));
     return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  Ask the memory system for the rows of the next minibatch while this
-//  one computes, so that its gather reads cache instead of DRAM.
-
-static void
-s_prefetch_rows(const ms_dataset_t *data, const int64_t *idx, int64_t start,
-                int64_t rows)
-{
-    size_t row_bytes = (size_t) data->n_features * sizeof(float);
-    for (int64_t i = 0; i < rows; i++) {
-        const char *p = (const char *) (data->x + idx[start + i]
-                                                      * data->n_features);
-        for (size_t k = 0; k < row_bytes; k += 64)
-            __builtin_prefetch(p + k, 0, 1);
-    }
 }
 
 //  --------------------------------------------------------------------------
@@ -458,10 +436,8 @@ s_keep_best(ms_trainer_t *self)
 {
     if (!self->best)
         return MS_OK;
-    return self->ops->copy(self->backend, self->best,
-                           ms_mlp_params(self->mlp),
-                           (size_t) ms_mlp_n_params(self->mlp)
-                               * sizeof(float));
+    return self->ops->copy(self->backend, self->best, ms_mlp_params(self->mlp),
+                           (size_t) ms_mlp_n_params(self->mlp) * sizeof(float));
 }
 
 //  --------------------------------------------------------------------------
@@ -494,12 +470,8 @@ ms_trainer_epoch(ms_trainer_t *self, ms_epoch_metrics_t *metrics)
         int64_t correct = 0;
         rc = s_load_batch(self, self->train, self->order, start, rows);
         if (rc == MS_OK)
-            s_prefetch_rows(self->train, self->order, start + rows,
-                            n - start - rows < batch ? n - start - rows
-                                                     : batch);
-        if (rc == MS_OK)
-            rc = ms_mlp_forward(self->mlp, ms_mlp_params(self->mlp), rows,
-                                drop);
+            rc =
+                ms_mlp_forward(self->mlp, ms_mlp_params(self->mlp), rows, drop);
         if (rc == MS_OK)
             rc = ms_mlp_loss(self->mlp, rows, true, &sum, &correct);
         if (rc != MS_OK)
@@ -526,8 +498,8 @@ ms_trainer_epoch(ms_trainer_t *self, ms_epoch_metrics_t *metrics)
         m.train_loss = bad_loss;
     else {
         m.train_loss = loss_acc / (double) n_batches;
-        rc = s_evaluate(self, ms_mlp_params(self->mlp), self->val,
-                        &m.val_loss, &m.val_accuracy);
+        rc = s_evaluate(self, ms_mlp_params(self->mlp), self->val, &m.val_loss,
+                        &m.val_accuracy);
         if (rc != MS_OK)
             return rc;
         if (self->val->n_samples > 0 && !isfinite(m.val_loss))
@@ -547,8 +519,8 @@ ms_trainer_epoch(ms_trainer_t *self, ms_epoch_metrics_t *metrics)
     double metric = self->val->n_samples == 0 ? -m.train_loss
                     : self->classify          ? m.val_accuracy
                                               : -m.val_loss;
-    if (!cfg->early_stopping || self->best_epoch == 0
-        || metric > self->best_metric) {
+    if (!cfg->early_stopping || self->best_epoch == 0 ||
+        metric > self->best_metric) {
         self->best_metric = metric;
         self->best_epoch = e;
         self->bad_epochs = 0;
@@ -557,8 +529,7 @@ ms_trainer_epoch(ms_trainer_t *self, ms_epoch_metrics_t *metrics)
         rc = s_keep_best(self);
         if (rc != MS_OK)
             return rc;
-    }
-    else if (++self->bad_epochs >= cfg->patience) {
+    } else if (++self->bad_epochs >= cfg->patience) {
         self->stopped_early = true;
         self->done = true;
     }
@@ -580,20 +551,20 @@ s_put(unsigned char *buf, size_t *off, const void *src, size_t n)
 
 //  Fixed part of a checkpoint, after the magic.
 typedef struct {
-    uint32_t version;       // S_VERSION
-    uint32_t flags;         // 1 done, 2 diverged, 4 stopped early, 8 best
-    uint64_t cfg_hash;      // s_config_hash
-    int64_t n_params;       // parameter floats
-    int64_t n_state;        // optimizer state floats
-    int64_t step;           // optimizer updates taken
-    int32_t epoch;          // epochs completed
-    int32_t n_curve;        // curve entries
-    int32_t best_epoch;     // epoch of the best params
-    int32_t bad_epochs;     // epochs since last improvement
-    double best_metric;     // early-stopping metric at best_epoch
-    double best_val_loss;   // val loss at best_epoch
-    double best_val_acc;    // val accuracy at best_epoch
-    ms_rng_t shuffle_rng;   // stream states
+    uint32_t version;     // S_VERSION
+    uint32_t flags;       // 1 done, 2 diverged, 4 stopped early, 8 best
+    uint64_t cfg_hash;    // s_config_hash
+    int64_t n_params;     // parameter floats
+    int64_t n_state;      // optimizer state floats
+    int64_t step;         // optimizer updates taken
+    int32_t epoch;        // epochs completed
+    int32_t n_curve;      // curve entries
+    int32_t best_epoch;   // epoch of the best params
+    int32_t bad_epochs;   // epochs since last improvement
+    double best_metric;   // early-stopping metric at best_epoch
+    double best_val_loss; // val loss at best_epoch
+    double best_val_acc;  // val accuracy at best_epoch
+    ms_rng_t shuffle_rng; // stream states
     ms_rng_t dropout_rng;
 } s_ckpt_head_t;
 
@@ -607,8 +578,8 @@ s_serialize(const ms_trainer_t *self, unsigned char *buf, size_t *n_bytes)
     s_ckpt_head_t h;
     memset(&h, 0, sizeof h); // padding bytes too: checkpoints compare equal
     h.version = S_VERSION;
-    h.flags = (self->done ? 1u : 0u) | (self->diverged ? 2u : 0u)
-              | (self->stopped_early ? 4u : 0u) | (self->best ? 8u : 0u);
+    h.flags = (self->done ? 1u : 0u) | (self->diverged ? 2u : 0u) |
+              (self->stopped_early ? 4u : 0u) | (self->best ? 8u : 0u);
     h.cfg_hash = self->cfg_hash;
     h.n_params = ms_mlp_n_params(self->mlp);
     h.n_state = ms_mlp_state_floats(self->mlp);
@@ -634,8 +605,8 @@ s_serialize(const ms_trainer_t *self, unsigned char *buf, size_t *n_bytes)
         s_put(buf, &off, &c->seconds, sizeof c->seconds);
         s_put(buf, &off, &c->learning_rate, sizeof c->learning_rate);
     }
-    const float *blocks[3] = {ms_mlp_params(self->mlp),
-                              ms_mlp_state(self->mlp), self->best};
+    const float *blocks[3] = {ms_mlp_params(self->mlp), ms_mlp_state(self->mlp),
+                              self->best};
     size_t sizes[3] = {(size_t) h.n_params * sizeof(float),
                        (size_t) h.n_state * sizeof(float),
                        self->best ? (size_t) h.n_params * sizeof(float) : 0};
@@ -651,8 +622,7 @@ s_serialize(const ms_trainer_t *self, unsigned char *buf, size_t *n_bytes)
     if (buf) {
         uint32_t crc = (uint32_t) crc32(0L, buf, (uInt) off);
         s_put(buf, &off, &crc, sizeof crc);
-    }
-    else
+    } else
         off += sizeof(uint32_t);
     *n_bytes = off;
     return MS_OK;
@@ -690,8 +660,8 @@ int
 ms_trainer_restore(ms_trainer_t *self, const void *bytes, size_t n_bytes)
 {
     const unsigned char *p = bytes;
-    if (!self->mlp || self->finished || !p
-        || n_bytes < 8 + sizeof(s_ckpt_head_t) + 4)
+    if (!self->mlp || self->finished || !p ||
+        n_bytes < 8 + sizeof(s_ckpt_head_t) + 4)
         return MS_ERR_INVALID;
     if (memcmp(p, S_MAGIC, 8) != 0)
         return MS_ERR_INVALID;
@@ -702,18 +672,17 @@ ms_trainer_restore(ms_trainer_t *self, const void *bytes, size_t n_bytes)
     s_ckpt_head_t h;
     memcpy(&h, p + 8, sizeof h);
     bool has_best = (h.flags & 8u) != 0;
-    if (h.version != S_VERSION || h.cfg_hash != self->cfg_hash
-        || h.n_params != ms_mlp_n_params(self->mlp)
-        || h.n_state != ms_mlp_state_floats(self->mlp)
-        || has_best != (self->best != NULL) || h.n_curve < 0
-        || h.n_curve > self->cfg.epochs || h.epoch != h.n_curve
-        || h.step < 0)
+    if (h.version != S_VERSION || h.cfg_hash != self->cfg_hash ||
+        h.n_params != ms_mlp_n_params(self->mlp) ||
+        h.n_state != ms_mlp_state_floats(self->mlp) ||
+        has_best != (self->best != NULL) || h.n_curve < 0 ||
+        h.n_curve > self->cfg.epochs || h.epoch != h.n_curve || h.step < 0)
         return MS_ERR_INVALID;
     size_t entry = sizeof(int32_t) + 5 * sizeof(double);
     size_t pbytes = (size_t) h.n_params * sizeof(float);
-    size_t need = 8 + sizeof h + (size_t) h.n_curve * entry + pbytes
-                  + (size_t) h.n_state * sizeof(float)
-                  + (has_best ? pbytes : 0) + 4;
+    size_t need = 8 + sizeof h + (size_t) h.n_curve * entry + pbytes +
+                  (size_t) h.n_state * sizeof(float) + (has_best ? pbytes : 0) +
+                  4;
     if (need != n_bytes)
         return MS_ERR_INVALID;
 
@@ -729,12 +698,12 @@ ms_trainer_restore(ms_trainer_t *self, const void *bytes, size_t n_bytes)
             off += sizeof(double);
         }
     }
-    int rc = self->ops->upload(self->backend, ms_mlp_params(self->mlp),
-                               p + off, pbytes);
+    int rc = self->ops->upload(self->backend, ms_mlp_params(self->mlp), p + off,
+                               pbytes);
     off += pbytes;
     if (rc == MS_OK && h.n_state)
-        rc = self->ops->upload(self->backend, ms_mlp_state(self->mlp),
-                               p + off, (size_t) h.n_state * sizeof(float));
+        rc = self->ops->upload(self->backend, ms_mlp_state(self->mlp), p + off,
+                               (size_t) h.n_state * sizeof(float));
     off += (size_t) h.n_state * sizeof(float);
     if (rc == MS_OK && has_best)
         rc = self->ops->upload(self->backend, self->best, p + off, pbytes);
@@ -768,8 +737,8 @@ ms_trainer_finish(ms_trainer_t *self, ms_run_result_t *result)
     self->finished = true;
     result->status = MS_RUN_OK;
     if (!self->mlp) { // noop: ok, zero metrics
-        result->params = ms_train_config_params(&self->cfg, self->n_inputs,
-                                                self->n_outputs);
+        result->params =
+            ms_train_config_params(&self->cfg, self->n_inputs, self->n_outputs);
         return MS_OK;
     }
     result->params = ms_mlp_n_params(self->mlp);
@@ -787,8 +756,7 @@ ms_trainer_finish(ms_trainer_t *self, ms_run_result_t *result)
         result->best_epoch = self->best_epoch;
         result->val_loss = NAN;
         result->val_accuracy = NAN;
-    }
-    else {
+    } else {
         if (self->best && self->best_epoch > 0) {
             int rc = self->ops->copy(self->backend, ms_mlp_params(self->mlp),
                                      self->best,
@@ -829,8 +797,7 @@ ms_trainer_params(const ms_trainer_t *self, int64_t *n_params)
     if (self->ops->host_memory)
         return dev;
     if (self->ops->download(self->backend, self->host_params, dev,
-                            (size_t) n * sizeof(float))
-        != MS_OK)
+                            (size_t) n * sizeof(float)) != MS_OK)
         return NULL;
     return self->host_params;
 }
@@ -851,8 +818,7 @@ ms_trainer_evaluate(ms_trainer_t *self, const float *params,
         return rc;
     float *scratch = ms_mlp_grads(self->mlp);
     rc = self->ops->upload(self->backend, scratch, params,
-                           (size_t) ms_mlp_n_params(self->mlp)
-                               * sizeof(float));
+                           (size_t) ms_mlp_n_params(self->mlp) * sizeof(float));
     if (rc != MS_OK)
         return rc;
     return s_evaluate(self, scratch, data, loss, accuracy);
@@ -896,10 +862,8 @@ ms_train_run(const ms_train_config_t *cfg, const ms_dataset_t *train,
     if (rc != MS_OK) {
         ms_run_result_clear(result);
         result->status = MS_RUN_FAILED;
-        snprintf(result->error, sizeof result->error, "%s",
-                 ms_strerror(rc));
-    }
-    else if (stopped) {
+        snprintf(result->error, sizeof result->error, "%s", ms_strerror(rc));
+    } else if (stopped) {
         result->status = MS_RUN_FAILED;
         snprintf(result->error, sizeof result->error, "stopped");
     }
@@ -926,9 +890,12 @@ const char *
 ms_run_status_name(ms_run_status_t status)
 {
     switch (status) {
-    case MS_RUN_OK: return "ok";
-    case MS_RUN_DIVERGED: return "diverged";
-    case MS_RUN_FAILED: return "failed";
+    case MS_RUN_OK:
+        return "ok";
+    case MS_RUN_DIVERGED:
+        return "diverged";
+    case MS_RUN_FAILED:
+        return "failed";
     }
     return "?";
 }

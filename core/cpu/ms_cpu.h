@@ -21,20 +21,19 @@ void *ms_cpu_alloc(ms_backend_t *b, size_t n_bytes);
 //  Free a buffer from ms_cpu_alloc; NULL-safe.
 void ms_cpu_free_buf(ms_backend_t *b, void *buf);
 //  Copies between host and "device" (both host memory): MS_OK.
-int ms_cpu_upload(ms_backend_t *b, void *dst, const void *src,
-                  size_t n_bytes);
+int ms_cpu_upload(ms_backend_t *b, void *dst, const void *src, size_t n_bytes);
 int ms_cpu_download(ms_backend_t *b, void *dst, const void *src,
                     size_t n_bytes);
 int ms_cpu_copy(ms_backend_t *b, void *dst, const void *src, size_t n_bytes);
 //  Row-major cblas_sgemm; MS_OK. Sizes must fit in int (asserted).
 int ms_cpu_gemm(ms_backend_t *b, bool trans_a, bool trans_b, int64_t m,
-                int64_t n, int64_t k, float alpha, const float *a,
-                int64_t lda, const float *bm, int64_t ldb, float beta,
-                float *c, int64_t ldc);
+                int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                const float *bm, int64_t ldb, float beta, float *c,
+                int64_t ldc);
 //  z += bias, a = f(z), one pass per row; MS_OK.
-int ms_cpu_bias_act_forward(ms_backend_t *b, ms_activation_t act,
-                            float slope, int64_t rows, int64_t cols,
-                            const float *bias, float *z, float *a);
+int ms_cpu_bias_act_forward(ms_backend_t *b, ms_activation_t act, float slope,
+                            int64_t rows, int64_t cols, const float *bias,
+                            float *z, float *a);
 //  g *= f'(z) from a (z for gelu); MS_OK.
 int ms_cpu_act_backward(ms_backend_t *b, ms_activation_t act, float slope,
                         int64_t n, const float *z, const float *a, float *g);
@@ -54,8 +53,7 @@ int ms_cpu_mse(ms_backend_t *b, int64_t rows, int64_t cols, const float *y,
                const int32_t *labels, const float *targets, float grad_scale,
                float *delta, double *loss_sum, int64_t *n_correct);
 //  One optimizer step on a parameter segment (ms_optim.h); MS_OK.
-int ms_cpu_optim_step(ms_backend_t *b, const ms_optim_step_t *step,
-                      int64_t n, float *w, const float *g, float *m,
-                      float *v);
+int ms_cpu_optim_step(ms_backend_t *b, const ms_optim_step_t *step, int64_t n,
+                      float *w, const float *g, float *m, float *v);
 
 #endif

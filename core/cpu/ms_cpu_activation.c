@@ -83,8 +83,8 @@ s_row_forward(ms_activation_t act, float slope, int64_t cols,
 
 int
 ms_cpu_bias_act_forward(ms_backend_t *b, ms_activation_t act, float slope,
-                        int64_t rows, int64_t cols, const float *bias,
-                        float *z, float *a)
+                        int64_t rows, int64_t cols, const float *bias, float *z,
+                        float *a)
 {
     (void) b;
     for (int64_t i = 0; i < rows; i++)
@@ -136,7 +136,8 @@ ms_cpu_act_backward(ms_backend_t *b, ms_activation_t act, float slope,
         for (int64_t i = 0; i < n; i++)
             g[i] = g[i] * (a[i] * (1.0f - a[i]));
         break;
-    case MS_ACTIVATION_LINEAR: break;
+    case MS_ACTIVATION_LINEAR:
+        break;
     }
     return MS_OK;
 }

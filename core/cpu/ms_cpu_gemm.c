@@ -19,8 +19,8 @@
 //  C = alpha op(A) op(B) + beta C.
 
 int
-ms_cpu_gemm(ms_backend_t *b, bool trans_a, bool trans_b, int64_t m,
-            int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+ms_cpu_gemm(ms_backend_t *b, bool trans_a, bool trans_b, int64_t m, int64_t n,
+            int64_t k, float alpha, const float *a, int64_t lda,
             const float *bm, int64_t ldb, float beta, float *c, int64_t ldc)
 {
     (void) b;
@@ -29,8 +29,7 @@ ms_cpu_gemm(ms_backend_t *b, bool trans_a, bool trans_b, int64_t m,
     if (m == 0 || n == 0)
         return MS_OK;
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, (int) m, (int) n,
-                (int) k, alpha, a, (int) lda, bm, (int) ldb, beta, c,
-                (int) ldc);
+                trans_b ? CblasTrans : CblasNoTrans, (int) m, (int) n, (int) k,
+                alpha, a, (int) lda, bm, (int) ldb, beta, c, (int) ldc);
     return MS_OK;
 }

@@ -41,16 +41,16 @@ s_adam_avx(const ms_optim_step_t *s, int64_t n, float *restrict w,
     for (; i + 8 <= n; i += 8) {
         __m256 w8 = _mm256_loadu_ps(w + i);
         __m256 wi = _mm256_sub_ps(w8, _mm256_mul_ps(decay, w8));
-        __m256 gi = _mm256_add_ps(_mm256_loadu_ps(g + i),
-                                  _mm256_mul_ps(l2, w8));
+        __m256 gi =
+            _mm256_add_ps(_mm256_loadu_ps(g + i), _mm256_mul_ps(l2, w8));
         __m256 m8 = _mm256_add_ps(_mm256_mul_ps(b1, _mm256_loadu_ps(m + i)),
                                   _mm256_mul_ps(c1, gi));
         __m256 v8 = _mm256_add_ps(_mm256_mul_ps(b2, _mm256_loadu_ps(v + i)),
                                   _mm256_mul_ps(c2, _mm256_mul_ps(gi, gi)));
         _mm256_storeu_ps(m + i, m8);
         _mm256_storeu_ps(v + i, v8);
-        __m256 denom = _mm256_add_ps(
-            _mm256_mul_ps(_mm256_sqrt_ps(v8), rsqrt_c2), eps);
+        __m256 denom =
+            _mm256_add_ps(_mm256_mul_ps(_mm256_sqrt_ps(v8), rsqrt_c2), eps);
         __m256 step = _mm256_div_ps(_mm256_mul_ps(lr_c1, m8), denom);
         _mm256_storeu_ps(w + i, _mm256_sub_ps(wi, step));
     }
@@ -79,8 +79,8 @@ s_adam_sse(const ms_optim_step_t *s, int64_t n, float *restrict w,
         __m128 w4 = _mm_loadu_ps(w + i);
         __m128 wi = _mm_sub_ps(w4, _mm_mul_ps(decay, w4));
         __m128 gi = _mm_add_ps(_mm_loadu_ps(g + i), _mm_mul_ps(l2, w4));
-        __m128 m4 = _mm_add_ps(_mm_mul_ps(b1, _mm_loadu_ps(m + i)),
-                               _mm_mul_ps(c1, gi));
+        __m128 m4 =
+            _mm_add_ps(_mm_mul_ps(b1, _mm_loadu_ps(m + i)), _mm_mul_ps(c1, gi));
         __m128 v4 = _mm_add_ps(_mm_mul_ps(b2, _mm_loadu_ps(v + i)),
                                _mm_mul_ps(c2, _mm_mul_ps(gi, gi)));
         _mm_storeu_ps(m + i, m4);
@@ -106,8 +106,8 @@ s_adam_sse(const ms_optim_step_t *s, int64_t n, float *restrict w,
 
 int
 ms_cpu_optim_step(ms_backend_t *b, const ms_optim_step_t *s, int64_t n,
-                  float *restrict w, const float *restrict g,
-                  float *restrict m, float *restrict v)
+                  float *restrict w, const float *restrict g, float *restrict m,
+                  float *restrict v)
 {
     (void) b;
     const float lr = s->lr, l2 = s->l2, mu = s->momentum;

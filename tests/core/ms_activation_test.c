@@ -26,27 +26,21 @@ test_reference_values(void **state)
     (void) state;
     assert_true(ms_activation_value(MS_ACTIVATION_RELU, 0, -1.0) == 0.0);
     assert_true(ms_activation_value(MS_ACTIVATION_RELU, 0, 2.5) == 2.5);
-    assert_true(fabs(ms_activation_value(MS_ACTIVATION_LEAKY_RELU, 0.1, -2.0)
-                     + 0.2)
-                < 1e-15);
-    assert_true(fabs(ms_activation_value(MS_ACTIVATION_ELU, 0, -1.0)
-                     - (exp(-1.0) - 1.0))
-                < 1e-15);
-    assert_true(fabs(ms_activation_value(MS_ACTIVATION_SELU, 0, 1.0)
-                     - 1.0507009873554805)
-                < 1e-15);
-    assert_true(fabs(ms_activation_value(MS_ACTIVATION_SELU, 0, -1.0)
-                     - 1.0507009873554805 * 1.6732632423543772
-                           * (exp(-1.0) - 1.0))
-                < 1e-15);
+    assert_true(fabs(ms_activation_value(MS_ACTIVATION_LEAKY_RELU, 0.1, -2.0) +
+                     0.2) < 1e-15);
+    assert_true(fabs(ms_activation_value(MS_ACTIVATION_ELU, 0, -1.0) -
+                     (exp(-1.0) - 1.0)) < 1e-15);
+    assert_true(fabs(ms_activation_value(MS_ACTIVATION_SELU, 0, 1.0) -
+                     1.0507009873554805) < 1e-15);
+    assert_true(fabs(ms_activation_value(MS_ACTIVATION_SELU, 0, -1.0) -
+                     1.0507009873554805 * 1.6732632423543772 *
+                         (exp(-1.0) - 1.0)) < 1e-15);
     //  gelu(1) = Phi(1) = 0.8413447460685429 (exact erf form)
-    assert_true(fabs(ms_activation_value(MS_ACTIVATION_GELU, 0, 1.0)
-                     - 0.8413447460685429)
-                < 1e-15);
+    assert_true(fabs(ms_activation_value(MS_ACTIVATION_GELU, 0, 1.0) -
+                     0.8413447460685429) < 1e-15);
     assert_true(ms_activation_value(MS_ACTIVATION_GELU, 0, 0.0) == 0.0);
-    assert_true(fabs(ms_activation_value(MS_ACTIVATION_TANH, 0, 0.5)
-                     - tanh(0.5))
-                < 1e-15);
+    assert_true(fabs(ms_activation_value(MS_ACTIVATION_TANH, 0, 0.5) -
+                     tanh(0.5)) < 1e-15);
     assert_true(ms_activation_value(MS_ACTIVATION_SIGMOID, 0, 0.0) == 0.5);
     assert_true(ms_activation_value(MS_ACTIVATION_LINEAR, 0, -3.0) == -3.0);
 }
@@ -60,13 +54,13 @@ test_reference_derivatives(void **state)
     for (int a = 0; a < N_ACT; a++)
         for (size_t i = 0; i < sizeof zs / sizeof zs[0]; i++) {
             double z = zs[i], h = 1e-6;
-            double fd = (ms_activation_value(a, s_slope, z + h)
-                         - ms_activation_value(a, s_slope, z - h))
-                        / (2 * h);
+            double fd = (ms_activation_value(a, s_slope, z + h) -
+                         ms_activation_value(a, s_slope, z - h)) /
+                        (2 * h);
             double an = ms_activation_derivative(a, s_slope, z);
             if (fabs(fd - an) > 1e-6)
-                fail_msg("%s at %g: fd %g analytic %g",
-                         ms_activation_name(a), z, fd, an);
+                fail_msg("%s at %g: fd %g analytic %g", ms_activation_name(a),
+                         z, fd, an);
         }
 }
 
@@ -88,14 +82,14 @@ test_cpu_forward_matches_reference(void **state)
             z[i] = 0.37f * (float) (i - 10);
             expect_z[i] = (double) (z[i] + bias[i % C]);
         }
-        assert_int_equal(ops->bias_act_forward(b, a, (float) s_slope, R, C,
-                                               bias, z, out),
-                         MS_OK);
+        assert_int_equal(
+            ops->bias_act_forward(b, a, (float) s_slope, R, C, bias, z, out),
+            MS_OK);
         for (int i = 0; i < R * C; i++) {
             double want = ms_activation_value(a, s_slope, expect_z[i]);
             if (fabs(out[i] - want) > 1e-6 * (1 + fabs(want)))
-                fail_msg("%s: element %d: %g, want %g",
-                         ms_activation_name(a), i, out[i], want);
+                fail_msg("%s: element %d: %g, want %g", ms_activation_name(a),
+                         i, out[i], want);
             if (ms_activation_needs_z(a))
                 assert_true(z[i] == (float) expect_z[i]);
         }
@@ -125,19 +119,17 @@ test_cpu_backward_matches_reference(void **state)
             z[i] = 0.3f * (float) (i - 10) + 0.05f; // never exactly 0
             g[i] = 1.5f;
         }
-        ops->bias_act_forward(b, a, (float) s_slope, 1, N, zero_bias, z,
-                              act);
+        ops->bias_act_forward(b, a, (float) s_slope, 1, N, zero_bias, z, act);
         assert_int_equal(ops->act_backward(b, a, (float) s_slope, N,
-                                           ms_activation_needs_z(a) ? z
-                                                                    : NULL,
+                                           ms_activation_needs_z(a) ? z : NULL,
                                            act, g),
                          MS_OK);
         for (int i = 0; i < N; i++) {
             double want =
                 1.5 * ms_activation_derivative(a, s_slope, (double) z[i]);
             if (fabs(g[i] - want) > 2e-6 * (1 + fabs(want)))
-                fail_msg("%s: z %g: %g, want %g", ms_activation_name(a),
-                         z[i], g[i], want);
+                fail_msg("%s: z %g: %g, want %g", ms_activation_name(a), z[i],
+                         g[i], want);
         }
     }
     ms_backend_destroy(&b);
@@ -150,12 +142,12 @@ test_needs_z_and_gain(void **state)
     (void) state;
     for (int a = 0; a < N_ACT; a++)
         assert_int_equal(ms_activation_needs_z(a), a == MS_ACTIVATION_GELU);
-    assert_true(fabs(ms_activation_gain(MS_ACTIVATION_RELU, 0) - sqrt(2.0))
-                < 1e-15);
-    assert_true(fabs(ms_activation_gain(MS_ACTIVATION_TANH, 0) - 5.0 / 3.0)
-                < 1e-15);
-    assert_true(fabs(ms_activation_gain(MS_ACTIVATION_LEAKY_RELU, 1.0) - 1.0)
-                < 1e-15);
+    assert_true(fabs(ms_activation_gain(MS_ACTIVATION_RELU, 0) - sqrt(2.0)) <
+                1e-15);
+    assert_true(fabs(ms_activation_gain(MS_ACTIVATION_TANH, 0) - 5.0 / 3.0) <
+                1e-15);
+    assert_true(fabs(ms_activation_gain(MS_ACTIVATION_LEAKY_RELU, 1.0) - 1.0) <
+                1e-15);
     assert_true(ms_activation_gain(MS_ACTIVATION_SELU, 0) == 1.0);
     assert_true(ms_activation_gain(MS_ACTIVATION_LINEAR, 0) == 1.0);
 }

@@ -29,10 +29,10 @@ test_open_by_name(void **state)
     assert_true(ops->host_memory);
     assert_string_equal(ops->name, "cpu");
     //  Every operation is there.
-    assert_true(ops->alloc && ops->free_buf && ops->upload && ops->download
-                && ops->copy && ops->gemm && ops->bias_act_forward
-                && ops->act_backward && ops->mul && ops->col_sum
-                && ops->softmax_xent && ops->mse && ops->optim_step);
+    assert_true(ops->alloc && ops->free_buf && ops->upload && ops->download &&
+                ops->copy && ops->gemm && ops->bias_act_forward &&
+                ops->act_backward && ops->mul && ops->col_sum &&
+                ops->softmax_xent && ops->mse && ops->optim_step);
     ms_backend_destroy(&b);
     assert_null(b);
     ms_backend_destroy(&b); // NULL-safe
@@ -94,8 +94,8 @@ test_gemm_orientations(void **state)
             int lda = ta ? M : K, ldb = tb ? K : N;
             for (int i = 0; i < M * N; i++)
                 c[i] = 1.0f;
-            ms_backend_ops(b)->gemm(b, ta, tb, M, N, K, 2.0f, a, lda, bt,
-                                    ldb, 0.5f, c, N);
+            ms_backend_ops(b)->gemm(b, ta, tb, M, N, K, 2.0f, a, lda, bt, ldb,
+                                    0.5f, c, N);
             for (int i = 0; i < M; i++)
                 for (int j = 0; j < N; j++) {
                     double s = 0;

@@ -43,24 +43,14 @@
 enum { EPOCHS = 8 };
 
 static const double s_train_loss[EPOCHS] = {
-    0.8870767205269009,
-    0.52394001571819682,
-    0.45180997893243674,
-    0.39847650195715351,
-    0.34291048956564335,
-    0.36167391381892477,
-    0.3226745308609742,
-    0.35141224140582311,
+    0.8870767205269009,  0.52394001571819682, 0.45180997893243674,
+    0.39847650195715351, 0.34291048956564335, 0.36167391381892477,
+    0.3226745308609742,  0.35141224140582311,
 };
 static const double s_val_loss[EPOCHS] = {
-    0.66633605686803621,
-    0.42293629416508705,
-    0.39068340285379038,
-    0.33315921590966957,
-    0.31864893850073417,
-    0.33481061665956319,
-    0.32885518058235086,
-    0.30601714757963855,
+    0.66633605686803621, 0.42293629416508705, 0.39068340285379038,
+    0.33315921590966957, 0.31864893850073417, 0.33481061665956319,
+    0.32885518058235086, 0.30601714757963855,
 };
 
 //  Rows [start, start + n) of src as a new dataset.
@@ -101,8 +91,7 @@ test_loss_curve_pinned(void **state)
     ms_run_result_t r;
     ms_diag_t diag;
     assert_int_equal(
-        ms_train_run(&cfg, train, val, test, b, NULL, NULL, &r, &diag),
-        MS_OK);
+        ms_train_run(&cfg, train, val, test, b, NULL, NULL, &r, &diag), MS_OK);
     assert_int_equal(r.status, MS_RUN_OK);
     assert_int_equal(r.n_curve, EPOCHS);
     if (getenv("MS_GOLDEN_PRINT")) {
@@ -113,12 +102,11 @@ test_loss_curve_pinned(void **state)
         for (int e = 0; e < EPOCHS; e++)
             printf("    %.17g,\n", r.curve[e].val_loss);
         printf("};\n");
-    }
-    else
+    } else
         for (int e = 0; e < EPOCHS; e++) {
             double t = r.curve[e].train_loss, v = r.curve[e].val_loss;
-            if (fabs(t - s_train_loss[e]) > 1e-6 * fabs(s_train_loss[e])
-                || fabs(v - s_val_loss[e]) > 1e-6 * fabs(s_val_loss[e]))
+            if (fabs(t - s_train_loss[e]) > 1e-6 * fabs(s_train_loss[e]) ||
+                fabs(v - s_val_loss[e]) > 1e-6 * fabs(s_val_loss[e]))
                 fail_msg("epoch %d: train %.17g (pinned %.17g), val %.17g "
                          "(pinned %.17g)",
                          e + 1, t, s_train_loss[e], v, s_val_loss[e]);

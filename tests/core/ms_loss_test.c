@@ -48,8 +48,8 @@ test_reference_gradients(void **state)
     }
     //  Regression: (y - t)^2, gradient 2 (y - t).
     double r = 1.5, gr;
-    assert_true(fabs(ms_loss_row(MS_LOSS_MSE, 1, &r, -1, 0.5, &gr) - 1.0)
-                < 1e-15);
+    assert_true(fabs(ms_loss_row(MS_LOSS_MSE, 1, &r, -1, 0.5, &gr) - 1.0) <
+                1e-15);
     assert_true(fabs(gr - 2.0) < 1e-15);
 }
 
@@ -64,8 +64,8 @@ test_no_overflow(void **state)
     float delta[3];
     double loss = 0;
     int64_t correct = 0;
-    ms_backend_ops(b)->softmax_xent(b, 1, 3, logits, &label, 1.0f, delta,
-                                    &loss, &correct);
+    ms_backend_ops(b)->softmax_xent(b, 1, 3, logits, &label, 1.0f, delta, &loss,
+                                    &correct);
     assert_true(isfinite(loss));
     assert_true(fabs(loss - 1000.0) < 1e-9);
     assert_int_equal(correct, 0);

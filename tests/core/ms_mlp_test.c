@@ -46,9 +46,8 @@ typedef struct {
 
 //  Build a net with given hidden sizes, fill input and labels/targets.
 static void
-net_open(net_t *n, int32_t n_hidden, const int32_t *sizes,
-         ms_activation_t act, ms_loss_kind_t loss, double dropout,
-         int32_t n_out)
+net_open(net_t *n, int32_t n_hidden, const int32_t *sizes, ms_activation_t act,
+         ms_loss_kind_t loss, double dropout, int32_t n_out)
 {
     memset(n, 0, sizeof *n);
     n->backend = ms_backend_cpu_new(1);
@@ -62,9 +61,8 @@ net_open(net_t *n, int32_t n_hidden, const int32_t *sizes,
     n->cfg.dropout = dropout;
     n->cfg.optimizer = MS_OPTIM_SGD;
     n->n_out = n_out;
-    assert_int_equal(ms_mlp_open(&n->mlp, &n->cfg, N_IN, n_out, ROWS,
-                                 n->backend),
-                     MS_OK);
+    assert_int_equal(
+        ms_mlp_open(&n->mlp, &n->cfg, N_IN, n_out, ROWS, n->backend), MS_OK);
     ms_rng_t rng;
     ms_rng_seed(&rng, 42, 1);
     assert_int_equal(ms_mlp_init(n->mlp, MS_INIT_XAVIER, &rng), MS_OK);
@@ -101,12 +99,11 @@ net_objective(net_t *n, double l2)
 {
     ms_rng_t rng = n->dropout_rng;
     ms_rng_t *drop = n->cfg.dropout > 0 ? &rng : NULL;
-    assert_int_equal(
-        ms_mlp_forward(n->mlp, ms_mlp_params(n->mlp), ROWS, drop), MS_OK);
+    assert_int_equal(ms_mlp_forward(n->mlp, ms_mlp_params(n->mlp), ROWS, drop),
+                     MS_OK);
     double sum = 0;
     int64_t correct = 0;
-    assert_int_equal(ms_mlp_loss(n->mlp, ROWS, false, &sum, &correct),
-                     MS_OK);
+    assert_int_equal(ms_mlp_loss(n->mlp, ROWS, false, &sum, &correct), MS_OK);
     double j = sum / ROWS;
     if (l2 > 0)
         for (int32_t l = 0; l < ms_mlp_n_layers(n->mlp); l++) {
@@ -126,8 +123,8 @@ net_gradient(net_t *n)
 {
     ms_rng_t rng = n->dropout_rng;
     ms_rng_t *drop = n->cfg.dropout > 0 ? &rng : NULL;
-    assert_int_equal(
-        ms_mlp_forward(n->mlp, ms_mlp_params(n->mlp), ROWS, drop), MS_OK);
+    assert_int_equal(ms_mlp_forward(n->mlp, ms_mlp_params(n->mlp), ROWS, drop),
+                     MS_OK);
     double sum = 0;
     int64_t correct = 0;
     assert_int_equal(ms_mlp_loss(n->mlp, ROWS, true, &sum, &correct), MS_OK);
@@ -158,8 +155,8 @@ net_check(net_t *n, const float *analytic, double l2, const char *what)
         }
         if (!ok) {
             if (bad < 5)
-                print_message("%s: param %lld: fd %.6g analytic %.6g\n",
-                              what, (long long) i, fd, an);
+                print_message("%s: param %lld: fd %.6g analytic %.6g\n", what,
+                              (long long) i, fd, an);
             bad++;
         }
     }
@@ -185,8 +182,7 @@ check_config(int32_t n_hidden, const int32_t *sizes, ms_activation_t act,
     free(g);
     net_close(&n);
     if (bad)
-        fail_msg("%s: %d of %lld gradients wrong", what, bad,
-                 (long long) np);
+        fail_msg("%s: %d of %lld gradients wrong", what, bad, (long long) np);
 }
 
 //  --------------------------------------------------------------------------
@@ -216,8 +212,8 @@ test_gradients_depths(void **state)
     (void) state;
     const int32_t sizes[6] = {7, 3, 6, 4, 5, 3};
     for (int32_t depth = 0; depth <= 6; depth += 2) {
-        check_config(depth, sizes, MS_ACTIVATION_TANH, MS_LOSS_CROSS_ENTROPY,
-                     0, 4);
+        check_config(depth, sizes, MS_ACTIVATION_TANH, MS_LOSS_CROSS_ENTROPY, 0,
+                     4);
         check_config(depth, sizes, MS_ACTIVATION_GELU, MS_LOSS_MSE, 0, 1);
     }
 }
@@ -242,8 +238,7 @@ test_dropout_mask_values(void **state)
     (void) state;
     const int32_t sizes[1] = {64};
     net_t n;
-    net_open(&n, 1, sizes, MS_ACTIVATION_LINEAR, MS_LOSS_CROSS_ENTROPY, 0.5,
-             3);
+    net_open(&n, 1, sizes, MS_ACTIVATION_LINEAR, MS_LOSS_CROSS_ENTROPY, 0.5, 3);
     float *out_eval = malloc(ROWS * 3 * sizeof(float));
     ms_mlp_forward(n.mlp, ms_mlp_params(n.mlp), ROWS, NULL);
     memcpy(out_eval, ms_mlp_output(n.mlp), ROWS * 3 * sizeof(float));
@@ -281,15 +276,14 @@ test_gradients_l2(void **state)
     const double lr = 1e-3;
     assert_int_equal(ms_mlp_step(n.mlp, &n.cfg, lr, 1), MS_OK);
     for (int64_t i = 0; i < np; i++)
-        eff[i] = (float) (((double) before[i] - ms_mlp_params(n.mlp)[i])
-                          / lr);
+        eff[i] = (float) (((double) before[i] - ms_mlp_params(n.mlp)[i]) / lr);
     memcpy(ms_mlp_params(n.mlp), before, (size_t) np * sizeof(float));
     int bad = net_check(&n, eff, 0.3, "l2");
     //  Compare with the un-decayed gradient: weights differ, biases not.
     int64_t bo;
     ms_mlp_layer(n.mlp, 0, NULL, &bo, NULL, NULL);
-    assert_true(fabs(eff[0] - (ms_mlp_grads(n.mlp)[0] + 0.3f * before[0]))
-                < 1e-2 * (1 + fabs(eff[0])));
+    assert_true(fabs(eff[0] - (ms_mlp_grads(n.mlp)[0] + 0.3f * before[0])) <
+                1e-2 * (1 + fabs(eff[0])));
     assert_true(fabs(eff[bo] - ms_mlp_grads(n.mlp)[bo]) < 1e-2);
     free(before);
     free(eff);
@@ -346,8 +340,7 @@ test_init(void **state)
     ms_train_config_set_uniform(&cfg, 1, 300);
     cfg.activation = MS_ACTIVATION_RELU;
     const ms_init_t inits[3] = {MS_INIT_HE, MS_INIT_XAVIER, MS_INIT_LECUN};
-    const double want[3] = {sqrt(2.0 / 200), sqrt(2.0 / 500),
-                            sqrt(1.0 / 200)};
+    const double want[3] = {sqrt(2.0 / 200), sqrt(2.0 / 500), sqrt(1.0 / 200)};
     for (int k = 0; k < 3; k++) {
         ms_mlp_t *m;
         assert_int_equal(ms_mlp_open(&m, &cfg, 200, 10, 4, b), MS_OK);

@@ -41,9 +41,9 @@ step1(ms_train_config_t *cfg, double lr, int64_t t, bool is_bias, float *w,
 {
     ms_optim_step_t s;
     ms_optim_step_prepare(&s, cfg, lr, t, is_bias);
-    assert_int_equal(ms_backend_ops(s_backend)->optim_step(s_backend, &s, 1,
-                                                           w, &g, m, v),
-                     MS_OK);
+    assert_int_equal(
+        ms_backend_ops(s_backend)->optim_step(s_backend, &s, 1, w, &g, m, v),
+        MS_OK);
 }
 
 static ms_train_config_t
@@ -206,8 +206,8 @@ test_schedules(void **state)
     double last = ms_optim_schedule_lr(&cfg, 10);
     assert_true(last > 0 && last < 0.003);
     for (int e = 2; e <= 10; e++)
-        assert_true(ms_optim_schedule_lr(&cfg, e)
-                    < ms_optim_schedule_lr(&cfg, e - 1));
+        assert_true(ms_optim_schedule_lr(&cfg, e) <
+                    ms_optim_schedule_lr(&cfg, e - 1));
 }
 
 static void

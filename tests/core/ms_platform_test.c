@@ -58,8 +58,8 @@ test_calibrate(void **state)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     double gf = ms_platform_calibrate();
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    double s = (double) (t1.tv_sec - t0.tv_sec)
-               + (double) (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    double s = (double) (t1.tv_sec - t0.tv_sec) +
+               (double) (t1.tv_nsec - t0.tv_nsec) * 1e-9;
     assert_true(gf > 0.1);
     assert_true(s < 1.0);
 }

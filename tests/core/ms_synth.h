@@ -35,8 +35,8 @@ ms_synth_blobs(int64_t n, int32_t d, int32_t k, double spread, uint64_t seed)
         int32_t c = (int32_t) ms_rng_below(&rng, (uint64_t) k);
         ds->labels[i] = c;
         for (int32_t j = 0; j < d; j++)
-            ds->x[i * d + j] = (float) (centres[c * d + j]
-                                        + spread * ms_rng_normal(&rng));
+            ds->x[i * d + j] =
+                (float) (centres[c * d + j] + spread * ms_rng_normal(&rng));
     }
     free(centres);
     return ds;

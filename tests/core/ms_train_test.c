@@ -152,8 +152,8 @@ test_deterministic(void **state)
     for (int i = 0; i < 3; i++) {
         cfg.seed = i < 2 ? 7 : 8;
         ms_trainer_t *t;
-        assert_int_equal(ms_trainer_open(&t, &cfg, f->train, f->val,
-                                         f->test, f->backend, NULL),
+        assert_int_equal(ms_trainer_open(&t, &cfg, f->train, f->val, f->test,
+                                         f->backend, NULL),
                          MS_OK);
         ms_epoch_metrics_t m;
         while (!ms_trainer_done(t))
@@ -188,9 +188,9 @@ test_checkpoint_continuation_bit_exact(void **state)
     cfg.patience = 10;
 
     ms_trainer_t *a, *b;
-    assert_int_equal(ms_trainer_open(&a, &cfg, f->train, f->val, f->test,
-                                     f->backend, NULL),
-                     MS_OK);
+    assert_int_equal(
+        ms_trainer_open(&a, &cfg, f->train, f->val, f->test, f->backend, NULL),
+        MS_OK);
     void *bytes = NULL;
     size_t n_bytes = 0;
     for (int e = 0; e < 2; e++)
@@ -200,9 +200,9 @@ test_checkpoint_continuation_bit_exact(void **state)
         assert_int_equal(ms_trainer_epoch(a, NULL), MS_OK);
 
     cfg.seed = 1; // same config
-    assert_int_equal(ms_trainer_open(&b, &cfg, f->train, f->val, f->test,
-                                     f->backend, NULL),
-                     MS_OK);
+    assert_int_equal(
+        ms_trainer_open(&b, &cfg, f->train, f->val, f->test, f->backend, NULL),
+        MS_OK);
     assert_int_equal(ms_trainer_restore(b, bytes, n_bytes), MS_OK);
     while (!ms_trainer_done(b))
         assert_int_equal(ms_trainer_epoch(b, NULL), MS_OK);
@@ -238,18 +238,18 @@ test_checkpoint_refused(void **state)
     fixture_t *f = *state;
     ms_train_config_t cfg = small_config();
     ms_trainer_t *a, *b;
-    assert_int_equal(ms_trainer_open(&a, &cfg, f->train, f->val, f->test,
-                                     f->backend, NULL),
-                     MS_OK);
+    assert_int_equal(
+        ms_trainer_open(&a, &cfg, f->train, f->val, f->test, f->backend, NULL),
+        MS_OK);
     assert_int_equal(ms_trainer_epoch(a, NULL), MS_OK);
     void *bytes;
     size_t n;
     assert_int_equal(ms_trainer_save(a, &bytes, &n), MS_OK);
 
     cfg.learning_rate = 0.02; // another config
-    assert_int_equal(ms_trainer_open(&b, &cfg, f->train, f->val, f->test,
-                                     f->backend, NULL),
-                     MS_OK);
+    assert_int_equal(
+        ms_trainer_open(&b, &cfg, f->train, f->val, f->test, f->backend, NULL),
+        MS_OK);
     int64_t np;
     const float *now = ms_trainer_params(b, &np);
     float *before = malloc((size_t) np * sizeof(float));
@@ -258,9 +258,9 @@ test_checkpoint_refused(void **state)
     ms_trainer_destroy(&b);
 
     cfg.learning_rate = 0.01;
-    assert_int_equal(ms_trainer_open(&b, &cfg, f->train, f->val, f->test,
-                                     f->backend, NULL),
-                     MS_OK);
+    assert_int_equal(
+        ms_trainer_open(&b, &cfg, f->train, f->val, f->test, f->backend, NULL),
+        MS_OK);
     assert_int_equal(ms_trainer_restore(b, bytes, n - 1), MS_ERR_INVALID);
     ((unsigned char *) bytes)[n / 2] ^= 1;
     assert_int_equal(ms_trainer_restore(b, bytes, n), MS_ERR_INVALID);
@@ -291,8 +291,8 @@ test_divergence_detected(void **state)
     char expect[64];
     snprintf(expect, sizeof expect, "diverged at epoch %d", (int) r.epochs);
     assert_string_equal(r.error, expect);
-    assert_false(isfinite(r.curve[r.n_curve - 1].train_loss)
-                 && isfinite(r.curve[r.n_curve - 1].val_loss));
+    assert_false(isfinite(r.curve[r.n_curve - 1].train_loss) &&
+                 isfinite(r.curve[r.n_curve - 1].val_loss));
     assert_string_equal(ms_run_status_name(r.status), "diverged");
     ms_run_result_clear(&r);
 }
@@ -341,9 +341,9 @@ test_early_stopping_keeps_best_weights(void **state)
     cfg.early_stopping = true;
     cfg.patience = 12;
     ms_trainer_t *t;
-    assert_int_equal(ms_trainer_open(&t, &cfg, f->train, f->val, f->test,
-                                     f->backend, NULL),
-                     MS_OK);
+    assert_int_equal(
+        ms_trainer_open(&t, &cfg, f->train, f->val, f->test, f->backend, NULL),
+        MS_OK);
     while (!ms_trainer_done(t))
         assert_int_equal(ms_trainer_epoch(t, NULL), MS_OK);
     ms_run_result_t r;
@@ -375,9 +375,9 @@ test_noop(void **state)
     ms_train_config_t cfg = small_config();
     cfg.kind = MS_KIND_NOOP;
     ms_trainer_t *t;
-    assert_int_equal(ms_trainer_open(&t, &cfg, f->train, f->val, f->test,
-                                     f->backend, NULL),
-                     MS_OK);
+    assert_int_equal(
+        ms_trainer_open(&t, &cfg, f->train, f->val, f->test, f->backend, NULL),
+        MS_OK);
     assert_true(ms_trainer_done(t));
     int64_t n = -1;
     assert_null(ms_trainer_params(t, &n));
@@ -407,9 +407,9 @@ test_regression(void **state)
     cfg.epochs = 20;
     ms_run_result_t r;
     ms_diag_t diag;
-    assert_int_equal(ms_train_run(&cfg, tr, tr, empty, f->backend, NULL,
-                                  NULL, &r, &diag),
-                     MS_OK);
+    assert_int_equal(
+        ms_train_run(&cfg, tr, tr, empty, f->backend, NULL, NULL, &r, &diag),
+        MS_OK);
     assert_int_equal(r.status, MS_RUN_OK);
     assert_true(isnan(r.val_accuracy));
     assert_true(isnan(r.test_loss));
@@ -417,9 +417,9 @@ test_regression(void **state)
     ms_run_result_clear(&r);
 
     cfg.loss = MS_LOSS_CROSS_ENTROPY;
-    assert_int_equal(ms_train_run(&cfg, tr, tr, empty, f->backend, NULL,
-                                  NULL, &r, &diag),
-                     MS_ERR_INVALID);
+    assert_int_equal(
+        ms_train_run(&cfg, tr, tr, empty, f->backend, NULL, NULL, &r, &diag),
+        MS_ERR_INVALID);
     assert_int_equal(r.status, MS_RUN_FAILED);
     assert_string_equal(diag.where, "loss");
     assert_non_null(strstr(r.error, "cross_entropy"));
@@ -437,24 +437,24 @@ test_bad_input(void **state)
     ms_trainer_t *t = (ms_trainer_t *) 1;
     ms_diag_t diag;
     cfg.batch_size = 0;
-    assert_int_equal(ms_trainer_open(&t, &cfg, f->train, f->val, f->test,
-                                     f->backend, &diag),
-                     MS_ERR_INVALID);
+    assert_int_equal(
+        ms_trainer_open(&t, &cfg, f->train, f->val, f->test, f->backend, &diag),
+        MS_ERR_INVALID);
     assert_null(t);
     assert_string_equal(diag.where, "batch_size");
 
     cfg = small_config();
     ms_dataset_t *other = ms_synth_blobs(10, 5, 3, 1.0, 2);
-    assert_int_equal(ms_trainer_open(&t, &cfg, f->train, other, f->test,
-                                     f->backend, &diag),
-                     MS_ERR_INVALID);
+    assert_int_equal(
+        ms_trainer_open(&t, &cfg, f->train, other, f->test, f->backend, &diag),
+        MS_ERR_INVALID);
     assert_string_equal(diag.where, "validation");
     ms_synth_free(&other);
 
     f->test->labels[5] = 7;
-    assert_int_equal(ms_trainer_open(&t, &cfg, f->train, f->val, f->test,
-                                     f->backend, &diag),
-                     MS_ERR_INVALID);
+    assert_int_equal(
+        ms_trainer_open(&t, &cfg, f->train, f->val, f->test, f->backend, &diag),
+        MS_ERR_INVALID);
     f->test->labels[5] = 0;
     assert_string_equal(diag.where, "test");
     assert_non_null(strstr(diag.reason, "sample 5: label 7"));
@@ -479,9 +479,8 @@ test_progress_stop(void **state)
     ms_train_config_t cfg = small_config();
     int calls = 0;
     ms_run_result_t r;
-    assert_int_equal(ms_train_run(&cfg, f->train, f->val, f->test,
-                                  f->backend, stop_after_two, &calls, &r,
-                                  NULL),
+    assert_int_equal(ms_train_run(&cfg, f->train, f->val, f->test, f->backend,
+                                  stop_after_two, &calls, &r, NULL),
                      MS_OK);
     assert_int_equal(calls, 2);
     assert_int_equal(r.status, MS_RUN_FAILED);
