@@ -45,18 +45,18 @@ s_name(const char *const *table, int n, int value)
     return value >= 0 && value < n ? table[value] : "?";
 }
 
-#define S_NAME_PARSE(fn_name, fn_parse, type, table)                          \
-    const char *fn_name(type v)                                               \
-    {                                                                         \
-        return s_name(table, S_COUNT(table), (int) v);                        \
-    }                                                                         \
-    int fn_parse(const char *name, type *out)                                 \
-    {                                                                         \
-        int i = s_lookup(table, S_COUNT(table), name);                        \
-        if (i < 0)                                                            \
-            return MS_ERR_INVALID;                                            \
-        *out = (type) i;                                                      \
-        return MS_OK;                                                         \
+#define S_NAME_PARSE(fn_name, fn_parse, type, table)                           \
+    const char *fn_name(type v)                                                \
+    {                                                                          \
+        return s_name(table, S_COUNT(table), (int) v);                         \
+    }                                                                          \
+    int fn_parse(const char *name, type *out)                                  \
+    {                                                                          \
+        int i = s_lookup(table, S_COUNT(table), name);                         \
+        if (i < 0)                                                             \
+            return MS_ERR_INVALID;                                             \
+        *out = (type) i;                                                       \
+        return MS_OK;                                                          \
     }
 
 S_NAME_PARSE(ms_task_kind_name, ms_task_kind_parse, ms_task_kind_t,
@@ -129,8 +129,8 @@ int
 ms_train_config_set_uniform(ms_train_config_t *cfg, int32_t n_hidden,
                             int32_t width)
 {
-    if (n_hidden < 0 || n_hidden > MS_MAX_HIDDEN_LAYERS || width < 1
-        || width > MS_MAX_WIDTH)
+    if (n_hidden < 0 || n_hidden > MS_MAX_HIDDEN_LAYERS || width < 1 ||
+        width > MS_MAX_WIDTH)
         return MS_ERR_RANGE;
     cfg->n_hidden = n_hidden;
     cfg->width = width;

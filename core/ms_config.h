@@ -64,31 +64,31 @@ typedef enum {
 typedef enum { MS_SCALE_UNIT, MS_SCALE_STANDARD, MS_SCALE_NONE } ms_scale_t;
 
 typedef struct {
-    ms_task_kind_t kind;          // train, or noop (benchmarks)
-    int32_t n_hidden;             // hidden layers, 0..MS_MAX_HIDDEN_LAYERS
-    int32_t width;                // uniform width; 0 when explicit_sizes
-    bool explicit_sizes;          // spec gave hidden_sizes
+    ms_task_kind_t kind; // train, or noop (benchmarks)
+    int32_t n_hidden;    // hidden layers, 0..MS_MAX_HIDDEN_LAYERS
+    int32_t width;       // uniform width; 0 when explicit_sizes
+    bool explicit_sizes; // spec gave hidden_sizes
     int32_t hidden_sizes[MS_MAX_HIDDEN_LAYERS]; // units per hidden layer
-    ms_activation_t activation;   // hidden-layer activation
-    double leaky_slope;           // negative slope of leaky_relu
-    ms_loss_kind_t loss;          // output loss
-    ms_init_t init;               // weight init (resolved, never "auto")
-    ms_optim_kind_t optimizer;    // update rule
-    double learning_rate;         // base step size
-    double momentum;              // momentum / nesterov coefficient
-    double beta1, beta2, eps;     // Adam / AdamW moments and epsilon
-    ms_schedule_t schedule;       // learning-rate schedule
-    int32_t step_size;            // epochs between steps (schedule: step)
-    double gamma;                 // factor per step (schedule: step)
-    double l2;                    // L2 weight decay (decoupled for adamw)
-    double dropout;               // drop probability on hidden units, [0,1)
-    int32_t batch_size;           // minibatch size, samples
-    int32_t epochs;               // epochs to train (upper bound)
-    bool early_stopping;          // stop when val metric stops improving
-    int32_t patience;             // epochs without improvement tolerated
-    ms_scale_t scale;             // input scaling
-    double validation_split;      // fraction of train held out, [0,1)
-    int64_t seed;                 // init, split, shuffle and dropout RNG
+    ms_activation_t activation;                 // hidden-layer activation
+    double leaky_slope;                         // negative slope of leaky_relu
+    ms_loss_kind_t loss;                        // output loss
+    ms_init_t init;            // weight init (resolved, never "auto")
+    ms_optim_kind_t optimizer; // update rule
+    double learning_rate;      // base step size
+    double momentum;           // momentum / nesterov coefficient
+    double beta1, beta2, eps;  // Adam / AdamW moments and epsilon
+    ms_schedule_t schedule;    // learning-rate schedule
+    int32_t step_size;         // epochs between steps (schedule: step)
+    double gamma;              // factor per step (schedule: step)
+    double l2;                 // L2 weight decay (decoupled for adamw)
+    double dropout;            // drop probability on hidden units, [0,1)
+    int32_t batch_size;        // minibatch size, samples
+    int32_t epochs;            // epochs to train (upper bound)
+    bool early_stopping;       // stop when val metric stops improving
+    int32_t patience;          // epochs without improvement tolerated
+    ms_scale_t scale;          // input scaling
+    double validation_split;   // fraction of train held out, [0,1)
+    int64_t seed;              // init, split, shuffle and dropout RNG
 } ms_train_config_t;
 
 //  Fill cfg with every default of DESIGN.md: train, 1 hidden layer of 100,
@@ -96,31 +96,26 @@ typedef struct {
 //  constant schedule (step 10, gamma 0.1), l2 1e-4, dropout 0, batch 200,
 //  10 epochs, no early stopping (patience 5), unit scaling, validation
 //  0.1, seed 1.
-void
-    ms_train_config_defaults(ms_train_config_t *cfg);
+void ms_train_config_defaults(ms_train_config_t *cfg);
 
 //  Default init for an activation: he for relu-like (relu, leaky_relu,
 //  elu, gelu), lecun for selu, xavier otherwise.
-ms_init_t
-    ms_init_default_for(ms_activation_t activation);
+ms_init_t ms_init_default_for(ms_activation_t activation);
 
 //  Set a uniform architecture: n_hidden layers of width units.
 //  Returns MS_OK, or MS_ERR_RANGE if either is out of bounds.
-int
-    ms_train_config_set_uniform(ms_train_config_t *cfg, int32_t n_hidden,
+int ms_train_config_set_uniform(ms_train_config_t *cfg, int32_t n_hidden,
                                 int32_t width);
 
 //  Check every field is in range (widths >= 1, batch >= 1, epochs >= 1,
 //  0 <= dropout < 1, 0 <= validation_split < 1, learning_rate > 0, ...).
 //  Returns MS_OK or MS_ERR_INVALID with diag naming the field.
-int
-    ms_train_config_check(const ms_train_config_t *cfg, ms_diag_t *diag);
+int ms_train_config_check(const ms_train_config_t *cfg, ms_diag_t *diag);
 
 //  Number of trainable parameters of the network for n_inputs inputs and
 //  n_outputs outputs (weights + biases).
-int64_t
-    ms_train_config_params(const ms_train_config_t *cfg, int32_t n_inputs,
-                           int32_t n_outputs);
+int64_t ms_train_config_params(const ms_train_config_t *cfg, int32_t n_inputs,
+                               int32_t n_outputs);
 
 //  Names, as spelled in specs and on the command line ("leaky_relu",
 //  "cross_entropy", "adamw", "cosine", "standard", "noop"). The _name

@@ -32,13 +32,13 @@
 #include "ms_err.h"
 
 typedef struct {
-    int64_t n_samples;    // rows
-    int32_t n_features;   // inputs per row
-    int32_t n_classes;    // >= 2 for classification, 0 for regression
-    float *x;             // n_samples * n_features, row-major
-    int32_t *labels;      // n_samples class indices, or NULL
-    float *targets;       // n_samples regression targets, or NULL
-    void *owner_;         // private: allocation backing x/labels/targets
+    int64_t n_samples;  // rows
+    int32_t n_features; // inputs per row
+    int32_t n_classes;  // >= 2 for classification, 0 for regression
+    float *x;           // n_samples * n_features, row-major
+    int32_t *labels;    // n_samples class indices, or NULL
+    float *targets;     // n_samples regression targets, or NULL
+    void *owner_;       // private: allocation backing x/labels/targets
 } ms_dataset_t;
 
 //  Load an IDX image file and its IDX label file (raw or gzip). n_classes
@@ -47,8 +47,7 @@ typedef struct {
 //  diag names the file and errno text); MS_ERR_DATASET (bad magic, wrong
 //  dims, truncated data, counts that differ between the two files, a
 //  label > 254: diag names the file and what); MS_ERR_NOMEM.
-int
-    ms_dataset_load_idx(ms_dataset_t **out, const char *images_path,
+int ms_dataset_load_idx(ms_dataset_t **out, const char *images_path,
                         const char *labels_path, ms_diag_t *diag);
 
 //  Load a CSV file with a header; label_column names the target column
@@ -56,14 +55,12 @@ int
 //  (n_classes = max + 1); any non-integer label makes it regression.
 //  Errors (MS_ERR_IO, MS_ERR_DATASET with diag "PATH:LINE" for ragged
 //  rows, non-numbers, a missing label column, no rows) as for IDX.
-int
-    ms_dataset_load_csv(ms_dataset_t **out, const char *path,
+int ms_dataset_load_csv(ms_dataset_t **out, const char *path,
                         const char *label_column, ms_diag_t *diag);
 
 //  Load either format by looking at the file: IDX (raw or gzip) when
 //  labels_path is given, else CSV. Convenience for the CLI.
-int
-    ms_dataset_load(ms_dataset_t **out, const char *path,
+int ms_dataset_load(ms_dataset_t **out, const char *path,
                     const char *labels_path, const char *label_column,
                     ms_diag_t *diag);
 
@@ -81,12 +78,11 @@ int
 //  targets[] (regression, n_classes 0). For synthetic data in tests and
 //  tools. With n_samples 0 the arrays are NULL. Caller owns the result
 //  (ms_dataset_destroy); returns NULL only when memory runs out.
-ms_dataset_t *
-    ms_dataset_new(int64_t n_samples, int32_t n_features, int32_t n_classes);
+ms_dataset_t *ms_dataset_new(int64_t n_samples, int32_t n_features,
+                             int32_t n_classes);
 
 //  Free a dataset and its arrays; NULL-safe; sets *self_p to NULL.
-void
-    ms_dataset_destroy(ms_dataset_t **self_p);
+void ms_dataset_destroy(ms_dataset_t **self_p);
 
 //  Paths of a built-in dataset ("fashion-mnist", and "mnist" when Debian
 //  ships it). Files are looked up in $MESHSWEEP_DATASETS_DIR/<name>/ first,
@@ -95,22 +91,19 @@ void
 //  "dataset NAME: ... install the Debian package dataset-fashion-mnist"
 //  when files are missing; MS_ERR_INVALID for an unknown name (diag lists
 //  the known ones).
-int
-    ms_dataset_builtin_paths(const char *name, char **train_images,
+int ms_dataset_builtin_paths(const char *name, char **train_images,
                              char **train_labels, char **test_images,
                              char **test_labels, ms_diag_t *diag);
 
 //  Load a built-in dataset's train and test sets. Caller owns both.
-int
-    ms_dataset_load_builtin(const char *name, ms_dataset_t **train,
+int ms_dataset_load_builtin(const char *name, ms_dataset_t **train,
                             ms_dataset_t **test, ms_diag_t *diag);
 
 //  Check labels are in [0, n_classes) and features are finite; with
 //  n_classes_expected > 0 also that the dataset has that many classes or
 //  fewer (test sets may miss a class). Returns MS_OK or MS_ERR_DATASET with
 //  diag "NAME: sample I: label L out of range [0, C)".
-int
-    ms_dataset_check(const ms_dataset_t *self, const char *name,
+int ms_dataset_check(const ms_dataset_t *self, const char *name,
                      int32_t n_classes_expected, ms_diag_t *diag);
 
 //  Scale train and test in place with statistics of train only: unit maps
@@ -118,17 +111,15 @@ int
 //  standard subtracts the per-feature train mean and divides by the
 //  per-feature standard deviation (features with zero spread are left
 //  centred); none does nothing. test may be NULL.
-void
-    ms_dataset_scale(ms_dataset_t *train, ms_dataset_t *test,
-                     ms_scale_t scale);
+void ms_dataset_scale(ms_dataset_t *train, ms_dataset_t *test,
+                      ms_scale_t scale);
 
 //  As ms_dataset_scale, for a training set and n_others further sets
 //  (validation and test, say; NULL entries are skipped), all scaled with
 //  the statistics of train only. A set whose n_features differs from
 //  train's is left alone (a caller bug).
-void
-    ms_dataset_scale_sets(ms_dataset_t *train, ms_dataset_t *const *others,
-                          int n_others, ms_scale_t scale);
+void ms_dataset_scale_sets(ms_dataset_t *train, ms_dataset_t *const *others,
+                           int n_others, ms_scale_t scale);
 
 //  Deterministic validation split: draw a permutation of 0..n-1 from a
 //  generator seeded by seed (it depends on seed and n only, never on the
@@ -138,12 +129,10 @@ void
 //  both results. fraction 0 gives an empty val (n_samples 0, arrays
 //  NULL). Returns MS_OK, MS_ERR_INVALID (fraction outside [0,1), or
 //  rounding leaves no training row) or MS_ERR_NOMEM.
-int
-    ms_dataset_split(const ms_dataset_t *self, double fraction, uint64_t seed,
+int ms_dataset_split(const ms_dataset_t *self, double fraction, uint64_t seed,
                      ms_dataset_t **train, ms_dataset_t **val);
 
 //  Bytes held by the arrays (x + labels + targets) of a dataset.
-int64_t
-    ms_dataset_bytes(const ms_dataset_t *self);
+int64_t ms_dataset_bytes(const ms_dataset_t *self);
 
 #endif

@@ -23,28 +23,22 @@ typedef struct {
 
 //  Seed a generator. Distinct (seed, stream) pairs give independent
 //  sequences: use one stream per purpose (init, split, shuffle, dropout).
-void
-    ms_rng_seed(ms_rng_t *rng, uint64_t seed, uint64_t stream);
+void ms_rng_seed(ms_rng_t *rng, uint64_t seed, uint64_t stream);
 
 //  Next 64 random bits.
-uint64_t
-    ms_rng_next(ms_rng_t *rng);
+uint64_t ms_rng_next(ms_rng_t *rng);
 
 //  Uniform double in [0, 1), 53 random bits.
-double
-    ms_rng_uniform(ms_rng_t *rng);
+double ms_rng_uniform(ms_rng_t *rng);
 
 //  Uniform integer in [0, n), n >= 1, without modulo bias (Lemire).
-uint64_t
-    ms_rng_below(ms_rng_t *rng, uint64_t n);
+uint64_t ms_rng_below(ms_rng_t *rng, uint64_t n);
 
 //  Standard normal N(0, 1) by the Box-Muller transform (one draw per call;
 //  the spare is discarded so the state alone defines the sequence).
-double
-    ms_rng_normal(ms_rng_t *rng);
+double ms_rng_normal(ms_rng_t *rng);
 
 //  Fisher-Yates shuffle of idx[0 .. n).
-void
-    ms_rng_shuffle_i64(ms_rng_t *rng, int64_t *idx, int64_t n);
+void ms_rng_shuffle_i64(ms_rng_t *rng, int64_t *idx, int64_t n);
 
 #endif

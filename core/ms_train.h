@@ -44,28 +44,28 @@ typedef enum {
 
 //  Metrics of one epoch.
 typedef struct {
-    int32_t epoch;       // 1-based
-    double train_loss;   // mean minibatch loss over the epoch (with L2 term
-                         // excluded)
-    double val_loss;     // mean loss on the validation set (NaN when empty)
-    double val_accuracy; // fraction in [0, 1] (NaN when empty/regression)
-    double seconds;      // wall time of the epoch, training + validation
-    double learning_rate;// rate used in this epoch
+    int32_t epoch;        // 1-based
+    double train_loss;    // mean minibatch loss over the epoch (with L2 term
+                          // excluded)
+    double val_loss;      // mean loss on the validation set (NaN when empty)
+    double val_accuracy;  // fraction in [0, 1] (NaN when empty/regression)
+    double seconds;       // wall time of the epoch, training + validation
+    double learning_rate; // rate used in this epoch
 } ms_epoch_metrics_t;
 
 //  A finished run. curve is owned by the result; ms_run_result_clear()
 //  frees it.
 typedef struct {
     ms_run_status_t status;
-    char error[256];          // reason when not OK ("diverged at epoch 3")
-    int32_t epochs;           // epochs completed
-    int32_t best_epoch;       // epoch whose weights are final (early stop)
-    double train_seconds;     // sum of epoch seconds
-    double seconds_per_epoch; // train_seconds / epochs
-    double val_accuracy, val_loss;   // at best_epoch
+    char error[256];               // reason when not OK ("diverged at epoch 3")
+    int32_t epochs;                // epochs completed
+    int32_t best_epoch;            // epoch whose weights are final (early stop)
+    double train_seconds;          // sum of epoch seconds
+    double seconds_per_epoch;      // train_seconds / epochs
+    double val_accuracy, val_loss; // at best_epoch
     double test_accuracy, test_loss; // final weights on the test set
-    int64_t params;           // trainable parameters
-    int32_t n_curve;          // entries in curve (== epochs)
+    int64_t params;                  // trainable parameters
+    int32_t n_curve;                 // entries in curve (== epochs)
     ms_epoch_metrics_t *curve;
 } ms_run_result_t;
 
@@ -81,59 +81,50 @@ typedef struct ms_trainer ms_trainer_t;
 //  Returns MS_OK; MS_ERR_INVALID (config out of range, loss cross_entropy
 //  on regression data, feature counts that differ: diag says which);
 //  MS_ERR_NOMEM; MS_ERR_BACKEND.
-int
-    ms_trainer_open(ms_trainer_t **out, const ms_train_config_t *cfg,
+int ms_trainer_open(ms_trainer_t **out, const ms_train_config_t *cfg,
                     const ms_dataset_t *train, const ms_dataset_t *val,
                     const ms_dataset_t *test, ms_backend_t *backend,
                     ms_diag_t *diag);
 
 //  Free the trainer and everything it allocated; NULL-safe.
-void
-    ms_trainer_destroy(ms_trainer_t **self_p);
+void ms_trainer_destroy(ms_trainer_t **self_p);
 
 //  True when no more epochs are to run: the last epoch is done, early
 //  stopping fired, or the run diverged.
-bool
-    ms_trainer_done(const ms_trainer_t *self);
+bool ms_trainer_done(const ms_trainer_t *self);
 
 //  Train one epoch (shuffle, every minibatch, then validation) and write
 //  its metrics to *metrics. Returns MS_OK (also when the epoch diverged:
 //  see ms_trainer_done and the final status); MS_ERR_INVALID if called
 //  when done; MS_ERR_BACKEND.
-int
-    ms_trainer_epoch(ms_trainer_t *self, ms_epoch_metrics_t *metrics);
+int ms_trainer_epoch(ms_trainer_t *self, ms_epoch_metrics_t *metrics);
 
 //  Serialize the whole state (config hash, epoch, weights, optimizer
 //  state, RNG states, best weights and early-stopping counters, the curve
 //  so far) into a new malloc'd buffer (caller frees). Returns MS_OK or
 //  MS_ERR_NOMEM.
-int
-    ms_trainer_save(const ms_trainer_t *self, void **bytes, size_t *n_bytes);
+int ms_trainer_save(const ms_trainer_t *self, void **bytes, size_t *n_bytes);
 
 //  Restore a state written by ms_trainer_save for the same config and data
 //  shape. Returns MS_OK; MS_ERR_INVALID when the bytes are truncated,
 //  corrupt (checksum) or belong to another config (the trainer is then
 //  unchanged and the caller starts from scratch).
-int
-    ms_trainer_restore(ms_trainer_t *self, const void *bytes, size_t n_bytes);
+int ms_trainer_restore(ms_trainer_t *self, const void *bytes, size_t n_bytes);
 
 //  Evaluate on the test set and fill *result (ownership of the curve
 //  passes to result). Call once, after ms_trainer_done is true. Returns
 //  MS_OK or MS_ERR_NOMEM.
-int
-    ms_trainer_finish(ms_trainer_t *self, ms_run_result_t *result);
+int ms_trainer_finish(ms_trainer_t *self, ms_run_result_t *result);
 
 //  The network's parameters as one contiguous float32 block (borrowed,
 //  valid while the trainer lives): what weights_digest hashes and
 //  re-evaluation loads. Layer l's weights (fan_out x fan_in, row-major)
 //  then its bias, for l = 1..L.
-const float *
-    ms_trainer_params(const ms_trainer_t *self, int64_t *n_params);
+const float *ms_trainer_params(const ms_trainer_t *self, int64_t *n_params);
 
 //  Evaluate given parameters (layout as ms_trainer_params) on a dataset:
 //  mean loss and accuracy. For re-evaluation by a verifier.
-int
-    ms_trainer_evaluate(ms_trainer_t *self, const float *params,
+int ms_trainer_evaluate(ms_trainer_t *self, const float *params,
                         const ms_dataset_t *data, double *loss,
                         double *accuracy);
 
@@ -142,18 +133,15 @@ int
 //  with status MS_RUN_FAILED and error "stopped".
 typedef int (*ms_train_progress_fn)(void *arg, const ms_epoch_metrics_t *m,
                                     int32_t n_epochs);
-int
-    ms_train_run(const ms_train_config_t *cfg, const ms_dataset_t *train,
+int ms_train_run(const ms_train_config_t *cfg, const ms_dataset_t *train,
                  const ms_dataset_t *val, const ms_dataset_t *test,
                  ms_backend_t *backend, ms_train_progress_fn progress,
                  void *arg, ms_run_result_t *result, ms_diag_t *diag);
 
 //  Free a result's curve and zero it; NULL-safe.
-void
-    ms_run_result_clear(ms_run_result_t *result);
+void ms_run_result_clear(ms_run_result_t *result);
 
 //  "ok", "diverged", "failed".
-const char *
-    ms_run_status_name(ms_run_status_t status);
+const char *ms_run_status_name(ms_run_status_t status);
 
 #endif

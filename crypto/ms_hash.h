@@ -21,8 +21,8 @@
 
 #include "ms_err.h"
 
-#define MS_HASH_BYTES 32   // BLAKE2b-256 digest size
-#define MS_HASH_HEX_LEN 64 // lowercase hex characters, without the NUL
+#define MS_HASH_BYTES 32     // BLAKE2b-256 digest size
+#define MS_HASH_HEX_LEN 64   // lowercase hex characters, without the NUL
 #define MS_HASH_SHORT_LEN 12 // hex characters of the short display form
 
 //  A digest: a plain value, copy it freely.
@@ -40,46 +40,37 @@ typedef struct {
 
 //  Hash n bytes of data (data may be NULL when n is 0) into *out.
 //  BLAKE2b-256, unkeyed. Cannot fail.
-void
-    ms_hash_bytes(const void *data, size_t n, ms_hash_t *out);
+void ms_hash_bytes(const void *data, size_t n, ms_hash_t *out);
 
 //  Start an incremental BLAKE2b-256 hash in *hasher.
-void
-    ms_hasher_init(ms_hasher_t *hasher);
+void ms_hasher_init(ms_hasher_t *hasher);
 
 //  Feed n more bytes (data may be NULL when n is 0).
-void
-    ms_hasher_update(ms_hasher_t *hasher, const void *data, size_t n);
+void ms_hasher_update(ms_hasher_t *hasher, const void *data, size_t n);
 
 //  Finish the hash into *out; the hasher must be re-initialised before
 //  it is used again. The result equals ms_hash_bytes() of the
 //  concatenation of every update.
-void
-    ms_hasher_final(ms_hasher_t *hasher, ms_hash_t *out);
+void ms_hasher_final(ms_hasher_t *hasher, ms_hash_t *out);
 
 //  Hash the whole content of the file at path, streamed in 64 KiB
 //  reads (memory does not grow with the file). Returns MS_OK; MS_ERR_IO
 //  when the file cannot be opened or read, with diag (may be NULL)
 //  where = path, reason = the errno text. *out is unchanged on error.
-int
-    ms_hash_file(const char *path, ms_hash_t *out, ms_diag_t *diag);
+int ms_hash_file(const char *path, ms_hash_t *out, ms_diag_t *diag);
 
 //  Write h as 64 lowercase hex characters plus a NUL into out.
-void
-    ms_hash_hex(const ms_hash_t *h, char out[MS_HASH_HEX_LEN + 1]);
+void ms_hash_hex(const ms_hash_t *h, char out[MS_HASH_HEX_LEN + 1]);
 
 //  Parse exactly 64 hex characters (either case; the string must end
 //  there) into *out. Returns MS_OK, or MS_ERR_INVALID for a NULL, short,
 //  long or non-hex string (*out unchanged).
-int
-    ms_hash_from_hex(const char *hex, ms_hash_t *out);
+int ms_hash_from_hex(const char *hex, ms_hash_t *out);
 
 //  True when a and b hold the same digest (constant time).
-bool
-    ms_hash_equal(const ms_hash_t *a, const ms_hash_t *b);
+bool ms_hash_equal(const ms_hash_t *a, const ms_hash_t *b);
 
 //  True when every byte of h is zero (the "no hash yet" value).
-bool
-    ms_hash_is_zero(const ms_hash_t *h);
+bool ms_hash_is_zero(const ms_hash_t *h);
 
 #endif

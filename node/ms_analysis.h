@@ -48,8 +48,7 @@ typedef struct {
 } ms_analysis_options_t;
 
 //  Fill opts with the defaults (plateau_tolerance 0.005).
-void
-    ms_analysis_options_default(ms_analysis_options_t *opts);
+void ms_analysis_options_default(ms_analysis_options_t *opts);
 
 //  Analyse a sweep's result rows (borrowed JSON array of row objects; opts
 //  NULL = defaults). Each row needs "status" ("ok", "diverged", "failed")
@@ -65,8 +64,7 @@ void
 //  negative tolerance: diag.where is the JSON path such as
 //  "rows[3].config.hidden_layers"); MS_ERR_NOMEM. Thread-safe (no
 //  shared state).
-int
-    ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
+int ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
                         json_t **out, ms_diag_t *diag);
 
 //  Render an analysis object (from ms_analysis_compute) as plain text for
@@ -74,7 +72,6 @@ int
 //  val and test accuracy (mean +- std), seconds per epoch, then the
 //  plateau and best depth and the time fit. Caller frees the result;
 //  NULL only when memory runs out.
-char *
-    ms_analysis_format_text(const json_t *analysis);
+char *ms_analysis_format_text(const json_t *analysis);
 
 #endif

@@ -79,7 +79,7 @@
 #include <jansson.h>
 #include <yaml.h>
 
-#define S_PATH_MAX 256                // longest key path we print
+#define S_PATH_MAX 256                      // longest key path we print
 #define S_RNG_STREAM_RANDOM 0x5357454550ULL // "SWEEP"
 #define S_RNG_STREAM_SOBOL 0x534f424f4cULL  // "SOBOL"
 
@@ -87,14 +87,13 @@
 //  core/ms_dataset; a spec only needs to know the names).
 static const char *s_builtin_datasets[] = {"fashion-mnist", "mnist"};
 //  Metric names a sweep may optimise.
-static const char *s_metric_names[] = {"val_accuracy", "val_loss",
-                                       "test_accuracy", "test_loss",
-                                       "train_loss"};
+static const char *s_metric_names[] = {
+    "val_accuracy", "val_loss", "test_accuracy", "test_loss", "train_loss"};
 static const char *s_method_names[] = {"grid", "random", "sobol"};
 static const char *s_keep_names[] = {"none", "best", "sampled", "all"};
 //  W&B keys that mean nothing here: ignored with a warning.
-static const char *s_wandb_keys[] = {"program", "command", "project",
-                                     "entity", "description"};
+static const char *s_wandb_keys[] = {"program", "command", "project", "entity",
+                                     "description"};
 
 #define S_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -123,29 +122,29 @@ typedef struct {
 } s_param_t;
 
 struct ms_spec {
-    char *name;                  // sweep name
-    ms_spec_dataset_t dataset;   // borrowed view of the fields below
-    char *dataset_name;          // built-in name, or NULL
-    char *train_path, *test_path; // file dataset paths, or NULL
-    char *label;                 // file dataset label, or NULL
-    ms_spec_method_t method;     // expansion method
-    ms_spec_metric_t metric;     // metric to optimise
-    char *metric_name;           // owns metric.name
-    int64_t run_cap;             // 0 = none
-    int64_t sweep_seed;          // random / sobol seed
-    ms_spec_verify_t verify;     // verification parameters
+    char *name;                     // sweep name
+    ms_spec_dataset_t dataset;      // borrowed view of the fields below
+    char *dataset_name;             // built-in name, or NULL
+    char *train_path, *test_path;   // file dataset paths, or NULL
+    char *label;                    // file dataset label, or NULL
+    ms_spec_method_t method;        // expansion method
+    ms_spec_metric_t metric;        // metric to optimise
+    char *metric_name;              // owns metric.name
+    int64_t run_cap;                // 0 = none
+    int64_t sweep_seed;             // random / sobol seed
+    ms_spec_verify_t verify;        // verification parameters
     ms_keep_weights_t keep_weights; // which weights to keep
-    char **warnings;             // owned strings
-    size_t n_warnings;           // entries in warnings
-    size_t n_tasks;              // tasks after de-duplication
-    size_t cap_tasks;            // allocated entries of task_json
-    char **task_json;            // canonical config per task
-    size_t *task_json_len;       // their lengths
-    ms_hash_t *task_ids;         // per task, valid when ids_ready
-    bool ids_ready;              // ids and canonical computed
-    ms_hash_t sweep_id;          // valid when ids_ready
-    char *canonical;             // canonical expanded spec, or NULL
-    size_t canonical_len;        // its length
+    char **warnings;                // owned strings
+    size_t n_warnings;              // entries in warnings
+    size_t n_tasks;                 // tasks after de-duplication
+    size_t cap_tasks;               // allocated entries of task_json
+    char **task_json;               // canonical config per task
+    size_t *task_json_len;          // their lengths
+    ms_hash_t *task_ids;            // per task, valid when ids_ready
+    bool ids_ready;                 // ids and canonical computed
+    ms_hash_t sweep_id;             // valid when ids_ready
+    char *canonical;                // canonical expanded spec, or NULL
+    size_t canonical_len;           // its length
 };
 
 //  Parse context: the YAML document and where errors go.
@@ -157,8 +156,7 @@ typedef struct {
 //  --------------------------------------------------------------------------
 //  Write a key path (truncated at S_PATH_MAX - 1 characters).
 
-static void
-s_pathf(char out[S_PATH_MAX], const char *fmt, ...)
+static void s_pathf(char out[S_PATH_MAX], const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 static void
@@ -173,9 +171,9 @@ s_pathf(char out[S_PATH_MAX], const char *fmt, ...)
 //  --------------------------------------------------------------------------
 //  Set diag to where + reason + " (line N)"; returns code.
 
-static int
-s_fail(s_ctx_t *ctx, int code, const yaml_node_t *node, const char *where,
-       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int s_fail(s_ctx_t *ctx, int code, const yaml_node_t *node,
+                  const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 static int
 s_fail(s_ctx_t *ctx, int code, const yaml_node_t *node, const char *where,
@@ -224,8 +222,8 @@ s_join(const char *const *table, size_t n, char *out, size_t size)
     size_t len = 0;
     out[0] = '\0';
     for (size_t i = 0; i < n; i++) {
-        int w = snprintf(out + len, size - len, "%s%s", i ? ", " : "",
-                         table[i]);
+        int w =
+            snprintf(out + len, size - len, "%s%s", i ? ", " : "", table[i]);
         if (w < 0 || (size_t) w >= size - len)
             break;
         len += (size_t) w;
@@ -236,8 +234,8 @@ s_join(const char *const *table, size_t n, char *out, size_t size)
 //  --------------------------------------------------------------------------
 //  Add a warning (printf-style).
 
-static int
-s_warn(ms_spec_t *self, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int s_warn(ms_spec_t *self, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static int
 s_warn(ms_spec_t *self, const char *fmt, ...)
@@ -247,8 +245,8 @@ s_warn(ms_spec_t *self, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    char **warnings = realloc(self->warnings,
-                              (self->n_warnings + 1) * sizeof *warnings);
+    char **warnings =
+        realloc(self->warnings, (self->n_warnings + 1) * sizeof *warnings);
     if (!warnings)
         return MS_ERR_NOMEM;
     self->warnings = warnings;
@@ -288,9 +286,12 @@ s_node_kind(const yaml_node_t *node)
     if (!node)
         return "nothing";
     switch (node->type) {
-    case YAML_MAPPING_NODE: return "a mapping";
-    case YAML_SEQUENCE_NODE: return "a list";
-    default: return "a scalar";
+    case YAML_MAPPING_NODE:
+        return "a mapping";
+    case YAML_SEQUENCE_NODE:
+        return "a list";
+    default:
+        return "a scalar";
     }
 }
 
@@ -357,9 +358,9 @@ s_scalar_json(s_ctx_t *ctx, const yaml_node_t *node, const char *path,
     }
     static const char *s_nulls[] = {"", "~", "null", "Null", "NULL"};
     static const char *s_trues[] = {"true", "True", "TRUE", "yes", "Yes",
-                                    "YES", "on", "On", "ON"};
+                                    "YES",  "on",   "On",   "ON"};
     static const char *s_falses[] = {"false", "False", "FALSE", "no", "No",
-                                     "NO", "off", "Off", "OFF"};
+                                     "NO",    "off",   "Off",   "OFF"};
     if (s_index_of(s_nulls, S_COUNT(s_nulls), s) >= 0)
         *out = json_null();
     else if (s_index_of(s_trues, S_COUNT(s_trues), s) >= 0)
@@ -379,9 +380,9 @@ s_scalar_json(s_ctx_t *ctx, const yaml_node_t *node, const char *path,
             return s_fail(ctx, MS_ERR_INVALID, node, path,
                           "number %s is out of range", s);
         *out = json_real(v);
-    } else if (strcmp(s, ".nan") == 0 || strcmp(s, ".inf") == 0
-               || strcmp(s, "-.inf") == 0 || strcmp(s, ".NaN") == 0
-               || strcmp(s, ".Inf") == 0 || strcmp(s, "-.Inf") == 0)
+    } else if (strcmp(s, ".nan") == 0 || strcmp(s, ".inf") == 0 ||
+               strcmp(s, "-.inf") == 0 || strcmp(s, ".NaN") == 0 ||
+               strcmp(s, ".Inf") == 0 || strcmp(s, "-.Inf") == 0)
         return s_fail(ctx, MS_ERR_INVALID, node, path,
                       "NaN and infinity are not allowed");
     else {
@@ -397,8 +398,8 @@ s_scalar_json(s_ctx_t *ctx, const yaml_node_t *node, const char *path,
 //  Any YAML node as JSON (mappings need scalar keys).
 
 static int
-s_node_json(s_ctx_t *ctx, const yaml_node_t *node, const char *path,
-            int depth, json_t **out)
+s_node_json(s_ctx_t *ctx, const yaml_node_t *node, const char *path, int depth,
+            json_t **out)
 {
     *out = NULL;
     if (depth > 64)
@@ -415,8 +416,8 @@ s_node_json(s_ctx_t *ctx, const yaml_node_t *node, const char *path,
             char sub[S_PATH_MAX];
             s_pathf(sub, "%s[%zu]", path, i);
             json_t *elem;
-            int rc = s_node_json(ctx, s_node(ctx, *item), sub, depth + 1,
-                                 &elem);
+            int rc =
+                s_node_json(ctx, s_node(ctx, *item), sub, depth + 1, &elem);
             if (rc) {
                 json_decref(array);
                 return rc;
@@ -436,13 +437,13 @@ s_node_json(s_ctx_t *ctx, const yaml_node_t *node, const char *path,
             json_t *elem;
             int rc;
             if (!key)
-                rc = s_fail(ctx, MS_ERR_INVALID, s_node(ctx, pair->key),
-                            path, "keys must be scalars");
+                rc = s_fail(ctx, MS_ERR_INVALID, s_node(ctx, pair->key), path,
+                            "keys must be scalars");
             else {
                 char sub[S_PATH_MAX];
                 s_pathf(sub, "%s.%s", path, key);
-                rc = s_node_json(ctx, s_node(ctx, pair->value), sub,
-                                 depth + 1, &elem);
+                rc = s_node_json(ctx, s_node(ctx, pair->value), sub, depth + 1,
+                                 &elem);
                 if (rc == MS_OK)
                     json_object_set_new(obj, key, elem);
             }
@@ -477,8 +478,7 @@ s_check_mapping(s_ctx_t *ctx, const yaml_node_t *node, const char *path)
              prev < pair; prev++)
             if (strcmp(s_text(s_node(ctx, prev->key)), key) == 0) {
                 char sub[S_PATH_MAX];
-                s_pathf(sub, "%s%s%s", path, *path ? "." : "",
-                         key);
+                s_pathf(sub, "%s%s%s", path, *path ? "." : "", key);
                 return s_fail(ctx, MS_ERR_INVALID, key_node, sub,
                               "duplicate key");
             }
@@ -515,8 +515,7 @@ s_get_number(s_ctx_t *ctx, const yaml_node_t *node, const char *path,
     json_t *value = NULL;
     if (!node || node->type != YAML_SCALAR_NODE)
         return s_fail(ctx, MS_ERR_INVALID, node, path, "must be %s, not %s",
-                      integer ? "an integer" : "a number",
-                      s_node_kind(node));
+                      integer ? "an integer" : "a number", s_node_kind(node));
     int rc = s_scalar_json(ctx, node, path, &value);
     if (rc)
         return rc;
@@ -590,8 +589,8 @@ s_parse_param(s_ctx_t *ctx, ms_spec_method_t method, const char *name,
     memset(param, 0, sizeof *param);
     param->line = key_node->start_mark.line + 1;
     param->type = ms_config_param_type(name);
-    if (param->type == MS_CONFIG_PARAM_UNKNOWN || strchr(name, '-')
-        || strlen(name) >= sizeof param->name) {
+    if (param->type == MS_CONFIG_PARAM_UNKNOWN || strchr(name, '-') ||
+        strlen(name) >= sizeof param->name) {
         char names[600];
         size_t len = 0;
         names[0] = '\0';
@@ -637,16 +636,17 @@ s_parse_param(s_ctx_t *ctx, ms_spec_method_t method, const char *name,
                           "distribution with min, max and q)");
         }
     }
-    int forms = (value_node != NULL) + (values_node != NULL)
-                + (dist_node != NULL);
+    int forms =
+        (value_node != NULL) + (values_node != NULL) + (dist_node != NULL);
     if (forms != 1)
         return s_fail(ctx, MS_ERR_INVALID, node, path,
                       forms ? "give only one of value, values, distribution"
                             : "needs value, values or distribution");
     if (!dist_node && (min_node || max_node || q_node))
-        return s_fail(ctx, MS_ERR_INVALID, min_node ? min_node
-                                           : max_node ? max_node
-                                                      : q_node,
+        return s_fail(ctx, MS_ERR_INVALID,
+                      min_node   ? min_node
+                      : max_node ? max_node
+                                 : q_node,
                       path, "min, max and q go with a distribution");
     if (value_node) {
         param->form = S_FORM_VALUE;
@@ -665,13 +665,11 @@ s_parse_param(s_ctx_t *ctx, ms_spec_method_t method, const char *name,
         s_pathf(sub, "%s.values", path);
         if (values_node->type != YAML_SEQUENCE_NODE)
             return s_fail(ctx, MS_ERR_INVALID, values_node, sub,
-                          "must be a list, not %s",
-                          s_node_kind(values_node));
-        size_t n = (size_t) (values_node->data.sequence.items.top
-                             - values_node->data.sequence.items.start);
+                          "must be a list, not %s", s_node_kind(values_node));
+        size_t n = (size_t) (values_node->data.sequence.items.top -
+                             values_node->data.sequence.items.start);
         if (n == 0)
-            return s_fail(ctx, MS_ERR_INVALID, values_node, sub,
-                          "empty list");
+            return s_fail(ctx, MS_ERR_INVALID, values_node, sub, "empty list");
         param->values = calloc(n, sizeof *param->values);
         if (!param->values)
             return MS_ERR_NOMEM;
@@ -700,22 +698,22 @@ s_parse_param(s_ctx_t *ctx, ms_spec_method_t method, const char *name,
     int d = s_index_of(s_dist_names, S_COUNT(s_dist_names), dist);
     char names[200];
     if (d < 0)
-        return s_fail(ctx, MS_ERR_INVALID, dist_node, sub,
-                      "unknown distribution '%s' (expected one of %s)", dist,
-                      s_join(s_dist_names, S_COUNT(s_dist_names), names,
-                             sizeof names));
+        return s_fail(
+            ctx, MS_ERR_INVALID, dist_node, sub,
+            "unknown distribution '%s' (expected one of %s)", dist,
+            s_join(s_dist_names, S_COUNT(s_dist_names), names, sizeof names));
     param->dist = (s_dist_t) d;
     if (method == MS_SPEC_METHOD_GRID)
         return s_fail(ctx, MS_ERR_INVALID, dist_node, sub,
                       "a distribution cannot be used with method: grid "
                       "(give values, or use random or sobol)");
-    if (param->type != MS_CONFIG_PARAM_INT
-        && param->type != MS_CONFIG_PARAM_FLOAT)
+    if (param->type != MS_CONFIG_PARAM_INT &&
+        param->type != MS_CONFIG_PARAM_FLOAT)
         return s_fail(ctx, MS_ERR_INVALID, dist_node, sub,
                       "%s is not numeric: give values instead", name);
     bool int_param = param->type == MS_CONFIG_PARAM_INT;
-    if (int_param && (param->dist == S_DIST_UNIFORM
-                      || param->dist == S_DIST_LOG_UNIFORM_VALUES))
+    if (int_param && (param->dist == S_DIST_UNIFORM ||
+                      param->dist == S_DIST_LOG_UNIFORM_VALUES))
         return s_fail(ctx, MS_ERR_INVALID, dist_node, sub,
                       "%s gives non-integer values but %s is an integer "
                       "(use int_uniform or q_uniform)",
@@ -742,8 +740,7 @@ s_parse_param(s_ctx_t *ctx, ms_spec_method_t method, const char *name,
         param->max = (double) imax;
     }
     if (!(param->min <= param->max))
-        return s_fail(ctx, MS_ERR_INVALID, max_node, sub,
-                      "max must be >= min");
+        return s_fail(ctx, MS_ERR_INVALID, max_node, sub, "max must be >= min");
     if (param->dist == S_DIST_LOG_UNIFORM_VALUES && !(param->min > 0))
         return s_fail(ctx, MS_ERR_INVALID, min_node, path,
                       "log_uniform_values needs min > 0");
@@ -768,13 +765,12 @@ s_parse_param(s_ctx_t *ctx, ms_spec_method_t method, const char *name,
         double v = end ? param->max : param->min;
         if (param->dist == S_DIST_Q_UNIFORM)
             v = round(v / param->q) * param->q;
-        json_t *value = int_param ? json_integer((json_int_t) llround(v))
-                                  : json_real(v);
+        json_t *value =
+            int_param ? json_integer((json_int_t) llround(v)) : json_real(v);
         if (!value)
             return MS_ERR_NOMEM;
         s_pathf(sub, "%s.%s", path, end ? "max" : "min");
-        rc = s_check_value(ctx, param, value, end ? max_node : min_node,
-                           sub);
+        rc = s_check_value(ctx, param, value, end ? max_node : min_node, sub);
         json_decref(value);
         if (rc)
             return rc;
@@ -788,8 +784,7 @@ s_parse_param(s_ctx_t *ctx, ms_spec_method_t method, const char *name,
 static int
 s_param_compare(const void *a, const void *b)
 {
-    return strcmp(((const s_param_t *) a)->name,
-                  ((const s_param_t *) b)->name);
+    return strcmp(((const s_param_t *) a)->name, ((const s_param_t *) b)->name);
 }
 
 //  --------------------------------------------------------------------------
@@ -804,8 +799,8 @@ s_parse_dataset(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
         int rc = s_get_string(ctx, node, "dataset", &name);
         if (rc)
             return rc;
-        if (s_index_of(s_builtin_datasets, S_COUNT(s_builtin_datasets), name)
-            < 0)
+        if (s_index_of(s_builtin_datasets, S_COUNT(s_builtin_datasets), name) <
+            0)
             return s_fail(ctx, MS_ERR_INVALID, node, "dataset",
                           "unknown dataset '%s' (built-in: %s; or give "
                           "{train: PATH, test: PATH, label: NAME})",
@@ -813,8 +808,7 @@ s_parse_dataset(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
                           s_join(s_builtin_datasets,
                                  S_COUNT(s_builtin_datasets), names,
                                  sizeof names));
-        return s_strdup_to(&self->dataset_name, name) ? MS_OK
-                                                      : MS_ERR_NOMEM;
+        return s_strdup_to(&self->dataset_name, name) ? MS_OK : MS_ERR_NOMEM;
     }
     int rc = s_check_mapping(ctx, node, "dataset");
     if (rc)
@@ -842,9 +836,9 @@ s_parse_dataset(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
         return s_fail(ctx, MS_ERR_INVALID, node,
                       train ? "dataset.test" : "dataset.train",
                       "missing: a file dataset needs train and test");
-    if (!s_strdup_to(&self->train_path, train)
-        || !s_strdup_to(&self->test_path, test)
-        || !s_strdup_to(&self->label, label))
+    if (!s_strdup_to(&self->train_path, train) ||
+        !s_strdup_to(&self->test_path, test) ||
+        !s_strdup_to(&self->label, label))
         return MS_ERR_NOMEM;
     return MS_OK;
 }
@@ -871,8 +865,7 @@ s_parse_metric(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
                 return rc;
             if (s_index_of(s_metric_names, S_COUNT(s_metric_names), text) < 0)
                 return s_fail(ctx, MS_ERR_INVALID, v, sub,
-                              "unknown metric '%s' (expected one of %s)",
-                              text,
+                              "unknown metric '%s' (expected one of %s)", text,
                               s_join(s_metric_names, S_COUNT(s_metric_names),
                                      names, sizeof names));
             if (!s_strdup_to(&self->metric_name, text))
@@ -922,8 +915,8 @@ s_parse_verify(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
                 return s_fail(ctx, MS_ERR_INVALID, v, sub,
                               "must be 1..64, not %lld", (long long) integer);
             self->verify.replicas = (int32_t) integer;
-        } else if (strcmp(key, "accuracy_tolerance") == 0
-                   || strcmp(key, "loss_tolerance") == 0) {
+        } else if (strcmp(key, "accuracy_tolerance") == 0 ||
+                   strcmp(key, "loss_tolerance") == 0) {
             if ((rc = s_get_number(ctx, v, sub, false, &real, &integer)))
                 return rc;
             if (!(real >= 0 && real <= 1e6))
@@ -952,8 +945,8 @@ s_spec_defaults(ms_spec_t *self)
     self->verify.accuracy_tolerance = 0.01;
     self->verify.loss_tolerance = 0.02;
     self->keep_weights = MS_KEEP_WEIGHTS_SAMPLED;
-    if (!s_strdup_to(&self->name, "sweep")
-        || !s_strdup_to(&self->metric_name, "val_accuracy"))
+    if (!s_strdup_to(&self->name, "sweep") ||
+        !s_strdup_to(&self->metric_name, "val_accuracy"))
         return MS_ERR_NOMEM;
     self->metric.name = self->metric_name;
     return MS_OK;
@@ -979,9 +972,9 @@ s_dataset_view(ms_spec_t *self)
 //  Dimensions 2..21 of new-joe-kuo-6.21201: degree s, coefficient a,
 //  initial direction numbers m_1..m_s. Dimension 1 is van der Corput.
 static const struct {
-    int s;          // degree of the primitive polynomial
-    unsigned a;     // its inner coefficients as bits
-    unsigned m[7];  // initial direction numbers (odd, m_k < 2^k)
+    int s;         // degree of the primitive polynomial
+    unsigned a;    // its inner coefficients as bits
+    unsigned m[7]; // initial direction numbers (odd, m_k < 2^k)
 } s_joe_kuo[MS_SPEC_SOBOL_MAX_DIMS - 1] = {
     {1, 0, {1}},
     {2, 1, {1, 3}},
@@ -1006,11 +999,11 @@ static const struct {
 };
 
 typedef struct {
-    size_t dims;                                // dimensions in use
-    uint32_t v[MS_SPEC_SOBOL_MAX_DIMS][32];     // direction numbers
-    uint32_t x[MS_SPEC_SOBOL_MAX_DIMS];         // current point
-    uint32_t shift[MS_SPEC_SOBOL_MAX_DIMS];     // digital shift
-    uint64_t index;                             // index of current point
+    size_t dims;                            // dimensions in use
+    uint32_t v[MS_SPEC_SOBOL_MAX_DIMS][32]; // direction numbers
+    uint32_t x[MS_SPEC_SOBOL_MAX_DIMS];     // current point
+    uint32_t shift[MS_SPEC_SOBOL_MAX_DIMS]; // digital shift
+    uint64_t index;                         // index of current point
 } s_sobol_t;
 
 //  --------------------------------------------------------------------------
@@ -1086,8 +1079,8 @@ s_dist_value(const s_param_t *param, double u, ms_rng_t *rng)
         break;
     case S_DIST_INT_UNIFORM: {
         uint64_t span = (uint64_t) (param->max - param->min) + 1;
-        uint64_t k = rng ? ms_rng_below(rng, span)
-                         : (uint64_t) floor(u * (double) span);
+        uint64_t k =
+            rng ? ms_rng_below(rng, span) : (uint64_t) floor(u * (double) span);
         if (k >= span)
             k = span - 1;
         return json_integer((json_int_t) (param->min + (double) k));
@@ -1124,9 +1117,9 @@ s_add_task(ms_spec_t *self, s_dedup_t *dedup, char *json, size_t len,
     size_t slot = (size_t) h & dedup->mask;
     while (dedup->slots[slot]) {
         size_t other = dedup->slots[slot] - 1;
-        if (ms_hash_equal(&dedup->keys[other], &key)
-            && self->task_json_len[other] == len
-            && memcmp(self->task_json[other], json, len) == 0) {
+        if (ms_hash_equal(&dedup->keys[other], &key) &&
+            self->task_json_len[other] == len &&
+            memcmp(self->task_json[other], json, len) == 0) {
             free(json);
             *added = false;
             return MS_OK;
@@ -1151,9 +1144,8 @@ s_add_task(ms_spec_t *self, s_dedup_t *dedup, char *json, size_t len,
 //  Build, check and add the task whose parameter values are given.
 
 static int
-s_emit(s_ctx_t *ctx, ms_spec_t *self, s_dedup_t *dedup,
-       const s_param_t *params, size_t n_params, json_t **values,
-       ms_train_config_t *cfg, bool *added)
+s_emit(s_ctx_t *ctx, ms_spec_t *self, s_dedup_t *dedup, const s_param_t *params,
+       size_t n_params, json_t **values, ms_train_config_t *cfg, bool *added)
 {
     ms_train_config_defaults(cfg);
     bool init_given = false;
@@ -1174,8 +1166,8 @@ s_emit(s_ctx_t *ctx, ms_spec_t *self, s_dedup_t *dedup,
         char where[S_PATH_MAX];
         s_pathf(where, "parameters.%s", local.where);
         return ms_diag_set(ctx->diag, where,
-                           "%s (in the combination of task %zu)",
-                           local.reason, self->n_tasks);
+                           "%s (in the combination of task %zu)", local.reason,
+                           self->n_tasks);
     }
     json_t *obj = ms_config_encode_json(cfg);
     if (!obj)
@@ -1219,14 +1211,14 @@ s_expand(s_ctx_t *ctx, ms_spec_t *self, const s_param_t *params,
     }
     if (n_wanted > (uint64_t) max_tasks) {
         if (self->method == MS_SPEC_METHOD_GRID)
-            return ms_diag_set_code(ctx->diag, MS_ERR_RANGE, "parameters",
-                                    "the grid has %s%llu tasks, more than "
-                                    "the limit of %lld (set a smaller "
-                                    "run_cap or remove values)",
-                                    huge ? "over " : "",
-                                    (unsigned long long) (huge ? UINT64_MAX
-                                                               : product),
-                                    (long long) max_tasks);
+            return ms_diag_set_code(
+                ctx->diag, MS_ERR_RANGE, "parameters",
+                "the grid has %s%llu tasks, more than "
+                "the limit of %lld (set a smaller "
+                "run_cap or remove values)",
+                huge ? "over " : "",
+                (unsigned long long) (huge ? UINT64_MAX : product),
+                (long long) max_tasks);
         return ms_diag_set_code(ctx->diag, MS_ERR_RANGE, "run_cap",
                                 "%llu tasks is more than the limit of %lld",
                                 (unsigned long long) n_wanted,
@@ -1246,8 +1238,8 @@ s_expand(s_ctx_t *ctx, ms_spec_t *self, const s_param_t *params,
     json_t **values = calloc(n_params ? n_params : 1, sizeof *values);
     ms_train_config_t *cfg = malloc(sizeof *cfg);
     int rc = MS_OK;
-    if (!self->task_json || !self->task_json_len || !dedup.slots
-        || !dedup.keys || !values || !cfg) {
+    if (!self->task_json || !self->task_json_len || !dedup.slots ||
+        !dedup.keys || !values || !cfg) {
         rc = MS_ERR_NOMEM;
         goto cleanup;
     }
@@ -1294,12 +1286,10 @@ s_expand(s_ctx_t *ctx, ms_spec_t *self, const s_param_t *params,
                 rc = MS_ERR_NOMEM;
                 goto cleanup;
             }
-            ms_rng_seed(&rng, (uint64_t) self->sweep_seed,
-                        S_RNG_STREAM_SOBOL);
+            ms_rng_seed(&rng, (uint64_t) self->sweep_seed, S_RNG_STREAM_SOBOL);
             s_sobol_init(sobol, dims, &rng);
         } else
-            ms_rng_seed(&rng, (uint64_t) self->sweep_seed,
-                        S_RNG_STREAM_RANDOM);
+            ms_rng_seed(&rng, (uint64_t) self->sweep_seed, S_RNG_STREAM_RANDOM);
         for (size_t t = 0; t < cap; t++) {
             json_t **made = calloc(n_params ? n_params : 1, sizeof *made);
             if (!made) {
@@ -1383,15 +1373,15 @@ s_dataset_json(const ms_spec_t *self)
 static int
 s_compute_ids(ms_spec_t *self)
 {
-    json_t *head = json_pack(
-        "{s:o, s:s, s:s, s:{s:s, s:s}, s:s, s:I, s:I}", "dataset",
-        s_dataset_json(self), "keep_weights",
-        ms_keep_weights_name(self->keep_weights), "method",
-        ms_spec_method_name(self->method), "metric", "goal",
-        self->metric.maximize ? "maximize" : "minimize", "name",
-        self->metric.name, "name", self->name, "run_cap",
-        (json_int_t) self->run_cap, "sweep_seed",
-        (json_int_t) self->sweep_seed);
+    json_t *head =
+        json_pack("{s:o, s:s, s:s, s:{s:s, s:s}, s:s, s:I, s:I}", "dataset",
+                  s_dataset_json(self), "keep_weights",
+                  ms_keep_weights_name(self->keep_weights), "method",
+                  ms_spec_method_name(self->method), "metric", "goal",
+                  self->metric.maximize ? "maximize" : "minimize", "name",
+                  self->metric.name, "name", self->name, "run_cap",
+                  (json_int_t) self->run_cap, "sweep_seed",
+                  (json_int_t) self->sweep_seed);
     json_t *verify = json_pack("{s:f, s:f, s:i}", "accuracy_tolerance",
                                self->verify.accuracy_tolerance,
                                "loss_tolerance", self->verify.loss_tolerance,
@@ -1431,8 +1421,8 @@ s_compute_ids(ms_spec_t *self)
     at += (size_t) sprintf(text + at, "],\"verify\":%s}", verify_text);
     ms_hash_bytes(text, at, &self->sweep_id);
     free(self->task_ids);
-    self->task_ids = calloc(self->n_tasks ? self->n_tasks : 1,
-                            sizeof *self->task_ids);
+    self->task_ids =
+        calloc(self->n_tasks ? self->n_tasks : 1, sizeof *self->task_ids);
     if (!self->task_ids) {
         rc = MS_ERR_NOMEM;
         goto cleanup;
@@ -1503,8 +1493,8 @@ s_parse_document(s_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
         if (m < 0)
             return s_fail(ctx, MS_ERR_INVALID, v, "method",
                           "unknown method '%s' (expected one of %s)", method,
-                          s_join(s_method_names, S_COUNT(s_method_names),
-                                 names, sizeof names));
+                          s_join(s_method_names, S_COUNT(s_method_names), names,
+                                 sizeof names));
         self->method = (ms_spec_method_t) m;
     }
     for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
@@ -1537,8 +1527,8 @@ s_parse_document(s_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
                               "must be >= 1, not %lld", (long long) integer);
             self->run_cap = integer;
         } else if (strcmp(key, "sweep_seed") == 0) {
-            if ((rc = s_get_number(ctx, v, "sweep_seed", true, &real,
-                                   &integer)))
+            if ((rc =
+                     s_get_number(ctx, v, "sweep_seed", true, &real, &integer)))
                 return rc;
             self->sweep_seed = integer;
         } else if (strcmp(key, "parameters") == 0) {
@@ -1554,10 +1544,9 @@ s_parse_document(s_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
             int i = s_index_of(s_keep_names, S_COUNT(s_keep_names), keep);
             if (i < 0)
                 return s_fail(ctx, MS_ERR_INVALID, v, "keep_weights",
-                              "unknown value '%s' (expected one of %s)",
-                              keep,
-                              s_join(s_keep_names, S_COUNT(s_keep_names),
-                                     names, sizeof names));
+                              "unknown value '%s' (expected one of %s)", keep,
+                              s_join(s_keep_names, S_COUNT(s_keep_names), names,
+                                     sizeof names));
             self->keep_weights = (ms_keep_weights_t) i;
         } else if (strcmp(key, "early_terminate") == 0)
             return s_fail(ctx, MS_ERR_UNSUPPORTED, k, "early_terminate",
@@ -1585,8 +1574,8 @@ s_parse_document(s_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
     if (params_node) {
         if ((rc = s_check_mapping(ctx, params_node, "parameters")))
             return rc;
-        size_t n = (size_t) (params_node->data.mapping.pairs.top
-                             - params_node->data.mapping.pairs.start);
+        size_t n = (size_t) (params_node->data.mapping.pairs.top -
+                             params_node->data.mapping.pairs.start);
         params = calloc(n ? n : 1, sizeof *params);
         if (!params)
             return MS_ERR_NOMEM;
@@ -1603,8 +1592,8 @@ s_parse_document(s_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
             for (size_t i = 0; i < n_params; i++) {
                 if (strcmp(params[i].name, "hidden_sizes") == 0)
                     sizes = true;
-                if (strcmp(params[i].name, "hidden_layers") == 0
-                    || strcmp(params[i].name, "width") == 0)
+                if (strcmp(params[i].name, "hidden_layers") == 0 ||
+                    strcmp(params[i].name, "width") == 0)
                     uniform = true;
             }
             if (sizes && uniform)
@@ -1615,8 +1604,8 @@ s_parse_document(s_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
         }
     }
     if (rc == MS_OK)
-        rc = s_expand(ctx, self, params, n_params, params_key ? params_key : root,
-                      max_tasks);
+        rc = s_expand(ctx, self, params, n_params,
+                      params_key ? params_key : root, max_tasks);
     for (size_t i = 0; i < n_params; i++)
         s_param_free(&params[i]);
     free(params);
@@ -1636,18 +1625,17 @@ ms_spec_parse(const char *text, size_t n, const ms_spec_options_t *opts,
 {
     *out = NULL;
     ms_diag_clear(diag);
-    int64_t max_tasks = opts && opts->max_tasks > 0
-                            ? opts->max_tasks
-                            : MS_SPEC_DEFAULT_MAX_TASKS;
+    int64_t max_tasks = opts && opts->max_tasks > 0 ? opts->max_tasks
+                                                    : MS_SPEC_DEFAULT_MAX_TASKS;
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&parser))
         return MS_ERR_NOMEM;
     yaml_parser_set_input_string(&parser, (const unsigned char *) text, n);
     if (!yaml_parser_load(&parser, &doc)) {
-        int rc = ms_diag_set(diag, "", "%s",
-                             parser.problem ? parser.problem
-                                            : "cannot parse YAML");
+        int rc =
+            ms_diag_set(diag, "", "%s",
+                        parser.problem ? parser.problem : "cannot parse YAML");
         if (diag)
             snprintf(diag->where, sizeof diag->where, "line %zu, column %zu",
                      parser.problem_mark.line + 1,
@@ -1688,8 +1676,7 @@ s_member(const json_t *obj, const char *key, json_type type)
 //  Rebuild a spec from canonical text (no re-expansion).
 
 static int
-s_load_canonical(ms_spec_t *self, const char *text, size_t n,
-                 ms_diag_t *diag)
+s_load_canonical(ms_spec_t *self, const char *text, size_t n, ms_diag_t *diag)
 {
     json_error_t error;
     json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &error);
@@ -1697,9 +1684,9 @@ s_load_canonical(ms_spec_t *self, const char *text, size_t n,
     if (!root)
         return ms_diag_set(diag, "", "not JSON: %s (line %d, column %d)",
                            error.text, error.line, error.column);
-    static const char *s_keys[] = {"dataset", "keep_weights", "method",
-                                   "metric", "name", "run_cap",
-                                   "sweep_seed", "tasks", "verify"};
+    static const char *s_keys[] = {"dataset",    "keep_weights", "method",
+                                   "metric",     "name",         "run_cap",
+                                   "sweep_seed", "tasks",        "verify"};
     const char *key;
     json_t *value;
     json_object_foreach(root, key, value)
@@ -1736,16 +1723,17 @@ s_load_canonical(ms_spec_t *self, const char *text, size_t n,
                        json_string_value(method));
     int k = s_index_of(s_keep_names, S_COUNT(s_keep_names),
                        json_string_value(keep));
-    const char *metric_name = json_string_value(json_object_get(metric, "name"));
+    const char *metric_name =
+        json_string_value(json_object_get(metric, "name"));
     const char *goal = json_string_value(json_object_get(metric, "goal"));
     if (m < 0 || k < 0) {
         rc = ms_diag_set(diag, m < 0 ? "method" : "keep_weights",
                          "unknown value");
         goto cleanup;
     }
-    if (!metric_name || !goal
-        || s_index_of(s_metric_names, S_COUNT(s_metric_names), metric_name) < 0
-        || (strcmp(goal, "maximize") && strcmp(goal, "minimize"))) {
+    if (!metric_name || !goal ||
+        s_index_of(s_metric_names, S_COUNT(s_metric_names), metric_name) < 0 ||
+        (strcmp(goal, "maximize") && strcmp(goal, "minimize"))) {
         rc = ms_diag_set(diag, "metric", "bad name or goal");
         goto cleanup;
     }
@@ -1754,8 +1742,8 @@ s_load_canonical(ms_spec_t *self, const char *text, size_t n,
     self->metric.maximize = strcmp(goal, "maximize") == 0;
     self->run_cap = json_integer_value(run_cap);
     self->sweep_seed = json_integer_value(seed);
-    if (!s_strdup_to(&self->name, json_string_value(name))
-        || !s_strdup_to(&self->metric_name, metric_name)) {
+    if (!s_strdup_to(&self->name, json_string_value(name)) ||
+        !s_strdup_to(&self->metric_name, metric_name)) {
         rc = MS_ERR_NOMEM;
         goto cleanup;
     }
@@ -1774,8 +1762,7 @@ s_load_canonical(ms_spec_t *self, const char *text, size_t n,
     json_t *ds_name = s_member(dataset, "name", JSON_STRING);
     if (ds_name) {
         if (s_index_of(s_builtin_datasets, S_COUNT(s_builtin_datasets),
-                       json_string_value(ds_name))
-            < 0) {
+                       json_string_value(ds_name)) < 0) {
             rc = ms_diag_set(diag, "dataset.name", "unknown dataset '%s'",
                              json_string_value(ds_name));
             goto cleanup;
@@ -1788,11 +1775,11 @@ s_load_canonical(ms_spec_t *self, const char *text, size_t n,
         json_t *label = s_member(dataset, "label", JSON_STRING);
         json_t *train = s_member(dataset, "train", JSON_STRING);
         json_t *test = s_member(dataset, "test", JSON_STRING);
-        if (!label || !train || !test
-            || ms_hash_from_hex(json_string_value(train),
-                                &self->dataset.train_hash)
-            || ms_hash_from_hex(json_string_value(test),
-                                &self->dataset.test_hash)) {
+        if (!label || !train || !test ||
+            ms_hash_from_hex(json_string_value(train),
+                             &self->dataset.train_hash) ||
+            ms_hash_from_hex(json_string_value(test),
+                             &self->dataset.test_hash)) {
             rc = ms_diag_set(diag, "dataset",
                              "needs name, or label and train/test hashes");
             goto cleanup;
@@ -1823,15 +1810,14 @@ s_load_canonical(ms_spec_t *self, const char *text, size_t n,
         ms_diag_t local;
         if (ms_config_decode_json(json_array_get(tasks, i), cfg, &local)) {
             char where[S_PATH_MAX];
-            s_pathf(where, "tasks[%zu]%s%s", i,
-                     local.where[0] ? "." : "", local.where);
+            s_pathf(where, "tasks[%zu]%s%s", i, local.where[0] ? "." : "",
+                    local.where);
             rc = ms_diag_set(diag, where, "%s", local.reason);
             break;
         }
         json_t *obj = ms_config_encode_json(cfg);
-        self->task_json[i] = obj ? ms_wire_canon_dump_len(
-                                       obj, &self->task_json_len[i])
-                                 : NULL;
+        self->task_json[i] =
+            obj ? ms_wire_canon_dump_len(obj, &self->task_json_len[i]) : NULL;
         json_decref(obj);
         if (!self->task_json[i]) {
             rc = MS_ERR_NOMEM;
@@ -2057,8 +2043,8 @@ ms_spec_task_config(const ms_spec_t *self, size_t i, ms_train_config_t *cfg)
 {
     if (i >= self->n_tasks)
         return MS_ERR_NOTFOUND;
-    json_t *obj = json_loadb(self->task_json[i], self->task_json_len[i], 0,
-                             NULL);
+    json_t *obj =
+        json_loadb(self->task_json[i], self->task_json_len[i], 0, NULL);
     if (!obj)
         return MS_ERR_NOMEM;
     int rc = ms_config_decode_json(obj, cfg, NULL);

@@ -110,14 +110,13 @@ typedef struct {
 } ms_spec_verify_t;
 
 typedef struct {
-    const char *name;          // val_accuracy (default), val_loss,
-                               // test_accuracy, test_loss, train_loss
-    bool maximize;             // goal: maximize (default) / minimize
+    const char *name; // val_accuracy (default), val_loss,
+                      // test_accuracy, test_loss, train_loss
+    bool maximize;    // goal: maximize (default) / minimize
 } ms_spec_metric_t;
 
 //  Fill opts with the defaults (max_tasks MS_SPEC_DEFAULT_MAX_TASKS).
-void
-    ms_spec_options_defaults(ms_spec_options_t *opts);
+void ms_spec_options_defaults(ms_spec_options_t *opts);
 
 //  Parse the YAML (or JSON) spec text[0 .. n) and expand it. opts NULL =
 //  defaults. On success *out owns a new spec (free it with
@@ -132,8 +131,7 @@ void
 //  early_terminate ("not yet supported"); MS_ERR_RANGE with diag
 //  (where "run_cap" or "parameters") when the sweep has more than
 //  max_tasks tasks; MS_ERR_NOMEM. *out stays NULL on error.
-int
-    ms_spec_parse(const char *text, size_t n, const ms_spec_options_t *opts,
+int ms_spec_parse(const char *text, size_t n, const ms_spec_options_t *opts,
                   ms_spec_t **out, ms_diag_t *diag);
 
 //  Rebuild a spec from its canonical expanded text (as returned by
@@ -144,13 +142,11 @@ int
 //  MS_ERR_INVALID with diag when the text is not canonical JSON of an
 //  expanded spec (where = key path, e.g. "tasks[3].width");
 //  MS_ERR_NOMEM.
-int
-    ms_spec_load_canonical(const char *text, size_t n, ms_spec_t **out,
+int ms_spec_load_canonical(const char *text, size_t n, ms_spec_t **out,
                            ms_diag_t *diag);
 
 //  Free a spec; NULL-safe; sets *self_p to NULL.
-void
-    ms_spec_destroy(ms_spec_t **self_p);
+void ms_spec_destroy(ms_spec_t **self_p);
 
 //  For a file dataset: hash the train and test files named in the spec
 //  (streamed BLAKE2b-256) and compute the ids. Only the client or the
@@ -158,101 +154,80 @@ void
 //  nothing to do); MS_ERR_IO with diag (where = the path) when a file
 //  cannot be read; MS_ERR_INVALID when the spec has no paths (loaded
 //  from canonical text).
-int
-    ms_spec_bind_dataset_files(ms_spec_t *self, ms_diag_t *diag);
+int ms_spec_bind_dataset_files(ms_spec_t *self, ms_diag_t *diag);
 
 //  For a file dataset: set the file hashes directly (they came with an
 //  upload) and compute the ids. Returns MS_OK, or MS_ERR_INVALID for a
 //  built-in dataset.
-int
-    ms_spec_set_dataset_hashes(ms_spec_t *self, const ms_hash_t *train,
+int ms_spec_set_dataset_hashes(ms_spec_t *self, const ms_hash_t *train,
                                const ms_hash_t *test);
 
 //  True when the ids and the canonical text are available (always for a
 //  built-in dataset; after bind/set_dataset_hashes for files).
-bool
-    ms_spec_ids_ready(const ms_spec_t *self);
+bool ms_spec_ids_ready(const ms_spec_t *self);
 
 //  The sweep name ("sweep" when the spec gave none). Borrowed.
-const char *
-    ms_spec_name(const ms_spec_t *self);
+const char *ms_spec_name(const ms_spec_t *self);
 
 //  The dataset: built-in name, or paths + label (+ hashes once bound).
 //  Borrowed; valid until the spec is destroyed.
-const ms_spec_dataset_t *
-    ms_spec_dataset(const ms_spec_t *self);
+const ms_spec_dataset_t *ms_spec_dataset(const ms_spec_t *self);
 
 //  The expansion method (grid by default).
-ms_spec_method_t
-    ms_spec_method(const ms_spec_t *self);
+ms_spec_method_t ms_spec_method(const ms_spec_t *self);
 
 //  The metric to optimise (val_accuracy, maximize by default). Borrowed.
-const ms_spec_metric_t *
-    ms_spec_metric(const ms_spec_t *self);
+const ms_spec_metric_t *ms_spec_metric(const ms_spec_t *self);
 
 //  Verification parameters (replicas 1, tolerances 0.01 and 0.02 by
 //  default). Borrowed.
-const ms_spec_verify_t *
-    ms_spec_verify(const ms_spec_t *self);
+const ms_spec_verify_t *ms_spec_verify(const ms_spec_t *self);
 
 //  Which trained weights to keep (sampled by default).
-ms_keep_weights_t
-    ms_spec_keep_weights(const ms_spec_t *self);
+ms_keep_weights_t ms_spec_keep_weights(const ms_spec_t *self);
 
 //  run_cap as given (0 = none).
-int64_t
-    ms_spec_run_cap(const ms_spec_t *self);
+int64_t ms_spec_run_cap(const ms_spec_t *self);
 
 //  sweep_seed as given (0 by default).
-int64_t
-    ms_spec_sweep_seed(const ms_spec_t *self);
+int64_t ms_spec_sweep_seed(const ms_spec_t *self);
 
 //  Number of warnings of the parse (W&B keys ignored, duplicate configs
 //  dropped).
-size_t
-    ms_spec_warning_count(const ms_spec_t *self);
+size_t ms_spec_warning_count(const ms_spec_t *self);
 
 //  The i-th warning, one line of English (borrowed; NULL when out of
 //  range).
-const char *
-    ms_spec_warning(const ms_spec_t *self, size_t i);
+const char *ms_spec_warning(const ms_spec_t *self, size_t i);
 
 //  Number of tasks after expansion and de-duplication.
-size_t
-    ms_spec_task_count(const ms_spec_t *self);
+size_t ms_spec_task_count(const ms_spec_t *self);
 
 //  Copy task i's config into *cfg. Returns MS_OK, or MS_ERR_NOTFOUND when
 //  i >= ms_spec_task_count.
-int
-    ms_spec_task_config(const ms_spec_t *self, size_t i,
+int ms_spec_task_config(const ms_spec_t *self, size_t i,
                         ms_train_config_t *cfg);
 
 //  Task i's canonical config JSON (borrowed, NUL-terminated), or NULL
 //  when i is out of range.
-const char *
-    ms_spec_task_json(const ms_spec_t *self, size_t i);
+const char *ms_spec_task_json(const ms_spec_t *self, size_t i);
 
 //  Task i's id, or NULL when out of range or !ms_spec_ids_ready.
 //  Borrowed.
-const ms_hash_t *
-    ms_spec_task_id(const ms_spec_t *self, size_t i);
+const ms_hash_t *ms_spec_task_id(const ms_spec_t *self, size_t i);
 
 //  The sweep id, or NULL when !ms_spec_ids_ready. Borrowed.
-const ms_hash_t *
-    ms_spec_sweep_id(const ms_spec_t *self);
+const ms_hash_t *ms_spec_sweep_id(const ms_spec_t *self);
 
 //  The canonical expanded spec text (borrowed, NUL-terminated) and its
 //  length in *len (may be NULL), or NULL when !ms_spec_ids_ready.
-const char *
-    ms_spec_canonical(const ms_spec_t *self, size_t *len);
+const char *ms_spec_canonical(const ms_spec_t *self, size_t *len);
 
 //  Name of a method: "grid", "random", "sobol" (static; "?" if unknown).
-const char *
-    ms_spec_method_name(ms_spec_method_t method);
+const char *ms_spec_method_name(ms_spec_method_t method);
 
 //  Name of a keep_weights value: "none", "best", "sampled", "all"
 //  (static; "?" if unknown).
-const char *
-    ms_keep_weights_name(ms_keep_weights_t keep);
+const char *ms_keep_weights_name(ms_keep_weights_t keep);
 
 #endif

@@ -116,14 +116,29 @@ s_enum_name(int param, int v)
 {
     const char *name = "?";
     switch (param) {
-    case S_P_ACTIVATION: name = ms_activation_name((ms_activation_t) v); break;
-    case S_P_INIT: name = ms_init_name((ms_init_t) v); break;
-    case S_P_KIND: name = ms_task_kind_name((ms_task_kind_t) v); break;
-    case S_P_LOSS: name = ms_loss_name((ms_loss_kind_t) v); break;
-    case S_P_OPTIMIZER: name = ms_optim_name((ms_optim_kind_t) v); break;
-    case S_P_SCALE: name = ms_scale_name((ms_scale_t) v); break;
-    case S_P_SCHEDULE: name = ms_schedule_name((ms_schedule_t) v); break;
-    default: break;
+    case S_P_ACTIVATION:
+        name = ms_activation_name((ms_activation_t) v);
+        break;
+    case S_P_INIT:
+        name = ms_init_name((ms_init_t) v);
+        break;
+    case S_P_KIND:
+        name = ms_task_kind_name((ms_task_kind_t) v);
+        break;
+    case S_P_LOSS:
+        name = ms_loss_name((ms_loss_kind_t) v);
+        break;
+    case S_P_OPTIMIZER:
+        name = ms_optim_name((ms_optim_kind_t) v);
+        break;
+    case S_P_SCALE:
+        name = ms_scale_name((ms_scale_t) v);
+        break;
+    case S_P_SCHEDULE:
+        name = ms_schedule_name((ms_schedule_t) v);
+        break;
+    default:
+        break;
     }
     return strcmp(name, "?") == 0 ? NULL : name;
 }
@@ -175,14 +190,22 @@ static int
 s_enum_get(const ms_train_config_t *cfg, int param)
 {
     switch (param) {
-    case S_P_ACTIVATION: return (int) cfg->activation;
-    case S_P_INIT: return (int) cfg->init;
-    case S_P_KIND: return (int) cfg->kind;
-    case S_P_LOSS: return (int) cfg->loss;
-    case S_P_OPTIMIZER: return (int) cfg->optimizer;
-    case S_P_SCALE: return (int) cfg->scale;
-    case S_P_SCHEDULE: return (int) cfg->schedule;
-    default: return 0;
+    case S_P_ACTIVATION:
+        return (int) cfg->activation;
+    case S_P_INIT:
+        return (int) cfg->init;
+    case S_P_KIND:
+        return (int) cfg->kind;
+    case S_P_LOSS:
+        return (int) cfg->loss;
+    case S_P_OPTIMIZER:
+        return (int) cfg->optimizer;
+    case S_P_SCALE:
+        return (int) cfg->scale;
+    case S_P_SCHEDULE:
+        return (int) cfg->schedule;
+    default:
+        return 0;
     }
 }
 
@@ -193,17 +216,28 @@ static double *
 s_float_field(ms_train_config_t *cfg, int param)
 {
     switch (param) {
-    case S_P_BETA1: return &cfg->beta1;
-    case S_P_BETA2: return &cfg->beta2;
-    case S_P_DROPOUT: return &cfg->dropout;
-    case S_P_EPS: return &cfg->eps;
-    case S_P_GAMMA: return &cfg->gamma;
-    case S_P_L2: return &cfg->l2;
-    case S_P_LEAKY_SLOPE: return &cfg->leaky_slope;
-    case S_P_LEARNING_RATE: return &cfg->learning_rate;
-    case S_P_MOMENTUM: return &cfg->momentum;
-    case S_P_VALIDATION_SPLIT: return &cfg->validation_split;
-    default: return NULL;
+    case S_P_BETA1:
+        return &cfg->beta1;
+    case S_P_BETA2:
+        return &cfg->beta2;
+    case S_P_DROPOUT:
+        return &cfg->dropout;
+    case S_P_EPS:
+        return &cfg->eps;
+    case S_P_GAMMA:
+        return &cfg->gamma;
+    case S_P_L2:
+        return &cfg->l2;
+    case S_P_LEAKY_SLOPE:
+        return &cfg->leaky_slope;
+    case S_P_LEARNING_RATE:
+        return &cfg->learning_rate;
+    case S_P_MOMENTUM:
+        return &cfg->momentum;
+    case S_P_VALIDATION_SPLIT:
+        return &cfg->validation_split;
+    default:
+        return NULL;
     }
 }
 
@@ -214,11 +248,16 @@ static int32_t *
 s_int32_field(ms_train_config_t *cfg, int param)
 {
     switch (param) {
-    case S_P_BATCH_SIZE: return &cfg->batch_size;
-    case S_P_EPOCHS: return &cfg->epochs;
-    case S_P_PATIENCE: return &cfg->patience;
-    case S_P_STEP_SIZE: return &cfg->step_size;
-    default: return NULL;
+    case S_P_BATCH_SIZE:
+        return &cfg->batch_size;
+    case S_P_EPOCHS:
+        return &cfg->epochs;
+    case S_P_PATIENCE:
+        return &cfg->patience;
+    case S_P_STEP_SIZE:
+        return &cfg->step_size;
+    default:
+        return NULL;
     }
 }
 
@@ -249,14 +288,21 @@ static const char *
 s_json_type_name(const json_t *value)
 {
     switch (json_typeof(value)) {
-    case JSON_OBJECT: return "a mapping";
-    case JSON_ARRAY: return "a list";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a float";
+    case JSON_OBJECT:
+        return "a mapping";
+    case JSON_ARRAY:
+        return "a list";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a float";
     case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    case JSON_NULL: return "null";
+    case JSON_FALSE:
+        return "a boolean";
+    case JSON_NULL:
+        return "null";
     }
     return "?";
 }
@@ -293,8 +339,8 @@ ms_config_encode_json(const ms_train_config_t *cfg)
             if (p == S_P_HIDDEN_LAYERS || p == S_P_WIDTH) {
                 if (cfg->explicit_sizes)
                     continue;
-                value = json_integer(p == S_P_WIDTH ? cfg->width
-                                                    : cfg->n_hidden);
+                value =
+                    json_integer(p == S_P_WIDTH ? cfg->width : cfg->n_hidden);
             } else if (p == S_P_SEED)
                 value = json_integer((json_int_t) cfg->seed);
             else
@@ -334,23 +380,39 @@ s_set(ms_train_config_t *cfg, int p, const char *key, const json_t *value,
     case MS_CONFIG_PARAM_ENUM: {
         char choices[256];
         if (!json_is_string(value))
-            return ms_diag_set(diag, key, "%s must be one of %s, not %s",
-                               name, s_choices(p, choices, sizeof choices),
+            return ms_diag_set(diag, key, "%s must be one of %s, not %s", name,
+                               s_choices(p, choices, sizeof choices),
                                s_json_type_name(value));
         int v;
         if (!s_enum_parse(p, json_string_value(value), &v))
-            return ms_diag_set(diag, key, "unknown %s '%s' (expected one of %s)",
-                               name, json_string_value(value),
+            return ms_diag_set(diag, key,
+                               "unknown %s '%s' (expected one of %s)", name,
+                               json_string_value(value),
                                s_choices(p, choices, sizeof choices));
         switch (p) {
-        case S_P_ACTIVATION: cfg->activation = (ms_activation_t) v; break;
-        case S_P_INIT: cfg->init = (ms_init_t) v; break;
-        case S_P_KIND: cfg->kind = (ms_task_kind_t) v; break;
-        case S_P_LOSS: cfg->loss = (ms_loss_kind_t) v; break;
-        case S_P_OPTIMIZER: cfg->optimizer = (ms_optim_kind_t) v; break;
-        case S_P_SCALE: cfg->scale = (ms_scale_t) v; break;
-        case S_P_SCHEDULE: cfg->schedule = (ms_schedule_t) v; break;
-        default: break;
+        case S_P_ACTIVATION:
+            cfg->activation = (ms_activation_t) v;
+            break;
+        case S_P_INIT:
+            cfg->init = (ms_init_t) v;
+            break;
+        case S_P_KIND:
+            cfg->kind = (ms_task_kind_t) v;
+            break;
+        case S_P_LOSS:
+            cfg->loss = (ms_loss_kind_t) v;
+            break;
+        case S_P_OPTIMIZER:
+            cfg->optimizer = (ms_optim_kind_t) v;
+            break;
+        case S_P_SCALE:
+            cfg->scale = (ms_scale_t) v;
+            break;
+        case S_P_SCHEDULE:
+            cfg->schedule = (ms_schedule_t) v;
+            break;
+        default:
+            break;
         }
         return MS_OK;
     }
@@ -375,8 +437,7 @@ s_set(ms_train_config_t *cfg, int p, const char *key, const json_t *value,
         if (!s_json_int(value, &v))
             return ms_diag_set(diag, key, "%s must be an integer, not %s%s",
                                name,
-                               json_is_real(value) ? "the non-integral "
-                                                   : "",
+                               json_is_real(value) ? "the non-integral " : "",
                                s_json_type_name(value));
         if (p == S_P_SEED) {
             cfg->seed = v;
@@ -384,7 +445,7 @@ s_set(ms_train_config_t *cfg, int p, const char *key, const json_t *value,
         }
         if (p == S_P_HIDDEN_LAYERS || p == S_P_WIDTH) {
             int64_t layers = p == S_P_HIDDEN_LAYERS ? v : cfg->n_hidden;
-            int64_t width = p == S_P_WIDTH ? v
+            int64_t width = p == S_P_WIDTH        ? v
                             : cfg->explicit_sizes ? 100
                                                   : cfg->width;
             if (layers < 0 || layers > MS_MAX_HIDDEN_LAYERS)
@@ -395,8 +456,7 @@ s_set(ms_train_config_t *cfg, int p, const char *key, const json_t *value,
                 return ms_diag_set_code(diag, MS_ERR_RANGE, key,
                                         "width must be 1..%d, not %lld",
                                         MS_MAX_WIDTH, (long long) v);
-            ms_train_config_set_uniform(cfg, (int32_t) layers,
-                                        (int32_t) width);
+            ms_train_config_set_uniform(cfg, (int32_t) layers, (int32_t) width);
             return MS_OK;
         }
         if (v < INT32_MIN || v > INT32_MAX)
@@ -482,8 +542,8 @@ ms_config_decode_json(const json_t *obj, ms_train_config_t *cfg,
             return ms_diag_set(diag, key, "unknown parameter");
     }
     bool sizes = json_object_get(obj, "hidden_sizes") != NULL;
-    if (sizes && (json_object_get(obj, "hidden_layers")
-                  || json_object_get(obj, "width")))
+    if (sizes && (json_object_get(obj, "hidden_layers") ||
+                  json_object_get(obj, "width")))
         return ms_diag_set(diag, "hidden_sizes",
                            "give either hidden_sizes or hidden_layers/width, "
                            "not both");
@@ -580,8 +640,7 @@ ms_config_set_param_string(ms_train_config_t *cfg, const char *key,
         errno = 0;
         double v = strtod(buf, &end);
         if (*end || !isfinite(v) || errno == ERANGE)
-            return ms_diag_set(diag, key, "'%s' is not a finite number",
-                               text);
+            return ms_diag_set(diag, key, "'%s' is not a finite number", text);
         value = json_real(v);
         break;
     }
@@ -591,8 +650,7 @@ ms_config_set_param_string(ms_train_config_t *cfg, const char *key,
         for (size_t i = 0; !value && i < sizeof s_true / sizeof *s_true; i++)
             if (strcmp(text, s_true[i]) == 0)
                 value = json_true();
-        for (size_t i = 0; !value && i < sizeof s_false / sizeof *s_false;
-             i++)
+        for (size_t i = 0; !value && i < sizeof s_false / sizeof *s_false; i++)
             if (strcmp(text, s_false[i]) == 0)
                 value = json_false();
         if (!value)

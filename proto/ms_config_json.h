@@ -49,8 +49,7 @@ typedef enum {
 //  Caller owns the result; release it with json_decref(). Returns NULL
 //  only when memory runs out or a float field is NaN/infinite (which
 //  ms_train_config_check refuses anyway).
-json_t *
-    ms_config_encode_json(const ms_train_config_t *cfg);
+json_t *ms_config_encode_json(const ms_train_config_t *cfg);
 
 //  Decode a JSON object into *cfg: start from ms_train_config_defaults,
 //  apply every key with ms_config_set_param (architecture keys first,
@@ -60,8 +59,7 @@ json_t *
 //  a value has the wrong type or is out of range, hidden_sizes is given
 //  together with hidden_layers or width: diag->where names the key (or
 //  is empty when obj is not an object). *cfg is unspecified on error.
-int
-    ms_config_decode_json(const json_t *obj, ms_train_config_t *cfg,
+int ms_config_decode_json(const json_t *obj, ms_train_config_t *cfg,
                           ms_diag_t *diag);
 
 //  Set the one parameter key (a DESIGN.md table name; '-' is accepted for
@@ -77,8 +75,7 @@ int
 //  (expected one of relu, leaky_relu, ...)"); MS_ERR_RANGE for an int
 //  that does not fit its field, a layer count or width out of bounds.
 //  diag->where is the key as given. cfg is unchanged on error.
-int
-    ms_config_set_param(ms_train_config_t *cfg, const char *key,
+int ms_config_set_param(ms_train_config_t *cfg, const char *key,
                         const json_t *value, ms_diag_t *diag);
 
 //  Same as ms_config_set_param, from command-line text parsed for the
@@ -87,28 +84,23 @@ int
 //  string means true, for a bare "--early-stopping"), enums by name,
 //  hidden_sizes as comma-separated integers ("100,10"; "" for none).
 //  Same return codes; the reason quotes the text.
-int
-    ms_config_set_param_string(ms_train_config_t *cfg, const char *key,
+int ms_config_set_param_string(ms_train_config_t *cfg, const char *key,
                                const char *text, ms_diag_t *diag);
 
 //  Type of parameter key ('-' or '_' spelling), or
 //  MS_CONFIG_PARAM_UNKNOWN. "hidden_layers" and "width" are INT.
-ms_config_param_type_t
-    ms_config_param_type(const char *key);
+ms_config_param_type_t ms_config_param_type(const char *key);
 
 //  Number of parameter names (26: the keys the JSON form can hold).
-int
-    ms_config_param_count(void);
+int ms_config_param_count(void);
 
 //  The i-th parameter name in sorted order (static string, '_' spelling),
 //  or NULL when i is out of range. For --help texts and error messages.
-const char *
-    ms_config_param_name(int i);
+const char *ms_config_param_name(int i);
 
 //  For an ENUM parameter: write "a, b, c" (its allowed names) into out
 //  (size n, NUL-terminated, truncated if needed) and return out; for any
 //  other key write "" and return out.
-const char *
-    ms_config_param_choices(const char *key, char *out, size_t n);
+const char *ms_config_param_choices(const char *key, char *out, size_t n);
 
 #endif

@@ -151,8 +151,8 @@ s_utf8_len(const unsigned char *s, size_t n)
         cp = cp << 6 | (s[i] & 0x3f);
     }
     //  Overlong forms, surrogates, beyond U+10FFFF.
-    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)
-        || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
         return 0;
     return len;
 }
@@ -176,18 +176,29 @@ s_put_string(s_buf_t *buf, const char *str, size_t n)
         } else if (c < 0x20) {
             const char *shortform = NULL;
             switch (c) {
-            case '\b': shortform = "\\b"; break;
-            case '\f': shortform = "\\f"; break;
-            case '\n': shortform = "\\n"; break;
-            case '\r': shortform = "\\r"; break;
-            case '\t': shortform = "\\t"; break;
-            default: break;
+            case '\b':
+                shortform = "\\b";
+                break;
+            case '\f':
+                shortform = "\\f";
+                break;
+            case '\n':
+                shortform = "\\n";
+                break;
+            case '\r':
+                shortform = "\\r";
+                break;
+            case '\t':
+                shortform = "\\t";
+                break;
+            default:
+                break;
             }
             if (shortform)
                 s_buf_put(buf, shortform, 2);
             else {
-                char esc[6] = {'\\', 'u', '0', '0', s_hex[c >> 4],
-                               s_hex[c & 0xf]};
+                char esc[6] = {'\\', 'u',           '0',
+                               '0',  s_hex[c >> 4], s_hex[c & 0xf]};
                 s_buf_put(buf, esc, 6);
             }
             i++;
@@ -329,7 +340,7 @@ s_put_object(s_buf_t *buf, const json_t *object, int depth)
     json_object_keylen_foreach(mutable_object, key, key_len, value)
     {
         if (i < n)
-            members[i++] = (s_member_t) {key, key_len, value};
+            members[i++] = (s_member_t){key, key_len, value};
     }
     n = i;
     if (n > 1)

@@ -41,13 +41,11 @@
 //  Returns NULL when value is NULL, holds a NaN or infinite real, a
 //  string that is not valid UTF-8, or when memory runs out. Thread-safe
 //  (value is only read).
-char *
-    ms_wire_canon_dump(const json_t *value);
+char *ms_wire_canon_dump(const json_t *value);
 
 //  Same as ms_wire_canon_dump, also giving the length in *len (strings
 //  may not contain NUL bytes in canonical JSON, so strlen works too).
-char *
-    ms_wire_canon_dump_len(const json_t *value, size_t *len);
+char *ms_wire_canon_dump_len(const json_t *value, size_t *len);
 
 //  Write the canonical decimal of v into out (n bytes, at least
 //  MS_WIRE_CANON_DOUBLE_MAX is always enough), NUL-terminated: the
@@ -55,7 +53,6 @@ char *
 //  Python's repr(float) does (see above). Returns the number of
 //  characters written (without the NUL), or -1 for NaN or infinity or
 //  when n is too small (out then holds an empty string if n > 0).
-int
-    ms_wire_canon_format_double(double v, char *out, size_t n);
+int ms_wire_canon_format_double(double v, char *out, size_t n);
 
 #endif

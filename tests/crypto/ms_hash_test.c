@@ -18,12 +18,12 @@
 #include <unistd.h>
 
 //  Reference digests from Python's hashlib.blake2b(digest_size=32).
-#define S_EMPTY_HEX                                                           \
+#define S_EMPTY_HEX                                                            \
     "0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8"
-#define S_ABC_HEX                                                             \
+#define S_ABC_HEX                                                              \
     "bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319"
 //  200000 bytes, byte i = i % 251 (spans several 64 KiB file reads).
-#define S_BIG_HEX                                                             \
+#define S_BIG_HEX                                                              \
     "04bb8ecaae05b9024a76314d4e774b4bda8ad4c662e5dc008764fc6c37284653"
 #define S_BIG_N 200000
 
@@ -143,7 +143,8 @@ test_hex_round_trip(void **state)
     assert_true(ms_hash_equal(&h, &back));
     assert_memory_equal(h.bytes, back.bytes, MS_HASH_BYTES);
     //  Upper case is accepted.
-    char upper[] = "BDDD813C634239723171EF3FEE98579B94964E3BB1CB3E427262C8C068D52319";
+    char upper[] =
+        "BDDD813C634239723171EF3FEE98579B94964E3BB1CB3E427262C8C068D52319";
     assert_int_equal(ms_hash_from_hex(upper, &back), MS_OK);
     assert_true(ms_hash_equal(&h, &back));
 }

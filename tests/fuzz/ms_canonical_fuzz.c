@@ -29,8 +29,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     ms_diag_t diag;
     ms_spec_t *spec = NULL;
-    if (ms_spec_load_canonical((const char *) data, size, &spec, &diag)
-        == MS_OK)
+    if (ms_spec_load_canonical((const char *) data, size, &spec, &diag) ==
+        MS_OK)
         ms_spec_destroy(&spec);
 
     json_t *obj = json_loadb((const char *) data, size, 0, NULL);

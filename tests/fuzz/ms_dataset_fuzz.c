@@ -56,8 +56,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (data[0] & 1) {
         s_write(a, data + 1, size - 1);
         rc = ms_dataset_load_csv(&ds, a, "label", &diag);
-    }
-    else {
+    } else {
         size_t rest = size - 2;
         size_t cut = rest ? (size_t) data[1] * rest / 255 : 0;
         s_write(a, data + 2, cut);
@@ -67,8 +66,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == MS_OK) {
         assert(ds && ds->n_samples >= 1);
         ms_dataset_destroy(&ds);
-    }
-    else
+    } else
         assert(!ds && strstr(diag.where, s_dir) == diag.where);
     return 0;
 }

@@ -40,8 +40,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ms_spec_destroy(&again);
         }
         ms_spec_destroy(&spec);
-    }
-    else
+    } else
         assert(spec == NULL && diag.reason[0]);
     return 0;
 }

@@ -156,8 +156,9 @@ test_design_example(void **state)
     const char *canon = ms_spec_canonical(spec, &len);
     assert_int_equal(len, strlen(canon));
     assert_non_null(strstr(canon, json));
-    assert_memory_equal(canon, "{\"dataset\":{\"name\":\"fashion-mnist\"},"
-                               "\"keep_weights\":\"sampled\",",
+    assert_memory_equal(canon,
+                        "{\"dataset\":{\"name\":\"fashion-mnist\"},"
+                        "\"keep_weights\":\"sampled\",",
                         strlen("{\"dataset\":{\"name\":\"fashion-mnist\"},"
                                "\"keep_weights\":\"sampled\","));
     assert_non_null(strstr(canon, "],\"verify\":{\"accuracy_tolerance\":0.01,"
@@ -190,13 +191,12 @@ test_sklearn_grid(void **state)
     ms_spec_t *spec = s_parse(s_sklearn_spec);
     assert_int_equal(ms_spec_task_count(spec), 8);
     s_assert_ids_distinct(spec);
-    static const int32_t sizes[4][2] = {{10, 0}, {100, 0}, {10, 10},
-                                        {100, 10}};
+    static const int32_t sizes[4][2] = {{10, 0}, {100, 0}, {10, 10}, {100, 10}};
     static const int32_t n_layers[4] = {1, 1, 2, 2};
     for (size_t i = 0; i < 8; i++) {
         ms_train_config_t *cfg = s_task(spec, i);
-        assert_int_equal(cfg->activation, i < 4 ? MS_ACTIVATION_TANH
-                                                : MS_ACTIVATION_RELU);
+        assert_int_equal(cfg->activation,
+                         i < 4 ? MS_ACTIVATION_TANH : MS_ACTIVATION_RELU);
         assert_int_equal(cfg->init, i < 4 ? MS_INIT_XAVIER : MS_INIT_HE);
         assert_true(cfg->explicit_sizes);
         assert_int_equal(cfg->n_hidden, n_layers[i % 4]);
@@ -208,8 +208,8 @@ test_sklearn_grid(void **state)
         assert_int_equal(cfg->epochs, 10);
         free(cfg);
     }
-    assert_non_null(strstr(ms_spec_task_json(spec, 3),
-                           "\"hidden_sizes\":[100,10]"));
+    assert_non_null(
+        strstr(ms_spec_task_json(spec, 3), "\"hidden_sizes\":[100,10]"));
     assert_null(strstr(ms_spec_task_json(spec, 3), "\"width\""));
     ms_spec_destroy(&spec);
 }
@@ -350,15 +350,15 @@ test_sobol_stratified_and_seeded(void **state)
     //  8 points over 8 values: a Sobol net puts one in each eighth, so
     //  each value comes exactly once, for any digital shift (any seed).
     //  16 points over a 4 x 4 grid of two dimensions: one per cell.
-#define S_ONE_DIM                                                             \
-    "dataset: fashion-mnist\nmethod: sobol\nrun_cap: 8\nsweep_seed: %d\n"     \
-    "parameters:\n"                                                           \
+#define S_ONE_DIM                                                              \
+    "dataset: fashion-mnist\nmethod: sobol\nrun_cap: 8\nsweep_seed: %d\n"      \
+    "parameters:\n"                                                            \
     "  width: {values: [10, 11, 12, 13, 14, 15, 16, 17]}\n"
-#define S_TWO_DIM                                                             \
-    "dataset: fashion-mnist\nmethod: sobol\nrun_cap: 16\nsweep_seed: %d\n"    \
-    "parameters:\n"                                                           \
-    "  hidden_layers: {values: [1, 2, 3, 4]}\n"                               \
-    "  width: {values: [10, 11, 12, 13]}\n"                                   \
+#define S_TWO_DIM                                                              \
+    "dataset: fashion-mnist\nmethod: sobol\nrun_cap: 16\nsweep_seed: %d\n"     \
+    "parameters:\n"                                                            \
+    "  hidden_layers: {values: [1, 2, 3, 4]}\n"                                \
+    "  width: {values: [10, 11, 12, 13]}\n"                                    \
     "  learning_rate: {distribution: uniform, min: 0.001, max: 0.002}\n"
     char text[512];
     char first[2][4096];
@@ -382,8 +382,8 @@ test_sobol_stratified_and_seeded(void **state)
         for (size_t i = 0; i < 16; i++) {
             ms_train_config_t *cfg = s_task(spec, i);
             cells[cfg->n_hidden - 1][cfg->width - 10]++;
-            assert_true(cfg->learning_rate >= 0.001
-                        && cfg->learning_rate <= 0.002);
+            assert_true(cfg->learning_rate >= 0.001 &&
+                        cfg->learning_rate <= 0.002);
             free(cfg);
         }
         for (int r = 0; r < 4; r++)
@@ -492,8 +492,8 @@ test_errors_name_key_path(void **state)
          "verify.quorum", "unknown key"},
         {"dataset: fashion-mnist\nkeep_weights: some\n", MS_ERR_INVALID,
          "keep_weights", "unknown value 'some'"},
-        {"dataset: fashion-mnist\ndataset: mnist\n", MS_ERR_INVALID,
-         "dataset", "duplicate key"},
+        {"dataset: fashion-mnist\ndataset: mnist\n", MS_ERR_INVALID, "dataset",
+         "duplicate key"},
         {"- 1\n- 2\n", MS_ERR_INVALID, "", "must be a mapping"},
         {"", MS_ERR_INVALID, "", "empty"},
         {"dataset: fashion-mnist\nparameters:\n"
@@ -513,8 +513,8 @@ test_errors_name_key_path(void **state)
                      cases[i].rc, diag.where, diag.reason);
         assert_null(spec);
         if (strcmp(diag.where, cases[i].where) != 0)
-            fail_msg("case %zu: where '%s', expected '%s' (%s)", i,
-                     diag.where, cases[i].where, diag.reason);
+            fail_msg("case %zu: where '%s', expected '%s' (%s)", i, diag.where,
+                     cases[i].where, diag.reason);
         if (!strstr(diag.reason, cases[i].why))
             fail_msg("case %zu: reason '%s' lacks '%s'", i, diag.reason,
                      cases[i].why);
@@ -592,16 +592,15 @@ test_limits_and_run_cap(void **state)
     ms_spec_t *spec = NULL;
     ms_diag_t diag;
     //  The design grid (216) with run_cap 500 exceeds 100 tasks.
-    assert_int_equal(ms_spec_parse(s_design_spec, strlen(s_design_spec),
-                                   &opts, &spec, &diag),
+    assert_int_equal(ms_spec_parse(s_design_spec, strlen(s_design_spec), &opts,
+                                   &spec, &diag),
                      MS_ERR_RANGE);
     assert_null(spec);
     assert_string_equal(diag.where, "parameters");
     //  run_cap truncates the grid in order.
     char *capped = strdup(s_design_spec);
     memcpy(strstr(capped, "run_cap: 500"), "run_cap:  10", 12);
-    assert_int_equal(ms_spec_parse(capped, strlen(capped), &opts, &spec,
-                                   &diag),
+    assert_int_equal(ms_spec_parse(capped, strlen(capped), &opts, &spec, &diag),
                      MS_OK);
     assert_int_equal(ms_spec_task_count(spec), 10);
     ms_spec_t *full = s_parse(s_design_spec);
@@ -628,10 +627,9 @@ test_canonical_round_trip(void **state)
     const char *canon = ms_spec_canonical(spec, &len);
     ms_spec_t *loaded = NULL;
     ms_diag_t diag;
-    assert_int_equal(ms_spec_load_canonical(canon, len, &loaded, &diag),
-                     MS_OK);
-    assert_true(ms_hash_equal(ms_spec_sweep_id(spec),
-                              ms_spec_sweep_id(loaded)));
+    assert_int_equal(ms_spec_load_canonical(canon, len, &loaded, &diag), MS_OK);
+    assert_true(
+        ms_hash_equal(ms_spec_sweep_id(spec), ms_spec_sweep_id(loaded)));
     assert_int_equal(ms_spec_task_count(loaded), 216);
     for (size_t i = 0; i < 216; i++) {
         assert_true(ms_hash_equal(ms_spec_task_id(spec, i),
@@ -712,26 +710,22 @@ test_file_dataset_ids(void **state)
     ms_hash_bytes("label,x\n0,3\n", 12, &h_test);
     assert_int_equal(ms_spec_set_dataset_hashes(other, &h_train, &h_test),
                      MS_OK);
-    assert_true(ms_hash_equal(ms_spec_sweep_id(spec),
-                              ms_spec_sweep_id(other)));
+    assert_true(ms_hash_equal(ms_spec_sweep_id(spec), ms_spec_sweep_id(other)));
     //  Other file content, other sweep.
     h_test.bytes[0] ^= 1;
     assert_int_equal(ms_spec_set_dataset_hashes(other, &h_train, &h_test),
                      MS_OK);
-    assert_false(ms_hash_equal(ms_spec_sweep_id(spec),
-                               ms_spec_sweep_id(other)));
+    assert_false(
+        ms_hash_equal(ms_spec_sweep_id(spec), ms_spec_sweep_id(other)));
     //  The canonical form loads back, without paths.
     size_t len;
     const char *canon = ms_spec_canonical(spec, &len);
     ms_spec_t *loaded = NULL;
-    assert_int_equal(ms_spec_load_canonical(canon, len, &loaded, &diag),
-                     MS_OK);
+    assert_int_equal(ms_spec_load_canonical(canon, len, &loaded, &diag), MS_OK);
     assert_null(ms_spec_dataset(loaded)->train_path);
     assert_true(ms_spec_dataset(loaded)->hashed);
-    assert_true(ms_hash_equal(&ms_spec_dataset(loaded)->train_hash,
-                              &h_train));
-    assert_int_equal(ms_spec_bind_dataset_files(loaded, &diag),
-                     MS_ERR_INVALID);
+    assert_true(ms_hash_equal(&ms_spec_dataset(loaded)->train_hash, &h_train));
+    assert_int_equal(ms_spec_bind_dataset_files(loaded, &diag), MS_ERR_INVALID);
     //  A missing file is named.
     unlink(test);
     ms_spec_t *missing = s_parse(text);

@@ -17,14 +17,14 @@
 #include <string.h>
 
 //  The canonical JSON of the default config: every key of DESIGN.md.
-#define S_DEFAULT_CANON                                                       \
-    "{\"activation\":\"relu\",\"batch_size\":200,\"beta1\":0.9,"              \
-    "\"beta2\":0.999,\"dropout\":0.0,\"early_stopping\":false,"               \
-    "\"epochs\":10,\"eps\":1e-08,\"gamma\":0.1,\"hidden_layers\":1,"          \
-    "\"init\":\"he\",\"kind\":\"train\",\"l2\":0.0001,"                       \
-    "\"leaky_slope\":0.01,\"learning_rate\":0.001,"                           \
-    "\"loss\":\"cross_entropy\",\"momentum\":0.9,\"optimizer\":\"adam\","     \
-    "\"patience\":5,\"scale\":\"unit\",\"schedule\":\"constant\","            \
+#define S_DEFAULT_CANON                                                        \
+    "{\"activation\":\"relu\",\"batch_size\":200,\"beta1\":0.9,"               \
+    "\"beta2\":0.999,\"dropout\":0.0,\"early_stopping\":false,"                \
+    "\"epochs\":10,\"eps\":1e-08,\"gamma\":0.1,\"hidden_layers\":1,"           \
+    "\"init\":\"he\",\"kind\":\"train\",\"l2\":0.0001,"                        \
+    "\"leaky_slope\":0.01,\"learning_rate\":0.001,"                            \
+    "\"loss\":\"cross_entropy\",\"momentum\":0.9,\"optimizer\":\"adam\","      \
+    "\"patience\":5,\"scale\":\"unit\",\"schedule\":\"constant\","             \
     "\"seed\":1,\"step_size\":10,\"validation_split\":0.1,\"width\":100}"
 
 //  --------------------------------------------------------------------------
@@ -287,34 +287,29 @@ test_set_param_string(void **state)
     (void) state;
     ms_train_config_t *cfg = s_config();
     ms_diag_t diag;
-    assert_int_equal(ms_config_set_param_string(cfg, "learning-rate", "0.01",
-                                                &diag),
-                     MS_OK);
+    assert_int_equal(
+        ms_config_set_param_string(cfg, "learning-rate", "0.01", &diag), MS_OK);
     assert_true(cfg->learning_rate == 0.01);
     assert_int_equal(ms_config_set_param_string(cfg, "epochs", "3", &diag),
                      MS_OK);
     assert_int_equal(cfg->epochs, 3);
-    assert_int_equal(ms_config_set_param_string(cfg, "early-stopping", "",
-                                                &diag),
-                     MS_OK);
+    assert_int_equal(
+        ms_config_set_param_string(cfg, "early-stopping", "", &diag), MS_OK);
     assert_true(cfg->early_stopping);
-    assert_int_equal(ms_config_set_param_string(cfg, "early_stopping", "no",
-                                                &diag),
-                     MS_OK);
+    assert_int_equal(
+        ms_config_set_param_string(cfg, "early_stopping", "no", &diag), MS_OK);
     assert_false(cfg->early_stopping);
-    assert_int_equal(ms_config_set_param_string(cfg, "activation", "tanh",
-                                                &diag),
-                     MS_OK);
+    assert_int_equal(
+        ms_config_set_param_string(cfg, "activation", "tanh", &diag), MS_OK);
     assert_int_equal(cfg->activation, MS_ACTIVATION_TANH);
-    assert_int_equal(ms_config_set_param_string(cfg, "hidden-sizes",
-                                                "100, 10", &diag),
-                     MS_OK);
+    assert_int_equal(
+        ms_config_set_param_string(cfg, "hidden-sizes", "100, 10", &diag),
+        MS_OK);
     assert_true(cfg->explicit_sizes);
     assert_int_equal(cfg->n_hidden, 2);
     assert_int_equal(cfg->hidden_sizes[0], 100);
     assert_int_equal(cfg->hidden_sizes[1], 10);
-    assert_int_equal(ms_config_set_param_string(cfg, "hidden_sizes", "",
-                                                &diag),
+    assert_int_equal(ms_config_set_param_string(cfg, "hidden_sizes", "", &diag),
                      MS_OK);
     assert_int_equal(cfg->n_hidden, 0);
     assert_int_equal(ms_config_set_param_string(cfg, "seed", "-7", &diag),
@@ -325,24 +320,22 @@ test_set_param_string(void **state)
                      MS_ERR_INVALID);
     assert_string_equal(diag.where, "epochs");
     assert_non_null(strstr(diag.reason, "'3x'"));
-    assert_int_equal(ms_config_set_param_string(cfg, "dropout", "lots",
-                                                &diag),
+    assert_int_equal(ms_config_set_param_string(cfg, "dropout", "lots", &diag),
                      MS_ERR_INVALID);
-    assert_int_equal(ms_config_set_param_string(cfg, "dropout", "inf",
-                                                &diag),
+    assert_int_equal(ms_config_set_param_string(cfg, "dropout", "inf", &diag),
                      MS_ERR_INVALID);
-    assert_int_equal(ms_config_set_param_string(cfg, "early_stopping",
-                                                "maybe", &diag),
-                     MS_ERR_INVALID);
-    assert_int_equal(ms_config_set_param_string(cfg, "hidden_sizes", "10,,3",
-                                                &diag),
-                     MS_ERR_INVALID);
-    assert_int_equal(ms_config_set_param_string(cfg, "hidden_sizes", "10,0",
-                                                &diag),
-                     MS_ERR_RANGE);
-    assert_int_equal(ms_config_set_param_string(cfg, "optimizer", "adamax",
-                                                &diag),
-                     MS_ERR_INVALID);
+    assert_int_equal(
+        ms_config_set_param_string(cfg, "early_stopping", "maybe", &diag),
+        MS_ERR_INVALID);
+    assert_int_equal(
+        ms_config_set_param_string(cfg, "hidden_sizes", "10,,3", &diag),
+        MS_ERR_INVALID);
+    assert_int_equal(
+        ms_config_set_param_string(cfg, "hidden_sizes", "10,0", &diag),
+        MS_ERR_RANGE);
+    assert_int_equal(
+        ms_config_set_param_string(cfg, "optimizer", "adamax", &diag),
+        MS_ERR_INVALID);
     assert_non_null(strstr(diag.reason, "adamw"));
     assert_int_equal(ms_config_set_param_string(cfg, "colour", "red", &diag),
                      MS_ERR_INVALID);
@@ -355,9 +348,8 @@ test_param_table(void **state)
     (void) state;
     assert_int_equal(ms_config_param_count(), 26);
     for (int i = 1; i < ms_config_param_count(); i++)
-        assert_true(strcmp(ms_config_param_name(i - 1),
-                           ms_config_param_name(i))
-                    < 0);
+        assert_true(
+            strcmp(ms_config_param_name(i - 1), ms_config_param_name(i)) < 0);
     assert_null(ms_config_param_name(26));
     assert_int_equal(ms_config_param_type("width"), MS_CONFIG_PARAM_INT);
     assert_int_equal(ms_config_param_type("learning-rate"),
