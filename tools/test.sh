@@ -51,8 +51,9 @@ if [ $quick -eq 0 ]; then
         CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug \
             -DMESHSWEEP_CUDA=OFF -DMESHSWEEP_FUZZ=ON >/dev/null
         cmake --build build-fuzz -j "$jobs" --target ms_spec_fuzz \
-            ms_canonical_fuzz ms_dataset_fuzz
-        for t in spec canonical dataset; do
+            ms_canonical_fuzz ms_dataset_fuzz ms_wire_envelope_fuzz \
+            ms_wire_payload_fuzz ms_beacon_fuzz
+        for t in spec canonical dataset wire_envelope wire_payload beacon; do
             corpus=$(mktemp -d)
             if ! build-fuzz/tests/fuzz/ms_${t}_fuzz "$corpus" tests/fuzz/corpus/$t \
                 -max_total_time="${MESHSWEEP_FUZZ_SECONDS:-20}" -rss_limit_mb=2048 \
