@@ -3,7 +3,8 @@
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
-    Implements DESIGN.md "Store (LMDB)" for one node (no gossip yet).
+    Implements DESIGN.md "Store (LMDB)" and the record log of docs/POOL.md
+    "Records".
 
     Layout. One LMDB environment, named databases:
 
@@ -60,11 +61,21 @@
     waits on. On MDB_READERS_FULL (slots left by processes killed while
     reading) we run mdb_reader_check and retry once; it also runs at open.
 
+    Records. The pool's record log (records, blocks, vectors, evidence)
+    and the tables derived from it are described in the second prose
+    block, "Record log and derived tables", further down: every derived
+    table is a pure function of the record set. The single-node writes
+    above (put_sweep, claim_next, put_result, ...) still work beside it:
+    they change the same derived tables directly and are what the node
+    used before records.
+
     Not done: an async write variant (callers block; the node's actor can
-    hand writes to a helper thread if needed), compaction, and records by
-    (origin, incarnation, seq) - they come with gossip.
+    hand writes to a helper thread if needed), compaction.
 */
 #include "ms_store.h"
+
+#include "ms_hash.h"
+#include "ms_store_payload.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -125,6 +136,9 @@ typedef enum {
     S_OP_TASK_STATE,
     S_OP_RESET_CLAIMS,
     S_OP_PUT_RESULT,
+    S_OP_APPEND,
+    S_OP_MERGE,
+    S_OP_MEMBERS,
 } s_op_kind_t;
 
 // One queued write: arguments borrowed from the blocked caller, results.
@@ -143,7 +157,30 @@ typedef struct s_op {
     size_t count;                       // reset claims: tasks reset
     ms_store_task_t *task;              // claim next: the claimed task (owned)
     bool done;                          // set by the writer when rc is final
+    int64_t created_at_ms;              // put sweep: 0 = now
+    // Record log (append, merge).
+    uint64_t incarnation;          // merge: the block's incarnation
+    uint64_t first_seq;            // merge: the block's first seq
+    size_t n_recs;                 // records in the block
+    const uint32_t *kinds;         // n_recs kinds
+    const void *const *payloads;   // n_recs payloads
+    const size_t *lens;            // n_recs payload lengths
+    const uint8_t *sig;            // merge: block signature or NULL
+    size_t sig_len;                // bytes in sig
+    bool explicit_block;           // append: a block of its own
+    ms_record_key_t *keys_out;     // append: n_recs keys, or NULL
+    ms_store_merge_result_t merge; // merge: the outcome
 } s_op_t;
+
+// The block being built by the current write txn from appends of one
+// origin (group commit: one block per origin per commit, up to 64).
+typedef struct {
+    bool open;            // a block can still be extended
+    uint8_t origin[S_ID]; // its origin
+    uint64_t incarnation; // its incarnation
+    uint64_t first_seq;   // its first seq
+    uint32_t n;           // records in it so far
+} s_open_block_t;
 
 struct ms_store {
     MDB_env *env;    // the environment
@@ -154,6 +191,24 @@ struct ms_store {
     MDB_dbi db_tasks;
     MDB_dbi db_task_state;
     MDB_dbi db_results;
+    MDB_dbi db_records; // record log: see "Record log" below
+    MDB_dbi db_blocks;
+    MDB_dbi db_vectors;
+    MDB_dbi db_evidence;
+    MDB_dbi db_equivocators;
+    MDB_dbi db_controls;
+    MDB_dbi db_claims;
+    MDB_dbi db_result_meta;
+    MDB_dbi db_failures;
+    MDB_dbi db_datasets;
+    uint32_t n_members;   // failure rule; writer thread only
+    s_open_block_t block; // writer thread only: current txn's block
+    bool txn_vec_changed; // writer thread only: txn moved a vector
+    uint64_t vec_gen;     // gate_mu: bumped after vector commits
+    uint64_t digest_gen;  // gate_mu: vec_gen of the cached digest
+    bool digest_valid;    // gate_mu: cache filled
+    uint8_t digest[32];   // gate_mu: cached vector digest
+    uint64_t digest_n;    // gate_mu: entries in it
     bool read_only;       // opened with opts.read_only
     unsigned max_batch;   // writes per commit
     uint64_t incarnation; // 64 random bits, made at creation
@@ -577,6 +632,7 @@ s_op_put_sweep(ms_store_t *self, MDB_txn *txn, s_op_t *op)
             return s_mdb(rc, "get task");
     }
     int64_t now = s_now_ms();
+    int64_t created = op->created_at_ms ? op->created_at_ms : now;
     for (size_t i = 0; i < op->n_tasks; i++) {
         const ms_store_task_input_t *in = &op->tasks[i];
         s_task_hdr_t th = {.version = 1,
@@ -622,7 +678,7 @@ s_op_put_sweep(ms_store_t *self, MDB_txn *txn, s_op_t *op)
                         .state = MS_SWEEP_ACTIVE,
                         .priority = op->value,
                         .n_tasks = op->n_tasks,
-                        .created_at_ms = now};
+                        .created_at_ms = created};
     sh.counts[MS_TASK_PENDING] = op->n_tasks;
     return s_sweep_hdr_put(self, txn, op->id, &sh);
 }
@@ -921,6 +977,10 @@ s_op_put_result(ms_store_t *self, MDB_txn *txn, s_op_t *op)
                                  NULL, NULL, false));
 }
 
+static int s_op_append(ms_store_t *self, MDB_txn *txn, s_op_t *op);
+static int s_op_merge(ms_store_t *self, MDB_txn *txn, s_op_t *op);
+static int s_op_members(ms_store_t *self, MDB_txn *txn, s_op_t *op);
+
 //  --------------------------------------------------------------------------
 //  Writer: apply one op in TXN.
 
@@ -941,6 +1001,12 @@ s_op_apply(ms_store_t *self, MDB_txn *txn, s_op_t *op)
         return s_op_reset_claims(self, txn, op);
     case S_OP_PUT_RESULT:
         return s_op_put_result(self, txn, op);
+    case S_OP_APPEND:
+        return s_op_append(self, txn, op);
+    case S_OP_MERGE:
+        return s_op_merge(self, txn, op);
+    case S_OP_MEMBERS:
+        return s_op_members(self, txn, op);
     }
     return MS_ERR_INVALID;
 }
@@ -954,6 +1020,7 @@ s_op_reset(s_op_t *op)
     op->existed = false;
     op->count = 0;
     ms_store_task_destroy(&op->task);
+    memset(&op->merge, 0, sizeof op->merge);
 }
 
 //  --------------------------------------------------------------------------
@@ -964,7 +1031,7 @@ static bool
 s_op_refused(int rc)
 {
     return rc == MS_ERR_NOTFOUND || rc == MS_ERR_CONFLICT ||
-           rc == MS_ERR_INVALID;
+           rc == MS_ERR_INVALID || rc == MS_ERR_RANGE;
 }
 
 //  --------------------------------------------------------------------------
@@ -1004,6 +1071,8 @@ s_batch_apply(ms_store_t *self, s_op_t *batch, size_t n_ops)
         // conflict, invalid) leaves no trace and the txn goes on. Any
         // other failure may leave the txn half-done: abort it.
         int broken = MS_OK;
+        self->block.open = false;
+        self->txn_vec_changed = false;
         for (s_op_t *op = batch; op; op = op->next) {
             s_op_reset(op);
             op->rc = s_op_apply(self, txn, op);
@@ -1046,6 +1115,8 @@ s_batch_apply(ms_store_t *self, s_op_t *batch, size_t n_ops)
             return;
         }
         pthread_mutex_lock(&self->gate_mu);
+        if (self->txn_vec_changed)
+            self->vec_gen++;
         self->stats.n_commits++;
         self->stats.n_writes += n_ops;
         if (n_ops > self->stats.max_batch)
@@ -1194,7 +1265,17 @@ s_open_dbs(ms_store_t *self, const char *dir, ms_diag_t *diag)
                {"sweep_tasks", &self->db_sweep_tasks},
                {"tasks", &self->db_tasks},
                {"task_state", &self->db_task_state},
-               {"results", &self->db_results}};
+               {"results", &self->db_results},
+               {"records", &self->db_records},
+               {"blocks", &self->db_blocks},
+               {"vectors", &self->db_vectors},
+               {"evidence", &self->db_evidence},
+               {"equivocators", &self->db_equivocators},
+               {"sweep_controls", &self->db_controls},
+               {"claims", &self->db_claims},
+               {"result_meta", &self->db_result_meta},
+               {"failures", &self->db_failures},
+               {"datasets", &self->db_datasets}};
     for (size_t i = 0; i < sizeof dbs / sizeof dbs[0]; i++) {
         rc = mdb_dbi_open(txn, dbs[i].name, flags, dbs[i].dbi);
         if (rc != 0) {
@@ -1323,6 +1404,7 @@ ms_store_open(ms_store_t **out, const char *dir, const ms_store_options_t *opts,
         return MS_ERR_NOMEM;
     self->read_only = o.read_only;
     self->max_batch = o.max_batch;
+    self->n_members = 3;
     pthread_mutex_init(&self->gate_mu, NULL);
     pthread_cond_init(&self->gate_cv, NULL);
     pthread_mutex_init(&self->q_mu, NULL);
@@ -1332,7 +1414,7 @@ ms_store_open(ms_store_t **out, const char *dir, const ms_store_options_t *opts,
     int status = MS_OK;
     int rc = mdb_env_create(&self->env);
     if (rc == 0)
-        rc = mdb_env_set_maxdbs(self->env, 16);
+        rc = mdb_env_set_maxdbs(self->env, 32);
     if (rc == 0)
         rc = mdb_env_set_mapsize(self->env, (size_t) o.map_size_bytes);
     if (rc == 0)
@@ -1412,9 +1494,27 @@ ms_store_incarnation(ms_store_t *self)
 void
 ms_store_stats(ms_store_t *self, ms_store_stats_t *out)
 {
+    uint64_t n_rec = 0, n_blk = 0, n_evi = 0, n_eqv = 0;
+    MDB_txn *txn;
+    if (s_read_begin(self, &txn) == MS_OK) {
+        MDB_stat st;
+        if (mdb_stat(txn, self->db_records, &st) == 0)
+            n_rec = st.ms_entries;
+        if (mdb_stat(txn, self->db_blocks, &st) == 0)
+            n_blk = st.ms_entries;
+        if (mdb_stat(txn, self->db_evidence, &st) == 0)
+            n_evi = st.ms_entries / 2; // both records of each conflict
+        if (mdb_stat(txn, self->db_equivocators, &st) == 0)
+            n_eqv = st.ms_entries;
+        s_read_end(self, txn);
+    }
     pthread_mutex_lock(&self->gate_mu);
     *out = self->stats;
     pthread_mutex_unlock(&self->gate_mu);
+    out->n_records = n_rec;
+    out->n_blocks = n_blk;
+    out->n_equivocations = n_evi;
+    out->n_equivocating = n_eqv;
 }
 
 //  --------------------------------------------------------------------------
@@ -1910,4 +2010,1835 @@ ms_sweep_state_name(ms_sweep_state_t state)
     static const char *names[MS_SWEEP_N_STATES] = {"active", "paused",
                                                    "cancelled", "done"};
     return (unsigned) state < MS_SWEEP_N_STATES ? names[state] : "unknown";
+}
+
+/*  =========================================================================
+    Record log and derived tables (docs/POOL.md "Records")
+
+    Layout added to the store (keys big-endian so LMDB's byte order is
+    numeric order; K = origin (32) || incarnation (8) || seq (8)):
+
+      records        K -> kind (u32) || payload
+      blocks         origin || incarnation || first seq -> n (u32) ||
+                     sig_len (u32) || signature
+      vectors        origin || incarnation -> highest contiguous seq (u64)
+      evidence       K || record hash -> kind || payload (both records of
+                     an equivocation)
+      equivocators   origin -> 1
+      sweep_controls sweep || K -> action (u32) || priority (i32); a sweep
+                     record itself is there as action 0 (its priority)
+      claims         task || slot (u32) || epoch (u64) || node -> claim row
+      result_meta    task || node || incarnation || seq -> counted (u8) ||
+                     status (u8) || 0 (u16) || record hash || row + NUL
+      failures       task || node || incarnation || seq -> class (u8) ||
+                     reason + NUL
+      datasets       hash -> the dataset record's payload
+
+    Contiguity. A block is merged only when its first seq is at most
+    held + 1, so the records of (origin, incarnation) are always exactly
+    1..held and the vector entry is the highest seq held. A block above a
+    gap is refused (MS_ERR_RANGE) before anything is written; gossip keeps
+    it and asks for the gap. Each merge is one write txn: a crash leaves
+    the block wholly in or wholly out, derived rows included.
+
+    Blocks. The writer groups the appends of one origin made in one
+    commit into one block (up to 64 records); ms_store_append_many makes
+    a block of its own. A merged block is stored with its boundaries and
+    signature. A block that overlaps what we hold (first seq <= held <
+    last) is stored from held + 1 on, without its signature: peers serve
+    whole stored blocks, so this happens only when two peers cut one
+    origin's log differently, which the trust issue will refuse anyway.
+
+    Derived state as a pure function of the record set. Every apply
+    function reads what it needs from the derived tables and recomputes
+    the affected rows from ALL the records that touch them, never from
+    arrival order:
+    - sweep: the tables of ms_store_put_sweep (created_at 1: the wire has
+      no submission time, and a local clock would differ between nodes;
+      sweeps of equal priority are then served in sweep id order, the
+      same everywhere); then its controls are
+      folded and each task re-derived (results and failures may come
+      first: they are kept by task id whether or not the task is known).
+    - sweep-control: stored by (sweep, record key). The sweep's state and
+      priority are a fold over its controls in (origin, incarnation, seq)
+      order, starting from (active, the sweep record's priority): pause
+      and resume set paused/active, priority sets the priority, cancel is
+      final (a later resume does not undo it). Record order is not global,
+      so this is the simplest rule that every node computes alike; a
+      control meant to override another should come from a record that
+      sorts after it (the node's own later seq always does). The base
+      priority is that of the sweep record with the lowest key (two nodes
+      may publish the same sweep).
+    - claim / release: one row per (task, slot, epoch, node); the lowest
+      record key of each kind is kept, so duplicates from a second
+      incarnation change nothing.
+    - result: every result is kept in result_meta; of one (task, node),
+      the counted one is the lowest seq of each incarnation, and across
+      incarnations the one with the lowest record hash (BLAKE2b of K ||
+      kind || payload) - DESIGN.md's rule as a total order. The results
+      table holds the counted row; the others are duplicates (counted 0).
+    - failure: kept per (task, node, record). A task ends failed when
+      task-class failures come from min(3, n_members) distinct nodes.
+    - dataset: by hash; of two payloads under one hash the smaller bytes
+      are kept.
+    A task's state is derived from all of that: done when some counted
+    result has status ok or diverged (replicas 1), else failed by the rule
+    above, else cancelled when its sweep is, else pending (the single-node
+    API's claimed/running and its failed are local and kept over pending).
+
+    Equivocation. A record held under a key that arrives with other bytes
+    is kept with the held one in evidence, and its origin (node id, all
+    incarnations) is marked: from then on its results and failures no
+    longer count (no results row, not in the failure rule), on every node
+    that has seen both records. Its claims stay (leases are liveness, not
+    safety).
+
+    Not done yet: signatures are stored, not checked; claim and release
+    payloads of finished tasks are not dropped.
+    =========================================================================
+*/
+
+#define S_KEY 48 // origin || incarnation || seq
+
+// Claim row (claims db). Fixed size, native endianness.
+typedef struct {
+    uint8_t claimed;            // a claim record is held
+    uint8_t released;           // a release record is held
+    uint16_t reserved;          // zero
+    uint32_t reason;            // release reason of release_key
+    uint8_t claim_key[S_KEY];   // lowest claim record key (zero: none)
+    uint8_t release_key[S_KEY]; // lowest release record key (zero: none)
+} s_claim_row_t;
+
+//  --------------------------------------------------------------------------
+//  Write a u64 big-endian.
+
+static void
+s_put_be64(uint8_t *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--) {
+        p[i] = (uint8_t) v;
+        v >>= 8;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Read a big-endian u64.
+
+static uint64_t
+s_get_be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+//  --------------------------------------------------------------------------
+//  Build a record key origin || incarnation || seq.
+
+static void
+s_rec_key(uint8_t k[S_KEY], const uint8_t *origin, uint64_t inc, uint64_t seq)
+{
+    memcpy(k, origin, S_ID);
+    s_put_be64(k + S_ID, inc);
+    s_put_be64(k + S_ID + 8, seq);
+}
+
+//  --------------------------------------------------------------------------
+//  Turn a record key back into its parts.
+
+static void
+s_key_parse(const uint8_t *k, ms_record_key_t *key)
+{
+    memcpy(key->origin, k, S_ID);
+    key->incarnation = s_get_be64(k + S_ID);
+    key->seq = s_get_be64(k + S_ID + 8);
+}
+
+//  --------------------------------------------------------------------------
+//  Record hash: BLAKE2b of key || kind (BE) || payload.
+
+static void
+s_rec_hash(const uint8_t key[S_KEY], uint32_t kind, const void *payload,
+           size_t len, uint8_t out[32])
+{
+    ms_hasher_t h;
+    uint8_t kb[4];
+    ms_hash_t digest;
+    s_put_be32(kb, kind);
+    ms_hasher_init(&h);
+    ms_hasher_update(&h, key, S_KEY);
+    ms_hasher_update(&h, kb, 4);
+    ms_hasher_update(&h, payload, len);
+    ms_hasher_final(&h, &digest);
+    memcpy(out, digest.bytes, 32);
+}
+
+//  --------------------------------------------------------------------------
+//  Highest contiguous seq held of (origin, inc); 0 when none.
+
+static int
+s_vector_get(ms_store_t *self, MDB_txn *txn, const uint8_t *origin,
+             uint64_t inc, uint64_t *seq)
+{
+    uint8_t k[S_ID + 8];
+    memcpy(k, origin, S_ID);
+    s_put_be64(k + S_ID, inc);
+    MDB_val key = {sizeof k, k}, val;
+    *seq = 0;
+    int rc = mdb_get(txn, self->db_vectors, &key, &val);
+    if (rc == MDB_NOTFOUND)
+        return MS_OK;
+    if (rc != 0)
+        return s_mdb(rc, "get vector");
+    if (val.mv_size != 8)
+        return s_mdb(MDB_CORRUPTED, "vector value");
+    *seq = s_get_be64(val.mv_data);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Set the vector entry of (origin, inc) to SEQ.
+
+static int
+s_vector_put(ms_store_t *self, MDB_txn *txn, const uint8_t *origin,
+             uint64_t inc, uint64_t seq)
+{
+    uint8_t k[S_ID + 8], v[8];
+    memcpy(k, origin, S_ID);
+    s_put_be64(k + S_ID, inc);
+    s_put_be64(v, seq);
+    MDB_val key = {sizeof k, k}, val = {sizeof v, v};
+    self->txn_vec_changed = true;
+    return s_mdb(mdb_put(txn, self->db_vectors, &key, &val, 0), "put vector");
+}
+
+//  --------------------------------------------------------------------------
+//  Store one record (kind || payload) under KEY; it must be new.
+
+static int
+s_record_put(ms_store_t *self, MDB_txn *txn, const uint8_t key[S_KEY],
+             uint32_t kind, const void *payload, size_t len)
+{
+    MDB_val k = {S_KEY, (void *) key}, v = {4 + len, NULL};
+    int rc =
+        mdb_put(txn, self->db_records, &k, &v, MDB_NOOVERWRITE | MDB_RESERVE);
+    if (rc == MDB_KEYEXIST) // the vector said it was not held
+        return s_mdb(MDB_CORRUPTED, "record above the vector");
+    if (rc != 0)
+        return s_mdb(rc, "put record");
+    s_put_be32(v.mv_data, kind);
+    if (len)
+        memcpy((uint8_t *) v.mv_data + 4, payload, len);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Store a block header: n || sig_len || signature.
+
+static int
+s_block_put(ms_store_t *self, MDB_txn *txn, const uint8_t *origin, uint64_t inc,
+            uint64_t first, uint32_t n, const uint8_t *sig, size_t sig_len)
+{
+    uint8_t k[S_KEY];
+    s_rec_key(k, origin, inc, first);
+    MDB_val key = {S_KEY, k}, val = {8 + sig_len, NULL};
+    int rc = mdb_put(txn, self->db_blocks, &key, &val, MDB_RESERVE);
+    if (rc != 0)
+        return s_mdb(rc, "put block");
+    s_put_be32(val.mv_data, n);
+    s_put_be32((uint8_t *) val.mv_data + 4, (uint32_t) sig_len);
+    if (sig_len)
+        memcpy((uint8_t *) val.mv_data + 8, sig, sig_len);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  True when NODE is marked equivocating (inside TXN); *status gets an
+//  LMDB failure.
+
+static bool
+s_is_equivocator(ms_store_t *self, MDB_txn *txn, const uint8_t *node,
+                 int *status)
+{
+    MDB_val k = {S_ID, (void *) node}, v;
+    int rc = mdb_get(txn, self->db_equivocators, &k, &v);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        *status = s_mdb(rc, "get equivocator");
+    return rc == 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Derive a task's state from the records that touch it (see above) and
+//  move it there. A task not known yet (its sweep record has not come) is
+//  MS_OK: the sweep's apply derives it.
+
+static int
+s_task_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
+{
+    uint8_t task_id[S_ID];
+    memcpy(task_id, task_id_in, S_ID); // may point into the map
+    MDB_val k = {S_ID, task_id}, v;
+    int rc = mdb_get(txn, self->db_tasks, &k, &v);
+    if (rc == MDB_NOTFOUND)
+        return MS_OK;
+    if (rc != 0)
+        return s_mdb(rc, "get task");
+    s_task_hdr_t hdr;
+    if (s_task_decode(task_id, &v, &hdr, NULL) != MS_OK)
+        return s_mdb(MDB_CORRUPTED, "task record");
+
+    bool any_meta = false, done = false;
+    MDB_cursor *cur;
+    rc = mdb_cursor_open(txn, self->db_result_meta, &cur);
+    if (rc != 0)
+        return s_mdb(rc, "cursor result_meta");
+    MDB_val ck = {S_ID, task_id}, cv;
+    for (rc = mdb_cursor_get(cur, &ck, &cv, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &ck, &cv, MDB_NEXT)) {
+        if (ck.mv_size < S_ID || memcmp(ck.mv_data, task_id, S_ID))
+            break;
+        const uint8_t *m = cv.mv_data;
+        any_meta = true;
+        if (cv.mv_size >= 4 && m[0] &&
+            (m[1] == MS_RESULT_STATUS_OK || m[1] == MS_RESULT_STATUS_DIVERGED))
+            done = true;
+    }
+    mdb_cursor_close(cur);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return s_mdb(rc, "cursor result_meta");
+
+    uint32_t n_nodes = 0;
+    bool any_failure = false;
+    uint8_t last[S_ID];
+    rc = mdb_cursor_open(txn, self->db_failures, &cur);
+    if (rc != 0)
+        return s_mdb(rc, "cursor failures");
+    ck.mv_size = S_ID;
+    ck.mv_data = task_id;
+    for (rc = mdb_cursor_get(cur, &ck, &cv, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &ck, &cv, MDB_NEXT)) {
+        if (ck.mv_size != S_ID * 2 + 16 || memcmp(ck.mv_data, task_id, S_ID))
+            break;
+        any_failure = true;
+        const uint8_t *node = (const uint8_t *) ck.mv_data + S_ID;
+        if (cv.mv_size < 1 ||
+            ((const uint8_t *) cv.mv_data)[0] != MS_FAILURE_CLASS_TASK)
+            continue;
+        if (n_nodes == 0 || memcmp(last, node, S_ID) != 0) {
+            int eq_rc = MS_OK;
+            bool skip = s_is_equivocator(self, txn, node, &eq_rc);
+            if (eq_rc != MS_OK) {
+                mdb_cursor_close(cur);
+                return eq_rc;
+            }
+            if (skip)
+                continue; // no longer counted
+            n_nodes++;
+            memcpy(last, node, S_ID);
+        }
+    }
+    mdb_cursor_close(cur);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return s_mdb(rc, "cursor failures");
+    uint32_t needed = self->n_members < 3 ? self->n_members : 3;
+    bool failed = n_nodes > 0 && n_nodes >= needed;
+
+    s_sweep_hdr_t sh;
+    rc = s_sweep_hdr_get(self, txn, hdr.sweep_id, &sh);
+    if (rc != MS_OK)
+        return rc == MS_ERR_NOTFOUND ? s_mdb(MDB_CORRUPTED, "task's sweep")
+                                     : rc;
+    int state;
+    if (done || (!any_meta && hdr.state == MS_TASK_DONE))
+        state = MS_TASK_DONE;
+    else if (failed || (!any_failure && hdr.state == MS_TASK_FAILED))
+        state = MS_TASK_FAILED;
+    else if (sh.state == MS_SWEEP_CANCELLED)
+        state = MS_TASK_CANCELLED;
+    else if (hdr.state == MS_TASK_CLAIMED || hdr.state == MS_TASK_RUNNING ||
+             hdr.state == MS_TASK_CANCELLED)
+        state = hdr.state; // local (single-node API) states
+    else
+        state = MS_TASK_PENDING;
+    if (state == hdr.state)
+        return MS_OK;
+    bool keep = state == MS_TASK_CLAIMED || state == MS_TASK_RUNNING;
+    uint8_t holder[S_ID];
+    memcpy(holder, hdr.holder, S_ID);
+    return s_task_move(self, txn, task_id, &v, &hdr, state,
+                       keep ? holder : NULL, NULL, false);
+}
+
+//  --------------------------------------------------------------------------
+//  Re-derive every task of a sweep.
+
+static int
+s_sweep_derive_tasks(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id)
+{
+    uint8_t *ids = NULL;
+    size_t n = 0, cap = 0;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn, self->db_sweep_tasks, &cur);
+    if (rc != 0)
+        return s_mdb(rc, "cursor sweep_tasks");
+    MDB_val k = {S_ID, (void *) sweep_id}, v;
+    int status = MS_OK;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != S_ID + 4 || memcmp(k.mv_data, sweep_id, S_ID) ||
+            v.mv_size != S_ID)
+            break;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 256;
+            uint8_t *grown = realloc(ids, cap * S_ID);
+            if (!grown) {
+                status = MS_ERR_NOMEM;
+                break;
+            }
+            ids = grown;
+        }
+        memcpy(ids + n++ * S_ID, v.mv_data, S_ID);
+    }
+    mdb_cursor_close(cur);
+    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
+        status = s_mdb(rc, "cursor sweep_tasks");
+    for (size_t i = 0; status == MS_OK && i < n; i++)
+        status = s_task_derive(self, txn, ids + i * S_ID);
+    free(ids);
+    return status;
+}
+
+//  --------------------------------------------------------------------------
+//  Fold a sweep's controls (in record key order) into its state and
+//  priority; re-derive its tasks when it turned cancelled.
+
+static int
+s_sweep_refold(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id_in)
+{
+    uint8_t sweep_id[S_ID];
+    memcpy(sweep_id, sweep_id_in, S_ID);
+    s_sweep_hdr_t sh;
+    int rc = s_sweep_hdr_get(self, txn, sweep_id, &sh);
+    if (rc == MS_ERR_NOTFOUND)
+        return MS_OK; // the sweep record has not come yet
+    if (rc != MS_OK)
+        return rc;
+    int state = MS_SWEEP_ACTIVE;
+    int32_t priority = 0, base = sh.priority;
+    bool have_base = false, have_priority = false;
+    MDB_cursor *cur;
+    rc = mdb_cursor_open(txn, self->db_controls, &cur);
+    if (rc != 0)
+        return s_mdb(rc, "cursor sweep_controls");
+    MDB_val k = {S_ID, sweep_id}, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != S_ID + S_KEY || memcmp(k.mv_data, sweep_id, S_ID))
+            break;
+        if (v.mv_size != 8)
+            continue;
+        uint32_t action = s_get_be32(v.mv_data);
+        int32_t value = (int32_t) s_get_be32((const uint8_t *) v.mv_data + 4);
+        if (action == 0 && !have_base) { // lowest-key sweep record's
+            have_base = true;
+            base = value;
+        } else if (action == MS_SWEEP_CONTROL_PRIORITY) {
+            have_priority = true;
+            priority = value;
+        } else if (action == MS_SWEEP_CONTROL_CANCEL)
+            state = MS_SWEEP_CANCELLED;
+        else if (action == MS_SWEEP_CONTROL_PAUSE &&
+                 state != MS_SWEEP_CANCELLED)
+            state = MS_SWEEP_PAUSED;
+        else if (action == MS_SWEEP_CONTROL_RESUME &&
+                 state != MS_SWEEP_CANCELLED)
+            state = MS_SWEEP_ACTIVE;
+    }
+    mdb_cursor_close(cur);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return s_mdb(rc, "cursor sweep_controls");
+    bool was_cancelled = sh.state == MS_SWEEP_CANCELLED;
+    sh.state = (uint8_t) state;
+    sh.priority = have_priority ? priority : base;
+    rc = s_sweep_hdr_put(self, txn, sweep_id, &sh);
+    if (rc == MS_OK && was_cancelled != (state == MS_SWEEP_CANCELLED))
+        rc = s_sweep_derive_tasks(self, txn, sweep_id);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Apply a sweep record: the tables of ms_store_put_sweep, its base
+//  priority, then its controls and its tasks' states.
+
+static int
+s_apply_sweep(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
+              const ms_store_payload_t *p)
+{
+    const struct ms_store_payload_sweep *s = &p->u.sweep;
+    bool ok =
+        s->n_tasks < UINT32_MAX && s_json_object(s->spec_json, s->spec_len);
+    for (size_t i = 0; ok && i < s->n_tasks; i++)
+        ok = s->tasks[i].config_len < UINT32_MAX / 2 &&
+             s_json_object(s->tasks[i].config_json, s->tasks[i].config_len);
+    if (!ok || s_has_duplicate_ids(s->tasks, s->n_tasks)) {
+        fprintf(stderr, "meshsweep: store: sweep record with an invalid "
+                        "spec or task list; stored, not applied\n");
+        return MS_OK;
+    }
+    s_op_t op = {.kind = S_OP_PUT_SWEEP,
+                 .id = s->sweep_id,
+                 .text = s->spec_json,
+                 .len = s->spec_len,
+                 .value = s->priority,
+                 .tasks = s->tasks,
+                 .n_tasks = s->n_tasks,
+                 .created_at_ms = s->created_at_ms ? s->created_at_ms : 1};
+    int rc = s_op_put_sweep(self, txn, &op);
+    if (rc == MS_ERR_CONFLICT) { // refused before writing
+        fprintf(stderr, "meshsweep: store: sweep record conflicts with a "
+                        "stored sweep or task; stored, not applied\n");
+        return MS_OK;
+    }
+    if (rc != MS_OK)
+        return rc;
+    // Its priority as a control of action 0 under its own record key: of
+    // several sweep records of one sweep (two nodes submitted the same
+    // spec), the lowest key's priority is the base, whatever came first.
+    uint8_t ck[S_ID + S_KEY], cv[8];
+    memcpy(ck, s->sweep_id, S_ID);
+    memcpy(ck + S_ID, key, S_KEY);
+    s_put_be32(cv, 0);
+    s_put_be32(cv + 4, (uint32_t) s->priority);
+    MDB_val k = {sizeof ck, ck}, v = {sizeof cv, cv};
+    rc = s_mdb(mdb_put(txn, self->db_controls, &k, &v, 0), "put control");
+    if (rc == MS_OK)
+        rc = s_sweep_refold(self, txn, s->sweep_id);
+    for (size_t i = 0; rc == MS_OK && !op.existed && i < s->n_tasks; i++)
+        rc = s_task_derive(self, txn, s->tasks[i].task_id);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Apply a sweep-control record.
+
+static int
+s_apply_control(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
+                const ms_store_payload_t *p)
+{
+    uint8_t ck[S_ID + S_KEY], cv[8];
+    memcpy(ck, p->u.control.sweep_id, S_ID);
+    memcpy(ck + S_ID, key, S_KEY);
+    s_put_be32(cv, p->u.control.action);
+    s_put_be32(cv + 4, (uint32_t) p->u.control.priority);
+    MDB_val k = {sizeof ck, ck}, v = {sizeof cv, cv};
+    int rc = s_mdb(mdb_put(txn, self->db_controls, &k, &v, 0), "put control");
+    return rc == MS_OK ? s_sweep_refold(self, txn, p->u.control.sweep_id) : rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Apply a claim or release record to its claims row.
+
+static int
+s_apply_claim(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
+              const ms_store_payload_t *p)
+{
+    uint8_t ck[S_ID + 4 + 8 + S_ID];
+    memcpy(ck, p->u.claim.task_id, S_ID);
+    s_put_be32(ck + S_ID, p->u.claim.slot);
+    s_put_be64(ck + S_ID + 4, p->u.claim.epoch);
+    memcpy(ck + S_ID + 12, key, S_ID); // the node: the record's origin
+    MDB_val k = {sizeof ck, ck}, v;
+    s_claim_row_t row = {0};
+    int rc = mdb_get(txn, self->db_claims, &k, &v);
+    if (rc == 0 && v.mv_size == sizeof row)
+        memcpy(&row, v.mv_data, sizeof row);
+    else if (rc != 0 && rc != MDB_NOTFOUND)
+        return s_mdb(rc, "get claim");
+    if (p->kind == MS_RECORD_CLAIM) {
+        if (row.claimed && memcmp(key, row.claim_key, S_KEY) >= 0)
+            return MS_OK;
+        row.claimed = 1;
+        memcpy(row.claim_key, key, S_KEY);
+    } else {
+        if (row.released && memcmp(key, row.release_key, S_KEY) >= 0)
+            return MS_OK;
+        row.released = 1;
+        row.reason = p->u.claim.reason;
+        memcpy(row.release_key, key, S_KEY);
+    }
+    v.mv_size = sizeof row;
+    v.mv_data = &row;
+    return s_mdb(mdb_put(txn, self->db_claims, &k, &v, 0), "put claim");
+}
+
+// One result of a (task, node) while choosing the counted one.
+typedef struct {
+    uint8_t key[S_ID * 2 + 16]; // result_meta key
+    uint64_t incarnation;       // from the key
+    uint8_t hash[32];           // record hash
+    bool counted;               // flag as stored
+} s_result_ent_t;
+
+//  --------------------------------------------------------------------------
+//  Re-choose the counted result of (task, node): per incarnation the
+//  lowest seq, across incarnations the lowest record hash. Rewrites the
+//  counted flags and the results row.
+
+static int
+s_results_recount(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix)
+{
+    s_result_ent_t *ents = NULL;
+    size_t n = 0, cap = 0;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn, self->db_result_meta, &cur);
+    if (rc != 0)
+        return s_mdb(rc, "cursor result_meta");
+    MDB_val k = {2 * S_ID, (void *) prefix}, v;
+    int status = MS_OK;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != 2 * S_ID + 16 || memcmp(k.mv_data, prefix, 2 * S_ID))
+            break;
+        if (v.mv_size < 4 + 32 + 1)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 4;
+            s_result_ent_t *grown = realloc(ents, cap * sizeof *ents);
+            if (!grown) {
+                status = MS_ERR_NOMEM;
+                break;
+            }
+            ents = grown;
+        }
+        s_result_ent_t *e = &ents[n++];
+        memcpy(e->key, k.mv_data, sizeof e->key);
+        e->incarnation = s_get_be64(e->key + 2 * S_ID);
+        memcpy(e->hash, (const uint8_t *) v.mv_data + 4, 32);
+        e->counted = ((const uint8_t *) v.mv_data)[0] != 0;
+    }
+    mdb_cursor_close(cur);
+    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
+        status = s_mdb(rc, "cursor result_meta");
+    size_t best = SIZE_MAX;
+    bool excluded =
+        status == MS_OK && s_is_equivocator(self, txn, prefix + S_ID, &status);
+    if (excluded && status == MS_OK) { // its results no longer count
+        MDB_val rk = {2 * S_ID, (void *) prefix};
+        int d = mdb_del(txn, self->db_results, &rk, NULL);
+        if (d != 0 && d != MDB_NOTFOUND)
+            status = s_mdb(d, "del result");
+    }
+    for (size_t i = 0; !excluded && status == MS_OK && i < n; i++) {
+        bool first_of_inc =
+            i == 0 || ents[i].incarnation != ents[i - 1].incarnation;
+        if (first_of_inc &&
+            (best == SIZE_MAX || memcmp(ents[i].hash, ents[best].hash, 32) < 0))
+            best = i;
+    }
+    for (size_t i = 0; status == MS_OK && i < n; i++) {
+        bool counted = i == best;
+        if (counted == ents[i].counted && !counted)
+            continue;
+        MDB_val mk = {sizeof ents[i].key, ents[i].key}, mv;
+        rc = mdb_get(txn, self->db_result_meta, &mk, &mv);
+        if (rc != 0) {
+            status = s_mdb(rc, "get result_meta");
+            break;
+        }
+        size_t size = mv.mv_size;
+        uint8_t *copy = malloc(size);
+        if (!copy) {
+            status = MS_ERR_NOMEM;
+            break;
+        }
+        memcpy(copy, mv.mv_data, size);
+        copy[0] = counted;
+        mv.mv_size = size;
+        mv.mv_data = copy;
+        if (counted != ents[i].counted)
+            status = s_mdb(mdb_put(txn, self->db_result_meta, &mk, &mv, 0),
+                           "put result_meta");
+        if (status == MS_OK && counted) {
+            MDB_val rk = {2 * S_ID, ents[i].key}, rv;
+            int g = mdb_get(txn, self->db_results, &rk, &rv);
+            bool same = g == 0 && rv.mv_size == size - 36 &&
+                        memcmp(rv.mv_data, copy + 36, size - 36) == 0;
+            if (g != 0 && g != MDB_NOTFOUND)
+                status = s_mdb(g, "get result");
+            else if (!same) {
+                rv.mv_size = size - 36;
+                rv.mv_data = copy + 36;
+                status = s_mdb(mdb_put(txn, self->db_results, &rk, &rv, 0),
+                               "put result");
+            }
+        }
+        free(copy);
+    }
+    free(ents);
+    return status;
+}
+
+//  --------------------------------------------------------------------------
+//  Apply a result record: keep it, re-choose the counted one, re-derive
+//  the task.
+
+static int
+s_apply_result(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
+               const uint8_t *hash, const ms_store_payload_t *p)
+{
+    uint8_t mk[2 * S_ID + 16];
+    memcpy(mk, p->u.result.task_id, S_ID);
+    memcpy(mk + S_ID, key, S_KEY); // node || incarnation || seq
+    size_t row_len = p->u.result.row_len;
+    MDB_val k = {sizeof mk, mk}, v = {4 + 32 + row_len + 1, NULL};
+    int rc = mdb_put(txn, self->db_result_meta, &k, &v,
+                     MDB_NOOVERWRITE | MDB_RESERVE);
+    if (rc == MDB_KEYEXIST)
+        return MS_OK;
+    if (rc != 0)
+        return s_mdb(rc, "put result_meta");
+    uint8_t *m = v.mv_data;
+    m[0] = 0;
+    m[1] = (uint8_t) p->u.result.status;
+    m[2] = m[3] = 0;
+    memcpy(m + 4, hash, 32);
+    memcpy(m + 36, p->u.result.row_json, row_len);
+    m[36 + row_len] = 0;
+    rc = s_results_recount(self, txn, mk);
+    return rc == MS_OK ? s_task_derive(self, txn, p->u.result.task_id) : rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Apply a failure record.
+
+static int
+s_apply_failure(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
+                const ms_store_payload_t *p)
+{
+    uint8_t fk[2 * S_ID + 16];
+    memcpy(fk, p->u.failure.task_id, S_ID);
+    memcpy(fk + S_ID, key, S_KEY);
+    size_t len = strlen(p->u.failure.reason);
+    MDB_val k = {sizeof fk, fk}, v = {1 + len + 1, NULL};
+    int rc =
+        mdb_put(txn, self->db_failures, &k, &v, MDB_NOOVERWRITE | MDB_RESERVE);
+    if (rc == MDB_KEYEXIST)
+        return MS_OK;
+    if (rc != 0)
+        return s_mdb(rc, "put failure");
+    uint8_t *f = v.mv_data;
+    f[0] = (uint8_t) p->u.failure.failure_class;
+    memcpy(f + 1, p->u.failure.reason, len + 1);
+    return s_task_derive(self, txn, p->u.failure.task_id);
+}
+
+//  --------------------------------------------------------------------------
+//  Apply a dataset record: by hash, the smaller payload bytes kept.
+
+static int
+s_apply_dataset(ms_store_t *self, MDB_txn *txn, const ms_store_payload_t *p,
+                const void *payload, size_t len)
+{
+    MDB_val k = {S_ID, (void *) p->u.dataset.hash}, v;
+    int rc = mdb_get(txn, self->db_datasets, &k, &v);
+    if (rc == 0) {
+        size_t m = v.mv_size < len ? v.mv_size : len;
+        int c = memcmp(payload, v.mv_data, m);
+        if (c > 0 || (c == 0 && len >= v.mv_size))
+            return MS_OK;
+    } else if (rc != MDB_NOTFOUND) {
+        return s_mdb(rc, "get dataset");
+    }
+    v.mv_size = len;
+    v.mv_data = (void *) payload;
+    return s_mdb(mdb_put(txn, self->db_datasets, &k, &v, 0), "put dataset");
+}
+
+//  --------------------------------------------------------------------------
+//  Apply one stored record (P: its decoded payload; NULL: unknown kind
+//  or undecodable, stored only).
+
+static int
+s_apply(ms_store_t *self, MDB_txn *txn, const uint8_t key[S_KEY], uint32_t kind,
+        const ms_store_payload_t *p, const void *payload, size_t len)
+{
+    if (!p)
+        return MS_OK;
+    switch (kind) {
+    case MS_RECORD_SWEEP:
+        return s_apply_sweep(self, txn, key, p);
+    case MS_RECORD_SWEEP_CONTROL:
+        return s_apply_control(self, txn, key, p);
+    case MS_RECORD_DATASET:
+        return s_apply_dataset(self, txn, p, payload, len);
+    case MS_RECORD_CLAIM:
+    case MS_RECORD_RELEASE:
+        return s_apply_claim(self, txn, key, p);
+    case MS_RECORD_RESULT: {
+        uint8_t hash[32];
+        s_rec_hash(key, kind, payload, len, hash);
+        return s_apply_result(self, txn, key, hash, p);
+    }
+    case MS_RECORD_FAILURE:
+        return s_apply_failure(self, txn, key, p);
+    default:
+        return MS_OK;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Decode the payloads of a block for applying; a known kind that does
+//  not decode gives NULL (STRICT: refuse with MS_ERR_INVALID instead).
+
+static int
+s_decode_all(const s_op_t *op, bool strict, ms_store_payload_t **decoded)
+{
+    for (size_t i = 0; i < op->n_recs; i++) {
+        decoded[i] = NULL;
+        int rc = ms_store_payload_decode(op->kinds[i], op->payloads[i],
+                                         op->lens[i], &decoded[i]);
+        if (rc == MS_ERR_NOMEM)
+            return rc;
+        if (rc == MS_ERR_INVALID && strict)
+            return rc;
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Free what s_decode_all made.
+
+static void
+s_decoded_free(ms_store_payload_t **decoded, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ms_store_payload_destroy(&decoded[i]);
+}
+
+//  --------------------------------------------------------------------------
+//  Writer: append this node's records (one op) and grow the current
+//  block of its origin when the previous append of this commit allows.
+
+static int
+s_op_append(ms_store_t *self, MDB_txn *txn, s_op_t *op)
+{
+    ms_store_payload_t *decoded[MS_RECORD_MAX_BLOCK] = {0};
+    const uint8_t *origin = op->node;
+    uint64_t inc = self->incarnation, held;
+    int rc = s_decode_all(op, true, decoded);
+    if (rc == MS_OK)
+        rc = s_vector_get(self, txn, origin, inc, &held);
+    if (rc != MS_OK) { // refused (invalid) or broken, nothing written
+        s_decoded_free(decoded, op->n_recs);
+        return rc;
+    }
+    for (size_t i = 0; rc == MS_OK && i < op->n_recs; i++) {
+        uint8_t key[S_KEY];
+        s_rec_key(key, origin, inc, held + 1 + i);
+        rc = s_record_put(self, txn, key, op->kinds[i], op->payloads[i],
+                          op->lens[i]);
+        if (rc == MS_OK)
+            rc = s_written(s_apply(self, txn, key, op->kinds[i], decoded[i],
+                                   op->payloads[i], op->lens[i]));
+        if (rc == MS_OK && op->keys_out) {
+            memcpy(op->keys_out[i].origin, origin, S_ID);
+            op->keys_out[i].incarnation = inc;
+            op->keys_out[i].seq = held + 1 + i;
+        }
+    }
+    s_decoded_free(decoded, op->n_recs);
+    if (rc != MS_OK)
+        return rc;
+    s_open_block_t *b = &self->block;
+    if (!op->explicit_block && b->open && b->incarnation == inc &&
+        memcmp(b->origin, origin, S_ID) == 0 &&
+        b->first_seq + b->n == held + 1 &&
+        b->n + op->n_recs <= MS_RECORD_MAX_BLOCK) {
+        b->n += (uint32_t) op->n_recs;
+    } else {
+        b->open = !op->explicit_block;
+        memcpy(b->origin, origin, S_ID);
+        b->incarnation = inc;
+        b->first_seq = held + 1;
+        b->n = (uint32_t) op->n_recs;
+    }
+    rc = s_block_put(self, txn, origin, inc, b->first_seq, b->n, NULL, 0);
+    if (rc == MS_OK)
+        rc = s_vector_put(self, txn, origin, inc, held + op->n_recs);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Writer: an origin was just marked equivocating: recount every (task,
+//  node) of its results and re-derive every task it has results or
+//  failures for (one scan of each table: a rare event).
+
+static int
+s_origin_uncount(ms_store_t *self, MDB_txn *txn, const uint8_t *origin_in)
+{
+    uint8_t origin[S_ID];
+    memcpy(origin, origin_in, S_ID);
+    uint8_t *tasks = NULL;
+    size_t n = 0, cap = 0;
+    int status = MS_OK;
+    MDB_dbi dbis[2] = {self->db_result_meta, self->db_failures};
+    for (int t = 0; t < 2 && status == MS_OK; t++) {
+        MDB_cursor *cur;
+        int rc = mdb_cursor_open(txn, dbis[t], &cur);
+        if (rc != 0) {
+            status = s_mdb(rc, "cursor (uncount)");
+            break;
+        }
+        MDB_val k, v;
+        for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+             rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+            if (k.mv_size != 2 * S_ID + 16 ||
+                memcmp((const uint8_t *) k.mv_data + S_ID, origin, S_ID))
+                continue;
+            if (n > 0 && memcmp(tasks + (n - 1) * S_ID, k.mv_data, S_ID) == 0)
+                continue;
+            if (n == cap) {
+                cap = cap ? cap * 2 : 64;
+                uint8_t *grown = realloc(tasks, cap * S_ID);
+                if (!grown) {
+                    status = MS_ERR_NOMEM;
+                    break;
+                }
+                tasks = grown;
+            }
+            memcpy(tasks + n++ * S_ID, k.mv_data, S_ID);
+        }
+        mdb_cursor_close(cur);
+        if (status == MS_OK && rc != MDB_NOTFOUND)
+            status = s_mdb(rc, "cursor (uncount)");
+    }
+    for (size_t i = 0; status == MS_OK && i < n; i++) {
+        uint8_t prefix[2 * S_ID];
+        memcpy(prefix, tasks + i * S_ID, S_ID);
+        memcpy(prefix + S_ID, origin, S_ID);
+        status = s_results_recount(self, txn, prefix);
+        if (status == MS_OK)
+            status = s_task_derive(self, txn, prefix);
+    }
+    free(tasks);
+    return status;
+}
+
+//  --------------------------------------------------------------------------
+//  Writer: keep both records of an equivocation as evidence and mark the
+//  origin.
+
+static int
+s_equivocate(ms_store_t *self, MDB_txn *txn, const uint8_t key[S_KEY],
+             uint32_t kind, const void *payload, size_t len,
+             const MDB_val *held)
+{
+    size_t held_len = held->mv_size;
+    uint8_t *held_copy = malloc(held_len ? held_len : 1);
+    if (!held_copy)
+        return MS_ERR_NOMEM;
+    memcpy(held_copy, held->mv_data, held_len);
+    int rc = MS_OK;
+    for (int which = 0; rc == MS_OK && which < 2; which++) {
+        uint32_t k_kind = which ? s_get_be32(held_copy) : kind;
+        const uint8_t *body = which ? held_copy + 4 : payload;
+        size_t body_len = which ? held_len - 4 : len;
+        uint8_t ek[S_KEY + 32];
+        memcpy(ek, key, S_KEY);
+        s_rec_hash(key, k_kind, body, body_len, ek + S_KEY);
+        MDB_val k = {sizeof ek, ek}, v = {4 + body_len, NULL};
+        int put = mdb_put(txn, self->db_evidence, &k, &v,
+                          MDB_NOOVERWRITE | MDB_RESERVE);
+        if (put == MDB_KEYEXIST)
+            continue;
+        rc = s_mdb(put, "put evidence");
+        if (rc == MS_OK) {
+            s_put_be32(v.mv_data, k_kind);
+            if (body_len)
+                memcpy((uint8_t *) v.mv_data + 4, body, body_len);
+        }
+    }
+    free(held_copy);
+    if (rc != MS_OK)
+        return rc;
+    uint8_t one = 1;
+    MDB_val ok = {S_ID, (void *) key}, ov = {1, &one};
+    rc = mdb_put(txn, self->db_equivocators, &ok, &ov, MDB_NOOVERWRITE);
+    if (rc == MDB_KEYEXIST)
+        return MS_OK; // marked before
+    if (rc != 0)
+        return s_mdb(rc, "put equivocator");
+    return s_origin_uncount(self, txn, key);
+}
+
+//  --------------------------------------------------------------------------
+//  Writer: merge a peer's block.
+
+static int
+s_op_merge(ms_store_t *self, MDB_txn *txn, s_op_t *op)
+{
+    const uint8_t *origin = op->node;
+    uint64_t inc = op->incarnation, held;
+    int rc = s_vector_get(self, txn, origin, inc, &held);
+    if (rc != MS_OK)
+        return rc;
+    if (op->first_seq > held + 1)
+        return MS_ERR_RANGE; // a gap: refused before any write
+    ms_store_payload_t *decoded[MS_RECORD_MAX_BLOCK] = {0};
+    rc = s_decode_all(op, false, decoded);
+    uint64_t last = op->first_seq + op->n_recs - 1;
+    for (size_t i = 0; rc == MS_OK && i < op->n_recs; i++) {
+        uint64_t seq = op->first_seq + i;
+        uint8_t key[S_KEY];
+        s_rec_key(key, origin, inc, seq);
+        const uint8_t *payload = op->payloads[i];
+        size_t len = op->lens[i];
+        if (seq <= held) {
+            MDB_val k = {S_KEY, key}, v;
+            int g = mdb_get(txn, self->db_records, &k, &v);
+            if (g != 0) {
+                rc = s_mdb(g == MDB_NOTFOUND ? MDB_CORRUPTED : g,
+                           "record below the vector");
+                break;
+            }
+            if (v.mv_size == 4 + len && s_get_be32(v.mv_data) == op->kinds[i] &&
+                (len == 0 ||
+                 memcmp((uint8_t *) v.mv_data + 4, payload, len) == 0)) {
+                op->merge.n_duplicate++;
+                continue;
+            }
+            op->merge.n_conflict++;
+            op->merge.equivocation = true;
+            rc = s_equivocate(self, txn, key, op->kinds[i], payload, len, &v);
+            continue;
+        }
+        rc = s_record_put(self, txn, key, op->kinds[i], payload, len);
+        if (rc == MS_OK)
+            rc =
+                s_apply(self, txn, key, op->kinds[i], decoded[i], payload, len);
+        if (rc == MS_OK)
+            op->merge.n_new++;
+    }
+    s_decoded_free(decoded, op->n_recs);
+    if (rc == MS_OK && last > held) {
+        bool whole = op->first_seq > held;
+        uint64_t first = whole ? op->first_seq : held + 1;
+        rc = s_block_put(self, txn, origin, inc, first,
+                         (uint32_t) (last - first + 1), whole ? op->sig : NULL,
+                         whole ? op->sig_len : 0);
+        if (rc == MS_OK)
+            rc = s_vector_put(self, txn, origin, inc, last);
+        held = last;
+    }
+    op->merge.held = held;
+    return s_written(rc);
+}
+
+//  --------------------------------------------------------------------------
+//  Writer: set the member count and re-derive every task with failures.
+
+static int
+s_op_members(ms_store_t *self, MDB_txn *txn, s_op_t *op)
+{
+    self->n_members = (uint32_t) op->value;
+    uint8_t *ids = NULL;
+    size_t n = 0, cap = 0;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn, self->db_failures, &cur);
+    if (rc != 0)
+        return s_mdb(rc, "cursor failures");
+    MDB_val k, v;
+    int status = MS_OK;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size < S_ID ||
+            (n > 0 && memcmp(ids + (n - 1) * S_ID, k.mv_data, S_ID) == 0))
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            uint8_t *grown = realloc(ids, cap * S_ID);
+            if (!grown) {
+                status = MS_ERR_NOMEM;
+                break;
+            }
+            ids = grown;
+        }
+        memcpy(ids + n++ * S_ID, k.mv_data, S_ID);
+    }
+    mdb_cursor_close(cur);
+    if (status == MS_OK && rc != MDB_NOTFOUND)
+        status = s_mdb(rc, "cursor failures");
+    for (size_t i = 0; status == MS_OK && i < n; i++)
+        status = s_written(s_task_derive(self, txn, ids + i * S_ID));
+    free(ids);
+    return status;
+}
+
+//  --------------------------------------------------------------------------
+//  Check a block's arrays against the limits.
+
+static bool
+s_block_valid(size_t n, const uint32_t *kinds, const void *const *payloads,
+              const size_t *lens)
+{
+    if (n == 0 || n > MS_RECORD_MAX_BLOCK || !kinds || !payloads || !lens)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (lens[i] > MS_RECORD_MAX_PAYLOAD_BYTES || (lens[i] && !payloads[i]))
+            return false;
+    return true;
+}
+
+//  --------------------------------------------------------------------------
+//  Append one record of this node.
+
+int
+ms_store_append(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
+                uint32_t kind, const void *payload, size_t len,
+                ms_record_key_t *key_out)
+{
+    const void *payloads[1] = {payload};
+    if (!s_block_valid(1, &kind, payloads, &len))
+        return MS_ERR_INVALID;
+    s_op_t op = {.kind = S_OP_APPEND,
+                 .node = origin,
+                 .n_recs = 1,
+                 .kinds = &kind,
+                 .payloads = payloads,
+                 .lens = &len,
+                 .keys_out = key_out};
+    return s_submit(self, &op);
+}
+
+//  --------------------------------------------------------------------------
+//  Append N records of this node as one block.
+
+int
+ms_store_append_many(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
+                     size_t n, const uint32_t kinds[],
+                     const void *const payloads[], const size_t lens[],
+                     ms_record_key_t *keys_out)
+{
+    if (!s_block_valid(n, kinds, payloads, lens))
+        return MS_ERR_INVALID;
+    s_op_t op = {.kind = S_OP_APPEND,
+                 .node = origin,
+                 .n_recs = n,
+                 .kinds = kinds,
+                 .payloads = payloads,
+                 .lens = lens,
+                 .explicit_block = true,
+                 .keys_out = keys_out};
+    return s_submit(self, &op);
+}
+
+//  --------------------------------------------------------------------------
+//  Merge a peer's block.
+
+int
+ms_store_merge_block(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
+                     uint64_t incarnation, uint64_t first_seq, size_t n,
+                     const uint32_t kinds[], const uint8_t *const payloads[],
+                     const size_t lens[], const uint8_t *signature,
+                     size_t sig_len, ms_store_merge_result_t *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    const void *const *pl = (const void *const *) payloads;
+    if (!s_block_valid(n, kinds, pl, lens) || first_seq == 0 ||
+        first_seq > UINT64_MAX - n || sig_len > MS_RECORD_MAX_SIG_BYTES ||
+        (sig_len && !signature))
+        return MS_ERR_INVALID;
+    s_op_t op = {.kind = S_OP_MERGE,
+                 .node = origin,
+                 .incarnation = incarnation,
+                 .first_seq = first_seq,
+                 .n_recs = n,
+                 .kinds = kinds,
+                 .payloads = pl,
+                 .lens = lens,
+                 .sig = signature,
+                 .sig_len = sig_len};
+    int rc = s_submit(self, &op);
+    if (out && (rc == MS_OK || rc == MS_ERR_RANGE))
+        *out = op.merge;
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Queue N ops at once (so they share commits) and wait for all of them.
+
+static void
+s_submit_many(ms_store_t *self, s_op_t *ops, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        ops[i].next = i + 1 < n ? &ops[i + 1] : NULL;
+        ops[i].done = false;
+        ops[i].rc = MS_OK;
+    }
+    pthread_mutex_lock(&self->q_mu);
+    if (self->stopping) {
+        pthread_mutex_unlock(&self->q_mu);
+        for (size_t i = 0; i < n; i++)
+            ops[i].rc = MS_ERR_INTERRUPTED;
+        return;
+    }
+    if (self->q_tail)
+        self->q_tail->next = &ops[0];
+    else
+        self->q_head = &ops[0];
+    self->q_tail = &ops[n - 1];
+    pthread_cond_signal(&self->q_cv);
+    for (size_t i = 0; i < n; i++)
+        while (!ops[i].done)
+            pthread_cond_wait(&self->done_cv, &self->q_mu);
+    pthread_mutex_unlock(&self->q_mu);
+}
+
+//  --------------------------------------------------------------------------
+//  Merge many blocks in shared commits.
+
+int
+ms_store_merge_blocks(ms_store_t *self, const ms_store_block_t *blocks,
+                      size_t n_blocks, int *rcs, ms_store_merge_result_t *outs)
+{
+    if (outs)
+        memset(outs, 0, n_blocks * sizeof *outs);
+    if (n_blocks == 0)
+        return MS_OK;
+    if (self->read_only)
+        return MS_ERR_UNSUPPORTED;
+    if (s_tls_slot(self, false)) {
+        fprintf(stderr, "meshsweep: store: write called inside a read "
+                        "callback; refused\n");
+        return MS_ERR_INVALID;
+    }
+    s_op_t *ops = calloc(n_blocks, sizeof *ops);
+    if (!ops)
+        return MS_ERR_NOMEM;
+    size_t n_ops = 0;
+    int first_err = MS_OK;
+    int *valid = calloc(n_blocks, sizeof *valid);
+    size_t *index = calloc(n_blocks, sizeof *index); // op -> block
+    if (!valid || !index) {
+        free(index);
+        free(valid);
+        free(ops);
+        return MS_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < n_blocks; i++) {
+        const ms_store_block_t *b = &blocks[i];
+        const void *const *pl = (const void *const *) b->payloads;
+        if (!b->origin || !s_block_valid(b->n, b->kinds, pl, b->lens) ||
+            b->first_seq == 0 || b->first_seq > UINT64_MAX - b->n ||
+            b->sig_len > MS_RECORD_MAX_SIG_BYTES ||
+            (b->sig_len && !b->signature)) {
+            valid[i] = MS_ERR_INVALID;
+            continue;
+        }
+        index[n_ops] = i;
+        ops[n_ops++] = (s_op_t){.kind = S_OP_MERGE,
+                                .node = b->origin,
+                                .incarnation = b->incarnation,
+                                .first_seq = b->first_seq,
+                                .n_recs = b->n,
+                                .kinds = b->kinds,
+                                .payloads = pl,
+                                .lens = b->lens,
+                                .sig = b->signature,
+                                .sig_len = b->sig_len};
+    }
+    if (n_ops > 0)
+        s_submit_many(self, ops, n_ops);
+    for (size_t j = 0; j < n_ops; j++) {
+        size_t i = index[j];
+        valid[i] = ops[j].rc;
+        if (outs && (ops[j].rc == MS_OK || ops[j].rc == MS_ERR_RANGE))
+            outs[i] = ops[j].merge;
+    }
+    for (size_t i = 0; i < n_blocks; i++) {
+        if (rcs)
+            rcs[i] = valid[i];
+        if (first_err == MS_OK && valid[i] != MS_OK)
+            first_err = valid[i];
+    }
+    free(index);
+    free(valid);
+    free(ops);
+    return first_err;
+}
+
+//  --------------------------------------------------------------------------
+//  Call fn for each vector entry.
+
+int
+ms_store_vector(ms_store_t *self, ms_store_vector_fn fn, void *arg)
+{
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    MDB_cursor *cur;
+    rc = mdb_cursor_open(txn, self->db_vectors, &cur);
+    if (rc != 0) {
+        s_read_end(self, txn);
+        return s_mdb(rc, "cursor vectors");
+    }
+    int status = MS_OK;
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != S_ID + 8 || v.mv_size != 8) {
+            status = s_mdb(MDB_CORRUPTED, "vector entry");
+            break;
+        }
+        status =
+            fn(arg, k.mv_data, s_get_be64((const uint8_t *) k.mv_data + S_ID),
+               s_get_be64(v.mv_data));
+        if (status != 0)
+            break;
+    }
+    if (status == MS_OK && rc != MDB_NOTFOUND)
+        status = s_mdb(rc, "cursor vectors");
+    mdb_cursor_close(cur);
+    s_read_end(self, txn);
+    return status;
+}
+
+// Digest state while walking the vector.
+typedef struct {
+    ms_hasher_t hasher; // running BLAKE2b
+    uint64_t n;         // entries so far
+} s_vec_digest_t;
+
+//  --------------------------------------------------------------------------
+//  Feed one vector entry into the digest.
+
+static int
+s_vec_digest_fn(void *arg, const uint8_t *origin, uint64_t inc, uint64_t seq)
+{
+    s_vec_digest_t *d = arg;
+    uint8_t e[S_KEY];
+    s_rec_key(e, origin, inc, seq);
+    ms_hasher_update(&d->hasher, e, sizeof e);
+    d->n++;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Digest of the version vector (cached until the next vector commit).
+
+int
+ms_store_vector_digest(ms_store_t *self, uint8_t digest[32],
+                       uint64_t *n_entries)
+{
+    pthread_mutex_lock(&self->gate_mu);
+    uint64_t gen = self->vec_gen;
+    bool cached = self->digest_valid && self->digest_gen == gen;
+    if (cached) {
+        memcpy(digest, self->digest, 32);
+        if (n_entries)
+            *n_entries = self->digest_n;
+    }
+    pthread_mutex_unlock(&self->gate_mu);
+    if (cached)
+        return MS_OK;
+    s_vec_digest_t d = {.n = 0};
+    ms_hasher_init(&d.hasher);
+    int rc = ms_store_vector(self, s_vec_digest_fn, &d);
+    if (rc != MS_OK)
+        return rc;
+    ms_hash_t h;
+    ms_hasher_final(&d.hasher, &h);
+    memcpy(digest, h.bytes, 32);
+    if (n_entries)
+        *n_entries = d.n;
+    pthread_mutex_lock(&self->gate_mu);
+    if (self->vec_gen == gen) {
+        memcpy(self->digest, h.bytes, 32);
+        self->digest_n = d.n;
+        self->digest_gen = gen;
+        self->digest_valid = true;
+    }
+    pthread_mutex_unlock(&self->gate_mu);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Highest contiguous seq held of one (origin, incarnation).
+
+int
+ms_store_held(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
+              uint64_t incarnation, uint64_t *seq)
+{
+    *seq = 0;
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    rc = s_vector_get(self, txn, origin, incarnation, seq);
+    s_read_end(self, txn);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Give one stored block (header value HV) to fn, with its records.
+
+static int
+s_block_emit(ms_store_t *self, MDB_txn *txn, MDB_cursor *rcur,
+             const uint8_t *origin, uint64_t inc, uint64_t first,
+             const MDB_val *hv, ms_store_block_fn fn, void *arg, size_t *n_out)
+{
+    (void) self;
+    (void) txn;
+    if (hv->mv_size < 8)
+        return s_mdb(MDB_CORRUPTED, "block header");
+    const uint8_t *h = hv->mv_data;
+    uint32_t n = s_get_be32(h), sig_len = s_get_be32(h + 4);
+    if (n == 0 || n > MS_RECORD_MAX_BLOCK ||
+        hv->mv_size != 8 + (size_t) sig_len)
+        return s_mdb(MDB_CORRUPTED, "block header");
+    uint32_t kinds[MS_RECORD_MAX_BLOCK];
+    const uint8_t *payloads[MS_RECORD_MAX_BLOCK];
+    size_t lens[MS_RECORD_MAX_BLOCK];
+    uint8_t key[S_KEY];
+    s_rec_key(key, origin, inc, first);
+    MDB_val k = {S_KEY, key}, v;
+    int rc = mdb_cursor_get(rcur, &k, &v, MDB_SET_KEY);
+    for (uint32_t i = 0; i < n; i++) {
+        if (i > 0)
+            rc = mdb_cursor_get(rcur, &k, &v, MDB_NEXT);
+        if (rc != 0 || k.mv_size != S_KEY ||
+            memcmp(k.mv_data, origin, S_ID) != 0 ||
+            s_get_be64((const uint8_t *) k.mv_data + S_ID) != inc ||
+            s_get_be64((const uint8_t *) k.mv_data + S_ID + 8) != first + i ||
+            v.mv_size < 4)
+            return s_mdb(rc && rc != MDB_NOTFOUND ? rc : MDB_CORRUPTED,
+                         "record of a block");
+        kinds[i] = s_get_be32(v.mv_data);
+        payloads[i] = (const uint8_t *) v.mv_data + 4;
+        lens[i] = v.mv_size - 4;
+    }
+    *n_out = n;
+    return fn(arg, origin, inc, first, n, kinds, payloads, lens,
+              sig_len ? h + 8 : NULL, sig_len);
+}
+
+//  --------------------------------------------------------------------------
+//  Call fn for each whole stored block overlapping from..to.
+
+int
+ms_store_read_blocks(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
+                     uint64_t incarnation, uint64_t from_seq, uint64_t to_seq,
+                     size_t max_records, ms_store_block_fn fn, void *arg)
+{
+    if (from_seq == 0)
+        from_seq = 1;
+    if (to_seq < from_seq)
+        return MS_OK;
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    MDB_cursor *bcur = NULL, *rcur = NULL;
+    rc = mdb_cursor_open(txn, self->db_blocks, &bcur);
+    if (rc == 0)
+        rc = mdb_cursor_open(txn, self->db_records, &rcur);
+    int status = rc ? s_mdb(rc, "cursor blocks") : MS_OK;
+    uint8_t prefix[S_ID + 8], start[S_KEY];
+    memcpy(prefix, origin, S_ID);
+    s_put_be64(prefix + S_ID, incarnation);
+    s_rec_key(start, origin, incarnation, from_seq);
+    MDB_val k = {S_KEY, start}, v;
+    // Find the block holding from_seq: the last block starting at or
+    // before it, if it reaches it; else the first block after it.
+    uint64_t first = 0;
+    if (status == MS_OK) {
+        rc = mdb_cursor_get(bcur, &k, &v, MDB_SET_RANGE);
+        bool exact = rc == 0 && k.mv_size == S_KEY &&
+                     memcmp(k.mv_data, start, S_KEY) == 0;
+        if (!exact) {
+            MDB_val pk, pv;
+            int prc = mdb_cursor_get(bcur, &pk, &pv,
+                                     rc == MDB_NOTFOUND ? MDB_LAST : MDB_PREV);
+            if (prc == 0 && pk.mv_size == S_KEY &&
+                memcmp(pk.mv_data, prefix, sizeof prefix) == 0 &&
+                pv.mv_size >= 8 &&
+                s_get_be64((const uint8_t *) pk.mv_data + S_ID + 8) +
+                        s_get_be32(pv.mv_data) >
+                    from_seq) {
+                k = pk;
+                v = pv;
+                rc = 0;
+            } else {
+                k.mv_size = S_KEY;
+                k.mv_data = start;
+                rc = mdb_cursor_get(bcur, &k, &v, MDB_SET_RANGE);
+            }
+        }
+    }
+    size_t n_total = 0;
+    for (; status == MS_OK && rc == 0;
+         rc = mdb_cursor_get(bcur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != S_KEY || memcmp(k.mv_data, prefix, sizeof prefix))
+            break;
+        first = s_get_be64((const uint8_t *) k.mv_data + S_ID + 8);
+        if (first > to_seq)
+            break;
+        size_t n = 0;
+        status = s_block_emit(self, txn, rcur, origin, incarnation, first, &v,
+                              fn, arg, &n);
+        n_total += n;
+        if (max_records > 0 && n_total >= max_records)
+            break;
+    }
+    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
+        status = s_mdb(rc, "cursor blocks");
+    if (rcur)
+        mdb_cursor_close(rcur);
+    if (bcur)
+        mdb_cursor_close(bcur);
+    s_read_end(self, txn);
+    return status;
+}
+
+//  --------------------------------------------------------------------------
+//  Whether an origin is marked equivocating.
+
+int
+ms_store_equivocating(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
+                      bool *out)
+{
+    *out = false;
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    MDB_val k = {S_ID, (void *) origin}, v;
+    rc = mdb_get(txn, self->db_equivocators, &k, &v);
+    *out = rc == 0;
+    rc = rc == 0 || rc == MDB_NOTFOUND ? MS_OK : s_mdb(rc, "get equivocator");
+    s_read_end(self, txn);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Set the member count of the failure rule.
+
+int
+ms_store_set_member_count(ms_store_t *self, uint32_t n_members)
+{
+    if (n_members == 0)
+        return MS_ERR_INVALID;
+    if (n_members > INT32_MAX)
+        n_members = INT32_MAX;
+    s_op_t op = {.kind = S_OP_MEMBERS, .value = (int32_t) n_members};
+    return s_submit(self, &op);
+}
+
+//  --------------------------------------------------------------------------
+//  Call fn for each claim row of a task.
+
+int
+ms_store_claims_by_task(ms_store_t *self,
+                        const uint8_t task_id[MS_STORE_ID_BYTES],
+                        ms_store_claim_fn fn, void *arg)
+{
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    MDB_cursor *cur;
+    rc = mdb_cursor_open(txn, self->db_claims, &cur);
+    if (rc != 0) {
+        s_read_end(self, txn);
+        return s_mdb(rc, "cursor claims");
+    }
+    int status = MS_OK;
+    MDB_val k = {S_ID, (void *) task_id}, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != 2 * S_ID + 12 || memcmp(k.mv_data, task_id, S_ID))
+            break;
+        s_claim_row_t row;
+        if (v.mv_size != sizeof row) {
+            status = s_mdb(MDB_CORRUPTED, "claim row");
+            break;
+        }
+        memcpy(&row, v.mv_data, sizeof row);
+        const uint8_t *kp = k.mv_data;
+        ms_store_claim_t c = {.slot = s_get_be32(kp + S_ID),
+                              .epoch = s_get_be64(kp + S_ID + 4),
+                              .claimed = row.claimed,
+                              .released = row.released,
+                              .reason = row.reason};
+        memcpy(c.task_id, kp, S_ID);
+        memcpy(c.node_id, kp + S_ID + 12, S_ID);
+        if (row.claimed)
+            s_key_parse(row.claim_key, &c.claim_key);
+        if (row.released)
+            s_key_parse(row.release_key, &c.release_key);
+        status = fn(arg, &c);
+        if (status != 0)
+            break;
+    }
+    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
+        status = s_mdb(rc, "cursor claims");
+    mdb_cursor_close(cur);
+    s_read_end(self, txn);
+    return status;
+}
+
+// An active sweep in serving order.
+typedef struct {
+    uint8_t id[S_ID];      // sweep id
+    int32_t priority;      // higher first
+    int64_t created_at_ms; // then earlier first
+} s_sweep_order_t;
+
+//  --------------------------------------------------------------------------
+//  Serving order of sweeps (qsort): priority desc, created asc, id asc.
+
+static int
+s_sweep_order_cmp(const void *a, const void *b)
+{
+    const s_sweep_order_t *x = a, *y = b;
+    if (x->priority != y->priority)
+        return x->priority > y->priority ? -1 : 1;
+    if (x->created_at_ms != y->created_at_ms)
+        return x->created_at_ms < y->created_at_ms ? -1 : 1;
+    return memcmp(x->id, y->id, S_ID);
+}
+
+//  --------------------------------------------------------------------------
+//  Call fn for each open task of the active sweeps, in serving order.
+
+int
+ms_store_pending_tasks(ms_store_t *self, ms_store_task_fn fn, void *arg)
+{
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    s_sweep_order_t *sweeps = NULL;
+    size_t n = 0, cap = 0;
+    int status = MS_OK;
+    MDB_cursor *cur = NULL;
+    rc = mdb_cursor_open(txn, self->db_sweep_meta, &cur);
+    if (rc != 0)
+        status = s_mdb(rc, "cursor sweep_meta");
+    MDB_val k, v;
+    for (rc = status ? MDB_NOTFOUND : mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+         rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        s_sweep_hdr_t sh;
+        if (k.mv_size != S_ID || v.mv_size != sizeof sh)
+            continue;
+        memcpy(&sh, v.mv_data, sizeof sh);
+        if (sh.state != MS_SWEEP_ACTIVE)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            s_sweep_order_t *grown = realloc(sweeps, cap * sizeof *sweeps);
+            if (!grown) {
+                status = MS_ERR_NOMEM;
+                break;
+            }
+            sweeps = grown;
+        }
+        memcpy(sweeps[n].id, k.mv_data, S_ID);
+        sweeps[n].priority = sh.priority;
+        sweeps[n].created_at_ms = sh.created_at_ms;
+        n++;
+    }
+    if (cur)
+        mdb_cursor_close(cur);
+    cur = NULL;
+    if (status == MS_OK && n > 1)
+        qsort(sweeps, n, sizeof *sweeps, s_sweep_order_cmp);
+    if (status == MS_OK) {
+        rc = mdb_cursor_open(txn, self->db_sweep_tasks, &cur);
+        if (rc != 0)
+            status = s_mdb(rc, "cursor sweep_tasks");
+    }
+    for (size_t s = 0; status == MS_OK && s < n; s++) {
+        k.mv_size = S_ID;
+        k.mv_data = sweeps[s].id;
+        for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+             rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+            if (k.mv_size != S_ID + 4 || memcmp(k.mv_data, sweeps[s].id, S_ID))
+                break;
+            MDB_val tk = v, tv;
+            s_task_hdr_t hdr;
+            ms_store_task_t view;
+            int g = mdb_get(txn, self->db_tasks, &tk, &tv);
+            if (g != 0 || tk.mv_size != S_ID ||
+                s_task_decode(tk.mv_data, &tv, &hdr, &view) != MS_OK) {
+                status = s_mdb(g ? g : MDB_CORRUPTED, "task record");
+                break;
+            }
+            if (view.state == MS_TASK_DONE || view.state == MS_TASK_FAILED ||
+                view.state == MS_TASK_CANCELLED)
+                continue;
+            status = fn(arg, &view);
+            if (status != 0)
+                break;
+        }
+        if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
+            status = s_mdb(rc, "cursor sweep_tasks");
+    }
+    if (cur)
+        mdb_cursor_close(cur);
+    free(sweeps);
+    s_read_end(self, txn);
+    return status;
+}
+
+//  --------------------------------------------------------------------------
+//  Number of counted result rows.
+
+int
+ms_store_results_count(ms_store_t *self, uint64_t *n)
+{
+    *n = 0;
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    MDB_stat st;
+    rc = mdb_stat(txn, self->db_results, &st);
+    if (rc == 0)
+        *n = st.ms_entries;
+    s_read_end(self, txn);
+    return rc ? s_mdb(rc, "stat results") : MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Feed a length-prefixed byte string into a hasher.
+
+static void
+s_hash_item(ms_hasher_t *h, const void *data, size_t len)
+{
+    uint8_t lb[8];
+    s_put_be64(lb, len);
+    ms_hasher_update(h, lb, 8);
+    ms_hasher_update(h, data, len);
+}
+
+//  --------------------------------------------------------------------------
+//  Hash one database's entries (key, value) in key order. MODE selects
+//  a projection of local-only fields: 0 as stored, 1 sweep_meta, 2 tasks.
+
+static int
+s_hash_db(MDB_txn *txn, MDB_dbi dbi, const char *name, int mode, ms_hasher_t *h)
+{
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn, dbi, &cur);
+    if (rc != 0)
+        return s_mdb(rc, "cursor (digest)");
+    s_hash_item(h, name, strlen(name));
+    MDB_val k, v;
+    int status = MS_OK;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        s_hash_item(h, k.mv_data, k.mv_size);
+        if (mode == 1 && v.mv_size == sizeof(s_sweep_hdr_t)) {
+            s_sweep_hdr_t sh;
+            memcpy(&sh, v.mv_data, sizeof sh);
+            uint8_t b[4 + 4 + 8 + 8 + 8 * MS_TASK_N_STATES];
+            uint64_t counts[MS_TASK_N_STATES];
+            memcpy(counts, sh.counts, sizeof counts);
+            counts[MS_TASK_PENDING] +=
+                counts[MS_TASK_CLAIMED] + counts[MS_TASK_RUNNING];
+            counts[MS_TASK_CLAIMED] = counts[MS_TASK_RUNNING] = 0;
+            s_put_be32(b, sh.state);
+            s_put_be32(b + 4, (uint32_t) sh.priority);
+            s_put_be64(b + 8, sh.n_tasks);
+            s_put_be64(b + 16, (uint64_t) sh.created_at_ms);
+            for (int i = 0; i < MS_TASK_N_STATES; i++)
+                s_put_be64(b + 24 + 8 * i, counts[i]);
+            s_hash_item(h, b, sizeof b);
+        } else if (mode == 2) {
+            s_task_hdr_t th;
+            ms_store_task_t view;
+            if (k.mv_size != S_ID ||
+                s_task_decode(k.mv_data, &v, &th, &view) != MS_OK) {
+                status = s_mdb(MDB_CORRUPTED, "task record");
+                break;
+            }
+            int state = th.state;
+            if (state == MS_TASK_CLAIMED || state == MS_TASK_RUNNING)
+                state = MS_TASK_PENDING;
+            uint8_t b[S_ID + 8];
+            memcpy(b, th.sweep_id, S_ID);
+            s_put_be32(b + S_ID, th.index);
+            s_put_be32(b + S_ID + 4, (uint32_t) state);
+            s_hash_item(h, b, sizeof b);
+            s_hash_item(h, view.config_json, view.config_len);
+        } else {
+            s_hash_item(h, v.mv_data, v.mv_size);
+        }
+    }
+    if (status == MS_OK && rc != MDB_NOTFOUND)
+        status = s_mdb(rc, "cursor (digest)");
+    mdb_cursor_close(cur);
+    return status;
+}
+
+//  --------------------------------------------------------------------------
+//  Digest of every derived table.
+
+int
+ms_store_state_digest(ms_store_t *self, uint8_t digest[32])
+{
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    struct {
+        MDB_dbi dbi;
+        const char *name;
+        int mode;
+    } tables[] = {{self->db_sweeps, "sweeps", 0},
+                  {self->db_sweep_meta, "sweep_meta", 1},
+                  {self->db_sweep_tasks, "sweep_tasks", 0},
+                  {self->db_tasks, "tasks", 2},
+                  {self->db_results, "results", 0},
+                  {self->db_result_meta, "result_meta", 0},
+                  {self->db_claims, "claims", 0},
+                  {self->db_failures, "failures", 0},
+                  {self->db_datasets, "datasets", 0},
+                  {self->db_controls, "sweep_controls", 0}};
+    ms_hasher_t h;
+    ms_hasher_init(&h);
+    for (size_t i = 0; rc == MS_OK && i < sizeof tables / sizeof tables[0]; i++)
+        rc = s_hash_db(txn, tables[i].dbi, tables[i].name, tables[i].mode, &h);
+    s_read_end(self, txn);
+    ms_hash_t out;
+    ms_hasher_final(&h, &out);
+    if (rc == MS_OK)
+        memcpy(digest, out.bytes, 32);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Digest of the results table.
+
+int
+ms_store_results_digest(ms_store_t *self, uint8_t digest[32])
+{
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    ms_hasher_t h;
+    ms_hasher_init(&h);
+    rc = s_hash_db(txn, self->db_results, "results", 0, &h);
+    s_read_end(self, txn);
+    ms_hash_t out;
+    ms_hasher_final(&h, &out);
+    if (rc == MS_OK)
+        memcpy(digest, out.bytes, 32);
+    return rc;
 }

@@ -1,5 +1,5 @@
 /*  =========================================================================
-    ms_store - the node's LMDB store: sweeps, tasks and their states, results
+    ms_store - the node's LMDB store: record log, sweeps, tasks, results
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
@@ -10,6 +10,13 @@
     killed with SIGKILL reopens with every committed write intact and never
     a half-written record. Reads use their own read transactions from any
     thread and never block the writer. The map grows (doubling) when full.
+
+    Since the pool issue the store also holds the record log (records by
+    (origin, incarnation, seq) in blocks, version vectors, evidence of
+    equivocation; see "Record log" below) and every derived table (sweeps,
+    tasks, results, claims, failures, datasets) is a pure function of the
+    record set. The single-node writes (ms_store_put_sweep, claim_next,
+    put_result, ...) keep working beside it for callers not yet on records.
 
     Ids (sweep, task, node) are 32 raw bytes (BLAKE2b-256 or an Ed25519
     public key). JSON values (spec, task config, result row) are stored as
@@ -135,6 +142,11 @@ typedef struct {
     uint64_t n_commits_read_open; // commits done while this process had
                                   // at least one read transaction open
     uint64_t n_reads_open;        // read transactions open right now
+    // Record log (held in the store, not since open; 0 when unreadable).
+    uint64_t n_records;           // records held (all origins)
+    uint64_t n_blocks;            // blocks held
+    uint64_t n_equivocations;     // conflicting records kept as evidence
+    uint64_t n_equivocating;      // origins marked equivocating
 } ms_store_stats_t;
 
 //  Row callback: one result row's JSON text (NUL-terminated, n bytes
@@ -319,6 +331,255 @@ int
     ms_store_results_by_task(ms_store_t *self,
                              const uint8_t task_id[MS_STORE_ID_BYTES],
                              ms_store_row_fn fn, void *arg);
+
+//  ==========================================================================
+//  Record log (docs/POOL.md "Records", DESIGN.md "Records and
+//  anti-entropy"). Every record that lands, appended here or merged from a
+//  peer, is stored under (origin, incarnation, seq) and applied to the
+//  derived tables (sweeps, tasks, results, claims, failures, datasets) in
+//  the same transaction by one pure function per kind, so two stores
+//  holding the same record set have the same derived state whatever the
+//  arrival order (ms_store_state_digest compares them). Payloads are the
+//  wire payloads of proto/ms_wire.h, read through ms_store_payload.h.
+//  ==========================================================================
+
+#define MS_RECORD_MAX_BLOCK 64                   // records in one block
+#define MS_RECORD_MAX_PAYLOAD_BYTES (8u << 20)   // one record's payload
+#define MS_RECORD_MAX_SIG_BYTES 1024             // block signature bytes
+
+//  Record kinds: numbers are on the wire and on disk; never reuse one. A
+//  kind this node does not know is stored and served, not applied.
+typedef enum {
+    MS_RECORD_SWEEP = 1,
+    MS_RECORD_SWEEP_CONTROL = 2,
+    MS_RECORD_DATASET = 3,
+    MS_RECORD_CLAIM = 4,
+    MS_RECORD_RELEASE = 5,
+    MS_RECORD_COMMIT = 6,
+    MS_RECORD_RESULT = 7,
+    MS_RECORD_FAILURE = 8,
+    MS_RECORD_REEVALUATION = 9,
+} ms_record_kind_t;
+
+//  A record's key: origin node id, the origin store's incarnation, and
+//  its seq (from 1 per (origin, incarnation)).
+typedef struct {
+    uint8_t origin[MS_STORE_ID_BYTES];
+    uint64_t incarnation;
+    uint64_t seq;
+} ms_record_key_t;
+
+//  One record; payload borrowed (from the caller or the map).
+typedef struct {
+    ms_record_key_t key;
+    uint32_t kind;          // ms_record_kind_t, or a kind not known here
+    const uint8_t *payload; // payload bytes, borrowed
+    size_t payload_len;     // bytes in payload
+} ms_record_t;
+
+//  Outcome of ms_store_merge_block.
+typedef struct {
+    size_t n_new;       // records stored and applied now
+    size_t n_duplicate; // records already held, byte for byte the same
+    size_t n_conflict;  // records held with other bytes (evidence kept)
+    bool equivocation;  // n_conflict > 0: the origin is now marked
+    uint64_t held;      // highest contiguous seq held after the merge
+} ms_store_merge_result_t;
+
+//  One claim row of the derived claims table (task, slot, epoch, node),
+//  passed borrowed to ms_store_claims_by_task callbacks.
+typedef struct {
+    uint8_t task_id[MS_STORE_ID_BYTES];
+    uint32_t slot;                      // replica slot, from 0
+    uint64_t epoch;                     // claim epoch, from 1
+    uint8_t node_id[MS_STORE_ID_BYTES]; // claimant (the record's origin)
+    bool claimed;             // a claim record is held (a release may
+                              // arrive first: then false until it does)
+    bool released;            // a release record for it is held
+    uint32_t reason;          // release reason (ms_store_payload.h codes)
+    ms_record_key_t claim_key;   // the claim record (lowest key if several)
+    ms_record_key_t release_key; // the release record (zero when none)
+} ms_store_claim_t;
+
+//  Version vector callback: one (origin, incarnation) with its highest
+//  contiguous seq held. origin borrowed during the call.
+typedef int (*ms_store_vector_fn)(void *arg, const uint8_t *origin,
+                                  uint64_t incarnation, uint64_t seq);
+
+//  Block callback: one stored block, records first_seq .. first_seq+n-1,
+//  with each record's kind, payload and length (arrays of n) and the
+//  block signature (NULL, 0 when none). Everything borrowed during the
+//  call (pointers into the map).
+typedef int (*ms_store_block_fn)(void *arg, const uint8_t *origin,
+                                 uint64_t incarnation, uint64_t first_seq,
+                                 size_t n, const uint32_t *kinds,
+                                 const uint8_t *const *payloads,
+                                 const size_t *lens, const uint8_t *signature,
+                                 size_t sig_len);
+
+//  Claim callback: one claim row, borrowed during the call.
+typedef int (*ms_store_claim_fn)(void *arg, const ms_store_claim_t *claim);
+
+//  Append one record of THIS node: key (ORIGIN, ms_store_incarnation,
+//  next seq), KIND and PAYLOAD (LEN bytes, copied). It is applied to the
+//  derived tables in the same transaction and the call returns once it is
+//  durable. Records of one origin appended in one group commit form one
+//  block (up to MS_RECORD_MAX_BLOCK). *key_out (may be NULL) gets the key.
+//  Errors: MS_ERR_INVALID payload over MS_RECORD_MAX_PAYLOAD_BYTES, or a
+//  known kind whose payload does not decode (nothing stored);
+//  MS_ERR_UNSUPPORTED read-only; MS_ERR_STORE_FULL; MS_ERR_STORE.
+int
+    ms_store_append(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
+                    uint32_t kind, const void *payload, size_t len,
+                    ms_record_key_t *key_out);
+
+//  Append N records (1..MS_RECORD_MAX_BLOCK) of this node as exactly one
+//  block, in one transaction: kinds[i], payloads[i], lens[i]. keys_out
+//  (may be NULL) gets N keys. All or nothing.
+//  Errors: as ms_store_append; MS_ERR_INVALID n out of range.
+int
+    ms_store_append_many(ms_store_t *self,
+                         const uint8_t origin[MS_STORE_ID_BYTES], size_t n,
+                         const uint32_t kinds[], const void *const payloads[],
+                         const size_t lens[], ms_record_key_t *keys_out);
+
+//  Merge a block received from a peer: records first_seq .. first_seq+n-1
+//  of (ORIGIN, INCARNATION), kinds/payloads/lens arrays of N
+//  (1..MS_RECORD_MAX_BLOCK), SIGNATURE (may be NULL, sig_len 0; stored
+//  as given, not checked until the trust issue). Records already held are
+//  compared byte for byte: the same are skipped, different ones are
+//  equivocation (the received record is kept in the evidence table, the
+//  origin is marked equivocating). New records are stored exactly as
+//  received (bytes, kinds, block boundaries), applied to the derived
+//  tables (unknown kinds and payloads that do not decode: stored, not
+//  applied) and the vector advances. *out (may be NULL) says what
+//  happened. Returns once durable.
+//  Errors: MS_ERR_RANGE first_seq > held + 1 (a gap: nothing stored, ask
+//  for the gap); MS_ERR_INVALID n, first_seq 0, a payload or signature
+//  over its limit; MS_ERR_UNSUPPORTED read-only; MS_ERR_STORE_FULL;
+//  MS_ERR_STORE.
+int
+    ms_store_merge_block(ms_store_t *self,
+                         const uint8_t origin[MS_STORE_ID_BYTES],
+                         uint64_t incarnation, uint64_t first_seq, size_t n,
+                         const uint32_t kinds[],
+                         const uint8_t *const payloads[], const size_t lens[],
+                         const uint8_t *signature, size_t sig_len,
+                         ms_store_merge_result_t *out);
+
+//  One block to merge with ms_store_merge_blocks: the arguments of
+//  ms_store_merge_block, borrowed for the call.
+typedef struct {
+    const uint8_t *origin;          // MS_STORE_ID_BYTES bytes
+    uint64_t incarnation;
+    uint64_t first_seq;
+    size_t n;                       // records, 1..MS_RECORD_MAX_BLOCK
+    const uint32_t *kinds;          // n kinds
+    const uint8_t *const *payloads; // n payloads
+    const size_t *lens;             // n payload lengths
+    const uint8_t *signature;       // or NULL
+    size_t sig_len;                 // bytes in signature
+} ms_store_block_t;
+
+//  Merge N_BLOCKS blocks as ms_store_merge_block does, queued together so
+//  they share group commits (catch-up: one fsync per batch, not per
+//  block). Applied in array order, so a block may fill the gap below the
+//  next one. rcs (may be NULL) gets each block's status, outs (may be
+//  NULL) each outcome. Returns MS_OK when every block merged, else the
+//  first block's error (the other blocks are still merged).
+//  Errors: as ms_store_merge_block; MS_ERR_NOMEM.
+int
+    ms_store_merge_blocks(ms_store_t *self, const ms_store_block_t *blocks,
+                          size_t n_blocks, int *rcs,
+                          ms_store_merge_result_t *outs);
+
+//  Call fn for every vector entry (origin, incarnation, highest
+//  contiguous seq held), in key order (origin, then incarnation).
+//  Errors: MS_ERR_STORE; fn's return.
+int
+    ms_store_vector(ms_store_t *self, ms_store_vector_fn fn, void *arg);
+
+//  Digest of the version vector: BLAKE2b-256 over the entries in key
+//  order, each origin (32) || incarnation (8, big-endian) || seq (8,
+//  big-endian); *n_entries (may be NULL) gets the entry count. Cached:
+//  recomputed only after a commit that changed the vector (this process's
+//  commits; another process's writes are seen at the next own commit).
+//  Errors: MS_ERR_STORE.
+int
+    ms_store_vector_digest(ms_store_t *self, uint8_t digest[32],
+                           uint64_t *n_entries);
+
+//  Highest contiguous seq held of (ORIGIN, INCARNATION) into *seq (0 when
+//  none). Errors: MS_ERR_STORE.
+int
+    ms_store_held(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
+                  uint64_t incarnation, uint64_t *seq);
+
+//  Call fn for each stored block of (ORIGIN, INCARNATION) that overlaps
+//  seqs FROM_SEQ..TO_SEQ (whole blocks, so the first may start before
+//  FROM_SEQ and the last end after TO_SEQ), in seq order. When
+//  MAX_RECORDS > 0, stops after the block that reaches MAX_RECORDS
+//  records (at least one block is given). One read txn.
+//  Errors: MS_ERR_STORE (also a block whose records are missing); fn's
+//  return. No block in the range is MS_OK.
+int
+    ms_store_read_blocks(ms_store_t *self,
+                         const uint8_t origin[MS_STORE_ID_BYTES],
+                         uint64_t incarnation, uint64_t from_seq,
+                         uint64_t to_seq, size_t max_records,
+                         ms_store_block_fn fn, void *arg);
+
+//  *out = true when ORIGIN has been seen equivocating (two records under
+//  one key). Errors: MS_ERR_STORE.
+int
+    ms_store_equivocating(ms_store_t *self,
+                          const uint8_t origin[MS_STORE_ID_BYTES], bool *out);
+
+//  Set the member count the failure rule uses: a task ends failed after
+//  task-class failures from min(3, n_members) distinct nodes (DESIGN.md
+//  "Work, claims and leases"; nodes stand for operators in an open pool).
+//  Re-derives the tasks that have failures. Default 3 (not stored: the
+//  node sets it at start and when its view changes).
+//  Errors: MS_ERR_INVALID n_members 0; MS_ERR_UNSUPPORTED read-only;
+//  MS_ERR_STORE_FULL; MS_ERR_STORE.
+int
+    ms_store_set_member_count(ms_store_t *self, uint32_t n_members);
+
+//  Call fn for every claim row of TASK_ID, in (slot, epoch, node) order.
+//  Errors: MS_ERR_STORE; fn's return. No claims is MS_OK.
+int
+    ms_store_claims_by_task(ms_store_t *self,
+                            const uint8_t task_id[MS_STORE_ID_BYTES],
+                            ms_store_claim_fn fn, void *arg);
+
+//  Call fn for every task that is not done, failed or cancelled, of the
+//  active sweeps, by sweep priority (higher first), then submission time
+//  (created_at: for sweeps from records it is not on the wire and is the
+//  same for all, so in effect sweep id order), then task index.
+//  Errors: MS_ERR_STORE; fn's return.
+int
+    ms_store_pending_tasks(ms_store_t *self, ms_store_task_fn fn, void *arg);
+
+//  Number of rows in the results table (counted results) into *n.
+//  Errors: MS_ERR_STORE.
+int
+    ms_store_results_count(ms_store_t *self, uint64_t *n);
+
+//  BLAKE2b-256 over the derived tables' content that is a function of the
+//  record set (sweeps, sweep states and counts, tasks' derived fields,
+//  results with their counted flags, claims, failures, datasets, sweep
+//  controls), table by table in key order; local fields (update times,
+//  attempts, holders of the single-node API) are left out. Two stores
+//  with the same records have the same digest.
+//  Errors: MS_ERR_STORE, MS_ERR_NOMEM.
+int
+    ms_store_state_digest(ms_store_t *self, uint8_t digest[32]);
+
+//  BLAKE2b-256 over the results table only (task || node -> row, in key
+//  order): "the results table is identical on every node".
+//  Errors: MS_ERR_STORE.
+int
+    ms_store_results_digest(ms_store_t *self, uint8_t digest[32]);
 
 //  Name of a task state ("pending", ...); "unknown" when out of range.
 const char *

@@ -1,0 +1,383 @@
+/*  =========================================================================
+    ms_store_payload - record payloads as plain C values (encode, decode)
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    A thin map between the store's payload values and the wire payloads of
+    proto/ms_wire.h (see the header for what each kind maps). Every decoder
+    of ms_wire checks its fields against the wire contract; this class adds
+    what the store needs on top: a sweep's spec must be canonical and hash
+    to its sweep id (the task list and ids come from it), a result row must
+    be a JSON object. A decoded value keeps the wire struct (and for a
+    sweep the rebuilt spec) alive, so its strings are borrowed from them.
+*/
+#include "ms_store_payload.h"
+
+#include "ms_spec.h"
+#include "ms_wire.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+// A decoded payload and what its pointers point into.
+typedef struct {
+    ms_store_payload_t p;         // first: the public value
+    void *wire;                   // the decoded ms_wire_* struct
+    ms_spec_t *spec;              // sweep: the spec rebuilt from its text
+    ms_store_task_input_t *tasks; // sweep: task inputs (into spec)
+} s_decoded_t;
+
+// Release reason texts, by ms_release_reason_t.
+static const char *s_reasons[] = {"done", "shutdown", "outranked", "failed",
+                                  "paused"};
+#define S_N_REASONS (sizeof s_reasons / sizeof s_reasons[0])
+
+//  --------------------------------------------------------------------------
+//  Map a wire status to ours (MS_ERR_PROTOCOL -> MS_ERR_INVALID).
+
+static int
+s_wire_rc(int rc)
+{
+    return rc == MS_ERR_PROTOCOL ? MS_ERR_INVALID : rc;
+}
+
+//  --------------------------------------------------------------------------
+//  An epoch for the wire (which refuses 0).
+
+static uint32_t
+s_epoch(uint64_t epoch)
+{
+    return epoch == 0 ? 1 : (uint32_t) epoch;
+}
+
+//  --------------------------------------------------------------------------
+//  Encode a sweep.
+
+static int
+s_encode_sweep(const ms_store_payload_t *p, uint8_t **out, size_t *len)
+{
+    if (!p->u.sweep.spec_json || p->u.sweep.spec_len == 0)
+        return MS_ERR_INVALID;
+    char *spec = malloc(p->u.sweep.spec_len + 1); // the wire wants a C string
+    if (!spec)
+        return MS_ERR_NOMEM;
+    memcpy(spec, p->u.sweep.spec_json, p->u.sweep.spec_len);
+    spec[p->u.sweep.spec_len] = 0;
+    ms_wire_sweep_t w = {.spec = spec, .priority = p->u.sweep.priority};
+    memcpy(w.sweep_id, p->u.sweep.sweep_id, MS_WIRE_ID_BYTES);
+    int rc = ms_wire_encode_sweep(&w, out, len);
+    free(spec);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Encode a payload.
+
+int
+ms_store_payload_encode(const ms_store_payload_t *p, uint8_t **out, size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    int rc;
+    switch (p->kind) {
+    case MS_RECORD_SWEEP:
+        rc = s_encode_sweep(p, out, len);
+        break;
+    case MS_RECORD_SWEEP_CONTROL: {
+        ms_wire_sweep_control_t w = {
+            .action = (ms_wire_sweep_action_t) p->u.control.action,
+            .priority = p->u.control.priority};
+        memcpy(w.sweep_id, p->u.control.sweep_id, MS_WIRE_ID_BYTES);
+        rc = ms_wire_encode_sweep_control(&w, out, len);
+        break;
+    }
+    case MS_RECORD_DATASET: {
+        ms_wire_dataset_file_t file = {.role = "data"};
+        memcpy(file.hash, p->u.dataset.hash, MS_WIRE_ID_BYTES);
+        ms_wire_dataset_t w = {.files = &file, .n_files = 1};
+        const char *name = p->u.dataset.name ? p->u.dataset.name : "";
+        if (strlen(name) > MS_WIRE_NAME_MAX)
+            return MS_ERR_INVALID;
+        strcpy(w.name, name);
+        rc = ms_wire_encode_dataset(&w, out, len);
+        break;
+    }
+    case MS_RECORD_CLAIM: {
+        if (p->u.claim.epoch > UINT32_MAX)
+            return MS_ERR_INVALID;
+        ms_wire_claim_t w = {.slot = p->u.claim.slot,
+                             .epoch = s_epoch(p->u.claim.epoch)};
+        memcpy(w.task_id, p->u.claim.task_id, MS_WIRE_ID_BYTES);
+        rc = ms_wire_encode_claim(&w, out, len);
+        break;
+    }
+    case MS_RECORD_RELEASE: {
+        if (p->u.claim.epoch > UINT32_MAX || p->u.claim.reason >= S_N_REASONS)
+            return MS_ERR_INVALID;
+        ms_wire_release_t w = {.slot = p->u.claim.slot,
+                               .epoch = s_epoch(p->u.claim.epoch),
+                               .reason = (char *) s_reasons[p->u.claim.reason]};
+        memcpy(w.task_id, p->u.claim.task_id, MS_WIRE_ID_BYTES);
+        rc = ms_wire_encode_release(&w, out, len);
+        break;
+    }
+    case MS_RECORD_RESULT: {
+        if (!p->u.result.row_json || p->u.result.row_len == 0)
+            return MS_ERR_INVALID;
+        char *row = malloc(p->u.result.row_len + 1);
+        if (!row)
+            return MS_ERR_NOMEM;
+        memcpy(row, p->u.result.row_json, p->u.result.row_len);
+        row[p->u.result.row_len] = 0;
+        ms_wire_result_t w = {.slot = p->u.result.slot,
+                              .epoch = s_epoch(p->u.result.epoch),
+                              .row_json = row};
+        memcpy(w.task_id, p->u.result.task_id, MS_WIRE_ID_BYTES);
+        rc = ms_wire_encode_result(&w, out, len);
+        free(row);
+        break;
+    }
+    case MS_RECORD_FAILURE: {
+        if (p->u.failure.failure_class > MS_FAILURE_CLASS_TASK)
+            return MS_ERR_INVALID;
+        ms_wire_failure_t w = {
+            .slot = p->u.failure.slot,
+            .epoch = s_epoch(p->u.failure.epoch),
+            .failure_class = p->u.failure.failure_class == MS_FAILURE_CLASS_TASK
+                                 ? MS_WIRE_FAILURE_TASK
+                                 : MS_WIRE_FAILURE_RESOURCE,
+            .reason =
+                (char *) (p->u.failure.reason ? p->u.failure.reason : "")};
+        memcpy(w.task_id, p->u.failure.task_id, MS_WIRE_ID_BYTES);
+        rc = ms_wire_encode_failure(&w, out, len);
+        break;
+    }
+    default:
+        return MS_ERR_INVALID;
+    }
+    return s_wire_rc(rc);
+}
+
+//  --------------------------------------------------------------------------
+//  Decode a sweep: the wire struct, then its spec and tasks.
+
+static int
+s_decode_sweep(s_decoded_t *d, const uint8_t *data, size_t len)
+{
+    ms_wire_sweep_t *w = NULL;
+    int rc = s_wire_rc(ms_wire_decode_sweep(data, len, &w));
+    if (rc != MS_OK)
+        return rc;
+    d->wire = w;
+    size_t spec_len = strlen(w->spec);
+    rc = ms_spec_load_canonical(w->spec, spec_len, &d->spec, NULL);
+    if (rc != MS_OK)
+        return rc == MS_ERR_NOMEM ? rc : MS_ERR_INVALID;
+    const ms_hash_t *sid = ms_spec_sweep_id(d->spec);
+    if (!sid || memcmp(sid->bytes, w->sweep_id, MS_WIRE_ID_BYTES) != 0)
+        return MS_ERR_INVALID; // the spec is not this sweep's
+    struct ms_store_payload_sweep *s = &d->p.u.sweep;
+    memcpy(s->sweep_id, w->sweep_id, MS_WIRE_ID_BYTES);
+    s->spec_json = w->spec;
+    s->spec_len = spec_len;
+    s->priority = w->priority;
+    s->n_tasks = ms_spec_task_count(d->spec);
+    if (s->n_tasks) {
+        d->tasks = calloc(s->n_tasks, sizeof *d->tasks);
+        if (!d->tasks)
+            return MS_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < s->n_tasks; i++) {
+        const ms_hash_t *tid = ms_spec_task_id(d->spec, i);
+        const char *cfg = ms_spec_task_json(d->spec, i);
+        if (!tid || !cfg)
+            return MS_ERR_INVALID;
+        d->tasks[i].task_id = tid->bytes;
+        d->tasks[i].config_json = cfg;
+        d->tasks[i].config_len = strlen(cfg);
+    }
+    s->tasks = d->tasks;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Status of a result row; MS_ERR_INVALID when it is not a JSON object.
+
+static int
+s_row_status(const char *row, size_t len, uint32_t *status)
+{
+    json_error_t err;
+    json_t *json = json_loadb(row, len, 0, &err);
+    if (!json_is_object(json)) {
+        json_decref(json);
+        return MS_ERR_INVALID;
+    }
+    const char *st = json_string_value(json_object_get(json, "status"));
+    *status = st && !strcmp(st, "ok")         ? MS_RESULT_STATUS_OK
+              : st && !strcmp(st, "diverged") ? MS_RESULT_STATUS_DIVERGED
+                                              : MS_RESULT_STATUS_FAILED;
+    json_decref(json);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Fill D from LEN bytes of a KIND payload.
+
+static int
+s_decode(s_decoded_t *d, uint32_t kind, const uint8_t *data, size_t len)
+{
+    ms_store_payload_t *p = &d->p;
+    int rc;
+    switch (kind) {
+    case MS_RECORD_SWEEP:
+        return s_decode_sweep(d, data, len);
+    case MS_RECORD_SWEEP_CONTROL: {
+        ms_wire_sweep_control_t *w = NULL;
+        rc = s_wire_rc(ms_wire_decode_sweep_control(data, len, &w));
+        if (rc != MS_OK)
+            return rc;
+        memcpy(p->u.control.sweep_id, w->sweep_id, MS_WIRE_ID_BYTES);
+        p->u.control.action = (uint32_t) w->action;
+        p->u.control.priority = w->priority;
+        ms_wire_sweep_control_destroy(&w);
+        return MS_OK;
+    }
+    case MS_RECORD_DATASET: {
+        ms_wire_dataset_t *w = NULL;
+        rc = s_wire_rc(ms_wire_decode_dataset(data, len, &w));
+        if (rc != MS_OK)
+            return rc;
+        d->wire = w;
+        if (w->n_files == 0)
+            return MS_ERR_INVALID;
+        memcpy(p->u.dataset.hash, w->files[0].hash, MS_WIRE_ID_BYTES);
+        p->u.dataset.name = w->name;
+        return MS_OK;
+    }
+    case MS_RECORD_CLAIM: {
+        ms_wire_claim_t w;
+        rc = s_wire_rc(ms_wire_decode_claim(data, len, &w));
+        if (rc != MS_OK)
+            return rc;
+        memcpy(p->u.claim.task_id, w.task_id, MS_WIRE_ID_BYTES);
+        p->u.claim.slot = w.slot;
+        p->u.claim.epoch = w.epoch;
+        return MS_OK;
+    }
+    case MS_RECORD_RELEASE: {
+        ms_wire_release_t *w = NULL;
+        rc = s_wire_rc(ms_wire_decode_release(data, len, &w));
+        if (rc != MS_OK)
+            return rc;
+        memcpy(p->u.claim.task_id, w->task_id, MS_WIRE_ID_BYTES);
+        p->u.claim.slot = w->slot;
+        p->u.claim.epoch = w->epoch;
+        p->u.claim.reason = MS_RELEASE_REASON_OTHER;
+        for (uint32_t i = 0; i < S_N_REASONS; i++)
+            if (w->reason && !strcmp(w->reason, s_reasons[i]))
+                p->u.claim.reason = i;
+        ms_wire_release_destroy(&w);
+        return MS_OK;
+    }
+    case MS_RECORD_RESULT: {
+        ms_wire_result_t *w = NULL;
+        rc = s_wire_rc(ms_wire_decode_result(data, len, &w));
+        if (rc != MS_OK)
+            return rc;
+        d->wire = w;
+        memcpy(p->u.result.task_id, w->task_id, MS_WIRE_ID_BYTES);
+        p->u.result.slot = w->slot;
+        p->u.result.epoch = w->epoch;
+        p->u.result.row_json = w->row_json;
+        p->u.result.row_len = strlen(w->row_json);
+        return s_row_status(w->row_json, p->u.result.row_len,
+                            &p->u.result.status);
+    }
+    case MS_RECORD_FAILURE: {
+        ms_wire_failure_t *w = NULL;
+        rc = s_wire_rc(ms_wire_decode_failure(data, len, &w));
+        if (rc != MS_OK)
+            return rc;
+        d->wire = w;
+        memcpy(p->u.failure.task_id, w->task_id, MS_WIRE_ID_BYTES);
+        p->u.failure.slot = w->slot;
+        p->u.failure.epoch = w->epoch;
+        p->u.failure.failure_class = w->failure_class == MS_WIRE_FAILURE_TASK
+                                         ? MS_FAILURE_CLASS_TASK
+                                         : MS_FAILURE_CLASS_RESOURCE;
+        p->u.failure.reason = w->reason ? w->reason : "";
+        return MS_OK;
+    }
+    default:
+        return MS_ERR_UNSUPPORTED;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Decode a payload.
+
+int
+ms_store_payload_decode(uint32_t kind, const uint8_t *data, size_t len,
+                        ms_store_payload_t **out)
+{
+    *out = NULL;
+    if (kind < MS_RECORD_SWEEP || kind > MS_RECORD_FAILURE ||
+        kind == MS_RECORD_COMMIT)
+        return MS_ERR_UNSUPPORTED;
+    if (!data && len)
+        return MS_ERR_INVALID;
+    s_decoded_t *d = calloc(1, sizeof *d);
+    if (!d)
+        return MS_ERR_NOMEM;
+    d->p.kind = kind;
+    int rc = s_decode(d, kind, data ? data : (const uint8_t *) "", len);
+    if (rc != MS_OK) {
+        ms_store_payload_t *p = &d->p;
+        ms_store_payload_destroy(&p);
+        return rc;
+    }
+    *out = &d->p;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Free a decoded payload.
+
+void
+ms_store_payload_destroy(ms_store_payload_t **p_p)
+{
+    if (!p_p || !*p_p)
+        return;
+    s_decoded_t *d = (s_decoded_t *) *p_p;
+    if (d->wire) {
+        switch (d->p.kind) {
+        case MS_RECORD_SWEEP: {
+            ms_wire_sweep_t *w = d->wire;
+            ms_wire_sweep_destroy(&w);
+            break;
+        }
+        case MS_RECORD_DATASET: {
+            ms_wire_dataset_t *w = d->wire;
+            ms_wire_dataset_destroy(&w);
+            break;
+        }
+        case MS_RECORD_RESULT: {
+            ms_wire_result_t *w = d->wire;
+            ms_wire_result_destroy(&w);
+            break;
+        }
+        case MS_RECORD_FAILURE: {
+            ms_wire_failure_t *w = d->wire;
+            ms_wire_failure_destroy(&w);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    ms_spec_destroy(&d->spec);
+    free(d->tasks);
+    free(d);
+    *p_p = NULL;
+}

@@ -1,0 +1,141 @@
+/*  =========================================================================
+    ms_store_payload - record payloads as plain C values (encode, decode)
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    The store applies records by kind (ms_store.h "Record log"); this is the
+    one small interface it decodes payloads through, and what the node
+    builds its records with. The bytes are the wire payloads of
+    proto/ms_wire.h (protobuf, ms_wire_encode_* / ms_wire_decode_*); this
+    class maps them to and from the plain values below:
+
+    - sweep: on the wire, sweep id, canonical expanded spec and priority.
+      The task list is not sent beside the spec: decode rebuilds it from
+      the spec with ms_spec_load_canonical (task ids are
+      BLAKE2b(sweep id || config), DESIGN.md) and refuses a spec whose id
+      is not the sweep id. tasks/n_tasks are ignored by encode.
+      created_at_ms is not on the wire (decoded as 0).
+    - result: status is read from the row's "status" ("ok", "diverged",
+      anything else failed); encode ignores .status (the row carries it).
+    - release: reason codes <-> the wire's reason text.
+    - failure: classes <-> the wire's 1 (resource) / 2 (task).
+    - dataset: hash <-> the first file's hash (a single file "data" when
+      encoding), name.
+    - epoch 0 in a claim, release, result or failure is encoded as 1 (the
+      wire refuses 0).
+
+    A node is never named in a payload: the record's origin is the node
+    (the claimant, the result's and the failure's node).
+*/
+#ifndef MS_STORE_PAYLOAD_H
+#define MS_STORE_PAYLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ms_err.h"
+#include "ms_store.h"
+
+//  sweep-control actions.
+typedef enum {
+    MS_SWEEP_CONTROL_CANCEL = 1,
+    MS_SWEEP_CONTROL_PAUSE = 2,
+    MS_SWEEP_CONTROL_RESUME = 3,
+    MS_SWEEP_CONTROL_PRIORITY = 4,
+} ms_sweep_control_t;
+
+//  Result statuses (a diverged run is a result, DESIGN.md).
+typedef enum {
+    MS_RESULT_STATUS_OK = 0,
+    MS_RESULT_STATUS_DIVERGED = 1,
+    MS_RESULT_STATUS_FAILED = 2,
+} ms_result_status_t;
+
+//  Failure classes (DESIGN.md "Failures").
+typedef enum {
+    MS_FAILURE_CLASS_RESOURCE = 0, // not counted against the task
+    MS_FAILURE_CLASS_TASK = 1,     // counts toward the task's failure
+} ms_failure_class_t;
+
+//  Release reasons.
+typedef enum {
+    MS_RELEASE_REASON_DONE = 0,     // result published
+    MS_RELEASE_REASON_SHUTDOWN = 1, // graceful shutdown
+    MS_RELEASE_REASON_OUTRANKED = 2,
+    MS_RELEASE_REASON_FAILED = 3,
+    MS_RELEASE_REASON_PAUSED = 4,
+    MS_RELEASE_REASON_OTHER = 255, // a reason text this build does not know
+} ms_release_reason_t;
+
+//  A decoded payload. Pointers are owned by the value when it came from
+//  ms_store_payload_decode (free with ms_store_payload_destroy), and
+//  borrowed from the caller when it is built for ms_store_payload_encode.
+typedef struct {
+    uint32_t kind; // ms_record_kind_t: selects the member below
+    union {
+        struct ms_store_payload_sweep {
+            uint8_t sweep_id[MS_STORE_ID_BYTES];
+            const char *spec_json; // canonical expanded spec
+            size_t spec_len;
+            int32_t priority;      // initial priority
+            int64_t created_at_ms; // not on the wire: ignored, decoded 0
+            size_t n_tasks;
+            const ms_store_task_input_t *tasks; // decode: from the spec
+        } sweep;
+        struct {
+            uint8_t sweep_id[MS_STORE_ID_BYTES];
+            uint32_t action;  // ms_sweep_control_t
+            int32_t priority; // for MS_SWEEP_CONTROL_PRIORITY
+        } control;
+        struct {
+            uint8_t hash[MS_STORE_ID_BYTES]; // dataset content hash
+            const char *name;                // NUL-terminated
+        } dataset;
+        struct {
+            uint8_t task_id[MS_STORE_ID_BYTES];
+            uint32_t slot;
+            uint64_t epoch;
+            uint32_t reason; // release only: ms_release_reason_t
+        } claim;             // MS_RECORD_CLAIM and MS_RECORD_RELEASE
+        struct {
+            uint8_t task_id[MS_STORE_ID_BYTES];
+            uint32_t status;      // ms_result_status_t (from the row)
+            const char *row_json; // the result row (JSON object)
+            size_t row_len;
+            uint32_t slot;        // the slot it was computed for
+            uint32_t epoch;       // the claim epoch (0 encodes as 1)
+        } result;
+        struct {
+            uint8_t task_id[MS_STORE_ID_BYTES];
+            uint32_t failure_class; // ms_failure_class_t
+            const char *reason;     // NUL-terminated
+            uint32_t slot;          // the slot it was run for
+            uint32_t epoch;         // the claim epoch (0 encodes as 1)
+        } failure;
+    } u;
+} ms_store_payload_t;
+
+//  Encode P into a new buffer: *out (caller frees with free()), *len.
+//  Errors: MS_ERR_INVALID unknown kind, missing field or a field out of
+//  the wire contract; MS_ERR_RANGE over MS_WIRE_MAX_PAYLOAD_BYTES;
+//  MS_ERR_NOMEM.
+int
+    ms_store_payload_encode(const ms_store_payload_t *p, uint8_t **out,
+                            size_t *len);
+
+//  Decode LEN bytes of a KIND payload. Caller owns *out (free with
+//  ms_store_payload_destroy); *out is NULL on failure.
+//  Errors: MS_ERR_UNSUPPORTED a kind with no decoder (stored, not
+//  applied); MS_ERR_INVALID malformed payload (the wire decoder's
+//  MS_ERR_PROTOCOL, a sweep spec that is not canonical or not its id, a
+//  result row that is not a JSON object); MS_ERR_NOMEM.
+int
+    ms_store_payload_decode(uint32_t kind, const uint8_t *data, size_t len,
+                            ms_store_payload_t **out);
+
+//  Free a decoded payload; NULL-safe; nulls *p_p.
+void
+    ms_store_payload_destroy(ms_store_payload_t **p_p);
+
+#endif
