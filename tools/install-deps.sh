@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # install-deps.sh - install the Debian 12 packages meshsweep builds and runs with.
-# Usage: sudo tools/install-deps.sh     (runs apt-get; needs root)
+# Usage: tools/install-deps.sh     (runs apt-get as root; uses sudo when not root)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ "$(id -u)" -ne 0 ]; then
-    echo "install-deps.sh: run as root (sudo tools/install-deps.sh)" >&2
+    if command -v sudo >/dev/null; then
+        exec sudo "$0" "$@"
+    fi
+    echo "install-deps.sh: needs root (run it as root, or install sudo)" >&2
     exit 2
 fi
 mapfile -t pkgs < <(grep -v -E '^\s*(#|$)' "$here/packaging/build-deps.txt")
