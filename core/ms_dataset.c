@@ -867,11 +867,14 @@ ms_dataset_load_csv(ms_dataset_t **out, const char *path,
     if (!file)
         return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot open: %s",
                                 strerror(errno));
+    //  Only regular files: a device such as /dev/zero or a pipe has no
+    //  end a reader can rely on (it would read forever), as for IDX.
     struct stat st;
-    if (fstat(fileno(file), &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (fstat(fileno(file), &st) == 0 && !S_ISREG(st.st_mode)) {
         fclose(file);
-        return ms_diag_set_code(diag, MS_ERR_IO, path,
-                                "cannot read: is a directory");
+        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot read: %s",
+                                S_ISDIR(st.st_mode) ? "is a directory"
+                                                    : "not a regular file");
     }
     int c0 = getc(file), c1 = getc(file);
     if (c0 == 0x1f && c1 == 0x8b) {
@@ -1304,15 +1307,60 @@ int
 ms_dataset_split(const ms_dataset_t *self, double fraction, uint64_t seed,
                  ms_dataset_t **train, ms_dataset_t **val)
 {
+    return ms_dataset_split_checked(self, fraction, seed, train, val, NULL);
+}
+
+//  --------------------------------------------------------------------------
+//  The shortest %g text that reads back as v (0.999999, not
+//  0.99999900000000003).
+
+static void
+s_format_shortest(double v, char *out, size_t n)
+{
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(out, n, "%.*g", prec, v);
+        if (strtod(out, NULL) == v)
+            return;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Whether a validation split would be accepted, without making it.
+
+int
+ms_dataset_split_check(const ms_dataset_t *self, double fraction,
+                       ms_diag_t *diag)
+{
+    char text[40];
+    s_format_shortest(fraction, text, sizeof text);
+    if (!(fraction >= 0.0 && fraction < 1.0))
+        return ms_diag_set(diag, "validation_split", "%s is outside [0, 1)",
+                           text);
+    int64_t n = self->n_samples;
+    int64_t n_val = (int64_t) llround((double) n * fraction);
+    if (n > 0 && n - n_val < 1)
+        return ms_diag_set(diag, "validation_split",
+                           "%s leaves no training rows (%lld samples)", text,
+                           (long long) n);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Deterministic validation split, saying why it is refused.
+
+int
+ms_dataset_split_checked(const ms_dataset_t *self, double fraction,
+                         uint64_t seed, ms_dataset_t **train,
+                         ms_dataset_t **val, ms_diag_t *diag)
+{
     *train = NULL;
     *val = NULL;
-    if (!(fraction >= 0.0 && fraction < 1.0))
-        return MS_ERR_INVALID;
+    int rc = ms_dataset_split_check(self, fraction, diag);
+    if (rc != MS_OK)
+        return rc;
     int64_t n = self->n_samples;
     int64_t n_val = (int64_t) llround((double) n * fraction);
     int64_t n_train = n - n_val;
-    if (n > 0 && n_train < 1)
-        return MS_ERR_INVALID;
     int64_t *idx = malloc((size_t) (n > 0 ? n : 1) * sizeof(int64_t));
     if (!idx)
         return MS_ERR_NOMEM;
@@ -1327,7 +1375,8 @@ ms_dataset_split(const ms_dataset_t *self, double fraction, uint64_t seed,
     if (!*train || !*val) {
         ms_dataset_destroy(train);
         ms_dataset_destroy(val);
-        return MS_ERR_NOMEM;
+        return ms_diag_set_code(diag, MS_ERR_NOMEM, "validation_split",
+                                "out of memory");
     }
     return MS_OK;
 }

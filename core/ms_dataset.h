@@ -132,6 +132,22 @@ void ms_dataset_scale_sets(ms_dataset_t *train, ms_dataset_t *const *others,
 int ms_dataset_split(const ms_dataset_t *self, double fraction, uint64_t seed,
                      ms_dataset_t **train, ms_dataset_t **val);
 
+//  Whether ms_dataset_split(self, fraction, ...) would be accepted,
+//  without copying anything (a runner checks a spec's fractions before
+//  any task starts). Returns MS_OK or MS_ERR_INVALID with diag (NULL:
+//  none) as ms_dataset_split_checked.
+int ms_dataset_split_check(const ms_dataset_t *self, double fraction,
+                           ms_diag_t *diag);
+
+//  As ms_dataset_split, with the reason of a refusal in diag (NULL: none):
+//  where "validation_split", reason "0.999999 leaves no training rows
+//  (60000 samples)" or "1.5 is outside [0, 1)" (the fraction in the
+//  shortest text that reads back exactly). Same return codes as
+//  ms_dataset_split.
+int ms_dataset_split_checked(const ms_dataset_t *self, double fraction,
+                             uint64_t seed, ms_dataset_t **train,
+                             ms_dataset_t **val, ms_diag_t *diag);
+
 //  Bytes held by the arrays (x + labels + targets) of a dataset.
 int64_t ms_dataset_bytes(const ms_dataset_t *self);
 

@@ -8,19 +8,31 @@
     number of hidden layers, and where accuracy stops improving. DESIGN.md
     ("Programs", `--analyze`) asks for the same per activation and width.
 
-    Grouping. A row's group is (activation, width). Uniform networks
-    (hidden_layers + width) use their width; networks given as
-    hidden_sizes use their largest layer (so (100) and (100, 10) are one
-    group, at depths 1 and 2: the wide layer dominates capacity, and the
-    label stays one number). Depth is hidden_layers, or the length of
-    hidden_sizes. Inside a group, rows of one depth are the seeds (and any
-    other parameter the sweep varies, which is pooled: analyse sweeps
-    whose other parameters are fixed).
+    Grouping. A row's group is (activation, width, every other swept
+    parameter). Uniform networks (hidden_layers + width) use their width;
+    networks given as hidden_sizes use their largest layer (so (100) and
+    (100, 10) are one group, at depths 1 and 2: the wide layer dominates
+    capacity, and the label stays one number). Depth is hidden_layers, or
+    the length of hidden_sizes. "Other swept parameter": a config key
+    (other than activation, width, hidden_layers, hidden_sizes and seed)
+    that takes more than one value among the counted rows, unless its
+    value follows from (activation, width) alone - init, which follows
+    the activation, would only clutter the label. So a sweep of optimizer
+    [adam, sgd] gives one group per optimizer, and inside a group the rows
+    of one depth differ only by seed: the seeds are what is averaged. The
+    group's "params" object holds those extra keys and their values
+    ("activation" and "width" stay fields of their own).
 
-    Counting. Rows with "counted": false (duplicates, extra replicas) are
-    skipped. "diverged" and "failed" rows are counted per depth but never
-    enter a mean: a diverged network has no meaningful accuracy, and
-    counting it as 0 would mix "cannot train" with "trains worse".
+    Counting. A row's status decides: "failed" rows (ms_results
+    synthesizes them with "counted": false, as no result was stored) are
+    counted as failed; an "ok" or "diverged" row with "counted": false is
+    a duplicate or an extra replica and is skipped (n_not_counted).
+    "diverged" and "failed" rows are counted per depth but never enter a
+    mean: a diverged network has no meaningful accuracy, and counting it
+    as 0 would mix "cannot train" with "trains worse". Each mean carries
+    its own count (n_val_accuracy, n_test_accuracy, n_seconds): a run
+    with validation_split 0 has no validation accuracy but a test
+    accuracy. A standard deviation over fewer than two values is null.
 
     Plateau rule (stated in the output): the smallest depth whose mean
     validation accuracy is within a tolerance (absolute, default 0.005)
@@ -53,6 +65,10 @@
 //  One usable row, flattened.
 typedef struct {
     const char *activation; // borrowed from the rows
+    const json_t *config;   // borrowed from the rows
+    const json_t **gv;      // values of the extra group keys (borrowed;
+                            // NULL entry = key absent)
+    size_t n_gv;            // number of extra group keys
     int64_t width;          // group width (largest layer)
     int64_t depth;          // hidden layers
     int status;             // S_OK, S_DIVERGED, S_FAILED
@@ -134,11 +150,6 @@ s_parse_row(const json_t *row, size_t i, s_row_t *r, bool *skip,
         snprintf(where, sizeof where, "rows[%zu]", i);
         return ms_diag_set(diag, where, "must be an object");
     }
-    const json_t *counted = json_object_get(row, "counted");
-    if (counted && json_is_false(counted)) {
-        *skip = true;
-        return MS_OK;
-    }
     const char *status = json_string_value(json_object_get(row, "status"));
     snprintf(where, sizeof where, "rows[%zu].status", i);
     if (!status)
@@ -154,10 +165,19 @@ s_parse_row(const json_t *row, size_t i, s_row_t *r, bool *skip,
                            "unknown status \"%.40s\" (ok, diverged or "
                            "failed)",
                            status);
+    //  The status decides: a failed task's row is synthesized with
+    //  "counted": false (no result was stored) and counts as failed; an
+    //  ok or diverged row that is not counted is a duplicate or replica.
+    const json_t *counted = json_object_get(row, "counted");
+    if (counted && json_is_false(counted) && r->status != S_FAILED) {
+        *skip = true;
+        return MS_OK;
+    }
     const json_t *config = json_object_get(row, "config");
     snprintf(where, sizeof where, "rows[%zu].config", i);
     if (!json_is_object(config))
         return ms_diag_set(diag, where, "missing or not an object");
+    r->config = config;
     r->activation = json_string_value(json_object_get(config, "activation"));
     snprintf(where, sizeof where, "rows[%zu].config.activation", i);
     if (!r->activation)
@@ -201,7 +221,149 @@ s_parse_row(const json_t *row, size_t i, s_row_t *r, bool *skip,
 }
 
 //  --------------------------------------------------------------------------
-//  Order rows by activation, width, depth.
+//  qsort callback over const char * (byte order).
+
+static int
+s_str_ptr_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+//  --------------------------------------------------------------------------
+//  Config keys that never form a group of their own: the activation and
+//  width are group fields already, depth is what a group is laid out by,
+//  and the seeds are what is averaged.
+
+static bool
+s_fixed_key(const char *key)
+{
+    return strcmp(key, "activation") == 0 || strcmp(key, "width") == 0 ||
+           strcmp(key, "hidden_layers") == 0 ||
+           strcmp(key, "hidden_sizes") == 0 || strcmp(key, "seed") == 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Order two JSON values (NULL, absent, first; numbers by value; strings
+//  by bytes; anything else by its compact dump).
+
+static int
+s_json_cmp(const json_t *a, const json_t *b)
+{
+    if (!a || !b)
+        return (a != NULL) - (b != NULL);
+    if (json_is_number(a) && json_is_number(b)) {
+        double x = json_number_value(a), y = json_number_value(b);
+        return x < y ? -1 : x > y ? 1 : 0;
+    }
+    if (json_is_string(a) && json_is_string(b))
+        return strcmp(json_string_value(a), json_string_value(b));
+    if (json_typeof(a) != json_typeof(b))
+        return json_typeof(a) < json_typeof(b) ? -1 : 1;
+    if (json_equal((json_t *) a, (json_t *) b))
+        return 0;
+    char *x = json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    char *y = json_dumps(b, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    int c = strcmp(x ? x : "", y ? y : "");
+    free(x);
+    free(y);
+    return c;
+}
+
+//  --------------------------------------------------------------------------
+//  Whether two config values are equal (both absent counts as equal).
+
+static bool
+s_json_same(const json_t *a, const json_t *b)
+{
+    if (!a || !b)
+        return a == b;
+    return json_equal((json_t *) a, (json_t *) b);
+}
+
+//  --------------------------------------------------------------------------
+//  Whether key's value follows from (activation, width) over rows[0 .. n)
+//  (init follows the activation, for instance). NULL when memory runs
+//  out is answered false: the key is then kept, which is safe.
+
+static bool
+s_key_follows(const s_row_t *rows, size_t n, const char *key)
+{
+    json_t *seen = json_object();
+    bool follows = seen != NULL;
+    for (size_t i = 0; follows && i < n; i++) {
+        char id[160];
+        snprintf(id, sizeof id, "%.100s|%lld", rows[i].activation,
+                 (long long) rows[i].width);
+        json_t *v = json_object_get(rows[i].config, key);
+        if (!v)
+            v = json_null(); // absent reads as null here
+        json_t *before = json_object_get(seen, id);
+        if (before)
+            follows = json_equal(before, v);
+        else if (json_object_set(seen, id, v) != 0)
+            follows = false;
+    }
+    json_decref(seen);
+    return follows;
+}
+
+//  --------------------------------------------------------------------------
+//  The extra group keys of rows[0 .. n): sorted names of the config keys
+//  (other than the fixed ones) that take more than one value and do not
+//  follow from (activation, width). New JSON array; NULL when memory runs
+//  out.
+
+static json_t *
+s_group_keys(const s_row_t *rows, size_t n)
+{
+    json_t *names = json_object(); // set of every config key seen
+    json_t *keys = json_array();
+    if (!names || !keys)
+        goto fail;
+    for (size_t i = 0; i < n; i++) {
+        const char *key;
+        json_t *v;
+        json_object_foreach((json_t *) rows[i].config, key, v)
+        {
+            if (!s_fixed_key(key) && !json_object_get(names, key) &&
+                json_object_set_new(names, key, json_true()) != 0)
+                goto fail;
+        }
+    }
+    //  Sorted names: json_object_foreach follows insertion order.
+    size_t n_names = json_object_size(names);
+    const char **sorted = calloc(n_names ? n_names : 1, sizeof *sorted);
+    if (!sorted)
+        goto fail;
+    size_t k = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach(names, key, v) sorted[k++] = key;
+    qsort(sorted, n_names, sizeof *sorted, s_str_ptr_cmp);
+    for (k = 0; k < n_names; k++) {
+        const json_t *first = json_object_get(rows[0].config, sorted[k]);
+        bool varies = false;
+        for (size_t i = 1; i < n && !varies; i++)
+            varies =
+                !s_json_same(first, json_object_get(rows[i].config, sorted[k]));
+        if (varies && !s_key_follows(rows, n, sorted[k]) &&
+            json_array_append_new(keys, json_string(sorted[k])) != 0) {
+            free(sorted);
+            goto fail;
+        }
+    }
+    free(sorted);
+    json_decref(names);
+    return keys;
+
+fail:
+    json_decref(names);
+    json_decref(keys);
+    return NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Order rows by activation, width, the extra group keys, depth.
 
 static int
 s_row_cmp(const void *a, const void *b)
@@ -212,6 +374,9 @@ s_row_cmp(const void *a, const void *b)
         return c;
     if (x->width != y->width)
         return x->width < y->width ? -1 : 1;
+    for (size_t k = 0; k < x->n_gv; k++)
+        if ((c = s_json_cmp(x->gv[k], y->gv[k])) != 0)
+            return c;
     if (x->depth != y->depth)
         return x->depth < y->depth ? -1 : 1;
     return 0;
@@ -223,7 +388,12 @@ s_row_cmp(const void *a, const void *b)
 static bool
 s_same_group(const s_row_t *a, const s_row_t *b)
 {
-    return strcmp(a->activation, b->activation) == 0 && a->width == b->width;
+    if (strcmp(a->activation, b->activation) != 0 || a->width != b->width)
+        return false;
+    for (size_t k = 0; k < a->n_gv; k++)
+        if (s_json_cmp(a->gv[k], b->gv[k]) != 0)
+            return false;
+    return true;
 }
 
 //  --------------------------------------------------------------------------
@@ -323,12 +493,15 @@ s_depth_entry(const s_row_t *rows, size_t n, double *mean_val)
         !s_set(e, "n", json_integer(n_ok)) ||
         !s_set(e, "n_diverged", json_integer(n_div)) ||
         !s_set(e, "n_failed", json_integer(n_fail)) ||
+        !s_set(e, "n_val_accuracy", json_integer(val.n)) ||
+        !s_set(e, "n_test_accuracy", json_integer(test.n)) ||
+        !s_set(e, "n_seconds", json_integer(sec.n)) ||
         !s_set(e, "val_accuracy_mean", s_real_or_null(val.n, val.mean)) ||
         !s_set(e, "val_accuracy_std",
-               s_real_or_null(val.n, sqrt(val.m2 / (double) val.n))) ||
+               s_real_or_null(val.n > 1, sqrt(val.m2 / (double) val.n))) ||
         !s_set(e, "test_accuracy_mean", s_real_or_null(test.n, test.mean)) ||
         !s_set(e, "test_accuracy_std",
-               s_real_or_null(test.n, sqrt(test.m2 / (double) test.n))) ||
+               s_real_or_null(test.n > 1, sqrt(test.m2 / (double) test.n))) ||
         !s_set(e, "seconds_per_epoch_mean", s_real_or_null(sec.n, sec.mean))) {
         json_decref(e);
         return NULL;
@@ -340,15 +513,22 @@ s_depth_entry(const s_row_t *rows, size_t n, double *mean_val)
 //  One group's entry from rows[0 .. n) (sorted by depth).
 
 static json_t *
-s_group_entry(const s_row_t *rows, size_t n, double tolerance)
+s_group_entry(const s_row_t *rows, size_t n, const json_t *keys,
+              double tolerance)
 {
     json_t *g = json_object();
     json_t *depths = json_array();
+    json_t *params = json_object();
     double *means = malloc(n * sizeof(double));
     int64_t *ds = malloc(n * sizeof(int64_t));
     size_t n_depths = 0;
-    if (!g || !depths || !means || !ds)
+    if (!g || !depths || !params || !means || !ds)
         goto fail;
+    for (size_t k = 0; k < json_array_size(keys); k++)
+        if (json_object_set(params, json_string_value(json_array_get(keys, k)),
+                            rows[0].gv[k] ? (json_t *) rows[0].gv[k]
+                                          : json_null()) != 0)
+            goto fail;
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j < n && rows[j].depth == rows[i].depth)
@@ -377,6 +557,7 @@ s_group_entry(const s_row_t *rows, size_t n, double tolerance)
         }
     if (!s_set(g, "activation", json_string(rows[0].activation)) ||
         !s_set(g, "width", json_integer(rows[0].width)) ||
+        json_object_set(g, "params", params) != 0 ||
         json_object_set(g, "depths", depths) != 0 ||
         !s_set(g, "plateau_depth",
                have ? json_integer(plateau) : json_null()) ||
@@ -386,6 +567,7 @@ s_group_entry(const s_row_t *rows, size_t n, double tolerance)
         !s_set(g, "time_fit", s_time_fit(rows, n)))
         goto fail;
     json_decref(depths);
+    json_decref(params);
     free(means);
     free(ds);
     return g;
@@ -393,6 +575,7 @@ s_group_entry(const s_row_t *rows, size_t n, double tolerance)
 fail:
     json_decref(g);
     json_decref(depths);
+    json_decref(params);
     free(means);
     free(ds);
     return NULL;
@@ -419,6 +602,8 @@ ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
                            "rows");
     size_t total = json_array_size(rows);
     s_row_t *flat = malloc((total ? total : 1) * sizeof(s_row_t));
+    const json_t **gv = NULL;
+    json_t *keys = NULL;
     json_t *result = json_object();
     json_t *groups = json_array();
     int rc = MS_ERR_NOMEM;
@@ -439,23 +624,37 @@ ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
         n++;
     }
     rc = MS_ERR_NOMEM;
+    keys = s_group_keys(flat, n);
+    size_t n_keys = json_array_size(keys);
+    gv = calloc(n * n_keys > 0 ? n * n_keys : 1, sizeof *gv);
+    if (!keys || !gv)
+        goto fail;
+    for (size_t i = 0; i < n; i++) {
+        flat[i].gv = gv + i * n_keys;
+        flat[i].n_gv = n_keys;
+        for (size_t k = 0; k < n_keys; k++)
+            flat[i].gv[k] = json_object_get(
+                flat[i].config, json_string_value(json_array_get(keys, k)));
+    }
     qsort(flat, n, sizeof *flat, s_row_cmp);
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j < n && s_same_group(&flat[i], &flat[j]))
             j++;
-        json_t *g = s_group_entry(flat + i, j - i, opts->plateau_tolerance);
+        json_t *g =
+            s_group_entry(flat + i, j - i, keys, opts->plateau_tolerance);
         if (!g || json_array_append_new(groups, g) != 0)
             goto fail;
         i = j;
     }
-    char rule[400];
+    char rule[600];
     snprintf(rule, sizeof rule,
              "plateau depth: the smallest depth whose mean validation "
              "accuracy (over seeds, ok runs only) is within %g (absolute) "
-             "of the best mean validation accuracy of its (activation, "
-             "width) group; deeper networks add no more than that. Width "
-             "of a hidden_sizes network: its largest layer.",
+             "of the best mean validation accuracy of its group; deeper "
+             "networks add no more than that. A group is (activation, "
+             "width, every other swept parameter but depth and seed). "
+             "Width of a hidden_sizes network: its largest layer.",
              opts->plateau_tolerance);
     if (!s_set(result, "rule", json_string(rule)) ||
         !s_set(result, "plateau_tolerance",
@@ -465,9 +664,12 @@ ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
         !s_set(result, "n_diverged", json_integer(n_status[S_DIVERGED])) ||
         !s_set(result, "n_failed", json_integer(n_status[S_FAILED])) ||
         !s_set(result, "n_not_counted", json_integer(n_skipped)) ||
+        json_object_set(result, "group_keys", keys) != 0 ||
         json_object_set(result, "groups", groups) != 0)
         goto fail;
     json_decref(groups);
+    json_decref(keys);
+    free(gv);
     free(flat);
     *out = result;
     return MS_OK;
@@ -477,6 +679,8 @@ fail:
         ms_diag_set_code(diag, rc, "rows", "out of memory");
     json_decref(result);
     json_decref(groups);
+    json_decref(keys);
+    free(gv);
     free(flat);
     return rc;
 }
@@ -495,15 +699,75 @@ s_print_num(FILE *f, const json_t *obj, const char *key, int w, int prec)
 }
 
 //  --------------------------------------------------------------------------
+//  Print "MEAN +- STD" of a metric: "-" without a mean, "n/a" for the std
+//  of a single value, and "(n=K)" when fewer values than ok runs entered
+//  it (a run without validation set has no validation accuracy).
+
+static void
+s_print_mean_std(FILE *f, const json_t *d, const char *mean_key,
+                 const char *std_key, const char *n_key)
+{
+    const json_t *mean = json_object_get(d, mean_key);
+    long long n_ok = (long long) json_integer_value(json_object_get(d, "n"));
+    const json_t *count = json_object_get(d, n_key);
+    long long n = json_is_integer(count) ? json_integer_value(count) : n_ok;
+    char cell[48];
+    if (!json_is_number(mean))
+        snprintf(cell, sizeof cell, "%8s", "-");
+    else if (json_is_number(json_object_get(d, std_key)))
+        snprintf(cell, sizeof cell, "%8.4f +- %6.4f", json_number_value(mean),
+                 json_number_value(json_object_get(d, std_key)));
+    else
+        snprintf(cell, sizeof cell, "%8.4f +- %6s", json_number_value(mean),
+                 "n/a");
+    if (json_is_number(mean) && n != n_ok) {
+        size_t used = strlen(cell);
+        snprintf(cell + used, sizeof cell - used, " (n=%lld)", n);
+    }
+    fprintf(f, "%-22s", cell);
+}
+
+//  --------------------------------------------------------------------------
+//  Print a config value the way a person writes it.
+
+static void
+s_print_value(FILE *f, const json_t *v)
+{
+    if (json_is_string(v))
+        fputs(json_string_value(v), f);
+    else if (json_is_integer(v))
+        fprintf(f, "%lld", (long long) json_integer_value(v));
+    else if (json_is_real(v))
+        fprintf(f, "%g", json_real_value(v));
+    else if (json_is_true(v) || json_is_false(v))
+        fputs(json_is_true(v) ? "true" : "false", f);
+    else if (!v || json_is_null(v))
+        fputs("-", f);
+    else {
+        char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        fputs(text ? text : "?", f);
+        free(text);
+    }
+}
+
+//  --------------------------------------------------------------------------
 //  Render one group.
 
 static void
 s_format_group(FILE *f, const json_t *g)
 {
     const char *act = json_string_value(json_object_get(g, "activation"));
-    fprintf(f, "\n%s, width %lld\n", act ? act : "?",
+    fprintf(f, "\n%s, width %lld", act ? act : "?",
             (long long) json_integer_value(json_object_get(g, "width")));
-    fprintf(f, "  %5s %4s %4s  %-18s  %-18s  %9s\n", "depth", "n", "div",
+    const char *key;
+    json_t *value;
+    json_object_foreach(json_object_get(g, "params"), key, value)
+    {
+        fprintf(f, ", %s ", key);
+        s_print_value(f, value);
+    }
+    fprintf(f, "\n");
+    fprintf(f, "  %5s %4s %4s  %-22s  %-22s  %9s\n", "depth", "n", "div",
             "val acc (+- std)", "test acc (+- std)", "s/epoch");
     const json_t *depths = json_object_get(g, "depths");
     for (size_t i = 0; i < json_array_size(depths); i++) {
@@ -513,15 +777,17 @@ s_format_group(FILE *f, const json_t *g)
             (long long) json_integer_value(json_object_get(d, "depth")),
             (long long) json_integer_value(json_object_get(d, "n")),
             (long long) json_integer_value(json_object_get(d, "n_diverged")));
-        s_print_num(f, d, "val_accuracy_mean", 8, 4);
-        fprintf(f, " +- ");
-        s_print_num(f, d, "val_accuracy_std", 6, 4);
+        s_print_mean_std(f, d, "val_accuracy_mean", "val_accuracy_std",
+                         "n_val_accuracy");
         fprintf(f, "  ");
-        s_print_num(f, d, "test_accuracy_mean", 8, 4);
-        fprintf(f, " +- ");
-        s_print_num(f, d, "test_accuracy_std", 6, 4);
+        s_print_mean_std(f, d, "test_accuracy_mean", "test_accuracy_std",
+                         "n_test_accuracy");
         fprintf(f, "  ");
         s_print_num(f, d, "seconds_per_epoch_mean", 9, 3);
+        long long n_failed =
+            (long long) json_integer_value(json_object_get(d, "n_failed"));
+        if (n_failed > 0)
+            fprintf(f, "  (%lld failed)", n_failed);
         fprintf(f, "\n");
     }
     const json_t *plateau = json_object_get(g, "plateau_depth");
@@ -580,4 +846,29 @@ ms_analysis_format_text(const json_t *analysis)
         return NULL;
     }
     return text;
+}
+
+//  --------------------------------------------------------------------------
+//  The extra group keys of a set of result rows.
+
+json_t *
+ms_analysis_group_keys(const json_t *rows)
+{
+    size_t total = json_array_size(rows);
+    s_row_t *flat = malloc((total ? total : 1) * sizeof(s_row_t));
+    if (!flat)
+        return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < total; i++) {
+        bool skip = false;
+        ms_diag_t diag;
+        ms_diag_clear(&diag);
+        if (s_parse_row(json_array_get(rows, i), i, &flat[n], &skip, &diag) ==
+                MS_OK &&
+            !skip)
+            n++;
+    }
+    json_t *keys = s_group_keys(flat, n);
+    free(flat);
+    return keys;
 }

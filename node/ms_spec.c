@@ -151,6 +151,7 @@ struct ms_spec {
 typedef struct {
     yaml_document_t *doc; // the loaded document
     ms_diag_t *diag;      // caller's diagnostic (may be NULL)
+    int64_t max_params;   // refuse networks with more parameters
 } s_ctx_t;
 
 //  --------------------------------------------------------------------------
@@ -1141,6 +1142,43 @@ s_add_task(ms_spec_t *self, s_dedup_t *dedup, char *json, size_t len,
 }
 
 //  --------------------------------------------------------------------------
+//  Refuse a network with more than ctx->max_params parameters (weights and
+//  biases). The input size is known only once the data is loaded, so it
+//  is assumed: 784 inputs and 10 outputs for the built-in image datasets
+//  (fashion-mnist, mnist); for file datasets only the hidden layers are
+//  counted (0 inputs, 0 outputs: the first layer's biases, the weights and
+//  biases between hidden layers), a lower bound. The error names the
+//  parameter that sets the architecture.
+
+static int
+s_check_size(s_ctx_t *ctx, const ms_spec_t *self, const s_param_t *params,
+             size_t n_params, const ms_train_config_t *cfg)
+{
+    bool images = self->dataset_name &&
+                  (strcmp(self->dataset_name, "fashion-mnist") == 0 ||
+                   strcmp(self->dataset_name, "mnist") == 0);
+    int64_t n = ms_train_config_params(cfg, images ? 784 : 0, images ? 10 : 0);
+    if (n <= ctx->max_params)
+        return MS_OK;
+    const char *key = NULL;
+    size_t line = 0;
+    static const char *arch[] = {"hidden_sizes", "width", "hidden_layers"};
+    for (size_t a = 0; a < 3 && !key; a++)
+        for (size_t p = 0; p < n_params; p++)
+            if (strcmp(params[p].name, arch[a]) == 0) {
+                key = arch[a];
+                line = params[p].line;
+                break;
+            }
+    char where[S_PATH_MAX];
+    s_pathf(where, "parameters.%s", key ? key : "hidden_sizes");
+    return ms_diag_set_code(ctx->diag, MS_ERR_RANGE, where,
+                            "network has %lld parameters, more than the pool "
+                            "limit %lld (line %zu)",
+                            (long long) n, (long long) ctx->max_params, line);
+}
+
+//  --------------------------------------------------------------------------
 //  Build, check and add the task whose parameter values are given.
 
 static int
@@ -1169,6 +1207,9 @@ s_emit(s_ctx_t *ctx, ms_spec_t *self, s_dedup_t *dedup, const s_param_t *params,
                            "%s (in the combination of task %zu)", local.reason,
                            self->n_tasks);
     }
+    int rc = s_check_size(ctx, self, params, n_params, cfg);
+    if (rc)
+        return rc;
     json_t *obj = ms_config_encode_json(cfg);
     if (!obj)
         return MS_ERR_NOMEM;
@@ -1456,6 +1497,7 @@ void
 ms_spec_options_defaults(ms_spec_options_t *opts)
 {
     opts->max_tasks = MS_SPEC_DEFAULT_MAX_TASKS;
+    opts->max_params = MS_SPEC_DEFAULT_MAX_PARAMS;
 }
 
 //  --------------------------------------------------------------------------
@@ -1603,6 +1645,8 @@ s_parse_document(s_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
                             "not both");
         }
     }
+    if (rc == MS_OK && n_params == 0)
+        rc = s_warn(self, "no parameters swept: one task with every default");
     if (rc == MS_OK)
         rc = s_expand(ctx, self, params, n_params,
                       params_key ? params_key : root, max_tasks);
@@ -1650,7 +1694,9 @@ ms_spec_parse(const char *text, size_t n, const ms_spec_options_t *opts,
         return rc;
     }
     ms_spec_t *self = calloc(1, sizeof *self);
-    s_ctx_t ctx = {&doc, diag};
+    s_ctx_t ctx = {&doc, diag,
+                   opts && opts->max_params > 0 ? opts->max_params
+                                                : MS_SPEC_DEFAULT_MAX_PARAMS};
     int rc = self ? s_parse_document(&ctx, self, max_tasks) : MS_ERR_NOMEM;
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);

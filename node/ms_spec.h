@@ -69,7 +69,9 @@
 #include "ms_hash.h"
 
 #define MS_SPEC_DEFAULT_MAX_TASKS 1000000 // DESIGN.md max_tasks_per_sweep
-#define MS_SPEC_SOBOL_MAX_DIMS 21         // Joe & Kuo dimensions built in
+#define MS_SPEC_DEFAULT_MAX_PARAMS                                             \
+    (INT64_C(1) << 31) // parameters of one network (8 GiB of float32)
+#define MS_SPEC_SOBOL_MAX_DIMS 21 // Joe & Kuo dimensions built in
 
 typedef struct ms_spec ms_spec_t;
 
@@ -87,7 +89,12 @@ typedef enum {
 } ms_keep_weights_t;
 
 typedef struct {
-    int64_t max_tasks; // refuse sweeps with more tasks; <= 0 means default
+    int64_t max_tasks;  // refuse sweeps with more tasks; <= 0 means default
+    int64_t max_params; // refuse networks with more parameters (weights and
+                        // biases); <= 0 means MS_SPEC_DEFAULT_MAX_PARAMS.
+                        // Counted with 784 inputs and 10 outputs for the
+                        // built-in image datasets; for file datasets (input
+                        // size unknown at parse) the hidden layers only.
 } ms_spec_options_t;
 
 //  The dataset a spec names. Borrowed from the spec (valid until it is
@@ -115,7 +122,8 @@ typedef struct {
     bool maximize;    // goal: maximize (default) / minimize
 } ms_spec_metric_t;
 
-//  Fill opts with the defaults (max_tasks MS_SPEC_DEFAULT_MAX_TASKS).
+//  Fill opts with the defaults (max_tasks MS_SPEC_DEFAULT_MAX_TASKS,
+//  max_params MS_SPEC_DEFAULT_MAX_PARAMS).
 void ms_spec_options_defaults(ms_spec_options_t *opts);
 
 //  Parse the YAML (or JSON) spec text[0 .. n) and expand it. opts NULL =
@@ -130,7 +138,12 @@ void ms_spec_options_defaults(ms_spec_options_t *opts);
 //  known); MS_ERR_UNSUPPORTED with diag for method bayes and
 //  early_terminate ("not yet supported"); MS_ERR_RANGE with diag
 //  (where "run_cap" or "parameters") when the sweep has more than
-//  max_tasks tasks; MS_ERR_NOMEM. *out stays NULL on error.
+//  max_tasks tasks; MS_ERR_RANGE with diag (where "parameters.hidden_sizes",
+//  ".width" or ".hidden_layers", reason "network has N parameters, more
+//  than the pool limit M") when a task's network has more than
+//  max_params parameters; MS_ERR_NOMEM. *out stays NULL on error. A spec
+//  that sweeps no parameter is accepted with the warning "no parameters
+//  swept: one task with every default".
 int ms_spec_parse(const char *text, size_t n, const ms_spec_options_t *opts,
                   ms_spec_t **out, ms_diag_t *diag);
 

@@ -434,10 +434,22 @@ s_set(ms_train_config_t *cfg, int p, const char *key, const json_t *value,
         return MS_OK;
     case MS_CONFIG_PARAM_INT: {
         int64_t v;
+        if (!s_json_int(value, &v) && json_is_real(value)) {
+            //  The shortest text that reads back as the value (2.5, 0.1).
+            char text[40];
+            double r = json_real_value(value);
+            for (int prec = 1; prec <= 17; prec++) {
+                snprintf(text, sizeof text, "%.*g", prec, r);
+                if (strtod(text, NULL) == r)
+                    break;
+            }
+            return ms_diag_set(diag, key,
+                               "%s must be an integer, not the non-integral "
+                               "number %s",
+                               name, text);
+        }
         if (!s_json_int(value, &v))
-            return ms_diag_set(diag, key, "%s must be an integer, not %s%s",
-                               name,
-                               json_is_real(value) ? "the non-integral " : "",
+            return ms_diag_set(diag, key, "%s must be an integer, not %s", name,
                                s_json_type_name(value));
         if (p == S_P_SEED) {
             cfg->seed = v;

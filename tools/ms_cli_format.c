@@ -7,12 +7,14 @@
     and GET /api/v1/sweeps/{id}/results give the same objects), so the
     three formats of `meshsweep results` carry the same content: the table
     picks the columns a person compares (task, activation, layers, width,
-    seed, status, epochs, val_acc, test_acc, s/epoch, params), CSV has
-    every top-level field and config.* flattened (no platform, no curve),
-    JSON is the rows themselves. All three list rows in one order: activation,
-    width (first hidden size for explicit sizes), depth, the sizes, seed,
-    task id - the order in which a depth sweep reads as a plateau. The CSV
-    writer is the node's (ms_results_format_csv), so the client and
+    one column per other swept parameter such as optimizer, seed, status,
+    epochs, val_acc, test_acc, s/epoch, params), CSV has every top-level
+    field and config.* flattened (no platform, no curve), JSON is the rows
+    themselves. All three list rows in one order: activation, width (first
+    hidden size for explicit sizes), the other config keys (compact JSON
+    with sorted keys), depth, the sizes, seed, task id - the order in
+    which a depth sweep reads as a plateau. The CSV writer is the node's
+    (ms_results_format_csv), so the client and
     GET .../results?format=csv write one CSV format.
 */
 #include "ms_cli.h"
@@ -150,19 +152,51 @@ s_cfg_str(const json_t *row, const char *key)
 }
 
 //  --------------------------------------------------------------------------
-//  Compare two rows in table order (qsort callback over json_t *).
+//  The config of a row without the keys the table orders by itself
+//  (activation, width, hidden_layers, hidden_sizes, seed), as compact JSON
+//  with sorted keys: rows that differ in another swept parameter
+//  (optimizer, learning_rate) sort apart, so a group reads as one block.
+//  NULL when memory runs out.
+
+static char *
+s_row_rest(const json_t *row)
+{
+    json_t *config = json_object_get(row, "config");
+    json_t *rest = json_is_object(config) ? json_copy(config) : json_object();
+    if (!rest)
+        return NULL;
+    static const char *fixed[] = {"activation", "width", "hidden_layers",
+                                  "hidden_sizes", "seed"};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+        json_object_del(rest, fixed[i]);
+    char *text = json_dumps(rest, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(rest);
+    return text;
+}
+
+//  One row while sorting, with its precomputed rest of config.
+typedef struct {
+    json_t *row;
+    char *rest;
+} s_sort_item_t;
+
+//  --------------------------------------------------------------------------
+//  Compare two rows in table order (qsort callback over s_sort_item_t).
 
 static int
 s_row_compare(const void *a, const void *b)
 {
-    const json_t *ra = *(const json_t *const *) a;
-    const json_t *rb = *(const json_t *const *) b;
+    const s_sort_item_t *ia = a, *ib = b;
+    const json_t *ra = ia->row, *rb = ib->row;
     int c = strcmp(s_cfg_str(ra, "activation"), s_cfg_str(rb, "activation"));
     if (c)
         return c;
     long long wa = s_row_width(ra), wb = s_row_width(rb);
     if (wa != wb)
         return wa < wb ? -1 : 1;
+    c = strcmp(ia->rest ? ia->rest : "", ib->rest ? ib->rest : "");
+    if (c)
+        return c;
     long long da = s_row_depth(ra), db = s_row_depth(rb);
     if (da != db)
         return da < db ? -1 : 1;
@@ -192,15 +226,19 @@ ms_cli_sort_rows(json_t *rows)
     size_t n = json_array_size(rows);
     if (n < 2)
         return;
-    json_t **items = calloc(n, sizeof *items);
+    s_sort_item_t *items = calloc(n, sizeof *items);
     if (!items)
         return;
-    for (size_t i = 0; i < n; i++)
-        items[i] = json_incref(json_array_get(rows, i));
+    for (size_t i = 0; i < n; i++) {
+        items[i].row = json_incref(json_array_get(rows, i));
+        items[i].rest = s_row_rest(items[i].row);
+    }
     qsort(items, n, sizeof *items, s_row_compare);
     json_array_clear(rows);
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(rows, items[i]);
+    for (size_t i = 0; i < n; i++) {
+        json_array_append_new(rows, items[i].row);
+        free(items[i].rest);
+    }
     free(items);
 }
 
@@ -216,100 +254,171 @@ s_fmt_metric(char *out, size_t n, const json_t *v, int decimals)
         snprintf(out, n, "-");
 }
 
-#define S_TABLE_COLS 11
+#define S_TABLE_COLS 11     // fixed columns
+#define S_TABLE_EXTRA_MAX 8 // extra swept-key columns at most
+#define S_CELL 160          // bytes per cell
 
 //  --------------------------------------------------------------------------
-//  Fill the 11 table cells of one row.
+//  A config value as a table cell ("-" when absent).
 
 static void
-s_table_cells(const json_t *row, char cells[S_TABLE_COLS][160])
+s_fmt_value(char *out, size_t n, const json_t *v)
+{
+    if (json_is_string(v))
+        snprintf(out, n, "%s", json_string_value(v));
+    else if (json_is_integer(v))
+        snprintf(out, n, "%lld", (long long) json_integer_value(v));
+    else if (json_is_real(v))
+        snprintf(out, n, "%g", json_real_value(v));
+    else if (json_is_boolean(v))
+        snprintf(out, n, "%s", json_is_true(v) ? "true" : "false");
+    else if (!v || json_is_null(v))
+        snprintf(out, n, "-");
+    else {
+        char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        snprintf(out, n, "%s", text ? text : "?");
+        free(text);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Fill the table cells of one row: the 11 fixed ones, then one per extra
+//  swept key.
+
+static void
+s_table_cells(const json_t *row, const json_t *extra, char (*cells)[S_CELL])
 {
     const char *task = json_string_value(json_object_get(row, "task_id"));
     char short_id[13];
     ms_cli_short_id(task ? task : "-", short_id);
-    snprintf(cells[0], 160, "%s", short_id);
-    snprintf(cells[1], 160, "%s", s_cfg_str(row, "activation"));
-    snprintf(cells[2], 160, "%lld", s_row_depth(row));
+    snprintf(cells[0], S_CELL, "%s", short_id);
+    snprintf(cells[1], S_CELL, "%s", s_cfg_str(row, "activation"));
+    snprintf(cells[2], S_CELL, "%lld", s_row_depth(row));
     const json_t *sizes = s_cfg_sizes(row);
     if (sizes) {
         size_t used = 0;
         cells[3][0] = '\0';
         for (size_t i = 0; i < json_array_size(sizes) && used < 150; i++) {
             int w = snprintf(
-                cells[3] + used, 160 - used, "%s%lld", i ? "," : "",
+                cells[3] + used, S_CELL - used, "%s%lld", i ? "," : "",
                 (long long) json_integer_value(json_array_get(sizes, i)));
-            if (w < 0 || (size_t) w >= 160 - used)
+            if (w < 0 || (size_t) w >= S_CELL - used)
                 break;
             used += (size_t) w;
         }
     } else {
-        snprintf(cells[3], 160, "%lld", s_cfg_int(row, "width"));
+        snprintf(cells[3], S_CELL, "%lld", s_cfg_int(row, "width"));
     }
-    snprintf(cells[4], 160, "%lld", s_cfg_int(row, "seed"));
+    snprintf(cells[4], S_CELL, "%lld", s_cfg_int(row, "seed"));
     const char *status = json_string_value(json_object_get(row, "status"));
-    snprintf(cells[5], 160, "%s", status ? status : "-");
+    snprintf(cells[5], S_CELL, "%s", status ? status : "-");
     const json_t *epochs = json_object_get(row, "epochs");
     if (json_is_integer(epochs))
-        snprintf(cells[6], 160, "%lld", (long long) json_integer_value(epochs));
+        snprintf(cells[6], S_CELL, "%lld",
+                 (long long) json_integer_value(epochs));
     else
-        snprintf(cells[6], 160, "-");
-    s_fmt_metric(cells[7], 160, json_object_get(row, "val_accuracy"), 4);
-    s_fmt_metric(cells[8], 160, json_object_get(row, "test_accuracy"), 4);
-    s_fmt_metric(cells[9], 160, json_object_get(row, "seconds_per_epoch"), 3);
+        snprintf(cells[6], S_CELL, "-");
+    s_fmt_metric(cells[7], S_CELL, json_object_get(row, "val_accuracy"), 4);
+    s_fmt_metric(cells[8], S_CELL, json_object_get(row, "test_accuracy"), 4);
+    s_fmt_metric(cells[9], S_CELL, json_object_get(row, "seconds_per_epoch"),
+                 3);
     const json_t *params = json_object_get(row, "params");
     if (json_is_integer(params))
-        snprintf(cells[10], 160, "%lld",
+        snprintf(cells[10], S_CELL, "%lld",
                  (long long) json_integer_value(params));
     else
-        snprintf(cells[10], 160, "-");
+        snprintf(cells[10], S_CELL, "-");
+    const json_t *config = json_object_get(row, "config");
+    for (size_t k = 0; k < json_array_size(extra); k++)
+        s_fmt_value(cells[S_TABLE_COLS + k], S_CELL,
+                    json_object_get(
+                        config, json_string_value(json_array_get(extra, k))));
 }
 
 //  --------------------------------------------------------------------------
-//  Rows as an aligned text table.
+//  Rows as an aligned text table. Besides the fixed columns, one column
+//  (after width) per other parameter the rows sweep (the analysis' group
+//  keys: optimizer, learning_rate, ...), so rows that differ only there
+//  do not read as duplicates; at most S_TABLE_EXTRA_MAX of them.
 
 char *
 ms_cli_format_table(const json_t *rows)
 {
-    static const char *headers[S_TABLE_COLS] = {
+    static const char *fixed_headers[S_TABLE_COLS] = {
         "task",   "activation", "layers",   "width",   "seed",  "status",
         "epochs", "val_acc",    "test_acc", "s/epoch", "params"};
     // Text columns left-aligned, numbers right-aligned.
-    static const bool right[S_TABLE_COLS] = {
+    static const bool fixed_right[S_TABLE_COLS] = {
         false, false, true, false, true, false, true, true, true, true, true};
     json_t *sorted = json_copy((json_t *) rows);
     if (!sorted)
         return NULL;
     ms_cli_sort_rows(sorted);
-    size_t n = json_array_size(sorted);
-    char(*cells)[S_TABLE_COLS][160] = calloc(n ? n : 1, sizeof *cells);
-    if (!cells) {
+    json_t *extra = ms_analysis_group_keys(sorted);
+    if (!extra) {
         json_decref(sorted);
         return NULL;
     }
-    size_t width[S_TABLE_COLS];
-    for (int c = 0; c < S_TABLE_COLS; c++)
+    while (json_array_size(extra) > S_TABLE_EXTRA_MAX)
+        json_array_remove(extra, json_array_size(extra) - 1);
+    size_t n_extra = json_array_size(extra);
+    size_t n_cols = S_TABLE_COLS + n_extra;
+    //  Column order: the fixed ones up to width, the extra keys, the rest.
+    size_t order[S_TABLE_COLS + S_TABLE_EXTRA_MAX];
+    size_t at = 0;
+    for (size_t c = 0; c <= 3; c++)
+        order[at++] = c;
+    for (size_t k = 0; k < n_extra; k++)
+        order[at++] = S_TABLE_COLS + k;
+    for (size_t c = 4; c < S_TABLE_COLS; c++)
+        order[at++] = c;
+    const char *headers[S_TABLE_COLS + S_TABLE_EXTRA_MAX];
+    bool right[S_TABLE_COLS + S_TABLE_EXTRA_MAX];
+    for (size_t c = 0; c < S_TABLE_COLS; c++) {
+        headers[c] = fixed_headers[c];
+        right[c] = fixed_right[c];
+    }
+    for (size_t k = 0; k < n_extra; k++) {
+        headers[S_TABLE_COLS + k] = json_string_value(json_array_get(extra, k));
+        right[S_TABLE_COLS + k] = false;
+    }
+    size_t n = json_array_size(sorted);
+    char(*cells)[S_CELL] = calloc((n ? n : 1) * n_cols, sizeof *cells);
+    if (!cells) {
+        json_decref(extra);
+        json_decref(sorted);
+        return NULL;
+    }
+    size_t width[S_TABLE_COLS + S_TABLE_EXTRA_MAX];
+    for (size_t c = 0; c < n_cols; c++)
         width[c] = strlen(headers[c]);
     for (size_t r = 0; r < n; r++) {
-        s_table_cells(json_array_get(sorted, r), cells[r]);
-        for (int c = 0; c < S_TABLE_COLS; c++)
-            if (strlen(cells[r][c]) > width[c])
-                width[c] = strlen(cells[r][c]);
+        char(*row)[S_CELL] = cells + r * n_cols;
+        s_table_cells(json_array_get(sorted, r), extra, row);
+        for (size_t c = 0; c < n_cols; c++)
+            if (strlen(row[c]) > width[c])
+                width[c] = strlen(row[c]);
     }
     s_str_t out = {0};
-    for (int c = 0; c < S_TABLE_COLS; c++)
-        s_str_printf(&out, "%s%*s", c ? "  " : "",
+    for (size_t i = 0; i < n_cols; i++) {
+        size_t c = order[i];
+        s_str_printf(&out, "%s%*s", i ? "  " : "",
                      right[c] ? (int) width[c] : -(int) width[c], headers[c]);
+    }
     s_str_printf(&out, "\n");
     for (size_t r = 0; r < n; r++) {
-        for (int c = 0; c < S_TABLE_COLS; c++) {
-            bool last = c == S_TABLE_COLS - 1;
-            s_str_printf(&out, "%s%*s", c ? "  " : "",
+        char(*row)[S_CELL] = cells + r * n_cols;
+        for (size_t i = 0; i < n_cols; i++) {
+            size_t c = order[i];
+            bool last = i == n_cols - 1;
+            s_str_printf(&out, "%s%*s", i ? "  " : "",
                          right[c] || last ? (int) width[c] : -(int) width[c],
-                         cells[r][c]);
+                         row[c]);
         }
         s_str_printf(&out, "\n");
     }
     free(cells);
+    json_decref(extra);
     json_decref(sorted);
     return s_str_take(&out);
 }
@@ -374,17 +483,17 @@ ms_cli_compute_analysis(const json_t *rows, json_t **analysis)
 }
 
 //  --------------------------------------------------------------------------
-//  Print the --analyze summary of rows.
+//  Print the --analyze summary of rows to out (text or JSON).
 
-int
-ms_cli_print_analysis(const json_t *rows, bool json_out)
+static int
+s_print_analysis(FILE *out, const json_t *rows, bool json_out)
 {
     json_t *analysis = NULL;
     int rc = ms_cli_compute_analysis(rows, &analysis);
     if (rc != MS_CLI_EXIT_OK)
         return rc;
     if (json_out) {
-        rc = ms_cli_json_print(stdout, analysis);
+        rc = ms_cli_json_print(out, analysis);
         json_decref(analysis);
         return rc;
     }
@@ -392,15 +501,27 @@ ms_cli_print_analysis(const json_t *rows, bool json_out)
     json_decref(analysis);
     if (!text)
         return ms_cli_failure(NULL, "out of memory");
-    fputs(text, stdout);
+    fputs(text, out);
     if (*text && text[strlen(text) - 1] != '\n')
-        fputc('\n', stdout);
+        fputc('\n', out);
     free(text);
-    return fflush(stdout) == 0 ? MS_CLI_EXIT_OK : MS_CLI_EXIT_FAILURE;
+    return fflush(out) == 0 ? MS_CLI_EXIT_OK : MS_CLI_EXIT_FAILURE;
 }
 
 //  --------------------------------------------------------------------------
-//  Print rows in a format, then the analysis when asked.
+//  Print the --analyze summary of rows on stdout.
+
+int
+ms_cli_print_analysis(const json_t *rows, bool json_out)
+{
+    return s_print_analysis(stdout, rows, json_out);
+}
+
+//  --------------------------------------------------------------------------
+//  Print rows in a format, then the analysis when asked. JSON: one
+//  document {"rows", "analysis"}. Table: the analysis text follows on
+//  stdout. CSV: stdout stays pure CSV (a program reads it), so the
+//  analysis text goes to stderr.
 
 int
 ms_cli_print_results(json_t *rows, const char *format, bool analyze)
@@ -421,8 +542,10 @@ ms_cli_print_results(json_t *rows, const char *format, bool analyze)
     }
     int rc = ms_cli_print_rows(rows, format);
     if (rc == MS_CLI_EXIT_OK && analyze) {
-        printf("\n");
-        rc = ms_cli_print_analysis(rows, false);
+        bool csv = format && strcmp(format, "csv") == 0;
+        FILE *out = csv ? stderr : stdout;
+        fprintf(out, "\n");
+        rc = s_print_analysis(out, rows, false);
     }
     return rc;
 }

@@ -43,11 +43,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#define S_MAX_RUNNING 256 // running tasks shown at once (worker count cap)
-#define S_REDRAW_MS 250   // terminal redraw interval
+#define S_MAX_RUNNING 256    // running tasks shown at once (worker count cap)
+#define S_REDRAW_MS 250      // terminal redraw interval
+#define S_DRY_RUN_SHOWN 1000 // tasks --dry-run lists without --all
 
 //  One running task, for the live display.
 typedef struct {
@@ -57,11 +59,20 @@ typedef struct {
     double val_accuracy;               // after that epoch (NaN: none yet)
 } s_running_t;
 
+//  One task id and its index in the spec, for the sorted id index.
+typedef struct {
+    ms_hash_t id; // the task id
+    size_t i;     // its index in the spec
+} s_id_entry_t;
+
 //  Everything the progress display needs.
 typedef struct {
-    const ms_spec_t *spec; // for task labels (borrowed)
-    bool tty;              // stderr is a terminal
-    bool quiet;            // --quiet: no progress at all
+    const ms_spec_t *spec;               // for task labels (borrowed)
+    s_id_entry_t *by_id;                 // task ids sorted, built on first use
+    char sweep_hex[MS_HASH_HEX_LEN + 1]; // the sweep run here
+    int64_t trained; // results of this sweep stored by this process
+    bool tty;        // stderr is a terminal
+    bool quiet;      // --quiet: no progress at all
     s_running_t running[S_MAX_RUNNING];
     int lines_drawn;              // lines of the block now on screen
     double started_at;            // monotonic seconds at loop start
@@ -116,43 +127,83 @@ s_fmt_duration(char *out, size_t n, double seconds)
 }
 
 //  --------------------------------------------------------------------------
-//  A short label of a task's network ("relu 4x64 seed 1") from the spec.
+//  A short label of task i's network ("relu 4x64 seed 1") from the spec.
 
 static void
-s_task_label(const ms_spec_t *spec, const char *task_hex, char *out, size_t n)
+s_task_label_at(const ms_spec_t *spec, size_t i, char *out, size_t n)
+{
+    snprintf(out, n, "?");
+    static ms_train_config_t cfg; // large (hidden_sizes): not on stack
+    if (!spec || ms_spec_task_config(spec, i, &cfg) != MS_OK)
+        return;
+    char arch[128];
+    if (cfg.explicit_sizes) {
+        size_t used = 0;
+        arch[0] = '\0';
+        for (int32_t l = 0; l < cfg.n_hidden && used < 100; l++) {
+            int w = snprintf(arch + used, sizeof arch - used, "%s%d",
+                             l ? "," : "(", (int) cfg.hidden_sizes[l]);
+            if (w < 0)
+                break;
+            used += (size_t) w;
+        }
+        snprintf(arch + used, sizeof arch - used, "%s",
+                 cfg.n_hidden ? ")" : "()");
+    } else
+        snprintf(arch, sizeof arch, "%dx%d", (int) cfg.n_hidden,
+                 (int) cfg.width);
+    snprintf(out, n, "%s %s seed %lld", ms_activation_name(cfg.activation),
+             arch, (long long) cfg.seed);
+}
+
+//  --------------------------------------------------------------------------
+//  qsort / bsearch callback over s_id_entry_t: by id bytes.
+
+static int
+s_id_entry_cmp(const void *a, const void *b)
+{
+    return memcmp(((const s_id_entry_t *) a)->id.bytes,
+                  ((const s_id_entry_t *) b)->id.bytes,
+                  sizeof((const s_id_entry_t *) a)->id.bytes);
+}
+
+//  --------------------------------------------------------------------------
+//  A short label of a task given by its hex id. The events name tasks by
+//  id, so the spec's ids are sorted once (n log n, on the first call) and
+//  each lookup is a binary search: a scan per event or per redrawn line
+//  made a large sweep quadratic.
+
+static void
+s_task_label(s_display_t *d, const char *task_hex, char *out, size_t n)
 {
     snprintf(out, n, "?");
     ms_hash_t id;
-    if (!spec || ms_hash_from_hex(task_hex, &id) != MS_OK)
+    if (!d->spec || ms_hash_from_hex(task_hex, &id) != MS_OK)
         return;
-    size_t count = ms_spec_task_count(spec);
-    for (size_t i = 0; i < count; i++) {
-        const ms_hash_t *tid = ms_spec_task_id(spec, i);
-        if (!tid || !ms_hash_equal(tid, &id))
-            continue;
-        static ms_train_config_t cfg; // large (hidden_sizes): not on stack
-        if (ms_spec_task_config(spec, i, &cfg) != MS_OK)
+    size_t count = ms_spec_task_count(d->spec);
+    if (!d->by_id && count > 0) {
+        d->by_id = malloc(count * sizeof *d->by_id);
+        if (!d->by_id)
             return;
-        char arch[128];
-        if (cfg.explicit_sizes) {
-            size_t used = 0;
-            arch[0] = '\0';
-            for (int32_t l = 0; l < cfg.n_hidden && used < 100; l++) {
-                int w = snprintf(arch + used, sizeof arch - used, "%s%d",
-                                 l ? "," : "(", (int) cfg.hidden_sizes[l]);
-                if (w < 0)
-                    break;
-                used += (size_t) w;
-            }
-            snprintf(arch + used, sizeof arch - used, "%s",
-                     cfg.n_hidden ? ")" : "()");
-        } else
-            snprintf(arch, sizeof arch, "%dx%d", (int) cfg.n_hidden,
-                     (int) cfg.width);
-        snprintf(out, n, "%s %s seed %lld", ms_activation_name(cfg.activation),
-                 arch, (long long) cfg.seed);
-        return;
+        for (size_t i = 0; i < count; i++) {
+            const ms_hash_t *tid = ms_spec_task_id(d->spec, i);
+            if (tid)
+                d->by_id[i].id = *tid;
+            else
+                memset(&d->by_id[i].id, 0, sizeof d->by_id[i].id);
+            d->by_id[i].i = i;
+        }
+        qsort(d->by_id, count, sizeof *d->by_id, s_id_entry_cmp);
     }
+    s_id_entry_t key;
+    key.id = id;
+    key.i = 0;
+    const s_id_entry_t *hit =
+        d->by_id
+            ? bsearch(&key, d->by_id, count, sizeof *d->by_id, s_id_entry_cmp)
+            : NULL;
+    if (hit)
+        s_task_label_at(d->spec, hit->i, out, n);
 }
 
 //  --------------------------------------------------------------------------
@@ -216,11 +267,16 @@ s_draw_block(s_display_t *d)
         if (!r->task_id[0])
             continue;
         char label[160];
-        s_task_label(d->spec, r->task_id, label, sizeof label);
-        if (r->epoch > 0)
-            fprintf(stderr, "  %.12s  %-28s epoch %d/%d  val_acc %.4f\033[K\n",
-                    r->task_id, label, r->epoch, r->of, r->val_accuracy);
-        else
+        s_task_label(d, r->task_id, label, sizeof label);
+        if (r->epoch > 0) {
+            char acc[32];
+            if (isfinite(r->val_accuracy))
+                snprintf(acc, sizeof acc, "%.4f", r->val_accuracy);
+            else
+                snprintf(acc, sizeof acc, "-");
+            fprintf(stderr, "  %.12s  %-28s epoch %d/%d  val_acc %s\033[K\n",
+                    r->task_id, label, r->epoch, r->of, acc);
+        } else
             fprintf(stderr, "  %.12s  %-28s starting\033[K\n", r->task_id,
                     label);
         d->lines_drawn++;
@@ -270,6 +326,13 @@ s_on_event(void *arg, const char *event_json)
         return;
     }
     char label[160];
+    //  "result" is emitted when this node stored the result of a task its
+    //  own worker trained: exactly "trained in this run" (a failed task,
+    //  a retry, or a result another process stored emit no "result").
+    const char *sweep = json_string_value(json_object_get(ev, "sweep_id"));
+    if (strcmp(kind, "result") == 0 &&
+        (!sweep || strcmp(sweep, d->sweep_hex) == 0))
+        d->trained++;
     if (strcmp(kind, "started") == 0) {
         s_running_slot(d, task, true);
     } else if (strcmp(kind, "epoch") == 0) {
@@ -288,7 +351,7 @@ s_on_event(void *arg, const char *event_json)
             r->task_id[0] = '\0';
         if (!d->quiet) {
             s_clear_block(d);
-            s_task_label(d->spec, task, label, sizeof label);
+            s_task_label(d, task, label, sizeof label);
             const char *status =
                 json_string_value(json_object_get(ev, "status"));
             const char *reason =
@@ -319,6 +382,29 @@ s_on_event(void *arg, const char *event_json)
 }
 
 //  --------------------------------------------------------------------------
+//  The largest validation_split of the spec's tasks (it leaves the fewest
+//  training rows, so it is the one to check), read from the canonical
+//  task texts: a key lookup, no full decode, as this runs over up to a
+//  million tasks. 0 when no task has one.
+
+static double
+s_worst_split(const ms_spec_t *spec)
+{
+    static const char key[] = "\"validation_split\":";
+    double worst = 0.0;
+    for (size_t i = 0; i < ms_spec_task_count(spec); i++) {
+        const char *text = ms_spec_task_json(spec, i);
+        const char *at = text ? strstr(text, key) : NULL;
+        if (!at)
+            continue;
+        double f = strtod(at + sizeof key - 1, NULL);
+        if (!(f <= worst))
+            worst = f;
+    }
+    return worst;
+}
+
+//  --------------------------------------------------------------------------
 //  Load and check the spec's dataset here, so bad data is refused before
 //  anything is stored. Returns MS_OK or an error with diag.
 
@@ -345,9 +431,52 @@ s_check_dataset(const ms_spec_t *spec, ms_diag_t *diag)
         rc = ms_diag_set_code(diag, MS_ERR_DATASET, test_name,
                               "%d features, the training set has %d",
                               (int) test->n_features, (int) train->n_features);
+    //  A validation_split that leaves no training row is refused here,
+    //  naming the key, rather than failing every task with "invalid
+    //  input".
+    if (rc == MS_OK)
+        rc = ms_dataset_split_check(train, s_worst_split(spec), diag);
     ms_dataset_destroy(&train);
     ms_dataset_destroy(&test);
     return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  --dry-run: list the tasks. Linear in the task count (task i's label
+//  comes from its own config, no lookup by id). A large sweep is
+//  summarised: the first S_DRY_RUN_SHOWN tasks and a count of the rest,
+//  unless --all; --json lists every task as one JSON document, the
+//  configs being the spec's canonical JSON texts.
+
+static int
+s_dry_run(const ms_spec_t *spec, bool json_list, bool all)
+{
+    char hex[MS_HASH_HEX_LEN + 1], label[160];
+    size_t count = ms_spec_task_count(spec);
+    ms_hash_hex(ms_spec_sweep_id(spec), hex);
+    if (json_list) {
+        printf("{\"sweep_id\": \"%s\", \"n_tasks\": %zu, \"tasks\": [", hex,
+               count);
+        for (size_t i = 0; i < count; i++) {
+            ms_hash_hex(ms_spec_task_id(spec, i), hex);
+            printf("%s\n  {\"task_id\": \"%s\", \"config\": %s}", i ? "," : "",
+                   hex, ms_spec_task_json(spec, i));
+        }
+        printf("%s]}\n", count ? "\n" : "");
+        return fflush(stdout) == 0 ? MS_CLI_EXIT_OK : MS_CLI_EXIT_FAILURE;
+    }
+    printf("sweep %s: %zu task%s\n", hex, count, count == 1 ? "" : "s");
+    size_t shown = all || count <= S_DRY_RUN_SHOWN ? count : S_DRY_RUN_SHOWN;
+    for (size_t i = 0; i < shown; i++) {
+        ms_hash_hex(ms_spec_task_id(spec, i), hex);
+        s_task_label_at(spec, i, label, sizeof label);
+        printf("%s  %s\n", hex, label);
+    }
+    if (shown < count)
+        printf("... and %zu more task%s (--all lists every task, --json "
+               "too)\n",
+               count - shown, count - shown == 1 ? "" : "s");
+    return fflush(stdout) == 0 ? MS_CLI_EXIT_OK : MS_CLI_EXIT_FAILURE;
 }
 
 //  --------------------------------------------------------------------------
@@ -361,7 +490,8 @@ s_run_usage(FILE *out)
             "[--analyze]\n"
             "                     [--format table|csv|json] [--backend "
             "auto|cpu]\n"
-            "                     [--threads N] [--quiet] [--verbose]\n"
+            "                     [--threads N] [--dry-run [--all]] "
+            "[--quiet] [--verbose]\n"
             "\n"
             "Run a whole sweep on this machine (an embedded node, no daemon) "
             "and print\nthe results table. Ctrl-C stops cleanly; the same "
@@ -370,13 +500,19 @@ s_run_usage(FILE *out)
             "  --workers N    worker processes (default: one per core)\n"
             "  --data-dir D   node data dir (default ./meshsweep-data)\n"
             "  --analyze      print the plateau depth and time-vs-depth fit\n"
+            "                 (with --format csv the analysis goes to stderr,\n"
+            "                 so stdout stays CSV)\n"
             "  --format F     table (default), csv or json\n"
             "  --json         same as --format json\n"
             "  --backend B    auto (default), cpu or cuda\n"
             "  --threads N    BLAS threads per worker (default 1)\n"
             "  --dry-run      check the spec and data, list the tasks "
             "(id, network);\n"
-            "                 nothing is stored or trained\n"
+            "                 nothing is stored or trained; the first 1000 "
+            "tasks\n"
+            "                 and a count of the rest (--json: every task, "
+            "as JSON)\n"
+            "  --all          with --dry-run: list every task\n"
             "  --quiet        no progress display\n"
             "  --verbose      node log on stderr\n");
 }
@@ -393,6 +529,7 @@ ms_cli_run_main(int argc, char **argv)
     const char *format = "table", *backend = "auto";
     long n_workers = 0, threads = 1;
     bool analyze = false, quiet = false, verbose = false, dry_run = false;
+    bool all = false;
     for (int i = 1; i < argc; i++) {
         bool missing = false;
         const char *v = NULL;
@@ -432,6 +569,8 @@ ms_cli_run_main(int argc, char **argv)
             verbose = true;
         else if (strcmp(argv[i], "--dry-run") == 0)
             dry_run = true;
+        else if (strcmp(argv[i], "--all") == 0)
+            all = true;
         else if (argv[i][0] == '-' && argv[i][1])
             return ms_cli_usage_error(argv[i], "unknown option of run");
         else if (!spec_path)
@@ -485,6 +624,12 @@ ms_cli_run_main(int argc, char **argv)
         fprintf(stderr, "meshsweep: %s: warning: %s\n", spec_path,
                 ms_spec_warning(spec, i));
     rc = s_check_dataset(spec, &diag);
+    if (rc == MS_ERR_INVALID && strcmp(diag.where, "validation_split") == 0) {
+        char where[MS_DIAG_WHERE_MAX + 256];
+        snprintf(where, sizeof where, "%s: %s", spec_path, diag.where);
+        exit_code = ms_cli_usage_error(where, "%s", diag.reason);
+        goto cleanup;
+    }
     if (rc != MS_OK) {
         exit_code = ms_cli_diag_exit(&diag, rc, spec_path);
         if (rc == MS_ERR_IO)
@@ -494,19 +639,17 @@ ms_cli_run_main(int argc, char **argv)
     }
 
     if (dry_run) {
-        char hex[MS_HASH_HEX_LEN + 1], label[160];
-        ms_hash_hex(ms_spec_sweep_id(spec), hex);
-        printf("sweep %s: %zu tasks\n", hex, ms_spec_task_count(spec));
-        for (size_t i = 0; i < ms_spec_task_count(spec); i++) {
-            ms_hash_hex(ms_spec_task_id(spec, i), hex);
-            s_task_label(spec, hex, label, sizeof label);
-            printf("%s  %s\n", hex, label);
-        }
-        exit_code = MS_CLI_EXIT_OK;
+        exit_code = s_dry_run(spec, strcmp(format, "json") == 0, all);
         goto cleanup;
     }
 
-    // 2. The node, and the sweep in its store.
+    // 2. The node, and the sweep in its store. A --data-dir that exists
+    //    and is not a directory is bad input (exit 2), not a failure.
+    struct stat st;
+    if (stat(data_dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        exit_code = ms_cli_usage_error(data_dir, "not a directory");
+        goto cleanup;
+    }
     ms_node_options_t opts;
     ms_node_options_defaults(&opts);
     opts.data_dir = data_dir;
@@ -540,6 +683,7 @@ ms_cli_run_main(int argc, char **argv)
 
     // 3. Turn the loop until the sweep has nothing pending or running.
     display->spec = spec;
+    snprintf(display->sweep_hex, sizeof display->sweep_hex, "%s", sweep_hex);
     display->tty = isatty(STDERR_FILENO);
     display->quiet = quiet;
     ms_node_set_event_handler(node, s_on_event, display);
@@ -561,8 +705,9 @@ ms_cli_run_main(int argc, char **argv)
                              display->progress.cancelled;
     display->started_at = s_now();
     if (!quiet)
-        fprintf(stderr, "sweep %s: %lld tasks%s, %lld already finished\n",
+        fprintf(stderr, "sweep %s: %lld task%s%s, %lld already finished\n",
                 sweep_hex, (long long) display->progress.total,
+                display->progress.total == 1 ? "" : "s",
                 existed ? " (resumed)" : "",
                 (long long) display->done_at_start);
     bool interrupted = false;
@@ -594,7 +739,7 @@ ms_cli_run_main(int argc, char **argv)
             s_draw_block(display);
     }
     s_clear_block(display);
-    int64_t trained = ms_node_trainings_started(node);
+    int64_t trained = display->trained;
 
     // 4. The rows, read back from the store; then the node goes away
     //    (workers stopped, running tasks back to pending).
@@ -612,10 +757,11 @@ ms_cli_run_main(int argc, char **argv)
     s_fmt_duration(el, sizeof el, s_now() - display->started_at);
     if (!quiet || interrupted)
         fprintf(stderr,
-                "sweep %s: %lld of %lld tasks done, %lld failed; %lld trained "
-                "in this run, %s%s\n",
+                "sweep %s: %lld of %lld task%s done, %lld failed; %lld "
+                "trained in this run, %s%s\n",
                 sweep_hex, (long long) p->done, (long long) p->total,
-                (long long) p->failed, (long long) trained, el,
+                p->total == 1 ? "" : "s", (long long) p->failed,
+                (long long) trained, el,
                 interrupted ? " (interrupted: run the same command again to "
                               "resume)"
                             : "");
@@ -634,6 +780,8 @@ cleanup:
     json_decref(rows);
     ms_spec_destroy(&spec);
     free(text);
+    if (display)
+        free(display->by_id);
     free(display);
     return exit_code;
 }

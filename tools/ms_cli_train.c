@@ -273,8 +273,9 @@ s_load_data(const s_train_args_t *args, ms_dataset_t **train,
                               "%d features, the training set has %d",
                               (*test)->n_features, full->n_features);
     if (rc == MS_OK)
-        rc = ms_dataset_split(full, args->cfg.validation_split,
-                              (uint64_t) args->cfg.seed, train, val);
+        rc = ms_dataset_split_checked(full, args->cfg.validation_split,
+                                      (uint64_t) args->cfg.seed, train, val,
+                                      diag);
     if (rc == MS_OK) {
         // Statistics of the training part only: ms_dataset_scale takes
         // them from its first argument, so val is scaled against an
@@ -402,17 +403,66 @@ s_result_row(const s_train_args_t *args, const ms_run_result_t *res,
 }
 
 //  --------------------------------------------------------------------------
+//  A number with prec decimals; a non-finite one as "nan", "inf" or
+//  "-inf" (printf would write "-nan" for some NaNs: the sign of a NaN
+//  means nothing to a reader).
+
+static const char *
+s_fmt_num(char *out, size_t n, double v, int prec)
+{
+    if (isnan(v))
+        snprintf(out, n, "nan");
+    else if (isinf(v))
+        snprintf(out, n, "%sinf", v < 0 ? "-" : "");
+    else
+        snprintf(out, n, "%.*f", prec, v);
+    return out;
+}
+
+//  --------------------------------------------------------------------------
 //  Print one epoch line.
 
 static void
 s_print_epoch(FILE *out, const ms_epoch_metrics_t *m, int32_t n_epochs)
 {
+    char tl[32], vl[32], va[32];
     fprintf(out,
-            "epoch %3d/%-3d  train_loss %.4f  val_loss %.4f  val_acc %.4f  "
+            "epoch %3d/%-3d  train_loss %s  val_loss %s  val_acc %s  "
             "%.2f s\n",
-            (int) m->epoch, (int) n_epochs, m->train_loss, m->val_loss,
-            m->val_accuracy, m->seconds);
+            (int) m->epoch, (int) n_epochs,
+            s_fmt_num(tl, sizeof tl, m->train_loss, 4),
+            s_fmt_num(vl, sizeof vl, m->val_loss, 4),
+            s_fmt_num(va, sizeof va, m->val_accuracy, 4), m->seconds);
     fflush(out);
+}
+
+//  --------------------------------------------------------------------------
+//  The status line's text: "ok", "diverged at epoch 3 (train loss nan)"
+//  (the engine's reason already names the status, so it is not repeated),
+//  or "failed: REASON".
+
+static void
+s_status_text(const ms_run_result_t *res, char *out, size_t n)
+{
+    if (res->status == MS_RUN_OK) {
+        snprintf(out, n, "%s", ms_run_status_name(res->status));
+        return;
+    }
+    if (res->status != MS_RUN_DIVERGED) {
+        snprintf(out, n, "%s: %s", ms_run_status_name(res->status), res->error);
+        return;
+    }
+    snprintf(out, n, "%s", res->error[0] ? res->error : "diverged");
+    if (res->n_curve > 0) {
+        const ms_epoch_metrics_t *last = &res->curve[res->n_curve - 1];
+        bool train_bad = !isfinite(last->train_loss);
+        char num[32];
+        size_t used = strlen(out);
+        snprintf(out + used, n - used, " (%s loss %s)",
+                 train_bad ? "train" : "val",
+                 s_fmt_num(num, sizeof num,
+                           train_bad ? last->train_loss : last->val_loss, 4));
+    }
 }
 
 //  --------------------------------------------------------------------------
@@ -444,6 +494,10 @@ ms_cli_train_main(int argc, char **argv)
     int rc = s_load_data(args, &train, &val, &test, &diag);
     if (rc != MS_OK) {
         exit_code = ms_cli_diag_exit(&diag, rc, "dataset");
+        if (rc == MS_ERR_IO)
+            exit_code = MS_CLI_EXIT_USAGE; // a data file named by the user
+                                           // is missing or not a file: bad
+                                           // input (DESIGN.md: exit 2)
         goto cleanup;
     }
     rc = ms_backend_open(&backend, args->backend, (int) args->threads, &diag);
@@ -497,12 +551,15 @@ ms_cli_train_main(int argc, char **argv)
         if (exit_code != MS_CLI_EXIT_OK)
             goto cleanup;
     } else {
-        printf("status         %s%s%s\n", ms_run_status_name(result.status),
-               result.status == MS_RUN_OK ? "" : ": ",
-               result.status == MS_RUN_OK ? "" : result.error);
-        printf("test_accuracy  %.4f\n", result.test_accuracy);
-        printf("test_loss      %.4f\n", result.test_loss);
-        printf("val_accuracy   %.4f\n", result.val_accuracy);
+        char status[sizeof result.error + 64], num[32];
+        s_status_text(&result, status, sizeof status);
+        printf("status         %s\n", status);
+        printf("test_accuracy  %s\n",
+               s_fmt_num(num, sizeof num, result.test_accuracy, 4));
+        printf("test_loss      %s\n",
+               s_fmt_num(num, sizeof num, result.test_loss, 4));
+        printf("val_accuracy   %s\n",
+               s_fmt_num(num, sizeof num, result.val_accuracy, 4));
         printf("params         %lld\n", (long long) result.params);
         printf("epochs         %d\n", (int) result.epochs);
         printf("s/epoch        %.3f\n", result.seconds_per_epoch);

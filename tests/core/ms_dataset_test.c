@@ -706,6 +706,66 @@ test_new_and_bytes(void **state)
 }
 
 static void
+test_load_not_regular(void **state)
+{
+    (void) state;
+    //  A device never ends: refused at once, not read forever.
+    ms_dataset_t *d = NULL;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    assert_int_equal(ms_dataset_load(&d, "/dev/zero", NULL, "label", &diag),
+                     MS_ERR_IO);
+    assert_null(d);
+    assert_string_equal(diag.where, "/dev/zero");
+    assert_non_null(strstr(diag.reason, "not a regular file"));
+    ms_diag_clear(&diag);
+    assert_int_equal(ms_dataset_load(&d, "/tmp", NULL, "label", &diag),
+                     MS_ERR_IO);
+    assert_non_null(strstr(diag.reason, "is a directory"));
+}
+
+static void
+test_split_checked_diag(void **state)
+{
+    (void) state;
+    ms_dataset_t *d = s_numbered(100);
+    ms_dataset_t *tr = NULL, *va = NULL;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    //  0.999999 of 100 rows rounds to 100 validation rows: no training row.
+    assert_int_equal(ms_dataset_split_checked(d, 0.999999, 7, &tr, &va, &diag),
+                     MS_ERR_INVALID);
+    assert_null(tr);
+    assert_null(va);
+    assert_string_equal(diag.where, "validation_split");
+    assert_string_equal(diag.reason,
+                        "0.999999 leaves no training rows (100 samples)");
+    ms_diag_clear(&diag);
+    assert_int_equal(ms_dataset_split_checked(d, 1.5, 7, &tr, &va, &diag),
+                     MS_ERR_INVALID);
+    assert_string_equal(diag.where, "validation_split");
+    assert_string_equal(diag.reason, "1.5 is outside [0, 1)");
+    //  The check alone says the same, without copying.
+    ms_diag_clear(&diag);
+    assert_int_equal(ms_dataset_split_check(d, 0.999999, &diag),
+                     MS_ERR_INVALID);
+    assert_string_equal(diag.reason,
+                        "0.999999 leaves no training rows (100 samples)");
+    assert_int_equal(ms_dataset_split_check(d, 0.99, NULL), MS_OK);
+    //  NULL diag is fine; a good split leaves diag alone.
+    assert_int_equal(ms_dataset_split_checked(d, 1.0, 7, &tr, &va, NULL),
+                     MS_ERR_INVALID);
+    ms_diag_clear(&diag);
+    assert_int_equal(ms_dataset_split_checked(d, 0.2, 7, &tr, &va, &diag),
+                     MS_OK);
+    assert_int_equal(tr->n_samples, 80);
+    assert_string_equal(diag.reason, "");
+    ms_dataset_destroy(&tr);
+    ms_dataset_destroy(&va);
+    ms_dataset_destroy(&d);
+}
+
+static void
 test_split_deterministic(void **state)
 {
     (void) state;
@@ -1018,6 +1078,8 @@ main(void)
         cmocka_unit_test(test_csv_binary_input),
         cmocka_unit_test(test_new_and_bytes),
         cmocka_unit_test(test_split_deterministic),
+        cmocka_unit_test(test_split_checked_diag),
+        cmocka_unit_test(test_load_not_regular),
         cmocka_unit_test(test_scale_unit_bytes),
         cmocka_unit_test(test_scale_unit_general),
         cmocka_unit_test(test_scale_standard),

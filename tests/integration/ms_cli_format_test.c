@@ -285,6 +285,131 @@ test_node_url(void **state)
     unsetenv("MESHSWEEP_NODE");
 }
 
+//  --------------------------------------------------------------------------
+//  A row that also sweeps the optimizer (init follows the activation).
+
+static json_t *
+s_row_opt(const char *task, int layers, int seed, const char *optimizer)
+{
+    json_t *row = s_row(task, "relu", layers, 64, seed, 0.5);
+    json_t *config = json_object_get(row, "config");
+    json_object_set_new(config, "optimizer", json_string(optimizer));
+    json_object_set_new(config, "init", json_string("he_normal"));
+    return row;
+}
+
+//  --------------------------------------------------------------------------
+//  A swept key other than the fixed columns gets a column of its own, and
+//  its values keep rows apart: sgd rows after the adam rows.
+
+static void
+test_table_swept_keys(void **state)
+{
+    (void) state;
+    json_t *rows = json_array();
+    json_array_append_new(rows, s_row_opt("111111111111", 1, 1, "sgd"));
+    json_array_append_new(rows, s_row_opt("222222222222", 1, 1, "adam"));
+    json_array_append_new(rows, s_row_opt("333333333333", 2, 1, "sgd"));
+    json_array_append_new(rows, s_row_opt("444444444444", 2, 1, "adam"));
+    char *table = ms_cli_format_table(rows);
+    assert_non_null(table);
+    print_message("%s", table);
+    assert_non_null(strstr(table, "width  optimizer  seed"));
+    assert_null(strstr(table, "init"));
+    const char *a = strstr(table, "222222222222");
+    const char *b = strstr(table, "444444444444");
+    const char *c = strstr(table, "111111111111");
+    const char *d = strstr(table, "333333333333");
+    assert_true(a && b && c && d && a < b && b < c && c < d);
+    assert_non_null(strstr(table, "64     sgd "));
+    free(table);
+    json_decref(rows);
+}
+
+//  --------------------------------------------------------------------------
+//  Run fn with stdout and stderr sent to files; return what each got.
+
+static void
+s_capture(int (*fn)(json_t *), json_t *arg, int *rc, char **out, char **err)
+{
+    char out_path[] = "/tmp/ms_cli_format_test.XXXXXX";
+    char err_path[] = "/tmp/ms_cli_format_test.XXXXXX";
+    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+    assert_true(out_fd >= 0 && err_fd >= 0);
+    fflush(stdout);
+    fflush(stderr);
+    int saved_out = dup(1), saved_err = dup(2);
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
+    *rc = fn(arg);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    close(saved_out);
+    close(saved_err);
+    FILE *f = fopen(out_path, "r");
+    size_t n = 0;
+    *out = calloc(1, 1 << 16);
+    n = fread(*out, 1, (1 << 16) - 1, f);
+    (*out)[n] = '\0';
+    fclose(f);
+    f = fopen(err_path, "r");
+    *err = calloc(1, 1 << 16);
+    n = fread(*err, 1, (1 << 16) - 1, f);
+    (*err)[n] = '\0';
+    fclose(f);
+    close(out_fd);
+    close(err_fd);
+    unlink(out_path);
+    unlink(err_path);
+}
+
+static int
+s_print_csv_analyze(json_t *rows)
+{
+    return ms_cli_print_results(rows, "csv", true);
+}
+
+static int
+s_print_table_analyze(json_t *rows)
+{
+    return ms_cli_print_results(rows, "table", true);
+}
+
+//  --------------------------------------------------------------------------
+//  --format csv --analyze: stdout is CSV only; the analysis goes to
+//  stderr. With the table, the analysis follows on stdout.
+
+static void
+test_csv_analyze(void **state)
+{
+    (void) state;
+    json_t *rows = json_array();
+    json_array_append_new(rows, s_row("aaaaaaaaaaaa00", "relu", 1, 64, 1, .8));
+    json_array_append_new(rows, s_row("bbbbbbbbbbbb00", "relu", 2, 64, 1, .9));
+    int rc;
+    char *out, *err;
+    s_capture(s_print_csv_analyze, rows, &rc, &out, &err);
+    assert_int_equal(rc, 0);
+    assert_null(strstr(out, "Analysis"));
+    assert_null(strstr(out, "plateau"));
+    assert_non_null(strstr(err, "Analysis of 2 result rows"));
+    //  Every stdout line has as many fields as the header.
+    int lines = 0;
+    for (const char *p = out; *p; p = strchr(p, '\n') + 1, lines++)
+        assert_non_null(strchr(p, '\n'));
+    assert_int_equal(lines, 3);
+    free(out);
+    free(err);
+    s_capture(s_print_table_analyze, rows, &rc, &out, &err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "Analysis of 2 result rows"));
+    free(out);
+    free(err);
+    json_decref(rows);
+}
+
 int
 main(void)
 {
@@ -292,6 +417,8 @@ main(void)
         cmocka_unit_test(test_table_order),
         cmocka_unit_test(test_table_alignment),
         cmocka_unit_test(test_table_sizes),
+        cmocka_unit_test(test_table_swept_keys),
+        cmocka_unit_test(test_csv_analyze),
         cmocka_unit_test(test_csv),
         cmocka_unit_test(test_json_print),
         cmocka_unit_test(test_arg_value),

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -468,6 +469,147 @@ test_format_text(void **state)
     json_decref(rows);
 }
 
+static void
+test_failed_rows_counted(void **state)
+{
+    (void) state;
+    //  As ms_results gives them: 12 tasks, 4 failed, each failed task a
+    //  synthesized row with "counted": false and null metrics.
+    json_t *rows = json_array();
+    for (int i = 0; i < 12; i++) {
+        bool failed = i % 3 == 0;
+        json_t *row = s_row("relu", 64, 1 + i % 2, i, failed ? "failed" : "ok",
+                            0.8, 0.79, 0.5);
+        if (failed) {
+            json_object_set_new(row, "counted", json_false());
+            json_object_set_new(row, "val_accuracy", json_null());
+            json_object_set_new(row, "test_accuracy", json_null());
+        }
+        json_array_append_new(rows, row);
+    }
+    //  An ok duplicate that is not counted stays out.
+    json_t *dup = s_row("relu", 64, 1, 1, "ok", 0.1, 0.1, 9);
+    json_object_set_new(dup, "counted", json_false());
+    json_array_append_new(rows, dup);
+    json_t *a = s_analyse(rows);
+    assert_int_equal(s_int(a, "n_rows"), 13);
+    assert_int_equal(s_int(a, "n_ok"), 8);
+    assert_int_equal(s_int(a, "n_failed"), 4);
+    assert_int_equal(s_int(a, "n_not_counted"), 1);
+    json_t *g = json_array_get(json_object_get(a, "groups"), 0);
+    json_t *d1 = json_array_get(json_object_get(g, "depths"), 0);
+    assert_int_equal(s_int(d1, "n_failed"), 2);
+    assert_int_equal(s_int(d1, "n"), 4);
+    char *text = ms_analysis_format_text(a);
+    assert_non_null(strstr(text, "Analysis of 13 result rows (8 ok, 0 "
+                                 "diverged, 4 failed)"));
+    assert_non_null(strstr(text, "(2 failed)"));
+    free(text);
+    json_decref(a);
+    json_decref(rows);
+}
+
+static void
+test_counts_per_mean(void **state)
+{
+    (void) state;
+    //  Depth 1: three ok runs, two without validation accuracy
+    //  (validation_split 0); depth 2: one run.
+    json_t *rows = json_array();
+    for (int seed = 1; seed <= 3; seed++) {
+        json_t *row =
+            s_row("relu", 8, 1, seed, "ok", 0.9, 0.8 + 0.01 * seed, 1.0);
+        if (seed > 1)
+            json_object_set_new(row, "val_accuracy", json_null());
+        json_array_append_new(rows, row);
+    }
+    json_array_append_new(rows, s_row("relu", 8, 2, 1, "ok", 0.91, 0.9, 2.0));
+    json_t *a = s_analyse(rows);
+    json_t *g = json_array_get(json_object_get(a, "groups"), 0);
+    json_t *d1 = json_array_get(json_object_get(g, "depths"), 0);
+    assert_int_equal(s_int(d1, "n"), 3);
+    assert_int_equal(s_int(d1, "n_val_accuracy"), 1);
+    assert_int_equal(s_int(d1, "n_test_accuracy"), 3);
+    assert_int_equal(s_int(d1, "n_seconds"), 3);
+    //  A std over one value is null, not 0.
+    assert_true(json_is_null(json_object_get(d1, "val_accuracy_std")));
+    assert_true(json_is_number(json_object_get(d1, "test_accuracy_std")));
+    char *text = ms_analysis_format_text(a);
+    print_message("%s", text);
+    assert_non_null(strstr(text, "0.9000 +-    n/a (n=1)"));
+    assert_null(strstr(text, "+- 0.0000"));
+    free(text);
+    json_decref(a);
+    json_decref(rows);
+}
+
+//  --------------------------------------------------------------------------
+//  Set a config key of a row to a string.
+
+static json_t *
+s_with(json_t *row, const char *key, const char *value)
+{
+    json_object_set_new(json_object_get(row, "config"), key,
+                        json_string(value));
+    return row;
+}
+
+static void
+test_swept_parameters_group(void **state)
+{
+    (void) state;
+    //  optimizer [adam, sgd] x depth [1, 2] x 2 seeds, init following the
+    //  activation: adam reaches 0.9, sgd 0.5; pooled they would read 0.7.
+    json_t *rows = json_array();
+    const char *opt[2] = {"adam", "sgd"};
+    for (int o = 0; o < 2; o++)
+        for (int d = 1; d <= 2; d++)
+            for (int seed = 1; seed <= 2; seed++) {
+                double val = o == 0 ? 0.9 : 0.5;
+                json_t *row = s_row("relu", 64, d, seed, "ok", val, val, 1.0);
+                s_with(s_with(row, "optimizer", opt[o]), "init", "he_normal");
+                json_array_append_new(rows, row);
+            }
+    for (int seed = 1; seed <= 2; seed++)
+        json_array_append_new(
+            rows, s_with(s_with(s_row("tanh", 64, 1, seed, "ok", 0.6, 0.6, 1.0),
+                                "optimizer", "sgd"),
+                         "init", "xavier_uniform"));
+    json_t *a = s_analyse(rows);
+    json_t *keys = json_object_get(a, "group_keys");
+    assert_int_equal(json_array_size(keys), 1);
+    assert_string_equal(json_string_value(json_array_get(keys, 0)),
+                        "optimizer");
+    json_t *groups = json_object_get(a, "groups");
+    assert_int_equal(json_array_size(groups), 3);
+    json_t *g0 = json_array_get(groups, 0), *g1 = json_array_get(groups, 1);
+    assert_string_equal(json_string_value(json_object_get(g0, "activation")),
+                        "relu");
+    assert_int_equal(s_int(g0, "width"), 64);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(g0, "params"), "optimizer")),
+                        "adam");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(g1, "params"), "optimizer")),
+                        "sgd");
+    json_t *d = json_array_get(json_object_get(g1, "depths"), 0);
+    assert_int_equal(s_int(d, "n"), 2);
+    assert_true(fabs(s_num(d, "val_accuracy_mean") - 0.5) < 1e-12);
+    assert_true(fabs(s_num(g0, "best_val_accuracy") - 0.9) < 1e-12);
+    char *text = ms_analysis_format_text(a);
+    print_message("%s", text);
+    assert_non_null(strstr(text, "\nrelu, width 64, optimizer adam\n"));
+    assert_non_null(strstr(text, "\nrelu, width 64, optimizer sgd\n"));
+    assert_non_null(strstr(text, "\ntanh, width 64, optimizer sgd\n"));
+    assert_non_null(strstr(text, "every other swept parameter"));
+    free(text);
+    json_t *same = ms_analysis_group_keys(rows);
+    assert_true(json_equal(same, keys));
+    json_decref(same);
+    json_decref(a);
+    json_decref(rows);
+}
+
 int
 main(void)
 {
@@ -481,6 +623,9 @@ main(void)
         cmocka_unit_test(test_empty_input),
         cmocka_unit_test(test_bad_rows),
         cmocka_unit_test(test_format_text),
+        cmocka_unit_test(test_failed_rows_counted),
+        cmocka_unit_test(test_counts_per_mean),
+        cmocka_unit_test(test_swept_parameters_group),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

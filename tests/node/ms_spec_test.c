@@ -619,6 +619,80 @@ test_limits_and_run_cap(void **state)
 }
 
 static void
+test_no_parameters_warn(void **state)
+{
+    (void) state;
+    //  parameters: {} (or none) is one task with every default: accepted,
+    //  with a warning, as it is rarely what was meant.
+    const char *texts[2] = {"dataset: fashion-mnist\nparameters: {}\n",
+                            "dataset: fashion-mnist\n"};
+    for (int i = 0; i < 2; i++) {
+        ms_spec_t *spec = s_parse(texts[i]);
+        assert_int_equal(ms_spec_task_count(spec), 1);
+        assert_int_equal(ms_spec_warning_count(spec), 1);
+        assert_string_equal(ms_spec_warning(spec, 0),
+                            "no parameters swept: one task with every "
+                            "default");
+        ms_spec_destroy(&spec);
+    }
+    ms_spec_t *spec = s_parse("dataset: fashion-mnist\nparameters:\n"
+                              "  width: {value: 8}\n");
+    assert_int_equal(ms_spec_warning_count(spec), 0);
+    ms_spec_destroy(&spec);
+}
+
+static void
+test_max_params(void **state)
+{
+    (void) state;
+    ms_spec_options_t opts;
+    ms_spec_options_defaults(&opts);
+    assert_int_equal(opts.max_params, INT64_C(1) << 31);
+    ms_spec_t *spec = NULL;
+    ms_diag_t diag;
+    //  8 x 65536 on 784 inputs, 10 outputs: 785 * 65536 + 7 * 65537 *
+    //  65536 + 65537 * 10 parameters (~120 GB of float32).
+    const char *huge = "dataset: fashion-mnist\nparameters:\n"
+                       "  hidden_sizes: {value: [65536, 65536, 65536, 65536, "
+                       "65536, 65536, 65536, 65536]}\n";
+    assert_int_equal(ms_spec_parse(huge, strlen(huge), NULL, &spec, &diag),
+                     MS_ERR_RANGE);
+    assert_null(spec);
+    assert_string_equal(diag.where, "parameters.hidden_sizes");
+    long long n = 785LL * 65536 + 7LL * 65537 * 65536 + 65537LL * 10;
+    char expect[200];
+    snprintf(expect, sizeof expect,
+             "network has %lld parameters, more than the pool limit "
+             "2147483648 (line 3)",
+             n);
+    assert_string_equal(diag.reason, expect);
+    //  A configurable limit: width 100 on 784 inputs is 78500 + 1010.
+    const char *small = "dataset: fashion-mnist\nparameters:\n"
+                        "  width: {values: [10, 100]}\n";
+    opts.max_params = 79510 - 1;
+    assert_int_equal(ms_spec_parse(small, strlen(small), &opts, &spec, &diag),
+                     MS_ERR_RANGE);
+    assert_string_equal(diag.where, "parameters.width");
+    assert_non_null(strstr(diag.reason, "network has 79510 parameters"));
+    opts.max_params = 79510;
+    assert_int_equal(ms_spec_parse(small, strlen(small), &opts, &spec, &diag),
+                     MS_OK);
+    ms_spec_destroy(&spec);
+    //  File datasets: the input size is unknown, only hidden layers count
+    //  (first layer's biases, then 100 x 101 between the two layers).
+    const char *files = "dataset: {train: a.csv, test: b.csv}\nparameters:\n"
+                        "  hidden_sizes: {value: [100, 100]}\n";
+    opts.max_params = 100 + 101 * 100 - 1;
+    assert_int_equal(ms_spec_parse(files, strlen(files), &opts, &spec, &diag),
+                     MS_ERR_RANGE);
+    assert_string_equal(diag.where, "parameters.hidden_sizes");
+    opts.max_params = 100 + 101 * 100;
+    assert_int_equal(ms_spec_parse(files, strlen(files), &opts, &spec, &diag),
+                     MS_OK);
+    ms_spec_destroy(&spec);
+}
+
+static void
 test_canonical_round_trip(void **state)
 {
     (void) state;
@@ -772,9 +846,9 @@ test_examples_parse(void **state)
         const char *file;
         size_t n_tasks;
     } examples[] = {
-        {"depth-sweep.yaml", 16},
+        {"depth-sweep.yaml", 60},
         {"sklearn-grid.yaml", 24},
-        {"deep-sweep.yaml", 7},
+        {"deep-sweep.yaml", 14},
     };
     for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++) {
         char *text = s_read_example(examples[i].file);
@@ -810,6 +884,8 @@ main(void)
         cmocka_unit_test(test_wandb_keys_warn),
         cmocka_unit_test(test_duplicates_dropped),
         cmocka_unit_test(test_limits_and_run_cap),
+        cmocka_unit_test(test_no_parameters_warn),
+        cmocka_unit_test(test_max_params),
         cmocka_unit_test(test_canonical_round_trip),
         cmocka_unit_test(test_file_dataset_ids),
         cmocka_unit_test(test_examples_parse),
