@@ -1342,6 +1342,56 @@ ms_store_options_default(ms_store_options_t *opts)
 }
 
 //  --------------------------------------------------------------------------
+//  Create the environment handle and open it with the given flags. Returns
+//  0 or an LMDB / errno code (the caller closes the handle on failure).
+
+static int
+s_env_open(ms_store_t *self, const char *dir, const ms_store_options_t *o,
+           unsigned flags)
+{
+    int rc = mdb_env_create(&self->env);
+    if (rc == 0)
+        rc = mdb_env_set_maxdbs(self->env, 32);
+    if (rc == 0)
+        rc = mdb_env_set_mapsize(self->env, (size_t) o->map_size_bytes);
+    if (rc == 0)
+        rc = mdb_env_set_maxreaders(self->env, o->max_readers);
+    if (rc == 0)
+        rc = mdb_env_open(self->env, dir, flags, 0600);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Refuse a data.mdb shorter than the pages its meta page names (a
+//  truncated copy, a disk that filled during a copy): the first read
+//  through the map beyond the end of the file would kill the process with
+//  SIGBUS. Only the meta pages have been read at this point (with read(),
+//  not through the map), so checking here is safe.
+
+static int
+s_check_file_size(ms_store_t *self, const char *dir, ms_diag_t *diag)
+{
+    MDB_envinfo info;
+    MDB_stat st;
+    mdb_filehandle_t fd;
+    struct stat fst;
+    if (mdb_env_info(self->env, &info) != 0 ||
+        mdb_env_stat(self->env, &st) != 0 ||
+        mdb_env_get_fd(self->env, &fd) != 0 || fstat(fd, &fst) != 0)
+        return ms_diag_set_code(diag, MS_ERR_STORE, dir,
+                                "cannot read the store's size");
+    uint64_t needed = ((uint64_t) info.me_last_pgno + 1) * st.ms_psize;
+    if ((uint64_t) fst.st_size < needed)
+        return ms_diag_set_code(
+            diag, MS_ERR_STORE, dir,
+            "data.mdb is truncated: %lld bytes, but its pages reach %llu "
+            "bytes; restore the store from a copy, or move it away to start "
+            "an empty one",
+            (long long) fst.st_size, (unsigned long long) needed);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
 //  Open or create the store in DIR.
 
 int
@@ -1373,7 +1423,11 @@ ms_store_open(ms_store_t **out, const char *dir, const ms_store_options_t *opts,
             return MS_ERR_NOMEM;
         sprintf(data, "%s/data.mdb", dir);
         int found = stat(data, &st) == 0;
+        int stat_errno = errno;
         free(data);
+        if (!found && stat_errno != ENOENT && stat_errno != ENOTDIR)
+            return ms_diag_set_code(diag, MS_ERR_IO, dir, "cannot read: %s",
+                                    strerror(stat_errno));
         if (!found)
             return ms_diag_set_code(diag, MS_ERR_NOTFOUND, dir,
                                     "no store here (no data.mdb)");
@@ -1412,22 +1466,32 @@ ms_store_open(ms_store_t **out, const char *dir, const ms_store_options_t *opts,
     pthread_cond_init(&self->done_cv, NULL);
 
     int status = MS_OK;
-    int rc = mdb_env_create(&self->env);
-    if (rc == 0)
-        rc = mdb_env_set_maxdbs(self->env, 32);
-    if (rc == 0)
-        rc = mdb_env_set_mapsize(self->env, (size_t) o.map_size_bytes);
-    if (rc == 0)
-        rc = mdb_env_set_maxreaders(self->env, o.max_readers);
-    if (rc == 0)
-        rc = mdb_env_open(self->env, dir,
-                          MDB_NOTLS | (o.read_only ? MDB_RDONLY : 0), 0600);
+    unsigned flags = MDB_NOTLS | (o.read_only ? MDB_RDONLY : 0);
+    int rc = s_env_open(self, dir, &o, flags);
+    if (rc == EACCES && o.read_only) {
+        //  A reader without write access to lock.mdb (another user's
+        //  store, a read-only copy): LMDB tolerates that only on a
+        //  read-only file system. Read without the lock table instead: a
+        //  concurrent writer is not coordinated with, which a one-shot
+        //  query of committed results can live with.
+        mdb_env_close(self->env);
+        self->env = NULL;
+        rc = s_env_open(self, dir, &o, flags | MDB_NOLOCK);
+        if (rc == 0)
+            fprintf(stderr,
+                    "%s: no write access to the lock file: reading "
+                    "without LMDB's reader lock\n",
+                    dir);
+    }
     if (rc != 0) {
         status = ms_diag_set_code(diag, s_mdb(rc, "mdb_env_open"), dir,
                                   "cannot open the LMDB environment: %s",
                                   mdb_strerror(rc));
         goto fail;
     }
+    status = s_check_file_size(self, dir, diag);
+    if (status != MS_OK)
+        goto fail;
     if (!o.skip_reader_check)
         s_reader_check(self);
     status = s_open_dbs(self, dir, diag);

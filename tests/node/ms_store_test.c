@@ -1494,6 +1494,109 @@ test_read_only_second_process(void **state)
     ms_store_destroy(&store);
 }
 
+//  --------------------------------------------------------------------------
+//  A truncated data.mdb (a partial copy) is refused with a clear error at
+//  open, by the node and by read-only readers alike; it must never fault
+//  (SIGBUS) on the first read through the map.
+
+static void
+test_truncated_store_refused(void **state)
+{
+    fixture_t *fx = *state;
+    ms_store_t *store = s_open(fx->dir, 1 << 20, 0);
+    assert_int_equal(s_put_sweep(store, 10, 400, 0, NULL), MS_OK);
+    ms_store_destroy(&store);
+    char data[400];
+    snprintf(data, sizeof data, "%s/data.mdb", fx->dir);
+    struct stat st;
+    assert_int_equal(stat(data, &st), 0);
+    assert_true(st.st_size > 5 * 4096);
+    assert_int_equal(truncate(data, 5 * 4096), 0);
+    for (int read_only = 0; read_only <= 1; read_only++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            ms_store_options_t opts;
+            ms_store_options_default(&opts);
+            opts.map_size_bytes = 1 << 20;
+            opts.read_only = read_only;
+            ms_store_t *s = NULL;
+            ms_diag_t diag;
+            int rc = ms_store_open(&s, fx->dir, &opts, &diag);
+            if (rc != MS_ERR_STORE || s)
+                _exit(10);
+            if (!strstr(diag.reason, "truncated") ||
+                strcmp(diag.where, fx->dir) != 0)
+                _exit(11);
+            _exit(0);
+        }
+        int status;
+        waitpid(pid, &status, 0);
+        assert_true(WIFEXITED(status)); // not killed by SIGBUS
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  A reader without write access to the store's lock file (another user's
+//  store) can still read the committed results.
+
+static void
+test_read_only_without_lock_access(void **state)
+{
+    fixture_t *fx = *state;
+    ms_store_t *store = s_open(fx->dir, 1 << 20, 0);
+    assert_int_equal(s_put_sweep(store, 10, 20, 0, NULL), MS_OK);
+    uint8_t node[ID], task_id[ID];
+    s_id(node, 0xAA, 1);
+    for (uint32_t i = 0; i < 3; i++) {
+        s_id(task_id, 11, i);
+        char *row = s_row(i, node, 10);
+        assert_int_equal(
+            ms_store_put_result(store, task_id, node, row, strlen(row)), MS_OK);
+        free(row);
+    }
+    ms_store_destroy(&store);
+    if (geteuid() != 0)
+        skip(); // needs root to become another user
+    // World-readable, writable by its owner (root) only.
+    assert_int_equal(chmod(fx->root, 0755), 0);
+    char path[400];
+    snprintf(path, sizeof path, "%s/data", fx->root);
+    assert_int_equal(chmod(path, 0755), 0);
+    assert_int_equal(chmod(fx->dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/data.mdb", fx->dir);
+    assert_int_equal(chmod(path, 0644), 0);
+    snprintf(path, sizeof path, "%s/lock.mdb", fx->dir);
+    assert_int_equal(chmod(path, 0644), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (setgid(65534) != 0 || setuid(65534) != 0) // nobody
+            _exit(20);
+        ms_store_options_t opts;
+        ms_store_options_default(&opts);
+        opts.read_only = true;
+        opts.map_size_bytes = 1 << 20;
+        ms_store_t *ro = NULL;
+        ms_diag_t diag;
+        if (ms_store_open(&ro, fx->dir, &opts, &diag) != MS_OK)
+            _exit(10);
+        uint8_t sweep_id[ID];
+        s_id(sweep_id, 10, 0);
+        rows_t rows = {.ordered = true};
+        if (ms_store_results_by_sweep(ro, sweep_id, 0, 0, s_count_rows, &rows,
+                                      NULL) != MS_OK)
+            _exit(11);
+        ms_store_destroy(&ro);
+        _exit((int) rows.n); // 3
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 3);
+}
+
 int
 main(void)
 {
@@ -1531,6 +1634,10 @@ main(void)
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_sigkill_durability, s_setup,
                                         s_teardown),
+        cmocka_unit_test_setup_teardown(test_truncated_store_refused, s_setup,
+                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_read_only_without_lock_access,
+                                        s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_read_only_second_process, s_setup,
                                         s_teardown),
     };
