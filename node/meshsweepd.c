@@ -1,16 +1,23 @@
 /*  =========================================================================
-    meshsweepd - the meshsweep node daemon (single-node version)
+    meshsweepd - the meshsweep node daemon
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
     meshsweepd --data-dir DIR [--api ADDR:PORT] [--workers N]
                [--backend auto|cpu|cuda] [--config FILE] [--verbose]
+               [--mesh-port N] [--beacon-port N] [--interface NAME|*]
+               [--peer [NODE_ID@]tcp://HOST:PORT]... [--no-beacon]
+               [--open-pool[=NAME]] [pool timing and limit options]
 
     Runs in the foreground (systemd runs it as is). Options can also come
     from an INI file (--config): each key is a long option with '-'
-    written '_' (data_dir, api, workers, backend, retry_cap, ...), in no
-    section or in [meshsweepd]; the command line wins; an unknown key is
-    an error naming FILE:LINE. SIGTERM / SIGINT stop the node gracefully:
+    written '_' (data_dir, api, workers, backend, retry_cap, open_pool,
+    lease_ttl_ms, ...), in no section or in [meshsweepd]; the command line
+    wins; an unknown key is an error naming FILE:LINE. `peer` may be given
+    several times (a --peer on the command line replaces the file's).
+    A node with neither a certificate (trust issue) nor --open-pool starts,
+    prints its node id and links to no one; with --open-pool it warns that
+    the pool has no authority. SIGTERM / SIGINT stop the node gracefully:
     workers stopped, their tasks back to pending, store flushed, exit 0.
     Exit codes: 0 success, 1 failure, 2 bad usage or bad input.
 */
@@ -31,7 +38,7 @@
     "[--verbose]\n"                                                            \
     "\n"                                                                       \
     "Run a meshsweep node: train the tasks of submitted sweeps in worker\n"    \
-    "processes and serve the HTTP API.\n"                                      \
+    "processes, share them with the pool, and serve the HTTP API.\n"           \
     "\n"                                                                       \
     "  --data-dir DIR      identity/ and store/ live here (created 0700)\n"    \
     "  --api ADDR:PORT     HTTP API address (default 127.0.0.1:5872;\n"        \
@@ -44,6 +51,22 @@
     "  --config FILE       INI file of the same options (key = value,\n"       \
     "                      '-' written '_'); the command line wins\n"          \
     "  --verbose           log to stderr\n"                                    \
+    "\n"                                                                       \
+    "The pool:\n"                                                              \
+    "  --open-pool[=NAME]  join the open pool NAME (default 'default'); no\n"  \
+    "                      authority: every node is its own operator\n"        \
+    "  --mesh-port N       mesh TCP port (default 5871; 0 picks one)\n"        \
+    "  --beacon-port N     zbeacon UDP port (default 5870)\n"                  \
+    "  --interface NAME|*  zbeacon interface\n"                                \
+    "  --peer [ID@]tcp://HOST:PORT  a static peer (repeatable)\n"              \
+    "  --no-beacon         no broadcast discovery (static peers only)\n"       \
+    "  --lease-ttl-ms N    lease TTL (default 10000)\n"                        \
+    "  --heartbeat-ms N    heartbeat interval, under TTL/2 (default 1000)\n"   \
+    "  --settle-ms N|auto  wait after a claim before starting (auto)\n"        \
+    "  --beacon-interval-ms N, --antientropy-ms N   (default 1000 each)\n"     \
+    "  --max-pause-s N     a paused node releases its claims (600)\n"          \
+    "  --max-tasks-per-sweep N, --max-dataset-bytes N   pool limits at\n"      \
+    "                      submit (1000000 tasks, 4 GiB)\n"                    \
     "  --help, --version\n"
 
 //  Options as text, with where each came from.
@@ -55,12 +78,55 @@ typedef struct {
 } s_opt_t;
 
 static s_opt_t s_opts[] = {
-    {"data_dir", false, NULL, false},     {"api", false, NULL, false},
-    {"workers", false, NULL, false},      {"backend", false, NULL, false},
-    {"blas_threads", false, NULL, false}, {"retry_cap", false, NULL, false},
-    {"worker_nice", false, NULL, false},  {"config", false, NULL, false},
+    {"data_dir", false, NULL, false},
+    {"api", false, NULL, false},
+    {"workers", false, NULL, false},
+    {"backend", false, NULL, false},
+    {"blas_threads", false, NULL, false},
+    {"retry_cap", false, NULL, false},
+    {"worker_nice", false, NULL, false},
+    {"config", false, NULL, false},
     {"verbose", true, NULL, false},
+    {"open_pool", true, NULL, false},
+    {"mesh_port", false, NULL, false},
+    {"beacon_port", false, NULL, false},
+    {"interface", false, NULL, false},
+    {"peer", false, NULL, false},
+    {"no_beacon", true, NULL, false},
+    {"lease_ttl_ms", false, NULL, false},
+    {"heartbeat_ms", false, NULL, false},
+    {"settle_ms", false, NULL, false},
+    {"beacon_interval_ms", false, NULL, false},
+    {"antientropy_ms", false, NULL, false},
+    {"max_pause_s", false, NULL, false},
+    {"max_tasks_per_sweep", false, NULL, false},
+    {"max_dataset_bytes", false, NULL, false},
 };
+
+//  Static peers (repeatable option): from the command line, else from the
+//  config file.
+static char *s_peers[256];            // owned strings
+static int s_n_peers = 0;             // entries in s_peers
+static bool s_peers_from_cli = false; // the command line gave peers
+
+//  --------------------------------------------------------------------------
+//  Add a static peer; false when too many.
+
+static bool
+s_add_peer(const char *value, bool from_cli)
+{
+    if (from_cli && !s_peers_from_cli) {
+        for (int i = 0; i < s_n_peers; i++)
+            free(s_peers[i]);
+        s_n_peers = 0;
+        s_peers_from_cli = true;
+    } else if (!from_cli && s_peers_from_cli)
+        return true; // the command line wins
+    if (s_n_peers >= (int) (sizeof s_peers / sizeof s_peers[0]))
+        return false;
+    s_peers[s_n_peers] = strdup(value);
+    return s_peers[s_n_peers++] != NULL;
+}
 #define S_N_OPTS (sizeof s_opts / sizeof s_opts[0])
 
 static ms_node_t *volatile s_node = NULL; // for the signal handler
@@ -139,6 +205,13 @@ s_ini_key(void *user, const char *section, const char *name, const char *value)
         snprintf(ini->error, sizeof ini->error, "unknown key '%s'", name);
         return 0;
     }
+    if (strcmp(opt->name, "peer") == 0) {
+        if (!s_add_peer(value, false)) {
+            snprintf(ini->error, sizeof ini->error, "too many peers");
+            return 0;
+        }
+        return 1;
+    }
     if (!opt->from_cli)
         s_set(opt, value, false);
     return 1;
@@ -159,6 +232,33 @@ s_int(const char *text, int max)
 }
 
 //  --------------------------------------------------------------------------
+//  Parse a non-negative 64-bit option; -1 when malformed.
+
+static int64_t
+s_int64(const char *text)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || !*text || *end || v < 0)
+        return -1;
+    return (int64_t) v;
+}
+
+//  --------------------------------------------------------------------------
+//  Parse a boolean option value; -1 when malformed.
+
+static int
+s_bool(const char *text)
+{
+    if (!strcmp(text, "true") || !strcmp(text, "1") || !strcmp(text, "yes"))
+        return 1;
+    if (!strcmp(text, "false") || !strcmp(text, "0") || !strcmp(text, "no"))
+        return 0;
+    return -1;
+}
+
+//  --------------------------------------------------------------------------
 //  Free the option values.
 
 static void
@@ -168,6 +268,9 @@ s_free_opts(void)
         free(s_opts[i].value);
         s_opts[i].value = NULL;
     }
+    for (int i = 0; i < s_n_peers; i++)
+        free(s_peers[i]);
+    s_n_peers = 0;
 }
 
 //  --------------------------------------------------------------------------
@@ -200,6 +303,13 @@ s_main(int argc, char **argv)
             snprintf(msg, sizeof msg, "unknown option '%.200s'", arg);
             return s_usage_error(msg);
         }
+        if (strcmp(opt->name, "open_pool") == 0) {
+            // --open-pool or --open-pool=NAME (never a separate word)
+            if (eq && !eq[1])
+                return s_usage_error("--open-pool=NAME: empty name");
+            s_set(opt, eq ? eq + 1 : "default", true);
+            continue;
+        }
         if (opt->flag) {
             if (eq) {
                 char msg[300];
@@ -214,6 +324,11 @@ s_main(int argc, char **argv)
             char msg[300];
             snprintf(msg, sizeof msg, "%s needs a value", arg);
             return s_usage_error(msg);
+        }
+        if (strcmp(opt->name, "peer") == 0) {
+            if (!s_add_peer(value, true))
+                return s_usage_error("--peer: too many peers");
+            continue;
         }
         s_set(opt, value, true);
     }
@@ -249,13 +364,66 @@ s_main(int argc, char **argv)
             opts.api_bind = o->value;
         else if (strcmp(n, "backend") == 0)
             opts.backend = o->value;
-        else if (strcmp(n, "verbose") == 0) {
-            if (strcmp(o->value, "true") && strcmp(o->value, "1") &&
-                strcmp(o->value, "yes") && strcmp(o->value, "false") &&
-                strcmp(o->value, "0") && strcmp(o->value, "no"))
-                return s_usage_error("verbose: expected true or false");
-            opts.verbose = !strcmp(o->value, "true") ||
-                           !strcmp(o->value, "1") || !strcmp(o->value, "yes");
+        else if (strcmp(n, "verbose") == 0 || strcmp(n, "no_beacon") == 0) {
+            int b = s_bool(o->value);
+            if (b < 0) {
+                char msg[300];
+                snprintf(msg, sizeof msg, "%s: expected true or false", n);
+                return s_usage_error(msg);
+            }
+            if (n[0] == 'v')
+                opts.verbose = b;
+            else
+                opts.no_beacon = b;
+        } else if (strcmp(n, "open_pool") == 0) {
+            if (!*o->value)
+                return s_usage_error("open_pool: empty name");
+            opts.open_pool = o->value;
+        } else if (strcmp(n, "interface") == 0)
+            opts.interface = o->value;
+        else if (strcmp(n, "settle_ms") == 0 && strcmp(o->value, "auto") == 0)
+            opts.settle_ms = MS_DEFAULT_SETTLE_MS;
+        else if (strcmp(n, "max_tasks_per_sweep") == 0 ||
+                 strcmp(n, "max_dataset_bytes") == 0) {
+            int64_t v64 = s_int64(o->value);
+            if (v64 < 1) {
+                char msg[300];
+                snprintf(msg, sizeof msg,
+                         "%s: '%.100s' is not a whole number of 1 or more", n,
+                         o->value);
+                return s_usage_error(msg);
+            }
+            if (n[4] == 't')
+                opts.max_tasks_per_sweep = v64;
+            else
+                opts.max_dataset_bytes = v64;
+        } else if (strstr(n, "_ms") || strstr(n, "_port") ||
+                   strcmp(n, "max_pause_s") == 0) {
+            v = s_int(o->value, INT_MAX);
+            bool port = strstr(n, "_port") != NULL;
+            if (v < 0 || (port && v > 65535)) {
+                char msg[300];
+                snprintf(msg, sizeof msg,
+                         "%s: '%.100s' is not a whole number%s", n, o->value,
+                         port ? " in 0..65535" : " of 0 or more");
+                return s_usage_error(msg);
+            }
+            if (strcmp(n, "mesh_port") == 0)
+                opts.mesh_port = v;
+            else if (strcmp(n, "beacon_port") == 0)
+                opts.beacon_port = v;
+            else if (strcmp(n, "lease_ttl_ms") == 0)
+                opts.lease_ttl_ms = v;
+            else if (strcmp(n, "heartbeat_ms") == 0)
+                opts.heartbeat_ms = v;
+            else if (strcmp(n, "settle_ms") == 0)
+                opts.settle_ms = v;
+            else if (strcmp(n, "beacon_interval_ms") == 0)
+                opts.beacon_interval_ms = v;
+            else if (strcmp(n, "antientropy_ms") == 0)
+                opts.antientropy_ms = v;
+            else
+                opts.max_pause_s = v;
         } else if (strcmp(n, "config") != 0) {
             v = s_int(o->value, 4096);
             if (v < 0) {
@@ -277,6 +445,8 @@ s_main(int argc, char **argv)
     }
     if (!opts.data_dir)
         return s_usage_error("--data-dir DIR is required");
+    opts.peers = (const char *const *) s_peers;
+    opts.n_peers = s_n_peers;
 
     signal(SIGPIPE, SIG_IGN);
     ms_node_t *node = NULL;
@@ -304,7 +474,23 @@ s_main(int argc, char **argv)
     printf("meshsweepd: API http://%s/api/v1\n", ms_node_api_address(node));
     printf("meshsweepd: %d workers, data dir %s\n",
            ms_node_worker_count(node, &n_busy), opts.data_dir);
+    if (ms_node_pool_id_hex(node))
+        printf("meshsweepd: open pool '%s' (id %.12s), mesh port %d%s\n",
+               opts.open_pool, ms_node_pool_id_hex(node),
+               ms_node_mesh_port(node), opts.no_beacon ? ", no beacon" : "");
     fflush(stdout);
+    if (ms_node_pool_id_hex(node))
+        fprintf(stderr,
+                "meshsweepd: warning: open pool '%s': no authority, every "
+                "node that finds this pool may join it and every node is "
+                "its own operator (certificates come with the trust "
+                "issue)\n",
+                opts.open_pool);
+    else
+        fprintf(stderr,
+                "meshsweepd: no pool certificate and no --open-pool: this "
+                "node links to no one (node id %s)\n",
+                ms_node_id_hex(node));
 
     rc = ms_node_run(node);
     s_node = NULL;

@@ -149,23 +149,37 @@ s_status_of(int rc)
 }
 
 //  --------------------------------------------------------------------------
-//  The counts object of a stored sweep.
+//  The counts object of a stored sweep. In a pool, tasks that peers run
+//  now (live leases in this node's view) are pending in the store: the
+//  running_elsewhere hook moves them to running, so every node shows the
+//  pool-wide state.
 
 static json_t *
-s_counts_json(const ms_store_sweep_t *sweep)
+s_counts_json(ms_api_t *self, const ms_store_sweep_t *sweep)
 {
-    json_t *counts = json_object();
-    for (int s = 0; counts && s < MS_TASK_N_STATES; s++)
-        json_object_set_new(counts, ms_task_state_name((ms_task_state_t) s),
-                            json_integer((json_int_t) sweep->counts[s]));
-    return counts;
+    uint64_t counts[MS_TASK_N_STATES];
+    memcpy(counts, sweep->counts, sizeof counts);
+    if (self->hooks.running_elsewhere) {
+        int64_t n =
+            self->hooks.running_elsewhere(self->hooks.arg, sweep->sweep_id);
+        uint64_t moved = n > 0 ? (uint64_t) n : 0;
+        if (moved > counts[MS_TASK_PENDING])
+            moved = counts[MS_TASK_PENDING];
+        counts[MS_TASK_PENDING] -= moved;
+        counts[MS_TASK_RUNNING] += moved;
+    }
+    json_t *obj = json_object();
+    for (int s = 0; obj && s < MS_TASK_N_STATES; s++)
+        json_object_set_new(obj, ms_task_state_name((ms_task_state_t) s),
+                            json_integer((json_int_t) counts[s]));
+    return obj;
 }
 
 //  --------------------------------------------------------------------------
 //  The summary object of a stored sweep (list and detail views).
 
 static json_t *
-s_sweep_json(const ms_store_sweep_t *sweep)
+s_sweep_json(ms_api_t *self, const ms_store_sweep_t *sweep)
 {
     ms_hash_t h;
     memcpy(h.bytes, sweep->sweep_id, MS_HASH_BYTES);
@@ -186,7 +200,7 @@ s_sweep_json(const ms_store_sweep_t *sweep)
                                          : json_null(),
         "state", ms_sweep_state_name(sweep->state), "priority",
         (int) sweep->priority, "n_tasks", (json_int_t) sweep->n_tasks, "counts",
-        s_counts_json(sweep), "created_at_ms",
+        s_counts_json(self, sweep), "created_at_ms",
         (json_int_t) sweep->created_at_ms, "updated_at_ms",
         (json_int_t) sweep->updated_at_ms);
     if (obj && spec) {
@@ -201,13 +215,20 @@ s_sweep_json(const ms_store_sweep_t *sweep)
 //  --------------------------------------------------------------------------
 //  Append one sweep to a list.
 
+//  A sweep list being built.
+typedef struct {
+    ms_api_t *api; // the API
+    json_t *list;  // the array
+} s_list_t;
+
 static int
 s_list_one(void *arg, const ms_store_sweep_t *sweep)
 {
-    json_t *obj = s_sweep_json(sweep);
+    s_list_t *l = arg;
+    json_t *obj = s_sweep_json(l->api, sweep);
     if (!obj)
         return MS_ERR_NOMEM;
-    json_array_append_new((json_t *) arg, obj);
+    json_array_append_new(l->list, obj);
     return 0;
 }
 
@@ -220,7 +241,8 @@ s_get_sweeps(ms_api_t *self, struct MHD_Connection *conn)
     json_t *list = json_array();
     if (!list)
         return s_reply_error(self, conn, 500, "out of memory");
-    int rc = ms_store_list_sweeps(self->hooks.store, s_list_one, list);
+    s_list_t l = {.api = self, .list = list};
+    int rc = ms_store_list_sweeps(self->hooks.store, s_list_one, &l);
     if (rc != MS_OK) {
         json_decref(list);
         return s_reply_error(self, conn, 500, "store: %s", ms_strerror(rc));
@@ -371,6 +393,31 @@ s_get_metrics(ms_api_t *self, struct MHD_Connection *conn)
              "meshsweep_store_stale_readers_total %" PRIu64 "\n",
              ss.n_commits, ss.map_size_bytes, ss.n_map_grows,
              ss.n_stale_readers);
+    // The pool: peers by state, and the counters the node keeps (gossip
+    // messages and bytes, lease conflicts, rejected messages, records,
+    // blocks), each as meshsweep_<name>.
+    s_metric(&b, &len, &cap,
+             "# HELP meshsweep_peers Peers by state, as this node sees "
+             "them.\n# TYPE meshsweep_peers gauge\n");
+    static const char *peer_states[] = {"alive", "suspect", "dead"};
+    json_t *peers = json_object_get(st, "peers");
+    for (size_t i = 0; i < 3; i++)
+        s_metric(&b, &len, &cap, "meshsweep_peers{state=\"%s\"} %lld\n",
+                 peer_states[i],
+                 (long long) json_integer_value(
+                     json_object_get(peers, peer_states[i])));
+    const char *key;
+    json_t *value;
+    json_object_foreach(json_object_get(st, "pool_counters"), key, value)
+    {
+        if (!json_is_number(value))
+            continue;
+        bool total =
+            strlen(key) > 6 && !strcmp(key + strlen(key) - 6, "_total");
+        s_metric(&b, &len, &cap, "# TYPE meshsweep_%s %s\nmeshsweep_%s %.17g\n",
+                 key, total ? "counter" : "gauge", key,
+                 json_number_value(value));
+    }
     json_decref(st);
     if (!b)
         return s_reply_error(self, conn, 500, "out of memory");
@@ -448,7 +495,7 @@ s_get_sweep(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
     if (rc != MS_OK)
         return s_reply_error(self, conn, s_status_of(rc), "sweep: %s",
                              ms_strerror(rc));
-    json_t *obj = s_sweep_json(sweep);
+    json_t *obj = s_sweep_json(self, sweep);
     s_sum_t sum = {0};
     ms_store_results_by_sweep(self->hooks.store, id->bytes, 0, 0, s_sum_row,
                               &sum, NULL);
@@ -551,6 +598,88 @@ s_get_analysis(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
 }
 
 //  --------------------------------------------------------------------------
+//  POST /api/v1/sweeps/{id}/control
+
+static enum MHD_Result
+s_post_control(ms_api_t *self, struct MHD_Connection *conn, s_request_t *req,
+               const ms_hash_t *id)
+{
+    if (!self->hooks.control)
+        return s_reply_error(self, conn, MHD_HTTP_NOT_IMPLEMENTED,
+                             "control: not served by this node");
+    if (req->too_large)
+        return s_reply_error(self, conn, MHD_HTTP_CONTENT_TOO_LARGE,
+                             "body: larger than %u bytes", MS_API_MAX_BODY);
+    json_error_t jerr;
+    json_t *body = req->len ? json_loadb(req->body, req->len, 0, &jerr) : NULL;
+    if (!json_is_object(body)) {
+        json_decref(body);
+        return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                             "body: expected a JSON object {\"action\": "
+                             "\"cancel|pause|resume|priority\"}");
+    }
+    const char *action = json_string_value(json_object_get(body, "action"));
+    json_t *pv = json_object_get(body, "priority");
+    int32_t priority = 0;
+    enum MHD_Result r;
+    if (!action) {
+        r = s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                          "action: missing (cancel, pause, resume or "
+                          "priority)");
+        goto done;
+    }
+    if (strcmp(action, "priority") == 0) {
+        if (!json_is_integer(pv) || json_integer_value(pv) < -1000000 ||
+            json_integer_value(pv) > 1000000) {
+            r = s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                              "priority: expected a whole number in "
+                              "-1000000..1000000");
+            goto done;
+        }
+        priority = (int32_t) json_integer_value(pv);
+    }
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    int rc = self->hooks.control(self->hooks.arg, id, action, priority, &diag);
+    if (rc != MS_OK) {
+        r = s_reply_diag(self, conn,
+                         rc == MS_ERR_CONFLICT ? MHD_HTTP_CONFLICT
+                                               : s_status_of(rc),
+                         &diag, rc);
+        goto done;
+    }
+    ms_store_sweep_t *sweep = NULL;
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(id, hex);
+    json_t *ans = json_pack("{s:s, s:s}", "sweep_id", hex, "action", action);
+    if (ans &&
+        ms_store_get_sweep(self->hooks.store, id->bytes, &sweep) == MS_OK) {
+        json_object_set_new(ans, "state",
+                            json_string(ms_sweep_state_name(sweep->state)));
+        json_object_set_new(ans, "priority", json_integer(sweep->priority));
+        ms_store_sweep_destroy(&sweep);
+    }
+    r = ans ? s_reply_json(self, conn, MHD_HTTP_OK, ans)
+            : s_reply_error(self, conn, 500, "out of memory");
+done:
+    json_decref(body);
+    return r;
+}
+
+//  --------------------------------------------------------------------------
+//  GET /api/v1/peers
+
+static enum MHD_Result
+s_get_peers(ms_api_t *self, struct MHD_Connection *conn)
+{
+    json_t *peers =
+        self->hooks.peers ? self->hooks.peers(self->hooks.arg) : json_array();
+    if (!peers)
+        return s_reply_error(self, conn, 500, "out of memory");
+    return s_reply_json(self, conn, MHD_HTTP_OK, peers);
+}
+
+//  --------------------------------------------------------------------------
 //  Route a finished request.
 
 static enum MHD_Result
@@ -573,6 +702,10 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
         return get ? s_get_status(self, conn)
                    : s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
                                    "%s: method %s not allowed", path, method);
+    if (strcmp(path, "/api/v1/peers") == 0)
+        return get ? s_get_peers(self, conn)
+                   : s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                   "%s: method %s not allowed", path, method);
     if (strcmp(path, "/api/v1/sweeps") == 0) {
         if (get)
             return s_get_sweeps(self, conn);
@@ -588,12 +721,13 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
         const char *slash = strchr(rest, '/');
         size_t id_len = slash ? (size_t) (slash - rest) : strlen(rest);
         const char *sub = slash ? slash + 1 : "";
+        bool control = strcmp(sub, "control") == 0;
         if (id_len == 0 || id_len >= sizeof id_text ||
             (*sub && strcmp(sub, "results") != 0 &&
-             strcmp(sub, "analysis") != 0))
+             strcmp(sub, "analysis") != 0 && !control))
             return s_reply_error(self, conn, MHD_HTTP_NOT_FOUND,
                                  "%.200s: no such resource", path);
-        if (!get)
+        if (control ? !post : !get)
             return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
                                  "%.200s: method %s not allowed", path, method);
         memcpy(id_text, rest, id_len);
@@ -606,6 +740,8 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
             return s_reply_diag(self, conn, s_status_of(rc), &diag, rc);
         if (!*sub)
             return s_get_sweep(self, conn, &id);
+        if (control)
+            return s_post_control(self, conn, req, &id);
         if (strcmp(sub, "results") == 0)
             return s_get_results(self, conn, &id);
         return s_get_analysis(self, conn, &id);

@@ -22,6 +22,14 @@
                                            "next" (null on the last page);
                                            CSV gives every row
       GET  /api/v1/sweeps/{id}/analysis    ms_analysis_compute over the rows
+      POST /api/v1/sweeps/{id}/control     {"action":"cancel|pause|resume|
+                                           priority","priority":N}; 200
+                                           {"sweep_id","action","state",
+                                           "priority"}; 400 bad body, 404
+                                           unknown sweep, 409 not allowed
+                                           in the sweep's state
+      GET  /api/v1/peers                   the pool as this node sees it:
+                                           [{node_id, state, ...}]
       GET  /metrics                        Prometheus text format
 
     Unknown paths answer 404 and known paths with another method 405, both
@@ -42,6 +50,7 @@
 #include <jansson.h>
 
 #include "ms_err.h"
+#include "ms_hash.h"
 #include "ms_store.h"
 
 typedef struct ms_api ms_api_t;
@@ -61,7 +70,22 @@ typedef struct {
     //  node_id, version, uptime_seconds, workers, workers_busy,
     //  tasks_trained_total, training_seconds_total, worker_crashes_total,
     //  store_bytes, platform. Caller (the API) releases it.
+    //  status also carries "peers" ({state: count}), "pool_id" (hex or
+    //  null) and "pool_counters" ({name: number}, each printed on
+    //  /metrics as meshsweep_<name>).
     json_t *(*status)(void *arg);
+    //  Apply a sweep life-cycle action ("cancel", "pause", "resume",
+    //  "priority" with PRIORITY); as ms_node_control. May be NULL (then
+    //  the route answers 501).
+    int (*control)(void *arg, const ms_hash_t *sweep_id, const char *action,
+                   int32_t priority, ms_diag_t *diag);
+    //  A new JSON array of the peers (ms_node_peers_json). May be NULL
+    //  (then /peers is an empty array).
+    json_t *(*peers)(void *arg);
+    //  Tasks of a sweep that peers run now (live leases in the node's
+    //  view; pending in this node's store), shown as running. May be
+    //  NULL (none).
+    int64_t (*running_elsewhere)(void *arg, const uint8_t *sweep_id);
 } ms_api_hooks_t;
 
 //  Start serving on bind ("ADDR:PORT"; ADDR an IPv4 address or a host

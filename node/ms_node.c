@@ -4,14 +4,56 @@
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
-    The node loop (single-node version; the pool issues add gossip and
-    leases around the same loop).
+    The node loop, alone or in a pool (DESIGN.md "The pool").
 
-    State lives in the store, not in the loop. A task is claimed in the
-    store (pending -> running, holder = this node) before it is sent to a
-    worker, and its result is stored together with the move to done in one
-    transaction; the checkpoint is deleted only after that commit. So at
-    any crash point the store says what is left: tasks still "running" for
+    Records. Everything the node decides is a record appended to its own
+    log (ms_store_append_many): a submission is a SWEEP record (the
+    expanded task list: other nodes never re-expand) plus a DATASET record
+    (name and BLAKE2b content hash of the files); a claim is a CLAIM
+    (task, slot, epoch); a finished task is a RESULT (the row JSON) and
+    the RELEASE of its claim, in one block; a give-up is a FAILURE with a
+    class (resource: not counted against the task; task: the store ends
+    the task failed once failures from min(3, members) nodes are in) and a
+    RELEASE; a graceful stop releases every claim. The store applies each
+    record to the derived tables in the same transaction, so sweeps,
+    tasks, results and failures are the same function of the record set
+    on every node. Blocks are pushed to the peers (ms_gossip) only after
+    the commit returned, i.e. once durable; peers' blocks are merged
+    through the same store and fed to the lease table. A node alone
+    (`meshsweep run`, or no pool) runs exactly this path with members = 1.
+
+    Leases (ms_lease_table). Fed with every claim and release (own and
+    merged), results (finish) and heartbeats heard directly (on_heartbeat);
+    our heartbeats list our live claims (fill_heartbeat, which renews them
+    by CLOCK_BOOTTIME). The scheduler lists the unfinished tasks of active
+    sweeps (ms_store_pending_tasks), orders them by rendezvous owner rank
+    over self and the alive peers (ms_assign_order: own tasks first, then
+    steal in reverse owner rank), skips what does not fit this node's
+    memory (params x 16 bytes + dataset bytes, against MemAvailable per
+    worker) and claims only when ms_lease_table_can_claim says so (epoch =
+    highest seen + 1). After a claim it waits the settle window (settle_ms;
+    auto = 2 x the median peer round trip, at least 1 ms; 0 alone) and
+    starts the worker only if it is still the holder; a claim outranked
+    later stops its worker (a result finished anyway is an extra replica,
+    never a second counted row: the store counts the first result of each
+    (task, node)). No claim before the startup grace (two beacon intervals
+    and one anti-entropy round), so nodes started together do not claim
+    blind. Not done here: leases renewed while the node loop is stalled
+    (a stalled loop lets its leases lapse, which is the point), and the
+    `max_pause_s` of idle-only volunteers (no such mode yet).
+
+    The loop with a mesh (open pool): one zmq_poll over the mesh's
+    sockets, the wake pipe (API commands, stop) and the workers' sockets,
+    with the timeout at the nearest deadline of mesh, gossip, lease expiry
+    and settle windows; then mesh handle, worker events, mesh / gossip /
+    lease ticks, the scheduler. Alone, the worker pool's own poll is used.
+
+    State lives in the store, not in the loop. (Issue 2's scheduler,
+    kept behind MESHSWEEP_LEGACY_SCHEDULER=1, works as follows.) A task is
+    claimed in the store (pending -> running, holder = this node) before
+    it is sent to a worker, and its result is stored together with the move to
+   done in one transaction; the checkpoint is deleted only after that commit. So
+   at any crash point the store says what is left: tasks still "running" for
     this node at open are moved back to pending (ms_store_reset_claims),
     and their checkpoints make the rerun resume bit-exactly. A sweep is
     done when no task is pending or running (the store keeps that count).
@@ -49,9 +91,18 @@
 #include "ms_dataset.h"
 #include "ms_identity.h"
 #include "ms_spec.h"
+#include "ms_assign.h"
+#include "ms_gossip.h"
+#include "ms_lease_table.h"
+#include "ms_mesh.h"
+#include "ms_store_payload.h"
+#include "ms_wire.h"
 #include "ms_wire_canon.h"
 #include "ms_worker.h"
 
+#include <zmq.h>
+
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -69,26 +120,39 @@
 
 #define S_API_WAIT_MS 60000 // longest an HTTP thread waits for the loop
 
-//  A submission queued by an HTTP thread.
+//  Kinds of commands queued by HTTP threads.
+typedef enum {
+    S_COMMAND_SUBMIT = 0,  // a spec submission
+    S_COMMAND_CONTROL = 1, // a sweep life-cycle action
+} s_command_kind_t;
+
+//  A command queued by an HTTP thread.
 typedef struct s_command {
-    struct s_command *next; // queue link
-    char *text;             // spec text (owned)
-    size_t n;               // bytes in text
-    bool done;              // the loop answered
-    bool abandoned;         // the HTTP thread gave up waiting: loop frees
-    int rc;                 // answer
-    ms_diag_t diag;         // answer
-    char *summary;          // answer (malloc'd), taken by the HTTP thread
+    struct s_command *next;   // queue link
+    s_command_kind_t kind;    // what to do
+    char *text;               // spec text (owned; SUBMIT)
+    size_t n;                 // bytes in text
+    ms_hash_t sweep_id;       // the sweep (CONTROL)
+    ms_node_control_t action; // the action (CONTROL)
+    int32_t priority;         // new priority (CONTROL, priority)
+    bool done;                // the loop answered
+    bool abandoned;           // the HTTP thread gave up waiting: loop frees
+    int rc;                   // answer
+    ms_diag_t diag;           // answer
+    char *summary;            // answer (malloc'd), taken by the HTTP thread
 } s_command_t;
 
 //  What the node knows about one sweep it serves.
 typedef struct {
-    ms_hash_t sweep_id;   // the sweep
-    json_t *dataset;      // dataset object for workers, or NULL if unknown
-    char *dataset_error;  // why the dataset is unknown (malloc'd) or NULL
-    double started_at;    // monotonic seconds of its first task here; 0
-    bool summed;          // train_seconds holds the stored rows' sum
-    double train_seconds; // sum of train_seconds of its stored rows
+    ms_hash_t sweep_id;    // the sweep
+    json_t *dataset;       // dataset object for workers, or NULL if unknown
+    char *dataset_error;   // why the dataset is unknown (malloc'd) or NULL
+    double started_at;     // monotonic seconds of its first task here; 0
+    bool summed;           // train_seconds holds the stored rows' sum
+    double train_seconds;  // sum of train_seconds of its stored rows
+    int64_t dataset_bytes; // bytes of its dataset files (0 when unknown)
+    bool fetch_asked;      // the blob hook was asked for its dataset
+    double retry_at;       // monotonic s: look for the dataset file again
 } s_sweep_info_t;
 
 //  What the node knows about the task a worker runs.
@@ -98,7 +162,35 @@ typedef struct {
     ms_hash_t sweep_id; // its sweep
     json_t *config;     // its canonical config object (owned)
     bool train;         // kind train (not noop)
+    bool stopping;      // stopped on purpose (cancel): its death is no
+                        // crash
+    bool leased;        // runs under a lease claim (slot, epoch) of ours
+    uint32_t slot;      // the claim's slot
+    uint32_t epoch;     // the claim's epoch
 } s_running_t;
+
+//  A claim of ours waiting out the settle window before it starts.
+typedef struct {
+    ms_hash_t task_id; // the task
+    uint32_t slot;     // claimed slot
+    uint32_t epoch;    // claimed epoch
+    int64_t start_at;  // monotonic ms: start then if still the holder
+} s_settle_t;
+
+//  A peer as the mesh reported it (on_peer).
+typedef struct {
+    uint8_t id[MS_MESH_ID_BYTES]; // node id
+    ms_peer_state_t state;        // alive, suspect, dead
+    bool linked;                  // both HELLOs passed, link up
+} s_peer_t;
+
+#define S_MAX_CANDIDATES 2048  // tasks ordered per scheduling pass
+#define S_MAX_APPEND 64        // records in one block of ours (DESIGN.md)
+#define S_MAX_LIVE_CLAIMS 1024 // live claims listed in one heartbeat
+#define S_CHECK_RUNNING_MS 500 // how often running tasks are re-checked
+#define S_RESCAN_MS                                                            \
+    250 // scan the tasks at least this often when
+        // workers are idle (else on changes)
 
 //  Crashes of one task so far (for retries).
 typedef struct {
@@ -108,14 +200,18 @@ typedef struct {
 
 struct ms_node {
     // options (owned copies)
-    ms_node_options_t opts;        // strings point to the copies below
-    char *data_dir;                // data dir
-    char *backend;                 // backend name
-    char *api_bind;                // API bind address, or NULL
-    char checkpoint_dir[PATH_MAX]; // DATA_DIR/checkpoints
-    char datasets_dir[PATH_MAX];   // DATA_DIR/datasets
-    char store_dir[PATH_MAX];      // DATA_DIR/store
-    char operator_name[64];        // the local user, or "local"
+    ms_node_options_t opts;                // strings point to the copies below
+    char *data_dir;                        // data dir
+    char *backend;                         // backend name
+    char *api_bind;                        // API bind address, or NULL
+    char *open_pool;                       // open pool name, or NULL
+    char *interface;                       // zbeacon interface, or NULL
+    char **peers;                          // static peers (n_peers strings)
+    char pool_id_hex[MS_HASH_HEX_LEN + 1]; // "" when in no pool
+    char checkpoint_dir[PATH_MAX];         // DATA_DIR/checkpoints
+    char datasets_dir[PATH_MAX];           // DATA_DIR/datasets
+    char store_dir[PATH_MAX];              // DATA_DIR/store
+    char operator_name[64];                // the local user, or "local"
     // parts
     ms_identity_t *identity;        // node key pair
     ms_store_t *store;              // the store
@@ -141,6 +237,34 @@ struct ms_node {
     double training_seconds;   // their train_seconds summed
     uint64_t n_worker_crashes; // worker deaths
     json_t *platform;          // last platform seen, or NULL
+    json_t *peers_json;        // peers snapshot for HTTP threads
+    json_t *pool_counters;     // counters snapshot for /metrics
+    json_t *remote_running;    // {sweep hex: tasks peers run now} snapshot
+    // the pool: record log, leases, mesh and gossip (loop thread only)
+    ms_lease_table_t *leases;        // the claim rule
+    ms_mesh_t *mesh;                 // links to peers, or NULL (no pool)
+    ms_gossip_t *gossip;             // push + anti-entropy, or NULL
+    s_peer_t *peer_tab;              // peers as the mesh reported them
+    size_t n_peer_tab;               // entries in peer_tab
+    s_settle_t *settling;            // own claims in their settle window
+    size_t n_settling;               // entries in settling
+    ms_hash_t *resource_failed;      // tasks this node gave up for resources
+    size_t n_resource_failed;        // entries in resource_failed
+    int64_t grace_until;             // monotonic ms: no claim before
+    int64_t next_check_at;           // monotonic ms: re-check running tasks
+    bool work_changed;               // records, workers, peers changed: scan
+    int64_t next_scan_at;            // monotonic ms: scan the tasks again
+    int64_t next_renew_at;           // monotonic ms: renew own leases (alone)
+    uint32_t n_members;              // member count last given to the store
+    uint64_t n_claims;               // claim records written
+    uint64_t n_lease_conflicts;      // claims lost in the settle window
+    uint64_t n_outranked;            // workers stopped because outranked
+    uint64_t n_expired;              // leases seen expiring
+    uint64_t n_rejected_messages;    // peer messages refused (gossip)
+    uint64_t n_fetch_asked;          // datasets asked of the blob hook
+    int64_t avail_memory_bytes;      // memory a task may use (estimate)
+    int64_t snapshot_at;             // monotonic ms: refresh the snapshots
+    ms_wire_live_claim_t *hb_claims; // heartbeat live-claims buffer
 };
 
 //  --------------------------------------------------------------------------
@@ -204,6 +328,96 @@ ms_node_options_defaults(ms_node_options_t *opts)
     opts->api_bind = NULL;
     opts->api_token_file = NULL;
     opts->verbose = false;
+    opts->open_pool = NULL;
+    opts->mesh_port = MS_DEFAULT_MESH_PORT;
+    opts->beacon_port = MS_DEFAULT_BEACON_PORT;
+    opts->interface = NULL;
+    opts->peers = NULL;
+    opts->n_peers = 0;
+    opts->no_beacon = false;
+    opts->lease_ttl_ms = MS_DEFAULT_LEASE_TTL_MS;
+    opts->heartbeat_ms = MS_DEFAULT_HEARTBEAT_MS;
+    opts->settle_ms = MS_DEFAULT_SETTLE_MS;
+    opts->beacon_interval_ms = MS_DEFAULT_BEACON_INTERVAL_MS;
+    opts->antientropy_ms = MS_DEFAULT_ANTIENTROPY_MS;
+    opts->max_pause_s = MS_DEFAULT_MAX_PAUSE_S;
+    opts->max_tasks_per_sweep = MS_DEFAULT_MAX_TASKS_PER_SWEEP;
+    opts->max_dataset_bytes = MS_DEFAULT_MAX_DATASET_BYTES;
+}
+
+//  --------------------------------------------------------------------------
+//  Check the pool options (DESIGN.md "Defaults"); MS_OK or MS_ERR_INVALID
+//  with diag naming the option.
+
+static int
+s_check_pool_options(const ms_node_options_t *opts, ms_diag_t *diag)
+{
+    if (opts->mesh_port < 0 || opts->mesh_port > 65535)
+        return ms_diag_set(diag, "mesh_port", "must be 0..65535, not %d",
+                           opts->mesh_port);
+    if (opts->beacon_port < 1 || opts->beacon_port > 65535)
+        return ms_diag_set(diag, "beacon_port", "must be 1..65535, not %d",
+                           opts->beacon_port);
+    if (opts->lease_ttl_ms < 10)
+        return ms_diag_set(diag, "lease_ttl_ms", "must be 10 or more, not %d",
+                           opts->lease_ttl_ms);
+    if (opts->heartbeat_ms < 1)
+        return ms_diag_set(diag, "heartbeat_ms", "must be 1 or more, not %d",
+                           opts->heartbeat_ms);
+    if ((int64_t) opts->heartbeat_ms * 2 >= opts->lease_ttl_ms)
+        return ms_diag_set(diag, "heartbeat_ms",
+                           "%d must be under lease_ttl_ms/2 (%d): a lease "
+                           "would expire between two heartbeats",
+                           opts->heartbeat_ms, opts->lease_ttl_ms / 2);
+    if (opts->settle_ms < -1)
+        return ms_diag_set(diag, "settle_ms",
+                           "must be -1 (auto) or 0 or more, not %d",
+                           opts->settle_ms);
+    if (opts->beacon_interval_ms < 1)
+        return ms_diag_set(diag, "beacon_interval_ms",
+                           "must be 1 or more, not %d",
+                           opts->beacon_interval_ms);
+    if (opts->antientropy_ms < 1)
+        return ms_diag_set(diag, "antientropy_ms", "must be 1 or more, not %d",
+                           opts->antientropy_ms);
+    if (opts->max_pause_s < 0)
+        return ms_diag_set(diag, "max_pause_s", "must be 0 or more, not %d",
+                           opts->max_pause_s);
+    if (opts->max_tasks_per_sweep < 1)
+        return ms_diag_set(diag, "max_tasks_per_sweep",
+                           "must be 1 or more, not %lld",
+                           (long long) opts->max_tasks_per_sweep);
+    if (opts->max_dataset_bytes < 1)
+        return ms_diag_set(diag, "max_dataset_bytes",
+                           "must be 1 or more, not %lld",
+                           (long long) opts->max_dataset_bytes);
+    if (opts->n_peers < 0 || (opts->n_peers > 0 && !opts->peers))
+        return ms_diag_set(diag, "peer", "peer list malformed");
+    for (int i = 0; i < opts->n_peers; i++) {
+        const char *p = opts->peers[i];
+        const char *at = p ? strchr(p, '@') : NULL;
+        const char *ep = at ? at + 1 : p;
+        if (!p || strncmp(ep, "tcp://", 6) != 0 || !strchr(ep + 6, ':'))
+            return ms_diag_set(diag, "peer",
+                               "'%.200s': expected [NODE_ID@]tcp://HOST:PORT",
+                               p ? p : "(null)");
+        if (at) {
+            size_t n = (size_t) (at - p);
+            if (n < 12 || n > MS_HASH_HEX_LEN)
+                return ms_diag_set(diag, "peer",
+                                   "'%.200s': a node id is 64 hex characters "
+                                   "(or a prefix of 12 or more)",
+                                   p);
+            for (size_t k = 0; k < n; k++)
+                if (!strchr("0123456789abcdef", p[k]))
+                    return ms_diag_set(diag, "peer",
+                                       "'%.200s': node id is not lowercase hex",
+                                       p);
+        }
+    }
+    if (opts->open_pool && !*opts->open_pool)
+        return ms_diag_set(diag, "open_pool", "empty pool name");
+    return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
@@ -242,8 +456,17 @@ s_node_pk(const ms_node_t *self)
     return ms_identity_public_key(self->identity);
 }
 
+static int s_pool_open(ms_node_t *self, ms_diag_t *diag);
+static int s_append(ms_node_t *self, size_t n,
+                    const ms_store_payload_t *payloads);
+static int64_t s_wall_ms(void);
+static void s_pool_close(ms_node_t *self);
 static int s_api_submit(void *arg, const char *text, size_t n, char **summary,
                         ms_diag_t *diag);
+static int s_api_control(void *arg, const ms_hash_t *sweep_id,
+                         const char *action, int32_t priority, ms_diag_t *diag);
+static json_t *s_api_peers(void *arg);
+static int64_t s_api_running_elsewhere(void *arg, const uint8_t *sweep_id);
 static json_t *s_api_status(void *arg);
 
 //  --------------------------------------------------------------------------
@@ -267,6 +490,9 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
         return ms_diag_set(diag, "backend",
                            "unknown backend '%s' (expected auto, cpu or cuda)",
                            backend);
+    int prc = s_check_pool_options(opts, diag);
+    if (prc != MS_OK)
+        return prc;
 
     ms_node_t *self = calloc(1, sizeof *self);
     if (!self)
@@ -289,6 +515,33 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     if (!self->data_dir || !self->backend ||
         (opts->api_bind && !self->api_bind))
         goto fail;
+    self->open_pool = opts->open_pool ? strdup(opts->open_pool) : NULL;
+    self->interface = opts->interface ? strdup(opts->interface) : NULL;
+    self->opts.open_pool = self->open_pool;
+    self->opts.interface = self->interface;
+    if ((opts->open_pool && !self->open_pool) ||
+        (opts->interface && !self->interface))
+        goto fail;
+    if (opts->n_peers > 0) {
+        self->peers = calloc((size_t) opts->n_peers, sizeof(char *));
+        if (!self->peers)
+            goto fail;
+        for (int i = 0; i < opts->n_peers; i++)
+            if (!(self->peers[i] = strdup(opts->peers[i])))
+                goto fail;
+    }
+    self->opts.peers = (const char *const *) self->peers;
+    self->peers_json = json_array();
+    if (!self->peers_json)
+        goto fail;
+    if (self->open_pool) {
+        // DESIGN.md: the open pool's id is H("open:" NAME).
+        char text[600];
+        int n = snprintf(text, sizeof text, "open:%s", self->open_pool);
+        ms_hash_t pid;
+        ms_hash_bytes(text, (size_t) n, &pid);
+        ms_hash_hex(&pid, self->pool_id_hex);
+    }
 
     const char *user = NULL;
     struct passwd *pw = getpwuid(geteuid());
@@ -360,11 +613,17 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
         rc = MS_ERR_NOMEM;
         goto fail;
     }
+    rc = s_pool_open(self, diag);
+    if (rc != MS_OK)
+        goto fail;
     if (self->api_bind) {
         ms_api_hooks_t hooks = {.store = self->store,
                                 .arg = self,
                                 .submit = s_api_submit,
-                                .status = s_api_status};
+                                .status = s_api_status,
+                                .control = s_api_control,
+                                .peers = s_api_peers,
+                                .running_elsewhere = s_api_running_elsewhere};
         rc = ms_api_open(&self->api, self->api_bind, &hooks, diag);
         if (rc != MS_OK)
             goto fail;
@@ -415,6 +674,7 @@ ms_node_destroy(ms_node_t **self_p)
     s_fail_commands(self, MS_ERR_INTERRUPTED);
     ms_api_destroy(&self->api); // no HTTP thread runs after this
     s_fail_commands(self, MS_ERR_INTERRUPTED);
+    s_pool_close(self); // release our claims first (records), then stop
     int n_workers = self->pool ? ms_worker_pool_size(self->pool) : 0;
     // Tasks on workers go back to pending; checkpoints stay.
     for (int i = 0; self->running && i < n_workers; i++) {
@@ -435,6 +695,18 @@ ms_node_destroy(ms_node_t **self_p)
     free(self->sweeps);
     free(self->crashes);
     json_decref(self->platform);
+    json_decref(self->peers_json);
+    json_decref(self->pool_counters);
+    json_decref(self->remote_running);
+    free(self->peer_tab);
+    free(self->settling);
+    free(self->resource_failed);
+    free(self->hb_claims);
+    for (int i = 0; self->peers && i < self->opts.n_peers; i++)
+        free(self->peers[i]);
+    free(self->peers);
+    free(self->open_pool);
+    free(self->interface);
     if (self->wake[0] >= 0)
         close(self->wake[0]);
     if (self->wake[1] >= 0)
@@ -519,6 +791,89 @@ s_local_dataset(const ms_spec_dataset_t *d, json_t **out, ms_diag_t *diag)
 }
 
 //  --------------------------------------------------------------------------
+//  The content hash of a sweep's dataset: BLAKE2b over the hashes of its
+//  files (a built-in dataset's files are hashed here, so nodes with the
+//  same Debian package see the same hash).
+
+static int
+s_dataset_hash(const ms_spec_dataset_t *d, ms_hash_t *out)
+{
+    ms_hasher_t h;
+    ms_hasher_init(&h);
+    if (d->builtin) {
+        char *p[4] = {NULL, NULL, NULL, NULL};
+        ms_diag_t diag;
+        ms_diag_clear(&diag);
+        int rc = ms_dataset_builtin_paths(d->name, &p[0], &p[1], &p[2], &p[3],
+                                          &diag);
+        for (int i = 0; i < 4; i++) {
+            ms_hash_t fh;
+            if (rc == MS_OK && p[i])
+                rc = ms_hash_file(p[i], &fh, &diag);
+            if (rc == MS_OK && p[i])
+                ms_hasher_update(&h, fh.bytes, MS_HASH_BYTES);
+            free(p[i]);
+        }
+        if (rc != MS_OK)
+            return rc;
+    } else {
+        ms_hasher_update(&h, d->train_hash.bytes, MS_HASH_BYTES);
+        ms_hasher_update(&h, d->test_hash.bytes, MS_HASH_BYTES);
+    }
+    ms_hasher_final(&h, out);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Store a submission as records: the sweep (spec and expanded task list)
+//  and its dataset (name and content hash), one block. Already stored:
+//  *existed, nothing written.
+
+static int
+s_submit_records(ms_node_t *self, const ms_spec_t *spec, const ms_hash_t *sid,
+                 const char *canon, size_t canon_len,
+                 const ms_store_task_input_t *tasks, size_t n_tasks,
+                 bool *existed, ms_diag_t *diag)
+{
+    ms_store_sweep_t *old = NULL;
+    int rc = ms_store_get_sweep(self->store, sid->bytes, &old);
+    (void) diag; // the store fragments big sweeps: no size to refuse here
+    if (rc == MS_OK) {
+        bool same = old->spec_len == canon_len &&
+                    memcmp(old->spec_json, canon, canon_len) == 0;
+        ms_store_sweep_destroy(&old);
+        *existed = true;
+        return same ? MS_OK : MS_ERR_CONFLICT;
+    }
+    if (rc != MS_ERR_NOTFOUND)
+        return rc;
+    const ms_spec_dataset_t *d = ms_spec_dataset(spec);
+    ms_store_payload_t p[2];
+    memset(p, 0, sizeof p);
+    p[0].kind = MS_RECORD_SWEEP;
+    memcpy(p[0].u.sweep.sweep_id, sid->bytes, MS_HASH_BYTES);
+    p[0].u.sweep.spec_json = canon;
+    p[0].u.sweep.spec_len = canon_len;
+    p[0].u.sweep.priority = 0;
+    p[0].u.sweep.created_at_ms = s_wall_ms();
+    p[0].u.sweep.n_tasks = n_tasks;
+    p[0].u.sweep.tasks = tasks;
+    ms_hash_t dh;
+    memset(&dh, 0, sizeof dh);
+    size_t n = 1;
+    if (s_dataset_hash(d, &dh) == MS_OK) {
+        p[1].kind = MS_RECORD_DATASET;
+        memcpy(p[1].u.dataset.hash, dh.bytes, MS_HASH_BYTES);
+        p[1].u.dataset.name = d->builtin && d->name ? d->name : "files";
+        n = 2;
+    }
+    rc = s_append(self, n, p);
+    if (rc == MS_OK)
+        *existed = false;
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
 //  Submit a spec.
 
 int
@@ -538,12 +893,26 @@ ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
     if (rc != MS_OK)
         return rc;
     const ms_spec_dataset_t *d = ms_spec_dataset(spec);
+    if ((int64_t) ms_spec_task_count(spec) > self->opts.max_tasks_per_sweep) {
+        rc = ms_diag_set(diag, "parameters",
+                         "the sweep has %zu tasks; this pool's limit is "
+                         "%lld per sweep (max_tasks_per_sweep; run_cap "
+                         "caps a sweep)",
+                         ms_spec_task_count(spec),
+                         (long long) self->opts.max_tasks_per_sweep);
+        goto done;
+    }
+    int64_t data_bytes = 0;
     if (d->builtin) {
         char *p[4] = {NULL, NULL, NULL, NULL};
         rc =
             ms_dataset_builtin_paths(d->name, &p[0], &p[1], &p[2], &p[3], diag);
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 4; i++) {
+            struct stat st;
+            if (p[i] && stat(p[i], &st) == 0)
+                data_bytes += (int64_t) st.st_size;
             free(p[i]);
+        }
         if (rc != MS_OK)
             goto done;
     } else {
@@ -560,6 +929,22 @@ ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
             rc = s_local_dataset(ms_spec_dataset(spec), &local, diag);
         if (rc != MS_OK)
             goto done;
+        const char *files[2] = {
+            json_string_value(json_object_get(local, "train")),
+            json_string_value(json_object_get(local, "test"))};
+        for (int i = 0; i < 2; i++) {
+            struct stat st;
+            if (files[i] && stat(files[i], &st) == 0)
+                data_bytes += (int64_t) st.st_size;
+        }
+    }
+    if (data_bytes > self->opts.max_dataset_bytes) {
+        rc = ms_diag_set(diag, "dataset",
+                         "the dataset's files hold %lld bytes; this pool's "
+                         "limit is %lld (max_dataset_bytes)",
+                         (long long) data_bytes,
+                         (long long) self->opts.max_dataset_bytes);
+        goto done;
     }
     size_t n_tasks = ms_spec_task_count(spec);
     tasks = calloc(n_tasks ? n_tasks : 1, sizeof *tasks);
@@ -598,8 +983,14 @@ ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
             }
     }
     bool was = false;
-    rc = ms_store_put_sweep(self->store, sid->bytes, canon, canon_len, 0, tasks,
-                            n_tasks, &was);
+    if (self->leases)
+        rc = s_submit_records(self, spec, sid, canon, canon_len, tasks, n_tasks,
+                              &was, diag);
+    else
+        rc = ms_store_put_sweep(self->store, sid->bytes, canon, canon_len, 0,
+                                tasks, n_tasks, &was);
+    if (rc == MS_ERR_RANGE)
+        goto done; // diag says why
     if (rc != MS_OK) {
         char hex[MS_HASH_HEX_LEN + 1];
         ms_hash_hex(sid, hex);
@@ -610,6 +1001,7 @@ ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
                          hex);
         goto done;
     }
+    self->work_changed = true;
     if (sweep_id)
         *sweep_id = *sid;
     if (existed)
@@ -650,8 +1042,23 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
     ms_hash_t sid;
     memcpy(sid.bytes, sweep_bytes, MS_HASH_BYTES);
     for (size_t i = 0; i < self->n_sweeps; i++)
-        if (ms_hash_equal(&self->sweeps[i].sweep_id, &sid))
-            return &self->sweeps[i];
+        if (ms_hash_equal(&self->sweeps[i].sweep_id, &sid)) {
+            s_sweep_info_t *info = &self->sweeps[i];
+            if (!info->dataset && self->mesh && s_now() >= info->retry_at) {
+                // In a pool the dataset may arrive later (the blob store
+                // writes DATA_DIR/datasets/<sweep>.json): look again.
+                info->retry_at = s_now() + 1.0;
+                char path[PATH_MAX + 80];
+                s_dataset_file(self, &sid, path, sizeof path);
+                json_error_t err;
+                info->dataset = json_load_file(path, 0, &err);
+                if (info->dataset) {
+                    free(info->dataset_error);
+                    info->dataset_error = NULL;
+                }
+            }
+            return info;
+        }
     s_sweep_info_t *grown =
         realloc(self->sweeps, (self->n_sweeps + 1) * sizeof *grown);
     if (!grown)
@@ -673,13 +1080,42 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
         char text[1100];
         snprintf(why, sizeof why, "stored spec unreadable: %s",
                  ms_diag_format(&diag, text, sizeof text));
-    } else if (ms_spec_dataset(spec)->builtin)
+    } else if (ms_spec_dataset(spec)->builtin) {
         info->dataset = json_pack("{s:s}", "name", ms_spec_dataset(spec)->name);
-    else {
+        char *p[4] = {NULL, NULL, NULL, NULL};
+        ms_diag_t d2;
+        ms_diag_clear(&d2);
+        if (ms_dataset_builtin_paths(ms_spec_dataset(spec)->name, &p[0], &p[1],
+                                     &p[2], &p[3], &d2) == MS_OK)
+            for (int i = 0; i < 4; i++) {
+                struct stat st;
+                if (p[i] && stat(p[i], &st) == 0)
+                    info->dataset_bytes += (int64_t) st.st_size;
+            }
+        else if (self->mesh) {
+            // In a pool, a node without the built-in files leaves the
+            // sweep to the nodes that have them (no failure counted).
+            char text[1100];
+            snprintf(why, sizeof why, "built-in dataset not here: %s",
+                     ms_diag_format(&d2, text, sizeof text));
+            json_decref(info->dataset);
+            info->dataset = NULL;
+        }
+        for (int i = 0; i < 4; i++)
+            free(p[i]);
+    } else {
         char path[PATH_MAX + 80];
         s_dataset_file(self, &sid, path, sizeof path);
         json_error_t err;
         info->dataset = json_load_file(path, 0, &err);
+        const char *files[2] = {
+            json_string_value(json_object_get(info->dataset, "train")),
+            json_string_value(json_object_get(info->dataset, "test"))};
+        for (int i = 0; i < 2; i++) {
+            struct stat st;
+            if (files[i] && stat(files[i], &st) == 0)
+                info->dataset_bytes += (int64_t) st.st_size;
+        }
         if (!info->dataset)
             snprintf(why, sizeof why,
                      "the files of this sweep's dataset are not known to "
@@ -779,9 +1215,13 @@ s_update_busy(ms_node_t *self)
 //  --------------------------------------------------------------------------
 //  Start pending tasks on idle workers.
 
+static int s_schedule_pool(ms_node_t *self);
+
 static int
 s_schedule(ms_node_t *self)
 {
+    if (self->leases)
+        return s_schedule_pool(self);
     while (!self->stopping && ms_worker_pool_idle(self->pool) > 0) {
         ms_store_task_t *task = NULL;
         int rc = ms_store_claim_next(self->store, s_node_pk(self), &task);
@@ -850,6 +1290,1447 @@ s_schedule(ms_node_t *self)
     return MS_OK;
 }
 
+static void s_fail_leased(ms_node_t *self, const ms_hash_t *task_id,
+                          const ms_hash_t *sweep_id, uint32_t slot,
+                          uint32_t epoch, ms_failure_class_t cls,
+                          const char *reason);
+static void s_dataset_missing(ms_node_t *self, const ms_hash_t *sweep_id);
+
+//  ==========================================================================
+//  The pool: records, leases, mesh and gossip
+//
+//  With the record log on (self->leases != NULL), everything this node
+//  decides is a record it appends to its own log (ms_store_append*): the
+//  store applies it to the derived tables in the same transaction, and
+//  the block is pushed to the peers once durable. The scheduler no longer
+//  takes tasks with ms_store_claim_next: it orders the store's unfinished
+//  tasks by rendezvous owner rank (ms_assign_order over self and the
+//  alive peers), claims a slot only when ms_lease_table_can_claim allows,
+//  appends the claim, waits out the settle window and starts the worker
+//  only if it is still the holder. The local task states (running, with
+//  this node as holder) are still kept for progress displays; they are
+//  local fields, not records, and stay out of the state digest.
+
+//  --------------------------------------------------------------------------
+//  Monotonic milliseconds.
+
+static int64_t
+s_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+//  --------------------------------------------------------------------------
+//  Wall-clock milliseconds since the epoch.
+
+static int64_t
+s_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+//  Blocks read back from the store for a push.
+typedef struct {
+    ms_node_t *node; // the node
+    int rc;          // first push error
+} s_push_ctx_t;
+
+//  --------------------------------------------------------------------------
+//  Push one stored block of ours to the active view.
+
+static int
+s_push_block_fn(void *arg, const uint8_t *origin, uint64_t incarnation,
+                uint64_t first_seq, size_t n, const uint32_t *kinds,
+                const uint8_t *const *payloads, const size_t *lens,
+                const uint8_t *signature, size_t sig_len)
+{
+    s_push_ctx_t *ctx = arg;
+    if (n == 0 || n > MS_GOSSIP_MAX_BLOCK_RECORDS)
+        return 0;
+    ms_gossip_record_t recs[MS_GOSSIP_MAX_BLOCK_RECORDS];
+    for (size_t i = 0; i < n; i++) {
+        recs[i].seq = first_seq + i;
+        recs[i].kind = kinds[i];
+        recs[i].payload = payloads[i];
+        recs[i].payload_bytes = lens[i];
+    }
+    ms_gossip_block_t block = {.incarnation = incarnation,
+                               .first_seq = first_seq,
+                               .n_records = n,
+                               .records = recs,
+                               .signature = signature,
+                               .signature_bytes = sig_len};
+    memcpy(block.origin, origin, MS_GOSSIP_ID_BYTES);
+    int rc = ms_gossip_push(ctx->node->gossip, &block);
+    if (rc != MS_OK && ctx->rc == MS_OK)
+        ctx->rc = rc;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Push our records from_seq..to_seq (whole blocks) after their commit.
+
+static void
+s_push_own(ms_node_t *self, uint64_t from_seq, uint64_t to_seq)
+{
+    if (!self->gossip)
+        return;
+    s_push_ctx_t ctx = {.node = self, .rc = MS_OK};
+    ms_store_read_blocks(self->store, s_node_pk(self),
+                         ms_store_incarnation(self->store), from_seq, to_seq, 0,
+                         s_push_block_fn, &ctx);
+}
+
+//  --------------------------------------------------------------------------
+//  Append n payloads of ours as one block (durable when it returns), then
+//  push it. Returns the store's code.
+
+static int
+s_append(ms_node_t *self, size_t n, const ms_store_payload_t *payloads)
+{
+    uint32_t kinds[S_MAX_APPEND];
+    uint8_t *bufs[S_MAX_APPEND] = {NULL};
+    size_t lens[S_MAX_APPEND];
+    ms_record_key_t keys[S_MAX_APPEND];
+    assert(n >= 1 && n <= S_MAX_APPEND);
+    int rc = MS_OK;
+    for (size_t i = 0; i < n && rc == MS_OK; i++) {
+        kinds[i] = payloads[i].kind;
+        rc = ms_store_payload_encode(&payloads[i], &bufs[i], &lens[i]);
+    }
+    if (rc == MS_OK)
+        rc = ms_store_append_many(self->store, s_node_pk(self), n, kinds,
+                                  (const void *const *) bufs, lens, keys);
+    for (size_t i = 0; i < n; i++)
+        free(bufs[i]);
+    if (rc == MS_OK)
+        s_push_own(self, keys[0].seq, keys[n - 1].seq);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  A claim payload (claim or release).
+
+static ms_store_payload_t
+s_claim_payload(uint32_t kind, const ms_hash_t *task_id, uint32_t slot,
+                uint32_t epoch, uint32_t reason)
+{
+    ms_store_payload_t p;
+    memset(&p, 0, sizeof p);
+    p.kind = kind;
+    memcpy(p.u.claim.task_id, task_id->bytes, MS_HASH_BYTES);
+    p.u.claim.slot = slot;
+    p.u.claim.epoch = epoch;
+    p.u.claim.reason = reason;
+    return p;
+}
+
+//  --------------------------------------------------------------------------
+//  Release our claim on (task, slot): lease table and a release record.
+
+static void
+s_release(ms_node_t *self, const ms_hash_t *task_id, uint32_t slot,
+          uint32_t epoch, uint32_t reason)
+{
+    ms_claim_t out;
+    ms_lease_table_release(self->leases, task_id->bytes, slot, &out);
+    ms_store_payload_t p =
+        s_claim_payload(MS_RECORD_RELEASE, task_id, slot, epoch, reason);
+    int rc = s_append(self, 1, &p);
+    if (rc != MS_OK)
+        s_log(self, "cannot write a release: %s", ms_strerror(rc));
+}
+
+//  --------------------------------------------------------------------------
+//  Feed one record (any origin) to the lease table.
+
+static void
+s_lease_feed(ms_node_t *self, const uint8_t *origin, uint32_t kind,
+             const uint8_t *payload, size_t len)
+{
+    if (kind != MS_RECORD_CLAIM && kind != MS_RECORD_RELEASE &&
+        kind != MS_RECORD_RESULT && kind != MS_RECORD_SWEEP &&
+        kind != MS_RECORD_SWEEP_CONTROL && kind != MS_RECORD_FAILURE)
+        return;
+    self->work_changed = true;
+    if (kind == MS_RECORD_SWEEP || kind == MS_RECORD_SWEEP_CONTROL ||
+        kind == MS_RECORD_FAILURE)
+        return; // new tasks, states: the scheduler reads them from the store
+    ms_store_payload_t *p = NULL;
+    if (ms_store_payload_decode(kind, payload, len, &p) != MS_OK)
+        return;
+    if (kind == MS_RECORD_RESULT)
+        ms_lease_table_finish(self->leases, p->u.result.task_id,
+                              MS_LEASE_SLOT_ANY, origin);
+    else if (p->u.claim.epoch >= 1 && p->u.claim.epoch <= UINT32_MAX) {
+        ms_claim_t c;
+        memcpy(c.task_id, p->u.claim.task_id, MS_LEASE_ID_BYTES);
+        c.slot = p->u.claim.slot;
+        c.epoch = (uint32_t) p->u.claim.epoch;
+        memcpy(c.node_id, origin, MS_LEASE_ID_BYTES);
+        if (kind == MS_RECORD_CLAIM)
+            ms_lease_table_add_claim(self->leases, &c);
+        else
+            ms_lease_table_add_release(self->leases, &c);
+    }
+    ms_store_payload_destroy(&p);
+}
+
+//  --------------------------------------------------------------------------
+//  Load one task's claims from the store into the lease table (startup).
+
+static int
+s_load_claim(void *arg, const ms_store_claim_t *claim)
+{
+    ms_node_t *self = arg;
+    if (claim->epoch < 1 || claim->epoch > UINT32_MAX)
+        return 0;
+    ms_claim_t c;
+    memcpy(c.task_id, claim->task_id, MS_LEASE_ID_BYTES);
+    c.slot = claim->slot;
+    c.epoch = (uint32_t) claim->epoch;
+    memcpy(c.node_id, claim->node_id, MS_LEASE_ID_BYTES);
+    if (claim->claimed)
+        ms_lease_table_add_claim(self->leases, &c);
+    if (claim->released)
+        ms_lease_table_add_release(self->leases, &c);
+    return 0;
+}
+
+//  Task ids collected from the store (startup load, scheduling).
+typedef struct {
+    ms_store_task_t *tasks; // copies (config pointers cleared)
+    size_t n, cap;          // used, allocated
+    size_t max;             // stop after this many (0: no limit)
+} s_task_list_t;
+
+//  --------------------------------------------------------------------------
+//  Collect one task (ids and index only).
+
+static int
+s_collect_task(void *arg, const ms_store_task_t *task)
+{
+    s_task_list_t *list = arg;
+    if (list->n == list->cap) {
+        size_t cap = list->cap ? list->cap * 2 : 64;
+        ms_store_task_t *grown = realloc(list->tasks, cap * sizeof *grown);
+        if (!grown)
+            return MS_ERR_NOMEM;
+        list->tasks = grown;
+        list->cap = cap;
+    }
+    ms_store_task_t *t = &list->tasks[list->n++];
+    *t = *task;
+    t->config_json = NULL;
+    t->error = NULL;
+    return list->max && list->n >= list->max ? 1 : 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Load the claims of every unfinished task into the lease table.
+
+static int
+s_load_leases(ms_node_t *self)
+{
+    s_task_list_t list = {0};
+    int rc = ms_store_pending_tasks(self->store, s_collect_task, &list);
+    for (size_t i = 0; rc == MS_OK && i < list.n; i++)
+        rc = ms_store_claims_by_task(self->store, list.tasks[i].task_id,
+                                     s_load_claim, self);
+    free(list.tasks);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Members for rendezvous owners: self and the alive linked peers. Caller
+//  frees *out. Returns the count.
+
+static size_t
+s_members(ms_node_t *self, uint8_t (**out)[MS_ASSIGN_ID_BYTES])
+{
+    *out = calloc(self->n_peer_tab + 1, MS_ASSIGN_ID_BYTES);
+    if (!*out)
+        return 0;
+    size_t n = 0;
+    memcpy((*out)[n++], s_node_pk(self), MS_ASSIGN_ID_BYTES);
+    for (size_t i = 0; i < self->n_peer_tab; i++)
+        if (self->peer_tab[i].linked &&
+            self->peer_tab[i].state == MS_PEER_ALIVE)
+            memcpy((*out)[n++], self->peer_tab[i].id, MS_ASSIGN_ID_BYTES);
+    return n;
+}
+
+//  --------------------------------------------------------------------------
+//  Tell the store how many members the failure rule counts (self + alive
+//  peers), when it changed.
+
+static void
+s_update_members(ms_node_t *self)
+{
+    uint32_t n = 1;
+    for (size_t i = 0; i < self->n_peer_tab; i++)
+        if (self->peer_tab[i].linked &&
+            self->peer_tab[i].state == MS_PEER_ALIVE)
+            n++;
+    if (n != self->n_members &&
+        ms_store_set_member_count(self->store, n) == MS_OK)
+        self->n_members = n;
+}
+
+//  --------------------------------------------------------------------------
+//  Memory this node lets one task use: MemAvailable (Linux), else free
+//  pages, divided among the workers.
+
+static int64_t
+s_available_memory(const ms_node_t *self)
+{
+    int64_t avail = 0;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof line, f)) {
+            long long kb = 0;
+            if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) {
+                avail = (int64_t) kb * 1024;
+                break;
+            }
+        }
+        fclose(f);
+    }
+    if (avail <= 0) {
+        long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+        avail = pages > 0 && size > 0 ? (int64_t) pages * size : INT64_MAX;
+    }
+    int n = ms_worker_pool_size(self->pool);
+    return n > 1 ? avail / n : avail;
+}
+
+//  --------------------------------------------------------------------------
+//  Estimated memory of a task (DESIGN.md: nodes estimate from the config
+//  and claim only what fits): parameters x 16 bytes (weights, gradients,
+//  two optimizer moments) plus the dataset's bytes (decoded as float32:
+//  4x the IDX bytes, which gzip makes a lower bound).
+
+static int64_t
+s_task_memory(const json_t *config, int64_t dataset_bytes)
+{
+    int64_t in = 784, out = 10, params = 0, prev = in;
+    json_t *sizes = json_object_get(config, "hidden_sizes");
+    if (json_is_array(sizes) && json_array_size(sizes)) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(sizes, i, v)
+        {
+            int64_t w = json_integer_value(v);
+            params += prev * w + w;
+            prev = w;
+        }
+    } else {
+        int64_t layers =
+            json_integer_value(json_object_get(config, "hidden_layers"));
+        int64_t width = json_integer_value(json_object_get(config, "width"));
+        if (layers <= 0)
+            layers = 1;
+        if (width <= 0)
+            width = 100;
+        for (int64_t l = 0; l < layers; l++) {
+            params += prev * width + width;
+            prev = width;
+        }
+    }
+    params += prev * out + out;
+    return params * 16 + dataset_bytes * 4;
+}
+
+//  --------------------------------------------------------------------------
+//  True when this node gave the task up for resources.
+
+static bool
+s_resource_failed(const ms_node_t *self, const uint8_t *task_id)
+{
+    for (size_t i = 0; i < self->n_resource_failed; i++)
+        if (memcmp(self->resource_failed[i].bytes, task_id, MS_HASH_BYTES) == 0)
+            return true;
+    return false;
+}
+
+//  --------------------------------------------------------------------------
+//  True when the task is on a worker of ours or settling.
+
+static bool
+s_task_busy(const ms_node_t *self, const uint8_t *task_id)
+{
+    for (int i = 0; i < ms_worker_pool_size(self->pool); i++)
+        if (self->running[i].busy &&
+            memcmp(self->running[i].task_id.bytes, task_id, MS_HASH_BYTES) == 0)
+            return true;
+    for (size_t i = 0; i < self->n_settling; i++)
+        if (memcmp(self->settling[i].task_id.bytes, task_id, MS_HASH_BYTES) ==
+            0)
+            return true;
+    return false;
+}
+
+//  --------------------------------------------------------------------------
+//  Start a task we hold (slot, epoch) on an idle worker. Returns MS_OK;
+//  MS_ERR_CONFLICT no idle worker; other codes: the claim was released.
+
+static int
+s_start_leased(ms_node_t *self, const ms_hash_t *tid, uint32_t slot,
+               uint32_t epoch)
+{
+    ms_store_task_t *task = NULL;
+    int rc = ms_store_get_task(self->store, tid->bytes, &task);
+    if (rc != MS_OK) {
+        s_release(self, tid, slot, epoch, MS_RELEASE_REASON_FAILED);
+        return rc;
+    }
+    ms_hash_t sid;
+    memcpy(sid.bytes, task->sweep_id, MS_HASH_BYTES);
+    json_error_t err;
+    json_t *config = json_loadb(task->config_json, task->config_len, 0, &err);
+    ms_task_state_t state = task->state;
+    ms_store_task_destroy(&task);
+    s_sweep_info_t *info = s_sweep_info(self, sid.bytes);
+    if (state == MS_TASK_DONE || state == MS_TASK_FAILED ||
+        state == MS_TASK_CANCELLED || !config || !info || !info->dataset) {
+        s_release(self, tid, slot, epoch,
+                  state == MS_TASK_DONE ? MS_RELEASE_REASON_DONE
+                                        : MS_RELEASE_REASON_FAILED);
+        json_decref(config);
+        return MS_ERR_CONFLICT;
+    }
+    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(tid, thex);
+    ms_hash_hex(&sid, shex);
+    s_crash_t *crash = s_crash_of(self, tid);
+    int attempt = (crash ? crash->crashes : 0) + 1;
+    ms_worker_task_t wt = {.task_id = thex,
+                           .sweep_id = shex,
+                           .config = config,
+                           .dataset = info->dataset,
+                           .attempt = attempt};
+    int worker = -1;
+    rc = ms_worker_pool_start(self->pool, &wt, &worker);
+    if (rc != MS_OK) {
+        s_release(self, tid, slot, epoch, MS_RELEASE_REASON_FAILED);
+        json_decref(config);
+        return rc;
+    }
+    // Local display state (not a record): running here.
+    ms_store_set_task_state(self->store, tid->bytes, MS_TASK_RUNNING,
+                            s_node_pk(self), NULL);
+    const char *kind = json_string_value(json_object_get(config, "kind"));
+    s_running_t *r = &self->running[worker];
+    memset(r, 0, sizeof *r);
+    r->busy = true;
+    r->task_id = *tid;
+    r->sweep_id = sid;
+    r->config = config;
+    r->train = !(kind && strcmp(kind, "noop") == 0);
+    r->leased = true;
+    r->slot = slot;
+    r->epoch = epoch;
+    if (r->train)
+        self->n_trainings++;
+    if (info->started_at == 0)
+        info->started_at = s_now();
+    s_log(self,
+          "task %.12s started on worker %d (slot %u, epoch %u, "
+          "attempt %d)",
+          thex, worker, slot, epoch, attempt);
+    s_emit(self,
+           json_pack("{s:s, s:s, s:s, s:i}", "event", "started", "task_id",
+                     thex, "sweep_id", shex, "attempt", attempt));
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  The settle window (ms) after a claim: settle_ms, or auto = 2 x the
+//  median push round trip (the mesh's median peer rtt), at least 1 ms; 0
+//  with no peer to race with.
+
+static int64_t
+s_settle_ms(ms_node_t *self)
+{
+    if (!self->mesh)
+        return 0;
+    if (self->opts.settle_ms >= 0)
+        return self->opts.settle_ms;
+    json_t *peers = ms_mesh_peers_json(self->mesh);
+    double rtts[64];
+    size_t n = 0, i;
+    json_t *p;
+    json_array_foreach(peers, i, p)
+    {
+        json_t *rtt = json_object_get(p, "rtt_ms");
+        if (n < 64 && json_is_number(rtt) &&
+            json_is_true(json_object_get(p, "linked")))
+            rtts[n++] = json_number_value(rtt);
+    }
+    json_decref(peers);
+    if (n == 0)
+        return self->n_peer_tab ? 1 : 0;
+    for (size_t a = 1; a < n; a++) // insertion sort: a handful of peers
+        for (size_t b = a; b > 0 && rtts[b - 1] > rtts[b]; b--) {
+            double t = rtts[b];
+            rtts[b] = rtts[b - 1];
+            rtts[b - 1] = t;
+        }
+    int64_t ms = (int64_t) ceil(2.0 * rtts[(n - 1) / 2]);
+    return ms < 1 ? 1 : ms;
+}
+
+//  --------------------------------------------------------------------------
+//  Start the settled claims that we still hold; drop the others.
+
+static void
+s_start_settled(ms_node_t *self, int64_t now)
+{
+    for (size_t i = 0; i < self->n_settling;) {
+        s_settle_t st = self->settling[i];
+        if (st.start_at > now) {
+            i++;
+            continue;
+        }
+        if (ms_worker_pool_idle(self->pool) <= 0)
+            return;
+        self->settling[i] = self->settling[--self->n_settling];
+        ms_claim_t holder;
+        bool live = false;
+        if (ms_lease_table_holder(self->leases, st.task_id.bytes, st.slot,
+                                  &holder, &live) != MS_OK ||
+            memcmp(holder.node_id, s_node_pk(self), MS_HASH_BYTES) != 0 ||
+            holder.epoch != st.epoch) {
+            self->n_lease_conflicts++;
+            s_log(self, "a claim lost its slot in the settle window");
+            continue;
+        }
+        s_start_leased(self, &st.task_id, st.slot, st.epoch);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  The pool scheduler: order the unfinished tasks by owner rank and claim
+//  what the lease rule allows, up to the idle workers.
+
+static int
+s_schedule_pool(ms_node_t *self)
+{
+    int64_t now = s_mono_ms();
+    s_start_settled(self, now);
+    int free_workers = ms_worker_pool_idle(self->pool) - (int) self->n_settling;
+    if (self->stopping || free_workers <= 0 || now < self->grace_until)
+        goto done;
+    if (!self->work_changed && now < self->next_scan_at)
+        goto done;
+    self->work_changed = false;
+    self->next_scan_at = now + S_RESCAN_MS;
+    s_task_list_t list = {.max = S_MAX_CANDIDATES};
+    int rc = ms_store_pending_tasks(self->store, s_collect_task, &list);
+    if (rc < 0) {
+        free(list.tasks);
+        s_log(self, "cannot list tasks: %s", ms_strerror(rc));
+        return rc == MS_ERR_NOMEM ? MS_OK : rc;
+    }
+    ms_assign_task_t *cands = calloc(list.n ? list.n : 1, sizeof *cands);
+    size_t *order = calloc(list.n ? list.n : 1, sizeof *order);
+    uint8_t(*members)[MS_ASSIGN_ID_BYTES] = NULL;
+    size_t n_members = s_members(self, &members);
+    size_t n = 0;
+    uint64_t sweep_seq = 0;
+    ms_store_payload_t claims[S_MAX_APPEND];
+    size_t n_claims = 0;
+    if (free_workers > S_MAX_APPEND)
+        free_workers = S_MAX_APPEND;
+    for (size_t i = 0; cands && i < list.n; i++) {
+        const ms_store_task_t *t = &list.tasks[i];
+        if (t->state == MS_TASK_DONE || t->state == MS_TASK_FAILED ||
+            t->state == MS_TASK_CANCELLED || s_task_busy(self, t->task_id) ||
+            s_resource_failed(self, t->task_id))
+            continue;
+        if (i == 0 ||
+            memcmp(t->sweep_id, list.tasks[i - 1].sweep_id, MS_HASH_BYTES) != 0)
+            sweep_seq++;
+        ms_assign_task_t *c = &cands[n++];
+        memcpy(c->task_id, t->task_id, MS_HASH_BYTES);
+        memcpy(c->sweep_id, t->sweep_id, MS_HASH_BYTES);
+        c->priority = 0; // the store's order already puts priority first
+        c->sweep_seq = sweep_seq;
+        c->task_index = t->index;
+    }
+    if (n && order && members &&
+        ms_assign_order(cands, n,
+                        (const uint8_t(*)[MS_ASSIGN_ID_BYTES]) members,
+                        n_members, s_node_pk(self), order) == MS_OK) {
+        for (size_t k = 0; k < n && free_workers > 0 && !self->stopping; k++) {
+            const ms_assign_task_t *c = &cands[order[k]];
+            s_sweep_info_t *info = s_sweep_info(self, c->sweep_id);
+            if (!info)
+                break;
+            if (!info->dataset) {
+                if (!self->mesh) {
+                    // Alone, nobody else can run it: fail it as before.
+                    ms_hash_t tid, sid;
+                    memcpy(tid.bytes, c->task_id, MS_HASH_BYTES);
+                    memcpy(sid.bytes, c->sweep_id, MS_HASH_BYTES);
+                    ms_claim_t mine;
+                    if (ms_lease_table_claim(self->leases, c->task_id, 0, false,
+                                             &mine) == MS_OK) {
+                        ms_store_payload_t p = s_claim_payload(
+                            MS_RECORD_CLAIM, &tid, 0, mine.epoch, 0);
+                        s_append(self, 1, &p);
+                        s_fail_leased(self, &tid, &sid, 0, mine.epoch,
+                                      MS_FAILURE_CLASS_TASK,
+                                      info->dataset_error);
+                    }
+                }
+                if (!info->fetch_asked) {
+                    info->fetch_asked = true;
+                    ms_hash_t sid;
+                    memcpy(sid.bytes, c->sweep_id, MS_HASH_BYTES);
+                    s_dataset_missing(self, &sid);
+                }
+                continue; // in a pool: the dataset hook fetches it
+            }
+            if (!ms_lease_table_can_claim(self->leases, c->task_id, 0, false,
+                                          NULL))
+                continue;
+            // Memory: estimate from the config and the dataset.
+            ms_store_task_t *task = NULL;
+            if (ms_store_get_task(self->store, c->task_id, &task) != MS_OK)
+                continue;
+            json_error_t err;
+            json_t *config =
+                json_loadb(task->config_json, task->config_len, 0, &err);
+            ms_store_task_destroy(&task);
+            int64_t need = s_task_memory(config, info->dataset_bytes);
+            json_decref(config);
+            if (need > self->avail_memory_bytes)
+                continue; // does not fit here: leave it to bigger nodes
+            ms_claim_t mine;
+            if (ms_lease_table_claim(self->leases, c->task_id, 0, false,
+                                     &mine) != MS_OK)
+                continue;
+            ms_hash_t tid;
+            memcpy(tid.bytes, c->task_id, MS_HASH_BYTES);
+            claims[n_claims++] =
+                s_claim_payload(MS_RECORD_CLAIM, &tid, 0, mine.epoch, 0);
+            free_workers--;
+        }
+    }
+    // All the claims of this pass in one block: one durable commit.
+    if (n_claims > 0 && s_append(self, n_claims, claims) != MS_OK) {
+        s_log(self, "cannot write %zu claim(s)", n_claims);
+        for (size_t k = 0; k < n_claims; k++)
+            ms_lease_table_release(self->leases, claims[k].u.claim.task_id, 0,
+                                   NULL);
+        n_claims = 0;
+    }
+    int64_t settle = n_claims ? s_settle_ms(self) : 0;
+    for (size_t k = 0; k < n_claims; k++) {
+        ms_hash_t tid;
+        memcpy(tid.bytes, claims[k].u.claim.task_id, MS_HASH_BYTES);
+        uint32_t epoch = (uint32_t) claims[k].u.claim.epoch;
+        self->n_claims++;
+        if (settle <= 0) {
+            s_start_leased(self, &tid, 0, epoch);
+            continue;
+        }
+        s_settle_t *grown =
+            realloc(self->settling, (self->n_settling + 1) * sizeof *grown);
+        if (!grown) {
+            s_release(self, &tid, 0, epoch, MS_RELEASE_REASON_FAILED);
+            continue;
+        }
+        self->settling = grown;
+        self->settling[self->n_settling++] =
+            (s_settle_t){.task_id = tid,
+                         .slot = 0,
+                         .epoch = epoch,
+                         .start_at = now + settle};
+    }
+    free(members);
+    free(order);
+    free(cands);
+    free(list.tasks);
+done:
+    s_update_busy(self);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Give up a task we hold: a failure record (class resource or task) and
+//  the release, in one block. The store ends the task `failed` once
+//  task-class failures from min(3, members) nodes are in.
+
+static void
+s_fail_leased(ms_node_t *self, const ms_hash_t *task_id,
+              const ms_hash_t *sweep_id, uint32_t slot, uint32_t epoch,
+              ms_failure_class_t cls, const char *reason)
+{
+    ms_store_payload_t p[2];
+    memset(&p[0], 0, sizeof p[0]);
+    p[0].kind = MS_RECORD_FAILURE;
+    memcpy(p[0].u.failure.task_id, task_id->bytes, MS_HASH_BYTES);
+    p[0].u.failure.failure_class = cls;
+    p[0].u.failure.reason = reason ? reason : "";
+    p[0].u.failure.slot = slot;
+    p[0].u.failure.epoch = epoch;
+    p[1] = s_claim_payload(MS_RECORD_RELEASE, task_id, slot, epoch,
+                           MS_RELEASE_REASON_FAILED);
+    ms_lease_table_release(self->leases, task_id->bytes, slot, NULL);
+    int rc = s_append(self, 2, p);
+    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(task_id, thex);
+    ms_hash_hex(sweep_id, shex);
+    if (rc != MS_OK)
+        s_log(self, "task %.12s: cannot record failure: %s", thex,
+              ms_strerror(rc));
+    s_drop_checkpoint(self, task_id);
+    s_crash_forget(self, task_id);
+    if (cls == MS_FAILURE_CLASS_RESOURCE) {
+        ms_hash_t *grown =
+            realloc(self->resource_failed,
+                    (self->n_resource_failed + 1) * sizeof *grown);
+        if (grown) {
+            self->resource_failed = grown;
+            self->resource_failed[self->n_resource_failed++] = *task_id;
+        }
+        s_log(self, "task %.12s given up here (resource): %s", thex, reason);
+        return;
+    }
+    // The store derived the task's state from the failures; keep the
+    // reason with it (a local field), and take our "running" off.
+    ms_store_task_t *t = NULL;
+    if (ms_store_get_task(self->store, task_id->bytes, &t) == MS_OK &&
+        t->state != MS_TASK_DONE && t->state != MS_TASK_CANCELLED)
+        ms_store_set_task_state(self->store, task_id->bytes,
+                                t->state == MS_TASK_FAILED ? MS_TASK_FAILED
+                                                           : MS_TASK_PENDING,
+                                NULL, reason);
+    ms_store_task_destroy(&t);
+    s_log(self, "task %.12s failed: %s", thex, reason);
+    s_emit(self, json_pack("{s:s, s:s, s:s, s:s}", "event", "failed", "task_id",
+                           thex, "sweep_id", shex, "reason", reason));
+}
+
+//  --------------------------------------------------------------------------
+//  Stop a worker on purpose (cancel, outranked): SIGTERM; its death then
+//  ends the task without a retry (s_on_event).
+
+static void
+s_stop_worker(ms_node_t *self, int i)
+{
+    s_running_t *r = &self->running[i];
+    if (!r->busy || r->stopping)
+        return;
+    int pid = ms_worker_pool_pid(self->pool, i);
+    if (pid > 0 && kill(pid, SIGTERM) == 0)
+        r->stopping = true;
+}
+
+//  --------------------------------------------------------------------------
+//  One of our own leases lapsed by the boot clock (the machine slept, the
+//  process was stopped, the loop stalled): peers may have taken the slot.
+//  Re-check before going on: claim it again (a new epoch, published) when
+//  the rule allows, else stop the worker.
+
+static void
+s_own_lease_lapsed(ms_node_t *self, const ms_claim_t *lapsed)
+{
+    for (int i = 0; i < ms_worker_pool_size(self->pool); i++) {
+        s_running_t *r = &self->running[i];
+        if (!r->busy || !r->leased || r->stopping || r->slot != lapsed->slot ||
+            r->epoch != lapsed->epoch ||
+            memcmp(r->task_id.bytes, lapsed->task_id, MS_HASH_BYTES) != 0)
+            continue;
+        char hex[MS_HASH_HEX_LEN + 1];
+        ms_hash_hex(&r->task_id, hex);
+        ms_claim_t mine;
+        if (ms_lease_table_claim(self->leases, r->task_id.bytes, r->slot, false,
+                                 &mine) == MS_OK) {
+            ms_store_payload_t p = s_claim_payload(MS_RECORD_CLAIM, &r->task_id,
+                                                   r->slot, mine.epoch, 0);
+            if (s_append(self, 1, &p) == MS_OK) {
+                s_log(self,
+                      "task %.12s: own lease lapsed, claimed again "
+                      "(epoch %u)",
+                      hex, mine.epoch);
+                r->epoch = mine.epoch;
+                self->n_claims++;
+                return;
+            }
+        }
+        s_log(self,
+              "task %.12s: own lease lapsed and the slot is taken: "
+              "stopping",
+              hex);
+        self->n_outranked++;
+        s_stop_worker(self, i);
+        return;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Lease housekeeping: stop workers whose claims were outranked, count
+//  expiries (their slots become claimable), and stop workers whose task
+//  was cancelled or ended elsewhere.
+
+static void
+s_lease_tick(ms_node_t *self, int64_t now)
+{
+    ms_claim_t buf[64];
+    size_t n;
+    if (!self->mesh && now >= self->next_renew_at) {
+        // Alone there is no heartbeat to renew our leases: renew here.
+        ms_lease_table_renew(self->leases, NULL, 0, NULL);
+        self->next_renew_at = now + self->opts.heartbeat_ms;
+    }
+    while ((n = ms_lease_table_outranked(self->leases, buf, 64)) > 0) {
+        for (size_t k = 0; k < n; k++) {
+            for (int i = 0; i < ms_worker_pool_size(self->pool); i++) {
+                s_running_t *r = &self->running[i];
+                if (r->busy && r->leased && r->slot == buf[k].slot &&
+                    memcmp(r->task_id.bytes, buf[k].task_id, MS_HASH_BYTES) ==
+                        0) {
+                    char hex[MS_HASH_HEX_LEN + 1];
+                    ms_hash_hex(&r->task_id, hex);
+                    s_log(self, "task %.12s: outranked, stopping its worker",
+                          hex);
+                    self->n_outranked++;
+                    s_stop_worker(self, i);
+                }
+            }
+            for (size_t j = 0; j < self->n_settling; j++)
+                if (memcmp(self->settling[j].task_id.bytes, buf[k].task_id,
+                           MS_HASH_BYTES) == 0) {
+                    self->settling[j] = self->settling[--self->n_settling];
+                    self->n_lease_conflicts++;
+                    break;
+                }
+        }
+        if (n < 64)
+            break;
+    }
+    while ((n = ms_lease_table_expire(self->leases, buf, 64)) > 0) {
+        self->n_expired += n;
+        self->work_changed = true;
+        for (size_t k = 0; k < n; k++)
+            if (memcmp(buf[k].node_id, s_node_pk(self), MS_HASH_BYTES) == 0)
+                s_own_lease_lapsed(self, &buf[k]);
+        if (n < 64)
+            break;
+    }
+    if (now < self->next_check_at)
+        return;
+    self->next_check_at = now + S_CHECK_RUNNING_MS;
+    for (int i = 0; i < ms_worker_pool_size(self->pool); i++) {
+        s_running_t *r = &self->running[i];
+        if (!r->busy || r->stopping)
+            continue;
+        ms_store_sweep_t *sw = NULL;
+        if (ms_store_get_sweep(self->store, r->sweep_id.bytes, &sw) == MS_OK &&
+            sw->state == MS_SWEEP_CANCELLED)
+            s_stop_worker(self, i);
+        ms_store_sweep_destroy(&sw);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Release every claim of ours (graceful shutdown): running and settling.
+
+static void
+s_release_all(ms_node_t *self)
+{
+    for (int i = 0; self->running && i < ms_worker_pool_size(self->pool); i++) {
+        s_running_t *r = &self->running[i];
+        if (r->busy && r->leased)
+            s_release(self, &r->task_id, r->slot, r->epoch,
+                      MS_RELEASE_REASON_SHUTDOWN);
+    }
+    for (size_t j = 0; j < self->n_settling; j++)
+        s_release(self, &self->settling[j].task_id, self->settling[j].slot,
+                  self->settling[j].epoch, MS_RELEASE_REASON_SHUTDOWN);
+    self->n_settling = 0;
+}
+
+//  ==========================================================================
+//  Gossip over the store (source) and the mesh (transport)
+
+//  --------------------------------------------------------------------------
+//  Source: vector digest.
+
+static int
+s_src_digest(void *arg, uint8_t digest[MS_GOSSIP_DIGEST_BYTES])
+{
+    ms_node_t *self = arg;
+    return ms_store_vector_digest(self->store, digest, NULL);
+}
+
+//  A vector being collected.
+typedef struct {
+    ms_gossip_entry_t *entries; // malloc'd
+    size_t n, cap;              // used, allocated
+} s_vec_t;
+
+//  --------------------------------------------------------------------------
+//  Collect one vector entry.
+
+static int
+s_vec_one(void *arg, const uint8_t *origin, uint64_t incarnation, uint64_t seq)
+{
+    s_vec_t *v = arg;
+    if (seq == 0)
+        return 0;
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 16;
+        ms_gossip_entry_t *grown = realloc(v->entries, cap * sizeof *grown);
+        if (!grown)
+            return MS_ERR_NOMEM;
+        v->entries = grown;
+        v->cap = cap;
+    }
+    ms_gossip_entry_t *e = &v->entries[v->n++];
+    memcpy(e->origin, origin, MS_GOSSIP_ID_BYTES);
+    e->incarnation = incarnation;
+    e->seq = seq;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Source: the whole vector.
+
+static int
+s_src_vector(void *arg, ms_gossip_entry_t **entries, size_t *n_entries)
+{
+    ms_node_t *self = arg;
+    s_vec_t v = {0};
+    int rc = ms_store_vector(self->store, s_vec_one, &v);
+    if (rc != MS_OK) {
+        free(v.entries);
+        *entries = NULL;
+        *n_entries = 0;
+        return rc;
+    }
+    *entries = v.entries;
+    *n_entries = v.n;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Source: highest contiguous seq held.
+
+static int
+s_src_held(void *arg, const uint8_t origin[MS_GOSSIP_ID_BYTES],
+           uint64_t incarnation, uint64_t *seq)
+{
+    ms_node_t *self = arg;
+    return ms_store_held(self->store, origin, incarnation, seq);
+}
+
+//  Blocks read for a gossip range answer.
+typedef struct {
+    int (*emit)(void *emit_arg, const ms_gossip_block_t *block); // gossip's
+    void *emit_arg;                                              // its argument
+    size_t max_bytes; // payload bytes to emit at most
+    size_t bytes;     // emitted so far
+    int rc;           // emit's first non-zero return
+} s_read_ctx_t;
+
+//  --------------------------------------------------------------------------
+//  Hand one stored block to gossip's emit.
+
+static int
+s_read_one(void *arg, const uint8_t *origin, uint64_t incarnation,
+           uint64_t first_seq, size_t n, const uint32_t *kinds,
+           const uint8_t *const *payloads, const size_t *lens,
+           const uint8_t *signature, size_t sig_len)
+{
+    s_read_ctx_t *ctx = arg;
+    if (ctx->max_bytes && ctx->bytes >= ctx->max_bytes)
+        return 1; // enough: stop (not an error)
+    if (n == 0 || n > MS_GOSSIP_MAX_BLOCK_RECORDS)
+        return 0;
+    ms_gossip_record_t recs[MS_GOSSIP_MAX_BLOCK_RECORDS];
+    for (size_t i = 0; i < n; i++) {
+        recs[i].seq = first_seq + i;
+        recs[i].kind = kinds[i];
+        recs[i].payload = payloads[i];
+        recs[i].payload_bytes = lens[i];
+        ctx->bytes += lens[i];
+    }
+    ms_gossip_block_t block = {.incarnation = incarnation,
+                               .first_seq = first_seq,
+                               .n_records = n,
+                               .records = recs,
+                               .signature = signature,
+                               .signature_bytes = sig_len};
+    memcpy(block.origin, origin, MS_GOSSIP_ID_BYTES);
+    int rc = ctx->emit(ctx->emit_arg, &block);
+    if (rc != 0) {
+        ctx->rc = rc;
+        return 2;
+    }
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Source: read whole blocks of a range.
+
+static int
+s_src_read_blocks(void *arg, const uint8_t origin[MS_GOSSIP_ID_BYTES],
+                  uint64_t incarnation, uint64_t from_seq, uint64_t to_seq,
+                  size_t max_records, size_t max_bytes,
+                  int (*emit)(void *emit_arg, const ms_gossip_block_t *block),
+                  void *emit_arg)
+{
+    ms_node_t *self = arg;
+    s_read_ctx_t ctx = {
+        .emit = emit, .emit_arg = emit_arg, .max_bytes = max_bytes};
+    int rc = ms_store_read_blocks(self->store, origin, incarnation, from_seq,
+                                  to_seq, max_records, s_read_one, &ctx);
+    if (ctx.rc != 0)
+        return ctx.rc;
+    return rc > 0 ? MS_OK : rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Source: merge a peer's block, then feed its records to the leases.
+
+static int
+s_src_merge(void *arg, const ms_gossip_block_t *block, size_t *n_new)
+{
+    ms_node_t *self = arg;
+    *n_new = 0;
+    size_t n = block->n_records;
+    if (n == 0 || n > MS_GOSSIP_MAX_BLOCK_RECORDS)
+        return MS_ERR_INVALID;
+    uint32_t kinds[MS_GOSSIP_MAX_BLOCK_RECORDS];
+    const uint8_t *payloads[MS_GOSSIP_MAX_BLOCK_RECORDS];
+    size_t lens[MS_GOSSIP_MAX_BLOCK_RECORDS];
+    for (size_t i = 0; i < n; i++) {
+        kinds[i] = block->records[i].kind;
+        payloads[i] = block->records[i].payload;
+        lens[i] = block->records[i].payload_bytes;
+    }
+    ms_store_merge_result_t res;
+    memset(&res, 0, sizeof res);
+    int rc = ms_store_merge_block(
+        self->store, block->origin, block->incarnation, block->first_seq, n,
+        kinds, payloads, lens, block->signature, block->signature_bytes, &res);
+    if (rc != MS_OK)
+        return rc;
+    *n_new = res.n_new;
+    if (res.n_new > 0)
+        for (size_t i = 0; i < n; i++)
+            s_lease_feed(self, block->origin, kinds[i], payloads[i], lens[i]);
+    if (res.equivocation) {
+        char hex[MS_HASH_HEX_LEN + 1];
+        ms_hash_t h;
+        memcpy(h.bytes, block->origin, MS_HASH_BYTES);
+        ms_hash_hex(&h, hex);
+        s_log(self,
+              "node %.12s equivocates: %zu conflicting record(s) kept "
+              "as evidence",
+              hex, res.n_conflict);
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Transport: a gossip message as a wire envelope to one peer.
+
+static int
+s_tr_send(void *arg, const uint8_t to[MS_GOSSIP_ID_BYTES],
+          const ms_gossip_msg_t *msg)
+{
+    ms_node_t *self = arg;
+    if (!self->mesh)
+        return MS_ERR_NOTFOUND;
+    ms_wire_envelope_t env;
+    memset(&env, 0, sizeof env);
+    env.protocol = MS_PROTOCOL_VERSION;
+    ms_wire_vector_entry_t *entries = NULL;
+    ms_wire_record_t *recs = NULL;
+    switch (msg->kind) {
+    case MS_GOSSIP_MSG_DIGEST:
+        env.body = MS_WIRE_BODY_VECTOR_DIGEST;
+        memcpy(env.vector_digest.digest, msg->u.digest, MS_WIRE_ID_BYTES);
+        break;
+    case MS_GOSSIP_MSG_VECTOR:
+        env.body = MS_WIRE_BODY_VECTOR;
+        if (msg->u.vector.n_entries) {
+            entries = calloc(msg->u.vector.n_entries, sizeof *entries);
+            if (!entries)
+                return MS_ERR_NOMEM;
+            for (size_t i = 0; i < msg->u.vector.n_entries; i++) {
+                memcpy(entries[i].origin, msg->u.vector.entries[i].origin,
+                       MS_WIRE_ID_BYTES);
+                entries[i].incarnation = msg->u.vector.entries[i].incarnation;
+                entries[i].seq = msg->u.vector.entries[i].seq;
+            }
+        }
+        env.vector.entries = entries;
+        env.vector.n_entries = msg->u.vector.n_entries;
+        break;
+    case MS_GOSSIP_MSG_RANGE_REQUEST:
+        env.body = MS_WIRE_BODY_RANGE_REQUEST;
+        memcpy(env.range_request.origin, msg->u.range.origin, MS_WIRE_ID_BYTES);
+        env.range_request.incarnation = msg->u.range.incarnation;
+        env.range_request.from_seq = msg->u.range.from_seq;
+        env.range_request.to_seq = msg->u.range.to_seq;
+        env.range_request.max_records = msg->u.range.max_records;
+        break;
+    case MS_GOSSIP_MSG_BLOCK: {
+        const ms_gossip_block_t *b = &msg->u.block;
+        env.body = MS_WIRE_BODY_BLOCK;
+        recs = calloc(b->n_records ? b->n_records : 1, sizeof *recs);
+        if (!recs)
+            return MS_ERR_NOMEM;
+        for (size_t i = 0; i < b->n_records; i++) {
+            recs[i].seq = b->records[i].seq;
+            recs[i].kind = b->records[i].kind;
+            recs[i].payload = (uint8_t *) b->records[i].payload;
+            recs[i].payload_bytes = b->records[i].payload_bytes;
+        }
+        memcpy(env.block.origin, b->origin, MS_WIRE_ID_BYTES);
+        env.block.incarnation = b->incarnation;
+        env.block.first_seq = b->first_seq;
+        env.block.records = recs;
+        env.block.n_records = b->n_records;
+        env.block.signature = (uint8_t *) b->signature;
+        env.block.signature_bytes = b->signature_bytes;
+        break;
+    }
+    default:
+        return MS_ERR_INVALID;
+    }
+    int rc = ms_mesh_send(self->mesh, to, &env);
+    free(entries);
+    free(recs);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Transport: the push targets (linked, alive peers).
+
+static int
+s_tr_active(void *arg, uint8_t (*out)[MS_GOSSIP_ID_BYTES], int max)
+{
+    ms_node_t *self = arg;
+    int n = 0;
+    for (size_t i = 0; i < self->n_peer_tab && n < max; i++)
+        if (self->peer_tab[i].linked && self->peer_tab[i].state != MS_PEER_DEAD)
+            memcpy(out[n++], self->peer_tab[i].id, MS_GOSSIP_ID_BYTES);
+    return n;
+}
+
+//  --------------------------------------------------------------------------
+//  Transport: one random live peer.
+
+static int
+s_tr_random(void *arg, uint8_t out[MS_GOSSIP_ID_BYTES])
+{
+    ms_node_t *self = arg;
+    return self->mesh ? ms_mesh_random_peer(self->mesh, out) : MS_ERR_NOTFOUND;
+}
+
+//  ==========================================================================
+//  Mesh handlers
+
+//  --------------------------------------------------------------------------
+//  A peer changed state or link.
+
+static void
+s_on_peer(void *arg, const uint8_t id[MS_MESH_ID_BYTES], ms_peer_state_t state,
+          bool linked)
+{
+    ms_node_t *self = arg;
+    s_peer_t *p = NULL;
+    for (size_t i = 0; i < self->n_peer_tab; i++)
+        if (memcmp(self->peer_tab[i].id, id, MS_MESH_ID_BYTES) == 0)
+            p = &self->peer_tab[i];
+    if (!p) {
+        s_peer_t *grown =
+            realloc(self->peer_tab, (self->n_peer_tab + 1) * sizeof *grown);
+        if (!grown)
+            return;
+        self->peer_tab = grown;
+        p = &self->peer_tab[self->n_peer_tab++];
+        memset(p, 0, sizeof *p);
+        memcpy(p->id, id, MS_MESH_ID_BYTES);
+        p->state = MS_PEER_DEAD;
+    }
+    bool was_up = p->linked && p->state == MS_PEER_ALIVE;
+    p->state = state;
+    p->linked = linked;
+    if (state == MS_PEER_DEAD)
+        ms_lease_table_node_dead(self->leases, id);
+    if (was_up != (linked && state == MS_PEER_ALIVE))
+        self->work_changed = true; // owners moved
+    s_update_members(self);
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_t h;
+    memcpy(h.bytes, id, MS_HASH_BYTES);
+    ms_hash_hex(&h, hex);
+    s_log(self, "peer %.12s %s%s", hex,
+          state == MS_PEER_ALIVE     ? "alive"
+          : state == MS_PEER_SUSPECT ? "suspect"
+                                     : "dead",
+          linked ? ", linked" : "");
+}
+
+//  --------------------------------------------------------------------------
+//  A gossip (or blob) envelope from a linked peer.
+
+static void
+s_on_message(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
+             const ms_wire_envelope_t *env)
+{
+    ms_node_t *self = arg;
+    if (!self->gossip)
+        return;
+    ms_gossip_msg_t msg;
+    memset(&msg, 0, sizeof msg);
+    ms_gossip_entry_t *entries = NULL;
+    ms_gossip_record_t *recs = NULL;
+    switch (env->body) {
+    case MS_WIRE_BODY_VECTOR_DIGEST:
+        msg.kind = MS_GOSSIP_MSG_DIGEST;
+        memcpy(msg.u.digest, env->vector_digest.digest, MS_GOSSIP_ID_BYTES);
+        break;
+    case MS_WIRE_BODY_VECTOR:
+        msg.kind = MS_GOSSIP_MSG_VECTOR;
+        if (env->vector.n_entries) {
+            entries = calloc(env->vector.n_entries, sizeof *entries);
+            if (!entries)
+                return;
+            for (size_t i = 0; i < env->vector.n_entries; i++) {
+                memcpy(entries[i].origin, env->vector.entries[i].origin,
+                       MS_GOSSIP_ID_BYTES);
+                entries[i].incarnation = env->vector.entries[i].incarnation;
+                entries[i].seq = env->vector.entries[i].seq;
+            }
+        }
+        msg.u.vector.entries = entries;
+        msg.u.vector.n_entries = env->vector.n_entries;
+        break;
+    case MS_WIRE_BODY_RANGE_REQUEST:
+        msg.kind = MS_GOSSIP_MSG_RANGE_REQUEST;
+        memcpy(msg.u.range.origin, env->range_request.origin,
+               MS_GOSSIP_ID_BYTES);
+        msg.u.range.incarnation = env->range_request.incarnation;
+        msg.u.range.from_seq = env->range_request.from_seq;
+        msg.u.range.to_seq = env->range_request.to_seq;
+        msg.u.range.max_records = env->range_request.max_records;
+        break;
+    case MS_WIRE_BODY_BLOCK:
+        msg.kind = MS_GOSSIP_MSG_BLOCK;
+        recs = calloc(env->block.n_records ? env->block.n_records : 1,
+                      sizeof *recs);
+        if (!recs)
+            return;
+        for (size_t i = 0; i < env->block.n_records; i++) {
+            recs[i].seq = env->block.records[i].seq;
+            recs[i].kind = env->block.records[i].kind;
+            recs[i].payload = env->block.records[i].payload;
+            recs[i].payload_bytes = env->block.records[i].payload_bytes;
+        }
+        memcpy(msg.u.block.origin, env->block.origin, MS_GOSSIP_ID_BYTES);
+        msg.u.block.incarnation = env->block.incarnation;
+        msg.u.block.first_seq = env->block.first_seq;
+        msg.u.block.n_records = env->block.n_records;
+        msg.u.block.records = recs;
+        msg.u.block.signature = env->block.signature;
+        msg.u.block.signature_bytes = env->block.signature_bytes;
+        break;
+    default:
+        // BLOB_* belong to the blob store (pool glue); nothing else is
+        // ours to handle.
+        return;
+    }
+    if (ms_gossip_on_message(self->gossip, from, &msg, ms_mesh_now()) != MS_OK)
+        self->n_rejected_messages++;
+    free(entries);
+    free(recs);
+}
+
+//  --------------------------------------------------------------------------
+//  A heartbeat heard directly from a peer: its live claims.
+
+static void
+s_on_heartbeat(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
+               const ms_wire_envelope_t *hb, int64_t now_ms)
+{
+    ms_node_t *self = arg;
+    (void) now_ms;
+    size_t n = hb->heartbeat.n_live_claims;
+    ms_claim_t *live = n ? calloc(n, sizeof *live) : NULL;
+    if (n && !live)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(live[i].task_id, hb->heartbeat.live_claims[i].task_id,
+               MS_LEASE_ID_BYTES);
+        live[i].slot = hb->heartbeat.live_claims[i].slot;
+        live[i].epoch = hb->heartbeat.live_claims[i].epoch;
+        memcpy(live[i].node_id, from, MS_LEASE_ID_BYTES);
+    }
+    ms_lease_table_heartbeat(self->leases, from, live, n);
+    free(live);
+}
+
+//  --------------------------------------------------------------------------
+//  Our heartbeat: renew our leases and list them.
+
+static void
+s_fill_heartbeat(void *arg, ms_wire_envelope_t *hb)
+{
+    ms_node_t *self = arg;
+    ms_claim_t claims[S_MAX_LIVE_CLAIMS];
+    size_t n = 0;
+    ms_lease_table_renew(self->leases, claims, S_MAX_LIVE_CLAIMS, &n);
+    if (n > S_MAX_LIVE_CLAIMS)
+        n = S_MAX_LIVE_CLAIMS;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(self->hb_claims[i].task_id, claims[i].task_id, MS_WIRE_ID_BYTES);
+        self->hb_claims[i].slot = claims[i].slot;
+        self->hb_claims[i].epoch = claims[i].epoch;
+    }
+    hb->heartbeat.live_claims = n ? self->hb_claims : NULL;
+    hb->heartbeat.n_live_claims = n;
+    int busy = 0;
+    ms_node_worker_count(self, &busy);
+    hb->heartbeat.n_workers = (uint32_t) ms_worker_pool_size(self->pool);
+    hb->heartbeat.n_busy = (uint32_t) busy;
+    double load[1] = {0.0};
+    if (getloadavg(load, 1) == 1 && isfinite(load[0]) && load[0] >= 0)
+        hb->heartbeat.load = load[0];
+}
+
+//  --------------------------------------------------------------------------
+//  Refresh the snapshots HTTP threads read (peers, pool counters).
+
+static void
+s_refresh_snapshots(ms_node_t *self)
+{
+    json_t *peers = self->mesh ? ms_mesh_peers_json(self->mesh) : json_array();
+    json_t *c = json_object();
+    if (c) {
+        ms_store_stats_t ss;
+        ms_store_stats(self->store, &ss);
+        json_object_set_new(c, "records",
+                            json_integer((json_int_t) ss.n_records));
+        json_object_set_new(c, "blocks",
+                            json_integer((json_int_t) ss.n_blocks));
+        json_object_set_new(c, "equivocations_total",
+                            json_integer((json_int_t) ss.n_equivocations));
+        json_object_set_new(c, "lease_claims_total",
+                            json_integer((json_int_t) self->n_claims));
+        json_object_set_new(c, "lease_conflicts_total",
+                            json_integer((json_int_t) (self->n_lease_conflicts +
+                                                       self->n_outranked)));
+        json_object_set_new(c, "lease_expiries_total",
+                            json_integer((json_int_t) self->n_expired));
+        if (self->leases)
+            json_object_set_new(
+                c, "leases",
+                json_integer((json_int_t) ms_lease_table_size(self->leases)));
+        uint64_t rejected = self->n_rejected_messages;
+        if (self->gossip) {
+            ms_gossip_stats_t gs;
+            ms_gossip_stats(self->gossip, &gs);
+            uint64_t msgs = 0, bytes = 0;
+            for (int k = 0; k < MS_GOSSIP_MSG_KINDS; k++) {
+                msgs += gs.sent[k] + gs.received[k];
+                bytes += gs.sent_bytes[k] + gs.received_bytes[k];
+            }
+            json_object_set_new(c, "gossip_messages_total",
+                                json_integer((json_int_t) msgs));
+            json_object_set_new(c, "gossip_bytes_total",
+                                json_integer((json_int_t) bytes));
+            json_object_set_new(c, "gossip_blocks_merged_total",
+                                json_integer((json_int_t) gs.blocks_merged));
+            json_object_set_new(c, "gossip_records_merged_total",
+                                json_integer((json_int_t) gs.records_new));
+            rejected += gs.rejected;
+        }
+        if (self->mesh) {
+            ms_mesh_stats_t ms;
+            ms_mesh_stats(self->mesh, &ms);
+            rejected += ms.n_malformed + ms.n_rejected;
+            json_object_set_new(c, "mesh_frames_in_total",
+                                json_integer((json_int_t) ms.n_frames_in));
+            json_object_set_new(c, "mesh_frames_out_total",
+                                json_integer((json_int_t) ms.n_frames_out));
+        }
+        json_object_set_new(c, "rejected_messages_total",
+                            json_integer((json_int_t) rejected));
+    }
+    json_t *rr = json_object();
+    if (rr && self->mesh && self->leases) {
+        s_task_list_t list = {.max = 4 * S_MAX_CANDIDATES};
+        ms_store_pending_tasks(self->store, s_collect_task, &list);
+        for (size_t i = 0; i < list.n; i++) {
+            const ms_store_task_t *t = &list.tasks[i];
+            ms_claim_t h;
+            bool live = false;
+            if (t->state != MS_TASK_PENDING ||
+                ms_lease_table_holder(self->leases, t->task_id, 0, &h, &live) !=
+                    MS_OK ||
+                !live || memcmp(h.node_id, s_node_pk(self), MS_HASH_BYTES) == 0)
+                continue;
+            ms_hash_t sid;
+            char hex[MS_HASH_HEX_LEN + 1];
+            memcpy(sid.bytes, t->sweep_id, MS_HASH_BYTES);
+            ms_hash_hex(&sid, hex);
+            json_int_t n = json_integer_value(json_object_get(rr, hex));
+            json_object_set_new(rr, hex, json_integer(n + 1));
+        }
+        free(list.tasks);
+    }
+    pthread_mutex_lock(&self->lock);
+    if (peers) {
+        json_decref(self->peers_json);
+        self->peers_json = peers;
+    }
+    if (rr) {
+        json_decref(self->remote_running);
+        self->remote_running = rr;
+    }
+    if (c) {
+        json_decref(self->pool_counters);
+        self->pool_counters = c;
+    }
+    pthread_mutex_unlock(&self->lock);
+}
+
+//  --------------------------------------------------------------------------
+//  The dataset hook: a sweep names a file dataset this node does not have.
+//  The blob store (pool glue, ms_blob) fetches it by hash from a peer
+//  (the hashes: ms_spec_load_canonical of the stored spec, then
+//  ms_spec_dataset()->train_hash / test_hash) and, once the files are
+//  checked, writes DATA_DIR/datasets/<sweep_id>.json ({"train","test",
+//  "label","train_hash","test_hash"}, as s_local_dataset does); the
+//  scheduler looks for that file again every second. Until then the
+//  node does not claim the sweep's tasks (others run them).
+
+static void
+s_dataset_missing(ms_node_t *self, const ms_hash_t *sweep_id)
+{
+    self->n_fetch_asked++;
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(sweep_id, hex);
+    s_log(self,
+          "sweep %.12s: dataset not local (fetch by hash: blob store "
+          "not in yet)",
+          hex);
+}
+
 //  --------------------------------------------------------------------------
 //  The fingerprint of a platform object: BLAKE2b of its canonical form
 //  without calibration_gflops; NULL for a null platform.
@@ -908,9 +2789,37 @@ s_on_result(ms_node_t *self, int worker, json_t *body)
     json_object_set_new(row, "counted", json_true());
     size_t len = 0;
     char *text = ms_wire_canon_dump_len(row, &len);
-    int rc = text ? ms_store_put_result(self->store, r->task_id.bytes,
-                                        s_node_pk(self), text, len)
-                  : MS_ERR_NOMEM;
+    int rc;
+    if (!text)
+        rc = MS_ERR_NOMEM;
+    else if (r->leased) {
+        // A result record and the release of our claim, one block; the
+        // store counts the first result of (task, node).
+        const char *st = json_string_value(json_object_get(row, "status"));
+        ms_store_payload_t p[2];
+        memset(p, 0, sizeof p);
+        p[0].kind = MS_RECORD_RESULT;
+        memcpy(p[0].u.result.task_id, r->task_id.bytes, MS_HASH_BYTES);
+        p[0].u.result.status = st && !strcmp(st, "ok") ? MS_RESULT_STATUS_OK
+                               : st && !strcmp(st, "diverged")
+                                   ? MS_RESULT_STATUS_DIVERGED
+                                   : MS_RESULT_STATUS_FAILED;
+        p[0].u.result.row_json = text;
+        p[0].u.result.row_len = len;
+        p[0].u.result.slot = r->slot;
+        p[0].u.result.epoch = r->epoch;
+        p[1] = s_claim_payload(MS_RECORD_RELEASE, &r->task_id, r->slot,
+                               r->epoch, MS_RELEASE_REASON_DONE);
+        rc = s_append(self, 2, p);
+        if (rc == MS_OK) {
+            ms_lease_table_finish(self->leases, r->task_id.bytes, r->slot,
+                                  s_node_pk(self));
+            ms_lease_table_release(self->leases, r->task_id.bytes, r->slot,
+                                   NULL);
+        }
+    } else
+        rc = ms_store_put_result(self->store, r->task_id.bytes, s_node_pk(self),
+                                 text, len);
     free(text);
     if (rc == MS_OK) {
         s_drop_checkpoint(self, &r->task_id);
@@ -952,6 +2861,9 @@ s_on_result(ms_node_t *self, int worker, json_t *body)
         // and its checkpoint (at the last epoch) makes the rerun cheap.
         s_log(self, "task %.12s: cannot store result: %s", thex,
               ms_strerror(rc));
+        if (r->leased)
+            s_release(self, &r->task_id, r->slot, r->epoch,
+                      MS_RELEASE_REASON_FAILED);
         ms_store_set_task_state(self->store, r->task_id.bytes, MS_TASK_PENDING,
                                 NULL, ms_strerror(rc));
     }
@@ -964,6 +2876,8 @@ s_on_result(ms_node_t *self, int worker, json_t *body)
 static void
 s_on_event(ms_node_t *self, ms_worker_event_t *ev)
 {
+    if (ev->kind != MS_WORKER_EVENT_EPOCH)
+        self->work_changed = true; // a worker is free again
     s_running_t *r = &self->running[ev->worker];
     char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(&r->task_id, thex);
@@ -984,7 +2898,10 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
             s_on_result(self, ev->worker, ev->body);
         break;
     case MS_WORKER_EVENT_FAILED:
-        if (r->busy)
+        if (r->busy && r->leased)
+            s_fail_leased(self, &r->task_id, &r->sweep_id, r->slot, r->epoch,
+                          MS_FAILURE_CLASS_TASK, ev->reason);
+        else if (r->busy)
             s_fail_task(self, &r->task_id, &r->sweep_id, ev->reason);
         break;
     case MS_WORKER_EVENT_DIED: {
@@ -995,13 +2912,70 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
               r->busy ? " while running task " : "", r->busy ? thex : "");
         if (!r->busy)
             break;
+        if (r->stopping && r->leased) {
+            // Stopped on purpose (cancelled, or outranked): no crash. The
+            // checkpoint stays for an outranked task (we may claim it
+            // again); a cancelled sweep's is dropped.
+            s_release(self, &r->task_id, r->slot, r->epoch,
+                      MS_RELEASE_REASON_OUTRANKED);
+            ms_store_sweep_t *sw = NULL;
+            bool cancelled = ms_store_get_sweep(self->store, r->sweep_id.bytes,
+                                                &sw) == MS_OK &&
+                             sw->state == MS_SWEEP_CANCELLED;
+            ms_store_sweep_destroy(&sw);
+            ms_store_set_task_state(self->store, r->task_id.bytes,
+                                    cancelled ? MS_TASK_CANCELLED
+                                              : MS_TASK_PENDING,
+                                    NULL, cancelled ? "sweep cancelled" : NULL);
+            if (cancelled)
+                s_drop_checkpoint(self, &r->task_id);
+            s_crash_forget(self, &r->task_id);
+            break;
+        }
+        if (r->stopping) {
+            // Stopped on purpose (its sweep was cancelled): no crash.
+            ms_store_set_task_state(self->store, r->task_id.bytes,
+                                    MS_TASK_CANCELLED, NULL, "sweep cancelled");
+            s_drop_checkpoint(self, &r->task_id);
+            s_crash_forget(self, &r->task_id);
+            break;
+        }
         s_crash_t *crash = s_crash_of(self, &r->task_id);
         int crashes = crash ? ++crash->crashes : self->opts.retry_cap + 1;
-        if (crashes > self->opts.retry_cap) {
+        if (crashes > self->opts.retry_cap && r->leased) {
+            char reason[700];
+            snprintf(reason, sizeof reason, "%s on %d attempt%s", ev->reason,
+                     crashes, crashes == 1 ? "" : "s");
+            // In a pool, a worker killed by SIGKILL is most likely the
+            // out-of-memory killer: a resource failure, for bigger nodes.
+            s_fail_leased(self, &r->task_id, &r->sweep_id, r->slot, r->epoch,
+                          self->mesh && ev->term_signal == SIGKILL
+                              ? MS_FAILURE_CLASS_RESOURCE
+                              : MS_FAILURE_CLASS_TASK,
+                          reason);
+        } else if (crashes > self->opts.retry_cap) {
             char reason[700];
             snprintf(reason, sizeof reason, "%s on %d attempt%s", ev->reason,
                      crashes, crashes == 1 ? "" : "s");
             s_fail_task(self, &r->task_id, &r->sweep_id, reason);
+        } else if (r->leased) {
+            // Retry at once under the same claim (we still hold it).
+            s_settle_t *grown =
+                realloc(self->settling, (self->n_settling + 1) * sizeof *grown);
+            if (grown) {
+                self->settling = grown;
+                self->settling[self->n_settling++] =
+                    (s_settle_t){.task_id = r->task_id,
+                                 .slot = r->slot,
+                                 .epoch = r->epoch,
+                                 .start_at = 0};
+            } else
+                s_release(self, &r->task_id, r->slot, r->epoch,
+                          MS_RELEASE_REASON_FAILED);
+            s_emit(self,
+                   json_pack("{s:s, s:s, s:s, s:i, s:s}", "event", "retry",
+                             "task_id", thex, "sweep_id", shex, "attempt",
+                             crashes + 1, "reason", ev->reason));
         } else {
             ms_store_set_task_state(self->store, r->task_id.bytes,
                                     MS_TASK_PENDING, NULL, ev->reason);
@@ -1034,7 +3008,13 @@ s_run_commands(ms_node_t *self)
         ms_diag_t diag;
         ms_diag_clear(&diag);
         char *summary = NULL;
-        int rc = ms_node_submit(self, cmd->text, cmd->n, false, NULL, NULL,
+        int rc;
+        self->work_changed = true;
+        if (cmd->kind == S_COMMAND_CONTROL)
+            rc = ms_node_control(self, &cmd->sweep_id, cmd->action,
+                                 cmd->priority, &diag);
+        else
+            rc = ms_node_submit(self, cmd->text, cmd->n, false, NULL, NULL,
                                 &summary, &diag);
         pthread_mutex_lock(&self->lock);
         cmd->rc = rc;
@@ -1062,6 +3042,233 @@ s_drain_wake(ms_node_t *self)
         ;
 }
 
+//  ==========================================================================
+//  Opening and closing the pool parts; the loop with the mesh
+
+//  --------------------------------------------------------------------------
+//  True when the node works on the record log (the default). The
+//  environment variable MESHSWEEP_LEGACY_SCHEDULER=1 keeps the issue-2
+//  scheduler (tasks claimed in the store, no records) for comparison.
+
+static bool
+s_records_enabled(void)
+{
+    const char *v = getenv("MESHSWEEP_LEGACY_SCHEDULER");
+    return !(v && *v && strcmp(v, "0") != 0);
+}
+
+//  --------------------------------------------------------------------------
+//  Open the lease table (records mode) and, in a pool, the mesh and
+//  gossip.
+
+static int
+s_pool_open(ms_node_t *self, ms_diag_t *diag)
+{
+    self->avail_memory_bytes = s_available_memory(self);
+    if (!s_records_enabled()) {
+        if (self->open_pool)
+            return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "open_pool",
+                                    "a pool needs the record log "
+                                    "(MESHSWEEP_LEGACY_SCHEDULER is set)");
+        return MS_OK;
+    }
+    self->leases =
+        ms_lease_table_new(s_node_pk(self), self->opts.lease_ttl_ms, NULL);
+    self->hb_claims = calloc(S_MAX_LIVE_CLAIMS, sizeof *self->hb_claims);
+    if (!self->leases || !self->hb_claims)
+        return MS_ERR_NOMEM;
+    int rc = ms_store_set_member_count(self->store, 1);
+    if (rc == MS_OK)
+        rc = s_load_leases(self);
+    if (rc != MS_OK)
+        return ms_diag_set_code(diag, rc, self->store_dir,
+                                "cannot load claims: %s", ms_strerror(rc));
+    self->n_members = 1;
+    self->work_changed = true;
+    if (!self->open_pool)
+        return MS_OK;
+
+    ms_mesh_options_t mo;
+    ms_mesh_options_defaults(&mo);
+    memcpy(mo.node_id, s_node_pk(self), MS_MESH_ID_BYTES);
+    ms_hash_t pool;
+    ms_hash_from_hex(self->pool_id_hex, &pool);
+    memcpy(mo.pool_id, pool.bytes, MS_MESH_ID_BYTES);
+    mo.incarnation = ms_store_incarnation(self->store);
+    mo.n_workers = ms_worker_pool_size(self->pool);
+    mo.operator_name = ms_identity_node_id(self->identity); // open pool:
+                                                            // own operator
+    char bind[64];
+    snprintf(bind, sizeof bind, "tcp://*:%d", self->opts.mesh_port);
+    mo.mesh_bind = bind;
+    mo.mesh_port = self->opts.mesh_port;
+    mo.beacon = !self->opts.no_beacon;
+    mo.beacon_port = self->opts.beacon_port;
+    mo.interface = self->interface;
+    mo.beacon_interval_ms = self->opts.beacon_interval_ms;
+    mo.static_peers = (const char *const *) self->peers;
+    mo.n_static_peers = self->opts.n_peers;
+    mo.heartbeat_ms = self->opts.heartbeat_ms;
+    mo.suspect_after_ms = 3 * self->opts.heartbeat_ms;
+    mo.dead_after_ms = self->opts.lease_ttl_ms > 4 * self->opts.heartbeat_ms
+                           ? self->opts.lease_ttl_ms
+                           : 4 * self->opts.heartbeat_ms;
+    mo.verbose = self->opts.verbose;
+    ms_mesh_handlers_t mh = {.arg = self,
+                             .on_peer = s_on_peer,
+                             .on_message = s_on_message,
+                             .on_heartbeat = s_on_heartbeat,
+                             .fill_heartbeat = s_fill_heartbeat};
+    rc = ms_mesh_open(&self->mesh, &mo, &mh, diag);
+    if (rc != MS_OK)
+        return rc;
+    ms_gossip_config_t gc;
+    ms_gossip_config_default(&gc);
+    gc.antientropy_ms = self->opts.antientropy_ms;
+    ms_gossip_source_t src = {.arg = self,
+                              .vector_digest = s_src_digest,
+                              .vector = s_src_vector,
+                              .held = s_src_held,
+                              .read_blocks = s_src_read_blocks,
+                              .merge_block = s_src_merge};
+    ms_gossip_transport_t tr = {.arg = self,
+                                .send = s_tr_send,
+                                .active_peers = s_tr_active,
+                                .random_peer = s_tr_random};
+    self->gossip =
+        ms_gossip_new(s_node_pk(self), &gc, &src, &tr, ms_mesh_now());
+    if (!self->gossip)
+        return MS_ERR_NOMEM;
+    self->grace_until =
+        s_mono_ms() + ms_assign_grace_ms(self->opts.beacon_interval_ms,
+                                         self->opts.antientropy_ms);
+    s_log(self, "open pool %.12s: mesh port %d, %d static peer(s)%s",
+          self->pool_id_hex, ms_mesh_port(self->mesh), self->opts.n_peers,
+          self->opts.no_beacon ? ", no beacon" : "");
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Release our claims (graceful shutdown: records pushed to the peers),
+//  then close gossip, mesh and the lease table.
+
+static void
+s_pool_close(ms_node_t *self)
+{
+    if (self->leases && self->store && self->pool)
+        s_release_all(self);
+    if (self->mesh) {
+        // Give the releases a moment on the wire (bounded).
+        int64_t until = s_mono_ms() + 100;
+        while (s_mono_ms() < until) {
+            zmq_pollitem_t items[MS_MESH_MAX_POLL_ITEMS];
+            int n =
+                ms_mesh_poll_items(self->mesh, items, MS_MESH_MAX_POLL_ITEMS);
+            if (zmq_poll(items, n, 20) > 0)
+                ms_mesh_handle(self->mesh, ms_mesh_now());
+        }
+    }
+    ms_gossip_destroy(&self->gossip);
+    ms_mesh_destroy(&self->mesh);
+    ms_lease_table_destroy(&self->leases);
+}
+
+//  --------------------------------------------------------------------------
+//  The nearest deadline (monotonic ms) of mesh, gossip, leases, settle
+//  windows and the running-task check.
+
+static int64_t
+s_next_deadline(ms_node_t *self, int64_t now)
+{
+    int64_t d = INT64_MAX;
+    if (self->mesh) {
+        // The mesh and gossip read ms_mesh_now(); convert to our clock.
+        int64_t skew = now - ms_mesh_now();
+        int64_t m = ms_mesh_next_deadline(self->mesh) + skew;
+        int64_t g = ms_gossip_next_deadline(self->gossip) + skew;
+        d = m < d ? m : d;
+        d = g < d ? g : d;
+    }
+    if (self->leases) {
+        int64_t e = ms_lease_table_next_expiry(self->leases);
+        d = e < d ? e : d;
+        for (size_t i = 0; i < self->n_settling; i++)
+            if (self->settling[i].start_at < d)
+                d = self->settling[i].start_at;
+        bool busy =
+            ms_worker_pool_idle(self->pool) < ms_worker_pool_size(self->pool);
+        if (self->next_check_at < d && busy)
+            d = self->next_check_at;
+        if (!self->mesh && busy && self->next_renew_at < d)
+            d = self->next_renew_at;
+        if (self->grace_until > now && self->grace_until < d)
+            d = self->grace_until;
+        if (ms_worker_pool_idle(self->pool) > (int) self->n_settling &&
+            now >= self->grace_until && self->next_scan_at < d)
+            d = self->next_scan_at > now ? self->next_scan_at : now + 1;
+    }
+    return d;
+}
+
+//  --------------------------------------------------------------------------
+//  One wait of the loop with the mesh: zmq_poll over the mesh's sockets,
+//  the wake pipe and the workers' sockets, then everything that is due.
+
+static int
+s_poll_mesh(ms_node_t *self, int timeout_ms)
+{
+    int n_workers = ms_worker_pool_size(self->pool);
+    zmq_pollitem_t *items = calloc(
+        (size_t) (MS_MESH_MAX_POLL_ITEMS + 1 + n_workers), sizeof *items);
+    int *fds = calloc((size_t) n_workers + 1, sizeof *fds);
+    if (!items || !fds) {
+        free(items);
+        free(fds);
+        return MS_ERR_NOMEM;
+    }
+    int n = ms_mesh_poll_items(self->mesh, items, MS_MESH_MAX_POLL_ITEMS);
+    items[n].socket = NULL;
+    items[n].fd = self->wake[0];
+    items[n].events = ZMQ_POLLIN;
+    n++;
+    int nf = ms_worker_pool_fds(self->pool, fds, n_workers);
+    for (int i = 0; i < nf; i++)
+        if (fds[i] >= 0) {
+            items[n].socket = NULL;
+            items[n].fd = fds[i];
+            items[n].events = ZMQ_POLLIN;
+            n++;
+        }
+    int64_t now = s_mono_ms();
+    int64_t deadline = s_next_deadline(self, now);
+    int64_t wait = timeout_ms;
+    if (deadline != INT64_MAX && deadline - now < wait)
+        wait = deadline - now;
+    if (wait < 0)
+        wait = 0;
+    zmq_poll(items, n, (long) wait);
+    free(items);
+    free(fds);
+    ms_mesh_handle(self->mesh, ms_mesh_now());
+    s_drain_wake(self);
+    s_run_commands(self);
+    ms_worker_event_t ev;
+    while (!self->stopping &&
+           ms_worker_pool_poll(self->pool, 0, -1, &ev) == MS_OK) {
+        s_on_event(self, &ev);
+        ms_worker_event_clear(&ev);
+    }
+    ms_mesh_tick(self->mesh, ms_mesh_now());
+    ms_gossip_tick(self->gossip, ms_mesh_now());
+    s_lease_tick(self, s_mono_ms());
+    static const int64_t refresh_ms = 200;
+    if (s_mono_ms() >= self->snapshot_at) {
+        self->snapshot_at = s_mono_ms() + refresh_ms;
+        s_refresh_snapshots(self);
+    }
+    return MS_OK;
+}
+
 //  --------------------------------------------------------------------------
 //  One turn of the loop.
 
@@ -1074,8 +3281,25 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
     int rc = s_schedule(self);
     if (rc != MS_OK)
         return rc;
+    if (self->mesh) {
+        rc = s_poll_mesh(self, timeout_ms);
+        if (rc != MS_OK)
+            return rc;
+        if (self->stopping)
+            return MS_ERR_INTERRUPTED;
+        s_run_commands(self);
+        return s_schedule(self);
+    }
     ms_worker_event_t ev;
     int wait = timeout_ms;
+    if (self->leases) {
+        // Alone: nothing but worker events and commands to wait for, and
+        // the settle list (retries under a held claim).
+        int64_t now = s_mono_ms();
+        int64_t deadline = s_next_deadline(self, now);
+        if (deadline != INT64_MAX && deadline - now < wait)
+            wait = deadline - now < 0 ? 0 : (int) (deadline - now);
+    }
     for (;;) {
         rc = ms_worker_pool_poll(self->pool, wait, self->wake[0], &ev);
         if (rc == MS_OK) {
@@ -1094,6 +3318,13 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
     }
     if (self->stopping)
         return MS_ERR_INTERRUPTED;
+    if (self->leases) {
+        s_lease_tick(self, s_mono_ms());
+        if (s_mono_ms() >= self->snapshot_at) {
+            self->snapshot_at = s_mono_ms() + 200;
+            s_refresh_snapshots(self);
+        }
+    }
     s_run_commands(self);
     return s_schedule(self);
 }
@@ -1258,25 +3489,12 @@ ms_node_trainings_started(ms_node_t *self)
 //  Hooks for the HTTP threads
 
 //  --------------------------------------------------------------------------
-//  Queue a submission and wait for the loop's answer.
+//  Queue a command (taken) and wait for the loop's answer; *summary gets
+//  the answer's summary (may be NULL).
 
 static int
-s_api_submit(void *arg, const char *text, size_t n, char **summary,
-             ms_diag_t *diag)
+s_api_queue(ms_node_t *self, s_command_t *cmd, char **summary, ms_diag_t *diag)
 {
-    ms_node_t *self = arg;
-    *summary = NULL;
-    s_command_t *cmd = calloc(1, sizeof *cmd);
-    if (!cmd)
-        return MS_ERR_NOMEM;
-    cmd->text = malloc(n + 1);
-    if (!cmd->text) {
-        free(cmd);
-        return MS_ERR_NOMEM;
-    }
-    memcpy(cmd->text, text, n);
-    cmd->text[n] = 0;
-    cmd->n = n;
     pthread_mutex_lock(&self->lock);
     if (self->stopping) {
         pthread_mutex_unlock(&self->lock);
@@ -1306,7 +3524,10 @@ s_api_submit(void *arg, const char *text, size_t n, char **summary,
     if (cmd->done) {
         rc = cmd->rc;
         *diag = cmd->diag;
-        *summary = cmd->summary;
+        if (summary)
+            *summary = cmd->summary;
+        else
+            free(cmd->summary);
         free(cmd->text);
         free(cmd);
     } else {
@@ -1316,6 +3537,81 @@ s_api_submit(void *arg, const char *text, size_t n, char **summary,
     }
     pthread_mutex_unlock(&self->lock);
     return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Queue a submission and wait for the loop's answer.
+
+static int
+s_api_submit(void *arg, const char *text, size_t n, char **summary,
+             ms_diag_t *diag)
+{
+    ms_node_t *self = arg;
+    *summary = NULL;
+    s_command_t *cmd = calloc(1, sizeof *cmd);
+    if (!cmd)
+        return MS_ERR_NOMEM;
+    cmd->kind = S_COMMAND_SUBMIT;
+    cmd->text = malloc(n + 1);
+    if (!cmd->text) {
+        free(cmd);
+        return MS_ERR_NOMEM;
+    }
+    memcpy(cmd->text, text, n);
+    cmd->text[n] = 0;
+    cmd->n = n;
+    return s_api_queue(self, cmd, summary, diag);
+}
+
+//  --------------------------------------------------------------------------
+//  Queue a sweep life-cycle action and wait for the loop's answer.
+
+static int
+s_api_control(void *arg, const ms_hash_t *sweep_id, const char *action,
+              int32_t priority, ms_diag_t *diag)
+{
+    ms_node_t *self = arg;
+    ms_node_control_t act;
+    if (ms_node_control_parse(action, &act) != MS_OK)
+        return ms_diag_set(diag, "action",
+                           "'%.100s': expected cancel, pause, resume or "
+                           "priority",
+                           action);
+    s_command_t *cmd = calloc(1, sizeof *cmd);
+    if (!cmd)
+        return MS_ERR_NOMEM;
+    cmd->kind = S_COMMAND_CONTROL;
+    cmd->sweep_id = *sweep_id;
+    cmd->action = act;
+    cmd->priority = priority;
+    return s_api_queue(self, cmd, NULL, diag);
+}
+
+//  --------------------------------------------------------------------------
+//  Tasks of a sweep that peers run now (snapshot).
+
+static int64_t
+s_api_running_elsewhere(void *arg, const uint8_t *sweep_id)
+{
+    ms_node_t *self = arg;
+    ms_hash_t sid;
+    char hex[MS_HASH_HEX_LEN + 1];
+    memcpy(sid.bytes, sweep_id, MS_HASH_BYTES);
+    ms_hash_hex(&sid, hex);
+    pthread_mutex_lock(&self->lock);
+    int64_t n = (int64_t) json_integer_value(
+        json_object_get(self->remote_running, hex));
+    pthread_mutex_unlock(&self->lock);
+    return n;
+}
+
+//  --------------------------------------------------------------------------
+//  The peers snapshot for /peers.
+
+static json_t *
+s_api_peers(void *arg)
+{
+    return ms_node_peers_json(arg);
 }
 
 //  --------------------------------------------------------------------------
@@ -1349,6 +3645,173 @@ s_api_status(void *arg)
         "store_bytes", (json_int_t) s_store_bytes(self), "platform",
         self->platform ? self->platform : json_null(), "operator",
         self->operator_name);
+    if (obj) {
+        json_t *by_state = json_object();
+        size_t i;
+        json_t *peer;
+        json_array_foreach(self->peers_json, i, peer)
+        {
+            const char *st = json_string_value(json_object_get(peer, "state"));
+            if (!st || !by_state)
+                continue;
+            json_int_t n = json_integer_value(json_object_get(by_state, st));
+            json_object_set_new(by_state, st, json_integer(n + 1));
+        }
+        json_object_set_new(obj, "peers", by_state ? by_state : json_object());
+        json_object_set_new(obj, "pool_id",
+                            self->pool_id_hex[0]
+                                ? json_string(self->pool_id_hex)
+                                : json_null());
+        json_object_set_new(obj, "pool_counters",
+                            self->pool_counters
+                                ? json_incref(self->pool_counters)
+                                : json_object());
+        json_object_set_new(obj, "pool",
+                            json_pack("{s:s?, s:b}", "open_pool",
+                                      self->open_pool, "linked",
+                                      self->pool_id_hex[0] != 0));
+    }
     pthread_mutex_unlock(&self->lock);
     return obj;
+}
+
+//  ==========================================================================
+//  Sweep life cycle, pool id, peers
+
+//  --------------------------------------------------------------------------
+//  Parse an action name.
+
+int
+ms_node_control_parse(const char *name, ms_node_control_t *out)
+{
+    static const char *names[] = {"cancel", "pause", "resume", "priority"};
+    for (int i = 0; name && i < 4; i++)
+        if (strcmp(name, names[i]) == 0) {
+            *out = (ms_node_control_t) i;
+            return MS_OK;
+        }
+    return MS_ERR_INVALID;
+}
+
+//  --------------------------------------------------------------------------
+//  A sweep-control record of ours (applied by the store, gossiped).
+
+static int
+s_control_record(ms_node_t *self, const ms_hash_t *sweep_id,
+                 ms_node_control_t action, int32_t priority)
+{
+    ms_store_payload_t p;
+    memset(&p, 0, sizeof p);
+    p.kind = MS_RECORD_SWEEP_CONTROL;
+    memcpy(p.u.control.sweep_id, sweep_id->bytes, MS_HASH_BYTES);
+    p.u.control.action =
+        action == MS_NODE_CONTROL_CANCEL   ? MS_SWEEP_CONTROL_CANCEL
+        : action == MS_NODE_CONTROL_PAUSE  ? MS_SWEEP_CONTROL_PAUSE
+        : action == MS_NODE_CONTROL_RESUME ? MS_SWEEP_CONTROL_RESUME
+                                           : MS_SWEEP_CONTROL_PRIORITY;
+    p.u.control.priority = priority;
+    self->work_changed = true;
+    return s_append(self, 1, &p);
+}
+
+//  --------------------------------------------------------------------------
+//  Stop this node's workers on the tasks of a sweep (cancel): SIGTERM; the
+//  worker's death then cancels the task (s_on_event) instead of retrying.
+
+static void
+s_stop_sweep_workers(ms_node_t *self, const ms_hash_t *sweep_id)
+{
+    for (int i = 0; i < ms_worker_pool_size(self->pool); i++) {
+        s_running_t *r = &self->running[i];
+        if (!r->busy || r->stopping || !ms_hash_equal(&r->sweep_id, sweep_id))
+            continue;
+        int pid = ms_worker_pool_pid(self->pool, i);
+        if (pid > 0 && kill(pid, SIGTERM) == 0)
+            r->stopping = true;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Apply a life-cycle action to a sweep.
+
+int
+ms_node_control(ms_node_t *self, const ms_hash_t *sweep_id,
+                ms_node_control_t action, int32_t priority, ms_diag_t *diag)
+{
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(sweep_id, hex);
+    if (action < MS_NODE_CONTROL_CANCEL || action > MS_NODE_CONTROL_PRIORITY)
+        return ms_diag_set(diag, "action", "unknown action %d", (int) action);
+    ms_store_sweep_t *sweep = NULL;
+    int rc = ms_store_get_sweep(self->store, sweep_id->bytes, &sweep);
+    if (rc != MS_OK)
+        return ms_diag_set_code(diag, rc, hex, "%s",
+                                rc == MS_ERR_NOTFOUND ? "no such sweep"
+                                                      : ms_strerror(rc));
+    ms_sweep_state_t state = sweep->state;
+    ms_store_sweep_destroy(&sweep);
+    if (action == MS_NODE_CONTROL_PRIORITY && self->leases)
+        rc = s_control_record(self, sweep_id, action, priority);
+    else if (action == MS_NODE_CONTROL_PRIORITY)
+        rc =
+            ms_store_set_sweep_priority(self->store, sweep_id->bytes, priority);
+    else if (state == MS_SWEEP_CANCELLED || state == MS_SWEEP_DONE) {
+        if (action == MS_NODE_CONTROL_CANCEL && state == MS_SWEEP_CANCELLED)
+            return MS_OK; // cancelled twice: nothing more to do
+        return ms_diag_set_code(diag, MS_ERR_CONFLICT, hex,
+                                "the sweep is %s: it cannot be %s",
+                                ms_sweep_state_name(state),
+                                action == MS_NODE_CONTROL_CANCEL  ? "cancelled"
+                                : action == MS_NODE_CONTROL_PAUSE ? "paused"
+                                                                  : "resumed");
+    } else if (self->leases)
+        rc = s_control_record(self, sweep_id, action, priority);
+    else
+        rc = ms_store_set_sweep_state(
+            self->store, sweep_id->bytes,
+            action == MS_NODE_CONTROL_CANCEL  ? MS_SWEEP_CANCELLED
+            : action == MS_NODE_CONTROL_PAUSE ? MS_SWEEP_PAUSED
+                                              : MS_SWEEP_ACTIVE);
+    if (rc != MS_OK)
+        return ms_diag_set_code(diag, rc, hex, "cannot store: %s",
+                                ms_strerror(rc));
+    if (action == MS_NODE_CONTROL_CANCEL)
+        s_stop_sweep_workers(self, sweep_id);
+    static const char *names[] = {"cancel", "pause", "resume", "priority"};
+    s_log(self, "sweep %.12s: %s%s", hex, names[action],
+          action == MS_NODE_CONTROL_PRIORITY ? " set" : "");
+    s_emit(self,
+           json_pack("{s:s, s:s, s:s, s:i}", "event", "control", "sweep_id",
+                     hex, "action", names[action], "priority", (int) priority));
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  The pool id, or NULL.
+
+const char *
+ms_node_pool_id_hex(ms_node_t *self)
+{
+    return self->pool_id_hex[0] ? self->pool_id_hex : NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  A copy of the peers snapshot.
+
+json_t *
+ms_node_peers_json(ms_node_t *self)
+{
+    pthread_mutex_lock(&self->lock);
+    json_t *copy = json_deep_copy(self->peers_json);
+    pthread_mutex_unlock(&self->lock);
+    return copy ? copy : json_array();
+}
+
+//  --------------------------------------------------------------------------
+//  The mesh port, or 0.
+
+int
+ms_node_mesh_port(ms_node_t *self)
+{
+    return self->mesh ? ms_mesh_port(self->mesh) : 0;
 }

@@ -4,9 +4,11 @@
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
-    A node is what `meshsweepd` runs and what `meshsweep run` embeds. This
-    first version runs alone (no gossip, leases between nodes or trust yet:
-    those issues add them behind the same API).
+    A node is what `meshsweepd` runs and what `meshsweep run` embeds. It
+    works on the record log of its store with leases (ms_lease_table),
+    alone or, with opts.open_pool set, in a pool: mesh links to its peers
+    (ms_mesh: static peers, zbeacon unless no_beacon) and gossip of every
+    record (ms_gossip). Trust (certificates, signatures) comes later.
 
         ms_node_options_t opts;
         ms_node_options_defaults(&opts);
@@ -36,6 +38,8 @@
 #include "ms_hash.h"
 #include "ms_store.h"
 
+#include <jansson.h>
+
 typedef struct ms_node ms_node_t;
 
 #define MS_DEFAULT_API_BIND "127.0.0.1:5872" // DESIGN.md default API port
@@ -53,11 +57,54 @@ typedef struct {
                                 // `meshsweep run`); port 0 = ephemeral
     const char *api_token_file; // reserved for the pool issue; NULL
     bool verbose;               // log to stderr
+    // The pool (DESIGN.md "The pool", "Defaults"). A node links to peers
+    // only with open_pool set (certificates come with the trust issue);
+    // the embedded `meshsweep run` leaves it NULL and runs alone.
+    const char *open_pool;      // open pool NAME ("default"); NULL = none
+    int mesh_port;              // mesh TCP port (5871); 0 = ephemeral
+    int beacon_port;            // zbeacon UDP port (5870)
+    const char *interface;      // zbeacon interface NAME or "*"; NULL =
+                                // czmq's choice
+    const char *const *peers;   // static peers "[NODE_ID@]tcp://HOST:PORT"
+    int n_peers;                // entries in peers
+    bool no_beacon;             // no zbeacon discovery (static peers only)
+    int lease_ttl_ms;           // lease TTL (10000)
+    int heartbeat_ms;           // heartbeat interval (1000; < TTL/2)
+    int settle_ms;              // wait after a claim; -1 = auto (2 x median
+                                // push round trip, at least 1 ms)
+    int beacon_interval_ms;     // beacon interval (1000)
+    int antientropy_ms;         // anti-entropy round (1000)
+    int max_pause_s;            // a paused node releases after this (600)
+    int64_t max_tasks_per_sweep; // pool limit at submit (1000000)
+    int64_t max_dataset_bytes;  // pool limit at submit (4 GiB)
 } ms_node_options_t;
+
+// The first four are also in ms_mesh.h (same values; whichever comes
+// first defines them).
+#ifndef MS_DEFAULT_MESH_PORT
+#define MS_DEFAULT_MESH_PORT 5871 // DESIGN.md default ports
+#endif
+#ifndef MS_DEFAULT_BEACON_PORT
+#define MS_DEFAULT_BEACON_PORT 5870 // UDP
+#endif
+#ifndef MS_DEFAULT_HEARTBEAT_MS
+#define MS_DEFAULT_HEARTBEAT_MS 1000 // must stay under TTL/2
+#endif
+#ifndef MS_DEFAULT_BEACON_INTERVAL_MS
+#define MS_DEFAULT_BEACON_INTERVAL_MS 1000 // tests may lower it
+#endif
+#define MS_DEFAULT_LEASE_TTL_MS 10000      // DESIGN.md "Defaults"
+#define MS_DEFAULT_SETTLE_MS (-1)          // auto
+#define MS_DEFAULT_ANTIENTROPY_MS 1000     // one random peer per round
+#define MS_DEFAULT_MAX_PAUSE_S 600         // then release claims
+#define MS_DEFAULT_MAX_TASKS_PER_SWEEP 1000000
+#define MS_DEFAULT_MAX_DATASET_BYTES ((int64_t) 4 << 30) // 4 GiB
 
 //  Fill opts with the defaults: data_dir "meshsweep-data", n_workers 0
 //  (one per online core), backend "auto", blas_threads 1, retry_cap 2,
-//  worker_nice 10, api_bind NULL, api_token_file NULL, verbose false.
+//  worker_nice 10, api_bind NULL, api_token_file NULL, verbose false;
+//  pool: open_pool NULL (no links), the MS_DEFAULT_* ports and times
+//  above, no static peers, beacon on, interface NULL.
 //  (meshsweepd sets api_bind to MS_DEFAULT_API_BIND itself.)
 void
     ms_node_options_defaults(ms_node_options_t *opts);
@@ -66,10 +113,15 @@ void
 //  made on first start) and store/ (LMDB); reset tasks left `running` by
 //  a previous process to `pending` (their checkpoints in
 //  data_dir/checkpoints/ are kept, so they resume bit-exactly); start the
-//  worker processes; bind the HTTP API when opts->api_bind is set. opts is
-//  copied (strings too). Caller owns *out; free it with ms_node_destroy().
-//  Returns MS_OK; MS_ERR_INVALID (bad option: diag says which);
-//  MS_ERR_IO (data dir, identity or API bind failed: diag says where);
+//  worker processes; load the claims of unfinished tasks into the lease
+//  table; with opts->open_pool, open the mesh (bind the mesh port, dial
+//  the static peers, beacon unless no_beacon) and gossip; bind the HTTP
+//  API when opts->api_bind is set. opts is copied (strings too). Caller
+//  owns *out; free it with ms_node_destroy().
+//  Returns MS_OK; MS_ERR_INVALID (bad option: diag says which, e.g.
+//  heartbeat_ms not under lease_ttl_ms/2, a malformed peer);
+//  MS_ERR_IO (data dir, identity, mesh or API bind failed: diag says
+//  where); MS_ERR_UNSUPPORTED (open_pool with the legacy scheduler);
 //  MS_ERR_STORE / MS_ERR_STORE_NFS (store could not open); MS_ERR_NOMEM.
 //  *out is NULL on failure.
 int
@@ -179,5 +231,49 @@ int
 //  what is missing.
 int64_t
     ms_node_trainings_started(ms_node_t *self);
+
+//  Life-cycle actions on a sweep (DESIGN.md "Work, claims and leases":
+//  sweep-control records).
+typedef enum {
+    MS_NODE_CONTROL_CANCEL = 0,   // pending tasks cancelled, running stopped
+    MS_NODE_CONTROL_PAUSE = 1,    // no new task starts; running ones finish
+    MS_NODE_CONTROL_RESUME = 2,   // active again
+    MS_NODE_CONTROL_PRIORITY = 3, // set the priority (higher served first)
+} ms_node_control_t;
+
+//  Parse an action name ("cancel", "pause", "resume", "priority") into
+//  *out. Returns MS_OK or MS_ERR_INVALID (unknown name).
+int
+    ms_node_control_parse(const char *name, ms_node_control_t *out);
+
+//  Apply a life-cycle action to a sweep for the whole pool: the node
+//  stores it (a sweep-control record once the record log is in, which
+//  gossip carries to every peer) and acts on it here at once (cancel
+//  stops this node's workers on the sweep's tasks; their checkpoints are
+//  dropped). PRIORITY is used by MS_NODE_CONTROL_PRIORITY only.
+//  Returns MS_OK; MS_ERR_NOTFOUND (unknown sweep: diag); MS_ERR_CONFLICT
+//  (the sweep is cancelled or done and cannot be paused or resumed:
+//  diag); MS_ERR_INVALID (action out of range); MS_ERR_STORE*.
+int
+    ms_node_control(ms_node_t *self, const ms_hash_t *sweep_id,
+                    ms_node_control_t action, int32_t priority,
+                    ms_diag_t *diag);
+
+//  The pool id (64 lowercase hex: H("open:" NAME) in an open pool), or
+//  NULL when the node is in no pool. Borrowed, static for the node's life.
+const char *
+    ms_node_pool_id_hex(ms_node_t *self);
+
+//  The peers as this node sees them: a new JSON array of objects
+//  {node_id, state, address, ...} (empty when the node links to no one).
+//  Thread-safe (a snapshot the loop refreshes every turn). Caller owns it
+//  (json_decref).
+json_t *
+    ms_node_peers_json(ms_node_t *self);
+
+//  The TCP port of the node's mesh (the real one when mesh_port was 0),
+//  or 0 when the node links to no one.
+int
+    ms_node_mesh_port(ms_node_t *self);
 
 #endif

@@ -989,6 +989,18 @@ ms_worker_pool_pid(const ms_worker_pool_t *self, int i)
 }
 
 //  --------------------------------------------------------------------------
+//  The workers' socket fds.
+
+int
+ms_worker_pool_fds(const ms_worker_pool_t *self, int *fds, int max)
+{
+    int n = 0;
+    for (int i = 0; i < self->n_workers && n < max; i++)
+        fds[n++] = self->workers[i].fd;
+    return n;
+}
+
+//  --------------------------------------------------------------------------
 //  Total deaths.
 
 uint64_t

@@ -158,6 +158,13 @@ int
 void
     ms_worker_event_clear(ms_worker_event_t *ev);
 
+//  The node's ends of the workers' sockets (one per running worker; -1
+//  for a worker being respawned), for a caller that polls them together
+//  with its own sockets (zmq_poll) and then calls ms_worker_pool_poll
+//  with timeout 0. Writes up to max into fds; returns how many.
+int
+    ms_worker_pool_fds(const ms_worker_pool_t *self, int *fds, int max);
+
 //  Total worker deaths seen since the pool opened.
 uint64_t
     ms_worker_pool_crashes(const ms_worker_pool_t *self);

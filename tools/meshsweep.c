@@ -1,5 +1,6 @@
 /*  =========================================================================
-    meshsweep - the command-line client: train, run, submit, status, results
+    meshsweep - the command-line client: train, run, submit, status, results,
+    cancel, pause, resume, priority, peers
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
@@ -28,6 +29,12 @@ static const s_command_t s_commands[] = {
      "progress of the sweeps of a node (--watch to follow)"},
     {"results", ms_cli_results_main,
      "results of a sweep, from a node or a store (--data-dir)"},
+    {"cancel", ms_cli_control_main, "cancel a sweep, for the whole pool"},
+    {"pause", ms_cli_control_main, "pause a sweep, for the whole pool"},
+    {"resume", ms_cli_control_main, "resume a paused sweep"},
+    {"priority", ms_cli_control_main,
+     "set a sweep's priority (higher is served first)"},
+    {"peers", ms_cli_peers_main, "the pool as a node sees it"},
 };
 
 //  --------------------------------------------------------------------------

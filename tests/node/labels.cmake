@@ -2,3 +2,4 @@
 if(TARGET meshsweepd AND TARGET ms_meshsweepd_test)
     add_dependencies(ms_meshsweepd_test meshsweepd)
 endif()
+set_tests_properties(ms_node_mesh_test PROPERTIES LABELS "integration" TIMEOUT 120)

@@ -93,10 +93,27 @@ test_usage_and_exit_codes(void **state)
     assert_int_equal(s_lines(err), 1);
     assert_non_null(strstr(err, "--data-dir"));
 
-    char *later[] = {s_bin, "--data-dir", s_root, "--mesh-port", "5871", NULL};
-    assert_int_equal(s_run(later, out, sizeof out, err, sizeof err), 2);
+    char *unknown[] = {s_bin, "--data-dir", s_root, "--mesh-size", "5", NULL};
+    assert_int_equal(s_run(unknown, out, sizeof out, err, sizeof err), 2);
     assert_int_equal(s_lines(err), 1);
-    assert_non_null(strstr(err, "--mesh-port"));
+    assert_non_null(strstr(err, "--mesh-size"));
+
+    // The pool's options: a heartbeat of TTL/2 or more is refused.
+    char *hb[] = {s_bin,         "--data-dir",
+                  s_root,        "--lease-ttl-ms",
+                  "1000",        "--heartbeat-ms",
+                  "500",         "--api",
+                  "127.0.0.1:0", NULL};
+    assert_int_equal(s_run(hb, out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(s_lines(err), 1);
+    assert_non_null(strstr(err, "heartbeat_ms"));
+    char *peer[] = {s_bin,       "--data-dir", s_root,        "--peer",
+                    "udp://x:1", "--api",      "127.0.0.1:0", NULL};
+    assert_int_equal(s_run(peer, out, sizeof out, err, sizeof err), 2);
+    assert_non_null(strstr(err, "udp://x:1"));
+    char *port[] = {s_bin, "--data-dir", s_root, "--mesh-port", "99999", NULL};
+    assert_int_equal(s_run(port, out, sizeof out, err, sizeof err), 2);
+    assert_non_null(strstr(err, "mesh_port"));
 
     char *bad_n[] = {s_bin, "--data-dir", s_root, "--workers", "many", NULL};
     assert_int_equal(s_run(bad_n, out, sizeof out, err, sizeof err), 2);
@@ -120,13 +137,13 @@ test_config_unknown_key_names_line(void **state)
     snprintf(ini, sizeof ini, "%s/bad.ini", s_root);
     FILE *f = fopen(ini, "w");
     assert_non_null(f);
-    fprintf(f, "# meshsweepd\nworkers = 1\nmesh_port = 5871\n");
+    fprintf(f, "# meshsweepd\nworkers = 1\nmesh_size = 5871\n");
     fclose(f);
     char out[4096], err[4096];
     char *args[] = {s_bin, "--data-dir", s_root, "--config", ini, NULL};
     assert_int_equal(s_run(args, out, sizeof out, err, sizeof err), 2);
     char want[600];
-    snprintf(want, sizeof want, "%s:3: unknown key 'mesh_port'", ini);
+    snprintf(want, sizeof want, "%s:3: unknown key 'mesh_size'", ini);
     if (!strstr(err, want))
         fail_msg("stderr '%s' lacks '%s'", err, want);
     assert_int_equal(s_lines(err), 1);
@@ -155,7 +172,9 @@ test_config_start_and_sigterm(void **state)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        if (!freopen(out_path, "w", stdout))
+        char err_path[400];
+        snprintf(err_path, sizeof err_path, "%s/daemon.err", s_root);
+        if (!freopen(out_path, "w", stdout) || !freopen(err_path, "w", stderr))
             _exit(99);
         execl(s_bin, s_bin, "--config", ini, "--workers", "1", (char *) NULL);
         _exit(98);
@@ -184,6 +203,15 @@ test_config_start_and_sigterm(void **state)
     assert_non_null(strstr(text, "API http://127.0.0.1:"));
     assert_non_null(strstr(text, "1 workers")); // the command line won
     assert_non_null(strstr(text, "stopped"));
+    // No certificate and no --open-pool: it says it links to no one.
+    char err_path[400], etext[4096] = "";
+    snprintf(err_path, sizeof err_path, "%s/daemon.err", s_root);
+    FILE *e = fopen(err_path, "r");
+    assert_non_null(e);
+    size_t en = fread(etext, 1, sizeof etext - 1, e);
+    etext[en] = 0;
+    fclose(e);
+    assert_non_null(strstr(etext, "links to no one"));
     char key[500];
     snprintf(key, sizeof key, "%s/identity/node.key", dir);
     struct stat st;

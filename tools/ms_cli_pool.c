@@ -1,0 +1,247 @@
+/*  =========================================================================
+    ms_cli_pool - meshsweep cancel | pause | resume | priority | peers: a
+    sweep's life cycle for the whole pool, and the pool as a node sees it
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    Thin clients of POST /api/v1/sweeps/{id}/control and GET /api/v1/peers
+    (DESIGN.md "Programs", "HTTP API"). The node stores a sweep-control
+    record that gossip carries to every peer, so asking any node is enough.
+*/
+#include "ms_cli.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+//  --------------------------------------------------------------------------
+//  Help for cancel/pause/resume/priority.
+
+static void
+s_control_usage(FILE *out, const char *cmd)
+{
+    bool prio = strcmp(cmd, "priority") == 0;
+    fprintf(out,
+            "usage: meshsweep %s SWEEP%s [--node URL] [--json]\n"
+            "\n"
+            "%s, for the whole pool (a sweep-control record every node\n"
+            "receives). SWEEP: 64 hex characters or a unique prefix of 12 "
+            "or more.\n"
+            "\n"
+            "  --node URL     node API (default $MESHSWEEP_NODE or %s)\n"
+            "  --token T      API bearer token (default $MESHSWEEP_TOKEN)\n"
+            "  --json         print the node's answer as JSON\n",
+            cmd, prio ? " N" : "",
+            !strcmp(cmd, "cancel")  ? "Cancel a sweep: pending tasks are "
+                                      "cancelled, running ones stopped"
+            : !strcmp(cmd, "pause") ? "Pause a sweep: no new task starts"
+            : !strcmp(cmd, "resume")
+                ? "Resume a paused sweep"
+                : "Set a sweep's priority (higher is served first; "
+                  "default 0)",
+            MS_CLI_DEFAULT_NODE);
+}
+
+//  --------------------------------------------------------------------------
+//  Check a typed sweep id: 12..64 hex characters. Prints and returns 2.
+
+static int
+s_check_sweep(const char *text)
+{
+    size_t n = strlen(text);
+    if (n < 12 || n > 64)
+        return ms_cli_usage_error(
+            text, "a sweep id is 64 hex characters (a unique prefix of 12 "
+                  "or more is accepted)");
+    for (size_t i = 0; i < n; i++)
+        if (!isxdigit((unsigned char) text[i]))
+            return ms_cli_usage_error(text, "not a hex sweep id");
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  One API exchange returning JSON; an exit code, *doc on 0.
+
+static int
+s_exchange(const char *method, const char *node, const char *path,
+           const char *body, const char *what, json_t **doc)
+{
+    *doc = NULL;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    long status = 0;
+    char *answer = NULL;
+    int rc =
+        ms_cli_http(method, node, path, body ? "application/json" : NULL, body,
+                    body ? strlen(body) : 0, &status, &answer, &diag);
+    if (rc != MS_OK)
+        return ms_cli_diag_exit(&diag, rc, node);
+    if (status < 200 || status > 299) {
+        int code = ms_cli_http_error(status, answer, what, &diag);
+        free(answer);
+        ms_cli_diag_exit(&diag, MS_ERR_HTTP, what);
+        return code;
+    }
+    json_error_t jerr;
+    *doc = json_loads(answer, JSON_DECODE_ANY, &jerr);
+    free(answer);
+    if (!*doc)
+        return ms_cli_failure(node, "%s: the node's answer is not JSON: %s",
+                              path, jerr.text);
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep cancel|pause|resume SWEEP, meshsweep priority SWEEP N
+
+int
+ms_cli_control_main(int argc, char **argv)
+{
+    const char *cmd = argv[0];
+    if (ms_cli_wants_help(argc, argv))
+        return s_control_usage(stdout, cmd), MS_CLI_EXIT_OK;
+    bool prio = strcmp(cmd, "priority") == 0;
+    const char *sweep = NULL, *node_opt = NULL, *prio_text = NULL;
+    bool json_out = false;
+    for (int i = 1; i < argc; i++) {
+        bool missing = false;
+        const char *v = NULL;
+        if (ms_cli_arg_value(argc, argv, &i, "--node", &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--node", "needs a URL");
+            node_opt = v;
+        } else if (ms_cli_arg_value(argc, argv, &i, "--token", &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--token", "needs a token");
+            ms_cli_set_token(v);
+        } else if (strcmp(argv[i], "--json") == 0)
+            json_out = true;
+        else if (argv[i][0] == '-' && argv[i][1] &&
+                 !(prio && sweep && !prio_text &&
+                   isdigit((unsigned char) argv[i][1])))
+            return ms_cli_usage_error(argv[i], "unknown option of %s", cmd);
+        else if (!sweep)
+            sweep = argv[i];
+        else if (prio && !prio_text)
+            prio_text = argv[i];
+        else
+            return ms_cli_usage_error(argv[i], "unexpected argument");
+    }
+    if (!sweep)
+        return s_control_usage(stderr, cmd),
+               ms_cli_usage_error(cmd, "missing SWEEP");
+    int code = s_check_sweep(sweep);
+    if (code != MS_CLI_EXIT_OK)
+        return code;
+    long priority = 0;
+    if (prio) {
+        if (!prio_text)
+            return ms_cli_usage_error(cmd, "missing the priority N");
+        if (ms_cli_parse_int("priority", prio_text, -1000000, 1000000,
+                             &priority) != MS_OK)
+            return MS_CLI_EXIT_USAGE;
+    }
+    json_t *req = json_pack("{s:s}", "action", cmd);
+    if (req && prio)
+        json_object_set_new(req, "priority", json_integer(priority));
+    char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
+    json_decref(req);
+    if (!body)
+        return ms_cli_failure(cmd, "out of memory");
+    const char *node = ms_cli_node_url(node_opt);
+    char path[200];
+    snprintf(path, sizeof path, "/api/v1/sweeps/%s/control", sweep);
+    json_t *doc = NULL;
+    code = s_exchange("POST", node, path, body, sweep, &doc);
+    free(body);
+    if (code != MS_CLI_EXIT_OK)
+        return code;
+    if (json_out)
+        ms_cli_json_print(stdout, doc);
+    else {
+        const char *id = json_string_value(json_object_get(doc, "sweep_id"));
+        const char *state = json_string_value(json_object_get(doc, "state"));
+        printf("sweep %.12s: %s%s%s", id ? id : sweep, prio ? "priority " : "",
+               prio ? prio_text : (state ? state : "done"), "\n");
+    }
+    json_decref(doc);
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Help for peers.
+
+static void
+s_peers_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: meshsweep peers [--node URL] [--json]\n"
+            "\n"
+            "The pool as a node sees it: each peer's node id, state (alive,\n"
+            "suspect, dead) and address.\n"
+            "\n"
+            "  --node URL     node API (default $MESHSWEEP_NODE or %s)\n"
+            "  --token T      API bearer token (default $MESHSWEEP_TOKEN)\n"
+            "  --json         print the node's answer as JSON\n",
+            MS_CLI_DEFAULT_NODE);
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep peers
+
+int
+ms_cli_peers_main(int argc, char **argv)
+{
+    if (ms_cli_wants_help(argc, argv))
+        return s_peers_usage(stdout), MS_CLI_EXIT_OK;
+    const char *node_opt = NULL;
+    bool json_out = false;
+    for (int i = 1; i < argc; i++) {
+        bool missing = false;
+        const char *v = NULL;
+        if (ms_cli_arg_value(argc, argv, &i, "--node", &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--node", "needs a URL");
+            node_opt = v;
+        } else if (ms_cli_arg_value(argc, argv, &i, "--token", &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--token", "needs a token");
+            ms_cli_set_token(v);
+        } else if (strcmp(argv[i], "--json") == 0)
+            json_out = true;
+        else
+            return ms_cli_usage_error(argv[i], "unknown argument of peers");
+    }
+    const char *node = ms_cli_node_url(node_opt);
+    json_t *doc = NULL;
+    int code = s_exchange("GET", node, "/api/v1/peers", NULL, "peers", &doc);
+    if (code != MS_CLI_EXIT_OK)
+        return code;
+    if (json_out) {
+        ms_cli_json_print(stdout, doc);
+        json_decref(doc);
+        return MS_CLI_EXIT_OK;
+    }
+    if (!json_is_array(doc) || json_array_size(doc) == 0)
+        printf("no peers\n");
+    else {
+        printf("%-14s %-8s %s\n", "node", "state", "address");
+        size_t i;
+        json_t *peer;
+        json_array_foreach(doc, i, peer)
+        {
+            const char *id =
+                json_string_value(json_object_get(peer, "node_id"));
+            const char *st = json_string_value(json_object_get(peer, "state"));
+            const char *ep =
+                json_string_value(json_object_get(peer, "endpoint"));
+            if (!ep)
+                ep = json_string_value(json_object_get(peer, "address"));
+            printf("%-14.12s %-8s %s\n", id ? id : "?", st ? st : "?",
+                   ep ? ep : "");
+        }
+    }
+    json_decref(doc);
+    return MS_CLI_EXIT_OK;
+}
