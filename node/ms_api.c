@@ -33,6 +33,10 @@
 #include <sys/types.h>
 #include <time.h>
 
+#define S_API_THREADS 4            // handler threads (epoll, thread pool)
+#define S_API_IDLE_S 10            // an idle connection is closed after this
+#define S_API_MAX_CONNECTIONS 1024 // open connections at most
+
 struct ms_api {
     ms_api_hooks_t hooks;            // the node's hooks (copy)
     struct MHD_Daemon *daemon;       // libmicrohttpd
@@ -868,12 +872,19 @@ ms_api_open(ms_api_t **out, const char *bind, const ms_api_hooks_t *hooks,
     self->hooks = *hooks;
     atomic_init(&self->n_requests, 0);
     atomic_init(&self->n_rejected, 0);
+    //  Event-driven (epoll) with a small pool of handler threads, not a
+    //  thread per connection: an idle or slow client then costs a socket,
+    //  not a thread, so a hundred half-open connections (slowloris) cannot
+    //  fill the server while real requests wait. Idle connections are
+    //  closed after S_API_IDLE_S seconds.
     self->daemon = MHD_start_daemon(
-        MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION,
-        ntohs(addr.sin_port), NULL, NULL, s_handler, self, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *) &addr, MHD_OPTION_NOTIFY_COMPLETED, s_completed,
-        self, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) 30,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned) 64, MHD_OPTION_END);
+        MHD_USE_AUTO_INTERNAL_THREAD, ntohs(addr.sin_port), NULL, NULL,
+        s_handler, self, MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &addr,
+        MHD_OPTION_NOTIFY_COMPLETED, s_completed, self,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned) S_API_THREADS,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) S_API_IDLE_S,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned) S_API_MAX_CONNECTIONS,
+        MHD_OPTION_END);
     if (!self->daemon) {
         free(self);
         return ms_diag_set_code(diag, MS_ERR_IO, "api",

@@ -429,10 +429,11 @@ s_child_dataset(s_child_t *self, const json_t *ds, ms_diag_t *diag)
 
 static int
 s_child_prepare(s_child_t *self, const ms_train_config_t *cfg,
-                ms_dataset_t **train, ms_dataset_t **val, ms_dataset_t **test)
+                ms_dataset_t **train, ms_dataset_t **val, ms_dataset_t **test,
+                ms_diag_t *diag)
 {
-    int rc = ms_dataset_split(self->train_raw, cfg->validation_split,
-                              (uint64_t) cfg->seed, train, val);
+    int rc = ms_dataset_split_checked(self->train_raw, cfg->validation_split,
+                                      (uint64_t) cfg->seed, train, val, diag);
     if (rc != MS_OK)
         return rc;
     const ms_dataset_t *te = self->test_raw;
@@ -692,12 +693,14 @@ s_child_task(s_child_t *self, const json_t *msg)
                             reason[0] ? reason : ms_strerror(rc));
     }
     ms_dataset_t *train = NULL, *val = NULL, *test = NULL;
-    rc = s_child_prepare(self, cfg, &train, &val, &test);
+    ms_diag_clear(&diag);
+    rc = s_child_prepare(self, cfg, &train, &val, &test, &diag);
     if (rc != MS_OK) {
+        ms_diag_format(&diag, reason, sizeof reason);
         free(cfg);
         return s_child_fail(self, task_id,
                             rc == MS_ERR_NOMEM ? "resource" : "task",
-                            ms_strerror(rc));
+                            diag.reason[0] ? reason : ms_strerror(rc));
     }
     ms_trainer_t *trainer = NULL;
     rc = ms_trainer_open(&trainer, cfg, train, val, test, self->backend, &diag);

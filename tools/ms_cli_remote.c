@@ -211,8 +211,8 @@ ms_cli_submit_main(int argc, char **argv)
         if (existed)
             fprintf(stderr,
                     "already submitted: the same spec is sweep %.12s "
-                    "(%lld tasks)\n",
-                    id, (long long) n_tasks);
+                    "(%lld task%s)\n",
+                    id, (long long) n_tasks, n_tasks == 1 ? "" : "s");
         else
             fprintf(stderr, "submitted: sweep %.12s, %lld task%s\n", id,
                     (long long) n_tasks, n_tasks == 1 ? "" : "s");
@@ -648,7 +648,8 @@ s_results_usage(FILE *out)
             "  --format F   table (default), csv (config.* flattened, no "
             "curve) or json\n"
             "  --analyze    also print the plateau depth and the time-vs-depth "
-            "fit\n"
+            "fit\n               (with --format csv the analysis goes to "
+            "stderr)\n"
             "  --data-dir D read the store in D instead of asking a node\n"
             "  --node URL   node API (default $MESHSWEEP_NODE or %s)\n"
             "  --token T    API bearer token (default $MESHSWEEP_TOKEN)\n"

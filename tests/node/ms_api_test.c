@@ -409,6 +409,78 @@ test_bind_in_use_refused(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  Slow clients: many connections that send half a request and wait must
+//  not keep real requests out (each costs a socket, not a thread).
+
+#define S_LORIS 200 // half-open connections
+
+typedef struct {
+    int port;          // API port
+    int status;        // status of the real request
+    double seconds;    // its duration
+    volatile int done; // the client finished
+    int n_open;        // half-open connections made
+} s_loris_t;
+
+static void *
+s_loris_client(void *arg)
+{
+    s_loris_t *l = arg;
+    int fds[S_LORIS];
+    for (int i = 0; i < S_LORIS; i++) {
+        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in addr = {.sin_family = AF_INET,
+                                   .sin_port = htons((uint16_t) l->port)};
+        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+        if (fds[i] >= 0 &&
+            connect(fds[i], (struct sockaddr *) &addr, sizeof addr) == 0 &&
+            send(fds[i], "GET /api/v1/status HTTP/1.1\r\n", 30, MSG_NOSIGNAL) ==
+                30)
+            l->n_open++;
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    s_reply_t r = s_http(l->port, "GET", "/api/v1/status", NULL, 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    l->status = r.status;
+    l->seconds =
+        (double) (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    free(r.body);
+    for (int i = 0; i < S_LORIS; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    l->done = 1;
+    return NULL;
+}
+
+static void
+test_slow_clients_do_not_block(void **state)
+{
+    (void) state;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/loris", s_root);
+    ms_node_options_t opts;
+    ms_node_options_defaults(&opts);
+    opts.data_dir = dir;
+    opts.n_workers = 1;
+    opts.api_bind = "127.0.0.1:0";
+    ms_node_t *node = NULL;
+    ms_diag_t diag;
+    assert_int_equal(ms_node_open(&node, &opts, &diag), MS_OK);
+    const char *address = ms_node_api_address(node);
+    s_loris_t l = {.port = atoi(strrchr(address, ':') + 1)};
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, s_loris_client, &l), 0);
+    for (int i = 0; i < 400 && !l.done; i++)
+        ms_node_poll(node, 50); // at most 20 s
+    pthread_join(thread, NULL);
+    assert_int_equal(l.n_open, S_LORIS);
+    assert_int_equal(l.status, 200);
+    assert_true(l.seconds < 5.0);
+    ms_node_destroy(&node);
+}
+
+//  --------------------------------------------------------------------------
 //  Temp dir with data.
 
 static int
@@ -436,6 +508,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_api_end_to_end, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_bind_in_use_refused, s_setup,
+                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_slow_clients_do_not_block, s_setup,
                                         s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
