@@ -24,9 +24,9 @@
 
 #include "ms_err.h"
 
-#define MS_IDENTITY_PK_BYTES 32   // Ed25519 public key
-#define MS_IDENTITY_SIG_BYTES 64  // Ed25519 signature
-#define MS_IDENTITY_HEX_LEN 64    // node id in hex, without the NUL
+#define MS_IDENTITY_PK_BYTES 32  // Ed25519 public key
+#define MS_IDENTITY_SIG_BYTES 64 // Ed25519 signature
+#define MS_IDENTITY_HEX_LEN 64   // node id in hex, without the NUL
 
 typedef struct ms_identity ms_identity_t;
 
@@ -37,34 +37,27 @@ typedef struct ms_identity ms_identity_t;
 //  it with ms_identity_destroy(). Returns MS_OK; MS_ERR_IO (cannot create
 //  or read: diag names the path and errno text); MS_ERR_INVALID (bad key
 //  file or permissions: diag); MS_ERR_NOMEM. *out is NULL on failure.
-int
-    ms_identity_open(ms_identity_t **out, const char *dir, ms_diag_t *diag);
+int ms_identity_open(ms_identity_t **out, const char *dir, ms_diag_t *diag);
 
 //  Wipe the secret key, free the identity; NULL-safe; nulls *self_p.
-void
-    ms_identity_destroy(ms_identity_t **self_p);
+void ms_identity_destroy(ms_identity_t **self_p);
 
 //  The public key (borrowed, MS_IDENTITY_PK_BYTES bytes, valid while the
 //  identity lives).
-const uint8_t *
-    ms_identity_public_key(const ms_identity_t *self);
+const uint8_t *ms_identity_public_key(const ms_identity_t *self);
 
 //  The node id: the public key as 64 lowercase hex characters (borrowed,
 //  NUL-terminated, valid while the identity lives).
-const char *
-    ms_identity_node_id(const ms_identity_t *self);
+const char *ms_identity_node_id(const ms_identity_t *self);
 
 //  Sign msg (n bytes) with the secret key: a detached Ed25519 signature
 //  into sig. Returns MS_OK or MS_ERR_INVALID (libsodium refused).
-int
-    ms_identity_sign(const ms_identity_t *self, const void *msg, size_t n,
+int ms_identity_sign(const ms_identity_t *self, const void *msg, size_t n,
                      uint8_t sig[MS_IDENTITY_SIG_BYTES]);
 
 //  Check a detached signature by public key pk over msg. Returns MS_OK or
 //  MS_ERR_BADSIG. Thread-safe.
-int
-    ms_identity_verify(const uint8_t pk[MS_IDENTITY_PK_BYTES],
-                       const void *msg, size_t n,
-                       const uint8_t sig[MS_IDENTITY_SIG_BYTES]);
+int ms_identity_verify(const uint8_t pk[MS_IDENTITY_PK_BYTES], const void *msg,
+                       size_t n, const uint8_t sig[MS_IDENTITY_SIG_BYTES]);
 
 #endif

@@ -93,23 +93,18 @@ typedef struct {
 //  free it with ms_api_destroy(). Returns MS_OK; MS_ERR_INVALID (bind text
 //  malformed: diag); MS_ERR_IO (address in use, cannot listen: diag);
 //  MS_ERR_NOMEM.
-int
-    ms_api_open(ms_api_t **out, const char *bind, const ms_api_hooks_t *hooks,
+int ms_api_open(ms_api_t **out, const char *bind, const ms_api_hooks_t *hooks,
                 ms_diag_t *diag);
 
 //  Stop serving (waits for the connection threads) and free; NULL-safe;
 //  nulls *self_p.
-void
-    ms_api_destroy(ms_api_t **self_p);
+void ms_api_destroy(ms_api_t **self_p);
 
 //  "ADDR:PORT" actually bound (the real port when 0 was asked). Borrowed.
-const char *
-    ms_api_address(const ms_api_t *self);
+const char *ms_api_address(const ms_api_t *self);
 
 //  Requests served, and requests refused with a 4xx status, so far.
-uint64_t
-    ms_api_requests(const ms_api_t *self);
-uint64_t
-    ms_api_rejected(const ms_api_t *self);
+uint64_t ms_api_requests(const ms_api_t *self);
+uint64_t ms_api_rejected(const ms_api_t *self);
 
 #endif

@@ -417,8 +417,7 @@ s_scan_copies(ms_blob_store_t *self, ms_diag_t *diag)
     if (rc != MS_OK)
         return rc;
     if (self->n_copies > 1)
-        qsort(self->copies, self->n_copies, sizeof(s_copy_t),
-              s_cmp_last_used);
+        qsort(self->copies, self->n_copies, sizeof(s_copy_t), s_cmp_last_used);
     for (size_t i = 0; i < self->n_copies; i++)
         self->copies[i].last_used = ++self->clock;
     return MS_OK;

@@ -60,23 +60,23 @@ typedef struct {
     // The pool (DESIGN.md "The pool", "Defaults"). A node links to peers
     // only with open_pool set (certificates come with the trust issue);
     // the embedded `meshsweep run` leaves it NULL and runs alone.
-    const char *open_pool;      // open pool NAME ("default"); NULL = none
-    int mesh_port;              // mesh TCP port (5871); 0 = ephemeral
-    int beacon_port;            // zbeacon UDP port (5870)
-    const char *interface;      // zbeacon interface NAME or "*"; NULL =
-                                // czmq's choice
-    const char *const *peers;   // static peers "[NODE_ID@]tcp://HOST:PORT"
-    int n_peers;                // entries in peers
-    bool no_beacon;             // no zbeacon discovery (static peers only)
-    int lease_ttl_ms;           // lease TTL (10000)
-    int heartbeat_ms;           // heartbeat interval (1000; < TTL/2)
-    int settle_ms;              // wait after a claim; -1 = auto (2 x median
-                                // push round trip, at least 1 ms)
-    int beacon_interval_ms;     // beacon interval (1000)
-    int antientropy_ms;         // anti-entropy round (1000)
-    int max_pause_s;            // a paused node releases after this (600)
+    const char *open_pool;       // open pool NAME ("default"); NULL = none
+    int mesh_port;               // mesh TCP port (5871); 0 = ephemeral
+    int beacon_port;             // zbeacon UDP port (5870)
+    const char *interface;       // zbeacon interface NAME or "*"; NULL =
+                                 // czmq's choice
+    const char *const *peers;    // static peers "[NODE_ID@]tcp://HOST:PORT"
+    int n_peers;                 // entries in peers
+    bool no_beacon;              // no zbeacon discovery (static peers only)
+    int lease_ttl_ms;            // lease TTL (10000)
+    int heartbeat_ms;            // heartbeat interval (1000; < TTL/2)
+    int settle_ms;               // wait after a claim; -1 = auto (2 x median
+                                 // push round trip, at least 1 ms)
+    int beacon_interval_ms;      // beacon interval (1000)
+    int antientropy_ms;          // anti-entropy round (1000)
+    int max_pause_s;             // a paused node releases after this (600)
     int64_t max_tasks_per_sweep; // pool limit at submit (1000000)
-    int64_t max_dataset_bytes;  // pool limit at submit (4 GiB)
+    int64_t max_dataset_bytes;   // pool limit at submit (4 GiB)
 } ms_node_options_t;
 
 // The first four are also in ms_mesh.h (same values; whichever comes
@@ -93,10 +93,10 @@ typedef struct {
 #ifndef MS_DEFAULT_BEACON_INTERVAL_MS
 #define MS_DEFAULT_BEACON_INTERVAL_MS 1000 // tests may lower it
 #endif
-#define MS_DEFAULT_LEASE_TTL_MS 10000      // DESIGN.md "Defaults"
-#define MS_DEFAULT_SETTLE_MS (-1)          // auto
-#define MS_DEFAULT_ANTIENTROPY_MS 1000     // one random peer per round
-#define MS_DEFAULT_MAX_PAUSE_S 600         // then release claims
+#define MS_DEFAULT_LEASE_TTL_MS 10000  // DESIGN.md "Defaults"
+#define MS_DEFAULT_SETTLE_MS (-1)      // auto
+#define MS_DEFAULT_ANTIENTROPY_MS 1000 // one random peer per round
+#define MS_DEFAULT_MAX_PAUSE_S 600     // then release claims
 #define MS_DEFAULT_MAX_TASKS_PER_SWEEP 1000000
 #define MS_DEFAULT_MAX_DATASET_BYTES ((int64_t) 4 << 30) // 4 GiB
 
@@ -106,8 +106,7 @@ typedef struct {
 //  pool: open_pool NULL (no links), the MS_DEFAULT_* ports and times
 //  above, no static peers, beacon on, interface NULL.
 //  (meshsweepd sets api_bind to MS_DEFAULT_API_BIND itself.)
-void
-    ms_node_options_defaults(ms_node_options_t *opts);
+void ms_node_options_defaults(ms_node_options_t *opts);
 
 //  Open a node: create data_dir (0700) with identity/ (Ed25519 key pair,
 //  made on first start) and store/ (LMDB); reset tasks left `running` by
@@ -124,15 +123,13 @@ void
 //  where); MS_ERR_UNSUPPORTED (open_pool with the legacy scheduler);
 //  MS_ERR_STORE / MS_ERR_STORE_NFS (store could not open); MS_ERR_NOMEM.
 //  *out is NULL on failure.
-int
-    ms_node_open(ms_node_t **out, const ms_node_options_t *opts,
+int ms_node_open(ms_node_t **out, const ms_node_options_t *opts,
                  ms_diag_t *diag);
 
 //  Stop the HTTP API, stop the workers (tasks they were running go back to
 //  `pending`, checkpoints kept), flush and close the store, free the node.
 //  NULL-safe; sets *self_p to NULL.
-void
-    ms_node_destroy(ms_node_t **self_p);
+void ms_node_destroy(ms_node_t **self_p);
 
 //  Submit a sweep spec (YAML or JSON text of n bytes). The spec is parsed
 //  and expanded (ms_spec_parse); its dataset is checked (a built-in name
@@ -149,8 +146,7 @@ void
 //  the key path and reason; nothing stored); MS_ERR_NOTFOUND (dataset
 //  missing: diag names it and the package to install); MS_ERR_STORE*;
 //  MS_ERR_NOMEM.
-int
-    ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
+int ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
                    bool local_files, ms_hash_t *sweep_id, bool *existed,
                    char **summary_json, ms_diag_t *diag);
 
@@ -160,37 +156,33 @@ int
 //  (sweeps in submission order, tasks in index order). Returns MS_OK,
 //  MS_ERR_INTERRUPTED once ms_node_stop() was called, or MS_ERR_STORE* on
 //  a store failure the node cannot go on from.
-int
-    ms_node_poll(ms_node_t *self, int timeout_ms);
+int ms_node_poll(ms_node_t *self, int timeout_ms);
 
 //  Run ms_node_poll until ms_node_stop() is called. Returns MS_OK after a
 //  stop, or the error that ended the loop.
-int
-    ms_node_run(ms_node_t *self);
+int ms_node_run(ms_node_t *self);
 
 //  Ask the loop to stop (ms_node_run returns, ms_node_poll returns
 //  MS_ERR_INTERRUPTED). Async-signal-safe: call it from a SIGTERM/SIGINT
 //  handler. The caller then calls ms_node_destroy().
-void
-    ms_node_stop(ms_node_t *self);
+void ms_node_stop(ms_node_t *self);
 
 //  Counts of a sweep's tasks by state, and timings.
 typedef struct {
-    int64_t total;            // tasks in the sweep
-    int64_t pending;          // not started (or back after a stop/crash)
-    int64_t running;          // on a worker now
-    int64_t done;             // finished with a result (ok or diverged)
-    int64_t failed;           // failed after its retries
-    int64_t cancelled;        // cancelled (later issue)
-    double train_seconds;     // sum of train_seconds of stored results
-    double elapsed_seconds;   // wall time since this node started the sweep
-                              // (0 when it has not yet)
+    int64_t total;          // tasks in the sweep
+    int64_t pending;        // not started (or back after a stop/crash)
+    int64_t running;        // on a worker now
+    int64_t done;           // finished with a result (ok or diverged)
+    int64_t failed;         // failed after its retries
+    int64_t cancelled;      // cancelled (later issue)
+    double train_seconds;   // sum of train_seconds of stored results
+    double elapsed_seconds; // wall time since this node started the sweep
+                            // (0 when it has not yet)
 } ms_sweep_progress_t;
 
 //  Fill *out with the progress of a sweep, read from the store. Returns
 //  MS_OK; MS_ERR_NOTFOUND (unknown sweep); MS_ERR_STORE.
-int
-    ms_node_sweep_progress(ms_node_t *self, const ms_hash_t *sweep_id,
+int ms_node_sweep_progress(ms_node_t *self, const ms_hash_t *sweep_id,
                            ms_sweep_progress_t *out);
 
 //  Progress events, one JSON object text each (borrowed for the call):
@@ -204,33 +196,26 @@ int
 typedef void (*ms_node_event_fn)(void *arg, const char *event_json);
 
 //  Set (or clear with fn NULL) the event handler.
-void
-    ms_node_set_event_handler(ms_node_t *self, ms_node_event_fn fn,
-                              void *arg);
+void ms_node_set_event_handler(ms_node_t *self, ms_node_event_fn fn, void *arg);
 
 //  The node's store (borrowed; valid until ms_node_destroy).
-ms_store_t *
-    ms_node_store(ms_node_t *self);
+ms_store_t *ms_node_store(ms_node_t *self);
 
 //  The node id: 64 lowercase hex characters (borrowed, static for the
 //  node's life).
-const char *
-    ms_node_id_hex(ms_node_t *self);
+const char *ms_node_id_hex(ms_node_t *self);
 
 //  The address the HTTP API is bound to, "ADDR:PORT" with the real port
 //  (useful with port 0), or NULL when the API is off. Borrowed.
-const char *
-    ms_node_api_address(ms_node_t *self);
+const char *ms_node_api_address(ms_node_t *self);
 
 //  Number of worker processes, and of those running a task now.
-int
-    ms_node_worker_count(ms_node_t *self, int *n_busy);
+int ms_node_worker_count(ms_node_t *self, int *n_busy);
 
 //  Trainings started by this node object (every attempt of a train task,
 //  noop tasks excluded): lets tests check that a restart re-trains only
 //  what is missing.
-int64_t
-    ms_node_trainings_started(ms_node_t *self);
+int64_t ms_node_trainings_started(ms_node_t *self);
 
 //  Life-cycle actions on a sweep (DESIGN.md "Work, claims and leases":
 //  sweep-control records).
@@ -243,8 +228,7 @@ typedef enum {
 
 //  Parse an action name ("cancel", "pause", "resume", "priority") into
 //  *out. Returns MS_OK or MS_ERR_INVALID (unknown name).
-int
-    ms_node_control_parse(const char *name, ms_node_control_t *out);
+int ms_node_control_parse(const char *name, ms_node_control_t *out);
 
 //  Apply a life-cycle action to a sweep for the whole pool: the node
 //  stores it (a sweep-control record once the record log is in, which
@@ -254,26 +238,22 @@ int
 //  Returns MS_OK; MS_ERR_NOTFOUND (unknown sweep: diag); MS_ERR_CONFLICT
 //  (the sweep is cancelled or done and cannot be paused or resumed:
 //  diag); MS_ERR_INVALID (action out of range); MS_ERR_STORE*.
-int
-    ms_node_control(ms_node_t *self, const ms_hash_t *sweep_id,
+int ms_node_control(ms_node_t *self, const ms_hash_t *sweep_id,
                     ms_node_control_t action, int32_t priority,
                     ms_diag_t *diag);
 
 //  The pool id (64 lowercase hex: H("open:" NAME) in an open pool), or
 //  NULL when the node is in no pool. Borrowed, static for the node's life.
-const char *
-    ms_node_pool_id_hex(ms_node_t *self);
+const char *ms_node_pool_id_hex(ms_node_t *self);
 
 //  The peers as this node sees them: a new JSON array of objects
 //  {node_id, state, address, ...} (empty when the node links to no one).
 //  Thread-safe (a snapshot the loop refreshes every turn). Caller owns it
 //  (json_decref).
-json_t *
-    ms_node_peers_json(ms_node_t *self);
+json_t *ms_node_peers_json(ms_node_t *self);
 
 //  The TCP port of the node's mesh (the real one when mesh_port was 0),
 //  or 0 when the node links to no one.
-int
-    ms_node_mesh_port(ms_node_t *self);
+int ms_node_mesh_port(ms_node_t *self);
 
 #endif

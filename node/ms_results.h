@@ -31,41 +31,36 @@
 //  (caller owns *rows: json_decref). A sweep with no results yet gives an
 //  empty array. Returns MS_OK; MS_ERR_NOTFOUND (no such sweep: diag);
 //  MS_ERR_STORE; MS_ERR_NOMEM.
-int
-    ms_results_rows(ms_store_t *store, const ms_hash_t *sweep_id,
-                    json_t **rows, ms_diag_t *diag);
+int ms_results_rows(ms_store_t *store, const ms_hash_t *sweep_id, json_t **rows,
+                    ms_diag_t *diag);
 
 //  One page of rows: up to limit rows (limit <= 0: all) whose task index
 //  comes after the cursor `after` (NULL or "" = from the start). *next
 //  gets a malloc'd cursor for the next page, or NULL when this page is the
 //  last (caller frees). Returns as ms_results_rows, plus MS_ERR_INVALID
 //  for a malformed cursor.
-int
-    ms_results_page(ms_store_t *store, const ms_hash_t *sweep_id,
-                    const char *after, int limit, json_t **rows,
-                    char **next, ms_diag_t *diag);
+int ms_results_page(ms_store_t *store, const ms_hash_t *sweep_id,
+                    const char *after, int limit, json_t **rows, char **next,
+                    ms_diag_t *diag);
 
 //  The rows as a fixed-width text table for a terminal: short task id,
 //  the architecture (hidden sizes), activation, optimizer, learning rate,
 //  seed, status, epochs, val and test accuracy, seconds per epoch.
 //  Caller frees the result (NULL only when memory runs out).
-char *
-    ms_results_format_table(const json_t *rows);
+char *ms_results_format_table(const json_t *rows);
 
 //  The rows as CSV with a header: the top-level scalar fields, then each
 //  config key flattened as "config.KEY" (lists written as "100;10"),
 //  platform and curve omitted (fingerprint is kept). RFC 4180 quoting.
 //  Caller frees the result (NULL only when memory runs out).
-char *
-    ms_results_format_csv(const json_t *rows);
+char *ms_results_format_csv(const json_t *rows);
 
 //  Resolve a sweep id given as 64 hex characters or a unique prefix of at
 //  least MS_RESULTS_PREFIX_MIN (12) hex characters. Returns MS_OK with
 //  *out set; MS_ERR_INVALID (not hex, too short: diag); MS_ERR_NOTFOUND
 //  (no sweep: diag); MS_ERR_CONFLICT (prefix matches several sweeps:
 //  diag); MS_ERR_STORE.
-int
-    ms_results_find_sweep(ms_store_t *store, const char *hex_or_prefix,
+int ms_results_find_sweep(ms_store_t *store, const char *hex_or_prefix,
                           ms_hash_t *out, ms_diag_t *diag);
 
 #endif

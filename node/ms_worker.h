@@ -75,11 +75,11 @@ typedef struct {
 
 //  One task to run. Borrowed by ms_worker_pool_start for the call.
 typedef struct {
-    const char *task_id;      // 64 hex
-    const char *sweep_id;     // 64 hex
-    const json_t *config;     // canonical config object
-    const json_t *dataset;    // dataset object (see above)
-    int attempt;              // 1 for the first try on this node
+    const char *task_id;   // 64 hex
+    const char *sweep_id;  // 64 hex
+    const json_t *config;  // canonical config object
+    const json_t *dataset; // dataset object (see above)
+    int attempt;           // 1 for the first try on this node
 } ms_worker_task_t;
 
 typedef enum {
@@ -101,46 +101,38 @@ typedef struct {
 
 //  Fill opts with the defaults: one worker per online core, nice 10,
 //  1 BLAS thread, backend "auto", checkpoint_dir "checkpoints", quiet.
-void
-    ms_worker_options_defaults(ms_worker_options_t *opts);
+void ms_worker_options_defaults(ms_worker_options_t *opts);
 
 //  Create checkpoint_dir (0700) and fork the workers. opts is copied.
 //  Caller owns *out; free it with ms_worker_pool_destroy(). Returns MS_OK;
 //  MS_ERR_IO (fork, pipe or mkdir failed: diag); MS_ERR_NOMEM.
-int
-    ms_worker_pool_open(ms_worker_pool_t **out,
-                        const ms_worker_options_t *opts, ms_diag_t *diag);
+int ms_worker_pool_open(ms_worker_pool_t **out, const ms_worker_options_t *opts,
+                        ms_diag_t *diag);
 
 //  Stop every worker (idle ones by closing their pipe, busy ones by
 //  SIGTERM; checkpoints stay), reap them and free the pool. NULL-safe;
 //  nulls *self_p. The ids of tasks that were running are NOT reported:
 //  call ms_worker_pool_busy_task first if you need them.
-void
-    ms_worker_pool_destroy(ms_worker_pool_t **self_p);
+void ms_worker_pool_destroy(ms_worker_pool_t **self_p);
 
 //  Number of workers.
-int
-    ms_worker_pool_size(const ms_worker_pool_t *self);
+int ms_worker_pool_size(const ms_worker_pool_t *self);
 
 //  Number of idle workers (ready for a task).
-int
-    ms_worker_pool_idle(const ms_worker_pool_t *self);
+int ms_worker_pool_idle(const ms_worker_pool_t *self);
 
 //  The task id (hex) worker i is running, or NULL when it is idle.
 //  Borrowed until the next pool call.
-const char *
-    ms_worker_pool_busy_task(const ms_worker_pool_t *self, int i);
+const char *ms_worker_pool_busy_task(const ms_worker_pool_t *self, int i);
 
 //  Pid of worker i (for tests and /status).
-int
-    ms_worker_pool_pid(const ms_worker_pool_t *self, int i);
+int ms_worker_pool_pid(const ms_worker_pool_t *self, int i);
 
 //  Send task to an idle worker. *worker (may be NULL) gets its index.
 //  Returns MS_OK; MS_ERR_CONFLICT (no idle worker); MS_ERR_NOMEM;
 //  MS_ERR_IO (the worker's pipe broke: it is reaped and respawned, and
 //  the call may be retried).
-int
-    ms_worker_pool_start(ms_worker_pool_t *self, const ms_worker_task_t *task,
+int ms_worker_pool_start(ms_worker_pool_t *self, const ms_worker_task_t *task,
                          int *worker);
 
 //  Wait up to timeout_ms (0: do not wait; < 0: forever) for a message
@@ -150,24 +142,20 @@ int
 //  (the caller drains it) or a signal interrupted the wait. A malformed
 //  frame from a worker is treated as its death (it is killed and
 //  respawned, event DIED).
-int
-    ms_worker_pool_poll(ms_worker_pool_t *self, int timeout_ms, int wake_fd,
+int ms_worker_pool_poll(ms_worker_pool_t *self, int timeout_ms, int wake_fd,
                         ms_worker_event_t *ev);
 
 //  Free what an event owns and zero it; NULL-safe.
-void
-    ms_worker_event_clear(ms_worker_event_t *ev);
+void ms_worker_event_clear(ms_worker_event_t *ev);
 
 //  The node's ends of the workers' sockets (one per running worker; -1
 //  for a worker being respawned), for a caller that polls them together
 //  with its own sockets (zmq_poll) and then calls ms_worker_pool_poll
 //  with timeout 0. Writes up to max into fds; returns how many.
-int
-    ms_worker_pool_fds(const ms_worker_pool_t *self, int *fds, int max);
+int ms_worker_pool_fds(const ms_worker_pool_t *self, int *fds, int max);
 
 //  Total worker deaths seen since the pool opened.
-uint64_t
-    ms_worker_pool_crashes(const ms_worker_pool_t *self);
+uint64_t ms_worker_pool_crashes(const ms_worker_pool_t *self);
 
 //  Load and check (ms_dataset_check, same feature count) the train and
 //  test sets described by a dataset object (see above). A file part
@@ -177,13 +165,11 @@ uint64_t
 //  *test. Returns MS_OK or the loader's code (MS_ERR_IO, MS_ERR_DATASET,
 //  MS_ERR_NOTFOUND, MS_ERR_INVALID, MS_ERR_NOMEM) with diag naming the
 //  file; both are NULL on failure.
-int
-    ms_worker_load_dataset(const json_t *dataset, ms_dataset_t **train,
+int ms_worker_load_dataset(const json_t *dataset, ms_dataset_t **train,
                            ms_dataset_t **test, ms_diag_t *diag);
 
 //  Path of the checkpoint of task_id in dir into out (size n).
-void
-    ms_worker_checkpoint_path(const char *dir, const char *task_id,
-                              char *out, size_t n);
+void ms_worker_checkpoint_path(const char *dir, const char *task_id, char *out,
+                               size_t n);
 
 #endif

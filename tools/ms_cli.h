@@ -43,9 +43,9 @@ int ms_cli_run_main(int argc, char **argv);
 int ms_cli_submit_main(int argc, char **argv);
 int ms_cli_status_main(int argc, char **argv);
 int ms_cli_results_main(int argc, char **argv);
-int ms_cli_peers_main(int argc, char **argv);    // ms_cli_pool.c
-int ms_cli_control_main(int argc, char **argv);  // cancel|pause|resume|
-                                                 // priority (ms_cli_pool.c)
+int ms_cli_peers_main(int argc, char **argv);   // ms_cli_pool.c
+int ms_cli_control_main(int argc, char **argv); // cancel|pause|resume|
+                                                // priority (ms_cli_pool.c)
 
 //  ---- errors ---------------------------------------------------------
 
