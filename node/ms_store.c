@@ -76,6 +76,7 @@
 
 #include "ms_hash.h"
 #include "ms_store_payload.h"
+#include "ms_wire.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -89,6 +90,7 @@
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define S_ID MS_STORE_ID_BYTES
 #define S_SCHEMA 1u
@@ -170,6 +172,9 @@ typedef struct s_op {
     bool explicit_block;           // append: a block of its own
     ms_record_key_t *keys_out;     // append: n_recs keys, or NULL
     ms_store_merge_result_t merge; // merge: the outcome
+    // append: per record, the decoded inner payload of a fragmented
+    // record at its last fragment (borrowed), else NULL; or NULL.
+    ms_store_payload_t *const *pre;
 } s_op_t;
 
 // The block being built by the current write txn from appends of one
@@ -1558,7 +1563,7 @@ ms_store_incarnation(ms_store_t *self)
 void
 ms_store_stats(ms_store_t *self, ms_store_stats_t *out)
 {
-    uint64_t n_rec = 0, n_blk = 0, n_evi = 0, n_eqv = 0;
+    uint64_t n_rec = 0, n_blk = 0, n_evi = 0, n_eqv = 0, n_bad = 0;
     MDB_txn *txn;
     if (s_read_begin(self, &txn) == MS_OK) {
         MDB_stat st;
@@ -1570,6 +1575,10 @@ ms_store_stats(ms_store_t *self, ms_store_stats_t *out)
             n_evi = st.ms_entries / 2; // both records of each conflict
         if (mdb_stat(txn, self->db_equivocators, &st) == 0)
             n_eqv = st.ms_entries;
+        MDB_val mk = {strlen("bad_fragments"), "bad_fragments"}, mv;
+        if (mdb_get(txn, self->db_meta, &mk, &mv) == 0 &&
+            mv.mv_size == sizeof n_bad)
+            memcpy(&n_bad, mv.mv_data, sizeof n_bad);
         s_read_end(self, txn);
     }
     pthread_mutex_lock(&self->gate_mu);
@@ -1579,6 +1588,7 @@ ms_store_stats(ms_store_t *self, ms_store_stats_t *out)
     out->n_blocks = n_blk;
     out->n_equivocations = n_evi;
     out->n_equivocating = n_eqv;
+    out->n_bad_fragments = n_bad;
 }
 
 //  --------------------------------------------------------------------------
@@ -2097,6 +2107,7 @@ ms_sweep_state_name(ms_sweep_state_t state)
       failures       task || node || incarnation || seq -> class (u8) ||
                      reason + NUL
       datasets       hash -> the dataset record's payload
+      meta           "bad_fragments" -> u64 (fragment sets not applied)
 
     Contiguity. A block is merged only when its first seq is at most
     held + 1, so the records of (origin, incarnation) are always exactly
@@ -2157,12 +2168,50 @@ ms_sweep_state_name(ms_sweep_state_t state)
     that has seen both records. Its claims stay (leases are liveness, not
     safety).
 
+    Fragments. The wire holds one record's payload to 64 KiB, but a sweep
+    record lists every task config (40 MB for 100,000 tasks). The append
+    calls take payloads up to MS_STORE_MAX_LOGICAL_BYTES and, in the
+    caller's thread (the writer never compresses), turn one over
+    MS_STORE_FRAGMENT_BYTES into FRAGMENT records: the payload is decoded
+    first (a known kind that does not decode is refused, as before), then
+    deflated (level 6; kept raw when that does not shrink it), the stream
+    cut into pieces of MS_STORE_FRAGMENT_BYTES, each encoded with the
+    shared header (inner kind, stream and raw lengths, compression,
+    BLAKE2b-256 of the payload) and its offset. They are appended as one
+    op, so one txn; an op with more than 64 records continues in new
+    blocks. Applying a FRAGMENT does nothing until the one whose bytes end
+    the stream: then s_fragment_assemble reads seq - 1, seq - 2, ... back
+    from the records db (same txn, so also fragments written by this very
+    op) until offset 0, each a FRAGMENT with the same header whose bytes
+    end where the next begins; inflates into exactly raw_len bytes (the
+    output buffer is raw_len + 1, so a longer stream fails, never grows);
+    checks the hash; and applies the payload as a record of inner_kind
+    under its FIRST fragment's key (the one keys_out reports). An append
+    hands the payload it decoded to the writer (op->pre), so a 100,000
+    task sweep is decoded once. Contiguity is what makes this exact: a
+    merge needs no special case, because 1..held are always held, so the
+    earlier fragments are there when the last lands, in this merge call,
+    an earlier one, or before a crash. A set that fails a check is
+    stored (the vector advances, peers get it) but not applied, counted
+    in meta "bad_fragments" (in the txn, so a rerun counts it once) and
+    logged; a fragment that does not decode is stored only, like any such
+    record. Why not a compressed flag on the record: the record format
+    (kind || payload, hashed and later signed) stays one shape, and a
+    node that does not know kind 10 still stores and forwards it.
+
     Not done yet: signatures are stored, not checked; claim and release
     payloads of finished tasks are not dropped.
     =========================================================================
 */
 
 #define S_KEY 48 // origin || incarnation || seq
+
+_Static_assert(MS_STORE_MAX_LOGICAL_BYTES == MS_WIRE_MAX_LOGICAL_PAYLOAD_BYTES,
+               "one logical payload bound");
+_Static_assert(MS_STORE_FRAGMENT_BYTES + 256 <= MS_WIRE_MAX_PAYLOAD_BYTES,
+               "a fragment's payload fits one wire record");
+_Static_assert((int) MS_RECORD_FRAGMENT == (int) MS_WIRE_KIND_FRAGMENT,
+               "fragment kind");
 
 // Claim row (claims db). Fixed size, native endianness.
 typedef struct {
@@ -2541,11 +2590,13 @@ s_apply_sweep(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
               const ms_store_payload_t *p)
 {
     const struct ms_store_payload_sweep *s = &p->u.sweep;
-    bool ok =
-        s->n_tasks < UINT32_MAX && s_json_object(s->spec_json, s->spec_len);
+    // P comes from ms_store_payload_decode, which rebuilt the spec with
+    // ms_spec_load_canonical (canonical JSON, configs re-encoded byte for
+    // byte): parsing the text again here cost seconds for 100,000 tasks.
+    bool ok = s->n_tasks < UINT32_MAX && s->spec_json && s->spec_len > 0;
     for (size_t i = 0; ok && i < s->n_tasks; i++)
         ok = s->tasks[i].config_len < UINT32_MAX / 2 &&
-             s_json_object(s->tasks[i].config_json, s->tasks[i].config_len);
+             s->tasks[i].config_len > 0;
     if (!ok || s_has_duplicate_ids(s->tasks, s->n_tasks)) {
         fprintf(stderr, "meshsweep: store: sweep record with an invalid "
                         "spec or task list; stored, not applied\n");
@@ -2820,14 +2871,229 @@ s_apply_dataset(ms_store_t *self, MDB_txn *txn, const ms_store_payload_t *p,
     return s_mdb(mdb_put(txn, self->db_datasets, &k, &v, 0), "put dataset");
 }
 
+static int s_apply(ms_store_t *self, MDB_txn *txn, const uint8_t key[S_KEY],
+                   uint32_t kind, const ms_store_payload_t *p,
+                   const void *payload, size_t len);
+
+//  --------------------------------------------------------------------------
+//  Count a fragment set that is stored but not applied (meta
+//  "bad_fragments", in the txn so a rerun counts it once) and say why.
+
+static int
+s_bad_fragments(ms_store_t *self, MDB_txn *txn, const uint8_t key[S_KEY],
+                const char *why)
+{
+    ms_record_key_t k;
+    s_key_parse(key, &k);
+    fprintf(stderr,
+            "meshsweep: store: fragmented record ending at seq %llu of "
+            "incarnation %016llx is inconsistent (%s); stored, not applied\n",
+            (unsigned long long) k.seq, (unsigned long long) k.incarnation,
+            why);
+    MDB_val mk = {strlen("bad_fragments"), "bad_fragments"}, mv;
+    uint64_t n = 0;
+    int rc = mdb_get(txn, self->db_meta, &mk, &mv);
+    if (rc == 0 && mv.mv_size == sizeof n)
+        memcpy(&n, mv.mv_data, sizeof n);
+    else if (rc != 0 && rc != MDB_NOTFOUND)
+        return s_mdb(rc, "get bad_fragments");
+    n++;
+    mv.mv_size = sizeof n;
+    mv.mv_data = &n;
+    return s_mdb(mdb_put(txn, self->db_meta, &mk, &mv, 0), "put bad_fragments");
+}
+
+//  --------------------------------------------------------------------------
+//  Inflate a zlib stream of IN_LEN bytes into exactly RAW_LEN bytes
+//  (the output never grows past RAW_LEN). Returns a malloc'd buffer or
+//  NULL (*why says why: "nomem" or an inflate error).
+
+static uint8_t *
+s_inflate(const uint8_t *in, size_t in_len, size_t raw_len, const char **why)
+{
+    uint8_t *out = malloc(raw_len + 1); // +1: a longer stream is caught
+    if (!out) {
+        *why = "nomem";
+        return NULL;
+    }
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit(&z) != Z_OK) {
+        free(out);
+        *why = "inflate init";
+        return NULL;
+    }
+    z.next_in = (Bytef *) in;
+    z.avail_in = (uInt) in_len;
+    z.next_out = out;
+    z.avail_out = (uInt) raw_len + 1;
+    int zrc = inflate(&z, Z_FINISH);
+    bool ok = zrc == Z_STREAM_END && z.total_out == raw_len && z.avail_in == 0;
+    inflateEnd(&z);
+    if (!ok) {
+        free(out);
+        *why = zrc == Z_STREAM_END ? "inflated length is not raw_len"
+                                   : "inflate error";
+        return NULL;
+    }
+    return out;
+}
+
+//  --------------------------------------------------------------------------
+//  Reassemble the logical payload whose last fragment LAST is stored
+//  under KEY: read the earlier fragments back (seq - 1, seq - 2, ...),
+//  check that they agree and tile the stream, inflate, check the hash.
+//  On success *raw (caller frees) holds raw_len bytes and *first_seq
+//  the first fragment's seq; a bad set gives MS_ERR_INVALID with *why.
+
+static int
+s_fragment_assemble(ms_store_t *self, MDB_txn *txn, const uint8_t key[S_KEY],
+                    const ms_wire_fragment_t *last, uint8_t **raw,
+                    uint64_t *first_seq, const char **why)
+{
+    *raw = NULL;
+    *why = NULL;
+    ms_record_key_t k;
+    s_key_parse(key, &k);
+    uint8_t *stream = malloc(last->total_len);
+    if (!stream)
+        return MS_ERR_NOMEM;
+    memcpy(stream + last->offset, last->data, last->data_len);
+    uint64_t need = last->offset, seq = k.seq;
+    int rc = MS_OK;
+    while (rc == MS_OK && need > 0) {
+        if (seq <= 1) {
+            *why = "first fragment missing";
+            rc = MS_ERR_INVALID;
+            break;
+        }
+        seq--;
+        uint8_t rk[S_KEY];
+        s_rec_key(rk, k.origin, k.incarnation, seq);
+        MDB_val mk = {S_KEY, rk}, mv;
+        int g = mdb_get(txn, self->db_records, &mk, &mv);
+        if (g != 0) {
+            rc = g == MDB_NOTFOUND ? MS_ERR_INVALID : s_mdb(g, "get fragment");
+            *why = "earlier fragment not held";
+            break;
+        }
+        ms_wire_fragment_t *f = NULL;
+        if (mv.mv_size < 4 || s_get_be32(mv.mv_data) != MS_RECORD_FRAGMENT) {
+            *why = "gap: an earlier record is not a fragment";
+            rc = MS_ERR_INVALID;
+            break;
+        }
+        int d = ms_wire_decode_fragment((const uint8_t *) mv.mv_data + 4,
+                                        mv.mv_size - 4, &f);
+        if (d == MS_ERR_NOMEM) {
+            rc = d;
+            break;
+        }
+        if (d != MS_OK || f->inner_kind != last->inner_kind ||
+            f->total_len != last->total_len || f->raw_len != last->raw_len ||
+            f->compression != last->compression ||
+            memcmp(f->hash, last->hash, 32) != 0) {
+            *why = "earlier fragment does not match";
+            rc = MS_ERR_INVALID;
+        } else if (f->offset + f->data_len != need) {
+            *why = "gap in offsets";
+            rc = MS_ERR_INVALID;
+        } else {
+            memcpy(stream + f->offset, f->data, f->data_len);
+            need = f->offset;
+        }
+        ms_wire_fragment_destroy(&f);
+    }
+    if (rc != MS_OK) {
+        free(stream);
+        return rc;
+    }
+    uint8_t *out = stream;
+    if (last->compression == MS_WIRE_COMPRESSION_DEFLATE) {
+        out = s_inflate(stream, last->total_len, last->raw_len, why);
+        free(stream);
+        if (!out)
+            return strcmp(*why, "nomem") == 0 ? MS_ERR_NOMEM : MS_ERR_INVALID;
+    }
+    ms_hash_t h;
+    ms_hash_bytes(out, last->raw_len, &h);
+    if (memcmp(h.bytes, last->hash, 32) != 0) {
+        free(out);
+        *why = "hash mismatch";
+        return MS_ERR_INVALID;
+    }
+    *raw = out;
+    *first_seq = seq;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Apply a FRAGMENT record: nothing until its last fragment; then the
+//  logical record (kind inner_kind, key of its first fragment), decoded
+//  here or given as PRE (an append decoded it before fragmenting).
+
+static int
+s_apply_fragment(ms_store_t *self, MDB_txn *txn, const uint8_t key[S_KEY],
+                 const void *payload, size_t len, const ms_store_payload_t *pre)
+{
+    ms_wire_fragment_t *last = NULL;
+    int rc = ms_wire_decode_fragment(payload, len, &last);
+    if (rc != MS_OK) // undecodable: stored only, like any such record
+        return rc == MS_ERR_NOMEM ? rc : MS_OK;
+    if (last->offset + last->data_len != last->total_len) {
+        ms_wire_fragment_destroy(&last);
+        return MS_OK; // not the last piece
+    }
+    uint8_t *raw = NULL;
+    uint64_t first_seq = 0;
+    const char *why = NULL;
+    rc = s_fragment_assemble(self, txn, key, last, &raw, &first_seq, &why);
+    if (rc == MS_ERR_INVALID) {
+        ms_wire_fragment_destroy(&last);
+        return s_bad_fragments(self, txn, key, why);
+    }
+    if (rc != MS_OK) {
+        ms_wire_fragment_destroy(&last);
+        return rc;
+    }
+    uint32_t inner_kind = last->inner_kind;
+    size_t raw_len = last->raw_len;
+    ms_wire_fragment_destroy(&last);
+    ms_store_payload_t *decoded = NULL;
+    if (!pre) {
+        rc = ms_store_payload_decode(inner_kind, raw, raw_len, &decoded);
+        if (rc == MS_ERR_NOMEM) {
+            free(raw);
+            return rc;
+        }
+        if (rc == MS_ERR_INVALID)
+            fprintf(stderr,
+                    "meshsweep: store: fragmented record of kind %u "
+                    "does not decode; stored, not applied\n",
+                    inner_kind);
+        pre = decoded;
+    }
+    uint8_t inner_key[S_KEY];
+    memcpy(inner_key, key, S_KEY);
+    s_put_be64(inner_key + S_ID + 8, first_seq);
+    rc = pre ? s_apply(self, txn, inner_key, inner_kind, pre, raw, raw_len)
+             : MS_OK;
+    ms_store_payload_destroy(&decoded);
+    free(raw);
+    return rc;
+}
+
 //  --------------------------------------------------------------------------
 //  Apply one stored record (P: its decoded payload; NULL: unknown kind
-//  or undecodable, stored only).
+//  or undecodable, stored only;
+//  for a FRAGMENT, P is the pre-decoded inner payload or NULL).
 
 static int
 s_apply(ms_store_t *self, MDB_txn *txn, const uint8_t key[S_KEY], uint32_t kind,
         const ms_store_payload_t *p, const void *payload, size_t len)
 {
+    if (kind == MS_RECORD_FRAGMENT)
+        return s_apply_fragment(self, txn, key, payload, len, p);
     if (!p)
         return MS_OK;
     switch (kind) {
@@ -2884,11 +3150,15 @@ s_decoded_free(ms_store_payload_t **decoded, size_t n)
 //  --------------------------------------------------------------------------
 //  Writer: append this node's records (one op) and grow the current
 //  block of its origin when the previous append of this commit allows.
+//  An op holds more than MS_RECORD_MAX_BLOCK records only when it carries
+//  fragments: they continue in fresh blocks.
 
 static int
 s_op_append(ms_store_t *self, MDB_txn *txn, s_op_t *op)
 {
-    ms_store_payload_t *decoded[MS_RECORD_MAX_BLOCK] = {0};
+    ms_store_payload_t **decoded = calloc(op->n_recs, sizeof *decoded);
+    if (!decoded)
+        return MS_ERR_NOMEM;
     const uint8_t *origin = op->node;
     uint64_t inc = self->incarnation, held;
     int rc = s_decode_all(op, true, decoded);
@@ -2896,42 +3166,53 @@ s_op_append(ms_store_t *self, MDB_txn *txn, s_op_t *op)
         rc = s_vector_get(self, txn, origin, inc, &held);
     if (rc != MS_OK) { // refused (invalid) or broken, nothing written
         s_decoded_free(decoded, op->n_recs);
+        free(decoded);
         return rc;
     }
+    s_open_block_t *b = &self->block;
     for (size_t i = 0; rc == MS_OK && i < op->n_recs; i++) {
+        uint64_t seq = held + 1 + i;
         uint8_t key[S_KEY];
-        s_rec_key(key, origin, inc, held + 1 + i);
+        s_rec_key(key, origin, inc, seq);
         rc = s_record_put(self, txn, key, op->kinds[i], op->payloads[i],
                           op->lens[i]);
+        const ms_store_payload_t *p =
+            op->pre && op->pre[i] ? op->pre[i] : decoded[i];
         if (rc == MS_OK)
-            rc = s_written(s_apply(self, txn, key, op->kinds[i], decoded[i],
+            rc = s_written(s_apply(self, txn, key, op->kinds[i], p,
                                    op->payloads[i], op->lens[i]));
         if (rc == MS_OK && op->keys_out) {
             memcpy(op->keys_out[i].origin, origin, S_ID);
             op->keys_out[i].incarnation = inc;
-            op->keys_out[i].seq = held + 1 + i;
+            op->keys_out[i].seq = seq;
         }
+        if (rc != MS_OK)
+            break;
+        bool extend = b->open && b->incarnation == inc &&
+                      memcmp(b->origin, origin, S_ID) == 0 &&
+                      b->first_seq + b->n == seq &&
+                      b->n < MS_RECORD_MAX_BLOCK &&
+                      (!op->explicit_block || i > 0);
+        if (extend) {
+            b->n++;
+        } else {
+            b->open = true;
+            memcpy(b->origin, origin, S_ID);
+            b->incarnation = inc;
+            b->first_seq = seq;
+            b->n = 1;
+        }
+        if (i + 1 == op->n_recs || b->n == MS_RECORD_MAX_BLOCK)
+            rc = s_block_put(self, txn, origin, inc, b->first_seq, b->n, NULL,
+                             0);
     }
     s_decoded_free(decoded, op->n_recs);
+    free(decoded);
     if (rc != MS_OK)
         return rc;
-    s_open_block_t *b = &self->block;
-    if (!op->explicit_block && b->open && b->incarnation == inc &&
-        memcmp(b->origin, origin, S_ID) == 0 &&
-        b->first_seq + b->n == held + 1 &&
-        b->n + op->n_recs <= MS_RECORD_MAX_BLOCK) {
-        b->n += (uint32_t) op->n_recs;
-    } else {
-        b->open = !op->explicit_block;
-        memcpy(b->origin, origin, S_ID);
-        b->incarnation = inc;
-        b->first_seq = held + 1;
-        b->n = (uint32_t) op->n_recs;
-    }
-    rc = s_block_put(self, txn, origin, inc, b->first_seq, b->n, NULL, 0);
-    if (rc == MS_OK)
-        rc = s_vector_put(self, txn, origin, inc, held + op->n_recs);
-    return rc;
+    if (op->explicit_block)
+        b->open = false; // its block(s) stay its own
+    return s_vector_put(self, txn, origin, inc, held + op->n_recs);
 }
 
 //  --------------------------------------------------------------------------
@@ -3156,6 +3437,214 @@ s_block_valid(size_t n, const uint32_t *kinds, const void *const *payloads,
 }
 
 //  --------------------------------------------------------------------------
+//  The records an append stores: the caller's, with each payload over
+//  MS_STORE_FRAGMENT_BYTES replaced by its fragments.
+
+typedef struct {
+    size_t n;                 // records
+    uint32_t *kinds;          // n
+    const void **payloads;    // n (fragments: bufs[i]; else borrowed)
+    size_t *lens;             // n
+    uint8_t **bufs;           // n: owned fragment payloads, or NULL
+    ms_store_payload_t **pre; // n: decoded inner payload at a last fragment
+    size_t *first;            // per caller record: its first record index
+    size_t cap;               // allocated entries
+} s_expand_t;
+
+//  --------------------------------------------------------------------------
+//  Free what s_expand made.
+
+static void
+s_expand_free(s_expand_t *x)
+{
+    for (size_t i = 0; i < x->n; i++) {
+        free(x->bufs[i]);
+        ms_store_payload_destroy(&x->pre[i]);
+    }
+    free(x->kinds);
+    free(x->payloads);
+    free(x->lens);
+    free(x->bufs);
+    free(x->pre);
+    free(x->first);
+    memset(x, 0, sizeof *x);
+}
+
+//  --------------------------------------------------------------------------
+//  Room for MORE records in X.
+
+static int
+s_expand_grow(s_expand_t *x, size_t more)
+{
+    if (x->n + more <= x->cap)
+        return MS_OK;
+    size_t cap = x->cap ? x->cap : 16;
+    while (cap < x->n + more)
+        cap *= 2;
+    void *k = realloc(x->kinds, cap * sizeof *x->kinds);
+    if (k)
+        x->kinds = k;
+    void *p = realloc(x->payloads, cap * sizeof *x->payloads);
+    if (p)
+        x->payloads = p;
+    void *l = realloc(x->lens, cap * sizeof *x->lens);
+    if (l)
+        x->lens = l;
+    void *b = realloc(x->bufs, cap * sizeof *x->bufs);
+    if (b)
+        x->bufs = b;
+    void *d = realloc(x->pre, cap * sizeof *x->pre);
+    if (d)
+        x->pre = d;
+    if (!k || !p || !l || !b || !d)
+        return MS_ERR_NOMEM;
+    x->cap = cap;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Add the fragments of one payload to X: compress (deflate level 6,
+//  kept raw when that does not shrink it), cut the stream in pieces of
+//  MS_STORE_FRAGMENT_BYTES, encode each as a FRAGMENT payload. PRE (the
+//  decoded payload, may be NULL) is taken and hung on the last one.
+
+static int
+s_expand_fragments(s_expand_t *x, uint32_t kind, const uint8_t *payload,
+                   size_t len, ms_store_payload_t **pre)
+{
+    ms_wire_fragment_t f = {.inner_kind = kind, .raw_len = len};
+    ms_hash_t h;
+    ms_hash_bytes(payload, len, &h);
+    memcpy(f.hash, h.bytes, 32);
+    uLongf zlen = compressBound((uLong) len);
+    uint8_t *z = malloc(zlen);
+    if (!z)
+        return MS_ERR_NOMEM;
+    const uint8_t *stream = payload;
+    f.total_len = len;
+    f.compression = MS_WIRE_COMPRESSION_NONE;
+    if (compress2(z, &zlen, payload, (uLong) len, 6) == Z_OK && zlen < len) {
+        stream = z;
+        f.total_len = zlen;
+        f.compression = MS_WIRE_COMPRESSION_DEFLATE;
+    }
+    size_t n_frags = (size_t) ((f.total_len + MS_STORE_FRAGMENT_BYTES - 1) /
+                               MS_STORE_FRAGMENT_BYTES);
+    int rc = s_expand_grow(x, n_frags);
+    for (size_t j = 0; rc == MS_OK && j < n_frags; j++) {
+        f.offset = (uint64_t) j * MS_STORE_FRAGMENT_BYTES;
+        f.data = (uint8_t *) stream + f.offset;
+        f.data_len = (size_t) (f.total_len - f.offset < MS_STORE_FRAGMENT_BYTES
+                                   ? f.total_len - f.offset
+                                   : MS_STORE_FRAGMENT_BYTES);
+        uint8_t *buf = NULL;
+        size_t n = 0;
+        rc = ms_wire_encode_fragment(&f, &buf, &n);
+        if (rc != MS_OK)
+            break;
+        x->kinds[x->n] = MS_RECORD_FRAGMENT;
+        x->payloads[x->n] = buf;
+        x->lens[x->n] = n;
+        x->bufs[x->n] = buf;
+        x->pre[x->n] = NULL;
+        if (j + 1 == n_frags) {
+            x->pre[x->n] = *pre;
+            *pre = NULL;
+        }
+        x->n++;
+    }
+    free(z);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Build the records of an append of N caller records (checked first:
+//  kinds, lengths; a fragmented payload of a known kind must decode).
+
+static int
+s_expand(s_expand_t *x, size_t n, const uint32_t *kinds,
+         const void *const *payloads, const size_t *lens)
+{
+    memset(x, 0, sizeof *x);
+    if (n == 0 || n > MS_RECORD_MAX_BLOCK || !kinds || !payloads || !lens)
+        return MS_ERR_INVALID;
+    for (size_t i = 0; i < n; i++)
+        if (kinds[i] == MS_RECORD_FRAGMENT ||
+            lens[i] > MS_STORE_MAX_LOGICAL_BYTES || (lens[i] && !payloads[i]))
+            return MS_ERR_INVALID;
+    x->first = calloc(n, sizeof *x->first);
+    if (!x->first)
+        return MS_ERR_NOMEM;
+    int rc = MS_OK;
+    for (size_t i = 0; rc == MS_OK && i < n; i++) {
+        x->first[i] = x->n;
+        if (lens[i] <= MS_STORE_FRAGMENT_BYTES) {
+            rc = s_expand_grow(x, 1);
+            if (rc == MS_OK) {
+                x->kinds[x->n] = kinds[i];
+                x->payloads[x->n] = payloads[i];
+                x->lens[x->n] = lens[i];
+                x->bufs[x->n] = NULL;
+                x->pre[x->n] = NULL;
+                x->n++;
+            }
+            continue;
+        }
+        ms_store_payload_t *p = NULL;
+        rc = ms_store_payload_decode(kinds[i], payloads[i], lens[i], &p);
+        if (rc == MS_ERR_UNSUPPORTED)
+            rc = MS_OK; // a kind not known here: stored, not applied
+        if (rc == MS_OK)
+            rc = s_expand_fragments(x, kinds[i], payloads[i], lens[i], &p);
+        ms_store_payload_destroy(&p);
+    }
+    if (rc != MS_OK)
+        s_expand_free(x);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Append records of this node (fragmenting big payloads) as one op.
+
+static int
+s_append(ms_store_t *self, const uint8_t *origin, size_t n,
+         const uint32_t *kinds, const void *const *payloads, const size_t *lens,
+         bool explicit_block, ms_record_key_t *keys_out)
+{
+    if (self->read_only)
+        return MS_ERR_UNSUPPORTED;
+    s_expand_t x;
+    int rc = s_expand(&x, n, kinds, payloads, lens);
+    if (rc != MS_OK)
+        return rc;
+    ms_record_key_t one_key, *keys = &one_key;
+    if (keys_out && x.n > 1) {
+        keys = calloc(x.n, sizeof *keys);
+        if (!keys) {
+            s_expand_free(&x);
+            return MS_ERR_NOMEM;
+        }
+    }
+    s_op_t op = {.kind = S_OP_APPEND,
+                 .node = origin,
+                 .n_recs = x.n,
+                 .kinds = x.kinds,
+                 .payloads = (const void *const *) x.payloads,
+                 .lens = x.lens,
+                 .explicit_block = explicit_block,
+                 .keys_out = keys_out ? keys : NULL,
+                 .pre = x.pre};
+    rc = s_submit(self, &op);
+    if (rc == MS_OK && keys_out)
+        for (size_t i = 0; i < n; i++)
+            keys_out[i] = keys[x.first[i]];
+    if (keys != &one_key)
+        free(keys);
+    s_expand_free(&x);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
 //  Append one record of this node.
 
 int
@@ -3164,20 +3653,12 @@ ms_store_append(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
                 ms_record_key_t *key_out)
 {
     const void *payloads[1] = {payload};
-    if (!s_block_valid(1, &kind, payloads, &len))
-        return MS_ERR_INVALID;
-    s_op_t op = {.kind = S_OP_APPEND,
-                 .node = origin,
-                 .n_recs = 1,
-                 .kinds = &kind,
-                 .payloads = payloads,
-                 .lens = &len,
-                 .keys_out = key_out};
-    return s_submit(self, &op);
+    return s_append(self, origin, 1, &kind, payloads, &len, false, key_out);
 }
 
 //  --------------------------------------------------------------------------
-//  Append N records of this node as one block.
+//  Append N records of this node as one block (or consecutive blocks of
+//  their own when fragments make them more than MS_RECORD_MAX_BLOCK).
 
 int
 ms_store_append_many(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
@@ -3185,17 +3666,7 @@ ms_store_append_many(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
                      const void *const payloads[], const size_t lens[],
                      ms_record_key_t *keys_out)
 {
-    if (!s_block_valid(n, kinds, payloads, lens))
-        return MS_ERR_INVALID;
-    s_op_t op = {.kind = S_OP_APPEND,
-                 .node = origin,
-                 .n_recs = n,
-                 .kinds = kinds,
-                 .payloads = payloads,
-                 .lens = lens,
-                 .explicit_block = true,
-                 .keys_out = keys_out};
-    return s_submit(self, &op);
+    return s_append(self, origin, n, kinds, payloads, lens, true, keys_out);
 }
 
 //  --------------------------------------------------------------------------

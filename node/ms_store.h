@@ -53,10 +53,10 @@
 typedef struct ms_store ms_store_t;
 
 #define MS_STORE_ID_BYTES 32 // sweep, task and node ids: raw bytes
-#define MS_DEFAULT_STORE_MAP_SIZE ((uint64_t)64 << 30) // 64 GiB
-#define MS_DEFAULT_STORE_MAX_READERS 126  // LMDB's own default
-#define MS_DEFAULT_STORE_MAX_BATCH 1024   // writes per group commit
-#define MS_STORE_INDEX_END UINT32_MAX     // "no more tasks" in a page cursor
+#define MS_DEFAULT_STORE_MAP_SIZE ((uint64_t) 64 << 30) // 64 GiB
+#define MS_DEFAULT_STORE_MAX_READERS 126                // LMDB's own default
+#define MS_DEFAULT_STORE_MAX_BATCH 1024 // writes per group commit
+#define MS_STORE_INDEX_END UINT32_MAX   // "no more tasks" in a page cursor
 
 //  Task states (DESIGN.md "States"). The numeric values are stored on disk:
 //  never reorder them.
@@ -87,9 +87,9 @@ typedef struct {
     unsigned max_batch;      // most queued writes applied in one commit
     bool read_only;          // open an existing store for reading only
     // Test hooks; leave at their defaults outside tests.
-    uint32_t fs_type;        // 0: statfs the dir; else pretend f_type is
-                             // this (also env MESHSWEEP_TEST_FSTYPE=0x6969)
-    bool skip_reader_check;  // do not clear stale readers at open
+    uint32_t fs_type;       // 0: statfs the dir; else pretend f_type is
+                            // this (also env MESHSWEEP_TEST_FSTYPE=0x6969)
+    bool skip_reader_check; // do not clear stale readers at open
 } ms_store_options_t;
 
 //  One task. Returned by ms_store_get_task and ms_store_claim_next (caller
@@ -98,14 +98,14 @@ typedef struct {
 typedef struct {
     uint8_t task_id[MS_STORE_ID_BYTES];
     uint8_t sweep_id[MS_STORE_ID_BYTES];
-    uint32_t index;           // position in the sweep's task list, from 0
+    uint32_t index; // position in the sweep's task list, from 0
     ms_task_state_t state;
-    uint32_t attempts;        // claims so far (ms_store_claim_next adds 1)
-    int64_t updated_at_ms;    // wall clock, ms since the Unix epoch
+    uint32_t attempts;     // claims so far (ms_store_claim_next adds 1)
+    int64_t updated_at_ms; // wall clock, ms since the Unix epoch
     uint8_t holder[MS_STORE_ID_BYTES]; // node running it; zero when none
-    const char *config_json;  // canonical config JSON, NUL-terminated
-    size_t config_len;        // bytes in config_json, without the NUL
-    const char *error;        // last error ("" when none), NUL-terminated
+    const char *config_json;           // canonical config JSON, NUL-terminated
+    size_t config_len;                 // bytes in config_json, without the NUL
+    const char *error; // last error ("" when none), NUL-terminated
 } ms_store_task_t;
 
 //  One sweep with its state and task counts. Returned by ms_store_get_sweep
@@ -114,21 +114,21 @@ typedef struct {
 typedef struct {
     uint8_t sweep_id[MS_STORE_ID_BYTES];
     ms_sweep_state_t state;
-    int32_t priority;          // higher is served first; default 0
-    uint64_t n_tasks;          // tasks in the sweep
+    int32_t priority;                  // higher is served first; default 0
+    uint64_t n_tasks;                  // tasks in the sweep
     uint64_t counts[MS_TASK_N_STATES]; // tasks per ms_task_state_t
-    int64_t created_at_ms;     // wall clock, ms since the Unix epoch
-    int64_t updated_at_ms;     // last state or count change
-    const char *spec_json;     // canonical expanded spec, NUL-terminated
-    size_t spec_len;           // bytes in spec_json, without the NUL
+    int64_t created_at_ms;             // wall clock, ms since the Unix epoch
+    int64_t updated_at_ms;             // last state or count change
+    const char *spec_json; // canonical expanded spec, NUL-terminated
+    size_t spec_len;       // bytes in spec_json, without the NUL
 } ms_store_sweep_t;
 
 //  One task of a sweep to store: its id and canonical config JSON.
 //  Borrowed by ms_store_put_sweep for the duration of the call.
 typedef struct {
-    const uint8_t *task_id;   // MS_STORE_ID_BYTES bytes
-    const char *config_json;  // canonical config JSON text
-    size_t config_len;        // bytes in config_json
+    const uint8_t *task_id;  // MS_STORE_ID_BYTES bytes
+    const char *config_json; // canonical config JSON text
+    size_t config_len;       // bytes in config_json
 } ms_store_task_input_t;
 
 //  Counters for /metrics and tests. Totals since ms_store_open.
@@ -143,10 +143,12 @@ typedef struct {
                                   // at least one read transaction open
     uint64_t n_reads_open;        // read transactions open right now
     // Record log (held in the store, not since open; 0 when unreadable).
-    uint64_t n_records;           // records held (all origins)
-    uint64_t n_blocks;            // blocks held
-    uint64_t n_equivocations;     // conflicting records kept as evidence
-    uint64_t n_equivocating;      // origins marked equivocating
+    uint64_t n_records;       // records held (all origins)
+    uint64_t n_blocks;        // blocks held
+    uint64_t n_equivocations; // conflicting records kept as evidence
+    uint64_t n_equivocating;  // origins marked equivocating
+    uint64_t n_bad_fragments; // fragment sets stored but not applied
+                              // (gap, wrong hash, inflate error, ...)
 } ms_store_stats_t;
 
 //  Row callback: one result row's JSON text (NUL-terminated, n bytes
@@ -161,8 +163,7 @@ typedef int (*ms_store_sweep_fn)(void *arg, const ms_store_sweep_t *sweep);
 
 //  Fill opts with the defaults: map 64 GiB, 126 readers, batches of 1024,
 //  read-write, no test hooks.
-void
-    ms_store_options_default(ms_store_options_t *opts);
+void ms_store_options_default(ms_store_options_t *opts);
 
 //  Open (create if missing, mode 0700, parents too) the store in DIR (the
 //  data dir's store/ path). Creates the named databases and, for a new
@@ -175,25 +176,21 @@ void
 //  read_only and no store in DIR; MS_ERR_IO the dir cannot be created;
 //  MS_ERR_STORE any LMDB failure (mdb_strerror text in diag);
 //  MS_ERR_NOMEM.
-int
-    ms_store_open(ms_store_t **out, const char *dir,
+int ms_store_open(ms_store_t **out, const char *dir,
                   const ms_store_options_t *opts, ms_diag_t *diag);
 
 //  Finish the queued writes, stop the writer thread, close the
 //  environment, free the store and set *self_p to NULL. NULL-safe. No
 //  other thread may use the store during or after the call.
-void
-    ms_store_destroy(ms_store_t **self_p);
+void ms_store_destroy(ms_store_t **self_p);
 
 //  The store's incarnation: 64 random bits made when the store was
 //  created; records this node originates are keyed (origin, incarnation,
 //  seq), so a wiped store never reuses a key.
-uint64_t
-    ms_store_incarnation(ms_store_t *self);
+uint64_t ms_store_incarnation(ms_store_t *self);
 
 //  Copy the store's counters into *out.
-void
-    ms_store_stats(ms_store_t *self, ms_store_stats_t *out);
+void ms_store_stats(ms_store_t *self, ms_store_stats_t *out);
 
 //  Store a sweep and all its tasks in ONE transaction: the spec JSON, the
 //  state (active, priority given), and per task (index = position in
@@ -204,62 +201,53 @@ void
 //  task id already belongs to another sweep; MS_ERR_INVALID a NULL or
 //  duplicate task id in tasks[], empty spec; MS_ERR_UNSUPPORTED read-only
 //  store; MS_ERR_STORE_FULL the map cannot grow; MS_ERR_STORE.
-int
-    ms_store_put_sweep(ms_store_t *self,
+int ms_store_put_sweep(ms_store_t *self,
                        const uint8_t sweep_id[MS_STORE_ID_BYTES],
-                       const char *spec_json, size_t spec_len,
-                       int32_t priority, const ms_store_task_input_t *tasks,
-                       size_t n_tasks, bool *existed);
+                       const char *spec_json, size_t spec_len, int32_t priority,
+                       const ms_store_task_input_t *tasks, size_t n_tasks,
+                       bool *existed);
 
 //  Get a sweep: spec text, state, counts of tasks by state. Caller owns
 //  *out (free with ms_store_sweep_destroy).
 //  Errors: MS_ERR_NOTFOUND, MS_ERR_NOMEM, MS_ERR_STORE.
-int
-    ms_store_get_sweep(ms_store_t *self,
+int ms_store_get_sweep(ms_store_t *self,
                        const uint8_t sweep_id[MS_STORE_ID_BYTES],
                        ms_store_sweep_t **out);
 
 //  Free a sweep from ms_store_get_sweep; NULL-safe; nulls *sweep_p.
-void
-    ms_store_sweep_destroy(ms_store_sweep_t **sweep_p);
+void ms_store_sweep_destroy(ms_store_sweep_t **sweep_p);
 
 //  Call fn for every sweep, in sweep id order.
 //  Errors: MS_ERR_STORE, or fn's nonzero return.
-int
-    ms_store_list_sweeps(ms_store_t *self, ms_store_sweep_fn fn, void *arg);
+int ms_store_list_sweeps(ms_store_t *self, ms_store_sweep_fn fn, void *arg);
 
 //  Set a sweep's state. Cancelling also moves its pending tasks to
 //  cancelled (running ones are left to the node to stop). A sweep turns
 //  done by itself when no task is pending, claimed or running.
 //  Errors: MS_ERR_NOTFOUND, MS_ERR_UNSUPPORTED read-only, MS_ERR_STORE*.
-int
-    ms_store_set_sweep_state(ms_store_t *self,
+int ms_store_set_sweep_state(ms_store_t *self,
                              const uint8_t sweep_id[MS_STORE_ID_BYTES],
                              ms_sweep_state_t state);
 
 //  Set a sweep's priority (higher first in ms_store_claim_next).
 //  Errors: as ms_store_set_sweep_state.
-int
-    ms_store_set_sweep_priority(ms_store_t *self,
+int ms_store_set_sweep_priority(ms_store_t *self,
                                 const uint8_t sweep_id[MS_STORE_ID_BYTES],
                                 int32_t priority);
 
 //  Get a task. Caller owns *out (free with ms_store_task_destroy).
 //  Errors: MS_ERR_NOTFOUND, MS_ERR_NOMEM, MS_ERR_STORE.
-int
-    ms_store_get_task(ms_store_t *self,
+int ms_store_get_task(ms_store_t *self,
                       const uint8_t task_id[MS_STORE_ID_BYTES],
                       ms_store_task_t **out);
 
 //  Free a task from ms_store_get_task or ms_store_claim_next; NULL-safe;
 //  nulls *task_p.
-void
-    ms_store_task_destroy(ms_store_task_t **task_p);
+void ms_store_task_destroy(ms_store_task_t **task_p);
 
 //  Call fn for every task of a sweep, in index order.
 //  Errors: MS_ERR_NOTFOUND no such sweep, MS_ERR_STORE, fn's return.
-int
-    ms_store_tasks_by_sweep(ms_store_t *self,
+int ms_store_tasks_by_sweep(ms_store_t *self,
                             const uint8_t sweep_id[MS_STORE_ID_BYTES],
                             ms_store_task_fn fn, void *arg);
 
@@ -270,8 +258,7 @@ int
 //  ms_store_task_destroy); out may be NULL.
 //  Errors: MS_ERR_NOTFOUND no pending task in any active sweep;
 //  MS_ERR_UNSUPPORTED read-only; MS_ERR_STORE_FULL; MS_ERR_STORE.
-int
-    ms_store_claim_next(ms_store_t *self,
+int ms_store_claim_next(ms_store_t *self,
                         const uint8_t node_id[MS_STORE_ID_BYTES],
                         ms_store_task_t **out);
 
@@ -283,17 +270,15 @@ int
 //  Errors: MS_ERR_NOTFOUND no such task; MS_ERR_CONFLICT the task is done;
 //  MS_ERR_INVALID state is MS_TASK_DONE or out of range;
 //  MS_ERR_UNSUPPORTED read-only; MS_ERR_STORE_FULL; MS_ERR_STORE.
-int
-    ms_store_set_task_state(ms_store_t *self,
+int ms_store_set_task_state(ms_store_t *self,
                             const uint8_t task_id[MS_STORE_ID_BYTES],
-                            ms_task_state_t state,
-                            const uint8_t *node_id, const char *reason);
+                            ms_task_state_t state, const uint8_t *node_id,
+                            const char *reason);
 
 //  After a restart: move every task left claimed or running by NODE_ID
 //  back to pending (attempts kept). *n_reset (if not NULL) gets the count.
 //  Errors: MS_ERR_UNSUPPORTED read-only; MS_ERR_STORE_FULL; MS_ERR_STORE.
-int
-    ms_store_reset_claims(ms_store_t *self,
+int ms_store_reset_claims(ms_store_t *self,
                           const uint8_t node_id[MS_STORE_ID_BYTES],
                           size_t *n_reset);
 
@@ -305,8 +290,7 @@ int
 //  no such task; MS_ERR_CONFLICT this node already has another row for
 //  the task (the first one counts); MS_ERR_UNSUPPORTED read-only;
 //  MS_ERR_STORE_FULL; MS_ERR_STORE.
-int
-    ms_store_put_result(ms_store_t *self,
+int ms_store_put_result(ms_store_t *self,
                         const uint8_t task_id[MS_STORE_ID_BYTES],
                         const uint8_t node_id[MS_STORE_ID_BYTES],
                         const char *row_json, size_t row_len);
@@ -318,8 +302,7 @@ int
 //  or MS_STORE_INDEX_END when every task was visited. One read txn: the
 //  page is a consistent snapshot; rows are never all in memory at once.
 //  Errors: MS_ERR_NOTFOUND no such sweep; MS_ERR_STORE; fn's return.
-int
-    ms_store_results_by_sweep(ms_store_t *self,
+int ms_store_results_by_sweep(ms_store_t *self,
                               const uint8_t sweep_id[MS_STORE_ID_BYTES],
                               uint32_t first_index, size_t max_rows,
                               ms_store_row_fn fn, void *arg,
@@ -327,8 +310,7 @@ int
 
 //  Call fn for every result row of one task, in node id order.
 //  Errors: MS_ERR_STORE; fn's return. A task with no rows is MS_OK.
-int
-    ms_store_results_by_task(ms_store_t *self,
+int ms_store_results_by_task(ms_store_t *self,
                              const uint8_t task_id[MS_STORE_ID_BYTES],
                              ms_store_row_fn fn, void *arg);
 
@@ -343,9 +325,17 @@ int
 //  wire payloads of proto/ms_wire.h, read through ms_store_payload.h.
 //  ==========================================================================
 
-#define MS_RECORD_MAX_BLOCK 64                   // records in one block
-#define MS_RECORD_MAX_PAYLOAD_BYTES (8u << 20)   // one record's payload
-#define MS_RECORD_MAX_SIG_BYTES 1024             // block signature bytes
+#define MS_RECORD_MAX_BLOCK 64                 // records in one block
+#define MS_RECORD_MAX_PAYLOAD_BYTES (8u << 20) // one record's payload
+#define MS_RECORD_MAX_SIG_BYTES 1024           // block signature bytes
+//  A payload given to ms_store_append* over this many bytes is carried in
+//  FRAGMENT records (see "Fragments" below); each fragment's payload then
+//  fits the wire's 64 KiB record limit (MS_WIRE_MAX_PAYLOAD_BYTES).
+#define MS_STORE_FRAGMENT_BYTES (60u << 10)
+//  One logical payload at most (MS_WIRE_MAX_LOGICAL_PAYLOAD_BYTES): the
+//  bound of ms_store_append*, of a fragment set's compressed stream and
+//  of its inflated payload.
+#define MS_STORE_MAX_LOGICAL_BYTES (256u << 20)
 
 //  Record kinds: numbers are on the wire and on disk; never reuse one. A
 //  kind this node does not know is stored and served, not applied.
@@ -359,7 +349,25 @@ typedef enum {
     MS_RECORD_RESULT = 7,
     MS_RECORD_FAILURE = 8,
     MS_RECORD_REEVALUATION = 9,
+    MS_RECORD_FRAGMENT = 10, // a piece of a big logical record (below)
 } ms_record_kind_t;
+
+//  Fragments. A logical record whose payload is over
+//  MS_STORE_FRAGMENT_BYTES (a SWEEP lists every task config) is stored
+//  by ms_store_append* as consecutive FRAGMENT records of this node, in
+//  one transaction (several blocks of <= 64 records when needed): the
+//  payload is compressed with zlib (deflate, level 6; kept raw when that
+//  does not shrink it) and the stream cut into pieces of
+//  MS_STORE_FRAGMENT_BYTES, each a FRAGMENT payload (proto/ms_wire.h:
+//  inner kind, stream and raw lengths, offset, compression, bytes,
+//  BLAKE2b-256 of the logical payload). One that compresses below the
+//  threshold is ONE fragment (offset 0). The logical record's key is its
+//  first fragment's key; it is applied (as a record of the inner kind)
+//  when its last fragment is stored, appended or merged: the store reads
+//  the earlier fragments back, checks offsets, lengths and the hash and
+//  inflates within raw_len. An inconsistent set is stored (the fragments
+//  are records like any other: read_blocks serves them, merge keeps
+//  them) but not applied, counted in n_bad_fragments and logged once.
 
 //  A record's key: origin node id, the origin store's incarnation, and
 //  its seq (from 1 per (origin, incarnation)).
@@ -393,10 +401,10 @@ typedef struct {
     uint32_t slot;                      // replica slot, from 0
     uint64_t epoch;                     // claim epoch, from 1
     uint8_t node_id[MS_STORE_ID_BYTES]; // claimant (the record's origin)
-    bool claimed;             // a claim record is held (a release may
-                              // arrive first: then false until it does)
-    bool released;            // a release record for it is held
-    uint32_t reason;          // release reason (ms_store_payload.h codes)
+    bool claimed;                       // a claim record is held (a release may
+                  // arrive first: then false until it does)
+    bool released;               // a release record for it is held
+    uint32_t reason;             // release reason (ms_store_payload.h codes)
     ms_record_key_t claim_key;   // the claim record (lowest key if several)
     ms_record_key_t release_key; // the release record (zero when none)
 } ms_store_claim_t;
@@ -424,21 +432,26 @@ typedef int (*ms_store_claim_fn)(void *arg, const ms_store_claim_t *claim);
 //  next seq), KIND and PAYLOAD (LEN bytes, copied). It is applied to the
 //  derived tables in the same transaction and the call returns once it is
 //  durable. Records of one origin appended in one group commit form one
-//  block (up to MS_RECORD_MAX_BLOCK). *key_out (may be NULL) gets the key.
-//  Errors: MS_ERR_INVALID payload over MS_RECORD_MAX_PAYLOAD_BYTES, or a
-//  known kind whose payload does not decode (nothing stored);
-//  MS_ERR_UNSUPPORTED read-only; MS_ERR_STORE_FULL; MS_ERR_STORE.
-int
-    ms_store_append(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
+//  block (up to MS_RECORD_MAX_BLOCK). A payload over
+//  MS_STORE_FRAGMENT_BYTES is compressed and stored as FRAGMENT records
+//  ("Fragments" above; the caller sees one record). *key_out (may be
+//  NULL) gets the key (of the first fragment when fragmented).
+//  Errors: MS_ERR_INVALID payload over MS_STORE_MAX_LOGICAL_BYTES, kind
+//  MS_RECORD_FRAGMENT (the store makes those), or a known kind whose
+//  payload does not decode (nothing stored); MS_ERR_UNSUPPORTED
+//  read-only; MS_ERR_NOMEM; MS_ERR_STORE_FULL; MS_ERR_STORE.
+int ms_store_append(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
                     uint32_t kind, const void *payload, size_t len,
                     ms_record_key_t *key_out);
 
 //  Append N records (1..MS_RECORD_MAX_BLOCK) of this node as exactly one
-//  block, in one transaction: kinds[i], payloads[i], lens[i]. keys_out
-//  (may be NULL) gets N keys. All or nothing.
+//  block, in one transaction: kinds[i], payloads[i], lens[i]. A payload
+//  over MS_STORE_FRAGMENT_BYTES becomes fragments (as ms_store_append),
+//  and when the records then number more than MS_RECORD_MAX_BLOCK they
+//  form consecutive blocks of their own. keys_out (may be NULL) gets N
+//  keys (a fragmented record's first fragment). All or nothing.
 //  Errors: as ms_store_append; MS_ERR_INVALID n out of range.
-int
-    ms_store_append_many(ms_store_t *self,
+int ms_store_append_many(ms_store_t *self,
                          const uint8_t origin[MS_STORE_ID_BYTES], size_t n,
                          const uint32_t kinds[], const void *const payloads[],
                          const size_t lens[], ms_record_key_t *keys_out);
@@ -458,8 +471,7 @@ int
 //  for the gap); MS_ERR_INVALID n, first_seq 0, a payload or signature
 //  over its limit; MS_ERR_UNSUPPORTED read-only; MS_ERR_STORE_FULL;
 //  MS_ERR_STORE.
-int
-    ms_store_merge_block(ms_store_t *self,
+int ms_store_merge_block(ms_store_t *self,
                          const uint8_t origin[MS_STORE_ID_BYTES],
                          uint64_t incarnation, uint64_t first_seq, size_t n,
                          const uint32_t kinds[],
@@ -470,7 +482,7 @@ int
 //  One block to merge with ms_store_merge_blocks: the arguments of
 //  ms_store_merge_block, borrowed for the call.
 typedef struct {
-    const uint8_t *origin;          // MS_STORE_ID_BYTES bytes
+    const uint8_t *origin; // MS_STORE_ID_BYTES bytes
     uint64_t incarnation;
     uint64_t first_seq;
     size_t n;                       // records, 1..MS_RECORD_MAX_BLOCK
@@ -488,16 +500,14 @@ typedef struct {
 //  NULL) each outcome. Returns MS_OK when every block merged, else the
 //  first block's error (the other blocks are still merged).
 //  Errors: as ms_store_merge_block; MS_ERR_NOMEM.
-int
-    ms_store_merge_blocks(ms_store_t *self, const ms_store_block_t *blocks,
+int ms_store_merge_blocks(ms_store_t *self, const ms_store_block_t *blocks,
                           size_t n_blocks, int *rcs,
                           ms_store_merge_result_t *outs);
 
 //  Call fn for every vector entry (origin, incarnation, highest
 //  contiguous seq held), in key order (origin, then incarnation).
 //  Errors: MS_ERR_STORE; fn's return.
-int
-    ms_store_vector(ms_store_t *self, ms_store_vector_fn fn, void *arg);
+int ms_store_vector(ms_store_t *self, ms_store_vector_fn fn, void *arg);
 
 //  Digest of the version vector: BLAKE2b-256 over the entries in key
 //  order, each origin (32) || incarnation (8, big-endian) || seq (8,
@@ -505,14 +515,12 @@ int
 //  recomputed only after a commit that changed the vector (this process's
 //  commits; another process's writes are seen at the next own commit).
 //  Errors: MS_ERR_STORE.
-int
-    ms_store_vector_digest(ms_store_t *self, uint8_t digest[32],
+int ms_store_vector_digest(ms_store_t *self, uint8_t digest[32],
                            uint64_t *n_entries);
 
 //  Highest contiguous seq held of (ORIGIN, INCARNATION) into *seq (0 when
 //  none). Errors: MS_ERR_STORE.
-int
-    ms_store_held(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
+int ms_store_held(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
                   uint64_t incarnation, uint64_t *seq);
 
 //  Call fn for each stored block of (ORIGIN, INCARNATION) that overlaps
@@ -522,8 +530,7 @@ int
 //  records (at least one block is given). One read txn.
 //  Errors: MS_ERR_STORE (also a block whose records are missing); fn's
 //  return. No block in the range is MS_OK.
-int
-    ms_store_read_blocks(ms_store_t *self,
+int ms_store_read_blocks(ms_store_t *self,
                          const uint8_t origin[MS_STORE_ID_BYTES],
                          uint64_t incarnation, uint64_t from_seq,
                          uint64_t to_seq, size_t max_records,
@@ -531,8 +538,7 @@ int
 
 //  *out = true when ORIGIN has been seen equivocating (two records under
 //  one key). Errors: MS_ERR_STORE.
-int
-    ms_store_equivocating(ms_store_t *self,
+int ms_store_equivocating(ms_store_t *self,
                           const uint8_t origin[MS_STORE_ID_BYTES], bool *out);
 
 //  Set the member count the failure rule uses: a task ends failed after
@@ -542,13 +548,11 @@ int
 //  node sets it at start and when its view changes).
 //  Errors: MS_ERR_INVALID n_members 0; MS_ERR_UNSUPPORTED read-only;
 //  MS_ERR_STORE_FULL; MS_ERR_STORE.
-int
-    ms_store_set_member_count(ms_store_t *self, uint32_t n_members);
+int ms_store_set_member_count(ms_store_t *self, uint32_t n_members);
 
 //  Call fn for every claim row of TASK_ID, in (slot, epoch, node) order.
 //  Errors: MS_ERR_STORE; fn's return. No claims is MS_OK.
-int
-    ms_store_claims_by_task(ms_store_t *self,
+int ms_store_claims_by_task(ms_store_t *self,
                             const uint8_t task_id[MS_STORE_ID_BYTES],
                             ms_store_claim_fn fn, void *arg);
 
@@ -557,13 +561,11 @@ int
 //  (created_at: for sweeps from records it is not on the wire and is the
 //  same for all, so in effect sweep id order), then task index.
 //  Errors: MS_ERR_STORE; fn's return.
-int
-    ms_store_pending_tasks(ms_store_t *self, ms_store_task_fn fn, void *arg);
+int ms_store_pending_tasks(ms_store_t *self, ms_store_task_fn fn, void *arg);
 
 //  Number of rows in the results table (counted results) into *n.
 //  Errors: MS_ERR_STORE.
-int
-    ms_store_results_count(ms_store_t *self, uint64_t *n);
+int ms_store_results_count(ms_store_t *self, uint64_t *n);
 
 //  BLAKE2b-256 over the derived tables' content that is a function of the
 //  record set (sweeps, sweep states and counts, tasks' derived fields,
@@ -572,21 +574,17 @@ int
 //  attempts, holders of the single-node API) are left out. Two stores
 //  with the same records have the same digest.
 //  Errors: MS_ERR_STORE, MS_ERR_NOMEM.
-int
-    ms_store_state_digest(ms_store_t *self, uint8_t digest[32]);
+int ms_store_state_digest(ms_store_t *self, uint8_t digest[32]);
 
 //  BLAKE2b-256 over the results table only (task || node -> row, in key
 //  order): "the results table is identical on every node".
 //  Errors: MS_ERR_STORE.
-int
-    ms_store_results_digest(ms_store_t *self, uint8_t digest[32]);
+int ms_store_results_digest(ms_store_t *self, uint8_t digest[32]);
 
 //  Name of a task state ("pending", ...); "unknown" when out of range.
-const char *
-    ms_task_state_name(ms_task_state_t state);
+const char *ms_task_state_name(ms_task_state_t state);
 
 //  Name of a sweep state ("active", ...); "unknown" when out of range.
-const char *
-    ms_sweep_state_name(ms_sweep_state_t state);
+const char *ms_sweep_state_name(ms_sweep_state_t state);
 
 #endif

@@ -66,7 +66,7 @@ s_encode_sweep(const ms_store_payload_t *p, uint8_t **out, size_t *len)
     spec[p->u.sweep.spec_len] = 0;
     ms_wire_sweep_t w = {.spec = spec, .priority = p->u.sweep.priority};
     memcpy(w.sweep_id, p->u.sweep.sweep_id, MS_WIRE_ID_BYTES);
-    int rc = ms_wire_encode_sweep(&w, out, len);
+    int rc = ms_wire_encode_sweep_big(&w, out, len);
     free(spec);
     return rc;
 }
@@ -166,7 +166,7 @@ static int
 s_decode_sweep(s_decoded_t *d, const uint8_t *data, size_t len)
 {
     ms_wire_sweep_t *w = NULL;
-    int rc = s_wire_rc(ms_wire_decode_sweep(data, len, &w));
+    int rc = s_wire_rc(ms_wire_decode_sweep_big(data, len, &w));
     if (rc != MS_OK)
         return rc;
     d->wire = w;

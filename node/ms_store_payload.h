@@ -9,7 +9,8 @@
     proto/ms_wire.h (protobuf, ms_wire_encode_* / ms_wire_decode_*); this
     class maps them to and from the plain values below:
 
-    - sweep: on the wire, sweep id, canonical expanded spec and priority.
+    - sweep: on the wire, sweep id, canonical expanded spec and priority
+      (up to MS_WIRE_MAX_LOGICAL_PAYLOAD_BYTES: the store fragments it).
       The task list is not sent beside the spec: decode rebuilds it from
       the spec with ms_spec_load_canonical (task ids are
       BLAKE2b(sweep id || config), DESIGN.md) and refuses a spec whose id
@@ -103,8 +104,8 @@ typedef struct {
             uint32_t status;      // ms_result_status_t (from the row)
             const char *row_json; // the result row (JSON object)
             size_t row_len;
-            uint32_t slot;        // the slot it was computed for
-            uint32_t epoch;       // the claim epoch (0 encodes as 1)
+            uint32_t slot;  // the slot it was computed for
+            uint32_t epoch; // the claim epoch (0 encodes as 1)
         } result;
         struct {
             uint8_t task_id[MS_STORE_ID_BYTES];
@@ -117,11 +118,13 @@ typedef struct {
 } ms_store_payload_t;
 
 //  Encode P into a new buffer: *out (caller frees with free()), *len.
+//  A sweep may be up to MS_WIRE_MAX_LOGICAL_PAYLOAD_BYTES (its spec lists
+//  every task): ms_store_append carries a payload over
+//  MS_STORE_FRAGMENT_BYTES in FRAGMENT records, so the caller need not
+//  check its size; the other kinds stay within MS_WIRE_MAX_PAYLOAD_BYTES.
 //  Errors: MS_ERR_INVALID unknown kind, missing field or a field out of
-//  the wire contract; MS_ERR_RANGE over MS_WIRE_MAX_PAYLOAD_BYTES;
-//  MS_ERR_NOMEM.
-int
-    ms_store_payload_encode(const ms_store_payload_t *p, uint8_t **out,
+//  the wire contract; MS_ERR_RANGE over those limits; MS_ERR_NOMEM.
+int ms_store_payload_encode(const ms_store_payload_t *p, uint8_t **out,
                             size_t *len);
 
 //  Decode LEN bytes of a KIND payload. Caller owns *out (free with
@@ -130,12 +133,10 @@ int
 //  applied); MS_ERR_INVALID malformed payload (the wire decoder's
 //  MS_ERR_PROTOCOL, a sweep spec that is not canonical or not its id, a
 //  result row that is not a JSON object); MS_ERR_NOMEM.
-int
-    ms_store_payload_decode(uint32_t kind, const uint8_t *data, size_t len,
+int ms_store_payload_decode(uint32_t kind, const uint8_t *data, size_t len,
                             ms_store_payload_t **out);
 
 //  Free a decoded payload; NULL-safe; nulls *p_p.
-void
-    ms_store_payload_destroy(ms_store_payload_t **p_p);
+void ms_store_payload_destroy(ms_store_payload_t **p_p);
 
 #endif

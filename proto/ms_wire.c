@@ -1174,9 +1174,9 @@ s_epoch_ok(uint32_t epoch)
 //  True when a sweep payload obeys its contract.
 
 static bool
-s_sweep_valid(const ms_wire_sweep_t *s)
+s_sweep_valid(const ms_wire_sweep_t *s, size_t max)
 {
-    if (!s_text_ok(s->spec, MS_WIRE_MAX_PAYLOAD_BYTES, true) ||
+    if (!s_text_ok(s->spec, max, true) ||
         s->n_datasets > MS_WIRE_MAX_DATASET_FILES ||
         (s->n_datasets && !s->datasets))
         return false;
@@ -1190,15 +1190,16 @@ s_sweep_valid(const ms_wire_sweep_t *s)
 }
 
 //  --------------------------------------------------------------------------
-//  Encode a sweep payload.
+//  Encode a sweep payload of at most MAX bytes.
 
-int
-ms_wire_encode_sweep(const ms_wire_sweep_t *sweep, uint8_t **out, size_t *n)
+static int
+s_encode_sweep(const ms_wire_sweep_t *sweep, size_t max, uint8_t **out,
+               size_t *n)
 {
     assert(sweep && out && n);
     *out = NULL;
     *n = 0;
-    if (!s_sweep_valid(sweep))
+    if (!s_sweep_valid(sweep, max))
         return MS_ERR_INVALID;
     Mswire__SweepPayload m = MSWIRE__SWEEP_PAYLOAD__INIT;
     m.sweep_id = s_bin(sweep->sweep_id, MS_WIRE_ID_BYTES);
@@ -1219,23 +1220,41 @@ ms_wire_encode_sweep(const ms_wire_sweep_t *sweep, uint8_t **out, size_t *n)
     }
     m.n_datasets = sweep->n_datasets;
     m.datasets = (Mswire__DatasetRef **) ptrs;
-    rc = s_pack_payload(&m.base, out, n);
+    rc = s_pack(&m.base, max, out, n);
     free(items);
     free(ptrs);
     return rc;
 }
 
 //  --------------------------------------------------------------------------
+//  Encode a sweep payload (one record's worth).
+
+int
+ms_wire_encode_sweep(const ms_wire_sweep_t *sweep, uint8_t **out, size_t *n)
+{
+    return s_encode_sweep(sweep, MS_WIRE_MAX_PAYLOAD_BYTES, out, n);
+}
+
+//  --------------------------------------------------------------------------
+//  Encode a sweep payload the store carries in FRAGMENT records.
+
+int
+ms_wire_encode_sweep_big(const ms_wire_sweep_t *sweep, uint8_t **out, size_t *n)
+{
+    return s_encode_sweep(sweep, MS_WIRE_MAX_LOGICAL_PAYLOAD_BYTES, out, n);
+}
+
+//  --------------------------------------------------------------------------
 //  Copy a sweep payload out of its protobuf-c form.
 
 static int
-s_sweep_in(ms_wire_sweep_t *s, const Mswire__SweepPayload *m)
+s_sweep_in(ms_wire_sweep_t *s, const Mswire__SweepPayload *m, size_t max)
 {
     if (!s_id_in(s->sweep_id, &m->sweep_id) ||
         m->n_datasets > MS_WIRE_MAX_DATASET_FILES)
         return MS_ERR_PROTOCOL;
     s->priority = m->priority;
-    int rc = s_text_in(m->spec, MS_WIRE_MAX_PAYLOAD_BYTES, &s->spec);
+    int rc = s_text_in(m->spec, max, &s->spec);
     if (rc != MS_OK || m->n_datasets == 0)
         return rc;
     s->datasets = calloc(m->n_datasets, sizeof *s->datasets);
@@ -1255,22 +1274,22 @@ s_sweep_in(ms_wire_sweep_t *s, const Mswire__SweepPayload *m)
 }
 
 //  --------------------------------------------------------------------------
-//  Decode a sweep payload.
+//  Decode a sweep payload of at most MAX bytes.
 
-int
-ms_wire_decode_sweep(const uint8_t *buf, size_t n, ms_wire_sweep_t **out)
+static int
+s_decode_sweep(const uint8_t *buf, size_t n, size_t max, ms_wire_sweep_t **out)
 {
     assert(out);
     *out = NULL;
     ProtobufCMessage *msg;
-    int rc = s_unpack(&mswire__sweep_payload__descriptor, buf, n,
-                      MS_WIRE_MAX_PAYLOAD_BYTES, &msg);
+    int rc = s_unpack(&mswire__sweep_payload__descriptor, buf, n, max, &msg);
     if (rc != MS_OK)
         return rc;
     ms_wire_sweep_t *s = calloc(1, sizeof *s);
-    rc = s ? s_sweep_in(s, (const Mswire__SweepPayload *) msg) : MS_ERR_NOMEM;
+    rc = s ? s_sweep_in(s, (const Mswire__SweepPayload *) msg, max)
+           : MS_ERR_NOMEM;
     protobuf_c_message_free_unpacked(msg, NULL);
-    if (rc == MS_OK && !s_sweep_valid(s))
+    if (rc == MS_OK && !s_sweep_valid(s, max))
         rc = MS_ERR_PROTOCOL;
     if (rc != MS_OK) {
         ms_wire_sweep_destroy(&s);
@@ -1278,6 +1297,24 @@ ms_wire_decode_sweep(const uint8_t *buf, size_t n, ms_wire_sweep_t **out)
     }
     *out = s;
     return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Decode a sweep payload (one record's worth).
+
+int
+ms_wire_decode_sweep(const uint8_t *buf, size_t n, ms_wire_sweep_t **out)
+{
+    return s_decode_sweep(buf, n, MS_WIRE_MAX_PAYLOAD_BYTES, out);
+}
+
+//  --------------------------------------------------------------------------
+//  Decode a sweep payload reassembled from FRAGMENT records.
+
+int
+ms_wire_decode_sweep_big(const uint8_t *buf, size_t n, ms_wire_sweep_t **out)
+{
+    return s_decode_sweep(buf, n, MS_WIRE_MAX_LOGICAL_PAYLOAD_BYTES, out);
 }
 
 //  --------------------------------------------------------------------------
@@ -1759,6 +1796,101 @@ ms_wire_failure_destroy(ms_wire_failure_t **self_p)
     if (!*self_p)
         return;
     free((*self_p)->reason);
+    free(*self_p);
+    *self_p = NULL;
+}
+
+// --- FRAGMENT (kind 10) -----------------------------------------------------
+
+//  --------------------------------------------------------------------------
+//  True when a fragment obeys its contract.
+
+static bool
+s_fragment_valid(const ms_wire_fragment_t *f)
+{
+    if (f->inner_kind == 0 || f->inner_kind == MS_WIRE_KIND_FRAGMENT ||
+        f->compression > MS_WIRE_COMPRESSION_DEFLATE || f->total_len == 0 ||
+        f->total_len > MS_WIRE_MAX_LOGICAL_PAYLOAD_BYTES || f->raw_len == 0 ||
+        f->raw_len > MS_WIRE_MAX_LOGICAL_PAYLOAD_BYTES || f->data_len == 0 ||
+        f->data_len > MS_WIRE_MAX_PAYLOAD_BYTES || !f->data ||
+        f->offset > f->total_len || f->data_len > f->total_len - f->offset)
+        return false;
+    return f->compression != MS_WIRE_COMPRESSION_NONE ||
+           f->raw_len == f->total_len;
+}
+
+//  --------------------------------------------------------------------------
+//  Encode a fragment payload.
+
+int
+ms_wire_encode_fragment(const ms_wire_fragment_t *fragment, uint8_t **out,
+                        size_t *n)
+{
+    assert(fragment && out && n);
+    *out = NULL;
+    *n = 0;
+    if (!s_fragment_valid(fragment))
+        return MS_ERR_INVALID;
+    Mswire__FragmentPayload m = MSWIRE__FRAGMENT_PAYLOAD__INIT;
+    m.inner_kind = fragment->inner_kind;
+    m.total_len = fragment->total_len;
+    m.raw_len = fragment->raw_len;
+    m.offset = fragment->offset;
+    m.compression = fragment->compression;
+    m.data = s_bin(fragment->data, fragment->data_len);
+    m.hash = s_bin(fragment->hash, MS_WIRE_ID_BYTES);
+    return s_pack_payload(&m.base, out, n);
+}
+
+//  --------------------------------------------------------------------------
+//  Decode a fragment payload.
+
+int
+ms_wire_decode_fragment(const uint8_t *buf, size_t n, ms_wire_fragment_t **out)
+{
+    assert(out);
+    *out = NULL;
+    ProtobufCMessage *msg;
+    int rc = s_unpack(&mswire__fragment_payload__descriptor, buf, n,
+                      MS_WIRE_MAX_PAYLOAD_BYTES, &msg);
+    if (rc != MS_OK)
+        return rc;
+    const Mswire__FragmentPayload *m = (const Mswire__FragmentPayload *) msg;
+    ms_wire_fragment_t *f = calloc(1, sizeof *f);
+    if (!f)
+        rc = MS_ERR_NOMEM;
+    else if (!s_id_in(f->hash, &m->hash))
+        rc = MS_ERR_PROTOCOL;
+    else {
+        f->inner_kind = m->inner_kind;
+        f->total_len = m->total_len;
+        f->raw_len = m->raw_len;
+        f->offset = m->offset;
+        f->compression = m->compression;
+        rc = s_bytes_in(&m->data, MS_WIRE_MAX_PAYLOAD_BYTES, &f->data,
+                        &f->data_len);
+        if (rc == MS_OK && !s_fragment_valid(f))
+            rc = MS_ERR_PROTOCOL;
+    }
+    protobuf_c_message_free_unpacked(msg, NULL);
+    if (rc != MS_OK) {
+        ms_wire_fragment_destroy(&f);
+        return rc;
+    }
+    *out = f;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Free a decoded fragment payload.
+
+void
+ms_wire_fragment_destroy(ms_wire_fragment_t **self_p)
+{
+    assert(self_p);
+    if (!*self_p)
+        return;
+    free((*self_p)->data);
     free(*self_p);
     *self_p = NULL;
 }

@@ -53,6 +53,10 @@
 #define MS_WIRE_BLOCK_MAX_RECORDS 64 // a block holds 1..64 records
 //  One record's payload at most: 64 records of this size fit in a frame.
 #define MS_WIRE_MAX_PAYLOAD_BYTES (64u * 1024u)
+//  One LOGICAL record's payload at most: a bigger payload (a SWEEP lists
+//  every task config) travels as FRAGMENT records (kind 10), each within
+//  MS_WIRE_MAX_PAYLOAD_BYTES; the store splits and reassembles them.
+#define MS_WIRE_MAX_LOGICAL_PAYLOAD_BYTES (256u * 1024u * 1024u)
 #define MS_WIRE_MAX_SIGNATURE_BYTES 256 // block signature (empty for now)
 #define MS_WIRE_MAX_CERTIFICATE_BYTES (16u * 1024u) // HELLO certificate
 //  BLOB_REQUEST length and BLOB_CHUNK data, at most.
@@ -323,6 +327,7 @@ typedef enum {
     MS_WIRE_KIND_RESULT = 7,
     MS_WIRE_KIND_FAILURE = 8,
     MS_WIRE_KIND_REEVALUATION = 9, // trust issue; no codec yet
+    MS_WIRE_KIND_FRAGMENT = 10,    // a piece of a big logical record
 } ms_wire_kind_t;
 
 //  A dataset file a sweep uses, by content hash.
@@ -415,6 +420,32 @@ typedef struct {
     char *reason;
 } ms_wire_failure_t;
 
+//  How a fragmented record's stream is compressed.
+typedef enum {
+    MS_WIRE_COMPRESSION_NONE = 0,
+    MS_WIRE_COMPRESSION_DEFLATE = 1, // zlib stream (RFC 1950/1951)
+} ms_wire_compression_t;
+
+//  Kind 10, FRAGMENT: bytes [offset, offset + data_len) of the stream of
+//  one logical record of kind inner_kind (docs/POOL.md "Records"). The
+//  stream is the logical payload (compression NONE, total_len ==
+//  raw_len) or its zlib deflate stream; hash is BLAKE2b-256 of the
+//  logical (uncompressed) payload. Decoder: inner_kind >= 1 and not
+//  FRAGMENT, compression one of the above, 1 <= total_len, raw_len <=
+//  MS_WIRE_MAX_LOGICAL_PAYLOAD_BYTES, 1 <= data_len, offset + data_len
+//  <= total_len, hash 32 bytes. Consistency across the fragments of one
+//  record is the store's to check.
+typedef struct {
+    uint32_t inner_kind;  // kind of the logical record
+    uint64_t total_len;   // bytes of the whole (compressed) stream
+    uint64_t raw_len;     // bytes of the logical payload
+    uint64_t offset;      // where data starts in the stream
+    uint32_t compression; // ms_wire_compression_t
+    uint8_t *data;        // data_len bytes (owned when decoded)
+    size_t data_len;
+    uint8_t hash[MS_WIRE_ID_BYTES]; // BLAKE2b-256 of the logical payload
+} ms_wire_fragment_t;
+
 //  Payload codecs, one pair per kind. ms_wire_encode_X(x, &buf, &n):
 //  buf malloc'd (caller frees with free()); MS_OK, MS_ERR_INVALID (x
 //  breaks its contract), MS_ERR_RANGE (over MS_WIRE_MAX_PAYLOAD_BYTES),
@@ -429,6 +460,14 @@ int ms_wire_encode_sweep(const ms_wire_sweep_t *sweep, uint8_t **out,
 int ms_wire_decode_sweep(const uint8_t *buf, size_t n, ms_wire_sweep_t **out);
 //  Free a decoded sweep and its members; NULL-safe; nulls *self_p.
 void ms_wire_sweep_destroy(ms_wire_sweep_t **self_p);
+//  SWEEP codec for a payload the store carries in FRAGMENT records: as
+//  above, but up to MS_WIRE_MAX_LOGICAL_PAYLOAD_BYTES (MS_ERR_RANGE /
+//  MS_ERR_PROTOCOL over it). A record in a BLOCK still holds at most
+//  MS_WIRE_MAX_PAYLOAD_BYTES.
+int ms_wire_encode_sweep_big(const ms_wire_sweep_t *sweep, uint8_t **out,
+                             size_t *n);
+int ms_wire_decode_sweep_big(const uint8_t *buf, size_t n,
+                             ms_wire_sweep_t **out);
 
 //  SWEEP_CONTROL codec (see above).
 int ms_wire_encode_sweep_control(const ms_wire_sweep_control_t *control,
@@ -473,5 +512,15 @@ int ms_wire_decode_failure(const uint8_t *buf, size_t n,
                            ms_wire_failure_t **out);
 //  Free a decoded failure; NULL-safe; nulls *self_p.
 void ms_wire_failure_destroy(ms_wire_failure_t **self_p);
+
+//  FRAGMENT codec (see above). encode: MS_ERR_INVALID for a fragment out
+//  of contract; data is copied. decode: caller owns *out (free with
+//  ms_wire_fragment_destroy).
+int ms_wire_encode_fragment(const ms_wire_fragment_t *fragment, uint8_t **out,
+                            size_t *n);
+int ms_wire_decode_fragment(const uint8_t *buf, size_t n,
+                            ms_wire_fragment_t **out);
+//  Free a decoded fragment and its data; NULL-safe; nulls *self_p.
+void ms_wire_fragment_destroy(ms_wire_fragment_t **self_p);
 
 #endif
