@@ -8,16 +8,25 @@
     fused with the activation, and the backward derivative is computed
     from the stored activation a (see ms_activation.h), so relu-like layers
     keep one array per layer. The switch on the activation is outside the
-    loops, so each loop is a simple body the compiler vectorises (relu,
-    leaky_relu, tanh-from-a, sigmoid-from-a, linear); the transcendental
-    ones (elu, selu, gelu, tanh, sigmoid forward) call libm's float
-    functions, which are deterministic on one machine.
+    loops, so each loop is a simple body the compiler vectorises. The
+    transcendental ones (elu, selu, gelu, tanh, sigmoid) use ms_math.h's
+    inline float functions instead of libm's: no call per element, so
+    those loops vectorise too, and the same bits on every IEEE machine
+    whatever the libm. Where the definition has two sides (elu, selu),
+    both are computed and one selected: no data-dependent branch, which
+    mispredicted on about half the elements; the select is
+    ms_math_select's bit mask, not "?:", which GCC may turn into a branch
+    around trapping float arithmetic and then not vectorise. x * 1 is x
+    exactly, so leaky_relu forward and the leaky_relu, elu and selu
+    backward are one multiply by a selected factor, bit-identical to the
+    old "a > 0 ? g : g * f" (ms_math_test checks every loop against the
+    scalar formulas, bit for bit). GCC 12 -O3 with
+    -fopt-info-vec-optimized reports every loop of this file vectorised.
 */
 #include "ms_cpu.h"
 
-#include <math.h>
-
 #include "ms_activation.h"
+#include "ms_math.h"
 
 #define S_SQRT1_2 0.70710678118654752440f  // 1 / sqrt 2
 #define S_INV_SQRT_2PI 0.3989422804014327f // 1 / sqrt(2 pi)
@@ -41,35 +50,38 @@ s_row_forward(ms_activation_t act, float slope, int64_t cols,
     case MS_ACTIVATION_LEAKY_RELU:
         for (int64_t j = 0; j < cols; j++) {
             float v = z[j] + bias[j];
-            a[j] = v > 0.0f ? v : slope * v;
+            a[j] = v * ms_math_select(v > 0.0f, 1.0f, slope);
         }
         break;
     case MS_ACTIVATION_ELU:
         for (int64_t j = 0; j < cols; j++) {
             float v = z[j] + bias[j];
-            a[j] = v > 0.0f ? v : expm1f(v);
+            float neg = ms_math_expm1(v);
+            a[j] = ms_math_select(v > 0.0f, v, neg);
         }
         break;
     case MS_ACTIVATION_SELU:
         for (int64_t j = 0; j < cols; j++) {
             float v = z[j] + bias[j];
-            a[j] = v > 0.0f ? lambda * v : la * expm1f(v);
+            float pos = lambda * v;
+            float neg = la * ms_math_expm1(v);
+            a[j] = ms_math_select(v > 0.0f, pos, neg);
         }
         break;
     case MS_ACTIVATION_GELU:
         for (int64_t j = 0; j < cols; j++) {
             float v = z[j] + bias[j];
             z[j] = v;
-            a[j] = 0.5f * v * (1.0f + erff(v * S_SQRT1_2));
+            a[j] = 0.5f * v * (1.0f + ms_math_erf(v * S_SQRT1_2));
         }
         break;
     case MS_ACTIVATION_TANH:
         for (int64_t j = 0; j < cols; j++)
-            a[j] = tanhf(z[j] + bias[j]);
+            a[j] = ms_math_tanh(z[j] + bias[j]);
         break;
     case MS_ACTIVATION_SIGMOID:
         for (int64_t j = 0; j < cols; j++)
-            a[j] = 1.0f / (1.0f + expf(-(z[j] + bias[j])));
+            a[j] = ms_math_sigmoid(z[j] + bias[j]);
         break;
     case MS_ACTIVATION_LINEAR:
         for (int64_t j = 0; j < cols; j++)
@@ -110,21 +122,21 @@ ms_cpu_act_backward(ms_backend_t *b, ms_activation_t act, float slope,
         break;
     case MS_ACTIVATION_LEAKY_RELU:
         for (int64_t i = 0; i < n; i++)
-            g[i] = a[i] > 0.0f ? g[i] : g[i] * slope;
+            g[i] = g[i] * ms_math_select(a[i] > 0.0f, 1.0f, slope);
         break;
     case MS_ACTIVATION_ELU:
         for (int64_t i = 0; i < n; i++)
-            g[i] = a[i] > 0.0f ? g[i] : g[i] * (a[i] + 1.0f);
+            g[i] = g[i] * ms_math_select(a[i] > 0.0f, 1.0f, a[i] + 1.0f);
         break;
     case MS_ACTIVATION_SELU:
         for (int64_t i = 0; i < n; i++)
-            g[i] = a[i] > 0.0f ? g[i] * lambda : g[i] * (a[i] + la);
+            g[i] = g[i] * ms_math_select(a[i] > 0.0f, lambda, a[i] + la);
         break;
     case MS_ACTIVATION_GELU:
         for (int64_t i = 0; i < n; i++) {
             float v = z[i];
-            float cdf = 0.5f * (1.0f + erff(v * S_SQRT1_2));
-            float pdf = expf(-0.5f * v * v) * S_INV_SQRT_2PI;
+            float cdf = 0.5f * (1.0f + ms_math_erf(v * S_SQRT1_2));
+            float pdf = ms_math_exp(-0.5f * v * v) * S_INV_SQRT_2PI;
             g[i] = g[i] * (cdf + v * pdf);
         }
         break;

@@ -3,8 +3,10 @@
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
-    Per row: the exp terms exp(y - max) in float (expf: a fifth of the
-    cost of exp, and the terms are <= 1 with float inputs anyway), kept in
+    Per row: the exp terms exp(y - max) in float (ms_math_exp: a float
+    exp is a fifth of the cost of a double one, the terms are <= 1 with
+    float inputs anyway, and ms_math gives the same bits whatever the
+    libm, where glibc's expf has changed between versions), kept in
     the delta row until their sum (in double) is known; the log-sum-exp
     and the loss in double; the delta rounded to float. Loss sums are
     accumulated in double in row order. Rules in ms_loss.h.
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "ms_loss.h"
+#include "ms_math.h"
 
 //  --------------------------------------------------------------------------
 //  Softmax cross-entropy, accuracy, delta.
@@ -38,7 +41,7 @@ ms_cpu_softmax_xent(ms_backend_t *b, int64_t rows, int64_t cols,
         //  until the sum is known.
         float *d = delta ? delta + i * cols : NULL;
         for (int64_t j = 0; j < cols; j++) {
-            double ej = (double) expf(y[j] - y[best]);
+            double ej = (double) ms_math_exp(y[j] - y[best]);
             sum += ej;
             if (d)
                 d[j] = (float) ej;
