@@ -139,7 +139,7 @@ pool_running() { # node 1 shows its peers' tasks as running (pool-wide)
     curl -s "$N1/api/v1/sweeps/$chaos" >"$T/chaos1.json" &&
         [ "$(ms_json_get "$T/chaos1.json" 'd["counts"]["running"] >= 2')" = True ]
 }
-ms_wait_until 5 pool_running || fail "node 1 does not show the pool's running tasks"
+ms_wait_until 20 pool_running || fail "node 1 does not show the pool's running tasks"
 kill -KILL "$D3"
 wait "$D3" 2>/dev/null || true
 for n in "$N1" "$N2"; do
