@@ -92,6 +92,7 @@
 #include "ms_identity.h"
 #include "ms_spec.h"
 #include "ms_assign.h"
+#include "ms_backend.h"
 #include "ms_gossip.h"
 #include "ms_lease_table.h"
 #include "ms_mesh.h"
@@ -218,6 +219,7 @@ struct ms_node {
     ms_worker_pool_t *pool;         // worker processes
     ms_api_t *api;                  // HTTP API, or NULL
     int wake[2];                    // self-pipe: API commands and stop
+    int lock_fd;                    // DATA_DIR/node.lock, locked while open
     volatile sig_atomic_t stopping; // ms_node_stop was called
     ms_node_event_fn event_fn;      // progress events, or NULL
     void *event_arg;                // its argument
@@ -470,6 +472,47 @@ static int64_t s_api_running_elsewhere(void *arg, const uint8_t *sweep_id);
 static json_t *s_api_status(void *arg);
 
 //  --------------------------------------------------------------------------
+//  One node per data dir: a POSIX write lock on DATA_DIR/node.lock, held
+//  while the node is open. Two nodes on one data dir would share an
+//  identity and an incarnation and train the same task twice. A POSIX
+//  lock (not flock) is not inherited by forked workers and dies with the
+//  process, so a node killed with SIGKILL can restart at once.
+
+static int
+s_lock_data_dir(ms_node_t *self, ms_diag_t *diag)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/node.lock", self->data_dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot open: %s",
+                                strerror(errno));
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fcntl(fd, F_SETLK, &fl) != 0) {
+        int err = errno;
+        struct flock who = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        long pid = fcntl(fd, F_GETLK, &who) == 0 && who.l_type != F_UNLCK
+                       ? (long) who.l_pid
+                       : -1;
+        close(fd);
+        if (err == EACCES || err == EAGAIN)
+            return ms_diag_set_code(
+                diag, MS_ERR_CONFLICT, self->data_dir,
+                "in use by another node (pid %ld): one node per data dir", pid);
+        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot lock: %s",
+                                strerror(err));
+    }
+    char text[32];
+    int n = snprintf(text, sizeof text, "%ld\n", (long) getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t) n, 0) != n) {
+        // The pid is only a hint for the message above; the lock is what
+        // matters.
+    }
+    self->lock_fd = fd;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
 //  Open a node.
 
 int
@@ -493,11 +536,25 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     int prc = s_check_pool_options(opts, diag);
     if (prc != MS_OK)
         return prc;
+    if (strcmp(backend, "cuda") == 0) {
+        // Asked for explicitly: refuse now rather than fail every task.
+        ms_backend_t *probe = NULL;
+        ms_diag_t bdiag;
+        ms_diag_clear(&bdiag);
+        prc = ms_backend_open(&probe, "cuda", 1, &bdiag);
+        ms_backend_destroy(&probe);
+        if (prc != MS_OK)
+            return ms_diag_set_code(diag, MS_ERR_INVALID, "backend",
+                                    "cuda: %s (use --backend auto or cpu)",
+                                    bdiag.reason[0] ? bdiag.reason
+                                                    : ms_strerror(prc));
+    }
 
     ms_node_t *self = calloc(1, sizeof *self);
     if (!self)
         return MS_ERR_NOMEM;
     self->wake[0] = self->wake[1] = -1;
+    self->lock_fd = -1;
     pthread_mutex_init(&self->lock, NULL);
     pthread_cond_init(&self->answered, NULL);
     self->opts = *opts;
@@ -554,6 +611,9 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
 
     char path[PATH_MAX + 32];
     rc = s_mkdirs(self->data_dir, diag);
+    if (rc != MS_OK)
+        goto fail;
+    rc = s_lock_data_dir(self, diag);
     if (rc != MS_OK)
         goto fail;
     snprintf(path, sizeof path, "%s/identity", self->data_dir);
@@ -688,6 +748,8 @@ ms_node_destroy(ms_node_t **self_p)
     ms_worker_pool_destroy(&self->pool);
     ms_store_destroy(&self->store);
     ms_identity_destroy(&self->identity);
+    if (self->lock_fd >= 0)
+        close(self->lock_fd); // releases the data dir lock
     for (size_t i = 0; i < self->n_sweeps; i++) {
         json_decref(self->sweeps[i].dataset);
         free(self->sweeps[i].dataset_error);

@@ -2128,10 +2128,11 @@ ms_sweep_state_name(ms_sweep_state_t state)
     function reads what it needs from the derived tables and recomputes
     the affected rows from ALL the records that touch them, never from
     arrival order:
-    - sweep: the tables of ms_store_put_sweep (created_at 1: the wire has
-      no submission time, and a local clock would differ between nodes;
-      sweeps of equal priority are then served in sweep id order, the
-      same everywhere); then its controls are
+    - sweep: the tables of ms_store_put_sweep (created_at is the local
+      time the sweep first landed here: the wire has no submission time;
+      it orders this node's own work and its progress figures, and it is
+      left out of the state digest, which covers only what every node
+      derives alike); then its controls are
       folded and each task re-derived (results and failures may come
       first: they are kept by task id whether or not the task is known).
     - sweep-control: stored by (sweep, record key). The sweep's state and
@@ -2609,7 +2610,7 @@ s_apply_sweep(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
                  .value = s->priority,
                  .tasks = s->tasks,
                  .n_tasks = s->n_tasks,
-                 .created_at_ms = s->created_at_ms ? s->created_at_ms : 1};
+                 .created_at_ms = s->created_at_ms}; // 0: local now
     int rc = s_op_put_sweep(self, txn, &op);
     if (rc == MS_ERR_CONFLICT) { // refused before writing
         fprintf(stderr, "meshsweep: store: sweep record conflicts with a "
@@ -4290,7 +4291,7 @@ s_hash_db(MDB_txn *txn, MDB_dbi dbi, const char *name, int mode, ms_hasher_t *h)
             s_put_be32(b, sh.state);
             s_put_be32(b + 4, (uint32_t) sh.priority);
             s_put_be64(b + 8, sh.n_tasks);
-            s_put_be64(b + 16, (uint64_t) sh.created_at_ms);
+            s_put_be64(b + 16, 0); // created_at: local arrival time
             for (int i = 0; i < MS_TASK_N_STATES; i++)
                 s_put_be64(b + 24 + 8 * i, counts[i]);
             s_hash_item(h, b, sizeof b);

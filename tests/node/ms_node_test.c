@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "ms_node.h"
+#include "ms_backend.h"
 #include "ms_node_testdata.h"
 #include "ms_results.h"
 #include "ms_spec.h"
@@ -576,6 +577,57 @@ test_bad_options_refused(void **state)
     assert_null(node);
 }
 
+//  --------------------------------------------------------------------------
+//  One node per data dir: a second node (or a second `meshsweep run`) on
+//  the same dir is refused while the first is open, and allowed after.
+//  An explicit --backend cuda with no usable CUDA is refused at open.
+
+static void
+test_one_node_per_data_dir(void **state)
+{
+    (void) state;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/shared", s_root);
+    ms_node_options_t opts;
+    ms_node_options_defaults(&opts);
+    opts.data_dir = dir;
+    opts.n_workers = 1;
+    ms_node_t *a = NULL, *b = NULL;
+    ms_diag_t diag;
+    assert_int_equal(ms_node_open(&a, &opts, &diag), MS_OK);
+    // The lock is per process (POSIX): the second node is another process.
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int rc = ms_node_open(&b, &opts, &diag);
+        char expect[64];
+        snprintf(expect, sizeof expect, "in use by another node (pid %ld)",
+                 (long) getppid());
+        _exit(rc == MS_ERR_CONFLICT && !b && strcmp(diag.where, dir) == 0 &&
+                      strstr(diag.reason, expect)
+                  ? 0
+                  : 1);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    ms_node_destroy(&a);
+    assert_int_equal(ms_node_open(&b, &opts, &diag), MS_OK);
+    ms_node_destroy(&b);
+
+    ms_backend_t *probe = NULL;
+    if (ms_backend_open(&probe, "cuda", 1, NULL) == MS_OK) {
+        ms_backend_destroy(&probe);
+        return; // a GPU is here: nothing to refuse
+    }
+    opts.backend = "cuda";
+    assert_int_equal(ms_node_open(&b, &opts, &diag), MS_ERR_INVALID);
+    assert_null(b);
+    assert_string_equal(diag.where, "backend");
+    assert_non_null(strstr(diag.reason, "cuda: "));
+}
+
 int
 main(void)
 {
@@ -593,6 +645,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_local_file_dataset_runs, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_bad_options_refused, s_setup,
+                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_one_node_per_data_dir, s_setup,
                                         s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
