@@ -130,7 +130,7 @@ dataset: fashion-mnist
 parameters:
   seed:   {values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}
   width:  {value: 32}
-  epochs: {value: 60}
+  epochs: {value: 300}
 Y
 chaos=$("$MS" submit "$T/chaos.yaml" --node "$N1" 2>/dev/null)
 busy3() { curl -s "$N3/api/v1/status" | grep -q '"workers_busy": *1'; }
