@@ -166,4 +166,9 @@ int ms_cli_json_print(FILE *out, const json_t *value);
 //  A 12-hex short form of a 64-hex id (borrowed text, copied to out).
 void ms_cli_short_id(const char *hex, char out[13]);
 
+//  Check a sweep id typed by the user: 12..64 hex characters (a unique
+//  prefix of 12 or more is accepted). Returns MS_CLI_EXIT_OK, or prints
+//  one usage line and returns the bad-usage exit code.
+int ms_cli_check_sweep_id(const char *text);
+
 #endif

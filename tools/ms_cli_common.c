@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -398,4 +399,21 @@ ms_cli_short_id(const char *hex, char out[13])
         for (; n < 12 && hex[n]; n++)
             out[n] = hex[n];
     out[n] = '\0';
+}
+
+//  --------------------------------------------------------------------------
+//  Check a typed sweep id: 12..64 hex characters.
+
+int
+ms_cli_check_sweep_id(const char *text)
+{
+    size_t n = strlen(text);
+    if (n < 12 || n > 64)
+        return ms_cli_usage_error(
+            text, "a sweep id is 64 hex characters (a unique prefix of 12 "
+                  "or more is accepted)");
+    for (size_t i = 0; i < n; i++)
+        if (!isxdigit((unsigned char) text[i]))
+            return ms_cli_usage_error(text, "not a hex sweep id");
+    return MS_CLI_EXIT_OK;
 }

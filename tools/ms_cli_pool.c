@@ -44,23 +44,6 @@ s_control_usage(FILE *out, const char *cmd)
 }
 
 //  --------------------------------------------------------------------------
-//  Check a typed sweep id: 12..64 hex characters. Prints and returns 2.
-
-static int
-s_check_sweep(const char *text)
-{
-    size_t n = strlen(text);
-    if (n < 12 || n > 64)
-        return ms_cli_usage_error(
-            text, "a sweep id is 64 hex characters (a unique prefix of 12 "
-                  "or more is accepted)");
-    for (size_t i = 0; i < n; i++)
-        if (!isxdigit((unsigned char) text[i]))
-            return ms_cli_usage_error(text, "not a hex sweep id");
-    return MS_CLI_EXIT_OK;
-}
-
-//  --------------------------------------------------------------------------
 //  One API exchange returning JSON; an exit code, *doc on 0.
 
 static int
@@ -131,7 +114,7 @@ ms_cli_control_main(int argc, char **argv)
     if (!sweep)
         return s_control_usage(stderr, cmd),
                ms_cli_usage_error(cmd, "missing SWEEP");
-    int code = s_check_sweep(sweep);
+    int code = ms_cli_check_sweep_id(sweep);
     if (code != MS_CLI_EXIT_OK)
         return code;
     long priority = 0;

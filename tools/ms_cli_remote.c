@@ -33,23 +33,6 @@
 #define S_MAX_PAGES 100000
 
 //  --------------------------------------------------------------------------
-//  Check a typed sweep id: 12..64 hex characters. Prints and returns 2.
-
-static int
-s_check_sweep_arg(const char *text)
-{
-    size_t n = strlen(text);
-    if (n < 12 || n > 64)
-        return ms_cli_usage_error(
-            text, "a sweep id is 64 hex characters (a unique prefix of 12 "
-                  "or more is accepted)");
-    for (size_t i = 0; i < n; i++)
-        if (!isxdigit((unsigned char) text[i]))
-            return ms_cli_usage_error(text, "not a hex sweep id");
-    return MS_CLI_EXIT_OK;
-}
-
-//  --------------------------------------------------------------------------
 //  GET a JSON document from the API. Returns an exit code; *doc on 0.
 
 static int
@@ -490,7 +473,7 @@ ms_cli_status_main(int argc, char **argv)
         else
             return ms_cli_usage_error(argv[i], "one sweep at a time");
     }
-    if (sweep && s_check_sweep_arg(sweep) != MS_CLI_EXIT_OK)
+    if (sweep && ms_cli_check_sweep_id(sweep) != MS_CLI_EXIT_OK)
         return MS_CLI_EXIT_USAGE;
     const char *node = ms_cli_node_url(node_opt);
     char path[160];
@@ -710,7 +693,7 @@ ms_cli_results_main(int argc, char **argv)
     if (!sweep)
         return s_results_usage(stderr),
                ms_cli_usage_error("results", "missing SWEEP");
-    if (s_check_sweep_arg(sweep) != MS_CLI_EXIT_OK)
+    if (ms_cli_check_sweep_id(sweep) != MS_CLI_EXIT_OK)
         return MS_CLI_EXIT_USAGE;
     json_t *rows = NULL;
     int rc = data_dir ? s_store_rows(data_dir, sweep, &rows)
