@@ -171,4 +171,11 @@ void ms_cli_short_id(const char *hex, char out[13]);
 //  one usage line and returns the bad-usage exit code.
 int ms_cli_check_sweep_id(const char *text);
 
+//  One exchange with a node's API whose answer is JSON: METHOD (GET,
+//  POST) on PATH, with an optional JSON BODY. On success returns
+//  MS_CLI_EXIT_OK and *doc (caller frees with json_decref); otherwise
+//  prints one error line naming WHAT or the node and returns the exit code.
+int ms_cli_api_json(const char *method, const char *node, const char *path,
+                    const char *body, const char *what, json_t **doc);
+
 #endif

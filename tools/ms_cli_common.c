@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <ctype.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,5 +416,37 @@ ms_cli_check_sweep_id(const char *text)
     for (size_t i = 0; i < n; i++)
         if (!isxdigit((unsigned char) text[i]))
             return ms_cli_usage_error(text, "not a hex sweep id");
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  One API exchange whose answer is JSON.
+
+int
+ms_cli_api_json(const char *method, const char *node, const char *path,
+                const char *body, const char *what, json_t **doc)
+{
+    *doc = NULL;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    long status = 0;
+    char *answer = NULL;
+    int rc =
+        ms_cli_http(method, node, path, body ? "application/json" : NULL, body,
+                    body ? strlen(body) : 0, &status, &answer, &diag);
+    if (rc != MS_OK)
+        return ms_cli_diag_exit(&diag, rc, node);
+    if (status < 200 || status > 299) {
+        int code = ms_cli_http_error(status, answer, what, &diag);
+        free(answer);
+        ms_cli_diag_exit(&diag, MS_ERR_HTTP, what);
+        return code;
+    }
+    json_error_t jerr;
+    *doc = json_loads(answer, JSON_DECODE_ANY, &jerr);
+    free(answer);
+    if (!*doc)
+        return ms_cli_failure(node, "%s: the node's answer is not JSON: %s",
+                              path, jerr.text);
     return MS_CLI_EXIT_OK;
 }

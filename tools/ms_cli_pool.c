@@ -44,38 +44,6 @@ s_control_usage(FILE *out, const char *cmd)
 }
 
 //  --------------------------------------------------------------------------
-//  One API exchange returning JSON; an exit code, *doc on 0.
-
-static int
-s_exchange(const char *method, const char *node, const char *path,
-           const char *body, const char *what, json_t **doc)
-{
-    *doc = NULL;
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
-    long status = 0;
-    char *answer = NULL;
-    int rc =
-        ms_cli_http(method, node, path, body ? "application/json" : NULL, body,
-                    body ? strlen(body) : 0, &status, &answer, &diag);
-    if (rc != MS_OK)
-        return ms_cli_diag_exit(&diag, rc, node);
-    if (status < 200 || status > 299) {
-        int code = ms_cli_http_error(status, answer, what, &diag);
-        free(answer);
-        ms_cli_diag_exit(&diag, MS_ERR_HTTP, what);
-        return code;
-    }
-    json_error_t jerr;
-    *doc = json_loads(answer, JSON_DECODE_ANY, &jerr);
-    free(answer);
-    if (!*doc)
-        return ms_cli_failure(node, "%s: the node's answer is not JSON: %s",
-                              path, jerr.text);
-    return MS_CLI_EXIT_OK;
-}
-
-//  --------------------------------------------------------------------------
 //  meshsweep cancel|pause|resume SWEEP, meshsweep priority SWEEP N
 
 int
@@ -136,7 +104,7 @@ ms_cli_control_main(int argc, char **argv)
     char path[200];
     snprintf(path, sizeof path, "/api/v1/sweeps/%s/control", sweep);
     json_t *doc = NULL;
-    code = s_exchange("POST", node, path, body, sweep, &doc);
+    code = ms_cli_api_json("POST", node, path, body, sweep, &doc);
     free(body);
     if (code != MS_CLI_EXIT_OK)
         return code;
@@ -198,7 +166,8 @@ ms_cli_peers_main(int argc, char **argv)
     }
     const char *node = ms_cli_node_url(node_opt);
     json_t *doc = NULL;
-    int code = s_exchange("GET", node, "/api/v1/peers", NULL, "peers", &doc);
+    int code =
+        ms_cli_api_json("GET", node, "/api/v1/peers", NULL, "peers", &doc);
     if (code != MS_CLI_EXIT_OK)
         return code;
     if (json_out) {

@@ -32,37 +32,6 @@
 //  Largest number of result pages followed (bounded loop).
 #define S_MAX_PAGES 100000
 
-//  --------------------------------------------------------------------------
-//  GET a JSON document from the API. Returns an exit code; *doc on 0.
-
-static int
-s_api_get_json(const char *node, const char *path, const char *what,
-               json_t **doc)
-{
-    *doc = NULL;
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
-    long status = 0;
-    char *body = NULL;
-    int rc =
-        ms_cli_http("GET", node, path, NULL, NULL, 0, &status, &body, &diag);
-    if (rc != MS_OK)
-        return ms_cli_diag_exit(&diag, rc, node);
-    if (status < 200 || status > 299) {
-        int code = ms_cli_http_error(status, body, what, &diag);
-        free(body);
-        ms_cli_diag_exit(&diag, MS_ERR_HTTP, what);
-        return code;
-    }
-    json_error_t jerr;
-    *doc = json_loads(body, JSON_DECODE_ANY, &jerr);
-    free(body);
-    if (!*doc)
-        return ms_cli_failure(node, "%s: the node's answer is not JSON: %s",
-                              path, jerr.text);
-    return MS_CLI_EXIT_OK;
-}
-
 //  ==========================================================================
 //  submit
 
@@ -491,7 +460,8 @@ ms_cli_status_main(int argc, char **argv)
     // ends it with exit 1.
     for (;;) {
         json_t *doc = NULL;
-        int rc = s_api_get_json(node, path, sweep ? sweep : node, &doc);
+        int rc = ms_cli_api_json("GET", node, path, NULL, sweep ? sweep : node,
+                                 &doc);
         if (rc != MS_CLI_EXIT_OK)
             return rc;
         if (json_out) {
@@ -555,7 +525,7 @@ s_api_rows(const char *node, const char *sweep, json_t **rows)
             snprintf(path, sizeof path, "/api/v1/sweeps/%s/results?format=json",
                      sweep);
         json_t *doc = NULL;
-        int rc = s_api_get_json(node, path, sweep, &doc);
+        int rc = ms_cli_api_json("GET", node, path, NULL, sweep, &doc);
         if (rc != MS_CLI_EXIT_OK) {
             json_decref(*rows);
             *rows = NULL;
