@@ -22,6 +22,7 @@
     Exit codes: 0 success, 1 failure, 2 bad usage or bad input.
 */
 #include "ms_node.h"
+#include "ms_wire.h"
 
 #include <ini.h>
 
@@ -31,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define S_USAGE                                                                \
     "usage: meshsweepd --data-dir DIR [--api ADDR:PORT] [--workers N]\n"       \
@@ -182,6 +184,73 @@ s_usage_error(const char *what)
     return 2;
 }
 
+//  --------------------------------------------------------------------------
+//  Parse a boolean option value (true/false, yes/no, on/off, 1/0, any
+//  case); -1 when malformed.
+
+static int
+s_bool(const char *text)
+{
+    static const char *yes[] = {"true", "yes", "on", "1"};
+    static const char *no[] = {"false", "no", "off", "0"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(text, yes[i]) == 0)
+            return 1;
+        if (strcasecmp(text, no[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+//  --------------------------------------------------------------------------
+//  Check a static peer "[NODE_ID@]tcp://HOST:PORT"; false with the reason
+//  in why (one phrase) when malformed. The node id, when given, is the
+//  peer's whole id (the dialer needs its key): 64 hex characters.
+
+static bool
+s_peer_ok(const char *spec, char *why, size_t why_n)
+{
+    const char *at = strchr(spec, '@');
+    const char *ep = at ? at + 1 : spec;
+    if (at) {
+        size_t n = (size_t) (at - spec);
+        if (n != MS_HASH_HEX_LEN || strspn(spec, "0123456789abcdef") != n) {
+            snprintf(why, why_n,
+                     "NODE_ID must be the peer's node id, 64 lowercase hex "
+                     "characters (got %zu characters)",
+                     n);
+            return false;
+        }
+    }
+    if (strncmp(ep, "tcp://", 6) != 0) {
+        snprintf(why, why_n, "expected [NODE_ID@]tcp://HOST:PORT");
+        return false;
+    }
+    const char *colon = strrchr(ep + 6, ':');
+    if (!colon || colon == ep + 6) {
+        snprintf(why, why_n, "expected [NODE_ID@]tcp://HOST:PORT (no %s)",
+                 colon ? "HOST" : "PORT");
+        return false;
+    }
+    const char *port = colon + 1;
+    size_t n_port = strlen(port);
+    long v = 0;
+    for (size_t i = 0; i < n_port && i < 6; i++)
+        v = port[i] >= '0' && port[i] <= '9' ? v * 10 + (port[i] - '0') : -1;
+    if (n_port == 0 || n_port > 5 || strspn(port, "0123456789") != n_port ||
+        v < 1 || v > 65535) {
+        snprintf(why, why_n, "port '%.20s' is not a number in 1..65535", port);
+        return false;
+    }
+    if (!ms_wire_endpoint_valid(ep)) {
+        snprintf(why, why_n,
+                 "HOST must be a name or address (letters, digits, '.', "
+                 "'-', '_'; IPv6 in [brackets])");
+        return false;
+    }
+    return true;
+}
+
 //  What the INI handler needs.
 typedef struct {
     const char *path; // config file path
@@ -206,11 +275,30 @@ s_ini_key(void *user, const char *section, const char *name, const char *value)
         return 0;
     }
     if (strcmp(opt->name, "peer") == 0) {
+        char why[200];
+        if (!s_peer_ok(value, why, sizeof why)) {
+            snprintf(ini->error, sizeof ini->error, "peer = %.200s: %s", value,
+                     why);
+            return 0;
+        }
         if (!s_add_peer(value, false)) {
             snprintf(ini->error, sizeof ini->error, "too many peers");
             return 0;
         }
         return 1;
+    }
+    // A boolean key takes a boolean (open_pool is a name); anything else
+    // is refused here, where the line is known.
+    if (opt->flag && strcmp(opt->name, "open_pool") != 0) {
+        int b = s_bool(value);
+        if (b < 0) {
+            snprintf(ini->error, sizeof ini->error,
+                     "%s = %.100s: expected true or false (or yes/no, "
+                     "on/off, 1/0)",
+                     name, value);
+            return 0;
+        }
+        value = b ? "true" : "false";
     }
     if (!opt->from_cli)
         s_set(opt, value, false);
@@ -243,19 +331,6 @@ s_int64(const char *text)
     if (errno || !*text || *end || v < 0)
         return -1;
     return (int64_t) v;
-}
-
-//  --------------------------------------------------------------------------
-//  Parse a boolean option value; -1 when malformed.
-
-static int
-s_bool(const char *text)
-{
-    if (!strcmp(text, "true") || !strcmp(text, "1") || !strcmp(text, "yes"))
-        return 1;
-    if (!strcmp(text, "false") || !strcmp(text, "0") || !strcmp(text, "no"))
-        return 0;
-    return -1;
 }
 
 //  --------------------------------------------------------------------------
@@ -326,6 +401,11 @@ s_main(int argc, char **argv)
             return s_usage_error(msg);
         }
         if (strcmp(opt->name, "peer") == 0) {
+            char why[200], msg[500];
+            if (!s_peer_ok(value, why, sizeof why)) {
+                snprintf(msg, sizeof msg, "--peer '%.200s': %s", value, why);
+                return s_usage_error(msg);
+            }
             if (!s_add_peer(value, true))
                 return s_usage_error("--peer: too many peers");
             continue;
@@ -475,9 +555,12 @@ s_main(int argc, char **argv)
     printf("meshsweepd: %d workers, data dir %s\n",
            ms_node_worker_count(node, &n_busy), opts.data_dir);
     if (ms_node_pool_id_hex(node))
-        printf("meshsweepd: open pool '%s' (id %.12s), mesh port %d%s\n",
+        printf("meshsweepd: open pool '%s' (id %.12s), mesh port %d, %d "
+               "static peer%s%s\n",
                opts.open_pool, ms_node_pool_id_hex(node),
-               ms_node_mesh_port(node), opts.no_beacon ? ", no beacon" : "");
+               ms_node_mesh_port(node), opts.n_peers,
+               opts.n_peers == 1 ? "" : "s",
+               opts.no_beacon ? ", no beacon" : "");
     fflush(stdout);
     if (ms_node_pool_id_hex(node))
         fprintf(stderr,

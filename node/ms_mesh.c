@@ -94,6 +94,10 @@ typedef struct {
     bool reported;                  // on_peer was called at least once
     int64_t dial_at;                // dial when no channel by then (0 no)
     int backoff_ms;                 // next redial backoff
+    int64_t unanswered_since;       // static: first dial of a run of
+                                    // dials with no answer (0: none)
+    int n_unanswered;               // dials in that run
+    bool warned_unreachable;        // its warning line was printed
     // what its HELLO and heartbeats said
     uint64_t incarnation;
     char operator_name[MS_WIRE_NAME_MAX + 1];
@@ -503,6 +507,53 @@ s_heard(ms_mesh_t *self, s_peer_t *peer, int64_t now_ms)
 }
 
 //  --------------------------------------------------------------------------
+//  A static peer is dialed again with no answer to the dials before: after
+//  a few (S_WARN_DIALS, over S_WARN_MS at least, so a peer that starts a
+//  moment after us says nothing) one warning line, whatever --verbose
+//  says: a mistyped or unreachable --peer must not fail in silence, and
+//  one line per run of failures is not a flood.
+
+#define S_WARN_DIALS 3 // dials with no answer before the warning
+#define S_WARN_MS 3000 // and at least this long since the first
+
+static void
+s_unanswered(ms_mesh_t *self, s_peer_t *peer, int64_t now_ms)
+{
+    if (!peer->is_static)
+        return;
+    if (peer->unanswered_since == 0)
+        peer->unanswered_since = now_ms;
+    peer->n_unanswered++;
+    if (peer->warned_unreachable || peer->n_unanswered < S_WARN_DIALS ||
+        now_ms - peer->unanswered_since < S_WARN_MS)
+        return;
+    peer->warned_unreachable = true;
+    fprintf(stderr,
+            "meshsweepd: warning: peer %s: no answer to %d dials in %.1f s "
+            "(not running, wrong address or port, or another pool?); still "
+            "trying every %d s at most\n",
+            peer->endpoint, peer->n_unanswered,
+            (double) (now_ms - peer->unanswered_since) / 1000.0,
+            (self->opts.redial_max_ms + 999) / 1000);
+}
+
+//  --------------------------------------------------------------------------
+//  A peer answered: end its run of unanswered dials (and say so when it
+//  was warned about).
+
+static void
+s_answered(s_peer_t *peer, int64_t now_ms)
+{
+    if (peer->warned_unreachable)
+        fprintf(stderr, "meshsweepd: peer %s answered after %.1f s\n",
+                peer->endpoint,
+                (double) (now_ms - peer->unanswered_since) / 1000.0);
+    peer->warned_unreachable = false;
+    peer->n_unanswered = 0;
+    peer->unanswered_since = 0;
+}
+
+//  --------------------------------------------------------------------------
 //  A channel came up: keep one link per pair, flush, tell view and node
 
 static void
@@ -516,6 +567,7 @@ s_channel_up(ms_mesh_t *self, s_peer_t *peer, int64_t now_ms)
     peer->dial_at = 0;
     peer->backoff_ms = self->opts.redial_min_ms;
     peer->rejected = false;
+    s_answered(peer, now_ms);
     s_flush_queue(self, peer);
     s_heard(self, peer, now_ms);
     s_report(self, peer);
@@ -1479,6 +1531,10 @@ ms_mesh_tick(ms_mesh_t *self, int64_t now_ms)
             !s_linked(peer) || (peer->id_known && s_we_dial(self, peer) &&
                                 !peer->out_up && !peer->dealer);
         if (peer->dial_at && now_ms >= peer->dial_at && need) {
+            if (peer->dealer) // the last dial got no answer
+                s_unanswered(self, peer, now_ms);
+            else if (peer->is_static && peer->unanswered_since == 0)
+                peer->unanswered_since = now_ms; // a run starts
             s_dial(self, peer, now_ms);
             peer->dial_at = now_ms + peer->backoff_ms;
             peer->backoff_ms = peer->backoff_ms * 2 > self->opts.redial_max_ms

@@ -465,6 +465,8 @@ static int64_t s_wall_ms(void);
 static void s_pool_close(ms_node_t *self);
 static int s_api_submit(void *arg, const char *text, size_t n, char **summary,
                         ms_diag_t *diag);
+static int s_control_record(ms_node_t *self, const ms_hash_t *sweep_id,
+                            uint32_t action, int32_t priority);
 static int s_api_control(void *arg, const ms_hash_t *sweep_id,
                          const char *action, int32_t priority, ms_diag_t *diag);
 static json_t *s_api_peers(void *arg);
@@ -688,9 +690,8 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
         if (rc != MS_OK)
             goto fail;
     }
-    s_log(self, "node %s, %d workers, data dir %s",
-          ms_identity_node_id(self->identity), ms_worker_pool_size(self->pool),
-          self->data_dir);
+    // (no log line here: meshsweepd prints the node id, workers and data
+    // dir at start, and a verbose line said it all a second time)
     *out = self;
     return MS_OK;
 
@@ -1063,25 +1064,52 @@ ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
                          hex);
         goto done;
     }
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(sid, hex);
+    // The same spec again, of a cancelled sweep: the user wants it back
+    // (ids are content hashes, so there is no other way to run it again
+    // short of a new name). A reopen control makes it active on every
+    // node; its cancelled tasks are pending again, its results stay.
+    bool reopened = false;
+    if (was) {
+        ms_store_sweep_t *old = NULL;
+        bool cancelled =
+            ms_store_get_sweep(self->store, sid->bytes, &old) == MS_OK &&
+            old->state == MS_SWEEP_CANCELLED;
+        ms_store_sweep_destroy(&old);
+        if (cancelled && !self->leases) {
+            rc = ms_diag_set_code(diag, MS_ERR_CONFLICT, hex,
+                                  "this sweep was cancelled; change its name "
+                                  "or sweep_seed to run it as a new sweep");
+            goto done;
+        }
+        if (cancelled) {
+            rc = s_control_record(self, sid, MS_SWEEP_CONTROL_REOPEN, 0);
+            if (rc != MS_OK) {
+                ms_diag_set_code(diag, rc, hex, "cannot reopen: %s",
+                                 ms_strerror(rc));
+                goto done;
+            }
+            reopened = true;
+        }
+    }
     self->work_changed = true;
     if (sweep_id)
         *sweep_id = *sid;
     if (existed)
         *existed = was;
-    char hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(sid, hex);
-    s_log(self, "sweep %s %s: %zu tasks", hex, was ? "existed" : "stored",
-          n_tasks);
+    s_log(self, "sweep %.12s %s: %zu tasks", hex,
+          reopened ? "reopened" : (was ? "existed" : "stored"), n_tasks);
     if (summary_json) {
         json_t *warnings = json_array();
         for (size_t i = 0; warnings && i < ms_spec_warning_count(spec); i++)
             json_array_append_new(warnings,
                                   json_string(ms_spec_warning(spec, i)));
-        json_t *sum =
-            json_pack("{s:s, s:b, s:I, s:o, s:s}", "sweep_id", hex, "existed",
-                      was, "n_tasks", (json_int_t) n_tasks, "warnings",
-                      warnings ? warnings : json_array(), "name",
-                      ms_spec_name(spec) ? ms_spec_name(spec) : "");
+        json_t *sum = json_pack("{s:s, s:b, s:b, s:I, s:o, s:s}", "sweep_id",
+                                hex, "existed", was, "reopened", reopened,
+                                "n_tasks", (json_int_t) n_tasks, "warnings",
+                                warnings ? warnings : json_array(), "name",
+                                ms_spec_name(spec) ? ms_spec_name(spec) : "");
         *summary_json = sum ? json_dumps(sum, JSON_COMPACT) : NULL;
         json_decref(sum);
         if (!*summary_json)
@@ -2970,7 +2998,11 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
         pthread_mutex_lock(&self->lock);
         self->n_worker_crashes++;
         pthread_mutex_unlock(&self->lock);
-        s_log(self, "worker %d: %s%s%.12s", ev->worker, ev->reason,
+        // "worker 0 killed by signal 6 (SIGABRT) while running task X",
+        // not "worker 0: worker killed ..."
+        bool of_worker = strncmp(ev->reason, "worker ", 7) == 0;
+        s_log(self, "worker %d%s%s%s%.12s", ev->worker, of_worker ? " " : ": ",
+              of_worker ? ev->reason + 7 : ev->reason,
               r->busy ? " while running task " : "", r->busy ? thex : "");
         if (!r->busy)
             break;
@@ -3204,10 +3236,7 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
     self->grace_until =
         s_mono_ms() + ms_assign_grace_ms(self->opts.beacon_interval_ms,
                                          self->opts.antientropy_ms);
-    s_log(self, "open pool %.12s: mesh port %d, %d static peer(s)%s",
-          self->pool_id_hex, ms_mesh_port(self->mesh), self->opts.n_peers,
-          self->opts.no_beacon ? ", no beacon" : "");
-    return MS_OK;
+    return MS_OK; // meshsweepd prints the pool, port and peers at start
 }
 
 //  --------------------------------------------------------------------------
@@ -3758,22 +3787,39 @@ ms_node_control_parse(const char *name, ms_node_control_t *out)
 //  --------------------------------------------------------------------------
 //  A sweep-control record of ours (applied by the store, gossiped).
 
+//  ACTION is an ms_sweep_control_t. Its logical time is one more than the
+//  highest this store holds for the sweep (ms_store.c "sweep-control"),
+//  so it sorts after every control of the sweep this node has seen.
+
 static int
-s_control_record(ms_node_t *self, const ms_hash_t *sweep_id,
-                 ms_node_control_t action, int32_t priority)
+s_control_record(ms_node_t *self, const ms_hash_t *sweep_id, uint32_t action,
+                 int32_t priority)
 {
+    uint64_t seen = 0;
+    int rc = ms_store_sweep_control_time(self->store, sweep_id->bytes, &seen);
+    if (rc != MS_OK)
+        return rc;
     ms_store_payload_t p;
     memset(&p, 0, sizeof p);
     p.kind = MS_RECORD_SWEEP_CONTROL;
     memcpy(p.u.control.sweep_id, sweep_id->bytes, MS_HASH_BYTES);
-    p.u.control.action =
-        action == MS_NODE_CONTROL_CANCEL   ? MS_SWEEP_CONTROL_CANCEL
-        : action == MS_NODE_CONTROL_PAUSE  ? MS_SWEEP_CONTROL_PAUSE
-        : action == MS_NODE_CONTROL_RESUME ? MS_SWEEP_CONTROL_RESUME
-                                           : MS_SWEEP_CONTROL_PRIORITY;
+    p.u.control.action = action;
     p.u.control.priority = priority;
+    p.u.control.lamport = seen < UINT64_MAX ? seen + 1 : UINT64_MAX;
     self->work_changed = true;
     return s_append(self, 1, &p);
+}
+
+//  --------------------------------------------------------------------------
+//  The sweep-control action of a node action.
+
+static uint32_t
+s_control_action(ms_node_control_t action)
+{
+    return action == MS_NODE_CONTROL_CANCEL   ? MS_SWEEP_CONTROL_CANCEL
+           : action == MS_NODE_CONTROL_PAUSE  ? MS_SWEEP_CONTROL_PAUSE
+           : action == MS_NODE_CONTROL_RESUME ? MS_SWEEP_CONTROL_RESUME
+                                              : MS_SWEEP_CONTROL_PRIORITY;
 }
 
 //  --------------------------------------------------------------------------
@@ -3813,7 +3859,8 @@ ms_node_control(ms_node_t *self, const ms_hash_t *sweep_id,
     ms_sweep_state_t state = sweep->state;
     ms_store_sweep_destroy(&sweep);
     if (action == MS_NODE_CONTROL_PRIORITY && self->leases)
-        rc = s_control_record(self, sweep_id, action, priority);
+        rc = s_control_record(self, sweep_id, s_control_action(action),
+                              priority);
     else if (action == MS_NODE_CONTROL_PRIORITY)
         rc =
             ms_store_set_sweep_priority(self->store, sweep_id->bytes, priority);
@@ -3821,13 +3868,17 @@ ms_node_control(ms_node_t *self, const ms_hash_t *sweep_id,
         if (action == MS_NODE_CONTROL_CANCEL && state == MS_SWEEP_CANCELLED)
             return MS_OK; // cancelled twice: nothing more to do
         return ms_diag_set_code(diag, MS_ERR_CONFLICT, hex,
-                                "the sweep is %s: it cannot be %s",
+                                "the sweep is %s: it cannot be %s%s",
                                 ms_sweep_state_name(state),
                                 action == MS_NODE_CONTROL_CANCEL  ? "cancelled"
                                 : action == MS_NODE_CONTROL_PAUSE ? "paused"
-                                                                  : "resumed");
+                                                                  : "resumed",
+                                state == MS_SWEEP_CANCELLED && self->leases
+                                    ? " (submit its spec again to reopen it)"
+                                    : "");
     } else if (self->leases)
-        rc = s_control_record(self, sweep_id, action, priority);
+        rc = s_control_record(self, sweep_id, s_control_action(action),
+                              priority);
     else
         rc = ms_store_set_sweep_state(
             self->store, sweep_id->bytes,

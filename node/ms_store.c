@@ -2099,8 +2099,9 @@ ms_sweep_state_name(ms_sweep_state_t state)
       evidence       K || record hash -> kind || payload (both records of
                      an equivocation)
       equivocators   origin -> 1
-      sweep_controls sweep || K -> action (u32) || priority (i32); a sweep
-                     record itself is there as action 0 (its priority)
+      sweep_controls sweep || K -> action (u32) || priority (i32)
+                     [|| lamport (u64), when not 0]; a sweep record
+                     itself is there as action 0 (its priority)
       claims         task || slot (u32) || epoch (u64) || node -> claim row
       result_meta    task || node || incarnation || seq -> counted (u8) ||
                      status (u8) || 0 (u16) || record hash || row + NUL
@@ -2135,16 +2136,26 @@ ms_sweep_state_name(ms_sweep_state_t state)
       derives alike); then its controls are
       folded and each task re-derived (results and failures may come
       first: they are kept by task id whether or not the task is known).
-    - sweep-control: stored by (sweep, record key). The sweep's state and
-      priority are a fold over its controls in (origin, incarnation, seq)
-      order, starting from (active, the sweep record's priority): pause
-      and resume set paused/active, priority sets the priority, cancel is
-      final (a later resume does not undo it). Record order is not global,
-      so this is the simplest rule that every node computes alike; a
-      control meant to override another should come from a record that
-      sorts after it (the node's own later seq always does). The base
-      priority is that of the sweep record with the lowest key (two nodes
-      may publish the same sweep).
+    - sweep-control: stored by (sweep, record key), with its logical time
+      (a Lamport clock: the issuing node gives a control 1 + the highest
+      time among the controls of that sweep it holds). The sweep's state
+      and priority are a fold over its controls ordered by (time, origin,
+      incarnation, seq), starting from (active, the sweep record's
+      priority): pause and resume set paused/active, priority sets the
+      priority, cancel is final for pause and resume (a later resume
+      does not undo it), and reopen (a cancelled sweep submitted again)
+      makes it active. Ordering by record key alone was wrong across
+      nodes: a pause on node B and a later resume on node A (A had seen
+      the pause) folded as "resume, pause" everywhere when A's id sorts
+      first. With the clock, a control issued after another was seen
+      always sorts after it; controls issued concurrently (neither node
+      had seen the other's) are ordered by origin id, the same on every
+      node, so the state stays a pure function of the record set. A
+      record from a node that predates the clock has time 0 (it sorts
+      first, by key, as before). The time saturates at UINT64_MAX (a
+      hostile peer can then at worst tie, ordered by key). The base
+      priority is that of the sweep record with the lowest key (two
+      nodes may publish the same sweep).
     - claim / release: one row per (task, slot, epoch, node); the lowest
       record key of each kind is kept, so duplicates from a second
       incarnation change nothing.
@@ -2471,9 +2482,10 @@ s_task_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
         state = MS_TASK_FAILED;
     else if (sh.state == MS_SWEEP_CANCELLED)
         state = MS_TASK_CANCELLED;
-    else if (hdr.state == MS_TASK_CLAIMED || hdr.state == MS_TASK_RUNNING ||
-             hdr.state == MS_TASK_CANCELLED)
+    else if (hdr.state == MS_TASK_CLAIMED || hdr.state == MS_TASK_RUNNING)
         state = hdr.state; // local (single-node API) states
+    // (a task cancelled with its sweep is pending again once a reopen
+    // made the sweep active)
     else
         state = MS_TASK_PENDING;
     if (state == hdr.state)
@@ -2524,9 +2536,92 @@ s_sweep_derive_tasks(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id)
     return status;
 }
 
+//  One sweep_controls row, for the fold.
+typedef struct {
+    uint64_t lamport;   // logical time (0: none)
+    uint8_t key[S_KEY]; // the record's key (origin || incarnation || seq)
+    uint32_t action;    // ms_sweep_control_t, 0 for the sweep record
+    int32_t value;      // priority
+} s_control_row_t;
+
 //  --------------------------------------------------------------------------
-//  Fold a sweep's controls (in record key order) into its state and
-//  priority; re-derive its tasks when it turned cancelled.
+//  Decode a sweep_controls value; false when malformed.
+
+static bool
+s_control_value(const MDB_val *v, uint32_t *action, int32_t *value,
+                uint64_t *lamport)
+{
+    if (v->mv_size != 8 && v->mv_size != 16)
+        return false;
+    const uint8_t *b = v->mv_data;
+    *action = s_get_be32(b);
+    *value = (int32_t) s_get_be32(b + 4);
+    *lamport = v->mv_size == 16 ? s_get_be64(b + 8) : 0;
+    return true;
+}
+
+//  --------------------------------------------------------------------------
+//  Order of the fold: logical time, then record key.
+
+static int
+s_control_cmp(const void *a, const void *b)
+{
+    const s_control_row_t *x = a, *y = b;
+    if (x->lamport != y->lamport)
+        return x->lamport < y->lamport ? -1 : 1;
+    return memcmp(x->key, y->key, S_KEY);
+}
+
+//  --------------------------------------------------------------------------
+//  Collect a sweep's control rows (*rows: caller frees; *n rows).
+
+static int
+s_control_rows(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id,
+               s_control_row_t **rows, size_t *n)
+{
+    *rows = NULL;
+    *n = 0;
+    size_t cap = 0;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn, self->db_controls, &cur);
+    if (rc != 0)
+        return s_mdb(rc, "cursor sweep_controls");
+    MDB_val k = {S_ID, (void *) sweep_id}, v;
+    int status = MS_OK;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != S_ID + S_KEY || memcmp(k.mv_data, sweep_id, S_ID))
+            break;
+        s_control_row_t row;
+        if (!s_control_value(&v, &row.action, &row.value, &row.lamport))
+            continue;
+        memcpy(row.key, (const uint8_t *) k.mv_data + S_ID, S_KEY);
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            s_control_row_t *grown = realloc(*rows, cap * sizeof *grown);
+            if (!grown) {
+                status = MS_ERR_NOMEM;
+                break;
+            }
+            *rows = grown;
+        }
+        (*rows)[(*n)++] = row;
+    }
+    mdb_cursor_close(cur);
+    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
+        status = s_mdb(rc, "cursor sweep_controls");
+    if (status != MS_OK) {
+        free(*rows);
+        *rows = NULL;
+        *n = 0;
+    }
+    return status;
+}
+
+//  --------------------------------------------------------------------------
+//  Fold a sweep's controls (by logical time, then record key) into its
+//  state and priority; re-derive its tasks when it turned cancelled or
+//  back.
 
 static int
 s_sweep_refold(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id_in)
@@ -2539,30 +2634,33 @@ s_sweep_refold(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id_in)
         return MS_OK; // the sweep record has not come yet
     if (rc != MS_OK)
         return rc;
+    s_control_row_t *rows = NULL;
+    size_t n = 0;
+    rc = s_control_rows(self, txn, sweep_id, &rows, &n);
+    if (rc != MS_OK)
+        return rc;
+    if (n > 1)
+        qsort(rows, n, sizeof *rows, s_control_cmp);
     int state = MS_SWEEP_ACTIVE;
     int32_t priority = 0, base = sh.priority;
     bool have_base = false, have_priority = false;
-    MDB_cursor *cur;
-    rc = mdb_cursor_open(txn, self->db_controls, &cur);
-    if (rc != 0)
-        return s_mdb(rc, "cursor sweep_controls");
-    MDB_val k = {S_ID, sweep_id}, v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != S_ID + S_KEY || memcmp(k.mv_data, sweep_id, S_ID))
-            break;
-        if (v.mv_size != 8)
-            continue;
-        uint32_t action = s_get_be32(v.mv_data);
-        int32_t value = (int32_t) s_get_be32((const uint8_t *) v.mv_data + 4);
-        if (action == 0 && !have_base) { // lowest-key sweep record's
-            have_base = true;
-            base = value;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t action = rows[i].action;
+        int32_t value = rows[i].value;
+        if (action == 0) {
+            // Sweep records carry no time (0): the first in this order
+            // is the lowest key's, the base.
+            if (!have_base) {
+                have_base = true;
+                base = value;
+            }
         } else if (action == MS_SWEEP_CONTROL_PRIORITY) {
             have_priority = true;
             priority = value;
         } else if (action == MS_SWEEP_CONTROL_CANCEL)
             state = MS_SWEEP_CANCELLED;
+        else if (action == MS_SWEEP_CONTROL_REOPEN)
+            state = MS_SWEEP_ACTIVE;
         else if (action == MS_SWEEP_CONTROL_PAUSE &&
                  state != MS_SWEEP_CANCELLED)
             state = MS_SWEEP_PAUSED;
@@ -2570,9 +2668,7 @@ s_sweep_refold(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id_in)
                  state != MS_SWEEP_CANCELLED)
             state = MS_SWEEP_ACTIVE;
     }
-    mdb_cursor_close(cur);
-    if (rc != 0 && rc != MDB_NOTFOUND)
-        return s_mdb(rc, "cursor sweep_controls");
+    free(rows);
     bool was_cancelled = sh.state == MS_SWEEP_CANCELLED;
     sh.state = (uint8_t) state;
     sh.priority = have_priority ? priority : base;
@@ -2643,12 +2739,15 @@ static int
 s_apply_control(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
                 const ms_store_payload_t *p)
 {
-    uint8_t ck[S_ID + S_KEY], cv[8];
+    uint8_t ck[S_ID + S_KEY], cv[16];
     memcpy(ck, p->u.control.sweep_id, S_ID);
     memcpy(ck + S_ID, key, S_KEY);
     s_put_be32(cv, p->u.control.action);
     s_put_be32(cv + 4, (uint32_t) p->u.control.priority);
-    MDB_val k = {sizeof ck, ck}, v = {sizeof cv, cv};
+    s_put_be64(cv + 8, p->u.control.lamport);
+    // No time (an older node's record): the old 8 bytes, so the state
+    // digest of such a store stays what older nodes compute.
+    MDB_val k = {sizeof ck, ck}, v = {p->u.control.lamport ? sizeof cv : 8, cv};
     int rc = s_mdb(mdb_put(txn, self->db_controls, &k, &v, 0), "put control");
     return rc == MS_OK ? s_sweep_refold(self, txn, p->u.control.sweep_id) : rc;
 }
@@ -4229,6 +4328,30 @@ ms_store_pending_tasks(ms_store_t *self, ms_store_task_fn fn, void *arg)
     free(sweeps);
     s_read_end(self, txn);
     return status;
+}
+
+//  --------------------------------------------------------------------------
+//  Highest logical time among a sweep's controls.
+
+int
+ms_store_sweep_control_time(ms_store_t *self,
+                            const uint8_t sweep_id[MS_STORE_ID_BYTES],
+                            uint64_t *time)
+{
+    *time = 0;
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    s_control_row_t *rows = NULL;
+    size_t n = 0;
+    rc = s_control_rows(self, txn, sweep_id, &rows, &n);
+    s_read_end(self, txn);
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].lamport > *time)
+            *time = rows[i].lamport;
+    free(rows);
+    return rc;
 }
 
 //  --------------------------------------------------------------------------

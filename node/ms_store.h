@@ -563,6 +563,16 @@ int ms_store_claims_by_task(ms_store_t *self,
 //  Errors: MS_ERR_STORE; fn's return.
 int ms_store_pending_tasks(ms_store_t *self, ms_store_task_fn fn, void *arg);
 
+//  The highest logical time (Lamport) among the sweep-control records of
+//  a sweep held here into *time (0 when it has none, or only controls of
+//  nodes that predate logical times). A node issues its next control of
+//  the sweep at *time + 1, so that control sorts after every control it
+//  has seen (see "sweep-control" in ms_store.c). Thread: any.
+//  Errors: MS_ERR_STORE.
+int ms_store_sweep_control_time(ms_store_t *self,
+                                const uint8_t sweep_id[MS_STORE_ID_BYTES],
+                                uint64_t *time);
+
 //  Number of rows in the results table (counted results) into *n.
 //  Errors: MS_ERR_STORE.
 int ms_store_results_count(ms_store_t *self, uint64_t *n);

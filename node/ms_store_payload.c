@@ -87,7 +87,8 @@ ms_store_payload_encode(const ms_store_payload_t *p, uint8_t **out, size_t *len)
     case MS_RECORD_SWEEP_CONTROL: {
         ms_wire_sweep_control_t w = {
             .action = (ms_wire_sweep_action_t) p->u.control.action,
-            .priority = p->u.control.priority};
+            .priority = p->u.control.priority,
+            .lamport = p->u.control.lamport};
         memcpy(w.sweep_id, p->u.control.sweep_id, MS_WIRE_ID_BYTES);
         rc = ms_wire_encode_sweep_control(&w, out, len);
         break;
@@ -240,6 +241,7 @@ s_decode(s_decoded_t *d, uint32_t kind, const uint8_t *data, size_t len)
         memcpy(p->u.control.sweep_id, w->sweep_id, MS_WIRE_ID_BYTES);
         p->u.control.action = (uint32_t) w->action;
         p->u.control.priority = w->priority;
+        p->u.control.lamport = w->lamport;
         ms_wire_sweep_control_destroy(&w);
         return MS_OK;
     }

@@ -44,6 +44,7 @@ typedef enum {
     MS_SWEEP_CONTROL_PAUSE = 2,
     MS_SWEEP_CONTROL_RESUME = 3,
     MS_SWEEP_CONTROL_PRIORITY = 4,
+    MS_SWEEP_CONTROL_REOPEN = 5, // a cancelled sweep submitted again
 } ms_sweep_control_t;
 
 //  Result statuses (a diverged run is a result, DESIGN.md).
@@ -88,6 +89,8 @@ typedef struct {
             uint8_t sweep_id[MS_STORE_ID_BYTES];
             uint32_t action;  // ms_sweep_control_t
             int32_t priority; // for MS_SWEEP_CONTROL_PRIORITY
+            uint64_t lamport; // logical time (ms_store_sweep_control_time
+                              // + 1 at the issuer); 0: old record
         } control;
         struct {
             uint8_t hash[MS_STORE_ID_BYTES]; // dataset content hash

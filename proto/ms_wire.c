@@ -1341,7 +1341,7 @@ static bool
 s_action_ok(uint32_t action)
 {
     return action >= MS_WIRE_SWEEP_ACTION_CANCEL &&
-           action <= MS_WIRE_SWEEP_ACTION_PRIORITY;
+           action <= MS_WIRE_SWEEP_ACTION_REOPEN;
 }
 
 //  --------------------------------------------------------------------------
@@ -1360,6 +1360,7 @@ ms_wire_encode_sweep_control(const ms_wire_sweep_control_t *control,
     m.sweep_id = s_bin(control->sweep_id, MS_WIRE_ID_BYTES);
     m.action = (uint32_t) control->action;
     m.priority = control->priority;
+    m.lamport = control->lamport; // 0 is not written: old records' bytes
     return s_pack_payload(&m.base, out, n);
 }
 
@@ -1389,6 +1390,7 @@ ms_wire_decode_sweep_control(const uint8_t *buf, size_t n,
     else {
         c->action = (ms_wire_sweep_action_t) m->action;
         c->priority = m->priority;
+        c->lamport = m->lamport;
     }
     protobuf_c_message_free_unpacked(msg, NULL);
     if (rc != MS_OK) {

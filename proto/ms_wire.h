@@ -355,6 +355,7 @@ typedef enum {
     MS_WIRE_SWEEP_ACTION_PAUSE = 2,
     MS_WIRE_SWEEP_ACTION_RESUME = 3,
     MS_WIRE_SWEEP_ACTION_PRIORITY = 4, // set priority to .priority
+    MS_WIRE_SWEEP_ACTION_REOPEN = 5,   // undo an earlier cancel
 } ms_wire_sweep_action_t;
 
 //  Kind 2, SWEEP_CONTROL. Decoder: action one of the above.
@@ -362,6 +363,7 @@ typedef struct {
     uint8_t sweep_id[MS_WIRE_ID_BYTES];
     ms_wire_sweep_action_t action;
     int32_t priority; // used by PRIORITY only
+    uint64_t lamport; // logical time of the control; 0: none (old record)
 } ms_wire_sweep_control_t;
 
 //  A file of a dataset record.

@@ -379,6 +379,16 @@ ms_cli_http_error(long status, const char *body, const char *what,
         reason = json_string_value(json_object_get(obj, "message"));
     if (!reason)
         reason = json_string_value(json_object_get(doc, "error"));
+    // The node names what it refused ("<sweep id>: no such sweep"); when
+    // that is WHAT (or the full id of the prefix the user typed), say it
+    // once, as typed: "meshsweep: 1a2b3c4d5e6f: no such sweep".
+    const char *colon = reason && what && *what ? strstr(reason, ": ") : NULL;
+    size_t n_what = what ? strlen(what) : 0;
+    if (colon && !(where && *where) && (size_t) (colon - reason) >= n_what &&
+        strncmp(reason, what, n_what) == 0 &&
+        ((size_t) (colon - reason) == n_what ||
+         strspn(reason, "0123456789abcdef") == (size_t) (colon - reason)))
+        reason = colon + 2;
     if (reason)
         ms_diag_set(diag, where && *where ? where : what, "%s", reason);
     else if (body && *body && !doc)

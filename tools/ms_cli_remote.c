@@ -160,7 +160,12 @@ ms_cli_submit_main(int argc, char **argv)
                 fprintf(stderr, "meshsweep: warning: %s\n",
                         json_string_value(w));
         }
-        if (existed)
+        if (json_is_true(json_object_get(doc, "reopened")))
+            fprintf(stderr,
+                    "reopened: sweep %.12s was cancelled and is active "
+                    "again (%lld task%s; finished ones are kept)\n",
+                    id, (long long) n_tasks, n_tasks == 1 ? "" : "s");
+        else if (existed)
             fprintf(stderr,
                     "already submitted: the same spec is sweep %.12s "
                     "(%lld task%s)\n",
@@ -355,8 +360,18 @@ s_print_sweep(const json_t *sweep, s_seen_t *seen, int *n_seen, bool tty)
     char short_id[13], eta[32], rate_text[48];
     ms_cli_short_id(id ? id : "?", short_id);
     long long remaining = c.total - finished;
+    // A paused or cancelled sweep says so: its counts alone look like a
+    // stalled one.
+    bool paused = state && strcmp(state, "paused") == 0;
+    bool cancelled = state && strcmp(state, "cancelled") == 0;
+    char cancelled_text[48] = "";
+    if (c.cancelled)
+        snprintf(cancelled_text, sizeof cancelled_text, " cancelled %lld",
+                 c.cancelled);
     if (remaining <= 0)
         snprintf(eta, sizeof eta, "done");
+    else if (paused || cancelled)
+        snprintf(eta, sizeof eta, "-");
     else if (rate > 0)
         s_fmt_duration(eta, sizeof eta, (double) remaining / rate);
     else
@@ -366,10 +381,13 @@ s_print_sweep(const json_t *sweep, s_seen_t *seen, int *n_seen, bool tty)
     else
         snprintf(rate_text, sizeof rate_text, "- tasks/s");
     printf("%s %-20.20s [%s] %lld/%lld  pending %lld running %lld done %lld "
-           "failed %lld%s  %s  ETA %s%s\n",
+           "failed %lld%s  %s  ETA %s%s%s\n",
            short_id, name ? name : (state ? state : ""), bar, finished, c.total,
-           c.pending, c.running, c.done, c.failed,
-           c.cancelled ? " cancelled" : "", rate_text, eta,
+           c.pending, c.running, c.done, c.failed, cancelled_text, rate_text,
+           eta,
+           paused      ? "  PAUSED (meshsweep resume to go on)"
+           : cancelled ? "  CANCELLED"
+                       : "",
            tty ? "\033[K" : "");
     if (state &&
         (strcmp(state, "done") == 0 || strcmp(state, "cancelled") == 0))

@@ -1,7 +1,9 @@
 /*  =========================================================================
     ms_meshsweepd_test - the daemon program: --version, bad usage (exit 2,
-    one line), config file (unknown key names FILE:LINE; the command line
-    wins), start-up lines, SIGTERM gives exit 0
+    one line), config file (unknown key or bad boolean names FILE:LINE;
+    the command line wins), start-up lines (none twice), SIGTERM gives
+    exit 0, a malformed --peer refused at start, an unreachable one
+    warned about once
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
@@ -220,6 +222,152 @@ test_config_start_and_sigterm(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  A malformed --peer fails at start, exit 2, one line saying what is
+//  wrong (from the command line and from the config file, with its line).
+
+static void
+test_bad_peer_one_line(void **state)
+{
+    (void) state;
+    const char *bad[][2] = {
+        {"tcp://127.0.0.1:99999", "1..65535"},
+        {"tcp://127.0.0.1:abc", "port 'abc'"},
+        {"tcp://127.0.0.1:", "port ''"},
+        {"127.0.0.1:5871", "tcp://HOST:PORT"},
+        {"tcp://:5871", "HOST"},
+        {"tcp://ho st:5871", "HOST"},
+        {"abcdef012345@tcp://127.0.0.1:5871", "NODE_ID"},
+        {"XYZ@tcp://127.0.0.1:5871", "NODE_ID"},
+    };
+    char out[4096], err[4096];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *args[] = {
+            s_bin,    "--data-dir",       s_root,  "--open-pool", "--no-beacon",
+            "--peer", (char *) bad[i][0], "--api", "127.0.0.1:0", NULL};
+        assert_int_equal(s_run(args, out, sizeof out, err, sizeof err), 2);
+        assert_int_equal(s_lines(err), 1);
+        if (!strstr(err, bad[i][0]) || !strstr(err, bad[i][1]))
+            fail_msg("--peer %s: '%s' lacks '%s'", bad[i][0], err, bad[i][1]);
+    }
+    char ini[400];
+    snprintf(ini, sizeof ini, "%s/peer.ini", s_root);
+    FILE *f = fopen(ini, "w");
+    assert_non_null(f);
+    fprintf(f, "open_pool = x\npeer = tcp://127.0.0.1:70000\n");
+    fclose(f);
+    char *args[] = {s_bin, "--data-dir", s_root, "--config", ini, NULL};
+    assert_int_equal(s_run(args, out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(s_lines(err), 1);
+    char want[600];
+    snprintf(want, sizeof want, "%s:2: peer = tcp://127.0.0.1:70000", ini);
+    if (!strstr(err, want))
+        fail_msg("stderr '%s' lacks '%s'", err, want);
+}
+
+//  --------------------------------------------------------------------------
+//  A config boolean takes true/false (or yes/no, on/off, 1/0); anything
+//  else names the file, line and key, exit 2.
+
+static void
+test_config_bad_boolean(void **state)
+{
+    (void) state;
+    const char *keys[] = {"no_beacon", "verbose"};
+    for (size_t i = 0; i < 2; i++) {
+        char ini[400];
+        snprintf(ini, sizeof ini, "%s/bool.ini", s_root);
+        FILE *f = fopen(ini, "w");
+        assert_non_null(f);
+        fprintf(f, "[meshsweepd]\nworkers = 1\n%s = maybe\n", keys[i]);
+        fclose(f);
+        char out[4096], err[4096];
+        char *args[] = {s_bin, "--data-dir", s_root, "--config", ini, NULL};
+        assert_int_equal(s_run(args, out, sizeof out, err, sizeof err), 2);
+        assert_int_equal(s_lines(err), 1);
+        char want[600];
+        snprintf(want, sizeof want, "%s:3: %s = maybe: expected true or false",
+                 ini, keys[i]);
+        if (!strstr(err, want))
+            fail_msg("stderr '%s' lacks '%s'", err, want);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  An unreachable static peer gets one warning line after its first
+//  failed dials (not silence, not a flood); with --verbose, no start-up
+//  line is printed twice.
+
+static void
+test_unreachable_peer_warns_once(void **state)
+{
+    (void) state;
+    char ini[400], out_path[400];
+    snprintf(ini, sizeof ini, "%s/ok.ini", s_root);
+    FILE *f = fopen(ini, "w");
+    assert_non_null(f);
+    fprintf(f, "no_beacon = Yes\nverbose = on\n"); // booleans as people type
+    fclose(f);
+    snprintf(out_path, sizeof out_path, "%s/both.txt", s_root);
+    // A port nothing listens on: the discard port on loopback.
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (!freopen(out_path, "w", stdout) || dup2(1, 2) < 0)
+            _exit(99);
+        char dir[400];
+        snprintf(dir, sizeof dir, "%s/data", s_root);
+        execl(s_bin, s_bin, "--data-dir", dir, "--config", ini,
+              "--open-pool=unreach", "--mesh-port", "0", "--api", "127.0.0.1:0",
+              "--workers", "1", "--peer", "tcp://127.0.0.1:9", (char *) NULL);
+        _exit(98);
+    }
+    // Dials at 0, 0.25, 0.75, 1.75, 3.75 s...: the warning by about 4 s;
+    // wait up to 12 s (a loaded machine), then 3 s more for a second one.
+    char text[16384] = "";
+    int seen_at = -1;
+    for (int i = 0; i < 150; i++) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        FILE *o = fopen(out_path, "r");
+        size_t n = o ? fread(text, 1, sizeof text - 1, o) : 0;
+        text[n] = 0;
+        if (o)
+            fclose(o);
+        if (seen_at < 0 && strstr(text, "no answer"))
+            seen_at = i;
+        if (seen_at >= 0 && i >= seen_at + 30)
+            break;
+    }
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    FILE *o = fopen(out_path, "r");
+    assert_non_null(o);
+    size_t n = fread(text, 1, sizeof text - 1, o);
+    text[n] = 0;
+    fclose(o);
+    if (seen_at < 0)
+        fail_msg("no warning for an unreachable peer in:\n%s", text);
+    int n_warn = 0, n_node = 0, n_pool = 0;
+    for (const char *p = text; (p = strstr(p, "no answer")); p++)
+        n_warn++;
+    for (const char *p = text; (p = strstr(p, "meshsweepd: node ")); p++)
+        n_node++;
+    for (const char *p = text; (p = strstr(p, "open pool")); p++)
+        n_pool++;
+    if (n_warn != 1 || !strstr(text, "warning: peer tcp://127.0.0.1:9"))
+        fail_msg("%d warnings in:\n%s", n_warn, text);
+    if (n_node != 1)
+        fail_msg("the node line %d times in:\n%s", n_node, text);
+    // the start-up line and the no-authority warning, nothing more
+    if (n_pool != 2)
+        fail_msg("'open pool' %d times in:\n%s", n_pool, text);
+}
+
+//  --------------------------------------------------------------------------
 //  Temp dir.
 
 static int
@@ -258,6 +406,12 @@ main(void)
                                         s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_config_start_and_sigterm, s_setup,
                                         s_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_peer_one_line, s_setup,
+                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_config_bad_boolean, s_setup,
+                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_unreachable_peer_warns_once,
+                                        s_setup, s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

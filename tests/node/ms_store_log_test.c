@@ -8,7 +8,8 @@
     digests, derived state equal under any arrival order (randomised, many
     seeds), the first-result-counts rule, a wiped node's new incarnation,
     the failure rule with the member count, 100,000 records merged and
-    read back (records/s printed), and a merge killed with SIGKILL.
+    read back (records/s printed), a merge killed with SIGKILL, and sweep
+    controls folded by logical time in any arrival order.
 */
 #include "ms_store.h"
 #include "ms_store_payload.h"
@@ -256,6 +257,20 @@ s_rec_dataset(rec_t *r, uint8_t tag)
     ms_store_payload_t p = {.kind = MS_RECORD_DATASET};
     s_id(p.u.dataset.hash, tag, 7);
     p.u.dataset.name = "fashion-mnist";
+    s_enc(r, &p);
+}
+
+//  A sweep-control with a logical time (0: a record of a node that
+//  predates logical times).
+static void
+s_rec_control_at(rec_t *r, uint8_t tag, uint32_t action, int32_t prio,
+                 uint64_t lamport)
+{
+    ms_store_payload_t p = {.kind = MS_RECORD_SWEEP_CONTROL};
+    memcpy(p.u.control.sweep_id, s_sweeps[tag].sweep_id, ID);
+    p.u.control.action = action;
+    p.u.control.priority = prio;
+    p.u.control.lamport = lamport;
     s_enc(r, &p);
 }
 
@@ -1830,6 +1845,132 @@ test_payload_codec(void **state)
     free(r.bytes);
 }
 
+//  --------------------------------------------------------------------------
+//  Sweep controls fold by logical time, then (origin, incarnation, seq),
+//  the same whatever the arrival order. Node A's id sorts before B's, so
+//  the old rule (key order only) folded B's pause after A's later resume.
+//  Each stage's records are merged into fresh stores in several random
+//  interleavings (each origin's records in seq order, as the log needs).
+
+typedef struct {
+    const uint8_t *origin;
+    uint64_t seq;
+    rec_t rec;
+} ctl_rec_t;
+
+static void
+test_controls_lamport_order(void **state)
+{
+    fixture_t *fx = *state;
+    uint8_t a[ID], b[ID], c[ID];
+    s_id(a, 0xA1, 0);
+    s_id(b, 0xB2, 0);
+    s_id(c, 0x05, 0); // sorts first: its old resume came first by key
+    ctl_rec_t recs[12];
+    size_t n = 0;
+#define ADD(node, sq)                                                          \
+    do {                                                                       \
+        recs[n].origin = node;                                                 \
+        recs[n].seq = sq;                                                      \
+        recs[n].rec = r;                                                       \
+        n++;                                                                   \
+    } while (0)
+    rec_t r;
+    s_rec_sweep(&r, 41, 3, 0, 0);
+    ADD(a, 1);
+    s_rec_control_at(&r, 41, MS_SWEEP_CONTROL_PAUSE, 0, 1); // B pauses
+    ADD(b, 1);
+    s_rec_control_at(&r, 41, MS_SWEEP_CONTROL_RESUME, 0, 2); // A saw it
+    ADD(a, 2);
+    s_rec_control_at(&r, 41, MS_SWEEP_CONTROL_RESUME, 0, 0); // old node
+    ADD(c, 1);
+    size_t stage_end[5];
+    stage_end[0] = n; // -> active (key order alone said paused)
+    s_rec_control_at(&r, 41, MS_SWEEP_CONTROL_PAUSE, 0, 3); // B saw resume
+    ADD(b, 2);
+    stage_end[1] = n; // -> paused
+    s_rec_control_at(&r, 41, MS_SWEEP_CONTROL_CANCEL, 0, 4);
+    ADD(a, 3);
+    s_rec_control_at(&r, 41, MS_SWEEP_CONTROL_RESUME, 0, 5);
+    ADD(b, 3);
+    stage_end[2] = n; // -> cancelled: a resume does not undo a cancel
+    s_rec_control_at(&r, 41, MS_SWEEP_CONTROL_REOPEN, 0, 6);
+    ADD(a, 4);
+    stage_end[3] = n; // -> active again, its tasks pending
+    s_rec_control_at(&r, 41, MS_SWEEP_CONTROL_PAUSE, 0, 7); // concurrent:
+    ADD(b, 4);
+    s_rec_control_at(&r, 41, MS_SWEEP_CONTROL_RESUME, 0, 7); // tie at 7
+    ADD(a, 5);
+    s_rec_control_at(&r, 41, MS_SWEEP_CONTROL_PRIORITY, 5, 8);
+    ADD(b, 5);
+    s_rec_control_at(&r, 41, MS_SWEEP_CONTROL_PRIORITY, 9, 9);
+    ADD(a, 6);
+    stage_end[4] = n; // -> paused (tie: A's resume, then B's pause), 9
+#undef ADD
+    const ms_sweep_state_t want[5] = {MS_SWEEP_ACTIVE, MS_SWEEP_PAUSED,
+                                      MS_SWEEP_CANCELLED, MS_SWEEP_ACTIVE,
+                                      MS_SWEEP_PAUSED};
+    const int32_t want_prio[5] = {0, 0, 0, 0, 9};
+    const uint64_t want_time[5] = {2, 3, 5, 6, 9};
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    for (int stage = 0; stage < 5; stage++) {
+        for (int order = 0; order < 6; order++) {
+            char name[32];
+            snprintf(name, sizeof name, "ctl%d-%d", stage, order);
+            ms_store_t *store = s_open(fx, name);
+            // A random interleaving; order 0 is the issue order.
+            size_t next[3] = {0, 0, 0}; // per origin: records merged
+            const uint8_t *origins[3] = {a, b, c};
+            for (size_t done = 0; done < stage_end[stage]; done++) {
+                size_t pick = done; // order 0: in issue order
+                if (order > 0) {
+                    size_t cand[3], n_cand = 0;
+                    for (int o = 0; o < 3; o++) {
+                        // the next record of origin o in this stage
+                        uint64_t k = 0;
+                        for (size_t i = 0; i < stage_end[stage]; i++)
+                            if (recs[i].origin == origins[o] && k++ == next[o])
+                                cand[n_cand++] = i;
+                    }
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    pick = cand[rng % n_cand];
+                }
+                for (int o = 0; o < 3; o++)
+                    if (recs[pick].origin == origins[o])
+                        next[o]++;
+                const uint8_t *p = recs[pick].rec.bytes;
+                ms_store_merge_result_t out;
+                assert_int_equal(ms_store_merge_block(
+                                     store, recs[pick].origin, 1,
+                                     recs[pick].seq, 1, &recs[pick].rec.kind,
+                                     &p, &recs[pick].rec.len, NULL, 0, &out),
+                                 MS_OK);
+            }
+            ms_store_sweep_t *sw = s_sweep(store, 41);
+            if (sw->state != want[stage])
+                fail_msg("stage %d order %d: state %s, want %s", stage, order,
+                         ms_sweep_state_name(sw->state),
+                         ms_sweep_state_name(want[stage]));
+            assert_int_equal(sw->priority, want_prio[stage]);
+            uint32_t cancelled = sw->counts[MS_TASK_CANCELLED];
+            uint32_t pending = sw->counts[MS_TASK_PENDING];
+            ms_store_sweep_destroy(&sw);
+            assert_int_equal(cancelled, stage == 2 ? 3 : 0);
+            assert_int_equal(pending, stage == 2 ? 0 : 3);
+            uint64_t t = 0;
+            assert_int_equal(
+                ms_store_sweep_control_time(store, s_sweeps[41].sweep_id, &t),
+                MS_OK);
+            assert_int_equal(t, want_time[stage]);
+            ms_store_destroy(&store);
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        free(recs[i].rec.bytes);
+}
+
 int
 main(void)
 {
@@ -1851,6 +1992,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_first_result_counts, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_claims_failures_controls, s_setup,
+                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_controls_lamport_order, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_exchange_and_wiped_node, s_setup,
                                         s_teardown),

@@ -980,14 +980,16 @@ test_payload_sweep(void **state)
 }
 
 //  --------------------------------------------------------------------------
-//  SWEEP_CONTROL round trip, unknown action refused.
+//  SWEEP_CONTROL round trip (with its logical time, and reopen), a record
+//  with no logical time (older nodes) decodes as time 0, unknown action
+//  refused.
 
 static void
 test_payload_sweep_control(void **state)
 {
     (void) state;
-    ms_wire_sweep_control_t c = {.action = MS_WIRE_SWEEP_ACTION_PRIORITY,
-                                 .priority = 12};
+    ms_wire_sweep_control_t c = {
+        .action = MS_WIRE_SWEEP_ACTION_PRIORITY, .priority = 12, .lamport = 7};
     s_id(c.sweep_id, 3);
     uint8_t *buf;
     size_t n;
@@ -997,12 +999,27 @@ test_payload_sweep_control(void **state)
     assert_memory_equal(back, &c, sizeof c);
     ms_wire_sweep_control_destroy(&back);
     free(buf);
+    c.action = MS_WIRE_SWEEP_ACTION_REOPEN;
+    c.lamport = UINT64_MAX;
+    assert_int_equal(ms_wire_encode_sweep_control(&c, &buf, &n), MS_OK);
+    assert_int_equal(ms_wire_decode_sweep_control(buf, n, &back), MS_OK);
+    assert_memory_equal(back, &c, sizeof c);
+    ms_wire_sweep_control_destroy(&back);
+    free(buf);
+    s_pbw_t old = {.n = 0}; // an older node's pause: fields 1 and 2 only
+    s_w_id(&old, 1, 32);
+    s_w_uint(&old, 2, MS_WIRE_SWEEP_ACTION_PAUSE);
+    assert_int_equal(ms_wire_decode_sweep_control(old.buf, old.n, &back),
+                     MS_OK);
+    assert_int_equal(back->action, MS_WIRE_SWEEP_ACTION_PAUSE);
+    assert_int_equal(back->lamport, 0);
+    ms_wire_sweep_control_destroy(&back);
     c.action = (ms_wire_sweep_action_t) 0;
     assert_int_equal(ms_wire_encode_sweep_control(&c, &buf, &n),
                      MS_ERR_INVALID);
     s_pbw_t w = {.n = 0};
     s_w_id(&w, 1, 32);
-    s_w_uint(&w, 2, 5); // action 5 does not exist
+    s_w_uint(&w, 2, 6); // action 6 does not exist
     assert_int_equal(ms_wire_decode_sweep_control(w.buf, w.n, &back),
                      MS_ERR_PROTOCOL);
     w.n = 0;
