@@ -20,6 +20,7 @@
 #include <microhttpd.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -32,6 +33,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #define S_API_THREADS 4            // handler threads (epoll, thread pool)
 #define S_API_IDLE_S 10            // an idle connection is closed after this
@@ -47,9 +49,15 @@ struct ms_api {
 
 //  One request in progress.
 typedef struct {
-    char *body;     // POST body so far (NUL-terminated)
-    size_t len;     // bytes in body
-    bool too_large; // body went past MS_API_MAX_BODY
+    char *body;       // POST body so far (NUL-terminated)
+    size_t len;       // bytes in body
+    bool too_large;   // body went past MS_API_MAX_BODY (or the upload
+                      // limit)
+    bool upload;      // PUT /api/v1/blobs/HEX: the body goes to a file
+    int fd;           // the upload's file, or -1
+    char *tmp_path;   // its path (malloc'd), or NULL once handed over
+    uint64_t n_up;    // bytes written to it
+    bool write_error; // a write failed
 } s_request_t;
 
 //  --------------------------------------------------------------------------
@@ -447,8 +455,10 @@ s_post_sweeps(ms_api_t *self, struct MHD_Connection *conn, s_request_t *req)
     ms_diag_t diag;
     ms_diag_clear(&diag);
     char *summary = NULL;
-    int rc = self->hooks.submit(self->hooks.arg, req->body, req->len, &summary,
-                                &diag);
+    const char *files =
+        MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "files");
+    int rc = self->hooks.submit(self->hooks.arg, req->body, req->len, files,
+                                &summary, &diag);
     if (rc != MS_OK) // a missing dataset is a bad request here, not a 404
         return s_reply_diag(self, conn,
                             rc == MS_ERR_NOTFOUND ? MHD_HTTP_BAD_REQUEST
@@ -684,6 +694,105 @@ s_get_peers(ms_api_t *self, struct MHD_Connection *conn)
 }
 
 //  --------------------------------------------------------------------------
+//  PUT /api/v1/blobs/{hex}: the body (streamed to req->tmp_path) becomes
+//  the blob of that hash, checked by the node.
+
+static enum MHD_Result
+s_put_blob(ms_api_t *self, struct MHD_Connection *conn, const char *hex,
+           const char *method, s_request_t *req)
+{
+    if (strcmp(method, "PUT") != 0)
+        return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                             "/api/v1/blobs/%.80s: method %s not allowed", hex,
+                             method);
+    if (!self->hooks.blob_put || !self->hooks.upload_dir)
+        return s_reply_error(self, conn, MHD_HTTP_NOT_IMPLEMENTED,
+                             "this node takes no uploads");
+    ms_hash_t hash;
+    if (strlen(hex) != MS_HASH_HEX_LEN || ms_hash_from_hex(hex, &hash) != MS_OK)
+        return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                             "/api/v1/blobs/%.80s: not a BLAKE2b-256 hash (64 "
+                             "lowercase hex characters)",
+                             hex);
+    if (req->too_large)
+        return s_reply_error(self, conn, MHD_HTTP_CONTENT_TOO_LARGE,
+                             "body: larger than %" PRIu64 " bytes "
+                             "(max_dataset_bytes)",
+                             self->hooks.max_upload_bytes);
+    if (req->fd < 0 || req->write_error || !req->tmp_path)
+        return s_reply_error(self, conn, 500, "cannot write the upload");
+    if (close(req->fd) != 0) {
+        req->fd = -1;
+        return s_reply_error(self, conn, 500, "cannot write the upload");
+    }
+    req->fd = -1;
+    char *tmp = req->tmp_path;
+    req->tmp_path = NULL; // the hook consumes it
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    int rc = self->hooks.blob_put(self->hooks.arg, &hash, tmp, &diag);
+    free(tmp);
+    if (rc != MS_OK)
+        return s_reply_diag(self, conn,
+                            rc == MS_ERR_STORE_FULL
+                                ? MHD_HTTP_INSUFFICIENT_STORAGE
+                                : s_status_of(rc),
+                            &diag, rc);
+    json_t *ok =
+        json_pack("{s:s, s:I}", "hash", hex, "bytes", (json_int_t) req->n_up);
+    if (!ok)
+        return s_reply_error(self, conn, 500, "out of memory");
+    return s_reply_json(self, conn, MHD_HTTP_CREATED, ok);
+}
+
+//  --------------------------------------------------------------------------
+//  Start streaming an upload (PUT /api/v1/blobs/...) into a new file.
+
+static void
+s_upload_begin(ms_api_t *self, s_request_t *req)
+{
+    req->upload = true;
+    if (!self->hooks.upload_dir)
+        return;
+    size_t n = strlen(self->hooks.upload_dir) + 32;
+    req->tmp_path = malloc(n);
+    if (!req->tmp_path)
+        return;
+    snprintf(req->tmp_path, n, "%s/upload-XXXXXX", self->hooks.upload_dir);
+    req->fd = mkstemp(req->tmp_path);
+    if (req->fd < 0) {
+        free(req->tmp_path);
+        req->tmp_path = NULL;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Append upload data to the upload's file.
+
+static void
+s_upload_write(ms_api_t *self, s_request_t *req, const char *data, size_t n)
+{
+    if (req->too_large || req->fd < 0 || req->write_error)
+        return;
+    if (req->n_up + n > self->hooks.max_upload_bytes) {
+        req->too_large = true;
+        return;
+    }
+    while (n > 0) {
+        ssize_t w = write(req->fd, data, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            req->write_error = true;
+            return;
+        }
+        data += w;
+        n -= (size_t) w;
+        req->n_up += (uint64_t) w;
+    }
+}
+
+//  --------------------------------------------------------------------------
 //  Route a finished request.
 
 static enum MHD_Result
@@ -710,6 +819,9 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
         return get ? s_get_peers(self, conn)
                    : s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
                                    "%s: method %s not allowed", path, method);
+    const char *blobs = "/api/v1/blobs/";
+    if (strncmp(path, blobs, strlen(blobs)) == 0)
+        return s_put_blob(self, conn, path + strlen(blobs), method, req);
     if (strcmp(path, "/api/v1/sweeps") == 0) {
         if (get)
             return s_get_sweeps(self, conn);
@@ -770,8 +882,21 @@ s_handler(void *cls, struct MHD_Connection *conn, const char *url,
         if (!req)
             return MHD_NO;
         *con_cls = req;
+        req->fd = -1;
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                      "Content-Length");
+        if (strcmp(method, "PUT") == 0 &&
+            strncmp(url, "/api/v1/blobs/", 14) == 0) {
+            if (cl && strtoull(cl, NULL, 10) > self->hooks.max_upload_bytes) {
+                req->too_large = true;
+                return s_reply_error(self, conn, MHD_HTTP_CONTENT_TOO_LARGE,
+                                     "body: larger than %" PRIu64 " bytes "
+                                     "(max_dataset_bytes)",
+                                     self->hooks.max_upload_bytes);
+            }
+            s_upload_begin(self, req);
+            return MHD_YES;
+        }
         if (cl && strtoull(cl, NULL, 10) > MS_API_MAX_BODY) {
             req->too_large = true;
             return s_reply_error(self, conn, MHD_HTTP_CONTENT_TOO_LARGE,
@@ -782,6 +907,10 @@ s_handler(void *cls, struct MHD_Connection *conn, const char *url,
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
+        if (req->upload) {
+            s_upload_write(self, req, upload_data, n);
+            return MHD_YES;
+        }
         if (req->too_large || req->len + n > MS_API_MAX_BODY) {
             req->too_large = true;
             free(req->body);
@@ -813,6 +942,11 @@ s_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void) toe;
     s_request_t *req = *con_cls;
     if (req) {
+        if (req->fd >= 0)
+            close(req->fd);
+        if (req->tmp_path) // not handed over: an upload cut short
+            unlink(req->tmp_path);
+        free(req->tmp_path);
         free(req->body);
         free(req);
     }

@@ -62,10 +62,24 @@ typedef struct ms_api ms_api_t;
 typedef struct {
     ms_store_t *store; // read with read transactions (borrowed)
     void *arg;         // passed to the hooks
-    //  Submit a spec; as ms_node_submit with local_files false. On MS_OK
-    //  *summary_json is the malloc'd summary object text.
-    int (*submit)(void *arg, const char *text, size_t n, char **summary_json,
-                  ms_diag_t *diag);
+    //  Submit a spec; as ms_node_submit with local_files false. files is
+    //  the "files" query argument of the POST (the uploaded files of a
+    //  file dataset, "ROLE:HEX,...": ms_node_submit_uploaded) or NULL.
+    //  On MS_OK *summary_json is the malloc'd summary object text.
+    int (*submit)(void *arg, const char *text, size_t n, const char *files,
+                  char **summary_json, ms_diag_t *diag);
+    //  Blob uploads, PUT /api/v1/blobs/HEX (a client sending its dataset
+    //  files before the spec). The HTTP thread streams the body into a
+    //  new file in upload_dir (on the blob store's file system), refusing
+    //  bodies over max_upload_bytes with 413, then calls blob_put, which
+    //  adopts tmp_path (consumed either way) as the blob of hash: MS_OK;
+    //  MS_ERR_INVALID when the bytes do not hash to hash (diag);
+    //  MS_ERR_STORE_FULL; MS_ERR_IO. upload_dir or blob_put NULL: the
+    //  route answers 501.
+    const char *upload_dir;
+    uint64_t max_upload_bytes;
+    int (*blob_put)(void *arg, const ms_hash_t *hash, const char *tmp_path,
+                    ms_diag_t *diag);
     //  A new JSON object describing the node for /status and /metrics:
     //  node_id, version, uptime_seconds, workers, workers_busy,
     //  tasks_trained_total, training_seconds_total, worker_crashes_total,

@@ -93,6 +93,8 @@
 #include "ms_spec.h"
 #include "ms_assign.h"
 #include "ms_backend.h"
+#include "ms_blob_fetch.h"
+#include "ms_blob_store.h"
 #include "ms_gossip.h"
 #include "ms_lease_table.h"
 #include "ms_mesh.h"
@@ -123,8 +125,9 @@
 
 //  Kinds of commands queued by HTTP threads.
 typedef enum {
-    S_COMMAND_SUBMIT = 0,  // a spec submission
-    S_COMMAND_CONTROL = 1, // a sweep life-cycle action
+    S_COMMAND_SUBMIT = 0,   // a spec submission
+    S_COMMAND_CONTROL = 1,  // a sweep life-cycle action
+    S_COMMAND_BLOB_PUT = 2, // an uploaded file to adopt as a blob
 } s_command_kind_t;
 
 //  A command queued by an HTTP thread.
@@ -133,6 +136,9 @@ typedef struct s_command {
     s_command_kind_t kind;    // what to do
     char *text;               // spec text (owned; SUBMIT)
     size_t n;                 // bytes in text
+    char *files;              // uploaded files "ROLE:HEX,..." (owned;
+                              // SUBMIT) or NULL; blob path (BLOB_PUT)
+    ms_hash_t hash;           // the blob (BLOB_PUT)
     ms_hash_t sweep_id;       // the sweep (CONTROL)
     ms_node_control_t action; // the action (CONTROL)
     int32_t priority;         // new priority (CONTROL, priority)
@@ -154,6 +160,12 @@ typedef struct {
     int64_t dataset_bytes; // bytes of its dataset files (0 when unknown)
     bool fetch_asked;      // the blob hook was asked for its dataset
     double retry_at;       // monotonic s: look for the dataset file again
+    // fetching its dataset from peers (s_dataset_missing)
+    bool fetching;                 // blob fetches run for its files
+    int64_t fetch_retry_at;        // monotonic ms: no new try before
+    ms_wire_dataset_file_t *files; // the dataset record's files
+    size_t n_files;                // entries in files
+    char *label;                   // label column name (CSV), or NULL
 } s_sweep_info_t;
 
 //  What the node knows about the task a worker runs.
@@ -264,6 +276,16 @@ struct ms_node {
     uint64_t n_expired;              // leases seen expiring
     uint64_t n_rejected_messages;    // peer messages refused (gossip)
     uint64_t n_fetch_asked;          // datasets asked of the blob hook
+    ms_blob_store_t *blobs;          // dataset blobs (pool), or NULL
+    ms_blob_fetch_t *fetch;          // blob fetches from peers, or NULL
+    char blob_tmp_dir[PATH_MAX];     // DATA_DIR/blobs/tmp (uploads)
+    uint64_t n_datasets_fetched;     // datasets completed by fetching
+    uint64_t n_datasets_local;       // datasets used from a local copy
+                                     // whose hash matched the record
+    uint64_t n_dataset_mismatch;     // local copies refused: hash differs
+    uint64_t n_fetch_failures;       // blob fetches that ended in error
+    uint64_t n_blob_requests_served; // BLOB_REQUESTs answered
+    uint64_t n_uploads;              // blobs uploaded through the API
     int64_t avail_memory_bytes;      // memory a task may use (estimate)
     int64_t snapshot_at;             // monotonic ms: refresh the snapshots
     ms_wire_live_claim_t *hb_claims; // heartbeat live-claims buffer
@@ -463,8 +485,10 @@ static int s_append(ms_node_t *self, size_t n,
                     const ms_store_payload_t *payloads);
 static int64_t s_wall_ms(void);
 static void s_pool_close(ms_node_t *self);
-static int s_api_submit(void *arg, const char *text, size_t n, char **summary,
-                        ms_diag_t *diag);
+static int s_api_submit(void *arg, const char *text, size_t n,
+                        const char *files, char **summary, ms_diag_t *diag);
+static int s_api_blob_put(void *arg, const ms_hash_t *hash,
+                          const char *tmp_path, ms_diag_t *diag);
 static int s_control_record(ms_node_t *self, const ms_hash_t *sweep_id,
                             uint32_t action, int32_t priority);
 static int s_api_control(void *arg, const ms_hash_t *sweep_id,
@@ -679,13 +703,17 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     if (rc != MS_OK)
         goto fail;
     if (self->api_bind) {
-        ms_api_hooks_t hooks = {.store = self->store,
-                                .arg = self,
-                                .submit = s_api_submit,
-                                .status = s_api_status,
-                                .control = s_api_control,
-                                .peers = s_api_peers,
-                                .running_elsewhere = s_api_running_elsewhere};
+        ms_api_hooks_t hooks = {
+            .store = self->store,
+            .arg = self,
+            .submit = s_api_submit,
+            .upload_dir = self->blobs ? self->blob_tmp_dir : NULL,
+            .max_upload_bytes = (uint64_t) self->opts.max_dataset_bytes,
+            .blob_put = s_api_blob_put,
+            .status = s_api_status,
+            .control = s_api_control,
+            .peers = s_api_peers,
+            .running_elsewhere = s_api_running_elsewhere};
         rc = ms_api_open(&self->api, self->api_bind, &hooks, diag);
         if (rc != MS_OK)
             goto fail;
@@ -715,6 +743,7 @@ s_fail_commands(ms_node_t *self, int rc)
         cmd->done = true;
         if (cmd->abandoned) {
             free(cmd->text);
+            free(cmd->files);
             free(cmd);
         }
     }
@@ -754,7 +783,11 @@ ms_node_destroy(ms_node_t **self_p)
     for (size_t i = 0; i < self->n_sweeps; i++) {
         json_decref(self->sweeps[i].dataset);
         free(self->sweeps[i].dataset_error);
+        free(self->sweeps[i].files);
+        free(self->sweeps[i].label);
     }
+    ms_blob_fetch_destroy(&self->fetch); // removes its temp files
+    ms_blob_store_destroy(&self->blobs);
     free(self->sweeps);
     free(self->crashes);
     json_decref(self->platform);
@@ -853,13 +886,19 @@ s_local_dataset(const ms_spec_dataset_t *d, json_t **out, ms_diag_t *diag)
     return MS_OK;
 }
 
+//  Roles of a built-in dataset's four files, in the order hashed.
+static const char *const s_builtin_roles[4] = {"train-images", "train-labels",
+                                               "test-images", "test-labels"};
+
 //  --------------------------------------------------------------------------
 //  The content hash of a sweep's dataset: BLAKE2b over the hashes of its
 //  files (a built-in dataset's files are hashed here, so nodes with the
-//  same Debian package see the same hash).
+//  same Debian package see the same hash). files (may be NULL): for a
+//  built-in dataset, its four files (role, size, hash) for the record.
 
 static int
-s_dataset_hash(const ms_spec_dataset_t *d, ms_hash_t *out)
+s_dataset_hash(const ms_spec_dataset_t *d, ms_hash_t *out,
+               ms_wire_dataset_file_t files[4])
 {
     ms_hasher_t h;
     ms_hasher_init(&h);
@@ -875,6 +914,15 @@ s_dataset_hash(const ms_spec_dataset_t *d, ms_hash_t *out)
                 rc = ms_hash_file(p[i], &fh, &diag);
             if (rc == MS_OK && p[i])
                 ms_hasher_update(&h, fh.bytes, MS_HASH_BYTES);
+            struct stat st;
+            if (rc == MS_OK && p[i] && files) {
+                memset(&files[i], 0, sizeof files[i]);
+                snprintf(files[i].role, sizeof files[i].role, "%s",
+                         s_builtin_roles[i]);
+                files[i].size =
+                    stat(p[i], &st) == 0 ? (uint64_t) st.st_size : 0;
+                memcpy(files[i].hash, fh.bytes, MS_HASH_BYTES);
+            }
             free(p[i]);
         }
         if (rc != MS_OK)
@@ -896,6 +944,7 @@ static int
 s_submit_records(ms_node_t *self, const ms_spec_t *spec, const ms_hash_t *sid,
                  const char *canon, size_t canon_len,
                  const ms_store_task_input_t *tasks, size_t n_tasks,
+                 const ms_wire_dataset_file_t *files, size_t n_files,
                  bool *existed, ms_diag_t *diag)
 {
     ms_store_sweep_t *old = NULL;
@@ -924,10 +973,15 @@ s_submit_records(ms_node_t *self, const ms_spec_t *spec, const ms_hash_t *sid,
     ms_hash_t dh;
     memset(&dh, 0, sizeof dh);
     size_t n = 1;
-    if (s_dataset_hash(d, &dh) == MS_OK) {
+    ms_wire_dataset_file_t builtin[4];
+    if (s_dataset_hash(d, &dh, builtin) == MS_OK) {
+        // DESIGN.md "Datasets": name, files, sizes and hashes, keyed by
+        // the dataset hash every node derives from the sweep's spec.
         p[1].kind = MS_RECORD_DATASET;
         memcpy(p[1].u.dataset.hash, dh.bytes, MS_HASH_BYTES);
         p[1].u.dataset.name = d->builtin && d->name ? d->name : "files";
+        p[1].u.dataset.files = d->builtin ? builtin : files;
+        p[1].u.dataset.n_files = d->builtin ? 4 : n_files;
         n = 2;
     }
     rc = s_append(self, n, p);
@@ -937,12 +991,154 @@ s_submit_records(ms_node_t *self, const ms_spec_t *spec, const ms_hash_t *sid,
 }
 
 //  --------------------------------------------------------------------------
+//  Uploaded files of a file dataset (DESIGN.md "Datasets": the client
+//  reads the files and uploads them; the node never opens a path from a
+//  spec it was sent). The roles are the keys of the workers' dataset
+//  object: "train" and "test" (IDX images or CSV), and for IDX
+//  "train_labels" and "test_labels".
+
+#define S_FILE_ROLES 4
+static const char *const s_file_roles[S_FILE_ROLES] = {
+    "train", "test", "train_labels", "test_labels"};
+
+//  Role index of a name (n bytes), -1 when none.
+static int
+s_file_role(const char *name, size_t n)
+{
+    for (int r = 0; r < S_FILE_ROLES; r++)
+        if (strlen(s_file_roles[r]) == n &&
+            strncmp(name, s_file_roles[r], n) == 0)
+            return r;
+    return -1;
+}
+
+//  Parse the "files" argument of a submission ("ROLE:HEX,..."): hashes by
+//  role; each must be a blob this node holds (uploaded before).
+static int
+s_parse_uploaded(ms_node_t *self, const char *files, ms_hash_t fh[S_FILE_ROLES],
+                 bool have[S_FILE_ROLES], ms_diag_t *diag)
+{
+    memset(have, 0, S_FILE_ROLES * sizeof *have);
+    if (!self->blobs)
+        return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "files",
+                                "this node keeps no blobs (it is in no pool)");
+    const char *p = files;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        if (!comma)
+            comma = p + strlen(p);
+        const char *colon = memchr(p, ':', (size_t) (comma - p));
+        if (!colon)
+            return ms_diag_set(diag, "files", "'%.80s': expected ROLE:HEX", p);
+        int role = s_file_role(p, (size_t) (colon - p));
+        if (role < 0)
+            return ms_diag_set(diag, "files",
+                               "unknown role '%.*s' (train, test, "
+                               "train_labels, test_labels)",
+                               (int) (colon - p) > 40 ? 40 : (int) (colon - p),
+                               p);
+        char hex[MS_HASH_HEX_LEN + 1];
+        size_t hl = (size_t) (comma - colon - 1);
+        if (hl != MS_HASH_HEX_LEN)
+            return ms_diag_set(diag, "files",
+                               "%s: a BLAKE2b-256 hash is 64 hex characters",
+                               s_file_roles[role]);
+        memcpy(hex, colon + 1, hl);
+        hex[hl] = 0;
+        if (ms_hash_from_hex(hex, &fh[role]) != MS_OK)
+            return ms_diag_set(diag, "files", "%s: '%s' is not hex",
+                               s_file_roles[role], hex);
+        if (have[role])
+            return ms_diag_set(diag, "files", "%s given twice",
+                               s_file_roles[role]);
+        have[role] = true;
+        if (!ms_blob_store_has(self->blobs, &fh[role]))
+            return ms_diag_set_code(diag, MS_ERR_NOTFOUND, "files",
+                                    "the %s file %.12s was not uploaded (PUT "
+                                    "/api/v1/blobs/%s first)",
+                                    s_file_roles[role], hex, hex);
+        p = *comma ? comma + 1 : comma;
+    }
+    if (!have[0] || !have[1])
+        return ms_diag_set(diag, "files",
+                           "the train and test files are both required");
+    if (have[2] != have[3])
+        return ms_diag_set(diag, "files",
+                           "train_labels and test_labels go together");
+    return MS_OK;
+}
+
+//  The workers' dataset object of a file dataset held as blobs: paths in
+//  the blob store by role, label, and the train/test hashes (the worker
+//  re-checks them). Pins the blobs when pin is true. *bytes gets the
+//  files' total size.
+static int
+s_blob_dataset(ms_node_t *self, const ms_hash_t fh[S_FILE_ROLES],
+               const bool have[S_FILE_ROLES], const char *label, bool pin,
+               json_t **out, int64_t *bytes)
+{
+    *out = NULL;
+    *bytes = 0;
+    json_t *obj = json_object();
+    if (!obj)
+        return MS_ERR_NOMEM;
+    int rc = MS_OK;
+    for (int r = 0; r < S_FILE_ROLES && rc == MS_OK; r++) {
+        if (!have[r])
+            continue;
+        char *path = NULL;
+        uint64_t size = 0;
+        rc = ms_blob_store_path(self->blobs, &fh[r], &path);
+        if (rc == MS_OK)
+            rc = ms_blob_store_size(self->blobs, &fh[r], &size);
+        if (rc == MS_OK)
+            rc = json_object_set_new(obj, s_file_roles[r], json_string(path))
+                     ? MS_ERR_NOMEM
+                     : MS_OK;
+        free(path);
+        *bytes += (int64_t) size;
+        if (rc == MS_OK && pin)
+            rc = ms_blob_store_pin(self->blobs, &fh[r]);
+    }
+    char th[MS_HASH_HEX_LEN + 1], eh[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&fh[0], th);
+    ms_hash_hex(&fh[1], eh);
+    if (rc == MS_OK &&
+        (json_object_set_new(obj, "label",
+                             json_string(label ? label : "label")) ||
+         json_object_set_new(obj, "train_hash", json_string(th)) ||
+         json_object_set_new(obj, "test_hash", json_string(eh))))
+        rc = MS_ERR_NOMEM;
+    if (rc != MS_OK) {
+        json_decref(obj);
+        return rc;
+    }
+    *out = obj;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
 //  Submit a spec.
+
+static int s_submit(ms_node_t *self, const char *spec_text, size_t n,
+                    bool local_files, const char *uploaded, ms_hash_t *sweep_id,
+                    bool *existed, char **summary_json, ms_diag_t *diag);
 
 int
 ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
                bool local_files, ms_hash_t *sweep_id, bool *existed,
                char **summary_json, ms_diag_t *diag)
+{
+    return s_submit(self, spec_text, n, local_files, NULL, sweep_id, existed,
+                    summary_json, diag);
+}
+
+//  ms_node_submit, plus uploaded: the uploaded files of a file dataset
+//  ("ROLE:HEX,...", see s_parse_uploaded) or NULL.
+static int
+s_submit(ms_node_t *self, const char *spec_text, size_t n, bool local_files,
+         const char *uploaded, ms_hash_t *sweep_id, bool *existed,
+         char **summary_json, ms_diag_t *diag)
 {
     if (summary_json)
         *summary_json = NULL;
@@ -952,6 +1148,10 @@ ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
     ms_spec_t *spec = NULL;
     json_t *local = NULL;
     ms_store_task_input_t *tasks = NULL;
+    ms_wire_dataset_file_t rec_files[S_FILE_ROLES];
+    size_t n_rec_files = 0;
+    ms_hash_t fh[S_FILE_ROLES];
+    bool have[S_FILE_ROLES] = {false, false, false, false};
     int rc = ms_spec_parse(spec_text, n, NULL, &spec, diag);
     if (rc != MS_OK)
         return rc;
@@ -978,12 +1178,43 @@ ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
         }
         if (rc != MS_OK)
             goto done;
+    } else if (uploaded && !local_files) {
+        // Uploaded files: hashes from the client, bytes in the blob store
+        // (checked against those hashes when they were put).
+        rc = s_parse_uploaded(self, uploaded, fh, have, diag);
+        if (rc != MS_OK)
+            goto done;
+        if (ms_spec_set_dataset_hashes(spec, &fh[0], &fh[1]) != MS_OK) {
+            rc = ms_diag_set(diag, "dataset", "not a file dataset");
+            goto done;
+        }
+        d = ms_spec_dataset(spec);
+        rc = s_blob_dataset(self, fh, have, d->label, false, &local,
+                            &data_bytes);
+        if (rc == MS_OK) {
+            // Load once here so a bad file is refused at submission.
+            ms_dataset_t *tr = NULL, *te = NULL;
+            rc = ms_worker_load_dataset(local, &tr, &te, diag);
+            ms_dataset_destroy(&tr);
+            ms_dataset_destroy(&te);
+        }
+        if (rc != MS_OK)
+            goto done;
+        for (int r = 0; r < S_FILE_ROLES; r++) {
+            if (!have[r])
+                continue;
+            ms_wire_dataset_file_t *f = &rec_files[n_rec_files++];
+            memset(f, 0, sizeof *f);
+            snprintf(f->role, sizeof f->role, "%s", s_file_roles[r]);
+            ms_blob_store_size(self->blobs, &fh[r], &f->size);
+            memcpy(f->hash, fh[r].bytes, MS_HASH_BYTES);
+        }
     } else {
         if (!local_files) {
             rc = ms_diag_set_code(
                 diag, MS_ERR_UNSUPPORTED, "dataset",
-                "a file dataset cannot be submitted to a node yet (dataset "
-                "uploads come with the pool); use a built-in dataset, or "
+                "a file dataset travels with its files: submit it with "
+                "`meshsweep submit` (which uploads them to the node), or "
                 "run the sweep here with `meshsweep run`");
             goto done;
         }
@@ -1048,7 +1279,7 @@ ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
     bool was = false;
     if (self->leases)
         rc = s_submit_records(self, spec, sid, canon, canon_len, tasks, n_tasks,
-                              &was, diag);
+                              rec_files, n_rec_files, &was, diag);
     else
         rc = ms_store_put_sweep(self->store, sid->bytes, canon, canon_len, 0,
                                 tasks, n_tasks, &was);
@@ -1094,6 +1325,9 @@ ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
         }
     }
     self->work_changed = true;
+    for (int r = 0; r < S_FILE_ROLES && self->blobs; r++)
+        if (have[r]) // a sweep's data is never evicted under it
+            ms_blob_store_pin(self->blobs, &fh[r]);
     if (sweep_id)
         *sweep_id = *sid;
     if (existed)
@@ -1121,6 +1355,44 @@ done:
     json_decref(local);
     ms_spec_destroy(&spec);
     return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  In a pool: true when this node's copy of a built-in dataset has the
+//  hash of the sweep's dataset record (DESIGN.md "Datasets": a local copy
+//  is used only when its hash matches; the store keys dataset records by
+//  that hash, so a lookup is the comparison). Otherwise why says so.
+
+static bool
+s_builtin_matches(ms_node_t *self, const ms_spec_dataset_t *d, char *why,
+                  size_t n_why)
+{
+    ms_hash_t h;
+    if (s_dataset_hash(d, &h, NULL) != MS_OK) {
+        snprintf(why, n_why, "built-in dataset %s unreadable here", d->name);
+        return false;
+    }
+    uint8_t *payload = NULL;
+    size_t len = 0;
+    int rc = ms_store_get_dataset(self->store, h.bytes, &payload, &len);
+    free(payload);
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&h, hex);
+    if (rc == MS_OK) {
+        self->n_datasets_local++;
+        s_log(self,
+              "dataset %s: local copy matches the record (%.12s), no "
+              "fetch",
+              d->name, hex);
+        return true;
+    }
+    self->n_dataset_mismatch++;
+    snprintf(why, n_why,
+             "this node's %s (dataset hash %.12s) differs from the "
+             "submitter's: left to the nodes whose copy matches",
+             d->name, hex);
+    s_log(self, "%s", why);
+    return false;
 }
 
 //  --------------------------------------------------------------------------
@@ -1176,13 +1448,18 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
         ms_diag_t d2;
         ms_diag_clear(&d2);
         if (ms_dataset_builtin_paths(ms_spec_dataset(spec)->name, &p[0], &p[1],
-                                     &p[2], &p[3], &d2) == MS_OK)
+                                     &p[2], &p[3], &d2) == MS_OK) {
             for (int i = 0; i < 4; i++) {
                 struct stat st;
                 if (p[i] && stat(p[i], &st) == 0)
                     info->dataset_bytes += (int64_t) st.st_size;
             }
-        else if (self->mesh) {
+            if (self->mesh && !s_builtin_matches(self, ms_spec_dataset(spec),
+                                                 why, sizeof why)) {
+                json_decref(info->dataset);
+                info->dataset = NULL;
+            }
+        } else if (self->mesh) {
             // In a pool, a node without the built-in files leaves the
             // sweep to the nodes that have them (no failure counted).
             char text[1100];
@@ -1385,6 +1662,8 @@ static void s_fail_leased(ms_node_t *self, const ms_hash_t *task_id,
                           uint32_t epoch, ms_failure_class_t cls,
                           const char *reason);
 static void s_dataset_missing(ms_node_t *self, const ms_hash_t *sweep_id);
+static int s_blob_send(void *arg, const uint8_t to[MS_BLOB_PEER_ID_BYTES],
+                       const ms_wire_envelope_t *env);
 
 //  ==========================================================================
 //  The pool: records, leases, mesh and gossip
@@ -2639,10 +2918,25 @@ s_on_message(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
         msg.u.block.signature = env->block.signature;
         msg.u.block.signature_bytes = env->block.signature_bytes;
         break;
-    default:
-        // BLOB_* belong to the blob store (pool glue); nothing else is
-        // ours to handle.
+    case MS_WIRE_BODY_BLOB_REQUEST: {
+        if (!self->blobs)
+            return;
+        ms_blob_transport_t tr = {.arg = self, .send = s_blob_send};
+        int rc = ms_blob_serve(self->blobs, from, &env->blob_request, &tr);
+        if (rc == MS_OK)
+            self->n_blob_requests_served++;
+        else if (rc == MS_ERR_PROTOCOL || rc == MS_ERR_RANGE)
+            self->n_rejected_messages++;
         return;
+    }
+    case MS_WIRE_BODY_BLOB_CHUNK:
+    case MS_WIRE_BODY_BLOB_MISSING:
+        if (self->fetch && ms_blob_fetch_on_message(self->fetch, from, env,
+                                                    s_mono_ms()) != MS_OK)
+            self->n_rejected_messages++;
+        return;
+    default:
+        return; // nothing else is ours to handle
     }
     if (ms_gossip_on_message(self->gossip, from, &msg, ms_mesh_now()) != MS_OK)
         self->n_rejected_messages++;
@@ -2760,6 +3054,35 @@ s_refresh_snapshots(ms_node_t *self)
         }
         json_object_set_new(c, "rejected_messages_total",
                             json_integer((json_int_t) rejected));
+        if (self->fetch) {
+            ms_blob_fetch_stats_t fs;
+            ms_blob_fetch_stats(self->fetch, &fs);
+            ms_blob_store_stats_t bs;
+            ms_blob_store_stats(self->blobs, &bs);
+            struct {
+                const char *name;
+                uint64_t value;
+            } b[] = {
+                {"datasets_fetched_total", self->n_datasets_fetched},
+                {"datasets_local_total", self->n_datasets_local},
+                {"datasets_local_mismatch_total", self->n_dataset_mismatch},
+                {"dataset_fetches_asked_total", self->n_fetch_asked},
+                {"blob_fetch_failures_total", self->n_fetch_failures},
+                {"blob_fetches_completed_total", fs.completed},
+                {"blob_fetches_running", ms_blob_fetch_count(self->fetch)},
+                {"blob_requests_sent_total", fs.requests_sent},
+                {"blob_bytes_received_total", fs.bytes_received},
+                {"blob_request_timeouts_total", fs.timeouts},
+                {"blob_hash_mismatches_total", fs.hash_mismatches},
+                {"blob_requests_served_total", self->n_blob_requests_served},
+                {"blob_uploads_total", self->n_uploads},
+                {"blob_bytes", bs.used_bytes},
+                {"blob_evictions_total", bs.evictions},
+            };
+            for (size_t k = 0; k < sizeof b / sizeof b[0]; k++)
+                json_object_set_new(c, b[k].name,
+                                    json_integer((json_int_t) b[k].value));
+        }
     }
     json_t *rr = json_object();
     if (rr && self->mesh && self->leases) {
@@ -2800,25 +3123,272 @@ s_refresh_snapshots(ms_node_t *self)
 }
 
 //  --------------------------------------------------------------------------
-//  The dataset hook: a sweep names a file dataset this node does not have.
-//  The blob store (pool glue, ms_blob) fetches it by hash from a peer
-//  (the hashes: ms_spec_load_canonical of the stored spec, then
-//  ms_spec_dataset()->train_hash / test_hash) and, once the files are
-//  checked, writes DATA_DIR/datasets/<sweep_id>.json ({"train","test",
-//  "label","train_hash","test_hash"}, as s_local_dataset does); the
-//  scheduler looks for that file again every second. Until then the
-//  node does not claim the sweep's tasks (others run them).
+//  Datasets by hash across the pool (DESIGN.md "Datasets").
+//
+//  A sweep of a file dataset names its train and test files by hash; the
+//  submitting node published a DATASET record (files with roles, sizes,
+//  hashes; keyed by BLAKE2b(train hash || test hash), which every node
+//  derives from the sweep's canonical spec) and holds the files as blobs.
+//  A node without them (the scheduler's dataset hook, s_dataset_missing)
+//  reads that record from its store, pins the files and starts one
+//  ms_blob_fetch per file not held, from the linked alive peers: chunks
+//  with a window of requests in flight, a timeout re-asks another peer,
+//  and the blob store checks the whole hash before the blob gets its
+//  name (a mismatch is counted and the fetch retried from other peers).
+//  When every file is held, the node writes DATA_DIR/datasets/<sweep>.json
+//  (blob paths by role: kept across restarts), gives the sweep its
+//  dataset and rescans. A failed fetch is tried again S_FETCH_RETRY_MS
+//  later. All of it runs in the loop, message by message: the poll loop
+//  (heartbeats) never waits on a fetch. No path from a record is opened:
+//  only blob store paths of verified hashes.
+
+#define S_FETCH_RETRY_MS 3000              // a failed fetch again
+#define S_BLOB_QUOTA ((uint64_t) 10 << 30) // DESIGN.md blob_quota
+
+//  --------------------------------------------------------------------------
+//  Read the dataset record of a sweep of a file dataset into info->files
+//  (roles checked) and info->label. MS_OK; MS_ERR_NOTFOUND (no record);
+//  MS_ERR_UNSUPPORTED (a built-in dataset); MS_ERR_PROTOCOL (a record out
+//  of contract: roles, sizes).
+
+static int
+s_load_dataset_record(ms_node_t *self, s_sweep_info_t *info, char *why,
+                      size_t n_why)
+{
+    ms_store_sweep_t *sweep = NULL;
+    ms_spec_t *spec = NULL;
+    ms_store_payload_t *rec = NULL;
+    uint8_t *payload = NULL;
+    size_t len = 0;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    int rc = ms_store_get_sweep(self->store, info->sweep_id.bytes, &sweep);
+    if (rc == MS_OK)
+        rc = ms_spec_load_canonical(sweep->spec_json, sweep->spec_len, &spec,
+                                    &diag);
+    const ms_spec_dataset_t *d = spec ? ms_spec_dataset(spec) : NULL;
+    ms_hash_t key;
+    if (rc == MS_OK && d->builtin)
+        rc = MS_ERR_UNSUPPORTED;
+    if (rc == MS_OK)
+        rc = s_dataset_hash(d, &key, NULL);
+    if (rc == MS_OK)
+        rc = ms_store_get_dataset(self->store, key.bytes, &payload, &len);
+    if (rc == MS_OK)
+        rc = ms_store_payload_decode(MS_RECORD_DATASET, payload, len, &rec);
+    if (rc != MS_OK) {
+        snprintf(why, n_why, "no dataset record for this sweep (%s)",
+                 ms_strerror(rc));
+        goto done;
+    }
+    bool have[S_FILE_ROLES] = {false, false, false, false};
+    uint64_t total = 0;
+    for (size_t i = 0; i < rec->u.dataset.n_files; i++) {
+        const ms_wire_dataset_file_t *f = &rec->u.dataset.files[i];
+        int r = s_file_role(f->role, strlen(f->role));
+        if (r < 0 || have[r] ||
+            f->size > (uint64_t) self->opts.max_dataset_bytes) {
+            snprintf(why, n_why,
+                     "dataset record: file '%.40s' unknown, "
+                     "repeated or too big",
+                     f->role);
+            rc = MS_ERR_PROTOCOL;
+            goto done;
+        }
+        have[r] = true;
+        total += f->size;
+    }
+    if (!have[0] || !have[1] ||
+        memcmp(rec->u.dataset.files[0].hash, d->train_hash.bytes,
+               MS_HASH_BYTES) != 0 ||
+        total > (uint64_t) self->opts.max_dataset_bytes) {
+        snprintf(why, n_why, "dataset record: files do not match the sweep");
+        rc = MS_ERR_PROTOCOL;
+        goto done;
+    }
+    info->files = calloc(rec->u.dataset.n_files, sizeof *info->files);
+    info->label = strdup(d->label ? d->label : "label");
+    if (!info->files || !info->label) {
+        free(info->files);
+        free(info->label);
+        info->files = NULL;
+        info->label = NULL;
+        rc = MS_ERR_NOMEM;
+        goto done;
+    }
+    memcpy(info->files, rec->u.dataset.files,
+           rec->u.dataset.n_files * sizeof *info->files);
+    info->n_files = rec->u.dataset.n_files;
+    for (size_t i = 0; i < info->n_files; i++) {
+        ms_hash_t h;
+        memcpy(h.bytes, info->files[i].hash, MS_HASH_BYTES);
+        ms_blob_store_pin(self->blobs, &h); // kept once here
+    }
+done:
+    ms_store_payload_destroy(&rec);
+    free(payload);
+    ms_spec_destroy(&spec);
+    ms_store_sweep_destroy(&sweep);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  When every file of a fetching sweep is held: its dataset object, the
+//  datasets/<sweep>.json file, and a rescan. True when ready. fetched:
+//  the last file came from a peer just now (counted).
+
+static bool
+s_dataset_check_ready(ms_node_t *self, s_sweep_info_t *info, bool fetched)
+{
+    ms_hash_t fh[S_FILE_ROLES];
+    bool have[S_FILE_ROLES] = {false, false, false, false};
+    for (size_t i = 0; i < info->n_files; i++) {
+        int r = s_file_role(info->files[i].role, strlen(info->files[i].role));
+        memcpy(fh[r].bytes, info->files[i].hash, MS_HASH_BYTES);
+        if (!ms_blob_store_has(self->blobs, &fh[r]))
+            return false;
+        have[r] = true;
+    }
+    json_t *obj = NULL;
+    int64_t bytes = 0;
+    if (s_blob_dataset(self, fh, have, info->label, false, &obj, &bytes) !=
+        MS_OK)
+        return false;
+    char path[PATH_MAX + 80];
+    s_dataset_file(self, &info->sweep_id, path, sizeof path);
+    char *text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
+    if (!text || s_write_small(path, text) != MS_OK)
+        s_log(self,
+              "%s: cannot write (the dataset is fetched again after "
+              "a restart)",
+              path);
+    free(text);
+    json_decref(info->dataset);
+    info->dataset = obj;
+    info->dataset_bytes = bytes;
+    free(info->dataset_error);
+    info->dataset_error = NULL;
+    info->fetching = false;
+    if (fetched)
+        self->n_datasets_fetched++;
+    self->work_changed = true;
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&info->sweep_id, hex);
+    s_log(self,
+          "sweep %.12s: dataset %s, hashes verified (%zu files, %lld bytes)",
+          hex, fetched ? "fetched" : "held", info->n_files, (long long) bytes);
+    return true;
+}
+
+//  --------------------------------------------------------------------------
+//  The end of one blob fetch (ms_blob_fetch's done callback).
+
+static void
+s_blob_done(void *arg, const ms_hash_t *hash, int status, const char *reason)
+{
+    ms_node_t *self = arg;
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(hash, hex);
+    if (status == MS_OK)
+        s_log(self, "blob %.12s: fetched, hash verified", hex);
+    else {
+        self->n_fetch_failures++;
+        s_log(self, "blob %.12s: fetch failed (%s): tried again later", hex,
+              reason ? reason : ms_strerror(status));
+    }
+    int64_t now = s_mono_ms();
+    for (size_t i = 0; i < self->n_sweeps; i++) {
+        s_sweep_info_t *info = &self->sweeps[i];
+        bool uses = false;
+        for (size_t k = 0; k < info->n_files; k++)
+            if (memcmp(info->files[k].hash, hash->bytes, MS_HASH_BYTES) == 0)
+                uses = true;
+        if (!info->fetching || !uses)
+            continue;
+        if (status != MS_OK) {
+            info->fetching = false;
+            info->fetch_asked = false;
+            info->fetch_retry_at = now + S_FETCH_RETRY_MS;
+        } else
+            s_dataset_check_ready(self, info, true);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Send a blob message to a peer (the fetcher's and the server's transport).
+
+static int
+s_blob_send(void *arg, const uint8_t to[MS_BLOB_PEER_ID_BYTES],
+            const ms_wire_envelope_t *env)
+{
+    ms_node_t *self = arg;
+    return self->mesh ? ms_mesh_send(self->mesh, to, env) : MS_ERR_NOTFOUND;
+}
+
+//  --------------------------------------------------------------------------
+//  The dataset hook: a sweep names a dataset this node does not have.
+//  Fetch its files by hash from the peers (see above); until they are in,
+//  the node does not claim the sweep's tasks (others run them).
 
 static void
 s_dataset_missing(ms_node_t *self, const ms_hash_t *sweep_id)
 {
-    self->n_fetch_asked++;
+    s_sweep_info_t *info = s_sweep_info(self, sweep_id->bytes);
+    if (!info || info->dataset || info->fetching || !self->blobs ||
+        !self->fetch)
+        return;
+    int64_t now = s_mono_ms();
+    info->fetch_asked = false; // asked again on later scans until it runs
+    if (now < info->fetch_retry_at)
+        return;
+    info->fetch_retry_at = now + S_FETCH_RETRY_MS;
     char hex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(sweep_id, hex);
+    char why[300] = "";
+    if (!info->files &&
+        s_load_dataset_record(self, info, why, sizeof why) != MS_OK) {
+        s_log(self, "sweep %.12s: dataset not local, cannot fetch: %s", hex,
+              why);
+        return;
+    }
+    if (s_dataset_check_ready(self, info, false))
+        return; // held already (another sweep's, or registered)
+    uint8_t(*peers)[MS_BLOB_PEER_ID_BYTES] =
+        calloc(self->n_peer_tab ? self->n_peer_tab : 1, sizeof *peers);
+    size_t n_peers = 0;
+    for (size_t i = 0; peers && i < self->n_peer_tab; i++)
+        if (self->peer_tab[i].linked &&
+            self->peer_tab[i].state == MS_PEER_ALIVE)
+            memcpy(peers[n_peers++], self->peer_tab[i].id,
+                   MS_BLOB_PEER_ID_BYTES);
+    if (n_peers == 0) {
+        free(peers);
+        return;
+    }
+    self->n_fetch_asked++;
+    info->fetching = true;
+    info->fetch_asked = true;
     s_log(self,
-          "sweep %.12s: dataset not local (fetch by hash: blob store "
-          "not in yet)",
-          hex);
+          "sweep %.12s: dataset not local: fetching %zu file(s) by "
+          "hash from %zu peer(s)",
+          hex, info->n_files, n_peers);
+    for (size_t k = 0; k < info->n_files && info->fetching; k++) {
+        ms_hash_t h;
+        memcpy(h.bytes, info->files[k].hash, MS_HASH_BYTES);
+        if (ms_blob_store_has(self->blobs, &h))
+            continue;
+        int rc = ms_blob_fetch_start(
+            self->fetch, &h, info->files[k].size,
+            (const uint8_t(*)[MS_BLOB_PEER_ID_BYTES]) peers, n_peers, now);
+        if (rc != MS_OK) {
+            self->n_fetch_failures++;
+            s_log(self, "sweep %.12s: cannot fetch %s: %s", hex,
+                  info->files[k].role, ms_strerror(rc));
+            info->fetching = false;
+            info->fetch_asked = false;
+        }
+    }
+    free(peers);
 }
 
 //  --------------------------------------------------------------------------
@@ -3086,6 +3656,37 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
 }
 
 //  --------------------------------------------------------------------------
+//  An uploaded file (consumed) becomes the blob of hash, once its bytes
+//  hash to it.
+
+static int
+s_blob_put(ms_node_t *self, const ms_hash_t *hash, const char *tmp_path,
+           ms_diag_t *diag)
+{
+    if (!self->blobs) {
+        unlink(tmp_path);
+        return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "blobs",
+                                "this node keeps no blobs (it is in no pool)");
+    }
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(hash, hex);
+    int rc = ms_blob_store_tmp_commit(self->blobs, hash, tmp_path);
+    if (rc == MS_ERR_INVALID)
+        return ms_diag_set_code(
+            diag, rc, "body", "the bytes do not hash to %s (BLAKE2b-256)", hex);
+    if (rc == MS_ERR_STORE_FULL)
+        return ms_diag_set_code(diag, rc, "blobs",
+                                "no room: the blob quota is full of blobs "
+                                "that sweeps use");
+    if (rc != MS_OK)
+        return ms_diag_set_code(diag, rc, "blobs", "cannot store blob %s: %s",
+                                hex, ms_strerror(rc));
+    self->n_uploads++;
+    s_log(self, "blob %.12s uploaded", hex);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
 //  Run the queued API commands.
 
 static void
@@ -3107,9 +3708,11 @@ s_run_commands(ms_node_t *self)
         if (cmd->kind == S_COMMAND_CONTROL)
             rc = ms_node_control(self, &cmd->sweep_id, cmd->action,
                                  cmd->priority, &diag);
+        else if (cmd->kind == S_COMMAND_BLOB_PUT)
+            rc = s_blob_put(self, &cmd->hash, cmd->files, &diag);
         else
-            rc = ms_node_submit(self, cmd->text, cmd->n, false, NULL, NULL,
-                                &summary, &diag);
+            rc = s_submit(self, cmd->text, cmd->n, false, cmd->files, NULL,
+                          NULL, &summary, &diag);
         pthread_mutex_lock(&self->lock);
         cmd->rc = rc;
         cmd->diag = diag;
@@ -3118,6 +3721,7 @@ s_run_commands(ms_node_t *self)
         if (cmd->abandoned) {
             free(cmd->summary);
             free(cmd->text);
+            free(cmd->files);
             free(cmd);
         }
         pthread_cond_broadcast(&self->answered);
@@ -3233,6 +3837,25 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
         ms_gossip_new(s_node_pk(self), &gc, &src, &tr, ms_mesh_now());
     if (!self->gossip)
         return MS_ERR_NOMEM;
+    // Dataset blobs: uploads, serving peers, fetching from them.
+    snprintf(self->blob_tmp_dir, sizeof self->blob_tmp_dir, "%s/blobs/tmp",
+             self->data_dir);
+    rc = ms_blob_store_open(&self->blobs, self->data_dir, S_BLOB_QUOTA, diag);
+    if (rc != MS_OK)
+        return rc;
+    ms_diag_t bd;
+    ms_diag_clear(&bd);
+    rc =
+        ms_blob_store_register_builtin(self->blobs, "fashion-mnist", NULL, &bd);
+    if (rc != MS_OK && rc != MS_ERR_NOTFOUND) {
+        char text[600];
+        s_log(self, "fashion-mnist not served to peers: %s",
+              ms_diag_format(&bd, text, sizeof text));
+    }
+    ms_blob_transport_t btr = {.arg = self, .send = s_blob_send};
+    self->fetch = ms_blob_fetch_new(self->blobs, NULL, &btr, s_blob_done, self);
+    if (!self->fetch)
+        return MS_ERR_NOMEM;
     self->grace_until =
         s_mono_ms() + ms_assign_grace_ms(self->opts.beacon_interval_ms,
                                          self->opts.antientropy_ms);
@@ -3279,6 +3902,9 @@ s_next_deadline(ms_node_t *self, int64_t now)
         int64_t g = ms_gossip_next_deadline(self->gossip) + skew;
         d = m < d ? m : d;
         d = g < d ? g : d;
+        int64_t b = self->fetch ? ms_blob_fetch_next_deadline(self->fetch)
+                                : INT64_MAX; // our clock
+        d = b < d ? b : d;
     }
     if (self->leases) {
         int64_t e = ms_lease_table_next_expiry(self->leases);
@@ -3351,6 +3977,8 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     }
     ms_mesh_tick(self->mesh, ms_mesh_now());
     ms_gossip_tick(self->gossip, ms_mesh_now());
+    if (self->fetch)
+        ms_blob_fetch_tick(self->fetch, s_mono_ms());
     s_lease_tick(self, s_mono_ms());
     static const int64_t refresh_ms = 200;
     if (s_mono_ms() >= self->snapshot_at) {
@@ -3590,6 +4218,7 @@ s_api_queue(ms_node_t *self, s_command_t *cmd, char **summary, ms_diag_t *diag)
     if (self->stopping) {
         pthread_mutex_unlock(&self->lock);
         free(cmd->text);
+        free(cmd->files);
         free(cmd);
         return ms_diag_set_code(diag, MS_ERR_INTERRUPTED, "node",
                                 "the node is stopping");
@@ -3620,6 +4249,7 @@ s_api_queue(ms_node_t *self, s_command_t *cmd, char **summary, ms_diag_t *diag)
         else
             free(cmd->summary);
         free(cmd->text);
+        free(cmd->files);
         free(cmd);
     } else {
         cmd->abandoned = true; // the loop frees it when it gets to it
@@ -3634,8 +4264,8 @@ s_api_queue(ms_node_t *self, s_command_t *cmd, char **summary, ms_diag_t *diag)
 //  Queue a submission and wait for the loop's answer.
 
 static int
-s_api_submit(void *arg, const char *text, size_t n, char **summary,
-             ms_diag_t *diag)
+s_api_submit(void *arg, const char *text, size_t n, const char *files,
+             char **summary, ms_diag_t *diag)
 {
     ms_node_t *self = arg;
     *summary = NULL;
@@ -3644,7 +4274,10 @@ s_api_submit(void *arg, const char *text, size_t n, char **summary,
         return MS_ERR_NOMEM;
     cmd->kind = S_COMMAND_SUBMIT;
     cmd->text = malloc(n + 1);
-    if (!cmd->text) {
+    cmd->files = files ? strdup(files) : NULL;
+    if (!cmd->text || (files && !cmd->files)) {
+        free(cmd->text);
+        free(cmd->files);
         free(cmd);
         return MS_ERR_NOMEM;
     }
@@ -3652,6 +4285,26 @@ s_api_submit(void *arg, const char *text, size_t n, char **summary,
     cmd->text[n] = 0;
     cmd->n = n;
     return s_api_queue(self, cmd, summary, diag);
+}
+
+//  --------------------------------------------------------------------------
+//  Queue an uploaded file (DATA_DIR/blobs/tmp/upload-*) to become a blob
+//  (the loop owns the blob store) and wait for the hash check.
+
+static int
+s_api_blob_put(void *arg, const ms_hash_t *hash, const char *tmp_path,
+               ms_diag_t *diag)
+{
+    ms_node_t *self = arg;
+    s_command_t *cmd = calloc(1, sizeof *cmd);
+    if (!cmd || !(cmd->files = strdup(tmp_path))) {
+        free(cmd);
+        unlink(tmp_path);
+        return MS_ERR_NOMEM;
+    }
+    cmd->kind = S_COMMAND_BLOB_PUT;
+    cmd->hash = *hash;
+    return s_api_queue(self, cmd, NULL, diag);
 }
 
 //  --------------------------------------------------------------------------

@@ -1725,6 +1725,35 @@ ms_store_sweep_destroy(ms_store_sweep_t **sweep_p)
 }
 
 //  --------------------------------------------------------------------------
+//  The payload of a dataset record, by dataset hash.
+
+int
+ms_store_get_dataset(ms_store_t *self, const uint8_t hash[MS_STORE_ID_BYTES],
+                     uint8_t **payload, size_t *len)
+{
+    *payload = NULL;
+    *len = 0;
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    MDB_val k = {S_ID, (void *) hash}, v;
+    int mrc = mdb_get(txn, self->db_datasets, &k, &v);
+    if (mrc == MDB_NOTFOUND)
+        rc = MS_ERR_NOTFOUND;
+    else if (mrc != 0)
+        rc = s_mdb(mrc, "get dataset");
+    else if (!(*payload = malloc(v.mv_size ? v.mv_size : 1)))
+        rc = MS_ERR_NOMEM;
+    else {
+        memcpy(*payload, v.mv_data, v.mv_size);
+        *len = v.mv_size;
+    }
+    s_read_end(self, txn);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
 //  Call fn for every sweep.
 
 int

@@ -217,6 +217,15 @@ int ms_store_get_sweep(ms_store_t *self,
 //  Free a sweep from ms_store_get_sweep; NULL-safe; nulls *sweep_p.
 void ms_store_sweep_destroy(ms_store_sweep_t **sweep_p);
 
+//  The payload of the dataset record stored under a dataset content hash
+//  (DESIGN.md "Datasets"; decode it with ms_store_payload_decode, kind
+//  MS_RECORD_DATASET): *payload malloc'd (caller frees), *len bytes.
+//  Errors: MS_ERR_NOTFOUND (no such record yet), MS_ERR_NOMEM,
+//  MS_ERR_STORE. *payload is NULL on failure.
+int ms_store_get_dataset(ms_store_t *self,
+                         const uint8_t hash[MS_STORE_ID_BYTES],
+                         uint8_t **payload, size_t *len);
+
 //  Call fn for every sweep, in sweep id order.
 //  Errors: MS_ERR_STORE, or fn's nonzero return.
 int ms_store_list_sweeps(ms_store_t *self, ms_store_sweep_fn fn, void *arg);

@@ -97,6 +97,15 @@ ms_store_payload_encode(const ms_store_payload_t *p, uint8_t **out, size_t *len)
         ms_wire_dataset_file_t file = {.role = "data"};
         memcpy(file.hash, p->u.dataset.hash, MS_WIRE_ID_BYTES);
         ms_wire_dataset_t w = {.files = &file, .n_files = 1};
+        if (p->u.dataset.n_files > 0) {
+            if (!p->u.dataset.files)
+                return MS_ERR_INVALID;
+            // The wire struct is only read by the encoder.
+            w.files = (ms_wire_dataset_file_t *) p->u.dataset.files;
+            w.n_files = p->u.dataset.n_files;
+            w.has_hash = true;
+            memcpy(w.hash, p->u.dataset.hash, MS_WIRE_ID_BYTES);
+        }
         const char *name = p->u.dataset.name ? p->u.dataset.name : "";
         if (strlen(name) > MS_WIRE_NAME_MAX)
             return MS_ERR_INVALID;
@@ -253,8 +262,11 @@ s_decode(s_decoded_t *d, uint32_t kind, const uint8_t *data, size_t len)
         d->wire = w;
         if (w->n_files == 0)
             return MS_ERR_INVALID;
-        memcpy(p->u.dataset.hash, w->files[0].hash, MS_WIRE_ID_BYTES);
+        memcpy(p->u.dataset.hash, w->has_hash ? w->hash : w->files[0].hash,
+               MS_WIRE_ID_BYTES);
         p->u.dataset.name = w->name;
+        p->u.dataset.files = w->files;
+        p->u.dataset.n_files = w->n_files;
         return MS_OK;
     }
     case MS_RECORD_CLAIM: {

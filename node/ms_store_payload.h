@@ -20,8 +20,10 @@
       anything else failed); encode ignores .status (the row carries it).
     - release: reason codes <-> the wire's reason text.
     - failure: classes <-> the wire's 1 (resource) / 2 (task).
-    - dataset: hash <-> the first file's hash (a single file "data" when
-      encoding), name.
+    - dataset: name, hash (the dataset's content hash, the store's key)
+      and the files (role, size, hash). Encoding with no files writes one
+      file "data" of the dataset's hash and no hash field (the old form);
+      decoding a record without the hash field takes the first file's.
     - epoch 0 in a claim, release, result or failure is encoded as 1 (the
       wire refuses 0).
 
@@ -37,6 +39,7 @@
 
 #include "ms_err.h"
 #include "ms_store.h"
+#include "ms_wire.h"
 
 //  sweep-control actions.
 typedef enum {
@@ -93,8 +96,10 @@ typedef struct {
                               // + 1 at the issuer); 0: old record
         } control;
         struct {
-            uint8_t hash[MS_STORE_ID_BYTES]; // dataset content hash
-            const char *name;                // NUL-terminated
+            uint8_t hash[MS_STORE_ID_BYTES];     // dataset content hash
+            const char *name;                    // NUL-terminated
+            const ms_wire_dataset_file_t *files; // n_files entries, or
+            size_t n_files; // none (encode: one file "data" of hash)
         } dataset;
         struct {
             uint8_t task_id[MS_STORE_ID_BYTES];

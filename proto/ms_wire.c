@@ -1457,6 +1457,8 @@ ms_wire_encode_dataset(const ms_wire_dataset_t *dataset, uint8_t **out,
     }
     m.n_files = dataset->n_files;
     m.files = (Mswire__DatasetFile **) ptrs;
+    if (dataset->has_hash)
+        m.hash = s_bin(dataset->hash, MS_WIRE_ID_BYTES);
     rc = s_pack_payload(&m.base, out, n);
     free(items);
     free(ptrs);
@@ -1472,6 +1474,11 @@ s_dataset_in(ms_wire_dataset_t *d, const Mswire__DatasetPayload *m)
     if (!s_fixed_in(d->name, sizeof d->name, m->name) || m->n_files < 1 ||
         m->n_files > MS_WIRE_MAX_DATASET_FILES)
         return MS_ERR_PROTOCOL;
+    if (m->hash.len > 0) {
+        if (!s_id_in(d->hash, &m->hash))
+            return MS_ERR_PROTOCOL;
+        d->has_hash = true;
+    }
     d->files = calloc(m->n_files, sizeof *d->files);
     if (!d->files)
         return MS_ERR_NOMEM;

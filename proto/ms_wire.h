@@ -374,11 +374,14 @@ typedef struct {
 } ms_wire_dataset_file_t;
 
 //  Kind 3, DATASET. Decoder: name non-empty, 1..MS_WIRE_MAX_DATASET_FILES
-//  files.
+//  files, hash absent (empty) or 32 bytes.
 typedef struct {
     char name[MS_WIRE_NAME_MAX + 1];
     ms_wire_dataset_file_t *files; // n_files entries
     size_t n_files;
+    bool has_hash;                  // hash below is set (newer records)
+    uint8_t hash[MS_WIRE_ID_BYTES]; // the dataset's content hash: what
+                                    // a sweep names (DESIGN.md "Datasets")
 } ms_wire_dataset_t;
 
 //  Kind 4, CLAIM: a plain value (no heap members). Decoder: epoch >= 1.

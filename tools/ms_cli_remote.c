@@ -18,6 +18,7 @@
 #include "ms_cli.h"
 #include "ms_hash.h"
 #include "ms_results.h"
+#include "ms_spec.h"
 #include "ms_store.h"
 
 #include <ctype.h>
@@ -47,7 +48,8 @@ s_submit_usage(FILE *out)
             "\n"
             "Hand a sweep to the pool through a node's API and print its "
             "id.\nThe same spec submitted again gives the same id (\"already "
-            "submitted\").\n"
+            "submitted\").\nA dataset of files (train/test) is uploaded to the "
+            "node first; the pool\nfetches it from there by hash.\n"
             "\n"
             "  --priority N   serve this sweep before lower ones (default 0)\n"
             "  --node URL     node API (default $MESHSWEEP_NODE or %s)\n"
@@ -57,6 +59,84 @@ s_submit_usage(FILE *out)
 }
 
 //  --------------------------------------------------------------------------
+//  A file dataset travels with its files (DESIGN.md "Datasets": the client
+//  reads them and uploads them; no node opens a path from a spec): hash
+//  each file, PUT it to /api/v1/blobs/HEX, and append the roles and
+//  hashes to *query ("&files=train:HEX,test:HEX[,train_labels:HEX,
+//  test_labels:HEX]"; IDX labels files are found as the node's loader
+//  does: "images-idx3" in the name becomes "labels-idx1"). Built-in
+//  datasets: nothing to do. Returns MS_CLI_EXIT_OK or an exit code
+//  (after printing the error).
+
+static int
+s_upload_dataset(const char *node, const char *spec, size_t n_spec, char *query,
+                 size_t query_size)
+{
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    ms_spec_t *parsed = NULL;
+    int rc = ms_spec_parse(spec, n_spec, NULL, &parsed, &diag);
+    if (rc != MS_OK) // the node says it again, with the same words
+        return MS_CLI_EXIT_OK;
+    const ms_spec_dataset_t *d = ms_spec_dataset(parsed);
+    int code = MS_CLI_EXIT_OK;
+    if (d->builtin || !d->train_path || !d->test_path) {
+        ms_spec_destroy(&parsed);
+        return code;
+    }
+    const char *roles[4] = {"train", "test", "train_labels", "test_labels"};
+    char *paths[4] = {strdup(d->train_path), strdup(d->test_path), NULL, NULL};
+    for (int i = 0; i < 2; i++) {
+        const char *hit = paths[i] ? strstr(paths[i], "images-idx3") : NULL;
+        if (hit && (paths[i + 2] = strdup(paths[i])) != NULL)
+            memcpy(paths[i + 2] + (hit - paths[i]), "labels-idx1", 11);
+    }
+    if (!paths[2] || !paths[3]) { // CSV (or an IDX pair not so named)
+        free(paths[2]);
+        free(paths[3]);
+        paths[2] = paths[3] = NULL;
+    }
+    size_t len = strlen(query);
+    len += (size_t) snprintf(query + len, query_size - len,
+                             "%sfiles=", strchr(query, '?') ? "&" : "?");
+    for (int i = 0; i < 4 && code == MS_CLI_EXIT_OK; i++) {
+        if (!paths[i])
+            continue;
+        char *data = NULL;
+        size_t n = 0;
+        ms_hash_t h;
+        char hex[MS_HASH_HEX_LEN + 1];
+        rc = ms_cli_read_file(paths[i], &data, &n, &diag);
+        if (rc != MS_OK) {
+            code = ms_cli_diag_exit(&diag, rc, paths[i]);
+            break;
+        }
+        ms_hash_bytes(data, n, &h);
+        ms_hash_hex(&h, hex);
+        char path[128];
+        snprintf(path, sizeof path, "/api/v1/blobs/%s", hex);
+        long status = 0;
+        char *body = NULL;
+        rc = ms_cli_http("PUT", node, path, "application/octet-stream", data, n,
+                         &status, &body, &diag);
+        free(data);
+        if (rc != MS_OK)
+            code = ms_cli_diag_exit(&diag, rc, node);
+        else if (status < 200 || status > 299) {
+            code = ms_cli_http_error(status, body, paths[i], &diag);
+            fprintf(stderr, "meshsweep: %s: upload: %s\n", paths[i],
+                    diag.reason);
+        }
+        free(body);
+        len += (size_t) snprintf(query + len, query_size - len, "%s%s:%s",
+                                 i ? "," : "", roles[i], hex);
+    }
+    for (int i = 0; i < 4; i++)
+        free(paths[i]);
+    ms_spec_destroy(&parsed);
+    return code;
+}
+
 //  meshsweep submit SPEC.yaml
 
 int
@@ -106,11 +186,16 @@ ms_cli_submit_main(int argc, char **argv)
         return ms_cli_diag_exit(&diag, rc, spec_path);
 
     const char *node = ms_cli_node_url(node_opt);
-    char path[128];
+    char path[600];
     if (priority)
         snprintf(path, sizeof path, "/api/v1/sweeps?priority=%s", priority);
     else
         snprintf(path, sizeof path, "/api/v1/sweeps");
+    int up = s_upload_dataset(node, spec, n_spec, path, sizeof path);
+    if (up != MS_CLI_EXIT_OK) {
+        free(spec);
+        return up;
+    }
     long status = 0;
     char *body = NULL;
     rc = ms_cli_http("POST", node, path, "application/yaml", spec, n_spec,
