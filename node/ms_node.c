@@ -2074,6 +2074,11 @@ s_start_settled(ms_node_t *self, int64_t now)
                       MS_RELEASE_REASON_OUTRANKED);
             continue;
         }
+        if (st.n_peers)
+            s_log(self,
+                  "task %.12s: claim settled after %" PRId64
+                  " ms (%zu ack(s), %zu peer(s) gone)",
+                  hex, now - st.added_ms, st.n_acked, st.n_gone);
         s_start_leased(self, &tid, st.slot, st.epoch);
     }
 }
