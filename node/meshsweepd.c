@@ -64,7 +64,7 @@
     "  --no-beacon         no broadcast discovery (static peers only)\n"       \
     "  --lease-ttl-ms N    lease TTL (default 10000)\n"                        \
     "  --heartbeat-ms N    heartbeat interval, under TTL/2 (default 1000)\n"   \
-    "  --settle-ms N|auto  wait after a claim before starting (auto)\n"        \
+    "  --settle-ms N|auto  longest wait for the peers' claim acks (auto)\n"    \
     "  --beacon-interval-ms N, --antientropy-ms N   (default 1000 each)\n"     \
     "  --max-pause-s N     a paused node releases its claims (600)\n"          \
     "  --max-tasks-per-sweep N, --max-dataset-bytes N   pool limits at\n"      \

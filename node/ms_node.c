@@ -31,16 +31,70 @@
     steal in reverse owner rank), skips what does not fit this node's
     memory (params x 16 bytes + dataset bytes, against MemAvailable per
     worker) and claims only when ms_lease_table_can_claim says so (epoch =
-    highest seen + 1). After a claim it waits the settle window (settle_ms;
-    auto = 2 x the median peer round trip, at least 1 ms; 0 alone) and
-    starts the worker only if it is still the holder; a claim outranked
-    later stops its worker (a result finished anyway is an extra replica,
-    never a second counted row: the store counts the first result of each
-    (task, node)). No claim before the startup grace (two beacon intervals
-    and one anti-entropy round), so nodes started together do not claim
+    highest seen + 1). After a claim it settles (below) and starts the
+    worker only if it is still the holder; a claim outranked later stops
+    its worker (a result finished anyway is an extra replica, never a
+    second counted row: the store counts the first result of each (task,
+    node)). No claim before the startup grace (two beacon intervals and
+    one anti-entropy round), so nodes started together do not claim
     blind. Not done here: leases renewed while the node loop is stalled
     (a stalled loop lets its leases lapse, which is the point), and the
     `max_pause_s` of idle-only volunteers (no such mode yet).
+
+    The settle rule (replaces DESIGN.md's "starts after a short settle
+    window" with a better rule). Two nodes may claim one slot at the same
+    epoch at about the same time: two survivors that see a dead holder's
+    lease expire together, an owner and a stealer. A window of 2 x the
+    round trip was a guess about timing: on a loaded machine a commit
+    (fsync) or a loop turn takes longer than the window, both nodes start
+    before they see each other's claim, and one is stopped later. Now a
+    claim starts only when every peer that was live and linked when the
+    claim's block was pushed has acknowledged it: a peer that merges a
+    block holding a claim answers its origin with BLOCK_ACK (seq = how far
+    it holds the origin's log, own_seq = how far its own log goes).
+    Why that decides without timing: the ack is sent from the peer's loop
+    after the merge returned (durable, fed to its lease table), and the
+    loop commits and pushes its own blocks synchronously (s_append pushes
+    before it returns), so when a peer acks our claim, either it had not
+    claimed the slot yet (then our claim, live in its table, forbids it
+    to claim at that epoch), or its claim is in its log at or below
+    own_seq. We start only once we hold the peer's log up to own_seq, so
+    both claims are then in our lease table and in the peer's, and the
+    ranking (epoch, then H(task, slot, node)) names the same holder on
+    both: exactly one starts, the other releases its claim unstarted
+    (counted in lease_settle_lost_total). Usually the peer's claim came
+    before its ack on the one link of the pair (FIFO) and there is
+    nothing to wait for; own_seq makes the rule hold also when the claim
+    travelled another way (a link replaced, anti-entropy). Races thought
+    through: the peer's claim committed but not yet pushed when ours
+    arrives cannot happen in one loop (commit and push are one step; a
+    store that one day commits in the background must ack only after
+    its own committed blocks are pushed, or own_seq still covers it);
+    group commit changes nothing (the ack follows the merge's return);
+    a block that lands above a gap is acked only once the gap is pulled
+    (the ack says how far the log is held contiguously). Who is waited
+    for: the peers linked and ALIVE at push time (the push targets; in a
+    big pool that is the active view). A peer that turns suspect, dead
+    or unlinked is no longer waited for, and no wait lasts longer than
+    the cap (settle_ms; auto = one heartbeat interval): a stalled or old
+    peer cannot stop starts for long, and then the ranking decides as
+    before (a claim outranked later stops its worker). Peers outside the
+    active view, and peers that link after the push, are not waited for
+    either; a race with them is settled by the ranking. A retry under a
+    claim that settled already waits for nothing. The bookkeeping is
+    ms_settle (pure, unit-tested); the ack is s_ack_block /
+    s_on_block_ack.
+
+    Claim-to-start. The node notes when each sweep record was committed
+    here (local submit, or the merge of a gossiped SWEEP or last FRAGMENT
+    record; sweeps stored before the process started are not measured),
+    and each worker reports when its task's work starts ("started": the
+    first minibatch; noop at once) by CLOCK_MONOTONIC. Claim-to-start of a
+    task = that moment minus the later of the sweep's commit here and the
+    moment its worker went idle (queueing behind other tasks is not
+    claim-to-start; waiting for a peer's lease to expire still counts).
+    Logged verbosely ("task X claim-to-start N.NN ms") and summarised in
+    /api/v1/status claim_to_start_ms (median and p99 of the last 256).
 
     The loop with a mesh (open pool): one zmq_poll over the mesh's
     sockets, the wake pipe (API commands, stop) and the workers' sockets,
@@ -98,6 +152,7 @@
 #include "ms_gossip.h"
 #include "ms_lease_table.h"
 #include "ms_mesh.h"
+#include "ms_settle.h"
 #include "ms_store_payload.h"
 #include "ms_wire.h"
 #include "ms_wire_canon.h"
@@ -108,6 +163,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -182,13 +238,12 @@ typedef struct {
     uint32_t epoch;     // the claim's epoch
 } s_running_t;
 
-//  A claim of ours waiting out the settle window before it starts.
+//  When a sweep record was committed here (claim-to-start).
 typedef struct {
-    ms_hash_t task_id; // the task
-    uint32_t slot;     // claimed slot
-    uint32_t epoch;    // claimed epoch
-    int64_t start_at;  // monotonic ms: start then if still the holder
-} s_settle_t;
+    ms_hash_t sweep_id; // the sweep
+    int64_t at_us;      // monotonic us of its commit here; 0 = unknown
+                        // (in the store before this process started)
+} s_sweep_seen_t;
 
 //  A peer as the mesh reported it (on_peer).
 typedef struct {
@@ -201,6 +256,7 @@ typedef struct {
 #define S_MAX_APPEND 64        // records in one block of ours (DESIGN.md)
 #define S_MAX_LIVE_CLAIMS 1024 // live claims listed in one heartbeat
 #define S_CHECK_RUNNING_MS 500 // how often running tasks are re-checked
+#define S_C2S_RING 256         // claim-to-start figures kept for /status
 #define S_RESCAN_MS                                                            \
     250 // scan the tasks at least this often when
         // workers are idle (else on changes)
@@ -254,14 +310,16 @@ struct ms_node {
     json_t *peers_json;        // peers snapshot for HTTP threads
     json_t *pool_counters;     // counters snapshot for /metrics
     json_t *remote_running;    // {sweep hex: tasks peers run now} snapshot
+    double c2s_ms[S_C2S_RING]; // recent claim-to-start figures (ring)
+    uint64_t n_c2s;            // figures recorded in all
     // the pool: record log, leases, mesh and gossip (loop thread only)
     ms_lease_table_t *leases;        // the claim rule
     ms_mesh_t *mesh;                 // links to peers, or NULL (no pool)
     ms_gossip_t *gossip;             // push + anti-entropy, or NULL
     s_peer_t *peer_tab;              // peers as the mesh reported them
     size_t n_peer_tab;               // entries in peer_tab
-    s_settle_t *settling;            // own claims in their settle window
-    size_t n_settling;               // entries in settling
+    ms_settle_t *settle;             // own claims waiting for acks
+    uint64_t last_append_seq;        // seq of the last record s_append wrote
     ms_hash_t *resource_failed;      // tasks this node gave up for resources
     size_t n_resource_failed;        // entries in resource_failed
     int64_t grace_until;             // monotonic ms: no claim before
@@ -272,6 +330,13 @@ struct ms_node {
     uint32_t n_members;              // member count last given to the store
     uint64_t n_claims;               // claim records written
     uint64_t n_lease_conflicts;      // claims lost in the settle window
+    uint64_t n_settle_lost;          // ... of which never started
+    uint64_t n_settle_capped;        // claims started at the cap (no ack)
+    uint64_t n_acks_sent;            // BLOCK_ACKs sent
+    uint64_t n_acks_received;        // BLOCK_ACKs received (our incarnation)
+    s_sweep_seen_t *sweeps_seen;     // sweep commit times (claim-to-start)
+    size_t n_sweeps_seen;            // entries in sweeps_seen
+    int64_t *worker_free_us;         // per worker: monotonic us it went idle
     uint64_t n_outranked;            // workers stopped because outranked
     uint64_t n_expired;              // leases seen expiring
     uint64_t n_rejected_messages;    // peer messages refused (gossip)
@@ -300,6 +365,82 @@ s_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+//  --------------------------------------------------------------------------
+//  Monotonic microseconds (CLOCK_MONOTONIC: the same clock in the workers,
+//  so their timestamps compare with ours).
+
+static int64_t
+s_mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+//  --------------------------------------------------------------------------
+//  Note that a sweep record was committed here at at_us (monotonic us; 0
+//  = before this process). The first note of a sweep wins.
+
+static void
+s_sweep_committed(ms_node_t *self, const ms_hash_t *sweep_id, int64_t at_us)
+{
+    for (size_t i = 0; i < self->n_sweeps_seen; i++)
+        if (memcmp(self->sweeps_seen[i].sweep_id.bytes, sweep_id->bytes,
+                   MS_HASH_BYTES) == 0)
+            return;
+    s_sweep_seen_t *grown =
+        realloc(self->sweeps_seen, (self->n_sweeps_seen + 1) * sizeof *grown);
+    if (!grown)
+        return;
+    self->sweeps_seen = grown;
+    self->sweeps_seen[self->n_sweeps_seen++] =
+        (s_sweep_seen_t){.sweep_id = *sweep_id, .at_us = at_us};
+}
+
+//  --------------------------------------------------------------------------
+//  When the sweep record was committed here (monotonic us); 0 when unknown.
+
+static int64_t
+s_sweep_committed_at(const ms_node_t *self, const ms_hash_t *sweep_id)
+{
+    for (size_t i = 0; i < self->n_sweeps_seen; i++)
+        if (memcmp(self->sweeps_seen[i].sweep_id.bytes, sweep_id->bytes,
+                   MS_HASH_BYTES) == 0)
+            return self->sweeps_seen[i].at_us;
+    return 0;
+}
+
+//  A time to note for every sweep of the store not noted yet.
+typedef struct {
+    ms_node_t *node; // the node
+    int64_t at_us;   // the time to note
+} s_note_ctx_t;
+
+//  --------------------------------------------------------------------------
+//  Note one listed sweep.
+
+static int
+s_note_sweep(void *arg, const ms_store_sweep_t *sweep)
+{
+    s_note_ctx_t *ctx = arg;
+    ms_hash_t sid;
+    memcpy(sid.bytes, sweep->sweep_id, MS_HASH_BYTES);
+    s_sweep_committed(ctx->node, &sid, ctx->at_us);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Sweeps merged from peers (a SWEEP record, or the last FRAGMENT of a big
+//  one, was just committed): note every sweep the store holds that was not
+//  noted yet, at at_us.
+
+static void
+s_note_sweeps(ms_node_t *self, int64_t at_us)
+{
+    s_note_ctx_t ctx = {.node = self, .at_us = at_us};
+    ms_store_list_sweeps(self->store, s_note_sweep, &ctx);
 }
 
 //  --------------------------------------------------------------------------
@@ -695,7 +836,9 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
         goto fail;
     self->running =
         calloc((size_t) ms_worker_pool_size(self->pool), sizeof(s_running_t));
-    if (!self->running) {
+    self->worker_free_us =
+        calloc((size_t) ms_worker_pool_size(self->pool), sizeof(int64_t));
+    if (!self->running || !self->worker_free_us) {
         rc = MS_ERR_NOMEM;
         goto fail;
     }
@@ -795,7 +938,9 @@ ms_node_destroy(ms_node_t **self_p)
     json_decref(self->pool_counters);
     json_decref(self->remote_running);
     free(self->peer_tab);
-    free(self->settling);
+    ms_settle_destroy(&self->settle);
+    free(self->sweeps_seen);
+    free(self->worker_free_us);
     free(self->resource_failed);
     free(self->hb_claims);
     for (int i = 0; self->peers && i < self->opts.n_peers; i++)
@@ -985,8 +1130,10 @@ s_submit_records(ms_node_t *self, const ms_spec_t *spec, const ms_hash_t *sid,
         n = 2;
     }
     rc = s_append(self, n, p);
-    if (rc == MS_OK)
+    if (rc == MS_OK) {
         *existed = false;
+        s_sweep_committed(self, sid, s_mono_us());
+    }
     return rc;
 }
 
@@ -1776,8 +1923,10 @@ s_append(ms_node_t *self, size_t n, const ms_store_payload_t *payloads)
                                   (const void *const *) bufs, lens, keys);
     for (size_t i = 0; i < n; i++)
         free(bufs[i]);
-    if (rc == MS_OK)
+    if (rc == MS_OK) {
+        self->last_append_seq = keys[n - 1].seq;
         s_push_own(self, keys[0].seq, keys[n - 1].seq);
+    }
     return rc;
 }
 
@@ -2037,11 +2186,7 @@ s_task_busy(const ms_node_t *self, const uint8_t *task_id)
         if (self->running[i].busy &&
             memcmp(self->running[i].task_id.bytes, task_id, MS_HASH_BYTES) == 0)
             return true;
-    for (size_t i = 0; i < self->n_settling; i++)
-        if (memcmp(self->settling[i].task_id.bytes, task_id, MS_HASH_BYTES) ==
-            0)
-            return true;
-    return false;
+    return self->settle && ms_settle_contains(self->settle, task_id);
 }
 
 //  --------------------------------------------------------------------------
@@ -2119,67 +2264,129 @@ s_start_leased(ms_node_t *self, const ms_hash_t *tid, uint32_t slot,
 }
 
 //  --------------------------------------------------------------------------
-//  The settle window (ms) after a claim: settle_ms, or auto = 2 x the
-//  median push round trip (the mesh's median peer rtt), at least 1 ms; 0
-//  with no peer to race with.
+//  The longest wait (ms) of a claim for its acknowledgements: settle_ms,
+//  or auto = one heartbeat interval; 0 alone (nobody to race with).
 
 static int64_t
-s_settle_ms(ms_node_t *self)
+s_settle_cap_ms(const ms_node_t *self)
 {
     if (!self->mesh)
         return 0;
     if (self->opts.settle_ms >= 0)
         return self->opts.settle_ms;
-    json_t *peers = ms_mesh_peers_json(self->mesh);
-    double rtts[64];
-    size_t n = 0, i;
-    json_t *p;
-    json_array_foreach(peers, i, p)
-    {
-        json_t *rtt = json_object_get(p, "rtt_ms");
-        if (n < 64 && json_is_number(rtt) &&
-            json_is_true(json_object_get(p, "linked")))
-            rtts[n++] = json_number_value(rtt);
-    }
-    json_decref(peers);
-    if (n == 0)
-        return self->n_peer_tab ? 1 : 0;
-    for (size_t a = 1; a < n; a++) // insertion sort: a handful of peers
-        for (size_t b = a; b > 0 && rtts[b - 1] > rtts[b]; b--) {
-            double t = rtts[b];
-            rtts[b] = rtts[b - 1];
-            rtts[b - 1] = t;
-        }
-    int64_t ms = (int64_t) ceil(2.0 * rtts[(n - 1) / 2]);
-    return ms < 1 ? 1 : ms;
+    return self->opts.heartbeat_ms;
 }
 
 //  --------------------------------------------------------------------------
-//  Start the settled claims that we still hold; drop the others.
+//  The peers a claim waits for: linked and alive now (the push targets
+//  that are live; suspect peers are pushed to but not waited for). Caller
+//  frees *out. Returns the count.
+
+static size_t
+s_settle_peers(const ms_node_t *self, uint8_t (**out)[MS_SETTLE_ID_BYTES])
+{
+    *out = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < self->n_peer_tab; i++)
+        n += self->peer_tab[i].linked &&
+             self->peer_tab[i].state == MS_PEER_ALIVE;
+    if (n == 0 || !(*out = calloc(n, MS_SETTLE_ID_BYTES)))
+        return 0;
+    n = 0;
+    for (size_t i = 0; i < self->n_peer_tab; i++)
+        if (self->peer_tab[i].linked &&
+            self->peer_tab[i].state == MS_PEER_ALIVE)
+            memcpy((*out)[n++], self->peer_tab[i].id, MS_SETTLE_ID_BYTES);
+    return n;
+}
+
+//  --------------------------------------------------------------------------
+//  How far we hold a peer's log (the settle rule's "its records are in").
+
+static uint64_t
+s_settle_held(void *arg, const uint8_t peer[MS_SETTLE_ID_BYTES],
+              uint64_t incarnation)
+{
+    ms_node_t *self = arg;
+    uint64_t seq = 0;
+    if (ms_store_held(self->store, peer, incarnation, &seq) != MS_OK)
+        return 0;
+    return seq;
+}
+
+//  --------------------------------------------------------------------------
+//  Put claims of ours (written as one block ending at seq, all for slot
+//  0) on the settle list: each starts once every live peer acknowledged
+//  the block (or at the cap). With nobody to wait for, start at once.
+
+static void
+s_settle_claims(ms_node_t *self, const ms_store_payload_t *claims,
+                size_t n_claims, uint64_t seq, int64_t now)
+{
+    uint8_t(*peers)[MS_SETTLE_ID_BYTES] = NULL;
+    int64_t cap = n_claims ? s_settle_cap_ms(self) : 0;
+    size_t n_peers = cap > 0 ? s_settle_peers(self, &peers) : 0;
+    for (size_t k = 0; k < n_claims; k++) {
+        ms_hash_t tid;
+        memcpy(tid.bytes, claims[k].u.claim.task_id, MS_HASH_BYTES);
+        uint32_t epoch = (uint32_t) claims[k].u.claim.epoch;
+        self->n_claims++;
+        if (n_peers == 0) {
+            s_start_leased(self, &tid, 0, epoch);
+            continue;
+        }
+        if (ms_settle_add(self->settle, tid.bytes, 0, epoch, seq,
+                          (const uint8_t(*)[MS_SETTLE_ID_BYTES]) peers, n_peers,
+                          now, cap) != MS_OK)
+            s_release(self, &tid, 0, epoch, MS_RELEASE_REASON_FAILED);
+    }
+    free(peers);
+}
+
+//  --------------------------------------------------------------------------
+//  Start the settled claims (see "Leases" at the top) that we still hold;
+//  drop the others.
 
 static void
 s_start_settled(ms_node_t *self, int64_t now)
 {
-    for (size_t i = 0; i < self->n_settling;) {
-        s_settle_t st = self->settling[i];
-        if (st.start_at > now) {
-            i++;
-            continue;
+    ms_settle_claim_t st;
+    while (ms_worker_pool_idle(self->pool) > 0 &&
+           ms_settle_take_ready(self->settle, now, s_settle_held, self, &st)) {
+        ms_hash_t tid;
+        memcpy(tid.bytes, st.task_id, MS_HASH_BYTES);
+        char hex[MS_HASH_HEX_LEN + 1];
+        ms_hash_hex(&tid, hex);
+        if (st.capped) {
+            self->n_settle_capped++;
+            s_log(self,
+                  "task %.12s: %zu of %zu peer(s) did not acknowledge the "
+                  "claim within %" PRId64 " ms: deciding without them",
+                  hex, st.n_peers - st.n_acked - st.n_gone, st.n_peers,
+                  now - st.added_ms);
         }
-        if (ms_worker_pool_idle(self->pool) <= 0)
-            return;
-        self->settling[i] = self->settling[--self->n_settling];
         ms_claim_t holder;
         bool live = false;
-        if (ms_lease_table_holder(self->leases, st.task_id.bytes, st.slot,
-                                  &holder, &live) != MS_OK ||
+        if (ms_lease_table_holder(self->leases, st.task_id, st.slot, &holder,
+                                  &live) != MS_OK ||
             memcmp(holder.node_id, s_node_pk(self), MS_HASH_BYTES) != 0 ||
             holder.epoch != st.epoch) {
             self->n_lease_conflicts++;
-            s_log(self, "a claim lost its slot in the settle window");
+            self->n_settle_lost++;
+            s_log(self, "task %.12s: the claim lost its slot while settling",
+                  hex);
+            // Released, so that nobody waits a TTL for a claim that never
+            // ran (and nobody counts its expiry).
+            s_release(self, &tid, st.slot, st.epoch,
+                      MS_RELEASE_REASON_OUTRANKED);
             continue;
         }
-        s_start_leased(self, &st.task_id, st.slot, st.epoch);
+        if (st.n_peers)
+            s_log(self,
+                  "task %.12s: claim settled after %" PRId64
+                  " ms (%zu ack(s), %zu peer(s) gone)",
+                  hex, now - st.added_ms, st.n_acked, st.n_gone);
+        s_start_leased(self, &tid, st.slot, st.epoch);
     }
 }
 
@@ -2192,7 +2399,8 @@ s_schedule_pool(ms_node_t *self)
 {
     int64_t now = s_mono_ms();
     s_start_settled(self, now);
-    int free_workers = ms_worker_pool_idle(self->pool) - (int) self->n_settling;
+    int free_workers =
+        ms_worker_pool_idle(self->pool) - (int) ms_settle_count(self->settle);
     if (self->stopping || free_workers <= 0 || now < self->grace_until)
         goto done;
     if (!self->work_changed && now < self->next_scan_at)
@@ -2300,29 +2508,7 @@ s_schedule_pool(ms_node_t *self)
                                    NULL);
         n_claims = 0;
     }
-    int64_t settle = n_claims ? s_settle_ms(self) : 0;
-    for (size_t k = 0; k < n_claims; k++) {
-        ms_hash_t tid;
-        memcpy(tid.bytes, claims[k].u.claim.task_id, MS_HASH_BYTES);
-        uint32_t epoch = (uint32_t) claims[k].u.claim.epoch;
-        self->n_claims++;
-        if (settle <= 0) {
-            s_start_leased(self, &tid, 0, epoch);
-            continue;
-        }
-        s_settle_t *grown =
-            realloc(self->settling, (self->n_settling + 1) * sizeof *grown);
-        if (!grown) {
-            s_release(self, &tid, 0, epoch, MS_RELEASE_REASON_FAILED);
-            continue;
-        }
-        self->settling = grown;
-        self->settling[self->n_settling++] =
-            (s_settle_t){.task_id = tid,
-                         .slot = 0,
-                         .epoch = epoch,
-                         .start_at = now + settle};
-    }
+    s_settle_claims(self, claims, n_claims, self->last_append_seq, now);
     free(members);
     free(order);
     free(cands);
@@ -2475,13 +2661,21 @@ s_lease_tick(ms_node_t *self, int64_t now)
                     s_stop_worker(self, i);
                 }
             }
-            for (size_t j = 0; j < self->n_settling; j++)
-                if (memcmp(self->settling[j].task_id.bytes, buf[k].task_id,
-                           MS_HASH_BYTES) == 0) {
-                    self->settling[j] = self->settling[--self->n_settling];
-                    self->n_lease_conflicts++;
-                    break;
-                }
+            ms_settle_claim_t lost;
+            if (ms_settle_remove(self->settle, buf[k].task_id, buf[k].slot,
+                                 &lost)) {
+                ms_hash_t tid;
+                memcpy(tid.bytes, lost.task_id, MS_HASH_BYTES);
+                char hex[MS_HASH_HEX_LEN + 1];
+                ms_hash_hex(&tid, hex);
+                s_log(self,
+                      "task %.12s: the claim was outranked while settling",
+                      hex);
+                self->n_lease_conflicts++;
+                self->n_settle_lost++;
+                s_release(self, &tid, lost.slot, lost.epoch,
+                          MS_RELEASE_REASON_OUTRANKED);
+            }
         }
         if (n < 64)
             break;
@@ -2522,10 +2716,13 @@ s_release_all(ms_node_t *self)
             s_release(self, &r->task_id, r->slot, r->epoch,
                       MS_RELEASE_REASON_SHUTDOWN);
     }
-    for (size_t j = 0; j < self->n_settling; j++)
-        s_release(self, &self->settling[j].task_id, self->settling[j].slot,
-                  self->settling[j].epoch, MS_RELEASE_REASON_SHUTDOWN);
-    self->n_settling = 0;
+    ms_settle_claim_t st;
+    while (self->settle && ms_settle_get(self->settle, 0, &st)) {
+        ms_hash_t tid;
+        memcpy(tid.bytes, st.task_id, MS_HASH_BYTES);
+        ms_settle_remove(self->settle, st.task_id, st.slot, NULL);
+        s_release(self, &tid, st.slot, st.epoch, MS_RELEASE_REASON_SHUTDOWN);
+    }
 }
 
 //  ==========================================================================
@@ -2840,6 +3037,8 @@ s_on_peer(void *arg, const uint8_t id[MS_MESH_ID_BYTES], ms_peer_state_t state,
     p->linked = linked;
     if (state == MS_PEER_DEAD)
         ms_lease_table_node_dead(self->leases, id);
+    if (!(linked && state == MS_PEER_ALIVE))
+        ms_settle_peer_gone(self->settle, id); // not waited for any more
     if (was_up != (linked && state == MS_PEER_ALIVE))
         self->work_changed = true; // owners moved
     s_update_members(self);
@@ -2852,6 +3051,55 @@ s_on_peer(void *arg, const uint8_t id[MS_MESH_ID_BYTES], ms_peer_state_t state,
           : state == MS_PEER_SUSPECT ? "suspect"
                                      : "dead",
           linked ? ", linked" : "");
+}
+
+//  --------------------------------------------------------------------------
+//  A block of origin holding a claim was handled: acknowledge it to its
+//  origin (the settle rule, see "Leases" at the top) with how far we hold
+//  origin's log and how far our own log goes. Sent after the merge
+//  returned (durable, fed to the lease table) and after every block of
+//  ours committed so far was pushed (s_append pushes before it returns),
+//  so a claim of ours that competes with origin's reaches it before this
+//  ack, or the ack's own_seq tells it to wait for that claim.
+
+static void
+s_ack_block(ms_node_t *self, const uint8_t origin[MS_MESH_ID_BYTES],
+            uint64_t incarnation)
+{
+    if (memcmp(origin, s_node_pk(self), MS_MESH_ID_BYTES) == 0)
+        return;
+    uint64_t held = 0, own = 0;
+    if (ms_store_held(self->store, origin, incarnation, &held) != MS_OK ||
+        held == 0)
+        return; // a gap: nothing to acknowledge yet (the pull will come)
+    uint64_t own_inc = ms_store_incarnation(self->store);
+    if (ms_store_held(self->store, s_node_pk(self), own_inc, &own) != MS_OK)
+        return;
+    ms_wire_envelope_t env;
+    memset(&env, 0, sizeof env);
+    env.protocol = MS_PROTOCOL_VERSION;
+    env.body = MS_WIRE_BODY_BLOCK_ACK;
+    env.block_ack.incarnation = incarnation;
+    env.block_ack.seq = held;
+    env.block_ack.own_incarnation = own_inc;
+    env.block_ack.own_seq = own;
+    if (ms_mesh_send(self->mesh, origin, &env) == MS_OK)
+        self->n_acks_sent++;
+}
+
+//  --------------------------------------------------------------------------
+//  A BLOCK_ACK from a peer: it holds our log up to seq; its own log was at
+//  own_seq then. Acks of another incarnation of ours are stale: dropped.
+
+static void
+s_on_block_ack(ms_node_t *self, const uint8_t from[MS_MESH_ID_BYTES],
+               const ms_wire_block_ack_t *ack)
+{
+    if (ack->incarnation != ms_store_incarnation(self->store))
+        return;
+    self->n_acks_received++;
+    ms_settle_on_ack(self->settle, from, ack->seq, ack->own_incarnation,
+                     ack->own_seq);
 }
 
 //  --------------------------------------------------------------------------
@@ -2898,6 +3146,9 @@ s_on_message(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
         msg.u.range.to_seq = env->range_request.to_seq;
         msg.u.range.max_records = env->range_request.max_records;
         break;
+    case MS_WIRE_BODY_BLOCK_ACK:
+        s_on_block_ack(self, from, &env->block_ack);
+        return;
     case MS_WIRE_BODY_BLOCK:
         msg.kind = MS_GOSSIP_MSG_BLOCK;
         recs = calloc(env->block.n_records ? env->block.n_records : 1,
@@ -2940,6 +3191,19 @@ s_on_message(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
     }
     if (ms_gossip_on_message(self->gossip, from, &msg, ms_mesh_now()) != MS_OK)
         self->n_rejected_messages++;
+    else if (env->body == MS_WIRE_BODY_BLOCK) {
+        bool claim = false, sweep = false;
+        for (size_t i = 0; i < env->block.n_records; i++) {
+            uint32_t kind = env->block.records[i].kind;
+            claim = claim || kind == MS_RECORD_CLAIM;
+            sweep =
+                sweep || kind == MS_RECORD_SWEEP || kind == MS_RECORD_FRAGMENT;
+        }
+        if (sweep)
+            s_note_sweeps(self, s_mono_us());
+        if (claim)
+            s_ack_block(self, env->block.origin, env->block.incarnation);
+    }
     free(entries);
     free(recs);
 }
@@ -3018,6 +3282,14 @@ s_refresh_snapshots(ms_node_t *self)
         json_object_set_new(c, "lease_conflicts_total",
                             json_integer((json_int_t) (self->n_lease_conflicts +
                                                        self->n_outranked)));
+        json_object_set_new(c, "lease_settle_lost_total",
+                            json_integer((json_int_t) self->n_settle_lost));
+        json_object_set_new(c, "lease_settle_capped_total",
+                            json_integer((json_int_t) self->n_settle_capped));
+        json_object_set_new(c, "block_acks_sent_total",
+                            json_integer((json_int_t) self->n_acks_sent));
+        json_object_set_new(c, "block_acks_received_total",
+                            json_integer((json_int_t) self->n_acks_received));
         json_object_set_new(c, "lease_expiries_total",
                             json_integer((json_int_t) self->n_expired));
         if (self->leases)
@@ -3531,12 +3803,39 @@ s_on_result(ms_node_t *self, int worker, json_t *body)
 }
 
 //  --------------------------------------------------------------------------
+//  A worker reported that the work of its task started at started_us
+//  (its first minibatch, CLOCK_MONOTONIC us): record claim-to-start, from
+//  the moment the task could start here (the sweep record's commit here,
+//  or the moment this worker went idle if that was later: time a task
+//  queues behind others is not claim-to-start). Tasks of sweeps stored
+//  before this process started are not measured.
+
+static void
+s_claim_to_start(ms_node_t *self, int worker, const char *thex,
+                 int64_t started_us)
+{
+    const s_running_t *r = &self->running[worker];
+    int64_t from = s_sweep_committed_at(self, &r->sweep_id);
+    if (from <= 0 || started_us <= 0)
+        return;
+    if (self->worker_free_us[worker] > from)
+        from = self->worker_free_us[worker];
+    double ms = started_us > from ? (double) (started_us - from) / 1000.0 : 0;
+    s_log(self, "task %.12s claim-to-start %.2f ms", thex, ms);
+    pthread_mutex_lock(&self->lock);
+    self->c2s_ms[self->n_c2s % S_C2S_RING] = ms;
+    self->n_c2s++;
+    pthread_mutex_unlock(&self->lock);
+}
+
+//  --------------------------------------------------------------------------
 //  Handle one worker event.
 
 static void
 s_on_event(ms_node_t *self, ms_worker_event_t *ev)
 {
-    if (ev->kind != MS_WORKER_EVENT_EPOCH)
+    if (ev->kind != MS_WORKER_EVENT_EPOCH &&
+        ev->kind != MS_WORKER_EVENT_STARTED)
         self->work_changed = true; // a worker is free again
     s_running_t *r = &self->running[ev->worker];
     char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
@@ -3553,6 +3852,12 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
         s_emit(self, out);
         return;
     }
+    case MS_WORKER_EVENT_STARTED:
+        if (r->busy)
+            s_claim_to_start(
+                self, ev->worker, thex,
+                json_integer_value(json_object_get(ev->body, "mono_us")));
+        return;
     case MS_WORKER_EVENT_RESULT:
         if (r->busy)
             s_on_result(self, ev->worker, ev->body);
@@ -3623,17 +3928,10 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
                      crashes, crashes == 1 ? "" : "s");
             s_fail_task(self, &r->task_id, &r->sweep_id, reason);
         } else if (r->leased) {
-            // Retry at once under the same claim (we still hold it).
-            s_settle_t *grown =
-                realloc(self->settling, (self->n_settling + 1) * sizeof *grown);
-            if (grown) {
-                self->settling = grown;
-                self->settling[self->n_settling++] =
-                    (s_settle_t){.task_id = r->task_id,
-                                 .slot = r->slot,
-                                 .epoch = r->epoch,
-                                 .start_at = 0};
-            } else
+            // Retry at once under the same claim (we still hold it: it
+            // settled before its first start, nothing to wait for).
+            if (ms_settle_add(self->settle, r->task_id.bytes, r->slot, r->epoch,
+                              0, NULL, 0, s_mono_ms(), 0) != MS_OK)
                 s_release(self, &r->task_id, r->slot, r->epoch,
                           MS_RELEASE_REASON_FAILED);
             s_emit(self,
@@ -3651,6 +3949,8 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
         break;
     }
     }
+    if (r->busy)
+        self->worker_free_us[ev->worker] = s_mono_us();
     json_decref(r->config);
     memset(r, 0, sizeof *r);
 }
@@ -3773,8 +4073,10 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
     self->leases =
         ms_lease_table_new(s_node_pk(self), self->opts.lease_ttl_ms, NULL);
     self->hb_claims = calloc(S_MAX_LIVE_CLAIMS, sizeof *self->hb_claims);
-    if (!self->leases || !self->hb_claims)
+    self->settle = ms_settle_new();
+    if (!self->leases || !self->hb_claims || !self->settle)
         return MS_ERR_NOMEM;
+    s_note_sweeps(self, 0); // sweeps stored before: claim-to-start unknown
     int rc = ms_store_set_member_count(self->store, 1);
     if (rc == MS_OK)
         rc = s_load_leases(self);
@@ -3909,9 +4211,10 @@ s_next_deadline(ms_node_t *self, int64_t now)
     if (self->leases) {
         int64_t e = ms_lease_table_next_expiry(self->leases);
         d = e < d ? e : d;
-        for (size_t i = 0; i < self->n_settling; i++)
-            if (self->settling[i].start_at < d)
-                d = self->settling[i].start_at;
+        if (ms_worker_pool_idle(self->pool) > 0) {
+            int64_t w = ms_settle_next_deadline(self->settle);
+            d = w < d ? w : d;
+        }
         bool busy =
             ms_worker_pool_idle(self->pool) < ms_worker_pool_size(self->pool);
         if (self->next_check_at < d && busy)
@@ -3920,7 +4223,8 @@ s_next_deadline(ms_node_t *self, int64_t now)
             d = self->next_renew_at;
         if (self->grace_until > now && self->grace_until < d)
             d = self->grace_until;
-        if (ms_worker_pool_idle(self->pool) > (int) self->n_settling &&
+        if (ms_worker_pool_idle(self->pool) >
+                (int) ms_settle_count(self->settle) &&
             now >= self->grace_until && self->next_scan_at < d)
             d = self->next_scan_at > now ? self->next_scan_at : now + 1;
     }
@@ -4359,6 +4663,38 @@ s_api_peers(void *arg)
 }
 
 //  --------------------------------------------------------------------------
+//  Order two doubles (qsort).
+
+static int
+s_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+//  --------------------------------------------------------------------------
+//  {"n","window","median","p99"} of the recent claim-to-start figures (ms;
+//  n = all recorded, window = how many the median and p99 are over; null
+//  figures when none). Called with self->lock held.
+
+static json_t *
+s_claim_to_start_json(const ms_node_t *self)
+{
+    size_t k = self->n_c2s < S_C2S_RING ? (size_t) self->n_c2s : S_C2S_RING;
+    double v[S_C2S_RING];
+    memcpy(v, self->c2s_ms, k * sizeof v[0]);
+    qsort(v, k, sizeof v[0], s_cmp_double);
+    json_t *median = json_null(), *p99 = json_null();
+    if (k > 0) {
+        median = json_real(k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2);
+        size_t rank = (size_t) ceil(0.99 * (double) k); // nearest rank
+        p99 = json_real(v[rank > 0 ? rank - 1 : 0]);
+    }
+    return json_pack("{s:I, s:I, s:o, s:o}", "n", (json_int_t) self->n_c2s,
+                     "window", (json_int_t) k, "median", median, "p99", p99);
+}
+
+//  --------------------------------------------------------------------------
 //  Size of the store's data file in bytes.
 
 static int64_t
@@ -4410,6 +4746,8 @@ s_api_status(void *arg)
                             self->pool_counters
                                 ? json_incref(self->pool_counters)
                                 : json_object());
+        json_object_set_new(obj, "claim_to_start_ms",
+                            s_claim_to_start_json(self));
         json_object_set_new(obj, "pool",
                             json_pack("{s:s?, s:b}", "open_pool",
                                       self->open_pool, "linked",

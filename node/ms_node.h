@@ -70,8 +70,9 @@ typedef struct {
     bool no_beacon;              // no zbeacon discovery (static peers only)
     int lease_ttl_ms;            // lease TTL (10000)
     int heartbeat_ms;            // heartbeat interval (1000; < TTL/2)
-    int settle_ms;               // wait after a claim; -1 = auto (2 x median
-                                 // push round trip, at least 1 ms)
+    int settle_ms;               // longest wait of a claim for the live
+                                 // peers' acks before it starts; -1 = auto
+                                 // (one heartbeat interval); 0 = no wait
     int beacon_interval_ms;      // beacon interval (1000)
     int antientropy_ms;          // anti-entropy round (1000)
     int max_pause_s;             // a paused node releases after this (600)

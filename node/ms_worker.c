@@ -636,6 +636,24 @@ s_child_send_result(s_child_t *self, const char *task_id, json_t *body)
 }
 
 //  --------------------------------------------------------------------------
+//  Tell the node the task's work starts now (first minibatch; for noop,
+//  the moment its work would start), by CLOCK_MONOTONIC in microseconds:
+//  the node compares it with its own monotonic clock (claim-to-start).
+
+static int
+s_child_started(s_child_t *self, const char *task_id)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    json_int_t us = (json_int_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    json_t *msg = json_pack("{s:s, s:s, s:I}", "op", "started", "task_id",
+                            task_id, "mono_us", us);
+    int rc = msg ? s_frame_send(self->fd, msg) : MS_ERR_NOMEM;
+    json_decref(msg);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
 //  Run one task to its end. Returns MS_ERR_IO only when the node is gone.
 
 static int
@@ -661,6 +679,8 @@ s_child_task(s_child_t *self, const json_t *msg)
     }
     if (cfg->kind == MS_KIND_NOOP) {
         free(cfg);
+        if (s_child_started(self, task_id) != MS_OK)
+            return MS_ERR_IO;
         json_t *body = json_pack(
             "{s:s, s:n, s:i, s:f, s:f, s:n, s:n, s:n, s:n, s:i, s:n, s:n, "
             "s:[]}",
@@ -728,6 +748,10 @@ s_child_task(s_child_t *self, const json_t *msg)
     if (crash && *crash && strncmp(task_id, crash, strlen(crash)) == 0)
         abort(); // test hook, see ms_worker.h
 
+    // The first minibatch starts with the first epoch below.
+    rc = s_child_started(self, task_id);
+    if (rc != MS_OK)
+        goto done;
     while (!ms_trainer_done(trainer)) {
         ms_epoch_metrics_t m;
         rc = ms_trainer_epoch(trainer, &m);
@@ -1160,6 +1184,12 @@ s_read_event(ms_worker_pool_t *self, int i, ms_worker_event_t *ev)
     snprintf(ev->task_id, sizeof ev->task_id, "%s", w->task_id);
     if (strcmp(op, "epoch") == 0) {
         ev->kind = MS_WORKER_EVENT_EPOCH;
+        ev->body = msg;
+        return MS_OK;
+    }
+    if (strcmp(op, "started") == 0 &&
+        json_is_integer(json_object_get(msg, "mono_us"))) {
+        ev->kind = MS_WORKER_EVENT_STARTED;
         ev->body = msg;
         return MS_OK;
     }

@@ -12,6 +12,9 @@
       node -> worker  {"op":"task","task_id","sweep_id","config":{...},
                        "dataset":{...},"attempt":N}
       worker -> node  {"op":"ready","pid"}              once, at start
+                      {"op":"started","task_id","mono_us"}  once per task,
+                       when its work starts (first minibatch; noop: at
+                       once), CLOCK_MONOTONIC in microseconds
                       {"op":"epoch","task_id","epoch","of","train_loss",
                        "val_loss","val_accuracy","seconds"}  per epoch
                       {"op":"result","task_id","result":{...}}
@@ -83,10 +86,11 @@ typedef struct {
 } ms_worker_task_t;
 
 typedef enum {
-    MS_WORKER_EVENT_EPOCH,  // body: the epoch message
-    MS_WORKER_EVENT_RESULT, // body: the result object
-    MS_WORKER_EVENT_FAILED, // reason: why the task cannot run (bad data)
-    MS_WORKER_EVENT_DIED,   // reason: how the worker died; it was respawned
+    MS_WORKER_EVENT_EPOCH,   // body: the epoch message
+    MS_WORKER_EVENT_STARTED, // body: the started message (mono_us)
+    MS_WORKER_EVENT_RESULT,  // body: the result object
+    MS_WORKER_EVENT_FAILED,  // reason: why the task cannot run (bad data)
+    MS_WORKER_EVENT_DIED,    // reason: how the worker died; it was respawned
 } ms_worker_event_kind_t;
 
 //  What ms_worker_pool_poll returns. Clear it with ms_worker_event_clear.

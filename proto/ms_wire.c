@@ -439,6 +439,8 @@ s_envelope_valid(const ms_wire_envelope_t *env)
         return r->from_seq >= 1 && r->from_seq <= r->to_seq &&
                r->max_records >= 1;
     }
+    case MS_WIRE_BODY_BLOCK_ACK:
+        return env->block_ack.seq >= 1;
     case MS_WIRE_BODY_BLOCK:
         return s_block_valid(&env->block);
     case MS_WIRE_BODY_BLOB_REQUEST: {
@@ -494,6 +496,7 @@ typedef struct {
         Mswire__ShuffleReply shuffle_reply;
         Mswire__WhoAreYou who_are_you;
         Mswire__IAm i_am;
+        Mswire__BlockAck block_ack;
     } body;
     void *items; // repeated field items (malloc'd)
     void **ptrs; // pointers to them (malloc'd)
@@ -752,6 +755,17 @@ s_pb_from_envelope(s_pb_env_t *pb, const ms_wire_envelope_t *env)
         m->node_id = s_bin(env->i_am.node_id, MS_WIRE_ID_BYTES);
         pb->env.body_case = MSWIRE__ENVELOPE__BODY_I_AM;
         pb->env.i_am = m;
+        break;
+    }
+    case MS_WIRE_BODY_BLOCK_ACK: {
+        Mswire__BlockAck *m = &pb->body.block_ack;
+        mswire__block_ack__init(m);
+        m->incarnation = env->block_ack.incarnation;
+        m->seq = env->block_ack.seq;
+        m->own_incarnation = env->block_ack.own_incarnation;
+        m->own_seq = env->block_ack.own_seq;
+        pb->env.body_case = MSWIRE__ENVELOPE__BODY_BLOCK_ACK;
+        pb->env.block_ack = m;
         break;
     }
     case MS_WIRE_BODY_NONE:
@@ -1023,6 +1037,13 @@ s_envelope_in(ms_wire_envelope_t *env, const Mswire__Envelope *m)
         env->body = MS_WIRE_BODY_I_AM;
         return s_id_in(env->i_am.node_id, &m->i_am->node_id) ? MS_OK
                                                              : MS_ERR_PROTOCOL;
+    case MSWIRE__ENVELOPE__BODY_BLOCK_ACK:
+        env->body = MS_WIRE_BODY_BLOCK_ACK;
+        env->block_ack.incarnation = m->block_ack->incarnation;
+        env->block_ack.seq = m->block_ack->seq;
+        env->block_ack.own_incarnation = m->block_ack->own_incarnation;
+        env->block_ack.own_seq = m->block_ack->own_seq;
+        return MS_OK;
     case MSWIRE__ENVELOPE__BODY__NOT_SET:
     default:
         return MS_ERR_PROTOCOL; // no body, or one newer than this build
@@ -1140,6 +1161,8 @@ ms_wire_body_name(ms_wire_body_t body)
         return "WHO_ARE_YOU";
     case MS_WIRE_BODY_I_AM:
         return "I_AM";
+    case MS_WIRE_BODY_BLOCK_ACK:
+        return "BLOCK_ACK";
     case MS_WIRE_BODY_NONE:
     default:
         return "?";

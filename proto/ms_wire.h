@@ -88,6 +88,7 @@ typedef enum {
     MS_WIRE_BODY_SHUFFLE_REPLY = 15,
     MS_WIRE_BODY_WHO_ARE_YOU = 16,
     MS_WIRE_BODY_I_AM = 17,
+    MS_WIRE_BODY_BLOCK_ACK = 18,
 } ms_wire_body_t;
 
 //  HELLO: the first frame on a link, both ways (DESIGN.md "Discovery and
@@ -253,6 +254,18 @@ typedef struct {
     uint8_t node_id[MS_WIRE_ID_BYTES];
 } ms_wire_i_am_t;
 
+//  BLOCK_ACK: the sender holds the receiver's records of incarnation up to
+//  seq (contiguous), and its own log was at own_seq of own_incarnation
+//  when it said so (0: no record yet). Sent to the origin of a block
+//  holding a claim once that block is merged (the claim settle rule of
+//  node/ms_node.c). Decoder: seq >= 1.
+typedef struct {
+    uint64_t incarnation;     // receiver's store incarnation
+    uint64_t seq;             // highest contiguous seq of it held, >= 1
+    uint64_t own_incarnation; // sender's store incarnation
+    uint64_t own_seq;         // sender's highest own seq then (0: none)
+} ms_wire_block_ack_t;
+
 //  One frame. Exactly one member of the union is meaningful: the one
 //  named by body. protocol is the version the frame is written in (this
 //  build writes MS_PROTOCOL_VERSION); the decoder refuses 0 and leaves
@@ -276,6 +289,7 @@ typedef struct {
         ms_wire_neighbor_t neighbor;
         ms_wire_shuffle_t shuffle; // SHUFFLE and SHUFFLE_REPLY
         ms_wire_i_am_t i_am;       // I_AM (WHO_ARE_YOU: none)
+        ms_wire_block_ack_t block_ack;
     };
 } ms_wire_envelope_t;
 

@@ -5,10 +5,13 @@
 # SIGKILLed halfway through its training: within TTL + 1 s the survivors
 # expire its lease, task 2 is claimed again exactly once, the sweep ends
 # with 4 finished tasks and no live claim.
-# Not registered in CMake yet: after the lease expires, both survivors
-# claim task 2 at the same epoch and both start it (the settle window is
-# too short to see the other's claim); one is then outranked and stopped,
-# so the task is claimed twice again, not once.
+# "Claimed again once": both survivors see the lease expire at about the
+# same moment and may both write a claim at the same epoch; the node
+# starts a claim only once every live peer acknowledged it (the settle
+# rule, node/ms_node.c "Leases"), so exactly one of them takes the task
+# and starts it, and the other withdraws its claim unstarted (counted in
+# lease_settle_lost_total). So: claims written minus claims lost while
+# settling = 1, and task 2 starts again on exactly one survivor.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/lib.sh"
@@ -47,7 +50,13 @@ sleep 1 # halfway: task 2 trains for several seconds
 surv=()
 for k in 1 2 3; do [ "$k" = "$HOLDER" ] || surv+=("$k"); done
 a=${surv[0]} b=${surv[1]}
-claims0=$(($(counter "$a" lease_claims_total) + $(counter "$b" lease_claims_total)))
+taken() {
+    echo $(($(counter "$a" lease_claims_total) + $(counter "$b" lease_claims_total) -
+        $(counter "$a" lease_settle_lost_total) - $(counter "$b" lease_settle_lost_total)))
+}
+starts() { cat "${POOL_LOG[$a]}" "${POOL_LOG[$b]}" | grep -c "task .* started on worker" || true; }
+claims0=$(taken)
+starts0=$(starts)
 exp0=$(($(counter "$a" lease_expiries_total) + $(counter "$b" lease_expiries_total)))
 pool_busy "$HOLDER" || fail "case 1: node $HOLDER finished task 2 before the kill (too fast)"
 t0=$(now_ms)
@@ -72,8 +81,10 @@ done
 [ "$dt" -ge 4000 ] || fail "case 1: lease expired after only $dt ms (TTL 5000)"
 fin() { pool_finished "$a" "$sweep" && pool_finished "$b" "$sweep"; }
 ms_wait_until 60 fin || { pool_dump "$sweep" "$a" "$b"; fail "case 1: the sweep did not finish"; }
-claims1=$(($(counter "$a" lease_claims_total) + $(counter "$b" lease_claims_total)))
+claims1=$(taken)
 [ $((claims1 - claims0)) = 1 ] || fail "case 1: task 2 claimed $((claims1 - claims0)) times again, not once"
+starts1=$(starts)
+[ $((starts1 - starts0)) = 1 ] || fail "case 1: task 2 started $((starts1 - starts0)) times again, not once"
 pool_curl "$a" "/api/v1/sweeps/$sweep" >"$T/c1.json"
 python3 - "$T/c1.json" <<'PY' || fail "case 1: final counts"
 import json, sys

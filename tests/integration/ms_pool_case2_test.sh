@@ -4,10 +4,10 @@
 # grid activation {tanh, relu} x hidden sizes {(10), (100), (10,10),
 # (100,10)} submitted to 4 nodes started within 10 ms of each other with
 # the same configuration (the same spec to each): 8 distinct tasks finish
-# and no task is started by two nodes (replicas: 1).
-# Not registered in CMake yet: two nodes stealing the same task at the
-# same time both start it (epoch 1; the settle window is too short to see
-# the other's claim) before one is outranked and stopped.
+# and no task is started by two nodes (replicas: 1): two nodes that claim
+# the same task at the same time (two stealers, or an owner and a
+# stealer) both wait for each other's acknowledgement before starting, so
+# both see both claims and only the top-ranked one starts.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/lib.sh"
@@ -51,4 +51,14 @@ done >"$T/starts.txt"
 dup=$(cut -d' ' -f1 "$T/starts.txt" | sort | uniq -d)
 [ -z "$dup" ] || fail "case 2: tasks started by two nodes: $dup ($(cat "$T/starts.txt" | tr '\n' ' '))"
 [ "$(cut -d' ' -f1 "$T/starts.txt" | sort -u | wc -l)" = 8 ] || fail "case 2: started tasks: $(cat "$T/starts.txt" | tr '\n' ' ')"
+# Each node measured claim-to-start of every task it started (the sweep
+# was committed on every node in this run) and reports it in its status.
+measured=0
+for k in 1 2 3 4; do
+    n=$(pool_status "$k" 'd["claim_to_start_ms"]["n"]')
+    ok_fig=$(pool_status "$k" 'd["claim_to_start_ms"]["window"] == 0 or d["claim_to_start_ms"]["median"] >= 0')
+    [ "$ok_fig" = True ] || fail "case 2: node $k claim_to_start_ms without a median"
+    measured=$((measured + n))
+done
+[ "$measured" = 8 ] || fail "case 2: claim-to-start measured for $measured task starts, not 8"
 ok "case 2: 4 nodes started within $spread ms; 8 distinct tasks finished by $nodes nodes, none started twice"

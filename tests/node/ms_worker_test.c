@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static char s_root[256];
@@ -129,6 +130,31 @@ s_next(ms_worker_pool_t *pool, ms_worker_event_t *ev)
 }
 
 //  --------------------------------------------------------------------------
+//  Monotonic microseconds (the clock of the "started" event).
+
+static int64_t
+s_mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+//  --------------------------------------------------------------------------
+//  Wait for the next event that is not "started".
+
+static void
+s_next_work(ms_worker_pool_t *pool, ms_worker_event_t *ev)
+{
+    for (;;) {
+        s_next(pool, ev);
+        if (ev->kind != MS_WORKER_EVENT_STARTED)
+            return;
+        ms_worker_event_clear(ev);
+    }
+}
+
+//  --------------------------------------------------------------------------
 //  Run a task to its result (skipping epochs); returns the result body
 //  (caller owns); *epochs_seen counts epoch events; *first_epoch gets the
 //  first epoch number seen.
@@ -137,13 +163,26 @@ static json_t *
 s_run_to_result(ms_worker_pool_t *pool, const char *task_id, json_t *config,
                 json_t *dataset, int *epochs_seen, int *first_epoch)
 {
+    int64_t sent_us = s_mono_us();
     s_start(pool, task_id, config, dataset);
     *epochs_seen = 0;
     *first_epoch = 0;
+    bool started = false;
     for (;;) {
         ms_worker_event_t ev;
         s_next(pool, &ev);
         assert_string_equal(ev.task_id, task_id);
+        if (ev.kind == MS_WORKER_EVENT_STARTED) {
+            // once, before any epoch or result, by the same clock as ours
+            assert_false(started);
+            started = true;
+            json_int_t us =
+                json_integer_value(json_object_get(ev.body, "mono_us"));
+            assert_true(us >= sent_us && us <= s_mono_us());
+            ms_worker_event_clear(&ev);
+            continue;
+        }
+        assert_true(started);
         if (ev.kind == MS_WORKER_EVENT_EPOCH) {
             if (!*epochs_seen)
                 *first_epoch =
@@ -345,7 +384,7 @@ test_killed_task_resumes_bit_exact(void **state)
     s_start(pool, S_TASK_A, config, dataset);
     for (;;) {
         ms_worker_event_t ev;
-        s_next(pool, &ev);
+        s_next_work(pool, &ev);
         assert_int_equal(ev.kind, MS_WORKER_EVENT_EPOCH);
         json_int_t epoch =
             json_integer_value(json_object_get(ev.body, "epoch"));
@@ -404,7 +443,7 @@ test_pool_runs_in_parallel_and_stops_busy(void **state)
                              .dataset = dataset};
     assert_int_equal(ms_worker_pool_start(pool, &task, NULL), MS_ERR_CONFLICT);
     ms_worker_event_t ev;
-    s_next(pool, &ev); // an epoch of one of them
+    s_next_work(pool, &ev); // an epoch of one of them
     assert_int_equal(ev.kind, MS_WORKER_EVENT_EPOCH);
     ms_worker_event_clear(&ev);
     int pid0 = ms_worker_pool_pid(pool, 0), pid1 = ms_worker_pool_pid(pool, 1);

@@ -546,6 +546,35 @@ test_who_are_you_round_trip(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  BLOCK_ACK: round trip; seq 0 (an ack of nothing) refused both ways.
+
+static void
+test_block_ack_round_trip(void **state)
+{
+    (void) state;
+    ms_wire_envelope_t env = {.protocol = 1, .body = MS_WIRE_BODY_BLOCK_ACK};
+    env.block_ack.incarnation = 0x0123456789abcdefull;
+    env.block_ack.seq = 42;
+    env.block_ack.own_incarnation = 7;
+    env.block_ack.own_seq = 0;
+    ms_wire_envelope_t *back = s_round_trip(&env);
+    assert_int_equal(back->body, MS_WIRE_BODY_BLOCK_ACK);
+    assert_true(back->block_ack.incarnation == 0x0123456789abcdefull);
+    assert_int_equal(back->block_ack.seq, 42);
+    assert_int_equal(back->block_ack.own_incarnation, 7);
+    assert_int_equal(back->block_ack.own_seq, 0);
+    assert_string_equal(ms_wire_body_name(back->body), "BLOCK_ACK");
+    ms_wire_envelope_destroy(&back);
+
+    env.block_ack.seq = 0;
+    s_expect_encode_invalid(&env);
+    s_pbw_t body = {.n = 0}, frame;
+    s_w_uint(&body, 1, 5); // incarnation, no seq
+    s_w_envelope(&frame, MS_WIRE_BODY_BLOCK_ACK + 1, &body);
+    s_expect_decode_refused(frame.buf, frame.n);
+}
+
+//  --------------------------------------------------------------------------
 //  Endpoints: what dials, what does not.
 
 static void
@@ -1396,6 +1425,7 @@ main(void)
         cmocka_unit_test(test_blob_round_trip),
         cmocka_unit_test(test_view_round_trip),
         cmocka_unit_test(test_who_are_you_round_trip),
+        cmocka_unit_test(test_block_ack_round_trip),
         cmocka_unit_test(test_endpoint_valid),
         cmocka_unit_test(test_decode_refuses_truncated),
         cmocka_unit_test(test_oversized_frame),

@@ -10,9 +10,15 @@ and end); every line of their stderr is time-stamped here on arrival
   start   from the POST of a one-task noop sweep to node 1 until a node
           logs "task ... started on worker" (the sweep record's commit,
           its gossip, the claim, the settle window and the hand-over to the
-          worker: the node does not expose the claim commit and first
-          minibatch times yet, so this is the API-side upper bound of
-          claim-to-start; a noop task has no minibatch to wait for);
+          worker): the API-side upper bound of claim-to-start, kept for
+          comparison with earlier runs;
+  claim-to-start (node side) what the executing node itself measured and
+          logged ("task ... claim-to-start N.NN ms"): from the sweep
+          record's commit on that node (local submit or merge of the
+          gossiped record) to its worker's "started" event (the first
+          minibatch; a noop task reports the moment its work would start),
+          both by CLOCK_MONOTONIC; also the median and p99 that each node
+          reports in /api/v1/status ("claim_to_start_ms");
   spread  from the executing node's "task ... done" line until all three
           nodes' APIs report the task done (polled every 2 ms): the time
           for one result to reach every node;
@@ -46,6 +52,7 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 START_RE = re.compile(r"task ([0-9a-f]{12}) started on worker")
 DONE_RE = re.compile(r"task ([0-9a-f]{12}) done")
+C2S_RE = re.compile(r"task ([0-9a-f]{12}) claim-to-start ([0-9.]+) ms")
 
 # libcurl / urllib must never leave loopback through a proxy
 os.environ["no_proxy"] = os.environ["NO_PROXY"] = "*"
@@ -128,6 +135,11 @@ class Node:
             if m:
                 with self.lock:
                     self.events.append((t, "done", m.group(1)))
+                continue
+            m = C2S_RE.search(line)
+            if m:
+                with self.lock:
+                    self.events.append((t, "c2s", m.group(1), float(m.group(2))))
 
     def find(self, kind, task):
         """The time of the first event KIND for task prefix TASK, or None."""
@@ -217,7 +229,7 @@ def main():
         time.sleep(3)  # past the startup grace
 
         # ---- start latency and spread, one single-task sweep at a time ----
-        starts, spreads = [], []
+        starts, spreads, node_c2s = [], [], []
         for i in range(args.samples):
             body = spec("lat-%d" % i, 1_000_000 + i, 1)
             t_post = time.monotonic()
@@ -239,17 +251,40 @@ def main():
             for n in nodes.values():
                 with n.lock:
                     ev = [e for e in n.events if e[0] >= t_post]
-                for t, kind, _ in ev:
+                for e in ev:
+                    t, kind = e[0], e[1]
                     if kind == "start" and (t_start is None or t < t_start):
                         t_start = t
                     if kind == "done" and (t_done is None or t < t_done):
                         t_done = t
             if t_start is None or t_done is None:
                 raise SystemExit("sample %d: no start/done line in the logs" % i)
+            # the node's own figure, logged right after its start line
+            c2s = None
+            for _ in range(500):
+                for n in nodes.values():
+                    with n.lock:
+                        for e in n.events:
+                            if e[0] >= t_post and e[1] == "c2s":
+                                c2s = e[3]
+                if c2s is not None:
+                    break
+                time.sleep(0.002)
+            if c2s is None:
+                raise SystemExit("sample %d: no claim-to-start line in the logs" % i)
+            node_c2s.append(c2s)
             starts.append((t_start - t_post) * 1000)
             spreads.append((max(seen.values()) - t_done) * 1000)
         print("start latency (POST -> 'started on worker'), %d samples: median %.1f ms, p99 %.1f ms"
               % (len(starts), statistics.median(starts), pct(starts, 0.99)))
+        print("claim-to-start, node side (sweep record's commit on the executing node -> "
+              "worker's start), %d samples: median %.2f ms, p99 %.2f ms"
+              % (len(node_c2s), statistics.median(node_c2s), pct(node_c2s, 0.99)))
+        for k, n in nodes.items():
+            c = n.status().get("claim_to_start_ms", {})
+            if c.get("window"):
+                print("  node %d /api/v1/status claim_to_start_ms: n %d, median %.2f ms, p99 %.2f ms"
+                      % (k, c["n"], c["median"], c["p99"]))
         print("one result to every node (executor's 'done' -> done on all 3 APIs): median %.1f ms, p99 %.1f ms"
               % (statistics.median(spreads), pct(spreads, 0.99)))
         sys.stdout.flush()
