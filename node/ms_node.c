@@ -1157,24 +1157,25 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
     info->sweep_id = sid;
 
     ms_store_sweep_t *sweep = NULL;
-    ms_spec_t *spec = NULL;
+    json_t *named = NULL; // the spec's dataset object (not the task list)
+    const char *builtin = NULL;
     ms_diag_t diag;
     ms_diag_clear(&diag);
     char why[1200] = "";
     if (ms_store_get_sweep(self->store, sweep_bytes, &sweep) != MS_OK)
         snprintf(why, sizeof why, "sweep not found in the store");
-    else if (ms_spec_load_canonical(sweep->spec_json, sweep->spec_len, &spec,
-                                    &diag) != MS_OK) {
+    else if (!(named = ms_spec_canonical_dataset(sweep->spec_json,
+                                                 sweep->spec_len, &diag))) {
         char text[1100];
         snprintf(why, sizeof why, "stored spec unreadable: %s",
                  ms_diag_format(&diag, text, sizeof text));
-    } else if (ms_spec_dataset(spec)->builtin) {
-        info->dataset = json_pack("{s:s}", "name", ms_spec_dataset(spec)->name);
+    } else if ((builtin = json_string_value(json_object_get(named, "name")))) {
+        info->dataset = json_pack("{s:s}", "name", builtin);
         char *p[4] = {NULL, NULL, NULL, NULL};
         ms_diag_t d2;
         ms_diag_clear(&d2);
-        if (ms_dataset_builtin_paths(ms_spec_dataset(spec)->name, &p[0], &p[1],
-                                     &p[2], &p[3], &d2) == MS_OK)
+        if (ms_dataset_builtin_paths(builtin, &p[0], &p[1], &p[2], &p[3],
+                                     &d2) == MS_OK)
             for (int i = 0; i < 4; i++) {
                 struct stat st;
                 if (p[i] && stat(p[i], &st) == 0)
@@ -1214,7 +1215,7 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
         snprintf(why, sizeof why, "out of memory");
     if (!info->dataset)
         info->dataset_error = strdup(why);
-    ms_spec_destroy(&spec);
+    json_decref(named);
     ms_store_sweep_destroy(&sweep);
     return info;
 }
@@ -2777,6 +2778,10 @@ s_refresh_snapshots(ms_node_t *self)
                             json_integer((json_int_t) ss.n_records));
         json_object_set_new(c, "blocks",
                             json_integer((json_int_t) ss.n_blocks));
+        json_object_set_new(c, "store_commits_total",
+                            json_integer((json_int_t) ss.n_commits));
+        json_object_set_new(c, "store_writes_total",
+                            json_integer((json_int_t) ss.n_writes));
         json_object_set_new(c, "equivocations_total",
                             json_integer((json_int_t) ss.n_equivocations));
         json_object_set_new(c, "lease_claims_total",
