@@ -236,7 +236,25 @@ typedef struct {
     bool leased;        // runs under a lease claim (slot, epoch) of ours
     uint32_t slot;      // the claim's slot
     uint32_t epoch;     // the claim's epoch
+    int64_t started_ms; // monotonic ms when it went to the worker
 } s_running_t;
+
+//  A result of ours waiting for the end of the loop turn, when the turn's
+//  results are appended together as one block (one durable commit).
+typedef struct {
+    ms_hash_t task_id;         // the task
+    ms_hash_t sweep_id;        // its sweep
+    uint32_t slot;             // the claim's slot
+    uint32_t epoch;            // the claim's epoch
+    bool train;                // kind train (not noop)
+    double train_seconds;      // the row's train_seconds
+    char *row;                 // canonical row JSON (owned)
+    size_t row_len;            // bytes in row
+    ms_result_status_t status; // ok, diverged, failed
+    json_t *event;             // the "result" event to emit (owned)
+    json_t *platform;          // the worker's platform, or NULL (owned)
+    char log_line[160];        // the "done" log line
+} s_result_t;
 
 //  When a sweep record was committed here (claim-to-start).
 typedef struct {
@@ -258,8 +276,10 @@ typedef struct {
 #define S_CHECK_RUNNING_MS 500 // how often running tasks are re-checked
 #define S_C2S_RING 256         // claim-to-start figures kept for /status
 #define S_RESCAN_MS                                                            \
-    250 // scan the tasks at least this often when
-        // workers are idle (else on changes)
+    250                    // scan the tasks at least this often when
+                           // workers are idle (else on changes)
+#define S_RESCAN_BUSY_MS 2 // least gap between two scans on record changes
+#define S_PREFETCH_WINDOW_MS 50.0 // claim ahead this much work (short tasks)
 
 //  Crashes of one task so far (for retries).
 typedef struct {
@@ -313,47 +333,53 @@ struct ms_node {
     double c2s_ms[S_C2S_RING]; // recent claim-to-start figures (ring)
     uint64_t n_c2s;            // figures recorded in all
     // the pool: record log, leases, mesh and gossip (loop thread only)
-    ms_lease_table_t *leases;        // the claim rule
-    ms_mesh_t *mesh;                 // links to peers, or NULL (no pool)
-    ms_gossip_t *gossip;             // push + anti-entropy, or NULL
-    s_peer_t *peer_tab;              // peers as the mesh reported them
-    size_t n_peer_tab;               // entries in peer_tab
-    ms_settle_t *settle;             // own claims waiting for acks
-    uint64_t last_append_seq;        // seq of the last record s_append wrote
-    ms_hash_t *resource_failed;      // tasks this node gave up for resources
-    size_t n_resource_failed;        // entries in resource_failed
-    int64_t grace_until;             // monotonic ms: no claim before
-    int64_t next_check_at;           // monotonic ms: re-check running tasks
-    bool work_changed;               // records, workers, peers changed: scan
-    int64_t next_scan_at;            // monotonic ms: scan the tasks again
-    int64_t next_renew_at;           // monotonic ms: renew own leases (alone)
-    uint32_t n_members;              // member count last given to the store
-    uint64_t n_claims;               // claim records written
-    uint64_t n_lease_conflicts;      // claims lost in the settle window
-    uint64_t n_settle_lost;          // ... of which never started
-    uint64_t n_settle_capped;        // claims started at the cap (no ack)
-    uint64_t n_acks_sent;            // BLOCK_ACKs sent
-    uint64_t n_acks_received;        // BLOCK_ACKs received (our incarnation)
-    s_sweep_seen_t *sweeps_seen;     // sweep commit times (claim-to-start)
-    size_t n_sweeps_seen;            // entries in sweeps_seen
-    int64_t *worker_free_us;         // per worker: monotonic us it went idle
-    uint64_t n_outranked;            // workers stopped because outranked
-    uint64_t n_expired;              // leases seen expiring
-    uint64_t n_rejected_messages;    // peer messages refused (gossip)
-    uint64_t n_fetch_asked;          // datasets asked of the blob hook
-    ms_blob_store_t *blobs;          // dataset blobs (pool), or NULL
-    ms_blob_fetch_t *fetch;          // blob fetches from peers, or NULL
-    char blob_tmp_dir[PATH_MAX];     // DATA_DIR/blobs/tmp (uploads)
-    uint64_t n_datasets_fetched;     // datasets completed by fetching
-    uint64_t n_datasets_local;       // datasets used from a local copy
-                                     // whose hash matched the record
-    uint64_t n_dataset_mismatch;     // local copies refused: hash differs
-    uint64_t n_fetch_failures;       // blob fetches that ended in error
-    uint64_t n_blob_requests_served; // BLOB_REQUESTs answered
-    uint64_t n_uploads;              // blobs uploaded through the API
-    int64_t avail_memory_bytes;      // memory a task may use (estimate)
-    int64_t snapshot_at;             // monotonic ms: refresh the snapshots
-    ms_wire_live_claim_t *hb_claims; // heartbeat live-claims buffer
+    ms_lease_table_t *leases;         // the claim rule
+    ms_mesh_t *mesh;                  // links to peers, or NULL (no pool)
+    ms_gossip_t *gossip;              // push + anti-entropy, or NULL
+    s_peer_t *peer_tab;               // peers as the mesh reported them
+    size_t n_peer_tab;                // entries in peer_tab
+    ms_settle_t *settle;              // own claims waiting for acks
+    uint64_t last_append_seq;         // seq of the last record s_append wrote
+    ms_hash_t *resource_failed;       // tasks this node gave up for resources
+    size_t n_resource_failed;         // entries in resource_failed
+    int64_t grace_until;              // monotonic ms: no claim before
+    int64_t next_check_at;            // monotonic ms: re-check running tasks
+    bool work_changed;                // records, workers, peers changed: scan
+    int64_t next_scan_at;             // monotonic ms: scan the tasks again
+    int64_t next_renew_at;            // monotonic ms: renew own leases (alone)
+    uint32_t n_members;               // member count last given to the store
+    uint64_t n_claims;                // claim records written
+    uint64_t n_lease_conflicts;       // claims lost in the settle window
+    uint64_t n_settle_lost;           // ... of which never started
+    uint64_t n_settle_capped;         // claims started at the cap (no ack)
+    uint64_t n_acks_sent;             // BLOCK_ACKs sent
+    uint64_t n_acks_received;         // BLOCK_ACKs received (our incarnation)
+    s_sweep_seen_t *sweeps_seen;      // sweep commit times (claim-to-start)
+    size_t n_sweeps_seen;             // entries in sweeps_seen
+    int64_t *worker_free_us;          // per worker: monotonic us it went idle
+    uint64_t n_outranked;             // workers stopped because outranked
+    uint64_t n_expired;               // leases seen expiring
+    uint64_t n_rejected_messages;     // peer messages refused (gossip)
+    uint64_t n_fetch_asked;           // datasets asked of the blob hook
+    ms_blob_store_t *blobs;           // dataset blobs (pool), or NULL
+    ms_blob_fetch_t *fetch;           // blob fetches from peers, or NULL
+    char blob_tmp_dir[PATH_MAX];      // DATA_DIR/blobs/tmp (uploads)
+    uint64_t n_datasets_fetched;      // datasets completed by fetching
+    uint64_t n_datasets_local;        // datasets used from a local copy
+                                      // whose hash matched the record
+    uint64_t n_dataset_mismatch;      // local copies refused: hash differs
+    uint64_t n_fetch_failures;        // blob fetches that ended in error
+    uint64_t n_blob_requests_served;  // BLOB_REQUESTs answered
+    uint64_t n_uploads;               // blobs uploaded through the API
+    int64_t avail_memory_bytes;       // memory a task may use (estimate)
+    int64_t snapshot_at;              // monotonic ms: refresh the snapshots
+    ms_wire_live_claim_t *hb_claims;  // heartbeat live-claims buffer
+    s_result_t results[S_MAX_APPEND]; // results of this turn, not yet stored
+    size_t n_results;                 // entries in results
+    double task_ms_ewma;              // mean task run time here (ms), or -1
+    int64_t last_scan_at;             // monotonic ms of the last scan
+    bool scan_filled;                 // the last scan used every free slot
+    int64_t noop_free_us;             // monotonic us of the last noop done
 };
 
 //  --------------------------------------------------------------------------
@@ -735,6 +761,7 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     if (self->opts.blas_threads < 1)
         self->opts.blas_threads = 1;
     self->opened_at = s_now();
+    self->task_ms_ewma = -1.0;
     int rc = MS_ERR_NOMEM;
     if (!self->data_dir || !self->backend ||
         (opts->api_bind && !self->api_bind))
@@ -1578,31 +1605,34 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
     info->sweep_id = sid;
 
     ms_store_sweep_t *sweep = NULL;
-    ms_spec_t *spec = NULL;
+    json_t *named = NULL; // the spec's dataset object (not the task list)
+    const char *builtin = NULL;
     ms_diag_t diag;
     ms_diag_clear(&diag);
     char why[1200] = "";
     if (ms_store_get_sweep(self->store, sweep_bytes, &sweep) != MS_OK)
         snprintf(why, sizeof why, "sweep not found in the store");
-    else if (ms_spec_load_canonical(sweep->spec_json, sweep->spec_len, &spec,
-                                    &diag) != MS_OK) {
+    else if (!(named = ms_spec_canonical_dataset(sweep->spec_json,
+                                                 sweep->spec_len, &diag))) {
         char text[1100];
         snprintf(why, sizeof why, "stored spec unreadable: %s",
                  ms_diag_format(&diag, text, sizeof text));
-    } else if (ms_spec_dataset(spec)->builtin) {
-        info->dataset = json_pack("{s:s}", "name", ms_spec_dataset(spec)->name);
+    } else if ((builtin = json_string_value(json_object_get(named, "name")))) {
+        info->dataset = json_pack("{s:s}", "name", builtin);
         char *p[4] = {NULL, NULL, NULL, NULL};
         ms_diag_t d2;
         ms_diag_clear(&d2);
-        if (ms_dataset_builtin_paths(ms_spec_dataset(spec)->name, &p[0], &p[1],
-                                     &p[2], &p[3], &d2) == MS_OK) {
+        if (ms_dataset_builtin_paths(builtin, &p[0], &p[1], &p[2], &p[3],
+                                     &d2) == MS_OK) {
             for (int i = 0; i < 4; i++) {
                 struct stat st;
                 if (p[i] && stat(p[i], &st) == 0)
                     info->dataset_bytes += (int64_t) st.st_size;
             }
-            if (self->mesh && !s_builtin_matches(self, ms_spec_dataset(spec),
-                                                 why, sizeof why)) {
+            const ms_spec_dataset_t named_ds = {.builtin = true,
+                                                .name = builtin};
+            if (self->mesh &&
+                !s_builtin_matches(self, &named_ds, why, sizeof why)) {
                 json_decref(info->dataset);
                 info->dataset = NULL;
             }
@@ -1640,7 +1670,7 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
         snprintf(why, sizeof why, "out of memory");
     if (!info->dataset)
         info->dataset_error = strdup(why);
-    ms_spec_destroy(&spec);
+    json_decref(named);
     ms_store_sweep_destroy(&sweep);
     return info;
 }
@@ -1811,6 +1841,12 @@ static void s_fail_leased(ms_node_t *self, const ms_hash_t *task_id,
 static void s_dataset_missing(ms_node_t *self, const ms_hash_t *sweep_id);
 static int s_blob_send(void *arg, const uint8_t to[MS_BLOB_PEER_ID_BYTES],
                        const ms_wire_envelope_t *env);
+static void s_flush_results(ms_node_t *self);
+static void s_on_result(ms_node_t *self, s_running_t *r, json_t *body);
+static void s_start_settled(ms_node_t *self, int64_t now);
+static void s_claim_to_start(ms_node_t *self, const ms_hash_t *sweep_id,
+                             int64_t free_us, const char *thex,
+                             int64_t started_us);
 
 //  ==========================================================================
 //  The pool: records, leases, mesh and gossip
@@ -2186,6 +2222,9 @@ s_task_busy(const ms_node_t *self, const uint8_t *task_id)
         if (self->running[i].busy &&
             memcmp(self->running[i].task_id.bytes, task_id, MS_HASH_BYTES) == 0)
             return true;
+    for (size_t i = 0; i < self->n_results; i++)
+        if (memcmp(self->results[i].task_id.bytes, task_id, MS_HASH_BYTES) == 0)
+            return true;
     return self->settle && ms_settle_contains(self->settle, task_id);
 }
 
@@ -2228,6 +2267,38 @@ s_start_leased(ms_node_t *self, const ms_hash_t *tid, uint32_t slot,
                            .config = config,
                            .dataset = info->dataset,
                            .attempt = attempt};
+    const char *kind = json_string_value(json_object_get(config, "kind"));
+    if (kind && strcmp(kind, "noop") == 0) {
+        // A noop task has no code to isolate from the node (workers exist
+        // so that a crash in training never takes the node down): the
+        // node completes it here, under the same claim, and its result
+        // goes the way of every result (this turn's block, the push).
+        s_running_t done = {.busy = true,
+                            .task_id = *tid,
+                            .sweep_id = sid,
+                            .config = config,
+                            .leased = true,
+                            .slot = slot,
+                            .epoch = epoch,
+                            .started_ms = s_mono_ms()};
+        // Claim-to-start: its start is now; "idle since" is the end of
+        // the previous noop done here (as a worker's idle time).
+        int64_t now_us = s_mono_us();
+        s_claim_to_start(self, &sid, self->noop_free_us, thex, now_us);
+        json_t *body = ms_worker_noop_result();
+        self->noop_free_us = s_mono_us();
+        if (!body) {
+            s_release(self, tid, slot, epoch, MS_RELEASE_REASON_FAILED);
+            json_decref(config);
+            return MS_ERR_NOMEM;
+        }
+        if (info->started_at == 0)
+            info->started_at = s_now();
+        s_on_result(self, &done, body);
+        json_decref(body);
+        json_decref(config);
+        return MS_OK;
+    }
     int worker = -1;
     rc = ms_worker_pool_start(self->pool, &wt, &worker);
     if (rc != MS_OK) {
@@ -2238,7 +2309,6 @@ s_start_leased(ms_node_t *self, const ms_hash_t *tid, uint32_t slot,
     // Local display state (not a record): running here.
     ms_store_set_task_state(self->store, tid->bytes, MS_TASK_RUNNING,
                             s_node_pk(self), NULL);
-    const char *kind = json_string_value(json_object_get(config, "kind"));
     s_running_t *r = &self->running[worker];
     memset(r, 0, sizeof *r);
     r->busy = true;
@@ -2249,6 +2319,7 @@ s_start_leased(ms_node_t *self, const ms_hash_t *tid, uint32_t slot,
     r->leased = true;
     r->slot = slot;
     r->epoch = epoch;
+    r->started_ms = s_mono_ms();
     if (r->train)
         self->n_trainings++;
     if (info->started_at == 0)
@@ -2391,6 +2462,27 @@ s_start_settled(ms_node_t *self, int64_t now)
 }
 
 //  --------------------------------------------------------------------------
+//  How many claims to hold beyond the idle workers (prefetch): enough to
+//  keep the workers busy for S_PREFETCH_WINDOW_MS at the mean run time of
+//  tasks here, so short tasks are claimed in blocks of many (one durable
+//  commit and one push for the lot) instead of one by one. None until a
+//  task has run here, and none for tasks that take the window or longer:
+//  a training task is claimed only when a worker is free for it. Queued
+//  claims are live leases like running ones (the heartbeats list them),
+//  so they cost other nodes nothing but the wait of one window.
+
+static int
+s_prefetch(const ms_node_t *self)
+{
+    if (self->task_ms_ewma < 0 || !self->mesh)
+        return 0;
+    double per_worker =
+        floor(S_PREFETCH_WINDOW_MS / fmax(self->task_ms_ewma, 0.05));
+    double extra = per_worker * ms_worker_pool_size(self->pool);
+    return extra > 2 * S_MAX_APPEND ? 2 * S_MAX_APPEND : (int) extra;
+}
+
+//  --------------------------------------------------------------------------
 //  The pool scheduler: order the unfinished tasks by owner rank and claim
 //  what the lease rule allows, up to the idle workers.
 
@@ -2399,13 +2491,19 @@ s_schedule_pool(ms_node_t *self)
 {
     int64_t now = s_mono_ms();
     s_start_settled(self, now);
-    int free_workers =
-        ms_worker_pool_idle(self->pool) - (int) ms_settle_count(self->settle);
+    int free_workers = ms_worker_pool_idle(self->pool) + s_prefetch(self) -
+                       (int) ms_settle_count(self->settle);
     if (self->stopping || free_workers <= 0 || now < self->grace_until)
         goto done;
     if (!self->work_changed && now < self->next_scan_at)
         goto done;
+    if (now - self->last_scan_at < S_RESCAN_BUSY_MS) {
+        // Records arrive in bursts: one scan per burst, not per record.
+        self->next_scan_at = self->last_scan_at + S_RESCAN_BUSY_MS;
+        goto done;
+    }
     self->work_changed = false;
+    self->last_scan_at = now;
     self->next_scan_at = now + S_RESCAN_MS;
     s_task_list_t list = {.max = S_MAX_CANDIDATES};
     int rc = ms_store_pending_tasks(self->store, s_collect_task, &list);
@@ -2710,6 +2808,7 @@ s_lease_tick(ms_node_t *self, int64_t now)
 static void
 s_release_all(ms_node_t *self)
 {
+    s_flush_results(self); // finished work is stored, not released
     for (int i = 0; self->running && i < ms_worker_pool_size(self->pool); i++) {
         s_running_t *r = &self->running[i];
         if (r->busy && r->leased)
@@ -3275,6 +3374,10 @@ s_refresh_snapshots(ms_node_t *self)
                             json_integer((json_int_t) ss.n_records));
         json_object_set_new(c, "blocks",
                             json_integer((json_int_t) ss.n_blocks));
+        json_object_set_new(c, "store_commits_total",
+                            json_integer((json_int_t) ss.n_commits));
+        json_object_set_new(c, "store_writes_total",
+                            json_integer((json_int_t) ss.n_writes));
         json_object_set_new(c, "equivocations_total",
                             json_integer((json_int_t) ss.n_equivocations));
         json_object_set_new(c, "lease_claims_total",
@@ -3690,13 +3793,127 @@ s_fingerprint(const json_t *platform)
 }
 
 //  --------------------------------------------------------------------------
-//  A worker's result: build the row, store it with the move to done, drop
-//  the checkpoint.
+//  Everything after a result is durable: lease table, checkpoint, crash
+//  count, counters, log line and event. Takes ownership of R's fields.
 
 static void
-s_on_result(ms_node_t *self, int worker, json_t *body)
+s_result_stored(ms_node_t *self, s_result_t *res)
 {
-    s_running_t *r = &self->running[worker];
+    ms_lease_table_finish(self->leases, res->task_id.bytes, res->slot,
+                          s_node_pk(self));
+    ms_lease_table_release(self->leases, res->task_id.bytes, res->slot, NULL);
+    s_drop_checkpoint(self, &res->task_id);
+    s_crash_forget(self, &res->task_id);
+    s_sweep_info_t *info = s_sweep_info(self, res->sweep_id.bytes);
+    if (info && info->summed && isfinite(res->train_seconds))
+        info->train_seconds += res->train_seconds;
+    pthread_mutex_lock(&self->lock);
+    if (res->train) {
+        self->n_trained++;
+        self->training_seconds += res->train_seconds;
+    }
+    if (res->platform) {
+        json_decref(self->platform);
+        self->platform = res->platform;
+        res->platform = NULL;
+    }
+    pthread_mutex_unlock(&self->lock);
+    s_log(self, "%s", res->log_line);
+    s_emit(self, res->event);
+    res->event = NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  A result that could not be stored: the task goes back to pending (its
+//  checkpoint at the last epoch makes the rerun cheap) and our claim is
+//  released.
+
+static void
+s_result_lost(ms_node_t *self, const ms_hash_t *task_id, uint32_t slot,
+              uint32_t epoch, bool leased, int rc)
+{
+    char thex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(task_id, thex);
+    s_log(self, "task %.12s: cannot store result: %s", thex, ms_strerror(rc));
+    if (leased)
+        s_release(self, task_id, slot, epoch, MS_RELEASE_REASON_FAILED);
+    ms_store_set_task_state(self->store, task_id->bytes, MS_TASK_PENDING, NULL,
+                            ms_strerror(rc));
+}
+
+//  --------------------------------------------------------------------------
+//  Free what a queued result owns.
+
+static void
+s_result_clear(s_result_t *res)
+{
+    free(res->row);
+    json_decref(res->event);
+    json_decref(res->platform);
+    memset(res, 0, sizeof *res);
+}
+
+//  --------------------------------------------------------------------------
+//  Store the results of this turn as one block of ours: one durable
+//  commit for all of them, then one push (group commit, DESIGN.md
+//  "Records and anti-entropy"). No release record follows a result: the
+//  result itself finishes the claim (the slot's holder is the top claim
+//  that is neither released nor finished), which halves the records a
+//  task costs the pool.
+
+static void
+s_flush_results(ms_node_t *self)
+{
+    size_t n = self->n_results;
+    if (n == 0)
+        return;
+    ms_store_payload_t p[S_MAX_APPEND];
+    memset(p, 0, n * sizeof *p);
+    for (size_t i = 0; i < n; i++) {
+        s_result_t *res = &self->results[i];
+        p[i].kind = MS_RECORD_RESULT;
+        memcpy(p[i].u.result.task_id, res->task_id.bytes, MS_HASH_BYTES);
+        p[i].u.result.status = res->status;
+        p[i].u.result.row_json = res->row;
+        p[i].u.result.row_len = res->row_len;
+        p[i].u.result.slot = res->slot;
+        p[i].u.result.epoch = res->epoch;
+    }
+    int rc = s_append(self, n, p);
+    if (rc != MS_OK && n > 1) {
+        // One bad row must not lose the others: store them one by one.
+        for (size_t i = 0; i < n; i++) {
+            int one = s_append(self, 1, &p[i]);
+            s_result_t *res = &self->results[i];
+            if (one == MS_OK)
+                s_result_stored(self, res);
+            else
+                s_result_lost(self, &res->task_id, res->slot, res->epoch, true,
+                              one);
+            s_result_clear(res);
+        }
+        self->n_results = 0;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        s_result_t *res = &self->results[i];
+        if (rc == MS_OK)
+            s_result_stored(self, res);
+        else
+            s_result_lost(self, &res->task_id, res->slot, res->epoch, true, rc);
+        s_result_clear(res);
+    }
+    self->n_results = 0;
+}
+
+//  --------------------------------------------------------------------------
+//  A worker's result: build the row (the worker's body plus who, where
+//  and what), then queue it for this turn's block (leased) or store it at
+//  once (the single-node scheduler).
+
+static void
+s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
+{
     char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(&r->task_id, thex);
     ms_hash_hex(&r->sweep_id, shex);
@@ -3721,85 +3938,83 @@ s_on_result(ms_node_t *self, int worker, json_t *body)
     json_object_set_new(row, "counted", json_true());
     size_t len = 0;
     char *text = ms_wire_canon_dump_len(row, &len);
-    int rc;
-    if (!text)
-        rc = MS_ERR_NOMEM;
-    else if (r->leased) {
-        // A result record and the release of our claim, one block; the
-        // store counts the first result of (task, node).
-        const char *st = json_string_value(json_object_get(row, "status"));
-        ms_store_payload_t p[2];
-        memset(p, 0, sizeof p);
-        p[0].kind = MS_RECORD_RESULT;
-        memcpy(p[0].u.result.task_id, r->task_id.bytes, MS_HASH_BYTES);
-        p[0].u.result.status = st && !strcmp(st, "ok") ? MS_RESULT_STATUS_OK
-                               : st && !strcmp(st, "diverged")
-                                   ? MS_RESULT_STATUS_DIVERGED
-                                   : MS_RESULT_STATUS_FAILED;
-        p[0].u.result.row_json = text;
-        p[0].u.result.row_len = len;
-        p[0].u.result.slot = r->slot;
-        p[0].u.result.epoch = r->epoch;
-        p[1] = s_claim_payload(MS_RECORD_RELEASE, &r->task_id, r->slot,
-                               r->epoch, MS_RELEASE_REASON_DONE);
-        rc = s_append(self, 2, p);
-        if (rc == MS_OK) {
-            ms_lease_table_finish(self->leases, r->task_id.bytes, r->slot,
-                                  s_node_pk(self));
-            ms_lease_table_release(self->leases, r->task_id.bytes, r->slot,
-                                   NULL);
-        }
-    } else
-        rc = ms_store_put_result(self->store, r->task_id.bytes, s_node_pk(self),
-                                 text, len);
-    free(text);
-    if (rc == MS_OK) {
-        s_drop_checkpoint(self, &r->task_id);
-        s_crash_forget(self, &r->task_id);
-        double secs = json_number_value(json_object_get(body, "train_seconds"));
-        s_sweep_info_t *info = s_sweep_info(self, r->sweep_id.bytes);
-        if (info && info->summed && isfinite(secs))
-            info->train_seconds += secs;
-        pthread_mutex_lock(&self->lock);
-        if (r->train) {
-            self->n_trained++;
-            self->training_seconds += secs;
-        }
-        if (json_is_object(platform) && json_object_size(platform)) {
-            json_decref(self->platform);
-            self->platform = json_incref(platform);
-        }
-        pthread_mutex_unlock(&self->lock);
-        s_log(self, "task %.12s done: %s (worker peak RSS %.1f MiB)", thex,
-              json_string_value(json_object_get(body, "status")),
-              (double) json_integer_value(
-                  json_object_get(body, "peak_rss_bytes")) /
-                  (1024.0 * 1024.0));
-        json_t *ev = json_pack(
-            "{s:s, s:s, s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O}", "event",
-            "result", "task_id", thex, "sweep_id", shex, "status",
-            json_object_get(row, "status"), "epochs",
-            json_object_get(row, "epochs"), "val_accuracy",
-            json_object_get(row, "val_accuracy"), "test_accuracy",
-            json_object_get(row, "test_accuracy"), "seconds_per_epoch",
-            json_object_get(row, "seconds_per_epoch"), "weights_digest",
-            json_object_get(row, "weights_digest"), "peak_rss_bytes",
-            json_object_get(body, "peak_rss_bytes")
-                ? json_object_get(body, "peak_rss_bytes")
-                : json_null());
-        s_emit(self, ev);
-    } else {
-        // The result could not be stored: the task goes back to pending
-        // and its checkpoint (at the last epoch) makes the rerun cheap.
-        s_log(self, "task %.12s: cannot store result: %s", thex,
-              ms_strerror(rc));
-        if (r->leased)
-            s_release(self, &r->task_id, r->slot, r->epoch,
-                      MS_RELEASE_REASON_FAILED);
-        ms_store_set_task_state(self->store, r->task_id.bytes, MS_TASK_PENDING,
-                                NULL, ms_strerror(rc));
-    }
+    double secs = json_number_value(json_object_get(body, "train_seconds"));
+    const char *st = json_string_value(json_object_get(row, "status"));
+    s_result_t res = {
+        .task_id = r->task_id,
+        .sweep_id = r->sweep_id,
+        .slot = r->slot,
+        .epoch = r->epoch,
+        .train = r->train,
+        .train_seconds = secs,
+        .row = text,
+        .row_len = len,
+        .status = st && !strcmp(st, "ok")         ? MS_RESULT_STATUS_OK
+                  : st && !strcmp(st, "diverged") ? MS_RESULT_STATUS_DIVERGED
+                                                  : MS_RESULT_STATUS_FAILED,
+        .platform = json_is_object(platform) && json_object_size(platform)
+                        ? json_incref(platform)
+                        : NULL};
+    snprintf(
+        res.log_line, sizeof res.log_line,
+        "task %.12s done: %s (worker peak RSS %.1f MiB)", thex, st ? st : "?",
+        (double) json_integer_value(json_object_get(body, "peak_rss_bytes")) /
+            (1024.0 * 1024.0));
+    res.event =
+        json_pack("{s:s, s:s, s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O}", "event",
+                  "result", "task_id", thex, "sweep_id", shex, "status",
+                  json_object_get(row, "status"), "epochs",
+                  json_object_get(row, "epochs"), "val_accuracy",
+                  json_object_get(row, "val_accuracy"), "test_accuracy",
+                  json_object_get(row, "test_accuracy"), "seconds_per_epoch",
+                  json_object_get(row, "seconds_per_epoch"), "weights_digest",
+                  json_object_get(row, "weights_digest"), "peak_rss_bytes",
+                  json_object_get(body, "peak_rss_bytes")
+                      ? json_object_get(body, "peak_rss_bytes")
+                      : json_null());
     json_decref(row);
+    // Mean run time of tasks here: how far ahead the scheduler claims.
+    double ran_ms = (double) (s_mono_ms() - r->started_ms);
+    self->task_ms_ewma = self->task_ms_ewma < 0
+                             ? ran_ms
+                             : 0.8 * self->task_ms_ewma + 0.2 * ran_ms;
+    if (!text) {
+        s_result_lost(self, &r->task_id, r->slot, r->epoch, r->leased,
+                      MS_ERR_NOMEM);
+        s_result_clear(&res);
+        return;
+    }
+    if (!r->leased) {
+        int rc = ms_store_put_result(self->store, r->task_id.bytes,
+                                     s_node_pk(self), text, len);
+        if (rc == MS_OK) {
+            s_drop_checkpoint(self, &r->task_id);
+            s_crash_forget(self, &r->task_id);
+            s_sweep_info_t *info = s_sweep_info(self, r->sweep_id.bytes);
+            if (info && info->summed && isfinite(secs))
+                info->train_seconds += secs;
+            pthread_mutex_lock(&self->lock);
+            if (r->train) {
+                self->n_trained++;
+                self->training_seconds += secs;
+            }
+            if (res.platform) {
+                json_decref(self->platform);
+                self->platform = res.platform;
+                res.platform = NULL;
+            }
+            pthread_mutex_unlock(&self->lock);
+            s_log(self, "%s", res.log_line);
+            s_emit(self, res.event);
+            res.event = NULL;
+        } else
+            s_result_lost(self, &r->task_id, r->slot, r->epoch, false, rc);
+        s_result_clear(&res);
+        return;
+    }
+    if (self->n_results == S_MAX_APPEND)
+        s_flush_results(self);
+    self->results[self->n_results++] = res;
 }
 
 //  --------------------------------------------------------------------------
@@ -3811,15 +4026,14 @@ s_on_result(ms_node_t *self, int worker, json_t *body)
 //  before this process started are not measured.
 
 static void
-s_claim_to_start(ms_node_t *self, int worker, const char *thex,
-                 int64_t started_us)
+s_claim_to_start(ms_node_t *self, const ms_hash_t *sweep_id, int64_t free_us,
+                 const char *thex, int64_t started_us)
 {
-    const s_running_t *r = &self->running[worker];
-    int64_t from = s_sweep_committed_at(self, &r->sweep_id);
+    int64_t from = s_sweep_committed_at(self, sweep_id);
     if (from <= 0 || started_us <= 0)
         return;
-    if (self->worker_free_us[worker] > from)
-        from = self->worker_free_us[worker];
+    if (free_us > from)
+        from = free_us;
     double ms = started_us > from ? (double) (started_us - from) / 1000.0 : 0;
     s_log(self, "task %.12s claim-to-start %.2f ms", thex, ms);
     pthread_mutex_lock(&self->lock);
@@ -3855,12 +4069,12 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
     case MS_WORKER_EVENT_STARTED:
         if (r->busy)
             s_claim_to_start(
-                self, ev->worker, thex,
+                self, &r->sweep_id, self->worker_free_us[ev->worker], thex,
                 json_integer_value(json_object_get(ev->body, "mono_us")));
         return;
     case MS_WORKER_EVENT_RESULT:
         if (r->busy)
-            s_on_result(self, ev->worker, ev->body);
+            s_on_result(self, r, ev->body);
         break;
     case MS_WORKER_EVENT_FAILED:
         if (r->busy && r->leased)
@@ -4279,6 +4493,12 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
         s_on_event(self, &ev);
         ms_worker_event_clear(&ev);
     }
+    if (self->n_results) {
+        // Hand the freed workers their next settled claims first, so they
+        // run while this turn's results are made durable.
+        s_start_settled(self, s_mono_ms());
+        s_flush_results(self);
+    }
     ms_mesh_tick(self->mesh, ms_mesh_now());
     ms_gossip_tick(self->gossip, ms_mesh_now());
     if (self->fetch)
@@ -4338,6 +4558,10 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
             s_run_commands(self);
         }
         break;
+    }
+    if (self->n_results) {
+        s_start_settled(self, s_mono_ms());
+        s_flush_results(self);
     }
     if (self->stopping)
         return MS_ERR_INTERRUPTED;

@@ -1889,6 +1889,31 @@ cleanup:
 }
 
 //  --------------------------------------------------------------------------
+//  The dataset object of a canonical spec, without the task list.
+
+json_t *
+ms_spec_canonical_dataset(const char *text, size_t n, ms_diag_t *diag)
+{
+    static const char head[] = "{\"dataset\":";
+    size_t head_len = sizeof head - 1;
+    if (!text || n <= head_len || memcmp(text, head, head_len) != 0) {
+        ms_diag_set(diag, "", "not a canonical spec (it must start with %s)",
+                    head);
+        return NULL;
+    }
+    json_error_t err;
+    json_t *dataset =
+        json_loadb(text + head_len, n - head_len, JSON_DISABLE_EOF_CHECK, &err);
+    if (!json_is_object(dataset)) {
+        ms_diag_set(diag, "dataset", "%s",
+                    dataset ? "not an object" : err.text);
+        json_decref(dataset);
+        return NULL;
+    }
+    return dataset;
+}
+
+//  --------------------------------------------------------------------------
 //  Load a spec from canonical text.
 
 int

@@ -64,6 +64,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "ms_config.h"
 #include "ms_err.h"
 #include "ms_hash.h"
@@ -121,6 +123,15 @@ typedef struct {
                       // test_accuracy, test_loss, train_loss
     bool maximize;    // goal: maximize (default) / minimize
 } ms_spec_metric_t;
+
+//  The "dataset" object of a canonical expanded spec text[0 .. n) (as
+//  ms_spec_canonical returns it: {"name": N} for a built-in, {"label",
+//  "test", "train"} with the files' hashes otherwise), read WITHOUT
+//  parsing the task list: canonical form puts "dataset" first, so this
+//  costs the same for a sweep of 100,000 tasks as for one. Caller owns
+//  the result; NULL when the text does not start like a canonical spec
+//  or the object is malformed (diag says where), or out of memory.
+json_t *ms_spec_canonical_dataset(const char *text, size_t n, ms_diag_t *diag);
 
 //  Fill opts with the defaults (max_tasks MS_SPEC_DEFAULT_MAX_TASKS,
 //  max_params MS_SPEC_DEFAULT_MAX_PARAMS).

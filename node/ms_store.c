@@ -4321,37 +4321,75 @@ ms_store_pending_tasks(ms_store_t *self, ms_store_task_fn fn, void *arg)
     cur = NULL;
     if (status == MS_OK && n > 1)
         qsort(sweeps, n, sizeof *sweeps, s_sweep_order_cmp);
-    if (status == MS_OK) {
-        rc = mdb_cursor_open(txn, self->db_sweep_tasks, &cur);
+    // Per sweep, walk the task_state index of the unfinished states
+    // (pending, claimed, running) and merge the three runs by task index:
+    // the done tasks are never visited, so a scan costs what is left of
+    // the sweep, not its size.
+    enum { S_OPEN_STATES = 3 };
+    static const int open_states[S_OPEN_STATES] = {
+        MS_TASK_PENDING, MS_TASK_CLAIMED, MS_TASK_RUNNING};
+    MDB_cursor *runs[S_OPEN_STATES] = {NULL};
+    for (int r = 0; status == MS_OK && r < S_OPEN_STATES; r++) {
+        rc = mdb_cursor_open(txn, self->db_task_state, &runs[r]);
         if (rc != 0)
-            status = s_mdb(rc, "cursor sweep_tasks");
+            status = s_mdb(rc, "cursor task_state");
     }
     for (size_t s = 0; status == MS_OK && s < n; s++) {
-        k.mv_size = S_ID;
-        k.mv_data = sweeps[s].id;
-        for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-             rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-            if (k.mv_size != S_ID + 4 || memcmp(k.mv_data, sweeps[s].id, S_ID))
+        MDB_val rk[S_OPEN_STATES], rv[S_OPEN_STATES];
+        bool live[S_OPEN_STATES];
+        uint8_t start[S_OPEN_STATES][1 + S_ID + 4];
+        for (int r = 0; r < S_OPEN_STATES; r++) {
+            s_state_key(start[r], open_states[r], sweeps[s].id, 0);
+            rk[r].mv_size = sizeof start[r];
+            rk[r].mv_data = start[r];
+            rc = mdb_cursor_get(runs[r], &rk[r], &rv[r], MDB_SET_RANGE);
+            live[r] = rc == 0 && rk[r].mv_size == 1 + S_ID + 4 &&
+                      ((const uint8_t *) rk[r].mv_data)[0] == open_states[r] &&
+                      memcmp((const uint8_t *) rk[r].mv_data + 1, sweeps[s].id,
+                             S_ID) == 0;
+            if (rc != 0 && rc != MDB_NOTFOUND)
+                status = s_mdb(rc, "cursor task_state");
+        }
+        while (status == MS_OK) {
+            int best = -1;
+            for (int r = 0; r < S_OPEN_STATES; r++)
+                if (live[r] &&
+                    (best < 0 ||
+                     memcmp((const uint8_t *) rk[r].mv_data + 1 + S_ID,
+                            (const uint8_t *) rk[best].mv_data + 1 + S_ID,
+                            4) < 0))
+                    best = r;
+            if (best < 0)
                 break;
-            MDB_val tk = v, tv;
+            MDB_val tk = rv[best], tv;
             s_task_hdr_t hdr;
             ms_store_task_t view;
-            int g = mdb_get(txn, self->db_tasks, &tk, &tv);
-            if (g != 0 || tk.mv_size != S_ID ||
+            int g = tk.mv_size == S_ID ? mdb_get(txn, self->db_tasks, &tk, &tv)
+                                       : MDB_CORRUPTED;
+            if (g != 0 ||
                 s_task_decode(tk.mv_data, &tv, &hdr, &view) != MS_OK) {
                 status = s_mdb(g ? g : MDB_CORRUPTED, "task record");
                 break;
             }
-            if (view.state == MS_TASK_DONE || view.state == MS_TASK_FAILED ||
-                view.state == MS_TASK_CANCELLED)
-                continue;
-            status = fn(arg, &view);
-            if (status != 0)
-                break;
+            if (view.state != MS_TASK_DONE && view.state != MS_TASK_FAILED &&
+                view.state != MS_TASK_CANCELLED) {
+                status = fn(arg, &view);
+                if (status != 0)
+                    break;
+            }
+            rc = mdb_cursor_get(runs[best], &rk[best], &rv[best], MDB_NEXT);
+            live[best] =
+                rc == 0 && rk[best].mv_size == 1 + S_ID + 4 &&
+                ((const uint8_t *) rk[best].mv_data)[0] == open_states[best] &&
+                memcmp((const uint8_t *) rk[best].mv_data + 1, sweeps[s].id,
+                       S_ID) == 0;
+            if (rc != 0 && rc != MDB_NOTFOUND)
+                status = s_mdb(rc, "cursor task_state");
         }
-        if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
-            status = s_mdb(rc, "cursor sweep_tasks");
     }
+    for (int r = 0; r < S_OPEN_STATES; r++)
+        if (runs[r])
+            mdb_cursor_close(runs[r]);
     if (cur)
         mdb_cursor_close(cur);
     free(sweeps);

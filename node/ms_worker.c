@@ -681,14 +681,7 @@ s_child_task(s_child_t *self, const json_t *msg)
         free(cfg);
         if (s_child_started(self, task_id) != MS_OK)
             return MS_ERR_IO;
-        json_t *body = json_pack(
-            "{s:s, s:n, s:i, s:f, s:f, s:n, s:n, s:n, s:n, s:i, s:n, s:n, "
-            "s:[]}",
-            "status", "ok", "error", "epochs", 0, "train_seconds", 0.0,
-            "seconds_per_epoch", 0.0, "val_accuracy", "val_loss",
-            "test_accuracy", "test_loss", "params", 0, "weights_digest",
-            "platform", "curve");
-        return s_child_send_result(self, task_id, body);
+        return s_child_send_result(self, task_id, ms_worker_noop_result());
     }
     if (!ds) {
         free(cfg);
@@ -842,6 +835,20 @@ ms_worker_options_defaults(ms_worker_options_t *opts)
     opts->blas_threads = 1;
     opts->backend = "auto";
     opts->checkpoint_dir = "checkpoints";
+}
+
+//  --------------------------------------------------------------------------
+//  The result object of a noop task.
+
+json_t *
+ms_worker_noop_result(void)
+{
+    return json_pack("{s:s, s:n, s:i, s:f, s:f, s:n, s:n, s:n, s:n, s:i, s:n, "
+                     "s:n, s:[]}",
+                     "status", "ok", "error", "epochs", 0, "train_seconds", 0.0,
+                     "seconds_per_epoch", 0.0, "val_accuracy", "val_loss",
+                     "test_accuracy", "test_loss", "params", 0,
+                     "weights_digest", "platform", "curve");
 }
 
 //  --------------------------------------------------------------------------

@@ -172,6 +172,12 @@ uint64_t ms_worker_pool_crashes(const ms_worker_pool_t *self);
 int ms_worker_load_dataset(const json_t *dataset, ms_dataset_t **train,
                            ms_dataset_t **test, ms_diag_t *diag);
 
+//  The result object of a task of kind noop (status ok, zero epochs, null
+//  metrics, no platform): what a worker sends for one, and what a node
+//  that completes a noop task itself stores. Caller owns it; NULL when
+//  out of memory.
+json_t *ms_worker_noop_result(void);
+
 //  Path of the checkpoint of task_id in dir into out (size n).
 void ms_worker_checkpoint_path(const char *dir, const char *task_id, char *out,
                                size_t n);

@@ -716,6 +716,13 @@ test_canonical_round_trip(void **state)
     assert_int_equal(ms_spec_run_cap(loaded), 500);
     assert_string_equal(ms_spec_dataset(loaded)->name, "fashion-mnist");
     ms_spec_destroy(&loaded);
+    //  The dataset object alone, read without the task list.
+    json_t *ds = ms_spec_canonical_dataset(canon, len, &diag);
+    assert_non_null(ds);
+    assert_string_equal(json_string_value(json_object_get(ds, "name")),
+                        "fashion-mnist");
+    assert_int_equal(json_object_size(ds), 1);
+    json_decref(ds);
     //  Not canonical (a space added): refused.
     char *spaced = malloc(len + 2);
     spaced[0] = ' ';
@@ -723,6 +730,11 @@ test_canonical_round_trip(void **state)
     assert_int_equal(ms_spec_load_canonical(spaced, len + 1, &loaded, &diag),
                      MS_ERR_INVALID);
     assert_null(loaded);
+    assert_null(ms_spec_canonical_dataset(spaced, len + 1, &diag));
+    assert_null(ms_spec_canonical_dataset("{\"dataset\":[1]}", 15, &diag));
+    assert_string_equal(diag.where, "dataset");
+    assert_null(ms_spec_canonical_dataset("{\"dataset\":{\"name\"", 18, &diag));
+    assert_null(ms_spec_canonical_dataset(NULL, 0, &diag));
     //  A bad task config is named by its index.
     char *broken = strdup(canon);
     char *at = strstr(broken, "\"width\":64}");
@@ -778,6 +790,14 @@ test_file_dataset_ids(void **state)
     assert_non_null(strstr(ms_spec_canonical(spec, NULL), expect));
     assert_non_null(strstr(ms_spec_canonical(spec, NULL),
                            "{\"dataset\":{\"label\":\"y\",\"test\":\""));
+    size_t clen = 0;
+    const char *ctext = ms_spec_canonical(spec, &clen);
+    json_t *named = ms_spec_canonical_dataset(ctext, clen, &diag);
+    assert_non_null(named);
+    assert_null(json_object_get(named, "name")); // files, not a built-in
+    assert_string_equal(json_string_value(json_object_get(named, "train")),
+                        hex);
+    json_decref(named);
     //  Setting the same hashes directly gives the same ids.
     ms_spec_t *other = s_parse(text);
     ms_hash_t h_test;
