@@ -2918,6 +2918,16 @@ s_on_result(ms_node_t *self, int worker, json_t *body)
                 ? json_object_get(body, "peak_rss_bytes")
                 : json_null());
         s_emit(self, ev);
+    } else if (r->leased && rc == MS_ERR_RANGE) {
+        // The row is over the limit of one result (its curve, say): the
+        // task's own property, so a task-class failure, not a retry.
+        char reason[160];
+        snprintf(reason, sizeof reason,
+                 "result row of %zu bytes is over the limit of %u bytes "
+                 "for one result",
+                 len, (unsigned) MS_WIRE_MAX_RESULT_PAYLOAD_BYTES);
+        s_fail_leased(self, &r->task_id, &r->sweep_id, r->slot, r->epoch,
+                      MS_FAILURE_CLASS_TASK, reason);
     } else {
         // The result could not be stored: the task goes back to pending
         // and its checkpoint (at the last epoch) makes the rerun cheap.
