@@ -35,8 +35,9 @@
     auto = 2 x the median peer round trip, at least 1 ms; 0 alone) and
     starts the worker only if it is still the holder; a claim outranked
     later stops its worker (a result finished anyway is an extra replica,
-    never a second counted row: the store counts the first result of each
-    (task, node)). No claim before the startup grace (two beacon intervals
+    never a second row: the store counts the first result of each (task,
+    node), and of a task's counted results only those that fill its
+    slots are rows). No claim before the startup grace (two beacon intervals
     and one anti-entropy round), so nodes started together do not claim
     blind. Not done here: leases renewed while the node loop is stalled
     (a stalled loop lets its leases lapse, which is the point), and the
