@@ -546,6 +546,14 @@ s_get_results(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
         MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "limit");
     const char *after =
         MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "after");
+    const char *all_text =
+        MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "all");
+    bool all = false;
+    if (all_text && (!strcmp(all_text, "1") || !strcmp(all_text, "true")))
+        all = true;
+    else if (all_text && strcmp(all_text, "0") && strcmp(all_text, "false"))
+        return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                             "all: '%.64s' is not 0 or 1", all_text);
     bool csv = false;
     if (format && strcmp(format, "csv") == 0)
         csv = true;
@@ -568,9 +576,9 @@ s_get_results(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
     ms_diag_clear(&diag);
     json_t *rows = NULL;
     char *next = NULL;
-    int rc = csv ? ms_results_rows(self->hooks.store, id, &rows, &diag)
-                 : ms_results_page(self->hooks.store, id, after, limit, &rows,
-                                   &next, &diag);
+    int rc = csv ? ms_results_rows_all(self->hooks.store, id, all, &rows, &diag)
+                 : ms_results_page_all(self->hooks.store, id, all, after, limit,
+                                       &rows, &next, &diag);
     if (rc != MS_OK)
         return s_reply_diag(self, conn, s_status_of(rc), &diag, rc);
     if (csv) {

@@ -34,8 +34,9 @@
     highest seen + 1). After a claim it settles (below) and starts the
     worker only if it is still the holder; a claim outranked later stops
     its worker (a result finished anyway is an extra replica, never a
-    second counted row: the store counts the first result of each (task,
-    node)). No claim before the startup grace (two beacon intervals and
+    second row: the store counts the first result of each (task, node),
+    and of a task's counted results only those that fill its slots are
+    rows). No claim before the startup grace (two beacon intervals and
     one anti-entropy round), so nodes started together do not claim
     blind. Not done here: leases renewed while the node loop is stalled
     (a stalled loop lets its leases lapse, which is the point), and the
@@ -2779,11 +2780,25 @@ s_lease_tick(ms_node_t *self, int64_t now)
             break;
     }
     while ((n = ms_lease_table_expire(self->leases, buf, 64)) > 0) {
-        self->n_expired += n;
         self->work_changed = true;
-        for (size_t k = 0; k < n; k++)
+        for (size_t k = 0; k < n; k++) {
+            // A claim whose task is already done is no expiry: its result
+            // finished it (a result stored as fragments reaches the lease
+            // table only through the task's state).
+            ms_store_task_t *task = NULL;
+            bool done = ms_store_get_task(self->store, buf[k].task_id, &task) ==
+                            MS_OK &&
+                        task->state == MS_TASK_DONE;
+            ms_store_task_destroy(&task);
+            if (done) {
+                ms_lease_table_finish(self->leases, buf[k].task_id, buf[k].slot,
+                                      buf[k].node_id);
+                continue;
+            }
+            self->n_expired++;
             if (memcmp(buf[k].node_id, s_node_pk(self), MS_HASH_BYTES) == 0)
                 s_own_lease_lapsed(self, &buf[k]);
+        }
         if (n < 64)
             break;
     }
@@ -3829,9 +3844,22 @@ s_result_stored(ms_node_t *self, s_result_t *res)
 //  released.
 
 static void
-s_result_lost(ms_node_t *self, const ms_hash_t *task_id, uint32_t slot,
-              uint32_t epoch, bool leased, int rc)
+s_result_lost(ms_node_t *self, const ms_hash_t *task_id,
+              const ms_hash_t *sweep_id, uint32_t slot, uint32_t epoch,
+              bool leased, size_t row_len, int rc)
 {
+    if (leased && rc == MS_ERR_RANGE) {
+        // The row is over the limit of one result (its curve, say): the
+        // task's own property, so a task-class failure, not a retry.
+        char reason[160];
+        snprintf(reason, sizeof reason,
+                 "result row of %zu bytes is over the limit of %u bytes "
+                 "for one result",
+                 row_len, (unsigned) MS_WIRE_MAX_RESULT_PAYLOAD_BYTES);
+        s_fail_leased(self, task_id, sweep_id, slot, epoch,
+                      MS_FAILURE_CLASS_TASK, reason);
+        return;
+    }
     char thex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(task_id, thex);
     s_log(self, "task %.12s: cannot store result: %s", thex, ms_strerror(rc));
@@ -3888,8 +3916,8 @@ s_flush_results(ms_node_t *self)
             if (one == MS_OK)
                 s_result_stored(self, res);
             else
-                s_result_lost(self, &res->task_id, res->slot, res->epoch, true,
-                              one);
+                s_result_lost(self, &res->task_id, &res->sweep_id, res->slot,
+                              res->epoch, true, res->row_len, one);
             s_result_clear(res);
         }
         self->n_results = 0;
@@ -3900,7 +3928,8 @@ s_flush_results(ms_node_t *self)
         if (rc == MS_OK)
             s_result_stored(self, res);
         else
-            s_result_lost(self, &res->task_id, res->slot, res->epoch, true, rc);
+            s_result_lost(self, &res->task_id, &res->sweep_id, res->slot,
+                          res->epoch, true, res->row_len, rc);
         s_result_clear(res);
     }
     self->n_results = 0;
@@ -3979,8 +4008,8 @@ s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
                              ? ran_ms
                              : 0.8 * self->task_ms_ewma + 0.2 * ran_ms;
     if (!text) {
-        s_result_lost(self, &r->task_id, r->slot, r->epoch, r->leased,
-                      MS_ERR_NOMEM);
+        s_result_lost(self, &r->task_id, &r->sweep_id, r->slot, r->epoch,
+                      r->leased, 0, MS_ERR_NOMEM);
         s_result_clear(&res);
         return;
     }
@@ -4008,7 +4037,8 @@ s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
             s_emit(self, res.event);
             res.event = NULL;
         } else
-            s_result_lost(self, &r->task_id, r->slot, r->epoch, false, rc);
+            s_result_lost(self, &r->task_id, &r->sweep_id, r->slot, r->epoch,
+                          false, len, rc);
         s_result_clear(&res);
         return;
     }

@@ -5,8 +5,10 @@
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
     Rows are gathered by walking the sweep's tasks in index order: a done
-    task contributes its stored result rows (one per node that trained
-    it), a failed task one synthesized row with status "failed", its last
+    task contributes the rows of the results table (the results that fill
+    its slots: one per node, verify.replicas at most; with ALL, its extra
+    replicas after them, flagged "replica": "extra", "counted": false),
+    a failed task one synthesized row with status "failed", its last
     error and null metrics (a failure is not a result, so it is not
     counted), and pending or running tasks nothing. Page cursors are task
     indexes written in decimal: a page ends at a task boundary, so the rows
@@ -98,6 +100,7 @@ typedef struct {
     json_t *rows;       // array being filled
     int64_t after;      // skip tasks with index <= after (-1: none)
     int limit;          // rows per page (<= 0: all)
+    bool all;           // extra replicas too (flagged)
     int64_t last_index; // index of the last task that gave rows
     bool more;          // the page was cut: more rows remain
     int error;          // first error
@@ -114,6 +117,26 @@ s_walk_row(void *arg, const char *json, size_t n)
     json_t *row = json_loadb(json, n, 0, &err);
     if (!row)
         return 0; // the store checked it; skip rather than stop a listing
+    json_array_append_new(walk->rows, row);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Append one counted result to the walk's array; an extra replica gets
+//  "counted": false and "replica": "extra" (DESIGN.md "result row").
+
+static int
+s_walk_replica(void *arg, const char *json, size_t n, bool extra)
+{
+    s_walk_t *walk = arg;
+    json_error_t err;
+    json_t *row = json_loadb(json, n, 0, &err);
+    if (!row)
+        return 0; // the store checked it; skip rather than stop a listing
+    if (extra && json_is_object(row)) {
+        json_object_set_new(row, "counted", json_false());
+        json_object_set_new(row, "replica", json_string("extra"));
+    }
     json_array_append_new(walk->rows, row);
     return 0;
 }
@@ -165,7 +188,10 @@ s_walk_task(void *arg, const ms_store_task_t *task)
         return 1; // stop: page full and this task has rows
     }
     int rc;
-    if (task->state == MS_TASK_DONE)
+    if (task->state == MS_TASK_DONE && walk->all)
+        rc = ms_store_results_by_task_all(walk->store, task->task_id,
+                                          s_walk_replica, walk);
+    else if (task->state == MS_TASK_DONE)
         rc = ms_store_results_by_task(walk->store, task->task_id, s_walk_row,
                                       walk);
     else
@@ -185,11 +211,26 @@ int
 ms_results_page(ms_store_t *store, const ms_hash_t *sweep_id, const char *after,
                 int limit, json_t **rows, char **next, ms_diag_t *diag)
 {
+    return ms_results_page_all(store, sweep_id, false, after, limit, rows, next,
+                               diag);
+}
+
+//  --------------------------------------------------------------------------
+//  One page of rows, extra replicas too when ALL.
+
+int
+ms_results_page_all(ms_store_t *store, const ms_hash_t *sweep_id, bool all,
+                    const char *after, int limit, json_t **rows, char **next,
+                    ms_diag_t *diag)
+{
     *rows = NULL;
     if (next)
         *next = NULL;
-    s_walk_t walk = {
-        .store = store, .after = -1, .limit = limit, .last_index = -1};
+    s_walk_t walk = {.store = store,
+                     .after = -1,
+                     .limit = limit,
+                     .all = all,
+                     .last_index = -1};
     if (after && *after) {
         char *end = NULL;
         errno = 0;
@@ -240,6 +281,16 @@ ms_results_rows(ms_store_t *store, const ms_hash_t *sweep_id, json_t **rows,
                 ms_diag_t *diag)
 {
     return ms_results_page(store, sweep_id, NULL, 0, rows, NULL, diag);
+}
+
+//  --------------------------------------------------------------------------
+//  Every row of a sweep, extra replicas too when ALL.
+
+int
+ms_results_rows_all(ms_store_t *store, const ms_hash_t *sweep_id, bool all,
+                    json_t **rows, ms_diag_t *diag)
+{
+    return ms_results_page_all(store, sweep_id, all, NULL, 0, rows, NULL, diag);
 }
 
 //  --------------------------------------------------------------------------

@@ -13,12 +13,18 @@
     epochs, train_seconds, seconds_per_epoch, val_accuracy, val_loss,
     test_accuracy, test_loss (null when NaN), params, platform,
     fingerprint, weights_digest, verdict, verdict_revision, counted, curve.
-    Rows come in task index order.
+    Rows come in task index order. The default listing is the results
+    table: per task the results that fill its slots (verify.replicas).
+    The _all variants with ALL true add each task's extra replicas (a
+    node outranked on its slot that finished anyway), after its rows,
+    with "counted": false and "replica": "extra"; they never enter the
+    table, its count, its digest or the analysis.
 */
 #ifndef MS_RESULTS_H
 #define MS_RESULTS_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "ms_err.h"
@@ -42,6 +48,15 @@ int ms_results_rows(ms_store_t *store, const ms_hash_t *sweep_id, json_t **rows,
 int ms_results_page(ms_store_t *store, const ms_hash_t *sweep_id,
                     const char *after, int limit, json_t **rows, char **next,
                     ms_diag_t *diag);
+
+//  As ms_results_rows / ms_results_page; with ALL, each task's extra
+//  replicas follow its rows, flagged "replica": "extra" and "counted":
+//  false (a page still ends at a task boundary).
+int ms_results_rows_all(ms_store_t *store, const ms_hash_t *sweep_id, bool all,
+                        json_t **rows, ms_diag_t *diag);
+int ms_results_page_all(ms_store_t *store, const ms_hash_t *sweep_id, bool all,
+                        const char *after, int limit, json_t **rows,
+                        char **next, ms_diag_t *diag);
 
 //  The rows as a fixed-width text table for a terminal: short task id,
 //  the architecture (hidden sizes), activation, optimizer, learning rate,

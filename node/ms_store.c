@@ -107,7 +107,7 @@
 typedef struct {
     uint8_t version;                   // record layout, 1
     uint8_t state;                     // ms_sweep_state_t
-    uint16_t reserved;                 // zero
+    uint16_t replicas;                 // result slots per task (0: 1)
     int32_t priority;                  // higher first
     uint64_t n_tasks;                  // tasks in the sweep
     int64_t created_at_ms;             // wall clock, ms since the epoch
@@ -2133,7 +2133,8 @@ ms_sweep_state_name(ms_sweep_state_t state)
                      itself is there as action 0 (its priority)
       claims         task || slot (u32) || epoch (u64) || node -> claim row
       result_meta    task || node || incarnation || seq -> counted (u8) ||
-                     status (u8) || 0 (u16) || record hash || row + NUL
+                     status (u8) || extra (u8) || 0 (u8) || record hash ||
+                     slot (u32) || epoch (u32) || row + NUL
       failures       task || node || incarnation || seq -> class (u8) ||
                      reason + NUL
       datasets       hash -> the dataset record's payload
@@ -2191,8 +2192,15 @@ ms_sweep_state_name(ms_sweep_state_t state)
     - result: every result is kept in result_meta; of one (task, node),
       the counted one is the lowest seq of each incarnation, and across
       incarnations the one with the lowest record hash (BLAKE2b of K ||
-      kind || payload) - DESIGN.md's rule as a total order. The results
-      table holds the counted row; the others are duplicates (counted 0).
+      kind || payload) - DESIGN.md's rule as a total order; the others
+      are duplicates (counted 0). Of the counted results of a task (one
+      per node), those that fill its slots (verify.replicas of its sweep,
+      1 while the sweep is unknown) are chosen by s_results_rank: per
+      slot the one of the top claim (epoch, then H(task, slot, node), as
+      claims rank), then the best of the rest. The results table holds
+      the chosen rows; the other counted results are extra replicas
+      (flag in result_meta): kept, replicated, listed only on request
+      (ms_store_results_by_task_all), never a row of the table.
     - failure: kept per (task, node, record). A task ends failed when
       task-class failures come from min(3, n_members) distinct nodes.
     - dataset: by hash; of two payloads under one hash the smaller bytes
@@ -2707,6 +2715,28 @@ s_sweep_refold(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id_in)
     return rc;
 }
 
+static int s_results_rank(ms_store_t *self, MDB_txn *txn,
+                          const uint8_t *task_id);
+
+//  --------------------------------------------------------------------------
+//  Keep a sweep's result slots per task (its spec's verify.replicas) in
+//  its sweep_meta; *changed is set true when they changed.
+
+static int
+s_sweep_set_replicas(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id,
+                     uint32_t replicas, bool *changed)
+{
+    if (replicas < 1 || replicas > UINT16_MAX)
+        replicas = 1;
+    s_sweep_hdr_t sh;
+    int rc = s_sweep_hdr_get(self, txn, sweep_id, &sh);
+    if (rc != MS_OK || sh.replicas == replicas)
+        return rc;
+    *changed = *changed || (sh.replicas ? sh.replicas : 1) != replicas;
+    sh.replicas = (uint16_t) replicas;
+    return s_sweep_hdr_put(self, txn, sweep_id, &sh);
+}
+
 //  --------------------------------------------------------------------------
 //  Apply a sweep record: the tables of ms_store_put_sweep, its base
 //  priority, then its controls and its tasks' states.
@@ -2756,6 +2786,13 @@ s_apply_sweep(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     rc = s_mdb(mdb_put(txn, self->db_controls, &k, &v, 0), "put control");
     if (rc == MS_OK)
         rc = s_sweep_refold(self, txn, s->sweep_id);
+    // Result slots per task: results that came before the sweep were
+    // ranked for 1 slot; rank them again now (s_results_rank).
+    bool rerank = !op.existed;
+    if (rc == MS_OK)
+        rc = s_sweep_set_replicas(self, txn, s->sweep_id, s->replicas, &rerank);
+    for (size_t i = 0; rc == MS_OK && rerank && i < s->n_tasks; i++)
+        rc = s_results_rank(self, txn, s->tasks[i].task_id);
     for (size_t i = 0; rc == MS_OK && !op.existed && i < s->n_tasks; i++)
         rc = s_task_derive(self, txn, s->tasks[i].task_id);
     return rc;
@@ -2817,6 +2854,17 @@ s_apply_claim(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     return s_mdb(mdb_put(txn, self->db_claims, &k, &v, 0), "put claim");
 }
 
+// result_meta value: counted (u8) || status (u8) || place (u8) || 0 (u8)
+// || record hash (32) || slot (u32 BE) || epoch (u32 BE) || row + NUL.
+// place: S_PLACE_* (what s_results_rank last decided for a counted one).
+#define S_RM_HASH 4
+#define S_RM_SLOT 36
+#define S_RM_EPOCH 40
+#define S_RM_ROW 44
+#define S_PLACE_NONE 0  // not counted, or not ranked since it turned counted
+#define S_PLACE_FILLS 1 // fills a slot: its row is the results row
+#define S_PLACE_EXTRA 2 // an extra replica: no results row
+
 // One result of a (task, node) while choosing the counted one.
 typedef struct {
     uint8_t key[S_ID * 2 + 16]; // result_meta key
@@ -2827,25 +2875,28 @@ typedef struct {
 
 //  --------------------------------------------------------------------------
 //  Re-choose the counted result of (task, node): per incarnation the
-//  lowest seq, across incarnations the lowest record hash. Rewrites the
-//  counted flags and the results row.
+//  lowest seq, across incarnations the lowest record hash (none when the
+//  node is an equivocator). Rewrites the counted flags, then re-ranks the
+//  task's results (s_results_rank), which rewrites the results rows.
 
 static int
-s_results_recount(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix)
+s_results_recount(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix_in)
 {
+    uint8_t prefix[2 * S_ID];
+    memcpy(prefix, prefix_in, sizeof prefix); // may point into the map
     s_result_ent_t *ents = NULL;
     size_t n = 0, cap = 0;
     MDB_cursor *cur;
     int rc = mdb_cursor_open(txn, self->db_result_meta, &cur);
     if (rc != 0)
         return s_mdb(rc, "cursor result_meta");
-    MDB_val k = {2 * S_ID, (void *) prefix}, v;
+    MDB_val k = {2 * S_ID, prefix}, v;
     int status = MS_OK;
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size != 2 * S_ID + 16 || memcmp(k.mv_data, prefix, 2 * S_ID))
             break;
-        if (v.mv_size < 4 + 32 + 1)
+        if (v.mv_size < S_RM_ROW + 1)
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 4;
@@ -2859,7 +2910,7 @@ s_results_recount(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix)
         s_result_ent_t *e = &ents[n++];
         memcpy(e->key, k.mv_data, sizeof e->key);
         e->incarnation = s_get_be64(e->key + 2 * S_ID);
-        memcpy(e->hash, (const uint8_t *) v.mv_data + 4, 32);
+        memcpy(e->hash, (const uint8_t *) v.mv_data + S_RM_HASH, 32);
         e->counted = ((const uint8_t *) v.mv_data)[0] != 0;
     }
     mdb_cursor_close(cur);
@@ -2868,12 +2919,6 @@ s_results_recount(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix)
     size_t best = SIZE_MAX;
     bool excluded =
         status == MS_OK && s_is_equivocator(self, txn, prefix + S_ID, &status);
-    if (excluded && status == MS_OK) { // its results no longer count
-        MDB_val rk = {2 * S_ID, (void *) prefix};
-        int d = mdb_del(txn, self->db_results, &rk, NULL);
-        if (d != 0 && d != MDB_NOTFOUND)
-            status = s_mdb(d, "del result");
-    }
     for (size_t i = 0; !excluded && status == MS_OK && i < n; i++) {
         bool first_of_inc =
             i == 0 || ents[i].incarnation != ents[i - 1].incarnation;
@@ -2883,8 +2928,199 @@ s_results_recount(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix)
     }
     for (size_t i = 0; status == MS_OK && i < n; i++) {
         bool counted = i == best;
-        if (counted == ents[i].counted && !counted)
+        if (counted == ents[i].counted)
             continue;
+        MDB_val mk = {sizeof ents[i].key, ents[i].key}, mv;
+        rc = mdb_get(txn, self->db_result_meta, &mk, &mv);
+        if (rc != 0) {
+            status = s_mdb(rc, "get result_meta");
+            break;
+        }
+        uint8_t *copy = malloc(mv.mv_size);
+        if (!copy) {
+            status = MS_ERR_NOMEM;
+            break;
+        }
+        memcpy(copy, mv.mv_data, mv.mv_size);
+        copy[0] = counted;
+        copy[2] = S_PLACE_NONE; // s_results_rank decides
+        mv.mv_data = copy;
+        status = s_mdb(mdb_put(txn, self->db_result_meta, &mk, &mv, 0),
+                       "put result_meta");
+        free(copy);
+    }
+    free(ents);
+    if (status == MS_OK && excluded) { // its results no longer count
+        MDB_val rk = {2 * S_ID, prefix};
+        int d = mdb_del(txn, self->db_results, &rk, NULL);
+        if (d != 0 && d != MDB_NOTFOUND)
+            status = s_mdb(d, "del result");
+    }
+    return status == MS_OK ? s_results_rank(self, txn, prefix) : status;
+}
+
+//  --------------------------------------------------------------------------
+//  Result slots of a task: its sweep's verify.replicas (from the sweep
+//  record), 1 while the task or its sweep is not known here (or was
+//  stored by the single-node API). The trust issue makes this
+//  min(replicas, operators).
+
+static int
+s_task_replicas(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id,
+                uint32_t *replicas)
+{
+    *replicas = 1;
+    MDB_val k = {S_ID, (void *) task_id}, v;
+    int rc = mdb_get(txn, self->db_tasks, &k, &v);
+    if (rc == MDB_NOTFOUND)
+        return MS_OK;
+    if (rc != 0)
+        return s_mdb(rc, "get task");
+    s_task_hdr_t th;
+    if (v.mv_size < sizeof th)
+        return s_mdb(MDB_CORRUPTED, "task record");
+    memcpy(&th, v.mv_data, sizeof th);
+    s_sweep_hdr_t sh;
+    rc = s_sweep_hdr_get(self, txn, th.sweep_id, &sh);
+    if (rc == MS_ERR_NOTFOUND)
+        return MS_OK;
+    if (rc != MS_OK)
+        return rc;
+    if (sh.replicas > 0)
+        *replicas = sh.replicas;
+    return MS_OK;
+}
+
+// One counted-or-not result of a task while ranking them.
+typedef struct {
+    uint8_t key[S_ID * 2 + 16]; // result_meta key (task || node || ...)
+    bool counted;               // counted for its (task, node)
+    uint8_t place;              // S_PLACE_* as stored
+    bool fills;                 // chosen to fill a slot
+    uint32_t slot, epoch;       // what it was computed for
+    uint8_t rank[32];           // H(task || slot (BE) || node)
+} s_rank_ent_t;
+
+//  --------------------------------------------------------------------------
+//  True when a ranks before b: higher epoch, then lower H(task, slot,
+//  node) - the claims' ranking (ms_lease_table), so a result of the
+//  slot's top claim comes first.
+
+static bool
+s_rank_before(const s_rank_ent_t *a, const s_rank_ent_t *b)
+{
+    if (a->epoch != b->epoch)
+        return a->epoch > b->epoch;
+    return memcmp(a->rank, b->rank, 32) < 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Choose which counted results of a task fill its slots (DESIGN.md: an
+//  outranked node's result is "an extra replica, never a second row"):
+//  the task needs R = s_task_replicas slots; first, for each slot s < R,
+//  the best-ranked counted result computed for s; then, while fewer than
+//  R are chosen, the best-ranked of the rest (a slot nobody's result was
+//  computed for is filled by another node's). One counted result per
+//  node, so the chosen ones are R distinct nodes at most. Pure: it reads
+//  only result_meta and the sweep record. The results table holds the
+//  chosen rows; the other counted ones are flagged extra in result_meta
+//  (listed only by ms_store_results_by_task_all). Rows of nodes with no
+//  result_meta (the single-node API) are left alone.
+
+static int
+s_results_rank(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
+{
+    uint8_t task_id[S_ID];
+    memcpy(task_id, task_id_in, S_ID); // may point into the map
+    s_rank_ent_t *ents = NULL;
+    size_t n = 0, cap = 0;
+    uint32_t n_counted = 0;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn, self->db_result_meta, &cur);
+    if (rc != 0)
+        return s_mdb(rc, "cursor result_meta");
+    MDB_val k = {S_ID, task_id}, v;
+    int status = MS_OK;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != 2 * S_ID + 16 || memcmp(k.mv_data, task_id, S_ID))
+            break;
+        if (v.mv_size < S_RM_ROW + 1)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 4;
+            s_rank_ent_t *grown = realloc(ents, cap * sizeof *ents);
+            if (!grown) {
+                status = MS_ERR_NOMEM;
+                break;
+            }
+            ents = grown;
+        }
+        const uint8_t *m = v.mv_data;
+        s_rank_ent_t *e = &ents[n++];
+        memset(e, 0, sizeof *e);
+        memcpy(e->key, k.mv_data, sizeof e->key);
+        e->counted = m[0] != 0;
+        e->place = m[2];
+        e->slot = s_get_be32(m + S_RM_SLOT);
+        e->epoch = s_get_be32(m + S_RM_EPOCH);
+        n_counted += e->counted;
+    }
+    mdb_cursor_close(cur);
+    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
+        status = s_mdb(rc, "cursor result_meta");
+    uint32_t replicas = 1;
+    if (status == MS_OK && n > 0)
+        status = s_task_replicas(self, txn, task_id, &replicas);
+    // Choose: per slot first, then the best of the rest (every counted
+    // one when they are not more than the slots: no ranking needed).
+    if (n_counted <= replicas)
+        replicas = 0;
+    for (size_t i = 0; i < n; i++) {
+        s_rank_ent_t *e = &ents[i];
+        e->fills = e->counted && replicas == 0;
+        if (!e->counted || replicas == 0)
+            continue;
+        uint8_t buf[S_ID + 4 + S_ID];
+        memcpy(buf, task_id, S_ID);
+        s_put_be32(buf + S_ID, e->slot);
+        memcpy(buf + S_ID + 4, e->key + S_ID, S_ID);
+        ms_hash_t h;
+        ms_hash_bytes(buf, sizeof buf, &h);
+        memcpy(e->rank, h.bytes, 32);
+    }
+    uint32_t chosen = 0;
+    for (uint32_t slot = 0; status == MS_OK && slot < replicas; slot++) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < n; i++)
+            if (ents[i].counted && !ents[i].fills && ents[i].slot == slot &&
+                (best == SIZE_MAX || s_rank_before(&ents[i], &ents[best])))
+                best = i;
+        if (best != SIZE_MAX) {
+            ents[best].fills = true;
+            chosen++;
+        }
+    }
+    while (status == MS_OK && chosen < replicas) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < n; i++)
+            if (ents[i].counted && !ents[i].fills &&
+                (best == SIZE_MAX || s_rank_before(&ents[i], &ents[best])))
+                best = i;
+        if (best == SIZE_MAX)
+            break;
+        ents[best].fills = true;
+        chosen++;
+    }
+    // Write what changed: the place, then the node's results row (a row
+    // whose place stays S_PLACE_FILLS is already the results row).
+    for (size_t i = 0; status == MS_OK && i < n; i++) {
+        uint8_t place = !ents[i].counted ? S_PLACE_NONE
+                        : ents[i].fills  ? S_PLACE_FILLS
+                                         : S_PLACE_EXTRA;
+        if (place == ents[i].place)
+            continue;
+        bool extra = place == S_PLACE_EXTRA;
         MDB_val mk = {sizeof ents[i].key, ents[i].key}, mv;
         rc = mdb_get(txn, self->db_result_meta, &mk, &mv);
         if (rc != 0) {
@@ -2898,25 +3134,28 @@ s_results_recount(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix)
             break;
         }
         memcpy(copy, mv.mv_data, size);
-        copy[0] = counted;
-        mv.mv_size = size;
+        copy[2] = place;
         mv.mv_data = copy;
-        if (counted != ents[i].counted)
-            status = s_mdb(mdb_put(txn, self->db_result_meta, &mk, &mv, 0),
-                           "put result_meta");
-        if (status == MS_OK && counted) {
-            MDB_val rk = {2 * S_ID, ents[i].key}, rv;
+        status = s_mdb(mdb_put(txn, self->db_result_meta, &mk, &mv, 0),
+                       "put result_meta");
+        MDB_val rk = {2 * S_ID, ents[i].key}, rv;
+        if (status == MS_OK && ents[i].fills) {
             int g = mdb_get(txn, self->db_results, &rk, &rv);
-            bool same = g == 0 && rv.mv_size == size - 36 &&
-                        memcmp(rv.mv_data, copy + 36, size - 36) == 0;
+            bool same =
+                g == 0 && rv.mv_size == size - S_RM_ROW &&
+                memcmp(rv.mv_data, copy + S_RM_ROW, size - S_RM_ROW) == 0;
             if (g != 0 && g != MDB_NOTFOUND)
                 status = s_mdb(g, "get result");
             else if (!same) {
-                rv.mv_size = size - 36;
-                rv.mv_data = copy + 36;
+                rv.mv_size = size - S_RM_ROW;
+                rv.mv_data = copy + S_RM_ROW;
                 status = s_mdb(mdb_put(txn, self->db_results, &rk, &rv, 0),
                                "put result");
             }
+        } else if (status == MS_OK && extra) {
+            int d = mdb_del(txn, self->db_results, &rk, NULL);
+            if (d != 0 && d != MDB_NOTFOUND)
+                status = s_mdb(d, "del result");
         }
         free(copy);
     }
@@ -2925,8 +3164,8 @@ s_results_recount(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix)
 }
 
 //  --------------------------------------------------------------------------
-//  Apply a result record: keep it, re-choose the counted one, re-derive
-//  the task.
+//  Apply a result record: keep it, re-choose the counted one and the
+//  ones that fill the task's slots, re-derive the task.
 
 static int
 s_apply_result(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
@@ -2936,7 +3175,7 @@ s_apply_result(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     memcpy(mk, p->u.result.task_id, S_ID);
     memcpy(mk + S_ID, key, S_KEY); // node || incarnation || seq
     size_t row_len = p->u.result.row_len;
-    MDB_val k = {sizeof mk, mk}, v = {4 + 32 + row_len + 1, NULL};
+    MDB_val k = {sizeof mk, mk}, v = {S_RM_ROW + row_len + 1, NULL};
     int rc = mdb_put(txn, self->db_result_meta, &k, &v,
                      MDB_NOOVERWRITE | MDB_RESERVE);
     if (rc == MDB_KEYEXIST)
@@ -2947,9 +3186,11 @@ s_apply_result(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     m[0] = 0;
     m[1] = (uint8_t) p->u.result.status;
     m[2] = m[3] = 0;
-    memcpy(m + 4, hash, 32);
-    memcpy(m + 36, p->u.result.row_json, row_len);
-    m[36 + row_len] = 0;
+    memcpy(m + S_RM_HASH, hash, 32);
+    s_put_be32(m + S_RM_SLOT, p->u.result.slot);
+    s_put_be32(m + S_RM_EPOCH, p->u.result.epoch);
+    memcpy(m + S_RM_ROW, p->u.result.row_json, row_len);
+    m[S_RM_ROW + row_len] = 0;
     rc = s_results_recount(self, txn, mk);
     return rc == MS_OK ? s_task_derive(self, txn, p->u.result.task_id) : rc;
 }
@@ -4509,6 +4750,57 @@ s_hash_db(MDB_txn *txn, MDB_dbi dbi, const char *name, int mode, ms_hasher_t *h)
     if (status == MS_OK && rc != MDB_NOTFOUND)
         status = s_mdb(rc, "cursor (digest)");
     mdb_cursor_close(cur);
+    return status;
+}
+
+//  --------------------------------------------------------------------------
+//  Call fn for every counted result of one task: the rows of the results
+//  table (extra false), then the extra replicas (extra true), each in
+//  node id order.
+
+int
+ms_store_results_by_task_all(ms_store_t *self,
+                             const uint8_t task_id[MS_STORE_ID_BYTES],
+                             ms_store_replica_fn fn, void *arg)
+{
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    int status = MS_OK;
+    MDB_dbi dbis[2] = {self->db_results, self->db_result_meta};
+    for (int t = 0; t < 2 && status == MS_OK; t++) {
+        MDB_cursor *cur;
+        rc = mdb_cursor_open(txn, dbis[t], &cur);
+        if (rc != 0) {
+            status = s_mdb(rc, "cursor results");
+            break;
+        }
+        MDB_val k = {S_ID, (void *) task_id}, v;
+        size_t key_len = t == 0 ? 2 * S_ID : 2 * S_ID + 16;
+        for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+             rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+            if (k.mv_size != key_len || memcmp(k.mv_data, task_id, S_ID))
+                break;
+            const uint8_t *m = v.mv_data;
+            if (t == 0 && v.mv_size == 0) {
+                status = s_mdb(MDB_CORRUPTED, "result row");
+                break;
+            }
+            if (t == 1 &&
+                (v.mv_size < S_RM_ROW + 1 || !m[0] || m[2] != S_PLACE_EXTRA))
+                continue; // not counted, or it fills a slot
+            size_t off = t == 0 ? 0 : S_RM_ROW;
+            status =
+                fn(arg, (const char *) m + off, v.mv_size - off - 1, t == 1);
+            if (status != 0)
+                break;
+        }
+        if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
+            status = s_mdb(rc, "cursor results");
+        mdb_cursor_close(cur);
+    }
+    s_read_end(self, txn);
     return status;
 }
 

@@ -155,6 +155,13 @@ typedef struct {
 //  without the NUL), borrowed during the call.
 typedef int (*ms_store_row_fn)(void *arg, const char *json, size_t n);
 
+//  Replica callback: one counted result row's JSON text (NUL-terminated,
+//  n bytes without the NUL), borrowed during the call; extra is true for
+//  an extra replica (a counted result that fills none of the task's
+//  slots: not a row of the results table).
+typedef int (*ms_store_replica_fn)(void *arg, const char *json, size_t n,
+                                   bool extra);
+
 //  Task callback: one task, borrowed during the call.
 typedef int (*ms_store_task_fn)(void *arg, const ms_store_task_t *task);
 
@@ -582,7 +589,19 @@ int ms_store_sweep_control_time(ms_store_t *self,
                                 const uint8_t sweep_id[MS_STORE_ID_BYTES],
                                 uint64_t *time);
 
-//  Number of rows in the results table (counted results) into *n.
+//  Call fn for every counted result of TASK_ID: first the rows of the
+//  results table (those that fill the task's slots; extra false), then
+//  the extra replicas (extra true: a node outranked on its slot that
+//  finished anyway, or more results than the task's verify.replicas),
+//  each group in node id order. The results table, its count and its
+//  digest hold only the first group. One read txn.
+//  Errors: MS_ERR_STORE; fn's return. A task with no results is MS_OK.
+int ms_store_results_by_task_all(ms_store_t *self,
+                                 const uint8_t task_id[MS_STORE_ID_BYTES],
+                                 ms_store_replica_fn fn, void *arg);
+
+//  Number of rows in the results table (results that fill a slot) into
+//  *n.
 //  Errors: MS_ERR_STORE.
 int ms_store_results_count(ms_store_t *self, uint64_t *n);
 
@@ -596,7 +615,8 @@ int ms_store_results_count(ms_store_t *self, uint64_t *n);
 int ms_store_state_digest(ms_store_t *self, uint8_t digest[32]);
 
 //  BLAKE2b-256 over the results table only (task || node -> row, in key
-//  order): "the results table is identical on every node".
+//  order; extra replicas are not rows): "the results table is identical
+//  on every node".
 //  Errors: MS_ERR_STORE.
 int ms_store_results_digest(ms_store_t *self, uint8_t digest[32]);
 

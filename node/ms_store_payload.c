@@ -144,7 +144,7 @@ ms_store_payload_encode(const ms_store_payload_t *p, uint8_t **out, size_t *len)
                               .epoch = s_epoch(p->u.result.epoch),
                               .row_json = row};
         memcpy(w.task_id, p->u.result.task_id, MS_WIRE_ID_BYTES);
-        rc = ms_wire_encode_result(&w, out, len);
+        rc = ms_wire_encode_result_big(&w, out, len);
         free(row);
         break;
     }
@@ -192,6 +192,9 @@ s_decode_sweep(s_decoded_t *d, const uint8_t *data, size_t len)
     s->spec_json = w->spec;
     s->spec_len = spec_len;
     s->priority = w->priority;
+    const ms_spec_verify_t *verify = ms_spec_verify(d->spec);
+    s->replicas =
+        verify && verify->replicas > 0 ? (uint32_t) verify->replicas : 1;
     s->n_tasks = ms_spec_task_count(d->spec);
     if (s->n_tasks) {
         d->tasks = calloc(s->n_tasks, sizeof *d->tasks);
@@ -296,7 +299,7 @@ s_decode(s_decoded_t *d, uint32_t kind, const uint8_t *data, size_t len)
     }
     case MS_RECORD_RESULT: {
         ms_wire_result_t *w = NULL;
-        rc = s_wire_rc(ms_wire_decode_result(data, len, &w));
+        rc = s_wire_rc(ms_wire_decode_result_big(data, len, &w));
         if (rc != MS_OK)
             return rc;
         d->wire = w;

@@ -18,6 +18,9 @@
       created_at_ms is not on the wire (decoded as 0).
     - result: status is read from the row's "status" ("ok", "diverged",
       anything else failed); encode ignores .status (the row carries it).
+      Up to MS_WIRE_MAX_RESULT_PAYLOAD_BYTES (a row with a long curve:
+      ms_store_append carries one over MS_STORE_FRAGMENT_BYTES in
+      FRAGMENT records).
     - release: reason codes <-> the wire's reason text.
     - failure: classes <-> the wire's 1 (resource) / 2 (task).
     - dataset: name, hash (the dataset's content hash, the store's key)
@@ -85,6 +88,9 @@ typedef struct {
             size_t spec_len;
             int32_t priority;      // initial priority
             int64_t created_at_ms; // not on the wire: ignored, decoded 0
+            uint32_t replicas;     // decode: the spec's verify.replicas
+                                   // (result slots per task); encode
+                                   // ignores it (the spec carries it)
             size_t n_tasks;
             const ms_store_task_input_t *tasks; // decode: from the spec
         } sweep;
@@ -129,9 +135,11 @@ typedef struct {
 //  A sweep may be up to MS_WIRE_MAX_LOGICAL_PAYLOAD_BYTES (its spec lists
 //  every task): ms_store_append carries a payload over
 //  MS_STORE_FRAGMENT_BYTES in FRAGMENT records, so the caller need not
-//  check its size; the other kinds stay within MS_WIRE_MAX_PAYLOAD_BYTES.
+//  check its size; so may a result, up to MS_WIRE_MAX_RESULT_PAYLOAD_BYTES;
+//  the other kinds stay within MS_WIRE_MAX_PAYLOAD_BYTES.
 //  Errors: MS_ERR_INVALID unknown kind, missing field or a field out of
-//  the wire contract; MS_ERR_RANGE over those limits; MS_ERR_NOMEM.
+//  the wire contract; MS_ERR_RANGE over those limits (a result row too
+//  big to store: a property of the task); MS_ERR_NOMEM.
 int ms_store_payload_encode(const ms_store_payload_t *p, uint8_t **out,
                             size_t *len);
 

@@ -1677,36 +1677,60 @@ ms_wire_release_destroy(ms_wire_release_t **self_p)
 // --- RESULT (kind 7) --------------------------------------------------------
 
 //  --------------------------------------------------------------------------
-//  Encode a result payload.
+//  Encode a result payload of at most MAX bytes (a row too long for MAX:
+//  MS_ERR_RANGE, so a caller can tell "too big" from "malformed").
 
-int
-ms_wire_encode_result(const ms_wire_result_t *result, uint8_t **out, size_t *n)
+static int
+s_encode_result(const ms_wire_result_t *result, size_t max, uint8_t **out,
+                size_t *n)
 {
     assert(result && out && n);
     *out = NULL;
     *n = 0;
-    if (!s_epoch_ok(result->epoch) ||
-        !s_text_ok(result->row_json, MS_WIRE_MAX_PAYLOAD_BYTES, true))
+    if (!s_epoch_ok(result->epoch) || !result->row_json)
+        return MS_ERR_INVALID;
+    if (strnlen(result->row_json, max + 1) > max)
+        return MS_ERR_RANGE;
+    if (!s_text_ok(result->row_json, max, true))
         return MS_ERR_INVALID;
     Mswire__ResultPayload m = MSWIRE__RESULT_PAYLOAD__INIT;
     m.task_id = s_bin(result->task_id, MS_WIRE_ID_BYTES);
     m.slot = result->slot;
     m.epoch = result->epoch;
     m.row_json = s_str(result->row_json);
-    return s_pack_payload(&m.base, out, n);
+    return s_pack(&m.base, max, out, n);
 }
 
 //  --------------------------------------------------------------------------
-//  Decode a result payload.
+//  Encode a result payload (one record's worth).
 
 int
-ms_wire_decode_result(const uint8_t *buf, size_t n, ms_wire_result_t **out)
+ms_wire_encode_result(const ms_wire_result_t *result, uint8_t **out, size_t *n)
+{
+    return s_encode_result(result, MS_WIRE_MAX_PAYLOAD_BYTES, out, n);
+}
+
+//  --------------------------------------------------------------------------
+//  Encode a result payload the store may carry in FRAGMENT records.
+
+int
+ms_wire_encode_result_big(const ms_wire_result_t *result, uint8_t **out,
+                          size_t *n)
+{
+    return s_encode_result(result, MS_WIRE_MAX_RESULT_PAYLOAD_BYTES, out, n);
+}
+
+//  --------------------------------------------------------------------------
+//  Decode a result payload of at most MAX bytes.
+
+static int
+s_decode_result(const uint8_t *buf, size_t n, size_t max,
+                ms_wire_result_t **out)
 {
     assert(out);
     *out = NULL;
     ProtobufCMessage *msg;
-    int rc = s_unpack(&mswire__result_payload__descriptor, buf, n,
-                      MS_WIRE_MAX_PAYLOAD_BYTES, &msg);
+    int rc = s_unpack(&mswire__result_payload__descriptor, buf, n, max, &msg);
     if (rc != MS_OK)
         return rc;
     const Mswire__ResultPayload *m = (const Mswire__ResultPayload *) msg;
@@ -1718,9 +1742,8 @@ ms_wire_decode_result(const uint8_t *buf, size_t n, ms_wire_result_t **out)
     else {
         r->slot = m->slot;
         r->epoch = m->epoch;
-        rc = s_text_in(m->row_json, MS_WIRE_MAX_PAYLOAD_BYTES, &r->row_json);
-        if (rc == MS_OK &&
-            !s_text_ok(r->row_json, MS_WIRE_MAX_PAYLOAD_BYTES, true))
+        rc = s_text_in(m->row_json, max, &r->row_json);
+        if (rc == MS_OK && !s_text_ok(r->row_json, max, true))
             rc = MS_ERR_PROTOCOL;
     }
     protobuf_c_message_free_unpacked(msg, NULL);
@@ -1730,6 +1753,24 @@ ms_wire_decode_result(const uint8_t *buf, size_t n, ms_wire_result_t **out)
     }
     *out = r;
     return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Decode a result payload (one record's worth).
+
+int
+ms_wire_decode_result(const uint8_t *buf, size_t n, ms_wire_result_t **out)
+{
+    return s_decode_result(buf, n, MS_WIRE_MAX_PAYLOAD_BYTES, out);
+}
+
+//  --------------------------------------------------------------------------
+//  Decode a result payload, possibly reassembled from FRAGMENT records.
+
+int
+ms_wire_decode_result_big(const uint8_t *buf, size_t n, ms_wire_result_t **out)
+{
+    return s_decode_result(buf, n, MS_WIRE_MAX_RESULT_PAYLOAD_BYTES, out);
 }
 
 //  --------------------------------------------------------------------------

@@ -57,6 +57,10 @@
 //  every task config) travels as FRAGMENT records (kind 10), each within
 //  MS_WIRE_MAX_PAYLOAD_BYTES; the store splits and reassembles them.
 #define MS_WIRE_MAX_LOGICAL_PAYLOAD_BYTES (256u * 1024u * 1024u)
+//  One RESULT payload at most (its row, "curve" included: about 120 bytes
+//  per epoch, so 100,000 epochs fit with room to spare). A bigger row is
+//  the task's own property: the node records a task-class failure.
+#define MS_WIRE_MAX_RESULT_PAYLOAD_BYTES (32u * 1024u * 1024u)
 #define MS_WIRE_MAX_SIGNATURE_BYTES 256 // block signature (empty for now)
 #define MS_WIRE_MAX_CERTIFICATE_BYTES (16u * 1024u) // HELLO certificate
 //  BLOB_REQUEST length and BLOB_CHUNK data, at most.
@@ -521,6 +525,15 @@ void ms_wire_release_destroy(ms_wire_release_t **self_p);
 int ms_wire_encode_result(const ms_wire_result_t *result, uint8_t **out,
                           size_t *n);
 int ms_wire_decode_result(const uint8_t *buf, size_t n, ms_wire_result_t **out);
+//  RESULT codec for a payload the store may carry in FRAGMENT records (a
+//  row with a long curve): as above, but up to
+//  MS_WIRE_MAX_RESULT_PAYLOAD_BYTES; encode gives MS_ERR_RANGE for a row
+//  (or payload) over it, decode MS_ERR_PROTOCOL. A record in a BLOCK
+//  still holds at most MS_WIRE_MAX_PAYLOAD_BYTES.
+int ms_wire_encode_result_big(const ms_wire_result_t *result, uint8_t **out,
+                              size_t *n);
+int ms_wire_decode_result_big(const uint8_t *buf, size_t n,
+                              ms_wire_result_t **out);
 //  Free a decoded result; NULL-safe; nulls *self_p.
 void ms_wire_result_destroy(ms_wire_result_t **self_p);
 

@@ -311,7 +311,9 @@ s_table_cells(const json_t *row, const json_t *extra, char (*cells)[S_CELL])
     }
     snprintf(cells[4], S_CELL, "%lld", s_cfg_int(row, "seed"));
     const char *status = json_string_value(json_object_get(row, "status"));
-    snprintf(cells[5], S_CELL, "%s", status ? status : "-");
+    const char *replica = json_string_value(json_object_get(row, "replica"));
+    snprintf(cells[5], S_CELL, "%s%s%s%s", status ? status : "-",
+             replica ? " (" : "", replica ? replica : "", replica ? ")" : "");
     const json_t *epochs = json_object_get(row, "epochs");
     if (json_is_integer(epochs))
         snprintf(cells[6], S_CELL, "%lld",

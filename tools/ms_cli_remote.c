@@ -614,19 +614,20 @@ ms_cli_status_main(int argc, char **argv)
 //  Fetch every result row of a sweep from the API, following pages.
 
 static int
-s_api_rows(const char *node, const char *sweep, json_t **rows)
+s_api_rows(const char *node, const char *sweep, bool all, json_t **rows)
 {
     *rows = json_array();
     char cursor[256] = "";
+    const char *all_arg = all ? "&all=1" : "";
     for (int page = 0; page < S_MAX_PAGES; page++) {
         char path[512];
         if (cursor[0])
             snprintf(path, sizeof path,
-                     "/api/v1/sweeps/%s/results?format=json&after=%s", sweep,
-                     cursor);
+                     "/api/v1/sweeps/%s/results?format=json%s&after=%s", sweep,
+                     all_arg, cursor);
         else
-            snprintf(path, sizeof path, "/api/v1/sweeps/%s/results?format=json",
-                     sweep);
+            snprintf(path, sizeof path,
+                     "/api/v1/sweeps/%s/results?format=json%s", sweep, all_arg);
         json_t *doc = NULL;
         int rc = ms_cli_api_json("GET", node, path, NULL, sweep, &doc);
         if (rc != MS_CLI_EXIT_OK) {
@@ -661,7 +662,7 @@ s_api_rows(const char *node, const char *sweep, json_t **rows)
 //  Read every result row of a sweep from a store opened read-only.
 
 static int
-s_store_rows(const char *data_dir, const char *sweep, json_t **rows)
+s_store_rows(const char *data_dir, const char *sweep, bool all, json_t **rows)
 {
     *rows = NULL;
     ms_diag_t diag;
@@ -678,7 +679,7 @@ s_store_rows(const char *data_dir, const char *sweep, json_t **rows)
     ms_hash_t sweep_id;
     rc = ms_results_find_sweep(store, sweep, &sweep_id, &diag);
     if (rc == MS_OK)
-        rc = ms_results_rows(store, &sweep_id, rows, &diag);
+        rc = ms_results_rows_all(store, &sweep_id, all, rows, &diag);
     ms_store_destroy(&store);
     if (rc != MS_OK)
         return ms_cli_diag_exit(&diag, rc, sweep);
@@ -693,7 +694,7 @@ s_results_usage(FILE *out)
 {
     fprintf(out,
             "usage: meshsweep results SWEEP [--format table|csv|json] "
-            "[--analyze]\n"
+            "[--analyze] [--all]\n"
             "                         [--data-dir DIR | --node URL] "
             "[--json]\n"
             "\n"
@@ -706,6 +707,10 @@ s_results_usage(FILE *out)
             "  --analyze    also print the plateau depth and the time-vs-depth "
             "fit\n               (with --format csv the analysis goes to "
             "stderr)\n"
+            "  --all        also list extra replicas (a node's result for a "
+            "slot another\n               node holds: \"replica\": "
+            "\"extra\", counted false); never\n               in the "
+            "analysis\n"
             "  --data-dir D read the store in D instead of asking a node\n"
             "  --node URL   node API (default $MESHSWEEP_NODE or %s)\n"
             "  --token T    API bearer token (default $MESHSWEEP_TOKEN)\n"
@@ -724,7 +729,7 @@ ms_cli_results_main(int argc, char **argv)
         return s_results_usage(stdout), MS_CLI_EXIT_OK;
     const char *sweep = NULL, *node_opt = NULL, *data_dir = NULL;
     const char *format = "table";
-    bool analyze = false, json_out = false;
+    bool analyze = false, json_out = false, all = false;
     for (int i = 1; i < argc; i++) {
         bool missing = false;
         const char *v = NULL;
@@ -748,6 +753,8 @@ ms_cli_results_main(int argc, char **argv)
             format = v;
         } else if (strcmp(argv[i], "--analyze") == 0)
             analyze = true;
+        else if (strcmp(argv[i], "--all") == 0)
+            all = true;
         else if (strcmp(argv[i], "--json") == 0)
             json_out = true;
         else if (argv[i][0] == '-' && argv[i][1])
@@ -769,10 +776,12 @@ ms_cli_results_main(int argc, char **argv)
     if (ms_cli_check_sweep_id(sweep) != MS_CLI_EXIT_OK)
         return MS_CLI_EXIT_USAGE;
     json_t *rows = NULL;
-    int rc = data_dir ? s_store_rows(data_dir, sweep, &rows)
-                      : s_api_rows(ms_cli_node_url(node_opt), sweep, &rows);
+    int rc = data_dir
+                 ? s_store_rows(data_dir, sweep, all, &rows)
+                 : s_api_rows(ms_cli_node_url(node_opt), sweep, all, &rows);
     if (rc != MS_CLI_EXIT_OK)
         return rc;
+    // Extra replicas carry "counted": false: the analysis leaves them out.
     rc = ms_cli_print_results(rows, format, analyze);
     json_decref(rows);
     return rc;

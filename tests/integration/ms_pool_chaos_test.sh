@@ -7,7 +7,8 @@
 #      task is missing and no (task, node) pair is counted twice;
 #   2. node 3 restarted on the same data dir catches up to the digest;
 #   3. a holder SIGSTOPped for 2 x TTL and woken stops or adds an extra
-#      replica, never a second counted row of its own; all tables agree.
+#      replica (listed by results --all), never a second row: one row per
+#      task; all tables agree.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/lib.sh"
@@ -74,4 +75,6 @@ finall() { pool_finished 1 "$stop" && pool_finished 2 "$stop" && pool_finished 3
 ms_wait_until 60 finall || { pool_dump "$stop" 1 2 3; fail "stop sweep not finished"; }
 ms_wait_until 5 pool_same_digest "$stop" 1 2 3 || fail "stop tables differ"
 read -r rows tasks nodes < <(pool_check_rows "$T/digest1.csv.raw" 4) || fail "stop rows"
-ok "a holder SIGSTOPped 2 x TTL: 4 tasks, $rows rows ($((rows - 4)) extra replicas), no second counted row"
+pool_cli 1 results "$stop" --all --format csv >"$T/stop_all.csv" || fail "results --all"
+extra=$(python3 -c 'import csv,sys; print(sum(r["counted"] == "false" for r in csv.DictReader(open(sys.argv[1]))))' "$T/stop_all.csv")
+ok "a holder SIGSTOPped 2 x TTL: 4 tasks, $rows rows, $extra extra replica(s) (results --all), no second row"

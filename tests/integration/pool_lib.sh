@@ -176,7 +176,8 @@ pool_same_digest() {
 
 # pool_check_rows FILE NTASKS - the CSV rows of FILE (with header, as
 # `meshsweep results --format csv` prints them): NTASKS distinct tasks,
-# all ok, no (task, node) pair with two counted rows; prints
+# all ok, one row per task (replicas 1), no (task, node) pair with two
+# counted rows; prints
 # "ROWS TASKS NODES".
 pool_check_rows() {
     python3 - "$1" "$2" <<'EOF'
@@ -190,6 +191,10 @@ if len(tasks) != int(sys.argv[2]):
     sys.exit("%d distinct tasks, want %s" % (len(tasks), sys.argv[2]))
 if len(pairs) != len(set(pairs)):
     sys.exit("a (task, node) pair has two rows")
+# replicas 1: an outranked node's result is an extra replica (results
+# --all), never a second row of the table
+if len(rows) != len(tasks):
+    sys.exit("%d rows for %d tasks: a task has a second row" % (len(rows), len(tasks)))
 bad = [r["task_id"][:12] for r in rows if r["status"] != "ok"]
 if bad:
     sys.exit("tasks not ok: %s" % bad)

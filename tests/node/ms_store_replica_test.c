@@ -1,0 +1,619 @@
+/*  =========================================================================
+    ms_store_replica_test - extra replicas are never a second row; result
+    rows over 64 KiB travel as fragments
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    DESIGN.md "Work, claims and leases": a result finished by a node that
+    was outranked on its slot is "an extra replica, never a second row".
+    Each case merges the same records (a sweep and results of one task
+    from several nodes) into fresh stores in EVERY arrival order and
+    checks that all of them derive the same results table (row count,
+    results digest, state digest) and which results fill the slots:
+    - replicas 1, two nodes on slot 0 at epoch 1: one row (the lower
+      H(task, slot, node)), the other an extra replica;
+    - replicas 1, the second node at epoch 2: its row, whatever the hash;
+    - replicas 2: both rows; a third node's result is the extra one;
+    - replicas 2 with two results on slot 0 (epochs 1, 2) and one on slot
+      1: the slot-0 top claim and the slot-1 result fill, the outranked
+      slot-0 result is extra;
+    ms_results lists the table by default and, with ALL, the extra
+    replicas flagged "replica": "extra", "counted": false.
+    Then a 300 KiB result row (a long curve) appended on store A is
+    carried in FRAGMENT records, merged into store B block by block, and
+    read back byte for byte on both; a row over
+    MS_WIRE_MAX_RESULT_PAYLOAD_BYTES is refused with MS_ERR_RANGE.
+*/
+#include "ms_results.h"
+#include "ms_store.h"
+#include "ms_store_payload.h"
+
+#include "ms_hash.h"
+#include "ms_spec.h"
+#include "ms_wire.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#define ID MS_STORE_ID_BYTES
+#define MAX_RECS 5
+
+//  --------------------------------------------------------------------------
+//  Remove a directory tree (the test's own temporary dirs only).
+
+static void
+s_rm_rf(const char *path)
+{
+    DIR *dir = opendir(path);
+    if (dir) {
+        struct dirent *ent;
+        while ((ent = readdir(dir))) {
+            if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, ".."))
+                continue;
+            char sub[1024];
+            snprintf(sub, sizeof sub, "%s/%s", path, ent->d_name);
+            s_rm_rf(sub);
+        }
+        closedir(dir);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+typedef struct {
+    char root[256]; // the temporary dir
+    int n_stores;   // stores opened so far (their dir names)
+} fixture_t;
+
+static int
+s_setup(void **state)
+{
+    fixture_t *fx = calloc(1, sizeof *fx);
+    snprintf(fx->root, sizeof fx->root, "/tmp/ms_store_replica_test.XXXXXX");
+    if (!mkdtemp(fx->root))
+        return -1;
+    *state = fx;
+    return 0;
+}
+
+static int
+s_teardown(void **state)
+{
+    fixture_t *fx = *state;
+    s_rm_rf(fx->root);
+    free(fx);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Open (create) a new store under the fixture's root.
+
+static ms_store_t *
+s_open(fixture_t *fx)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/s%d", fx->root, fx->n_stores++);
+    ms_store_t *store = NULL;
+    ms_diag_t diag;
+    ms_store_options_t opts;
+    ms_store_options_default(&opts);
+    opts.map_size_bytes = 4 << 20; // grows as needed
+    int rc = ms_store_open(&store, dir, &opts, &diag);
+    if (rc != MS_OK)
+        fprintf(stderr, "open %s: %s: %s\n", dir, diag.where, diag.reason);
+    assert_int_equal(rc, MS_OK);
+    return store;
+}
+
+// One record of some origin (seq 1 of incarnation 1: each record of a
+// case has its own origin, so any order keeps every origin contiguous).
+typedef struct {
+    uint8_t origin[ID];
+    uint32_t kind;
+    uint8_t *bytes;
+    size_t len;
+} rec_t;
+
+// One test sweep: its id, its single task's id, its sweep record.
+typedef struct {
+    uint8_t sweep_id[ID];
+    uint8_t task_id[ID];
+    rec_t rec;
+} sweep_t;
+
+//  --------------------------------------------------------------------------
+//  A sweep of one task with verify.replicas REPLICAS, as a sweep record
+//  of origin 0xEE.
+
+static void
+s_sweep(sweep_t *s, int replicas, int tag)
+{
+    char yaml[512];
+    snprintf(yaml, sizeof yaml,
+             "name: replica-%d\ndataset: fashion-mnist\nmethod: grid\n"
+             "verify: {replicas: %d}\n"
+             "parameters:\n  hidden_layers: {value: 1}\n"
+             "  width: {value: 8}\n  epochs: {value: 1}\n"
+             "  seed: {value: %d}\n",
+             tag, replicas, tag);
+    ms_spec_t *spec = NULL;
+    ms_diag_t diag;
+    int rc = ms_spec_parse(yaml, strlen(yaml), NULL, &spec, &diag);
+    if (rc != MS_OK)
+        fprintf(stderr, "spec: %s: %s\n", diag.where, diag.reason);
+    assert_int_equal(rc, MS_OK);
+    assert_int_equal(ms_spec_task_count(spec), 1);
+    memcpy(s->sweep_id, ms_spec_sweep_id(spec)->bytes, ID);
+    memcpy(s->task_id, ms_spec_task_id(spec, 0)->bytes, ID);
+    ms_store_payload_t p = {.kind = MS_RECORD_SWEEP};
+    memcpy(p.u.sweep.sweep_id, s->sweep_id, ID);
+    p.u.sweep.spec_json = ms_spec_canonical(spec, &p.u.sweep.spec_len);
+    memset(s->rec.origin, 0xEE, ID);
+    s->rec.kind = MS_RECORD_SWEEP;
+    assert_int_equal(ms_store_payload_encode(&p, &s->rec.bytes, &s->rec.len),
+                     MS_OK);
+    ms_spec_destroy(&spec);
+}
+
+//  --------------------------------------------------------------------------
+//  A result of S's task by node NODE (origin NODE x 32) for SLOT at
+//  EPOCH, its row naming the node.
+
+static void
+s_result(rec_t *r, const sweep_t *s, uint8_t node, uint32_t slot,
+         uint32_t epoch)
+{
+    char row[256];
+    snprintf(row, sizeof row,
+             "{\"status\":\"ok\",\"node\":%u,\"slot\":%u,\"epoch\":%u,"
+             "\"counted\":true,\"val_accuracy\":0.5}",
+             node, slot, epoch);
+    ms_store_payload_t p = {.kind = MS_RECORD_RESULT};
+    memcpy(p.u.result.task_id, s->task_id, ID);
+    p.u.result.row_json = row;
+    p.u.result.row_len = strlen(row);
+    p.u.result.slot = slot;
+    p.u.result.epoch = epoch;
+    memset(r->origin, node, ID);
+    r->kind = MS_RECORD_RESULT;
+    assert_int_equal(ms_store_payload_encode(&p, &r->bytes, &r->len), MS_OK);
+}
+
+//  --------------------------------------------------------------------------
+//  H(task || slot (BE) || node x 32): the claims' rank hash.
+
+static void
+s_rank(const sweep_t *s, uint32_t slot, uint8_t node, uint8_t out[32])
+{
+    uint8_t buf[ID + 4 + ID];
+    memcpy(buf, s->task_id, ID);
+    buf[ID] = (uint8_t) (slot >> 24);
+    buf[ID + 1] = (uint8_t) (slot >> 16);
+    buf[ID + 2] = (uint8_t) (slot >> 8);
+    buf[ID + 3] = (uint8_t) slot;
+    memset(buf + ID + 4, node, ID);
+    ms_hash_t h;
+    ms_hash_bytes(buf, sizeof buf, &h);
+    memcpy(out, h.bytes, 32);
+}
+
+// What a store derived: the row count, the digests, the nodes of the
+// rows and of the extra replicas (from the rows' "node").
+typedef struct {
+    uint64_t n_rows;
+    uint8_t results[32], state[32];
+    int rows[MAX_RECS], n_fill; // nodes of the table's rows
+    int extras[MAX_RECS], n_extra;
+} seen_t;
+
+//  --------------------------------------------------------------------------
+//  Collect one counted result's node.
+
+static int
+s_collect(void *arg, const char *json, size_t n, bool extra)
+{
+    seen_t *seen = arg;
+    json_error_t err;
+    json_t *row = json_loadb(json, n, 0, &err);
+    assert_non_null(row);
+    int node = (int) json_integer_value(json_object_get(row, "node"));
+    json_decref(row);
+    if (extra && seen->n_extra < MAX_RECS)
+        seen->extras[seen->n_extra++] = node;
+    else if (!extra && seen->n_fill < MAX_RECS)
+        seen->rows[seen->n_fill++] = node;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Merge RECS in the order ORDER into a new store; what it derived.
+
+static void
+s_merge_in_order(fixture_t *fx, const sweep_t *s, rec_t *const *recs,
+                 const int *order, int n, seen_t *seen)
+{
+    ms_store_t *store = s_open(fx);
+    for (int i = 0; i < n; i++) {
+        const rec_t *r = recs[order[i]];
+        const uint8_t *pl = r->bytes;
+        ms_store_merge_result_t out;
+        assert_int_equal(ms_store_merge_block(store, r->origin, 1, 1, 1,
+                                              &r->kind, &pl, &r->len, NULL, 0,
+                                              &out),
+                         MS_OK);
+        assert_int_equal(out.n_new, 1);
+    }
+    memset(seen, 0, sizeof *seen);
+    assert_int_equal(ms_store_results_count(store, &seen->n_rows), MS_OK);
+    assert_int_equal(ms_store_results_digest(store, seen->results), MS_OK);
+    assert_int_equal(ms_store_state_digest(store, seen->state), MS_OK);
+    assert_int_equal(
+        ms_store_results_by_task_all(store, s->task_id, s_collect, seen),
+        MS_OK);
+    assert_int_equal(seen->n_fill, (int) seen->n_rows);
+    // ms_results: the table by default, extra replicas flagged with ALL.
+    ms_hash_t sid;
+    memcpy(sid.bytes, s->sweep_id, ID);
+    json_t *rows = NULL, *all = NULL;
+    ms_diag_t diag;
+    assert_int_equal(ms_results_rows(store, &sid, &rows, &diag), MS_OK);
+    assert_int_equal(json_array_size(rows), seen->n_rows);
+    assert_int_equal(ms_results_rows_all(store, &sid, true, &all, &diag),
+                     MS_OK);
+    assert_int_equal(json_array_size(all), seen->n_rows + seen->n_extra);
+    size_t k;
+    json_t *row;
+    json_array_foreach(all, k, row)
+    {
+        bool extra = k >= seen->n_rows;
+        const char *replica =
+            json_string_value(json_object_get(row, "replica"));
+        assert_true(extra ? replica && !strcmp(replica, "extra") : !replica);
+        assert_true(json_is_boolean(json_object_get(row, "counted")));
+        assert_true(json_boolean_value(json_object_get(row, "counted")) ==
+                    !extra);
+    }
+    json_decref(rows);
+    json_decref(all);
+    ms_store_destroy(&store);
+}
+
+//  --------------------------------------------------------------------------
+//  Next permutation of order[0..n) (lexicographic); false after the last.
+
+static bool
+s_next_perm(int *order, int n)
+{
+    int i = n - 2;
+    while (i >= 0 && order[i] >= order[i + 1])
+        i--;
+    if (i < 0)
+        return false;
+    int j = n - 1;
+    while (order[j] <= order[i])
+        j--;
+    int t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+    for (int a = i + 1, b = n - 1; a < b; a++, b--) {
+        t = order[a];
+        order[a] = order[b];
+        order[b] = t;
+    }
+    return true;
+}
+
+//  --------------------------------------------------------------------------
+//  True when the node list holds NODE.
+
+static bool
+s_has(const int *nodes, int n, int node)
+{
+    for (int i = 0; i < n; i++)
+        if (nodes[i] == node)
+            return true;
+    return false;
+}
+
+//  --------------------------------------------------------------------------
+//  Merge the sweep and RESULTS in every order: each store derives the
+//  same table; it has the rows of FILL and the extra replicas of EXTRA.
+
+static void
+s_every_order(fixture_t *fx, sweep_t *s, rec_t *results, int n_results,
+              const int *fill, int n_fill, const int *extra, int n_extra)
+{
+    rec_t *recs[MAX_RECS];
+    recs[0] = &s->rec;
+    for (int i = 0; i < n_results; i++)
+        recs[i + 1] = &results[i];
+    int n = n_results + 1, order[MAX_RECS];
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    seen_t first, seen;
+    int n_orders = 0;
+    do {
+        s_merge_in_order(fx, s, recs, order, n, n_orders ? &seen : &first);
+        if (n_orders++ == 0)
+            continue;
+        assert_int_equal(seen.n_rows, first.n_rows);
+        assert_memory_equal(seen.results, first.results, 32);
+        assert_memory_equal(seen.state, first.state, 32);
+    } while (s_next_perm(order, n));
+    assert_int_equal(first.n_rows, n_fill);
+    assert_int_equal(first.n_extra, n_extra);
+    for (int i = 0; i < n_fill; i++)
+        assert_true(s_has(first.rows, first.n_fill, fill[i]));
+    for (int i = 0; i < n_extra; i++)
+        assert_true(s_has(first.extras, first.n_extra, extra[i]));
+    fprintf(stderr, "%d arrival orders: %llu row(s), %d extra\n", n_orders,
+            (unsigned long long) first.n_rows, first.n_extra);
+    for (int i = 0; i < n_results; i++)
+        free(results[i].bytes);
+    free(s->rec.bytes);
+}
+
+//  --------------------------------------------------------------------------
+//  replicas 1: two nodes both ran the task (slot 0, epoch 1): one row,
+//  the lower rank hash; the other is an extra replica, in every order.
+
+static void
+test_replicas_1_same_epoch(void **state)
+{
+    fixture_t *fx = *state;
+    sweep_t s;
+    s_sweep(&s, 1, 1);
+    rec_t res[2];
+    s_result(&res[0], &s, 0x11, 0, 1);
+    s_result(&res[1], &s, 0x22, 0, 1);
+    uint8_t h1[32], h2[32];
+    s_rank(&s, 0, 0x11, h1);
+    s_rank(&s, 0, 0x22, h2);
+    int win = memcmp(h1, h2, 32) < 0 ? 0x11 : 0x22;
+    int lose = win == 0x11 ? 0x22 : 0x11;
+    s_every_order(fx, &s, res, 2, &win, 1, &lose, 1);
+}
+
+//  --------------------------------------------------------------------------
+//  replicas 1: the node that claimed at epoch 2 (the slot's top claim)
+//  fills the slot whatever the hashes; the outranked epoch-1 holder that
+//  finished anyway is the extra replica.
+
+static void
+test_replicas_1_higher_epoch(void **state)
+{
+    fixture_t *fx = *state;
+    for (int flip = 0; flip < 2; flip++) {
+        sweep_t s;
+        s_sweep(&s, 1, 2 + flip);
+        rec_t res[2];
+        int old_node = flip ? 0x22 : 0x11, new_node = flip ? 0x11 : 0x22;
+        s_result(&res[0], &s, (uint8_t) old_node, 0, 1);
+        s_result(&res[1], &s, (uint8_t) new_node, 0, 2);
+        s_every_order(fx, &s, res, 2, &new_node, 1, &old_node, 1);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  replicas 2: two results both fill; a third node's is extra.
+
+static void
+test_replicas_2(void **state)
+{
+    fixture_t *fx = *state;
+    sweep_t s;
+    s_sweep(&s, 2, 4);
+    rec_t res[2];
+    s_result(&res[0], &s, 0x11, 0, 1);
+    s_result(&res[1], &s, 0x22, 0, 1);
+    int both[2] = {0x11, 0x22};
+    s_every_order(fx, &s, res, 2, both, 2, NULL, 0);
+
+    s_sweep(&s, 2, 5);
+    rec_t res3[3];
+    s_result(&res3[0], &s, 0x11, 0, 1);
+    s_result(&res3[1], &s, 0x22, 1, 1);
+    s_result(&res3[2], &s, 0x33, 1, 1);
+    // Slot 0: 0x11 alone. Slot 1: the lower H(task, 1, node) of 0x22
+    // and 0x33.
+    uint8_t h2[32], h3[32];
+    s_rank(&s, 1, 0x22, h2);
+    s_rank(&s, 1, 0x33, h3);
+    int fill[2] = {0x11, memcmp(h2, h3, 32) < 0 ? 0x22 : 0x33};
+    int extra = fill[1] == 0x22 ? 0x33 : 0x22;
+    s_every_order(fx, &s, res3, 3, fill, 2, &extra, 1);
+}
+
+//  --------------------------------------------------------------------------
+//  replicas 2: slot 0 taken over at epoch 2 (0x33) from a holder that
+//  finished anyway (0x11), slot 1 held by 0x22: rows 0x33 and 0x22, never
+//  the outranked 0x11, whatever its hash.
+
+static void
+test_replicas_2_per_slot(void **state)
+{
+    fixture_t *fx = *state;
+    sweep_t s;
+    s_sweep(&s, 2, 6);
+    rec_t res[3];
+    s_result(&res[0], &s, 0x11, 0, 1);
+    s_result(&res[1], &s, 0x33, 0, 2);
+    s_result(&res[2], &s, 0x22, 1, 1);
+    int fill[2] = {0x33, 0x22}, extra = 0x11;
+    s_every_order(fx, &s, res, 3, fill, 2, &extra, 1);
+}
+
+//  --------------------------------------------------------------------------
+//  A result row of about BYTES bytes: a curve of pseudo-random numbers.
+
+static char *
+s_big_row(size_t bytes)
+{
+    char *row = malloc(bytes + 256);
+    assert_non_null(row);
+    size_t off = (size_t) sprintf(row, "{\"status\":\"ok\",\"node\":7,"
+                                       "\"curve\":[");
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; off < bytes; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        off += (size_t) sprintf(row + off, "%s%.17g", i ? "," : "",
+                                (double) (x >> 11) / 9007199254740992.0);
+    }
+    sprintf(row + off, "]}");
+    return row;
+}
+
+// Blocks read from a store, to merge into another.
+typedef struct {
+    ms_store_t *into;
+    size_t n_blocks, n_fragments;
+} copy_t;
+
+//  --------------------------------------------------------------------------
+//  Merge one block read from store A into store B.
+
+static int
+s_copy_block(void *arg, const uint8_t *origin, uint64_t inc, uint64_t first,
+             size_t n, const uint32_t *kinds, const uint8_t *const *payloads,
+             const size_t *lens, const uint8_t *sig, size_t sig_len)
+{
+    copy_t *c = arg;
+    for (size_t i = 0; i < n; i++) {
+        assert_true(lens[i] <= MS_WIRE_MAX_PAYLOAD_BYTES);
+        c->n_fragments += kinds[i] == MS_RECORD_FRAGMENT;
+    }
+    c->n_blocks++;
+    return ms_store_merge_block(c->into, origin, inc, first, n, kinds, payloads,
+                                lens, sig, sig_len, NULL);
+}
+
+// One row's text, copied out of a row callback.
+typedef struct {
+    char *text;
+    size_t len;
+    int n;
+} row_t;
+
+static int
+s_take_row(void *arg, const char *json, size_t n)
+{
+    row_t *r = arg;
+    r->n++;
+    free(r->text);
+    r->text = malloc(n + 1);
+    memcpy(r->text, json, n + 1);
+    r->len = n;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  A 300 KiB row: appended (fragments, each within one wire record),
+//  merged into another store, read back whole on both; over the result
+//  limit it is refused with MS_ERR_RANGE.
+
+static void
+test_big_row(void **state)
+{
+    fixture_t *fx = *state;
+    sweep_t s;
+    s_sweep(&s, 1, 7);
+    char *row = s_big_row(300 * 1024);
+    size_t row_len = strlen(row);
+    ms_store_payload_t p = {.kind = MS_RECORD_RESULT};
+    memcpy(p.u.result.task_id, s.task_id, ID);
+    p.u.result.row_json = row;
+    p.u.result.row_len = row_len;
+    p.u.result.epoch = 1;
+    uint8_t *payload = NULL;
+    size_t len = 0;
+    assert_int_equal(ms_store_payload_encode(&p, &payload, &len), MS_OK);
+    assert_true(len > MS_WIRE_MAX_PAYLOAD_BYTES);
+
+    ms_store_t *a = s_open(fx), *b = s_open(fx);
+    const uint8_t *pl = s.rec.bytes;
+    assert_int_equal(ms_store_merge_block(a, s.rec.origin, 1, 1, 1, &s.rec.kind,
+                                          &pl, &s.rec.len, NULL, 0, NULL),
+                     MS_OK);
+    uint8_t node[ID];
+    memset(node, 7, ID);
+    ms_record_key_t key;
+    assert_int_equal(
+        ms_store_append(a, node, MS_RECORD_RESULT, payload, len, &key), MS_OK);
+    // B gets A's blocks: the sweep's origin, then the node's fragments.
+    copy_t c = {.into = b};
+    assert_int_equal(ms_store_read_blocks(a, s.rec.origin, 1, 1, UINT64_MAX, 0,
+                                          s_copy_block, &c),
+                     MS_OK);
+    assert_int_equal(ms_store_read_blocks(a, node, ms_store_incarnation(a), 1,
+                                          UINT64_MAX, 0, s_copy_block, &c),
+                     MS_OK);
+    assert_true(c.n_fragments >= 2);
+    ms_store_t *stores[2] = {a, b};
+    uint8_t digests[2][32];
+    for (int i = 0; i < 2; i++) {
+        row_t got = {0};
+        assert_int_equal(
+            ms_store_results_by_task(stores[i], s.task_id, s_take_row, &got),
+            MS_OK);
+        assert_int_equal(got.n, 1);
+        assert_int_equal(got.len, row_len);
+        assert_memory_equal(got.text, row, row_len);
+        free(got.text);
+        ms_store_task_t *t = NULL;
+        assert_int_equal(ms_store_get_task(stores[i], s.task_id, &t), MS_OK);
+        assert_int_equal(t->state, MS_TASK_DONE);
+        ms_store_task_destroy(&t);
+        assert_int_equal(ms_store_results_digest(stores[i], digests[i]), MS_OK);
+        ms_store_stats_t st;
+        ms_store_stats(stores[i], &st);
+        assert_int_equal(st.n_bad_fragments, 0);
+    }
+    assert_memory_equal(digests[0], digests[1], 32);
+    fprintf(stderr,
+            "big row: %zu bytes, payload %zu bytes, %zu fragment records in "
+            "%zu blocks\n",
+            row_len, len, c.n_fragments, c.n_blocks);
+    ms_store_destroy(&a);
+    ms_store_destroy(&b);
+    free(payload);
+    free(row);
+    free(s.rec.bytes);
+
+    // Over the result limit: the encoder says MS_ERR_RANGE (the node makes
+    // it a task-class failure).
+    size_t huge = MS_WIRE_MAX_RESULT_PAYLOAD_BYTES + 1;
+    char *big = malloc(huge + 1);
+    assert_non_null(big);
+    memset(big, ' ', huge);
+    memcpy(big, "{\"status\":\"ok\"}", 15);
+    big[huge] = 0;
+    p.u.result.row_json = big;
+    p.u.result.row_len = huge;
+    payload = NULL;
+    assert_int_equal(ms_store_payload_encode(&p, &payload, &len), MS_ERR_RANGE);
+    assert_null(payload);
+    free(big);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_replicas_1_same_epoch),
+        cmocka_unit_test(test_replicas_1_higher_epoch),
+        cmocka_unit_test(test_replicas_2),
+        cmocka_unit_test(test_replicas_2_per_slot),
+        cmocka_unit_test(test_big_row),
+    };
+    return cmocka_run_group_tests(tests, s_setup, s_teardown);
+}
