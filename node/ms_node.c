@@ -281,6 +281,8 @@ typedef struct {
                            // workers are idle (else on changes)
 #define S_RESCAN_BUSY_MS 2 // least gap between two scans on record changes
 #define S_PREFETCH_WINDOW_MS 50.0 // claim ahead this much work (short tasks)
+#define S_MAX_PREFETCH                                                         \
+    768 // claims held beyond the workers (< S_MAX_LIVE_CLAIMS)
 
 //  Crashes of one task so far (for retries).
 typedef struct {
@@ -379,8 +381,8 @@ struct ms_node {
     size_t n_results;                 // entries in results
     double task_ms_ewma;              // mean task run time here (ms), or -1
     int64_t last_scan_at;             // monotonic ms of the last scan
-    bool scan_filled;                 // the last scan used every free slot
     int64_t noop_free_us;             // monotonic us of the last noop done
+    double settle_ms_ewma;            // mean time a claim settles (ms), or -1
 };
 
 //  --------------------------------------------------------------------------
@@ -763,6 +765,7 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
         self->opts.blas_threads = 1;
     self->opened_at = s_now();
     self->task_ms_ewma = -1.0;
+    self->settle_ms_ewma = -1.0;
     int rc = MS_ERR_NOMEM;
     if (!self->data_dir || !self->backend ||
         (opts->api_bind && !self->api_bind))
@@ -2453,6 +2456,11 @@ s_start_settled(ms_node_t *self, int64_t now)
                       MS_RELEASE_REASON_OUTRANKED);
             continue;
         }
+        // How long claims take to settle here: prefetch covers it.
+        double waited = (double) (now - st.added_ms);
+        self->settle_ms_ewma = self->settle_ms_ewma < 0
+                                   ? waited
+                                   : 0.9 * self->settle_ms_ewma + 0.1 * waited;
         if (st.n_peers)
             s_log(self,
                   "task %.12s: claim settled after %" PRId64
@@ -2464,23 +2472,26 @@ s_start_settled(ms_node_t *self, int64_t now)
 
 //  --------------------------------------------------------------------------
 //  How many claims to hold beyond the idle workers (prefetch): enough to
-//  keep the workers busy for S_PREFETCH_WINDOW_MS at the mean run time of
-//  tasks here, so short tasks are claimed in blocks of many (one durable
-//  commit and one push for the lot) instead of one by one. None until a
+//  keep the workers busy while a claim settles and a little more (a
+//  window of twice the mean settle time, at least S_PREFETCH_WINDOW_MS)
+//  at the mean run time of tasks here, so short tasks are claimed in
+//  blocks of many (one durable commit, one push and one round of
+//  acknowledgements for the lot) instead of one by one. None until a
 //  task has run here, and none for tasks that take the window or longer:
 //  a training task is claimed only when a worker is free for it. Queued
 //  claims are live leases like running ones (the heartbeats list them),
-//  so they cost other nodes nothing but the wait of one window.
+//  so they cost other nodes nothing but the wait of one window. At most
+//  S_MAX_PREFETCH, which a heartbeat can still list.
 
 static int
 s_prefetch(const ms_node_t *self)
 {
     if (self->task_ms_ewma < 0 || !self->mesh)
         return 0;
-    double per_worker =
-        floor(S_PREFETCH_WINDOW_MS / fmax(self->task_ms_ewma, 0.05));
+    double window = fmax(S_PREFETCH_WINDOW_MS, 2.0 * self->settle_ms_ewma);
+    double per_worker = floor(window / fmax(self->task_ms_ewma, 0.05));
     double extra = per_worker * ms_worker_pool_size(self->pool);
-    return extra > 2 * S_MAX_APPEND ? 2 * S_MAX_APPEND : (int) extra;
+    return extra > S_MAX_PREFETCH ? S_MAX_PREFETCH : (int) extra;
 }
 
 //  --------------------------------------------------------------------------
