@@ -223,6 +223,7 @@ typedef struct {
     ms_wire_dataset_file_t *files; // the dataset record's files
     size_t n_files;                // entries in files
     char *label;                   // label column name (CSV), or NULL
+    double task_ms_ewma; // mean run time of its tasks here (ms), or -1
 } s_sweep_info_t;
 
 //  What the node knows about the task a worker runs.
@@ -379,7 +380,6 @@ struct ms_node {
     ms_wire_live_claim_t *hb_claims;  // heartbeat live-claims buffer
     s_result_t results[S_MAX_APPEND]; // results of this turn, not yet stored
     size_t n_results;                 // entries in results
-    double task_ms_ewma;              // mean task run time here (ms), or -1
     int64_t last_scan_at;             // monotonic ms of the last scan
     int64_t noop_free_us;             // monotonic us of the last noop done
     double settle_ms_ewma;            // mean time a claim settles (ms), or -1
@@ -764,7 +764,6 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     if (self->opts.blas_threads < 1)
         self->opts.blas_threads = 1;
     self->opened_at = s_now();
-    self->task_ms_ewma = -1.0;
     self->settle_ms_ewma = -1.0;
     int rc = MS_ERR_NOMEM;
     if (!self->data_dir || !self->backend ||
@@ -1607,6 +1606,7 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
     s_sweep_info_t *info = &self->sweeps[self->n_sweeps++];
     memset(info, 0, sizeof *info);
     info->sweep_id = sid;
+    info->task_ms_ewma = -1.0;
 
     ms_store_sweep_t *sweep = NULL;
     json_t *named = NULL; // the spec's dataset object (not the task list)
@@ -2484,14 +2484,29 @@ s_start_settled(ms_node_t *self, int64_t now)
 //  S_MAX_PREFETCH, which a heartbeat can still list.
 
 static int
-s_prefetch(const ms_node_t *self)
+s_prefetch(const ms_node_t *self, const s_sweep_info_t *info)
 {
-    if (self->task_ms_ewma < 0 || !self->mesh)
+    if (!info || info->task_ms_ewma < 0 || !self->mesh)
         return 0;
     double window = fmax(S_PREFETCH_WINDOW_MS, 2.0 * self->settle_ms_ewma);
-    double per_worker = floor(window / fmax(self->task_ms_ewma, 0.05));
+    double per_worker = floor(window / fmax(info->task_ms_ewma, 0.05));
     double extra = per_worker * ms_worker_pool_size(self->pool);
     return extra > S_MAX_PREFETCH ? S_MAX_PREFETCH : (int) extra;
+}
+
+//  --------------------------------------------------------------------------
+//  The largest prefetch of any sweep seen here (0: claim for idle workers
+//  only).
+
+static int
+s_prefetch_any(const ms_node_t *self)
+{
+    int most = 0;
+    for (size_t i = 0; i < self->n_sweeps; i++) {
+        int k = s_prefetch(self, &self->sweeps[i]);
+        most = k > most ? k : most;
+    }
+    return most;
 }
 
 //  --------------------------------------------------------------------------
@@ -2503,9 +2518,13 @@ s_schedule_pool(ms_node_t *self)
 {
     int64_t now = s_mono_ms();
     s_start_settled(self, now);
-    int free_workers = ms_worker_pool_idle(self->pool) + s_prefetch(self) -
-                       (int) ms_settle_count(self->settle);
-    if (self->stopping || free_workers <= 0 || now < self->grace_until)
+    // Claims for idle workers, and beyond them (prefetch) only from
+    // sweeps whose tasks are short here.
+    int settling = (int) ms_settle_count(self->settle);
+    int idle = ms_worker_pool_idle(self->pool);
+    int free_workers = idle - settling;
+    int free_prefetch = idle + s_prefetch_any(self) - settling;
+    if (self->stopping || free_prefetch <= 0 || now < self->grace_until)
         goto done;
     if (!self->work_changed && now < self->next_scan_at)
         goto done;
@@ -2532,8 +2551,7 @@ s_schedule_pool(ms_node_t *self)
     uint64_t sweep_seq = 0;
     ms_store_payload_t claims[S_MAX_APPEND];
     size_t n_claims = 0;
-    if (free_workers > S_MAX_APPEND)
-        free_workers = S_MAX_APPEND;
+    int n_room = free_prefetch > S_MAX_APPEND ? S_MAX_APPEND : free_prefetch;
     for (size_t i = 0; cands && i < list.n; i++) {
         const ms_store_task_t *t = &list.tasks[i];
         if (t->state == MS_TASK_DONE || t->state == MS_TASK_FAILED ||
@@ -2554,11 +2572,15 @@ s_schedule_pool(ms_node_t *self)
         ms_assign_order(cands, n,
                         (const uint8_t(*)[MS_ASSIGN_ID_BYTES]) members,
                         n_members, s_node_pk(self), order) == MS_OK) {
-        for (size_t k = 0; k < n && free_workers > 0 && !self->stopping; k++) {
+        for (size_t k = 0; k < n && (int) n_claims < n_room && !self->stopping;
+             k++) {
             const ms_assign_task_t *c = &cands[order[k]];
             s_sweep_info_t *info = s_sweep_info(self, c->sweep_id);
             if (!info)
                 break;
+            if ((int) n_claims >= free_workers &&
+                (int) n_claims + settling - idle >= s_prefetch(self, info))
+                continue; // no worker free for it, and not short enough
             if (!info->dataset) {
                 if (!self->mesh) {
                     // Alone, nobody else can run it: fail it as before.
@@ -2607,7 +2629,6 @@ s_schedule_pool(ms_node_t *self)
             memcpy(tid.bytes, c->task_id, MS_HASH_BYTES);
             claims[n_claims++] =
                 s_claim_payload(MS_RECORD_CLAIM, &tid, 0, mine.epoch, 0);
-            free_workers--;
         }
     }
     // All the claims of this pass in one block: one durable commit.
@@ -4013,11 +4034,15 @@ s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
                       ? json_object_get(body, "peak_rss_bytes")
                       : json_null());
     json_decref(row);
-    // Mean run time of tasks here: how far ahead the scheduler claims.
-    double ran_ms = (double) (s_mono_ms() - r->started_ms);
-    self->task_ms_ewma = self->task_ms_ewma < 0
-                             ? ran_ms
-                             : 0.8 * self->task_ms_ewma + 0.2 * ran_ms;
+    // Mean run time of the sweep's tasks here: how far ahead the
+    // scheduler claims from it.
+    s_sweep_info_t *info = s_sweep_info(self, r->sweep_id.bytes);
+    if (info) {
+        double ran_ms = (double) (s_mono_ms() - r->started_ms);
+        info->task_ms_ewma = info->task_ms_ewma < 0
+                                 ? ran_ms
+                                 : 0.8 * info->task_ms_ewma + 0.2 * ran_ms;
+    }
     if (!text) {
         s_result_lost(self, &r->task_id, &r->sweep_id, r->slot, r->epoch,
                       r->leased, 0, MS_ERR_NOMEM);
@@ -4030,7 +4055,6 @@ s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
         if (rc == MS_OK) {
             s_drop_checkpoint(self, &r->task_id);
             s_crash_forget(self, &r->task_id);
-            s_sweep_info_t *info = s_sweep_info(self, r->sweep_id.bytes);
             if (info && info->summed && isfinite(secs))
                 info->train_seconds += secs;
             pthread_mutex_lock(&self->lock);
