@@ -2061,9 +2061,10 @@ s_load_claim(void *arg, const ms_store_claim_t *claim)
 
 //  Task ids collected from the store (startup load, scheduling).
 typedef struct {
-    ms_store_task_t *tasks; // copies (config pointers cleared)
-    size_t n, cap;          // used, allocated
-    size_t max;             // stop after this many (0: no limit)
+    ms_store_task_t *tasks;      // copies (config pointers cleared)
+    size_t n, cap;               // used, allocated
+    size_t max;                  // stop after this many (0: no limit)
+    ms_lease_table_t *claimable; // if set: only tasks this node may claim
 } s_task_list_t;
 
 //  --------------------------------------------------------------------------
@@ -2073,6 +2074,12 @@ static int
 s_collect_task(void *arg, const ms_store_task_t *task)
 {
     s_task_list_t *list = arg;
+    // Tasks others hold live leases on are no candidates: skipping them
+    // here keeps the window of candidates full of claimable work when
+    // the first tasks of a big sweep are all claimed ahead (prefetch).
+    if (list->claimable && !ms_lease_table_can_claim(
+                               list->claimable, task->task_id, 0, false, NULL))
+        return 0;
     if (list->n == list->cap) {
         size_t cap = list->cap ? list->cap * 2 : 64;
         ms_store_task_t *grown = realloc(list->tasks, cap * sizeof *grown);
@@ -2536,7 +2543,7 @@ s_schedule_pool(ms_node_t *self)
     self->work_changed = false;
     self->last_scan_at = now;
     self->next_scan_at = now + S_RESCAN_MS;
-    s_task_list_t list = {.max = S_MAX_CANDIDATES};
+    s_task_list_t list = {.max = S_MAX_CANDIDATES, .claimable = self->leases};
     int rc = ms_store_pending_tasks(self->store, s_collect_task, &list);
     if (rc < 0) {
         free(list.tasks);
