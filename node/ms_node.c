@@ -2405,6 +2405,77 @@ s_src_merge(void *arg, const ms_gossip_block_t *block, size_t *n_new)
 }
 
 //  --------------------------------------------------------------------------
+//  Source: merge a batch of peers' blocks in one store commit, then feed
+//  the new records to the leases (one pass, after the commit).
+
+static int
+s_src_merge_blocks(void *arg, const ms_gossip_block_t *blocks, size_t n_blocks,
+                   int *rcs, size_t *n_new)
+{
+    ms_node_t *self = arg;
+    size_t n_recs = 0;
+    for (size_t b = 0; b < n_blocks; b++)
+        n_recs += blocks[b].n_records;
+    ms_store_block_t *sb = calloc(n_blocks ? n_blocks : 1, sizeof *sb);
+    ms_store_merge_result_t *res = calloc(n_blocks ? n_blocks : 1, sizeof *res);
+    uint32_t *kinds = calloc(n_recs ? n_recs : 1, sizeof *kinds);
+    const uint8_t **payloads = calloc(n_recs ? n_recs : 1, sizeof *payloads);
+    size_t *lens = calloc(n_recs ? n_recs : 1, sizeof *lens);
+    int rc = MS_ERR_NOMEM;
+    if (sb && res && kinds && payloads && lens) {
+        size_t at = 0;
+        for (size_t b = 0; b < n_blocks; b++) {
+            const ms_gossip_block_t *g = &blocks[b];
+            for (size_t i = 0; i < g->n_records; i++) {
+                kinds[at + i] = g->records[i].kind;
+                payloads[at + i] = g->records[i].payload;
+                lens[at + i] = g->records[i].payload_bytes;
+            }
+            sb[b] = (ms_store_block_t){.origin = g->origin,
+                                       .incarnation = g->incarnation,
+                                       .first_seq = g->first_seq,
+                                       .n = g->n_records,
+                                       .kinds = kinds + at,
+                                       .payloads = payloads + at,
+                                       .lens = lens + at,
+                                       .signature = g->signature,
+                                       .sig_len = g->signature_bytes};
+            at += g->n_records;
+        }
+        for (size_t b = 0; b < n_blocks; b++)
+            rcs[b] = 1; // unset: the store refused the whole call
+        rc = ms_store_merge_blocks(self->store, sb, n_blocks, rcs, res);
+        if (n_blocks > 0 && rcs[0] != 1)
+            rc = MS_OK; // each block's fate is in rcs
+    }
+    for (size_t b = 0; rc == MS_OK && b < n_blocks; b++) {
+        n_new[b] = rcs[b] == MS_OK ? res[b].n_new : 0;
+        const ms_gossip_block_t *g = &blocks[b];
+        if (n_new[b] > 0)
+            for (size_t i = 0; i < g->n_records; i++)
+                s_lease_feed(self, g->origin, g->records[i].kind,
+                             g->records[i].payload,
+                             g->records[i].payload_bytes);
+        if (rcs[b] == MS_OK && res[b].equivocation) {
+            char hex[MS_HASH_HEX_LEN + 1];
+            ms_hash_t h;
+            memcpy(h.bytes, g->origin, MS_HASH_BYTES);
+            ms_hash_hex(&h, hex);
+            s_log(self,
+                  "node %.12s equivocates: %zu conflicting record(s) kept "
+                  "as evidence",
+                  hex, res[b].n_conflict);
+        }
+    }
+    free(sb);
+    free(res);
+    free(kinds);
+    free(payloads);
+    free(lens);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
 //  Transport: a gossip message as a wire envelope to one peer.
 
 static int
@@ -3192,7 +3263,8 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
                               .vector = s_src_vector,
                               .held = s_src_held,
                               .read_blocks = s_src_read_blocks,
-                              .merge_block = s_src_merge};
+                              .merge_block = s_src_merge,
+                              .merge_blocks = s_src_merge_blocks};
     ms_gossip_transport_t tr = {.arg = self,
                                 .send = s_tr_send,
                                 .active_peers = s_tr_active,
@@ -3311,7 +3383,10 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     zmq_poll(items, n, (long) wait);
     free(items);
     free(fds);
+    //  Blocks read in one drain merge in one store commit (catch-up).
+    ms_gossip_batch_begin(self->gossip);
     ms_mesh_handle(self->mesh, ms_mesh_now());
+    ms_gossip_batch_end(self->gossip, ms_mesh_now());
     s_drain_wake(self);
     s_run_commands(self);
     ms_worker_event_t ev;
