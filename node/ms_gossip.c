@@ -162,6 +162,9 @@ struct ms_gossip {
     s_gap_t **batch;                      // blocks held for one merge
     size_t n_batch;                       // entries used (<= batch_blocks)
     size_t batch_bytes;                   // their accounted bytes
+    size_t n_batch_pulled;                // of them, answers to our pulls
+    size_t n_drain_blocks;                // blocks since batch_begin
+    int64_t batch_since;                  // when its first block came
     ms_gossip_stats_t stats;              // counters
 };
 
@@ -185,8 +188,10 @@ ms_gossip_config_default(ms_gossip_config_t *cfg)
     cfg->gap_buffer_bytes = 64u << 20;
     cfg->gap_stream_bytes = 16u << 20;
     cfg->max_push_peers = 64;
-    cfg->batch_blocks = 4096;
-    cfg->batch_bytes = 32u << 20;
+    cfg->batch_blocks = 8192;
+    cfg->batch_bytes = 64u << 20;
+    cfg->batch_hold_ms = 200;
+    cfg->pull_ahead_records = 8192;
 }
 
 //  --------------------------------------------------------------------------
@@ -695,11 +700,17 @@ s_pull_received(ms_gossip_t *self, const uint8_t *from,
         s_pull_send(self, p, p->rcv_to + 1, p->hole_to, now_ms);
         return;
     }
-    if (!p->hole_to && p->asked_to < p->target &&
-        p->rcv_to + self->cfg.range_records / 2 >= p->asked_to) {
-        uint64_t held = s_held(self, p->origin, p->incarnation);
-        if (held != UINT64_MAX)
-            s_pull_ask(self, p, p->asked_to, held, now_ms);
+    uint64_t ahead = self->cfg.pull_ahead_records > self->cfg.range_records / 2
+                         ? self->cfg.pull_ahead_records
+                         : self->cfg.range_records / 2;
+    uint64_t held = UINT64_MAX;
+    while (!p->hole_to && p->asked_to < p->target &&
+           p->rcv_to + ahead >= p->asked_to) {
+        if (held == UINT64_MAX)
+            held = s_held(self, p->origin, p->incarnation);
+        if (held == UINT64_MAX)
+            return;
+        s_pull_ask(self, p, p->asked_to, held, now_ms);
     }
 }
 
@@ -901,11 +912,13 @@ s_batch_flush(ms_gossip_t *self, int64_t now_ms)
             free(self->batch[i]);
         self->n_batch = 0;
         self->batch_bytes = 0;
+        self->n_batch_pulled = 0;
         return;
     }
     memcpy(items, self->batch, n * sizeof *items);
     self->n_batch = 0;
     self->batch_bytes = 0;
+    self->n_batch_pulled = 0;
     bool was = self->batching;
     self->batching = false;
     (void) s_merge_many(self, items, n, false, true, now_ms);
@@ -1022,13 +1035,20 @@ s_on_block(ms_gossip_t *self, const uint8_t *from, const ms_gossip_block_t *b,
     if (!s_block_ok(b))
         return MS_ERR_PROTOCOL;
     bool pushed = !s_is_pulled(self, from, b);
+    if (!self->batching && self->n_batch > 0)
+        s_batch_flush(self, now_ms); // a held batch goes first
     if (self->batching) {
         s_gap_t *g = s_copy(from, b, pushed);
         if (g) {
+            if (self->n_batch == 0)
+                self->batch_since = now_ms;
             self->batch[self->n_batch++] = g;
             self->batch_bytes += g->bytes;
-            if (!pushed)
+            self->n_drain_blocks++;
+            if (!pushed) {
+                self->n_batch_pulled++;
                 s_pull_received(self, from, b, now_ms);
+            }
             if (self->n_batch >= self->cfg.batch_blocks ||
                 self->batch_bytes >= self->cfg.batch_bytes)
                 s_batch_flush(self, now_ms);
@@ -1054,6 +1074,18 @@ ms_gossip_batch_begin(ms_gossip_t *self)
     assert(self);
     if (self->batch)
         self->batching = true;
+    self->n_drain_blocks = 0;
+}
+
+//  --------------------------------------------------------------------------
+//  True when a batch left open by ms_gossip_batch_end must merge now.
+
+static bool
+s_batch_due(ms_gossip_t *self, int64_t now_ms)
+{
+    return self->n_batch > 0 &&
+           (self->n_batch_pulled == 0 || self->n_drain_blocks == 0 ||
+            now_ms >= self->batch_since + self->cfg.batch_hold_ms);
 }
 
 //  --------------------------------------------------------------------------
@@ -1063,8 +1095,9 @@ int
 ms_gossip_batch_end(ms_gossip_t *self, int64_t now_ms)
 {
     assert(self);
-    s_batch_flush(self, now_ms);
     self->batching = false;
+    if (s_batch_due(self, now_ms))
+        s_batch_flush(self, now_ms);
     return MS_OK;
 }
 
@@ -1344,7 +1377,8 @@ int
 ms_gossip_tick(ms_gossip_t *self, int64_t now_ms)
 {
     assert(self);
-    s_batch_flush(self, now_ms);
+    if (self->batching || s_batch_due(self, now_ms))
+        s_batch_flush(self, now_ms);
     if (self->cfg.antientropy && now_ms >= self->next_round_at) {
         s_round(self, now_ms);
         self->next_round_at += self->cfg.antientropy_ms;
@@ -1387,6 +1421,8 @@ ms_gossip_next_deadline(ms_gossip_t *self)
 {
     assert(self);
     int64_t next = self->cfg.antientropy ? self->next_round_at : INT64_MAX;
+    if (self->n_batch > 0 && self->batch_since + self->cfg.batch_hold_ms < next)
+        next = self->batch_since + self->cfg.batch_hold_ms;
     for (size_t i = 0; i < self->n_pulls; i++)
         if (self->pulls[i].deadline_at < next)
             next = self->pulls[i].deadline_at;

@@ -181,23 +181,28 @@ typedef struct {
 
 //  Settings. Start from ms_gossip_config_default() and change fields.
 typedef struct {
-    bool push;                // eager push to the active view (true)
-    bool antientropy;         // periodic reconciliation (true)
-    int64_t antientropy_ms;   // one random peer per round (1000)
-    uint32_t direct_records;  // a peer lacking at most this many records
-                              // in all gets them at once (64); above,
-                              // it is sent my vector and pulls
-    uint32_t range_records;   // records asked per RANGE_REQUEST (1024);
-                              // the next is asked when half landed
-    size_t range_bytes;       // payload bytes served per request (4 MiB)
-    int64_t range_timeout_ms; // a pull with no progress is re-asked (2000)
-    uint32_t range_retries;   // then dropped after this many re-asks (3)
-    uint32_t max_pulls;       // streams pulled at once (256)
-    size_t gap_buffer_bytes;  // blocks above a gap, all streams (16 MiB)
-    size_t gap_stream_bytes;  // ... one (origin, incarnation) (4 MiB)
-    int max_push_peers;       // active-view ids asked for per push (64)
-    uint32_t batch_blocks;    // blocks held for one batched merge (4096)
-    size_t batch_bytes;       // payload bytes held for it (32 MiB)
+    bool push;                   // eager push to the active view (true)
+    bool antientropy;            // periodic reconciliation (true)
+    int64_t antientropy_ms;      // one random peer per round (1000)
+    uint32_t direct_records;     // a peer lacking at most this many records
+                                 // in all gets them at once (64); above,
+                                 // it is sent my vector and pulls
+    uint32_t range_records;      // records asked per RANGE_REQUEST (1024);
+                                 // the next is asked when half landed
+    size_t range_bytes;          // payload bytes served per request (4 MiB)
+    int64_t range_timeout_ms;    // a pull with no progress is re-asked (2000)
+    uint32_t range_retries;      // then dropped after this many re-asks (3)
+    uint32_t max_pulls;          // streams pulled at once (256)
+    size_t gap_buffer_bytes;     // blocks above a gap, all streams (16 MiB)
+    size_t gap_stream_bytes;     // ... one (origin, incarnation) (4 MiB)
+    int max_push_peers;          // active-view ids asked for per push (64)
+    uint32_t batch_blocks;       // blocks held for one batched merge (4096)
+    size_t batch_bytes;          // payload bytes held for it (32 MiB)
+    int64_t batch_hold_ms;       // a batch of pull answers is held open
+                                 // across drains at most this long (100)
+    uint32_t pull_ahead_records; // a batched pull asks windows up to this
+                                 // many records past what it received
+                                 // (8192)
 } ms_gossip_config_t;
 
 //  Counters for /metrics. Bytes are the sizes of the fixed fields plus

@@ -253,6 +253,8 @@ struct ms_node {
     ms_hash_t *resource_failed;      // tasks this node gave up for resources
     size_t n_resource_failed;        // entries in resource_failed
     int64_t grace_until;             // monotonic ms: no claim before
+    int64_t grace_limit;             // monotonic ms: catch-up stops holding it
+    bool caught_up;                  // startup grace and first catch-up over
     int64_t next_check_at;           // monotonic ms: re-check running tasks
     bool work_changed;               // records, workers, peers changed: scan
     int64_t next_scan_at;            // monotonic ms: scan the tasks again
@@ -2224,6 +2226,9 @@ s_release_all(ms_node_t *self)
 //  ==========================================================================
 //  Gossip over the store (source) and the mesh (transport)
 
+#define S_CATCH_UP_HOLD_MS 500    // grace held this long past a pull
+#define S_CATCH_UP_GRACE_MS 60000 // ... and no longer than this from start
+
 //  --------------------------------------------------------------------------
 //  Source: vector digest.
 
@@ -3276,6 +3281,7 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
     self->grace_until =
         s_mono_ms() + ms_assign_grace_ms(self->opts.beacon_interval_ms,
                                          self->opts.antientropy_ms);
+    self->grace_limit = s_mono_ms() + S_CATCH_UP_GRACE_MS;
     s_log(self, "open pool %.12s: mesh port %d, %d static peer(s)%s",
           self->pool_id_hex, ms_mesh_port(self->mesh), self->opts.n_peers,
           self->opts.no_beacon ? ", no beacon" : "");
@@ -3345,6 +3351,32 @@ s_next_deadline(ms_node_t *self, int64_t now)
 }
 
 //  --------------------------------------------------------------------------
+//  Hold the startup grace while the first catch-up runs. A node that
+//  (re)starts behind its peers learns the sweeps before their claims and
+//  results (a stream's records come in seq order), so once the grace
+//  ended it would claim tasks long done elsewhere: wasted runs, extra
+//  records to spread, and synchronous appends in the middle of the
+//  merge. The grace (DESIGN.md "Work, claims and leases": no claims
+//  blind) therefore lasts while gossip pulls streams, S_CATCH_UP_HOLD_MS
+//  past the last pull, at most S_CATCH_UP_GRACE_MS from the start (a
+//  peer that lies in its vector cannot hold it longer). Later pulls (a
+//  gap, a peer back from a partition) do not stop the node.
+
+static void
+s_hold_grace(ms_node_t *self)
+{
+    if (self->caught_up || !self->gossip)
+        return;
+    int64_t now = s_mono_ms();
+    if (ms_gossip_pull_count(self->gossip) > 0 && now < self->grace_limit) {
+        if (self->grace_until < now + S_CATCH_UP_HOLD_MS)
+            self->grace_until = now + S_CATCH_UP_HOLD_MS;
+    } else if (now >= self->grace_until) {
+        self->caught_up = true;
+    }
+}
+
+//  --------------------------------------------------------------------------
 //  One wait of the loop with the mesh: zmq_poll over the mesh's sockets,
 //  the wake pipe and the workers' sockets, then everything that is due.
 
@@ -3387,6 +3419,7 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     ms_gossip_batch_begin(self->gossip);
     ms_mesh_handle(self->mesh, ms_mesh_now());
     ms_gossip_batch_end(self->gossip, ms_mesh_now());
+    s_hold_grace(self);
     s_drain_wake(self);
     s_run_commands(self);
     ms_worker_event_t ev;
