@@ -189,20 +189,20 @@ typedef struct {
                                  // it is sent my vector and pulls
     uint32_t range_records;      // records asked per RANGE_REQUEST (1024);
                                  // the next is asked when half landed
-    size_t range_bytes;          // payload bytes served per request (4 MiB)
+    size_t range_bytes;          // payload bytes served per request (16 MiB)
     int64_t range_timeout_ms;    // a pull with no progress is re-asked (2000)
     uint32_t range_retries;      // then dropped after this many re-asks (3)
     uint32_t max_pulls;          // streams pulled at once (256)
-    size_t gap_buffer_bytes;     // blocks above a gap, all streams (16 MiB)
-    size_t gap_stream_bytes;     // ... one (origin, incarnation) (4 MiB)
+    size_t gap_buffer_bytes;     // blocks above a gap, all streams (64 MiB)
+    size_t gap_stream_bytes;     // ... one (origin, incarnation) (32 MiB)
     int max_push_peers;          // active-view ids asked for per push (64)
-    uint32_t batch_blocks;       // blocks held for one batched merge (4096)
-    size_t batch_bytes;          // payload bytes held for it (32 MiB)
+    uint32_t batch_blocks;       // blocks held for one batched merge (16384)
+    size_t batch_bytes;          // payload bytes held for it (64 MiB)
     int64_t batch_hold_ms;       // a batch of pull answers is held open
-                                 // across drains at most this long (100)
+                                 // across drains at most this long (500)
     uint32_t pull_ahead_records; // a batched pull asks windows up to this
                                  // many records past what it received
-                                 // (8192)
+                                 // (16384)
 } ms_gossip_config_t;
 
 //  Counters for /metrics. Bytes are the sizes of the fixed fields plus

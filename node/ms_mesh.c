@@ -75,7 +75,7 @@
 //  (ms_gossip.c, "Flow control"); a full queue drops what is sent, and
 //  a dropped answer costs a range timeout. Memory stays bounded by what
 //  the requesters ask (range_bytes per answer).
-#define LINK_HWM_FRAMES 20000
+#define LINK_HWM_FRAMES 50000
 #define DIAL_GRACE_BEATS 2 // higher id waits this many beats
 
 typedef struct {
