@@ -146,6 +146,19 @@ typedef struct {
     //  failures. The merge is durable when it returns.
     int (*merge_block)(void *arg, const ms_gossip_block_t *block,
                        size_t *n_new);
+
+    //  Optional (may be NULL): merge N_BLOCKS well-formed blocks in array
+    //  order as merge_block would one after the other, but in one durable
+    //  commit (group commit: one fsync for the batch). A block may fill
+    //  the gap below a later one of the same array. rcs[i] gets block i's
+    //  merge_block code and n_new[i] its new records (0 unless rcs[i] is
+    //  MS_OK). Returns MS_OK when the batch was attempted (each block's
+    //  fate in rcs, so one refused block never loses the others), or a
+    //  negative code when nothing was merged (rcs then unset). Durable
+    //  when it returns. Used between ms_gossip_batch_begin and
+    //  ms_gossip_batch_end; without it, gossip merges block by block.
+    int (*merge_blocks)(void *arg, const ms_gossip_block_t *blocks,
+                        size_t n_blocks, int *rcs, size_t *n_new);
 } ms_gossip_source_t;
 
 //  How messages leave. Every callback returns MS_OK or a negative code.
@@ -168,21 +181,28 @@ typedef struct {
 
 //  Settings. Start from ms_gossip_config_default() and change fields.
 typedef struct {
-    bool push;                // eager push to the active view (true)
-    bool antientropy;         // periodic reconciliation (true)
-    int64_t antientropy_ms;   // one random peer per round (1000)
-    uint32_t direct_records;  // a peer lacking at most this many records
-                              // in all gets them at once (64); above,
-                              // it is sent my vector and pulls
-    uint32_t range_records;   // records asked per RANGE_REQUEST (1024);
-                              // the next is asked when half landed
-    size_t range_bytes;       // payload bytes served per request (4 MiB)
-    int64_t range_timeout_ms; // a pull with no progress is re-asked (2000)
-    uint32_t range_retries;   // then dropped after this many re-asks (3)
-    uint32_t max_pulls;       // streams pulled at once (256)
-    size_t gap_buffer_bytes;  // blocks above a gap, all streams (16 MiB)
-    size_t gap_stream_bytes;  // ... one (origin, incarnation) (4 MiB)
-    int max_push_peers;       // active-view ids asked for per push (64)
+    bool push;                   // eager push to the active view (true)
+    bool antientropy;            // periodic reconciliation (true)
+    int64_t antientropy_ms;      // one random peer per round (1000)
+    uint32_t direct_records;     // a peer lacking at most this many records
+                                 // in all gets them at once (64); above,
+                                 // it is sent my vector and pulls
+    uint32_t range_records;      // records asked per RANGE_REQUEST (1024);
+                                 // the next is asked when half landed
+    size_t range_bytes;          // payload bytes served per request (16 MiB)
+    int64_t range_timeout_ms;    // a pull with no progress is re-asked (2000)
+    uint32_t range_retries;      // then dropped after this many re-asks (3)
+    uint32_t max_pulls;          // streams pulled at once (256)
+    size_t gap_buffer_bytes;     // blocks above a gap, all streams (64 MiB)
+    size_t gap_stream_bytes;     // ... one (origin, incarnation) (32 MiB)
+    int max_push_peers;          // active-view ids asked for per push (64)
+    uint32_t batch_blocks;       // blocks held for one batched merge (16384)
+    size_t batch_bytes;          // payload bytes held for it (64 MiB)
+    int64_t batch_hold_ms;       // a batch of pull answers is held open
+                                 // across drains at most this long (500)
+    uint32_t pull_ahead_records; // a batched pull asks windows up to this
+                                 // many records past what it received
+                                 // (16384)
 } ms_gossip_config_t;
 
 //  Counters for /metrics. Bytes are the sizes of the fixed fields plus
@@ -208,6 +228,8 @@ typedef struct {
     uint64_t rejected;         // malformed or inconsistent messages
     uint64_t source_errors;    // source callbacks failing (not gaps)
     uint64_t send_errors;      // transport send failures
+    uint64_t batches;          // batched merges (merge_blocks calls)
+    uint64_t max_batch_blocks; // most blocks in one batched merge
 } ms_gossip_stats_t;
 
 typedef struct ms_gossip ms_gossip_t;
@@ -250,6 +272,28 @@ int ms_gossip_push(ms_gossip_t *self, const ms_gossip_block_t *block);
 int ms_gossip_on_message(ms_gossip_t *self,
                          const uint8_t from[MS_GOSSIP_ID_BYTES],
                          const ms_gossip_msg_t *msg, int64_t now_ms);
+
+//  Batched merging (catch-up: one durable commit per batch, not per
+//  block). Between ms_gossip_batch_begin and ms_gossip_batch_end, the
+//  BLOCKs handed to ms_gossip_on_message are checked for shape at once
+//  (a malformed one is still rejected there) and copied into a batch
+//  instead of being merged one by one; ms_gossip_batch_end merges the
+//  batch with the source's merge_blocks (one commit), then does what a
+//  merge triggers, in arrival order: forwarding of pushed blocks that
+//  brought news (after the commit: push only what is durable), the gap
+//  buffer and pulls for blocks above a gap, the next pull windows. The
+//  batch is also merged when it reaches batch_blocks or batch_bytes, and
+//  before any other message is handled (a DIGEST, VECTOR or
+//  RANGE_REQUEST always sees every block that came before it), so the
+//  outcome is the one of merging each block on arrival. A no-op pair
+//  when the source has no merge_blocks. Calls do not nest; the owner
+//  opens a batch around one drain of its sockets.
+void ms_gossip_batch_begin(ms_gossip_t *self);
+
+//  Merge the blocks held since ms_gossip_batch_begin (see there) at
+//  monotonic time now_ms, and end the batch. Source failures are counted,
+//  never fatal. Returns MS_OK.
+int ms_gossip_batch_end(ms_gossip_t *self, int64_t now_ms);
 
 //  Do what is due at monotonic time now_ms: start an anti-entropy round
 //  (VECTOR_DIGEST to one random peer) every antientropy_ms, re-ask pulls

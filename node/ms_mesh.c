@@ -69,6 +69,13 @@
 #define ID_BYTES MS_MESH_ID_BYTES
 #define PEER_QUEUE_MAX 32  // frames waiting for a channel
 #define READ_BUDGET 1000   // frames read per socket per handle
+//  Frames queued per link and direction before a send fails (ZeroMQ's
+//  default is 1000). A gossip range answer is up to range_records
+//  blocks and a catch-up keeps about two windows in flight per stream
+//  (ms_gossip.c, "Flow control"); a full queue drops what is sent, and
+//  a dropped answer costs a range timeout. Memory stays bounded by what
+//  the requesters ask (range_bytes per answer).
+#define LINK_HWM_FRAMES 50000
 #define DIAL_GRACE_BEATS 2 // higher id waits this many beats
 
 typedef struct {
@@ -453,6 +460,8 @@ s_dial(ms_mesh_t *self, s_peer_t *peer, int64_t now_ms)
         return MS_ERR_NOMEM;
     zsock_set_linger(dealer, 0);
     zsock_set_sndtimeo(dealer, 0);
+    zsock_set_sndhwm(dealer, LINK_HWM_FRAMES);
+    zsock_set_rcvhwm(dealer, LINK_HWM_FRAMES);
     zsock_set_maxmsgsize(dealer, (int) MS_MAX_FRAME_BYTES + 1024);
     zmq_setsockopt(zsock_resolve(dealer), ZMQ_ROUTING_ID, self->opts.node_id,
                    ID_BYTES);
@@ -1326,6 +1335,8 @@ ms_mesh_open(ms_mesh_t **out, const ms_mesh_options_t *opts,
         goto fail;
     zsock_set_linger(self->router, 0);
     zsock_set_sndtimeo(self->router, 0);
+    zsock_set_sndhwm(self->router, LINK_HWM_FRAMES);
+    zsock_set_rcvhwm(self->router, LINK_HWM_FRAMES);
     zsock_set_router_handover(self->router, 1);
     zsock_set_router_mandatory(self->router, 1);
     zsock_set_maxmsgsize(self->router, (int) MS_MAX_FRAME_BYTES + 1024);

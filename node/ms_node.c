@@ -258,6 +258,15 @@ typedef struct {
     char log_line[160];        // the "done" log line
 } s_result_t;
 
+//  A block holding a claim that we must acknowledge to its origin once it
+//  is merged here (gossip merges a socket drain's blocks in one commit,
+//  after the drain).
+typedef struct {
+    uint8_t origin[MS_HASH_BYTES]; // the claimer
+    uint64_t incarnation;          // its incarnation
+    uint64_t last_seq;             // the block's last record
+} s_ack_due_t;
+
 //  When a sweep record was committed here (claim-to-start).
 typedef struct {
     ms_hash_t sweep_id; // the sweep
@@ -347,6 +356,8 @@ struct ms_node {
     ms_hash_t *resource_failed;       // tasks this node gave up for resources
     size_t n_resource_failed;         // entries in resource_failed
     int64_t grace_until;              // monotonic ms: no claim before
+    int64_t grace_limit;              // monotonic ms: catch-up stops holding it
+    bool caught_up;                   // startup grace and first catch-up over
     int64_t next_check_at;            // monotonic ms: re-check running tasks
     bool work_changed;                // records, workers, peers changed: scan
     int64_t next_scan_at;             // monotonic ms: scan the tasks again
@@ -383,6 +394,8 @@ struct ms_node {
     int64_t last_scan_at;             // monotonic ms of the last scan
     int64_t noop_free_us;             // monotonic us of the last noop done
     double settle_ms_ewma;            // mean time a claim settles (ms), or -1
+    s_ack_due_t *acks_due;            // claim blocks to acknowledge once held
+    size_t n_acks_due, cap_acks_due;  // used, allocated
 };
 
 //  --------------------------------------------------------------------------
@@ -973,6 +986,7 @@ ms_node_destroy(ms_node_t **self_p)
     free(self->worker_free_us);
     free(self->resource_failed);
     free(self->hb_claims);
+    free(self->acks_due);
     for (int i = 0; self->peers && i < self->opts.n_peers; i++)
         free(self->peers[i]);
     free(self->peers);
@@ -2881,6 +2895,9 @@ s_release_all(ms_node_t *self)
 //  ==========================================================================
 //  Gossip over the store (source) and the mesh (transport)
 
+#define S_CATCH_UP_HOLD_MS 500    // grace held this long past a pull
+#define S_CATCH_UP_GRACE_MS 60000 // ... and no longer than this from start
+
 //  --------------------------------------------------------------------------
 //  Source: vector digest.
 
@@ -3059,6 +3076,77 @@ s_src_merge(void *arg, const ms_gossip_block_t *block, size_t *n_new)
               hex, res.n_conflict);
     }
     return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Source: merge a batch of peers' blocks in one store commit, then feed
+//  the new records to the leases (one pass, after the commit).
+
+static int
+s_src_merge_blocks(void *arg, const ms_gossip_block_t *blocks, size_t n_blocks,
+                   int *rcs, size_t *n_new)
+{
+    ms_node_t *self = arg;
+    size_t n_recs = 0;
+    for (size_t b = 0; b < n_blocks; b++)
+        n_recs += blocks[b].n_records;
+    ms_store_block_t *sb = calloc(n_blocks ? n_blocks : 1, sizeof *sb);
+    ms_store_merge_result_t *res = calloc(n_blocks ? n_blocks : 1, sizeof *res);
+    uint32_t *kinds = calloc(n_recs ? n_recs : 1, sizeof *kinds);
+    const uint8_t **payloads = calloc(n_recs ? n_recs : 1, sizeof *payloads);
+    size_t *lens = calloc(n_recs ? n_recs : 1, sizeof *lens);
+    int rc = MS_ERR_NOMEM;
+    if (sb && res && kinds && payloads && lens) {
+        size_t at = 0;
+        for (size_t b = 0; b < n_blocks; b++) {
+            const ms_gossip_block_t *g = &blocks[b];
+            for (size_t i = 0; i < g->n_records; i++) {
+                kinds[at + i] = g->records[i].kind;
+                payloads[at + i] = g->records[i].payload;
+                lens[at + i] = g->records[i].payload_bytes;
+            }
+            sb[b] = (ms_store_block_t){.origin = g->origin,
+                                       .incarnation = g->incarnation,
+                                       .first_seq = g->first_seq,
+                                       .n = g->n_records,
+                                       .kinds = kinds + at,
+                                       .payloads = payloads + at,
+                                       .lens = lens + at,
+                                       .signature = g->signature,
+                                       .sig_len = g->signature_bytes};
+            at += g->n_records;
+        }
+        for (size_t b = 0; b < n_blocks; b++)
+            rcs[b] = 1; // unset: the store refused the whole call
+        rc = ms_store_merge_blocks(self->store, sb, n_blocks, rcs, res);
+        if (n_blocks > 0 && rcs[0] != 1)
+            rc = MS_OK; // each block's fate is in rcs
+    }
+    for (size_t b = 0; rc == MS_OK && b < n_blocks; b++) {
+        n_new[b] = rcs[b] == MS_OK ? res[b].n_new : 0;
+        const ms_gossip_block_t *g = &blocks[b];
+        if (n_new[b] > 0)
+            for (size_t i = 0; i < g->n_records; i++)
+                s_lease_feed(self, g->origin, g->records[i].kind,
+                             g->records[i].payload,
+                             g->records[i].payload_bytes);
+        if (rcs[b] == MS_OK && res[b].equivocation) {
+            char hex[MS_HASH_HEX_LEN + 1];
+            ms_hash_t h;
+            memcpy(h.bytes, g->origin, MS_HASH_BYTES);
+            ms_hash_hex(&h, hex);
+            s_log(self,
+                  "node %.12s equivocates: %zu conflicting record(s) kept "
+                  "as evidence",
+                  hex, res[b].n_conflict);
+        }
+    }
+    free(sb);
+    free(res);
+    free(kinds);
+    free(payloads);
+    free(lens);
+    return rc;
 }
 
 //  --------------------------------------------------------------------------
@@ -3241,6 +3329,60 @@ s_ack_block(ms_node_t *self, const uint8_t origin[MS_MESH_ID_BYTES],
 }
 
 //  --------------------------------------------------------------------------
+//  Remember to acknowledge a claim block of origin up to last_seq once it
+//  is merged here (s_send_acks_due after the socket drain's batch).
+
+static void
+s_ack_later(ms_node_t *self, const uint8_t origin[MS_MESH_ID_BYTES],
+            uint64_t incarnation, uint64_t last_seq)
+{
+    for (size_t i = 0; i < self->n_acks_due; i++) {
+        s_ack_due_t *d = &self->acks_due[i];
+        if (d->incarnation == incarnation &&
+            memcmp(d->origin, origin, MS_HASH_BYTES) == 0) {
+            if (last_seq > d->last_seq)
+                d->last_seq = last_seq;
+            return;
+        }
+    }
+    if (self->n_acks_due == self->cap_acks_due) {
+        size_t cap = self->cap_acks_due ? 2 * self->cap_acks_due : 8;
+        s_ack_due_t *grown = realloc(self->acks_due, cap * sizeof *grown);
+        if (!grown) { // acknowledge what is held now: the claimer's cap
+            s_ack_block(self, origin, incarnation); // covers the rest
+            return;
+        }
+        self->acks_due = grown;
+        self->cap_acks_due = cap;
+    }
+    s_ack_due_t *d = &self->acks_due[self->n_acks_due++];
+    memcpy(d->origin, origin, MS_HASH_BYTES);
+    d->incarnation = incarnation;
+    d->last_seq = last_seq;
+}
+
+//  --------------------------------------------------------------------------
+//  Send the acknowledgements whose blocks are merged now; keep the others
+//  (a batch of pull answers may hold them a little longer; a block above a
+//  gap waits for the gap).
+
+static void
+s_send_acks_due(ms_node_t *self)
+{
+    for (size_t i = 0; i < self->n_acks_due;) {
+        s_ack_due_t *d = &self->acks_due[i];
+        uint64_t held = 0;
+        if (ms_store_held(self->store, d->origin, d->incarnation, &held) ==
+                MS_OK &&
+            held >= d->last_seq) {
+            s_ack_block(self, d->origin, d->incarnation);
+            self->acks_due[i] = self->acks_due[--self->n_acks_due];
+        } else
+            i++;
+    }
+}
+
+//  --------------------------------------------------------------------------
 //  A BLOCK_ACK from a peer: it holds our log up to seq; its own log was at
 //  own_seq then. Acks of another incarnation of ours are stale: dropped.
 
@@ -3354,8 +3496,9 @@ s_on_message(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
         }
         if (sweep)
             s_note_sweeps(self, s_mono_us());
-        if (claim)
-            s_ack_block(self, env->block.origin, env->block.incarnation);
+        if (claim && env->block.n_records > 0)
+            s_ack_later(self, env->block.origin, env->block.incarnation,
+                        env->block.first_seq + env->block.n_records - 1);
     }
     free(entries);
     free(recs);
@@ -4416,7 +4559,8 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
                               .vector = s_src_vector,
                               .held = s_src_held,
                               .read_blocks = s_src_read_blocks,
-                              .merge_block = s_src_merge};
+                              .merge_block = s_src_merge,
+                              .merge_blocks = s_src_merge_blocks};
     ms_gossip_transport_t tr = {.arg = self,
                                 .send = s_tr_send,
                                 .active_peers = s_tr_active,
@@ -4447,6 +4591,7 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
     self->grace_until =
         s_mono_ms() + ms_assign_grace_ms(self->opts.beacon_interval_ms,
                                          self->opts.antientropy_ms);
+    self->grace_limit = s_mono_ms() + S_CATCH_UP_GRACE_MS;
     return MS_OK; // meshsweepd prints the pool, port and peers at start
 }
 
@@ -4518,6 +4663,32 @@ s_next_deadline(ms_node_t *self, int64_t now)
 }
 
 //  --------------------------------------------------------------------------
+//  Hold the startup grace while the first catch-up runs. A node that
+//  (re)starts behind its peers learns the sweeps before their claims and
+//  results (a stream's records come in seq order), so once the grace
+//  ended it would claim tasks long done elsewhere: wasted runs, extra
+//  records to spread, and synchronous appends in the middle of the
+//  merge. The grace (DESIGN.md "Work, claims and leases": no claims
+//  blind) therefore lasts while gossip pulls streams, S_CATCH_UP_HOLD_MS
+//  past the last pull, at most S_CATCH_UP_GRACE_MS from the start (a
+//  peer that lies in its vector cannot hold it longer). Later pulls (a
+//  gap, a peer back from a partition) do not stop the node.
+
+static void
+s_hold_grace(ms_node_t *self)
+{
+    if (self->caught_up || !self->gossip)
+        return;
+    int64_t now = s_mono_ms();
+    if (ms_gossip_pull_count(self->gossip) > 0 && now < self->grace_limit) {
+        if (self->grace_until < now + S_CATCH_UP_HOLD_MS)
+            self->grace_until = now + S_CATCH_UP_HOLD_MS;
+    } else if (now >= self->grace_until) {
+        self->caught_up = true;
+    }
+}
+
+//  --------------------------------------------------------------------------
 //  One wait of the loop with the mesh: zmq_poll over the mesh's sockets,
 //  the wake pipe and the workers' sockets, then everything that is due.
 
@@ -4556,7 +4727,13 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     zmq_poll(items, n, (long) wait);
     free(items);
     free(fds);
+    //  Blocks read in one drain merge in one store commit (catch-up).
+    ms_gossip_batch_begin(self->gossip);
     ms_mesh_handle(self->mesh, ms_mesh_now());
+    ms_gossip_batch_end(self->gossip, ms_mesh_now());
+    if (self->n_acks_due)
+        s_send_acks_due(self); // the drain's claim blocks, now merged
+    s_hold_grace(self);
     s_drain_wake(self);
     s_run_commands(self);
     ms_worker_event_t ev;

@@ -336,6 +336,23 @@ ms_recset_merge_block(ms_recset_t *self, const ms_gossip_block_t *block,
 }
 
 //  --------------------------------------------------------------------------
+//  Merge blocks in array order.
+
+int
+ms_recset_merge_blocks(ms_recset_t *self, const ms_gossip_block_t *blocks,
+                       size_t n_blocks, int *rcs, size_t *n_new)
+{
+    assert(self && (blocks || n_blocks == 0) && rcs && n_new);
+    for (size_t i = 0; i < n_blocks; i++) {
+        n_new[i] = 0;
+        rcs[i] = ms_recset_merge_block(self, &blocks[i], &n_new[i]);
+        if (rcs[i] != MS_OK)
+            n_new[i] = 0;
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
 //  Highest contiguous seq held.
 
 uint64_t
@@ -549,6 +566,16 @@ s_src_merge_block(void *arg, const ms_gossip_block_t *block, size_t *n_new)
 }
 
 //  --------------------------------------------------------------------------
+//  Source callback: merge blocks in array order.
+
+static int
+s_src_merge_blocks(void *arg, const ms_gossip_block_t *blocks, size_t n_blocks,
+                   int *rcs, size_t *n_new)
+{
+    return ms_recset_merge_blocks(arg, blocks, n_blocks, rcs, n_new);
+}
+
+//  --------------------------------------------------------------------------
 //  Callbacks over this set for ms_gossip_new.
 
 void
@@ -562,4 +589,5 @@ ms_recset_source(ms_recset_t *self, ms_gossip_source_t *out)
     out->held = s_src_held;
     out->read_blocks = s_src_read_blocks;
     out->merge_block = s_src_merge_block;
+    out->merge_blocks = s_src_merge_blocks;
 }

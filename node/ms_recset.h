@@ -53,6 +53,14 @@ int ms_recset_append(ms_recset_t *self,
 int ms_recset_merge_block(ms_recset_t *self, const ms_gossip_block_t *block,
                           size_t *n_new);
 
+//  Merge n_blocks blocks in array order, as ms_recset_merge_block one
+//  after the other (the ms_gossip_source_t merge_blocks rule: a block may
+//  fill the gap below a later one): rcs[i] gets block i's code, n_new[i]
+//  its new records (0 unless rcs[i] is MS_OK). Returns MS_OK (each
+//  block's fate is in rcs; a refused block does not stop the others).
+int ms_recset_merge_blocks(ms_recset_t *self, const ms_gossip_block_t *blocks,
+                           size_t n_blocks, int *rcs, size_t *n_new);
+
 //  Highest contiguous seq held for (origin, incarnation); 0 if unknown.
 uint64_t ms_recset_held(ms_recset_t *self,
                         const uint8_t origin[MS_GOSSIP_ID_BYTES],

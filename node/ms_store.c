@@ -159,7 +159,8 @@ typedef struct s_op {
     size_t count;                       // reset claims: tasks reset
     ms_store_task_t *task;              // claim next: the claimed task (owned)
     bool done;                          // set by the writer when rc is final
-    int64_t created_at_ms;              // put sweep: 0 = now
+    bool chained;          // the next op is of the same call: same commit
+    int64_t created_at_ms; // put sweep: 0 = now
     // Record log (append, merge).
     uint64_t incarnation;          // merge: the block's incarnation
     uint64_t first_seq;            // merge: the block's first seq
@@ -1149,7 +1150,9 @@ s_writer_main(void *arg)
             break;
         s_op_t *batch = self->q_head, *last = batch;
         size_t n = 1;
-        while (last->next && n < self->max_batch) {
+        //  One call's ops (ms_store_merge_blocks) share one commit even
+        //  past max_batch: a catch-up's batch is one fsync, not several.
+        while (last->next && (n < self->max_batch || last->chained)) {
             last = last->next;
             n++;
         }
@@ -4080,6 +4083,7 @@ s_submit_many(ms_store_t *self, s_op_t *ops, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         ops[i].next = i + 1 < n ? &ops[i + 1] : NULL;
+        ops[i].chained = i + 1 < n;
         ops[i].done = false;
         ops[i].rc = MS_OK;
     }

@@ -509,12 +509,19 @@ typedef struct {
     size_t sig_len;                 // bytes in signature
 } ms_store_block_t;
 
-//  Merge N_BLOCKS blocks as ms_store_merge_block does, queued together so
-//  they share group commits (catch-up: one fsync per batch, not per
-//  block). Applied in array order, so a block may fill the gap below the
-//  next one. rcs (may be NULL) gets each block's status, outs (may be
-//  NULL) each outcome. Returns MS_OK when every block merged, else the
-//  first block's error (the other blocks are still merged).
+//  Merge N_BLOCKS blocks as ms_store_merge_block does, in ONE write
+//  transaction and one durable commit (catch-up: one fsync per batch, not
+//  per block; the blocks of one call are never split across commits,
+//  whatever max_batch says). Applied in array order, so a block may fill
+//  the gap below the next one. A refused block (malformed, above a gap,
+//  conflicting) writes nothing and the others go on; a block that fails
+//  the transaction (I/O) makes the writer redo the blocks one per
+//  transaction, so the good ones still land. rcs (may be NULL) gets each
+//  block's status, outs (may be NULL) each outcome. The call returns once
+//  the commit is durable. Returns MS_OK when every block merged, else the
+//  first block's error (the other blocks are still merged). When rcs is
+//  left untouched (the call refused as a whole: NOMEM, read-only, a write
+//  inside a read callback), nothing was merged.
 //  Errors: as ms_store_merge_block; MS_ERR_NOMEM.
 int ms_store_merge_blocks(ms_store_t *self, const ms_store_block_t *blocks,
                           size_t n_blocks, int *rcs,

@@ -1074,6 +1074,133 @@ test_equivocation_by_push_is_flagged(void **state)
     t_net_destroy(net);
 }
 
+//  --------------------------------------------------------------------------
+//  Deliver in FIFO order (per link, as one TCP connection does), each
+//  node's messages of one pass inside one batch (as the daemon does per
+//  socket drain), until nothing is left and no batch is held.
+
+static void
+t_deliver_batched(t_net_t *net)
+{
+    for (int pass = 0;; pass++) {
+        assert_true(pass < 100000);
+        size_t n = net->n_q;
+        t_packet_t *q = net->q;
+        net->q = NULL;
+        net->n_q = net->cap_q = 0;
+        for (int d = 0; d < net->n; d++) {
+            t_node_t *to = &net->nodes[d];
+            if (!to->up)
+                continue;
+            ms_gossip_batch_begin(to->g);
+            for (size_t k = 0; k < n; k++)
+                if (q[k].to == d)
+                    assert_int_equal(
+                        ms_gossip_on_message(to->g, net->nodes[q[k].from].id,
+                                             &q[k].msg, net->now_ms),
+                        MS_OK);
+            assert_int_equal(ms_gossip_batch_end(to->g, net->now_ms), MS_OK);
+        }
+        for (size_t k = 0; k < n; k++)
+            free(q[k].mem);
+        free(q);
+        if (n == 0 && net->n_q == 0)
+            return; // an empty pass merged what was held: done
+    }
+}
+
+//  A catch-up through batches: 10,000 records pulled in windows, merged
+//  a drain at a time (many blocks per merge_blocks call), no window lost
+//  or asked twice.
+
+static void
+test_batched_catch_up(void **state)
+{
+    (void) state;
+    ms_gossip_config_t c = t_cfg(false, true);
+    c.range_records = 500;
+    t_net_t *net = t_net_new(2, &c, 7, 0.0);
+    t_write(net, 0, 200, 50, false); // 10,000 records in 200 blocks
+    int r = 0;
+    for (; r < 20 && !(t_converged(net) && net->n_q == 0); r++) {
+        net->now_ms += T_ROUND_MS;
+        for (int i = 0; i < net->n; i++)
+            assert_int_equal(ms_gossip_tick(net->nodes[i].g, net->now_ms),
+                             MS_OK);
+        t_deliver_batched(net);
+    }
+    assert_true(t_converged(net));
+    assert_int_equal(ms_recset_size(net->nodes[1].rs), 10000);
+    ms_gossip_stats_t st;
+    ms_gossip_stats(net->nodes[1].g, &st);
+    assert_int_equal(st.records_new, 10000);
+    assert_int_equal(st.blocks_merged, 200);
+    assert_true(st.batches >= 1 && st.batches < 200); // merged in batches
+    assert_true(st.max_batch_blocks > 1);
+    assert_int_equal(st.pulls_timed_out, 0);
+    assert_int_equal(st.rejected, 0);
+    assert_int_equal(st.gaps_dropped, 0);
+    assert_int_equal(st.range_requests, 20); // each window asked once
+    assert_int_equal(ms_gossip_pull_count(net->nodes[1].g), 0);
+    t_net_destroy(net);
+}
+
+//  In one batch: a block above a gap is held back (gap buffer), a
+//  malformed block is rejected at once, the good block merges; the next
+//  batch fills the gap and the held block merges after it.
+
+static void
+test_batched_gap_and_malformed(void **state)
+{
+    (void) state;
+    ms_gossip_config_t c = t_cfg(false, false);
+    t_net_t *net = t_net_new(2, &c, 8, 0.0);
+    t_write(net, 0, 3, 2, false); // seqs 1-2, 3-4, 5-6
+    t_node_t *n0 = &net->nodes[0], *n1 = &net->nodes[1];
+    ms_gossip_batch_begin(n1->g);
+    t_hand_block(net, 0, 1, 5, 2); // above the gap
+    ms_gossip_msg_t bad;
+    memset(&bad, 0, sizeof bad);
+    bad.kind = MS_GOSSIP_MSG_BLOCK;
+    memcpy(bad.u.block.origin, n0->id, ID);
+    bad.u.block.incarnation = n0->incarnation;
+    bad.u.block.first_seq = 3;
+    ms_gossip_record_t recs[2];
+    recs[0] = *ms_recset_record(n0->rs, n0->id, n0->incarnation, 3);
+    recs[1] = *ms_recset_record(n0->rs, n0->id, n0->incarnation, 4);
+    recs[1].seq = 9; // not contiguous: malformed
+    bad.u.block.records = recs;
+    bad.u.block.n_records = 2;
+    assert_int_equal(ms_gossip_on_message(n1->g, n0->id, &bad, net->now_ms),
+                     MS_ERR_PROTOCOL);
+    t_hand_block(net, 0, 1, 1, 2);               // fits
+    assert_int_equal(ms_recset_size(n1->rs), 0); // held in the batch
+    assert_int_equal(ms_gossip_batch_end(n1->g, net->now_ms), MS_OK);
+    assert_int_equal(ms_recset_held(n1->rs, n0->id, n0->incarnation), 2);
+    ms_gossip_stats_t st;
+    ms_gossip_stats(n1->g, &st);
+    assert_int_equal(st.rejected, 1);
+    assert_int_equal(st.gaps_buffered, 1);
+    assert_int_equal(st.batches, 1);
+    assert_int_equal(st.max_batch_blocks, 2);
+    assert_true(st.gap_buffer_bytes > 0);
+    ms_gossip_batch_begin(n1->g);
+    t_hand_block(net, 0, 1, 3, 2); // the gap: it answers the pull of it
+    assert_int_equal(ms_gossip_batch_end(n1->g, net->now_ms), MS_OK);
+    //  A batch of pull answers stays open while drains bring blocks...
+    assert_int_equal(ms_recset_held(n1->rs, n0->id, n0->incarnation), 2);
+    assert_true(ms_gossip_next_deadline(n1->g) <=
+                net->now_ms + c.batch_hold_ms);
+    //  ... and merges at the first drain that brings none.
+    ms_gossip_batch_begin(n1->g);
+    assert_int_equal(ms_gossip_batch_end(n1->g, net->now_ms), MS_OK);
+    assert_int_equal(ms_recset_held(n1->rs, n0->id, n0->incarnation), 6);
+    ms_gossip_stats(n1->g, &st);
+    assert_int_equal(st.records_new, 6);
+    assert_int_equal(st.gap_buffer_bytes, 0);
+    t_net_destroy(net);
+}
+
 int
 main(void)
 {
@@ -1096,6 +1223,8 @@ main(void)
         cmocka_unit_test(test_unsolicited_vector_in_any_order_only_pulls),
         cmocka_unit_test(test_pull_windows_pipelined_and_retried),
         cmocka_unit_test(test_equivocation_by_push_is_flagged),
+        cmocka_unit_test(test_batched_catch_up),
+        cmocka_unit_test(test_batched_gap_and_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,9 +15,11 @@
 #include "ms_store_payload.h"
 
 #include "ms_hash.h"
+#include "ms_rng.h"
 #include "ms_spec.h"
 
 #include <dirent.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -764,6 +766,235 @@ test_merge_blocks_batch(void **state)
     for (int i = 0; i < 4; i++)
         free(r[i].bytes);
     ms_store_destroy(&store);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_store_merge_blocks over several origins and more blocks than the
+//  writer's max_batch: ONE commit for the call; a block above a gap is
+//  refused (nothing stored) while the blocks around it land, and merges
+//  in a later call once its gap is filled; a malformed block is refused
+//  without losing the good ones.
+
+static void
+test_merge_blocks_one_commit(void **state)
+{
+    fixture_t *fx = *state;
+    ms_store_t *store = s_open(fx, "mb1");
+    enum { N_ORIGINS = 3, N_PER = 500 }; // 1,500 blocks > max_batch 1024
+    uint8_t origins[N_ORIGINS][ID];
+    rec_t *r = calloc(N_ORIGINS * N_PER, sizeof *r);
+    uint32_t *kinds = calloc(N_ORIGINS * N_PER, sizeof *kinds);
+    const uint8_t **pls = calloc(N_ORIGINS * N_PER, sizeof *pls);
+    size_t *lens = calloc(N_ORIGINS * N_PER, sizeof *lens);
+    ms_store_block_t *b = calloc(N_ORIGINS * N_PER + 1, sizeof *b);
+    int *rcs = calloc(N_ORIGINS * N_PER + 1, sizeof *rcs);
+    ms_store_merge_result_t *outs = calloc(N_ORIGINS * N_PER + 1, sizeof *outs);
+    assert_non_null(r && kinds && pls && lens && b && rcs && outs);
+    size_t n = 0;
+    //  Interleaved origins, one record per block; origin 1's seq 250 is
+    //  held back (the gap), so its seqs 251.. are refused.
+    for (uint32_t seq = 1; seq <= N_PER; seq++)
+        for (int o = 0; o < N_ORIGINS; o++) {
+            s_id(origins[o], (uint8_t) (0xC0 + o), 0);
+            size_t i = (size_t) o * N_PER + (seq - 1);
+            s_rec_result(&r[i], (uint8_t) (0x40 + o), seq, MS_RESULT_STATUS_OK,
+                         0.5);
+            kinds[i] = r[i].kind;
+            pls[i] = r[i].bytes;
+            lens[i] = r[i].len;
+            if (o == 1 && seq == 250)
+                continue;
+            b[n++] = (ms_store_block_t){
+                origins[o], 9, seq, 1, kinds + i, pls + i, lens + i, NULL, 0};
+        }
+    //  A malformed block in the middle (seq 0).
+    size_t bad = n / 2;
+    memmove(&b[bad + 1], &b[bad], (n - bad) * sizeof *b);
+    b[bad] = (ms_store_block_t){origins[2], 9, 0, 1, kinds, pls, lens, NULL, 0};
+    n++;
+    ms_store_stats_t st0, st1;
+    ms_store_stats(store, &st0);
+    assert_int_equal(ms_store_merge_blocks(store, b, n, rcs, outs),
+                     MS_ERR_INVALID); // the first error in array order
+    ms_store_stats(store, &st1);
+    assert_int_equal(st1.n_commits - st0.n_commits, 1); // one commit
+    size_t n_ok = 0, n_range = 0, n_invalid = 0;
+    for (size_t i = 0; i < n; i++) {
+        n_ok += rcs[i] == MS_OK;
+        n_range += rcs[i] == MS_ERR_RANGE;
+        n_invalid += rcs[i] == MS_ERR_INVALID;
+        if (rcs[i] == MS_OK)
+            assert_int_equal(outs[i].n_new, 1);
+    }
+    assert_int_equal(n_invalid, 1);
+    assert_int_equal(n_range, N_PER - 250); // origin 1: 251 .. 500
+    assert_int_equal(n_ok, 2 * N_PER + 249);
+    uint64_t held;
+    for (int o = 0; o < N_ORIGINS; o++) {
+        assert_int_equal(ms_store_held(store, origins[o], 9, &held), MS_OK);
+        assert_int_equal(held, o == 1 ? 249 : N_PER);
+    }
+    //  The gap and what waited above it, in one later call: all land.
+    ms_store_block_t rest[N_PER];
+    size_t n_rest = 0;
+    for (uint32_t seq = 250; seq <= N_PER; seq++) {
+        size_t i = (size_t) N_PER + (seq - 1);
+        rest[n_rest++] = (ms_store_block_t){
+            origins[1], 9, seq, 1, kinds + i, pls + i, lens + i, NULL, 0};
+    }
+    assert_int_equal(ms_store_merge_blocks(store, rest, n_rest, rcs, outs),
+                     MS_OK);
+    assert_int_equal(ms_store_held(store, origins[1], 9, &held), MS_OK);
+    assert_int_equal(held, N_PER);
+    uint64_t n_results;
+    assert_int_equal(ms_store_results_count(store, &n_results), MS_OK);
+    assert_int_equal(n_results, N_ORIGINS * N_PER); // one row each
+    //  Merging everything again: duplicates, nothing new.
+    assert_int_equal(ms_store_merge_blocks(store, rest, n_rest, rcs, outs),
+                     MS_OK);
+    for (size_t i = 0; i < n_rest; i++) {
+        assert_int_equal(outs[i].n_new, 0);
+        assert_int_equal(outs[i].n_duplicate, 1);
+    }
+    for (size_t i = 0; i < (size_t) N_ORIGINS * N_PER; i++)
+        free(r[i].bytes);
+    free(r);
+    free(kinds);
+    free(pls);
+    free(lens);
+    free(b);
+    free(rcs);
+    free(outs);
+    ms_store_destroy(&store);
+}
+
+//  --------------------------------------------------------------------------
+//  Result rows: the store's verdict (a JSON object? which status?) is
+//  jansson's, whether its fast scanner or jansson itself answers:
+//  hand-made edge cases and 20,000 random mutations of a real row.
+
+static int
+s_jansson_status(const char *row, uint32_t *status)
+{
+    json_error_t err;
+    json_t *j = json_loadb(row, strlen(row), 0, &err);
+    if (!json_is_object(j)) {
+        json_decref(j);
+        return MS_ERR_INVALID;
+    }
+    const char *st = json_string_value(json_object_get(j, "status"));
+    *status = st && !strcmp(st, "ok")         ? MS_RESULT_STATUS_OK
+              : st && !strcmp(st, "diverged") ? MS_RESULT_STATUS_DIVERGED
+                                              : MS_RESULT_STATUS_FAILED;
+    json_decref(j);
+    return MS_OK;
+}
+
+static void
+s_check_row(const char *row)
+{
+    ms_store_payload_t p = {.kind = MS_RECORD_RESULT};
+    memset(p.u.result.task_id, 7, ID);
+    p.u.result.epoch = 1;
+    p.u.result.row_json = row;
+    p.u.result.row_len = strlen(row);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(ms_store_payload_encode(&p, &buf, &len), MS_OK);
+    ms_store_payload_t *d = NULL;
+    int rc = ms_store_payload_decode(MS_RECORD_RESULT, buf, len, &d);
+    free(buf);
+    uint32_t want = 0;
+    int want_rc = s_jansson_status(row, &want);
+    if (rc == MS_OK) {
+        assert_int_equal(want_rc, MS_OK);
+        assert_int_equal(d->u.result.status, want);
+    } else {
+        assert_int_equal(rc, MS_ERR_INVALID);
+        assert_int_equal(want_rc, MS_ERR_INVALID);
+    }
+    ms_store_payload_destroy(&d);
+}
+
+static void
+test_result_row_status_like_jansson(void **state)
+{
+    (void) state;
+    static const char *rows[] = {
+        "{\"status\":\"ok\"}",
+        " {\"status\" : \"diverged\" } ",
+        "{\"status\":\"failed\",\"a\":[1,2.5,-3e+2,true,false,null,{}]}",
+        "{}",
+        "{\"a\":1}",
+        "{\"status\":1}",
+        "{\"status\":\"ok\",\"status\":\"diverged\"}",
+        "{\"stat\\u0075s\":\"ok\"}",
+        "{\"status\":\"o\\u006b\"}",
+        "{\"status\":\"ok\\n\"}",
+        "{\"status\":\"ok\"} x",
+        "{\"status\":\"ok\",}",
+        "[\"status\",\"ok\"]",
+        "\"ok\"",
+        "{\"a\":01}",
+        "{\"a\":1.}",
+        "{\"a\":.5}",
+        "{\"a\":-}",
+        "{\"a\":1e}",
+        "{\"a\":123456789012345678}",
+        "{\"a\":1234567890123456789}",
+        "{\"a\":99999999999999999999999}",
+        "{\"a\":1e308}",
+        "{\"a\":1e309}",
+        "{\"a\":1e-400}",
+        "{\"a\":\"\\ud800\"}",
+        "{\"a\":\"\\u0000\"}",
+        "{\"a\":\"caf\xc3\xa9\"}",
+        "{\"a\":\"tab\there\"}",
+        "{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+        "[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+        "]]]]]]]]]]]]}",
+        "{\"a\":tru}",
+        "{\"a\":nul}",
+        "{\"a\" 1}",
+        "{\"a\":1 \"b\":2}",
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        s_check_row(rows[i]);
+    static const char base[] =
+        "{\"config\":{\"activation\":\"relu\",\"batch_size\":200,\"beta1\":"
+        "0.9,\"eps\":1e-08,\"layers\":[64,32],\"name\":\"x\\\"y\"},\"status\":"
+        "\"ok\",\"test_accuracy\":0.8125,\"loss\":-1.5E+2,\"ok\":true,"
+        "\"n\":null}";
+    static const char alphabet[] = "{}[]:,\"\\ .-+eE0123456789tfnulsrau/";
+    ms_rng_t rng;
+    ms_rng_seed(&rng, 42, 1);
+    char row[sizeof base + 8];
+    for (int k = 0; k < 20000; k++) {
+        size_t n = sizeof base - 1;
+        memcpy(row, base, n + 1);
+        int edits = 1 + (int) ms_rng_below(&rng, 3);
+        for (int e = 0; e < edits; e++) {
+            size_t at = (size_t) ms_rng_below(&rng, n);
+            char c = alphabet[ms_rng_below(&rng, sizeof alphabet - 1)];
+            switch (ms_rng_below(&rng, 3)) {
+            case 0: // replace
+                row[at] = c;
+                break;
+            case 1: // delete
+                memmove(row + at, row + at + 1, n - at);
+                n--;
+                break;
+            default: // insert
+                if (n + 1 < sizeof row) {
+                    memmove(row + at + 1, row + at, n - at + 1);
+                    row[at] = c;
+                    n++;
+                }
+            }
+        }
+        if (n > 0)
+            s_check_row(row);
+    }
 }
 
 //  --------------------------------------------------------------------------
@@ -2002,6 +2233,9 @@ main(void)
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_merge_blocks_batch, s_setup,
                                         s_teardown),
+        cmocka_unit_test_setup_teardown(test_merge_blocks_one_commit, s_setup,
+                                        s_teardown),
+        cmocka_unit_test(test_result_row_status_like_jansson),
         cmocka_unit_test_setup_teardown(test_equivocation, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_equivocator_uncounted, s_setup,
                                         s_teardown),
