@@ -2599,9 +2599,18 @@ s_schedule_pool(ms_node_t *self)
             s_sweep_info_t *info = s_sweep_info(self, c->sweep_id);
             if (!info)
                 break;
-            if ((int) n_claims >= free_workers &&
-                (int) n_claims + settling - idle >= s_prefetch(self, info))
-                continue; // no worker free for it, and not short enough
+            if ((int) n_claims >= free_workers) {
+                // Beyond the idle workers: only short tasks, and only
+                // tasks this node owns (stealing is for idle workers, so
+                // a fast node never claims ahead what others would run).
+                if ((int) n_claims + settling - idle >= s_prefetch(self, info))
+                    continue;
+                if (ms_assign_rank(
+                        c->task_id,
+                        (const uint8_t(*)[MS_ASSIGN_ID_BYTES]) members,
+                        n_members, s_node_pk(self)) != 0)
+                    continue;
+            }
             if (!info->dataset) {
                 if (!self->mesh) {
                     // Alone, nobody else can run it: fail it as before.
