@@ -4,9 +4,10 @@
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
-    The first input byte picks the codec (modulo 7: 0 sweep, 1
-    sweep-control, 2 dataset, 3 claim, 4 release, 5 result, 6 failure);
-    the rest is the payload. Every input must decode or be refused with
+    The first input byte picks the codec (modulo 10: 0 sweep, 1
+    sweep-control, 2 dataset, 3 claim, 4 release, 5 result, 6 failure,
+    7 sweep over 64 KiB, 8 result over 64 KiB, 9 fragment); the rest is
+    the payload. Every input must decode or be refused with
     MS_ERR_PROTOCOL, never crash; a decoded payload must encode again
     (the decoder only hands out structs the encoder accepts) and that
     encoding must decode again.
@@ -53,7 +54,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n = size - 1;
     uint8_t *buf = NULL;
     size_t nb = 0;
-    switch (data[0] % 7) {
+    switch (data[0] % 10) {
     case 0: {
         ms_wire_sweep_t *x = NULL, *y = NULL;
         if (s_decoded(ms_wire_decode_sweep(p, n, &x))) {
@@ -117,6 +118,40 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         ms_wire_result_destroy(&x);
         ms_wire_result_destroy(&y);
+        break;
+    }
+    case 7: {
+        ms_wire_sweep_t *x = NULL, *y = NULL;
+        if (s_decoded(ms_wire_decode_sweep_big(p, n, &x))) {
+            s_must_encode(ms_wire_encode_sweep_big(x, &buf, &nb), buf);
+            if (ms_wire_decode_sweep_big(buf, nb, &y) != MS_OK)
+                abort();
+        }
+        ms_wire_sweep_destroy(&x);
+        ms_wire_sweep_destroy(&y);
+        break;
+    }
+    case 8: {
+        ms_wire_result_t *x = NULL, *y = NULL;
+        if (s_decoded(ms_wire_decode_result_big(p, n, &x))) {
+            s_must_encode(ms_wire_encode_result_big(x, &buf, &nb), buf);
+            if (ms_wire_decode_result_big(buf, nb, &y) != MS_OK)
+                abort();
+        }
+        ms_wire_result_destroy(&x);
+        ms_wire_result_destroy(&y);
+        break;
+    }
+    case 9: {
+        ms_wire_fragment_t *x = NULL, *y = NULL;
+        if (s_decoded(ms_wire_decode_fragment(p, n, &x))) {
+            s_must_encode(ms_wire_encode_fragment(x, &buf, &nb), buf);
+            if (ms_wire_decode_fragment(buf, nb, &y) != MS_OK ||
+                y->offset != x->offset || y->data_len != x->data_len)
+                abort();
+        }
+        ms_wire_fragment_destroy(&x);
+        ms_wire_fragment_destroy(&y);
         break;
     }
     default: {
