@@ -2309,6 +2309,8 @@ s_start_leased(ms_node_t *self, const ms_hash_t *tid, uint32_t slot,
         // Claim-to-start: its start is now; "idle since" is the end of
         // the previous noop done here (as a worker's idle time).
         int64_t now_us = s_mono_us();
+        s_log(self, "task %.12s started in the node (noop; slot %u, epoch %u)",
+              thex, slot, epoch);
         s_claim_to_start(self, &sid, self->noop_free_us, thex, now_us);
         json_t *body = ms_worker_noop_result();
         self->noop_free_us = s_mono_us();

@@ -8,7 +8,7 @@ and end); every line of their stderr is time-stamped here on arrival
 (time.monotonic(), one reader thread per node).
 
   start   from the POST of a one-task noop sweep to node 1 until a node
-          logs "task ... started on worker" (the sweep record's commit,
+          logs "task ... started on worker" or, for noop, "started in the node" (the sweep record's commit,
           its gossip, the claim, the settle window and the hand-over to the
           worker): the API-side upper bound of claim-to-start, kept for
           comparison with earlier runs;
@@ -50,7 +50,7 @@ import urllib.error
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-START_RE = re.compile(r"task ([0-9a-f]{12}) started on worker")
+START_RE = re.compile(r"task ([0-9a-f]{12}) started (?:on worker|in the node)")
 DONE_RE = re.compile(r"task ([0-9a-f]{12}) done")
 C2S_RE = re.compile(r"task ([0-9a-f]{12}) claim-to-start ([0-9.]+) ms")
 
@@ -275,7 +275,7 @@ def main():
             node_c2s.append(c2s)
             starts.append((t_start - t_post) * 1000)
             spreads.append((max(seen.values()) - t_done) * 1000)
-        print("start latency (POST -> 'started on worker'), %d samples: median %.1f ms, p99 %.1f ms"
+        print("start latency (POST -> 'started'), %d samples: median %.1f ms, p99 %.1f ms"
               % (len(starts), statistics.median(starts), pct(starts, 0.99)))
         print("claim-to-start, node side (sweep record's commit on the executing node -> "
               "worker's start), %d samples: median %.2f ms, p99 %.2f ms"
