@@ -395,6 +395,7 @@ struct ms_node {
     int64_t noop_free_us;             // monotonic us of the last noop done
     double settle_ms_ewma;            // mean time a claim settles (ms), or -1
     s_ack_due_t *acks_due;            // claim blocks to acknowledge once held
+    bool sweeps_due;                  // sweep records came: note their commit
     size_t n_acks_due, cap_acks_due;  // used, allocated
 };
 
@@ -3506,7 +3507,7 @@ s_on_message(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
                 sweep || kind == MS_RECORD_SWEEP || kind == MS_RECORD_FRAGMENT;
         }
         if (sweep)
-            s_note_sweeps(self, s_mono_us());
+            self->sweeps_due = true; // noted once merged (after the drain)
         if (claim && env->block.n_records > 0)
             s_ack_later(self, env->block.origin, env->block.incarnation,
                         env->block.first_seq + env->block.n_records - 1);
@@ -4744,6 +4745,12 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     ms_gossip_batch_end(self->gossip, ms_mesh_now());
     if (self->n_acks_due)
         s_send_acks_due(self); // the drain's claim blocks, now merged
+    if (self->sweeps_due) {
+        // Commit times of the sweeps the drain merged (claim-to-start); a
+        // batch of pull answers may hold blocks a little longer.
+        s_note_sweeps(self, s_mono_us());
+        self->sweeps_due = ms_gossip_pull_count(self->gossip) > 0;
+    }
     s_hold_grace(self);
     s_drain_wake(self);
     s_run_commands(self);
