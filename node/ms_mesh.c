@@ -67,8 +67,8 @@
 #include <string.h>
 
 #define ID_BYTES MS_MESH_ID_BYTES
-#define PEER_QUEUE_MAX 32  // frames waiting for a channel
-#define READ_BUDGET 1000   // frames read per socket per handle
+#define PEER_QUEUE_MAX 32 // frames waiting for a channel
+#define READ_BUDGET 1000  // frames read per socket per handle
 //  Frames queued per link and direction before a send fails (ZeroMQ's
 //  default is 1000). A gossip range answer is up to range_records
 //  blocks and a catch-up keeps about two windows in flight per stream

@@ -2080,6 +2080,8 @@ typedef struct {
     size_t n, cap;               // used, allocated
     size_t max;                  // stop after this many (0: no limit)
     ms_lease_table_t *claimable; // if set: only tasks this node may claim
+    ms_hash_t skipped[8];        // sweeps of tasks left out (first 8)
+    size_t n_skipped;            // entries in skipped
 } s_task_list_t;
 
 //  --------------------------------------------------------------------------
@@ -2092,9 +2094,19 @@ s_collect_task(void *arg, const ms_store_task_t *task)
     // Tasks others hold live leases on are no candidates: skipping them
     // here keeps the window of candidates full of claimable work when
     // the first tasks of a big sweep are all claimed ahead (prefetch).
-    if (list->claimable && !ms_lease_table_can_claim(
-                               list->claimable, task->task_id, 0, false, NULL))
+    if (list->claimable &&
+        !ms_lease_table_can_claim(list->claimable, task->task_id, 0, false,
+                                  NULL)) {
+        // Remember its sweep: the node still gets the sweep's dataset
+        // ready (a task of it may come back to us).
+        if (list->n_skipped < 8 &&
+            (list->n_skipped == 0 ||
+             memcmp(list->skipped[list->n_skipped - 1].bytes, task->sweep_id,
+                    MS_HASH_BYTES) != 0))
+            memcpy(list->skipped[list->n_skipped++].bytes, task->sweep_id,
+                   MS_HASH_BYTES);
         return 0;
+    }
     if (list->n == list->cap) {
         size_t cap = list->cap ? list->cap * 2 : 64;
         ms_store_task_t *grown = realloc(list->tasks, cap * sizeof *grown);
@@ -2566,6 +2578,15 @@ s_schedule_pool(ms_node_t *self)
         free(list.tasks);
         s_log(self, "cannot list tasks: %s", ms_strerror(rc));
         return rc == MS_ERR_NOMEM ? MS_OK : rc;
+    }
+    for (size_t k = 0; k < list.n_skipped; k++) {
+        // Sweeps whose tasks others hold now: fetch their dataset anyway,
+        // so this node is ready when a lease lapses or a task is left.
+        s_sweep_info_t *info = s_sweep_info(self, list.skipped[k].bytes);
+        if (info && !info->dataset && self->mesh && !info->fetch_asked) {
+            info->fetch_asked = true;
+            s_dataset_missing(self, &list.skipped[k]);
+        }
     }
     ms_assign_task_t *cands = calloc(list.n ? list.n : 1, sizeof *cands);
     size_t *order = calloc(list.n ? list.n : 1, sizeof *order);
