@@ -46,7 +46,7 @@
     "  --data-dir DIR      identity/ and store/ live here (created 0700)\n"    \
     "  --api ADDR:PORT     HTTP API address (default 127.0.0.1:5872;\n"        \
     "                      port 0 picks a free one)\n"                         \
-    "  --workers N         worker processes (default: one per core)\n"         \
+    "  --workers N         worker processes (0 or default: one per core)\n"    \
     "  --backend NAME      auto, cpu or cuda (default auto)\n"                 \
     "  --blas-threads N    BLAS threads per worker (default 1)\n"              \
     "  --retry-cap N       local retries of a crashing task (default 2)\n"     \

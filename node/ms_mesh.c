@@ -652,7 +652,15 @@ s_refuse(ms_mesh_t *self, s_peer_t *peer, const ms_wire_hello_t *h,
         return;
     char hex[2 * ID_BYTES + 1];
     s_hex(h->node_id, hex);
-    s_log(self, "refused HELLO from %.12s: %s", hex, why);
+    if (peer && peer->is_static)
+        // A --peer the user gave that answers as someone else (a wrong
+        // NODE_ID, this node itself, another pool): say so, once.
+        fprintf(stderr,
+                "meshsweepd: warning: static peer %s refused: its HELLO "
+                "says node %.12s: %s\n",
+                peer->endpoint, hex, why);
+    else
+        s_log(self, "refused HELLO from %.12s: %s", hex, why);
 }
 
 //  --------------------------------------------------------------------------
