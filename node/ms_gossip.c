@@ -212,16 +212,16 @@ ms_gossip_config_default(ms_gossip_config_t *cfg)
     cfg->direct_records = 64;
     cfg->range_records = 1024;
     cfg->range_bytes = 16u << 20;
-    cfg->range_timeout_ms = 2000;
+    cfg->range_timeout_ms = 750;
     cfg->range_retries = 3;
     cfg->max_pulls = 256;
-    cfg->gap_buffer_bytes = 64u << 20;
-    cfg->gap_stream_bytes = 32u << 20;
+    cfg->gap_buffer_bytes = 128u << 20;
+    cfg->gap_stream_bytes = 64u << 20;
     cfg->max_push_peers = 64;
     cfg->batch_blocks = 16384;
     cfg->batch_bytes = 64u << 20;
     cfg->batch_hold_ms = 500;
-    cfg->pull_ahead_records = 16384;
+    cfg->pull_ahead_records = 8192;
 }
 
 //  --------------------------------------------------------------------------
@@ -946,6 +946,11 @@ s_batch_flush(ms_gossip_t *self, int64_t now_ms)
         return;
     }
     memcpy(items, self->batch, n * sizeof *items);
+    //  Each stream in seq order: the store applies a batch in array
+    //  order, so a block that arrived before the one below it (answers of
+    //  windows asked ahead, from two peers) still fits in this commit
+    //  instead of going through the gap buffer.
+    qsort(items, n, sizeof *items, s_copy_qsort_cmp);
     self->n_batch = 0;
     self->batch_bytes = 0;
     self->n_batch_pulled = 0;

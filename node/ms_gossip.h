@@ -190,11 +190,11 @@ typedef struct {
     uint32_t range_records;      // records asked per RANGE_REQUEST (1024);
                                  // the next is asked when half landed
     size_t range_bytes;          // payload bytes served per request (16 MiB)
-    int64_t range_timeout_ms;    // a pull with no progress is re-asked (2000)
+    int64_t range_timeout_ms;    // a pull with no progress is re-asked (750)
     uint32_t range_retries;      // then dropped after this many re-asks (3)
     uint32_t max_pulls;          // streams pulled at once (256)
-    size_t gap_buffer_bytes;     // blocks above a gap, all streams (64 MiB)
-    size_t gap_stream_bytes;     // ... one (origin, incarnation) (32 MiB)
+    size_t gap_buffer_bytes;     // blocks above a gap, all streams (128 MiB)
+    size_t gap_stream_bytes;     // ... one (origin, incarnation) (64 MiB)
     int max_push_peers;          // active-view ids asked for per push (64)
     uint32_t batch_blocks;       // blocks held for one batched merge (16384)
     size_t batch_bytes;          // payload bytes held for it (64 MiB)
@@ -202,7 +202,7 @@ typedef struct {
                                  // across drains at most this long (500)
     uint32_t pull_ahead_records; // a batched pull asks windows up to this
                                  // many records past what it received
-                                 // (16384)
+                                 // (8192)
 } ms_gossip_config_t;
 
 //  Counters for /metrics. Bytes are the sizes of the fixed fields plus

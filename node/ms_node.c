@@ -3646,6 +3646,21 @@ s_refresh_snapshots(ms_node_t *self)
                                 json_integer((json_int_t) gs.blocks_merged));
             json_object_set_new(c, "gossip_records_merged_total",
                                 json_integer((json_int_t) gs.records_new));
+            const struct {
+                const char *name;
+                uint64_t value;
+            } g[] = {
+                {"gossip_range_requests_total", gs.range_requests},
+                {"gossip_ranges_served_total", gs.ranges_served},
+                {"gossip_pulls_timed_out_total", gs.pulls_timed_out},
+                {"gossip_pulls_dropped_total", gs.pulls_dropped},
+                {"gossip_gaps_buffered_total", gs.gaps_buffered},
+                {"gossip_gaps_dropped_total", gs.gaps_dropped},
+                {"gossip_batches_total", gs.batches},
+            };
+            for (size_t k = 0; k < sizeof g / sizeof g[0]; k++)
+                json_object_set_new(c, g[k].name,
+                                    json_integer((json_int_t) g[k].value));
             rejected += gs.rejected;
         }
         if (self->mesh) {
