@@ -23,14 +23,15 @@ for k in 1 2; do pool_start_lo "$k" "${POOL[@]}"; done
 pool_wait_alive 10 1 1 2 || fail "the two nodes did not link"
 ok "two daemons linked"
 
-spec() { # NAME
+spec() { # NAME (tasks of about a second or more: a sweep must outlast the
+    # pause, resume and pause steps below)
     cat <<Y
 name: $1
 dataset: fashion-mnist
 parameters:
   seed:   {values: [1, 2, 3, 4, 5, 6, 7, 8]}
-  width:  {value: 32}
-  epochs: {value: 30}
+  width:  {value: 64}
+  epochs: {value: 3000}
   batch_size: {value: 50}
 Y
 }
