@@ -166,6 +166,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -4487,9 +4488,14 @@ s_run_commands(ms_node_t *self)
                                  cmd->priority, &diag);
         else if (cmd->kind == S_COMMAND_BLOB_PUT)
             rc = s_blob_put(self, &cmd->hash, cmd->files, &diag);
-        else
+        else {
             rc = s_submit(self, cmd->text, cmd->n, false, cmd->files, NULL,
                           NULL, &summary, &diag);
+            // A big sweep's spec, configs and ids were built and freed:
+            // give the pages back rather than keep the high-water mark
+            // (hundreds of MiB for 100,000 tasks) for the node's life.
+            malloc_trim(0);
+        }
         pthread_mutex_lock(&self->lock);
         cmd->rc = rc;
         cmd->diag = diag;
@@ -4786,6 +4792,7 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
         // batch of pull answers may hold blocks a little longer.
         s_note_sweeps(self, s_mono_us());
         self->sweeps_due = ms_gossip_pull_count(self->gossip) > 0;
+        malloc_trim(0); // the store parsed the sweeps' specs: see submit
     }
     s_hold_grace(self);
     s_drain_wake(self);
