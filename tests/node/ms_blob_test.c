@@ -16,6 +16,7 @@
 #include "ms_dataset.h"
 #include "ms_rng.h"
 #include "ms_wire.h"
+#include "ms_test_fs.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -74,29 +75,6 @@ struct t_net {
     size_t max_in_flight_seen; // sampled at every delivery
     uint64_t served_errors;    // ms_blob_serve refusals
 };
-
-//  --------------------------------------------------------------------------
-//  rm -rf of a test dir.
-
-static void
-s_rm_rf(const char *path)
-{
-    DIR *dir = opendir(path);
-    if (dir) {
-        struct dirent *ent;
-        while ((ent = readdir(dir))) {
-            if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, ".."))
-                continue;
-            char sub[1024];
-            snprintf(sub, sizeof sub, "%s/%s", path, ent->d_name);
-            s_rm_rf(sub);
-        }
-        closedir(dir);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
 
 //  --------------------------------------------------------------------------
 //  Files in a directory (not . and ..).
@@ -210,7 +188,7 @@ s_net_destroy(t_net_t **net_p)
     for (size_t i = 0; i < net->n_queue; i++)
         free(net->queue[i].bytes);
     free(net->queue);
-    s_rm_rf(net->root);
+    ms_tf_rm_rf(net->root);
     free(net);
     *net_p = NULL;
 }
@@ -666,7 +644,7 @@ test_register_file_rehash(void **state)
     assert_int_equal(ms_blob_store_open(&s, dir, 0, &diag), MS_ERR_INVALID);
     assert_null(s);
     assert_string_equal(diag.where, idx);
-    s_rm_rf(root);
+    ms_tf_rm_rf(root);
 }
 
 //  --------------------------------------------------------------------------
@@ -728,7 +706,7 @@ test_quota_lru_pinned(void **state)
     ms_blob_store_destroy(&s);
     for (int i = 0; i < 5; i++)
         free(d[i]);
-    s_rm_rf(root);
+    ms_tf_rm_rf(root);
 }
 
 //  --------------------------------------------------------------------------
@@ -910,7 +888,7 @@ test_serve_refuses_garbage(void **state)
     assert_true(answered > 100);
     free(data);
     ms_blob_store_destroy(&s);
-    s_rm_rf(root);
+    ms_tf_rm_rf(root);
 }
 
 //  --------------------------------------------------------------------------

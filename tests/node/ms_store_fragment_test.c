@@ -22,6 +22,7 @@
 #include "ms_hash.h"
 #include "ms_spec.h"
 #include "ms_wire.h"
+#include "ms_test_fs.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -41,29 +42,6 @@
 #include <cmocka.h>
 
 #define ID MS_STORE_ID_BYTES
-
-//  --------------------------------------------------------------------------
-//  Remove a directory tree (the test's own temporary dirs only).
-
-static void
-s_rm_rf(const char *path)
-{
-    DIR *dir = opendir(path);
-    if (dir) {
-        struct dirent *ent;
-        while ((ent = readdir(dir))) {
-            if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, ".."))
-                continue;
-            char sub[1024];
-            snprintf(sub, sizeof sub, "%s/%s", path, ent->d_name);
-            s_rm_rf(sub);
-        }
-        closedir(dir);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
 
 //  --------------------------------------------------------------------------
 //  Wall clock in seconds (monotonic).
@@ -294,7 +272,7 @@ s_group_teardown(void **state)
     s_blks_free(&w->blocks);
     free(w->big.bytes);
     free(w->small.bytes);
-    s_rm_rf(w->root);
+    ms_tf_rm_rf(w->root);
     free(w);
     return 0;
 }

@@ -17,6 +17,7 @@
 #include "ms_hash.h"
 #include "ms_rng.h"
 #include "ms_spec.h"
+#include "ms_test_fs.h"
 
 #include <dirent.h>
 #include <jansson.h>
@@ -38,29 +39,6 @@
 
 #define ID MS_STORE_ID_BYTES
 
-//  --------------------------------------------------------------------------
-//  Remove a directory tree (the test's own temporary dirs only).
-
-static void
-s_rm_rf(const char *path)
-{
-    DIR *dir = opendir(path);
-    if (dir) {
-        struct dirent *ent;
-        while ((ent = readdir(dir))) {
-            if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, ".."))
-                continue;
-            char sub[1024];
-            snprintf(sub, sizeof sub, "%s/%s", path, ent->d_name);
-            s_rm_rf(sub);
-        }
-        closedir(dir);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 typedef struct {
     char root[256]; // the temporary dir
 } fixture_t;
@@ -80,7 +58,7 @@ static int
 s_teardown(void **state)
 {
     fixture_t *fx = *state;
-    s_rm_rf(fx->root);
+    ms_tf_rm_rf(fx->root);
     free(fx);
     return 0;
 }
@@ -1734,7 +1712,7 @@ test_exchange_and_wiped_node(void **state)
     ms_store_destroy(&b);
     char dir[512];
     snprintf(dir, sizeof dir, "%s/xb", fx->root);
-    s_rm_rf(dir);
+    ms_tf_rm_rf(dir);
     b = s_open(fx, "xb");
     assert_int_not_equal(ms_store_incarnation(b), old_inc);
     s_rec_result(&r, 40, 0, MS_RESULT_STATUS_OK, 0.77); // a re-run

@@ -31,6 +31,7 @@
 #include "ms_hash.h"
 #include "ms_spec.h"
 #include "ms_wire.h"
+#include "ms_test_fs.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -46,29 +47,6 @@
 
 #define ID MS_STORE_ID_BYTES
 #define MAX_RECS 5
-
-//  --------------------------------------------------------------------------
-//  Remove a directory tree (the test's own temporary dirs only).
-
-static void
-s_rm_rf(const char *path)
-{
-    DIR *dir = opendir(path);
-    if (dir) {
-        struct dirent *ent;
-        while ((ent = readdir(dir))) {
-            if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, ".."))
-                continue;
-            char sub[1024];
-            snprintf(sub, sizeof sub, "%s/%s", path, ent->d_name);
-            s_rm_rf(sub);
-        }
-        closedir(dir);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
 
 typedef struct {
     char root[256]; // the temporary dir
@@ -90,7 +68,7 @@ static int
 s_teardown(void **state)
 {
     fixture_t *fx = *state;
-    s_rm_rf(fx->root);
+    ms_tf_rm_rf(fx->root);
     free(fx);
     return 0;
 }

@@ -11,6 +11,7 @@
     SIGKILL durability rule of DESIGN.md "Store (LMDB)".
 */
 #include "ms_store.h"
+#include "ms_test_fs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -33,29 +34,6 @@
 #include <cmocka.h>
 
 #define ID MS_STORE_ID_BYTES
-
-//  --------------------------------------------------------------------------
-//  Remove a directory tree (the test's own temporary dirs only).
-
-static void
-s_rm_rf(const char *path)
-{
-    DIR *dir = opendir(path);
-    if (dir) {
-        struct dirent *ent;
-        while ((ent = readdir(dir))) {
-            if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, ".."))
-                continue;
-            char sub[1024];
-            snprintf(sub, sizeof sub, "%s/%s", path, ent->d_name);
-            s_rm_rf(sub);
-        }
-        closedir(dir);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
 
 //  --------------------------------------------------------------------------
 //  Per-test fixture: a fresh temporary directory.
@@ -81,7 +59,7 @@ static int
 s_teardown(void **state)
 {
     fixture_t *fx = *state;
-    s_rm_rf(fx->root);
+    ms_tf_rm_rf(fx->root);
     free(fx);
     return 0;
 }

@@ -1,0 +1,41 @@
+/*  =========================================================================
+    ms_test_fs - file-system helpers shared by the tests
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    Header-only (static functions) so each test executable stays one file.
+*/
+#ifndef MS_TEST_FS_H
+#define MS_TEST_FS_H
+
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+//  --------------------------------------------------------------------------
+//  Remove a directory tree, or a file (the test's own temporary dirs
+//  only: paths under 1 KiB; what cannot be removed is left).
+
+static inline void
+ms_tf_rm_rf(const char *path)
+{
+    DIR *dir = opendir(path);
+    if (dir) {
+        struct dirent *ent;
+        while ((ent = readdir(dir))) {
+            if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, ".."))
+                continue;
+            char sub[1024];
+            int n = snprintf(sub, sizeof sub, "%s/%s", path, ent->d_name);
+            if (n > 0 && (size_t) n < sizeof sub)
+                ms_tf_rm_rf(sub);
+        }
+        closedir(dir);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+#endif
