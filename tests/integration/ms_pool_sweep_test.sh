@@ -32,7 +32,7 @@ parameters:
   hidden_layers: {values: [1, 2, 3]}
   seed:          {values: [1, 2, 3, 4, 5, 6, 7, 8]}
   width:         {value: 32}
-  epochs:        {value: 5}
+  epochs:        {value: 300}
   batch_size:    {value: 50}
 Y
 }
