@@ -41,7 +41,7 @@ parameters:
   hidden_layers: {values: [1, 2, 3, 4, 5, 6]}
   seed:          {values: [1, 2, 3, 4]}
   width:         {value: 8}
-  epochs:        {value: 2}
+  epochs:        {value: 150}
   batch_size:    {value: 100}
 Y
 sweep=$("$MS" submit "$T/pool.yaml" --node "$N1" 2>/dev/null)
