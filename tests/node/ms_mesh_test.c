@@ -508,6 +508,13 @@ test_hyparview_over_the_wire(void **state)
     s_pump(meshes, N_HYPARVIEW, 4000, NULL, NULL);
     int max_active = 0;
     bool connected = s_active_connected(meshes, N_HYPARVIEW, &max_active);
+    //  On a loaded machine a view may be caught over its size while a
+    //  NEIGHBOR or JOIN is being answered: give it up to 3 s more to settle
+    //  (the bound must hold once the overlay is quiet).
+    for (int extra = 0; extra < 6 && (!connected || max_active > 13); extra++) {
+        s_pump(meshes, N_HYPARVIEW, 500, NULL, NULL);
+        connected = s_active_connected(meshes, N_HYPARVIEW, &max_active);
+    }
     assert_true(connected);
     assert_true(max_active <= 13);
     assert_true(max_active >= 2);
