@@ -397,6 +397,7 @@ struct ms_node {
     double settle_ms_ewma;            // mean time a claim settles (ms), or -1
     s_ack_due_t *acks_due;            // claim blocks to acknowledge once held
     bool sweeps_due;                  // sweep records came: note their commit
+    int64_t trim_at;                  // monotonic ms: next malloc_trim allowed
     size_t n_acks_due, cap_acks_due;  // used, allocated
 };
 
@@ -4465,6 +4466,22 @@ s_blob_put(ms_node_t *self, const ms_hash_t *hash, const char *tmp_path,
 }
 
 //  --------------------------------------------------------------------------
+//  After a big sweep's spec, configs and ids were built and freed (a
+//  submit, or sweep records merged): give the pages back rather than keep
+//  the high-water mark (hundreds of MiB for 100,000 tasks) for the node's
+//  life. At most once a second: a catch-up merges sweeps drain after drain.
+
+static void
+s_trim(ms_node_t *self)
+{
+    int64_t now = s_mono_ms();
+    if (now < self->trim_at)
+        return;
+    self->trim_at = now + 1000;
+    malloc_trim(0);
+}
+
+//  --------------------------------------------------------------------------
 //  Run the queued API commands.
 
 static void
@@ -4491,10 +4508,7 @@ s_run_commands(ms_node_t *self)
         else {
             rc = s_submit(self, cmd->text, cmd->n, false, cmd->files, NULL,
                           NULL, &summary, &diag);
-            // A big sweep's spec, configs and ids were built and freed:
-            // give the pages back rather than keep the high-water mark
-            // (hundreds of MiB for 100,000 tasks) for the node's life.
-            malloc_trim(0);
+            s_trim(self);
         }
         pthread_mutex_lock(&self->lock);
         cmd->rc = rc;
@@ -4792,7 +4806,7 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
         // batch of pull answers may hold blocks a little longer.
         s_note_sweeps(self, s_mono_us());
         self->sweeps_due = ms_gossip_pull_count(self->gossip) > 0;
-        malloc_trim(0); // the store parsed the sweeps' specs: see submit
+        s_trim(self); // the store parsed the sweeps' specs
     }
     s_hold_grace(self);
     s_drain_wake(self);
