@@ -107,11 +107,6 @@ if [ -z "${SKIP_POOL:-}" ]; then
         echo "  kind: {value: noop}"
         echo "  seed: {values: [$(seq -s, "$2" $(($2 + $3 - 1)))]}"
     }
-    done_on() { # K: tasks done on node K (all sweeps)
-        curl -s --max-time 5 "http://127.0.0.1:${A[$1]}/api/v1/status" |
-            python3 -c 'import json,sys; t=json.load(sys.stdin)["tasks"]; print(t["done"] + t["failed"])'
-    }
-    all_done() { for k in 1 2 3; do [ "$(done_on "$k")" -ge "$N" ] || return 1; done; }
 
     sizes=("$N")
     for c in $CHUNKS; do [ "$c" -lt "$N" ] && sizes+=("$c"); done
@@ -134,7 +129,11 @@ if [ -z "${SKIP_POOL:-}" ]; then
         fi
     done
     t_sub=$(now)
-    wait_until 3600 all_done || { echo "the pool did not finish $N tasks" >&2; exit 1; }
+    # one poller process (not a curl + python per poll: that took a fifth of
+    # the 2 cores from the pool it measures)
+    $PY "$ROOT/tools/bench/pool_wait_done.py" "$N" 3600 \
+        "http://127.0.0.1:${A[1]}" "http://127.0.0.1:${A[2]}" "http://127.0.0.1:${A[3]}" ||
+        { echo "the pool did not finish $N tasks" >&2; exit 1; }
     t1=$(now)
     secs=$(python3 -c "print(round($t1 - $t0, 3))")
     pool_rate=$(python3 -c "print(round($N / ($t1 - $t0), 1))")
