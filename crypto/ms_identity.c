@@ -5,6 +5,7 @@
     =========================================================================
 */
 #include "ms_identity.h"
+#include "ms_crypto_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,94 +39,6 @@ s_mkdir(const char *dir, ms_diag_t *diag)
 }
 
 //  --------------------------------------------------------------------------
-//  Write n bytes to path atomically (tmp, fsync, rename) with the mode.
-
-static int
-s_write_atomic(const char *path, const void *data, size_t n, mode_t mode,
-               ms_diag_t *diag)
-{
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    unlink(tmp);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, mode);
-    if (fd < 0)
-        return ms_diag_set_code(diag, MS_ERR_IO, tmp, "cannot create: %s",
-                                strerror(errno));
-    const uint8_t *p = data;
-    size_t left = n;
-    while (left > 0) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            int e = errno;
-            close(fd);
-            unlink(tmp);
-            return ms_diag_set_code(diag, MS_ERR_IO, tmp, "write: %s",
-                                    strerror(e));
-        }
-        p += w;
-        left -= (size_t) w;
-    }
-    if (fsync(fd) != 0 || close(fd) != 0) {
-        unlink(tmp);
-        return ms_diag_set_code(diag, MS_ERR_IO, tmp, "fsync: %s",
-                                strerror(errno));
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return ms_diag_set_code(diag, MS_ERR_IO, path, "rename: %s",
-                                strerror(e));
-    }
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Read the secret key file into sk (sodium memory); check mode and size.
-
-static int
-s_read_key(const char *path, unsigned char *sk, ms_diag_t *diag)
-{
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot open: %s",
-                                strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        close(fd);
-        return ms_diag_set_code(diag, MS_ERR_IO, path, "stat: %s",
-                                strerror(errno));
-    }
-    if (st.st_mode & 077) {
-        close(fd);
-        return ms_diag_set(diag, path,
-                           "secret key is readable by others (mode %03o); "
-                           "chmod 600 it",
-                           (unsigned) (st.st_mode & 0777));
-    }
-    if (st.st_size != crypto_sign_SECRETKEYBYTES) {
-        close(fd);
-        return ms_diag_set(diag, path, "key file has %lld bytes, expected %d",
-                           (long long) st.st_size,
-                           (int) crypto_sign_SECRETKEYBYTES);
-    }
-    size_t got = 0;
-    while (got < crypto_sign_SECRETKEYBYTES) {
-        ssize_t r = read(fd, sk + got, crypto_sign_SECRETKEYBYTES - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            close(fd);
-            return ms_diag_set_code(diag, MS_ERR_IO, path, "short read");
-        }
-        got += (size_t) r;
-    }
-    close(fd);
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
 //  Open (or create) the identity in dir.
 
 int
@@ -153,31 +66,14 @@ ms_identity_open(ms_identity_t **out, const char *dir, ms_diag_t *diag)
 
     struct stat st;
     if (stat(key_path, &st) == 0) {
-        rc = s_read_key(key_path, self->sk, diag);
+        rc = ms_crypto_read_secret(key_path, self->sk, diag);
         if (rc != MS_OK)
             goto fail;
         crypto_sign_ed25519_sk_to_pk(self->pk, self->sk);
-        unsigned char seed[crypto_sign_SEEDBYTES];
-        unsigned char pk2[crypto_sign_PUBLICKEYBYTES];
-        unsigned char *sk2 = sodium_malloc(crypto_sign_SECRETKEYBYTES);
-        if (!sk2) {
-            rc = MS_ERR_NOMEM;
-            goto fail;
-        }
-        crypto_sign_ed25519_sk_to_seed(seed, self->sk);
-        crypto_sign_seed_keypair(pk2, sk2, seed);
-        sodium_memzero(seed, sizeof seed);
-        sodium_free(sk2);
-        if (sodium_memcmp(pk2, self->pk, sizeof pk2) != 0) {
-            rc = ms_diag_set(diag, key_path,
-                             "corrupt key file: public key does not match "
-                             "its seed");
-            goto fail;
-        }
     } else if (errno == ENOENT) {
         crypto_sign_keypair(self->pk, self->sk);
-        rc = s_write_atomic(key_path, self->sk, crypto_sign_SECRETKEYBYTES,
-                            0600, diag);
+        rc = ms_crypto_write_atomic(key_path, self->sk,
+                                    crypto_sign_SECRETKEYBYTES, 0600, diag);
         if (rc != MS_OK)
             goto fail;
     } else {
@@ -198,7 +94,7 @@ ms_identity_open(ms_identity_t **out, const char *dir, ms_diag_t *diag)
         fclose(f);
     }
     if (strcmp(have, line) != 0) {
-        rc = s_write_atomic(pub_path, line, strlen(line), 0644, diag);
+        rc = ms_crypto_write_atomic(pub_path, line, strlen(line), 0644, diag);
         if (rc != MS_OK)
             goto fail;
     }
