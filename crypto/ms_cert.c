@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define S_MAGIC "MSC1"
 #define S_MAGIC_BYTES 4
@@ -455,4 +456,153 @@ ms_cert_secret_load(const char *path, uint8_t sk[MS_CERT_SECRET_BYTES],
                     ms_diag_t *diag)
 {
     return ms_crypto_read_secret(path, sk, diag);
+}
+
+//  --------------------------------------------------------------------------
+//  Enrollment kits.
+
+#define S_ENROLL_TAG "meshsweep-enroll-v1"
+
+int
+ms_cert_enroll_save(const char *path,
+                    const uint8_t authority_pk[MS_CERT_KEY_BYTES],
+                    const uint8_t enroll_sk[MS_CERT_SECRET_BYTES],
+                    const ms_cert_t *enroll_cert, ms_diag_t *diag)
+{
+    FILE *f = fopen(path, "r");
+    if (f) {
+        fclose(f);
+        return ms_diag_set_code(diag, MS_ERR_CONFLICT, path,
+                                "exists already; not overwritten");
+    }
+    uint8_t cert[MS_CERT_MAX_BYTES];
+    size_t n = ms_cert_encode(enroll_cert, cert);
+    if (n == 0)
+        return ms_diag_set(diag, path, "certificate fields out of range");
+    char hex[2 * MS_CERT_KEY_BYTES + 1];
+    sodium_bin2hex(hex, sizeof hex, authority_pk, MS_CERT_KEY_BYTES);
+    size_t sk_b64 = sodium_base64_encoded_len(MS_CERT_SECRET_BYTES,
+                                              sodium_base64_VARIANT_ORIGINAL);
+    size_t c_b64 = sodium_base64_encoded_len(n, sodium_base64_VARIANT_ORIGINAL);
+    size_t cap = strlen(S_ENROLL_TAG) + sizeof hex + sk_b64 + c_b64 + 4;
+    char *line = sodium_malloc(cap);
+    if (!line)
+        return MS_ERR_NOMEM;
+    int len = snprintf(line, cap, "%s %s ", S_ENROLL_TAG, hex);
+    sodium_bin2base64(line + len, cap - (size_t) len, enroll_sk,
+                      MS_CERT_SECRET_BYTES, sodium_base64_VARIANT_ORIGINAL);
+    len += (int) strlen(line + len);
+    line[len++] = ' ';
+    sodium_bin2base64(line + len, cap - (size_t) len, cert, n,
+                      sodium_base64_VARIANT_ORIGINAL);
+    len += (int) strlen(line + len);
+    line[len++] = '\n';
+    int rc = ms_crypto_write_atomic(path, line, (size_t) len, 0600, diag);
+    sodium_free(line);
+    return rc;
+}
+
+int
+ms_cert_enroll_load(const char *path, uint8_t authority_pk[MS_CERT_KEY_BYTES],
+                    uint8_t enroll_sk[MS_CERT_SECRET_BYTES],
+                    ms_cert_t *enroll_cert, int64_t now_s, ms_diag_t *diag)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return ms_diag_set_code(diag,
+                                errno == ENOENT ? MS_ERR_NOTFOUND : MS_ERR_IO,
+                                path, "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || (st.st_mode & 077)) {
+        fclose(f);
+        return ms_diag_set(diag, path,
+                           "enrollment key is readable by others (mode "
+                           "%03o); chmod 600 it",
+                           (unsigned) (st.st_mode & 0777));
+    }
+    char *line = sodium_malloc(2048);
+    if (!line) {
+        fclose(f);
+        return MS_ERR_NOMEM;
+    }
+    bool got = fgets(line, 2048, f) != NULL;
+    int extra = fgetc(f);
+    fclose(f);
+    int rc = MS_OK;
+    char *save = NULL;
+    line[got ? strcspn(line, "\r\n") : 0] = 0;
+    char *tag = strtok_r(line, " ", &save);
+    char *hex = strtok_r(NULL, " ", &save);
+    char *sk64 = strtok_r(NULL, " ", &save);
+    char *c64 = strtok_r(NULL, " ", &save);
+    size_t bin_len = 0;
+    uint8_t cert[MS_CERT_MAX_BYTES];
+    size_t cert_len = 0;
+    if (!got || extra != EOF || !tag || strcmp(tag, S_ENROLL_TAG) != 0 ||
+        !hex || !sk64 || !c64 || strtok_r(NULL, " ", &save))
+        rc = ms_diag_set(
+            diag, path,
+            "not a meshsweep enrollment key (expected '" S_ENROLL_TAG
+            " AUTHORITY_KEY SECRET CERTIFICATE')");
+    else if (strlen(hex) != 2 * MS_CERT_KEY_BYTES ||
+             sodium_hex2bin(authority_pk, MS_CERT_KEY_BYTES, hex, strlen(hex),
+                            NULL, &bin_len, NULL) != 0)
+        rc = ms_diag_set(diag, path, "authority key is not 64 hex digits");
+    else if (sodium_base642bin(enroll_sk, MS_CERT_SECRET_BYTES, sk64,
+                               strlen(sk64), NULL, &bin_len, NULL,
+                               sodium_base64_VARIANT_ORIGINAL) != 0 ||
+             bin_len != MS_CERT_SECRET_BYTES)
+        rc = ms_diag_set(diag, path, "secret key is not 64 bytes of base64");
+    else if (sodium_base642bin(cert, sizeof cert, c64, strlen(c64), NULL,
+                               &cert_len, NULL,
+                               sodium_base64_VARIANT_ORIGINAL) != 0)
+        rc = ms_diag_set(diag, path, "certificate is not valid base64");
+    sodium_free(line);
+    if (rc != MS_OK)
+        return rc;
+    ms_diag_t d;
+    ms_diag_clear(&d);
+    size_t used = 0;
+    if (ms_cert_decode(cert, cert_len, enroll_cert, &used, &d) != MS_OK ||
+        used != cert_len)
+        return ms_diag_set(diag, path, "certificate: %s",
+                           d.reason[0] ? d.reason : "trailing bytes");
+    uint8_t pk[MS_CERT_KEY_BYTES];
+    crypto_sign_ed25519_sk_to_pk(pk, enroll_sk);
+    if (sodium_memcmp(pk, enroll_cert->subject, MS_CERT_KEY_BYTES) != 0)
+        return ms_diag_set(diag, path,
+                           "the secret key is not the certificate's key");
+    ms_cert_chain_t chain = {.leaf = *enroll_cert};
+    rc = ms_cert_chain_verify(&chain, authority_pk, now_s, &d);
+    if (rc != MS_OK)
+        return ms_diag_set_code(diag, rc, path, "%s", d.reason);
+    if (!(enroll_cert->roles & MS_CERT_ROLE_ENROLL))
+        return ms_diag_set_code(diag, MS_ERR_UNTRUSTED, path,
+                                "the certificate has no enroll role");
+    return MS_OK;
+}
+
+int
+ms_cert_enroll_issue(const uint8_t enroll_sk[MS_CERT_SECRET_BYTES],
+                     const ms_cert_t *enroll_cert,
+                     const uint8_t node_pk[MS_CERT_KEY_BYTES],
+                     int64_t not_after, uint64_t serial, ms_cert_chain_t *out,
+                     ms_diag_t *diag)
+{
+    memset(out, 0, sizeof *out);
+    ms_cert_t *leaf = &out->leaf;
+    memcpy(leaf->pool_id, enroll_cert->pool_id, MS_CERT_POOL_ID_BYTES);
+    memcpy(leaf->subject, node_pk, MS_CERT_KEY_BYTES);
+    leaf->roles = enroll_cert->roles & ~(uint32_t) MS_CERT_ROLE_ENROLL;
+    leaf->max_workers = 0;
+    leaf->not_after = not_after;
+    leaf->serial = serial;
+    memcpy(leaf->operator_name, enroll_cert->operator_name,
+           sizeof leaf->operator_name);
+    int rc = ms_cert_sign(leaf, enroll_sk, diag);
+    if (rc != MS_OK)
+        return rc;
+    out->has_enroller = true;
+    out->enroller = *enroll_cert;
+    return MS_OK;
 }

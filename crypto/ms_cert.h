@@ -179,4 +179,34 @@ int ms_cert_secret_save(const char *path,
 int ms_cert_secret_load(const char *path, uint8_t sk[MS_CERT_SECRET_BYTES],
                         ms_diag_t *diag);
 
+//  Enrollment kits (`meshsweep pool enroll --out FILE`, `meshsweepd
+//  --enroll-key FILE`): an enrollment key's secret and its certificate
+//  (issued by the authority with the `enroll` role), and the authority
+//  key. One line, mode 0600: "meshsweep-enroll-v1 " AUTHORITY_HEX " "
+//  SECRET_BASE64 " " CERTIFICATE_BASE64 "\n". Save refuses to overwrite.
+//  Load checks the mode (0600 or stricter), the format, that the secret's
+//  public half is the certificate's subject, and the certificate against
+//  the authority key at now_s (role `enroll`, pool, expiry, signature).
+//  MS_OK; MS_ERR_CONFLICT (save: exists); MS_ERR_NOTFOUND; MS_ERR_IO;
+//  MS_ERR_INVALID (format, mode: diag); MS_ERR_BADSIG / MS_ERR_UNTRUSTED /
+//  MS_ERR_EXPIRED.
+int ms_cert_enroll_save(const char *path,
+                        const uint8_t authority_pk[MS_CERT_KEY_BYTES],
+                        const uint8_t enroll_sk[MS_CERT_SECRET_BYTES],
+                        const ms_cert_t *enroll_cert, ms_diag_t *diag);
+int ms_cert_enroll_load(const char *path,
+                        uint8_t authority_pk[MS_CERT_KEY_BYTES],
+                        uint8_t enroll_sk[MS_CERT_SECRET_BYTES],
+                        ms_cert_t *enroll_cert, int64_t now_s, ms_diag_t *diag);
+
+//  Issue a node's chain with an enrollment key: leaf for node_pk with the
+//  enrollment certificate's pool, operator and roles (less `enroll`),
+//  max_workers 0, the given expiry and serial, signed by enroll_sk; the
+//  enrollment certificate rides along. MS_OK or MS_ERR_INVALID (diag).
+int ms_cert_enroll_issue(const uint8_t enroll_sk[MS_CERT_SECRET_BYTES],
+                         const ms_cert_t *enroll_cert,
+                         const uint8_t node_pk[MS_CERT_KEY_BYTES],
+                         int64_t not_after, uint64_t serial,
+                         ms_cert_chain_t *out, ms_diag_t *diag);
+
 #endif

@@ -229,6 +229,41 @@ test_secret_file(void **state)
     assert_non_null(strstr(d.reason, "readable by others"));
 }
 
+//  Enrollment kit: saved 0600, loaded back, issues a chain the authority
+//  key verifies; a kit readable by others is refused.
+static void
+test_enrollment_kit(void **state)
+{
+    s_keys_t *k = *state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/cluster.enroll", k->dir);
+    ms_cert_t ec = s_leaf(k, k->enr_pk, k->auth_sk,
+                          MS_CERT_ROLE_WORKER | MS_CERT_ROLE_ENROLL);
+    assert_int_equal(
+        ms_cert_enroll_save(path, k->auth_pk, k->enr_sk, &ec, NULL), MS_OK);
+    assert_int_equal(
+        ms_cert_enroll_save(path, k->auth_pk, k->enr_sk, &ec, NULL),
+        MS_ERR_CONFLICT);
+    uint8_t apk[MS_CERT_KEY_BYTES], esk[MS_CERT_SECRET_BYTES];
+    ms_cert_t back;
+    ms_diag_t d;
+    assert_int_equal(ms_cert_enroll_load(path, apk, esk, &back, NOW, &d),
+                     MS_OK);
+    assert_memory_equal(esk, k->enr_sk, sizeof esk);
+    ms_cert_chain_t ch;
+    assert_int_equal(
+        ms_cert_enroll_issue(esk, &back, k->node_pk, NOW + 60, 1, &ch, &d),
+        MS_OK);
+    assert_int_equal(ch.leaf.roles, MS_CERT_ROLE_WORKER);
+    assert_string_equal(ch.leaf.operator_name, "alice");
+    assert_int_equal(ms_cert_chain_verify(&ch, k->auth_pk, NOW, &d), MS_OK);
+    assert_int_equal(ms_cert_enroll_load(path, apk, esk, &back, NOW + 7200, &d),
+                     MS_ERR_EXPIRED);
+    chmod(path, 0640);
+    assert_int_equal(ms_cert_enroll_load(path, apk, esk, &back, NOW, &d),
+                     MS_ERR_INVALID);
+}
+
 int
 main(void)
 {
@@ -240,6 +275,8 @@ main(void)
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_bundle_file, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_secret_file, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_enrollment_kit, s_setup,
+                                        s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
