@@ -376,6 +376,7 @@ struct ms_node {
     uint64_t n_outranked;             // workers stopped because outranked
     uint64_t n_expired;               // leases seen expiring
     uint64_t n_rejected_messages;     // peer messages refused (gossip)
+    uint64_t n_invalid_results;       // results refused as impossible
     uint64_t n_fetch_asked;           // datasets asked of the blob hook
     ms_blob_store_t *blobs;           // dataset blobs (pool), or NULL
     ms_blob_fetch_t *fetch;           // blob fetches from peers, or NULL
@@ -2036,7 +2037,30 @@ s_lease_feed(ms_node_t *self, const uint8_t *origin, uint32_t kind,
         kind == MS_RECORD_FAILURE)
         return; // new tasks, states: the scheduler reads them from the store
     ms_store_payload_t *p = NULL;
-    if (ms_store_payload_decode(kind, payload, len, &p) != MS_OK)
+    int rc = ms_store_payload_decode(kind, payload, len, &p);
+    if (rc == MS_ERR_INVALID && kind == MS_RECORD_RESULT) {
+        // A result that cannot be true (case 7) counts for nothing; it
+        // ends its producer's claim like a release, so the task is
+        // scheduled again (the producer does not get it back: the store
+        // holds its result record, the lease table its released claim).
+        ms_wire_result_t *w = NULL;
+        if (ms_wire_decode_result_big(payload, len, &w) == MS_OK &&
+            w->epoch >= 1) {
+            ms_claim_t c = {.slot = w->slot, .epoch = w->epoch};
+            memcpy(c.task_id, w->task_id, MS_LEASE_ID_BYTES);
+            memcpy(c.node_id, origin, MS_LEASE_ID_BYTES);
+            ms_lease_table_add_release(self->leases, &c);
+            self->n_invalid_results++;
+            ms_hash_t tid;
+            char hex[MS_HASH_HEX_LEN + 1];
+            memcpy(tid.bytes, w->task_id, MS_HASH_BYTES);
+            ms_hash_hex(&tid, hex);
+            s_log(self, "refused an impossible result for task %.12s", hex);
+        }
+        ms_wire_result_destroy(&w);
+        return;
+    }
+    if (rc != MS_OK)
         return;
     if (kind == MS_RECORD_RESULT)
         ms_lease_table_finish(self->leases, p->u.result.task_id,
@@ -3627,6 +3651,8 @@ s_refresh_snapshots(ms_node_t *self)
                             json_integer((json_int_t) self->n_acks_received));
         json_object_set_new(c, "lease_expiries_total",
                             json_integer((json_int_t) self->n_expired));
+        json_object_set_new(c, "results_refused_invalid_total",
+                            json_integer((json_int_t) self->n_invalid_results));
         if (self->leases)
             json_object_set_new(
                 c, "leases",
@@ -4090,6 +4116,17 @@ s_result_lost(ms_node_t *self, const ms_hash_t *task_id,
                  row_len, (unsigned) MS_WIRE_MAX_RESULT_PAYLOAD_BYTES);
         s_fail_leased(self, task_id, sweep_id, slot, epoch,
                       MS_FAILURE_CLASS_TASK, reason);
+        return;
+    }
+    if (leased && rc == MS_ERR_INVALID) {
+        // A row that cannot be true (case 7: accuracy outside [0, 1], a
+        // NaN loss with status ok): published as a task-class failure,
+        // so another node runs the task and the pool keeps the reason.
+        s_fail_leased(self, task_id, sweep_id, slot, epoch,
+                      MS_FAILURE_CLASS_TASK,
+                      "result refused as invalid: a metric out of range "
+                      "(accuracy outside [0, 1], or a NaN or negative "
+                      "loss with status ok)");
         return;
     }
     char thex[MS_HASH_HEX_LEN + 1];

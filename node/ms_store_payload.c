@@ -17,6 +17,7 @@
 #include "ms_wire.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,6 +217,58 @@ s_decode_sweep(s_decoded_t *d, const uint8_t *data, size_t len)
 }
 
 //  --------------------------------------------------------------------------
+//  Result rows that cannot be true (cases/README.md case 7). A row with
+//  status ok must have its metrics in range: accuracies in [0, 1], losses
+//  finite and >= 0. JSON has no NaN: our workers write a NaN metric as
+//  null (s_real_or_null), so a trained row (epochs >= 1) with status ok
+//  and a null test metric is a NaN in disguise; validation metrics may be
+//  null (a run without a validation split). A noop row (epochs 0) has no
+//  metrics. Such a row is refused like a malformed one: the record is
+//  kept (stores converge) but never applied, so it counts for nothing,
+//  and the node's lease table treats it as a release of the producer's
+//  claim (the task is scheduled again elsewhere).
+
+enum {
+    S_M_EPOCHS,
+    S_M_VAL_ACC,
+    S_M_VAL_LOSS,
+    S_M_TEST_ACC,
+    S_M_TEST_LOSS,
+    S_M_N
+};
+static const char *s_metric_keys[S_M_N] = {"epochs", "val_accuracy", "val_loss",
+                                           "test_accuracy", "test_loss"};
+
+typedef struct {
+    bool present[S_M_N]; // key present at the top level
+    bool number[S_M_N];  // its value is a number
+    double value[S_M_N]; // the number (when number)
+} s_metrics_t;
+
+//  MS_OK when a row of STATUS with metrics M can be true, else
+//  MS_ERR_INVALID.
+
+static int
+s_metrics_check(uint32_t status, const s_metrics_t *m)
+{
+    if (status != MS_RESULT_STATUS_OK)
+        return MS_OK;
+    for (int k = S_M_VAL_ACC; k < S_M_N; k++) {
+        if (m->present[k] && !m->number[k] &&
+            (k == S_M_TEST_ACC || k == S_M_TEST_LOSS) &&
+            m->number[S_M_EPOCHS] && m->value[S_M_EPOCHS] >= 1)
+            return MS_ERR_INVALID; // a trained row without its test metric
+        if (!m->number[k])
+            continue;
+        double v = m->value[k];
+        bool acc = k == S_M_VAL_ACC || k == S_M_TEST_ACC;
+        if (!isfinite(v) || v < 0 || (acc && v > 1))
+            return MS_ERR_INVALID;
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
 //  Result rows without jansson. Every merged result is checked (is its
 //  row a JSON object, what is its status), and parsing 1 KB of JSON into
 //  a tree cost about half the store's CPU time in a catch-up. This scanner
@@ -399,7 +452,7 @@ s_scan_value(s_scan_t *sc, int depth)
 //  must decide.
 
 static bool
-s_row_status_fast(const char *row, size_t len, uint32_t *status)
+s_row_status_fast(const char *row, size_t len, uint32_t *status, s_metrics_t *m)
 {
     s_scan_t sc = {row, row + len};
     s_scan_ws(&sc);
@@ -426,7 +479,27 @@ s_row_status_fast(const char *row, size_t len, uint32_t *status)
             sc.at++;
             s_scan_ws(&sc);
             bool is_status = key_len == 6 && memcmp(key, "status", 6) == 0;
-            if (is_status) {
+            int metric = -1;
+            for (int k = 0; k < S_M_N && !is_status; k++)
+                if (strlen(s_metric_keys[k]) == key_len &&
+                    memcmp(key, s_metric_keys[k], key_len) == 0)
+                    metric = k;
+            if (metric >= 0) {
+                if (m->present[metric])
+                    return false; // a duplicate key: jansson's
+                const char *num = sc.at;
+                if (!s_scan_value(&sc, 1))
+                    return false;
+                m->present[metric] = true;
+                if (*num == '-' || (*num >= '0' && *num <= '9')) {
+                    char buf[32];
+                    size_t n = (size_t) (sc.at - num);
+                    memcpy(buf, num, n); // at most 24 (s_scan_number)
+                    buf[n] = 0;
+                    m->number[metric] = true;
+                    m->value[metric] = strtod(buf, NULL);
+                }
+            } else if (is_status) {
                 n_status++;
                 st_string = sc.at < sc.end && *sc.at == '"';
                 bool esc = false;
@@ -469,8 +542,11 @@ s_row_status_fast(const char *row, size_t len, uint32_t *status)
 static int
 s_row_status(const char *row, size_t len, uint32_t *status)
 {
-    if (s_row_status_fast(row, len, status))
-        return MS_OK;
+    s_metrics_t m;
+    memset(&m, 0, sizeof m);
+    if (s_row_status_fast(row, len, status, &m))
+        return s_metrics_check(*status, &m);
+    memset(&m, 0, sizeof m);
     json_error_t err;
     json_t *json = json_loadb(row, len, 0, &err);
     if (!json_is_object(json)) {
@@ -481,8 +557,14 @@ s_row_status(const char *row, size_t len, uint32_t *status)
     *status = st && !strcmp(st, "ok")         ? MS_RESULT_STATUS_OK
               : st && !strcmp(st, "diverged") ? MS_RESULT_STATUS_DIVERGED
                                               : MS_RESULT_STATUS_FAILED;
+    for (int k = 0; k < S_M_N; k++) {
+        json_t *v = json_object_get(json, s_metric_keys[k]);
+        m.present[k] = v != NULL;
+        m.number[k] = json_is_number(v);
+        m.value[k] = json_number_value(v);
+    }
     json_decref(json);
-    return MS_OK;
+    return s_metrics_check(*status, &m);
 }
 
 //  --------------------------------------------------------------------------

@@ -148,7 +148,10 @@ int ms_store_payload_encode(const ms_store_payload_t *p, uint8_t **out,
 //  Errors: MS_ERR_UNSUPPORTED a kind with no decoder (stored, not
 //  applied); MS_ERR_INVALID malformed payload (the wire decoder's
 //  MS_ERR_PROTOCOL, a sweep spec that is not canonical or not its id, a
-//  result row that is not a JSON object); MS_ERR_NOMEM.
+//  result row that is not a JSON object, or a row with status ok whose
+//  metrics cannot be true: an accuracy outside [0, 1], a negative or
+//  infinite loss, a trained row without its test metrics (a NaN written
+//  as null); cases/README.md case 7); MS_ERR_NOMEM.
 int ms_store_payload_decode(uint32_t kind, const uint8_t *data, size_t len,
                             ms_store_payload_t **out);
 

@@ -23,6 +23,7 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -864,8 +865,26 @@ s_jansson_status(const char *row, uint32_t *status)
     *status = st && !strcmp(st, "ok")         ? MS_RESULT_STATUS_OK
               : st && !strcmp(st, "diverged") ? MS_RESULT_STATUS_DIVERGED
                                               : MS_RESULT_STATUS_FAILED;
+    // Case 7: with status ok, metrics must be possible (accuracies in
+    // [0, 1], losses finite and >= 0; a trained row has its test metrics).
+    int rc = MS_OK;
+    if (*status == MS_RESULT_STATUS_OK) {
+        json_t *epochs = json_object_get(j, "epochs");
+        bool trained = json_is_number(epochs) && json_number_value(epochs) >= 1;
+        const char *keys[] = {"val_accuracy", "val_loss", "test_accuracy",
+                              "test_loss"};
+        for (int k = 0; k < 4; k++) {
+            json_t *v = json_object_get(j, keys[k]);
+            double x = json_number_value(v);
+            if (v && !json_is_number(v) && k >= 2 && trained)
+                rc = MS_ERR_INVALID;
+            if (json_is_number(v) &&
+                (!isfinite(x) || x < 0 || ((k == 0 || k == 2) && x > 1)))
+                rc = MS_ERR_INVALID;
+        }
+    }
     json_decref(j);
-    return MS_OK;
+    return rc;
 }
 
 static void
