@@ -2113,26 +2113,30 @@ typedef struct {
 //  --------------------------------------------------------------------------
 //  Collect one task (ids and index only).
 
-static int
-s_collect_task(void *arg, const ms_store_task_t *task)
+static bool
+s_skip_task(void *arg, const uint8_t *task_id, const uint8_t *sweep_id)
 {
     s_task_list_t *list = arg;
     // Tasks others hold live leases on are no candidates: skipping them
     // here keeps the window of candidates full of claimable work when
-    // the first tasks of a big sweep are all claimed ahead (prefetch).
-    if (list->claimable &&
-        !ms_lease_table_can_claim(list->claimable, task->task_id, 0, false,
-                                  NULL)) {
-        // Remember its sweep: the node still gets the sweep's dataset
-        // ready (a task of it may come back to us).
-        if (list->n_skipped < 8 &&
-            (list->n_skipped == 0 ||
-             memcmp(list->skipped[list->n_skipped - 1].bytes, task->sweep_id,
-                    MS_HASH_BYTES) != 0))
-            memcpy(list->skipped[list->n_skipped++].bytes, task->sweep_id,
-                   MS_HASH_BYTES);
-        return 0;
-    }
+    // the first tasks of a big sweep are all claimed ahead (prefetch),
+    // and costs no read of their rows.
+    if (!list->claimable ||
+        ms_lease_table_can_claim(list->claimable, task_id, 0, false, NULL))
+        return false;
+    // Remember its sweep: the node still gets the sweep's dataset ready
+    // (a task of it may come back to us).
+    if (list->n_skipped < 8 && (list->n_skipped == 0 ||
+                                memcmp(list->skipped[list->n_skipped - 1].bytes,
+                                       sweep_id, MS_HASH_BYTES) != 0))
+        memcpy(list->skipped[list->n_skipped++].bytes, sweep_id, MS_HASH_BYTES);
+    return true;
+}
+
+static int
+s_collect_task(void *arg, const ms_store_task_t *task)
+{
+    s_task_list_t *list = arg;
     if (list->n == list->cap) {
         size_t cap = list->cap ? list->cap * 2 : 64;
         ms_store_task_t *grown = realloc(list->tasks, cap * sizeof *grown);
@@ -2599,7 +2603,8 @@ s_schedule_pool(ms_node_t *self)
     self->last_scan_at = now;
     self->next_scan_at = now + S_RESCAN_MS;
     s_task_list_t list = {.max = S_MAX_CANDIDATES, .claimable = self->leases};
-    int rc = ms_store_pending_tasks(self->store, s_collect_task, &list);
+    int rc = ms_store_pending_tasks_filtered(self->store, s_skip_task,
+                                             s_collect_task, &list);
     if (rc < 0) {
         free(list.tasks);
         s_log(self, "cannot list tasks: %s", ms_strerror(rc));

@@ -4527,6 +4527,13 @@ s_sweep_order_cmp(const void *a, const void *b)
 int
 ms_store_pending_tasks(ms_store_t *self, ms_store_task_fn fn, void *arg)
 {
+    return ms_store_pending_tasks_filtered(self, NULL, fn, arg);
+}
+
+int
+ms_store_pending_tasks_filtered(ms_store_t *self, ms_store_task_skip_fn skip,
+                                ms_store_task_fn fn, void *arg)
+{
     MDB_txn *txn;
     int rc = s_read_begin(self, &txn);
     if (rc != MS_OK)
@@ -4609,14 +4616,19 @@ ms_store_pending_tasks(ms_store_t *self, ms_store_task_fn fn, void *arg)
             MDB_val tk = rv[best], tv;
             s_task_hdr_t hdr;
             ms_store_task_t view;
-            int g = tk.mv_size == S_ID ? mdb_get(txn, self->db_tasks, &tk, &tv)
-                                       : MDB_CORRUPTED;
-            if (g != 0 ||
-                s_task_decode(tk.mv_data, &tv, &hdr, &view) != MS_OK) {
+            bool skipped = tk.mv_size == S_ID && skip &&
+                           skip(arg, tk.mv_data, sweeps[s].id);
+            int g = skipped ? 0
+                    : tk.mv_size == S_ID
+                        ? mdb_get(txn, self->db_tasks, &tk, &tv)
+                        : MDB_CORRUPTED;
+            if (!skipped && (g != 0 || s_task_decode(tk.mv_data, &tv, &hdr,
+                                                     &view) != MS_OK)) {
                 status = s_mdb(g ? g : MDB_CORRUPTED, "task record");
                 break;
             }
-            if (view.state != MS_TASK_DONE && view.state != MS_TASK_FAILED &&
+            if (!skipped && view.state != MS_TASK_DONE &&
+                view.state != MS_TASK_FAILED &&
                 view.state != MS_TASK_CANCELLED) {
                 status = fn(arg, &view);
                 if (status != 0)

@@ -586,6 +586,20 @@ int ms_store_claims_by_task(ms_store_t *self,
 //  Errors: MS_ERR_STORE; fn's return.
 int ms_store_pending_tasks(ms_store_t *self, ms_store_task_fn fn, void *arg);
 
+//  Asked before a task's row is read: true skips the task (fn is not
+//  called for it). TASK_ID and SWEEP_ID are borrowed for the call.
+typedef bool (*ms_store_task_skip_fn)(void *arg, const uint8_t *task_id,
+                                      const uint8_t *sweep_id);
+
+//  As ms_store_pending_tasks, but skip (may be NULL) first sees each
+//  task's id and sweep from the state index, so a task the caller does
+//  not want (held by another node, say) costs no read of its row: the
+//  scheduler walks past thousands of such tasks in a big sweep.
+//  Errors: as ms_store_pending_tasks.
+int ms_store_pending_tasks_filtered(ms_store_t *self,
+                                    ms_store_task_skip_fn skip,
+                                    ms_store_task_fn fn, void *arg);
+
 //  The highest logical time (Lamport) among the sweep-control records of
 //  a sweep held here into *time (0 when it has none, or only controls of
 //  nodes that predate logical times). A node issues its next control of

@@ -1514,6 +1514,7 @@ typedef struct {
     uint32_t index[64];
     uint8_t sweep_id[64][ID];
     size_t n;
+    uint8_t skip_sweep[ID]; // s_skip_sweep: the sweep to skip
 } tasks_t;
 
 static int
@@ -1526,6 +1527,17 @@ s_collect_task(void *arg, const ms_store_task_t *t)
     }
     ts->n++;
     return 0;
+}
+
+//  Skip every task of the sweep in ARG (a 32-byte id); count the asks.
+static int s_skip_asks;
+static bool
+s_skip_sweep(void *arg, const uint8_t *task_id, const uint8_t *sweep_id)
+{
+    tasks_t *ts = arg;
+    assert_non_null(task_id);
+    s_skip_asks++;
+    return memcmp(sweep_id, ts->skip_sweep, ID) == 0;
 }
 
 //  --------------------------------------------------------------------------
@@ -1620,6 +1632,18 @@ test_claims_failures_controls(void **state)
     assert_int_equal(ts.index[at30], 0);
     assert_int_equal(ts.index[at30 + 1], 1);
     assert_int_equal(ts.index[at30 + 2], 3); // 2 failed
+    // A filter sees every open task before its row is read; skipped ones
+    // never reach fn.
+    memcpy(ts.skip_sweep, s30, ID);
+    ts.n = 0;
+    s_skip_asks = 0;
+    assert_int_equal(ms_store_pending_tasks_filtered(store, s_skip_sweep,
+                                                     s_collect_task, &ts),
+                     MS_OK);
+    assert_int_equal(s_skip_asks, 5);
+    assert_int_equal(ts.n, 2);
+    assert_memory_equal(ts.sweep_id[0], s31, ID);
+    assert_memory_equal(ts.sweep_id[1], s31, ID);
     // Priority control on sweep 30 puts it first.
     s_rec_control(&r, 30, MS_SWEEP_CONTROL_PRIORITY, 9);
     MERGE(n1, 1, 3);
