@@ -2113,9 +2113,11 @@ typedef struct {
 //  --------------------------------------------------------------------------
 //  Collect one task (ids and index only).
 
-static bool
-s_skip_task(void *arg, const uint8_t *task_id, const uint8_t *sweep_id)
+static ms_store_task_filter_t
+s_skip_task(void *arg, const uint8_t *task_id, const uint8_t *sweep_id,
+            ms_task_state_t state)
 {
+    (void) state;
     s_task_list_t *list = arg;
     // Tasks others hold live leases on are no candidates: skipping them
     // here keeps the window of candidates full of claimable work when
@@ -2123,14 +2125,14 @@ s_skip_task(void *arg, const uint8_t *task_id, const uint8_t *sweep_id)
     // and costs no read of their rows.
     if (!list->claimable ||
         ms_lease_table_can_claim(list->claimable, task_id, 0, false, NULL))
-        return false;
+        return MS_STORE_TASK_READ;
     // Remember its sweep: the node still gets the sweep's dataset ready
     // (a task of it may come back to us).
     if (list->n_skipped < 8 && (list->n_skipped == 0 ||
                                 memcmp(list->skipped[list->n_skipped - 1].bytes,
                                        sweep_id, MS_HASH_BYTES) != 0))
         memcpy(list->skipped[list->n_skipped++].bytes, sweep_id, MS_HASH_BYTES);
-    return true;
+    return MS_STORE_TASK_SKIP;
 }
 
 static int
@@ -3621,6 +3623,46 @@ s_fill_heartbeat(void *arg, ms_wire_envelope_t *hb)
 }
 
 //  --------------------------------------------------------------------------
+//  Tasks pending here that a peer holds a live lease on, by sweep (the
+//  API's "running elsewhere"), from the state index: a skip function that
+//  counts and skips every task, so no task row is read.
+
+typedef struct {
+    ms_node_t *self;
+    json_t *out; // sweep id hex -> count
+    size_t left; // tasks still to look at (bounds the walk)
+    uint8_t last_sweep[MS_HASH_BYTES];
+    char last_hex[MS_HASH_HEX_LEN + 1];
+} s_remote_count_t;
+
+static ms_store_task_filter_t
+s_count_remote(void *arg, const uint8_t *task_id, const uint8_t *sweep_id,
+               ms_task_state_t state)
+{
+    s_remote_count_t *rc = arg;
+    if (rc->left == 0)
+        return MS_STORE_TASK_STOP;
+    rc->left--;
+    ms_claim_t h;
+    bool live = false;
+    if (state != MS_TASK_PENDING ||
+        ms_lease_table_holder(rc->self->leases, task_id, 0, &h, &live) !=
+            MS_OK ||
+        !live || memcmp(h.node_id, s_node_pk(rc->self), MS_HASH_BYTES) == 0)
+        return MS_STORE_TASK_SKIP;
+    if (!rc->last_hex[0] ||
+        memcmp(rc->last_sweep, sweep_id, MS_HASH_BYTES) != 0) {
+        ms_hash_t sid;
+        memcpy(sid.bytes, sweep_id, MS_HASH_BYTES);
+        ms_hash_hex(&sid, rc->last_hex);
+        memcpy(rc->last_sweep, sweep_id, MS_HASH_BYTES);
+    }
+    json_int_t n = json_integer_value(json_object_get(rc->out, rc->last_hex));
+    json_object_set_new(rc->out, rc->last_hex, json_integer(n + 1));
+    return MS_STORE_TASK_SKIP;
+}
+
+//  --------------------------------------------------------------------------
 //  Refresh the snapshots HTTP threads read (peers, pool counters).
 
 static void
@@ -3739,25 +3781,12 @@ s_refresh_snapshots(ms_node_t *self)
     }
     json_t *rr = json_object();
     if (rr && self->mesh && self->leases) {
-        s_task_list_t list = {.max = 4 * S_MAX_CANDIDATES};
-        ms_store_pending_tasks(self->store, s_collect_task, &list);
-        for (size_t i = 0; i < list.n; i++) {
-            const ms_store_task_t *t = &list.tasks[i];
-            ms_claim_t h;
-            bool live = false;
-            if (t->state != MS_TASK_PENDING ||
-                ms_lease_table_holder(self->leases, t->task_id, 0, &h, &live) !=
-                    MS_OK ||
-                !live || memcmp(h.node_id, s_node_pk(self), MS_HASH_BYTES) == 0)
-                continue;
-            ms_hash_t sid;
-            char hex[MS_HASH_HEX_LEN + 1];
-            memcpy(sid.bytes, t->sweep_id, MS_HASH_BYTES);
-            ms_hash_hex(&sid, hex);
-            json_int_t n = json_integer_value(json_object_get(rr, hex));
-            json_object_set_new(rr, hex, json_integer(n + 1));
-        }
-        free(list.tasks);
+        // Counted from the state index alone (no task row is read): the
+        // skip function counts and skips every task.
+        s_remote_count_t rc = {
+            .self = self, .out = rr, .left = 4 * S_MAX_CANDIDATES};
+        ms_store_pending_tasks_filtered(self->store, s_count_remote,
+                                        s_collect_task, &rc);
     }
     pthread_mutex_lock(&self->lock);
     if (peers) {

@@ -4616,8 +4616,14 @@ ms_store_pending_tasks_filtered(ms_store_t *self, ms_store_task_skip_fn skip,
             MDB_val tk = rv[best], tv;
             s_task_hdr_t hdr;
             ms_store_task_t view;
-            bool skipped = tk.mv_size == S_ID && skip &&
-                           skip(arg, tk.mv_data, sweeps[s].id);
+            ms_store_task_filter_t f =
+                tk.mv_size == S_ID && skip
+                    ? skip(arg, tk.mv_data, sweeps[s].id,
+                           (ms_task_state_t) open_states[best])
+                    : MS_STORE_TASK_READ;
+            if (f == MS_STORE_TASK_STOP)
+                break;
+            bool skipped = f == MS_STORE_TASK_SKIP;
             int g = skipped ? 0
                     : tk.mv_size == S_ID
                         ? mdb_get(txn, self->db_tasks, &tk, &tv)

@@ -586,10 +586,19 @@ int ms_store_claims_by_task(ms_store_t *self,
 //  Errors: MS_ERR_STORE; fn's return.
 int ms_store_pending_tasks(ms_store_t *self, ms_store_task_fn fn, void *arg);
 
-//  Asked before a task's row is read: true skips the task (fn is not
-//  called for it). TASK_ID and SWEEP_ID are borrowed for the call.
-typedef bool (*ms_store_task_skip_fn)(void *arg, const uint8_t *task_id,
-                                      const uint8_t *sweep_id);
+//  Asked before a task's row is read: MS_STORE_TASK_READ reads it and
+//  calls fn, MS_STORE_TASK_SKIP goes on to the next task, MS_STORE_TASK_STOP
+//  ends the walk (MS_OK). TASK_ID and SWEEP_ID are borrowed for the call;
+//  STATE is the task's state by the index (pending, claimed or running).
+typedef enum {
+    MS_STORE_TASK_READ = 0,
+    MS_STORE_TASK_SKIP = 1,
+    MS_STORE_TASK_STOP = 2,
+} ms_store_task_filter_t;
+typedef ms_store_task_filter_t (*ms_store_task_skip_fn)(void *arg,
+                                                        const uint8_t *task_id,
+                                                        const uint8_t *sweep_id,
+                                                        ms_task_state_t state);
 
 //  As ms_store_pending_tasks, but skip (may be NULL) first sees each
 //  task's id and sweep from the state index, so a task the caller does

@@ -1531,13 +1531,17 @@ s_collect_task(void *arg, const ms_store_task_t *t)
 
 //  Skip every task of the sweep in ARG (a 32-byte id); count the asks.
 static int s_skip_asks;
-static bool
-s_skip_sweep(void *arg, const uint8_t *task_id, const uint8_t *sweep_id)
+static ms_store_task_filter_t
+s_skip_sweep(void *arg, const uint8_t *task_id, const uint8_t *sweep_id,
+             ms_task_state_t state)
 {
+    assert_true(state == MS_TASK_PENDING || state == MS_TASK_CLAIMED ||
+                state == MS_TASK_RUNNING);
     tasks_t *ts = arg;
     assert_non_null(task_id);
     s_skip_asks++;
-    return memcmp(sweep_id, ts->skip_sweep, ID) == 0;
+    return memcmp(sweep_id, ts->skip_sweep, ID) == 0 ? MS_STORE_TASK_SKIP
+                                                     : MS_STORE_TASK_READ;
 }
 
 //  --------------------------------------------------------------------------
