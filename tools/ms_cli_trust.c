@@ -957,7 +957,9 @@ s_running_node(const char *data_dir, char lock_path[PATH_MAX])
 {
     if (s_path(lock_path, data_dir, "node.lock") != MS_CLI_EXIT_OK)
         return 0;
-    int fd = open(lock_path, O_RDWR | O_CLOEXEC);
+    // Read-only is enough: F_GETLK does not need write access (Linux), so
+    // a user who may not write the node's files still finds it.
+    int fd = open(lock_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
     struct flock who = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
@@ -1067,12 +1069,15 @@ s_join_main(int argc, char **argv)
         (code = s_path(path, idpath, "node.pub")) != MS_CLI_EXIT_OK)
         return code;
     char *pub = NULL;
-    if (ms_cli_read_file(path, &pub, NULL, &d) != MS_OK)
+    if (ms_cli_read_file(path, &pub, NULL, &d) != MS_OK) {
+        if (access(path, F_OK) == 0 || errno != ENOENT)
+            return ms_cli_failure(path, "%s", d.reason); // e.g. permissions
         return ms_cli_usage_error(path,
                                   "no node identity here (start `meshsweepd "
                                   "--data-dir %s` once to make one, then "
                                   "invite its node id)",
                                   data_dir);
+    }
     pub[strcspn(pub, "\r\n")] = 0;
     uint8_t node_pk[MS_CERT_KEY_BYTES];
     size_t got = 0;
