@@ -1,6 +1,6 @@
 /*  =========================================================================
     meshsweep - the command-line client: train, run, submit, status, results,
-    cancel, pause, resume, priority, peers
+    cancel, pause, resume, priority, peers, pool
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
@@ -35,6 +35,8 @@ static const s_command_t s_commands[] = {
     {"priority", ms_cli_control_main,
      "set a sweep's priority (higher is served first)"},
     {"peers", ms_cli_peers_main, "the pool as a node sees it"},
+    {"pool", ms_cli_pool_main,
+     "pool authority: init|invite|join|enroll|revoke|show"},
 };
 
 //  --------------------------------------------------------------------------

@@ -10,6 +10,8 @@
         ms_cli_remote.c   meshsweep submit | status | results (HTTP API,
                           or a store opened read-only with --data-dir)
         ms_cli_format.c   results as an aligned table or CSV
+        ms_cli_trust.c    meshsweep pool init | invite | join | enroll |
+                          revoke | show (authority, certificates; files only)
         ms_cli_common.c   argument scanning, error lines, files, HTTP
 
     Every command follows DESIGN.md "Programs": --help and --version,
@@ -46,6 +48,9 @@ int ms_cli_results_main(int argc, char **argv);
 int ms_cli_peers_main(int argc, char **argv);   // ms_cli_pool.c
 int ms_cli_control_main(int argc, char **argv); // cancel|pause|resume|
                                                 // priority (ms_cli_pool.c)
+int ms_cli_pool_main(int argc, char **argv);    // pool init|invite|join|
+                                                // enroll|revoke|show
+                                                // (ms_cli_trust.c)
 
 //  ---- errors ---------------------------------------------------------
 

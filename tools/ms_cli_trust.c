@@ -1,0 +1,1599 @@
+/*  =========================================================================
+    ms_cli_trust - meshsweep pool init | invite | join | enroll | revoke |
+    show: the pool authority, certificates, enrollment kits, revocations
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    DESIGN.md "Identity, pools and admission". Everything here works on
+    files, with no daemon and no network:
+
+    - The authority directory (`pool init --out DIR`, mode 0700) holds
+      authority.key (the Ed25519 secret, 0600: whoever has it can admit
+      nodes, so DIR is meant to live offline), authority.pub (its public
+      key in hex), pool.json (pool id, authority key, creation time) and
+      serial (the last serial number issued, a decimal counter shared by
+      certificates, enrollment keys and revocations, so serials only
+      grow). The commands that sign find DIR with --authority DIR, else
+      $MESHSWEEP_AUTHORITY, else ./pool-authority.
+    - `pool invite` signs a certificate for a node id and writes a bundle
+      (ms_cert_bundle_save); `pool join` checks it against the node of a
+      data dir, installs it as DIR/identity/node.cert and signals the
+      running node (SIGHUP to the holder of DIR/node.lock) or restarts the
+      systemd service.
+    - Static peers given to `pool join --peer` are written to
+      DIR/identity/peers.conf, an INI file of `peer = ID@tcp://HOST:PORT`
+      lines in meshsweepd's config syntax. meshsweepd has no per-data-dir
+      config file of its own, so the file sits beside the certificate
+      (identity/ survives a wiped store) and can be given to meshsweepd
+      with --config today.
+    - `pool revoke` writes a signed revocation item (ms_authority_item).
+      Handing it to the pool (POST /api/v1/authority on any node, gossip
+      of authority items) is not built yet; the file is kept until then.
+
+    A node id must be typed in full here (64 hex): the authority keeps no
+    list of nodes against which a prefix could be resolved.
+*/
+#include "ms_authority_item.h"
+#include "ms_cert.h"
+#include "ms_cli.h"
+#include "ms_wire.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sodium.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define S_DEFAULT_AUTHORITY "pool-authority"
+#define S_DEFAULT_EXPIRY_S (365LL * 86400) // certificates and enroll keys
+#define S_KEY_HEX (2 * MS_CERT_KEY_BYTES)
+
+//  --------------------------------------------------------------------------
+//  Bytes as lowercase hex into out (2n + 1 bytes).
+
+static void
+s_hex(const uint8_t *bytes, size_t n, char *out)
+{
+    sodium_bin2hex(out, 2 * n + 1, bytes, n);
+}
+
+//  --------------------------------------------------------------------------
+//  A time as an ISO 8601 UTC timestamp, or "never" for 0.
+
+static void
+s_iso(int64_t t, char out[32])
+{
+    if (t == 0) {
+        snprintf(out, 32, "never");
+        return;
+    }
+    time_t tt = (time_t) t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+//  --------------------------------------------------------------------------
+//  Roles as a comma list ("worker,submit").
+
+static void
+s_roles_text(uint32_t roles, char out[64])
+{
+    out[0] = 0;
+    if (roles & MS_CERT_ROLE_WORKER)
+        strcat(out, "worker,");
+    if (roles & MS_CERT_ROLE_SUBMIT)
+        strcat(out, "submit,");
+    if (roles & MS_CERT_ROLE_ENROLL)
+        strcat(out, "enroll,");
+    size_t n = strlen(out);
+    if (n)
+        out[n - 1] = 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Parse --roles: a comma list of worker and submit. Exit code.
+
+static int
+s_parse_roles(const char *text, uint32_t *roles)
+{
+    *roles = 0;
+    const char *p = text;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        if (n == 6 && strncmp(p, "worker", 6) == 0)
+            *roles |= MS_CERT_ROLE_WORKER;
+        else if (n == 6 && strncmp(p, "submit", 6) == 0)
+            *roles |= MS_CERT_ROLE_SUBMIT;
+        else if (n == 6 && strncmp(p, "enroll", 6) == 0)
+            return ms_cli_usage_error("--roles",
+                                      "'enroll' is not granted here: use "
+                                      "`meshsweep pool enroll` for an "
+                                      "enrollment key");
+        else
+            return ms_cli_usage_error("--roles",
+                                      "unknown role '%.*s' (expected worker, "
+                                      "submit, or both: worker,submit)",
+                                      (int) n, p);
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    if (*roles == 0)
+        return ms_cli_usage_error("--roles", "no role given (expected "
+                                             "worker, submit or both)");
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Seconds since the epoch of a UTC civil time (timegm is not POSIX; days
+//  from the civil date by H. Hinnant's algorithm). Fields are not
+//  normalised: the caller checks their ranges.
+
+static int64_t
+s_utc_seconds(int y, int mo, int d, int h, int mi, int s)
+{
+    y -= mo <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    int64_t days = era * 146097 + doe - 719468;
+    return days * 86400 + h * 3600 + mi * 60 + s;
+}
+
+//  --------------------------------------------------------------------------
+//  True when y-mo-d is a real date.
+
+static bool
+s_date_ok(int y, int mo, int d)
+{
+    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1)
+        return false;
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return d <= mdays[mo - 1] + (mo == 2 && leap);
+}
+
+//  --------------------------------------------------------------------------
+//  Parse an expiry: "never", a duration (90d, 12h, 4w, 1y), a date
+//  (YYYY-MM-DD: the end of that day, UTC) or a timestamp
+//  (YYYY-MM-DDTHH:MM[:SS][Z], UTC). *not_after in s since the epoch, 0
+//  for never. Exit code.
+
+static int
+s_parse_expiry(const char *text, int64_t now_s, int64_t *not_after)
+{
+    if (strcmp(text, "never") == 0) {
+        *not_after = 0;
+        return MS_CLI_EXIT_OK;
+    }
+    size_t n = strlen(text);
+    if (n >= 2 && strspn(text, "0123456789") == n - 1) {
+        char unit = text[n - 1];
+        long long mult = unit == 'h'   ? 3600
+                         : unit == 'd' ? 86400
+                         : unit == 'w' ? 7 * 86400
+                         : unit == 'y' ? 365 * 86400
+                                       : 0;
+        errno = 0;
+        long long v = strtoll(text, NULL, 10);
+        if (mult && !errno && v >= 1 && v <= 100LL * 365 * 86400 / mult) {
+            *not_after = now_s + v * mult;
+            return MS_CLI_EXIT_OK;
+        }
+        if (mult)
+            return ms_cli_usage_error(
+                "--expires", "'%s': a duration of 1 to 100 years", text);
+    }
+    int y = 0, mo = 0, d = 0, h = 23, mi = 59, s = 59, used = 0;
+    bool ok = false;
+    if (sscanf(text, "%4d-%2d-%2d%n", &y, &mo, &d, &used) == 3 && used == 10 &&
+        (size_t) used == n)
+        ok = true;
+    else if (used == 10 && (text[10] == 'T' || text[10] == ' ')) {
+        int used2 = 0;
+        s = 0;
+        const char *t = text + 11;
+        if (sscanf(t, "%2d:%2d:%2d%n", &h, &mi, &s, &used2) == 3 && used2 == 8)
+            t += 8;
+        else if (sscanf(t, "%2d:%2d%n", &h, &mi, &used2) == 2 && used2 == 5)
+            t += 5, s = 0;
+        else
+            t = NULL;
+        if (t && *t == 'Z')
+            t++;
+        ok = t && *t == 0;
+    }
+    if (ok) {
+        ok = s_date_ok(y, mo, d) && h >= 0 && h <= 23 && mi >= 0 && mi <= 59 &&
+             s >= 0 && s <= 59;
+        if (ok) {
+            int64_t t = s_utc_seconds(y, mo, d, h, mi, s);
+            if (t <= now_s)
+                return ms_cli_usage_error("--expires", "'%s' is in the past",
+                                          text);
+            *not_after = t;
+            return MS_CLI_EXIT_OK;
+        }
+    }
+    return ms_cli_usage_error(
+        "--expires",
+        "'%s' is not a date: expected YYYY-MM-DD (end of that day, UTC), "
+        "YYYY-MM-DDTHH:MM:SSZ, a duration (90d, 12h, 4w, 1y) or never",
+        text);
+}
+
+//  --------------------------------------------------------------------------
+//  Parse a node id typed by the user: 64 hex characters. Exit code.
+
+static int
+s_parse_node_id(const char *text, uint8_t pk[MS_CERT_KEY_BYTES])
+{
+    size_t n = strlen(text);
+    bool hex = n > 0 && strspn(text, "0123456789abcdefABCDEF") == n;
+    if (hex && n >= 12 && n < S_KEY_HEX)
+        return ms_cli_usage_error(
+            text,
+            "a node id prefix cannot be resolved here (the authority keeps "
+            "no list of nodes): give the whole node id, 64 hex characters "
+            "(meshsweepd prints it at start; DATA_DIR/identity/node.pub "
+            "holds it)");
+    size_t got = 0;
+    if (!hex || n != S_KEY_HEX ||
+        sodium_hex2bin(pk, MS_CERT_KEY_BYTES, text, n, NULL, &got, NULL) != 0 ||
+        got != MS_CERT_KEY_BYTES)
+        return ms_cli_usage_error(
+            text,
+            "not a node id (expected 64 hex characters, got %zu "
+            "characters%s)",
+            n, hex ? "" : " with non-hex ones");
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Write a small file atomically (temporary file, fsync, rename) with
+//  exactly this mode. Exit code; prints the error line.
+
+static int
+s_write_file(const char *path, const char *text, mode_t mode)
+{
+    char tmp[PATH_MAX + 8];
+    if ((size_t) snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
+        return ms_cli_usage_error(path, "path too long");
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return ms_cli_failure(tmp, "cannot create: %s", strerror(errno));
+    size_t n = strlen(text);
+    bool ok = fchmod(fd, mode) == 0 && write(fd, text, n) == (ssize_t) n &&
+              fsync(fd) == 0;
+    int err = errno;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        if (ok)
+            err = errno;
+        unlink(tmp);
+        return ms_cli_failure(path, "cannot write: %s", strerror(err));
+    }
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Join dir and name into out (PATH_MAX). Exit code.
+
+static int
+s_path(char out[PATH_MAX], const char *dir, const char *name)
+{
+    if ((size_t) snprintf(out, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
+        return ms_cli_usage_error(dir, "path too long");
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  The authority directory: the option, else $MESHSWEEP_AUTHORITY, else
+//  ./pool-authority.
+
+static const char *
+s_authority_dir(const char *option)
+{
+    if (option && *option)
+        return option;
+    const char *env = getenv("MESHSWEEP_AUTHORITY");
+    return env && *env ? env : S_DEFAULT_AUTHORITY;
+}
+
+//  The authority's keys, loaded from its directory.
+typedef struct {
+    uint8_t *sk;                            // sodium_malloc'd, 64 bytes
+    uint8_t pk[MS_CERT_KEY_BYTES];          // public key
+    uint8_t pool_id[MS_CERT_POOL_ID_BYTES]; // H(pk)
+    const char *dir;                        // borrowed
+} s_authority_t;
+
+//  --------------------------------------------------------------------------
+//  Free an authority's secret.
+
+static void
+s_authority_close(s_authority_t *a)
+{
+    if (a->sk)
+        sodium_free(a->sk);
+    a->sk = NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Load the authority key from dir. Exit code; prints the error line.
+
+static int
+s_authority_open(s_authority_t *a, const char *dir)
+{
+    memset(a, 0, sizeof *a);
+    a->dir = dir;
+    if (sodium_init() < 0)
+        return ms_cli_failure("libsodium", "cannot initialise");
+    char path[PATH_MAX];
+    int code = s_path(path, dir, "authority.key");
+    if (code != MS_CLI_EXIT_OK)
+        return code;
+    a->sk = sodium_malloc(MS_CERT_SECRET_BYTES);
+    if (!a->sk)
+        return ms_cli_failure(dir, "out of memory");
+    ms_diag_t d;
+    ms_diag_clear(&d);
+    int rc = ms_cert_secret_load(path, a->sk, &d);
+    if (rc == MS_ERR_NOTFOUND) {
+        s_authority_close(a);
+        return ms_cli_usage_error(
+            path, "no pool authority here (make one with `meshsweep pool init "
+                  "--out DIR`, or point at it with --authority DIR or "
+                  "$MESHSWEEP_AUTHORITY)");
+    }
+    if (rc != MS_OK) {
+        s_authority_close(a);
+        return ms_cli_diag_exit(&d, rc, path);
+    }
+    crypto_sign_ed25519_sk_to_pk(a->pk, a->sk);
+    ms_cert_pool_id(a->pk, a->pool_id);
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Take the next serial number from DIR/serial (locked, so two commands
+//  at once never share one). Exit code.
+
+static int
+s_next_serial(const s_authority_t *a, uint64_t *serial)
+{
+    char path[PATH_MAX];
+    int code = s_path(path, a->dir, "serial");
+    if (code != MS_CLI_EXIT_OK)
+        return code;
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return ms_cli_failure(path, "cannot open: %s", strerror(errno));
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fcntl(fd, F_SETLKW, &fl) != 0) {
+        close(fd);
+        return ms_cli_failure(path, "cannot lock: %s", strerror(errno));
+    }
+    char text[32] = {0};
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    uint64_t last = 0;
+    if (n > 0) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long v = strtoull(text, &end, 10);
+        if (errno || end == text || (*end && *end != '\n')) {
+            close(fd);
+            return ms_cli_failure(path, "not a serial number counter; fix "
+                                        "or remove it");
+        }
+        last = v;
+    }
+    *serial = last + 1;
+    int len =
+        snprintf(text, sizeof text, "%llu\n", (unsigned long long) *serial);
+    bool ok = ftruncate(fd, 0) == 0 &&
+              pwrite(fd, text, (size_t) len, 0) == len && fsync(fd) == 0;
+    int err = errno;
+    close(fd);
+    if (!ok)
+        return ms_cli_failure(path, "cannot write: %s", strerror(err));
+    return MS_CLI_EXIT_OK;
+}
+
+//  ---- pool init ---------------------------------------------------------
+
+//  --------------------------------------------------------------------------
+//  Help for meshsweep pool init.
+
+static void
+s_init_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: meshsweep pool init [--out DIR] [--json]\n"
+            "\n"
+            "Make a pool authority: a new Ed25519 key pair in DIR (created "
+            "0700;\ndefault $MESHSWEEP_AUTHORITY or ./" S_DEFAULT_AUTHORITY
+            "): authority.key (the\nsecret, 0600), authority.pub, pool.json "
+            "(the pool id). Prints the pool\nid and the authority key. An "
+            "existing non-empty DIR is refused.\n"
+            "\n"
+            "Keep DIR offline (a USB stick, an offline machine): whoever has\n"
+            "authority.key can admit nodes to the pool and revoke them.\n"
+            "\n"
+            "  --out DIR      where to make the authority\n"
+            "  --json         print {pool_id, authority_key, dir} as JSON\n");
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep pool init
+
+static int
+s_init_main(int argc, char **argv)
+{
+    if (ms_cli_wants_help(argc, argv))
+        return s_init_usage(stdout), MS_CLI_EXIT_OK;
+    const char *dir = NULL;
+    bool json_out = false;
+    for (int i = 1; i < argc; i++) {
+        bool missing = false;
+        const char *v = NULL;
+        if (ms_cli_arg_value(argc, argv, &i, "--out", &v, &missing)) {
+            if (missing || !*v)
+                return ms_cli_usage_error("--out", "needs a directory");
+            dir = v;
+        } else if (strcmp(argv[i], "--json") == 0)
+            json_out = true;
+        else
+            return ms_cli_usage_error(argv[i], "unknown argument of pool init");
+    }
+    dir = s_authority_dir(dir);
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return ms_cli_usage_error(dir, "exists and is not a directory");
+        DIR *dh = opendir(dir);
+        if (!dh)
+            return ms_cli_failure(dir, "cannot read: %s", strerror(errno));
+        struct dirent *e;
+        bool empty = true;
+        while ((e = readdir(dh)) != NULL)
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+                empty = false;
+        closedir(dh);
+        if (!empty)
+            return ms_cli_usage_error(dir, "exists and is not empty; a pool "
+                                           "authority is never overwritten "
+                                           "(choose another --out)");
+        if (chmod(dir, 0700) != 0)
+            return ms_cli_failure(dir, "chmod: %s", strerror(errno));
+    } else if (mkdir(dir, 0700) != 0)
+        return ms_cli_failure(dir, "cannot create: %s", strerror(errno));
+    if (chmod(dir, 0700) != 0)
+        return ms_cli_failure(dir, "chmod: %s", strerror(errno));
+
+    uint8_t pk[MS_CERT_KEY_BYTES];
+    uint8_t *sk =
+        sodium_init() >= 0 ? sodium_malloc(MS_CERT_SECRET_BYTES) : NULL;
+    if (!sk || ms_cert_keypair(pk, sk) != MS_OK) {
+        if (sk)
+            sodium_free(sk);
+        return ms_cli_failure("libsodium", "cannot make a key pair");
+    }
+    char path[PATH_MAX];
+    int code = s_path(path, dir, "authority.key");
+    if (code != MS_CLI_EXIT_OK) {
+        sodium_free(sk);
+        return code;
+    }
+    ms_diag_t d;
+    ms_diag_clear(&d);
+    int rc = ms_cert_secret_save(path, sk, &d);
+    sodium_free(sk);
+    if (rc != MS_OK)
+        return ms_cli_diag_exit(&d, rc, path);
+
+    uint8_t pool_id[MS_CERT_POOL_ID_BYTES];
+    ms_cert_pool_id(pk, pool_id);
+    char pk_hex[S_KEY_HEX + 1], id_hex[2 * MS_CERT_POOL_ID_BYTES + 1];
+    s_hex(pk, sizeof pk, pk_hex);
+    s_hex(pool_id, sizeof pool_id, id_hex);
+    char created[32], text[512];
+    s_iso((int64_t) time(NULL), created);
+    snprintf(text, sizeof text, "%s\n", pk_hex);
+    if ((code = s_path(path, dir, "authority.pub")) != MS_CLI_EXIT_OK ||
+        (code = s_write_file(path, text, 0644)) != MS_CLI_EXIT_OK)
+        return code;
+    snprintf(text, sizeof text,
+             "{\n  \"pool_id\": \"%s\",\n  \"authority_key\": \"%s\",\n"
+             "  \"created_at\": \"%s\"\n}\n",
+             id_hex, pk_hex, created);
+    if ((code = s_path(path, dir, "pool.json")) != MS_CLI_EXIT_OK ||
+        (code = s_write_file(path, text, 0644)) != MS_CLI_EXIT_OK)
+        return code;
+
+    if (json_out) {
+        json_t *doc = json_pack("{s:s, s:s, s:s}", "pool_id", id_hex,
+                                "authority_key", pk_hex, "dir", dir);
+        code = doc ? ms_cli_json_print(stdout, doc)
+                   : ms_cli_failure(dir, "out of memory");
+        json_decref(doc);
+        return code;
+    }
+    printf("pool id        %s\n"
+           "authority key  %s\n"
+           "\n"
+           "The pool authority is in %s (authority.key, mode 0600).\n"
+           "Keep that directory offline: whoever has authority.key can "
+           "admit nodes.\n"
+           "Next: meshsweep pool invite NODE_ID --operator NAME "
+           "--authority %s\n",
+           id_hex, pk_hex, dir, dir);
+    return MS_CLI_EXIT_OK;
+}
+
+//  ---- pool invite -------------------------------------------------------
+
+//  --------------------------------------------------------------------------
+//  Help for meshsweep pool invite.
+
+static void
+s_invite_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: meshsweep pool invite NODE_ID --operator NAME "
+            "[--roles worker,submit]\n"
+            "           [--max-workers N] [--expires DATE] [--authority DIR] "
+            "[--out FILE]\n"
+            "           [--json]\n"
+            "\n"
+            "Sign a membership certificate for the node NODE_ID (its whole "
+            "id, 64 hex\ncharacters: meshsweepd prints it at start, and "
+            "DATA_DIR/identity/node.pub\nholds it; a prefix cannot be "
+            "resolved here) and write it as a certificate\nfile for `meshsweep "
+            "pool join`.\n"
+            "\n"
+            "  --operator NAME    the person or group behind the node (1..64 "
+            "bytes);\n"
+            "                     quorums count operators, not nodes\n"
+            "  --roles LIST       worker, submit, or worker,submit (default "
+            "worker;\n"
+            "                     submit must be asked for)\n"
+            "  --max-workers N    cap on the node's workers (default 0: no "
+            "cap)\n"
+            "  --expires DATE     YYYY-MM-DD (end of that day, UTC), "
+            "YYYY-MM-DDTHH:MM:SSZ,\n"
+            "                     a duration (90d, 12h, 4w, 1y) or never "
+            "(default 1y)\n"
+            "  --authority DIR    the pool authority (default "
+            "$MESHSWEEP_AUTHORITY or\n"
+            "                     ./" S_DEFAULT_AUTHORITY ")\n"
+            "  --out FILE         where to write it (default "
+            "NODE_ID12.cert here)\n"
+            "  --json             print the certificate's fields as JSON\n");
+}
+
+//  --------------------------------------------------------------------------
+//  A certificate's fields as JSON (caller decrefs).
+
+static json_t *
+s_cert_json(const ms_cert_t *c)
+{
+    char subject[S_KEY_HEX + 1], issuer[S_KEY_HEX + 1],
+        pool[2 * MS_CERT_POOL_ID_BYTES + 1], roles[64], expires[32];
+    s_hex(c->subject, MS_CERT_KEY_BYTES, subject);
+    s_hex(c->issuer, MS_CERT_KEY_BYTES, issuer);
+    s_hex(c->pool_id, MS_CERT_POOL_ID_BYTES, pool);
+    s_roles_text(c->roles, roles);
+    s_iso(c->not_after, expires);
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:I}", "pool_id",
+                     pool, "node_id", subject, "operator", c->operator_name,
+                     "roles", roles, "expires", expires, "max_workers",
+                     (json_int_t) c->max_workers, "issuer", issuer, "serial",
+                     (json_int_t) c->serial);
+}
+
+//  Options shared by invite and enroll.
+typedef struct {
+    const char *operator_name; // --operator
+    const char *roles;         // --roles
+    const char *expires;       // --expires
+    const char *authority;     // --authority
+    const char *out;           // --out
+    const char *max_workers;   // --max-workers (invite)
+    bool json_out;             // --json
+} s_sign_opts_t;
+
+//  --------------------------------------------------------------------------
+//  Take one option of invite/enroll at argv[*i]. Returns -1 when argv[*i]
+//  is not one of them, else an exit code.
+
+static int
+s_sign_option(int argc, char **argv, int *i, s_sign_opts_t *o, bool invite)
+{
+    static const char *const names[] = {"--operator", "--roles",
+                                        "--expires",  "--authority",
+                                        "--out",      "--max-workers"};
+    const char **slots[] = {&o->operator_name, &o->roles, &o->expires,
+                            &o->authority,     &o->out,   &o->max_workers};
+    size_t n_names = invite ? 6 : 5;
+    for (size_t k = 0; k < n_names; k++) {
+        bool missing = false;
+        const char *v = NULL;
+        if (ms_cli_arg_value(argc, argv, i, names[k], &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error(names[k], "needs a value");
+            *slots[k] = v;
+            return MS_CLI_EXIT_OK;
+        }
+    }
+    if (strcmp(argv[*i], "--json") == 0) {
+        o->json_out = true;
+        return MS_CLI_EXIT_OK;
+    }
+    return -1;
+}
+
+//  --------------------------------------------------------------------------
+//  Fill and check the common fields of a certificate from the options.
+//  Exit code.
+
+static int
+s_cert_fields(const s_sign_opts_t *o, ms_cert_t *c)
+{
+    if (!o->operator_name)
+        return ms_cli_usage_error("--operator",
+                                  "required: the person or group behind "
+                                  "the node (quorums count operators)");
+    size_t n = strlen(o->operator_name);
+    if (n == 0 || n > MS_CERT_OPERATOR_MAX)
+        return ms_cli_usage_error("--operator", "must be 1..%d bytes, not %zu",
+                                  MS_CERT_OPERATOR_MAX, n);
+    memcpy(c->operator_name, o->operator_name, n + 1);
+    int code = s_parse_roles(o->roles ? o->roles : "worker", &c->roles);
+    if (code != MS_CLI_EXIT_OK)
+        return code;
+    int64_t now_s = (int64_t) time(NULL);
+    c->not_after = now_s + S_DEFAULT_EXPIRY_S;
+    if (o->expires && (code = s_parse_expiry(o->expires, now_s,
+                                             &c->not_after)) != MS_CLI_EXIT_OK)
+        return code;
+    if (o->max_workers) {
+        long v = 0;
+        if (ms_cli_parse_int("--max-workers", o->max_workers, 0, 1000000, &v) !=
+            MS_OK)
+            return MS_CLI_EXIT_USAGE;
+        c->max_workers = (uint32_t) v;
+    }
+    ms_diag_t d;
+    ms_diag_clear(&d);
+    if (ms_cert_check_fields(c, &d) != MS_OK)
+        return ms_cli_usage_error("--operator", "%s", d.reason);
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep pool invite
+
+static int
+s_invite_main(int argc, char **argv)
+{
+    if (ms_cli_wants_help(argc, argv))
+        return s_invite_usage(stdout), MS_CLI_EXIT_OK;
+    s_sign_opts_t o = {0};
+    const char *node = NULL;
+    for (int i = 1; i < argc; i++) {
+        int code = s_sign_option(argc, argv, &i, &o, true);
+        if (code > 0)
+            return code;
+        if (code == 0)
+            continue;
+        if (argv[i][0] == '-' && argv[i][1])
+            return ms_cli_usage_error(argv[i], "unknown option of pool invite");
+        if (node)
+            return ms_cli_usage_error(argv[i], "unexpected argument");
+        node = argv[i];
+    }
+    if (!node)
+        return s_invite_usage(stderr),
+               ms_cli_usage_error("pool invite", "missing NODE_ID");
+    ms_cert_t c;
+    memset(&c, 0, sizeof c);
+    int code = s_parse_node_id(node, c.subject);
+    if (code != MS_CLI_EXIT_OK)
+        return code;
+    if ((code = s_cert_fields(&o, &c)) != MS_CLI_EXIT_OK)
+        return code;
+    s_authority_t a;
+    if ((code = s_authority_open(&a, s_authority_dir(o.authority))) !=
+        MS_CLI_EXIT_OK)
+        return code;
+    memcpy(c.pool_id, a.pool_id, MS_CERT_POOL_ID_BYTES);
+    if ((code = s_next_serial(&a, &c.serial)) != MS_CLI_EXIT_OK) {
+        s_authority_close(&a);
+        return code;
+    }
+    ms_diag_t d;
+    ms_diag_clear(&d);
+    int rc = ms_cert_sign(&c, a.sk, &d);
+    s_authority_close(&a);
+    if (rc != MS_OK)
+        return ms_cli_diag_exit(&d, rc, "certificate");
+    char subject[S_KEY_HEX + 1], out_default[64];
+    s_hex(c.subject, MS_CERT_KEY_BYTES, subject);
+    snprintf(out_default, sizeof out_default, "%.12s.cert", subject);
+    const char *out = o.out ? o.out : out_default;
+    ms_cert_chain_t chain = {.leaf = c};
+    rc = ms_cert_bundle_save(out, a.pk, &chain, &d);
+    if (rc != MS_OK)
+        return ms_cli_diag_exit(&d, rc, out);
+    if (o.json_out) {
+        json_t *doc = s_cert_json(&c);
+        if (doc)
+            json_object_set_new(doc, "file", json_string(out));
+        code = doc ? ms_cli_json_print(stdout, doc)
+                   : ms_cli_failure(out, "out of memory");
+        json_decref(doc);
+        return code;
+    }
+    char roles[64], expires[32];
+    s_roles_text(c.roles, roles);
+    s_iso(c.not_after, expires);
+    printf("certificate for node %s\n"
+           "  operator %s, roles %s, max workers %u, expires %s, serial "
+           "%llu\n"
+           "written to %s\n"
+           "On the node's machine: meshsweep pool join %s --data-dir "
+           "DATA_DIR\n",
+           subject, c.operator_name, roles, (unsigned) c.max_workers, expires,
+           (unsigned long long) c.serial, out, out);
+    return MS_CLI_EXIT_OK;
+}
+
+//  ---- pool enroll -------------------------------------------------------
+
+//  --------------------------------------------------------------------------
+//  Help for meshsweep pool enroll.
+
+static void
+s_enroll_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: meshsweep pool enroll --operator NAME --out FILE "
+            "[--roles worker,submit]\n"
+            "           [--expires DATE] [--authority DIR] [--json]\n"
+            "\n"
+            "Make an enrollment key for a cluster: a new key pair and its "
+            "certificate\n(the roles plus enroll), signed by the authority, "
+            "saved as an enrollment\nkit FILE (mode 0600). Copy FILE to the "
+            "cluster's machines and start\n`meshsweepd --enroll-key FILE`: "
+            "each node enrolls its own fresh key at\nfirst start (never clone "
+            "one node identity onto many machines). Nodes\nenrolled with it "
+            "share its operator.\n"
+            "\n"
+            "  --operator NAME    the person or group behind the nodes\n"
+            "  --roles LIST       worker, submit, or worker,submit (default "
+            "worker)\n"
+            "  --expires DATE     as for invite (default 1y)\n"
+            "  --authority DIR    the pool authority (default "
+            "$MESHSWEEP_AUTHORITY or\n"
+            "                     ./" S_DEFAULT_AUTHORITY ")\n"
+            "  --out FILE         the kit to write (required; never "
+            "overwritten)\n"
+            "  --json             print the certificate's fields as JSON\n");
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep pool enroll
+
+static int
+s_enroll_main(int argc, char **argv)
+{
+    if (ms_cli_wants_help(argc, argv))
+        return s_enroll_usage(stdout), MS_CLI_EXIT_OK;
+    s_sign_opts_t o = {0};
+    for (int i = 1; i < argc; i++) {
+        int code = s_sign_option(argc, argv, &i, &o, false);
+        if (code > 0)
+            return code;
+        if (code < 0)
+            return ms_cli_usage_error(argv[i], "unknown argument of pool "
+                                               "enroll");
+    }
+    if (!o.out || !*o.out)
+        return ms_cli_usage_error("--out", "required: the enrollment kit to "
+                                           "write");
+    if (access(o.out, F_OK) == 0)
+        return ms_cli_usage_error(o.out, "exists already; an enrollment key "
+                                         "is never overwritten");
+    ms_cert_t c;
+    memset(&c, 0, sizeof c);
+    int code = s_cert_fields(&o, &c);
+    if (code != MS_CLI_EXIT_OK)
+        return code;
+    c.roles |= MS_CERT_ROLE_ENROLL;
+    s_authority_t a;
+    if ((code = s_authority_open(&a, s_authority_dir(o.authority))) !=
+        MS_CLI_EXIT_OK)
+        return code;
+    memcpy(c.pool_id, a.pool_id, MS_CERT_POOL_ID_BYTES);
+    uint8_t *esk = sodium_malloc(MS_CERT_SECRET_BYTES);
+    ms_diag_t d;
+    ms_diag_clear(&d);
+    int rc = MS_ERR_NOMEM;
+    if (esk && (code = s_next_serial(&a, &c.serial)) == MS_CLI_EXIT_OK &&
+        (rc = ms_cert_keypair(c.subject, esk)) == MS_OK &&
+        (rc = ms_cert_sign(&c, a.sk, &d)) == MS_OK)
+        rc = ms_cert_enroll_save(o.out, a.pk, esk, &c, &d);
+    if (esk)
+        sodium_free(esk);
+    s_authority_close(&a);
+    if (code != MS_CLI_EXIT_OK)
+        return code;
+    if (rc == MS_ERR_CONFLICT)
+        return ms_cli_usage_error(o.out, "exists already; not overwritten");
+    if (rc != MS_OK)
+        return ms_cli_diag_exit(&d, rc, o.out);
+    if (o.json_out) {
+        json_t *doc = s_cert_json(&c);
+        if (doc) {
+            json_object_set_new(doc, "file", json_string(o.out));
+            json_object_set(doc, "enroll_key", json_object_get(doc, "node_id"));
+            json_object_del(doc, "node_id");
+        }
+        code = doc ? ms_cli_json_print(stdout, doc)
+                   : ms_cli_failure(o.out, "out of memory");
+        json_decref(doc);
+        return code;
+    }
+    char key[S_KEY_HEX + 1], roles[64], expires[32];
+    s_hex(c.subject, MS_CERT_KEY_BYTES, key);
+    s_roles_text(c.roles, roles);
+    s_iso(c.not_after, expires);
+    printf("enrollment key %s\n"
+           "  operator %s, roles %s, expires %s, serial %llu\n"
+           "kit written to %s (mode 0600: it signs certificates for this "
+           "pool)\n"
+           "On each machine of the cluster: meshsweepd --enroll-key %s "
+           "--data-dir DATA_DIR ...\n",
+           key, c.operator_name, roles, expires, (unsigned long long) c.serial,
+           o.out, o.out);
+    return MS_CLI_EXIT_OK;
+}
+
+//  ---- pool join ---------------------------------------------------------
+
+//  --------------------------------------------------------------------------
+//  Help for meshsweep pool join.
+
+static void
+s_join_usage(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: meshsweep pool join CERT --data-dir DIR "
+        "[--peer NODE_ID@tcp://HOST:PORT]...\n"
+        "           [--restart] [--json]\n"
+        "\n"
+        "Install the certificate file CERT (from `meshsweep pool invite`) for "
+        "the\nnode whose data dir is DIR: it must be valid and certify that "
+        "node\n(DIR/identity/node.pub). It becomes DIR/identity/node.cert, "
+        "then the\nrunning node (the holder of DIR/node.lock) gets SIGHUP "
+        "and reloads it;\nwith no running node it takes effect at the next "
+        "start.\n"
+        "\n"
+        "  --data-dir DIR     the node's data dir (required)\n"
+        "  --peer ID@tcp://HOST:PORT\n"
+        "                     a static peer of the pool, where broadcast does "
+        "not\n"
+        "                     reach (repeatable; the whole node id is "
+        "required).\n"
+        "                     Written to DIR/identity/peers.conf (`peer = ...` "
+        "lines,\n"
+        "                     meshsweepd's config syntax), replacing the "
+        "peers of an\n"
+        "                     earlier join; meshsweepd reads it with "
+        "--config\n"
+        "                     DIR/identity/peers.conf\n"
+        "  --restart          run `systemctl restart meshsweepd` instead of "
+        "SIGHUP\n"
+        "  --json             print what was done as JSON\n");
+}
+
+//  --------------------------------------------------------------------------
+//  Check a static peer "NODE_ID@tcp://HOST:PORT" (the id is required with
+//  an authority: the dialer needs the peer's key). Exit code.
+
+static int
+s_check_peer(const char *spec)
+{
+    const char *at = strchr(spec, '@');
+    if (!at)
+        return ms_cli_usage_error(
+            spec, "--peer needs the peer's node id: NODE_ID@tcp://HOST:PORT "
+                  "(in a pool with an authority the dialer needs its key)");
+    size_t n = (size_t) (at - spec);
+    if (n != S_KEY_HEX || strspn(spec, "0123456789abcdef") != n)
+        return ms_cli_usage_error(spec,
+                                  "NODE_ID must be the peer's whole node id, "
+                                  "64 lowercase hex characters (got %zu)",
+                                  n);
+    const char *ep = at + 1;
+    const char *colon = strrchr(ep, ':');
+    const char *port = colon ? colon + 1 : "";
+    size_t n_port = strlen(port);
+    long v = n_port && n_port <= 5 && strspn(port, "0123456789") == n_port
+                 ? strtol(port, NULL, 10)
+                 : 0;
+    if (strncmp(ep, "tcp://", 6) != 0 || colon <= ep + 6 || v < 1 ||
+        v > 65535 || !ms_wire_endpoint_valid(ep))
+        return ms_cli_usage_error(
+            spec, "expected NODE_ID@tcp://HOST:PORT (HOST a name or address, "
+                  "PORT 1..65535)");
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  The pid of the running node of data_dir: the holder of the fcntl lock
+//  on DIR/node.lock (the pid written in the file must agree when the lock
+//  reports none, as in another pid namespace). 0 when no node runs.
+
+static long
+s_running_node(const char *data_dir, char lock_path[PATH_MAX])
+{
+    if (s_path(lock_path, data_dir, "node.lock") != MS_CLI_EXIT_OK)
+        return 0;
+    // Read-only is enough: F_GETLK does not need write access (Linux), so
+    // a user who may not write the node's files still finds it.
+    int fd = open(lock_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct flock who = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    long pid = 0;
+    if (fcntl(fd, F_GETLK, &who) == 0 && who.l_type != F_UNLCK) {
+        pid = who.l_pid;
+        if (pid <= 0) {
+            char text[32] = {0};
+            if (pread(fd, text, sizeof text - 1, 0) > 0)
+                pid = strtol(text, NULL, 10);
+        }
+    }
+    // Closing our descriptor would drop locks we held on the file; we
+    // hold none.
+    close(fd);
+    return pid > 0 ? pid : 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Run `systemctl restart meshsweepd`. Exit code.
+
+static int
+s_systemctl_restart(void)
+{
+    char *args[] = {"systemctl", "restart", "meshsweepd", NULL};
+    pid_t pid = 0;
+    int err = posix_spawnp(&pid, "systemctl", NULL, NULL, args, environ);
+    if (err != 0)
+        return ms_cli_failure("systemctl", "cannot run: %s", strerror(err));
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return ms_cli_failure("systemctl", "wait: %s", strerror(errno));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return ms_cli_failure("systemctl restart meshsweepd",
+                              "failed (status %d); the certificate is "
+                              "installed and takes effect at the next start",
+                              WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep pool join
+
+static int
+s_join_main(int argc, char **argv)
+{
+    if (ms_cli_wants_help(argc, argv))
+        return s_join_usage(stdout), MS_CLI_EXIT_OK;
+    const char *cert = NULL, *data_dir = NULL;
+    const char *peers[256];
+    int n_peers = 0;
+    bool restart = false, json_out = false;
+    for (int i = 1; i < argc; i++) {
+        bool missing = false;
+        const char *v = NULL;
+        if (ms_cli_arg_value(argc, argv, &i, "--data-dir", &v, &missing)) {
+            if (missing || !*v)
+                return ms_cli_usage_error("--data-dir", "needs a directory");
+            data_dir = v;
+        } else if (ms_cli_arg_value(argc, argv, &i, "--peer", &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--peer",
+                                          "needs NODE_ID@tcp://HOST:PORT");
+            int code = s_check_peer(v);
+            if (code != MS_CLI_EXIT_OK)
+                return code;
+            if (n_peers == (int) (sizeof peers / sizeof *peers))
+                return ms_cli_usage_error("--peer", "too many peers");
+            peers[n_peers++] = v;
+        } else if (strcmp(argv[i], "--restart") == 0)
+            restart = true;
+        else if (strcmp(argv[i], "--json") == 0)
+            json_out = true;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return ms_cli_usage_error(argv[i], "unknown option of pool join");
+        else if (cert)
+            return ms_cli_usage_error(argv[i], "unexpected argument");
+        else
+            cert = argv[i];
+    }
+    if (!cert)
+        return s_join_usage(stderr),
+               ms_cli_usage_error("pool join", "missing CERT");
+    if (!data_dir)
+        return ms_cli_usage_error("--data-dir", "required: the node's data "
+                                                "dir");
+    if (sodium_init() < 0)
+        return ms_cli_failure("libsodium", "cannot initialise");
+
+    // The certificate: format, chain, expiry.
+    uint8_t auth_pk[MS_CERT_KEY_BYTES];
+    ms_cert_chain_t chain;
+    ms_diag_t d;
+    ms_diag_clear(&d);
+    int64_t now_s = (int64_t) time(NULL);
+    int rc = ms_cert_bundle_load(cert, auth_pk, &chain, now_s, &d);
+    if (rc != MS_OK) {
+        ms_cli_diag_exit(&d, rc, cert);
+        return rc == MS_ERR_IO || rc == MS_ERR_NOMEM ? MS_CLI_EXIT_FAILURE
+                                                     : MS_CLI_EXIT_USAGE;
+    }
+    // The node of the data dir.
+    char path[PATH_MAX], idpath[PATH_MAX];
+    int code = s_path(idpath, data_dir, "identity");
+    if (code != MS_CLI_EXIT_OK ||
+        (code = s_path(path, idpath, "node.pub")) != MS_CLI_EXIT_OK)
+        return code;
+    char *pub = NULL;
+    if (ms_cli_read_file(path, &pub, NULL, &d) != MS_OK) {
+        if (access(path, F_OK) == 0 || errno != ENOENT)
+            return ms_cli_failure(path, "%s", d.reason); // e.g. permissions
+        return ms_cli_usage_error(path,
+                                  "no node identity here (start `meshsweepd "
+                                  "--data-dir %s` once to make one, then "
+                                  "invite its node id)",
+                                  data_dir);
+    }
+    pub[strcspn(pub, "\r\n")] = 0;
+    uint8_t node_pk[MS_CERT_KEY_BYTES];
+    size_t got = 0;
+    bool ok = strlen(pub) == S_KEY_HEX &&
+              sodium_hex2bin(node_pk, sizeof node_pk, pub, S_KEY_HEX, NULL,
+                             &got, NULL) == 0 &&
+              got == sizeof node_pk;
+    free(pub);
+    if (!ok)
+        return ms_cli_usage_error(path, "not a node id (64 hex characters)");
+    char node_hex[S_KEY_HEX + 1], subject_hex[S_KEY_HEX + 1];
+    s_hex(node_pk, sizeof node_pk, node_hex);
+    s_hex(chain.leaf.subject, MS_CERT_KEY_BYTES, subject_hex);
+    if (sodium_memcmp(node_pk, chain.leaf.subject, MS_CERT_KEY_BYTES) != 0)
+        return ms_cli_usage_error(
+            cert, "certifies node %.12s..., but the node of %s is %.12s...",
+            subject_hex, data_dir, node_hex);
+
+    // Install it (atomic; mode 0644), then the peers.
+    if ((code = s_path(path, idpath, "node.cert")) != MS_CLI_EXIT_OK)
+        return code;
+    rc = ms_cert_bundle_save(path, auth_pk, &chain, &d);
+    if (rc != MS_OK)
+        return ms_cli_diag_exit(&d, rc, path);
+    if (chmod(path, 0644) != 0)
+        return ms_cli_failure(path, "chmod: %s", strerror(errno));
+    char peers_path[PATH_MAX] = "";
+    if (n_peers) {
+        if ((code = s_path(peers_path, idpath, "peers.conf")) != MS_CLI_EXIT_OK)
+            return code;
+        size_t cap = 200 + (size_t) n_peers * 400;
+        char *text = malloc(cap);
+        if (!text)
+            return ms_cli_failure(peers_path, "out of memory");
+        size_t len = (size_t) snprintf(
+            text, cap,
+            "# Static peers of the pool, written by `meshsweep pool join`\n"
+            "# (meshsweepd config syntax; meshsweepd --config this file).\n");
+        for (int i = 0; i < n_peers; i++)
+            len += (size_t) snprintf(text + len, cap - len, "peer = %s\n",
+                                     peers[i]);
+        code = s_write_file(peers_path, text, 0644);
+        free(text);
+        if (code != MS_CLI_EXIT_OK)
+            return code;
+    }
+
+    // Tell the node.
+    char lock_path[PATH_MAX];
+    long pid = 0;
+    const char *action = "none";
+    if (restart) {
+        if ((code = s_systemctl_restart()) != MS_CLI_EXIT_OK)
+            return code;
+        action = "restarted";
+    } else if ((pid = s_running_node(data_dir, lock_path)) > 0) {
+        if (kill((pid_t) pid, SIGHUP) != 0)
+            return ms_cli_failure(lock_path,
+                                  "cannot signal the running node (pid %ld): "
+                                  "%s; the certificate is installed and takes "
+                                  "effect at the next start",
+                                  pid, strerror(errno));
+        action = "signalled";
+    }
+
+    char pool_hex[2 * MS_CERT_POOL_ID_BYTES + 1];
+    s_hex(chain.leaf.pool_id, MS_CERT_POOL_ID_BYTES, pool_hex);
+    if (json_out) {
+        json_t *doc = json_pack(
+            "{s:s, s:s, s:s, s:s, s:s, s:o, s:o}", "node_id", node_hex,
+            "pool_id", pool_hex, "operator", chain.leaf.operator_name,
+            "certificate", path, "node", action, "pid",
+            pid > 0 ? json_integer(pid) : json_null(), "peers_file",
+            peers_path[0] ? json_string(peers_path) : json_null());
+        code = doc ? ms_cli_json_print(stdout, doc)
+                   : ms_cli_failure(path, "out of memory");
+        json_decref(doc);
+        return code;
+    }
+    printf("certificate for node %.12s... (pool %.12s..., operator %s) "
+           "installed as %s\n",
+           node_hex, pool_hex, chain.leaf.operator_name, path);
+    if (peers_path[0])
+        printf("%d static peer%s written to %s (give meshsweepd --config "
+               "%s)\n",
+               n_peers, n_peers == 1 ? "" : "s", peers_path, peers_path);
+    if (restart)
+        printf("meshsweepd restarted (systemctl restart meshsweepd)\n");
+    else if (pid > 0)
+        printf("sent SIGHUP to the running node (pid %ld): it reloads its "
+               "certificate\n",
+               pid);
+    else
+        printf("no node is running on %s: the certificate takes effect at "
+               "its next start\n",
+               data_dir);
+    return MS_CLI_EXIT_OK;
+}
+
+//  ---- pool revoke -------------------------------------------------------
+
+//  --------------------------------------------------------------------------
+//  Help for meshsweep pool revoke.
+
+static void
+s_revoke_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: meshsweep pool revoke NODE_ID [--cut all|INC:SEQ,...] "
+            "[--authority DIR]\n"
+            "           [--out FILE] [--json]\n"
+            "\n"
+            "Sign a revocation of NODE_ID (a node id or an enrollment key, "
+            "64 hex\ncharacters) with the pool authority, and write it to "
+            "FILE (default\nNODE_ID12.revoke here).\n"
+            "\n"
+            "  --cut all          none of its records counts any more, past "
+            "ones\n"
+            "                     included (default: a stolen key, a node "
+            "that lied)\n"
+            "  --cut INC:SEQ,...  keep its records up to SEQ of each "
+            "incarnation INC\n"
+            "                     (16 hex digits, as the node shows them); "
+            "later ones,\n"
+            "                     and other incarnations, stop counting\n"
+            "  --authority DIR    the pool authority (default "
+            "$MESHSWEEP_AUTHORITY or\n"
+            "                     ./" S_DEFAULT_AUTHORITY ")\n"
+            "  --out FILE         where to write the revocation\n"
+            "  --json             print the item's fields as JSON\n"
+            "\n"
+            "Not yet built: handing the revocation to the pool (POST "
+            "/api/v1/authority\non any node, which gossips it to every "
+            "node). Keep FILE until then.\n");
+}
+
+//  --------------------------------------------------------------------------
+//  Parse --cut INC:SEQ,... into item (sorted by incarnation). Exit code.
+
+static int
+s_parse_cut(const char *text, ms_authority_item_t *item)
+{
+    if (strcmp(text, "all") == 0) {
+        item->cut_all = true;
+        item->n_cuts = 0;
+        return MS_CLI_EXIT_OK;
+    }
+    item->cut_all = false;
+    item->n_cuts = 0;
+    const char *p = text;
+    while (*p) {
+        if (item->n_cuts == MS_AUTHORITY_ITEM_MAX_CUTS)
+            return ms_cli_usage_error("--cut", "more than %d incarnations",
+                                      MS_AUTHORITY_ITEM_MAX_CUTS);
+        size_t n = strcspn(p, ",");
+        char entry[64];
+        if (n >= sizeof entry)
+            return ms_cli_usage_error("--cut", "'%.*s' is too long", (int) n,
+                                      p);
+        memcpy(entry, p, n);
+        entry[n] = 0;
+        char *colon = strchr(entry, ':');
+        char *end1 = NULL, *end2 = NULL;
+        errno = 0;
+        unsigned long long inc = colon ? strtoull(entry, &end1, 16) : 0,
+                           seq = 0;
+        if (colon)
+            seq = strtoull(colon + 1, &end2, 10);
+        if (!colon || errno || end1 != colon || colon - entry != 16 ||
+            strspn(entry, "0123456789abcdefABCDEF") != 16 || !end2 ||
+            end2 == colon + 1 || *end2 ||
+            strspn(colon + 1, "0123456789") != strlen(colon + 1))
+            return ms_cli_usage_error(
+                "--cut",
+                "'%s': expected all, or INCARNATION:SEQ entries "
+                "(16 hex digits, a colon, a decimal seq) separated "
+                "by commas",
+                entry);
+        // Insert in order; a repeated incarnation is refused.
+        uint32_t at = item->n_cuts;
+        while (at > 0 && item->cuts[at - 1].incarnation > inc)
+            at--;
+        if (at > 0 && item->cuts[at - 1].incarnation == inc)
+            return ms_cli_usage_error("--cut",
+                                      "incarnation %016llx given "
+                                      "twice",
+                                      inc);
+        memmove(&item->cuts[at + 1], &item->cuts[at],
+                (item->n_cuts - at) * sizeof item->cuts[0]);
+        item->cuts[at].incarnation = inc;
+        item->cuts[at].max_seq = seq;
+        item->n_cuts++;
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    if (item->n_cuts == 0)
+        return ms_cli_usage_error("--cut", "empty (expected all or "
+                                           "INCARNATION:SEQ,...)");
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  An authority item's fields as JSON (caller decrefs).
+
+static json_t *
+s_item_json(const ms_authority_item_t *it)
+{
+    char subject[S_KEY_HEX + 1], issuer[S_KEY_HEX + 1],
+        pool[2 * MS_CERT_POOL_ID_BYTES + 1], issued[32];
+    s_hex(it->subject, MS_CERT_KEY_BYTES, subject);
+    s_hex(it->issuer, MS_CERT_KEY_BYTES, issuer);
+    s_hex(it->pool_id, MS_CERT_POOL_ID_BYTES, pool);
+    s_iso(it->issued_at, issued);
+    json_t *doc =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "kind",
+                  ms_authority_item_kind_name(it->kind), "pool_id", pool,
+                  "subject", subject, "issuer", issuer, "issued_at", issued,
+                  "serial", (json_int_t) it->serial);
+    if (doc && it->kind == MS_AUTHORITY_ITEM_REVOKE) {
+        json_t *cut = it->cut_all ? json_string("all") : json_array();
+        for (uint32_t i = 0; cut && !it->cut_all && i < it->n_cuts; i++) {
+            char inc[17];
+            snprintf(inc, sizeof inc, "%016llx",
+                     (unsigned long long) it->cuts[i].incarnation);
+            json_array_append_new(
+                cut, json_pack("{s:s, s:I}", "incarnation", inc, "max_seq",
+                               (json_int_t) it->cuts[i].max_seq));
+        }
+        json_object_set_new(doc, "cut", cut ? cut : json_null());
+    }
+    return doc;
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep pool revoke
+
+static int
+s_revoke_main(int argc, char **argv)
+{
+    if (ms_cli_wants_help(argc, argv))
+        return s_revoke_usage(stdout), MS_CLI_EXIT_OK;
+    const char *node = NULL, *cut = "all", *authority = NULL, *out = NULL;
+    bool json_out = false;
+    for (int i = 1; i < argc; i++) {
+        bool missing = false;
+        const char *v = NULL;
+        if (ms_cli_arg_value(argc, argv, &i, "--cut", &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--cut", "needs all or "
+                                                   "INCARNATION:SEQ,...");
+            cut = v;
+        } else if (ms_cli_arg_value(argc, argv, &i, "--authority", &v,
+                                    &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--authority", "needs a directory");
+            authority = v;
+        } else if (ms_cli_arg_value(argc, argv, &i, "--out", &v, &missing)) {
+            if (missing || !*v)
+                return ms_cli_usage_error("--out", "needs a file");
+            out = v;
+        } else if (strcmp(argv[i], "--json") == 0)
+            json_out = true;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return ms_cli_usage_error(argv[i], "unknown option of pool revoke");
+        else if (node)
+            return ms_cli_usage_error(argv[i], "unexpected argument");
+        else
+            node = argv[i];
+    }
+    if (!node)
+        return s_revoke_usage(stderr),
+               ms_cli_usage_error("pool revoke", "missing NODE_ID");
+    ms_authority_item_t *it = calloc(1, sizeof *it);
+    if (!it)
+        return ms_cli_failure("pool revoke", "out of memory");
+    it->kind = MS_AUTHORITY_ITEM_REVOKE;
+    s_authority_t a = {0};
+    int code = s_parse_node_id(node, it->subject);
+    if (code == MS_CLI_EXIT_OK)
+        code = s_parse_cut(cut, it);
+    if (code == MS_CLI_EXIT_OK)
+        code = s_authority_open(&a, s_authority_dir(authority));
+    if (code == MS_CLI_EXIT_OK)
+        code = s_next_serial(&a, &it->serial);
+    ms_diag_t d;
+    ms_diag_clear(&d);
+    char subject[S_KEY_HEX + 1], out_default[64];
+    s_hex(it->subject, MS_CERT_KEY_BYTES, subject);
+    snprintf(out_default, sizeof out_default, "%.12s.revoke", subject);
+    if (!out)
+        out = out_default;
+    if (code == MS_CLI_EXIT_OK) {
+        it->issued_at = (int64_t) time(NULL);
+        int rc = ms_authority_item_sign(it, a.sk, &d);
+        if (rc == MS_OK)
+            rc = ms_authority_item_save(out, it, &d);
+        if (rc != MS_OK)
+            code = ms_cli_diag_exit(&d, rc, out);
+    }
+    s_authority_close(&a);
+    if (code == MS_CLI_EXIT_OK && json_out) {
+        json_t *doc = s_item_json(it);
+        if (doc)
+            json_object_set_new(doc, "file", json_string(out));
+        code = doc ? ms_cli_json_print(stdout, doc)
+                   : ms_cli_failure(out, "out of memory");
+        json_decref(doc);
+    } else if (code == MS_CLI_EXIT_OK)
+        printf("revocation of %s (cut %s, serial %llu) written to %s\n"
+               "Handing it to the pool is not built yet (it will be: POST "
+               "it to any node's\n/api/v1/authority, which gossips it to "
+               "every node). Keep %s until then.\n",
+               subject, cut, (unsigned long long) it->serial, out, out);
+    free(it);
+    return code;
+}
+
+//  ---- pool show ---------------------------------------------------------
+
+//  --------------------------------------------------------------------------
+//  Help for meshsweep pool show.
+
+static void
+s_show_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: meshsweep pool show FILE [--json]\n"
+            "\n"
+            "Print a certificate file's fields (pool, node, operator, roles, "
+            "expiry,\nissuer, serial) and whether it is valid, and why not; "
+            "or those of an\nenrollment kit (never its secret) or a "
+            "revocation file. Exit code 0 when valid, 1 when the "
+            "file is well formed but not\nvalid (bad signature, expired, "
+            "another pool), 2 when it is not such a file.\n"
+            "\n"
+            "  --json         print the fields and {valid, reason} as JSON\n");
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep pool show
+
+static int
+s_show_main(int argc, char **argv)
+{
+    if (ms_cli_wants_help(argc, argv))
+        return s_show_usage(stdout), MS_CLI_EXIT_OK;
+    const char *file = NULL;
+    bool json_out = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            json_out = true;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return ms_cli_usage_error(argv[i], "unknown option of pool show");
+        else if (file)
+            return ms_cli_usage_error(argv[i], "unexpected argument");
+        else
+            file = argv[i];
+    }
+    if (!file)
+        return s_show_usage(stderr),
+               ms_cli_usage_error("pool show", "missing FILE");
+    if (sodium_init() < 0)
+        return ms_cli_failure("libsodium", "cannot initialise");
+    char *text = NULL;
+    ms_diag_t d;
+    ms_diag_clear(&d);
+    if (ms_cli_read_file(file, &text, NULL, &d) != MS_OK)
+        return ms_cli_usage_error(file, "%s", d.reason);
+    bool is_item = strncmp(text, "meshsweep-authority-item-v1 ", 28) == 0;
+    bool is_kit = strncmp(text, "meshsweep-enroll-v1 ", 20) == 0;
+    sodium_memzero(text, strlen(text)); // a kit holds a secret
+    free(text);
+
+    json_t *doc = NULL;
+    int rc;
+    if (is_item) {
+        ms_authority_item_t *it = calloc(1, sizeof *it);
+        if (!it)
+            return ms_cli_failure(file, "out of memory");
+        rc = ms_authority_item_load(file, it, &d);
+        if (rc == MS_OK || rc == MS_ERR_BADSIG || rc == MS_ERR_UNTRUSTED)
+            doc = s_item_json(it);
+        free(it);
+    } else if (is_kit) {
+        // The enrollment key's certificate; its secret is never printed.
+        uint8_t auth_pk[MS_CERT_KEY_BYTES];
+        uint8_t *esk = sodium_malloc(MS_CERT_SECRET_BYTES);
+        ms_cert_t c;
+        memset(&c, 0, sizeof c);
+        rc = esk ? ms_cert_enroll_load(file, auth_pk, esk, &c,
+                                       (int64_t) time(NULL), &d)
+                 : MS_ERR_NOMEM;
+        if (esk)
+            sodium_free(esk);
+        if (rc == MS_OK || rc == MS_ERR_BADSIG || rc == MS_ERR_UNTRUSTED ||
+            rc == MS_ERR_EXPIRED) {
+            doc = s_cert_json(&c);
+            if (doc) {
+                json_object_set(doc, "enroll_key",
+                                json_object_get(doc, "node_id"));
+                json_object_del(doc, "node_id");
+            }
+        }
+    } else {
+        uint8_t auth_pk[MS_CERT_KEY_BYTES];
+        ms_cert_chain_t chain;
+        rc = ms_cert_bundle_load(file, auth_pk, &chain, (int64_t) time(NULL),
+                                 &d);
+        // A chain that decoded is shown even when it does not verify.
+        if (rc == MS_OK || rc == MS_ERR_BADSIG || rc == MS_ERR_UNTRUSTED ||
+            rc == MS_ERR_EXPIRED) {
+            doc = s_cert_json(&chain.leaf);
+            if (doc) {
+                char hex[S_KEY_HEX + 1];
+                s_hex(auth_pk, MS_CERT_KEY_BYTES, hex);
+                json_object_set_new(doc, "authority_key", json_string(hex));
+                if (chain.has_enroller) {
+                    s_hex(chain.enroller.subject, MS_CERT_KEY_BYTES, hex);
+                    json_object_set_new(doc, "enroll_key", json_string(hex));
+                }
+            }
+        }
+    }
+    if (!doc) {
+        if (rc == MS_ERR_NOMEM || rc == MS_OK)
+            return ms_cli_failure(file, "out of memory");
+        ms_cli_diag_exit(&d, rc, file);
+        return rc == MS_ERR_IO ? MS_CLI_EXIT_FAILURE : MS_CLI_EXIT_USAGE;
+    }
+    char reason[MS_DIAG_REASON_MAX] = "";
+    if (rc != MS_OK)
+        snprintf(reason, sizeof reason, "%s", d.reason);
+    json_object_set_new(doc, "valid", json_boolean(rc == MS_OK));
+    json_object_set_new(doc, "reason",
+                        rc == MS_OK ? json_null() : json_string(reason));
+    int code = MS_CLI_EXIT_OK;
+    if (json_out)
+        code = ms_cli_json_print(stdout, doc);
+    else {
+        const char *keys[] = {
+            "kind",       "pool_id",       "node_id", "subject",   "operator",
+            "roles",      "max_workers",   "expires", "issued_at", "issuer",
+            "enroll_key", "authority_key", "serial",  "cut"};
+        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+            json_t *v = json_object_get(doc, keys[k]);
+            if (!v)
+                continue;
+            char *s = json_is_string(v)
+                          ? strdup(json_string_value(v))
+                          : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+            printf("%-14s %s\n", keys[k], s ? s : "?");
+            free(s);
+        }
+        printf("%-14s %s%s%s\n", "valid", rc == MS_OK ? "yes" : "no",
+               rc == MS_OK ? "" : ": ", reason);
+    }
+    json_decref(doc);
+    if (code == MS_CLI_EXIT_OK && rc != MS_OK)
+        code = MS_CLI_EXIT_FAILURE;
+    return code;
+}
+
+//  ---- meshsweep pool ----------------------------------------------------
+
+//  One pool subcommand.
+typedef struct {
+    const char *name;                      // as typed
+    int (*main_fn)(int argc, char **argv); // entry point
+    const char *summary;                   // one line for the overview
+} s_subcommand_t;
+
+static const s_subcommand_t s_subcommands[] = {
+    {"init", s_init_main, "make a pool authority (keep it offline)"},
+    {"invite", s_invite_main, "sign a certificate for a node id"},
+    {"join", s_join_main, "install a certificate in a node's data dir"},
+    {"enroll", s_enroll_main, "make an enrollment key for a cluster"},
+    {"revoke", s_revoke_main, "sign a revocation of a node"},
+    {"show", s_show_main, "print a certificate or revocation file"},
+};
+
+//  --------------------------------------------------------------------------
+//  Help for meshsweep pool.
+
+static void
+s_pool_usage(FILE *out)
+{
+    fprintf(out, "usage: meshsweep pool SUBCOMMAND [OPTIONS]\n"
+                 "\n"
+                 "The pool's authority, certificates, enrollment keys and "
+                 "revocations\n(docs/TRUST.md). Works on files; no node is "
+                 "needed.\n"
+                 "\n"
+                 "subcommands:\n");
+    for (size_t i = 0; i < sizeof s_subcommands / sizeof *s_subcommands; i++)
+        fprintf(out, "  %-8s %s\n", s_subcommands[i].name,
+                s_subcommands[i].summary);
+    fprintf(out, "\nmeshsweep pool SUBCOMMAND --help for its options.\n");
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep pool SUBCOMMAND ...
+
+int
+ms_cli_pool_main(int argc, char **argv)
+{
+    if (argc < 2)
+        return s_pool_usage(stderr),
+               ms_cli_usage_error("pool", "missing SUBCOMMAND");
+    const char *sub = argv[1];
+    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 ||
+        strcmp(sub, "help") == 0)
+        return s_pool_usage(stdout), MS_CLI_EXIT_OK;
+    for (size_t i = 0; i < sizeof s_subcommands / sizeof *s_subcommands; i++)
+        if (strcmp(sub, s_subcommands[i].name) == 0)
+            return s_subcommands[i].main_fn(argc - 1, argv + 1);
+    return ms_cli_usage_error(sub, "unknown pool subcommand (try meshsweep "
+                                   "pool --help)");
+}
