@@ -17,11 +17,11 @@
 #include <string.h>
 
 struct ms_members {
-    bool has_authority;                        // certificates required
-    uint8_t authority[MS_MEMBERS_KEY_BYTES];   // authority public key
-    uint8_t pool_id[MS_MEMBERS_KEY_BYTES];     // this pool
-    ms_member_t *entries;                      // the table
-    size_t n_entries, cap_entries;             // used, allocated
+    bool has_authority;                      // certificates required
+    uint8_t authority[MS_MEMBERS_KEY_BYTES]; // authority public key
+    uint8_t pool_id[MS_MEMBERS_KEY_BYTES];   // this pool
+    ms_member_t *entries;                    // the table
+    size_t n_entries, cap_entries;           // used, allocated
 };
 
 //  --------------------------------------------------------------------------
@@ -174,8 +174,8 @@ ms_members_check(const ms_members_t *self, const ms_cert_chain_t *chain,
         if (standing < 0)
             return MS_OK;
         *why = (ms_members_refusal_t) standing;
-        return ms_diag_set_code(diag, MS_ERR_UNTRUSTED, "certificate",
-                                "key %s", ms_members_refusal_name(*why));
+        return ms_diag_set_code(diag, MS_ERR_UNTRUSTED, "certificate", "key %s",
+                                ms_members_refusal_name(*why));
     }
     if (!chain) {
         *why = MS_MEMBERS_REFUSED_NO_CERT;
@@ -185,12 +185,11 @@ ms_members_check(const ms_members_t *self, const ms_cert_chain_t *chain,
     int standing = s_standing(self, chain->leaf.subject, now_ms);
     if (standing >= 0) {
         *why = (ms_members_refusal_t) standing;
-        return ms_diag_set_code(diag, MS_ERR_UNTRUSTED, "certificate",
-                                "key %s", ms_members_refusal_name(*why));
+        return ms_diag_set_code(diag, MS_ERR_UNTRUSTED, "certificate", "key %s",
+                                ms_members_refusal_name(*why));
     }
     //  another pool's certificate first: it may be perfectly valid there
-    if (memcmp(chain->leaf.pool_id, self->pool_id, MS_MEMBERS_KEY_BYTES) !=
-        0) {
+    if (memcmp(chain->leaf.pool_id, self->pool_id, MS_MEMBERS_KEY_BYTES) != 0) {
         *why = MS_MEMBERS_REFUSED_OTHER_POOL;
         return ms_diag_set_code(diag, MS_ERR_UNTRUSTED, "certificate",
                                 "of another pool");
@@ -277,8 +276,8 @@ ms_members_admit_open(ms_members_t *self,
 //  Deny for a while
 
 int
-ms_members_deny(ms_members_t *self,
-                const uint8_t node_id[MS_MEMBERS_KEY_BYTES], int64_t until_ms)
+ms_members_deny(ms_members_t *self, const uint8_t node_id[MS_MEMBERS_KEY_BYTES],
+                int64_t until_ms)
 {
     assert(self && node_id);
     ms_member_t *m = s_entry(self, node_id);

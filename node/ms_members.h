@@ -75,9 +75,9 @@ typedef enum {
 //  A revocation's cut: `all`, or per incarnation of the origin the
 //  highest seq still counted (records above it are stored, not counted).
 typedef struct {
-    bool all;        // nothing of the origin counts
-    size_t n;        // entries below (when !all)
-    struct {         //
+    bool all;                 // nothing of the origin counts
+    size_t n;                 // entries below (when !all)
+    struct {                  //
         uint64_t incarnation; // store incarnation of the origin
         uint64_t seq;         // highest seq counted
     } upto[MS_MEMBERS_MAX_CUT];
@@ -86,17 +86,17 @@ typedef struct {
 //  One member as the table holds it. Plain value type (borrowed from the
 //  table by the lookups; copy it to keep it).
 typedef struct {
-    uint8_t node_id[MS_MEMBERS_KEY_BYTES];   // Ed25519 public key
-    uint8_t curve_key[MS_MEMBERS_KEY_BYTES]; // its CURVE public key
-    bool has_chain;                          // admitted by certificate
-    ms_cert_chain_t chain;                   // verified chain (has_chain)
+    uint8_t node_id[MS_MEMBERS_KEY_BYTES];        // Ed25519 public key
+    uint8_t curve_key[MS_MEMBERS_KEY_BYTES];      // its CURVE public key
+    bool has_chain;                               // admitted by certificate
+    ms_cert_chain_t chain;                        // verified chain (has_chain)
     char operator_name[MS_CERT_OPERATOR_MAX + 1]; // operator (NUL-ended)
     uint32_t roles;                               // ms_cert_role_t bits
     uint32_t max_workers;                         // 0: no cap
-    int64_t not_after;            // s since the epoch, 0: never
-    ms_member_state_t state;      // see above
-    int64_t denied_until_ms;      // DENIED: monotonic ms
-    ms_members_cut_t cut;         // REVOKED: what still counts
+    int64_t not_after;                            // s since the epoch, 0: never
+    ms_member_state_t state;                      // see above
+    int64_t denied_until_ms;                      // DENIED: monotonic ms
+    ms_members_cut_t cut;                         // REVOKED: what still counts
 } ms_member_t;
 
 //  Make an empty table. authority_pk: the pool authority's public key

@@ -38,9 +38,9 @@
 
 #include "ms_err.h"
 
-#define MS_ZAP_KEY_BYTES 32        // CURVE public key
-#define MS_ZAP_DOMAIN_MAX 31       // bytes of a domain name
-#define MS_ZAP_TABLE_MAX 4096      // entries before old ones are evicted
+#define MS_ZAP_KEY_BYTES 32          // CURVE public key
+#define MS_ZAP_DOMAIN_MAX 31         // bytes of a domain name
+#define MS_ZAP_TABLE_MAX 4096        // entries before old ones are evicted
 #define MS_ZAP_HELLO_TIMEOUT_MS 5000 // a let-in key must pass HELLO by then
 #define MS_ZAP_DENY_MS 60000         // how long such a key is denied
 
@@ -85,8 +85,8 @@ bool ms_zap_table_get(const ms_zap_table_t *self, const char *domain,
 //  Returns how many were denied (may exceed max).
 size_t ms_zap_table_take_stale(ms_zap_table_t *self, const char *domain,
                                int64_t now_ms, int64_t timeout_ms,
-                               int64_t deny_ms, uint8_t (*out)[MS_ZAP_KEY_BYTES],
-                               size_t max);
+                               int64_t deny_ms,
+                               uint8_t (*out)[MS_ZAP_KEY_BYTES], size_t max);
 
 //  Entries in the table.
 size_t ms_zap_table_size(const ms_zap_table_t *self);
