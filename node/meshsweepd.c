@@ -65,8 +65,9 @@
     "The pool:\n"                                                              \
     "  --open-pool[=NAME]  join the open pool NAME (default 'default'); no\n"  \
     "                      authority: every node is its own operator\n"        \
-    "  --enroll-key FILE   enrollment kit: with no identity/node.cert, issue\n" \
-    "                      this node's certificate with it at start\n"        \
+    "  --enroll-key FILE   enrollment kit: with no identity/node.cert, "       \
+    "issue\n"                                                                  \
+    "                      this node's certificate with it at start\n"         \
     "  --mesh-port N       mesh TCP port (default 5871; 0 picks one)\n"        \
     "  --beacon-port N     zbeacon UDP port (default 5870)\n"                  \
     "  --interface NAME|*  zbeacon interface\n"                                \

@@ -174,14 +174,14 @@ struct ms_mesh {
     char self_endpoint[MS_WIRE_ENDPOINT_MAX + 1]; // what we advertise
     uint64_t rng; // xorshift state (random_peer)
     // admission (see the prose)
-    bool secure;                         // CURVE links, certificates
-    bool zap_started;                    // we hold a ms_zap reference
+    bool secure;                            // CURVE links, certificates
+    bool zap_started;                       // we hold a ms_zap reference
     char zap_domain[MS_ZAP_DOMAIN_MAX + 1]; // our ROUTER's ZAP domain
-    uint8_t *certificate;                // our chain (HELLO), owned
-    size_t certificate_bytes;            // its length
-    uint8_t curve_pk[ID_BYTES];          // our CURVE public key
-    uint8_t curve_sk[ID_BYTES];          // our CURVE secret key (wiped)
-    int64_t next_admission_at;           // monotonic ms: stale keys, expiry
+    uint8_t *certificate;                   // our chain (HELLO), owned
+    size_t certificate_bytes;               // its length
+    uint8_t curve_pk[ID_BYTES];             // our CURVE public key
+    uint8_t curve_sk[ID_BYTES];             // our CURVE secret key (wiped)
+    int64_t next_admission_at;              // monotonic ms: stale keys, expiry
 };
 
 static int64_t (*s_clock_fn)(void) = NULL;
@@ -740,8 +740,8 @@ s_hello_ok(ms_mesh_t *self, const ms_wire_hello_t *h, const uint8_t *expect,
     } else if (memcmp(chain.leaf.subject, h->node_id, ID_BYTES) != 0) {
         *why = "certificate of another key";
         r = MS_MEMBERS_REFUSED_KEY_MISMATCH;
-    } else if (ms_members_admit(members, &chain, (int64_t) time(NULL),
-                                now_ms, &r) == MS_OK) {
+    } else if (ms_members_admit(members, &chain, (int64_t) time(NULL), now_ms,
+                                &r) == MS_OK) {
         return true;
     } else
         *why = ms_members_refusal_name(r);
@@ -764,7 +764,7 @@ s_refuse(ms_mesh_t *self, s_peer_t *peer, const ms_wire_hello_t *h,
     if (reason >= 0 && self->opts.members) {
         self->stats.n_admission_refused++;
         self->stats.n_refused[reason]++;
-        const uint8_t *key = link_key ? link_key
+        const uint8_t *key = link_key                 ? link_key
                              : peer && peer->id_known ? peer->curve
                                                       : NULL;
         if (self->secure && key && reason != MS_MEMBERS_REFUSED_REVOKED) {
@@ -793,9 +793,9 @@ s_refuse(ms_mesh_t *self, s_peer_t *peer, const ms_wire_hello_t *h,
                 peer->endpoint, hex, why);
     else if (reason >= 0 && self->opts.members)
         // admission refusals are for the operator to see, verbose or not
-        fprintf(stderr,
-                "meshsweepd: refused node %.12s: %s (admission: %s)\n", hex,
-                why, ms_members_refusal_name((ms_members_refusal_t) reason));
+        fprintf(stderr, "meshsweepd: refused node %.12s: %s (admission: %s)\n",
+                hex, why,
+                ms_members_refusal_name((ms_members_refusal_t) reason));
     else
         s_log(self, "refused HELLO from %.12s: %s", hex, why);
 }
@@ -1145,8 +1145,8 @@ s_on_router_frame(ms_mesh_t *self, const uint8_t *rid, size_t rid_bytes,
         } else if (!s_hello_ok(self, &env->hello, rid, key, &why, &reason)) {
             //  a refusal must not touch a member's entry: the table is
             //  only told about the link's own key (s_refuse)
-            s_refuse(self, peer && self->secure ? NULL : peer, &env->hello,
-                     why, reason, key);
+            s_refuse(self, peer && self->secure ? NULL : peer, &env->hello, why,
+                     reason, key);
         } else {
             if (!peer)
                 peer = s_peer_add(self, rid);
@@ -1533,8 +1533,9 @@ ms_mesh_open(ms_mesh_t **out, const ms_mesh_options_t *opts,
     }
     if (self->secure) {
         if (!opts->curve_public || !opts->curve_secret) {
-            rc = ms_diag_set(diag, "curve", "a pool with an authority needs "
-                                            "the node's CURVE keys");
+            rc = ms_diag_set(diag, "curve",
+                             "a pool with an authority needs "
+                             "the node's CURVE keys");
             goto fail;
         }
         memcpy(self->curve_pk, opts->curve_public, ID_BYTES);

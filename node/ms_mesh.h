@@ -112,15 +112,15 @@ typedef struct {
     // node id (so a static peer needs NODE_ID@), and HELLOs carry and
     // check certificate chains. An open pool's table admits every valid
     // HELLO (links stay plaintext: anybody may join an open pool).
-    ms_members_t *members;        // borrowed: the node's table, or NULL
-    const uint8_t *certificate;   // our encoded chain (ms_cert_chain_
-                                  // encode), sent in HELLO; copied
-    size_t certificate_bytes;     // its length (0: none)
-    const uint8_t *curve_public;  // our CURVE key pair (32 bytes each,
-    const uint8_t *curve_secret;  // ms_identity_curve_keys); copied;
-                                  // needed with an authority
-    int hello_timeout_ms;         // a let-in key must pass HELLO (5000)
-    int deny_ms;                  // then it is denied this long (60000)
+    ms_members_t *members;       // borrowed: the node's table, or NULL
+    const uint8_t *certificate;  // our encoded chain (ms_cert_chain_
+                                 // encode), sent in HELLO; copied
+    size_t certificate_bytes;    // its length (0: none)
+    const uint8_t *curve_public; // our CURVE key pair (32 bytes each,
+    const uint8_t *curve_secret; // ms_identity_curve_keys); copied;
+                                 // needed with an authority
+    int hello_timeout_ms;        // a let-in key must pass HELLO (5000)
+    int deny_ms;                 // then it is denied this long (60000)
 } ms_mesh_options_t;
 
 typedef struct {
@@ -154,8 +154,8 @@ typedef struct {
     uint64_t n_heartbeats_in; // heartbeats received
     uint64_t n_dials;         // DEALER connects made (incl. redials)
     // admission (with a members table)
-    uint64_t n_admission_refused;                      // all reasons
-    uint64_t n_refused[MS_MEMBERS_REFUSED_KINDS];      // per reason
+    uint64_t n_admission_refused;                 // all reasons
+    uint64_t n_refused[MS_MEMBERS_REFUSED_KINDS]; // per reason
     uint64_t n_hello_timeouts; // keys let in without a valid HELLO in
                                // hello_timeout_ms (then denied)
     uint64_t n_unauthorized;   // frames dropped: User-Id not the link's

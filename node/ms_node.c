@@ -322,12 +322,6 @@ struct ms_node {
                                                   // certificate's
     // parts
     ms_identity_t *identity;        // node key pair
-    bool has_cert;                  // identity/node.cert: a pool with an
-                                    // authority
-    uint8_t authority_pk[MS_CERT_KEY_BYTES]; // its authority (has_cert)
-    ms_cert_chain_t chain;                   // our chain (has_cert)
-    ms_members_t *members;          // admission table (in a pool), or NULL
-    volatile sig_atomic_t reload_asked; // SIGHUP: reload the certificate
     ms_store_t *store;              // the store
     ms_worker_pool_t *pool;         // worker processes
     ms_api_t *api;                  // HTTP API, or NULL
@@ -343,6 +337,12 @@ struct ms_node {
     size_t n_crashes;               // entries in crashes
     int64_t n_trainings;            // train attempts started
     double opened_at;               // monotonic seconds at open
+    // admission: certificate, members table (loop thread only)
+    bool has_cert; // identity/node.cert: a pool with an authority
+    uint8_t authority_pk[MS_CERT_KEY_BYTES]; // its authority (has_cert)
+    ms_cert_chain_t chain;                   // our chain (has_cert)
+    ms_members_t *members;              // admission table (a pool), or NULL
+    volatile sig_atomic_t reload_asked; // SIGHUP: reload the certificate
     // shared with HTTP threads, under lock
     pthread_mutex_t lock;      // guards the fields below
     pthread_cond_t answered;   // a command was answered
@@ -3709,20 +3709,18 @@ s_refresh_snapshots(ms_node_t *self)
                 char name[80];
                 snprintf(name, sizeof name, "admission_refused_%s_total",
                          ms_members_refusal_name((ms_members_refusal_t) k));
-                json_object_set_new(
-                    c, name, json_integer((json_int_t) ms.n_refused[k]));
+                json_object_set_new(c, name,
+                                    json_integer((json_int_t) ms.n_refused[k]));
             }
-            json_object_set_new(
-                c, "admission_hello_timeouts_total",
-                json_integer((json_int_t) ms.n_hello_timeouts));
+            json_object_set_new(c, "admission_hello_timeouts_total",
+                                json_integer((json_int_t) ms.n_hello_timeouts));
             json_object_set_new(c, "admission_unauthorized_frames_total",
                                 json_integer((json_int_t) ms.n_unauthorized));
             json_object_set_new(c, "admission_links_closed_total",
                                 json_integer((json_int_t) ms.n_revoked_links));
-            json_object_set_new(
-                c, "members",
-                json_integer((json_int_t) ms_members_count(
-                    self->members, MS_MEMBER_ADMITTED)));
+            json_object_set_new(c, "members",
+                                json_integer((json_int_t) ms_members_count(
+                                    self->members, MS_MEMBER_ADMITTED)));
         }
         json_object_set_new(c, "rejected_messages_total",
                             json_integer((json_int_t) rejected));
@@ -4661,7 +4659,8 @@ s_mesh_open(ms_node_t *self, ms_diag_t *diag)
     uint8_t cert[MS_CERT_CHAIN_MAX_BYTES];
     size_t cert_bytes =
         self->has_cert ? ms_cert_chain_encode(&self->chain, cert) : 0;
-    uint8_t curve_pk[MS_IDENTITY_CURVE_BYTES], curve_sk[MS_IDENTITY_CURVE_BYTES];
+    uint8_t curve_pk[MS_IDENTITY_CURVE_BYTES],
+        curve_sk[MS_IDENTITY_CURVE_BYTES];
     if (ms_identity_curve_keys(self->identity, curve_pk, curve_sk) != MS_OK)
         return ms_diag_set_code(diag, MS_ERR_INVALID, "identity",
                                 "cannot derive the CURVE key pair");
@@ -5384,12 +5383,12 @@ s_api_status(void *arg)
                                 : json_object());
         json_object_set_new(obj, "claim_to_start_ms",
                             s_claim_to_start_json(self));
-        json_object_set_new(obj, "pool",
-                            json_pack("{s:s?, s:b, s:b, s:b}", "open_pool",
-                                      self->open_pool, "linked",
-                                      self->pool_id_hex[0] != 0, "authority",
-                                      self->has_cert, "encrypted",
-                                      self->mesh && ms_mesh_secure(self->mesh)));
+        json_object_set_new(
+            obj, "pool",
+            json_pack("{s:s?, s:b, s:b, s:b}", "open_pool", self->open_pool,
+                      "linked", self->pool_id_hex[0] != 0, "authority",
+                      self->has_cert, "encrypted",
+                      self->mesh && ms_mesh_secure(self->mesh)));
     }
     pthread_mutex_unlock(&self->lock);
     return obj;
@@ -5786,8 +5785,9 @@ s_reload_if_asked(ms_node_t *self)
     else if (self->has_cert)
         fprintf(stderr, "meshsweepd: reload: certificate renewed\n");
     else
-        fprintf(stderr, "meshsweepd: reload: no certificate in %s/identity; "
-                        "this node still links to no one\n",
+        fprintf(stderr,
+                "meshsweepd: reload: no certificate in %s/identity; "
+                "this node still links to no one\n",
                 self->data_dir);
 }
 
