@@ -163,8 +163,7 @@ s_enroll(const char *dir, const char *op, const char *out)
     ms_cert_pool_id(pk, pool);
     ms_cert_keypair(epk, esk);
     ms_cert_t cert;
-    if (s_cert(&cert, pool, epk, op,
-               MS_CERT_ROLE_WORKER | MS_CERT_ROLE_ENROLL,
+    if (s_cert(&cert, pool, epk, op, MS_CERT_ROLE_WORKER | MS_CERT_ROLE_ENROLL,
                (int64_t) time(NULL) + 86400, sk))
         return 1;
     ms_diag_t diag;
@@ -286,8 +285,8 @@ s_intrude(const char *mode, const char *dir, const char *endpoint,
             continue;
         zframe_t *f = zframe_recv(dealer);
         ms_wire_envelope_t *in = NULL;
-        if (f && ms_wire_decode_envelope(zframe_data(f), zframe_size(f),
-                                         &in) == MS_OK)
+        if (f && ms_wire_decode_envelope(zframe_data(f), zframe_size(f), &in) ==
+                     MS_OK)
             admitted = in->body == MS_WIRE_BODY_HELLO;
         ms_wire_envelope_destroy(&in);
         zframe_destroy(&f);
