@@ -21,7 +21,9 @@
           certificate is: none (empty), expired (DIR's authority, expired),
           forged (our pool id, signed by another key), otherpool (valid,
           of another authority's pool), mismatch (DIR's authority, but
-          for another key); then a BLOCK of one result record. Prints
+          for another key); then a BLOCK of one result record. Mode
+          silent sends nothing and holds the connection 7 s (longer than
+          the node's HELLO timeout), then tries once more. Prints
           "refused" when no HELLO came back within 2 s (exit 0), or
           "admitted" (exit 3). Loopback only.
 */
@@ -201,7 +203,8 @@ s_intrude(const char *mode, const char *dir, const char *endpoint,
     uint32_t roles = MS_CERT_ROLE_WORKER | MS_CERT_ROLE_SUBMIT;
     ms_cert_chain_t chain = {0};
     bool with_cert = true;
-    if (strcmp(mode, "none") == 0)
+    bool silent = strcmp(mode, "silent") == 0;
+    if (strcmp(mode, "none") == 0 || silent)
         with_cert = false;
     else if (strcmp(mode, "expired") == 0)
         s_cert(&chain.leaf, pool, pk, "intruder", roles, now - 3600, ask);
@@ -255,6 +258,8 @@ s_intrude(const char *mode, const char *dir, const char *endpoint,
     size_t n = 0;
     if (ms_wire_encode_envelope(&env, &buf, &n) != MS_OK)
         return 1;
+    if (silent)
+        zclock_sleep(7000); // let in by ZAP, no HELLO: denied after 5 s
     zmq_send(raw, buf, n, 0);
     free(buf);
     //  a result record, as if admitted
@@ -313,7 +318,7 @@ main(int argc, char **argv)
         return s_intrude(argv[2], argv[3], argv[4], argv[5]);
     fprintf(stderr, "usage: ms_test_authority init DIR | invite DIR NODE_ID "
                     "OPERATOR OUT [EXPIRES_S] | enroll DIR OPERATOR OUT | "
-                    "intrude none|expired|forged|otherpool|mismatch DIR "
+                    "intrude none|expired|forged|otherpool|mismatch|silent DIR "
                     "tcp://127.0.0.1:PORT NODE_ID\n");
     return 2;
 }
