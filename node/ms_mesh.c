@@ -519,7 +519,11 @@ s_dial(ms_mesh_t *self, s_peer_t *peer, int64_t now_ms)
                    ID_BYTES);
     if (self->secure) {
         //  the server key is the peer's, derived from the id we dial: the
-        //  handshake fails unless the server holds that node's key
+        //  handshake fails unless the server holds that node's key. No
+        //  automatic reconnect: a connection libzmq reopened by itself
+        //  would carry no HELLO, and the peer's ZAP would deny our key
+        //  after hello_timeout_ms; the mesh redials (HELLO first) instead.
+        zsock_set_reconnect_ivl(dealer, -1);
         void *raw = zsock_resolve(dealer);
         if (!peer->id_known || peer->revoked ||
             zmq_setsockopt(raw, ZMQ_CURVE_SERVERKEY, peer->curve, ID_BYTES) ||

@@ -63,6 +63,15 @@ start_node() {
         "${args[@]}" "${NODE[@]}" "$@"
 }
 
+# show_peers K... - each node's peer list (for a failing test's log).
+show_peers() {
+    local k
+    for k in "$@"; do
+        echo "== peers of node $k" >&2
+        pool_cli "$k" peers >&2 || true
+    done
+}
+
 # counter K NAME - a pool counter of node K.
 counter() { pool_status "$1" "d['pool_counters'].get('$2', 0)"; }
 
@@ -77,7 +86,7 @@ done
 start_node 1 2 3
 start_node 2 1 3
 start_node 3 1 2
-pool_wait_alive 15 2 1 2 3 || fail "the three members did not link"
+pool_wait_alive 30 2 1 2 3 || { show_peers 1 2 3; fail "the three members did not link"; }
 for k in 1 2 3; do
     [ "$(pool_status $k "d['pool']['authority'] and d['pool']['encrypted']")" = True ] ||
         fail "node $k: not an encrypted pool with an authority"
@@ -157,7 +166,7 @@ pool_start 4 - "$T/n4" --no-beacon --mesh-port "${POOL_MESH[4]}" \
     --peer "$(node_id 1)@tcp://127.0.0.1:${POOL_MESH[1]}" "${NODE[@]}" \
     --enroll-key "$T/kit.key"
 [ -s "$T/n4/identity/node.cert" ] || fail "node 4 saved no certificate"
-pool_wait_alive 15 3 1 2 3 4 || fail "the enrolled node did not join"
+pool_wait_alive 30 3 1 2 3 4 || { show_peers 1 2 3 4; fail "the enrolled node did not join"; }
 [ "$(pool_status 4 "d['operator']")" = cluster ] || fail "node 4: operator"
 ok "a node enrolled with --enroll-key joined (operator 'cluster'); 4 members"
 
@@ -169,7 +178,7 @@ sleep 2
 [ "$(pool_alive 1)" = 3 ] || fail "node 1 lists node 5 before its certificate"
 "$AUTH" invite "$T/auth" "$(node_id 5)" op5 "$T/n5/identity/node.cert"
 pool_kill 5 HUP
-pool_wait_alive 15 4 1 2 3 4 5 || fail "node 5 did not join after SIGHUP"
+pool_wait_alive 30 4 1 2 3 4 5 || { show_peers 1 2 3 4 5; fail "node 5 did not join after SIGHUP"; }
 grep -q "reload: joined pool" "$T/node5.log" || fail "node 5 did not say it joined"
 ms_gone "${POOL_PID[5]}" && fail "node 5 restarted"
 ok "node 5: no certificate, links to no one; node.cert + SIGHUP: joined without a restart"
