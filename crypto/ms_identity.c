@@ -162,3 +162,29 @@ ms_identity_verify(const uint8_t pk[MS_IDENTITY_PK_BYTES], const void *msg,
         return MS_ERR_BADSIG;
     return MS_OK;
 }
+
+//  --------------------------------------------------------------------------
+//  The CURVE key pair derived from the Ed25519 pair.
+
+int
+ms_identity_curve_keys(const ms_identity_t *self,
+                       uint8_t curve_pk[MS_IDENTITY_CURVE_BYTES],
+                       uint8_t curve_sk[MS_IDENTITY_CURVE_BYTES])
+{
+    if (crypto_sign_ed25519_pk_to_curve25519(curve_pk, self->pk) != 0 ||
+        crypto_sign_ed25519_sk_to_curve25519(curve_sk, self->sk) != 0)
+        return MS_ERR_INVALID;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  The CURVE public key of a node id.
+
+int
+ms_identity_curve_public(const uint8_t pk[MS_IDENTITY_PK_BYTES],
+                         uint8_t curve_pk[MS_IDENTITY_CURVE_BYTES])
+{
+    if (crypto_sign_ed25519_pk_to_curve25519(curve_pk, pk) != 0)
+        return MS_ERR_INVALID;
+    return MS_OK;
+}

@@ -8,8 +8,11 @@
     directory 0700, the key file 0600); the node id is the public key,
     written as 64 lowercase hex characters. The secret key lives in
     sodium_malloc memory (guarded, locked) and is wiped by
-    ms_identity_destroy(). Certificates and the CURVE key derived from the
-    Ed25519 key come with the pool issue.
+    ms_identity_destroy(). The node's CURVE key pair (ZeroMQ CURVE, mesh
+    links with a pool authority) is derived from the Ed25519 pair with
+    libsodium's ed25519-to-curve25519 maps, so a peer knows our CURVE
+    public key from our node id alone (DESIGN.md "Identity, pools and
+    admission").
 
     On disk: DIR/node.key holds the 64-byte libsodium secret key (seed then
     public key) in binary; DIR/node.pub holds the node id in hex and a
@@ -24,9 +27,10 @@
 
 #include "ms_err.h"
 
-#define MS_IDENTITY_PK_BYTES 32  // Ed25519 public key
-#define MS_IDENTITY_SIG_BYTES 64 // Ed25519 signature
-#define MS_IDENTITY_HEX_LEN 64   // node id in hex, without the NUL
+#define MS_IDENTITY_PK_BYTES 32    // Ed25519 public key
+#define MS_IDENTITY_SIG_BYTES 64   // Ed25519 signature
+#define MS_IDENTITY_HEX_LEN 64     // node id in hex, without the NUL
+#define MS_IDENTITY_CURVE_BYTES 32 // Curve25519 public or secret key
 
 typedef struct ms_identity ms_identity_t;
 
@@ -59,5 +63,20 @@ int ms_identity_sign(const ms_identity_t *self, const void *msg, size_t n,
 //  MS_ERR_BADSIG. Thread-safe.
 int ms_identity_verify(const uint8_t pk[MS_IDENTITY_PK_BYTES], const void *msg,
                        size_t n, const uint8_t sig[MS_IDENTITY_SIG_BYTES]);
+
+//  The node's CURVE key pair, derived from its Ed25519 pair: public into
+//  curve_pk, secret into curve_sk (caller's memory: keep it in
+//  sodium_malloc memory or wipe it with sodium_memzero after use).
+//  Returns MS_OK or MS_ERR_INVALID (libsodium refused the key).
+int ms_identity_curve_keys(const ms_identity_t *self,
+                           uint8_t curve_pk[MS_IDENTITY_CURVE_BYTES],
+                           uint8_t curve_sk[MS_IDENTITY_CURVE_BYTES]);
+
+//  The CURVE public key of any node id (Ed25519 public key pk): what a
+//  dialer uses as the server key, and what the ZAP table is keyed by.
+//  Returns MS_OK or MS_ERR_INVALID (pk is not a valid Ed25519 point).
+//  Thread-safe.
+int ms_identity_curve_public(const uint8_t pk[MS_IDENTITY_PK_BYTES],
+                             uint8_t curve_pk[MS_IDENTITY_CURVE_BYTES]);
 
 #endif

@@ -7,7 +7,8 @@
                [--backend auto|cpu|cuda] [--config FILE] [--verbose]
                [--mesh-port N] [--beacon-port N] [--interface NAME|*]
                [--peer [NODE_ID@]tcp://HOST:PORT]... [--no-beacon]
-               [--open-pool[=NAME]] [pool timing and limit options]
+               [--open-pool[=NAME]] [--enroll-key FILE]
+               [pool timing and limit options]
 
     Runs in the foreground (systemd runs it as is). Options can also come
     from an INI file (--config): each key is a long option with '-'
@@ -15,10 +16,16 @@
     lease_ttl_ms, ...), in no section or in [meshsweepd]; the command line
     wins; an unknown key is an error naming FILE:LINE. `peer` may be given
     several times (a --peer on the command line replaces the file's).
-    A node with neither a certificate (trust issue) nor --open-pool starts,
-    prints its node id and links to no one; with --open-pool it warns that
-    the pool has no authority. SIGTERM / SIGINT stop the node gracefully:
-    workers stopped, their tasks back to pending, store flushed, exit 0.
+    DATA_DIR/identity/node.cert (a bundle from `meshsweep pool invite`,
+    installed by `meshsweep pool join`) puts the node in that pool, with
+    CURVE links and certificates in HELLO; --enroll-key FILE issues it at
+    first start from an enrollment kit. A node with neither a certificate
+    nor --open-pool starts, prints its node id and links to no one; with
+    --open-pool it warns that the pool has no authority; a certificate
+    and --open-pool together are refused. SIGHUP reloads the certificate
+    (a node that had none joins its pool without a restart). SIGTERM /
+    SIGINT stop the node gracefully: workers stopped, their tasks back to
+    pending, store flushed, exit 0.
     Exit codes: 0 success, 1 failure, 2 bad usage or bad input.
 */
 #include "ms_node.h"
@@ -58,6 +65,9 @@
     "The pool:\n"                                                              \
     "  --open-pool[=NAME]  join the open pool NAME (default 'default'); no\n"  \
     "                      authority: every node is its own operator\n"        \
+    "  --enroll-key FILE   enrollment kit: with no identity/node.cert, "       \
+    "issue\n"                                                                  \
+    "                      this node's certificate with it at start\n"         \
     "  --mesh-port N       mesh TCP port (default 5871; 0 picks one)\n"        \
     "  --beacon-port N     zbeacon UDP port (default 5870)\n"                  \
     "  --interface NAME|*  zbeacon interface\n"                                \
@@ -91,6 +101,7 @@ static s_opt_t s_opts[] = {
     {"config", false, NULL, false},
     {"verbose", true, NULL, false},
     {"open_pool", true, NULL, false},
+    {"enroll_key", false, NULL, false},
     {"mesh_port", false, NULL, false},
     {"beacon_port", false, NULL, false},
     {"interface", false, NULL, false},
@@ -140,9 +151,10 @@ static ms_node_t *volatile s_node = NULL; // for the signal handler
 static void
 s_on_signal(int sig)
 {
-    (void) sig;
     ms_node_t *node = s_node;
-    if (node)
+    if (node && sig == SIGHUP)
+        ms_node_ask_reload(node); // the loop reloads the certificate
+    else if (node)
         ms_node_stop(node);
 }
 
@@ -445,6 +457,8 @@ s_main(int argc, char **argv)
             opts.api_bind = o->value;
         else if (strcmp(n, "backend") == 0)
             opts.backend = o->value;
+        else if (strcmp(n, "enroll_key") == 0)
+            opts.enroll_key = o->value;
         else if (strcmp(n, "verbose") == 0 || strcmp(n, "no_beacon") == 0) {
             int b = s_bool(o->value);
             if (b < 0) {
@@ -548,14 +562,21 @@ s_main(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
-    signal(SIGHUP, SIG_IGN); // reload arrives with certificates
+    sigaction(SIGHUP, &sa, NULL); // reload the certificate
 
     int n_busy = 0;
     printf("meshsweepd: node %s\n", ms_node_id_hex(node));
     printf("meshsweepd: API http://%s/api/v1\n", ms_node_api_address(node));
     printf("meshsweepd: %d workers, data dir %s\n",
            ms_node_worker_count(node, &n_busy), opts.data_dir);
-    if (ms_node_pool_id_hex(node))
+    if (ms_node_has_certificate(node))
+        printf("meshsweepd: pool %.12s (authority), operator '%s', mesh port "
+               "%d (CURVE), %d static peer%s%s\n",
+               ms_node_pool_id_hex(node), ms_node_operator(node),
+               ms_node_mesh_port(node), opts.n_peers,
+               opts.n_peers == 1 ? "" : "s",
+               opts.no_beacon ? ", no beacon" : "");
+    else if (ms_node_pool_id_hex(node))
         printf("meshsweepd: open pool '%s' (id %.12s), mesh port %d, %d "
                "static peer%s%s\n",
                opts.open_pool, ms_node_pool_id_hex(node),
@@ -563,17 +584,21 @@ s_main(int argc, char **argv)
                opts.n_peers == 1 ? "" : "s",
                opts.no_beacon ? ", no beacon" : "");
     fflush(stdout);
-    if (ms_node_pool_id_hex(node))
+    if (ms_node_has_certificate(node))
+        ; // a pool with an authority: nothing to warn about
+    else if (ms_node_pool_id_hex(node))
         fprintf(stderr,
                 "meshsweepd: warning: open pool '%s': no authority, every "
                 "node that finds this pool may join it and every node is "
-                "its own operator (certificates come with the trust "
-                "issue)\n",
+                "its own operator, and links are not encrypted (use a "
+                "pool with an authority: meshsweep pool init)\n",
                 opts.open_pool);
     else
         fprintf(stderr,
                 "meshsweepd: no pool certificate and no --open-pool: this "
-                "node links to no one (node id %s)\n",
+                "node links to no one (node id %s; get an invite for it, "
+                "then `meshsweep pool join`, or SIGHUP once "
+                "identity/node.cert is in place)\n",
                 ms_node_id_hex(node));
 
     rc = ms_node_run(node);

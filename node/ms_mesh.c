@@ -49,6 +49,40 @@
     queue while we dial it), LINK (make sure a channel is or will be up),
     UNLINK (close our DEALER).
 
+    Admission (DESIGN.md "Identity, pools and admission"; trust issue,
+    item 3). With a members table that has an authority, every link is
+    CURVE. The ROUTER is a CURVE server with our derived CURVE key, in
+    its own ZAP domain, behind the process's ZAP handler (ms_zap: started
+    before the bind); each DEALER is a CURVE client whose server key is
+    derived from the node id we dial, so the handshake itself proves the
+    server holds that node's key. HELLOs carry the sender's certificate
+    chain; each side checks it against the table (ms_members_check:
+    authority signature, pool id, expiry, revocation) and that the
+    chain's subject is the HELLO's node id and the link's key: on the
+    ROUTER side the connection's ZAP User-Id (the client's CURVE key, on
+    every frame), on the DEALER side the key we dialed. Every later frame
+    on the ROUTER is checked by its User-Id against the peer it claims to
+    come from (the routing id is the client's choice, its key is not).
+    A refused key is denied at ZAP for deny_ms, and a key that ZAP let in
+    with no valid HELLO within hello_timeout_ms is denied the same way
+    (ms_zap_take_stale, each tick); refusals are counted per reason and
+    printed once per peer. A revoked key is denied at ZAP for good, its
+    link closed and its frames dropped; a member whose certificate
+    expires loses its link (it may come back with a renewed one).
+
+    With CURVE, ROUTER_HANDOVER is off: with it, any client (even one ZAP
+    let in only to try its HELLO) could take a member's routing id and
+    receive what we send to that member. Without it a restarted peer
+    gets its routing id back only once the old connection is closed, so
+    the ROUTER runs ZMTP heartbeats (heartbeat_ms, timeout dead_after_ms)
+    that close a dead connection. A stranger that connects first with a
+    member's routing id still blocks that member's dial to us until it
+    goes (libzmq cannot close one ROUTER connection); the member is then
+    reached through our own dial to it (the higher id dials after a
+    grace). An open pool's links stay plaintext, as anybody may join an
+    open pool: its table admits every valid HELLO, each node its own
+    operator.
+
     Not done: RTT from heartbeats (the wire has no echo field; rtt_ms is
     the HELLO round trip on OUT channels), SWIM indirect probes, a socket
     monitor (a dead TCP connection is found by silence, which the lease
@@ -56,15 +90,19 @@
 */
 #include "ms_mesh.h"
 #include "ms_discovery.h"
+#include "ms_identity.h"
 #include "ms_view.h"
+#include "ms_zap.h"
 
 #include <assert.h>
 #include <czmq.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define ID_BYTES MS_MESH_ID_BYTES
 #define PEER_QUEUE_MAX 32 // frames waiting for a channel
@@ -87,6 +125,8 @@ typedef struct {
     uint8_t id[ID_BYTES];                    // node id (zero until known)
     bool id_known;                           // false: open-pool --peer not yet
                                              // answered WHO_ARE_YOU
+    uint8_t curve[ID_BYTES];                 // its CURVE key (id_known)
+    bool revoked;                            // revoked: never linked again
     char endpoint[MS_WIRE_ENDPOINT_MAX + 1]; // where to dial ("" unknown)
     bool is_static;                          // a --peer
     bool rejected;                  // its HELLO was refused (logged once)
@@ -133,6 +173,15 @@ struct ms_mesh {
     ms_mesh_stats_t stats;                        // counters
     char self_endpoint[MS_WIRE_ENDPOINT_MAX + 1]; // what we advertise
     uint64_t rng; // xorshift state (random_peer)
+    // admission (see the prose)
+    bool secure;                            // CURVE links, certificates
+    bool zap_started;                       // we hold a ms_zap reference
+    char zap_domain[MS_ZAP_DOMAIN_MAX + 1]; // our ROUTER's ZAP domain
+    uint8_t *certificate;                   // our chain (HELLO), owned
+    size_t certificate_bytes;               // its length
+    uint8_t curve_pk[ID_BYTES];             // our CURVE public key
+    uint8_t curve_sk[ID_BYTES];             // our CURVE secret key (wiped)
+    int64_t next_admission_at;              // monotonic ms: stale keys, expiry
 };
 
 static int64_t (*s_clock_fn)(void) = NULL;
@@ -247,6 +296,7 @@ s_peer_add(ms_mesh_t *self, const uint8_t *id)
     if (id) {
         memcpy(peer->id, id, ID_BYTES);
         peer->id_known = true;
+        ms_identity_curve_public(id, peer->curve); // zero when not a key
     }
     peer->state = MS_PEER_DEAD;
     peer->rtt_ms = -1;
@@ -430,6 +480,8 @@ s_hello(ms_mesh_t *self, ms_wire_envelope_t *env)
     h->n_workers =
         (uint32_t) (self->opts.n_workers > 0 ? self->opts.n_workers : 0);
     h->operator_name = self->operator_name;
+    h->certificate = self->certificate;
+    h->certificate_bytes = self->certificate_bytes;
 }
 
 //  --------------------------------------------------------------------------
@@ -465,6 +517,24 @@ s_dial(ms_mesh_t *self, s_peer_t *peer, int64_t now_ms)
     zsock_set_maxmsgsize(dealer, (int) MS_MAX_FRAME_BYTES + 1024);
     zmq_setsockopt(zsock_resolve(dealer), ZMQ_ROUTING_ID, self->opts.node_id,
                    ID_BYTES);
+    if (self->secure) {
+        //  the server key is the peer's, derived from the id we dial: the
+        //  handshake fails unless the server holds that node's key. No
+        //  automatic reconnect: a connection libzmq reopened by itself
+        //  would carry no HELLO, and the peer's ZAP would deny our key
+        //  after hello_timeout_ms; the mesh redials (HELLO first) instead.
+        zsock_set_reconnect_ivl(dealer, -1);
+        void *raw = zsock_resolve(dealer);
+        if (!peer->id_known || peer->revoked ||
+            zmq_setsockopt(raw, ZMQ_CURVE_SERVERKEY, peer->curve, ID_BYTES) ||
+            zmq_setsockopt(raw, ZMQ_CURVE_PUBLICKEY, self->curve_pk,
+                           ID_BYTES) ||
+            zmq_setsockopt(raw, ZMQ_CURVE_SECRETKEY, self->curve_sk,
+                           ID_BYTES)) {
+            zsock_destroy(&dealer);
+            return MS_ERR_INVALID;
+        }
+    }
     if (zsock_connect(dealer, "%s", peer->endpoint) != 0) {
         zsock_destroy(&dealer);
         return MS_ERR_IO;
@@ -484,7 +554,8 @@ s_dial(ms_mesh_t *self, s_peer_t *peer, int64_t now_ms)
 static void
 s_schedule_dial(ms_mesh_t *self, s_peer_t *peer, int64_t at)
 {
-    if (!peer->endpoint[0] || (!peer->id_known && !peer->is_static))
+    if (!peer->endpoint[0] || (!peer->id_known && !peer->is_static) ||
+        peer->revoked)
         return;
     if (peer->dial_at == 0 || at < peer->dial_at)
         peer->dial_at = at;
@@ -610,22 +681,31 @@ s_peer_down(ms_mesh_t *self, s_peer_t *peer, int64_t now_ms)
 }
 
 //  --------------------------------------------------------------------------
-//  Check a HELLO: ids, pool, protocol overlap. Returns true to accept.
+//  Check a HELLO: ids, pool, protocol overlap, and with a members table
+//  its certificate (see the prose). expect: the node id of the link
+//  (routing id or the id we dialed), or NULL; link_key: the ROUTER
+//  side's User-Id key, or NULL (DEALER side: authenticated by the server
+//  key). Admits the sender to the table on success. Returns true to
+//  accept; else *why (a phrase) and *reason (an admission refusal, or -1
+//  for a protocol matter that is not one).
 
 static bool
 s_hello_ok(ms_mesh_t *self, const ms_wire_hello_t *h, const uint8_t *expect,
-           const char **why)
+           const uint8_t *link_key, const char **why, int *reason)
 {
+    *reason = -1;
     if (memcmp(h->node_id, self->opts.node_id, ID_BYTES) == 0) {
         *why = "our own node id";
         return false;
     }
     if (expect && memcmp(h->node_id, expect, ID_BYTES) != 0) {
         *why = "node id differs from the link's";
+        *reason = MS_MEMBERS_REFUSED_KEY_MISMATCH;
         return false;
     }
     if (memcmp(h->pool_id, self->opts.pool_id, ID_BYTES) != 0) {
         *why = "another pool";
+        *reason = MS_MEMBERS_REFUSED_OTHER_POOL;
         return false;
     }
     if (h->protocol_max < MS_PROTOCOL_MIN ||
@@ -633,17 +713,73 @@ s_hello_ok(ms_mesh_t *self, const ms_wire_hello_t *h, const uint8_t *expect,
         *why = "no protocol version in common";
         return false;
     }
-    return true;
+    ms_members_t *members = self->opts.members;
+    if (!members)
+        return true;
+    ms_members_refusal_t r = MS_MEMBERS_REFUSED_BAD_SIG;
+    int64_t now_ms = ms_mesh_now();
+    if (!self->secure) {
+        // open pool: every valid HELLO is its own operator
+        int rc = ms_members_admit_open(members, h->node_id, h->operator_name,
+                                       now_ms, &r);
+        if (rc == MS_OK || rc == MS_ERR_NOMEM)
+            return true;
+        *why = ms_members_refusal_name(r);
+        *reason = (int) r;
+        return false;
+    }
+    uint8_t curve[ID_BYTES];
+    ms_cert_chain_t chain;
+    if (link_key && (ms_identity_curve_public(h->node_id, curve) != MS_OK ||
+                     memcmp(curve, link_key, ID_BYTES) != 0)) {
+        *why = "the HELLO's node id is not the link's key";
+        r = MS_MEMBERS_REFUSED_KEY_MISMATCH;
+    } else if (h->certificate_bytes == 0) {
+        *why = "no certificate";
+        r = MS_MEMBERS_REFUSED_NO_CERT;
+    } else if (ms_cert_chain_decode(h->certificate, h->certificate_bytes,
+                                    &chain, NULL) != MS_OK) {
+        *why = "malformed certificate";
+        r = MS_MEMBERS_REFUSED_BAD_SIG;
+    } else if (memcmp(chain.leaf.subject, h->node_id, ID_BYTES) != 0) {
+        *why = "certificate of another key";
+        r = MS_MEMBERS_REFUSED_KEY_MISMATCH;
+    } else if (ms_members_admit(members, &chain, (int64_t) time(NULL), now_ms,
+                                &r) == MS_OK) {
+        return true;
+    } else
+        *why = ms_members_refusal_name(r);
+    *reason = (int) r;
+    return false;
 }
 
 //  --------------------------------------------------------------------------
-//  Count and log (once per peer, or the first few) a refused HELLO
+//  Count and log (once per peer, or the first few) a refused HELLO. With
+//  CURVE the link's key (link_key: the ROUTER side's User-Id, else the
+//  peer's key) is denied at ZAP for deny_ms, and in the table when it is
+//  the HELLO's own key (a HELLO naming another key must not get that
+//  key denied).
 
 static void
 s_refuse(ms_mesh_t *self, s_peer_t *peer, const ms_wire_hello_t *h,
-         const char *why)
+         const char *why, int reason, const uint8_t *link_key)
 {
     self->stats.n_rejected++;
+    if (reason >= 0 && self->opts.members) {
+        self->stats.n_admission_refused++;
+        self->stats.n_refused[reason]++;
+        const uint8_t *key = link_key                 ? link_key
+                             : peer && peer->id_known ? peer->curve
+                                                      : NULL;
+        if (self->secure && key && reason != MS_MEMBERS_REFUSED_REVOKED) {
+            ms_zap_deny(self->zap_domain, key, self->opts.deny_ms);
+            uint8_t curve[ID_BYTES];
+            if (ms_identity_curve_public(h->node_id, curve) == MS_OK &&
+                memcmp(curve, key, ID_BYTES) == 0)
+                ms_members_deny(self->opts.members, h->node_id,
+                                ms_mesh_now() + self->opts.deny_ms);
+        }
+    }
     if (peer && peer->rejected)
         return;
     if (peer)
@@ -659,6 +795,11 @@ s_refuse(ms_mesh_t *self, s_peer_t *peer, const ms_wire_hello_t *h,
                 "meshsweepd: warning: static peer %s refused: its HELLO "
                 "says node %.12s: %s\n",
                 peer->endpoint, hex, why);
+    else if (reason >= 0 && self->opts.members)
+        // admission refusals are for the operator to see, verbose or not
+        fprintf(stderr, "meshsweepd: refused node %.12s: %s (admission: %s)\n",
+                hex, why,
+                ms_members_refusal_name((ms_members_refusal_t) reason));
     else
         s_log(self, "refused HELLO from %.12s: %s", hex, why);
 }
@@ -964,14 +1105,28 @@ s_dispatch(ms_mesh_t *self, s_peer_t *peer, const ms_wire_envelope_t *env,
 static void
 s_on_router_frame(ms_mesh_t *self, const uint8_t *rid, size_t rid_bytes,
                   const uint8_t *data, size_t n, const char *peer_address,
-                  int64_t now_ms)
+                  const char *user_id, int64_t now_ms)
 {
+    //  CURVE: the connection's key (ZAP User-Id) decides who sent it
+    uint8_t link_key[ID_BYTES];
+    if (self->secure &&
+        (!user_id || !s_unhex(user_id, strlen(user_id), link_key))) {
+        self->stats.n_unauthorized++;
+        return;
+    }
     ms_wire_envelope_t *env = NULL;
     if (ms_wire_decode_envelope(data, n, &env) != MS_OK) {
         self->stats.n_malformed++;
         return;
     }
     s_peer_t *peer = rid_bytes == ID_BYTES ? s_peer_find(self, rid) : NULL;
+    if (self->secure && peer && env->body != MS_WIRE_BODY_HELLO &&
+        (peer->revoked || memcmp(peer->curve, link_key, ID_BYTES) != 0)) {
+        //  another key using this peer's routing id, or a revoked peer
+        self->stats.n_unauthorized++;
+        ms_wire_envelope_destroy(&env);
+        return;
+    }
     if (env->body == MS_WIRE_BODY_WHO_ARE_YOU) {
         ms_wire_envelope_t reply = {.protocol = MS_PROTOCOL_VERSION,
                                     .body = MS_WIRE_BODY_I_AM};
@@ -983,10 +1138,19 @@ s_on_router_frame(ms_mesh_t *self, const uint8_t *rid, size_t rid_bytes,
         free(buf);
     } else if (env->body == MS_WIRE_BODY_HELLO) {
         const char *why = NULL;
+        int reason = -1;
+        const uint8_t *key = self->secure ? link_key : NULL;
         if (rid_bytes != ID_BYTES) {
-            s_refuse(self, peer, &env->hello, "routing id is not a node id");
-        } else if (!s_hello_ok(self, &env->hello, rid, &why)) {
-            s_refuse(self, peer, &env->hello, why);
+            s_refuse(self, peer, &env->hello, "routing id is not a node id",
+                     MS_MEMBERS_REFUSED_KEY_MISMATCH, key);
+        } else if (peer && peer->revoked) {
+            s_refuse(self, peer, &env->hello, "revoked",
+                     MS_MEMBERS_REFUSED_REVOKED, key);
+        } else if (!s_hello_ok(self, &env->hello, rid, key, &why, &reason)) {
+            //  a refusal must not touch a member's entry: the table is
+            //  only told about the link's own key (s_refuse)
+            s_refuse(self, peer && self->secure ? NULL : peer, &env->hello, why,
+                     reason, key);
         } else {
             if (!peer)
                 peer = s_peer_add(self, rid);
@@ -1001,6 +1165,8 @@ s_on_router_frame(ms_mesh_t *self, const uint8_t *rid, size_t rid_bytes,
                 s_hello_info(peer, &env->hello);
                 peer->last_hb_seq = 0;
                 peer->in_up = true;
+                if (self->secure)
+                    ms_zap_allow(self->zap_domain, link_key);
                 s_send_hello(self, peer, false, now_ms);
                 //  a HELLO on IN while OUT is up: the peer restarted (our
                 //  DEALER reconnected without a HELLO) or dialed us too.
@@ -1052,6 +1218,7 @@ s_on_i_am(ms_mesh_t *self, s_peer_t *peer, const uint8_t *id, int64_t now_ms)
     } else {
         memcpy(peer->id, id, ID_BYTES);
         peer->id_known = true;
+        ms_identity_curve_public(id, peer->curve);
     }
     s_send_hello(self, peer, true, now_ms);
     return peer;
@@ -1079,8 +1246,15 @@ s_on_dealer_frame(ms_mesh_t *self, s_peer_t *peer, const uint8_t *data,
         s_send_env(self, peer, true, &reply);
     } else if (env->body == MS_WIRE_BODY_HELLO) {
         const char *why = NULL;
-        if (!peer->id_known || !s_hello_ok(self, &env->hello, peer->id, &why)) {
-            s_refuse(self, peer, &env->hello, why ? why : "HELLO before I_AM");
+        int reason = -1;
+        if (!peer->id_known || peer->revoked ||
+            !s_hello_ok(self, &env->hello, peer->id, NULL, &why, &reason)) {
+            if (peer->revoked) {
+                why = "revoked";
+                reason = MS_MEMBERS_REFUSED_REVOKED;
+            }
+            s_refuse(self, peer, &env->hello, why ? why : "HELLO before I_AM",
+                     reason, NULL);
             s_peer_close_out(peer);
             if (peer->is_static)
                 s_schedule_dial(self, peer, now_ms + self->opts.redial_max_ms);
@@ -1144,9 +1318,11 @@ s_handle_router(ms_mesh_t *self, int64_t now_ms)
             }
         } else {
             const char *addr = zmq_msg_gets(&body, "Peer-Address");
+            const char *user =
+                self->secure ? zmq_msg_gets(&body, "User-Id") : NULL;
             s_on_router_frame(self, zmq_msg_data(&rid), zmq_msg_size(&rid),
                               zmq_msg_data(&body), zmq_msg_size(&body), addr,
-                              now_ms);
+                              user, now_ms);
         }
         zmq_msg_close(&body);
         zmq_msg_close(&rid);
@@ -1251,6 +1427,12 @@ s_add_static(ms_mesh_t *self, const char *spec, ms_diag_t *diag)
     if (!ms_wire_endpoint_valid(endpoint))
         return ms_diag_set(diag, "--peer",
                            "'%s': expected [NODE_ID@]tcp://HOST:PORT", spec);
+    if (!at && self->secure)
+        return ms_diag_set(diag, "--peer",
+                           "'%s': a pool with an authority needs the peer's "
+                           "node id: NODE_ID@tcp://HOST:PORT (its CURVE key "
+                           "is derived from it)",
+                           spec);
     if (at && memcmp(id, self->opts.node_id, ID_BYTES) == 0)
         return MS_OK; // ourselves (a shared peer list): nothing to do
     s_peer_t *peer = at ? s_peer_find(self, id) : NULL;
@@ -1280,6 +1462,8 @@ ms_mesh_options_defaults(ms_mesh_options_t *opts)
     opts->heartbeat_ms = MS_DEFAULT_HEARTBEAT_MS;
     opts->redial_min_ms = 250;
     opts->redial_max_ms = 8000;
+    opts->hello_timeout_ms = MS_ZAP_HELLO_TIMEOUT_MS;
+    opts->deny_ms = MS_ZAP_DENY_MS;
 }
 
 //  --------------------------------------------------------------------------
@@ -1337,6 +1521,38 @@ ms_mesh_open(ms_mesh_t **out, const ms_mesh_options_t *opts,
     o->interface = NULL;
     o->static_peers = NULL;
     o->n_static_peers = 0;
+    if (o->hello_timeout_ms <= 0)
+        o->hello_timeout_ms = MS_ZAP_HELLO_TIMEOUT_MS;
+    if (o->deny_ms <= 0)
+        o->deny_ms = MS_ZAP_DENY_MS;
+    o->certificate = NULL;
+    o->certificate_bytes = 0;
+    o->curve_public = o->curve_secret = NULL;
+    self->secure = opts->members && ms_members_has_authority(opts->members);
+    if (opts->certificate_bytes > 0) {
+        rc = ms_mesh_set_certificate(self, opts->certificate,
+                                     opts->certificate_bytes);
+        if (rc != MS_OK)
+            goto fail;
+    }
+    if (self->secure) {
+        if (!opts->curve_public || !opts->curve_secret) {
+            rc = ms_diag_set(diag, "curve",
+                             "a pool with an authority needs "
+                             "the node's CURVE keys");
+            goto fail;
+        }
+        memcpy(self->curve_pk, opts->curve_public, ID_BYTES);
+        memcpy(self->curve_sk, opts->curve_secret, ID_BYTES);
+        char hex[2 * ID_BYTES + 1];
+        s_hex(o->node_id, hex);
+        snprintf(self->zap_domain, sizeof self->zap_domain, "ms-%.16s", hex);
+        //  DESIGN.md: the ZAP handler runs before any bind
+        rc = ms_zap_start(diag);
+        if (rc != MS_OK)
+            goto fail;
+        self->zap_started = true;
+    }
 
     self->router = zsock_new(ZMQ_ROUTER);
     if (!self->router)
@@ -1345,8 +1561,24 @@ ms_mesh_open(ms_mesh_t **out, const ms_mesh_options_t *opts,
     zsock_set_sndtimeo(self->router, 0);
     zsock_set_sndhwm(self->router, LINK_HWM_FRAMES);
     zsock_set_rcvhwm(self->router, LINK_HWM_FRAMES);
-    zsock_set_router_handover(self->router, 1);
+    zsock_set_router_handover(self->router, self->secure ? 0 : 1);
     zsock_set_router_mandatory(self->router, 1);
+    if (self->secure) {
+        void *raw = zsock_resolve(self->router);
+        int one = 1;
+        zsock_set_zap_domain(self->router, self->zap_domain);
+        zsock_set_heartbeat_ivl(self->router, o->heartbeat_ms);
+        zsock_set_heartbeat_timeout(self->router, o->dead_after_ms);
+        if (zmq_setsockopt(raw, ZMQ_CURVE_SERVER, &one, sizeof one) ||
+            zmq_setsockopt(raw, ZMQ_CURVE_SECRETKEY, self->curve_sk,
+                           ID_BYTES)) {
+            rc = ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "mesh",
+                                  "cannot make the mesh socket a CURVE "
+                                  "server: %s",
+                                  zmq_strerror(zmq_errno()));
+            goto fail;
+        }
+    }
     zsock_set_maxmsgsize(self->router, (int) MS_MAX_FRAME_BYTES + 1024);
     if (zsock_bind(self->router, "%s", self->mesh_bind) < 0) {
         rc =
@@ -1431,6 +1663,10 @@ ms_mesh_destroy(ms_mesh_t **self_p)
         s_peer_free(&self->peers[i]);
     free(self->peers);
     zsock_destroy(&self->router);
+    if (self->zap_started)
+        ms_zap_stop();
+    free(self->certificate);
+    sodium_memzero(self->curve_sk, sizeof self->curve_sk);
     ms_view_destroy(&self->view);
     free(self->mesh_bind);
     free(self->operator_name);
@@ -1506,6 +1742,48 @@ s_send_heartbeats(ms_mesh_t *self)
 }
 
 //  --------------------------------------------------------------------------
+//  Admission's timed work (CURVE): keys ZAP let in that sent no valid
+//  HELLO in time are denied and counted; members whose certificate
+//  expired lose their link.
+
+#define S_ADMISSION_TICK_MS 500 // how often (the 5 s timeout is coarse)
+#define S_STALE_MAX 64          // keys logged per tick
+
+static void
+s_admission_tick(ms_mesh_t *self, int64_t now_ms)
+{
+    uint8_t stale[S_STALE_MAX][MS_ZAP_KEY_BYTES];
+    size_t n = ms_zap_take_stale(self->zap_domain, self->opts.hello_timeout_ms,
+                                 self->opts.deny_ms, stale, S_STALE_MAX);
+    self->stats.n_hello_timeouts += n;
+    for (size_t i = 0; i < n && i < S_STALE_MAX; i++) {
+        if (self->stats.n_hello_timeouts > 16)
+            break;
+        char hex[2 * ID_BYTES + 1];
+        s_hex(stale[i], hex);
+        fprintf(stderr,
+                "meshsweepd: denied CURVE key %.12s for %d s: no valid "
+                "HELLO within %d ms\n",
+                hex, self->opts.deny_ms / 1000, self->opts.hello_timeout_ms);
+    }
+    int64_t now_s = (int64_t) time(NULL);
+    for (int i = 0; i < self->n_peers; i++) {
+        s_peer_t *peer = self->peers[i];
+        if (!s_linked(peer) ||
+            ms_members_is_member(self->opts.members, peer->id, now_s))
+            continue;
+        char hex[2 * ID_BYTES + 1];
+        s_hex(peer->id, hex);
+        fprintf(stderr,
+                "meshsweepd: closing the link to %.12s: no longer a member "
+                "(certificate expired or revoked)\n",
+                hex);
+        self->stats.n_revoked_links++;
+        s_peer_down(self, peer, now_ms);
+    }
+}
+
+//  --------------------------------------------------------------------------
 //  Timed work
 
 int
@@ -1524,6 +1802,10 @@ ms_mesh_tick(ms_mesh_t *self, int64_t now_ms)
     if (now_ms >= self->next_heartbeat_at) {
         s_send_heartbeats(self);
         self->next_heartbeat_at = now_ms + self->opts.heartbeat_ms;
+    }
+    if (self->secure && now_ms >= self->next_admission_at) {
+        s_admission_tick(self, now_ms);
+        self->next_admission_at = now_ms + S_ADMISSION_TICK_MS;
     }
     for (int i = 0; i < self->n_peers; i++) {
         s_peer_t *peer = self->peers[i];
@@ -1590,6 +1872,8 @@ ms_mesh_next_deadline(ms_mesh_t *self)
     int64_t v = ms_view_next_deadline(self->view);
     if (v > 0 && v < at)
         at = v;
+    if (self->secure && self->next_admission_at < at)
+        at = self->next_admission_at;
     return at;
 }
 
@@ -1751,4 +2035,66 @@ ms_mesh_port(ms_mesh_t *self)
 {
     assert(self);
     return self->port;
+}
+
+//  --------------------------------------------------------------------------
+//  Revoke a peer
+
+int
+ms_mesh_revoke(ms_mesh_t *self, const uint8_t id[MS_MESH_ID_BYTES],
+               const ms_members_cut_t *cut)
+{
+    assert(self && id);
+    uint8_t curve[ID_BYTES];
+    if (ms_identity_curve_public(id, curve) != MS_OK)
+        return MS_ERR_INVALID;
+    if (self->opts.members) {
+        int rc = ms_members_revoke(self->opts.members, id, cut);
+        if (rc != MS_OK)
+            return rc;
+    }
+    if (self->secure)
+        ms_zap_revoke(self->zap_domain, curve);
+    s_peer_t *peer = s_peer_find(self, id);
+    if (!peer)
+        return MS_OK;
+    bool was_linked = s_linked(peer);
+    peer->revoked = true;
+    peer->is_static = false;
+    s_peer_clear_queue(peer);
+    if (was_linked)
+        self->stats.n_revoked_links++;
+    s_peer_down(self, peer, ms_mesh_now());
+    peer->dial_at = 0;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Replace our certificate
+
+int
+ms_mesh_set_certificate(ms_mesh_t *self, const uint8_t *cert, size_t n)
+{
+    assert(self && (cert || n == 0));
+    uint8_t *copy = NULL;
+    if (n > 0) {
+        copy = malloc(n);
+        if (!copy)
+            return MS_ERR_NOMEM;
+        memcpy(copy, cert, n);
+    }
+    free(self->certificate);
+    self->certificate = copy;
+    self->certificate_bytes = n;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  CURVE links?
+
+bool
+ms_mesh_secure(ms_mesh_t *self)
+{
+    assert(self);
+    return self->secure;
 }

@@ -55,6 +55,7 @@
 #include <zmq.h>
 
 #include "ms_err.h"
+#include "ms_members.h"
 #include "ms_wire.h"
 
 typedef struct ms_mesh ms_mesh_t;
@@ -103,6 +104,23 @@ typedef struct {
     int redial_min_ms;                 // first redial backoff (0 = 250)
     int redial_max_ms;                 // backoff cap (0 = 8000)
     bool verbose;                      // log refusals etc. to stderr
+    // Admission (DESIGN.md "Identity, pools and admission"). members
+    // NULL: no admission table (HELLO checks pool and protocol only).
+    // With a table that has an authority the links are CURVE: the ROUTER
+    // a CURVE server behind the process's ZAP handler (ms_zap), each
+    // DEALER a CURVE client whose server key is derived from the peer's
+    // node id (so a static peer needs NODE_ID@), and HELLOs carry and
+    // check certificate chains. An open pool's table admits every valid
+    // HELLO (links stay plaintext: anybody may join an open pool).
+    ms_members_t *members;       // borrowed: the node's table, or NULL
+    const uint8_t *certificate;  // our encoded chain (ms_cert_chain_
+                                 // encode), sent in HELLO; copied
+    size_t certificate_bytes;    // its length (0: none)
+    const uint8_t *curve_public; // our CURVE key pair (32 bytes each,
+    const uint8_t *curve_secret; // ms_identity_curve_keys); copied;
+                                 // needed with an authority
+    int hello_timeout_ms;        // a let-in key must pass HELLO (5000)
+    int deny_ms;                 // then it is denied this long (60000)
 } ms_mesh_options_t;
 
 typedef struct {
@@ -135,12 +153,22 @@ typedef struct {
     uint64_t n_beacons;       // beacons of our pool heard (not our own)
     uint64_t n_heartbeats_in; // heartbeats received
     uint64_t n_dials;         // DEALER connects made (incl. redials)
+    // admission (with a members table)
+    uint64_t n_admission_refused;                 // all reasons
+    uint64_t n_refused[MS_MEMBERS_REFUSED_KINDS]; // per reason
+    uint64_t n_hello_timeouts; // keys let in without a valid HELLO in
+                               // hello_timeout_ms (then denied)
+    uint64_t n_unauthorized;   // frames dropped: User-Id not the link's
+                               // key, or the sender no longer a member
+    uint64_t n_revoked_links;  // links closed by a revocation or expiry
 } ms_mesh_stats_t;
 
 //  Fill opts with defaults: zero ids, incarnation 0, n_workers 0,
 //  operator "", mesh_bind "tcp://*:5871", mesh_port 0, beacon true,
 //  beacon_port 5870, interface NULL, beacon_interval_ms 1000, no static
-//  peers, heartbeat_ms 1000, suspect/dead 0 (derived), redial 250..8000.
+//  peers, heartbeat_ms 1000, suspect/dead 0 (derived), redial 250..8000,
+//  no members table, no certificate, hello_timeout_ms 5000, deny_ms
+//  60000.
 void ms_mesh_options_defaults(ms_mesh_options_t *opts);
 
 //  Open a mesh: bind the ROUTER, start the beacon (when opts->beacon),
@@ -149,7 +177,9 @@ void ms_mesh_options_defaults(ms_mesh_options_t *opts);
 //  it with ms_mesh_destroy(). Returns MS_OK; MS_ERR_INVALID (a static peer
 //  spec, a zero heartbeat or dead < suspect: diag names the option);
 //  MS_ERR_IO (bind failed or beacon could not start: diag says where);
-//  MS_ERR_NOMEM. *out is NULL on failure.
+//  MS_ERR_UNSUPPORTED (an authority, and libzmq has no CURVE: diag);
+//  MS_ERR_NOMEM. *out is NULL on failure. With an authority, a static
+//  peer without NODE_ID@ or missing CURVE keys is MS_ERR_INVALID.
 int ms_mesh_open(ms_mesh_t **out, const ms_mesh_options_t *opts,
                  const ms_mesh_handlers_t *handlers, ms_diag_t *diag);
 
@@ -158,6 +188,21 @@ int ms_mesh_open(ms_mesh_t **out, const ms_mesh_options_t *opts,
 //  peer already known becomes static. Returns MS_OK; MS_ERR_INVALID (bad
 //  spec: diag says why); MS_ERR_NOMEM.
 int ms_mesh_add_peer(ms_mesh_t *self, const char *spec, ms_diag_t *diag);
+
+//  Revoke a peer: our link to it is closed, its key denied at ZAP for
+//  good, its later frames and HELLOs dropped, and it is never dialed
+//  again (the members table marks it revoked with cut, NULL = all).
+//  Returns MS_OK; MS_ERR_INVALID (not a valid node id); MS_ERR_NOMEM.
+int ms_mesh_revoke(ms_mesh_t *self, const uint8_t id[MS_MESH_ID_BYTES],
+                   const ms_members_cut_t *cut);
+
+//  Replace the certificate our HELLOs carry (a renewed certificate of the
+//  same pool; SIGHUP). cert is copied. Links up now keep going; new
+//  HELLOs carry the new chain. Returns MS_OK or MS_ERR_NOMEM.
+int ms_mesh_set_certificate(ms_mesh_t *self, const uint8_t *cert, size_t n);
+
+//  Whether the mesh runs CURVE links (the pool has an authority).
+bool ms_mesh_secure(ms_mesh_t *self);
 
 //  Close every socket, stop the beacon, free the mesh. NULL-safe; sets
 //  *self_p to NULL. Peers see us go silent (no goodbye is needed).

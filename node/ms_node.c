@@ -150,8 +150,10 @@
 #include "ms_backend.h"
 #include "ms_blob_fetch.h"
 #include "ms_blob_store.h"
+#include "ms_cert.h"
 #include "ms_gossip.h"
 #include "ms_lease_table.h"
+#include "ms_members.h"
 #include "ms_mesh.h"
 #include "ms_settle.h"
 #include "ms_store_payload.h"
@@ -159,6 +161,7 @@
 #include "ms_wire_canon.h"
 #include "ms_worker.h"
 
+#include <sodium.h>
 #include <zmq.h>
 
 #include <assert.h>
@@ -308,13 +311,15 @@ struct ms_node {
     char *backend;                         // backend name
     char *api_bind;                        // API bind address, or NULL
     char *open_pool;                       // open pool name, or NULL
+    char *enroll_key;                      // enrollment kit path, or NULL
     char *interface;                       // zbeacon interface, or NULL
     char **peers;                          // static peers (n_peers strings)
     char pool_id_hex[MS_HASH_HEX_LEN + 1]; // "" when in no pool
     char checkpoint_dir[PATH_MAX];         // DATA_DIR/checkpoints
     char datasets_dir[PATH_MAX];           // DATA_DIR/datasets
     char store_dir[PATH_MAX];              // DATA_DIR/store
-    char operator_name[64];                // the local user, or "local"
+    char operator_name[MS_CERT_OPERATOR_MAX + 1]; // local user, or the
+                                                  // certificate's
     // parts
     ms_identity_t *identity;        // node key pair
     ms_store_t *store;              // the store
@@ -332,6 +337,12 @@ struct ms_node {
     size_t n_crashes;               // entries in crashes
     int64_t n_trainings;            // train attempts started
     double opened_at;               // monotonic seconds at open
+    // admission: certificate, members table (loop thread only)
+    bool has_cert; // identity/node.cert: a pool with an authority
+    uint8_t authority_pk[MS_CERT_KEY_BYTES]; // its authority (has_cert)
+    ms_cert_chain_t chain;                   // our chain (has_cert)
+    ms_members_t *members;              // admission table (a pool), or NULL
+    volatile sig_atomic_t reload_asked; // SIGHUP: reload the certificate
     // shared with HTTP threads, under lock
     pthread_mutex_t lock;      // guards the fields below
     pthread_cond_t answered;   // a command was answered
@@ -628,6 +639,11 @@ s_check_pool_options(const ms_node_options_t *opts, ms_diag_t *diag)
     }
     if (opts->open_pool && !*opts->open_pool)
         return ms_diag_set(diag, "open_pool", "empty pool name");
+    if (opts->open_pool && opts->enroll_key)
+        return ms_diag_set(diag, "enroll_key",
+                           "an enrollment key puts the node in its "
+                           "authority's pool: not with --open-pool (choose "
+                           "one)");
     return MS_OK;
 }
 
@@ -668,6 +684,9 @@ s_node_pk(const ms_node_t *self)
 }
 
 static int s_pool_open(ms_node_t *self, ms_diag_t *diag);
+static int s_mesh_open(ms_node_t *self, ms_diag_t *diag);
+static int s_open_certificate(ms_node_t *self, ms_diag_t *diag);
+static void s_reload_if_asked(ms_node_t *self);
 static int s_append(ms_node_t *self, size_t n,
                     const ms_store_payload_t *payloads);
 static int64_t s_wall_ms(void);
@@ -788,10 +807,13 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
         goto fail;
     self->open_pool = opts->open_pool ? strdup(opts->open_pool) : NULL;
     self->interface = opts->interface ? strdup(opts->interface) : NULL;
+    self->enroll_key = opts->enroll_key ? strdup(opts->enroll_key) : NULL;
     self->opts.open_pool = self->open_pool;
     self->opts.interface = self->interface;
+    self->opts.enroll_key = self->enroll_key;
     if ((opts->open_pool && !self->open_pool) ||
-        (opts->interface && !self->interface))
+        (opts->interface && !self->interface) ||
+        (opts->enroll_key && !self->enroll_key))
         goto fail;
     if (opts->n_peers > 0) {
         self->peers = calloc((size_t) opts->n_peers, sizeof(char *));
@@ -832,6 +854,9 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
         goto fail;
     snprintf(path, sizeof path, "%s/identity", self->data_dir);
     rc = ms_identity_open(&self->identity, path, diag);
+    if (rc != MS_OK)
+        goto fail;
+    rc = s_open_certificate(self, diag);
     if (rc != MS_OK)
         goto fail;
     snprintf(self->store_dir, sizeof self->store_dir, "%s/store",
@@ -968,6 +993,8 @@ ms_node_destroy(ms_node_t **self_p)
     ms_worker_pool_destroy(&self->pool);
     ms_store_destroy(&self->store);
     ms_identity_destroy(&self->identity);
+    ms_members_destroy(&self->members);
+    free(self->enroll_key);
     if (self->lock_fd >= 0)
         close(self->lock_fd); // releases the data dir lock
     for (size_t i = 0; i < self->n_sweeps; i++) {
@@ -3746,6 +3773,27 @@ s_refresh_snapshots(ms_node_t *self)
                                 json_integer((json_int_t) ms.n_frames_in));
             json_object_set_new(c, "mesh_frames_out_total",
                                 json_integer((json_int_t) ms.n_frames_out));
+            // admission: refusals per reason (DESIGN.md "Identity, pools
+            // and admission")
+            json_object_set_new(
+                c, "admission_refused_total",
+                json_integer((json_int_t) ms.n_admission_refused));
+            for (int k = 0; k < MS_MEMBERS_REFUSED_KINDS; k++) {
+                char name[80];
+                snprintf(name, sizeof name, "admission_refused_%s_total",
+                         ms_members_refusal_name((ms_members_refusal_t) k));
+                json_object_set_new(c, name,
+                                    json_integer((json_int_t) ms.n_refused[k]));
+            }
+            json_object_set_new(c, "admission_hello_timeouts_total",
+                                json_integer((json_int_t) ms.n_hello_timeouts));
+            json_object_set_new(c, "admission_unauthorized_frames_total",
+                                json_integer((json_int_t) ms.n_unauthorized));
+            json_object_set_new(c, "admission_links_closed_total",
+                                json_integer((json_int_t) ms.n_revoked_links));
+            json_object_set_new(c, "members",
+                                json_integer((json_int_t) ms_members_count(
+                                    self->members, MS_MEMBER_ADMITTED)));
         }
         json_object_set_new(c, "rejected_messages_total",
                             json_integer((json_int_t) rejected));
@@ -4653,19 +4701,55 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
                                 "cannot load claims: %s", ms_strerror(rc));
     self->n_members = 1;
     self->work_changed = true;
-    if (!self->open_pool)
-        return MS_OK;
+    if (!self->open_pool && !self->has_cert)
+        return MS_OK; // alone until a certificate comes (SIGHUP)
+    return s_mesh_open(self, diag);
+}
+
+//  --------------------------------------------------------------------------
+//  Open the members table, the mesh, gossip and blobs: the node joins its
+//  pool (open, or the certificate's).
+
+static int
+s_mesh_open(ms_node_t *self, ms_diag_t *diag)
+{
+    int rc;
+    ms_hash_t pool;
+    ms_hash_from_hex(self->pool_id_hex, &pool);
+    self->members =
+        ms_members_new(self->has_cert ? self->authority_pk : NULL, pool.bytes);
+    if (!self->members)
+        return MS_ERR_NOMEM;
+    ms_members_refusal_t why;
+    if (self->has_cert)
+        ms_members_admit(self->members, &self->chain, (int64_t) time(NULL),
+                         s_mono_ms(), &why);
+    else
+        ms_members_admit_open(self->members, s_node_pk(self),
+                              ms_identity_node_id(self->identity), 0, &why);
+    uint8_t cert[MS_CERT_CHAIN_MAX_BYTES];
+    size_t cert_bytes =
+        self->has_cert ? ms_cert_chain_encode(&self->chain, cert) : 0;
+    uint8_t curve_pk[MS_IDENTITY_CURVE_BYTES],
+        curve_sk[MS_IDENTITY_CURVE_BYTES];
+    if (ms_identity_curve_keys(self->identity, curve_pk, curve_sk) != MS_OK)
+        return ms_diag_set_code(diag, MS_ERR_INVALID, "identity",
+                                "cannot derive the CURVE key pair");
 
     ms_mesh_options_t mo;
     ms_mesh_options_defaults(&mo);
     memcpy(mo.node_id, s_node_pk(self), MS_MESH_ID_BYTES);
-    ms_hash_t pool;
-    ms_hash_from_hex(self->pool_id_hex, &pool);
     memcpy(mo.pool_id, pool.bytes, MS_MESH_ID_BYTES);
     mo.incarnation = ms_store_incarnation(self->store);
     mo.n_workers = ms_worker_pool_size(self->pool);
-    mo.operator_name = ms_identity_node_id(self->identity); // open pool:
-                                                            // own operator
+    // open pool: own operator; with a certificate: the certificate's
+    mo.operator_name = self->has_cert ? self->chain.leaf.operator_name
+                                      : ms_identity_node_id(self->identity);
+    mo.members = self->members;
+    mo.certificate = cert_bytes ? cert : NULL;
+    mo.certificate_bytes = cert_bytes;
+    mo.curve_public = curve_pk;
+    mo.curve_secret = curve_sk;
     char bind[64];
     snprintf(bind, sizeof bind, "tcp://*:%d", self->opts.mesh_port);
     mo.mesh_bind = bind;
@@ -4688,6 +4772,7 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
                              .on_heartbeat = s_on_heartbeat,
                              .fill_heartbeat = s_fill_heartbeat};
     rc = ms_mesh_open(&self->mesh, &mo, &mh, diag);
+    sodium_memzero(curve_sk, sizeof curve_sk);
     if (rc != MS_OK)
         return rc;
     ms_gossip_config_t gc;
@@ -4915,6 +5000,7 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
 {
     if (self->stopping)
         return MS_ERR_INTERRUPTED;
+    s_reload_if_asked(self);
     s_run_commands(self);
     int rc = s_schedule(self);
     if (rc != MS_OK)
@@ -4950,6 +5036,7 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
         }
         if (rc == MS_ERR_INTERRUPTED) {
             s_drain_wake(self);
+            s_reload_if_asked(self);
             s_run_commands(self);
         }
         break;
@@ -5367,10 +5454,12 @@ s_api_status(void *arg)
                                 : json_object());
         json_object_set_new(obj, "claim_to_start_ms",
                             s_claim_to_start_json(self));
-        json_object_set_new(obj, "pool",
-                            json_pack("{s:s?, s:b}", "open_pool",
-                                      self->open_pool, "linked",
-                                      self->pool_id_hex[0] != 0));
+        json_object_set_new(
+            obj, "pool",
+            json_pack("{s:s?, s:b, s:b, s:b}", "open_pool", self->open_pool,
+                      "linked", self->pool_id_hex[0] != 0, "authority",
+                      self->has_cert, "encrypted",
+                      self->mesh && ms_mesh_secure(self->mesh)));
     }
     pthread_mutex_unlock(&self->lock);
     return obj;
@@ -5537,4 +5626,272 @@ int
 ms_node_mesh_port(ms_node_t *self)
 {
     return self->mesh ? ms_mesh_port(self->mesh) : 0;
+}
+
+//  ==========================================================================
+//  Certificates (DESIGN.md "Identity, pools and admission")
+
+//  --------------------------------------------------------------------------
+//  Read DATA_DIR/identity/node.cert: verified against the authority key
+//  it carries, and certifying this node's key. MS_ERR_NOTFOUND when there
+//  is none.
+
+static int
+s_read_certificate(ms_node_t *self, uint8_t authority[MS_CERT_KEY_BYTES],
+                   ms_cert_chain_t *chain, ms_diag_t *diag)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/identity/node.cert", self->data_dir);
+    int rc =
+        ms_cert_bundle_load(path, authority, chain, (int64_t) time(NULL), diag);
+    if (rc != MS_OK)
+        return rc;
+    if (memcmp(chain->leaf.subject, s_node_pk(self), MS_CERT_KEY_BYTES) != 0) {
+        char hex[MS_HASH_HEX_LEN + 1];
+        ms_hash_t subject;
+        memcpy(subject.bytes, chain->leaf.subject, MS_CERT_KEY_BYTES);
+        ms_hash_hex(&subject, hex);
+        return ms_diag_set_code(diag, MS_ERR_UNTRUSTED, path,
+                                "certifies node %.12s, not this node (%.12s): "
+                                "ask for an invite of this node's id",
+                                hex, ms_identity_node_id(self->identity));
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Enroll: issue our chain with the enrollment kit and save it as
+//  DATA_DIR/identity/node.cert (expiry: the enrollment certificate's).
+
+static int
+s_enroll(ms_node_t *self, ms_diag_t *diag)
+{
+    uint8_t *sk = sodium_malloc(MS_CERT_SECRET_BYTES);
+    if (!sk)
+        return MS_ERR_NOMEM;
+    uint8_t authority[MS_CERT_KEY_BYTES];
+    ms_cert_t enroll_cert;
+    ms_cert_chain_t chain;
+    int rc = ms_cert_enroll_load(self->enroll_key, authority, sk, &enroll_cert,
+                                 (int64_t) time(NULL), diag);
+    if (rc == MS_OK) {
+        uint64_t serial;
+        randombytes_buf(&serial, sizeof serial);
+        rc = ms_cert_enroll_issue(sk, &enroll_cert, s_node_pk(self),
+                                  enroll_cert.not_after, serial, &chain, diag);
+    }
+    sodium_free(sk);
+    if (rc != MS_OK)
+        return rc;
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/identity/node.cert", self->data_dir);
+    rc = ms_cert_bundle_save(path, authority, &chain, diag);
+    if (rc == MS_OK)
+        fprintf(stderr,
+                "meshsweepd: enrolled with %s: certificate of operator '%s' "
+                "saved to %s\n",
+                self->enroll_key, chain.leaf.operator_name, path);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Take a verified chain as ours: pool id, operator.
+
+static void
+s_take_certificate(ms_node_t *self, const uint8_t *authority,
+                   const ms_cert_chain_t *chain)
+{
+    self->has_cert = true;
+    memcpy(self->authority_pk, authority, MS_CERT_KEY_BYTES);
+    self->chain = *chain;
+    ms_hash_t pid;
+    memcpy(pid.bytes, chain->leaf.pool_id, MS_CERT_POOL_ID_BYTES);
+    pthread_mutex_lock(&self->lock);
+    ms_hash_hex(&pid, self->pool_id_hex);
+    snprintf(self->operator_name, sizeof self->operator_name, "%s",
+             chain->leaf.operator_name);
+    pthread_mutex_unlock(&self->lock);
+}
+
+//  --------------------------------------------------------------------------
+//  At open: node.cert, or enrollment, or neither.
+
+static int
+s_open_certificate(ms_node_t *self, ms_diag_t *diag)
+{
+    uint8_t authority[MS_CERT_KEY_BYTES];
+    ms_cert_chain_t chain;
+    int rc = s_read_certificate(self, authority, &chain, diag);
+    if (rc == MS_ERR_NOTFOUND && self->enroll_key) {
+        ms_diag_clear(diag);
+        rc = s_enroll(self, diag);
+        if (rc == MS_OK)
+            rc = s_read_certificate(self, authority, &chain, diag);
+    }
+    if (rc == MS_ERR_NOTFOUND) {
+        ms_diag_clear(diag);
+        return MS_OK; // open pool, or alone until a certificate comes
+    }
+    if (rc != MS_OK)
+        return rc;
+    if (self->open_pool) {
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/identity/node.cert", self->data_dir);
+        return ms_diag_set(diag, "open_pool",
+                           "%s puts this node in the pool of operator '%s' "
+                           "with an authority: --open-pool cannot be used "
+                           "with a certificate (remove one of them)",
+                           path, chain.leaf.operator_name);
+    }
+    s_take_certificate(self, authority, &chain);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Reload the certificate (SIGHUP)
+
+int
+ms_node_reload_certificate(ms_node_t *self, ms_diag_t *diag)
+{
+    assert(self);
+    uint8_t authority[MS_CERT_KEY_BYTES];
+    ms_cert_chain_t chain;
+    int rc = s_read_certificate(self, authority, &chain, diag);
+    if (rc == MS_ERR_NOTFOUND && !self->has_cert) {
+        ms_diag_clear(diag);
+        return MS_OK; // nothing before, nothing now
+    }
+    if (rc != MS_OK)
+        return rc;
+    if (self->open_pool)
+        return ms_diag_set_code(diag, MS_ERR_CONFLICT, "open_pool",
+                                "this node runs in open pool '%s': restart "
+                                "it without --open-pool to use its "
+                                "certificate",
+                                self->open_pool);
+    if (!s_records_enabled())
+        return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "node.cert",
+                                "a pool needs the record log "
+                                "(MESHSWEEP_LEGACY_SCHEDULER is set)");
+    if (self->has_cert) {
+        if (memcmp(chain.leaf.pool_id, self->chain.leaf.pool_id,
+                   MS_CERT_POOL_ID_BYTES) != 0)
+            return ms_diag_set_code(diag, MS_ERR_CONFLICT, "node.cert",
+                                    "of another pool: restart the node to "
+                                    "change pools");
+        uint8_t cert[MS_CERT_CHAIN_MAX_BYTES];
+        size_t n = ms_cert_chain_encode(&chain, cert);
+        if (n == 0)
+            return ms_diag_set(diag, "node.cert", "does not encode");
+        rc = self->mesh ? ms_mesh_set_certificate(self->mesh, cert, n) : MS_OK;
+        if (rc != MS_OK)
+            return rc;
+        ms_members_refusal_t why;
+        ms_members_admit(self->members, &chain, (int64_t) time(NULL),
+                         s_mono_ms(), &why);
+        s_take_certificate(self, authority, &chain);
+        return MS_OK;
+    }
+    // first certificate: join its pool now
+    s_take_certificate(self, authority, &chain);
+    rc = s_mesh_open(self, diag);
+    if (rc != MS_OK) {
+        // back to alone (a port in use, ...): the next SIGHUP tries again
+        ms_blob_fetch_destroy(&self->fetch);
+        ms_blob_store_destroy(&self->blobs);
+        ms_gossip_destroy(&self->gossip);
+        ms_mesh_destroy(&self->mesh);
+        ms_members_destroy(&self->members);
+        self->has_cert = false;
+        pthread_mutex_lock(&self->lock);
+        self->pool_id_hex[0] = '\0';
+        pthread_mutex_unlock(&self->lock);
+        return rc;
+    }
+    self->work_changed = true;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Ask for a reload (async-signal-safe)
+
+void
+ms_node_ask_reload(ms_node_t *self)
+{
+    if (!self)
+        return;
+    self->reload_asked = 1;
+    if (self->wake[1] >= 0) {
+        int saved = errno;
+        ssize_t w = write(self->wake[1], "r", 1);
+        (void) w;
+        errno = saved;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Run an asked-for reload and say what came of it.
+
+static void
+s_reload_if_asked(ms_node_t *self)
+{
+    if (!self->reload_asked)
+        return;
+    self->reload_asked = 0;
+    bool had = self->has_cert;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    int rc = ms_node_reload_certificate(self, &diag);
+    char text[1100];
+    if (rc != MS_OK)
+        fprintf(stderr, "meshsweepd: reload: certificate not taken: %s\n",
+                diag.reason[0] ? ms_diag_format(&diag, text, sizeof text)
+                               : ms_strerror(rc));
+    else if (self->has_cert && !had)
+        fprintf(stderr,
+                "meshsweepd: reload: joined pool %.12s as operator '%s', "
+                "mesh port %d\n",
+                self->pool_id_hex, self->chain.leaf.operator_name,
+                ms_node_mesh_port(self));
+    else if (self->has_cert)
+        fprintf(stderr, "meshsweepd: reload: certificate renewed\n");
+    else
+        fprintf(stderr,
+                "meshsweepd: reload: no certificate in %s/identity; "
+                "this node still links to no one\n",
+                self->data_dir);
+}
+
+//  --------------------------------------------------------------------------
+//  Revoke a node locally
+
+int
+ms_node_revoke(ms_node_t *self, const uint8_t node_id[32])
+{
+    assert(self && node_id);
+    if (!self->members)
+        return MS_ERR_NOTFOUND;
+    if (self->mesh)
+        return ms_mesh_revoke(self->mesh, node_id, NULL);
+    return ms_members_revoke(self->members, node_id, NULL);
+}
+
+//  --------------------------------------------------------------------------
+//  Certificate?
+
+bool
+ms_node_has_certificate(ms_node_t *self)
+{
+    assert(self);
+    return self->has_cert;
+}
+
+//  --------------------------------------------------------------------------
+//  Operator name
+
+const char *
+ms_node_operator(ms_node_t *self)
+{
+    assert(self);
+    return self->operator_name;
 }

@@ -6,9 +6,13 @@
     =========================================================================
     A node is what `meshsweepd` runs and what `meshsweep run` embeds. It
     works on the record log of its store with leases (ms_lease_table),
-    alone or, with opts.open_pool set, in a pool: mesh links to its peers
-    (ms_mesh: static peers, zbeacon unless no_beacon) and gossip of every
-    record (ms_gossip). Trust (certificates, signatures) comes later.
+    alone or in a pool: mesh links to its peers (ms_mesh: static peers,
+    zbeacon unless no_beacon) and gossip of every record (ms_gossip). A
+    node is in a pool with an authority when DATA_DIR/identity/node.cert
+    holds its certificate (a bundle, ms_cert; or it enrolls itself with
+    opts.enroll_key), in an open pool with opts.open_pool, else alone.
+    Admission (who may link) is the members table (ms_members) the mesh
+    consults; signatures of records come later.
 
         ms_node_options_t opts;
         ms_node_options_defaults(&opts);
@@ -56,6 +60,10 @@ typedef struct {
     const char *api_bind;       // "ADDR:PORT"; NULL = no HTTP API (embedded
                                 // `meshsweep run`); port 0 = ephemeral
     const char *api_token_file; // reserved for the pool issue; NULL
+    const char *enroll_key;     // enrollment kit (ms_cert_enroll_load):
+                                // with no identity/node.cert, issue our
+                                // own certificate with it and save it
+                                // there; NULL = none
     bool verbose;               // log to stderr
     // The pool (DESIGN.md "The pool", "Defaults"). A node links to peers
     // only with open_pool set (certificates come with the trust issue);
@@ -116,12 +124,22 @@ void ms_node_options_defaults(ms_node_options_t *opts);
 //  worker processes; load the claims of unfinished tasks into the lease
 //  table; with opts->open_pool, open the mesh (bind the mesh port, dial
 //  the static peers, beacon unless no_beacon) and gossip; bind the HTTP
-//  API when opts->api_bind is set. opts is copied (strings too). Caller
+//  API when opts->api_bind is set. Certificates: DATA_DIR/identity/
+//  node.cert, when present, puts the node in that certificate's pool
+//  (pool id, operator and roles from it; CURVE links); it must certify
+//  this node's key. Without it and with opts->enroll_key, the node
+//  issues its own chain with the enrollment kit (expiry: the enrollment
+//  certificate's) and saves it there first. A certificate (or an
+//  enrollment key) together with open_pool is refused. With neither a
+//  certificate nor open_pool the node links to no one (until
+//  ms_node_reload_certificate finds one). opts is copied (strings too). Caller
 //  owns *out; free it with ms_node_destroy().
 //  Returns MS_OK; MS_ERR_INVALID (bad option: diag says which, e.g.
 //  heartbeat_ms not under lease_ttl_ms/2, a malformed peer);
 //  MS_ERR_IO (data dir, identity, mesh or API bind failed: diag says
-//  where); MS_ERR_UNSUPPORTED (open_pool with the legacy scheduler);
+//  where); MS_ERR_EXPIRED / MS_ERR_BADSIG / MS_ERR_UNTRUSTED (node.cert
+//  or the enrollment kit does not verify, or certifies another node:
+//  diag); MS_ERR_UNSUPPORTED (open_pool with the legacy scheduler);
 //  MS_ERR_STORE / MS_ERR_STORE_NFS (store could not open); MS_ERR_NOMEM.
 //  *out is NULL on failure.
 int ms_node_open(ms_node_t **out, const ms_node_options_t *opts,
@@ -256,5 +274,36 @@ json_t *ms_node_peers_json(ms_node_t *self);
 //  The TCP port of the node's mesh (the real one when mesh_port was 0),
 //  or 0 when the node links to no one.
 int ms_node_mesh_port(ms_node_t *self);
+
+//  Read DATA_DIR/identity/node.cert again (SIGHUP, `meshsweep pool
+//  join`). A node that linked to no one joins the certificate's pool
+//  (opens its mesh and gossip) without a restart; a node already in that
+//  pool sends the new chain in later HELLOs (a renewal). The old state
+//  stays on any error. Returns MS_OK (also when nothing changed: no file
+//  and none before); MS_ERR_NOTFOUND (the file is gone: kept the old
+//  one); MS_ERR_CONFLICT (another pool, or the node is in an open pool:
+//  restart to change pools); MS_ERR_EXPIRED / MS_ERR_BADSIG /
+//  MS_ERR_UNTRUSTED / MS_ERR_INVALID (the certificate: diag); mesh
+//  errors as ms_node_open. Loop thread only.
+int ms_node_reload_certificate(ms_node_t *self, ms_diag_t *diag);
+
+//  Ask the loop to run ms_node_reload_certificate at its next turn
+//  (printing the outcome). Async-signal-safe: call it from SIGHUP.
+void ms_node_ask_reload(ms_node_t *self);
+
+//  Revoke a node locally (DESIGN.md "Revocation"): its key is marked
+//  revoked in the members table (cut: all), our link to it closed, its
+//  key denied at ZAP, its frames dropped. How revocations travel through
+//  the pool (authority items) comes later. node_id: 32 bytes. Returns
+//  MS_OK; MS_ERR_INVALID (not a node id); MS_ERR_NOTFOUND (the node is
+//  in no pool); MS_ERR_NOMEM. Loop thread only.
+int ms_node_revoke(ms_node_t *self, const uint8_t node_id[32]);
+
+//  Whether the node holds a pool certificate (a pool with an authority).
+bool ms_node_has_certificate(ms_node_t *self);
+
+//  The node's operator name (borrowed; the certificate's operator, else
+//  the local user name).
+const char *ms_node_operator(ms_node_t *self);
 
 #endif

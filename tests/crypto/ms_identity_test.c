@@ -12,6 +12,7 @@
 
 #include "ms_identity.h"
 
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,39 @@ test_sign_verify(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  The CURVE pair is derived from the Ed25519 pair: its public half is
+//  what anyone derives from the node id, and it matches its secret half.
+
+static void
+test_curve_keys(void **state)
+{
+    (void) state;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/identity", s_root);
+    ms_identity_t *id = NULL;
+    assert_int_equal(ms_identity_open(&id, dir, NULL), MS_OK);
+    uint8_t pk[MS_IDENTITY_CURVE_BYTES], sk[MS_IDENTITY_CURVE_BYTES];
+    uint8_t from_id[MS_IDENTITY_CURVE_BYTES], base[MS_IDENTITY_CURVE_BYTES];
+    assert_int_equal(ms_identity_curve_keys(id, pk, sk), MS_OK);
+    assert_int_equal(
+        ms_identity_curve_public(ms_identity_public_key(id), from_id), MS_OK);
+    assert_memory_equal(pk, from_id, sizeof pk);
+    assert_int_equal(crypto_scalarmult_base(base, sk), 0);
+    assert_memory_equal(pk, base, sizeof pk);
+    // another identity derives another key
+    char dir2[512];
+    snprintf(dir2, sizeof dir2, "%s/identity2", s_root);
+    ms_identity_t *id2 = NULL;
+    assert_int_equal(ms_identity_open(&id2, dir2, NULL), MS_OK);
+    assert_int_equal(
+        ms_identity_curve_public(ms_identity_public_key(id2), from_id), MS_OK);
+    assert_memory_not_equal(pk, from_id, sizeof pk);
+    sodium_memzero(sk, sizeof sk);
+    ms_identity_destroy(&id2);
+    ms_identity_destroy(&id);
+}
+
+//  --------------------------------------------------------------------------
 //  A world-readable key, a truncated key and a corrupt key are refused.
 
 static void
@@ -169,6 +203,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_two_dirs_differ, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_sign_verify, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_curve_keys, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_bad_key_files_refused, s_setup,
                                         s_teardown),
     };
