@@ -2095,7 +2095,8 @@ s_origin_admitted(ms_node_t *self, const uint8_t origin[MS_WIRE_ID_BYTES],
 }
 
 //  --------------------------------------------------------------------------
-//  Count a refused block and log it once per peer and reason.
+//  Count a refused block and log it (always, not only when verbose)
+//  once per peer and reason.
 
 static void
 s_block_refused(ms_node_t *self, const uint8_t from[MS_MESH_ID_BYTES],
@@ -2137,11 +2138,13 @@ s_block_refused(ms_node_t *self, const uint8_t from[MS_MESH_ID_BYTES],
     ms_hash_hex(&h, peer_hex);
     memcpy(h.bytes, block->origin, MS_HASH_BYTES);
     ms_hash_hex(&h, origin_hex);
-    s_log(self,
-          "refused a block from peer %.12s: origin %.12s seqs %" PRIu64
-          "..%" PRIu64 ": %s (counted; logged once per peer and reason)",
-          peer_hex, origin_hex, block->first_seq,
-          block->first_seq + block->n_records - 1, why);
+    //  Always printed (not only when verbose): bounded by the table.
+    fprintf(stderr,
+            "meshsweepd: refused a block from peer %.12s: origin %.12s seqs "
+            "%" PRIu64 "..%" PRIu64
+            ": %s (counted; logged once per peer and reason)\n",
+            peer_hex, origin_hex, block->first_seq,
+            block->first_seq + block->n_records - 1, why);
 }
 
 //  --------------------------------------------------------------------------
