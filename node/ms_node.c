@@ -159,6 +159,7 @@
 #include "ms_store_payload.h"
 #include "ms_wire.h"
 #include "ms_wire_canon.h"
+#include "ms_wire_sign.h"
 #include "ms_worker.h"
 
 #include <sodium.h>
@@ -304,6 +305,21 @@ typedef struct {
     int crashes;       // worker deaths while running it
 } s_crash_t;
 
+//  Why a peer's block was refused (a bit each, for the logged-once table).
+typedef enum {
+    S_REJECT_UNSIGNED = 1,      // no signature at all
+    S_REJECT_BAD_SIGNATURE = 2, // does not verify under its origin
+    S_REJECT_NOT_ADMITTED = 4,  // origin not admitted (membership)
+} s_reject_reason_t;
+
+//  A peer that sent refused blocks, and the reasons already logged.
+typedef struct {
+    uint8_t peer[MS_HASH_BYTES]; // the link's node id
+    unsigned logged;             // s_reject_reason_t bits logged
+} s_reject_log_t;
+
+#define S_REJECT_LOG_MAX 1024 // peers remembered; beyond, not logged
+
 struct ms_node {
     // options (owned copies)
     ms_node_options_t opts;                // strings point to the copies below
@@ -411,6 +427,15 @@ struct ms_node {
     bool sweeps_due;                  // sweep records came: note their commit
     int64_t trim_at;                  // monotonic ms: next malloc_trim allowed
     size_t n_acks_due, cap_acks_due;  // used, allocated
+    // signed blocks (see "Signed blocks" above s_sign_block)
+    uint64_t own_signed_from;       // own seqs from here on: signed by us now
+    uint64_t n_blocks_rejected;     // peers' blocks refused (all reasons)
+    uint64_t n_blocks_unsigned;     // ... with no signature
+    uint64_t n_blocks_bad_sig;      // ... whose signature does not verify
+    uint64_t n_blocks_not_admitted; // ... whose origin is not admitted
+    uint64_t n_blocks_resigned;     // own old blocks signed again to serve
+    s_reject_log_t *reject_log;     // (peer, reasons) already logged
+    size_t n_reject_log;            // entries in reject_log
 };
 
 //  --------------------------------------------------------------------------
@@ -687,6 +712,10 @@ static int s_pool_open(ms_node_t *self, ms_diag_t *diag);
 static int s_mesh_open(ms_node_t *self, ms_diag_t *diag);
 static int s_open_certificate(ms_node_t *self, ms_diag_t *diag);
 static void s_reload_if_asked(ms_node_t *self);
+static int s_sign_block(void *arg, const uint8_t *origin, uint64_t incarnation,
+                        uint64_t first_seq, size_t n, const uint32_t *kinds,
+                        const uint8_t *const *payloads, const size_t *lens,
+                        uint8_t *sig, size_t *sig_len);
 static int s_append(ms_node_t *self, size_t n,
                     const ms_store_payload_t *payloads);
 static int64_t s_wall_ms(void);
@@ -864,6 +893,16 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     rc = ms_store_open(&self->store, self->store_dir, NULL, diag);
     if (rc != MS_OK)
         goto fail;
+    ms_store_set_signer(self->store, s_sign_block, self);
+    rc = ms_store_held(self->store, s_node_pk(self),
+                       ms_store_incarnation(self->store),
+                       &self->own_signed_from);
+    if (rc != MS_OK) {
+        ms_diag_set_code(diag, rc, self->store_dir, "cannot read the log: %s",
+                         ms_strerror(rc));
+        goto fail;
+    }
+    self->own_signed_from++; // what this process appends from now on
     size_t n_reset = 0;
     rc = ms_store_reset_claims(self->store, s_node_pk(self), &n_reset);
     if (rc != MS_OK) {
@@ -1007,6 +1046,7 @@ ms_node_destroy(ms_node_t **self_p)
     ms_blob_store_destroy(&self->blobs);
     free(self->sweeps);
     free(self->crashes);
+    free(self->reject_log);
     json_decref(self->platform);
     json_decref(self->peers_json);
     json_decref(self->pool_counters);
@@ -1934,6 +1974,243 @@ s_wall_ms(void)
     return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*  --------------------------------------------------------------------------
+    Signed blocks (DESIGN.md "Records and anti-entropy", issue 4 item 4).
+
+    Signing. Every block of ours is signed with the node's Ed25519 key
+    over proto/ms_wire_sign.h's bytes (pool id, header, per record seq,
+    kind and payload hash) by the store's writer, in the txn that writes
+    it (ms_store_set_signer -> s_sign_block), so it is stored, pushed and
+    served with its signature and is never durable unsigned.
+
+    Old stores. A store made before signing holds blocks of ours with no
+    signature, and a data dir that changed pools (or ran alone, pool id
+    zero) holds blocks signed for another pool id: both would be refused
+    by every peer. Such a store is not refused at open (the user would
+    lose its log for nothing), and it is not rewritten at open either
+    (that costs a verify per own block at every start, or a marker in
+    the store): an own block that this process did not sign (below
+    own_signed_from, or of an older incarnation) is checked when it is
+    served, and signed again for that send when its signature is missing
+    or does not verify under the current pool id (counted in
+    blocks_resigned_total). Blocks signed by this process are trusted
+    as they are (pushes right after an append cost nothing more). The
+    pool id must therefore not change while the node runs without
+    resetting own_signed_from. Peers' blocks held unsigned by an old
+    store cannot be re-signed: peers refuse them from us and get them
+    from their origin (which re-signs) or from an upgraded holder.
+
+    Checking. A peer's block is checked where it enters the node, in
+    s_on_message, before gossip sees it: unsigned -> refused; a
+    signature that does not verify under the block's origin (payload,
+    header or signature byte changed, another node's origin claimed,
+    another pool's block) -> refused; origin not admitted
+    (s_origin_admitted) -> refused. A refused block is counted
+    (blocks_rejected_total and one counter per reason), logged once per
+    peer and reason, and dropped: gossip never sees it, so it is never
+    stored, buffered above a gap, forwarded, acked or counted. Why there
+    and not in the source's merge callbacks: every block that reaches
+    gossip (push, range answer, a catch-up batch) comes through this one
+    function, which knows the link the block came on (for the log and
+    for a future per-peer penalty); a block buffered above a gap and
+    merged later is verified once, not at each merge attempt; and a
+    forged block never takes gap-buffer memory. The merge callbacks
+    then see only verified blocks.
+    --------------------------------------------------------------------------
+ */
+
+//  --------------------------------------------------------------------------
+//  The pool id blocks are signed for (zero when the node is in no pool).
+
+static void
+s_block_pool_id(ms_node_t *self, uint8_t out[MS_WIRE_ID_BYTES])
+{
+    ms_hash_t pool;
+    memset(pool.bytes, 0, sizeof pool.bytes);
+    // The writer thread signs too, and a node that joins a pool on SIGHUP
+    // changes the id (s_take_certificate, under the same lock).
+    pthread_mutex_lock(&self->lock);
+    if (self->pool_id_hex[0])
+        ms_hash_from_hex(self->pool_id_hex, &pool);
+    pthread_mutex_unlock(&self->lock);
+    memcpy(out, pool.bytes, MS_WIRE_ID_BYTES);
+}
+
+//  --------------------------------------------------------------------------
+//  Store signer (writer thread): sign a block of ours; a block of another
+//  origin (never made by this node) is left unsigned. Reads only the
+//  identity (libsodium signing is thread-safe) and the pool id (under the
+//  node's lock: it changes once when a lone node joins a pool).
+
+static int
+s_sign_block(void *arg, const uint8_t *origin, uint64_t incarnation,
+             uint64_t first_seq, size_t n, const uint32_t *kinds,
+             const uint8_t *const *payloads, const size_t *lens, uint8_t *sig,
+             size_t *sig_len)
+{
+    ms_node_t *self = arg;
+    *sig_len = 0;
+    if (memcmp(origin, s_node_pk(self), MS_WIRE_ID_BYTES) != 0)
+        return MS_OK;
+    ms_wire_block_view_t view = {.origin = origin,
+                                 .incarnation = incarnation,
+                                 .first_seq = first_seq,
+                                 .n_records = n,
+                                 .kinds = kinds,
+                                 .payloads = payloads,
+                                 .lens = lens};
+    uint8_t pool[MS_WIRE_ID_BYTES];
+    s_block_pool_id(self, pool);
+    int rc = ms_wire_block_sign(self->identity, pool, &view, sig);
+    if (rc == MS_OK)
+        *sig_len = MS_WIRE_SIGNATURE_BYTES;
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  A stored block about to be served: when it is ours and this process
+//  did not sign it, make sure its signature verifies under the current
+//  pool, else sign it again into fresh (MS_WIRE_SIGNATURE_BYTES), which
+//  *sig then points to. Blocks of other origins are served as stored.
+
+static void
+s_serve_signature(ms_node_t *self, const uint8_t *origin, uint64_t incarnation,
+                  uint64_t first_seq, size_t n, const uint32_t *kinds,
+                  const uint8_t *const *payloads, const size_t *lens,
+                  const uint8_t **sig, size_t *sig_len, uint8_t *fresh)
+{
+    if (memcmp(origin, s_node_pk(self), MS_WIRE_ID_BYTES) != 0)
+        return;
+    if (incarnation == ms_store_incarnation(self->store) &&
+        first_seq >= self->own_signed_from)
+        return; // signed by this process, for this pool
+    ms_wire_block_view_t view = {.origin = origin,
+                                 .incarnation = incarnation,
+                                 .first_seq = first_seq,
+                                 .n_records = n,
+                                 .kinds = kinds,
+                                 .payloads = payloads,
+                                 .lens = lens};
+    uint8_t pool[MS_WIRE_ID_BYTES];
+    s_block_pool_id(self, pool);
+    if (ms_wire_block_verify(pool, &view, *sig, *sig_len) == MS_OK)
+        return;
+    if (ms_wire_block_sign(self->identity, pool, &view, fresh) != MS_OK)
+        return; // served as stored (peers will refuse it)
+    *sig = fresh;
+    *sig_len = MS_WIRE_SIGNATURE_BYTES;
+    self->n_blocks_resigned++;
+}
+
+//  --------------------------------------------------------------------------
+//  The membership hook: may records of ORIGIN (of its store INCARNATION,
+//  up to SEQ) be stored, forwarded and counted here? In an open pool
+//  every node that speaks the pool's id is a member: true. With a pool
+//  authority it will ask the membership table (node/ms_members): the
+//  origin must hold a valid certificate of this pool (a member in good
+//  standing, known from its HELLO or from the authority items), and,
+//  once the origin is revoked, SEQ must lie within the revocation's cut
+//  for that incarnation (DESIGN.md "Records and anti-entropy" keeps
+//  records past the cut stored but not counted: whichever rule the
+//  membership table settles on for those, this is the one place that
+//  applies it to incoming blocks).
+
+static bool
+s_origin_admitted(ms_node_t *self, const uint8_t origin[MS_WIRE_ID_BYTES],
+                  uint64_t incarnation, uint64_t seq)
+{
+    (void) self;
+    (void) origin;
+    (void) incarnation;
+    (void) seq;
+    return true;
+}
+
+//  --------------------------------------------------------------------------
+//  Count a refused block and log it (always, not only when verbose)
+//  once per peer and reason.
+
+static void
+s_block_refused(ms_node_t *self, const uint8_t from[MS_MESH_ID_BYTES],
+                const ms_wire_block_t *block, s_reject_reason_t reason)
+{
+    self->n_blocks_rejected++;
+    const char *why = "origin not admitted";
+    if (reason == S_REJECT_UNSIGNED) {
+        self->n_blocks_unsigned++;
+        why = "unsigned";
+    } else if (reason == S_REJECT_BAD_SIGNATURE) {
+        self->n_blocks_bad_sig++;
+        why = "bad signature";
+    } else
+        self->n_blocks_not_admitted++;
+    s_reject_log_t *entry = NULL;
+    for (size_t i = 0; i < self->n_reject_log && !entry; i++)
+        if (memcmp(self->reject_log[i].peer, from, MS_HASH_BYTES) == 0)
+            entry = &self->reject_log[i];
+    if (!entry) {
+        if (self->n_reject_log == S_REJECT_LOG_MAX)
+            return;
+        if (!self->reject_log) {
+            self->reject_log =
+                calloc(S_REJECT_LOG_MAX, sizeof *self->reject_log);
+            if (!self->reject_log)
+                return;
+        }
+        entry = &self->reject_log[self->n_reject_log++];
+        memcpy(entry->peer, from, MS_HASH_BYTES);
+        entry->logged = 0;
+    }
+    if (entry->logged & reason)
+        return;
+    entry->logged |= reason;
+    char peer_hex[MS_HASH_HEX_LEN + 1], origin_hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_t h;
+    memcpy(h.bytes, from, MS_HASH_BYTES);
+    ms_hash_hex(&h, peer_hex);
+    memcpy(h.bytes, block->origin, MS_HASH_BYTES);
+    ms_hash_hex(&h, origin_hex);
+    //  Always printed (not only when verbose): bounded by the table.
+    fprintf(stderr,
+            "meshsweepd: refused a block from peer %.12s: origin %.12s seqs "
+            "%" PRIu64 "..%" PRIu64
+            ": %s (counted; logged once per peer and reason)\n",
+            peer_hex, origin_hex, block->first_seq,
+            block->first_seq + block->n_records - 1, why);
+}
+
+//  --------------------------------------------------------------------------
+//  Check a peer's block before gossip sees it: signed by its origin for
+//  this pool, origin admitted. False: refused (counted, logged), drop it.
+
+static bool
+s_block_check(ms_node_t *self, const uint8_t from[MS_MESH_ID_BYTES],
+              const ms_wire_block_t *block)
+{
+    if (block->signature_bytes == 0) {
+        s_block_refused(self, from, block, S_REJECT_UNSIGNED);
+        return false;
+    }
+    uint32_t kinds[MS_WIRE_BLOCK_MAX_RECORDS];
+    const uint8_t *payloads[MS_WIRE_BLOCK_MAX_RECORDS];
+    size_t lens[MS_WIRE_BLOCK_MAX_RECORDS];
+    ms_wire_block_view_t view;
+    uint8_t pool[MS_WIRE_ID_BYTES];
+    s_block_pool_id(self, pool);
+    if (ms_wire_block_view_init(&view, block, kinds, payloads, lens) != MS_OK ||
+        ms_wire_block_verify(pool, &view, block->signature,
+                             block->signature_bytes) != MS_OK) {
+        s_block_refused(self, from, block, S_REJECT_BAD_SIGNATURE);
+        return false;
+    }
+    if (!s_origin_admitted(self, block->origin, block->incarnation,
+                           block->first_seq + block->n_records - 1)) {
+        s_block_refused(self, from, block, S_REJECT_NOT_ADMITTED);
+        return false;
+    }
+    return true;
+}
+
 //  Blocks read back from the store for a push.
 typedef struct {
     ms_node_t *node; // the node
@@ -1952,6 +2229,9 @@ s_push_block_fn(void *arg, const uint8_t *origin, uint64_t incarnation,
     s_push_ctx_t *ctx = arg;
     if (n == 0 || n > MS_GOSSIP_MAX_BLOCK_RECORDS)
         return 0;
+    uint8_t fresh[MS_WIRE_SIGNATURE_BYTES];
+    s_serve_signature(ctx->node, origin, incarnation, first_seq, n, kinds,
+                      payloads, lens, &signature, &sig_len, fresh);
     ms_gossip_record_t recs[MS_GOSSIP_MAX_BLOCK_RECORDS];
     for (size_t i = 0; i < n; i++) {
         recs[i].seq = first_seq + i;
@@ -3064,6 +3344,7 @@ s_src_held(void *arg, const uint8_t origin[MS_GOSSIP_ID_BYTES],
 
 //  Blocks read for a gossip range answer.
 typedef struct {
+    ms_node_t *node;                                             // the node
     int (*emit)(void *emit_arg, const ms_gossip_block_t *block); // gossip's
     void *emit_arg;                                              // its argument
     size_t max_bytes; // payload bytes to emit at most
@@ -3085,6 +3366,9 @@ s_read_one(void *arg, const uint8_t *origin, uint64_t incarnation,
         return 1; // enough: stop (not an error)
     if (n == 0 || n > MS_GOSSIP_MAX_BLOCK_RECORDS)
         return 0;
+    uint8_t fresh[MS_WIRE_SIGNATURE_BYTES];
+    s_serve_signature(ctx->node, origin, incarnation, first_seq, n, kinds,
+                      payloads, lens, &signature, &sig_len, fresh);
     ms_gossip_record_t recs[MS_GOSSIP_MAX_BLOCK_RECORDS];
     for (size_t i = 0; i < n; i++) {
         recs[i].seq = first_seq + i;
@@ -3119,8 +3403,10 @@ s_src_read_blocks(void *arg, const uint8_t origin[MS_GOSSIP_ID_BYTES],
                   void *emit_arg)
 {
     ms_node_t *self = arg;
-    s_read_ctx_t ctx = {
-        .emit = emit, .emit_arg = emit_arg, .max_bytes = max_bytes};
+    s_read_ctx_t ctx = {.node = self,
+                        .emit = emit,
+                        .emit_arg = emit_arg,
+                        .max_bytes = max_bytes};
     int rc = ms_store_read_blocks(self->store, origin, incarnation, from_seq,
                                   to_seq, max_records, s_read_one, &ctx);
     if (ctx.rc != 0)
@@ -3538,6 +3824,8 @@ s_on_message(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
         s_on_block_ack(self, from, &env->block_ack);
         return;
     case MS_WIRE_BODY_BLOCK:
+        if (!s_block_check(self, from, &env->block))
+            return; // refused: never stored, forwarded, acked or counted
         msg.kind = MS_GOSSIP_MSG_BLOCK;
         recs = calloc(env->block.n_records ? env->block.n_records : 1,
                       sizeof *recs);
@@ -3731,7 +4019,7 @@ s_refresh_snapshots(ms_node_t *self)
             json_object_set_new(
                 c, "leases",
                 json_integer((json_int_t) ms_lease_table_size(self->leases)));
-        uint64_t rejected = self->n_rejected_messages;
+        uint64_t rejected = self->n_rejected_messages + self->n_blocks_rejected;
         if (self->gossip) {
             ms_gossip_stats_t gs;
             ms_gossip_stats(self->gossip, &gs);
@@ -3797,6 +4085,19 @@ s_refresh_snapshots(ms_node_t *self)
         }
         json_object_set_new(c, "rejected_messages_total",
                             json_integer((json_int_t) rejected));
+        const struct {
+            const char *name;
+            uint64_t value;
+        } sb[] = {
+            {"blocks_rejected_total", self->n_blocks_rejected},
+            {"blocks_unsigned_total", self->n_blocks_unsigned},
+            {"blocks_bad_signature_total", self->n_blocks_bad_sig},
+            {"blocks_not_admitted_total", self->n_blocks_not_admitted},
+            {"blocks_resigned_total", self->n_blocks_resigned},
+        };
+        for (size_t k = 0; k < sizeof sb / sizeof sb[0]; k++)
+            json_object_set_new(c, sb[k].name,
+                                json_integer((json_int_t) sb[k].value));
         if (self->fetch) {
             ms_blob_fetch_stats_t fs;
             ms_blob_fetch_stats(self->fetch, &fs);
@@ -5792,8 +6093,14 @@ ms_node_reload_certificate(ms_node_t *self, ms_diag_t *diag)
         s_take_certificate(self, authority, &chain);
         return MS_OK;
     }
-    // first certificate: join its pool now
+    // first certificate: join its pool now. Our blocks so far were signed
+    // for no pool: from here on the served ones are re-signed for this one
+    // (s_serve_signature), and what we append now is signed for it.
     s_take_certificate(self, authority, &chain);
+    uint64_t held = 0;
+    if (ms_store_held(self->store, s_node_pk(self),
+                      ms_store_incarnation(self->store), &held) == MS_OK)
+        self->own_signed_from = held + 1;
     rc = s_mesh_open(self, diag);
     if (rc != MS_OK) {
         // back to alone (a port in use, ...): the next SIGHUP tries again

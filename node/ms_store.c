@@ -219,6 +219,9 @@ struct ms_store {
     unsigned max_batch;   // writes per commit
     uint64_t incarnation; // 64 random bits, made at creation
 
+    ms_store_sign_fn sign_fn; // signs appended blocks (writer), or NULL
+    void *sign_arg;           // its argument
+
     pthread_mutex_t gate_mu; // guards the fields below down to stats
     pthread_cond_t gate_cv;  // gate changes
     unsigned n_active;       // open txns in this process (reads + write)
@@ -1561,6 +1564,18 @@ ms_store_incarnation(ms_store_t *self)
 }
 
 //  --------------------------------------------------------------------------
+//  Set the block signer.
+
+void
+ms_store_set_signer(ms_store_t *self, ms_store_sign_fn fn, void *arg)
+{
+    pthread_mutex_lock(&self->q_mu); // the writer reads them under ops
+    self->sign_fn = fn;
+    self->sign_arg = arg;
+    pthread_mutex_unlock(&self->q_mu);
+}
+
+//  --------------------------------------------------------------------------
 //  Copy the counters.
 
 void
@@ -2251,8 +2266,21 @@ ms_sweep_state_name(ms_sweep_state_t state)
     (kind || payload, hashed and later signed) stays one shape, and a
     node that does not know kind 10 still stores and forwards it.
 
-    Not done yet: signatures are stored, not checked; claim and release
-    payloads of finished tasks are not dropped.
+    Signatures. The store neither makes nor checks them itself: blocks
+    of this node get the signature of the signer set with
+    ms_store_set_signer (node/ms_node.c signs with the node's key over
+    proto/ms_wire_sign.h's bytes), computed in the writer inside the txn
+    that writes the block, so an own block is never durable unsigned
+    while a signer is set; merged blocks are stored with the signature
+    they came with (the node verified it before the merge). A merged
+    block that overlaps what is held is stored as a suffix without a
+    signature (above): such a block cannot be served to peers that check
+    signatures, which is right, since only an origin that cut its log
+    two ways (or a relay) can cause it, and the whole block is still
+    held by its origin.
+
+    Not done yet: claim and release payloads of finished tasks are not
+    dropped.
     =========================================================================
 */
 
@@ -3521,6 +3549,47 @@ s_decoded_free(ms_store_payload_t **decoded, size_t n)
 }
 
 //  --------------------------------------------------------------------------
+//  Writer: store the header of an appended block of ours, signed by the
+//  signer when one is set (ms_store_set_signer). The block's records are
+//  read back from this txn: a block that grows across the appends of one
+//  commit is signed again, whole, each time it grows (the last header
+//  written wins).
+
+static int
+s_block_put_signed(ms_store_t *self, MDB_txn *txn, const uint8_t *origin,
+                   uint64_t inc, uint64_t first, uint32_t n)
+{
+    if (!self->sign_fn)
+        return s_block_put(self, txn, origin, inc, first, n, NULL, 0);
+    uint32_t kinds[MS_RECORD_MAX_BLOCK];
+    const uint8_t *payloads[MS_RECORD_MAX_BLOCK];
+    size_t lens[MS_RECORD_MAX_BLOCK];
+    if (n == 0 || n > MS_RECORD_MAX_BLOCK)
+        return s_mdb(MDB_CORRUPTED, "block size");
+    for (uint32_t i = 0; i < n; i++) {
+        uint8_t key[S_KEY];
+        s_rec_key(key, origin, inc, first + i);
+        MDB_val k = {S_KEY, key}, v;
+        int rc = mdb_get(txn, self->db_records, &k, &v);
+        if (rc != 0 || v.mv_size < 4)
+            return s_mdb(rc ? rc : MDB_CORRUPTED, "record of a new block");
+        kinds[i] = s_get_be32(v.mv_data);
+        payloads[i] = (const uint8_t *) v.mv_data + 4;
+        lens[i] = v.mv_size - 4;
+    }
+    uint8_t sig[MS_RECORD_MAX_SIG_BYTES];
+    size_t sig_len = 0;
+    int rc = self->sign_fn(self->sign_arg, origin, inc, first, n, kinds,
+                           payloads, lens, sig, &sig_len);
+    if (rc != MS_OK || sig_len > MS_RECORD_MAX_SIG_BYTES) {
+        fprintf(stderr, "meshsweep: store: cannot sign a block of ours: %s\n",
+                ms_strerror(rc != MS_OK ? rc : MS_ERR_INVALID));
+        return rc != MS_OK ? rc : MS_ERR_INVALID;
+    }
+    return s_block_put(self, txn, origin, inc, first, n, sig, sig_len);
+}
+
+//  --------------------------------------------------------------------------
 //  Writer: append this node's records (one op) and grow the current
 //  block of its origin when the previous append of this commit allows.
 //  An op holds more than MS_RECORD_MAX_BLOCK records only when it carries
@@ -3576,8 +3645,7 @@ s_op_append(ms_store_t *self, MDB_txn *txn, s_op_t *op)
             b->n = 1;
         }
         if (i + 1 == op->n_recs || b->n == MS_RECORD_MAX_BLOCK)
-            rc = s_block_put(self, txn, origin, inc, b->first_seq, b->n, NULL,
-                             0);
+            rc = s_block_put_signed(self, txn, origin, inc, b->first_seq, b->n);
     }
     s_decoded_free(decoded, op->n_recs);
     free(decoded);

@@ -441,6 +441,29 @@ typedef int (*ms_store_block_fn)(void *arg, const uint8_t *origin,
                                  const size_t *lens, const uint8_t *signature,
                                  size_t sig_len);
 
+//  Block signer: fill sig (room for MS_RECORD_MAX_SIG_BYTES) and
+//  *sig_len with the signature of the block of records first_seq ..
+//  first_seq+n-1 of (origin, incarnation), their kinds, payloads and
+//  lengths (arrays of n, borrowed during the call), or set *sig_len to 0
+//  to leave the block unsigned. Returns MS_OK, or an error code that
+//  fails the append that made the block (nothing of it is written).
+//  Called in the store's writer thread, inside the write txn.
+typedef int (*ms_store_sign_fn)(void *arg, const uint8_t *origin,
+                                uint64_t incarnation, uint64_t first_seq,
+                                size_t n, const uint32_t *kinds,
+                                const uint8_t *const *payloads,
+                                const size_t *lens, uint8_t *sig,
+                                size_t *sig_len);
+
+//  Sign every block that ms_store_append* makes from now on with fn (NULL:
+//  blocks are stored unsigned, as before). A block that grows across
+//  the appends of one group commit is signed again, whole, each time;
+//  the stored signature is the last. Call it right after open, before
+//  the first append; fn and arg must stay valid until the store is
+//  destroyed, and fn must be safe to call from the writer thread.
+//  Merged blocks keep the signature they came with.
+void ms_store_set_signer(ms_store_t *self, ms_store_sign_fn fn, void *arg);
+
 //  Claim callback: one claim row, borrowed during the call.
 typedef int (*ms_store_claim_fn)(void *arg, const ms_store_claim_t *claim);
 
@@ -475,10 +498,10 @@ int ms_store_append_many(ms_store_t *self,
 //  Merge a block received from a peer: records first_seq .. first_seq+n-1
 //  of (ORIGIN, INCARNATION), kinds/payloads/lens arrays of N
 //  (1..MS_RECORD_MAX_BLOCK), SIGNATURE (may be NULL, sig_len 0; stored
-//  as given, not checked until the trust issue). Records already held are
-//  compared byte for byte: the same are skipped, different ones are
-//  equivocation (the received record is kept in the evidence table, the
-//  origin is marked equivocating). New records are stored exactly as
+//  as given, not checked here: the caller verifies it first). Records
+//  already held are compared byte for byte: the same are skipped,
+//  different ones are equivocation (the received record is kept in the evidence
+//  table, the origin is marked equivocating). New records are stored exactly as
 //  received (bytes, kinds, block boundaries), applied to the derived
 //  tables (unknown kinds and payloads that do not decode: stored, not
 //  applied) and the vector advances. *out (may be NULL) says what

@@ -15,9 +15,11 @@
 #include "ms_store_payload.h"
 
 #include "ms_hash.h"
+#include "ms_identity.h"
 #include "ms_rng.h"
 #include "ms_spec.h"
 #include "ms_test_fs.h"
+#include "ms_wire_sign.h"
 
 #include <dirent.h>
 #include <jansson.h>
@@ -591,6 +593,138 @@ test_group_commit_blocks(void **state)
     assert_true(t.n_blocks < 320); // several appends shared a commit
     assert_true(t.max_n <= MS_RECORD_MAX_BLOCK);
     ms_store_destroy(&store);
+}
+
+//  --------------------------------------------------------------------------
+//  The block signer: an Ed25519 signer of the test's identity.
+
+typedef struct {
+    ms_identity_t *id; // signs blocks of its own key
+    uint8_t pool[32];  // pool id
+    bool fail;         // refuse to sign (the append must fail)
+    int calls;         // blocks signed
+} signer_t;
+
+static int
+s_signer(void *arg, const uint8_t *origin, uint64_t inc, uint64_t first,
+         size_t n, const uint32_t *kinds, const uint8_t *const *payloads,
+         const size_t *lens, uint8_t *sig, size_t *sig_len)
+{
+    signer_t *sg = arg;
+    *sig_len = 0;
+    if (sg->fail)
+        return MS_ERR_INVALID;
+    ms_wire_block_view_t v = {.origin = origin,
+                              .incarnation = inc,
+                              .first_seq = first,
+                              .n_records = n,
+                              .kinds = kinds,
+                              .payloads = payloads,
+                              .lens = lens};
+    int rc = ms_wire_block_sign(sg->id, sg->pool, &v, sig);
+    if (rc == MS_OK)
+        *sig_len = MS_WIRE_SIGNATURE_BYTES;
+    sg->calls++;
+    return rc;
+}
+
+//  Every block read back verifies under the pool id (s_tile_block's
+//  cousin): counts blocks and records.
+typedef struct {
+    const uint8_t *pool; // pool id
+    size_t n_blocks;     // blocks seen
+    size_t n_records;    // records seen
+    size_t n_bad;        // blocks that do not verify
+} verify_ctx_t;
+
+static int
+s_verify_block(void *arg, const uint8_t *origin, uint64_t inc, uint64_t first,
+               size_t n, const uint32_t *kinds, const uint8_t *const *payloads,
+               const size_t *lens, const uint8_t *sig, size_t sig_len)
+{
+    verify_ctx_t *vc = arg;
+    ms_wire_block_view_t v = {.origin = origin,
+                              .incarnation = inc,
+                              .first_seq = first,
+                              .n_records = n,
+                              .kinds = kinds,
+                              .payloads = payloads,
+                              .lens = lens};
+    if (ms_wire_block_verify(vc->pool, &v, sig, sig_len) != MS_OK)
+        vc->n_bad++;
+    vc->n_blocks++;
+    vc->n_records += n;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  With a signer, every block the store appends is stored signed, blocks
+//  that grew across the appends of a group commit included (signed
+//  again, whole); a signer that fails fails the append, nothing stored.
+
+static void
+test_signed_blocks(void **state)
+{
+    fixture_t *fx = *state;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/identity", fx->root);
+    signer_t sg = {0};
+    assert_int_equal(ms_identity_open(&sg.id, dir, NULL), MS_OK);
+    memset(sg.pool, 0x42, sizeof sg.pool);
+    ms_store_t *store = s_open(fx, "s");
+    ms_store_set_signer(store, s_signer, &sg);
+    const uint8_t *me = ms_identity_public_key(sg.id);
+    pthread_t th[8];
+    appender_t a = {.store = store, .origin = me, .n = 20};
+    for (int i = 0; i < 8; i++)
+        pthread_create(&th[i], NULL, s_appender, &a);
+    for (int i = 0; i < 8; i++) {
+        void *ret;
+        pthread_join(th[i], &ret);
+        assert_null(ret);
+    }
+    rec_t r[3];
+    uint32_t kinds[3];
+    const void *pls[3];
+    size_t lens[3];
+    for (int i = 0; i < 3; i++) {
+        s_rec_result(&r[i], 9, (uint32_t) i, MS_RESULT_STATUS_OK, 0.25 * i);
+        kinds[i] = r[i].kind;
+        pls[i] = r[i].bytes;
+        lens[i] = r[i].len;
+    }
+    assert_int_equal(ms_store_append_many(store, me, 3, kinds, pls, lens, NULL),
+                     MS_OK);
+    uint64_t inc = ms_store_incarnation(store), held;
+    assert_int_equal(ms_store_held(store, me, inc, &held), MS_OK);
+    assert_int_equal(held, 163);
+    verify_ctx_t vc = {.pool = sg.pool};
+    assert_int_equal(
+        ms_store_read_blocks(store, me, inc, 1, held, 0, s_verify_block, &vc),
+        MS_OK);
+    fprintf(stderr, "signed: %zu blocks, %d signatures made\n", vc.n_blocks,
+            sg.calls);
+    assert_int_equal(vc.n_records, 163);
+    assert_int_equal(vc.n_bad, 0);
+    assert_true(sg.calls >= (int) vc.n_blocks);
+    //  Another pool id does not verify them.
+    uint8_t other[32];
+    memset(other, 0x43, sizeof other);
+    verify_ctx_t vo = {.pool = other};
+    assert_int_equal(
+        ms_store_read_blocks(store, me, inc, 1, held, 0, s_verify_block, &vo),
+        MS_OK);
+    assert_int_equal(vo.n_bad, vo.n_blocks);
+    //  A signer that fails: the append fails, nothing is stored.
+    sg.fail = true;
+    assert_int_not_equal(
+        ms_store_append_many(store, me, 3, kinds, pls, lens, NULL), MS_OK);
+    assert_int_equal(ms_store_held(store, me, inc, &held), MS_OK);
+    assert_int_equal(held, 163);
+    for (int i = 0; i < 3; i++)
+        free(r[i].bytes);
+    ms_store_destroy(&store);
+    ms_identity_destroy(&sg.id);
 }
 
 //  --------------------------------------------------------------------------
@@ -2253,6 +2387,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_append_read_blocks, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_group_commit_blocks, s_setup,
+                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_signed_blocks, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_merge_gap_duplicate, s_setup,
                                         s_teardown),
