@@ -137,7 +137,7 @@ ok "intruders (no certificate, expired, forged, other pool, another key's) refus
 start_node 6 1 2
 sed 's/admission-grid/other-pool-grid/' "$T/grid.yaml" >"$T/other.yaml"
 other_sweep=$(pool_submit 6 "$T/other.yaml")
-ms_wait_until 10 test "$(counter 1 admission_refused_other_pool_total)" -ge 2 ||
+ms_wait_until 30 test "$(counter 1 admission_refused_other_pool_total)" -ge 2 ||
     fail "node 1 did not refuse the other pool's daemon"
 sleep 2
 [ "$(pool_alive 6)" = 0 ] || fail "the other pool's node lists $(pool_alive 6) alive"
