@@ -12,5 +12,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 mapfile -t pkgs < <(grep -v -E '^\s*(#|$)' "$here/packaging/build-deps.txt")
 export DEBIAN_FRONTEND=noninteractive
+# tshark (the capture test) asks whether non-root users may capture: no
+# (dumpcap stays root-only; the test runs as root in its own namespace).
+echo "wireshark-common wireshark-common/install-setuid boolean false" |
+    debconf-set-selections
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${pkgs[@]}"
