@@ -381,7 +381,7 @@ struct ms_node {
     size_t n_peer_tab;                // entries in peer_tab
     ms_settle_t *settle;              // own claims waiting for acks
     uint64_t last_append_seq;         // seq of the last record s_append wrote
-    ms_hash_t *resource_failed;       // tasks this node gave up for resources
+    ms_hash_t *resource_failed;       // tasks this node gave up (failure)
     size_t n_resource_failed;         // entries in resource_failed
     int64_t grace_until;              // monotonic ms: no claim before
     int64_t grace_limit;              // monotonic ms: catch-up stops holding it
@@ -2583,7 +2583,7 @@ s_task_memory(const json_t *config, int64_t dataset_bytes)
 }
 
 //  --------------------------------------------------------------------------
-//  True when this node gave the task up for resources.
+//  True when this node gave the task up (a failure it published).
 
 static bool
 s_resource_failed(const ms_node_t *self, const uint8_t *task_id)
@@ -3081,14 +3081,17 @@ s_fail_leased(ms_node_t *self, const ms_hash_t *task_id,
               ms_strerror(rc));
     s_drop_checkpoint(self, task_id);
     s_crash_forget(self, task_id);
+    // Either class: this node does not claim the task again (its failure
+    // is published; a task-class failure counts once per node, so the
+    // task is left to the other nodes, and a node whose every run of it
+    // fails must not win it back again and again).
+    ms_hash_t *grown = realloc(self->resource_failed,
+                               (self->n_resource_failed + 1) * sizeof *grown);
+    if (grown) {
+        self->resource_failed = grown;
+        self->resource_failed[self->n_resource_failed++] = *task_id;
+    }
     if (cls == MS_FAILURE_CLASS_RESOURCE) {
-        ms_hash_t *grown =
-            realloc(self->resource_failed,
-                    (self->n_resource_failed + 1) * sizeof *grown);
-        if (grown) {
-            self->resource_failed = grown;
-            self->resource_failed[self->n_resource_failed++] = *task_id;
-        }
         s_log(self, "task %.12s given up here (resource): %s", thex, reason);
         return;
     }
