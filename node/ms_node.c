@@ -381,7 +381,7 @@ struct ms_node {
     size_t n_peer_tab;                // entries in peer_tab
     ms_settle_t *settle;              // own claims waiting for acks
     uint64_t last_append_seq;         // seq of the last record s_append wrote
-    ms_hash_t *resource_failed;       // tasks this node gave up for resources
+    ms_hash_t *resource_failed;       // tasks this node gave up (failure)
     size_t n_resource_failed;         // entries in resource_failed
     int64_t grace_until;              // monotonic ms: no claim before
     int64_t grace_limit;              // monotonic ms: catch-up stops holding it
@@ -436,6 +436,11 @@ struct ms_node {
     uint64_t n_blocks_resigned;     // own old blocks signed again to serve
     s_reject_log_t *reject_log;     // (peer, reasons) already logged
     size_t n_reject_log;            // entries in reject_log
+    // test hooks (ms_node.h "Test hooks"): NULL in meshsweepd
+    ms_node_result_hook_fn result_hook; // rewrites own result rows
+    void *result_hook_arg;              // its argument
+    ms_node_work_hook_fn work_hook;     // results without training
+    void *work_hook_arg;                // its argument
 };
 
 //  --------------------------------------------------------------------------
@@ -2578,7 +2583,7 @@ s_task_memory(const json_t *config, int64_t dataset_bytes)
 }
 
 //  --------------------------------------------------------------------------
-//  True when this node gave the task up for resources.
+//  True when this node gave the task up (a failure it published).
 
 static bool
 s_resource_failed(const ms_node_t *self, const uint8_t *task_id)
@@ -2645,7 +2650,10 @@ s_start_leased(ms_node_t *self, const ms_hash_t *tid, uint32_t slot,
                            .dataset = info->dataset,
                            .attempt = attempt};
     const char *kind = json_string_value(json_object_get(config, "kind"));
-    if (kind && strcmp(kind, "noop") == 0) {
+    json_t *made_up = NULL; // a body from the work hook (tests only)
+    if (self->work_hook && !(kind && strcmp(kind, "noop") == 0))
+        made_up = self->work_hook(self->work_hook_arg, thex, shex, config);
+    if (made_up || (kind && strcmp(kind, "noop") == 0)) {
         // A noop task has no code to isolate from the node (workers exist
         // so that a crash in training never takes the node down): the
         // node completes it here, under the same claim, and its result
@@ -2661,10 +2669,10 @@ s_start_leased(ms_node_t *self, const ms_hash_t *tid, uint32_t slot,
         // Claim-to-start: its start is now; "idle since" is the end of
         // the previous noop done here (as a worker's idle time).
         int64_t now_us = s_mono_us();
-        s_log(self, "task %.12s started in the node (noop; slot %u, epoch %u)",
-              thex, slot, epoch);
+        s_log(self, "task %.12s started in the node (%s; slot %u, epoch %u)",
+              thex, made_up ? "work hook" : "noop", slot, epoch);
         s_claim_to_start(self, &sid, self->noop_free_us, thex, now_us);
-        json_t *body = ms_worker_noop_result();
+        json_t *body = made_up ? made_up : ms_worker_noop_result();
         self->noop_free_us = s_mono_us();
         if (!body) {
             s_release(self, tid, slot, epoch, MS_RELEASE_REASON_FAILED);
@@ -3073,14 +3081,17 @@ s_fail_leased(ms_node_t *self, const ms_hash_t *task_id,
               ms_strerror(rc));
     s_drop_checkpoint(self, task_id);
     s_crash_forget(self, task_id);
+    // Either class: this node does not claim the task again (its failure
+    // is published; a task-class failure counts once per node, so the
+    // task is left to the other nodes, and a node whose every run of it
+    // fails must not win it back again and again).
+    ms_hash_t *grown = realloc(self->resource_failed,
+                               (self->n_resource_failed + 1) * sizeof *grown);
+    if (grown) {
+        self->resource_failed = grown;
+        self->resource_failed[self->n_resource_failed++] = *task_id;
+    }
     if (cls == MS_FAILURE_CLASS_RESOURCE) {
-        ms_hash_t *grown =
-            realloc(self->resource_failed,
-                    (self->n_resource_failed + 1) * sizeof *grown);
-        if (grown) {
-            self->resource_failed = grown;
-            self->resource_failed[self->n_resource_failed++] = *task_id;
-        }
         s_log(self, "task %.12s given up here (resource): %s", thex, reason);
         return;
     }
@@ -4617,6 +4628,8 @@ s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
     json_object_set_new(row, "verdict", json_string("pending"));
     json_object_set_new(row, "verdict_revision", json_integer(0));
     json_object_set_new(row, "counted", json_true());
+    if (self->result_hook)
+        self->result_hook(self->result_hook_arg, row); // tests only
     size_t len = 0;
     char *text = ms_wire_canon_dump_len(row, &len);
     double secs = json_number_value(json_object_get(body, "train_seconds"));
@@ -6201,4 +6214,69 @@ ms_node_operator(ms_node_t *self)
 {
     assert(self);
     return self->operator_name;
+}
+
+//  --------------------------------------------------------------------------
+//  Test hooks (ms_node.h): the dishonest member of the trust tests.
+
+void
+ms_node_set_result_hook(ms_node_t *self, ms_node_result_hook_fn fn, void *arg)
+{
+    assert(self);
+    self->result_hook = fn;
+    self->result_hook_arg = fn ? arg : NULL;
+}
+
+void
+ms_node_set_work_hook(ms_node_t *self, ms_node_work_hook_fn fn, void *arg)
+{
+    assert(self);
+    self->work_hook = fn;
+    self->work_hook_arg = fn ? arg : NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Publish a row as our result of a task under a fresh claim of slot 0
+//  (claim and result in one block), and tell the lease table: our claim,
+//  finished by our result.
+
+int
+ms_node_publish_result(ms_node_t *self, const uint8_t task_id[32],
+                       const char *row_json, size_t row_len)
+{
+    assert(self);
+    assert(task_id);
+    if (!row_json || row_len == 0 || !self->leases)
+        return MS_ERR_INVALID;
+    ms_hash_t tid;
+    memcpy(tid.bytes, task_id, MS_HASH_BYTES);
+    uint32_t epoch = ms_lease_table_max_epoch(self->leases, task_id, 0) + 1;
+    json_error_t err;
+    json_t *row = json_loadb(row_json, row_len, 0, &err);
+    const char *st = json_string_value(json_object_get(row, "status"));
+    uint32_t status = st && !strcmp(st, "ok") ? MS_RESULT_STATUS_OK
+                      : st && !strcmp(st, "diverged")
+                          ? MS_RESULT_STATUS_DIVERGED
+                          : MS_RESULT_STATUS_FAILED;
+    json_decref(row);
+    ms_store_payload_t p[2];
+    p[0] = s_claim_payload(MS_RECORD_CLAIM, &tid, 0, epoch, 0);
+    memset(&p[1], 0, sizeof p[1]);
+    p[1].kind = MS_RECORD_RESULT;
+    memcpy(p[1].u.result.task_id, task_id, MS_HASH_BYTES);
+    p[1].u.result.status = status;
+    p[1].u.result.row_json = row_json;
+    p[1].u.result.row_len = row_len;
+    p[1].u.result.slot = 0;
+    p[1].u.result.epoch = epoch;
+    int rc = s_append(self, 2, p);
+    if (rc != MS_OK)
+        return rc;
+    ms_claim_t c = {.slot = 0, .epoch = epoch};
+    memcpy(c.task_id, task_id, MS_LEASE_ID_BYTES);
+    memcpy(c.node_id, s_node_pk(self), MS_LEASE_ID_BYTES);
+    ms_lease_table_add_claim(self->leases, &c);
+    ms_lease_table_finish(self->leases, task_id, 0, s_node_pk(self));
+    self->work_changed = true;
+    return MS_OK;
 }

@@ -306,4 +306,52 @@ bool ms_node_has_certificate(ms_node_t *self);
 //  the local user name).
 const char *ms_node_operator(ms_node_t *self);
 
+//  ==========================================================================
+//  Test hooks: a dishonest member for the trust tests
+//  (tests/integration/ms_dishonest_node.c). meshsweepd never sets them;
+//  with none set, every path of the node is the production one. They let
+//  a test program built on this library publish properly signed but
+//  false results, the way a dishonest member would (docs/TRUST.md,
+//  "Testing against a dishonest member").
+
+//  Called with each result row this node built from its own work, before
+//  the row is stored (and so before it is signed and published): fn may
+//  rewrite ROW (a JSON object: metrics, weights_digest, node_id, ...;
+//  borrowed for the call). The store still checks the row as it checks
+//  every own row (an impossible one is refused and becomes a task-class
+//  failure) unless the store was told otherwise
+//  (ms_store_set_unchecked_appends). Loop thread.
+typedef void (*ms_node_result_hook_fn)(void *arg, json_t *row);
+
+//  Set (or clear with fn NULL) the result hook. Tests only.
+void ms_node_set_result_hook(ms_node_t *self, ms_node_result_hook_fn fn,
+                             void *arg);
+
+//  Called when a leased task (held under this node's claim) is about to
+//  go to a worker, with its task id and sweep id (64 hex each) and its
+//  config (borrowed). Return NULL to let it train as usual, or a new
+//  result body (as a worker sends it: status, epochs, val_accuracy,
+//  test_accuracy, test_loss, ..., weights_digest, platform; the node
+//  takes it) to finish the task at once under the claim with that body
+//  and no training (it then goes the way of every result: the result
+//  hook, this turn's block, the push). Loop thread.
+typedef json_t *(*ms_node_work_hook_fn)(void *arg, const char *task_id_hex,
+                                        const char *sweep_id_hex,
+                                        const json_t *config);
+
+//  Set (or clear with fn NULL) the work hook. Tests only.
+void ms_node_set_work_hook(ms_node_t *self, ms_node_work_hook_fn fn, void *arg);
+
+//  Publish ROW_JSON (ROW_LEN bytes, a result row, stored as given) as
+//  this node's result of TASK_ID (32 bytes), without training and without
+//  the scheduler: a claim of slot 0 at one epoch above the highest this
+//  node has seen on it, then the result under that claim, as one block of
+//  this node (signed, durable, pushed at once). Tests only (a member that
+//  copies another node's result). Loop thread (between ms_node_poll
+//  calls).
+//  Returns MS_OK; MS_ERR_INVALID (no row; a row the store refuses);
+//  MS_ERR_NOMEM; MS_ERR_STORE*.
+int ms_node_publish_result(ms_node_t *self, const uint8_t task_id[32],
+                           const char *row_json, size_t row_len);
+
 #endif

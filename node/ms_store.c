@@ -221,6 +221,7 @@ struct ms_store {
 
     ms_store_sign_fn sign_fn; // signs appended blocks (writer), or NULL
     void *sign_arg;           // its argument
+    bool unchecked_appends;   // tests: keep own undecodable records
 
     pthread_mutex_t gate_mu; // guards the fields below down to stats
     pthread_cond_t gate_cv;  // gate changes
@@ -1573,6 +1574,15 @@ ms_store_set_signer(ms_store_t *self, ms_store_sign_fn fn, void *arg)
     self->sign_fn = fn;
     self->sign_arg = arg;
     pthread_mutex_unlock(&self->q_mu);
+}
+
+//  --------------------------------------------------------------------------
+//  Tests only: keep own records that do not decode instead of refusing.
+
+void
+ms_store_set_unchecked_appends(ms_store_t *self, bool unchecked)
+{
+    __atomic_store_n(&self->unchecked_appends, unchecked, __ATOMIC_RELAXED);
 }
 
 //  --------------------------------------------------------------------------
@@ -3603,7 +3613,8 @@ s_op_append(ms_store_t *self, MDB_txn *txn, s_op_t *op)
         return MS_ERR_NOMEM;
     const uint8_t *origin = op->node;
     uint64_t inc = self->incarnation, held;
-    int rc = s_decode_all(op, true, decoded);
+    bool strict = !__atomic_load_n(&self->unchecked_appends, __ATOMIC_RELAXED);
+    int rc = s_decode_all(op, strict, decoded);
     if (rc == MS_OK)
         rc = s_vector_get(self, txn, origin, inc, &held);
     if (rc != MS_OK) { // refused (invalid) or broken, nothing written

@@ -464,6 +464,16 @@ typedef int (*ms_store_sign_fn)(void *arg, const uint8_t *origin,
 //  Merged blocks keep the signature they came with.
 void ms_store_set_signer(ms_store_t *self, ms_store_sign_fn fn, void *arg);
 
+//  Tests only (the dishonest member, tests/integration/
+//  ms_dishonest_node.c; a node never calls it): with UNCHECKED true,
+//  ms_store_append* keeps a record of a known kind whose payload does not
+//  decode (a result row that cannot be true: accuracy over 1, a null loss
+//  with status ok) the way ms_store_merge_block keeps a peer's: in the
+//  record log and its signed block, served to peers, not applied here,
+//  instead of refusing the append with MS_ERR_INVALID. Safe to call from
+//  any thread at any time (it takes effect at the next append).
+void ms_store_set_unchecked_appends(ms_store_t *self, bool unchecked);
+
 //  Claim callback: one claim row, borrowed during the call.
 typedef int (*ms_store_claim_fn)(void *arg, const ms_store_claim_t *claim);
 

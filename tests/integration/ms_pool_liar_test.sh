@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# ms_pool_liar_test.sh - the dishonest member (ms_dishonest_node) in its
+# other modes, as a smoke test: it joins an open pool of two honest
+# meshsweepd on loopback (--no-beacon, --peer: nothing is broadcast), and
+# publishes properly signed false results that the honest nodes store
+# (verification is not asserted here: see docs/TRUST.md "Testing against
+# a dishonest member" for what the verification tests add):
+#   0. a reference sweep on the honest nodes alone: the honest metrics
+#      and weights digest of each config (same config and seed, same
+#      machine: bit for bit the same on any node);
+#   1. inflate: the liar's rows, stored and counted on both honest nodes,
+#      have test_accuracy and val_accuracy 0.05 above the honest values of
+#      the same config (capped below 1), and the honest weights digest;
+#   2. fabricate: its rows have made-up metrics and a weights digest no
+#      training gave, and it trained nothing;
+#   3. copy: for tasks the honest nodes finished, its rows repeat theirs
+#      (metrics, weights digest, timings) under its own node id.
+# Every sweep completes and the honest nodes' tables agree.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/lib.sh"
+source "$HERE/pool_lib.sh"
+[ -x "$MSD" ] || { echo "meshsweepd not built: skipped"; exit 77; }
+LIAR=${MESHSWEEP_DISHONEST_NODE:-}
+[ -x "$LIAR" ] || { echo "ms_dishonest_node not built: skipped"; exit 77; }
+ms_tiny_dataset --train 600 --test 100
+
+pool_lo_ports 5
+POOL=(--open-pool=liars --workers 1 "${POOL_TIMES[@]}")
+pool_start_lo 1 "${POOL[@]}"
+pool_start_lo 2 "${POOL[@]}"
+pool_wait_alive 20 1 1 2 || fail "the honest nodes did not link"
+
+grid() { # NAME
+    cat <<Y
+name: $1
+dataset: fashion-mnist
+verify: {replicas: 1}
+parameters:
+  hidden_layers: {values: [1, 2]}
+  seed:          {values: [1, 2, 3, 4]}
+  width:         {value: 16}
+  epochs:        {value: 100}
+  batch_size:    {value: 50}
+Y
+}
+
+# rows_json K SWEEP OUT - every counted row of SWEEP on node K (extra
+# replicas too), as the API's JSON page.
+rows_json() {
+    pool_curl "$1" "/api/v1/sweeps/$2/results?format=json&limit=1000&all=1" >"$3"
+}
+
+# run_sweep NAME NODES... - submit grid NAME to node 1, wait until it is
+# finished on the honest nodes and the tables of NODES agree; prints the id.
+run_sweep() {
+    local name=$1 sweep
+    shift
+    grid "$name" >"$T/$name.yaml"
+    sweep=$(pool_submit 1 "$T/$name.yaml")
+    both() { pool_finished 1 "$1" && pool_finished 2 "$1"; }
+    ms_wait_until 90 both "$sweep" || { pool_dump "$sweep" "$@"; fail "sweep $name did not finish"; }
+    ms_wait_until 15 pool_same_digest "$sweep" "$@" || fail "tables of $name differ"
+    echo "$sweep"
+}
+
+# check MODE ROWS_JSON LIAR_ID LOG - the liar's rows against the reference
+# ($T/ref.json) and its log; prints what it found.
+check() {
+    python3 - "$@" "$T/ref.json" <<'EOF'
+import json, re, sys
+mode, rows_file, liar, log, ref_file = sys.argv[1:6]
+rows = json.load(open(rows_file))["rows"]
+ref = json.load(open(ref_file))["rows"]
+key = lambda r: json.dumps(r["config"], sort_keys=True)
+honest = {key(r): r for r in ref}
+# the lies told about this sweep's tasks (a copying liar copies every
+# sweep it holds; the tasks it ran itself it trained honestly)
+tasks = {r["task_id"] for r in rows}
+lied = {l.split()[3] for l in open(log) if l.startswith("liar: %s task " % mode)}
+lied &= tasks
+if not lied:
+    sys.exit("the liar published no %s result for this sweep" % mode)
+mine = [r for r in rows if r["node_id"] == liar and r["task_id"] in lied]
+if len(mine) != len(lied):
+    sys.exit("%d %s lies published, %d rows of them stored" % (len(lied), mode, len(mine)))
+if mode != "copy" and len([r for r in rows if r["node_id"] == liar]) != len(mine):
+    sys.exit("a row of the liar that it did not lie about")
+for r in mine:
+    h = honest[key(r)]
+    t = r["task_id"][:12]
+    if mode == "inflate":
+        for k in ("test_accuracy", "val_accuracy"):
+            want = h[k] + 0.05 if h[k] + 0.05 < 1 else max(h[k], 0.9999)
+            if abs(r[k] - want) > 1e-12:
+                sys.exit("task %s: %s %r, honest %r" % (t, k, r[k], h[k]))
+        for k in ("weights_digest", "epochs", "test_loss", "val_loss", "fingerprint"):
+            if r[k] != h[k]:
+                sys.exit("task %s: %s differs from the honest run" % (t, k))
+    elif mode == "fabricate":
+        if r["weights_digest"] == h["weights_digest"] or r["fingerprint"] is not None:
+            sys.exit("task %s: looks trained" % t)
+        if not 0.5 <= r["test_accuracy"] <= 0.95 or r["status"] != "ok":
+            sys.exit("task %s: not the made-up metrics" % t)
+    elif mode == "copy":
+        src = [o for o in rows if o["task_id"] == r["task_id"] and o["node_id"] != liar]
+        if len(src) != 1:
+            sys.exit("task %s: %d originals" % (t, len(src)))
+        for k in ("test_accuracy", "val_accuracy", "test_loss", "weights_digest",
+                  "train_seconds", "seconds_per_epoch", "fingerprint"):
+            if r[k] != src[0][k]:
+                sys.exit("task %s: %s is not the original's" % (t, k))
+    if r.get("counted") is not True:
+        sys.exit("task %s: the liar's row is not counted" % t)
+print(len(mine))
+EOF
+}
+
+# liar_round K MODE - start liar K in MODE, run a sweep with it, check its
+# rows on both honest nodes, stop it.
+liar_round() {
+    local k=$1 mode=$2 sweep id n
+    MSD=$LIAR pool_start_lo "$k" --lie "$mode" "${POOL[@]}"
+    pool_wait_alive 20 2 1 2 "$k" || fail "liar $mode did not link"
+    id=$(pool_status "$k" 'd["node_id"]')
+    sweep=$(run_sweep "liar-$mode" 1 2 "$k")
+    if [ "$mode" = copy ]; then
+        # copies follow the honest results: wait until each is published
+        copies() { [ "$(grep -c '^liar: copy task .*from node [0-9a-f]*$' "${POOL_LOG[$k]}" || true)" -ge 1 ]; }
+        ms_wait_until 15 copies || fail "the copying liar published nothing"
+        sleep 2
+        ms_wait_until 15 pool_same_digest "$sweep" 1 2 "$k" || fail "tables of liar-copy differ"
+    fi
+    for j in 1 2; do
+        rows_json "$j" "$sweep" "$T/rows$j.json"
+        n=$(check "$mode" "$T/rows$j.json" "$id" "${POOL_LOG[$k]}") ||
+            fail "$mode on node $j: $n"
+    done
+    [ "$mode" != fabricate ] || [ "$(pool_status "$k" 'd["tasks_trained_total"]')" = 0 ] ||
+        fail "the fabricating liar trained"
+    LAST_N=$n
+    pool_kill "$k" TERM
+    pool_reap "$k"
+}
+
+# ---- 0. the reference: the honest values of each config --------------------
+ref=$(run_sweep liar-ref 1 2)
+rows_json 1 "$ref" "$T/ref.json"
+ok "reference sweep: 8 tasks on the honest nodes"
+
+# ---- 1-3. each lie, published and stored -------------------------------------
+liar_round 3 inflate
+ok "inflate: $LAST_N row(s) of the liar stored on both honest nodes, accuracies +0.05 over the honest run, same weights digest"
+liar_round 4 fabricate
+ok "fabricate: $LAST_N row(s) of made-up metrics (no training) stored on both honest nodes"
+liar_round 5 copy
+ok "copy: $LAST_N row(s) copied from the honest nodes (same metrics, digest, timings) stored under the liar's id"
