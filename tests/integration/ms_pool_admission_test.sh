@@ -162,8 +162,13 @@ pool_reap 6
 # ---- 3. a node enrolled with --enroll-key joins ----------------------------
 "$AUTH" enroll "$T/auth" cluster "$T/kit.key"
 mkdir -p "$T/n4"
+# (all three members as static peers: this part checks enrollment, not
+# how a newcomer learns of members through the view, which under a loaded
+# machine took longer than the wait)
 pool_start 4 - "$T/n4" --no-beacon --mesh-port "${POOL_MESH[4]}" \
-    --peer "$(node_id 1)@tcp://127.0.0.1:${POOL_MESH[1]}" "${NODE[@]}" \
+    --peer "$(node_id 1)@tcp://127.0.0.1:${POOL_MESH[1]}" \
+    --peer "$(node_id 2)@tcp://127.0.0.1:${POOL_MESH[2]}" \
+    --peer "$(node_id 3)@tcp://127.0.0.1:${POOL_MESH[3]}" "${NODE[@]}" \
     --enroll-key "$T/kit.key"
 [ -s "$T/n4/identity/node.cert" ] || fail "node 4 saved no certificate"
 pool_wait_alive 30 3 1 2 3 4 || { show_peers 1 2 3 4; fail "the enrolled node did not join"; }
@@ -171,7 +176,7 @@ pool_wait_alive 30 3 1 2 3 4 || { show_peers 1 2 3 4; fail "the enrolled node di
 ok "a node enrolled with --enroll-key joined (operator 'cluster'); 4 members"
 
 # ---- 4. no certificate, then node.cert + SIGHUP: joins ---------------------
-start_node 5 1 2
+start_node 5 1 2 3 4
 grep -q "links to no one" "$T/node5.log" || fail "node 5 did not say it links to no one"
 sleep 2
 [ "$(pool_alive 5)" = 0 ] || fail "node 5 without a certificate linked"
