@@ -1947,6 +1947,7 @@ static void s_items_on_message(ms_node_t *self,
 static void s_items_link_up(ms_node_t *self,
                             const uint8_t id[MS_MESH_ID_BYTES]);
 static void s_items_tick(ms_node_t *self, int64_t now);
+static void s_reload_node_claims(ms_node_t *self, const uint8_t *who);
 static int s_items_open(ms_node_t *self);
 static int s_item_text(ms_node_t *self, const char *text, size_t n,
                        char **summary, ms_diag_t *diag);
@@ -2339,7 +2340,13 @@ s_item_apply(ms_node_t *self, const ms_items_parsed_t *it)
         ms_mesh_revoke(self->mesh, it->item.subject, &cut);
     else
         ms_members_revoke(self->members, it->item.subject, &cut);
-    ms_lease_table_node_dead(self->leases, it->item.subject);
+    if (self->leases && !self_revoked) {
+        //  its facts go; what still counts within the cut comes back
+        //  from the store (ms_store_claims_by_task leaves out claims
+        //  above it; a task whose counted result stands is not pending)
+        ms_lease_table_forget_node(self->leases, it->item.subject);
+        s_reload_node_claims(self, it->item.subject);
+    }
     self->n_items_revocations++;
     self->work_changed = true;
     fprintf(stderr,
@@ -2991,6 +2998,37 @@ s_load_leases(ms_node_t *self)
                                      s_load_claim, self);
     free(list.tasks);
     return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Claims of node (within its cut) of every pending task, back into the
+//  lease table after ms_lease_table_forget_node.
+
+typedef struct {
+    ms_node_t *node;    // the node
+    const uint8_t *who; // whose claims
+} s_reload_ctx_t;
+
+static int
+s_reload_claim(void *arg, const ms_store_claim_t *claim)
+{
+    s_reload_ctx_t *ctx = arg;
+    if (memcmp(claim->node_id, ctx->who, MS_HASH_BYTES) != 0)
+        return 0;
+    return s_load_claim(ctx->node, claim);
+}
+
+static void
+s_reload_node_claims(ms_node_t *self, const uint8_t *who)
+{
+    s_task_list_t list = {0};
+    if (ms_store_pending_tasks(self->store, s_collect_task, &list) == MS_OK) {
+        s_reload_ctx_t ctx = {.node = self, .who = who};
+        for (size_t i = 0; i < list.n; i++)
+            ms_store_claims_by_task(self->store, list.tasks[i].task_id,
+                                    s_reload_claim, &ctx);
+    }
+    free(list.tasks);
 }
 
 //  --------------------------------------------------------------------------
