@@ -22,13 +22,12 @@
       systemd service.
     - Static peers given to `pool join --peer` are written to
       DIR/identity/peers.conf, an INI file of `peer = ID@tcp://HOST:PORT`
-      lines in meshsweepd's config syntax. meshsweepd has no per-data-dir
-      config file of its own, so the file sits beside the certificate
-      (identity/ survives a wiped store) and can be given to meshsweepd
-      with --config today.
+      lines in meshsweepd's config syntax. The file sits beside the
+      certificate (identity/ survives a wiped store); meshsweepd reads it
+      at start and on SIGHUP.
     - `pool revoke` writes a signed revocation item (ms_authority_item).
-      Handing it to the pool (POST /api/v1/authority on any node, gossip
-      of authority items) is not built yet; the file is kept until then.
+      `pool publish FILE --node URL` (or `pool revoke --node URL`) hands
+      it to a node (POST /api/v1/authority), which gossips it to the pool.
 
     A node id must be typed in full here (64 hex): the authority keeps no
     list of nodes against which a prefix could be resolved.
@@ -906,9 +905,9 @@ s_join_usage(FILE *out)
         "lines,\n"
         "                     meshsweepd's config syntax), replacing the "
         "peers of an\n"
-        "                     earlier join; meshsweepd reads it with "
-        "--config\n"
-        "                     DIR/identity/peers.conf\n"
+        "                     earlier join; meshsweepd reads it at "
+        "start and on\n"
+        "                     SIGHUP\n"
         "  --restart          run `systemctl restart meshsweepd` instead of "
         "SIGHUP\n"
         "  --json             print what was done as JSON\n");
@@ -1115,7 +1114,8 @@ s_join_main(int argc, char **argv)
         size_t len = (size_t) snprintf(
             text, cap,
             "# Static peers of the pool, written by `meshsweep pool join`\n"
-            "# (meshsweepd config syntax; meshsweepd --config this file).\n");
+            "# (meshsweepd reads it at start and on SIGHUP; peer lines "
+            "only).\n");
         for (int i = 0; i < n_peers; i++)
             len += (size_t) snprintf(text + len, cap - len, "peer = %s\n",
                                      peers[i]);
@@ -1161,9 +1161,9 @@ s_join_main(int argc, char **argv)
            "installed as %s\n",
            node_hex, pool_hex, chain.leaf.operator_name, path);
     if (peers_path[0])
-        printf("%d static peer%s written to %s (give meshsweepd --config "
-               "%s)\n",
-               n_peers, n_peers == 1 ? "" : "s", peers_path, peers_path);
+        printf("%d static peer%s written to %s (meshsweepd reads it at "
+               "start and on SIGHUP)\n",
+               n_peers, n_peers == 1 ? "" : "s", peers_path);
     if (restart)
         printf("meshsweepd restarted (systemctl restart meshsweepd)\n");
     else if (pid > 0)
