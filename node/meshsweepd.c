@@ -540,6 +540,34 @@ s_main(int argc, char **argv)
     }
     if (!opts.data_dir)
         return s_usage_error("--data-dir DIR is required");
+    //  DATA_DIR/identity/peers.conf (`meshsweep pool join --peer`): its
+    //  peers come after those of the config file and the command line
+    char **conf_peers = NULL;
+    size_t n_conf_peers = 0;
+    ms_diag_t pdiag;
+    ms_diag_clear(&pdiag);
+    int prc = ms_node_peers_conf_load(opts.data_dir, &conf_peers, &n_conf_peers,
+                                      &pdiag);
+    if (prc != MS_OK && prc != MS_ERR_NOTFOUND) {
+        char text[1100];
+        fprintf(stderr, "meshsweepd: %s\n",
+                ms_diag_format(&pdiag, text, sizeof text));
+        return 2;
+    }
+    for (size_t i = 0; i < n_conf_peers; i++) {
+        bool dup = false;
+        for (int j = 0; j < s_n_peers && !dup; j++)
+            dup = strcmp(s_peers[j], conf_peers[i]) == 0;
+        if (dup)
+            continue;
+        if (s_n_peers >= (int) (sizeof s_peers / sizeof s_peers[0])) {
+            ms_node_peers_free(&conf_peers, n_conf_peers);
+            return s_usage_error("peers.conf: too many peers");
+        }
+        s_peers[s_n_peers++] = conf_peers[i];
+        conf_peers[i] = NULL; // s_peers owns it now
+    }
+    ms_node_peers_free(&conf_peers, n_conf_peers);
     opts.peers = (const char *const *) s_peers;
     opts.n_peers = s_n_peers;
 

@@ -475,6 +475,42 @@ s_post_sweeps(ms_api_t *self, struct MHD_Connection *conn, s_request_t *req)
     return s_reply_json(self, conn, status, sum);
 }
 
+//  --------------------------------------------------------------------------
+//  POST /api/v1/authority
+
+static enum MHD_Result
+s_post_authority(ms_api_t *self, struct MHD_Connection *conn, s_request_t *req)
+{
+    if (!self->hooks.authority)
+        return s_reply_error(self, conn, MHD_HTTP_NOT_IMPLEMENTED,
+                             "authority: not served by this node");
+    if (req->too_large)
+        return s_reply_error(self, conn, MHD_HTTP_CONTENT_TOO_LARGE,
+                             "body: larger than %u bytes", MS_API_MAX_BODY);
+    if (req->len == 0)
+        return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                             "body: empty (send an authority item file or "
+                             "a certificate bundle)");
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    char *summary = NULL;
+    int rc = self->hooks.authority(self->hooks.arg, req->body, req->len,
+                                   &summary, &diag);
+    if (rc != MS_OK) {
+        unsigned status = rc == MS_ERR_PROTOCOL || rc == MS_ERR_UNTRUSTED ||
+                                  rc == MS_ERR_BADSIG || rc == MS_ERR_EXPIRED
+                              ? MHD_HTTP_BAD_REQUEST
+                              : s_status_of(rc);
+        return s_reply_diag(self, conn, status, &diag, rc);
+    }
+    json_error_t err;
+    json_t *sum = summary ? json_loads(summary, 0, &err) : NULL;
+    free(summary);
+    if (!sum)
+        return s_reply_error(self, conn, 500, "out of memory");
+    return s_reply_json(self, conn, MHD_HTTP_OK, sum);
+}
+
 //  Sum of train_seconds and rows.
 typedef struct {
     double seconds; // train_seconds summed
@@ -827,6 +863,10 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
         return get ? s_get_peers(self, conn)
                    : s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
                                    "%s: method %s not allowed", path, method);
+    if (strcmp(path, "/api/v1/authority") == 0)
+        return post ? s_post_authority(self, conn, req)
+                    : s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                    "%s: method %s not allowed", path, method);
     const char *blobs = "/api/v1/blobs/";
     if (strncmp(path, blobs, strlen(blobs)) == 0)
         return s_put_blob(self, conn, path + strlen(blobs), method, req);

@@ -28,6 +28,14 @@
                                            "priority"}; 400 bad body, 404
                                            unknown sweep, 409 not allowed
                                            in the sweep's state
+      POST /api/v1/authority               body: an authority item file
+                                           (`meshsweep pool revoke --out`)
+                                           or a certificate bundle;
+                                           checked, kept, applied and
+                                           pushed to the pool: 200
+                                           {"digest","type","new"}; 400 a
+                                           malformed or forged item (its
+                                           reason; counted)
       GET  /api/v1/peers                   the pool as this node sees it:
                                            [{node_id, state, ...}]
       GET  /metrics                        Prometheus text format
@@ -100,6 +108,14 @@ typedef struct {
     //  view; pending in this node's store), shown as running. May be
     //  NULL (none).
     int64_t (*running_elsewhere)(void *arg, const uint8_t *sweep_id);
+    //  Take an authority item or certificate bundle (its text, n bytes):
+    //  MS_OK with *summary_json the malloc'd {"digest","type","new"}
+    //  text; MS_ERR_INVALID / MS_ERR_PROTOCOL (malformed),
+    //  MS_ERR_UNTRUSTED (another pool), MS_ERR_BADSIG (forged),
+    //  MS_ERR_UNSUPPORTED (no authority) with diag. May be NULL (then the
+    //  route answers 501).
+    int (*authority)(void *arg, const char *text, size_t n, char **summary_json,
+                     ms_diag_t *diag);
 } ms_api_hooks_t;
 
 //  Start serving on bind ("ADDR:PORT"; ADDR an IPv4 address or a host

@@ -793,6 +793,61 @@ ms_lease_table_node_dead(ms_lease_table_t *self,
 }
 
 //  --------------------------------------------------------------------------
+//  Drop a node id from a list of node ids; the count of entries removed.
+
+static size_t
+s_list_drop(uint8_t (*list)[S_ID], size_t *n, const uint8_t node_id[S_ID])
+{
+    size_t kept = 0, dropped = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (memcmp(list[i], node_id, S_ID) == 0) {
+            dropped++;
+            continue;
+        }
+        if (kept != i)
+            memcpy(list[kept], list[i], S_ID);
+        kept++;
+    }
+    *n = kept;
+    return dropped;
+}
+
+//  --------------------------------------------------------------------------
+//  Forget every fact about a node (revoked)
+
+size_t
+ms_lease_table_forget_node(ms_lease_table_t *self,
+                           const uint8_t node_id[MS_LEASE_ID_BYTES])
+{
+    assert(self && node_id);
+    if (memcmp(node_id, self->self_id, S_ID) == 0)
+        return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < self->map_cap; i++) {
+        s_task_t *task = self->map[i];
+        if (!task)
+            continue;
+        n += s_list_drop(task->finished_any, &task->n_any, node_id);
+        for (size_t j = 0; j < task->n_slots; j++) {
+            s_slot_t *slot = &task->slots[j];
+            n += s_list_drop(slot->finished, &slot->n_finished, node_id);
+            size_t kept = 0;
+            for (size_t k = 0; k < slot->n_entries; k++) {
+                if (memcmp(slot->entries[k].node_id, node_id, S_ID) == 0) {
+                    n++;
+                    continue;
+                }
+                if (kept != k)
+                    slot->entries[kept] = slot->entries[k];
+                kept++;
+            }
+            slot->n_entries = kept;
+        }
+    }
+    return n;
+}
+
+//  --------------------------------------------------------------------------
 //  The holder of a slot and whether its lease is live.
 
 int

@@ -141,6 +141,15 @@ int ms_lease_table_heartbeat(ms_lease_table_t *self,
 int ms_lease_table_node_dead(ms_lease_table_t *self,
                              const uint8_t node_id[MS_LEASE_ID_BYTES]);
 
+//  Forget every fact about node_id: its claims, releases and the results
+//  that finished its claims (a revoked node, DESIGN.md "Records and
+//  anti-entropy": its records stop counting for claims and results, so
+//  the slots it held or finished are open again; the caller adds back
+//  what still counts within the revocation's cut). The self node is
+//  never forgotten. Returns the number of facts dropped.
+size_t ms_lease_table_forget_node(ms_lease_table_t *self,
+                                  const uint8_t node_id[MS_LEASE_ID_BYTES]);
+
 //  The holder of (task_id, slot): among the slot's claims that are
 //  neither released nor finished, the top one by epoch (higher first),
 //  then by H(task_id || slot (4 bytes, big-endian) || node_id) (lower

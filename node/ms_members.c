@@ -203,6 +203,8 @@ ms_members_check(const ms_members_t *self, const ms_cert_chain_t *chain,
     return MS_ERR_UNTRUSTED;
 }
 
+static void s_take_chain(ms_member_t *m, const ms_cert_chain_t *chain);
+
 //  --------------------------------------------------------------------------
 //  Admit by certificate
 
@@ -221,16 +223,7 @@ ms_members_admit(ms_members_t *self, const ms_cert_chain_t *chain,
         *why = MS_MEMBERS_REFUSED_BAD_SIG; // not a valid key at all
         return MS_ERR_UNTRUSTED;
     }
-    m->has_chain = true;
-    m->chain = *chain;
-    snprintf(m->operator_name, sizeof m->operator_name, "%s",
-             chain->leaf.operator_name);
-    m->roles = chain->leaf.roles;
-    m->max_workers = chain->leaf.max_workers;
-    m->not_after = chain->leaf.not_after;
-    if (chain->has_enroller && chain->enroller.not_after &&
-        (!m->not_after || chain->enroller.not_after < m->not_after))
-        m->not_after = chain->enroller.not_after;
+    s_take_chain(m, chain);
     m->state = MS_MEMBER_ADMITTED;
     m->denied_until_ms = 0;
     return MS_OK;
@@ -291,6 +284,89 @@ ms_members_deny(ms_members_t *self, const uint8_t node_id[MS_MEMBERS_KEY_BYTES],
 }
 
 //  --------------------------------------------------------------------------
+//  Copy chain's facts (operator, roles, expiry) into m
+
+static void
+s_take_chain(ms_member_t *m, const ms_cert_chain_t *chain)
+{
+    m->has_chain = true;
+    m->chain = *chain;
+    snprintf(m->operator_name, sizeof m->operator_name, "%s",
+             chain->leaf.operator_name);
+    m->roles = chain->leaf.roles;
+    m->max_workers = chain->leaf.max_workers;
+    m->not_after = chain->leaf.not_after;
+    if (chain->has_enroller && chain->enroller.not_after &&
+        (!m->not_after || chain->enroller.not_after < m->not_after))
+        m->not_after = chain->enroller.not_after;
+}
+
+//  --------------------------------------------------------------------------
+//  Learn a chain from an authority item
+
+int
+ms_members_learn(ms_members_t *self, const ms_cert_chain_t *chain,
+                 ms_members_refusal_t *why)
+{
+    assert(self && chain && why);
+    if (!self->has_authority)
+        return MS_ERR_INVALID;
+    if (memcmp(chain->leaf.pool_id, self->pool_id, MS_MEMBERS_KEY_BYTES) != 0) {
+        *why = MS_MEMBERS_REFUSED_OTHER_POOL;
+        return MS_ERR_UNTRUSTED;
+    }
+    if (ms_cert_chain_verify(chain, self->authority, 0, NULL) != MS_OK) {
+        *why = MS_MEMBERS_REFUSED_BAD_SIG;
+        return MS_ERR_UNTRUSTED;
+    }
+    ms_member_t *m = s_entry(self, chain->leaf.subject);
+    if (!m) {
+        *why = MS_MEMBERS_REFUSED_BAD_SIG;
+        return s_no_entry(chain->leaf.subject) == MS_ERR_NOMEM
+                   ? MS_ERR_NOMEM
+                   : MS_ERR_UNTRUSTED;
+    }
+    if (m->state == MS_MEMBER_ADMITTED && m->has_chain)
+        return MS_OK; // the chain of its HELLO (or learned before) stays
+    s_take_chain(m, chain);
+    if (m->state != MS_MEMBER_REVOKED) {
+        m->state = MS_MEMBER_ADMITTED;
+        m->denied_until_ms = 0;
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Intersect cut `into` with `with`: a record counts afterwards when it
+//  counted under both
+
+static void
+s_cut_intersect(ms_members_cut_t *into, const ms_members_cut_t *with)
+{
+    if (into->all)
+        return;
+    if (with->all) {
+        memset(into, 0, sizeof *into);
+        into->all = true;
+        return;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < into->n; i++)
+        for (size_t j = 0; j < with->n; j++)
+            if (with->upto[j].incarnation == into->upto[i].incarnation) {
+                into->upto[kept].incarnation = into->upto[i].incarnation;
+                into->upto[kept].seq = into->upto[i].seq < with->upto[j].seq
+                                           ? into->upto[i].seq
+                                           : with->upto[j].seq;
+                kept++;
+                break;
+            }
+    into->n = kept;
+    if (kept == 0)
+        into->all = true;
+}
+
+//  --------------------------------------------------------------------------
 //  Revoke with a cut
 
 int
@@ -302,14 +378,19 @@ ms_members_revoke(ms_members_t *self,
     ms_member_t *m = s_entry(self, node_id);
     if (!m)
         return s_no_entry(node_id);
-    m->state = MS_MEMBER_REVOKED;
-    memset(&m->cut, 0, sizeof m->cut);
-    if (cut && !cut->all) {
-        m->cut = *cut;
-        if (m->cut.n > MS_MEMBERS_MAX_CUT)
-            m->cut.n = MS_MEMBERS_MAX_CUT;
+    ms_members_cut_t next;
+    memset(&next, 0, sizeof next);
+    if (cut && !cut->all && cut->n > 0) {
+        next = *cut;
+        if (next.n > MS_MEMBERS_MAX_CUT)
+            next.n = MS_MEMBERS_MAX_CUT;
     } else
-        m->cut.all = true;
+        next.all = true;
+    if (m->state == MS_MEMBER_REVOKED)
+        s_cut_intersect(&m->cut, &next);
+    else
+        m->cut = next;
+    m->state = MS_MEMBER_REVOKED;
     return MS_OK;
 }
 
@@ -340,6 +421,8 @@ ms_members_counts(const ms_members_t *self,
         return false;
     if (m->state == MS_MEMBER_ADMITTED)
         return true;
+    if (m->state == MS_MEMBER_DENIED)
+        return m->has_chain; // denied at a HELLO, but a known member
     if (m->state != MS_MEMBER_REVOKED || m->cut.all)
         return false;
     for (size_t i = 0; i < m->cut.n; i++)
@@ -357,7 +440,23 @@ ms_members_operator(const ms_members_t *self,
 {
     assert(self && node_id);
     const ms_member_t *m = s_find(self, node_id);
-    return m && m->state == MS_MEMBER_ADMITTED ? m->operator_name : NULL;
+    if (!m || !m->operator_name[0])
+        return NULL;
+    if (m->has_chain || m->state == MS_MEMBER_ADMITTED)
+        return m->operator_name; // (open pool: no chain, its HELLO's name)
+    return NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Is or was a member
+
+bool
+ms_members_known(const ms_members_t *self,
+                 const uint8_t node_id[MS_MEMBERS_KEY_BYTES])
+{
+    assert(self && node_id);
+    const ms_member_t *m = s_find(self, node_id);
+    return m && (m->state == MS_MEMBER_ADMITTED || m->has_chain);
 }
 
 //  --------------------------------------------------------------------------

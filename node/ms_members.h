@@ -48,7 +48,9 @@
 typedef struct ms_members ms_members_t;
 
 #define MS_MEMBERS_KEY_BYTES 32 // node id, CURVE key, pool id
-#define MS_MEMBERS_MAX_CUT 8    // (incarnation, seq) pairs in a cut
+#define MS_MEMBERS_MAX_CUT                                                     \
+    64 // (incarnation, seq) pairs in a cut (as
+       // MS_AUTHORITY_ITEM_MAX_CUTS)
 
 typedef enum {
     MS_MEMBER_ADMITTED, // a member in good standing (until not_after)
@@ -151,9 +153,24 @@ int ms_members_deny(ms_members_t *self,
                     const uint8_t node_id[MS_MEMBERS_KEY_BYTES],
                     int64_t until_ms);
 
+//  Learn a member's chain from an authority item (a chain some node
+//  admitted and gossiped): it must verify against the authority with
+//  expiry ignored (ms_cert_chain_verify at time 0) and be of this pool.
+//  The key gets the chain, operator, roles and expiry; an unknown or
+//  denied key becomes ADMITTED (a member known by certificate; its link
+//  still needs its own HELLO), a revoked key stays revoked (its operator
+//  becomes known for its old records), an admitted one keeps the chain it
+//  has unless it had none. Returns MS_OK; MS_ERR_UNTRUSTED (*why: other
+//  pool, bad signature; an open pool table learns nothing: MS_ERR_INVALID);
+//  MS_ERR_NOMEM.
+int ms_members_learn(ms_members_t *self, const ms_cert_chain_t *chain,
+                     ms_members_refusal_t *why);
+
 //  Revoke node_id with a cut (NULL = all). Final. A key not in the table
-//  gets an entry (it can never be admitted). Returns MS_OK;
-//  MS_ERR_INVALID (not a valid Ed25519 key); MS_ERR_NOMEM.
+//  gets an entry (it can never be admitted). A key revoked before keeps
+//  the intersection of the two cuts (a record counts only when both let
+//  it count: the order two revocations arrive in does not matter).
+//  Returns MS_OK; MS_ERR_INVALID (not a valid Ed25519 key); MS_ERR_NOMEM.
 int ms_members_revoke(ms_members_t *self,
                       const uint8_t node_id[MS_MEMBERS_KEY_BYTES],
                       const ms_members_cut_t *cut);
@@ -166,13 +183,23 @@ bool ms_members_is_member(const ms_members_t *self,
 
 //  Whether a record (origin, incarnation, seq) counts: its origin is or
 //  was a member and it is within the cut of a revocation (always true
-//  for an admitted origin; false for an unknown or denied one).
+//  for an admitted origin, also once its certificate expired, and for a
+//  key whose chain is known; false for an unknown or denied one).
 bool ms_members_counts(const ms_members_t *self,
                        const uint8_t origin[MS_MEMBERS_KEY_BYTES],
                        uint64_t incarnation, uint64_t seq);
 
-//  The operator of node_id (borrowed, valid until the table changes), or
-//  NULL when it is not in the table or not admitted.
+//  Whether node_id is or was a member: admitted (expired or not), or
+//  revoked with a chain known, or with a chain learned from an item. The
+//  signed-block hook: a block of any other origin is refused.
+bool ms_members_known(const ms_members_t *self,
+                      const uint8_t node_id[MS_MEMBERS_KEY_BYTES]);
+
+//  The operator of node_id (borrowed, valid until the table changes): of
+//  any key whose certificate this node saw (at a HELLO or as an authority
+//  item), also once expired or revoked, so verification can name the
+//  operator behind an old record; in an open pool the name its HELLO
+//  gave. NULL when no certificate of node_id is known.
 const char *ms_members_operator(const ms_members_t *self,
                                 const uint8_t node_id[MS_MEMBERS_KEY_BYTES]);
 

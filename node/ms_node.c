@@ -153,6 +153,7 @@
 #include "ms_cert.h"
 #include "ms_gossip.h"
 #include "ms_lease_table.h"
+#include "ms_items.h"
 #include "ms_members.h"
 #include "ms_mesh.h"
 #include "ms_settle.h"
@@ -162,6 +163,7 @@
 #include "ms_wire_sign.h"
 #include "ms_worker.h"
 
+#include <ini.h>
 #include <sodium.h>
 #include <zmq.h>
 
@@ -187,9 +189,10 @@
 
 //  Kinds of commands queued by HTTP threads.
 typedef enum {
-    S_COMMAND_SUBMIT = 0,   // a spec submission
-    S_COMMAND_CONTROL = 1,  // a sweep life-cycle action
-    S_COMMAND_BLOB_PUT = 2, // an uploaded file to adopt as a blob
+    S_COMMAND_SUBMIT = 0,    // a spec submission
+    S_COMMAND_CONTROL = 1,   // a sweep life-cycle action
+    S_COMMAND_BLOB_PUT = 2,  // an uploaded file to adopt as a blob
+    S_COMMAND_AUTHORITY = 3, // an authority item or certificate bundle
 } s_command_kind_t;
 
 //  A command queued by an HTTP thread.
@@ -284,6 +287,7 @@ typedef struct {
     uint8_t id[MS_MESH_ID_BYTES]; // node id
     ms_peer_state_t state;        // alive, suspect, dead
     bool linked;                  // both HELLOs passed, link up
+    int64_t items_list_at;        // monotonic ms we last sent it ITEM_LIST
 } s_peer_t;
 
 #define S_MAX_CANDIDATES 2048  // tasks ordered per scheduling pass
@@ -357,7 +361,13 @@ struct ms_node {
     bool has_cert; // identity/node.cert: a pool with an authority
     uint8_t authority_pk[MS_CERT_KEY_BYTES]; // its authority (has_cert)
     ms_cert_chain_t chain;                   // our chain (has_cert)
-    ms_members_t *members;              // admission table (a pool), or NULL
+    ms_members_t *members;        // admission table (a pool), or NULL
+    ms_items_t *items;            // authority items held (a pool with an
+                                  // authority), or NULL
+    int64_t items_digest_at;      // monotonic ms of the next ITEM_DIGEST round
+    uint64_t n_items_added;       // authority items new here (peers, API)
+    uint64_t n_items_refused;     // items refused (bad signature, pool, ...)
+    uint64_t n_items_revocations; // revocations applied
     volatile sig_atomic_t reload_asked; // SIGHUP: reload the certificate
     // shared with HTTP threads, under lock
     pthread_mutex_t lock;      // guards the fields below
@@ -731,6 +741,8 @@ static int s_api_blob_put(void *arg, const ms_hash_t *hash,
                           const char *tmp_path, ms_diag_t *diag);
 static int s_control_record(ms_node_t *self, const ms_hash_t *sweep_id,
                             uint32_t action, int32_t priority);
+static int s_api_authority(void *arg, const char *text, size_t n,
+                           char **summary, ms_diag_t *diag);
 static int s_api_control(void *arg, const ms_hash_t *sweep_id,
                          const char *action, int32_t priority, ms_diag_t *diag);
 static json_t *s_api_peers(void *arg);
@@ -971,6 +983,7 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
             .blob_put = s_api_blob_put,
             .status = s_api_status,
             .control = s_api_control,
+            .authority = s_api_authority,
             .peers = s_api_peers,
             .running_elsewhere = s_api_running_elsewhere};
         rc = ms_api_open(&self->api, self->api_bind, &hooks, diag);
@@ -1038,6 +1051,7 @@ ms_node_destroy(ms_node_t **self_p)
     ms_store_destroy(&self->store);
     ms_identity_destroy(&self->identity);
     ms_members_destroy(&self->members);
+    ms_items_destroy(&self->items);
     free(self->enroll_key);
     if (self->lock_fd >= 0)
         close(self->lock_fd); // releases the data dir lock
@@ -1933,6 +1947,17 @@ static void s_fail_leased(ms_node_t *self, const ms_hash_t *task_id,
                           uint32_t epoch, ms_failure_class_t cls,
                           const char *reason);
 static void s_dataset_missing(ms_node_t *self, const ms_hash_t *sweep_id);
+static void s_items_on_message(ms_node_t *self,
+                               const uint8_t from[MS_MESH_ID_BYTES],
+                               const ms_wire_envelope_t *env);
+static void s_items_link_up(ms_node_t *self,
+                            const uint8_t id[MS_MESH_ID_BYTES]);
+static void s_items_tick(ms_node_t *self, int64_t now);
+static void s_reload_node_claims(ms_node_t *self, const uint8_t *who);
+static int s_items_open(ms_node_t *self);
+static int s_item_text(ms_node_t *self, const char *text, size_t n,
+                       char **summary, ms_diag_t *diag);
+static int s_tr_active(void *arg, uint8_t (*out)[MS_GOSSIP_ID_BYTES], int max);
 static int s_blob_send(void *arg, const uint8_t to[MS_BLOB_PEER_ID_BYTES],
                        const ms_wire_envelope_t *env);
 static void s_flush_results(ms_node_t *self);
@@ -2124,11 +2149,33 @@ static bool
 s_origin_admitted(ms_node_t *self, const uint8_t origin[MS_WIRE_ID_BYTES],
                   uint64_t incarnation, uint64_t seq)
 {
-    (void) self;
-    (void) origin;
+    //  The rule settled on (DESIGN.md): a block is refused only when its
+    //  origin never was a member we know of (no certificate seen at a
+    //  HELLO or as an authority item). A revoked origin's blocks are
+    //  still stored and forwarded, so every store converges on the same
+    //  logs; the cut is a counting rule that the store applies while it
+    //  derives claims, results and failures (ms_store_put_item), and
+    //  that the lease table applies to claims (s_counts). Refusing blocks
+    //  above a cut here would leave stores that saw them before the
+    //  revocation different from those that did not, for ever.
     (void) incarnation;
     (void) seq;
-    return true;
+    if (!self->members || !ms_members_has_authority(self->members))
+        return true; // open pool: every node of the pool id is a member
+    return ms_members_known(self->members, origin);
+}
+
+//  --------------------------------------------------------------------------
+//  Whether a record of origin (incarnation, seq) counts here: always in
+//  an open pool; with an authority, within its revocation's cut.
+
+static bool
+s_counts(ms_node_t *self, const uint8_t *origin, uint64_t incarnation,
+         uint64_t seq)
+{
+    if (!self->members || !ms_members_has_authority(self->members))
+        return true;
+    return ms_members_counts(self->members, origin, incarnation, seq);
 }
 
 //  --------------------------------------------------------------------------
@@ -2214,6 +2261,484 @@ s_block_check(ms_node_t *self, const uint8_t from[MS_MESH_ID_BYTES],
         return false;
     }
     return true;
+}
+
+/*  --------------------------------------------------------------------------
+    Authority items (DESIGN.md "Records and anti-entropy", issue 4).
+
+    What. The grow-only set of items that the pool authority signs or that
+    prove membership: members' certificate chains (every node adds the
+    chain of each peer it admits at a HELLO, so every node learns every
+    member's operator and roles, also of members it never linked to),
+    revocations and quarantine clears (node/ms_items.h). An item is
+    checked before anything else (authority signature, pool id; a chain
+    with expiry ignored), refused and counted when bad, else kept in the
+    store (durable, by digest), applied, and pushed at once to every
+    linked peer. At start the node loads the store's items into the set
+    and the members table.
+
+    Reconciliation. Every S_ITEMS_ROUND_MS, and when a link comes up, the
+    node sends ITEM_DIGEST (the digest of its set) to each linked peer. A
+    peer whose digest differs answers with ITEM_LIST (every digest it
+    holds, at most once per second per peer); the receiver of a list sends
+    ITEMS with what the list lacks (batches of MS_WIRE_MAX_ITEMS) and, when
+    the list named items it lacks, its own ITEM_LIST. Two nodes converge
+    in one exchange; equal sets cost 40 bytes per peer per round. The
+    digest rides on a message of its own rather than on HEARTBEAT so the
+    heartbeat stays a fixed, small liveness frame and older builds that
+    ignore unknown bodies are not disturbed.
+
+    Effects of a revocation: the subject is marked revoked with its cut
+    (ms_members: cuts of several revocations intersect), our link to it
+    is closed and its key denied at ZAP (ms_mesh_revoke), its heartbeats
+    are ignored (s_on_heartbeat: its claims expire after the TTL), its
+    records above the cut stay stored but the store stops counting them
+    (ms_store_put_item re-derives the tasks they touch) and the lease
+    table no longer takes its claims (s_counts). Expiry needs no item:
+    ms_mesh_tick closes a link whose certificate expired; the records
+    stay acceptable.
+    --------------------------------------------------------------------------
+*/
+
+#define S_ITEMS_ROUND_MS 2000    // ITEM_DIGEST to every linked peer
+#define S_ITEMS_LIST_GAP_MS 1000 // at most one ITEM_LIST per peer per gap
+
+//  --------------------------------------------------------------------------
+//  Our peer-table entry of id, or NULL.
+
+static s_peer_t *
+s_peer_entry(ms_node_t *self, const uint8_t id[MS_MESH_ID_BYTES])
+{
+    for (size_t i = 0; i < self->n_peer_tab; i++)
+        if (memcmp(self->peer_tab[i].id, id, MS_MESH_ID_BYTES) == 0)
+            return &self->peer_tab[i];
+    return NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Apply a checked item to the members table and the mesh.
+
+static void
+s_item_apply(ms_node_t *self, const ms_items_parsed_t *it)
+{
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_t h;
+    if (it->type == MS_ITEMS_CHAIN) {
+        ms_members_refusal_t why;
+        ms_members_learn(self->members, &it->chain, &why);
+        return;
+    }
+    if (it->item.kind != MS_AUTHORITY_ITEM_REVOKE)
+        return; // a quarantine clear: kept for verification
+    ms_members_cut_t cut;
+    memset(&cut, 0, sizeof cut);
+    cut.all = it->item.cut_all;
+    for (uint32_t i = 0; !cut.all && i < it->item.n_cuts; i++) {
+        cut.upto[cut.n].incarnation = it->item.cuts[i].incarnation;
+        cut.upto[cut.n].seq = it->item.cuts[i].max_seq;
+        cut.n++;
+    }
+    memcpy(h.bytes, it->item.subject, MS_HASH_BYTES);
+    ms_hash_hex(&h, hex);
+    bool self_revoked =
+        memcmp(it->item.subject, s_node_pk(self), MS_HASH_BYTES) == 0;
+    if (self->mesh && !self_revoked)
+        ms_mesh_revoke(self->mesh, it->item.subject, &cut);
+    else
+        ms_members_revoke(self->members, it->item.subject, &cut);
+    if (self->leases && !self_revoked) {
+        //  its facts go; what still counts within the cut comes back
+        //  from the store (ms_store_claims_by_task leaves out claims
+        //  above it; a task whose counted result stands is not pending)
+        ms_lease_table_forget_node(self->leases, it->item.subject);
+        s_reload_node_claims(self, it->item.subject);
+    }
+    self->n_items_revocations++;
+    self->work_changed = true;
+    fprintf(stderr,
+            "meshsweepd: %s %.12s revoked by the pool authority (cut: %s); "
+            "its later records are kept but not counted\n",
+            self_revoked ? "this node" : "node", hex,
+            cut.all ? "all" : "version vector prefix");
+}
+
+//  --------------------------------------------------------------------------
+//  Send one envelope to a peer (errors: the next round tries again).
+
+static void
+s_items_send_env(ms_node_t *self, const uint8_t to[MS_MESH_ID_BYTES],
+                 const ms_wire_envelope_t *env)
+{
+    if (self->mesh)
+        ms_mesh_send(self->mesh, to, env);
+}
+
+//  --------------------------------------------------------------------------
+//  ITEMS with the items of digests (n of them), in batches.
+
+static void
+s_items_send(ms_node_t *self, const uint8_t to[MS_MESH_ID_BYTES],
+             const uint8_t (*digests)[MS_ITEMS_DIGEST_BYTES], size_t n)
+{
+    ms_wire_item_t batch[MS_WIRE_MAX_ITEMS];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = 0;
+        const uint8_t *bytes = ms_items_get(self->items, digests[i], &len);
+        if (!bytes || len > MS_WIRE_MAX_ITEM_BYTES)
+            continue;
+        batch[k].bytes = (uint8_t *) bytes;
+        batch[k].n_bytes = len;
+        if (++k == MS_WIRE_MAX_ITEMS || i + 1 == n) {
+            ms_wire_envelope_t env = {.protocol = MS_PROTOCOL_VERSION,
+                                      .body = MS_WIRE_BODY_ITEMS};
+            env.items.items = batch;
+            env.items.n_items = k;
+            s_items_send_env(self, to, &env);
+            k = 0;
+        }
+    }
+    if (k > 0) {
+        ms_wire_envelope_t env = {.protocol = MS_PROTOCOL_VERSION,
+                                  .body = MS_WIRE_BODY_ITEMS};
+        env.items.items = batch;
+        env.items.n_items = k;
+        s_items_send_env(self, to, &env);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  ITEM_DIGEST to one peer.
+
+static void
+s_items_send_digest(ms_node_t *self, const uint8_t to[MS_MESH_ID_BYTES])
+{
+    ms_wire_envelope_t env = {.protocol = MS_PROTOCOL_VERSION,
+                              .body = MS_WIRE_BODY_ITEM_DIGEST};
+    ms_items_digest(self->items, env.item_digest.digest);
+    env.item_digest.n_items = (uint32_t) ms_items_size(self->items);
+    s_items_send_env(self, to, &env);
+}
+
+//  --------------------------------------------------------------------------
+//  ITEM_LIST to one peer, at most once per S_ITEMS_LIST_GAP_MS.
+
+static void
+s_items_send_list(ms_node_t *self, const uint8_t to[MS_MESH_ID_BYTES])
+{
+    s_peer_t *p = s_peer_entry(self, to);
+    int64_t now = s_mono_ms();
+    if (p && p->items_list_at && now - p->items_list_at < S_ITEMS_LIST_GAP_MS)
+        return;
+    if (p)
+        p->items_list_at = now;
+    size_t n = ms_items_size(self->items);
+    if (n > MS_WIRE_MAX_ITEM_DIGESTS)
+        n = MS_WIRE_MAX_ITEM_DIGESTS;
+    uint8_t(*digests)[MS_WIRE_ID_BYTES] =
+        n ? malloc(n * sizeof *digests) : NULL;
+    if (n && !digests)
+        return;
+    for (size_t i = 0; i < n; i++)
+        memcpy(digests[i], ms_items_at(self->items, i), MS_WIRE_ID_BYTES);
+    ms_wire_envelope_t env = {.protocol = MS_PROTOCOL_VERSION,
+                              .body = MS_WIRE_BODY_ITEM_LIST};
+    env.item_list.digests = digests;
+    env.item_list.n_digests = n;
+    s_items_send_env(self, to, &env);
+    free(digests);
+}
+
+//  --------------------------------------------------------------------------
+//  Check, keep, apply and (push) push an item. from: the peer it came
+//  from (NULL: the API or this node). *added: it was new. Returns MS_OK
+//  (new or known) or the check's error (counted, diag says why).
+
+static int
+s_item_take(ms_node_t *self, const uint8_t *bytes, size_t n,
+            const uint8_t *from, bool push, bool *added, ms_diag_t *diag)
+{
+    *added = false;
+    if (!self->items || !self->members ||
+        !ms_members_has_authority(self->members))
+        return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "authority",
+                                "this node is in no pool with an authority");
+    ms_items_parsed_t it;
+    int rc = ms_items_check(bytes, n, self->authority_pk, &it, diag);
+    if (rc != MS_OK) {
+        self->n_items_refused++;
+        if (self->n_items_refused <= 16) {
+            char text[600], peer[MS_HASH_HEX_LEN + 1] = "the API";
+            if (from) {
+                ms_hash_t h;
+                memcpy(h.bytes, from, MS_HASH_BYTES);
+                ms_hash_hex(&h, peer);
+            }
+            fprintf(stderr,
+                    "meshsweepd: refused an authority item from %.12s: %s "
+                    "(counted)\n",
+                    peer, ms_diag_format(diag, text, sizeof text));
+        }
+        return rc;
+    }
+    if (ms_items_has(self->items, it.digest.bytes))
+        return MS_OK;
+    const uint8_t *subject = NULL;
+    ms_store_cut_t cut;
+    memset(&cut, 0, sizeof cut);
+    if (it.type == MS_ITEMS_AUTHORITY &&
+        it.item.kind == MS_AUTHORITY_ITEM_REVOKE) {
+        subject = it.item.subject;
+        cut.all = it.item.cut_all;
+        for (uint32_t i = 0; !cut.all && i < it.item.n_cuts; i++) {
+            cut.upto[cut.n].incarnation = it.item.cuts[i].incarnation;
+            cut.upto[cut.n].seq = it.item.cuts[i].max_seq;
+            cut.n++;
+        }
+    }
+    rc = ms_store_put_item(self->store, it.digest.bytes, bytes, n, subject,
+                           &cut, NULL);
+    if (rc != MS_OK)
+        return ms_diag_set_code(diag, rc, "store", "cannot keep the item: %s",
+                                ms_strerror(rc));
+    rc = ms_items_add(self->items, bytes, n, added);
+    if (rc != MS_OK)
+        return ms_diag_set_code(diag, rc, "authority", "cannot hold the item");
+    s_item_apply(self, &it);
+    self->n_items_added++;
+    if (!push)
+        return MS_OK;
+    uint8_t to[64][MS_GOSSIP_ID_BYTES];
+    int n_to = s_tr_active(self, to, 64);
+    for (int i = 0; i < n_to; i++) {
+        if (from && memcmp(to[i], from, MS_GOSSIP_ID_BYTES) == 0)
+            continue;
+        s_items_send(self, to[i],
+                     (const uint8_t(*)[MS_ITEMS_DIGEST_BYTES]) it.digest.bytes,
+                     1);
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  ITEM_DIGEST, ITEM_LIST, ITEMS from a linked peer.
+
+static void
+s_items_on_message(ms_node_t *self, const uint8_t from[MS_MESH_ID_BYTES],
+                   const ms_wire_envelope_t *env)
+{
+    if (!self->items)
+        return; // an open pool has no authority items
+    if (env->body == MS_WIRE_BODY_ITEM_DIGEST) {
+        uint8_t ours[MS_ITEMS_DIGEST_BYTES];
+        ms_items_digest(self->items, ours);
+        if (memcmp(ours, env->item_digest.digest, sizeof ours) != 0)
+            s_items_send_list(self, from);
+    } else if (env->body == MS_WIRE_BODY_ITEM_LIST) {
+        const uint8_t(*theirs)[MS_ITEMS_DIGEST_BYTES] =
+            (const uint8_t(*)[MS_ITEMS_DIGEST_BYTES]) env->item_list.digests;
+        size_t n_theirs = env->item_list.n_digests;
+        size_t max = ms_items_size(self->items);
+        uint8_t(*missing)[MS_ITEMS_DIGEST_BYTES] =
+            max ? malloc(max * sizeof *missing) : NULL;
+        size_t n = missing ? ms_items_missing(self->items, theirs, n_theirs,
+                                              missing, max)
+                           : 0;
+        if (n)
+            s_items_send(self, from,
+                         (const uint8_t(*)[MS_ITEMS_DIGEST_BYTES]) missing, n);
+        free(missing);
+        if (ms_items_count_unknown(self->items, theirs, n_theirs) > 0)
+            s_items_send_list(self, from);
+    } else {
+        for (size_t i = 0; i < env->items.n_items; i++) {
+            ms_diag_t diag;
+            ms_diag_clear(&diag);
+            bool added;
+            s_item_take(self, env->items.items[i].bytes,
+                        env->items.items[i].n_bytes, from, true, &added, &diag);
+        }
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  A link came up: keep the peer's chain as an item (pushed), and
+//  compare sets with it at once.
+
+static void
+s_items_link_up(ms_node_t *self, const uint8_t id[MS_MESH_ID_BYTES])
+{
+    if (!self->items || !self->members)
+        return;
+    const ms_member_t *m = ms_members_find(self->members, id);
+    if (m && m->has_chain) {
+        uint8_t bytes[MS_ITEMS_MAX_BYTES];
+        ms_cert_chain_t chain = m->chain; // m may move as the table grows
+        size_t n = ms_items_encode_chain(&chain, bytes);
+        ms_diag_t diag;
+        ms_diag_clear(&diag);
+        bool added;
+        if (n)
+            s_item_take(self, bytes, n, NULL, true, &added, &diag);
+    }
+    s_items_send_digest(self, id);
+}
+
+//  --------------------------------------------------------------------------
+//  Timed: ITEM_DIGEST to every linked peer each round.
+
+static void
+s_items_tick(ms_node_t *self, int64_t now)
+{
+    if (!self->items || now < self->items_digest_at)
+        return;
+    self->items_digest_at = now + S_ITEMS_ROUND_MS;
+    uint8_t to[64][MS_GOSSIP_ID_BYTES];
+    int n_to = s_tr_active(self, to, 64);
+    for (int i = 0; i < n_to; i++)
+        s_items_send_digest(self, to[i]);
+}
+
+//  --------------------------------------------------------------------------
+//  Load one stored item (start): check it again (a store is not a
+//  signature), hold and apply it.
+
+static int
+s_items_load_one(void *arg, const uint8_t *digest, const uint8_t *bytes,
+                 size_t n)
+{
+    ms_node_t *self = arg;
+    (void) digest;
+    ms_items_parsed_t it;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    if (ms_items_check(bytes, n, self->authority_pk, &it, &diag) != MS_OK) {
+        char text[600];
+        fprintf(stderr, "meshsweepd: ignored a stored authority item: %s\n",
+                ms_diag_format(&diag, text, sizeof text));
+        return 0;
+    }
+    if (ms_items_add(self->items, bytes, n, NULL) == MS_OK)
+        s_item_apply(self, &it);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  The set at start (with an authority): the store's items, and our own
+//  chain as an item.
+
+static int
+s_items_open(ms_node_t *self)
+{
+    if (!self->has_cert)
+        return MS_OK;
+    self->items = ms_items_new();
+    if (!self->items)
+        return MS_ERR_NOMEM;
+    int rc = ms_store_items(self->store, s_items_load_one, self);
+    if (rc != MS_OK)
+        return rc;
+    uint8_t bytes[MS_ITEMS_MAX_BYTES];
+    size_t n = ms_items_encode_chain(&self->chain, bytes);
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    bool added;
+    if (n)
+        s_item_take(self, bytes, n, NULL, false, &added, &diag);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Decode base64 (libsodium original variant) of text[0..n) into out (at
+//  most max bytes). Returns the byte count, or 0.
+
+static size_t
+s_base64(const char *text, size_t n, uint8_t *out, size_t max)
+{
+    size_t len = 0;
+    if (sodium_base642bin(out, max, text, n, NULL, &len, NULL,
+                          sodium_base64_VARIANT_ORIGINAL) != 0)
+        return 0;
+    return len;
+}
+
+//  --------------------------------------------------------------------------
+//  An item posted to the API: the text of an authority item file
+//  ("meshsweep-authority-item-v1 BASE64") or a certificate bundle
+//  ("meshsweep-cert-v1 AUTHORITY_HEX BASE64", which must name our
+//  authority). Checked, kept, applied, pushed. *summary: JSON
+//  {"digest", "type", "new"}.
+
+static int
+s_item_text(ms_node_t *self, const char *text, size_t n, char **summary,
+            ms_diag_t *diag)
+{
+    static const char item_magic[] = "meshsweep-authority-item-v1 ";
+    static const char cert_magic[] = "meshsweep-cert-v1 ";
+    while (n > 0 &&
+           (text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == ' '))
+        n--;
+    uint8_t bytes[MS_ITEMS_MAX_BYTES];
+    size_t len = 0;
+    if (n > strlen(item_magic) &&
+        memcmp(text, item_magic, strlen(item_magic)) == 0) {
+        size_t at = strlen(item_magic);
+        len = s_base64(text + at, n - at, bytes + 1, sizeof bytes - 1);
+        if (len == 0) {
+            self->n_items_refused++;
+            return ms_diag_set_code(diag, MS_ERR_INVALID, "item",
+                                    "not valid base64 after '%s'",
+                                    "meshsweep-authority-item-v1");
+        }
+        bytes[0] = MS_ITEMS_AUTHORITY;
+        len++;
+    } else if (n > strlen(cert_magic) + 2 * MS_CERT_KEY_BYTES + 1 &&
+               memcmp(text, cert_magic, strlen(cert_magic)) == 0) {
+        size_t at = strlen(cert_magic);
+        uint8_t authority[MS_CERT_KEY_BYTES];
+        size_t alen = 0;
+        if (sodium_hex2bin(authority, sizeof authority, text + at,
+                           2 * MS_CERT_KEY_BYTES, NULL, &alen, NULL) != 0 ||
+            alen != MS_CERT_KEY_BYTES ||
+            text[at + 2 * MS_CERT_KEY_BYTES] != ' ')
+            return ms_diag_set_code(diag, MS_ERR_INVALID, "bundle",
+                                    "expected the authority key in hex");
+        if (self->has_cert &&
+            memcmp(authority, self->authority_pk, MS_CERT_KEY_BYTES) != 0) {
+            self->n_items_refused++;
+            return ms_diag_set_code(diag, MS_ERR_UNTRUSTED, "bundle",
+                                    "of another pool authority");
+        }
+        at += 2 * MS_CERT_KEY_BYTES + 1;
+        len = s_base64(text + at, n - at, bytes + 1, sizeof bytes - 1);
+        if (len == 0) {
+            self->n_items_refused++;
+            return ms_diag_set_code(diag, MS_ERR_INVALID, "bundle",
+                                    "not valid base64 after the key");
+        }
+        bytes[0] = MS_ITEMS_CHAIN;
+        len++;
+    } else
+        return ms_diag_set_code(diag, MS_ERR_INVALID, "body",
+                                "expected an authority item file "
+                                "('meshsweep-authority-item-v1 ...') or a "
+                                "certificate bundle ('meshsweep-cert-v1 "
+                                "...')");
+    bool added = false;
+    int rc = s_item_take(self, bytes, len, NULL, true, &added, diag);
+    if (rc != MS_OK)
+        return rc;
+    ms_hash_t h;
+    ms_hash_bytes(bytes, len, &h);
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&h, hex);
+    json_t *ans =
+        json_pack("{s:s, s:s, s:b}", "digest", hex, "type",
+                  bytes[0] == MS_ITEMS_CHAIN ? "certificate" : "authority-item",
+                  "new", added);
+    *summary = ans ? json_dumps(ans, JSON_COMPACT) : NULL;
+    json_decref(ans);
+    return MS_OK;
 }
 
 //  Blocks read back from the store for a push.
@@ -2479,6 +3004,37 @@ s_load_leases(ms_node_t *self)
                                      s_load_claim, self);
     free(list.tasks);
     return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Claims of node (within its cut) of every pending task, back into the
+//  lease table after ms_lease_table_forget_node.
+
+typedef struct {
+    ms_node_t *node;    // the node
+    const uint8_t *who; // whose claims
+} s_reload_ctx_t;
+
+static int
+s_reload_claim(void *arg, const ms_store_claim_t *claim)
+{
+    s_reload_ctx_t *ctx = arg;
+    if (memcmp(claim->node_id, ctx->who, MS_HASH_BYTES) != 0)
+        return 0;
+    return s_load_claim(ctx->node, claim);
+}
+
+static void
+s_reload_node_claims(ms_node_t *self, const uint8_t *who)
+{
+    s_task_list_t list = {0};
+    if (ms_store_pending_tasks(self->store, s_collect_task, &list) == MS_OK) {
+        s_reload_ctx_t ctx = {.node = self, .who = who};
+        for (size_t i = 0; i < list.n; i++)
+            ms_store_claims_by_task(self->store, list.tasks[i].task_id,
+                                    s_reload_claim, &ctx);
+    }
+    free(list.tasks);
 }
 
 //  --------------------------------------------------------------------------
@@ -3454,7 +4010,10 @@ s_src_merge(void *arg, const ms_gossip_block_t *block, size_t *n_new)
     *n_new = res.n_new;
     if (res.n_new > 0)
         for (size_t i = 0; i < n; i++)
-            s_lease_feed(self, block->origin, kinds[i], payloads[i], lens[i]);
+            if (s_counts(self, block->origin, block->incarnation,
+                         block->first_seq + i))
+                s_lease_feed(self, block->origin, kinds[i], payloads[i],
+                             lens[i]);
     if (res.equivocation) {
         char hex[MS_HASH_HEX_LEN + 1];
         ms_hash_t h;
@@ -3517,9 +4076,10 @@ s_src_merge_blocks(void *arg, const ms_gossip_block_t *blocks, size_t n_blocks,
         const ms_gossip_block_t *g = &blocks[b];
         if (n_new[b] > 0)
             for (size_t i = 0; i < g->n_records; i++)
-                s_lease_feed(self, g->origin, g->records[i].kind,
-                             g->records[i].payload,
-                             g->records[i].payload_bytes);
+                if (s_counts(self, g->origin, g->incarnation, g->first_seq + i))
+                    s_lease_feed(self, g->origin, g->records[i].kind,
+                                 g->records[i].payload,
+                                 g->records[i].payload_bytes);
         if (rcs[b] == MS_OK && res[b].equivocation) {
             char hex[MS_HASH_HEX_LEN + 1];
             ms_hash_t h;
@@ -3672,6 +4232,8 @@ s_on_peer(void *arg, const uint8_t id[MS_MESH_ID_BYTES], ms_peer_state_t state,
         ms_settle_peer_gone(self->settle, id); // not waited for any more
     if (was_up != (linked && state == MS_PEER_ALIVE))
         self->work_changed = true; // owners moved
+    if (!was_up && linked && state == MS_PEER_ALIVE)
+        s_items_link_up(self, id);
     s_update_members(self);
     char hex[MS_HASH_HEX_LEN + 1];
     ms_hash_t h;
@@ -3834,6 +4396,11 @@ s_on_message(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
     case MS_WIRE_BODY_BLOCK_ACK:
         s_on_block_ack(self, from, &env->block_ack);
         return;
+    case MS_WIRE_BODY_ITEM_DIGEST:
+    case MS_WIRE_BODY_ITEM_LIST:
+    case MS_WIRE_BODY_ITEMS:
+        s_items_on_message(self, from, env);
+        return;
     case MS_WIRE_BODY_BLOCK:
         if (!s_block_check(self, from, &env->block))
             return; // refused: never stored, forwarded, acked or counted
@@ -3905,6 +4472,9 @@ s_on_heartbeat(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
 {
     ms_node_t *self = arg;
     (void) now_ms;
+    if (self->members && ms_members_has_authority(self->members) &&
+        !ms_members_is_member(self->members, from, (int64_t) time(NULL)))
+        return; // revoked or expired: its claims expire (DESIGN.md)
     size_t n = hb->heartbeat.n_live_claims;
     ms_claim_t *live = n ? calloc(n, sizeof *live) : NULL;
     if (n && !live)
@@ -4104,6 +4674,10 @@ s_refresh_snapshots(ms_node_t *self)
             {"blocks_unsigned_total", self->n_blocks_unsigned},
             {"blocks_bad_signature_total", self->n_blocks_bad_sig},
             {"blocks_not_admitted_total", self->n_blocks_not_admitted},
+            {"authority_items", self->items ? ms_items_size(self->items) : 0},
+            {"authority_items_added_total", self->n_items_added},
+            {"authority_items_refused_total", self->n_items_refused},
+            {"revocations_applied_total", self->n_items_revocations},
             {"blocks_resigned_total", self->n_blocks_resigned},
         };
         for (size_t k = 0; k < sizeof sb / sizeof sb[0]; k++)
@@ -4938,6 +5512,8 @@ s_run_commands(ms_node_t *self)
                                  cmd->priority, &diag);
         else if (cmd->kind == S_COMMAND_BLOB_PUT)
             rc = s_blob_put(self, &cmd->hash, cmd->files, &diag);
+        else if (cmd->kind == S_COMMAND_AUTHORITY)
+            rc = s_item_text(self, cmd->text, cmd->n, &summary, &diag);
         else {
             rc = s_submit(self, cmd->text, cmd->n, false, cmd->files, NULL,
                           NULL, &summary, &diag);
@@ -5107,6 +5683,9 @@ s_mesh_open(ms_node_t *self, ms_diag_t *diag)
         ms_gossip_new(s_node_pk(self), &gc, &src, &tr, ms_mesh_now());
     if (!self->gossip)
         return MS_ERR_NOMEM;
+    rc = s_items_open(self);
+    if (rc != MS_OK)
+        return rc;
     // Dataset blobs: uploads, serving peers, fetching from them.
     snprintf(self->blob_tmp_dir, sizeof self->blob_tmp_dir, "%s/blobs/tmp",
              self->data_dir);
@@ -5295,6 +5874,7 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     }
     ms_mesh_tick(self->mesh, ms_mesh_now());
     ms_gossip_tick(self->gossip, ms_mesh_now());
+    s_items_tick(self, s_mono_ms());
     if (self->fetch)
         ms_blob_fetch_tick(self->fetch, s_mono_ms());
     s_lease_tick(self, s_mono_ms());
@@ -5629,6 +6209,28 @@ s_api_blob_put(void *arg, const ms_hash_t *hash, const char *tmp_path,
     cmd->kind = S_COMMAND_BLOB_PUT;
     cmd->hash = *hash;
     return s_api_queue(self, cmd, NULL, diag);
+}
+
+//  --------------------------------------------------------------------------
+//  Queue an authority item (POST /api/v1/authority) and wait for the
+//  loop's answer (the loop owns the members table, the mesh and the set).
+
+static int
+s_api_authority(void *arg, const char *text, size_t n, char **summary,
+                ms_diag_t *diag)
+{
+    ms_node_t *self = arg;
+    *summary = NULL;
+    s_command_t *cmd = calloc(1, sizeof *cmd);
+    if (!cmd || !(cmd->text = malloc(n + 1))) {
+        free(cmd);
+        return MS_ERR_NOMEM;
+    }
+    cmd->kind = S_COMMAND_AUTHORITY;
+    memcpy(cmd->text, text, n);
+    cmd->text[n] = 0;
+    cmd->n = n;
+    return s_api_queue(self, cmd, summary, diag);
 }
 
 //  --------------------------------------------------------------------------
@@ -6122,6 +6724,7 @@ ms_node_reload_certificate(ms_node_t *self, ms_diag_t *diag)
         ms_gossip_destroy(&self->gossip);
         ms_mesh_destroy(&self->mesh);
         ms_members_destroy(&self->members);
+        ms_items_destroy(&self->items);
         self->has_cert = false;
         pthread_mutex_lock(&self->lock);
         self->pool_id_hex[0] = '\0';
@@ -6152,6 +6755,174 @@ ms_node_ask_reload(ms_node_t *self)
 //  --------------------------------------------------------------------------
 //  Run an asked-for reload and say what came of it.
 
+//  peers.conf parse state.
+typedef struct {
+    char **peers;    // collected (malloc'd)
+    size_t n, cap;   // used, allocated
+    char error[400]; // first error
+} s_peers_conf_t;
+
+//  --------------------------------------------------------------------------
+//  Whether spec is "[NODE_ID@]tcp://HOST:PORT" (why says what is wrong).
+
+static bool
+s_peer_spec_ok(const char *spec, char *why, size_t why_n)
+{
+    const char *at = strchr(spec, '@');
+    const char *ep = at ? at + 1 : spec;
+    if (at) {
+        size_t n = (size_t) (at - spec);
+        if (n != MS_HASH_HEX_LEN || strspn(spec, "0123456789abcdef") != n) {
+            snprintf(why, why_n,
+                     "NODE_ID must be 64 lowercase hex characters (got %zu)",
+                     n);
+            return false;
+        }
+    }
+    if (!ms_wire_endpoint_valid(ep)) {
+        snprintf(why, why_n, "expected [NODE_ID@]tcp://HOST:PORT");
+        return false;
+    }
+    return true;
+}
+
+//  --------------------------------------------------------------------------
+//  One key of peers.conf; 0 stops the parse.
+
+static int
+s_peers_conf_key(void *user, const char *section, const char *name,
+                 const char *value)
+{
+    s_peers_conf_t *c = user;
+    if (section && *section && strcmp(section, "meshsweepd") != 0) {
+        snprintf(c->error, sizeof c->error, "unknown section [%.100s]",
+                 section);
+        return 0;
+    }
+    if (strcmp(name, "peer") != 0) {
+        snprintf(c->error, sizeof c->error,
+                 "unknown key '%.100s' (this file holds peer = lines only)",
+                 name);
+        return 0;
+    }
+    char why[200];
+    if (!s_peer_spec_ok(value, why, sizeof why)) {
+        snprintf(c->error, sizeof c->error, "peer = %.150s: %s", value, why);
+        return 0;
+    }
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 8;
+        if (cap > 256) {
+            snprintf(c->error, sizeof c->error, "too many peers (256 at most)");
+            return 0;
+        }
+        char **grown = realloc(c->peers, cap * sizeof *grown);
+        if (!grown) {
+            snprintf(c->error, sizeof c->error, "out of memory");
+            return 0;
+        }
+        c->peers = grown;
+        c->cap = cap;
+    }
+    if (!(c->peers[c->n] = strdup(value))) {
+        snprintf(c->error, sizeof c->error, "out of memory");
+        return 0;
+    }
+    c->n++;
+    return 1;
+}
+
+//  --------------------------------------------------------------------------
+//  Read DATA_DIR/identity/peers.conf
+
+int
+ms_node_peers_conf_load(const char *data_dir, char ***peers, size_t *n,
+                        ms_diag_t *diag)
+{
+    assert(data_dir && peers && n);
+    *peers = NULL;
+    *n = 0;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/identity/peers.conf", data_dir);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        if (errno == ENOENT)
+            return MS_ERR_NOTFOUND;
+        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot read: %s",
+                                strerror(errno));
+    }
+    s_peers_conf_t c = {0};
+    int line = ini_parse_file(f, s_peers_conf_key, &c);
+    fclose(f);
+    if (line != 0) {
+        ms_node_peers_free(&c.peers, c.n);
+        char where[4300];
+        snprintf(where, sizeof where, "%s:%d", path, line);
+        return ms_diag_set_code(diag, MS_ERR_INVALID, where, "%s",
+                                c.error[0] ? c.error : "syntax error");
+    }
+    *peers = c.peers;
+    *n = c.n;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Free a peer list
+
+void
+ms_node_peers_free(char ***peers, size_t n)
+{
+    assert(peers);
+    if (!*peers)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free((*peers)[i]);
+    free(*peers);
+    *peers = NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  SIGHUP: peers.conf again; new peers are dialed, a bad file changes
+//  nothing.
+
+static void
+s_reload_peers(ms_node_t *self)
+{
+    char **peers = NULL;
+    size_t n = 0;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    int rc = ms_node_peers_conf_load(self->data_dir, &peers, &n, &diag);
+    char text[1100];
+    if (rc == MS_ERR_NOTFOUND)
+        return;
+    if (rc != MS_OK) {
+        fprintf(stderr,
+                "meshsweepd: warning: reload: peers.conf not taken, the "
+                "peers stay as they were: %s\n",
+                ms_diag_format(&diag, text, sizeof text));
+        return;
+    }
+    size_t added = 0;
+    for (size_t i = 0; self->mesh && i < n; i++) {
+        bool known = false;
+        for (int j = 0; j < self->opts.n_peers && !known; j++)
+            known = self->peers[j] && strcmp(self->peers[j], peers[i]) == 0;
+        if (known)
+            continue;
+        ms_diag_clear(&diag);
+        if (ms_mesh_add_peer(self->mesh, peers[i], &diag) == MS_OK)
+            added++;
+        else
+            fprintf(stderr, "meshsweepd: warning: reload: peer %s: %s\n",
+                    peers[i], ms_diag_format(&diag, text, sizeof text));
+    }
+    if (self->mesh)
+        fprintf(stderr, "meshsweepd: reload: peers.conf: %zu peer(s)\n", n);
+    (void) added;
+    ms_node_peers_free(&peers, n);
+}
+
 static void
 s_reload_if_asked(ms_node_t *self)
 {
@@ -6180,6 +6951,7 @@ s_reload_if_asked(ms_node_t *self)
                 "meshsweepd: reload: no certificate in %s/identity; "
                 "this node still links to no one\n",
                 self->data_dir);
+    s_reload_peers(self);
 }
 
 //  --------------------------------------------------------------------------

@@ -141,6 +141,7 @@ typedef enum {
     S_OP_APPEND,
     S_OP_MERGE,
     S_OP_MEMBERS,
+    S_OP_PUT_ITEM,
 } s_op_kind_t;
 
 // One queued write: arguments borrowed from the blocked caller, results.
@@ -176,6 +177,9 @@ typedef struct s_op {
     // append: per record, the decoded inner payload of a fragmented
     // record at its last fragment (borrowed), else NULL; or NULL.
     ms_store_payload_t *const *pre;
+    // put item: the item (id = digest, text/len = bytes), a revocation's
+    // subject (node) and cut, whether it was new (existed false)
+    const ms_store_cut_t *cut;
 } s_op_t;
 
 // The block being built by the current write txn from appends of one
@@ -207,6 +211,10 @@ struct ms_store {
     MDB_dbi db_result_meta;
     MDB_dbi db_failures;
     MDB_dbi db_datasets;
+    MDB_dbi db_items;     // authority items: digest -> item bytes
+    MDB_dbi db_cuts;      // revoked origins: origin -> cut (s_cut_t)
+    bool has_cuts;        // db_items and db_cuts exist (an old store opened
+                          // read-only may lack them)
     uint32_t n_members;   // failure rule; writer thread only
     s_open_block_t block; // writer thread only: current txn's block
     bool txn_vec_changed; // writer thread only: txn moved a vector
@@ -990,6 +998,7 @@ s_op_put_result(ms_store_t *self, MDB_txn *txn, s_op_t *op)
 static int s_op_append(ms_store_t *self, MDB_txn *txn, s_op_t *op);
 static int s_op_merge(ms_store_t *self, MDB_txn *txn, s_op_t *op);
 static int s_op_members(ms_store_t *self, MDB_txn *txn, s_op_t *op);
+static int s_op_put_item(ms_store_t *self, MDB_txn *txn, s_op_t *op);
 
 //  --------------------------------------------------------------------------
 //  Writer: apply one op in TXN.
@@ -1017,6 +1026,8 @@ s_op_apply(ms_store_t *self, MDB_txn *txn, s_op_t *op)
         return s_op_merge(self, txn, op);
     case S_OP_MEMBERS:
         return s_op_members(self, txn, op);
+    case S_OP_PUT_ITEM:
+        return s_op_put_item(self, txn, op);
     }
     return MS_ERR_INVALID;
 }
@@ -1287,9 +1298,17 @@ s_open_dbs(ms_store_t *self, const char *dir, ms_diag_t *diag)
                {"claims", &self->db_claims},
                {"result_meta", &self->db_result_meta},
                {"failures", &self->db_failures},
-               {"datasets", &self->db_datasets}};
+               {"datasets", &self->db_datasets},
+               {"items", &self->db_items},
+               {"cuts", &self->db_cuts}};
+    self->has_cuts = true;
     for (size_t i = 0; i < sizeof dbs / sizeof dbs[0]; i++) {
         rc = mdb_dbi_open(txn, dbs[i].name, flags, dbs[i].dbi);
+        if (rc == MDB_NOTFOUND && self->read_only &&
+            (dbs[i].dbi == &self->db_items || dbs[i].dbi == &self->db_cuts)) {
+            self->has_cuts = false; // a store from before authority items
+            continue;
+        }
         if (rc != 0) {
             mdb_txn_abort(txn);
             if (rc == MDB_NOTFOUND)
@@ -2458,6 +2477,79 @@ s_block_put(ms_store_t *self, MDB_txn *txn, const uint8_t *origin, uint64_t inc,
 }
 
 //  --------------------------------------------------------------------------
+//  Revocation cuts (DESIGN.md "Records and anti-entropy"). A revoked
+//  origin's records are still stored (stores converge) but those above
+//  its cut are ignored for claims, results and failures: the derived
+//  tables read db_cuts while deriving, and a new revocation re-derives
+//  what that origin's records touch (s_op_put_item). Value: all (u8) ||
+//  n (u8 pair count, BE u16) || n x (incarnation u64 BE | seq u64 BE).
+
+//  --------------------------------------------------------------------------
+//  Read ORIGIN's cut inside TXN: *revoked false when it has none.
+
+static int
+s_cut_get(ms_store_t *self, MDB_txn *txn, const uint8_t *origin,
+          ms_store_cut_t *cut, bool *revoked)
+{
+    *revoked = false;
+    memset(cut, 0, sizeof *cut);
+    if (!self->has_cuts)
+        return MS_OK;
+    MDB_val k = {S_ID, (void *) origin}, v;
+    int rc = mdb_get(txn, self->db_cuts, &k, &v);
+    if (rc == MDB_NOTFOUND)
+        return MS_OK;
+    if (rc != 0)
+        return s_mdb(rc, "get cut");
+    const uint8_t *p = v.mv_data;
+    if (v.mv_size < 3)
+        return s_mdb(MDB_CORRUPTED, "cut value");
+    size_t n = (size_t) p[1] << 8 | p[2];
+    if (n > MS_STORE_MAX_CUT || v.mv_size != 3 + 16 * n)
+        return s_mdb(MDB_CORRUPTED, "cut value");
+    cut->all = p[0] != 0;
+    cut->n = n;
+    for (size_t i = 0; i < n; i++) {
+        cut->upto[i].incarnation = s_get_be64(p + 3 + 16 * i);
+        cut->upto[i].seq = s_get_be64(p + 3 + 16 * i + 8);
+    }
+    *revoked = true;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Whether a record (incarnation, seq) of an origin with CUT counts.
+
+static bool
+s_cut_counts(const ms_store_cut_t *cut, uint64_t incarnation, uint64_t seq)
+{
+    if (cut->all)
+        return false;
+    for (size_t i = 0; i < cut->n; i++)
+        if (cut->upto[i].incarnation == incarnation)
+            return seq <= cut->upto[i].seq;
+    return false;
+}
+
+//  --------------------------------------------------------------------------
+//  Whether the record under KEY (origin || inc || seq) counts (inside
+//  TXN); *status gets an LMDB failure.
+
+static bool
+s_key_counts(ms_store_t *self, MDB_txn *txn, const uint8_t *key, int *status)
+{
+    ms_store_cut_t cut;
+    bool revoked;
+    int rc = s_cut_get(self, txn, key, &cut, &revoked);
+    if (rc != MS_OK) {
+        *status = rc;
+        return true;
+    }
+    return !revoked || s_cut_counts(&cut, s_get_be64(key + S_ID),
+                                    s_get_be64(key + S_ID + 8));
+}
+
+//  --------------------------------------------------------------------------
 //  True when NODE is marked equivocating (inside TXN); *status gets an
 //  LMDB failure.
 
@@ -2538,6 +2630,13 @@ s_task_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
             }
             if (skip)
                 continue; // no longer counted
+            if (!s_key_counts(self, txn, node, &eq_rc) || eq_rc != MS_OK) {
+                if (eq_rc != MS_OK) {
+                    mdb_cursor_close(cur);
+                    return eq_rc;
+                }
+                continue; // above its origin's revocation cut
+            }
             n_nodes++;
             memcpy(last, node, S_ID);
         }
@@ -2960,9 +3059,18 @@ s_results_recount(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix_in)
     size_t best = SIZE_MAX;
     bool excluded =
         status == MS_OK && s_is_equivocator(self, txn, prefix + S_ID, &status);
+    ms_store_cut_t cut;
+    bool revoked = false;
+    if (status == MS_OK)
+        status = s_cut_get(self, txn, prefix + S_ID, &cut, &revoked);
     for (size_t i = 0; !excluded && status == MS_OK && i < n; i++) {
         bool first_of_inc =
             i == 0 || ents[i].incarnation != ents[i - 1].incarnation;
+        //  (the first of an incarnation has its lowest seq: when it lies
+        //  above the cut, so do the others)
+        if (revoked && !s_cut_counts(&cut, ents[i].incarnation,
+                                     s_get_be64(ents[i].key + 2 * S_ID + 8)))
+            continue;
         if (first_of_inc &&
             (best == SIZE_MAX || memcmp(ents[i].hash, ents[best].hash, 32) < 0))
             best = i;
@@ -2991,7 +3099,8 @@ s_results_recount(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix_in)
         free(copy);
     }
     free(ents);
-    if (status == MS_OK && excluded) { // its results no longer count
+    if (status == MS_OK && (excluded || (n > 0 && best == SIZE_MAX))) {
+        // none of its results counts (any more)
         MDB_val rk = {2 * S_ID, prefix};
         int d = mdb_del(txn, self->db_results, &rk, NULL);
         if (d != 0 && d != MDB_NOTFOUND)
@@ -3874,6 +3983,132 @@ s_op_members(ms_store_t *self, MDB_txn *txn, s_op_t *op)
 }
 
 //  --------------------------------------------------------------------------
+//  Writer: keep an authority item; for a revocation, narrow its subject's
+//  cut (the intersection with an earlier one) and re-derive what the
+//  subject's records touch.
+
+static int
+s_op_put_item(ms_store_t *self, MDB_txn *txn, s_op_t *op)
+{
+    MDB_val k = {S_ID, (void *) op->id}, v = {op->len, (void *) op->text};
+    int rc = mdb_put(txn, self->db_items, &k, &v, MDB_NOOVERWRITE);
+    op->existed = rc == MDB_KEYEXIST;
+    if (op->existed)
+        return MS_OK;
+    if (rc != 0)
+        return s_written(s_mdb(rc, "put item"));
+    if (!op->node || !op->cut)
+        return MS_OK;
+    ms_store_cut_t cut, next = *op->cut;
+    bool revoked;
+    rc = s_cut_get(self, txn, op->node, &cut, &revoked);
+    if (rc != MS_OK)
+        return rc;
+    if (next.all || next.n == 0 || next.n > MS_STORE_MAX_CUT) {
+        memset(&next, 0, sizeof next);
+        next.all = true;
+    }
+    if (revoked && !cut.all && !next.all) { // keep what both let count
+        size_t kept = 0;
+        for (size_t i = 0; i < next.n; i++)
+            for (size_t j = 0; j < cut.n; j++)
+                if (cut.upto[j].incarnation == next.upto[i].incarnation) {
+                    next.upto[kept].incarnation = next.upto[i].incarnation;
+                    next.upto[kept].seq = next.upto[i].seq < cut.upto[j].seq
+                                              ? next.upto[i].seq
+                                              : cut.upto[j].seq;
+                    kept++;
+                    break;
+                }
+        next.n = kept;
+        next.all = kept == 0;
+    } else if (revoked && cut.all)
+        next.all = true;
+    if (next.all)
+        next.n = 0;
+    uint8_t buf[3 + 16 * MS_STORE_MAX_CUT];
+    buf[0] = next.all;
+    buf[1] = (uint8_t) (next.n >> 8);
+    buf[2] = (uint8_t) next.n;
+    for (size_t i = 0; i < next.n; i++) {
+        s_put_be64(buf + 3 + 16 * i, next.upto[i].incarnation);
+        s_put_be64(buf + 3 + 16 * i + 8, next.upto[i].seq);
+    }
+    MDB_val ck = {S_ID, (void *) op->node}, cv = {3 + 16 * next.n, buf};
+    rc = mdb_put(txn, self->db_cuts, &ck, &cv, 0);
+    if (rc != 0)
+        return s_written(s_mdb(rc, "put cut"));
+    return s_written(s_origin_uncount(self, txn, op->node));
+}
+
+//  --------------------------------------------------------------------------
+//  Keep an authority item
+
+int
+ms_store_put_item(ms_store_t *self, const uint8_t digest[MS_STORE_ID_BYTES],
+                  const uint8_t *bytes, size_t n,
+                  const uint8_t revoked[MS_STORE_ID_BYTES],
+                  const ms_store_cut_t *cut, bool *added)
+{
+    if (!self || !digest || !bytes || n == 0)
+        return MS_ERR_INVALID;
+    if (added)
+        *added = false;
+    if (n > MS_STORE_MAX_ITEM_BYTES)
+        return MS_ERR_INVALID;
+    s_op_t op = {.kind = S_OP_PUT_ITEM,
+                 .id = digest,
+                 .text = (const char *) bytes,
+                 .len = n,
+                 .node = revoked,
+                 .cut = revoked ? cut : NULL};
+    ms_store_cut_t all = {.all = true};
+    if (revoked && !cut)
+        op.cut = &all;
+    int rc = s_submit(self, &op);
+    if (rc == MS_OK && added)
+        *added = !op.existed;
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Every authority item
+
+int
+ms_store_items(ms_store_t *self, ms_store_item_fn fn, void *arg)
+{
+    if (!self || !fn)
+        return MS_ERR_INVALID;
+    if (!self->has_cuts)
+        return MS_OK;
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    MDB_cursor *cur;
+    rc = mdb_cursor_open(txn, self->db_items, &cur);
+    if (rc != 0) {
+        s_read_end(self, txn);
+        return s_mdb(rc, "cursor items");
+    }
+    int status = MS_OK;
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != S_ID)
+            continue;
+        status = fn(arg, k.mv_data, v.mv_data, v.mv_size);
+        if (status != 0)
+            break;
+    }
+    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
+        status = s_mdb(rc, "cursor items");
+    mdb_cursor_close(cur);
+    s_read_end(self, txn);
+    return status;
+}
+
+//  --------------------------------------------------------------------------
 //  Check a block's arrays against the limits.
 
 static bool
@@ -4556,6 +4791,10 @@ ms_store_claims_by_task(ms_store_t *self,
             break;
         }
         memcpy(&row, v.mv_data, sizeof row);
+        if (row.claimed && !s_key_counts(self, txn, row.claim_key, &status))
+            continue; // above its origin's revocation cut: holds nothing
+        if (status != MS_OK)
+            break;
         const uint8_t *kp = k.mv_data;
         ms_store_claim_t c = {.slot = s_get_be32(kp + S_ID),
                               .epoch = s_get_be64(kp + S_ID + 4),

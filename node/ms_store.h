@@ -606,7 +606,48 @@ int ms_store_equivocating(ms_store_t *self,
 //  MS_ERR_STORE_FULL; MS_ERR_STORE.
 int ms_store_set_member_count(ms_store_t *self, uint32_t n_members);
 
+//  A revocation's cut, as the store applies it (DESIGN.md "Records and
+//  anti-entropy"): `all`, or per incarnation of the origin the highest
+//  seq that still counts. Records above it stay stored (and are served)
+//  but are ignored for claims, results and failures.
+#define MS_STORE_MAX_CUT 64          // incarnations in a cut
+#define MS_STORE_MAX_ITEM_BYTES 4096 // one authority item
+typedef struct {
+    bool all; // nothing of the origin counts
+    size_t n; // entries below (when !all), 1..MS_STORE_MAX_CUT
+    struct {
+        uint64_t incarnation; // store incarnation of the origin
+        uint64_t seq;         // highest seq counted
+    } upto[MS_STORE_MAX_CUT];
+} ms_store_cut_t;
+
+//  Keep an authority item (node/ms_items.h; checked by the caller) under
+//  its digest, durably; grow-only (an item held already is MS_OK with
+//  *added false). For a revocation, revoked is its subject and cut its
+//  cut (NULL: all): in the same commit the subject's cut becomes the
+//  intersection with any earlier one, its counted results and failures
+//  are chosen again and the tasks they touch re-derived (results above
+//  the cut leave the results table; claims above it are no longer listed
+//  by ms_store_claims_by_task). revoked NULL: any other item. *added (may
+//  be NULL) says whether it was new. Errors: MS_ERR_INVALID (n over
+//  MS_STORE_MAX_ITEM_BYTES); MS_ERR_UNSUPPORTED read-only;
+//  MS_ERR_STORE_FULL; MS_ERR_STORE.
+int ms_store_put_item(ms_store_t *self, const uint8_t digest[MS_STORE_ID_BYTES],
+                      const uint8_t *bytes, size_t n,
+                      const uint8_t revoked[MS_STORE_ID_BYTES],
+                      const ms_store_cut_t *cut, bool *added);
+
+//  Called with each authority item: its digest and bytes, borrowed for the
+//  call. Non-zero stops the walk and is returned.
+typedef int (*ms_store_item_fn)(void *arg, const uint8_t *digest,
+                                const uint8_t *bytes, size_t n);
+
+//  Call fn for every authority item, in digest order (what a node loads at
+//  start). Errors: MS_ERR_STORE; fn's return.
+int ms_store_items(ms_store_t *self, ms_store_item_fn fn, void *arg);
+
 //  Call fn for every claim row of TASK_ID, in (slot, epoch, node) order.
+//  A claim above its origin's revocation cut is left out.
 //  Errors: MS_ERR_STORE; fn's return. No claims is MS_OK.
 int ms_store_claims_by_task(ms_store_t *self,
                             const uint8_t task_id[MS_STORE_ID_BYTES],

@@ -414,6 +414,22 @@ s_shuffle_valid(const ms_wire_shuffle_t *s, bool with_origin)
 }
 
 //  --------------------------------------------------------------------------
+//  True when an ITEMS body obeys its contract.
+
+static bool
+s_items_valid(const ms_wire_items_t *it)
+{
+    if (it->n_items < 1 || it->n_items > MS_WIRE_MAX_ITEMS || !it->items)
+        return false;
+    for (size_t i = 0; i < it->n_items; i++)
+        if (it->items[i].n_bytes < 1 ||
+            it->items[i].n_bytes > MS_WIRE_MAX_ITEM_BYTES ||
+            !it->items[i].bytes)
+            return false;
+    return true;
+}
+
+//  --------------------------------------------------------------------------
 //  True when an envelope obeys every rule of its body.
 
 static bool
@@ -441,6 +457,13 @@ s_envelope_valid(const ms_wire_envelope_t *env)
     }
     case MS_WIRE_BODY_BLOCK_ACK:
         return env->block_ack.seq >= 1;
+    case MS_WIRE_BODY_ITEM_DIGEST:
+        return true;
+    case MS_WIRE_BODY_ITEM_LIST:
+        return env->item_list.n_digests <= MS_WIRE_MAX_ITEM_DIGESTS &&
+               (env->item_list.digests || env->item_list.n_digests == 0);
+    case MS_WIRE_BODY_ITEMS:
+        return s_items_valid(&env->items);
     case MS_WIRE_BODY_BLOCK:
         return s_block_valid(&env->block);
     case MS_WIRE_BODY_BLOB_REQUEST: {
@@ -497,6 +520,9 @@ typedef struct {
         Mswire__WhoAreYou who_are_you;
         Mswire__IAm i_am;
         Mswire__BlockAck block_ack;
+        Mswire__ItemDigest item_digest;
+        Mswire__ItemList item_list;
+        Mswire__Items items;
     } body;
     void *items; // repeated field items (malloc'd)
     void **ptrs; // pointers to them (malloc'd)
@@ -768,6 +794,49 @@ s_pb_from_envelope(s_pb_env_t *pb, const ms_wire_envelope_t *env)
         pb->env.block_ack = m;
         break;
     }
+    case MS_WIRE_BODY_ITEM_DIGEST: {
+        Mswire__ItemDigest *m = &pb->body.item_digest;
+        mswire__item_digest__init(m);
+        m->digest = s_bin(env->item_digest.digest, MS_WIRE_ID_BYTES);
+        m->n_items = env->item_digest.n_items;
+        pb->env.body_case = MSWIRE__ENVELOPE__BODY_ITEM_DIGEST;
+        pb->env.item_digest = m;
+        break;
+    }
+    case MS_WIRE_BODY_ITEM_LIST: {
+        const ms_wire_item_list_t *l = &env->item_list;
+        Mswire__ItemList *m = &pb->body.item_list;
+        mswire__item_list__init(m);
+        if (l->n_digests) {
+            ProtobufCBinaryData *bins = calloc(l->n_digests, sizeof *bins);
+            if (!bins)
+                return MS_ERR_NOMEM;
+            for (size_t i = 0; i < l->n_digests; i++)
+                bins[i] = s_bin(l->digests[i], MS_WIRE_ID_BYTES);
+            pb->items = bins;
+            m->digests = bins;
+        }
+        m->n_digests = l->n_digests;
+        pb->env.body_case = MSWIRE__ENVELOPE__BODY_ITEM_LIST;
+        pb->env.item_list = m;
+        break;
+    }
+    case MS_WIRE_BODY_ITEMS: {
+        const ms_wire_items_t *it = &env->items;
+        Mswire__Items *m = &pb->body.items;
+        mswire__items__init(m);
+        ProtobufCBinaryData *bins = calloc(it->n_items, sizeof *bins);
+        if (!bins)
+            return MS_ERR_NOMEM;
+        for (size_t i = 0; i < it->n_items; i++)
+            bins[i] = s_bin(it->items[i].bytes, it->items[i].n_bytes);
+        pb->items = bins;
+        m->items = bins;
+        m->n_items = it->n_items;
+        pb->env.body_case = MSWIRE__ENVELOPE__BODY_ITEMS;
+        pb->env.items = m;
+        break;
+    }
     case MS_WIRE_BODY_NONE:
     default:
         return MS_ERR_INVALID; // s_envelope_valid refused it already
@@ -925,6 +994,49 @@ s_block_in(ms_wire_block_t *b, const Mswire__Block *m)
 }
 
 //  --------------------------------------------------------------------------
+//  Copy an ITEM_LIST out of its protobuf-c form (count checked first).
+
+static int
+s_item_list_in(ms_wire_item_list_t *l, const Mswire__ItemList *m)
+{
+    if (m->n_digests > MS_WIRE_MAX_ITEM_DIGESTS)
+        return MS_ERR_PROTOCOL;
+    if (m->n_digests == 0)
+        return MS_OK;
+    l->digests = calloc(m->n_digests, sizeof *l->digests);
+    if (!l->digests)
+        return MS_ERR_NOMEM;
+    l->n_digests = m->n_digests;
+    for (size_t i = 0; i < m->n_digests; i++)
+        if (!s_id_in(l->digests[i], &m->digests[i]))
+            return MS_ERR_PROTOCOL;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Copy ITEMS out of its protobuf-c form (count checked first).
+
+static int
+s_items_in(ms_wire_items_t *it, const Mswire__Items *m)
+{
+    if (m->n_items < 1 || m->n_items > MS_WIRE_MAX_ITEMS)
+        return MS_ERR_PROTOCOL;
+    it->items = calloc(m->n_items, sizeof *it->items);
+    if (!it->items)
+        return MS_ERR_NOMEM;
+    it->n_items = m->n_items;
+    for (size_t i = 0; i < m->n_items; i++) {
+        if (m->items[i].len < 1)
+            return MS_ERR_PROTOCOL;
+        int rc = s_bytes_in(&m->items[i], MS_WIRE_MAX_ITEM_BYTES,
+                            &it->items[i].bytes, &it->items[i].n_bytes);
+        if (rc != MS_OK)
+            return rc;
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
 //  Copy the body of an unpacked envelope into env (env->body is set
 //  first, so a partial copy can be destroyed).
 
@@ -1044,6 +1156,18 @@ s_envelope_in(ms_wire_envelope_t *env, const Mswire__Envelope *m)
         env->block_ack.own_incarnation = m->block_ack->own_incarnation;
         env->block_ack.own_seq = m->block_ack->own_seq;
         return MS_OK;
+    case MSWIRE__ENVELOPE__BODY_ITEM_DIGEST:
+        env->body = MS_WIRE_BODY_ITEM_DIGEST;
+        env->item_digest.n_items = m->item_digest->n_items;
+        return s_id_in(env->item_digest.digest, &m->item_digest->digest)
+                   ? MS_OK
+                   : MS_ERR_PROTOCOL;
+    case MSWIRE__ENVELOPE__BODY_ITEM_LIST:
+        env->body = MS_WIRE_BODY_ITEM_LIST;
+        return s_item_list_in(&env->item_list, m->item_list);
+    case MSWIRE__ENVELOPE__BODY_ITEMS:
+        env->body = MS_WIRE_BODY_ITEMS;
+        return s_items_in(&env->items, m->items);
     case MSWIRE__ENVELOPE__BODY__NOT_SET:
     default:
         return MS_ERR_PROTOCOL; // no body, or one newer than this build
@@ -1113,6 +1237,14 @@ ms_wire_envelope_destroy(ms_wire_envelope_t **self_p)
     case MS_WIRE_BODY_SHUFFLE_REPLY:
         free(self->shuffle.peers);
         break;
+    case MS_WIRE_BODY_ITEM_LIST:
+        free(self->item_list.digests);
+        break;
+    case MS_WIRE_BODY_ITEMS:
+        for (size_t i = 0; i < self->items.n_items; i++)
+            free(self->items.items[i].bytes);
+        free(self->items.items);
+        break;
     default:
         break;
     }
@@ -1163,6 +1295,12 @@ ms_wire_body_name(ms_wire_body_t body)
         return "I_AM";
     case MS_WIRE_BODY_BLOCK_ACK:
         return "BLOCK_ACK";
+    case MS_WIRE_BODY_ITEM_DIGEST:
+        return "ITEM_DIGEST";
+    case MS_WIRE_BODY_ITEM_LIST:
+        return "ITEM_LIST";
+    case MS_WIRE_BODY_ITEMS:
+        return "ITEMS";
     case MS_WIRE_BODY_NONE:
     default:
         return "?";

@@ -68,6 +68,11 @@
 #define MS_WIRE_MAX_SHUFFLE_PEERS 64 // peers in a SHUFFLE / SHUFFLE_REPLY
 //  Files in a DATASET record, and dataset files named by a SWEEP.
 #define MS_WIRE_MAX_DATASET_FILES 64
+//  Authority items: digests in one ITEM_LIST, items in one ITEMS, bytes of
+//  one item (a certificate chain or an authority item with its type byte).
+#define MS_WIRE_MAX_ITEM_DIGESTS 8192
+#define MS_WIRE_MAX_ITEMS 64
+#define MS_WIRE_MAX_ITEM_BYTES 2048
 
 // --- envelope bodies -------------------------------------------------------
 
@@ -93,6 +98,9 @@ typedef enum {
     MS_WIRE_BODY_WHO_ARE_YOU = 16,
     MS_WIRE_BODY_I_AM = 17,
     MS_WIRE_BODY_BLOCK_ACK = 18,
+    MS_WIRE_BODY_ITEM_DIGEST = 19,
+    MS_WIRE_BODY_ITEM_LIST = 20,
+    MS_WIRE_BODY_ITEMS = 21,
 } ms_wire_body_t;
 
 //  HELLO: the first frame on a link, both ways (DESIGN.md "Discovery and
@@ -270,6 +278,33 @@ typedef struct {
     uint64_t own_seq;         // sender's highest own seq then (0: none)
 } ms_wire_block_ack_t;
 
+//  ITEM_DIGEST: the digest of the sender's set of authority items (hash
+//  of its sorted item digests, node/ms_items.h) and how many it holds.
+typedef struct {
+    uint8_t digest[MS_WIRE_ID_BYTES];
+    uint32_t n_items;
+} ms_wire_item_digest_t;
+
+//  ITEM_LIST: every item digest the sender holds. Decoder: at most
+//  MS_WIRE_MAX_ITEM_DIGESTS, each exactly 32 bytes.
+typedef struct {
+    uint8_t (*digests)[MS_WIRE_ID_BYTES]; // n_digests entries
+    size_t n_digests;
+} ms_wire_item_list_t;
+
+//  One authority item: its type byte and canonical encoding (opaque here).
+typedef struct {
+    uint8_t *bytes; // n_bytes bytes
+    size_t n_bytes; // 1..MS_WIRE_MAX_ITEM_BYTES
+} ms_wire_item_t;
+
+//  ITEMS: authority items. Decoder: 1..MS_WIRE_MAX_ITEMS items, each
+//  1..MS_WIRE_MAX_ITEM_BYTES bytes.
+typedef struct {
+    ms_wire_item_t *items; // n_items entries
+    size_t n_items;
+} ms_wire_items_t;
+
 //  One frame. Exactly one member of the union is meaningful: the one
 //  named by body. protocol is the version the frame is written in (this
 //  build writes MS_PROTOCOL_VERSION); the decoder refuses 0 and leaves
@@ -294,6 +329,9 @@ typedef struct {
         ms_wire_shuffle_t shuffle; // SHUFFLE and SHUFFLE_REPLY
         ms_wire_i_am_t i_am;       // I_AM (WHO_ARE_YOU: none)
         ms_wire_block_ack_t block_ack;
+        ms_wire_item_digest_t item_digest;
+        ms_wire_item_list_t item_list;
+        ms_wire_items_t items;
     };
 } ms_wire_envelope_t;
 

@@ -22,13 +22,12 @@
       systemd service.
     - Static peers given to `pool join --peer` are written to
       DIR/identity/peers.conf, an INI file of `peer = ID@tcp://HOST:PORT`
-      lines in meshsweepd's config syntax. meshsweepd has no per-data-dir
-      config file of its own, so the file sits beside the certificate
-      (identity/ survives a wiped store) and can be given to meshsweepd
-      with --config today.
+      lines in meshsweepd's config syntax. The file sits beside the
+      certificate (identity/ survives a wiped store); meshsweepd reads it
+      at start and on SIGHUP.
     - `pool revoke` writes a signed revocation item (ms_authority_item).
-      Handing it to the pool (POST /api/v1/authority on any node, gossip
-      of authority items) is not built yet; the file is kept until then.
+      `pool publish FILE --node URL` (or `pool revoke --node URL`) hands
+      it to a node (POST /api/v1/authority), which gossips it to the pool.
 
     A node id must be typed in full here (64 hex): the authority keeps no
     list of nodes against which a prefix could be resolved.
@@ -906,9 +905,9 @@ s_join_usage(FILE *out)
         "lines,\n"
         "                     meshsweepd's config syntax), replacing the "
         "peers of an\n"
-        "                     earlier join; meshsweepd reads it with "
-        "--config\n"
-        "                     DIR/identity/peers.conf\n"
+        "                     earlier join; meshsweepd reads it at "
+        "start and on\n"
+        "                     SIGHUP\n"
         "  --restart          run `systemctl restart meshsweepd` instead of "
         "SIGHUP\n"
         "  --json             print what was done as JSON\n");
@@ -1115,7 +1114,8 @@ s_join_main(int argc, char **argv)
         size_t len = (size_t) snprintf(
             text, cap,
             "# Static peers of the pool, written by `meshsweep pool join`\n"
-            "# (meshsweepd config syntax; meshsweepd --config this file).\n");
+            "# (meshsweepd reads it at start and on SIGHUP; peer lines "
+            "only).\n");
         for (int i = 0; i < n_peers; i++)
             len += (size_t) snprintf(text + len, cap - len, "peer = %s\n",
                                      peers[i]);
@@ -1161,9 +1161,9 @@ s_join_main(int argc, char **argv)
            "installed as %s\n",
            node_hex, pool_hex, chain.leaf.operator_name, path);
     if (peers_path[0])
-        printf("%d static peer%s written to %s (give meshsweepd --config "
-               "%s)\n",
-               n_peers, n_peers == 1 ? "" : "s", peers_path, peers_path);
+        printf("%d static peer%s written to %s (meshsweepd reads it at "
+               "start and on SIGHUP)\n",
+               n_peers, n_peers == 1 ? "" : "s", peers_path);
     if (restart)
         printf("meshsweepd restarted (systemctl restart meshsweepd)\n");
     else if (pid > 0)
@@ -1188,7 +1188,7 @@ s_revoke_usage(FILE *out)
     fprintf(out,
             "usage: meshsweep pool revoke NODE_ID [--cut all|INC:SEQ,...] "
             "[--authority DIR]\n"
-            "           [--out FILE] [--json]\n"
+            "           [--out FILE] [--node URL] [--json]\n"
             "\n"
             "Sign a revocation of NODE_ID (a node id or an enrollment key, "
             "64 hex\ncharacters) with the pool authority, and write it to "
@@ -1207,11 +1207,12 @@ s_revoke_usage(FILE *out)
             "$MESHSWEEP_AUTHORITY or\n"
             "                     ./" S_DEFAULT_AUTHORITY ")\n"
             "  --out FILE         where to write the revocation\n"
-            "  --json             print the item's fields as JSON\n"
-            "\n"
-            "Not yet built: handing the revocation to the pool (POST "
-            "/api/v1/authority\non any node, which gossips it to every "
-            "node). Keep FILE until then.\n");
+            "  --node URL         also publish it to that node's API (POST\n"
+            "                     /api/v1/authority), which gossips it to "
+            "every node\n"
+            "                     at once (later: meshsweep pool publish "
+            "FILE)\n"
+            "  --json             print the item's fields as JSON\n");
 }
 
 //  --------------------------------------------------------------------------
@@ -1313,6 +1314,8 @@ s_item_json(const ms_authority_item_t *it)
 }
 
 //  --------------------------------------------------------------------------
+static int s_publish(const char *path, const char *node_url, bool json_out);
+
 //  meshsweep pool revoke
 
 static int
@@ -1321,11 +1324,16 @@ s_revoke_main(int argc, char **argv)
     if (ms_cli_wants_help(argc, argv))
         return s_revoke_usage(stdout), MS_CLI_EXIT_OK;
     const char *node = NULL, *cut = "all", *authority = NULL, *out = NULL;
+    const char *node_url = NULL;
     bool json_out = false;
     for (int i = 1; i < argc; i++) {
         bool missing = false;
         const char *v = NULL;
-        if (ms_cli_arg_value(argc, argv, &i, "--cut", &v, &missing)) {
+        if (ms_cli_arg_value(argc, argv, &i, "--node", &v, &missing)) {
+            if (missing || !*v)
+                return ms_cli_usage_error("--node", "needs a URL");
+            node_url = v;
+        } else if (ms_cli_arg_value(argc, argv, &i, "--cut", &v, &missing)) {
             if (missing)
                 return ms_cli_usage_error("--cut", "needs all or "
                                                    "INCARNATION:SEQ,...");
@@ -1387,13 +1395,114 @@ s_revoke_main(int argc, char **argv)
                    : ms_cli_failure(out, "out of memory");
         json_decref(doc);
     } else if (code == MS_CLI_EXIT_OK)
-        printf("revocation of %s (cut %s, serial %llu) written to %s\n"
-               "Handing it to the pool is not built yet (it will be: POST "
-               "it to any node's\n/api/v1/authority, which gossips it to "
-               "every node). Keep %s until then.\n",
-               subject, cut, (unsigned long long) it->serial, out, out);
+        printf("revocation of %s (cut %s, serial %llu) written to %s\n",
+               subject, cut, (unsigned long long) it->serial, out);
     free(it);
+    if (code == MS_CLI_EXIT_OK && node_url)
+        code = s_publish(out, node_url, json_out);
+    else if (code == MS_CLI_EXIT_OK && !json_out)
+        printf("Publish it with: meshsweep pool publish %s --node URL\n", out);
     return code;
+}
+
+//  ---- pool publish ------------------------------------------------------
+
+//  --------------------------------------------------------------------------
+//  POST an item file (or a certificate bundle) to a node's
+//  /api/v1/authority: the node checks it, keeps it, applies it and
+//  gossips it to every node.
+
+static int
+s_publish(const char *path, const char *node_url, bool json_out)
+{
+    ms_diag_t d;
+    ms_diag_clear(&d);
+    char *text = NULL;
+    size_t n = 0;
+    int rc = ms_cli_read_file(path, &text, &n, &d);
+    if (rc != MS_OK)
+        return ms_cli_diag_exit(&d, rc, path);
+    const char *url = ms_cli_node_url(node_url);
+    long status = 0;
+    char *body = NULL;
+    rc = ms_cli_http("POST", url, "/api/v1/authority", "text/plain", text, n,
+                     &status, &body, &d);
+    free(text);
+    int code = MS_CLI_EXIT_OK;
+    if (rc != MS_OK)
+        code = ms_cli_diag_exit(&d, rc, url);
+    else if (status < 200 || status > 299) {
+        code = ms_cli_http_error(status, body, path, &d);
+        fprintf(stderr, "meshsweep: %s: refused by %s: %s\n", path, url,
+                d.reason);
+    } else if (json_out)
+        printf("%s\n", body ? body : "{}");
+    else {
+        json_error_t err;
+        json_t *doc = body ? json_loads(body, 0, &err) : NULL;
+        printf("%s published to %s (digest %.16s, %s)\n", path, url,
+               json_string_value(json_object_get(doc, "digest"))
+                   ? json_string_value(json_object_get(doc, "digest"))
+                   : "?",
+               json_is_true(json_object_get(doc, "new")) ? "new there"
+                                                         : "known there");
+        json_decref(doc);
+    }
+    free(body);
+    return code;
+}
+
+//  --------------------------------------------------------------------------
+//  Help for meshsweep pool publish.
+
+static void
+s_publish_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: meshsweep pool publish FILE [--node URL] [--json]\n"
+            "\n"
+            "Hand an authority item (a revocation written by `meshsweep pool "
+            "revoke`)\nor a certificate bundle to a node of the pool (POST "
+            "/api/v1/authority):\nthe node checks its signature and pool, "
+            "keeps it, applies it and gossips\nit to every node at once. "
+            "A forged or altered item is refused (exit 2).\n"
+            "\n"
+            "  --node URL     the node's API (default $MESHSWEEP_NODE or "
+            "http://127.0.0.1:8765)\n"
+            "  --json         print the node's answer as JSON\n");
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep pool publish
+
+static int
+s_publish_main(int argc, char **argv)
+{
+    if (ms_cli_wants_help(argc, argv))
+        return s_publish_usage(stdout), MS_CLI_EXIT_OK;
+    const char *file = NULL, *node_url = NULL;
+    bool json_out = false;
+    for (int i = 1; i < argc; i++) {
+        bool missing = false;
+        const char *v = NULL;
+        if (ms_cli_arg_value(argc, argv, &i, "--node", &v, &missing)) {
+            if (missing || !*v)
+                return ms_cli_usage_error("--node", "needs a URL");
+            node_url = v;
+        } else if (strcmp(argv[i], "--json") == 0)
+            json_out = true;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return ms_cli_usage_error(argv[i],
+                                      "unknown option of pool publish");
+        else if (file)
+            return ms_cli_usage_error(argv[i], "unexpected argument");
+        else
+            file = argv[i];
+    }
+    if (!file)
+        return s_publish_usage(stderr),
+               ms_cli_usage_error("pool publish", "missing FILE");
+    return s_publish(file, node_url, json_out);
 }
 
 //  ---- pool show ---------------------------------------------------------
@@ -1556,6 +1665,7 @@ static const s_subcommand_t s_subcommands[] = {
     {"join", s_join_main, "install a certificate in a node's data dir"},
     {"enroll", s_enroll_main, "make an enrollment key for a cluster"},
     {"revoke", s_revoke_main, "sign a revocation of a node"},
+    {"publish", s_publish_main, "hand a revocation or certificate to a node"},
     {"show", s_show_main, "print a certificate or revocation file"},
 };
 

@@ -19,12 +19,12 @@ new_node() {
 # ---- help ------------------------------------------------------------
 "$MS" --help | grep -q ' pool ' || fail "meshsweep --help does not list pool"
 "$MS" pool --help | grep -q 'revoke' || fail "pool --help"
-for sub in init invite join enroll revoke show; do
+for sub in init invite join enroll revoke publish show; do
     "$MS" pool $sub --help | grep -q "usage: meshsweep pool $sub" ||
         fail "pool $sub --help has no usage line"
 done
 "$MS" pool revoke --help | grep -q 'api/v1/authority' ||
-    fail "pool revoke --help does not say that delivery is not built yet"
+    fail "pool revoke --help does not say how the item reaches the pool"
 ms_expect_exit 2 e "$MS" pool
 ms_expect_exit 2 e "$MS" pool frob
 ms_one_error_line e 'frob'
@@ -216,7 +216,7 @@ ok "enroll: kit 0600, verifies, roles + enroll"
 # ---- revoke ----------------------------------------------------------------
 (cd node1 && "$MS" pool revoke "$N1" --authority "$A" >../rev.txt)
 [ -f "node1/${N1:0:12}.revoke" ] || fail "revoke did not write ${N1:0:12}.revoke"
-grep -q 'not built yet' rev.txt || fail "revoke does not say how the item reaches the pool"
+grep -q 'meshsweep pool publish' rev.txt || fail "revoke does not say how the item reaches the pool"
 "$MS" pool show "node1/${N1:0:12}.revoke" --json >showr.json
 [ "$(json showr.json 'd["valid"]')" = True ] || fail "revocation does not verify"
 [ "$(json showr.json 'd["kind"]')" = revoke ] || fail "kind"

@@ -162,7 +162,9 @@ test_deny_and_revoke(void **state)
     cut.upto[0].seq = 10;
     assert_int_equal(ms_members_revoke(m, node, &cut), MS_OK);
     assert_false(ms_members_is_member(m, node, now));
-    assert_null(ms_members_operator(m, node));
+    // its operator stays known for its old records (verification)
+    assert_string_equal(ms_members_operator(m, node), "erin");
+    assert_true(ms_members_known(m, node));
     assert_true(ms_members_counts(m, node, 42, 10));
     assert_false(ms_members_counts(m, node, 42, 11));
     assert_false(ms_members_counts(m, node, 43, 1));
@@ -185,6 +187,81 @@ test_deny_and_revoke(void **state)
     uint8_t bad[32];
     memset(bad, 0xff, sizeof bad);
     assert_int_equal(ms_members_revoke(m, bad, NULL), MS_ERR_INVALID);
+    ms_members_destroy(&m);
+}
+
+//  --------------------------------------------------------------------------
+//  Chains learned from authority items: expired ones too (old records
+//  keep their operator), never another pool's or a forged one; a revoked
+//  key learns its operator but stays revoked; two revocations keep the
+//  intersection of their cuts, whatever their order.
+
+static void
+test_learn_and_cuts(void **state)
+{
+    (void) state;
+    s_pool_t p, other;
+    s_pool(&p);
+    s_pool(&other);
+    ms_members_t *m = ms_members_new(p.pk, p.pool_id);
+    int64_t now = (int64_t) time(NULL);
+    ms_cert_chain_t chain;
+    uint8_t node[32], old[32], rev[32];
+    ms_members_refusal_t why;
+
+    s_chain(&chain, p.pool_id, p.sk, 0, "grace", node);
+    assert_false(ms_members_known(m, node));
+    assert_null(ms_members_operator(m, node));
+    assert_int_equal(ms_members_learn(m, &chain, &why), MS_OK);
+    assert_true(ms_members_known(m, node));
+    assert_string_equal(ms_members_operator(m, node), "grace");
+    assert_true(ms_members_counts(m, node, 1, 99));
+
+    s_chain(&chain, p.pool_id, p.sk, now - 3600, "heidi", old);
+    assert_int_equal(ms_members_learn(m, &chain, &why), MS_OK);
+    assert_string_equal(ms_members_operator(m, old), "heidi");
+    assert_false(ms_members_is_member(m, old, now)); // expired: no link
+    assert_true(ms_members_counts(m, old, 1, 1));    // old records count
+
+    s_chain(&chain, other.pool_id, other.sk, 0, "ivan", node);
+    assert_int_equal(ms_members_learn(m, &chain, &why), MS_ERR_UNTRUSTED);
+    assert_int_equal(why, MS_MEMBERS_REFUSED_OTHER_POOL);
+    s_chain(&chain, p.pool_id, other.sk, 0, "judy", node);
+    assert_int_equal(ms_members_learn(m, &chain, &why), MS_ERR_UNTRUSTED);
+    assert_int_equal(why, MS_MEMBERS_REFUSED_BAD_SIG);
+    assert_false(ms_members_known(m, node));
+
+    // revoked first, chain learned later: operator known, still revoked
+    s_chain(&chain, p.pool_id, p.sk, 0, "karl", rev);
+    ms_members_cut_t c1 = {.all = false, .n = 2};
+    c1.upto[0].incarnation = 5;
+    c1.upto[0].seq = 20;
+    c1.upto[1].incarnation = 6;
+    c1.upto[1].seq = 3;
+    ms_members_cut_t c2 = {.all = false, .n = 1};
+    c2.upto[0].incarnation = 5;
+    c2.upto[0].seq = 10;
+    assert_int_equal(ms_members_revoke(m, rev, &c1), MS_OK);
+    assert_false(ms_members_known(m, rev));
+    assert_int_equal(ms_members_learn(m, &chain, &why), MS_OK);
+    assert_true(ms_members_known(m, rev));
+    assert_string_equal(ms_members_operator(m, rev), "karl");
+    assert_int_equal(ms_members_find(m, rev)->state, MS_MEMBER_REVOKED);
+    assert_true(ms_members_counts(m, rev, 6, 3));
+    assert_true(ms_members_counts(m, rev, 5, 20));
+    assert_int_equal(ms_members_revoke(m, rev, &c2), MS_OK);
+    assert_true(ms_members_counts(m, rev, 5, 10));
+    assert_false(ms_members_counts(m, rev, 5, 11));
+    assert_false(ms_members_counts(m, rev, 6, 1));            // not in c2
+    assert_int_equal(ms_members_revoke(m, rev, NULL), MS_OK); // all
+    assert_false(ms_members_counts(m, rev, 5, 1));
+    assert_int_equal(ms_members_revoke(m, rev, &c1), MS_OK); // stays all
+    assert_false(ms_members_counts(m, rev, 5, 1));
+    ms_members_destroy(&m);
+
+    uint8_t pool_id[32] = {1};
+    m = ms_members_new(NULL, pool_id);
+    assert_int_equal(ms_members_learn(m, &chain, &why), MS_ERR_INVALID);
     ms_members_destroy(&m);
 }
 
@@ -237,6 +314,7 @@ main(void)
         cmocka_unit_test(test_admit_by_certificate),
         cmocka_unit_test(test_refusal_reasons),
         cmocka_unit_test(test_deny_and_revoke),
+        cmocka_unit_test(test_learn_and_cuts),
         cmocka_unit_test(test_open_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

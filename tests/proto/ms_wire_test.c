@@ -575,6 +575,77 @@ test_block_ack_round_trip(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  ITEM_DIGEST, ITEM_LIST, ITEMS: round trips; an empty ITEMS, an empty
+//  item, a digest of 31 bytes and an item over the limit are refused.
+
+static void
+test_items_round_trip(void **state)
+{
+    (void) state;
+    ms_wire_envelope_t env = {.protocol = 1, .body = MS_WIRE_BODY_ITEM_DIGEST};
+    s_id(env.item_digest.digest, 9);
+    env.item_digest.n_items = 3;
+    ms_wire_envelope_t *back = s_round_trip(&env);
+    assert_memory_equal(back->item_digest.digest, env.item_digest.digest,
+                        MS_WIRE_ID_BYTES);
+    assert_int_equal(back->item_digest.n_items, 3);
+    assert_string_equal(ms_wire_body_name(back->body), "ITEM_DIGEST");
+    ms_wire_envelope_destroy(&back);
+
+    uint8_t digests[3][MS_WIRE_ID_BYTES];
+    for (int i = 0; i < 3; i++)
+        s_id(digests[i], (uint8_t) (20 + i));
+    memset(&env, 0, sizeof env);
+    env.protocol = 1;
+    env.body = MS_WIRE_BODY_ITEM_LIST;
+    env.item_list.digests = digests;
+    env.item_list.n_digests = 3;
+    back = s_round_trip(&env);
+    assert_int_equal(back->item_list.n_digests, 3);
+    assert_memory_equal(back->item_list.digests, digests, sizeof digests);
+    ms_wire_envelope_destroy(&back);
+    env.item_list.n_digests = 0; // an empty set is a valid list
+    back = s_round_trip(&env);
+    assert_int_equal(back->item_list.n_digests, 0);
+    ms_wire_envelope_destroy(&back);
+
+    uint8_t a[5] = {1, 2, 3, 4, 5}, b[1] = {2};
+    ms_wire_item_t items[2] = {{a, sizeof a}, {b, sizeof b}};
+    memset(&env, 0, sizeof env);
+    env.protocol = 1;
+    env.body = MS_WIRE_BODY_ITEMS;
+    env.items.items = items;
+    env.items.n_items = 2;
+    back = s_round_trip(&env);
+    assert_int_equal(back->items.n_items, 2);
+    assert_int_equal(back->items.items[0].n_bytes, 5);
+    assert_memory_equal(back->items.items[0].bytes, a, 5);
+    assert_int_equal(back->items.items[1].n_bytes, 1);
+    ms_wire_envelope_destroy(&back);
+
+    env.items.n_items = 0;
+    s_expect_encode_invalid(&env);
+    items[1].n_bytes = MS_WIRE_MAX_ITEM_BYTES + 1;
+    env.items.n_items = 2;
+    s_expect_encode_invalid(&env);
+
+    s_pbw_t body = {.n = 0}, frame;
+    s_w_envelope(&frame, MS_WIRE_BODY_ITEMS + 1, &body); // no item
+    s_expect_decode_refused(frame.buf, frame.n);
+    s_w_bytes(&body, 1, a, 0); // one empty item
+    s_w_envelope(&frame, MS_WIRE_BODY_ITEMS + 1, &body);
+    s_expect_decode_refused(frame.buf, frame.n);
+    body.n = 0;
+    s_w_id(&body, 1, 31); // a digest one byte short
+    s_w_envelope(&frame, MS_WIRE_BODY_ITEM_LIST + 1, &body);
+    s_expect_decode_refused(frame.buf, frame.n);
+    body.n = 0;
+    s_w_id(&body, 1, 33);
+    s_w_envelope(&frame, MS_WIRE_BODY_ITEM_DIGEST + 1, &body);
+    s_expect_decode_refused(frame.buf, frame.n);
+}
+
+//  --------------------------------------------------------------------------
 //  Endpoints: what dials, what does not.
 
 static void
@@ -1426,6 +1497,7 @@ main(void)
         cmocka_unit_test(test_view_round_trip),
         cmocka_unit_test(test_who_are_you_round_trip),
         cmocka_unit_test(test_block_ack_round_trip),
+        cmocka_unit_test(test_items_round_trip),
         cmocka_unit_test(test_endpoint_valid),
         cmocka_unit_test(test_decode_refuses_truncated),
         cmocka_unit_test(test_oversized_frame),
