@@ -2608,15 +2608,16 @@ s_settle_claims(ms_node_t *self, const ms_store_payload_t *claims,
         ms_hash_t tid;
         memcpy(tid.bytes, claims[k].u.claim.task_id, MS_HASH_BYTES);
         uint32_t epoch = (uint32_t) claims[k].u.claim.epoch;
+        uint32_t slot = claims[k].u.claim.slot;
         self->n_claims++;
         if (n_peers == 0) {
-            s_start_leased(self, &tid, 0, epoch);
+            s_start_leased(self, &tid, slot, epoch);
             continue;
         }
-        if (ms_settle_add(self->settle, tid.bytes, 0, epoch, seq,
+        if (ms_settle_add(self->settle, tid.bytes, slot, epoch, seq,
                           (const uint8_t(*)[MS_SETTLE_ID_BYTES]) peers, n_peers,
                           now, cap) != MS_OK)
-            s_release(self, &tid, 0, epoch, MS_RELEASE_REASON_FAILED);
+            s_release(self, &tid, slot, epoch, MS_RELEASE_REASON_FAILED);
     }
     free(peers);
 }
@@ -5632,6 +5633,33 @@ s_api_status(void *arg)
                       "linked", self->pool_id_hex[0] != 0, "authority",
                       self->has_cert, "encrypted",
                       self->mesh && ms_mesh_secure(self->mesh)));
+        // Verification: the standing (stratum 1) of this node and of its
+        // peers as this node's store derives it.
+        json_t *nodes = json_array();
+        for (size_t k = 0; nodes && k <= json_array_size(self->peers_json);
+             k++) {
+            const char *hex =
+                k == 0
+                    ? ms_identity_node_id(self->identity)
+                    : json_string_value(json_object_get(
+                          json_array_get(self->peers_json, k - 1), "node_id"));
+            ms_hash_t id;
+            uint32_t counted = 0, strikes = 0;
+            bool quarantined = false;
+            if (!hex || ms_hash_from_hex(hex, &id) != MS_OK ||
+                ms_store_node_standing(self->store, id.bytes, &counted,
+                                       &strikes, &quarantined) != MS_OK)
+                continue;
+            json_array_append_new(
+                nodes,
+                json_pack("{s:s, s:i, s:i, s:b}", "node_id", hex, "counted",
+                          (json_int_t) counted, "strikes", (json_int_t) strikes,
+                          "quarantined", quarantined));
+        }
+        json_object_set_new(obj, "verification",
+                            json_pack("{s:i, s:o}", "pool_operators",
+                                      (json_int_t) self->n_pool_operators,
+                                      "nodes", nodes ? nodes : json_array()));
     }
     pthread_mutex_unlock(&self->lock);
     return obj;
