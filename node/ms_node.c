@@ -5634,7 +5634,8 @@ s_api_status(void *arg)
                       self->has_cert, "encrypted",
                       self->mesh && ms_mesh_secure(self->mesh)));
         // Verification: the standing (stratum 1) of this node and of its
-        // peers as this node's store derives it.
+        // peers as this node's store derives it (keyed "node", not
+        // "node_id": scripts grep this object for the node's own id).
         json_t *nodes = json_array();
         for (size_t k = 0; nodes && k <= json_array_size(self->peers_json);
              k++) {
@@ -5650,11 +5651,11 @@ s_api_status(void *arg)
                 ms_store_node_standing(self->store, id.bytes, &counted,
                                        &strikes, &quarantined) != MS_OK)
                 continue;
-            json_array_append_new(
-                nodes,
-                json_pack("{s:s, s:i, s:i, s:b}", "node_id", hex, "counted",
-                          (json_int_t) counted, "strikes", (json_int_t) strikes,
-                          "quarantined", quarantined));
+            json_array_append_new(nodes,
+                                  json_pack("{s:s, s:i, s:i, s:b}", "node", hex,
+                                            "counted", (json_int_t) counted,
+                                            "strikes", (json_int_t) strikes,
+                                            "quarantined", quarantined));
         }
         json_object_set_new(obj, "verification",
                             json_pack("{s:i, s:o}", "pool_operators",
