@@ -590,6 +590,18 @@ s_get_results(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
     else if (all_text && strcmp(all_text, "0") && strcmp(all_text, "false"))
         return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
                              "all: '%.64s' is not 0 or 1", all_text);
+    unsigned flags = all ? MS_RESULTS_ALL : 0;
+    const char *names[2] = {"verified", "by_task"};
+    unsigned bits[2] = {MS_RESULTS_VERIFIED, MS_RESULTS_BY_TASK};
+    for (int f = 0; f < 2; f++) {
+        const char *t =
+            MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, names[f]);
+        if (t && (!strcmp(t, "1") || !strcmp(t, "true")))
+            flags |= bits[f];
+        else if (t && strcmp(t, "0") && strcmp(t, "false"))
+            return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                                 "%s: '%.64s' is not 0 or 1", names[f], t);
+    }
     bool csv = false;
     if (format && strcmp(format, "csv") == 0)
         csv = true;
@@ -612,9 +624,9 @@ s_get_results(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
     ms_diag_clear(&diag);
     json_t *rows = NULL;
     char *next = NULL;
-    int rc = csv ? ms_results_rows_all(self->hooks.store, id, all, &rows, &diag)
-                 : ms_results_page_all(self->hooks.store, id, all, after, limit,
-                                       &rows, &next, &diag);
+    int rc =
+        ms_results_page_ex(self->hooks.store, id, flags, csv ? NULL : after,
+                           csv ? 0 : limit, &rows, csv ? NULL : &next, &diag);
     if (rc != MS_OK)
         return s_reply_diag(self, conn, s_status_of(rc), &diag, rc);
     if (csv) {

@@ -929,7 +929,9 @@ ms_lease_table_can_claim(ms_lease_table_t *self,
             if (other == s)
                 continue;
             const s_entry_t *h = s_holder(task, other);
-            if (h && s_is_self(self, h))
+            // (a claim left on a slot that another node's result finished
+            // holds nothing: self lost that slot, and may fill another)
+            if (h && s_is_self(self, h) && !s_slot_done(task, other))
                 return false; // self holds another slot of the task
         }
     }

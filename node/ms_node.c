@@ -158,6 +158,7 @@
 #include "ms_mesh.h"
 #include "ms_settle.h"
 #include "ms_store_payload.h"
+#include "ms_verdict.h"
 #include "ms_wire.h"
 #include "ms_wire_canon.h"
 #include "ms_wire_sign.h"
@@ -290,11 +291,12 @@ typedef struct {
     int64_t items_list_at;        // monotonic ms we last sent it ITEM_LIST
 } s_peer_t;
 
-#define S_MAX_CANDIDATES 2048  // tasks ordered per scheduling pass
-#define S_MAX_APPEND 64        // records in one block of ours (DESIGN.md)
-#define S_MAX_LIVE_CLAIMS 1024 // live claims listed in one heartbeat
-#define S_CHECK_RUNNING_MS 500 // how often running tasks are re-checked
-#define S_C2S_RING 256         // claim-to-start figures kept for /status
+#define S_MAX_CANDIDATES 2048   // tasks ordered per scheduling pass
+#define S_MAX_APPEND 64         // records in one block of ours (DESIGN.md)
+#define S_MAX_OPERATORS_SEEN 64 // distinct operators counted in the pool
+#define S_MAX_LIVE_CLAIMS 1024  // live claims listed in one heartbeat
+#define S_CHECK_RUNNING_MS 500  // how often running tasks are re-checked
+#define S_C2S_RING 256          // claim-to-start figures kept for /status
 #define S_RESCAN_MS                                                            \
     250                    // scan the tasks at least this often when
                            // workers are idle (else on changes)
@@ -401,6 +403,7 @@ struct ms_node {
     int64_t next_scan_at;             // monotonic ms: scan the tasks again
     int64_t next_renew_at;            // monotonic ms: renew own leases (alone)
     uint32_t n_members;               // member count last given to the store
+    uint32_t n_pool_operators;        // operator count last given to it
     uint64_t n_claims;                // claim records written
     uint64_t n_lease_conflicts;       // claims lost in the settle window
     uint64_t n_settle_lost;           // ... of which never started
@@ -2326,6 +2329,12 @@ s_item_apply(ms_node_t *self, const ms_items_parsed_t *it)
     if (it->type == MS_ITEMS_CHAIN) {
         ms_members_refusal_t why;
         ms_members_learn(self->members, &it->chain, &why);
+        // Its operator counts for verification even when we never link
+        // to it (a member known only through the items of the pool).
+        if (ms_members_has_authority(self->members) &&
+            it->chain.leaf.operator_name[0])
+            ms_store_set_operator(self->store, it->chain.leaf.subject,
+                                  it->chain.leaf.operator_name);
         return;
     }
     if (it->item.kind != MS_AUTHORITY_ITEM_REVOKE)
@@ -2939,12 +2948,17 @@ s_load_claim(void *arg, const ms_store_claim_t *claim)
 
 //  Task ids collected from the store (startup load, scheduling).
 typedef struct {
-    ms_store_task_t *tasks;      // copies (config pointers cleared)
-    size_t n, cap;               // used, allocated
-    size_t max;                  // stop after this many (0: no limit)
-    ms_lease_table_t *claimable; // if set: only tasks this node may claim
-    ms_hash_t skipped[8];        // sweeps of tasks left out (first 8)
-    size_t n_skipped;            // entries in skipped
+    ms_store_task_t *tasks;            // copies (config pointers cleared)
+    size_t n, cap;                     // used, allocated
+    size_t max;                        // stop after this many (0: no limit)
+    ms_lease_table_t *claimable;       // if set: only tasks this node may claim
+    ms_hash_t skipped[8];              // sweeps of tasks left out (first 8)
+    size_t n_skipped;                  // entries in skipped
+    ms_store_t *store;                 // if set: tasks of multi-slot sweeps are
+                                       // read whatever slot 0 says
+    uint8_t sweep_seen[MS_HASH_BYTES]; // last sweep looked up
+    bool sweep_known;                  // sweep_seen is set
+    uint32_t sweep_replicas;           // its verify.replicas
 } s_task_list_t;
 
 //  --------------------------------------------------------------------------
@@ -2963,6 +2977,20 @@ s_skip_task(void *arg, const uint8_t *task_id, const uint8_t *sweep_id,
     if (!list->claimable ||
         ms_lease_table_can_claim(list->claimable, task_id, 0, false, NULL))
         return MS_STORE_TASK_READ;
+    // A task of several slots (verify.replicas > 1) may have another
+    // slot open: the scheduler decides (s_pick_slot).
+    if (list->store) {
+        if (!list->sweep_known ||
+            memcmp(list->sweep_seen, sweep_id, MS_HASH_BYTES) != 0) {
+            memcpy(list->sweep_seen, sweep_id, MS_HASH_BYTES);
+            list->sweep_known = true;
+            list->sweep_replicas = 1;
+            ms_store_sweep_replicas(list->store, sweep_id,
+                                    &list->sweep_replicas);
+        }
+        if (list->sweep_replicas > 1)
+            return MS_STORE_TASK_READ;
+    }
     // Remember its sweep: the node still gets the sweep's dataset ready
     // (a task of it may come back to us).
     if (list->n_skipped < 8 && (list->n_skipped == 0 ||
@@ -3057,6 +3085,91 @@ s_members(ms_node_t *self, uint8_t (**out)[MS_ASSIGN_ID_BYTES])
 }
 
 //  --------------------------------------------------------------------------
+//  Verification inputs of the store (DESIGN.md "Verification"): the
+//  operators of the members admitted by certificate (stored, so verdicts
+//  are a function of stored data; in an open pool every node is its own
+//  operator and nothing is stored), and the number of operators in the
+//  pool as this node sees it (itself and its live linked peers).
+
+static void
+s_update_operators(ms_node_t *self)
+{
+    bool by_cert = self->members && ms_members_has_authority(self->members);
+    const char *names[S_MAX_OPERATORS_SEEN];
+    size_t n_names = 0;
+    uint32_t n_ops = 1;
+    if (by_cert) {
+        const char *mine = self->chain.leaf.operator_name;
+        ms_store_set_operator(self->store, s_node_pk(self), mine);
+        names[n_names++] = mine;
+    }
+    for (size_t i = 0; i < self->n_peer_tab; i++) {
+        if (!self->peer_tab[i].linked ||
+            self->peer_tab[i].state != MS_PEER_ALIVE)
+            continue;
+        if (!by_cert) {
+            n_ops++;
+            continue;
+        }
+        const char *op =
+            ms_members_operator(self->members, self->peer_tab[i].id);
+        if (!op || !*op)
+            continue;
+        ms_store_set_operator(self->store, self->peer_tab[i].id, op);
+        bool seen = false;
+        for (size_t k = 0; k < n_names && !seen; k++)
+            seen = strcmp(names[k], op) == 0;
+        if (!seen && n_names < S_MAX_OPERATORS_SEEN)
+            names[n_names++] = op;
+    }
+    if (by_cert)
+        n_ops = (uint32_t) n_names;
+    if (n_ops != self->n_pool_operators &&
+        ms_store_set_pool_operators(self->store, n_ops) == MS_OK) {
+        self->n_pool_operators = n_ops;
+        self->work_changed = true; // slots per task changed
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Emit the verdict changes the store saw (DESIGN.md: "A verdict may
+//  change when late replicas arrive: it carries a revision, and the
+//  change is an event"), a bounded number per turn. A change may open a
+//  slot (disputed): the scheduler looks again.
+
+static void
+s_emit_verdicts(ms_node_t *self)
+{
+    uint8_t ids[64][MS_STORE_ID_BYTES];
+    uint64_t dropped = 0;
+    size_t n = ms_store_verdict_changes(self->store, ids, 64, &dropped);
+    if (dropped)
+        s_log(self, "%llu verdict event(s) dropped (queue full)",
+              (unsigned long long) dropped);
+    if (n)
+        self->work_changed = true;
+    ms_store_verdict_t *v = n ? malloc(sizeof *v) : NULL;
+    for (size_t i = 0; v && i < n; i++) {
+        if (ms_store_get_verdict(self->store, ids[i], v) != MS_OK)
+            continue;
+        ms_hash_t tid;
+        char thex[MS_HASH_HEX_LEN + 1];
+        memcpy(tid.bytes, ids[i], MS_HASH_BYTES);
+        ms_hash_hex(&tid, thex);
+        s_emit(self,
+               json_pack("{s:s, s:s, s:s, s:i, s:s, s:i, s:i, s:i, s:b}",
+                         "event", "verdict", "task_id", thex, "verdict",
+                         ms_verdict_state_name((ms_verdict_state_t) v->verdict),
+                         "verdict_revision", (json_int_t) v->revision,
+                         "operators", v->operators, "n_operators",
+                         (json_int_t) v->n_operators, "n_agreeing",
+                         (json_int_t) v->n_agreeing, "slots_wanted",
+                         (json_int_t) v->slots_wanted, "final", v->final));
+    }
+    free(v);
+}
+
+//  --------------------------------------------------------------------------
 //  Tell the store how many members the failure rule counts (self + alive
 //  peers), when it changed.
 
@@ -3071,6 +3184,7 @@ s_update_members(ms_node_t *self)
     if (n != self->n_members &&
         ms_store_set_member_count(self->store, n) == MS_OK)
         self->n_members = n;
+    s_update_operators(self);
 }
 
 //  --------------------------------------------------------------------------
@@ -3344,15 +3458,16 @@ s_settle_claims(ms_node_t *self, const ms_store_payload_t *claims,
         ms_hash_t tid;
         memcpy(tid.bytes, claims[k].u.claim.task_id, MS_HASH_BYTES);
         uint32_t epoch = (uint32_t) claims[k].u.claim.epoch;
+        uint32_t slot = claims[k].u.claim.slot;
         self->n_claims++;
         if (n_peers == 0) {
-            s_start_leased(self, &tid, 0, epoch);
+            s_start_leased(self, &tid, slot, epoch);
             continue;
         }
-        if (ms_settle_add(self->settle, tid.bytes, 0, epoch, seq,
+        if (ms_settle_add(self->settle, tid.bytes, slot, epoch, seq,
                           (const uint8_t(*)[MS_SETTLE_ID_BYTES]) peers, n_peers,
                           now, cap) != MS_OK)
-            s_release(self, &tid, 0, epoch, MS_RELEASE_REASON_FAILED);
+            s_release(self, &tid, slot, epoch, MS_RELEASE_REASON_FAILED);
     }
     free(peers);
 }
@@ -3449,6 +3564,65 @@ s_prefetch_any(const ms_node_t *self)
 }
 
 //  --------------------------------------------------------------------------
+//  Which slot of a task this node may claim now, if any (DESIGN.md "Work,
+//  claims and leases" and "Verification"): the task needs the slots the
+//  store says (min(replicas, operators in the pool), one more per
+//  dispute up to replicas + 2, none once its verdict is final); a node
+//  may claim one only when neither it nor another node of its operator
+//  holds a slot or has a result of the task ("Two nodes of one operator
+//  never fill two slots of one task"). A slot whose holder of our
+//  operator lapsed may be taken back (it then holds nothing), but no
+//  other slot beside it.
+
+static bool
+s_pick_slot(ms_node_t *self, const uint8_t *task_id, uint32_t *slot)
+{
+    uint32_t n_slots = 1, replicas = 1;
+    if (ms_store_task_slots(self->store, task_id, &n_slots, &replicas) !=
+            MS_OK ||
+        n_slots == 0)
+        return false;
+    *slot = 0;
+    if (n_slots == 1 && replicas <= 1)
+        return ms_lease_table_can_claim(self->leases, task_id, 0, false, NULL);
+    char mine[MS_STORE_OPERATOR_MAX + 1], other[MS_STORE_OPERATOR_MAX + 1];
+    if (ms_store_operator(self->store, s_node_pk(self), mine) != MS_OK)
+        return false;
+    ms_store_verdict_t *v = malloc(sizeof *v);
+    if (!v)
+        return false;
+    bool ours = false;
+    if (ms_store_get_verdict(self->store, task_id, v) == MS_OK)
+        for (size_t i = 0; i < v->n_marks && !ours; i++)
+            ours = strcmp(v->marks[i].operator_name, mine) == 0;
+    free(v);
+    if (ours)
+        return false; // our operator has a result of it
+    uint32_t only = UINT32_MAX;
+    for (uint32_t s = 0; s < n_slots; s++) {
+        ms_claim_t holder;
+        bool live = false;
+        if (ms_lease_table_holder(self->leases, task_id, s, &holder, &live) !=
+                MS_OK ||
+            memcmp(holder.node_id, s_node_pk(self), MS_HASH_BYTES) == 0)
+            continue;
+        if (ms_store_operator(self->store, holder.node_id, other) != MS_OK ||
+            strcmp(other, mine) != 0)
+            continue;
+        if (live)
+            return false; // a node of our operator holds a slot of it
+        only = s;
+    }
+    if (only != UINT32_MAX) {
+        *slot = only;
+        return ms_lease_table_can_claim(self->leases, task_id, only, false,
+                                        NULL);
+    }
+    return ms_lease_table_pick_slot(self->leases, task_id, n_slots, false, slot,
+                                    NULL) == MS_OK;
+}
+
+//  --------------------------------------------------------------------------
 //  The pool scheduler: order the unfinished tasks by owner rank and claim
 //  what the lease rule allows, up to the idle workers.
 
@@ -3475,7 +3649,9 @@ s_schedule_pool(ms_node_t *self)
     self->work_changed = false;
     self->last_scan_at = now;
     self->next_scan_at = now + S_RESCAN_MS;
-    s_task_list_t list = {.max = S_MAX_CANDIDATES, .claimable = self->leases};
+    s_task_list_t list = {.max = S_MAX_CANDIDATES,
+                          .claimable = self->leases,
+                          .store = self->store};
     int rc = ms_store_pending_tasks_filtered(self->store, s_skip_task,
                                              s_collect_task, &list);
     if (rc < 0) {
@@ -3564,8 +3740,8 @@ s_schedule_pool(ms_node_t *self)
                 }
                 continue; // in a pool: the dataset hook fetches it
             }
-            if (!ms_lease_table_can_claim(self->leases, c->task_id, 0, false,
-                                          NULL))
+            uint32_t slot = 0;
+            if (!s_pick_slot(self, c->task_id, &slot))
                 continue;
             // Memory: estimate from the config and the dataset.
             ms_store_task_t *task = NULL;
@@ -3580,21 +3756,21 @@ s_schedule_pool(ms_node_t *self)
             if (need > self->avail_memory_bytes)
                 continue; // does not fit here: leave it to bigger nodes
             ms_claim_t mine;
-            if (ms_lease_table_claim(self->leases, c->task_id, 0, false,
+            if (ms_lease_table_claim(self->leases, c->task_id, slot, false,
                                      &mine) != MS_OK)
                 continue;
             ms_hash_t tid;
             memcpy(tid.bytes, c->task_id, MS_HASH_BYTES);
             claims[n_claims++] =
-                s_claim_payload(MS_RECORD_CLAIM, &tid, 0, mine.epoch, 0);
+                s_claim_payload(MS_RECORD_CLAIM, &tid, slot, mine.epoch, 0);
         }
     }
     // All the claims of this pass in one block: one durable commit.
     if (n_claims > 0 && s_append(self, n_claims, claims) != MS_OK) {
         s_log(self, "cannot write %zu claim(s)", n_claims);
         for (size_t k = 0; k < n_claims; k++)
-            ms_lease_table_release(self->leases, claims[k].u.claim.task_id, 0,
-                                   NULL);
+            ms_lease_table_release(self->leases, claims[k].u.claim.task_id,
+                                   claims[k].u.claim.slot, NULL);
         n_claims = 0;
     }
     s_settle_claims(self, claims, n_claims, self->last_append_seq, now);
@@ -5590,6 +5766,7 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
         return ms_diag_set_code(diag, rc, self->store_dir,
                                 "cannot load claims: %s", ms_strerror(rc));
     self->n_members = 1;
+    self->n_pool_operators = 1;
     self->work_changed = true;
     if (!self->open_pool && !self->has_cert)
         return MS_OK; // alone until a certificate comes (SIGHUP)
@@ -5896,6 +6073,7 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
         return MS_ERR_INTERRUPTED;
     s_reload_if_asked(self);
     s_run_commands(self);
+    s_emit_verdicts(self);
     int rc = s_schedule(self);
     if (rc != MS_OK)
         return rc;
@@ -5906,6 +6084,7 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
         if (self->stopping)
             return MS_ERR_INTERRUPTED;
         s_run_commands(self);
+        s_emit_verdicts(self);
         return s_schedule(self);
     }
     ms_worker_event_t ev;
@@ -6376,6 +6555,34 @@ s_api_status(void *arg)
                       "linked", self->pool_id_hex[0] != 0, "authority",
                       self->has_cert, "encrypted",
                       self->mesh && ms_mesh_secure(self->mesh)));
+        // Verification: the standing (stratum 1) of this node and of its
+        // peers as this node's store derives it (keyed "node", not
+        // "node_id": scripts grep this object for the node's own id).
+        json_t *nodes = json_array();
+        for (size_t k = 0; nodes && k <= json_array_size(self->peers_json);
+             k++) {
+            const char *hex =
+                k == 0
+                    ? ms_identity_node_id(self->identity)
+                    : json_string_value(json_object_get(
+                          json_array_get(self->peers_json, k - 1), "node_id"));
+            ms_hash_t id;
+            uint32_t counted = 0, strikes = 0;
+            bool quarantined = false;
+            if (!hex || ms_hash_from_hex(hex, &id) != MS_OK ||
+                ms_store_node_standing(self->store, id.bytes, &counted,
+                                       &strikes, &quarantined) != MS_OK)
+                continue;
+            json_array_append_new(nodes,
+                                  json_pack("{s:s, s:i, s:i, s:b}", "node", hex,
+                                            "counted", (json_int_t) counted,
+                                            "strikes", (json_int_t) strikes,
+                                            "quarantined", quarantined));
+        }
+        json_object_set_new(obj, "verification",
+                            json_pack("{s:i, s:o}", "pool_operators",
+                                      (json_int_t) self->n_pool_operators,
+                                      "nodes", nodes ? nodes : json_array()));
     }
     pthread_mutex_unlock(&self->lock);
     return obj;

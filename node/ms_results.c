@@ -15,6 +15,7 @@
     of one task never straddle two pages.
 */
 #include "ms_results.h"
+#include "ms_verdict.h"
 #include "ms_wire_canon.h"
 
 #include <ctype.h>
@@ -96,15 +97,82 @@ s_buf_finish(s_buf_t *b)
 
 //  State of one row walk.
 typedef struct {
-    ms_store_t *store;  // the store (borrowed)
-    json_t *rows;       // array being filled
-    int64_t after;      // skip tasks with index <= after (-1: none)
-    int limit;          // rows per page (<= 0: all)
-    bool all;           // extra replicas too (flagged)
-    int64_t last_index; // index of the last task that gave rows
-    bool more;          // the page was cut: more rows remain
-    int error;          // first error
+    ms_store_t *store;           // the store (borrowed)
+    json_t *rows;                // array being filled
+    int64_t after;               // skip tasks with index <= after (-1: none)
+    int limit;                   // rows per page (<= 0: all)
+    bool all;                    // extra replicas too (flagged)
+    int64_t last_index;          // index of the last task that gave rows
+    bool more;                   // the page was cut: more rows remain
+    int error;                   // first error
+    unsigned flags;              // MS_RESULTS_*
+    bool has_verdict;            // verdict holds the current task's verdict row
+    ms_store_verdict_t *verdict; // scratch (heap: it is large)
+    json_t *task_rows;           // by task: the current task's rows
 } s_walk_t;
+
+//  --------------------------------------------------------------------------
+//  Lay the store's verdict over a row as the producer published it
+//  (DESIGN.md "result row": verdict and verdict_revision of the task,
+//  counted, operator, and the operators behind the verdict). The row
+//  text is signed by its producer and kept as is; these fields are
+//  derived by every node alike (node/ms_store.c "Verdicts in the store").
+//  Returns false when the row is filtered out (--verified).
+
+static bool
+s_overlay(s_walk_t *walk, json_t *row, bool extra)
+{
+    if (!walk->has_verdict || !json_is_object(row))
+        return !(walk->flags & MS_RESULTS_VERIFIED);
+    const ms_store_verdict_t *v = walk->verdict;
+    const ms_store_verdict_mark_t *mark = NULL;
+    const char *hex = json_string_value(json_object_get(row, "node_id"));
+    ms_hash_t node;
+    if (hex && strlen(hex) == MS_HASH_HEX_LEN &&
+        ms_hash_from_hex(hex, &node) == MS_OK)
+        for (size_t i = 0; i < v->n_marks && !mark; i++)
+            if (memcmp(v->marks[i].node_id, node.bytes, MS_HASH_BYTES) == 0)
+                mark = &v->marks[i];
+    json_object_set_new(
+        row, "verdict",
+        json_string(ms_verdict_state_name((ms_verdict_state_t) v->verdict)));
+    json_object_set_new(row, "verdict_revision",
+                        json_integer((json_int_t) v->revision));
+    if (mark) { // (a row with no node id keeps what it says)
+        json_object_set_new(row, "counted",
+                            json_boolean(mark->counted && !extra));
+        json_object_set_new(row, "operator", json_string(mark->operator_name));
+    }
+    json_t *ops = json_array();
+    char text[MS_STORE_OPERATORS_TEXT];
+    snprintf(text, sizeof text, "%s", v->operators);
+    for (char *save = NULL, *t = strtok_r(text, ",", &save); t;
+         t = strtok_r(NULL, ",", &save))
+        json_array_append_new(ops, json_string(t));
+    json_object_set_new(row, "verdict_operators", ops);
+    if (walk->flags & MS_RESULTS_VERIFIED)
+        return v->verdict == MS_VERDICT_VERIFIED && mark && mark->agrees &&
+               !extra;
+    return true;
+}
+
+//  --------------------------------------------------------------------------
+//  Add a row to the walk (or to the task's rows, by task).
+
+static void
+s_walk_add(s_walk_t *walk, json_t *row, bool extra)
+{
+    if (!s_overlay(walk, row, extra)) {
+        json_decref(row);
+        return;
+    }
+    if (walk->task_rows && !extra)
+        json_array_append_new(walk->task_rows, row);
+    else if (walk->task_rows)
+        json_decref(row);
+    else
+        json_array_append_new(walk->rows, row);
+}
 
 //  --------------------------------------------------------------------------
 //  Append one stored row (JSON text) to the walk's array.
@@ -117,7 +185,7 @@ s_walk_row(void *arg, const char *json, size_t n)
     json_t *row = json_loadb(json, n, 0, &err);
     if (!row)
         return 0; // the store checked it; skip rather than stop a listing
-    json_array_append_new(walk->rows, row);
+    s_walk_add(walk, row, false);
     return 0;
 }
 
@@ -137,7 +205,7 @@ s_walk_replica(void *arg, const char *json, size_t n, bool extra)
         json_object_set_new(row, "counted", json_false());
         json_object_set_new(row, "replica", json_string("extra"));
     }
-    json_array_append_new(walk->rows, row);
+    s_walk_add(walk, row, extra);
     return 0;
 }
 
@@ -188,7 +256,23 @@ s_walk_task(void *arg, const ms_store_task_t *task)
         return 1; // stop: page full and this task has rows
     }
     int rc;
-    if (task->state == MS_TASK_DONE && walk->all)
+    walk->has_verdict = ms_store_get_verdict(walk->store, task->task_id,
+                                             walk->verdict) == MS_OK;
+    if (task->state != MS_TASK_DONE && (walk->flags & MS_RESULTS_VERIFIED)) {
+        walk->last_index = task->index;
+        return 0; // a failed task has no verified row
+    }
+    if (walk->flags & MS_RESULTS_BY_TASK) {
+        walk->task_rows = json_array();
+        if (!walk->task_rows) {
+            walk->error = MS_ERR_NOMEM;
+            return 1;
+        }
+    }
+    if (task->state == MS_TASK_DONE && walk->task_rows)
+        rc = ms_store_results_by_task_all(walk->store, task->task_id,
+                                          s_walk_replica, walk);
+    else if (task->state == MS_TASK_DONE && walk->all)
         rc = ms_store_results_by_task_all(walk->store, task->task_id,
                                           s_walk_replica, walk);
     else if (task->state == MS_TASK_DONE)
@@ -196,6 +280,35 @@ s_walk_task(void *arg, const ms_store_task_t *task)
                                       walk);
     else
         rc = s_failed_row(walk, task);
+    if (walk->task_rows) {
+        // By task: the row of the lower-median counted result (the first
+        // row when there is no verdict), with the operators behind it.
+        json_t *pick = NULL;
+        size_t i;
+        json_t *r;
+        char hex[MS_HASH_HEX_LEN + 1] = "";
+        if (walk->has_verdict && walk->verdict->has_median) {
+            ms_hash_t h;
+            memcpy(h.bytes, walk->verdict->median_node, MS_HASH_BYTES);
+            ms_hash_hex(&h, hex);
+        }
+        json_array_foreach(walk->task_rows, i, r)
+        {
+            const char *id = json_string_value(json_object_get(r, "node_id"));
+            if (!pick || (hex[0] && id && strcmp(id, hex) == 0))
+                pick = r;
+        }
+        if (pick) {
+            json_t *ops = json_object_get(pick, "verdict_operators");
+            json_object_set(pick, "operators", ops ? ops : json_array());
+            json_object_set_new(
+                pick, "n_results",
+                json_integer((json_int_t) json_array_size(walk->task_rows)));
+            json_array_append(walk->rows, pick);
+        }
+        json_decref(walk->task_rows);
+        walk->task_rows = NULL;
+    }
     if (rc != MS_OK) {
         walk->error = rc;
         return 1;
@@ -223,6 +336,19 @@ ms_results_page_all(ms_store_t *store, const ms_hash_t *sweep_id, bool all,
                     const char *after, int limit, json_t **rows, char **next,
                     ms_diag_t *diag)
 {
+    return ms_results_page_ex(store, sweep_id, all ? MS_RESULTS_ALL : 0, after,
+                              limit, rows, next, diag);
+}
+
+//  --------------------------------------------------------------------------
+//  One page of rows, as FLAGS say.
+
+int
+ms_results_page_ex(ms_store_t *store, const ms_hash_t *sweep_id, unsigned flags,
+                   const char *after, int limit, json_t **rows, char **next,
+                   ms_diag_t *diag)
+{
+    bool all = flags & MS_RESULTS_ALL;
     *rows = NULL;
     if (next)
         *next = NULL;
@@ -230,6 +356,7 @@ ms_results_page_all(ms_store_t *store, const ms_hash_t *sweep_id, bool all,
                      .after = -1,
                      .limit = limit,
                      .all = all,
+                     .flags = flags,
                      .last_index = -1};
     if (after && *after) {
         char *end = NULL;
@@ -246,8 +373,15 @@ ms_results_page_all(ms_store_t *store, const ms_hash_t *sweep_id, bool all,
     walk.rows = json_array();
     if (!walk.rows)
         return MS_ERR_NOMEM;
+    walk.verdict = malloc(sizeof *walk.verdict);
+    if (!walk.verdict) {
+        json_decref(walk.rows);
+        return MS_ERR_NOMEM;
+    }
     int rc =
         ms_store_tasks_by_sweep(store, sweep_id->bytes, s_walk_task, &walk);
+    free(walk.verdict);
+    json_decref(walk.task_rows); // left by a walk stopped inside a task
     if (rc == 1)
         rc = walk.error;
     if (rc == MS_ERR_NOTFOUND) {

@@ -58,6 +58,25 @@ int ms_results_page_all(ms_store_t *store, const ms_hash_t *sweep_id, bool all,
                         const char *after, int limit, json_t **rows,
                         char **next, ms_diag_t *diag);
 
+//  Flags of ms_results_page_ex.
+#define MS_RESULTS_ALL 1u // extra replicas too (as the _all variants)
+#define MS_RESULTS_VERIFIED                                                    \
+    2u // only verified rows: rows of verified tasks
+       // whose result is in the agreeing set (with
+       // replicas 1, `accepted` is not verified)
+#define MS_RESULTS_BY_TASK                                                     \
+    4u // one row per task: the lower-median counted
+       // result, with "operators" (the operators
+       // behind the verdict) and "n_results"
+
+//  As ms_results_page_all, with FLAGS (MS_RESULTS_*). Every row carries
+//  the task's verdict from the store: "verdict", "verdict_revision",
+//  "counted", "operator" (the producer's operator as verdicts count it)
+//  and "verdict_operators" (the operators of the agreeing set, sorted).
+int ms_results_page_ex(ms_store_t *store, const ms_hash_t *sweep_id,
+                       unsigned flags, const char *after, int limit,
+                       json_t **rows, char **next, ms_diag_t *diag);
+
 //  The rows as a fixed-width text table for a terminal: short task id,
 //  the architecture (hidden sizes), activation, optimizer, learning rate,
 //  seed, status, epochs, val and test accuracy, seconds per epoch.

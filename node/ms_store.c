@@ -76,11 +76,13 @@
 
 #include "ms_hash.h"
 #include "ms_store_payload.h"
+#include "ms_verdict.h"
 #include "ms_wire.h"
 
 #include <errno.h>
 #include <jansson.h>
 #include <lmdb.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +97,7 @@
 #define S_ID MS_STORE_ID_BYTES
 #define S_SCHEMA 1u
 #define S_MAX_GROWS 48 // doublings tried for one batch
+#define S_VC_MAX 4096  // changed verdicts queued for the node's events
 
 // File system magics refused for the store (statfs f_type).
 #define S_FS_NFS 0x6969u
@@ -142,6 +145,8 @@ typedef enum {
     S_OP_MERGE,
     S_OP_MEMBERS,
     S_OP_PUT_ITEM,
+    S_OP_OPERATOR,
+    S_OP_POOL_OPS,
 } s_op_kind_t;
 
 // One queued write: arguments borrowed from the blocked caller, results.
@@ -211,21 +216,32 @@ struct ms_store {
     MDB_dbi db_result_meta;
     MDB_dbi db_failures;
     MDB_dbi db_datasets;
-    MDB_dbi db_items;     // authority items: digest -> item bytes
-    MDB_dbi db_cuts;      // revoked origins: origin -> cut (s_cut_t)
-    bool has_cuts;        // db_items and db_cuts exist (an old store opened
-                          // read-only may lack them)
-    uint32_t n_members;   // failure rule; writer thread only
-    s_open_block_t block; // writer thread only: current txn's block
-    bool txn_vec_changed; // writer thread only: txn moved a vector
-    uint64_t vec_gen;     // gate_mu: bumped after vector commits
-    uint64_t digest_gen;  // gate_mu: vec_gen of the cached digest
-    bool digest_valid;    // gate_mu: cache filled
-    uint8_t digest[32];   // gate_mu: cached vector digest
-    uint64_t digest_n;    // gate_mu: entries in it
-    bool read_only;       // opened with opts.read_only
-    unsigned max_batch;   // writes per commit
-    uint64_t incarnation; // 64 random bits, made at creation
+    MDB_dbi db_items;          // authority items: digest -> item bytes
+    MDB_dbi db_cuts;           // revoked origins: origin -> cut (s_cut_t)
+    bool has_cuts;             // db_items and db_cuts exist (an old store
+                               // opened read-only may lack them)
+    MDB_dbi db_verdicts;       // verification (see "Verdicts in the store")
+    MDB_dbi db_verdict_nodes;  //
+    MDB_dbi db_operators;      //
+    MDB_dbi db_sweep_verify;   //
+    bool has_verdicts;         // those exist (an old store read-only: no)
+    uint32_t n_pool_operators; // verdicts; writer thread only
+    int v_depth;               // writer thread only: quarantine re-derive
+    pthread_mutex_t vc_mu;     // guards the changed-verdict queue
+    uint8_t (*vc_ids)[S_ID];   // S_VC_MAX task ids whose verdict changed
+    size_t vc_n;               // entries in vc_ids
+    uint64_t vc_dropped;       // dropped since the last take
+    uint32_t n_members;        // failure rule; writer thread only
+    s_open_block_t block;      // writer thread only: current txn's block
+    bool txn_vec_changed;      // writer thread only: txn moved a vector
+    uint64_t vec_gen;          // gate_mu: bumped after vector commits
+    uint64_t digest_gen;       // gate_mu: vec_gen of the cached digest
+    bool digest_valid;         // gate_mu: cache filled
+    uint8_t digest[32];        // gate_mu: cached vector digest
+    uint64_t digest_n;         // gate_mu: entries in it
+    bool read_only;            // opened with opts.read_only
+    unsigned max_batch;        // writes per commit
+    uint64_t incarnation;      // 64 random bits, made at creation
 
     ms_store_sign_fn sign_fn; // signs appended blocks (writer), or NULL
     void *sign_arg;           // its argument
@@ -1000,6 +1016,9 @@ static int s_op_merge(ms_store_t *self, MDB_txn *txn, s_op_t *op);
 static int s_op_members(ms_store_t *self, MDB_txn *txn, s_op_t *op);
 static int s_op_put_item(ms_store_t *self, MDB_txn *txn, s_op_t *op);
 
+static int s_op_operator(ms_store_t *self, MDB_txn *txn, s_op_t *op);
+static int s_op_pool_ops(ms_store_t *self, MDB_txn *txn, s_op_t *op);
+
 //  --------------------------------------------------------------------------
 //  Writer: apply one op in TXN.
 
@@ -1028,6 +1047,10 @@ s_op_apply(ms_store_t *self, MDB_txn *txn, s_op_t *op)
         return s_op_members(self, txn, op);
     case S_OP_PUT_ITEM:
         return s_op_put_item(self, txn, op);
+    case S_OP_OPERATOR:
+        return s_op_operator(self, txn, op);
+    case S_OP_POOL_OPS:
+        return s_op_pool_ops(self, txn, op);
     }
     return MS_ERR_INVALID;
 }
@@ -1352,6 +1375,28 @@ s_open_dbs(ms_store_t *self, const char *dir, ms_diag_t *diag)
         return ms_diag_set_code(diag, MS_ERR_STORE, dir,
                                 "store meta has no valid incarnation");
     }
+    // Verification tables (optional when an older store is read).
+    struct {
+        const char *name;
+        MDB_dbi *dbi;
+    } vdbs[] = {{"verdicts", &self->db_verdicts},
+                {"verdict_nodes", &self->db_verdict_nodes},
+                {"operators", &self->db_operators},
+                {"sweep_verify", &self->db_sweep_verify}};
+    self->has_verdicts = true;
+    for (size_t i = 0; i < sizeof vdbs / sizeof vdbs[0]; i++) {
+        rc = mdb_dbi_open(txn, vdbs[i].name, flags, vdbs[i].dbi);
+        if (rc == MDB_NOTFOUND && self->read_only) {
+            self->has_verdicts = false;
+            break;
+        }
+        if (rc != 0) {
+            mdb_txn_abort(txn);
+            return ms_diag_set_code(diag, MS_ERR_STORE, dir,
+                                    "cannot open database '%s': %s",
+                                    vdbs[i].name, mdb_strerror(rc));
+        }
+    }
     rc = mdb_txn_commit(txn); // keeps the dbi handles
     if (rc != 0)
         return ms_diag_set_code(diag, s_mdb(rc, "open"), dir,
@@ -1490,6 +1535,13 @@ ms_store_open(ms_store_t **out, const char *dir, const ms_store_options_t *opts,
     self->read_only = o.read_only;
     self->max_batch = o.max_batch;
     self->n_members = 3;
+    self->n_pool_operators = 1;
+    self->vc_ids = calloc(S_VC_MAX, S_ID);
+    if (!self->vc_ids) {
+        free(self);
+        return ms_diag_set_code(diag, MS_ERR_NOMEM, dir, "out of memory");
+    }
+    pthread_mutex_init(&self->vc_mu, NULL);
     pthread_mutex_init(&self->gate_mu, NULL);
     pthread_cond_init(&self->gate_cv, NULL);
     pthread_mutex_init(&self->q_mu, NULL);
@@ -1570,6 +1622,8 @@ ms_store_destroy(ms_store_t **self_p)
     pthread_mutex_destroy(&self->q_mu);
     pthread_cond_destroy(&self->gate_cv);
     pthread_mutex_destroy(&self->gate_mu);
+    pthread_mutex_destroy(&self->vc_mu);
+    free(self->vc_ids);
     free(self);
     *self_p = NULL;
 }
@@ -2564,6 +2618,15 @@ s_is_equivocator(ms_store_t *self, MDB_txn *txn, const uint8_t *node,
     return rc == 0;
 }
 
+static int s_verdict_derive(ms_store_t *self, MDB_txn *txn,
+                            const uint8_t *task_id_in, int *verdict_out,
+                            bool *final_out);
+static int s_verdict_requeue_node(ms_store_t *self, MDB_txn *txn,
+                                  const uint8_t *node_in);
+static int s_sweep_verify_put(ms_store_t *self, MDB_txn *txn,
+                              const uint8_t *sweep_id, uint32_t replicas,
+                              double acc, double loss);
+
 //  --------------------------------------------------------------------------
 //  Derive a task's state from the records that touch it (see above) and
 //  move it there. A task not known yet (its sweep record has not come) is
@@ -2646,6 +2709,25 @@ s_task_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
         return s_mdb(rc, "cursor failures");
     uint32_t needed = self->n_members < 3 ? self->n_members : 3;
     bool failed = n_nodes > 0 && n_nodes >= needed;
+    // Verification: with counted results the verdict decides (DESIGN.md
+    // "Verification"): done once it is final for the task's slots
+    // (verified; accepted when one slot is needed; disputed with no slot
+    // left to open), failed when the agreeing results failed; otherwise
+    // the task wants more results and stays open for the scheduler.
+    int verdict = -1;
+    bool final = false;
+    if (any_meta) {
+        rc = s_verdict_derive(self, txn, task_id, &verdict, &final);
+        if (rc != MS_OK)
+            return rc;
+        rc = mdb_get(txn, self->db_tasks, &k, &v); // the derive may move pages
+        if (rc != 0)
+            return s_mdb(rc, "get task");
+    }
+    if (verdict >= 0) {
+        done = final && verdict != MS_VERDICT_FAILED;
+        failed = failed || (final && verdict == MS_VERDICT_FAILED);
+    }
 
     s_sweep_hdr_t sh;
     rc = s_sweep_hdr_get(self, txn, hdr.sweep_id, &sh);
@@ -2931,6 +3013,9 @@ s_apply_sweep(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     bool rerank = !op.existed;
     if (rc == MS_OK)
         rc = s_sweep_set_replicas(self, txn, s->sweep_id, s->replicas, &rerank);
+    if (rc == MS_OK && self->has_verdicts)
+        rc = s_sweep_verify_put(self, txn, s->sweep_id, s->replicas,
+                                s->accuracy_tolerance, s->loss_tolerance);
     for (size_t i = 0; rc == MS_OK && rerank && i < s->n_tasks; i++)
         rc = s_results_rank(self, txn, s->tasks[i].task_id);
     for (size_t i = 0; rc == MS_OK && !op.existed && i < s->n_tasks; i++)
@@ -5199,4 +5284,911 @@ ms_store_results_digest(ms_store_t *self, uint8_t digest[32])
     if (rc == MS_OK)
         memcpy(digest, out.bytes, 32);
     return rc;
+}
+
+/*  =========================================================================
+    Verdicts in the store (DESIGN.md "Verification"; docs/VERIFICATION.md
+    "In the store")
+
+    Layout:
+
+      verdicts       task -> s_vrow_t || marks (s_vmark_t, by node id) ||
+                     operators of S (sorted, comma-separated) + NUL
+      verdict_nodes  node -> counted (u32) || strikes (u32) ||
+                     quarantined (u8): the stratum-1 tally over tasks
+      operators      node -> operator name + NUL (ms_store_set_operator)
+      sweep_verify   sweep -> replicas (u32) || accuracy tolerance (f64)
+                     || loss tolerance (f64), from the sweep record
+
+    s_verdict_derive evaluates one task with ms_verdict_evaluate over its
+    counted results (result_meta counted, slot fillers and extra replicas
+    alike: an extra replica is still a valid result of its operator),
+    twice: stratum 1 with nobody quarantined (its counted flags and
+    strikes feed the per-node tally, kept by difference against the
+    task's previous row, so the tally is the sum over tasks whatever the
+    order), stratum 3 without the quarantined nodes (the verdict). When a
+    node's quarantine flips, every task it has a result in is evaluated
+    again. Everything read is stored data or the pool operator count, so
+    the rows are a pure function of (records, operators, count).
+
+    The revision is a pure function too, not a local history: it is the
+    number of verdict changes when the task's counted results are taken
+    one by one in their canonical order (seq, record hash) - "a late
+    replica changes the verdict" where late means later in that order.
+    Two nodes that got the results in different orders show the same
+    revision, so result rows (which carry it) stay byte-identical across
+    nodes. A node still emits an event for every change it sees.
+
+    The verdict tables are left out of ms_store_state_digest: they also
+    depend on the node's view of the pool's size, which differs for a
+    moment between nodes; the result rows that carry them are compared
+    by the pool tests instead.
+
+    Not done: re-evaluation records and the authority's quarantine clears
+    (both are inputs ms_verdict takes; their records come with the
+    re-evaluation and authority-item work), commit then reveal.
+    =========================================================================
+*/
+
+#define S_VMAX 64 // counted results of one task evaluated (first by order)
+
+//  Verdict row header (verdicts db). Native endianness: local.
+typedef struct {
+    uint8_t version;       // 1
+    uint8_t verdict;       // ms_verdict_state_t
+    uint8_t status;        // ms_run_status_t of S
+    uint8_t flags;         // S_VF_*
+    uint32_t revision;     // see above
+    uint32_t n_needed;     // min(replicas, pool operators)
+    uint32_t n_operators;  // operators with a counted result
+    uint32_t n_agreeing;   // |S|
+    uint32_t slots_wanted; // what the task wants now
+    uint32_t n_marks;      // s_vmark_t that follow
+    uint32_t reserved;     // zero
+    uint8_t median[S_ID];  // producer of the lower median (S_VF_MEDIAN)
+} s_vrow_t;
+
+#define S_VF_EXHAUSTED 1
+#define S_VF_FINAL 2
+#define S_VF_MEDIAN 4
+
+//  One result in a verdict row.
+typedef struct {
+    uint8_t node[S_ID]; // producer
+    uint8_t flags;      // S_VM_*
+    uint8_t role;       // ms_verdict_role_t (final stratum)
+} s_vmark_t;
+
+#define S_VM_RAW_COUNTED 1
+#define S_VM_RAW_STRIKE 2
+#define S_VM_COUNTED 4
+#define S_VM_AGREES 8
+
+//  Per-node tally (verdict_nodes).
+typedef struct {
+    uint32_t n_counted; // counted in stratum 1, over tasks
+    uint32_t n_strikes; // strikes in stratum 1, over tasks
+    uint8_t quarantined;
+} s_vnode_t;
+
+//  One counted result while evaluating.
+typedef struct {
+    uint8_t node[S_ID];
+    char op[MS_STORE_OPERATOR_MAX + 1];
+} s_vin_t;
+
+//  --------------------------------------------------------------------------
+//  The operator of a node: the stored name, else its id in hex.
+
+static int
+s_operator_of(ms_store_t *self, MDB_txn *txn, const uint8_t *node,
+              char out[MS_STORE_OPERATOR_MAX + 1])
+{
+    MDB_val k = {S_ID, (void *) node}, v;
+    int rc = self->has_verdicts ? mdb_get(txn, self->db_operators, &k, &v)
+                                : MDB_NOTFOUND;
+    if (rc == 0 && v.mv_size >= 2 && v.mv_size <= MS_STORE_OPERATOR_MAX + 1) {
+        memcpy(out, v.mv_data, v.mv_size);
+        out[v.mv_size - 1] = 0;
+        return MS_OK;
+    }
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return s_mdb(rc, "get operator");
+    for (int i = 0; i < S_ID; i++)
+        snprintf(out + 2 * i, 3, "%02x", node[i]);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  A node's tally (zeros when none).
+
+static int
+s_vnode_get(ms_store_t *self, MDB_txn *txn, const uint8_t *node, s_vnode_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!self->has_verdicts)
+        return MS_OK;
+    MDB_val k = {S_ID, (void *) node}, v;
+    int rc = mdb_get(txn, self->db_verdict_nodes, &k, &v);
+    if (rc == 0 && v.mv_size == sizeof *out)
+        memcpy(out, v.mv_data, sizeof *out);
+    else if (rc != 0 && rc != MDB_NOTFOUND)
+        return s_mdb(rc, "get verdict_nodes");
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  A sweep's verify parameters (defaults when not stored).
+
+static int
+s_sweep_verify_get(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id,
+                   ms_verdict_params_t *p)
+{
+    ms_verdict_params_default(p);
+    if (!self->has_verdicts)
+        return MS_OK;
+    MDB_val k = {S_ID, (void *) sweep_id}, v;
+    int rc = mdb_get(txn, self->db_sweep_verify, &k, &v);
+    if (rc == MDB_NOTFOUND) {
+        s_sweep_hdr_t sh;
+        if (s_sweep_hdr_get(self, txn, sweep_id, &sh) == MS_OK &&
+            sh.replicas > 0)
+            p->replicas = sh.replicas;
+        return MS_OK;
+    }
+    if (rc != 0)
+        return s_mdb(rc, "get sweep_verify");
+    if (v.mv_size == 20) {
+        const uint8_t *b = v.mv_data;
+        uint32_t r = s_get_be32(b);
+        double acc, loss;
+        memcpy(&acc, b + 4, 8);
+        memcpy(&loss, b + 12, 8);
+        if (r >= 1 && r <= MS_VERDICT_REPLICAS_MAX)
+            p->replicas = r;
+        if (isfinite(acc) && acc >= 0 && acc <= MS_VERDICT_TOLERANCE_MAX)
+            p->accuracy_tolerance = acc;
+        if (isfinite(loss) && loss >= 0 && loss <= MS_VERDICT_TOLERANCE_MAX)
+            p->loss_tolerance = loss;
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Store a sweep's verify parameters (sweep record apply).
+
+static int
+s_sweep_verify_put(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id,
+                   uint32_t replicas, double acc, double loss)
+{
+    uint8_t b[20];
+    s_put_be32(b, replicas);
+    memcpy(b + 4, &acc, 8);
+    memcpy(b + 12, &loss, 8);
+    MDB_val k = {S_ID, (void *) sweep_id}, v = {sizeof b, b};
+    return s_mdb(mdb_put(txn, self->db_sweep_verify, &k, &v, 0),
+                 "put sweep_verify");
+}
+
+//  --------------------------------------------------------------------------
+//  Parse a hex string of 64 characters into 32 bytes (zeros otherwise).
+
+static void
+s_hex32(const json_t *j, uint8_t out[32])
+{
+    memset(out, 0, 32);
+    const char *hex = json_string_value(j);
+    ms_hash_t h;
+    if (hex && strlen(hex) == MS_HASH_HEX_LEN && ms_hash_from_hex(hex, &h) == 0)
+        memcpy(out, h.bytes, 32);
+}
+
+//  --------------------------------------------------------------------------
+//  A metric of a row: its number; NaN when null or not a number (a
+//  status-ok result with a NaN metric is refused by ms_verdict); 0 when
+//  the row has no such field at all (a row that publishes no metrics
+//  cannot agree with one that does, so this gains a liar nothing).
+
+static double
+s_metric(const json_t *row, const char *name)
+{
+    const json_t *v = json_object_get(row, name);
+    if (!v)
+        return 0.0;
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+//  --------------------------------------------------------------------------
+//  Note a changed verdict for the node's events (bounded queue).
+
+static void
+s_verdict_note(ms_store_t *self, const uint8_t *task_id)
+{
+    pthread_mutex_lock(&self->vc_mu);
+    if (self->vc_n == S_VC_MAX) {
+        memmove(self->vc_ids, self->vc_ids + 1, (S_VC_MAX - 1) * S_ID);
+        self->vc_n--;
+        self->vc_dropped++;
+    }
+    memcpy(self->vc_ids[self->vc_n++], task_id, S_ID);
+    pthread_mutex_unlock(&self->vc_mu);
+}
+
+//  --------------------------------------------------------------------------
+//  Order of results for the revision: (seq, record hash).
+
+static int
+s_vorder_cmp(const ms_verdict_result_t *x, const ms_verdict_result_t *y)
+{
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return memcmp(x->record_hash, y->record_hash, 32);
+}
+
+//  --------------------------------------------------------------------------
+//  Evaluate one task and write its verdict row (see the prose above).
+//  *verdict_out gets the verdict (-1: no counted result, no row kept),
+//  *final_out whether the scheduler is done with the task.
+
+static int
+s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
+                 int *verdict_out, bool *final_out)
+{
+    *verdict_out = -1; // no verdict row
+    *final_out = false;
+    if (!self->has_verdicts)
+        return MS_OK;
+    uint8_t task_id[S_ID];
+    memcpy(task_id, task_id_in, S_ID);
+    MDB_val k = {S_ID, task_id}, v;
+    int rc = mdb_get(txn, self->db_tasks, &k, &v);
+    if (rc == MDB_NOTFOUND)
+        return MS_OK; // the sweep's apply derives it
+    if (rc != 0)
+        return s_mdb(rc, "get task");
+    s_task_hdr_t th;
+    ms_store_task_t view;
+    if (s_task_decode(task_id, &v, &th, &view) != MS_OK)
+        return s_mdb(MDB_CORRUPTED, "task record");
+    ms_verdict_params_t params;
+    rc = s_sweep_verify_get(self, txn, th.sweep_id, &params);
+    if (rc != MS_OK)
+        return rc;
+    params.n_pool_operators =
+        self->n_pool_operators ? self->n_pool_operators : 1;
+    bool noop =
+        view.config_json && strstr(view.config_json, "\"kind\":\"noop\"");
+    params.regression =
+        view.config_json && strstr(view.config_json, "\"loss\":\"mse\"");
+
+    ms_verdict_result_t *res = calloc(S_VMAX, sizeof *res);
+    s_vin_t *in = calloc(S_VMAX, sizeof *in);
+    ms_verdict_mark_t raw[S_VMAX], fin[S_VMAX];
+    size_t n = 0;
+    int status = res && in ? MS_OK : MS_ERR_NOMEM;
+    MDB_cursor *cur = NULL;
+    if (status == MS_OK) {
+        rc = mdb_cursor_open(txn, self->db_result_meta, &cur);
+        if (rc != 0)
+            status = s_mdb(rc, "cursor result_meta");
+    }
+    MDB_val ck = {S_ID, task_id}, cv;
+    for (rc = status == MS_OK ? mdb_cursor_get(cur, &ck, &cv, MDB_SET_RANGE)
+                              : MDB_NOTFOUND;
+         rc == 0 && n < S_VMAX; rc = mdb_cursor_get(cur, &ck, &cv, MDB_NEXT)) {
+        if (ck.mv_size != 2 * S_ID + 16 || memcmp(ck.mv_data, task_id, S_ID))
+            break;
+        const uint8_t *m = cv.mv_data;
+        if (cv.mv_size < S_RM_ROW + 1 || !m[0])
+            continue;
+        ms_verdict_result_t *r = &res[n];
+        const uint8_t *node = (const uint8_t *) ck.mv_data + S_ID;
+        memcpy(r->node_id, node, S_ID);
+        memcpy(in[n].node, node, S_ID);
+        r->seq = s_get_be64(node + S_ID + 8);
+        memcpy(r->record_hash, m + S_RM_HASH, 32);
+        r->status = m[1] == MS_RESULT_STATUS_OK         ? MS_RUN_OK
+                    : m[1] == MS_RESULT_STATUS_DIVERGED ? MS_RUN_DIVERGED
+                                                        : MS_RUN_FAILED;
+        json_error_t err;
+        json_t *row = json_loadb((const char *) m + S_RM_ROW,
+                                 cv.mv_size - S_RM_ROW - 1, 0, &err);
+        r->test_accuracy = noop ? 0.0 : s_metric(row, "test_accuracy");
+        r->test_loss = noop ? 0.0 : s_metric(row, "test_loss");
+        s_hex32(json_object_get(row, "fingerprint"), r->fingerprint);
+        s_hex32(json_object_get(row, "weights_digest"), r->weights_digest);
+        json_decref(row);
+        n++;
+    }
+    if (cur)
+        mdb_cursor_close(cur);
+    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND && n < S_VMAX)
+        status = s_mdb(rc, "cursor result_meta");
+    for (size_t i = 0; status == MS_OK && i < n; i++) {
+        status = s_operator_of(self, txn, in[i].node, in[i].op);
+        res[i].operator_name = in[i].op;
+        s_vnode_t vn;
+        if (status == MS_OK)
+            status = s_vnode_get(self, txn, in[i].node, &vn);
+        res[i].quarantined = vn.quarantined != 0;
+    }
+
+    // The old row (tally by difference, change detection).
+    s_vrow_t old = {0};
+    s_vmark_t *old_marks = NULL;
+    uint8_t *old_copy = NULL;
+    size_t old_len = 0;
+    if (status == MS_OK) {
+        rc = mdb_get(txn, self->db_verdicts, &k, &v);
+        if (rc == 0 && v.mv_size >= sizeof old) {
+            old_copy = malloc(v.mv_size);
+            if (!old_copy)
+                status = MS_ERR_NOMEM;
+            else {
+                memcpy(old_copy, v.mv_data, v.mv_size);
+                old_len = v.mv_size;
+                memcpy(&old, old_copy, sizeof old);
+                if (sizeof old + (size_t) old.n_marks * sizeof(s_vmark_t) <=
+                    old_len)
+                    old_marks = (s_vmark_t *) (old_copy + sizeof old);
+                else
+                    old.n_marks = 0;
+            }
+        } else if (rc != 0 && rc != MDB_NOTFOUND)
+            status = s_mdb(rc, "get verdict");
+    }
+
+    ms_verdict_outcome_t out_raw, out;
+    ms_verdict_revision_t rev = {MS_VERDICT_PENDING, 0};
+    if (status == MS_OK && n > 0) {
+        ms_verdict_result_t *nq = calloc(n, sizeof *nq);
+        size_t *ord = calloc(n, sizeof *ord);
+        if (!nq || !ord)
+            status = MS_ERR_NOMEM;
+        for (size_t i = 0; status == MS_OK && i < n; i++) {
+            nq[i] = res[i];
+            nq[i].quarantined = false;
+            ord[i] = i;
+        }
+        if (status == MS_OK)
+            status = ms_verdict_evaluate(&params, nq, n, NULL, 0, &out_raw, raw,
+                                         NULL, NULL);
+        if (status == MS_OK)
+            status = ms_verdict_evaluate(&params, res, n, NULL, 0, &out, fin,
+                                         NULL, NULL);
+        // Revision: replay in canonical order.
+        if (status == MS_OK) {
+            for (size_t i = 1; i < n; i++) // insertion sort: n is small
+                for (size_t j = i;
+                     j > 0 && s_vorder_cmp(&res[ord[j - 1]], &res[ord[j]]) > 0;
+                     j--) {
+                    size_t t = ord[j];
+                    ord[j] = ord[j - 1];
+                    ord[j - 1] = t;
+                }
+            ms_verdict_result_t *pre = nq; // reuse as the prefix buffer
+            for (size_t j = 0; status == MS_OK && j < n; j++) {
+                pre[j] = res[ord[j]];
+                ms_verdict_outcome_t o;
+                if (j + 1 == n)
+                    o = out;
+                else
+                    status = ms_verdict_evaluate(&params, pre, j + 1, NULL, 0,
+                                                 &o, NULL, NULL, NULL);
+                if (status == MS_OK)
+                    ms_verdict_revise(&rev, o.verdict);
+            }
+        }
+        free(nq);
+        free(ord);
+        if (status == MS_ERR_INVALID) // bad stored params: defaults
+            status = MS_OK, n = 0;
+    }
+
+    // Tally by difference: old raw flags out, new ones in.
+    uint8_t flipped[2 * S_VMAX][S_ID];
+    size_t n_flipped = 0;
+    for (int pass = 0; status == MS_OK && pass < 2; pass++) {
+        size_t count = pass == 0 ? old.n_marks : n;
+        for (size_t i = 0; status == MS_OK && i < count; i++) {
+            const uint8_t *node = pass == 0 ? old_marks[i].node : in[i].node;
+            bool counted = pass == 0 ? old_marks[i].flags & S_VM_RAW_COUNTED
+                                     : raw[i].counted;
+            bool strike = pass == 0 ? old_marks[i].flags & S_VM_RAW_STRIKE
+                                    : raw[i].strike;
+            if (!counted && !strike)
+                continue;
+            s_vnode_t vn;
+            status = s_vnode_get(self, txn, node, &vn);
+            if (status != MS_OK)
+                break;
+            int sign = pass == 0 ? -1 : 1;
+            if (counted)
+                vn.n_counted += (uint32_t) sign;
+            if (strike)
+                vn.n_strikes += (uint32_t) sign;
+            if ((int32_t) vn.n_counted < 0)
+                vn.n_counted = 0;
+            if ((int32_t) vn.n_strikes < 0)
+                vn.n_strikes = 0;
+            ms_verdict_policy_t pol;
+            ms_verdict_policy_default(&pol);
+            bool q =
+                ms_verdict_quarantined(&pol, vn.n_counted, vn.n_strikes, 0);
+            if (q != (vn.quarantined != 0) && n_flipped < 2 * S_VMAX)
+                memcpy(flipped[n_flipped++], node, S_ID);
+            vn.quarantined = q;
+            MDB_val nk = {S_ID, (void *) node}, nv = {sizeof vn, &vn};
+            status = s_mdb(mdb_put(txn, self->db_verdict_nodes, &nk, &nv, 0),
+                           "put verdict_nodes");
+        }
+    }
+
+    // The new row.
+    s_vrow_t row = {0};
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    if (status == MS_OK && n > 0) {
+        row.version = 1;
+        row.verdict = (uint8_t) out.verdict;
+        row.status = (uint8_t) out.status;
+        row.revision = rev.revision;
+        row.n_needed = out.n_needed;
+        row.n_operators = out.n_operators;
+        row.n_agreeing = out.n_agreeing;
+        row.slots_wanted = out.slots_wanted;
+        row.n_marks = (uint32_t) n;
+        bool final =
+            out.verdict == MS_VERDICT_VERIFIED ||
+            out.verdict == MS_VERDICT_FAILED ||
+            (out.verdict == MS_VERDICT_ACCEPTED && out.n_needed <= 1) ||
+            (out.verdict == MS_VERDICT_DISPUTED && out.slots_exhausted);
+        row.flags = (out.slots_exhausted ? S_VF_EXHAUSTED : 0) |
+                    (final ? S_VF_FINAL : 0);
+        // The lower median: the agreeing ok result nearest m.
+        double best = INFINITY;
+        for (size_t i = 0; i < n; i++) {
+            if (!fin[i].agrees || res[i].status != MS_RUN_OK)
+                continue;
+            double d = fabs(res[i].test_accuracy - out.median_accuracy);
+            if (params.regression || isnan(d))
+                d = fabs(res[i].test_loss - out.median_loss);
+            if (d < best ||
+                (d == best && memcmp(in[i].node, row.median, S_ID) < 0)) {
+                best = d;
+                memcpy(row.median, in[i].node, S_ID);
+                row.flags |= S_VF_MEDIAN;
+            }
+        }
+        // Operators of S, sorted and unique.
+        char ops[MS_STORE_OPERATORS_TEXT] = "";
+        const char *sorted[S_VMAX];
+        size_t n_ops = 0;
+        for (size_t i = 0; i < n; i++)
+            if (fin[i].agrees)
+                sorted[n_ops++] = in[i].op;
+        for (size_t i = 1; i < n_ops; i++)
+            for (size_t j = i; j > 0 && strcmp(sorted[j - 1], sorted[j]) > 0;
+                 j--) {
+                const char *t = sorted[j];
+                sorted[j] = sorted[j - 1];
+                sorted[j - 1] = t;
+            }
+        size_t used = 0;
+        for (size_t i = 0; i < n_ops && i < MS_STORE_VERDICT_MAX_MARKS; i++) {
+            if (i > 0 && strcmp(sorted[i], sorted[i - 1]) == 0)
+                continue;
+            int w = snprintf(ops + used, sizeof ops - used, "%s%s",
+                             used ? "," : "", sorted[i]);
+            if (w < 0 || (size_t) w >= sizeof ops - used)
+                break;
+            used += (size_t) w;
+        }
+        len = sizeof row + n * sizeof(s_vmark_t) + used + 1;
+        buf = calloc(1, len);
+        if (!buf)
+            status = MS_ERR_NOMEM;
+        else {
+            memcpy(buf, &row, sizeof row);
+            s_vmark_t *mk = (s_vmark_t *) (buf + sizeof row);
+            for (size_t i = 0; i < n; i++) {
+                memcpy(mk[i].node, in[i].node, S_ID);
+                mk[i].flags = (raw[i].counted ? S_VM_RAW_COUNTED : 0) |
+                              (raw[i].strike ? S_VM_RAW_STRIKE : 0) |
+                              (fin[i].counted ? S_VM_COUNTED : 0) |
+                              (fin[i].agrees ? S_VM_AGREES : 0);
+                mk[i].role = (uint8_t) fin[i].role;
+            }
+            memcpy(buf + sizeof row + n * sizeof(s_vmark_t), ops, used + 1);
+        }
+    }
+    if (status == MS_OK) {
+        bool same = old_copy && buf && old_len == len &&
+                    memcmp(old_copy, buf, len) == 0;
+        if (!buf && old_copy) {
+            rc = mdb_del(txn, self->db_verdicts, &k, NULL);
+            status = rc == 0 || rc == MDB_NOTFOUND ? MS_OK
+                                                   : s_mdb(rc, "del verdict");
+        } else if (buf && !same) {
+            MDB_val nv = {len, buf};
+            status = s_mdb(mdb_put(txn, self->db_verdicts, &k, &nv, 0),
+                           "put verdict");
+        }
+        if (status == MS_OK && (buf || old_copy) &&
+            (row.verdict != old.verdict || row.revision != old.revision))
+            s_verdict_note(self, task_id);
+        if (buf) {
+            *verdict_out = row.verdict;
+            *final_out = row.flags & S_VF_FINAL;
+        }
+    }
+    free(buf);
+    free(old_copy);
+    free(res);
+    free(in);
+    for (size_t i = 0; status == MS_OK && i < n_flipped; i++)
+        status = s_verdict_requeue_node(self, txn, flipped[i]);
+    return status;
+}
+
+//  --------------------------------------------------------------------------
+//  Every task with a verdict row that names NODE (or every task with a
+//  verdict row when NODE is NULL; only tasks of sweeps with replicas > 1
+//  when MULTI): ids collected first, then derived (a derive rewrites
+//  the db under the cursor).
+
+static int
+s_verdict_tasks(ms_store_t *self, MDB_txn *txn, const uint8_t *node, bool multi,
+                uint8_t **ids_out, size_t *n_out)
+{
+    *ids_out = NULL;
+    *n_out = 0;
+    uint8_t *ids = NULL;
+    size_t n = 0, cap = 0;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn, self->db_verdicts, &cur);
+    if (rc != 0)
+        return s_mdb(rc, "cursor verdicts");
+    MDB_val k, v;
+    int status = MS_OK;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != S_ID || v.mv_size < sizeof(s_vrow_t))
+            continue;
+        s_vrow_t hdr;
+        memcpy(&hdr, v.mv_data, sizeof hdr);
+        bool take = !node && !multi;
+        const s_vmark_t *mk =
+            (const s_vmark_t *) ((const uint8_t *) v.mv_data + sizeof hdr);
+        for (uint32_t i = 0; node && i < hdr.n_marks &&
+                             sizeof hdr + (i + 1) * sizeof *mk <= v.mv_size;
+             i++)
+            if (memcmp(mk[i].node, node, S_ID) == 0)
+                take = true;
+        if (multi && !node) {
+            MDB_val tv;
+            s_task_hdr_t th;
+            ms_verdict_params_t p;
+            if (mdb_get(txn, self->db_tasks, &k, &tv) == 0 &&
+                s_task_decode(k.mv_data, &tv, &th, NULL) == MS_OK &&
+                s_sweep_verify_get(self, txn, th.sweep_id, &p) == MS_OK)
+                take = p.replicas > 1;
+        }
+        if (!take)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            uint8_t *grown = realloc(ids, cap * S_ID);
+            if (!grown) {
+                status = MS_ERR_NOMEM;
+                break;
+            }
+            ids = grown;
+        }
+        memcpy(ids + n++ * S_ID, k.mv_data, S_ID);
+    }
+    mdb_cursor_close(cur);
+    if (status == MS_OK && rc != MDB_NOTFOUND)
+        status = s_mdb(rc, "cursor verdicts");
+    if (status != MS_OK)
+        free(ids);
+    else {
+        *ids_out = ids;
+        *n_out = n;
+    }
+    return status;
+}
+
+//  --------------------------------------------------------------------------
+//  A node's quarantine flipped: evaluate every task it has a result in
+//  (its verdict and task state). Bounded depth: a flip found while
+//  re-evaluating is followed a few levels, then left to the next change.
+
+static int
+s_verdict_requeue_node(ms_store_t *self, MDB_txn *txn, const uint8_t *node_in)
+{
+    if (self->v_depth > 3)
+        return MS_OK;
+    uint8_t node[S_ID];
+    memcpy(node, node_in, S_ID);
+    uint8_t *ids = NULL;
+    size_t n = 0;
+    int status = s_verdict_tasks(self, txn, node, false, &ids, &n);
+    self->v_depth++;
+    for (size_t i = 0; status == MS_OK && i < n; i++)
+        status = s_task_derive(self, txn, ids + i * S_ID);
+    self->v_depth--;
+    free(ids);
+    return status;
+}
+
+//  --------------------------------------------------------------------------
+//  Writer: the operator of a node (S_OP_OPERATOR).
+
+static int
+s_op_operator(ms_store_t *self, MDB_txn *txn, s_op_t *op)
+{
+    if (!self->has_verdicts)
+        return MS_ERR_UNSUPPORTED;
+    MDB_val k = {S_ID, (void *) op->node}, v;
+    int rc = mdb_get(txn, self->db_operators, &k, &v);
+    if (rc == 0 && v.mv_size == op->len + 1 &&
+        memcmp(v.mv_data, op->text, op->len) == 0)
+        return MS_OK;
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return s_mdb(rc, "get operator");
+    char name[MS_STORE_OPERATOR_MAX + 1];
+    memcpy(name, op->text, op->len);
+    name[op->len] = 0;
+    v.mv_size = op->len + 1;
+    v.mv_data = name;
+    rc = mdb_put(txn, self->db_operators, &k, &v, 0);
+    if (rc != 0)
+        return s_mdb(rc, "put operator");
+    return s_verdict_requeue_node(self, txn, op->node);
+}
+
+//  --------------------------------------------------------------------------
+//  Writer: the pool's operator count (S_OP_POOL_OPS).
+
+static int
+s_op_pool_ops(ms_store_t *self, MDB_txn *txn, s_op_t *op)
+{
+    uint32_t n_ops = (uint32_t) op->value;
+    if (n_ops == self->n_pool_operators || !self->has_verdicts) {
+        self->n_pool_operators = n_ops;
+        return MS_OK;
+    }
+    self->n_pool_operators = n_ops;
+    uint8_t *ids = NULL;
+    size_t n = 0;
+    int status = s_verdict_tasks(self, txn, NULL, true, &ids, &n);
+    for (size_t i = 0; status == MS_OK && i < n; i++)
+        status = s_task_derive(self, txn, ids + i * S_ID);
+    free(ids);
+    return status;
+}
+
+//  --------------------------------------------------------------------------
+//  Decode a verdict row into *out.
+
+static void
+s_verdict_view(ms_store_t *self, MDB_txn *txn, const MDB_val *v,
+               ms_store_verdict_t *out)
+{
+    memset(out, 0, sizeof *out);
+    s_vrow_t hdr;
+    memcpy(&hdr, v->mv_data, sizeof hdr);
+    out->verdict = hdr.verdict;
+    out->revision = hdr.revision;
+    out->status = hdr.status;
+    out->n_needed = hdr.n_needed;
+    out->n_operators = hdr.n_operators;
+    out->n_agreeing = hdr.n_agreeing;
+    out->slots_wanted = hdr.slots_wanted;
+    out->slots_exhausted = hdr.flags & S_VF_EXHAUSTED;
+    out->final = hdr.flags & S_VF_FINAL;
+    out->has_median = hdr.flags & S_VF_MEDIAN;
+    memcpy(out->median_node, hdr.median, S_ID);
+    const uint8_t *b = v->mv_data;
+    size_t marks_end = sizeof hdr + (size_t) hdr.n_marks * sizeof(s_vmark_t);
+    if (marks_end > v->mv_size)
+        return;
+    const s_vmark_t *mk = (const s_vmark_t *) (b + sizeof hdr);
+    for (uint32_t i = 0; i < hdr.n_marks && i < MS_STORE_VERDICT_MAX_MARKS;
+         i++) {
+        ms_store_verdict_mark_t *m = &out->marks[out->n_marks++];
+        memcpy(m->node_id, mk[i].node, S_ID);
+        m->counted = mk[i].flags & S_VM_COUNTED;
+        m->agrees = mk[i].flags & S_VM_AGREES;
+        m->strike = mk[i].flags & S_VM_RAW_STRIKE;
+        m->role = mk[i].role;
+        s_operator_of(self, txn, m->node_id, m->operator_name);
+    }
+    size_t text = v->mv_size - marks_end;
+    if (text > 0) {
+        size_t c = text < sizeof out->operators ? text : sizeof out->operators;
+        memcpy(out->operators, b + marks_end, c);
+        out->operators[c - 1] = 0;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  The verdict row of a task.
+
+int
+ms_store_get_verdict(ms_store_t *self, const uint8_t task_id[MS_STORE_ID_BYTES],
+                     ms_store_verdict_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!self->has_verdicts)
+        return MS_ERR_NOTFOUND;
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    MDB_val k = {S_ID, (void *) task_id}, v;
+    rc = mdb_get(txn, self->db_verdicts, &k, &v);
+    int status = MS_OK;
+    if (rc == 0 && v.mv_size >= sizeof(s_vrow_t))
+        s_verdict_view(self, txn, &v, out);
+    else if (rc == 0 || rc == MDB_NOTFOUND)
+        status = MS_ERR_NOTFOUND;
+    else
+        status = s_mdb(rc, "get verdict");
+    s_read_end(self, txn);
+    return status;
+}
+
+//  --------------------------------------------------------------------------
+//  The slots the scheduler may fill now.
+
+int
+ms_store_task_slots(ms_store_t *self, const uint8_t task_id[MS_STORE_ID_BYTES],
+                    uint32_t *n_slots, uint32_t *replicas)
+{
+    *n_slots = 1;
+    if (replicas)
+        *replicas = 1;
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    int status = MS_OK;
+    MDB_val k = {S_ID, (void *) task_id}, v;
+    rc = mdb_get(txn, self->db_tasks, &k, &v);
+    s_task_hdr_t th;
+    if (rc == 0 && s_task_decode(task_id, &v, &th, NULL) == MS_OK) {
+        ms_verdict_params_t p;
+        status = s_sweep_verify_get(self, txn, th.sweep_id, &p);
+        if (replicas)
+            *replicas = p.replicas;
+        uint32_t ops = self->n_pool_operators ? self->n_pool_operators : 1;
+        *n_slots = ms_verdict_needed(p.replicas, ops);
+        if (*n_slots == 0)
+            *n_slots = 1;
+        rc = self->has_verdicts ? mdb_get(txn, self->db_verdicts, &k, &v)
+                                : MDB_NOTFOUND;
+        if (rc == 0 && v.mv_size >= sizeof(s_vrow_t)) {
+            s_vrow_t hdr;
+            memcpy(&hdr, v.mv_data, sizeof hdr);
+            *n_slots = (hdr.flags & S_VF_FINAL) ? 0 : hdr.slots_wanted;
+        } else if (rc != 0 && rc != MDB_NOTFOUND)
+            status = s_mdb(rc, "get verdict");
+    } else if (rc != 0 && rc != MDB_NOTFOUND)
+        status = s_mdb(rc, "get task");
+    s_read_end(self, txn);
+    return status;
+}
+
+//  --------------------------------------------------------------------------
+//  A sweep's verify.replicas.
+
+int
+ms_store_sweep_replicas(ms_store_t *self,
+                        const uint8_t sweep_id[MS_STORE_ID_BYTES],
+                        uint32_t *replicas)
+{
+    *replicas = 1;
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    ms_verdict_params_t p;
+    rc = s_sweep_verify_get(self, txn, sweep_id, &p);
+    if (rc == MS_OK)
+        *replicas = p.replicas;
+    s_read_end(self, txn);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Store a node's operator.
+
+int
+ms_store_set_operator(ms_store_t *self,
+                      const uint8_t node_id[MS_STORE_ID_BYTES],
+                      const char *name)
+{
+    size_t len = name ? strlen(name) : 0;
+    if (len == 0 || len > MS_STORE_OPERATOR_MAX)
+        return MS_ERR_INVALID;
+    s_op_t op = {
+        .kind = S_OP_OPERATOR, .node = node_id, .text = name, .len = len};
+    return s_submit(self, &op);
+}
+
+//  --------------------------------------------------------------------------
+//  A node's operator as verdicts use it.
+
+int
+ms_store_operator(ms_store_t *self, const uint8_t node_id[MS_STORE_ID_BYTES],
+                  char out[MS_STORE_OPERATOR_MAX + 1])
+{
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    rc = s_operator_of(self, txn, node_id, out);
+    s_read_end(self, txn);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Set the pool's operator count.
+
+int
+ms_store_set_pool_operators(ms_store_t *self, uint32_t n_operators)
+{
+    if (n_operators == 0)
+        return MS_ERR_INVALID;
+    if (n_operators > INT32_MAX)
+        n_operators = INT32_MAX;
+    s_op_t op = {.kind = S_OP_POOL_OPS, .value = (int32_t) n_operators};
+    return s_submit(self, &op);
+}
+
+//  --------------------------------------------------------------------------
+//  A node's standing.
+
+int
+ms_store_node_standing(ms_store_t *self,
+                       const uint8_t node_id[MS_STORE_ID_BYTES],
+                       uint32_t *n_counted, uint32_t *n_strikes,
+                       bool *quarantined)
+{
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    s_vnode_t vn;
+    rc = s_vnode_get(self, txn, node_id, &vn);
+    s_read_end(self, txn);
+    if (n_counted)
+        *n_counted = vn.n_counted;
+    if (n_strikes)
+        *n_strikes = vn.n_strikes;
+    if (quarantined)
+        *quarantined = vn.quarantined;
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Take the changed verdicts.
+
+size_t
+ms_store_verdict_changes(ms_store_t *self, uint8_t (*out)[MS_STORE_ID_BYTES],
+                         size_t max, uint64_t *n_dropped)
+{
+    pthread_mutex_lock(&self->vc_mu);
+    size_t n = self->vc_n < max ? self->vc_n : max;
+    memcpy(out, self->vc_ids, n * S_ID);
+    memmove(self->vc_ids, self->vc_ids + n, (self->vc_n - n) * S_ID);
+    self->vc_n -= n;
+    if (n_dropped) {
+        *n_dropped = self->vc_dropped;
+        self->vc_dropped = 0;
+    }
+    pthread_mutex_unlock(&self->vc_mu);
+    return n;
 }

@@ -730,4 +730,118 @@ const char *ms_task_state_name(ms_task_state_t state);
 //  Name of a sweep state ("active", ...); "unknown" when out of range.
 const char *ms_sweep_state_name(ms_sweep_state_t state);
 
+//  ==========================================================================
+//  Verification (DESIGN.md "Verification", docs/VERIFICATION.md "In the
+//  store"). After every change to a task's counted results (and after a
+//  quarantine, operator or pool-size change) the store evaluates the
+//  task with ms_verdict and keeps, per task, a derived verdict row: the
+//  verdict, its revision, the slots the task wants now, and per result
+//  what the evaluation made of it. Per node it keeps the stratum-1 tally
+//  (counted results, strikes) and whether it is quarantined. A task is
+//  done for the scheduler only when its verdict is final for its slots.
+//
+//  Operators. The operator of a result is the operator of its producer:
+//  ms_store_set_operator(node, name) stores it (the node calls it for
+//  every member admitted by certificate, itself included); a node with
+//  no stored operator is its own operator, named by its node id (64 hex
+//  characters: the open pool rule). The mapping is stored data, so the
+//  verdicts are a pure function of (records, operators, pool operator
+//  count): nodes that hold the same records and have admitted the same
+//  members agree.
+//  ==========================================================================
+
+#define MS_STORE_VERDICT_MAX_MARKS 16 // results described per verdict
+#define MS_STORE_OPERATOR_MAX 64      // bytes of an operator name
+#define MS_STORE_OPERATORS_TEXT                                                \
+    (MS_STORE_VERDICT_MAX_MARKS * (MS_STORE_OPERATOR_MAX + 1) + 1)
+
+//  What the evaluation made of one counted result of a task.
+typedef struct {
+    uint8_t node_id[MS_STORE_ID_BYTES]; // the producer
+    bool counted; // counted in the final stratum (DESIGN.md `counted`)
+    bool agrees;  // in the agreeing set S
+    bool strike;  // earned its node a strike (stratum 1)
+    uint8_t role; // ms_verdict_role_t of the final stratum
+    char operator_name[MS_STORE_OPERATOR_MAX + 1]; // its operator
+} ms_store_verdict_mark_t;
+
+//  The derived verdict of one task.
+typedef struct {
+    uint32_t verdict;      // ms_verdict_state_t
+    uint32_t revision;     // changes of the verdict (see ms_store.c)
+    uint32_t status;       // ms_run_status_t of S
+    uint32_t n_needed;     // min(replicas, pool operators)
+    uint32_t n_operators;  // operators with a counted result
+    uint32_t n_agreeing;   // |S|
+    uint32_t slots_wanted; // counted results the task wants now
+    bool slots_exhausted;  // disputed, no further slot may open
+    bool final;            // the scheduler is done with the task
+    bool has_median;       // median_node is set
+    uint8_t median_node[MS_STORE_ID_BYTES];  // producer of the lower median
+    char operators[MS_STORE_OPERATORS_TEXT]; // operators of S, sorted,
+                                             // comma-separated
+    size_t n_marks;                          // entries in marks
+    ms_store_verdict_mark_t marks[MS_STORE_VERDICT_MAX_MARKS]; // by node id
+} ms_store_verdict_t;
+
+//  The verdict row of TASK_ID into *out.
+//  Errors: MS_ERR_NOTFOUND (no counted result, or the task or its sweep
+//  is not known yet); MS_ERR_STORE.
+int ms_store_get_verdict(ms_store_t *self,
+                         const uint8_t task_id[MS_STORE_ID_BYTES],
+                         ms_store_verdict_t *out);
+
+//  The slots of TASK_ID the scheduler may fill now: the verdict's
+//  slots_wanted, or min(verify.replicas, pool operators) before any
+//  result; 0 when the verdict is final. *replicas (may be NULL) gets the
+//  sweep's verify.replicas (1 when unknown).
+//  Errors: MS_ERR_STORE.
+int ms_store_task_slots(ms_store_t *self,
+                        const uint8_t task_id[MS_STORE_ID_BYTES],
+                        uint32_t *n_slots, uint32_t *replicas);
+
+//  The sweep's verify block into *replicas (1 when the sweep is unknown).
+//  Errors: MS_ERR_STORE.
+int ms_store_sweep_replicas(ms_store_t *self,
+                            const uint8_t sweep_id[MS_STORE_ID_BYTES],
+                            uint32_t *replicas);
+
+//  Store the operator of NODE_ID (NAME: 1..MS_STORE_OPERATOR_MAX bytes,
+//  copied) and re-derive the verdicts of the tasks it has results for.
+//  The same name again changes nothing.
+//  Errors: MS_ERR_INVALID empty or long name; MS_ERR_UNSUPPORTED
+//  read-only; MS_ERR_STORE_FULL; MS_ERR_STORE.
+int ms_store_set_operator(ms_store_t *self,
+                          const uint8_t node_id[MS_STORE_ID_BYTES],
+                          const char *name);
+
+//  The operator of NODE_ID as verdicts use it: the stored name, else the
+//  node id in hex. Errors: MS_ERR_STORE.
+int ms_store_operator(ms_store_t *self,
+                      const uint8_t node_id[MS_STORE_ID_BYTES],
+                      char out[MS_STORE_OPERATOR_MAX + 1]);
+
+//  Set the number of operators in the pool (the node's view: itself and
+//  its live peers, by operator); not stored (like the member count).
+//  When it changed, the verdicts of tasks with results are re-derived.
+//  Default 1.
+//  Errors: MS_ERR_INVALID 0; MS_ERR_UNSUPPORTED read-only;
+//  MS_ERR_STORE_FULL; MS_ERR_STORE.
+int ms_store_set_pool_operators(ms_store_t *self, uint32_t n_operators);
+
+//  A node's standing across tasks (stratum 1): counted results, strikes,
+//  quarantined. A node never seen gives zeros. Errors: MS_ERR_STORE.
+int ms_store_node_standing(ms_store_t *self,
+                           const uint8_t node_id[MS_STORE_ID_BYTES],
+                           uint32_t *n_counted, uint32_t *n_strikes,
+                           bool *quarantined);
+
+//  Take up to MAX task ids whose verdict or revision changed in commits
+//  of this process since the last call (a bounded queue: when more
+//  changed than it holds, the oldest are dropped and counted in
+//  *n_dropped, may be NULL). Returns how many were written. Thread: any.
+size_t ms_store_verdict_changes(ms_store_t *self,
+                                uint8_t (*out)[MS_STORE_ID_BYTES], size_t max,
+                                uint64_t *n_dropped);
+
 #endif

@@ -197,6 +197,8 @@ s_decode_sweep(s_decoded_t *d, const uint8_t *data, size_t len)
     const ms_spec_verify_t *verify = ms_spec_verify(d->spec);
     s->replicas =
         verify && verify->replicas > 0 ? (uint32_t) verify->replicas : 1;
+    s->accuracy_tolerance = verify ? verify->accuracy_tolerance : 0.01;
+    s->loss_tolerance = verify ? verify->loss_tolerance : 0.02;
     s->n_tasks = ms_spec_task_count(d->spec);
     if (s->n_tasks) {
         d->tasks = calloc(s->n_tasks, sizeof *d->tasks);

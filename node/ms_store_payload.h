@@ -86,11 +86,13 @@ typedef struct {
             uint8_t sweep_id[MS_STORE_ID_BYTES];
             const char *spec_json; // canonical expanded spec
             size_t spec_len;
-            int32_t priority;      // initial priority
-            int64_t created_at_ms; // not on the wire: ignored, decoded 0
-            uint32_t replicas;     // decode: the spec's verify.replicas
-                                   // (result slots per task); encode
-                                   // ignores it (the spec carries it)
+            int32_t priority;          // initial priority
+            int64_t created_at_ms;     // not on the wire: ignored, decoded 0
+            uint32_t replicas;         // decode: the spec's verify.replicas
+                                       // (result slots per task); encode
+                                       // ignores it (the spec carries it)
+            double accuracy_tolerance; // decode: verify.accuracy_tolerance
+            double loss_tolerance;     // decode: verify.loss_tolerance
             size_t n_tasks;
             const ms_store_task_input_t *tasks; // decode: from the spec
         } sweep;

@@ -614,11 +614,15 @@ ms_cli_status_main(int argc, char **argv)
 //  Fetch every result row of a sweep from the API, following pages.
 
 static int
-s_api_rows(const char *node, const char *sweep, bool all, json_t **rows)
+s_api_rows(const char *node, const char *sweep, unsigned flags, json_t **rows)
 {
     *rows = json_array();
     char cursor[256] = "";
-    const char *all_arg = all ? "&all=1" : "";
+    char all_arg[64];
+    snprintf(all_arg, sizeof all_arg, "%s%s%s",
+             flags & MS_RESULTS_ALL ? "&all=1" : "",
+             flags & MS_RESULTS_VERIFIED ? "&verified=1" : "",
+             flags & MS_RESULTS_BY_TASK ? "&by_task=1" : "");
     for (int page = 0; page < S_MAX_PAGES; page++) {
         char path[512];
         if (cursor[0])
@@ -662,7 +666,8 @@ s_api_rows(const char *node, const char *sweep, bool all, json_t **rows)
 //  Read every result row of a sweep from a store opened read-only.
 
 static int
-s_store_rows(const char *data_dir, const char *sweep, bool all, json_t **rows)
+s_store_rows(const char *data_dir, const char *sweep, unsigned flags,
+             json_t **rows)
 {
     *rows = NULL;
     ms_diag_t diag;
@@ -679,7 +684,8 @@ s_store_rows(const char *data_dir, const char *sweep, bool all, json_t **rows)
     ms_hash_t sweep_id;
     rc = ms_results_find_sweep(store, sweep, &sweep_id, &diag);
     if (rc == MS_OK)
-        rc = ms_results_rows_all(store, &sweep_id, all, rows, &diag);
+        rc = ms_results_page_ex(store, &sweep_id, flags, NULL, 0, rows, NULL,
+                                &diag);
     ms_store_destroy(&store);
     if (rc != MS_OK)
         return ms_cli_diag_exit(&diag, rc, sweep);
@@ -695,6 +701,7 @@ s_results_usage(FILE *out)
     fprintf(out,
             "usage: meshsweep results SWEEP [--format table|csv|json] "
             "[--analyze] [--all]\n"
+            "                         [--verified] [--by-task]\n"
             "                         [--data-dir DIR | --node URL] "
             "[--json]\n"
             "\n"
@@ -711,6 +718,11 @@ s_results_usage(FILE *out)
             "slot another\n               node holds: \"replica\": "
             "\"extra\", counted false); never\n               in the "
             "analysis\n"
+            "  --verified   only verified rows (results in the agreeing set "
+            "of a verified\n               task; with replicas 1, accepted "
+            "is not verified)\n"
+            "  --by-task    one row per task: the lower-median counted "
+            "result, with the\n               operators behind the verdict\n"
             "  --data-dir D read the store in D instead of asking a node\n"
             "  --node URL   node API (default $MESHSWEEP_NODE or %s)\n"
             "  --token T    API bearer token (default $MESHSWEEP_TOKEN)\n"
@@ -730,6 +742,7 @@ ms_cli_results_main(int argc, char **argv)
     const char *sweep = NULL, *node_opt = NULL, *data_dir = NULL;
     const char *format = "table";
     bool analyze = false, json_out = false, all = false;
+    unsigned flags = 0;
     for (int i = 1; i < argc; i++) {
         bool missing = false;
         const char *v = NULL;
@@ -755,6 +768,10 @@ ms_cli_results_main(int argc, char **argv)
             analyze = true;
         else if (strcmp(argv[i], "--all") == 0)
             all = true;
+        else if (strcmp(argv[i], "--verified") == 0)
+            flags |= MS_RESULTS_VERIFIED;
+        else if (strcmp(argv[i], "--by-task") == 0)
+            flags |= MS_RESULTS_BY_TASK;
         else if (strcmp(argv[i], "--json") == 0)
             json_out = true;
         else if (argv[i][0] == '-' && argv[i][1])
@@ -776,9 +793,11 @@ ms_cli_results_main(int argc, char **argv)
     if (ms_cli_check_sweep_id(sweep) != MS_CLI_EXIT_OK)
         return MS_CLI_EXIT_USAGE;
     json_t *rows = NULL;
+    if (all)
+        flags |= MS_RESULTS_ALL;
     int rc = data_dir
-                 ? s_store_rows(data_dir, sweep, all, &rows)
-                 : s_api_rows(ms_cli_node_url(node_opt), sweep, all, &rows);
+                 ? s_store_rows(data_dir, sweep, flags, &rows)
+                 : s_api_rows(ms_cli_node_url(node_opt), sweep, flags, &rows);
     if (rc != MS_CLI_EXIT_OK)
         return rc;
     // Extra replicas carry "counted": false: the analysis leaves them out.
