@@ -160,6 +160,21 @@ s_standing(const ms_members_t *self, const uint8_t *node_id, int64_t now_ms)
 }
 
 //  --------------------------------------------------------------------------
+//  True when the chain's leaf was issued by an enrollment key the authority
+//  revoked: every node that key enrolled loses its standing with it (a
+//  stolen kit is shut off), without its own key being revoked, so it
+//  comes back with a chain from a new kit or from the authority.
+
+static bool
+s_enroller_revoked(const ms_members_t *self, const ms_cert_chain_t *chain)
+{
+    if (!chain->has_enroller)
+        return false;
+    const ms_member_t *e = s_find(self, chain->enroller.subject);
+    return e && e->state == MS_MEMBER_REVOKED;
+}
+
+//  --------------------------------------------------------------------------
 //  Check a chain for admission
 
 int
@@ -183,6 +198,8 @@ ms_members_check(const ms_members_t *self, const ms_cert_chain_t *chain,
                                 "none presented");
     }
     int standing = s_standing(self, chain->leaf.subject, now_ms);
+    if (standing < 0 && s_enroller_revoked(self, chain))
+        standing = MS_MEMBERS_REFUSED_REVOKED;
     if (standing >= 0) {
         *why = (ms_members_refusal_t) standing;
         return ms_diag_set_code(diag, MS_ERR_UNTRUSTED, "certificate", "key %s",
@@ -404,7 +421,8 @@ ms_members_is_member(const ms_members_t *self,
     assert(self && node_id);
     const ms_member_t *m = s_find(self, node_id);
     return m && m->state == MS_MEMBER_ADMITTED &&
-           (m->not_after == 0 || now_s <= m->not_after);
+           (m->not_after == 0 || now_s <= m->not_after) &&
+           !(m->has_chain && s_enroller_revoked(self, &m->chain));
 }
 
 //  --------------------------------------------------------------------------

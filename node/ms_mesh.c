@@ -771,7 +771,12 @@ s_refuse(ms_mesh_t *self, s_peer_t *peer, const ms_wire_hello_t *h,
         const uint8_t *key = link_key                 ? link_key
                              : peer && peer->id_known ? peer->curve
                                                       : NULL;
-        if (self->secure && key && reason != MS_MEMBERS_REFUSED_REVOKED) {
+        // A key refused because it is denied already is not denied again:
+        // a retry every few seconds would push the end of the deny out
+        // for ever, and a node that comes back with a renewed certificate
+        // must get in once the deny runs out.
+        if (self->secure && key && reason != MS_MEMBERS_REFUSED_REVOKED &&
+            reason != MS_MEMBERS_REFUSED_DENIED) {
             ms_zap_deny(self->zap_domain, key, self->opts.deny_ms);
             uint8_t curve[ID_BYTES];
             if (ms_identity_curve_public(h->node_id, curve) == MS_OK &&

@@ -6848,6 +6848,12 @@ s_open_certificate(ms_node_t *self, ms_diag_t *diag)
     if (rc == MS_ERR_NOTFOUND && self->enroll_key) {
         ms_diag_clear(diag);
         rc = s_enroll(self, diag);
+        if (rc == MS_ERR_NOTFOUND)
+            // A kit path with a typo must not leave a cluster node quietly
+            // out of the pool: say so and stop.
+            return ms_diag_set(diag, "enroll_key",
+                               "%s: no such enrollment key file",
+                               self->enroll_key);
         if (rc == MS_OK)
             rc = s_read_certificate(self, authority, &chain, diag);
     }

@@ -717,6 +717,19 @@ s_invite_main(int argc, char **argv)
         return code;
     if ((code = s_cert_fields(&o, &c)) != MS_CLI_EXIT_OK)
         return code;
+    char subject[S_KEY_HEX + 1], out_default[64];
+    s_hex(c.subject, MS_CERT_KEY_BYTES, subject);
+    snprintf(out_default, sizeof out_default, "%.12s.cert", subject);
+    const char *out = o.out ? o.out : out_default;
+    ms_diag_t d;
+    ms_diag_clear(&d);
+    if (access(out, F_OK) == 0) {
+        // another node's certificate may be there: never overwrite it
+        ms_diag_set(&d, out,
+                    "exists already; not overwritten (move it, or "
+                    "name another file with --out)");
+        return ms_cli_diag_exit(&d, MS_ERR_INVALID, out);
+    }
     s_authority_t a;
     if ((code = s_authority_open(&a, s_authority_dir(o.authority))) !=
         MS_CLI_EXIT_OK)
@@ -726,16 +739,10 @@ s_invite_main(int argc, char **argv)
         s_authority_close(&a);
         return code;
     }
-    ms_diag_t d;
-    ms_diag_clear(&d);
     int rc = ms_cert_sign(&c, a.sk, &d);
     s_authority_close(&a);
     if (rc != MS_OK)
         return ms_cli_diag_exit(&d, rc, "certificate");
-    char subject[S_KEY_HEX + 1], out_default[64];
-    s_hex(c.subject, MS_CERT_KEY_BYTES, subject);
-    snprintf(out_default, sizeof out_default, "%.12s.cert", subject);
-    const char *out = o.out ? o.out : out_default;
     ms_cert_chain_t chain = {.leaf = c};
     rc = ms_cert_bundle_save(out, a.pk, &chain, &d);
     if (rc != MS_OK)
@@ -1468,7 +1475,7 @@ s_publish_usage(FILE *out)
             "A forged or altered item is refused (exit 2).\n"
             "\n"
             "  --node URL     the node's API (default $MESHSWEEP_NODE or "
-            "http://127.0.0.1:8765)\n"
+            "http://127.0.0.1:5872)\n"
             "  --json         print the node's answer as JSON\n");
 }
 

@@ -52,6 +52,11 @@ new_node node2
 N1=$(cat node1/identity/node.pub)
 N2=$(cat node2/identity/node.pub)
 "$MS" pool invite "$N1" --operator alice --authority "$A" --out n1.cert --json >inv1.json
+# an existing certificate file is never overwritten (it may be another node's)
+sum=$(sha256sum n1.cert)
+ms_expect_exit 2 e "$MS" pool invite "$N2" --operator bob --authority "$A" --out n1.cert
+grep -q 'exists already; not overwritten' e || fail "invite over an existing file: $(cat e)"
+[ "$(sha256sum n1.cert)" = "$sum" ] || fail "invite overwrote n1.cert"
 [ "$(json inv1.json 'd["roles"]')" = worker ] || fail "default roles"
 "$MS" pool show n1.cert --json >show1.json
 [ "$(json show1.json 'd["valid"]')" = True ] || fail "the invited certificate does not verify"

@@ -6,7 +6,8 @@
 #      start, exit 2 (bad input), with one line naming the file and the fix, and the
 #      key file is left as it was (not rewritten, not replaced);
 #   3. a node.key of the wrong size is refused the same way;
-#   4. back to 0600: the node starts with the same node id.
+#   4. back to 0600: the node starts with the same node id;
+#   5. an --enroll-key file that does not exist stops the start (exit 2).
 # Daemons run with --no-beacon and --mesh-port 0 (nothing leaves loopback).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -60,3 +61,13 @@ ms_start_daemon "$D" --no-beacon --mesh-port 0 --workers 1 --open-pool=keys
 kill -TERM "$DAEMON_PID"
 ms_wait_exit "$DAEMON_PID" 20 || fail "meshsweepd did not stop"
 ok "back to 0600: the node starts with the same id ${id1:0:12}"
+
+# An enrollment kit path that does not exist: refused at start, not a node
+# left quietly outside its pool.
+rc=0
+timeout 20 "$MSD" --data-dir "$T/n2" --api 127.0.0.1:0 --no-beacon --mesh-port 0 \
+    --workers 1 --enroll-key "$T/no-such.enroll" >/dev/null 2>"$T/enroll.err" || rc=$?
+[ "$rc" = 2 ] || { cat "$T/enroll.err" >&2; fail "a missing --enroll-key file: exit $rc, want 2"; }
+grep -q 'no-such.enroll: no such enrollment key file' "$T/enroll.err" ||
+    { cat "$T/enroll.err" >&2; fail "a missing --enroll-key file: no clear reason"; }
+ok "a missing --enroll-key file: refused at start with its path"

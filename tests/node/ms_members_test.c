@@ -136,6 +136,60 @@ test_refusal_reasons(void **state)
 //  A denied key is refused until its time runs out; a revoked key for
 //  good, and only records within its cut count.
 
+//  --------------------------------------------------------------------------
+//  Revoking an enrollment key shuts off every node it enrolled (a stolen
+//  kit), without revoking their own keys: a chain from the authority
+//  brings such a node back.
+
+static void
+test_revoked_enrollment_key(void **state)
+{
+    (void) state;
+    s_pool_t p;
+    s_pool(&p);
+    ms_members_t *m = ms_members_new(p.pk, p.pool_id);
+    int64_t now = (int64_t) time(NULL);
+    uint8_t epk[32], esk[64], node[32], nsk[64];
+    assert_int_equal(ms_cert_keypair(epk, esk), MS_OK);
+    assert_int_equal(ms_cert_keypair(node, nsk), MS_OK);
+    ms_cert_t ec;
+    memset(&ec, 0, sizeof ec);
+    memcpy(ec.pool_id, p.pool_id, 32);
+    memcpy(ec.subject, epk, 32);
+    ec.roles = MS_CERT_ROLE_WORKER | MS_CERT_ROLE_ENROLL;
+    strcpy(ec.operator_name, "cluster");
+    assert_int_equal(ms_cert_sign(&ec, p.sk, NULL), MS_OK);
+    ms_cert_chain_t chain;
+    assert_int_equal(ms_cert_enroll_issue(esk, &ec, node, 0, 1, &chain, NULL),
+                     MS_OK);
+    ms_members_refusal_t why;
+    assert_int_equal(ms_members_admit(m, &chain, now, 0, &why), MS_OK);
+    assert_true(ms_members_is_member(m, node, now));
+
+    assert_int_equal(ms_members_revoke(m, epk, NULL), MS_OK);
+    assert_false(ms_members_is_member(m, node, now)); // its link closes
+    assert_int_equal(ms_members_admit(m, &chain, now, 0, &why),
+                     MS_ERR_UNTRUSTED);
+    assert_int_equal(why, MS_MEMBERS_REFUSED_REVOKED);
+    // another node enrolled with the stolen kit later: refused too
+    uint8_t rogue[32], rsk[64];
+    assert_int_equal(ms_cert_keypair(rogue, rsk), MS_OK);
+    ms_cert_chain_t rc;
+    assert_int_equal(ms_cert_enroll_issue(esk, &ec, rogue, 0, 2, &rc, NULL),
+                     MS_OK);
+    assert_int_equal(ms_members_admit(m, &rc, now, 0, &why), MS_ERR_UNTRUSTED);
+    assert_int_equal(why, MS_MEMBERS_REFUSED_REVOKED);
+    // the honest node, given a chain by the authority itself, is back
+    ms_cert_chain_t direct;
+    memset(&direct, 0, sizeof direct);
+    direct.leaf = chain.leaf;
+    direct.leaf.serial = 3;
+    assert_int_equal(ms_cert_sign(&direct.leaf, p.sk, NULL), MS_OK);
+    assert_int_equal(ms_members_admit(m, &direct, now, 0, &why), MS_OK);
+    assert_true(ms_members_is_member(m, node, now));
+    ms_members_destroy(&m);
+}
+
 static void
 test_deny_and_revoke(void **state)
 {
@@ -314,6 +368,7 @@ main(void)
         cmocka_unit_test(test_admit_by_certificate),
         cmocka_unit_test(test_refusal_reasons),
         cmocka_unit_test(test_deny_and_revoke),
+        cmocka_unit_test(test_revoked_enrollment_key),
         cmocka_unit_test(test_learn_and_cuts),
         cmocka_unit_test(test_open_pool),
     };
