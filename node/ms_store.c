@@ -243,6 +243,12 @@ struct ms_store {
     unsigned max_batch;        // writes per commit
     uint64_t incarnation;      // 64 random bits, made at creation
 
+    pthread_mutex_t role_mu;    // guards the no-submit list below
+    uint8_t (*no_submit)[S_ID]; // origins lacking the `submit` role
+    size_t n_no_submit;         // entries in no_submit
+    size_t cap_no_submit;       // allocated
+    uint64_t n_ignored_no_role; // their sweep records, not applied
+
     ms_store_sign_fn sign_fn; // signs appended blocks (writer), or NULL
     void *sign_arg;           // its argument
     bool unchecked_appends;   // tests: keep own undecodable records
@@ -1542,6 +1548,7 @@ ms_store_open(ms_store_t **out, const char *dir, const ms_store_options_t *opts,
         return ms_diag_set_code(diag, MS_ERR_NOMEM, dir, "out of memory");
     }
     pthread_mutex_init(&self->vc_mu, NULL);
+    pthread_mutex_init(&self->role_mu, NULL);
     pthread_mutex_init(&self->gate_mu, NULL);
     pthread_cond_init(&self->gate_cv, NULL);
     pthread_mutex_init(&self->q_mu, NULL);
@@ -1623,6 +1630,8 @@ ms_store_destroy(ms_store_t **self_p)
     pthread_cond_destroy(&self->gate_cv);
     pthread_mutex_destroy(&self->gate_mu);
     pthread_mutex_destroy(&self->vc_mu);
+    pthread_mutex_destroy(&self->role_mu);
+    free(self->no_submit);
     free(self->vc_ids);
     free(self);
     *self_p = NULL;
@@ -3689,6 +3698,24 @@ s_apply_fragment(ms_store_t *self, MDB_txn *txn, const uint8_t key[S_KEY],
 }
 
 //  --------------------------------------------------------------------------
+//  Whether the origin of the record at KEY may submit sweeps and sweep
+//  controls (see ms_store_set_may_submit); counts a refusal.
+
+static bool
+s_may_submit(ms_store_t *self, const uint8_t *key)
+{
+    bool may = true;
+    pthread_mutex_lock(&self->role_mu);
+    for (size_t i = 0; may && i < self->n_no_submit; i++)
+        if (memcmp(self->no_submit[i], key, S_ID) == 0)
+            may = false;
+    if (!may)
+        self->n_ignored_no_role++;
+    pthread_mutex_unlock(&self->role_mu);
+    return may;
+}
+
+//  --------------------------------------------------------------------------
 //  Apply one stored record (P: its decoded payload; NULL: unknown kind
 //  or undecodable, stored only;
 //  for a FRAGMENT, P is the pre-decoded inner payload or NULL).
@@ -3703,8 +3730,12 @@ s_apply(ms_store_t *self, MDB_txn *txn, const uint8_t key[S_KEY], uint32_t kind,
         return MS_OK;
     switch (kind) {
     case MS_RECORD_SWEEP:
+        if (!s_may_submit(self, key))
+            return MS_OK; // stored, not applied
         return s_apply_sweep(self, txn, key, p);
     case MS_RECORD_SWEEP_CONTROL:
+        if (!s_may_submit(self, key))
+            return MS_OK;
         return s_apply_control(self, txn, key, p);
     case MS_RECORD_DATASET:
         return s_apply_dataset(self, txn, p, payload, len);
@@ -4439,6 +4470,53 @@ ms_store_append_many(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
                      ms_record_key_t *keys_out)
 {
     return s_append(self, origin, n, kinds, payloads, lens, true, keys_out);
+}
+
+//  --------------------------------------------------------------------------
+//  Say whether NODE_ID may submit.
+
+int
+ms_store_set_may_submit(ms_store_t *self,
+                        const uint8_t node_id[MS_STORE_ID_BYTES], bool may)
+{
+    int rc = MS_OK;
+    pthread_mutex_lock(&self->role_mu);
+    size_t i = 0;
+    while (i < self->n_no_submit &&
+           memcmp(self->no_submit[i], node_id, S_ID) != 0)
+        i++;
+    if (may && i < self->n_no_submit) {
+        self->n_no_submit--;
+        memmove(self->no_submit[i], self->no_submit[self->n_no_submit], S_ID);
+    } else if (!may && i == self->n_no_submit) {
+        if (self->n_no_submit == self->cap_no_submit) {
+            size_t cap = self->cap_no_submit ? 2 * self->cap_no_submit : 16;
+            uint8_t(*grown)[S_ID] = realloc(self->no_submit, cap * S_ID);
+            if (!grown)
+                rc = MS_ERR_NOMEM;
+            else {
+                self->no_submit = grown;
+                self->cap_no_submit = cap;
+            }
+        }
+        if (rc == MS_OK)
+            memcpy(self->no_submit[self->n_no_submit++], node_id, S_ID);
+    }
+    pthread_mutex_unlock(&self->role_mu);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Sweep and sweep-control records stored but not applied (their origin
+//  lacked the `submit` role).
+
+uint64_t
+ms_store_ignored_no_role(ms_store_t *self)
+{
+    pthread_mutex_lock(&self->role_mu);
+    uint64_t n = self->n_ignored_no_role;
+    pthread_mutex_unlock(&self->role_mu);
+    return n;
 }
 
 //  --------------------------------------------------------------------------

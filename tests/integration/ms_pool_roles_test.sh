@@ -6,6 +6,14 @@
 #      (`other`); a sweep with `replicas: 2`: no task ever has results of
 #      both A and B (one operator never fills both slots, extra replicas
 #      included), and every task ends verified by the two operators;
+#      C's certificate caps it at one worker: started with --workers 3 it
+#      warns and runs one;
+#   2. roles: B's certificate lacks `submit`: its API refuses a submit and
+#      a sweep control (403, one line naming the role); B restarted as a
+#      member that ignores the rule (ms_dishonest_node --lie submit)
+#      submits a sweep and a priority change: A and C store B's records
+#      (counted as ignored) but do not apply them (the sweep is unknown
+#      to them, the priority unchanged).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/lib.sh"
@@ -55,12 +63,12 @@ B=$(node_id 2)
 C=$(node_id 3)
 invite 1 lab worker,submit
 invite 2 lab worker
-invite 3 other worker,submit
+invite 3 other worker,submit --max-workers 1
 
 # ---- 1. two nodes of one operator, replicas 2 ------------------------------
 start_node 1 2 3
 start_node 2 1 3
-start_node 3 1 2
+start_node 3 1 2 -- --workers 3
 pool_wait_alive 30 2 1 2 3 || fail "the three members did not link"
 
 cat >"$T/grid.yaml" <<Y
@@ -109,3 +117,51 @@ read -r rows tasks < <(check_operators 1)
 na=$(python3 -c 'import json,sys; print(sum(r["node_id"]==sys.argv[2] for r in json.load(open(sys.argv[1]))))' "$T/ops1.json" "$A")
 nb=$(python3 -c 'import json,sys; print(sum(r["node_id"]==sys.argv[2] for r in json.load(open(sys.argv[1]))))' "$T/ops1.json" "$B")
 ok "replicas 2, operators lab (A, B) and other (C): $tasks tasks, $rows rows (A $na, B $nb), each verified by lab and other, never A and B in one task"
+grep -q "caps this node at 1 worker" "${POOL_LOG[3]}" || fail "C did not warn about its worker cap"
+[ "$(pool_status 3 "d['workers']")" = 1 ] || fail "C runs $(pool_status 3 "d['workers']") workers, its certificate caps it at 1"
+ok "C's certificate caps it at 1 worker: started with --workers 3, it warned and runs 1"
+
+# ---- 2. roles --------------------------------------------------------------
+LIAR=${MESHSWEEP_DISHONEST_NODE:-}
+[ -x "$LIAR" ] || { echo "ms_dishonest_node not built: section 2 skipped"; exit 0; }
+code=$(curl -s -o "$T/403.body" -w '%{http_code}' -X POST --data-binary @"$T/grid.yaml" \
+    "${POOL_API[2]}/api/v1/sweeps")
+[ "$code" = 403 ] || fail "B answered a submit with HTTP $code: $(cat "$T/403.body")"
+grep -q 'submit' "$T/403.body" || fail "B's refusal does not name the role: $(cat "$T/403.body")"
+rc=0
+pool_cli 2 submit "$T/grid.yaml" >"$T/sub.out" 2>"$T/sub.err" || rc=$?
+[ "$rc" != 0 ] || fail "meshsweep submit to B succeeded"
+[ "$(wc -l <"$T/sub.err")" = 1 ] || fail "submit to B: not one line: $(cat "$T/sub.err")"
+grep -q 'lacks the `submit` role' "$T/sub.err" || fail "submit to B: unclear error: $(cat "$T/sub.err")"
+echo "the CLI said: $(cat "$T/sub.err")"
+rc=0
+pool_cli 2 priority "$sweep" 7 >"$T/pri.out" 2>"$T/pri.err" || rc=$?
+[ "$rc" != 0 ] || fail "meshsweep priority through B succeeded"
+grep -q 'submit' "$T/pri.err" || fail "priority via B: unclear error: $(cat "$T/pri.err")"
+ok "B (no submit role) refuses submit (HTTP 403, one line) and sweep control"
+
+pool_kill 2 TERM
+pool_reap 2
+MSD=$LIAR start_node 2 1 3 -- --lie submit
+pool_wait_alive 30 2 1 2 3 || fail "B (ignoring roles) did not link again"
+cat >"$T/grid2.yaml" <<Y
+name: roles-forbidden
+dataset: fashion-mnist
+parameters:
+  seed:  {values: [101, 102]}
+  width: {value: 8}
+  epochs: {value: 2}
+Y
+sweep2=$(pool_submit 2 "$T/grid2.yaml")
+pool_cli 2 priority "$sweep" 7 >/dev/null 2>"$T/pri2.err" || fail "the liar's priority failed: $(cat "$T/pri2.err")"
+ignored2() { [ "$(counter "$1" records_ignored_no_role_total)" -ge 2 ]; }
+counter() { pool_status "$1" "d['pool_counters'].get('$2', 0)"; }
+for k in 1 3; do
+    ms_wait_until 20 ignored2 "$k" ||
+        fail "node $k ignored $(counter "$k" records_ignored_no_role_total) record(s) of B, want 2 (a sweep, a control)"
+    pool_curl "$k" "/api/v1/sweeps/$sweep2" >/dev/null 2>&1 && fail "node $k applied B's sweep"
+    pri=$(pool_curl "$k" "/api/v1/sweeps/$sweep" | python3 -c 'import json,sys; print(json.load(sys.stdin)["priority"])')
+    [ "$pri" = 0 ] || fail "node $k applied B's priority: $pri"
+done
+pool_curl 2 "/api/v1/sweeps/$sweep2" >/dev/null || fail "B does not know its own sweep"
+ok "B's sweep and sweep control (no submit role) are stored but not applied by A and C"
