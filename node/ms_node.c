@@ -2560,8 +2560,13 @@ s_item_take(ms_node_t *self, const uint8_t *bytes, size_t n,
             cut.n++;
         }
     }
-    rc = ms_store_put_item(self->store, it.digest.bytes, bytes, n, subject,
-                           &cut, NULL);
+    if (it.type == MS_ITEMS_AUTHORITY &&
+        it.item.kind == MS_AUTHORITY_ITEM_CLEAR_QUARANTINE)
+        rc = ms_store_put_clear(self->store, it.digest.bytes, bytes, n,
+                                it.item.subject, NULL);
+    else
+        rc = ms_store_put_item(self->store, it.digest.bytes, bytes, n, subject,
+                               &cut, NULL);
     if (rc != MS_OK)
         return ms_diag_set_code(diag, rc, "store", "cannot keep the item: %s",
                                 ms_strerror(rc));

@@ -84,6 +84,7 @@
 #include <lmdb.h>
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -4103,6 +4104,10 @@ s_op_members(ms_store_t *self, MDB_txn *txn, s_op_t *op)
 //  cut (the intersection with an earlier one) and re-derive what the
 //  subject's records touch.
 
+#define S_ITEM_CLEAR 1 // s_op_t value of a quarantine clear
+
+static int s_apply_clear(ms_store_t *self, MDB_txn *txn, const uint8_t *node);
+
 static int
 s_op_put_item(ms_store_t *self, MDB_txn *txn, s_op_t *op)
 {
@@ -4113,6 +4118,8 @@ s_op_put_item(ms_store_t *self, MDB_txn *txn, s_op_t *op)
         return MS_OK;
     if (rc != 0)
         return s_written(s_mdb(rc, "put item"));
+    if (op->node && !op->cut && op->value == S_ITEM_CLEAR)
+        return s_written(s_apply_clear(self, txn, op->node));
     if (!op->node || !op->cut)
         return MS_OK;
     ms_store_cut_t cut, next = *op->cut;
@@ -4181,6 +4188,32 @@ ms_store_put_item(ms_store_t *self, const uint8_t digest[MS_STORE_ID_BYTES],
     ms_store_cut_t all = {.all = true};
     if (revoked && !cut)
         op.cut = &all;
+    int rc = s_submit(self, &op);
+    if (rc == MS_OK && added)
+        *added = !op.existed;
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Keep a quarantine clear and apply it
+
+int
+ms_store_put_clear(ms_store_t *self, const uint8_t digest[MS_STORE_ID_BYTES],
+                   const uint8_t *bytes, size_t n,
+                   const uint8_t subject[MS_STORE_ID_BYTES], bool *added)
+{
+    if (!self || !digest || !bytes || n == 0 || !subject)
+        return MS_ERR_INVALID;
+    if (added)
+        *added = false;
+    if (n > MS_STORE_MAX_ITEM_BYTES)
+        return MS_ERR_INVALID;
+    s_op_t op = {.kind = S_OP_PUT_ITEM,
+                 .id = digest,
+                 .text = (const char *) bytes,
+                 .len = n,
+                 .node = subject,
+                 .value = S_ITEM_CLEAR};
     int rc = s_submit(self, &op);
     if (rc == MS_OK && added)
         *added = !op.existed;
@@ -5447,6 +5480,9 @@ typedef struct {
     uint32_t n_counted; // counted in stratum 1, over tasks
     uint32_t n_strikes; // strikes in stratum 1, over tasks
     uint8_t quarantined;
+    uint8_t pad[3];
+    uint32_t n_forgiven; // strikes forgiven by quarantine clears (rows of
+                         // older stores end before it: 0)
 } s_vnode_t;
 
 //  One counted result while evaluating.
@@ -5488,11 +5524,44 @@ s_vnode_get(ms_store_t *self, MDB_txn *txn, const uint8_t *node, s_vnode_t *out)
         return MS_OK;
     MDB_val k = {S_ID, (void *) node}, v;
     int rc = mdb_get(txn, self->db_verdict_nodes, &k, &v);
-    if (rc == 0 && v.mv_size == sizeof *out)
-        memcpy(out, v.mv_data, sizeof *out);
+    if (rc == 0 && (v.mv_size == sizeof *out ||
+                    v.mv_size == offsetof(s_vnode_t, n_forgiven)))
+        memcpy(out, v.mv_data, v.mv_size);
     else if (rc != 0 && rc != MDB_NOTFOUND)
         return s_mdb(rc, "get verdict_nodes");
     return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Writer: apply a quarantine clear of NODE (DESIGN.md "Verification":
+//  "the authority can clear a quarantine with a signed item"): the node's
+//  stratum-1 strikes held now are forgiven (ms_verdict_quarantined's
+//  n_forgiven), so its quarantine lifts and its results count again;
+//  strikes it earns later count from there. When its quarantine flips,
+//  every task it has a result in is evaluated again.
+
+static int
+s_apply_clear(ms_store_t *self, MDB_txn *txn, const uint8_t *node)
+{
+    if (!self->has_verdicts)
+        return MS_OK;
+    s_vnode_t vn;
+    int rc = s_vnode_get(self, txn, node, &vn);
+    if (rc != MS_OK || vn.n_forgiven >= vn.n_strikes)
+        return rc;
+    vn.n_forgiven = vn.n_strikes;
+    ms_verdict_policy_t pol;
+    ms_verdict_policy_default(&pol);
+    bool q =
+        ms_verdict_quarantined(&pol, vn.n_counted, vn.n_strikes, vn.n_forgiven);
+    bool flipped = q != (vn.quarantined != 0);
+    vn.quarantined = q;
+    MDB_val k = {S_ID, (void *) node}, v = {sizeof vn, &vn};
+    rc = s_mdb(mdb_put(txn, self->db_verdict_nodes, &k, &v, 0),
+               "put verdict_nodes");
+    if (rc == MS_OK && flipped)
+        rc = s_verdict_requeue_node(self, txn, node);
+    return rc;
 }
 
 //  --------------------------------------------------------------------------
@@ -5791,8 +5860,8 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
                 vn.n_strikes = 0;
             ms_verdict_policy_t pol;
             ms_verdict_policy_default(&pol);
-            bool q =
-                ms_verdict_quarantined(&pol, vn.n_counted, vn.n_strikes, 0);
+            bool q = ms_verdict_quarantined(&pol, vn.n_counted, vn.n_strikes,
+                                            vn.n_forgiven);
             if (q != (vn.quarantined != 0) && n_flipped < 2 * S_VMAX)
                 memcpy(flipped[n_flipped++], node, S_ID);
             vn.quarantined = q;

@@ -652,6 +652,18 @@ int ms_store_put_item(ms_store_t *self, const uint8_t digest[MS_STORE_ID_BYTES],
                       const uint8_t revoked[MS_STORE_ID_BYTES],
                       const ms_store_cut_t *cut, bool *added);
 
+//  Keep a quarantine clear (an authority item, checked by the caller)
+//  as ms_store_put_item does, and apply it in the same commit: the
+//  stratum-1 strikes SUBJECT holds now are forgiven (DESIGN.md
+//  "Verification"), so its quarantine lifts, its results count again and
+//  the verdicts of the tasks it has results in are derived again. Strikes
+//  it earns later count against it from there. An item held already
+//  changes nothing (*added false). Errors: as ms_store_put_item.
+int ms_store_put_clear(ms_store_t *self,
+                       const uint8_t digest[MS_STORE_ID_BYTES],
+                       const uint8_t *bytes, size_t n,
+                       const uint8_t subject[MS_STORE_ID_BYTES], bool *added);
+
 //  Called with each authority item: its digest and bytes, borrowed for the
 //  call. Non-zero stops the walk and is returned.
 typedef int (*ms_store_item_fn)(void *arg, const uint8_t *digest,
