@@ -2393,7 +2393,7 @@ s_item_apply(ms_node_t *self, const ms_items_parsed_t *it)
         return;
     }
     if (it->item.kind != MS_AUTHORITY_ITEM_REVOKE)
-        return; // a quarantine clear: kept for verification
+        return; // a quarantine clear: applied by the store (put_clear)
     ms_members_cut_t cut;
     memset(&cut, 0, sizeof cut);
     cut.all = it->item.cut_all;

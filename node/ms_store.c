@@ -5406,7 +5406,9 @@ ms_store_results_digest(ms_store_t *self, uint8_t digest[32])
       verdicts       task -> s_vrow_t || marks (s_vmark_t, by node id) ||
                      operators of S (sorted, comma-separated) + NUL
       verdict_nodes  node -> counted (u32) || strikes (u32) ||
-                     quarantined (u8): the stratum-1 tally over tasks
+                     quarantined (u8) || 3 pad || forgiven (u32): the
+                     stratum-1 tally over tasks (rows of older stores
+                     end before forgiven: 0)
       operators      node -> operator name + NUL (ms_store_set_operator)
       sweep_verify   sweep -> replicas (u32) || accuracy tolerance (f64)
                      || loss tolerance (f64), from the sweep record
@@ -5435,9 +5437,12 @@ ms_store_results_digest(ms_store_t *self, uint8_t digest[32])
     moment between nodes; the result rows that carry them are compared
     by the pool tests instead.
 
-    Not done: re-evaluation records and the authority's quarantine clears
-    (both are inputs ms_verdict takes; their records come with the
-    re-evaluation and authority-item work), commit then reveal.
+    The authority's quarantine clears (ms_store_put_clear) set a node's
+    forgiven count in verdict_nodes to the strikes it holds when the clear
+    is applied; the quarantine rule subtracts it (ms_verdict_quarantined).
+
+    Not done: re-evaluation records (an input ms_verdict takes; their
+    records come with the re-evaluation work), commit then reveal.
     =========================================================================
 */
 
