@@ -77,8 +77,9 @@ start_node 1 2 3
 start_node 2 1 3
 MSD=$LIAR start_node 3 1 2 -- --lie inflate
 pool_wait_alive 30 2 1 2 3 || fail "the three members did not link"
-cat >"$T/grid.yaml" <<Y
-name: clear-grid
+grid() { # NAME
+    cat <<Y
+name: $1
 dataset: fashion-mnist
 verify: {replicas: 2}
 parameters:
@@ -88,8 +89,8 @@ parameters:
   epochs:        {value: 1}
   batch_size:    {value: 50}
 Y
-sweep=$(pool_submit 1 "$T/grid.yaml")
-# liar_rows K - "counted uncounted" rows of the liar on node K
+}
+# liar_rows K - "counted uncounted" rows of the liar on node K (in $sweep)
 liar_rows() {
     pool_cli "$1" results "$sweep" --format json >"$T/rows$1.json" 2>/dev/null || { echo "0 0"; return; }
     python3 - "$T/rows$1.json" "$L" <<'PY'
@@ -99,11 +100,23 @@ print(sum(1 for r in rows if r["counted"]), sum(1 for r in rows if not r["counte
 PY
 }
 quarantined() { [ "$(standing "$1" "$L" | cut -d' ' -f2)" = true ]; }
-for k in 1 2; do
-    ms_wait_until 60 quarantined "$k" ||
-        { pool_dump "$sweep" 1 2 3; liar_rows "$k" >/dev/null; python3 -c 'import json,sys; [print(r["node_id"][:8], r["test_accuracy"], r["counted"], r.get("verdict")) for r in json.load(open(sys.argv[1]))]' "$T/rows$k.json"; fail "node $k did not quarantine the liar (strikes, quarantined: $(standing "$k" "$L"))"; }
+both_quarantined() { quarantined 1 && quarantined 2; }
+q_or_done() { both_quarantined || { pool_finished 1 "$sweep" && pool_finished 2 "$sweep"; }; }
+# The liar gets tasks only when it claims them before the honest nodes
+# steal them (a loaded machine may give it none): a sweep after which it
+# is not quarantined is followed by another (new seeds), up to 4.
+for attempt in 1 2 3 4; do
+    grid "clear-grid-$attempt" >"$T/grid.yaml"
+    sed -i "s/values: \[1, 2, 3, 4, 5, 6, 7, 8\]/values: [$(seq -s, $((attempt * 10 + 1)) $((attempt * 10 + 8)) | sed 's/,/, /g')]/" "$T/grid.yaml"
+    sweep=$(pool_submit 1 "$T/grid.yaml")
+    ms_wait_until 90 q_or_done || { pool_dump "$sweep" 1 2 3; fail "sweep $attempt neither finished nor quarantined the liar"; }
+    ms_wait_until 5 both_quarantined && break
+    echo "sweep $attempt: the liar is not quarantined yet (A: strikes, quarantined: $(standing 1 "$L"))"
 done
-none_counted() { read -r c u < <(liar_rows "$1"); [ "$c" = 0 ] && [ "$u" -ge 3 ]; }
+for k in 1 2; do
+    ms_wait_until 10 quarantined "$k" || fail "node $k did not quarantine the liar (strikes, quarantined: $(standing "$k" "$L"))"
+done
+none_counted() { read -r c u < <(liar_rows "$1"); [ "$c" = 0 ] && [ "$u" -ge 1 ]; }
 for k in 1 2; do
     ms_wait_until 60 none_counted "$k" || fail "node $k: liar rows (counted, not counted): $(liar_rows "$k")"
 done
@@ -119,14 +132,14 @@ for k in 1 2; do quarantined "$k" || fail "node $k: the quarantine lifted by its
 read -r s1 _ < <(standing 1 "$L")
 read -r _ u1 < <(liar_rows 1)
 grep -c '^liar: inflate' "${POOL_LOG[3]}" >"$T/nlies" || true
-ok "the inflating liar is quarantined on A and B ($s1 strikes on A; $u1 of its rows not counted; $(cat "$T/nlies") false results)"
+ok "the inflating liar is quarantined on A and B after $attempt sweep(s) ($s1 strikes on A; $u1 of its rows in the last sweep not counted; $(cat "$T/nlies") false results)"
 
 # ---- 2. the authority clears the quarantine --------------------------------
 "$MS" pool clear "$L" --authority "$T/auth" --out "$T/l.clear" \
     --node "${POOL_API[1]}" >"$T/clear.out" 2>&1 || fail "pool clear --node failed: $(cat "$T/clear.out")"
 grep -q 'published to' "$T/clear.out" || fail "clear did not say it published: $(cat "$T/clear.out")"
 lifted() { ! quarantined "$1"; }
-counted_again() { read -r c u < <(liar_rows "$1"); [ "$c" -ge 3 ] && [ "$u" = 0 ]; }
+counted_again() { read -r c u < <(liar_rows "$1"); [ "$c" -ge 1 ] && [ "$u" = 0 ]; }
 for k in 1 2; do
     ms_wait_until 20 lifted "$k" || fail "node $k still quarantines the liar after the clear: $(standing "$k" "$L")"
     ms_wait_until 20 counted_again "$k" || fail "node $k: the liar's rows do not count again: $(liar_rows "$k")"
@@ -137,4 +150,4 @@ read -r c1 u1 < <(liar_rows 1)
     fail "the clear sent again was new on B"
 "$MS" pool show "$T/l.clear" >"$T/show.out" 2>&1 || fail "pool show of the clear failed: $(cat "$T/show.out")"
 grep -q 'clear-quarantine' "$T/show.out" || fail "pool show: $(cat "$T/show.out")"
-ok "a clear published to A lifted the quarantine on A and B: $c1 rows of the liar count again ($u1 not)"
+ok "a clear published to A lifted the quarantine on A and B: $c1 rows of the liar in the last sweep count again ($u1 not)"
