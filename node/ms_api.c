@@ -155,6 +155,8 @@ s_status_of(int rc)
     case MS_ERR_INTERRUPTED:
     case MS_ERR_TIMEOUT:
         return MHD_HTTP_SERVICE_UNAVAILABLE;
+    case MS_ERR_UNTRUSTED: // e.g. a node without the `submit` role
+        return MHD_HTTP_FORBIDDEN;
     default:
         return MHD_HTTP_INTERNAL_SERVER_ERROR;
     }

@@ -453,7 +453,8 @@ struct ms_node {
     ms_node_result_hook_fn result_hook; // rewrites own result rows
     void *result_hook_arg;              // its argument
     ms_node_work_hook_fn work_hook;     // results without training
-    void *work_hook_arg;                // its argument
+    bool ignore_roles;   // tests: submit without the `submit` role
+    void *work_hook_arg; // its argument
 };
 
 //  --------------------------------------------------------------------------
@@ -729,6 +730,60 @@ s_node_pk(const ms_node_t *self)
 static int s_pool_open(ms_node_t *self, ms_diag_t *diag);
 static int s_mesh_open(ms_node_t *self, ms_diag_t *diag);
 static int s_open_certificate(ms_node_t *self, ms_diag_t *diag);
+
+//  --------------------------------------------------------------------------
+//  The number of workers to start: --workers (0: one per core), capped by
+//  our certificate's max_workers (DESIGN.md "Identity, pools and
+//  admission"), with a warning when the cap lowers it. The cap is read at
+//  start: a certificate installed later (SIGHUP) applies at the next
+//  start.
+
+static int
+s_capped_workers(const ms_node_t *self)
+{
+    int n = self->opts.n_workers;
+    if (!self->has_cert || self->chain.leaf.max_workers == 0)
+        return n;
+    long want = n;
+    if (want < 1) {
+        want = sysconf(_SC_NPROCESSORS_ONLN);
+        if (want < 1)
+            want = 1;
+    }
+    if ((uint64_t) want <= self->chain.leaf.max_workers)
+        return n;
+    fprintf(stderr,
+            "meshsweepd: warning: the certificate caps this node at %u "
+            "worker(s); running %u, not %ld\n",
+            self->chain.leaf.max_workers, self->chain.leaf.max_workers, want);
+    return (int) self->chain.leaf.max_workers;
+}
+
+//  --------------------------------------------------------------------------
+//  Whether this node may submit sweeps and sweep-control records: always
+//  in an open pool (or before a certificate), else when its certificate
+//  grants the `submit` role (DESIGN.md "Work, claims and leases").
+
+static bool
+s_may_submit(const ms_node_t *self)
+{
+    return !self->has_cert || self->ignore_roles ||
+           (self->chain.leaf.roles & MS_CERT_ROLE_SUBMIT);
+}
+
+//  Set diag for a refused submission or control (MS_ERR_UNTRUSTED: the
+//  API answers 403).
+
+static int
+s_no_submit_role(const ms_node_t *self, ms_diag_t *diag)
+{
+    return ms_diag_set_code(diag, MS_ERR_UNTRUSTED, "role",
+                            "this node's certificate (operator %s) lacks the "
+                            "`submit` role: submit from a member with it, or "
+                            "ask the pool authority for `pool invite "
+                            "--roles worker,submit`",
+                            self->chain.leaf.operator_name);
+}
 static void s_reload_if_asked(ms_node_t *self);
 static int s_sign_block(void *arg, const uint8_t *origin, uint64_t incarnation,
                         uint64_t first_seq, size_t n, const uint32_t *kinds,
@@ -956,7 +1011,7 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     // Workers are forked before the API starts its threads.
     ms_worker_options_t wopts;
     ms_worker_options_defaults(&wopts);
-    wopts.n_workers = self->opts.n_workers;
+    wopts.n_workers = s_capped_workers(self);
     wopts.nice = self->opts.worker_nice;
     wopts.blas_threads = self->opts.blas_threads;
     wopts.backend = self->backend;
@@ -2338,7 +2393,7 @@ s_item_apply(ms_node_t *self, const ms_items_parsed_t *it)
         return;
     }
     if (it->item.kind != MS_AUTHORITY_ITEM_REVOKE)
-        return; // a quarantine clear: kept for verification
+        return; // a quarantine clear: applied by the store (put_clear)
     ms_members_cut_t cut;
     memset(&cut, 0, sizeof cut);
     cut.all = it->item.cut_all;
@@ -2505,8 +2560,13 @@ s_item_take(ms_node_t *self, const uint8_t *bytes, size_t n,
             cut.n++;
         }
     }
-    rc = ms_store_put_item(self->store, it.digest.bytes, bytes, n, subject,
-                           &cut, NULL);
+    if (it.type == MS_ITEMS_AUTHORITY &&
+        it.item.kind == MS_AUTHORITY_ITEM_CLEAR_QUARANTINE)
+        rc = ms_store_put_clear(self->store, it.digest.bytes, bytes, n,
+                                it.item.subject, NULL);
+    else
+        rc = ms_store_put_item(self->store, it.digest.bytes, bytes, n, subject,
+                               &cut, NULL);
     if (rc != MS_OK)
         return ms_diag_set_code(diag, rc, "store", "cannot keep the item: %s",
                                 ms_strerror(rc));
@@ -4160,6 +4220,23 @@ s_src_read_blocks(void *arg, const uint8_t origin[MS_GOSSIP_ID_BYTES],
 //  --------------------------------------------------------------------------
 //  Source: merge a peer's block, then feed its records to the leases.
 
+//  Tell the store whether ORIGIN may submit, before its blocks are merged
+//  (DESIGN.md: sweeps and sweep-control records come only from members
+//  with the `submit` role; in an open pool everyone may). A block's
+//  origin is always in the members table (blocks of unknown origins are
+//  refused), so its roles are known here.
+
+static void
+s_note_submit_role(ms_node_t *self, const uint8_t *origin)
+{
+    if (!self->members || !ms_members_has_authority(self->members))
+        return;
+    const ms_member_t *m = ms_members_find(self->members, origin);
+    bool may = m && (m->roles & MS_CERT_ROLE_SUBMIT);
+    if (ms_store_set_may_submit(self->store, origin, may) != MS_OK)
+        s_log(self, "out of memory noting a member's roles");
+}
+
 static int
 s_src_merge(void *arg, const ms_gossip_block_t *block, size_t *n_new)
 {
@@ -4178,6 +4255,7 @@ s_src_merge(void *arg, const ms_gossip_block_t *block, size_t *n_new)
     }
     ms_store_merge_result_t res;
     memset(&res, 0, sizeof res);
+    s_note_submit_role(self, block->origin);
     int rc = ms_store_merge_block(
         self->store, block->origin, block->incarnation, block->first_seq, n,
         kinds, payloads, lens, block->signature, block->signature_bytes, &res);
@@ -4241,8 +4319,10 @@ s_src_merge_blocks(void *arg, const ms_gossip_block_t *blocks, size_t n_blocks,
                                        .sig_len = g->signature_bytes};
             at += g->n_records;
         }
-        for (size_t b = 0; b < n_blocks; b++)
+        for (size_t b = 0; b < n_blocks; b++) {
             rcs[b] = 1; // unset: the store refused the whole call
+            s_note_submit_role(self, blocks[b].origin);
+        }
         rc = ms_store_merge_blocks(self->store, sb, n_blocks, rcs, res);
         if (n_blocks > 0 && rcs[0] != 1)
             rc = MS_OK; // each block's fate is in rcs
@@ -4854,6 +4934,8 @@ s_refresh_snapshots(ms_node_t *self)
             {"authority_items_added_total", self->n_items_added},
             {"authority_items_refused_total", self->n_items_refused},
             {"revocations_applied_total", self->n_items_revocations},
+            {"records_ignored_no_role_total",
+             ms_store_ignored_no_role(self->store)},
             {"blocks_resigned_total", self->n_blocks_resigned},
         };
         for (size_t k = 0; k < sizeof sb / sizeof sb[0]; k++)
@@ -5683,7 +5765,10 @@ s_run_commands(ms_node_t *self)
         char *summary = NULL;
         int rc;
         self->work_changed = true;
-        if (cmd->kind == S_COMMAND_CONTROL)
+        if ((cmd->kind == S_COMMAND_CONTROL || cmd->kind == S_COMMAND_SUBMIT) &&
+            !s_may_submit(self))
+            rc = s_no_submit_role(self, &diag);
+        else if (cmd->kind == S_COMMAND_CONTROL)
             rc = ms_node_control(self, &cmd->sweep_id, cmd->action,
                                  cmd->priority, &diag);
         else if (cmd->kind == S_COMMAND_BLOB_PUT)
@@ -7218,6 +7303,13 @@ ms_node_set_work_hook(ms_node_t *self, ms_node_work_hook_fn fn, void *arg)
     assert(self);
     self->work_hook = fn;
     self->work_hook_arg = fn ? arg : NULL;
+}
+
+void
+ms_node_set_ignore_roles(ms_node_t *self, bool ignore)
+{
+    assert(self);
+    self->ignore_roles = ignore;
 }
 
 //  --------------------------------------------------------------------------

@@ -360,6 +360,12 @@ typedef json_t *(*ms_node_work_hook_fn)(void *arg, const char *task_id_hex,
 //  Set (or clear with fn NULL) the work hook. Tests only.
 void ms_node_set_work_hook(ms_node_t *self, ms_node_work_hook_fn fn, void *arg);
 
+//  Let this node's API submit sweeps and sweep controls even when its
+//  certificate lacks the `submit` role (a member that ignores the rule:
+//  every other node must store its records but not apply them). Tests
+//  only. Loop thread.
+void ms_node_set_ignore_roles(ms_node_t *self, bool ignore);
+
 //  Publish ROW_JSON (ROW_LEN bytes, a result row, stored as given) as
 //  this node's result of TASK_ID (32 bytes), without training and without
 //  the scheduler: a claim of slot 0 at one epoch above the highest this

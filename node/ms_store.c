@@ -84,6 +84,7 @@
 #include <lmdb.h>
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +243,12 @@ struct ms_store {
     bool read_only;            // opened with opts.read_only
     unsigned max_batch;        // writes per commit
     uint64_t incarnation;      // 64 random bits, made at creation
+
+    pthread_mutex_t role_mu;    // guards the no-submit list below
+    uint8_t (*no_submit)[S_ID]; // origins lacking the `submit` role
+    size_t n_no_submit;         // entries in no_submit
+    size_t cap_no_submit;       // allocated
+    uint64_t n_ignored_no_role; // their sweep records, not applied
 
     ms_store_sign_fn sign_fn; // signs appended blocks (writer), or NULL
     void *sign_arg;           // its argument
@@ -1542,6 +1549,7 @@ ms_store_open(ms_store_t **out, const char *dir, const ms_store_options_t *opts,
         return ms_diag_set_code(diag, MS_ERR_NOMEM, dir, "out of memory");
     }
     pthread_mutex_init(&self->vc_mu, NULL);
+    pthread_mutex_init(&self->role_mu, NULL);
     pthread_mutex_init(&self->gate_mu, NULL);
     pthread_cond_init(&self->gate_cv, NULL);
     pthread_mutex_init(&self->q_mu, NULL);
@@ -1623,6 +1631,8 @@ ms_store_destroy(ms_store_t **self_p)
     pthread_cond_destroy(&self->gate_cv);
     pthread_mutex_destroy(&self->gate_mu);
     pthread_mutex_destroy(&self->vc_mu);
+    pthread_mutex_destroy(&self->role_mu);
+    free(self->no_submit);
     free(self->vc_ids);
     free(self);
     *self_p = NULL;
@@ -3689,6 +3699,24 @@ s_apply_fragment(ms_store_t *self, MDB_txn *txn, const uint8_t key[S_KEY],
 }
 
 //  --------------------------------------------------------------------------
+//  Whether the origin of the record at KEY may submit sweeps and sweep
+//  controls (see ms_store_set_may_submit); counts a refusal.
+
+static bool
+s_may_submit(ms_store_t *self, const uint8_t *key)
+{
+    bool may = true;
+    pthread_mutex_lock(&self->role_mu);
+    for (size_t i = 0; may && i < self->n_no_submit; i++)
+        if (memcmp(self->no_submit[i], key, S_ID) == 0)
+            may = false;
+    if (!may)
+        self->n_ignored_no_role++;
+    pthread_mutex_unlock(&self->role_mu);
+    return may;
+}
+
+//  --------------------------------------------------------------------------
 //  Apply one stored record (P: its decoded payload; NULL: unknown kind
 //  or undecodable, stored only;
 //  for a FRAGMENT, P is the pre-decoded inner payload or NULL).
@@ -3703,8 +3731,12 @@ s_apply(ms_store_t *self, MDB_txn *txn, const uint8_t key[S_KEY], uint32_t kind,
         return MS_OK;
     switch (kind) {
     case MS_RECORD_SWEEP:
+        if (!s_may_submit(self, key))
+            return MS_OK; // stored, not applied
         return s_apply_sweep(self, txn, key, p);
     case MS_RECORD_SWEEP_CONTROL:
+        if (!s_may_submit(self, key))
+            return MS_OK;
         return s_apply_control(self, txn, key, p);
     case MS_RECORD_DATASET:
         return s_apply_dataset(self, txn, p, payload, len);
@@ -4072,6 +4104,10 @@ s_op_members(ms_store_t *self, MDB_txn *txn, s_op_t *op)
 //  cut (the intersection with an earlier one) and re-derive what the
 //  subject's records touch.
 
+#define S_ITEM_CLEAR 1 // s_op_t value of a quarantine clear
+
+static int s_apply_clear(ms_store_t *self, MDB_txn *txn, const uint8_t *node);
+
 static int
 s_op_put_item(ms_store_t *self, MDB_txn *txn, s_op_t *op)
 {
@@ -4082,6 +4118,8 @@ s_op_put_item(ms_store_t *self, MDB_txn *txn, s_op_t *op)
         return MS_OK;
     if (rc != 0)
         return s_written(s_mdb(rc, "put item"));
+    if (op->node && !op->cut && op->value == S_ITEM_CLEAR)
+        return s_written(s_apply_clear(self, txn, op->node));
     if (!op->node || !op->cut)
         return MS_OK;
     ms_store_cut_t cut, next = *op->cut;
@@ -4150,6 +4188,32 @@ ms_store_put_item(ms_store_t *self, const uint8_t digest[MS_STORE_ID_BYTES],
     ms_store_cut_t all = {.all = true};
     if (revoked && !cut)
         op.cut = &all;
+    int rc = s_submit(self, &op);
+    if (rc == MS_OK && added)
+        *added = !op.existed;
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Keep a quarantine clear and apply it
+
+int
+ms_store_put_clear(ms_store_t *self, const uint8_t digest[MS_STORE_ID_BYTES],
+                   const uint8_t *bytes, size_t n,
+                   const uint8_t subject[MS_STORE_ID_BYTES], bool *added)
+{
+    if (!self || !digest || !bytes || n == 0 || !subject)
+        return MS_ERR_INVALID;
+    if (added)
+        *added = false;
+    if (n > MS_STORE_MAX_ITEM_BYTES)
+        return MS_ERR_INVALID;
+    s_op_t op = {.kind = S_OP_PUT_ITEM,
+                 .id = digest,
+                 .text = (const char *) bytes,
+                 .len = n,
+                 .node = subject,
+                 .value = S_ITEM_CLEAR};
     int rc = s_submit(self, &op);
     if (rc == MS_OK && added)
         *added = !op.existed;
@@ -4439,6 +4503,53 @@ ms_store_append_many(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
                      ms_record_key_t *keys_out)
 {
     return s_append(self, origin, n, kinds, payloads, lens, true, keys_out);
+}
+
+//  --------------------------------------------------------------------------
+//  Say whether NODE_ID may submit.
+
+int
+ms_store_set_may_submit(ms_store_t *self,
+                        const uint8_t node_id[MS_STORE_ID_BYTES], bool may)
+{
+    int rc = MS_OK;
+    pthread_mutex_lock(&self->role_mu);
+    size_t i = 0;
+    while (i < self->n_no_submit &&
+           memcmp(self->no_submit[i], node_id, S_ID) != 0)
+        i++;
+    if (may && i < self->n_no_submit) {
+        self->n_no_submit--;
+        memmove(self->no_submit[i], self->no_submit[self->n_no_submit], S_ID);
+    } else if (!may && i == self->n_no_submit) {
+        if (self->n_no_submit == self->cap_no_submit) {
+            size_t cap = self->cap_no_submit ? 2 * self->cap_no_submit : 16;
+            uint8_t(*grown)[S_ID] = realloc(self->no_submit, cap * S_ID);
+            if (!grown)
+                rc = MS_ERR_NOMEM;
+            else {
+                self->no_submit = grown;
+                self->cap_no_submit = cap;
+            }
+        }
+        if (rc == MS_OK)
+            memcpy(self->no_submit[self->n_no_submit++], node_id, S_ID);
+    }
+    pthread_mutex_unlock(&self->role_mu);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Sweep and sweep-control records stored but not applied (their origin
+//  lacked the `submit` role).
+
+uint64_t
+ms_store_ignored_no_role(ms_store_t *self)
+{
+    pthread_mutex_lock(&self->role_mu);
+    uint64_t n = self->n_ignored_no_role;
+    pthread_mutex_unlock(&self->role_mu);
+    return n;
 }
 
 //  --------------------------------------------------------------------------
@@ -5295,7 +5406,9 @@ ms_store_results_digest(ms_store_t *self, uint8_t digest[32])
       verdicts       task -> s_vrow_t || marks (s_vmark_t, by node id) ||
                      operators of S (sorted, comma-separated) + NUL
       verdict_nodes  node -> counted (u32) || strikes (u32) ||
-                     quarantined (u8): the stratum-1 tally over tasks
+                     quarantined (u8) || 3 pad || forgiven (u32): the
+                     stratum-1 tally over tasks (rows of older stores
+                     end before forgiven: 0)
       operators      node -> operator name + NUL (ms_store_set_operator)
       sweep_verify   sweep -> replicas (u32) || accuracy tolerance (f64)
                      || loss tolerance (f64), from the sweep record
@@ -5324,9 +5437,12 @@ ms_store_results_digest(ms_store_t *self, uint8_t digest[32])
     moment between nodes; the result rows that carry them are compared
     by the pool tests instead.
 
-    Not done: re-evaluation records and the authority's quarantine clears
-    (both are inputs ms_verdict takes; their records come with the
-    re-evaluation and authority-item work), commit then reveal.
+    The authority's quarantine clears (ms_store_put_clear) set a node's
+    forgiven count in verdict_nodes to the strikes it holds when the clear
+    is applied; the quarantine rule subtracts it (ms_verdict_quarantined).
+
+    Not done: re-evaluation records (an input ms_verdict takes; their
+    records come with the re-evaluation work), commit then reveal.
     =========================================================================
 */
 
@@ -5369,6 +5485,9 @@ typedef struct {
     uint32_t n_counted; // counted in stratum 1, over tasks
     uint32_t n_strikes; // strikes in stratum 1, over tasks
     uint8_t quarantined;
+    uint8_t pad[3];
+    uint32_t n_forgiven; // strikes forgiven by quarantine clears (rows of
+                         // older stores end before it: 0)
 } s_vnode_t;
 
 //  One counted result while evaluating.
@@ -5410,11 +5529,44 @@ s_vnode_get(ms_store_t *self, MDB_txn *txn, const uint8_t *node, s_vnode_t *out)
         return MS_OK;
     MDB_val k = {S_ID, (void *) node}, v;
     int rc = mdb_get(txn, self->db_verdict_nodes, &k, &v);
-    if (rc == 0 && v.mv_size == sizeof *out)
-        memcpy(out, v.mv_data, sizeof *out);
+    if (rc == 0 && (v.mv_size == sizeof *out ||
+                    v.mv_size == offsetof(s_vnode_t, n_forgiven)))
+        memcpy(out, v.mv_data, v.mv_size);
     else if (rc != 0 && rc != MDB_NOTFOUND)
         return s_mdb(rc, "get verdict_nodes");
     return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Writer: apply a quarantine clear of NODE (DESIGN.md "Verification":
+//  "the authority can clear a quarantine with a signed item"): the node's
+//  stratum-1 strikes held now are forgiven (ms_verdict_quarantined's
+//  n_forgiven), so its quarantine lifts and its results count again;
+//  strikes it earns later count from there. When its quarantine flips,
+//  every task it has a result in is evaluated again.
+
+static int
+s_apply_clear(ms_store_t *self, MDB_txn *txn, const uint8_t *node)
+{
+    if (!self->has_verdicts)
+        return MS_OK;
+    s_vnode_t vn;
+    int rc = s_vnode_get(self, txn, node, &vn);
+    if (rc != MS_OK || vn.n_forgiven >= vn.n_strikes)
+        return rc;
+    vn.n_forgiven = vn.n_strikes;
+    ms_verdict_policy_t pol;
+    ms_verdict_policy_default(&pol);
+    bool q =
+        ms_verdict_quarantined(&pol, vn.n_counted, vn.n_strikes, vn.n_forgiven);
+    bool flipped = q != (vn.quarantined != 0);
+    vn.quarantined = q;
+    MDB_val k = {S_ID, (void *) node}, v = {sizeof vn, &vn};
+    rc = s_mdb(mdb_put(txn, self->db_verdict_nodes, &k, &v, 0),
+               "put verdict_nodes");
+    if (rc == MS_OK && flipped)
+        rc = s_verdict_requeue_node(self, txn, node);
+    return rc;
 }
 
 //  --------------------------------------------------------------------------
@@ -5713,8 +5865,8 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
                 vn.n_strikes = 0;
             ms_verdict_policy_t pol;
             ms_verdict_policy_default(&pol);
-            bool q =
-                ms_verdict_quarantined(&pol, vn.n_counted, vn.n_strikes, 0);
+            bool q = ms_verdict_quarantined(&pol, vn.n_counted, vn.n_strikes,
+                                            vn.n_forgiven);
             if (q != (vn.quarantined != 0) && n_flipped < 2 * S_VMAX)
                 memcpy(flipped[n_flipped++], node, S_ID);
             vn.quarantined = q;

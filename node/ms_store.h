@@ -597,6 +597,21 @@ int ms_store_read_blocks(ms_store_t *self,
 int ms_store_equivocating(ms_store_t *self,
                           const uint8_t origin[MS_STORE_ID_BYTES], bool *out);
 
+//  Roles (DESIGN.md "Work, claims and leases"): sweeps and sweep-control
+//  records come only from members with the `submit` role. Say whether
+//  NODE_ID may submit (default: yes, the open pool rule; a node with an
+//  authority says no for every member whose certificate lacks `submit`
+//  before it merges that member's blocks). A sweep or sweep-control
+//  record of a node that may not is stored (and served: stores converge)
+//  but not applied. Records applied before a change are not re-derived.
+//  Thread: any. Errors: MS_ERR_NOMEM.
+int ms_store_set_may_submit(ms_store_t *self,
+                            const uint8_t node_id[MS_STORE_ID_BYTES], bool may);
+
+//  How many sweep and sweep-control records this process stored without
+//  applying them (their origin may not submit). Thread: any.
+uint64_t ms_store_ignored_no_role(ms_store_t *self);
+
 //  Set the member count the failure rule uses: a task ends failed after
 //  task-class failures from min(3, n_members) distinct nodes (DESIGN.md
 //  "Work, claims and leases"; nodes stand for operators in an open pool).
@@ -636,6 +651,18 @@ int ms_store_put_item(ms_store_t *self, const uint8_t digest[MS_STORE_ID_BYTES],
                       const uint8_t *bytes, size_t n,
                       const uint8_t revoked[MS_STORE_ID_BYTES],
                       const ms_store_cut_t *cut, bool *added);
+
+//  Keep a quarantine clear (an authority item, checked by the caller)
+//  as ms_store_put_item does, and apply it in the same commit: the
+//  stratum-1 strikes SUBJECT holds now are forgiven (DESIGN.md
+//  "Verification"), so its quarantine lifts, its results count again and
+//  the verdicts of the tasks it has results in are derived again. Strikes
+//  it earns later count against it from there. An item held already
+//  changes nothing (*added false). Errors: as ms_store_put_item.
+int ms_store_put_clear(ms_store_t *self,
+                       const uint8_t digest[MS_STORE_ID_BYTES],
+                       const uint8_t *bytes, size_t n,
+                       const uint8_t subject[MS_STORE_ID_BYTES], bool *added);
 
 //  Called with each authority item: its digest and bytes, borrowed for the
 //  call. Non-zero stops the walk and is returned.

@@ -36,7 +36,7 @@ static const s_command_t s_commands[] = {
      "set a sweep's priority (higher is served first)"},
     {"peers", ms_cli_peers_main, "the pool as a node sees it"},
     {"pool", ms_cli_pool_main,
-     "pool authority: init|invite|join|enroll|revoke|publish|show"},
+     "pool authority: init|invite|join|enroll|revoke|clear|publish|show"},
 };
 
 //  --------------------------------------------------------------------------

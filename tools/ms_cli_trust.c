@@ -1,6 +1,7 @@
 /*  =========================================================================
     ms_cli_trust - meshsweep pool init | invite | join | enroll | revoke |
-    show: the pool authority, certificates, enrollment kits, revocations
+    clear | publish | show: the pool authority, certificates, enrollment kits,
+   revocations
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
@@ -28,6 +29,8 @@
     - `pool revoke` writes a signed revocation item (ms_authority_item).
       `pool publish FILE --node URL` (or `pool revoke --node URL`) hands
       it to a node (POST /api/v1/authority), which gossips it to the pool.
+    - `pool clear` writes a signed quarantine clear (same file format and
+      publishing; every node forgives the strikes the node holds).
 
     A node id must be typed in full here (64 hex): the authority keeps no
     list of nodes against which a prefix could be resolved.
@@ -1223,6 +1226,34 @@ s_revoke_usage(FILE *out)
 }
 
 //  --------------------------------------------------------------------------
+//  Help for meshsweep pool clear.
+
+static void
+s_clear_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: meshsweep pool clear NODE_ID [--authority DIR] "
+            "[--out FILE] [--node URL]\n"
+            "           [--json]\n"
+            "\n"
+            "Sign a quarantine clear of NODE_ID (64 hex characters) with the "
+            "pool\nauthority and write it to FILE (default NODE_ID12.clear "
+            "here). Every node\nthat holds it forgives the strikes the node "
+            "has when the clear reaches it:\nits quarantine lifts and its "
+            "results count again (strikes earned later\ncount).\n"
+            "\n"
+            "  --authority DIR    the pool authority (default "
+            "$MESHSWEEP_AUTHORITY or\n"
+            "                     ./" S_DEFAULT_AUTHORITY ")\n"
+            "  --out FILE         where to write the clear\n"
+            "  --node URL         also publish it to that node's API, which "
+            "gossips it\n"
+            "                     to every node (later: meshsweep pool "
+            "publish FILE)\n"
+            "  --json             print the item's fields as JSON\n");
+}
+
+//  --------------------------------------------------------------------------
 //  Parse --cut INC:SEQ,... into item (sorted by incarnation). Exit code.
 
 static int
@@ -1323,13 +1354,16 @@ s_item_json(const ms_authority_item_t *it)
 //  --------------------------------------------------------------------------
 static int s_publish(const char *path, const char *node_url, bool json_out);
 
-//  meshsweep pool revoke
+//  meshsweep pool revoke, and pool clear (CLEAR: a quarantine clear, no
+//  cut).
 
 static int
-s_revoke_main(int argc, char **argv)
+s_item_main(int argc, char **argv, bool clear)
 {
+    const char *cmd = clear ? "pool clear" : "pool revoke";
     if (ms_cli_wants_help(argc, argv))
-        return s_revoke_usage(stdout), MS_CLI_EXIT_OK;
+        return clear ? s_clear_usage(stdout) : s_revoke_usage(stdout),
+               MS_CLI_EXIT_OK;
     const char *node = NULL, *cut = "all", *authority = NULL, *out = NULL;
     const char *node_url = NULL;
     bool json_out = false;
@@ -1340,7 +1374,8 @@ s_revoke_main(int argc, char **argv)
             if (missing || !*v)
                 return ms_cli_usage_error("--node", "needs a URL");
             node_url = v;
-        } else if (ms_cli_arg_value(argc, argv, &i, "--cut", &v, &missing)) {
+        } else if (!clear &&
+                   ms_cli_arg_value(argc, argv, &i, "--cut", &v, &missing)) {
             if (missing)
                 return ms_cli_usage_error("--cut", "needs all or "
                                                    "INCARNATION:SEQ,...");
@@ -1357,22 +1392,25 @@ s_revoke_main(int argc, char **argv)
         } else if (strcmp(argv[i], "--json") == 0)
             json_out = true;
         else if (argv[i][0] == '-' && argv[i][1])
-            return ms_cli_usage_error(argv[i], "unknown option of pool revoke");
+            return ms_cli_usage_error(argv[i],
+                                      clear ? "unknown option of pool clear"
+                                            : "unknown option of pool revoke");
         else if (node)
             return ms_cli_usage_error(argv[i], "unexpected argument");
         else
             node = argv[i];
     }
     if (!node)
-        return s_revoke_usage(stderr),
-               ms_cli_usage_error("pool revoke", "missing NODE_ID");
+        return clear ? s_clear_usage(stderr) : s_revoke_usage(stderr),
+               ms_cli_usage_error(cmd, "missing NODE_ID");
     ms_authority_item_t *it = calloc(1, sizeof *it);
     if (!it)
-        return ms_cli_failure("pool revoke", "out of memory");
-    it->kind = MS_AUTHORITY_ITEM_REVOKE;
+        return ms_cli_failure(cmd, "out of memory");
+    it->kind =
+        clear ? MS_AUTHORITY_ITEM_CLEAR_QUARANTINE : MS_AUTHORITY_ITEM_REVOKE;
     s_authority_t a = {0};
     int code = s_parse_node_id(node, it->subject);
-    if (code == MS_CLI_EXIT_OK)
+    if (code == MS_CLI_EXIT_OK && !clear)
         code = s_parse_cut(cut, it);
     if (code == MS_CLI_EXIT_OK)
         code = s_authority_open(&a, s_authority_dir(authority));
@@ -1382,7 +1420,8 @@ s_revoke_main(int argc, char **argv)
     ms_diag_clear(&d);
     char subject[S_KEY_HEX + 1], out_default[64];
     s_hex(it->subject, MS_CERT_KEY_BYTES, subject);
-    snprintf(out_default, sizeof out_default, "%.12s.revoke", subject);
+    snprintf(out_default, sizeof out_default, "%.12s.%s", subject,
+             clear ? "clear" : "revoke");
     if (!out)
         out = out_default;
     if (code == MS_CLI_EXIT_OK) {
@@ -1401,7 +1440,10 @@ s_revoke_main(int argc, char **argv)
         code = doc ? ms_cli_json_print(stdout, doc)
                    : ms_cli_failure(out, "out of memory");
         json_decref(doc);
-    } else if (code == MS_CLI_EXIT_OK)
+    } else if (code == MS_CLI_EXIT_OK && clear)
+        printf("quarantine clear of %s (serial %llu) written to %s\n", subject,
+               (unsigned long long) it->serial, out);
+    else if (code == MS_CLI_EXIT_OK)
         printf("revocation of %s (cut %s, serial %llu) written to %s\n",
                subject, cut, (unsigned long long) it->serial, out);
     free(it);
@@ -1410,6 +1452,23 @@ s_revoke_main(int argc, char **argv)
     else if (code == MS_CLI_EXIT_OK && !json_out)
         printf("Publish it with: meshsweep pool publish %s --node URL\n", out);
     return code;
+}
+
+//  meshsweep pool revoke
+
+static int
+s_revoke_main(int argc, char **argv)
+{
+    return s_item_main(argc, argv, false);
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep pool clear
+
+static int
+s_clear_main(int argc, char **argv)
+{
+    return s_item_main(argc, argv, true);
 }
 
 //  ---- pool publish ------------------------------------------------------
@@ -1672,6 +1731,7 @@ static const s_subcommand_t s_subcommands[] = {
     {"join", s_join_main, "install a certificate in a node's data dir"},
     {"enroll", s_enroll_main, "make an enrollment key for a cluster"},
     {"revoke", s_revoke_main, "sign a revocation of a node"},
+    {"clear", s_clear_main, "sign a quarantine clear of a node"},
     {"publish", s_publish_main, "hand a revocation or certificate to a node"},
     {"show", s_show_main, "print a certificate or revocation file"},
 };

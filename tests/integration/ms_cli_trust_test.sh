@@ -19,7 +19,7 @@ new_node() {
 # ---- help ------------------------------------------------------------
 "$MS" --help | grep -q ' pool ' || fail "meshsweep --help does not list pool"
 "$MS" pool --help | grep -q 'revoke' || fail "pool --help"
-for sub in init invite join enroll revoke publish show; do
+for sub in init invite join enroll revoke clear publish show; do
     "$MS" pool $sub --help | grep -q "usage: meshsweep pool $sub" ||
         fail "pool $sub --help has no usage line"
 done

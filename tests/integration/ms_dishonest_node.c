@@ -34,6 +34,9 @@
                    in its signed blocks exactly as honest records do: a
                    dishonest node's store does what it likes; the honest
                    nodes must refuse them.
+      submit       honest results, but its API submits sweeps and sweep
+                   controls although its certificate lacks the `submit`
+                   role: the other members must store and not apply them.
       broken-worker  not a lie: an honest node whose worker's rows are
                    impossible (as "impossible"), with its store checking
                    its own rows as every node's does: each row is refused
@@ -64,7 +67,7 @@
 
 #define S_USAGE                                                                \
     "usage: ms_dishonest_node --lie "                                          \
-    "inflate|fabricate|copy|impossible|broken-worker\n"                        \
+    "inflate|fabricate|copy|impossible|broken-worker|submit\n"                 \
     "           --data-dir DIR [--api ADDR:PORT] [--workers N] "               \
     "[--mesh-port N]\n"                                                        \
     "           [--peer [ID@]tcp://HOST:PORT]... [--no-beacon] "               \
@@ -78,10 +81,11 @@ typedef enum {
     S_LIE_COPY,
     S_LIE_IMPOSSIBLE,
     S_LIE_BROKEN_WORKER,
+    S_LIE_SUBMIT,
 } s_lie_t;
 
-static const char *const s_lie_names[] = {"inflate", "fabricate", "copy",
-                                          "impossible", "broken-worker"};
+static const char *const s_lie_names[] = {
+    "inflate", "fabricate", "copy", "impossible", "broken-worker", "submit"};
 
 //  The liar's state.
 typedef struct {
@@ -392,14 +396,14 @@ main(int argc, char **argv)
         i++;
         int n = s_int(v);
         if (strcmp(a, "--lie") == 0) {
-            for (int k = 0; k < 5; k++)
+            for (int k = 0; k < 6; k++)
                 if (strcmp(v, s_lie_names[k]) == 0)
                     lie = k;
             if (lie < 0) {
                 fprintf(stderr,
                         "ms_dishonest_node: --lie '%s': expected "
-                        "inflate, fabricate, copy, impossible or "
-                        "broken-worker\n",
+                        "inflate, fabricate, copy, impossible, "
+                        "broken-worker or submit\n",
                         v);
                 return 2;
             }
@@ -459,6 +463,8 @@ main(int argc, char **argv)
         ms_node_set_result_hook(liar.node, s_result_hook, &liar);
     if (liar.mode == S_LIE_FABRICATE)
         ms_node_set_work_hook(liar.node, s_work_hook, &liar);
+    if (liar.mode == S_LIE_SUBMIT)
+        ms_node_set_ignore_roles(liar.node, true);
     if (liar.mode == S_LIE_IMPOSSIBLE)
         ms_store_set_unchecked_appends(ms_node_store(liar.node), true);
     s_node = liar.node;

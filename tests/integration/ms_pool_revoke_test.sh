@@ -58,7 +58,7 @@ pool_lo_ports 3
 for k in 1 2 3; do
     make_identity "$k"
     "$MS" pool invite "$(node_id $k)" --operator "op$k" --authority "$T/auth" \
-        --out "$T/n$k.cert" >/dev/null
+        --roles worker,submit --out "$T/n$k.cert" >/dev/null
     "$MS" pool join "$T/n$k.cert" --data-dir "$T/n$k" >/dev/null
 done
 C=$(node_id 3)
