@@ -126,9 +126,12 @@ run_pool() {
     all3() { pool_finished 1 "$1" && pool_finished 2 "$1" && pool_finished 3 "$1"; }
     ms_wait_until 90 all3 "$sweep" || { pool_dump "$sweep" 1 2 3; fail "$mode: the sweep did not finish on all three"; }
     ms_wait_until 15 pool_same_digest "$sweep" 1 2 3 || fail "$mode: the tables differ"
-    rows=$(pool_cli 3 results "$sweep" --format csv | tail -n +2 | wc -l)
+    # (into a file first: `| head -1` under pipefail could kill the
+    # client with SIGPIPE mid-write and fail the pipeline)
+    pool_cli 3 results "$sweep" --format csv >"$T/results-$mode.csv"
+    rows=$(tail -n +2 "$T/results-$mode.csv" | wc -l)
     [ "$rows" -ge 6 ] || fail "$mode: node 3 has $rows rows"
-    pool_cli 3 results "$sweep" --format csv | head -1 | grep -q test_accuracy ||
+    head -1 "$T/results-$mode.csv" | grep -q test_accuracy ||
         fail "$mode: the results have no test_accuracy column"
     for k in 1 2 3; do pool_kill "$k" TERM; done
     for k in 1 2 3; do pool_reap "$k"; done
