@@ -6,11 +6,10 @@
     =========================================================================
     The first input byte picks the codec (modulo 11: 0 sweep, 1
     sweep-control, 2 dataset, 3 claim, 4 release, 5 result, 6 failure,
-    7 sweep over 64 KiB, 8 result over 64 KiB, 9 fragment, 10 commit); the rest is
-    the payload. Every input must decode or be refused with
-    MS_ERR_PROTOCOL, never crash; a decoded payload must encode again
-    (the decoder only hands out structs the encoder accepts) and that
-    encoding must decode again.
+    7 sweep over 64 KiB, 8 result over 64 KiB, 9 fragment, 10 commit); the rest
+   is the payload. Every input must decode or be refused with MS_ERR_PROTOCOL,
+   never crash; a decoded payload must encode again (the decoder only hands out
+   structs the encoder accepts) and that encoding must decode again.
 */
 #include "ms_wire.h"
 

@@ -1223,14 +1223,12 @@ test_payload_commit_and_nonce(void **state)
     s_w_uint(&w, 3, 1);
     s_w_id(&w, 4, 31);
     ms_wire_commit_t keep = back;
-    assert_int_equal(ms_wire_decode_commit(w.buf, w.n, &back),
-                     MS_ERR_PROTOCOL);
+    assert_int_equal(ms_wire_decode_commit(w.buf, w.n, &back), MS_ERR_PROTOCOL);
     assert_memory_equal(&back, &keep, sizeof keep);
     w.n = 0;
     s_w_id(&w, 1, 32);
     s_w_uint(&w, 3, 1);
-    assert_int_equal(ms_wire_decode_commit(w.buf, w.n, &back),
-                     MS_ERR_PROTOCOL);
+    assert_int_equal(ms_wire_decode_commit(w.buf, w.n, &back), MS_ERR_PROTOCOL);
 
     ms_wire_result_t res = {
         .slot = 0, .epoch = 1, .row_json = "{}", .has_nonce = true};
