@@ -3186,18 +3186,19 @@ s_results_recount(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix_in)
     uint32_t replicas = 1;
     if (status == MS_OK && n > 0)
         status = s_task_replicas(self, txn, prefix, &replicas);
+    bool inc_taken = false; // this incarnation's candidate was seen
     for (size_t i = 0; !excluded && status == MS_OK && i < n; i++) {
-        if (replicas >= 2 && !ents[i].committed)
+        if (i > 0 && ents[i].incarnation != ents[i - 1].incarnation)
+            inc_taken = false;
+        //  (the first eligible of an incarnation has its lowest eligible
+        //  seq: when it lies above the cut, so do the later ones)
+        if (inc_taken || (replicas >= 2 && !ents[i].committed))
             continue;
-        bool first_of_inc =
-            i == 0 || ents[i].incarnation != ents[i - 1].incarnation;
-        //  (the first of an incarnation has its lowest seq: when it lies
-        //  above the cut, so do the others)
+        inc_taken = true;
         if (revoked && !s_cut_counts(&cut, ents[i].incarnation,
                                      s_get_be64(ents[i].key + 2 * S_ID + 8)))
             continue;
-        if (first_of_inc &&
-            (best == SIZE_MAX || memcmp(ents[i].hash, ents[best].hash, 32) < 0))
+        if (best == SIZE_MAX || memcmp(ents[i].hash, ents[best].hash, 32) < 0)
             best = i;
     }
     for (size_t i = 0; status == MS_OK && i < n; i++) {

@@ -20,7 +20,9 @@
     - commit then reveal (replicas 2): every result above reveals a
       matching commit (seq 1, the result seq 2); a result without one,
       with a commit over other metrics, with its commit after it, or
-      without its nonce is stored but not counted; with replicas 1 a
+      without its nonce is stored but not counted, a copy published
+      before the node's own committed result does not hide it; with
+      replicas 1 a
       result without a commit counts; the commitment binds node, nonce
       and metrics only;
     ms_results lists the table by default and, with ALL, the extra
@@ -111,6 +113,8 @@ typedef struct {
     uint8_t *commit; // a COMMIT record's payload, or NULL
     size_t commit_len;
     bool commit_after; // the commit at seq 2, after the result
+    uint8_t *copy;     // a result without nonce before both, or NULL
+    size_t copy_len;
 } rec_t;
 
 // How s_result_as commits its result.
@@ -120,6 +124,7 @@ typedef enum {
     S_COMMIT_WRONG,    // a commit over other metrics, then the result
     S_COMMIT_AFTER,    // the result (with its nonce) then its commit
     S_COMMIT_NO_NONCE, // a matching commit, then the result without nonce
+    S_COMMIT_LATE,     // a copy (no commit) at seq 1, then commit, reveal
 } s_commit_mode_t;
 
 // One test sweep: its id, its single task's id, its sweep record.
@@ -203,6 +208,15 @@ s_result_as(rec_t *r, const sweep_t *s, uint8_t node, uint32_t slot,
             ms_store_payload_encode(&c, &r->commit, &r->commit_len), MS_OK);
         r->commit_after = mode == S_COMMIT_AFTER;
     }
+    if (mode == S_COMMIT_LATE) {
+        ms_store_payload_t c = p;
+        const char *copy = "{\"status\":\"ok\",\"copy\":true}";
+        c.u.result.row_json = copy;
+        c.u.result.row_len = strlen(copy);
+        c.u.result.has_nonce = false;
+        assert_int_equal(ms_store_payload_encode(&c, &r->copy, &r->copy_len),
+                         MS_OK);
+    }
     r->kind = MS_RECORD_RESULT;
     assert_int_equal(ms_store_payload_encode(&p, &r->bytes, &r->len), MS_OK);
 }
@@ -273,14 +287,21 @@ s_merge_in_order(fixture_t *fx, const sweep_t *s, rec_t *const *recs,
     ms_store_t *store = s_open(fx);
     for (int i = 0; i < n; i++) {
         const rec_t *r = recs[order[i]];
-        const uint8_t *pl[2] = {r->bytes, r->commit};
-        uint32_t kinds[2] = {r->kind, MS_RECORD_COMMIT};
-        size_t lens[2] = {r->len, r->commit_len};
+        const uint8_t *pl[3] = {r->bytes, r->commit};
+        uint32_t kinds[3] = {r->kind, MS_RECORD_COMMIT};
+        size_t lens[3] = {r->len, r->commit_len};
         size_t n_recs = r->commit ? 2 : 1;
         if (r->commit && !r->commit_after) {
             pl[0] = r->commit, pl[1] = r->bytes;
             kinds[0] = MS_RECORD_COMMIT, kinds[1] = r->kind;
             lens[0] = r->commit_len, lens[1] = r->len;
+        }
+        if (r->copy) { // the copy first, then the rest
+            for (size_t j = n_recs; j > 0; j--)
+                pl[j] = pl[j - 1], kinds[j] = kinds[j - 1],
+                lens[j] = lens[j - 1];
+            pl[0] = r->copy, kinds[0] = MS_RECORD_RESULT, lens[0] = r->copy_len;
+            n_recs++;
         }
         ms_store_merge_result_t out;
         assert_int_equal(ms_store_merge_block(store, r->origin, 1, 1, n_recs,
@@ -396,6 +417,7 @@ s_every_order(fixture_t *fx, sweep_t *s, rec_t *results, int n_results,
     for (int i = 0; i < n_results; i++) {
         free(results[i].bytes);
         free(results[i].commit);
+        free(results[i].copy);
     }
     free(s->rec.bytes);
 }
@@ -519,6 +541,15 @@ test_commit_reveal(void **state)
     s_result_as(&res[2], &s, 0x66, 1, 1, S_COMMIT_NO_NONCE);
     int one = 0x11;
     s_every_order(fx, &s, res, 3, &one, 1, NULL, 0);
+
+    // A node that published a copy first (not counted) and then its own
+    // committed result: the committed one counts (the first committed of
+    // its incarnation, not the first of all).
+    s_sweep(&s, 2, 10);
+    s_result(&res[0], &s, 0x11, 0, 1);
+    s_result_as(&res[1], &s, 0x77, 1, 1, S_COMMIT_LATE);
+    int late[2] = {0x11, 0x77};
+    s_every_order(fx, &s, res, 2, late, 2, NULL, 0);
 
     s_sweep(&s, 1, 9);
     s_result_as(&res[0], &s, 0x33, 0, 1, S_COMMIT_NONE);
