@@ -5325,8 +5325,8 @@ s_result_clear(s_result_t *res)
     row)) and the result is held here. It is revealed (the RESULT record,
     carrying the nonce) once the store holds commits of min(replicas,
     operators in the pool as we see them) distinct operators for the
-    task, or once the task wants no slot any more (final verdict, done,
-    cancelled): then no other result is coming that could copy it. A
+    task, or once the task wants no slot any more (its verdict is
+    final): then no other result is coming that could copy it. A
     copier that commits blind cannot match a result it has not seen, and
     one that does not commit is not counted (ms_store.c "Record log").
 
@@ -5336,7 +5336,11 @@ s_result_clear(s_result_t *res)
     as before, saving a record and a round trip per task.
 
     While held, our claim stays live (heartbeats renew it), so the slot
-    is not taken over, and we claim no other slot of the task. A held
+    is not taken over, and we claim no other slot of the task. Nothing is
+    revealed during the start grace (a restarted node sees a pool of one
+    operator until its peers link). The operator count is this node's
+    view: a peer that drops out of it lowers `needed`, so a pool that
+    shrinks below replicas does not hold results for ever. A held
     result survives a restart: it is written to DATA_DIR/held/<task id>
     (JSON: the row, nonce, slot, epoch; fsync, then rename) BEFORE its
     commit is appended, and read back at start. Recomputing instead would
@@ -5534,7 +5538,10 @@ s_held_add(ms_node_t *self, s_result_t *res)
 static void
 s_reveal_held(ms_node_t *self, int64_t now)
 {
-    if (self->n_held == 0 || now < self->held_check_at)
+    // Not before the start grace: a restarted node counts only itself as
+    // the pool until its peers link, and would reveal at once.
+    if (self->n_held == 0 || now < self->held_check_at ||
+        now < self->grace_until)
         return;
     self->held_check_at = now + 100;
     for (size_t i = 0; i < self->n_held;) {

@@ -5479,9 +5479,13 @@ ms_store_results_digest(ms_store_t *self, uint8_t digest[32])
     moment between nodes; the result rows that carry them are compared
     by the pool tests instead.
 
+    Commit then reveal decides which results are counted at all (see
+    "Record log", commit): with replicas >= 2 a result without a matching
+    earlier commit of its node never reaches the verdict.
+
     Not done: re-evaluation records and the authority's quarantine clears
     (both are inputs ms_verdict takes; their records come with the
-    re-evaluation and authority-item work), commit then reveal.
+    re-evaluation and authority-item work).
     =========================================================================
 */
 

@@ -19,7 +19,8 @@
 #      VERIFICATION.md): the honest nodes commit before they reveal; the
 #      liar's copies come with no commit, so on every node none of them
 #      is counted (no row of the liar repeats another node's timings),
-#      while every task it copied is verified by two honest operators.
+#      while every task it copied is verified by two operators (a result
+#      the liar trained and committed itself counts, as it should).
 # Every sweep completes and the honest nodes' tables agree.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -193,4 +194,4 @@ ok "fabricate: $LAST_N row(s) of made-up metrics (no training) stored on both ho
 liar_round 5 copy
 ok "copy: $LAST_N row(s) copied from the honest nodes (same metrics, digest, timings) stored under the liar's id"
 REPLICAS=2 liar_round 6 copy2
-ok "copy, replicas 2: $LAST_N task(s) copied by the liar without a commit: none of its copies counted, each task verified by two honest operators"
+ok "copy, replicas 2: $LAST_N task(s) copied by the liar without a commit: none of its copies counted, each task verified by two operators' committed results"
