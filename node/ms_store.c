@@ -219,6 +219,9 @@ struct ms_store {
     MDB_dbi db_datasets;
     MDB_dbi db_items;          // authority items: digest -> item bytes
     MDB_dbi db_cuts;           // revoked origins: origin -> cut (s_cut_t)
+    MDB_dbi db_commits;        // commit then reveal: see "Record log"
+    bool has_commits;          // db_commits exists (an old store opened
+                               // read-only may lack it)
     bool has_cuts;             // db_items and db_cuts exist (an old store
                                // opened read-only may lack them)
     MDB_dbi db_verdicts;       // verification (see "Verdicts in the store")
@@ -1404,6 +1407,15 @@ s_open_dbs(ms_store_t *self, const char *dir, ms_diag_t *diag)
                                     vdbs[i].name, mdb_strerror(rc));
         }
     }
+    // Commits (commit then reveal; optional when an older store is read).
+    rc = mdb_dbi_open(txn, "commits", flags, &self->db_commits);
+    self->has_commits = rc == 0;
+    if (rc != 0 && !(rc == MDB_NOTFOUND && self->read_only)) {
+        mdb_txn_abort(txn);
+        return ms_diag_set_code(diag, MS_ERR_STORE, dir,
+                                "cannot open database 'commits': %s",
+                                mdb_strerror(rc));
+    }
     rc = mdb_txn_commit(txn); // keeps the dbi handles
     if (rc != 0)
         return ms_diag_set_code(diag, s_mdb(rc, "open"), dir,
@@ -2244,8 +2256,10 @@ ms_sweep_state_name(ms_sweep_state_t state)
                      itself is there as action 0 (its priority)
       claims         task || slot (u32) || epoch (u64) || node -> claim row
       result_meta    task || node || incarnation || seq -> counted (u8) ||
-                     status (u8) || extra (u8) || 0 (u8) || record hash ||
-                     slot (u32) || epoch (u32) || row + NUL
+                     status (u8) || extra (u8) || committed (u8) ||
+                     record hash || slot (u32) || epoch (u32) || row + NUL
+      commits        task || node || incarnation || seq -> commitment (32)
+                     || slot (u32) || epoch (u32)
       failures       task || node || incarnation || seq -> class (u8) ||
                      reason + NUL
       datasets       hash -> the dataset record's payload
@@ -2312,6 +2326,17 @@ ms_sweep_state_name(ms_sweep_state_t state)
       the chosen rows; the other counted results are extra replicas
       (flag in result_meta): kept, replicated, listed only on request
       (ms_store_results_by_task_all), never a row of the table.
+    - commit (commit then reveal, DESIGN.md "Verification"): kept per
+      (task, node, record). A result with a nonce is "committed" when a
+      commit of the same task by the same node and incarnation at a LOWER
+      seq holds ms_store_payload_commitment(node, nonce, row): decided
+      once, when the result is applied, since contiguity means every
+      lower seq of its log is already held then (a commit can never
+      arrive after its reveal). With verify.replicas >= 2 only committed
+      results can be counted (s_results_recount); with replicas 1 (or
+      the sweep unknown) every result can, as before. The rule reads only
+      the records, so every node counts alike. When a sweep lands, its
+      tasks' results are recounted (their replicas were taken as 1).
     - failure: kept per (task, node, record). A task ends failed when
       task-class failures come from min(3, n_members) distinct nodes.
     - dataset: by hash; of two payloads under one hash the smaller bytes
@@ -2947,6 +2972,10 @@ s_sweep_refold(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id_in)
     return rc;
 }
 
+static int s_results_recount_task(ms_store_t *self, MDB_txn *txn,
+                                  const uint8_t *task_id);
+static int s_task_replicas(ms_store_t *self, MDB_txn *txn,
+                           const uint8_t *task_id, uint32_t *replicas);
 static int s_results_rank(ms_store_t *self, MDB_txn *txn,
                           const uint8_t *task_id);
 
@@ -3027,7 +3056,7 @@ s_apply_sweep(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
         rc = s_sweep_verify_put(self, txn, s->sweep_id, s->replicas,
                                 s->accuracy_tolerance, s->loss_tolerance);
     for (size_t i = 0; rc == MS_OK && rerank && i < s->n_tasks; i++)
-        rc = s_results_rank(self, txn, s->tasks[i].task_id);
+        rc = s_results_recount_task(self, txn, s->tasks[i].task_id);
     for (size_t i = 0; rc == MS_OK && !op.existed && i < s->n_tasks; i++)
         rc = s_task_derive(self, txn, s->tasks[i].task_id);
     return rc;
@@ -3089,8 +3118,10 @@ s_apply_claim(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     return s_mdb(mdb_put(txn, self->db_claims, &k, &v, 0), "put claim");
 }
 
-// result_meta value: counted (u8) || status (u8) || place (u8) || 0 (u8)
-// || record hash (32) || slot (u32 BE) || epoch (u32 BE) || row + NUL.
+// result_meta value: counted (u8) || status (u8) || place (u8) ||
+// committed (u8: 1 when a matching earlier commit of the same node and
+// incarnation exists) || record hash (32) || slot (u32 BE) || epoch (u32
+// BE) || row + NUL.
 // place: S_PLACE_* (what s_results_rank last decided for a counted one).
 #define S_RM_HASH 4
 #define S_RM_SLOT 36
@@ -3106,6 +3137,7 @@ typedef struct {
     uint64_t incarnation;       // from the key
     uint8_t hash[32];           // record hash
     bool counted;               // flag as stored
+    bool committed;             // a matching earlier commit exists
 } s_result_ent_t;
 
 //  --------------------------------------------------------------------------
@@ -3147,6 +3179,7 @@ s_results_recount(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix_in)
         e->incarnation = s_get_be64(e->key + 2 * S_ID);
         memcpy(e->hash, (const uint8_t *) v.mv_data + S_RM_HASH, 32);
         e->counted = ((const uint8_t *) v.mv_data)[0] != 0;
+        e->committed = ((const uint8_t *) v.mv_data)[3] != 0;
     }
     mdb_cursor_close(cur);
     if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
@@ -3158,16 +3191,24 @@ s_results_recount(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix_in)
     bool revoked = false;
     if (status == MS_OK)
         status = s_cut_get(self, txn, prefix + S_ID, &cut, &revoked);
+    // Commit then reveal: with two or more replicas only a committed
+    // result counts (a copy made after a reveal has no blind commit).
+    uint32_t replicas = 1;
+    if (status == MS_OK && n > 0)
+        status = s_task_replicas(self, txn, prefix, &replicas);
+    bool inc_taken = false; // this incarnation's candidate was seen
     for (size_t i = 0; !excluded && status == MS_OK && i < n; i++) {
-        bool first_of_inc =
-            i == 0 || ents[i].incarnation != ents[i - 1].incarnation;
-        //  (the first of an incarnation has its lowest seq: when it lies
-        //  above the cut, so do the others)
+        if (i > 0 && ents[i].incarnation != ents[i - 1].incarnation)
+            inc_taken = false;
+        //  (the first eligible of an incarnation has its lowest eligible
+        //  seq: when it lies above the cut, so do the later ones)
+        if (inc_taken || (replicas >= 2 && !ents[i].committed))
+            continue;
+        inc_taken = true;
         if (revoked && !s_cut_counts(&cut, ents[i].incarnation,
                                      s_get_be64(ents[i].key + 2 * S_ID + 8)))
             continue;
-        if (first_of_inc &&
-            (best == SIZE_MAX || memcmp(ents[i].hash, ents[best].hash, 32) < 0))
+        if (best == SIZE_MAX || memcmp(ents[i].hash, ents[best].hash, 32) < 0)
             best = i;
     }
     for (size_t i = 0; status == MS_OK && i < n; i++) {
@@ -3409,6 +3450,111 @@ s_results_rank(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
 }
 
 //  --------------------------------------------------------------------------
+//  Apply a commit record: kept by (task, node, incarnation, seq).
+
+static int
+s_apply_commit(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
+               const ms_store_payload_t *p)
+{
+    uint8_t ck[2 * S_ID + 16], cv[S_ID + 8];
+    memcpy(ck, p->u.commit.task_id, S_ID);
+    memcpy(ck + S_ID, key, S_KEY); // node || incarnation || seq
+    memcpy(cv, p->u.commit.commitment, S_ID);
+    s_put_be32(cv + S_ID, p->u.commit.slot);
+    s_put_be32(cv + S_ID + 4, p->u.commit.epoch);
+    MDB_val k = {sizeof ck, ck}, v = {sizeof cv, cv};
+    int rc = mdb_put(txn, self->db_commits, &k, &v, MDB_NOOVERWRITE);
+    return rc == MDB_KEYEXIST ? MS_OK : s_mdb(rc, "put commit");
+}
+
+//  --------------------------------------------------------------------------
+//  True in *match when the result P at record KEY reveals a commit: one of
+//  the same task by the same node and incarnation at a lower seq, holding
+//  ms_store_payload_commitment(node, nonce, row). A row the commitment
+//  cannot be computed over matches nothing.
+
+static int
+s_commit_matches(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
+                 const ms_store_payload_t *p, bool *match)
+{
+    *match = false;
+    uint8_t want[S_ID];
+    int rc = ms_store_payload_commitment(key, p->u.result.nonce,
+                                         p->u.result.row_json,
+                                         p->u.result.row_len, want);
+    if (rc == MS_ERR_NOMEM)
+        return rc;
+    if (rc != MS_OK)
+        return MS_OK;
+    uint8_t prefix[2 * S_ID + 8];
+    memcpy(prefix, p->u.result.task_id, S_ID);
+    memcpy(prefix + S_ID, key, S_ID + 8); // node || incarnation
+    uint64_t seq = s_get_be64(key + S_ID + 8);
+    MDB_cursor *cur;
+    rc = mdb_cursor_open(txn, self->db_commits, &cur);
+    if (rc != 0)
+        return s_mdb(rc, "cursor commits");
+    MDB_val k = {sizeof prefix, prefix}, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != 2 * S_ID + 16 ||
+            memcmp(k.mv_data, prefix, sizeof prefix) != 0 ||
+            s_get_be64((const uint8_t *) k.mv_data + 2 * S_ID + 8) >= seq)
+            break;
+        if (v.mv_size >= S_ID && memcmp(v.mv_data, want, S_ID) == 0) {
+            *match = true;
+            break;
+        }
+    }
+    int status = MS_OK;
+    if (!*match && rc != 0 && rc != MDB_NOTFOUND)
+        status = s_mdb(rc, "cursor commits");
+    mdb_cursor_close(cur);
+    return status;
+}
+
+//  --------------------------------------------------------------------------
+//  Re-choose the counted result of every node of a task (its replicas
+//  changed: the commit rule depends on them); ranks the task.
+
+static int
+s_results_recount_task(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id)
+{
+    uint8_t prefix[2 * S_ID];
+    memcpy(prefix, task_id, S_ID);
+    memset(prefix + S_ID, 0, S_ID);
+    bool any = false;
+    for (;;) {
+        MDB_cursor *cur;
+        int rc = mdb_cursor_open(txn, self->db_result_meta, &cur);
+        if (rc != 0)
+            return s_mdb(rc, "cursor result_meta");
+        MDB_val k = {sizeof prefix, prefix}, v;
+        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+        bool found = rc == 0 && k.mv_size == 2 * S_ID + 16 &&
+                     memcmp(k.mv_data, task_id, S_ID) == 0;
+        if (found)
+            memcpy(prefix + S_ID, (const uint8_t *) k.mv_data + S_ID, S_ID);
+        mdb_cursor_close(cur);
+        if (rc != 0 && rc != MDB_NOTFOUND)
+            return s_mdb(rc, "cursor result_meta");
+        if (!found)
+            break;
+        any = true;
+        rc = s_results_recount(self, txn, prefix);
+        if (rc != MS_OK)
+            return rc;
+        // the next node: prefix + 1 (the node id as a big number)
+        int i = 2 * S_ID - 1;
+        while (i >= S_ID && ++prefix[i] == 0)
+            i--;
+        if (i < S_ID)
+            break; // it was the last node id possible
+    }
+    return any ? MS_OK : s_results_rank(self, txn, task_id);
+}
+
+//  --------------------------------------------------------------------------
 //  Apply a result record: keep it, re-choose the counted one and the
 //  ones that fill the task's slots, re-derive the task.
 
@@ -3430,7 +3576,14 @@ s_apply_result(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     uint8_t *m = v.mv_data;
     m[0] = 0;
     m[1] = (uint8_t) p->u.result.status;
-    m[2] = m[3] = 0;
+    m[2] = 0;
+    bool committed = false;
+    if (p->u.result.has_nonce) {
+        rc = s_commit_matches(self, txn, key, p, &committed);
+        if (rc != MS_OK)
+            return rc;
+    }
+    m[3] = committed;
     memcpy(m + S_RM_HASH, hash, 32);
     s_put_be32(m + S_RM_SLOT, p->u.result.slot);
     s_put_be32(m + S_RM_EPOCH, p->u.result.epoch);
@@ -3750,6 +3903,8 @@ s_apply(ms_store_t *self, MDB_txn *txn, const uint8_t key[S_KEY], uint32_t kind,
     }
     case MS_RECORD_FAILURE:
         return s_apply_failure(self, txn, key, p);
+    case MS_RECORD_COMMIT:
+        return self->has_commits ? s_apply_commit(self, txn, key, p) : MS_OK;
     default:
         return MS_OK;
     }
@@ -5441,8 +5596,12 @@ ms_store_results_digest(ms_store_t *self, uint8_t digest[32])
     forgiven count in verdict_nodes to the strikes it holds when the clear
     is applied; the quarantine rule subtracts it (ms_verdict_quarantined).
 
+    Commit then reveal decides which results are counted at all (see
+    "Record log", commit): with replicas >= 2 a result without a matching
+    earlier commit of its node never reaches the verdict.
+
     Not done: re-evaluation records (an input ms_verdict takes; their
-    records come with the re-evaluation work), commit then reveal.
+    records come with the re-evaluation work).
     =========================================================================
 */
 
@@ -6284,6 +6443,68 @@ ms_store_operator(ms_store_t *self, const uint8_t node_id[MS_STORE_ID_BYTES],
     rc = s_operator_of(self, txn, node_id, out);
     s_read_end(self, txn);
     return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Distinct operators with a commit of a task.
+
+int
+ms_store_commit_operators(ms_store_t *self,
+                          const uint8_t task_id[MS_STORE_ID_BYTES],
+                          const uint8_t node_id[MS_STORE_ID_BYTES],
+                          uint32_t *n_operators, bool *has_own)
+{
+    *n_operators = 0;
+    if (has_own)
+        *has_own = false;
+    if (!self->has_commits)
+        return MS_OK;
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    enum { MAX_OPS = 64 };
+    char(*ops)[MS_STORE_OPERATOR_MAX + 1] = calloc(MAX_OPS, sizeof *ops);
+    MDB_cursor *cur = NULL;
+    int status = ops ? MS_OK : MS_ERR_NOMEM;
+    if (status == MS_OK) {
+        rc = mdb_cursor_open(txn, self->db_commits, &cur);
+        if (rc != 0)
+            status = s_mdb(rc, "cursor commits");
+    }
+    uint8_t last[S_ID];
+    bool have_last = false;
+    MDB_val k = {S_ID, (void *) task_id}, v;
+    for (rc = status == MS_OK ? mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE)
+                              : MDB_NOTFOUND;
+         rc == 0 && *n_operators < MAX_OPS;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        const uint8_t *key = k.mv_data;
+        if (k.mv_size != 2 * S_ID + 16 || memcmp(key, task_id, S_ID) != 0)
+            break;
+        if (have_last && memcmp(last, key + S_ID, S_ID) == 0)
+            continue; // the same node again
+        memcpy(last, key + S_ID, S_ID);
+        have_last = true;
+        if (has_own && node_id && memcmp(node_id, key + S_ID, S_ID) == 0)
+            *has_own = true;
+        char op[MS_STORE_OPERATOR_MAX + 1];
+        status = s_operator_of(self, txn, key + S_ID, op);
+        if (status != MS_OK)
+            break;
+        bool seen = false;
+        for (uint32_t i = 0; i < *n_operators && !seen; i++)
+            seen = strcmp(ops[i], op) == 0;
+        if (!seen)
+            strcpy(ops[(*n_operators)++], op);
+    }
+    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
+        status = s_mdb(rc, "cursor commits");
+    if (cur)
+        mdb_cursor_close(cur);
+    free(ops);
+    s_read_end(self, txn);
+    return status;
 }
 
 //  --------------------------------------------------------------------------

@@ -863,6 +863,18 @@ int ms_store_node_standing(ms_store_t *self,
                            uint32_t *n_counted, uint32_t *n_strikes,
                            bool *quarantined);
 
+//  Commit then reveal (DESIGN.md "Verification"): how many distinct
+//  operators (as verdicts count them, ms_store_operator) have a commit
+//  record for TASK_ID in this store, into *n_operators; *has_own (may be
+//  NULL) tells whether NODE_ID (may be NULL) is among the committers.
+//  Counts up to 64 operators (more are not needed: replicas <= 64).
+//  A store without the commits table (old, read-only) gives 0.
+//  Errors: MS_ERR_STORE, MS_ERR_NOMEM.
+int ms_store_commit_operators(ms_store_t *self,
+                              const uint8_t task_id[MS_STORE_ID_BYTES],
+                              const uint8_t node_id[MS_STORE_ID_BYTES],
+                              uint32_t *n_operators, bool *has_own);
+
 //  Take up to MAX task ids whose verdict or revision changed in commits
 //  of this process since the last call (a bounded queue: when more
 //  changed than it holds, the oldest are dropped and counted in

@@ -13,7 +13,9 @@
 */
 #include "ms_store_payload.h"
 
+#include "ms_hash.h"
 #include "ms_spec.h"
+#include "ms_wire_canon.h"
 #include "ms_wire.h"
 
 #include <jansson.h>
@@ -124,6 +126,14 @@ ms_store_payload_encode(const ms_store_payload_t *p, uint8_t **out, size_t *len)
         rc = ms_wire_encode_claim(&w, out, len);
         break;
     }
+    case MS_RECORD_COMMIT: {
+        ms_wire_commit_t w = {.slot = p->u.commit.slot,
+                              .epoch = s_epoch(p->u.commit.epoch)};
+        memcpy(w.task_id, p->u.commit.task_id, MS_WIRE_ID_BYTES);
+        memcpy(w.commitment, p->u.commit.commitment, MS_WIRE_ID_BYTES);
+        rc = ms_wire_encode_commit(&w, out, len);
+        break;
+    }
     case MS_RECORD_RELEASE: {
         if (p->u.claim.epoch > UINT32_MAX || p->u.claim.reason >= S_N_REASONS)
             return MS_ERR_INVALID;
@@ -144,8 +154,11 @@ ms_store_payload_encode(const ms_store_payload_t *p, uint8_t **out, size_t *len)
         row[p->u.result.row_len] = 0;
         ms_wire_result_t w = {.slot = p->u.result.slot,
                               .epoch = s_epoch(p->u.result.epoch),
-                              .row_json = row};
+                              .row_json = row,
+                              .has_nonce = p->u.result.has_nonce};
         memcpy(w.task_id, p->u.result.task_id, MS_WIRE_ID_BYTES);
+        if (w.has_nonce)
+            memcpy(w.nonce, p->u.result.nonce, MS_WIRE_ID_BYTES);
         rc = ms_wire_encode_result_big(&w, out, len);
         free(row);
         break;
@@ -617,6 +630,17 @@ s_decode(s_decoded_t *d, uint32_t kind, const uint8_t *data, size_t len)
         p->u.claim.epoch = w.epoch;
         return MS_OK;
     }
+    case MS_RECORD_COMMIT: {
+        ms_wire_commit_t w;
+        rc = s_wire_rc(ms_wire_decode_commit(data, len, &w));
+        if (rc != MS_OK)
+            return rc;
+        memcpy(p->u.commit.task_id, w.task_id, MS_WIRE_ID_BYTES);
+        p->u.commit.slot = w.slot;
+        p->u.commit.epoch = w.epoch;
+        memcpy(p->u.commit.commitment, w.commitment, MS_WIRE_ID_BYTES);
+        return MS_OK;
+    }
     case MS_RECORD_RELEASE: {
         ms_wire_release_t *w = NULL;
         rc = s_wire_rc(ms_wire_decode_release(data, len, &w));
@@ -643,6 +667,8 @@ s_decode(s_decoded_t *d, uint32_t kind, const uint8_t *data, size_t len)
         p->u.result.epoch = w->epoch;
         p->u.result.row_json = w->row_json;
         p->u.result.row_len = strlen(w->row_json);
+        p->u.result.has_nonce = w->has_nonce;
+        memcpy(p->u.result.nonce, w->nonce, MS_WIRE_ID_BYTES);
         return s_row_status(w->row_json, p->u.result.row_len,
                             &p->u.result.status);
     }
@@ -674,8 +700,7 @@ ms_store_payload_decode(uint32_t kind, const uint8_t *data, size_t len,
                         ms_store_payload_t **out)
 {
     *out = NULL;
-    if (kind < MS_RECORD_SWEEP || kind > MS_RECORD_FAILURE ||
-        kind == MS_RECORD_COMMIT)
+    if (kind < MS_RECORD_SWEEP || kind > MS_RECORD_FAILURE)
         return MS_ERR_UNSUPPORTED;
     if (!data && len)
         return MS_ERR_INVALID;
@@ -691,6 +716,56 @@ ms_store_payload_decode(uint32_t kind, const uint8_t *data, size_t len,
     }
     *out = &d->p;
     return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  The commitment of a result row (see the header).
+
+int
+ms_store_payload_commitment(const uint8_t node_id[MS_STORE_ID_BYTES],
+                            const uint8_t nonce[MS_STORE_ID_BYTES],
+                            const char *row_json, size_t row_len,
+                            uint8_t out[MS_STORE_ID_BYTES])
+{
+    static const char *const keys[] = {"status",    "test_accuracy",
+                                       "test_loss", "val_accuracy",
+                                       "val_loss",  "weights_digest"};
+    static const char domain[] = "meshsweep-commit-v1"; // + its NUL
+    if (!node_id || !nonce || !row_json || !out)
+        return MS_ERR_INVALID;
+    json_error_t err;
+    json_t *row = json_loadb(row_json, row_len, 0, &err);
+    if (!json_is_object(row)) {
+        json_decref(row);
+        return MS_ERR_INVALID;
+    }
+    json_t *metrics = json_object();
+    int rc = metrics ? MS_OK : MS_ERR_NOMEM;
+    for (size_t i = 0; rc == MS_OK && i < sizeof keys / sizeof *keys; i++) {
+        json_t *v = json_object_get(row, keys[i]);
+        if (json_object_set_new(metrics, keys[i],
+                                v ? json_incref(v) : json_null()) != 0)
+            rc = MS_ERR_NOMEM;
+    }
+    size_t len = 0;
+    char *text = rc == MS_OK ? ms_wire_canon_dump_len(metrics, &len) : NULL;
+    json_decref(metrics);
+    json_decref(row);
+    if (rc == MS_OK && !text)
+        rc = MS_ERR_INVALID; // a value canonical JSON cannot hold
+    if (rc == MS_OK) {
+        ms_hasher_t h;
+        ms_hasher_init(&h);
+        ms_hasher_update(&h, domain, sizeof domain);
+        ms_hasher_update(&h, node_id, MS_STORE_ID_BYTES);
+        ms_hasher_update(&h, nonce, MS_STORE_ID_BYTES);
+        ms_hasher_update(&h, text, len);
+        ms_hash_t digest;
+        ms_hasher_final(&h, &digest);
+        memcpy(out, digest.bytes, MS_STORE_ID_BYTES);
+    }
+    free(text);
+    return rc;
 }
 
 //  --------------------------------------------------------------------------

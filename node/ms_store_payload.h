@@ -27,8 +27,11 @@
       and the files (role, size, hash). Encoding with no files writes one
       file "data" of the dataset's hash and no hash field (the old form);
       decoding a record without the hash field takes the first file's.
-    - epoch 0 in a claim, release, result or failure is encoded as 1 (the
-      wire refuses 0).
+    - commit (commit then reveal, DESIGN.md "Verification"): task, slot,
+      epoch and the 32-byte commitment of ms_store_payload_commitment; the
+      result that reveals it carries the nonce.
+    - epoch 0 in a claim, release, commit, result or failure is encoded as 1
+   (the wire refuses 0).
 
     A node is never named in a payload: the record's origin is the node
     (the claimant, the result's and the failure's node).
@@ -122,7 +125,15 @@ typedef struct {
             size_t row_len;
             uint32_t slot;  // the slot it was computed for
             uint32_t epoch; // the claim epoch (0 encodes as 1)
+            bool has_nonce; // a reveal: nonce is what its commit hashed
+            uint8_t nonce[MS_STORE_ID_BYTES];
         } result;
+        struct {
+            uint8_t task_id[MS_STORE_ID_BYTES];
+            uint32_t slot;  // the slot the result is computed for
+            uint32_t epoch; // the claim epoch (0 encodes as 1)
+            uint8_t commitment[MS_STORE_ID_BYTES]; // see below
+        } commit;
         struct {
             uint8_t task_id[MS_STORE_ID_BYTES];
             uint32_t failure_class; // ms_failure_class_t
@@ -156,6 +167,20 @@ int ms_store_payload_encode(const ms_store_payload_t *p, uint8_t **out,
 //  as null); cases/README.md case 7); MS_ERR_NOMEM.
 int ms_store_payload_decode(uint32_t kind, const uint8_t *data, size_t len,
                             ms_store_payload_t **out);
+
+//  The commitment of a result (commit then reveal): BLAKE2b-256 of the
+//  domain "meshsweep-commit-v1" || NUL || NODE_ID (32 bytes, the
+//  producer) || NONCE (32 random bytes) || the canonical JSON (proto/
+//  ms_wire_canon.h) of the row's metrics {status, test_accuracy,
+//  test_loss, val_accuracy, val_loss, weights_digest} (a missing key is
+//  null). Only those fields are bound: the rest of the row (timings,
+//  platform, verdict fields) does not decide a verdict. ROW_JSON is
+//  ROW_LEN bytes (need not be NUL-terminated); OUT gets 32 bytes.
+//  Errors: MS_ERR_INVALID the row is not a JSON object; MS_ERR_NOMEM.
+int ms_store_payload_commitment(const uint8_t node_id[MS_STORE_ID_BYTES],
+                                const uint8_t nonce[MS_STORE_ID_BYTES],
+                                const char *row_json, size_t row_len,
+                                uint8_t out[MS_STORE_ID_BYTES]);
 
 //  Free a decoded payload; NULL-safe; nulls *p_p.
 void ms_store_payload_destroy(ms_store_payload_t **p_p);

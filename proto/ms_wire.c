@@ -1740,6 +1740,53 @@ ms_wire_decode_claim(const uint8_t *buf, size_t n, ms_wire_claim_t *out)
     return rc;
 }
 
+// --- COMMIT (kind 6) --------------------------------------------------------
+
+//  --------------------------------------------------------------------------
+//  Encode a commit payload.
+
+int
+ms_wire_encode_commit(const ms_wire_commit_t *commit, uint8_t **out, size_t *n)
+{
+    assert(commit && out && n);
+    *out = NULL;
+    *n = 0;
+    if (!s_epoch_ok(commit->epoch))
+        return MS_ERR_INVALID;
+    Mswire__CommitPayload m = MSWIRE__COMMIT_PAYLOAD__INIT;
+    m.task_id = s_bin(commit->task_id, MS_WIRE_ID_BYTES);
+    m.slot = commit->slot;
+    m.epoch = commit->epoch;
+    m.commitment = s_bin(commit->commitment, MS_WIRE_ID_BYTES);
+    return s_pack_payload(&m.base, out, n);
+}
+
+//  --------------------------------------------------------------------------
+//  Decode a commit payload into a caller struct.
+
+int
+ms_wire_decode_commit(const uint8_t *buf, size_t n, ms_wire_commit_t *out)
+{
+    assert(out);
+    ProtobufCMessage *msg;
+    int rc = s_unpack(&mswire__commit_payload__descriptor, buf, n,
+                      MS_WIRE_MAX_PAYLOAD_BYTES, &msg);
+    if (rc != MS_OK)
+        return rc;
+    const Mswire__CommitPayload *m = (const Mswire__CommitPayload *) msg;
+    ms_wire_commit_t commit;
+    if (!s_id_in(commit.task_id, &m->task_id) || !s_epoch_ok(m->epoch) ||
+        !s_id_in(commit.commitment, &m->commitment))
+        rc = MS_ERR_PROTOCOL;
+    else {
+        commit.slot = m->slot;
+        commit.epoch = m->epoch;
+        *out = commit;
+    }
+    protobuf_c_message_free_unpacked(msg, NULL);
+    return rc;
+}
+
 // --- RELEASE (kind 5) -------------------------------------------------------
 
 //  --------------------------------------------------------------------------
@@ -1836,6 +1883,8 @@ s_encode_result(const ms_wire_result_t *result, size_t max, uint8_t **out,
     m.slot = result->slot;
     m.epoch = result->epoch;
     m.row_json = s_str(result->row_json);
+    if (result->has_nonce)
+        m.nonce = s_bin(result->nonce, MS_WIRE_ID_BYTES);
     return s_pack(&m.base, max, out, n);
 }
 
@@ -1875,11 +1924,13 @@ s_decode_result(const uint8_t *buf, size_t n, size_t max,
     ms_wire_result_t *r = calloc(1, sizeof *r);
     if (!r)
         rc = MS_ERR_NOMEM;
-    else if (!s_id_in(r->task_id, &m->task_id) || !s_epoch_ok(m->epoch))
+    else if (!s_id_in(r->task_id, &m->task_id) || !s_epoch_ok(m->epoch) ||
+             (m->nonce.len != 0 && !s_id_in(r->nonce, &m->nonce)))
         rc = MS_ERR_PROTOCOL;
     else {
         r->slot = m->slot;
         r->epoch = m->epoch;
+        r->has_nonce = m->nonce.len != 0;
         rc = s_text_in(m->row_json, max, &r->row_json);
         if (rc == MS_OK && !s_text_ok(r->row_json, max, true))
             rc = MS_ERR_PROTOCOL;

@@ -379,7 +379,7 @@ typedef enum {
     MS_WIRE_KIND_DATASET = 3,
     MS_WIRE_KIND_CLAIM = 4,
     MS_WIRE_KIND_RELEASE = 5,
-    MS_WIRE_KIND_COMMIT = 6, // trust issue; no codec yet
+    MS_WIRE_KIND_COMMIT = 6, // commit then reveal
     MS_WIRE_KIND_RESULT = 7,
     MS_WIRE_KIND_FAILURE = 8,
     MS_WIRE_KIND_REEVALUATION = 9, // trust issue; no codec yet
@@ -456,13 +456,25 @@ typedef struct {
     char *reason; // "done", "shutdown", "outranked", ...
 } ms_wire_release_t;
 
+//  Kind 6, COMMIT: a plain value (no heap members). Decoder: epoch >= 1,
+//  commitment exactly 32 bytes (what it hashes: ms_store_payload.h
+//  ms_store_payload_commitment).
+typedef struct {
+    uint8_t task_id[MS_WIRE_ID_BYTES];
+    uint32_t slot;                        // replica slot, 0-based
+    uint32_t epoch;                       // the claim epoch, >= 1
+    uint8_t commitment[MS_WIRE_ID_BYTES]; // BLAKE2b-256
+} ms_wire_commit_t;
+
 //  Kind 7, RESULT. Decoder: epoch >= 1, row_json non-empty UTF-8 (not
-//  parsed here).
+//  parsed here), nonce absent (empty) or exactly 32 bytes.
 typedef struct {
     uint8_t task_id[MS_WIRE_ID_BYTES];
     uint32_t slot;
     uint32_t epoch;
-    char *row_json; // the result row, JSON text
+    char *row_json;                  // the result row, JSON text
+    bool has_nonce;                  // a reveal: nonce below is set
+    uint8_t nonce[MS_WIRE_ID_BYTES]; // what its COMMIT hashed
 } ms_wire_result_t;
 
 //  Failure classes (DESIGN.md "Work, claims and leases").
@@ -558,6 +570,12 @@ int ms_wire_decode_release(const uint8_t *buf, size_t n,
                            ms_wire_release_t **out);
 //  Free a decoded release; NULL-safe; nulls *self_p.
 void ms_wire_release_destroy(ms_wire_release_t **self_p);
+
+//  COMMIT codec (see above; decodes into *out, left unchanged on
+//  failure, no destroy needed).
+int ms_wire_encode_commit(const ms_wire_commit_t *commit, uint8_t **out,
+                          size_t *n);
+int ms_wire_decode_commit(const uint8_t *buf, size_t n, ms_wire_commit_t *out);
 
 //  RESULT codec (see above).
 int ms_wire_encode_result(const ms_wire_result_t *result, uint8_t **out,

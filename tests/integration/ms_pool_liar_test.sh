@@ -15,6 +15,12 @@
 #      training gave, and it trained nothing;
 #   3. copy: for tasks the honest nodes finished, its rows repeat theirs
 #      (metrics, weights digest, timings) under its own node id.
+#   4. copy with verify.replicas 2 (commit then reveal, docs/
+#      VERIFICATION.md): the honest nodes commit before they reveal; the
+#      liar's copies come with no commit, so on every node none of them
+#      is counted (no row of the liar repeats another node's timings),
+#      while every task it copied is verified by two operators (a result
+#      the liar trained and committed itself counts, as it should).
 # Every sweep completes and the honest nodes' tables agree.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,17 +31,17 @@ LIAR=${MESHSWEEP_DISHONEST_NODE:-}
 [ -x "$LIAR" ] || { echo "ms_dishonest_node not built: skipped"; exit 77; }
 ms_tiny_dataset --train 600 --test 100
 
-pool_lo_ports 5
+pool_lo_ports 6
 POOL=(--open-pool=liars --workers 1 "${POOL_TIMES[@]}")
 pool_start_lo 1 "${POOL[@]}"
 pool_start_lo 2 "${POOL[@]}"
 pool_wait_alive 20 1 1 2 || fail "the honest nodes did not link"
 
-grid() { # NAME
+grid() { # NAME [REPLICAS]
     cat <<Y
 name: $1
 dataset: fashion-mnist
-verify: {replicas: 1}
+verify: {replicas: ${2:-1}}
 parameters:
   hidden_layers: {values: [1, 2]}
   seed:          {values: [1, 2, 3, 4]}
@@ -56,7 +62,7 @@ rows_json() {
 run_sweep() {
     local name=$1 sweep
     shift
-    grid "$name" >"$T/$name.yaml"
+    grid "$name" "${REPLICAS:-1}" >"$T/$name.yaml"
     sweep=$(pool_submit 1 "$T/$name.yaml")
     both() { pool_finished 1 "$1" && pool_finished 2 "$1"; }
     ms_wait_until 90 both "$sweep" || { pool_dump "$sweep" "$@"; fail "sweep $name did not finish"; }
@@ -77,11 +83,30 @@ honest = {key(r): r for r in ref}
 # the lies told about this sweep's tasks (a copying liar copies every
 # sweep it holds; the tasks it ran itself it trained honestly)
 tasks = {r["task_id"] for r in rows}
-lied = {l.split()[3] for l in open(log) if l.startswith("liar: %s task " % mode)}
+lied = {l.split()[3] for l in open(log) if l.startswith("liar: %s task " % mode.rstrip("2"))}
 lied &= tasks
 if not lied:
     sys.exit("the liar published no %s result for this sweep" % mode)
 mine = [r for r in rows if r["node_id"] == liar and r["task_id"] in lied]
+if mode == "copy2":
+    # commit then reveal: a copy has no commit, so it is never counted;
+    # a row of the liar in a copied task is one it trained and committed
+    # itself (its own timings), and each copied task is verified by two
+    # operators' counted rows.
+    timing = ("train_seconds", "seconds_per_epoch")
+    for t in lied:
+        here = [o for o in rows if o["task_id"] == t]
+        others = [o for o in here if o["node_id"] != liar]
+        if len({o["node_id"] for o in here}) < 2 or not others:
+            sys.exit("task %s: %d counted rows" % (t[:12], len(here)))
+        for o in here:
+            if o.get("verdict") != "verified" or o.get("counted") is not True:
+                sys.exit("task %s: row %s, counted %r" % (t[:12], o.get("verdict"), o.get("counted")))
+        for r in mine:
+            if r["task_id"] == t and any(all(r[k] == o[k] for k in timing) for o in others):
+                sys.exit("task %s: the liar's copy is counted" % t[:12])
+    print(len(lied))
+    sys.exit(0)
 if len(mine) != len(lied):
     sys.exit("%d %s lies published, %d rows of them stored" % (len(lied), mode, len(mine)))
 if mode != "copy" and len([r for r in rows if r["node_id"] == liar]) != len(mine):
@@ -120,7 +145,7 @@ EOF
 # rows on both honest nodes, stop it.
 liar_round() {
     local k=$1 mode=$2 sweep id n
-    MSD=$LIAR pool_start_lo "$k" --lie "$mode" "${POOL[@]}"
+    MSD=$LIAR pool_start_lo "$k" --lie "${mode%2}" "${POOL[@]}"
     pool_wait_alive 20 2 1 2 "$k" || fail "liar $mode did not link"
     id=$(pool_status "$k" 'd["node_id"]')
     # The liar gets tasks only when it starts them before the honest nodes,
@@ -129,7 +154,7 @@ liar_round() {
     local attempt
     for attempt in 1 2 3; do
         sweep=$(run_sweep "liar-$mode-$attempt" 1 2 "$k")
-        if [ "$mode" = copy ]; then
+        if [ "$mode" = copy ] || [ "$mode" = copy2 ]; then
             # copies follow the honest results: wait until each is published
             copies() { [ "$(grep -c '^liar: copy task .*from node [0-9a-f]*$' "${POOL_LOG[$k]}" || true)" -ge 1 ]; }
             ms_wait_until 15 copies || fail "the copying liar published nothing"
@@ -168,3 +193,5 @@ liar_round 4 fabricate
 ok "fabricate: $LAST_N row(s) of made-up metrics (no training) stored on both honest nodes"
 liar_round 5 copy
 ok "copy: $LAST_N row(s) copied from the honest nodes (same metrics, digest, timings) stored under the liar's id"
+REPLICAS=2 liar_round 6 copy2
+ok "copy, replicas 2: $LAST_N task(s) copied by the liar without a commit: none of its copies counted, each task verified by two operators' committed results"

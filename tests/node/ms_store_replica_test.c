@@ -17,6 +17,14 @@
     - replicas 2 with two results on slot 0 (epochs 1, 2) and one on slot
       1: the slot-0 top claim and the slot-1 result fill, the outranked
       slot-0 result is extra;
+    - commit then reveal (replicas 2): every result above reveals a
+      matching commit (seq 1, the result seq 2); a result without one,
+      with a commit over other metrics, with its commit after it, or
+      without its nonce is stored but not counted, a copy published
+      before the node's own committed result does not hide it; with
+      replicas 1 a
+      result without a commit counts; the commitment binds node, nonce
+      and metrics only;
     ms_results lists the table by default and, with ALL, the extra
     replicas flagged "replica": "extra", "counted": false.
     Then a 300 KiB result row (a long curve) appended on store A is
@@ -94,13 +102,30 @@ s_open(fixture_t *fx)
 }
 
 // One record of some origin (seq 1 of incarnation 1: each record of a
-// case has its own origin, so any order keeps every origin contiguous).
+// case has its own origin, so any order keeps every origin contiguous),
+// or, for a result, a block of its commit then itself (seq 1, 2) or
+// itself then a commit (commit_after).
 typedef struct {
     uint8_t origin[ID];
     uint32_t kind;
     uint8_t *bytes;
     size_t len;
+    uint8_t *commit; // a COMMIT record's payload, or NULL
+    size_t commit_len;
+    bool commit_after; // the commit at seq 2, after the result
+    uint8_t *copy;     // a result without nonce before both, or NULL
+    size_t copy_len;
 } rec_t;
+
+// How s_result_as commits its result.
+typedef enum {
+    S_COMMIT_REVEAL,   // a matching commit at seq 1, the result at seq 2
+    S_COMMIT_NONE,     // the result alone, no nonce
+    S_COMMIT_WRONG,    // a commit over other metrics, then the result
+    S_COMMIT_AFTER,    // the result (with its nonce) then its commit
+    S_COMMIT_NO_NONCE, // a matching commit, then the result without nonce
+    S_COMMIT_LATE,     // a copy (no commit) at seq 1, then commit, reveal
+} s_commit_mode_t;
 
 // One test sweep: its id, its single task's id, its sweep record.
 typedef struct {
@@ -136,6 +161,7 @@ s_sweep(sweep_t *s, int replicas, int tag)
     ms_store_payload_t p = {.kind = MS_RECORD_SWEEP};
     memcpy(p.u.sweep.sweep_id, s->sweep_id, ID);
     p.u.sweep.spec_json = ms_spec_canonical(spec, &p.u.sweep.spec_len);
+    memset(&s->rec, 0, sizeof s->rec);
     memset(s->rec.origin, 0xEE, ID);
     s->rec.kind = MS_RECORD_SWEEP;
     assert_int_equal(ms_store_payload_encode(&p, &s->rec.bytes, &s->rec.len),
@@ -148,23 +174,61 @@ s_sweep(sweep_t *s, int replicas, int tag)
 //  EPOCH, its row naming the node.
 
 static void
-s_result(rec_t *r, const sweep_t *s, uint8_t node, uint32_t slot,
-         uint32_t epoch)
+s_result_as(rec_t *r, const sweep_t *s, uint8_t node, uint32_t slot,
+            uint32_t epoch, s_commit_mode_t mode)
 {
     char row[256];
     snprintf(row, sizeof row,
              "{\"status\":\"ok\",\"node\":%u,\"slot\":%u,\"epoch\":%u,"
              "\"counted\":true,\"val_accuracy\":0.5}",
              node, slot, epoch);
+    memset(r, 0, sizeof *r);
+    memset(r->origin, node, ID);
     ms_store_payload_t p = {.kind = MS_RECORD_RESULT};
     memcpy(p.u.result.task_id, s->task_id, ID);
     p.u.result.row_json = row;
     p.u.result.row_len = strlen(row);
     p.u.result.slot = slot;
     p.u.result.epoch = epoch;
-    memset(r->origin, node, ID);
+    p.u.result.has_nonce = mode != S_COMMIT_NONE && mode != S_COMMIT_NO_NONCE;
+    memset(p.u.result.nonce, 0x40 + node, ID);
+    if (mode != S_COMMIT_NONE) {
+        ms_store_payload_t c = {.kind = MS_RECORD_COMMIT};
+        memcpy(c.u.commit.task_id, s->task_id, ID);
+        c.u.commit.slot = slot;
+        c.u.commit.epoch = epoch;
+        const char *what = mode == S_COMMIT_WRONG
+                               ? "{\"status\":\"ok\",\"val_accuracy\":0.9}"
+                               : row;
+        assert_int_equal(
+            ms_store_payload_commitment(r->origin, p.u.result.nonce, what,
+                                        strlen(what), c.u.commit.commitment),
+            MS_OK);
+        assert_int_equal(
+            ms_store_payload_encode(&c, &r->commit, &r->commit_len), MS_OK);
+        r->commit_after = mode == S_COMMIT_AFTER;
+    }
+    if (mode == S_COMMIT_LATE) {
+        ms_store_payload_t c = p;
+        const char *copy = "{\"status\":\"ok\",\"copy\":true}";
+        c.u.result.row_json = copy;
+        c.u.result.row_len = strlen(copy);
+        c.u.result.has_nonce = false;
+        assert_int_equal(ms_store_payload_encode(&c, &r->copy, &r->copy_len),
+                         MS_OK);
+    }
     r->kind = MS_RECORD_RESULT;
     assert_int_equal(ms_store_payload_encode(&p, &r->bytes, &r->len), MS_OK);
+}
+
+//  --------------------------------------------------------------------------
+//  A result revealing its matching commit (see s_result_as).
+
+static void
+s_result(rec_t *r, const sweep_t *s, uint8_t node, uint32_t slot,
+         uint32_t epoch)
+{
+    s_result_as(r, s, node, slot, epoch, S_COMMIT_REVEAL);
 }
 
 //  --------------------------------------------------------------------------
@@ -223,13 +287,27 @@ s_merge_in_order(fixture_t *fx, const sweep_t *s, rec_t *const *recs,
     ms_store_t *store = s_open(fx);
     for (int i = 0; i < n; i++) {
         const rec_t *r = recs[order[i]];
-        const uint8_t *pl = r->bytes;
+        const uint8_t *pl[3] = {r->bytes, r->commit};
+        uint32_t kinds[3] = {r->kind, MS_RECORD_COMMIT};
+        size_t lens[3] = {r->len, r->commit_len};
+        size_t n_recs = r->commit ? 2 : 1;
+        if (r->commit && !r->commit_after) {
+            pl[0] = r->commit, pl[1] = r->bytes;
+            kinds[0] = MS_RECORD_COMMIT, kinds[1] = r->kind;
+            lens[0] = r->commit_len, lens[1] = r->len;
+        }
+        if (r->copy) { // the copy first, then the rest
+            for (size_t j = n_recs; j > 0; j--)
+                pl[j] = pl[j - 1], kinds[j] = kinds[j - 1],
+                lens[j] = lens[j - 1];
+            pl[0] = r->copy, kinds[0] = MS_RECORD_RESULT, lens[0] = r->copy_len;
+            n_recs++;
+        }
         ms_store_merge_result_t out;
-        assert_int_equal(ms_store_merge_block(store, r->origin, 1, 1, 1,
-                                              &r->kind, &pl, &r->len, NULL, 0,
-                                              &out),
+        assert_int_equal(ms_store_merge_block(store, r->origin, 1, 1, n_recs,
+                                              kinds, pl, lens, NULL, 0, &out),
                          MS_OK);
-        assert_int_equal(out.n_new, 1);
+        assert_int_equal(out.n_new, n_recs);
     }
     memset(seen, 0, sizeof *seen);
     assert_int_equal(ms_store_results_count(store, &seen->n_rows), MS_OK);
@@ -336,8 +414,11 @@ s_every_order(fixture_t *fx, sweep_t *s, rec_t *results, int n_results,
         assert_true(s_has(first.extras, first.n_extra, extra[i]));
     fprintf(stderr, "%d arrival orders: %llu row(s), %d extra\n", n_orders,
             (unsigned long long) first.n_rows, first.n_extra);
-    for (int i = 0; i < n_results; i++)
+    for (int i = 0; i < n_results; i++) {
         free(results[i].bytes);
+        free(results[i].commit);
+        free(results[i].copy);
+    }
     free(s->rec.bytes);
 }
 
@@ -429,6 +510,100 @@ test_replicas_2_per_slot(void **state)
     s_result(&res[2], &s, 0x22, 1, 1);
     int fill[2] = {0x33, 0x22}, extra = 0x11;
     s_every_order(fx, &s, res, 3, fill, 2, &extra, 1);
+}
+
+//  --------------------------------------------------------------------------
+//  Commit then reveal, replicas 2: a result counts only when the same
+//  node published a matching commit earlier in its log. 0x11 and 0x22
+//  reveal their commits and fill the slots; 0x33 (no commit: a copier),
+//  0x44 (a commit over other metrics), 0x55 (its commit after the result)
+//  and 0x66 (a commit, but the result carries no nonce) are stored but
+//  not counted: no row, not extra, in every order of arrival. With
+//  replicas 1 a result without a commit counts as before.
+
+static void
+test_commit_reveal(void **state)
+{
+    fixture_t *fx = *state;
+    sweep_t s;
+    s_sweep(&s, 2, 7);
+    rec_t res[4];
+    s_result(&res[0], &s, 0x11, 0, 1);
+    s_result(&res[1], &s, 0x22, 1, 1);
+    s_result_as(&res[2], &s, 0x33, 1, 2, S_COMMIT_NONE);
+    s_result_as(&res[3], &s, 0x44, 0, 2, S_COMMIT_WRONG);
+    int both[2] = {0x11, 0x22};
+    s_every_order(fx, &s, res, 4, both, 2, NULL, 0);
+
+    s_sweep(&s, 2, 8);
+    s_result(&res[0], &s, 0x11, 0, 1);
+    s_result_as(&res[1], &s, 0x55, 1, 1, S_COMMIT_AFTER);
+    s_result_as(&res[2], &s, 0x66, 1, 1, S_COMMIT_NO_NONCE);
+    int one = 0x11;
+    s_every_order(fx, &s, res, 3, &one, 1, NULL, 0);
+
+    // A node that published a copy first (not counted) and then its own
+    // committed result: the committed one counts (the first committed of
+    // its incarnation, not the first of all).
+    s_sweep(&s, 2, 10);
+    s_result(&res[0], &s, 0x11, 0, 1);
+    s_result_as(&res[1], &s, 0x77, 1, 1, S_COMMIT_LATE);
+    int late[2] = {0x11, 0x77};
+    s_every_order(fx, &s, res, 2, late, 2, NULL, 0);
+
+    s_sweep(&s, 1, 9);
+    s_result_as(&res[0], &s, 0x33, 0, 1, S_COMMIT_NONE);
+    int copier = 0x33;
+    s_every_order(fx, &s, res, 1, &copier, 1, NULL, 0);
+}
+
+//  --------------------------------------------------------------------------
+//  The commitment binds the node, the nonce and the metrics (status,
+//  accuracies, losses, weights digest) but not the rest of the row, and
+//  is independent of the row's key order and spacing.
+
+static void
+test_commitment(void **state)
+{
+    (void) state;
+    uint8_t a[ID], b[ID], n1[ID], n2[ID], c[ID], d[ID];
+    memset(a, 1, ID);
+    memset(b, 2, ID);
+    memset(n1, 3, ID);
+    memset(n2, 4, ID);
+    const char *row = "{\"status\":\"ok\",\"test_accuracy\":0.875,"
+                      "\"test_loss\":0.25,\"weights_digest\":\"ab\","
+                      "\"train_seconds\":1.5}";
+    const char *same = "{ \"train_seconds\": 9, \"weights_digest\": \"ab\","
+                       " \"test_loss\": 0.25, \"test_accuracy\": 0.875,"
+                       " \"status\": \"ok\", \"val_loss\": null }";
+    const char *other_acc = "{\"status\":\"ok\",\"test_accuracy\":0.876,"
+                            "\"test_loss\":0.25,\"weights_digest\":\"ab\"}";
+    const char *other_dig = "{\"status\":\"ok\",\"test_accuracy\":0.875,"
+                            "\"test_loss\":0.25,\"weights_digest\":\"ac\"}";
+    assert_int_equal(ms_store_payload_commitment(a, n1, row, strlen(row), c),
+                     MS_OK);
+    assert_int_equal(ms_store_payload_commitment(a, n1, same, strlen(same), d),
+                     MS_OK);
+    assert_memory_equal(c, d, ID);
+    assert_int_equal(ms_store_payload_commitment(b, n1, row, strlen(row), d),
+                     MS_OK);
+    assert_memory_not_equal(c, d, ID);
+    assert_int_equal(ms_store_payload_commitment(a, n2, row, strlen(row), d),
+                     MS_OK);
+    assert_memory_not_equal(c, d, ID);
+    assert_int_equal(
+        ms_store_payload_commitment(a, n1, other_acc, strlen(other_acc), d),
+        MS_OK);
+    assert_memory_not_equal(c, d, ID);
+    assert_int_equal(
+        ms_store_payload_commitment(a, n1, other_dig, strlen(other_dig), d),
+        MS_OK);
+    assert_memory_not_equal(c, d, ID);
+    assert_int_equal(ms_store_payload_commitment(a, n1, "[1]", 3, d),
+                     MS_ERR_INVALID);
+    assert_int_equal(ms_store_payload_commitment(a, n1, "{", 1, d),
+                     MS_ERR_INVALID);
 }
 
 //  --------------------------------------------------------------------------
@@ -591,6 +766,8 @@ main(void)
         cmocka_unit_test(test_replicas_1_higher_epoch),
         cmocka_unit_test(test_replicas_2),
         cmocka_unit_test(test_replicas_2_per_slot),
+        cmocka_unit_test(test_commit_reveal),
+        cmocka_unit_test(test_commitment),
         cmocka_unit_test(test_big_row),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);

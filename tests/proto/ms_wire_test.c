@@ -1198,6 +1198,66 @@ test_payload_claim(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  COMMIT round trip and refusals; a RESULT's nonce (reveal).
+
+static void
+test_payload_commit_and_nonce(void **state)
+{
+    (void) state;
+    uint8_t *buf;
+    size_t n;
+    ms_wire_commit_t c = {.slot = 1, .epoch = 2};
+    s_id(c.task_id, 4);
+    s_id(c.commitment, 5);
+    assert_int_equal(ms_wire_encode_commit(&c, &buf, &n), MS_OK);
+    ms_wire_commit_t back;
+    memset(&back, 0, sizeof back);
+    assert_int_equal(ms_wire_decode_commit(buf, n, &back), MS_OK);
+    assert_memory_equal(&back, &c, sizeof c);
+    free(buf);
+    c.epoch = 0;
+    assert_int_equal(ms_wire_encode_commit(&c, &buf, &n), MS_ERR_INVALID);
+    // A commitment of 31 bytes, or none, is refused; back is unchanged.
+    s_pbw_t w = {.n = 0};
+    s_w_id(&w, 1, 32);
+    s_w_uint(&w, 3, 1);
+    s_w_id(&w, 4, 31);
+    ms_wire_commit_t keep = back;
+    assert_int_equal(ms_wire_decode_commit(w.buf, w.n, &back), MS_ERR_PROTOCOL);
+    assert_memory_equal(&back, &keep, sizeof keep);
+    w.n = 0;
+    s_w_id(&w, 1, 32);
+    s_w_uint(&w, 3, 1);
+    assert_int_equal(ms_wire_decode_commit(w.buf, w.n, &back), MS_ERR_PROTOCOL);
+
+    ms_wire_result_t res = {
+        .slot = 0, .epoch = 1, .row_json = "{}", .has_nonce = true};
+    s_id(res.task_id, 2);
+    s_id(res.nonce, 7);
+    assert_int_equal(ms_wire_encode_result(&res, &buf, &n), MS_OK);
+    ms_wire_result_t *rb = NULL;
+    assert_int_equal(ms_wire_decode_result(buf, n, &rb), MS_OK);
+    assert_true(rb->has_nonce);
+    assert_memory_equal(rb->nonce, res.nonce, 32);
+    ms_wire_result_destroy(&rb);
+    free(buf);
+    res.has_nonce = false;
+    assert_int_equal(ms_wire_encode_result(&res, &buf, &n), MS_OK);
+    assert_int_equal(ms_wire_decode_result(buf, n, &rb), MS_OK);
+    assert_false(rb->has_nonce);
+    ms_wire_result_destroy(&rb);
+    free(buf);
+    // A nonce of 16 bytes is refused.
+    w.n = 0;
+    s_w_id(&w, 1, 32);
+    s_w_uint(&w, 3, 1);
+    s_w_bytes(&w, 4, "{}", 2);
+    s_w_id(&w, 5, 16);
+    assert_int_equal(ms_wire_decode_result(w.buf, w.n, &rb), MS_ERR_PROTOCOL);
+    assert_null(rb);
+}
+
+//  --------------------------------------------------------------------------
 //  RELEASE, RESULT and FAILURE round trips and refusals.
 
 static void
@@ -1510,6 +1570,7 @@ main(void)
         cmocka_unit_test(test_payload_dataset),
         cmocka_unit_test(test_payload_claim),
         cmocka_unit_test(test_payload_release_result_failure),
+        cmocka_unit_test(test_payload_commit_and_nonce),
         cmocka_unit_test(test_payload_garbage),
         cmocka_unit_test(test_write_fuzz_seeds),
     };
