@@ -1108,6 +1108,31 @@ s_join_main(int argc, char **argv)
     // Install it (atomic; mode 0644), then the peers.
     if ((code = s_path(path, idpath, "node.cert")) != MS_CLI_EXIT_OK)
         return code;
+    // A running node never changes pools on SIGHUP (it refuses the new
+    // certificate): replacing its certificate by one of another pool would
+    // only move it at its next start, silently. Stop it first (or use
+    // --restart).
+    {
+        uint8_t old_auth[MS_CERT_KEY_BYTES];
+        ms_cert_chain_t old;
+        char lock_probe[PATH_MAX];
+        if (!restart &&
+            ms_cert_bundle_load(path, old_auth, &old, 0, NULL) == MS_OK &&
+            sodium_memcmp(old.leaf.pool_id, chain.leaf.pool_id,
+                          MS_CERT_POOL_ID_BYTES) != 0 &&
+            s_running_node(data_dir, lock_probe) > 0) {
+            char old_hex[2 * MS_CERT_POOL_ID_BYTES + 1];
+            char new_hex[2 * MS_CERT_POOL_ID_BYTES + 1];
+            s_hex(old.leaf.pool_id, MS_CERT_POOL_ID_BYTES, old_hex);
+            s_hex(chain.leaf.pool_id, MS_CERT_POOL_ID_BYTES, new_hex);
+            return ms_cli_usage_error(
+                cert,
+                "is for pool %.12s..., but the node running on %s is in "
+                "pool %.12s...: a running node does not change pools; stop "
+                "it first (or use --restart), nothing was installed",
+                new_hex, data_dir, old_hex);
+        }
+    }
     rc = ms_cert_bundle_save(path, auth_pk, &chain, &d);
     if (rc != MS_OK)
         return ms_cli_diag_exit(&d, rc, path);

@@ -180,8 +180,13 @@ ms_wait_until 20 test -f "$T/holder.ready" || fail "the lock holder did not star
 [ "$(json join2.json 'd["node"]')" = signalled ] || fail "join2: not signalled"
 ms_wait_until 10 test -s "$T/hup.marker" || fail "the running node got no SIGHUP"
 cmp -s n2.cert node2/identity/node.cert || fail "node2's certificate not installed"
+# A valid certificate of another pool while the node runs: refused, the
+# node's certificate left as it was (a running node does not change pools).
+ms_expect_exit 2 e "$MS" pool join other.cert --data-dir node2
+ms_one_error_line e "a running node does not change pools"
+cmp -s n2.cert node2/identity/node.cert || fail "join replaced a running node's certificate by another pool's"
 kill "$HOLDER"
-ok "join signals the running node (pid $HOLDER) with SIGHUP"
+ok "join signals the running node (pid $HOLDER) with SIGHUP; refuses another pool's certificate while it runs"
 
 # A stale node.lock (no lock held) naming a live process: never signalled.
 ms_spawn "$T/sleeper.log" bash -c "trap 'echo hup >$T/stale.marker' HUP; while :; do sleep 0.2; done"
