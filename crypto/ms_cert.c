@@ -354,6 +354,32 @@ ms_cert_chain_decode(const uint8_t *buf, size_t n, ms_cert_chain_t *out,
 }
 
 //  --------------------------------------------------------------------------
+//  File helpers shared by bundles, secret keys and enrollment kits.
+
+//  64 hex digits into a 32-byte key; false when they are not.
+static bool
+s_hex_key(const char *hex, uint8_t out[MS_CERT_KEY_BYTES])
+{
+    size_t got = 0;
+    return strlen(hex) == 2 * MS_CERT_KEY_BYTES &&
+           sodium_hex2bin(out, MS_CERT_KEY_BYTES, hex, strlen(hex), NULL, &got,
+                          NULL) == 0 &&
+           got == MS_CERT_KEY_BYTES;
+}
+
+//  MS_ERR_CONFLICT (diag) when path exists: key files are never replaced.
+static int
+s_refuse_existing(const char *path, ms_diag_t *diag)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return MS_OK;
+    fclose(f);
+    return ms_diag_set_code(diag, MS_ERR_CONFLICT, path,
+                            "exists already; not overwritten");
+}
+
+//  --------------------------------------------------------------------------
 //  Bundles.
 
 int
@@ -409,10 +435,7 @@ ms_cert_bundle_load(const char *path, uint8_t authority_pk[MS_CERT_KEY_BYTES],
                            "not a meshsweep certificate file (expected "
                            "'" S_BUNDLE_TAG " AUTHORITY_KEY CERTIFICATE')");
     size_t bin_len = 0;
-    if (strlen(hex) != 2 * MS_CERT_KEY_BYTES ||
-        sodium_hex2bin(authority_pk, MS_CERT_KEY_BYTES, hex, strlen(hex), NULL,
-                       &bin_len, NULL) != 0 ||
-        bin_len != MS_CERT_KEY_BYTES)
+    if (!s_hex_key(hex, authority_pk))
         return ms_diag_set(diag, path, "authority key is not 64 hex digits");
     uint8_t bin[MS_CERT_CHAIN_MAX_BYTES];
     if (sodium_base642bin(bin, sizeof bin, b64, strlen(b64), NULL, &bin_len,
@@ -442,13 +465,10 @@ int
 ms_cert_secret_save(const char *path, const uint8_t sk[MS_CERT_SECRET_BYTES],
                     ms_diag_t *diag)
 {
-    FILE *f = fopen(path, "r");
-    if (f) {
-        fclose(f);
-        return ms_diag_set_code(diag, MS_ERR_CONFLICT, path,
-                                "exists already; not overwritten");
-    }
-    return ms_crypto_write_atomic(path, sk, MS_CERT_SECRET_BYTES, 0600, diag);
+    int rc = s_refuse_existing(path, diag);
+    return rc != MS_OK ? rc
+                       : ms_crypto_write_atomic(path, sk, MS_CERT_SECRET_BYTES,
+                                                0600, diag);
 }
 
 int
@@ -469,12 +489,9 @@ ms_cert_enroll_save(const char *path,
                     const uint8_t enroll_sk[MS_CERT_SECRET_BYTES],
                     const ms_cert_t *enroll_cert, ms_diag_t *diag)
 {
-    FILE *f = fopen(path, "r");
-    if (f) {
-        fclose(f);
-        return ms_diag_set_code(diag, MS_ERR_CONFLICT, path,
-                                "exists already; not overwritten");
-    }
+    int rc = s_refuse_existing(path, diag);
+    if (rc != MS_OK)
+        return rc;
     uint8_t cert[MS_CERT_MAX_BYTES];
     size_t n = ms_cert_encode(enroll_cert, cert);
     if (n == 0)
@@ -497,7 +514,7 @@ ms_cert_enroll_save(const char *path,
                       sodium_base64_VARIANT_ORIGINAL);
     len += (int) strlen(line + len);
     line[len++] = '\n';
-    int rc = ms_crypto_write_atomic(path, line, (size_t) len, 0600, diag);
+    rc = ms_crypto_write_atomic(path, line, (size_t) len, 0600, diag);
     sodium_free(line);
     return rc;
 }
@@ -544,9 +561,7 @@ ms_cert_enroll_load(const char *path, uint8_t authority_pk[MS_CERT_KEY_BYTES],
             diag, path,
             "not a meshsweep enrollment key (expected '" S_ENROLL_TAG
             " AUTHORITY_KEY SECRET CERTIFICATE')");
-    else if (strlen(hex) != 2 * MS_CERT_KEY_BYTES ||
-             sodium_hex2bin(authority_pk, MS_CERT_KEY_BYTES, hex, strlen(hex),
-                            NULL, &bin_len, NULL) != 0)
+    else if (!s_hex_key(hex, authority_pk))
         rc = ms_diag_set(diag, path, "authority key is not 64 hex digits");
     else if (sodium_base642bin(enroll_sk, MS_CERT_SECRET_BYTES, sk64,
                                strlen(sk64), NULL, &bin_len, NULL,

@@ -6559,18 +6559,27 @@ ms_node_run(ms_node_t *self)
 //  --------------------------------------------------------------------------
 //  Ask the loop to stop (async-signal-safe).
 
+//  Wake the loop from a signal handler or another thread: one byte on the
+//  wake pipe (async-signal-safe; errno kept).
+
+static void
+s_wake(ms_node_t *self, char why)
+{
+    if (self->wake[1] >= 0) {
+        int saved = errno;
+        ssize_t w = write(self->wake[1], &why, 1);
+        (void) w;
+        errno = saved;
+    }
+}
+
 void
 ms_node_stop(ms_node_t *self)
 {
     if (!self)
         return;
     self->stopping = 1;
-    if (self->wake[1] >= 0) {
-        int saved = errno;
-        ssize_t w = write(self->wake[1], "s", 1);
-        (void) w;
-        errno = saved;
-    }
+    s_wake(self, 's');
 }
 
 //  Sum of train_seconds over a sweep's rows.
@@ -7370,12 +7379,7 @@ ms_node_ask_reload(ms_node_t *self)
     if (!self)
         return;
     self->reload_asked = 1;
-    if (self->wake[1] >= 0) {
-        int saved = errno;
-        ssize_t w = write(self->wake[1], "r", 1);
-        (void) w;
-        errno = saved;
-    }
+    s_wake(self, 'r');
 }
 
 //  --------------------------------------------------------------------------

@@ -5101,15 +5101,23 @@ ms_store_equivocating(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
 //  --------------------------------------------------------------------------
 //  Set the member count of the failure rule.
 
+//  Submit a count-setting op (member count, operator count): 0 refused,
+//  clamped to INT32_MAX.
+
+static int
+s_submit_count(ms_store_t *self, s_op_kind_t kind, uint32_t n)
+{
+    if (n == 0)
+        return MS_ERR_INVALID;
+    s_op_t op = {.kind = kind,
+                 .value = n > INT32_MAX ? INT32_MAX : (int32_t) n};
+    return s_submit(self, &op);
+}
+
 int
 ms_store_set_member_count(ms_store_t *self, uint32_t n_members)
 {
-    if (n_members == 0)
-        return MS_ERR_INVALID;
-    if (n_members > INT32_MAX)
-        n_members = INT32_MAX;
-    s_op_t op = {.kind = S_OP_MEMBERS, .value = (int32_t) n_members};
-    return s_submit(self, &op);
+    return s_submit_count(self, S_OP_MEMBERS, n_members);
 }
 
 //  --------------------------------------------------------------------------
@@ -6513,12 +6521,7 @@ ms_store_commit_operators(ms_store_t *self,
 int
 ms_store_set_pool_operators(ms_store_t *self, uint32_t n_operators)
 {
-    if (n_operators == 0)
-        return MS_ERR_INVALID;
-    if (n_operators > INT32_MAX)
-        n_operators = INT32_MAX;
-    s_op_t op = {.kind = S_OP_POOL_OPS, .value = (int32_t) n_operators};
-    return s_submit(self, &op);
+    return s_submit_count(self, S_OP_POOL_OPS, n_operators);
 }
 
 //  --------------------------------------------------------------------------
