@@ -3,19 +3,25 @@
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
+    "auto" tries cuda first when this build has it: a node with a GPU
+    trains on it, one without trains on the CPU, and the same binary runs
+    on both. The CUDA runtime is linked statically and cuBLAS is loaded
+    with dlopen (core/cuda/ms_cuda_device.cu says why), so opening cuda on
+    a machine without driver, device or toolkit fails cleanly with a
+    reason, which auto keeps in the note.
 */
 #include "ms_backend.h"
 
 #include <cblas.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ms_backend_internal.h"
 #include "ms_cpu.h"
-
-struct ms_backend {
-    const ms_backend_ops_t *ops; // the operation table (static)
-    int n_threads;               // BLAS threads
-};
+#if defined(MESHSWEEP_HAVE_CUDA)
+#include "ms_cuda.h"
+#endif
 
 //  The CPU backend: OpenBLAS plus the loops in core/cpu/.
 static const ms_backend_ops_t s_cpu_ops = {
@@ -34,7 +40,38 @@ static const ms_backend_ops_t s_cpu_ops = {
     .softmax_xent = ms_cpu_softmax_xent,
     .mse = ms_cpu_mse,
     .optim_step = ms_cpu_optim_step,
+    .gather = ms_cpu_gather,
+    .batch_end = ms_cpu_batch_end,
+    .capture = ms_cpu_capture,
+    .graph_launch = ms_cpu_graph_launch,
+    .graph_destroy = ms_cpu_graph_destroy,
 };
+
+#if defined(MESHSWEEP_HAVE_CUDA)
+//  The CUDA backend: cuBLAS plus the kernels in core/cuda/.
+static const ms_backend_ops_t s_cuda_ops = {
+    .name = "cuda",
+    .host_memory = false,
+    .alloc = ms_cuda_alloc,
+    .free_buf = ms_cuda_free_buf,
+    .upload = ms_cuda_upload,
+    .download = ms_cuda_download,
+    .copy = ms_cuda_copy,
+    .gemm = ms_cuda_gemm,
+    .bias_act_forward = ms_cuda_bias_act_forward,
+    .act_backward = ms_cuda_act_backward,
+    .mul = ms_cuda_mul,
+    .col_sum = ms_cuda_col_sum,
+    .softmax_xent = ms_cuda_softmax_xent,
+    .mse = ms_cuda_mse,
+    .optim_step = ms_cuda_optim_step,
+    .gather = ms_cuda_gather,
+    .batch_end = ms_cuda_batch_end,
+    .capture = ms_cuda_capture,
+    .graph_launch = ms_cuda_graph_launch,
+    .graph_destroy = ms_cuda_graph_destroy,
+};
+#endif
 
 //  --------------------------------------------------------------------------
 //  New CPU backend with n_threads BLAS threads.
@@ -52,6 +89,33 @@ ms_backend_cpu_new(int n_threads)
 }
 
 //  --------------------------------------------------------------------------
+//  Open the CUDA backend; diag says why not.
+
+static int
+s_cuda_open(ms_backend_t **out, int n_threads, ms_diag_t *diag)
+{
+#if defined(MESHSWEEP_HAVE_CUDA)
+    ms_backend_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return MS_ERR_NOMEM;
+    self->ops = &s_cuda_ops;
+    self->n_threads = n_threads < 1 ? 1 : n_threads;
+    int rc = ms_cuda_open(self, diag);
+    if (rc != MS_OK) {
+        free(self);
+        return rc;
+    }
+    *out = self;
+    return MS_OK;
+#else
+    (void) out;
+    (void) n_threads;
+    return ms_diag_set_code(diag, MS_ERR_NODEVICE, "backend",
+                            "cuda: this build has no CUDA backend");
+#endif
+}
+
+//  --------------------------------------------------------------------------
 //  Open a backend by name.
 
 int
@@ -59,16 +123,28 @@ ms_backend_open(ms_backend_t **out, const char *name, int n_threads,
                 ms_diag_t *diag)
 {
     *out = NULL;
-    if (!name || strcmp(name, "auto") == 0 || strcmp(name, "cpu") == 0) {
-        //  "auto": no CUDA backend is built yet, so auto means cpu.
+    if (name && strcmp(name, "cpu") == 0) {
         *out = ms_backend_cpu_new(n_threads);
         return *out ? MS_OK : MS_ERR_NOMEM;
     }
-    if (strcmp(name, "cuda") == 0)
-        return ms_diag_set_code(diag, MS_ERR_NODEVICE, "backend",
-                                "cuda: this build has no CUDA backend");
-    return ms_diag_set(diag, "backend",
-                       "unknown backend \"%s\" (known: auto, cpu, cuda)", name);
+    if (name && strcmp(name, "cuda") == 0)
+        return s_cuda_open(out, n_threads, diag);
+    if (name && strcmp(name, "auto") != 0)
+        return ms_diag_set(diag, "backend",
+                           "unknown backend \"%s\" (known: auto, cpu, cuda)",
+                           name);
+    ms_diag_t why;
+    ms_diag_clear(&why);
+    int rc = s_cuda_open(out, n_threads, &why);
+    if (rc == MS_OK || rc == MS_ERR_NOMEM)
+        return rc;
+    *out = ms_backend_cpu_new(n_threads);
+    if (!*out)
+        return MS_ERR_NOMEM;
+    //  The reason starts with "cuda: ".
+    snprintf((*out)->note, sizeof(*out)->note, "backend auto: %.400s; using cpu",
+             why.reason);
+    return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
@@ -78,6 +154,9 @@ void
 ms_backend_destroy(ms_backend_t **self_p)
 {
     if (self_p && *self_p) {
+#if defined(MESHSWEEP_HAVE_CUDA)
+        ms_cuda_close(*self_p);
+#endif
         free(*self_p);
         *self_p = NULL;
     }
@@ -108,4 +187,53 @@ int
 ms_backend_threads(const ms_backend_t *self)
 {
     return self->n_threads;
+}
+
+//  --------------------------------------------------------------------------
+//  Why auto chose cpu.
+
+const char *
+ms_backend_note(const ms_backend_t *self)
+{
+    return self->note;
+}
+
+//  --------------------------------------------------------------------------
+//  Last backend error.
+
+const char *
+ms_backend_last_error(const ms_backend_t *self)
+{
+    return self->last_error;
+}
+
+//  --------------------------------------------------------------------------
+//  Device facts for the fingerprint.
+
+int
+ms_backend_info(const ms_backend_t *self, ms_backend_info_t *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->backend, sizeof out->backend, "%s", self->ops->name);
+#if defined(MESHSWEEP_HAVE_CUDA)
+    if (self->cuda)
+        ms_cuda_info(self, out);
+#endif
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  TF32 on or off (cuda only).
+
+int
+ms_backend_set_tf32(ms_backend_t *self, bool on)
+{
+#if defined(MESHSWEEP_HAVE_CUDA)
+    if (self->cuda)
+        return ms_cuda_set_tf32(self, on);
+#else
+    (void) on;
+#endif
+    (void) self;
+    return MS_ERR_UNSUPPORTED;
 }

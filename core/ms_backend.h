@@ -1,6 +1,6 @@
 /*  =========================================================================
     ms_backend - the compute backend interface: one table of operations that
-    the CPU (OpenBLAS) and, later, the CUDA (cuBLAS) backend implement
+    the CPU (OpenBLAS) and the CUDA (cuBLAS) backend implement
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
@@ -16,8 +16,20 @@
     forward/backward; column sums (bias gradients); softmax cross-entropy
     and MSE, each giving loss, accuracy count and the output delta in one
     pass; one optimizer step over a parameter segment. CPU implementations
-    live in core/cpu/ms_cpu_<op>.c, CUDA ones will live in
-    core/cuda/ms_cuda_<op>.cu under the same op names.
+    live in core/cpu/ms_cpu_<op>.c, CUDA ones in core/cuda/ms_cuda_<op>.cu
+    under the same op names.
+
+    A training step must run with no help from the host, so that a GPU can
+    replay it (a CUDA Graph) without a round trip per minibatch: the data
+    set and the epoch's sample order are uploaded once, gather picks a
+    minibatch's rows on the device; the loss ops add into accumulators in
+    backend memory; the optimizer reads its per-step scalars from backend
+    memory. What changes from one minibatch to the next lives in an
+    ms_step_cursor_t in backend memory, which batch_end advances; the
+    host reads it once per epoch. capture records the ops a function
+    issues into a graph that graph_launch replays (CUDA); a backend that
+    cannot (CPU) answers MS_ERR_UNSUPPORTED and the caller runs the
+    function itself: one path, two ways to issue it.
 
     Matrices are row-major float32. Every reduction sums in a fixed order
     (never thread-dependent), in double where it leaves the device, so a
@@ -51,7 +63,49 @@ typedef struct {
     float bias_c2;        // 1 - beta2^t
     float lr_c1;          // lr / (1 - beta1^t): Adam's step size
     float rsqrt_c2;       // 1 / sqrt(1 - beta2^t)
+    int32_t skip;         // non-zero: leave w, m, v unchanged (batch_end
+                          // sets it after a non-finite minibatch loss)
 } ms_optim_step_t;
+
+//  The state of an epoch that training steps read and advance on the
+//  device (backend memory; see batch_end). Zero it at the start of an
+//  epoch; read it back at the end.
+typedef struct {
+    int64_t first_row;      // position in the sample order of the current
+                            // minibatch's first row
+    int64_t n_steps;        // finite minibatches (optimizer steps) so far
+    double loss_sum;        // current minibatch: row losses, summed (the
+                            // loss ops add to it; batch_end clears it)
+    int64_t n_correct;      // current minibatch: argmax hits (idem)
+    double loss_acc;        // sum of the finite minibatches' mean losses
+    double bad_loss;        // mean loss of the first non-finite minibatch
+    int32_t diverged;       // 1 from the first non-finite minibatch on
+    int32_t reserved;       // zero
+    ms_optim_step_t w_step; // scalars of the current step, weights
+    ms_optim_step_t b_step; // and biases (copied from the epoch's table)
+} ms_step_cursor_t;
+
+//  A recorded sequence of operations (CUDA Graph); opaque.
+typedef struct ms_backend_graph ms_backend_graph_t;
+
+//  What a backend runs on, for the platform fingerprint. Strings are empty
+//  and numbers 0 where they do not apply (the CPU backend fills backend
+//  only).
+typedef struct {
+    char backend[16];        // "cpu", "cuda"
+    char device[128];        // "NVIDIA H200"
+    int32_t device_index;    // CUDA device ordinal in use
+    int32_t cc_major;        // compute capability, major
+    int32_t cc_minor;        // and minor (9, 0 for an H200)
+    int32_t n_sms;           // multiprocessors
+    int64_t memory_bytes;    // device memory
+    int32_t driver_version;  // cudaDriverGetVersion: 13000 = 13.0
+    int32_t runtime_version; // cudaRuntimeGetVersion (linked statically)
+    int32_t blas_version;    // cublasGetVersion: 130100 = 13.1.0
+    char blas_library[256];  // path of the cuBLAS library loaded
+    bool tf32;               // SGEMM may use TF32 tensor cores
+    int64_t workspace_bytes; // cuBLAS workspace (cublasSetWorkspace)
+} ms_backend_info_t;
 
 typedef struct {
     const char *name; // "cpu", "cuda"
@@ -63,7 +117,9 @@ typedef struct {
     //  Free a buffer from alloc; NULL-safe.
     void (*free_buf)(ms_backend_t *b, void *buf);
     //  Host to device, device to host, device to device copies. MS_OK or
-    //  MS_ERR_BACKEND.
+    //  MS_ERR_BACKEND. Copies are ordered with the other operations;
+    //  upload's src may be reused when it returns; download returns when
+    //  dst holds the data (it waits for the operations before it).
     int (*upload)(ms_backend_t *b, void *dst, const void *src, size_t n_bytes);
     int (*download)(ms_backend_t *b, void *dst, const void *src,
                     size_t n_bytes);
@@ -95,8 +151,8 @@ typedef struct {
                    const float *delta, float *db);
     //  Softmax cross-entropy on rows x cols logits against labels: adds
     //  the summed loss to *loss_sum and the count of argmax hits to
-    //  *n_correct; when delta is not NULL writes
-    //  delta = grad_scale * (softmax - onehot).
+    //  *n_correct (both in backend memory; n_correct may be NULL); when
+    //  delta is not NULL writes delta = grad_scale * (softmax - onehot).
     int (*softmax_xent)(ms_backend_t *b, int64_t rows, int64_t cols,
                         const float *logits, const int32_t *labels,
                         float grad_scale, float *delta, double *loss_sum,
@@ -105,13 +161,45 @@ typedef struct {
     //  (labels not NULL; argmax hits counted) or against targets (cols 1):
     //  adds sum over rows of mean over cols of (y - t)^2 to *loss_sum;
     //  when delta is not NULL writes delta = grad_scale * 2 (y - t) / cols.
+    //  loss_sum and n_correct (may be NULL) are in backend memory.
     int (*mse)(ms_backend_t *b, int64_t rows, int64_t cols, const float *y,
                const int32_t *labels, const float *targets, float grad_scale,
                float *delta, double *loss_sum, int64_t *n_correct);
     //  One optimizer step on n parameters w with gradients g and state m,
     //  v (NULL when the rule keeps none); see ms_optim.h for the rules.
+    //  step is in backend memory (read when the step runs); nothing
+    //  changes when step->skip is set.
     int (*optim_step)(ms_backend_t *b, const ms_optim_step_t *step, int64_t n,
                       float *w, const float *g, float *m, float *v);
+
+    //  Gather rows of cols 32-bit words (floats or int32 labels): dst row i
+    //  = src row idx[f + i] for i < rows, with f = cursor->first_row
+    //  (cursor in backend memory) or 0 when cursor is NULL; idx NULL
+    //  means the identity (rows f .. f + rows - 1). src, idx, dst in
+    //  backend memory.
+    int (*gather)(ms_backend_t *b, int64_t rows, int64_t cols, const void *src,
+                  const int64_t *idx, const ms_step_cursor_t *cursor,
+                  void *dst);
+    //  End of a minibatch of rows rows, after its loss op added into
+    //  cursor->loss_sum: with l = loss_sum / rows (double), when not yet
+    //  diverged, a finite l is added to loss_acc, w_step and b_step are
+    //  copied from table[2 n_steps] and table[2 n_steps + 1] (backend
+    //  memory) and n_steps counts it; a non-finite l sets diverged,
+    //  bad_loss = l and skip in both steps (no update from then on). Then
+    //  first_row += rows and loss_sum, n_correct are cleared.
+    int (*batch_end)(ms_backend_t *b, int64_t rows,
+                     const ms_optim_step_t *table, ms_step_cursor_t *cursor);
+    //  Record the operations that fn(arg) issues on this backend into a
+    //  new graph (*out), without running them. fn must not download.
+    //  Returns MS_OK; MS_ERR_UNSUPPORTED (the backend has no graphs: the
+    //  caller runs fn itself); fn's error; MS_ERR_BACKEND.
+    int (*capture)(ms_backend_t *b, int (*fn)(void *arg), void *arg,
+                   ms_backend_graph_t **out);
+    //  Run a captured graph once, ordered with the other operations.
+    //  MS_OK or MS_ERR_BACKEND.
+    int (*graph_launch)(ms_backend_t *b, ms_backend_graph_t *graph);
+    //  Free a graph; NULL-safe.
+    void (*graph_destroy)(ms_backend_t *b, ms_backend_graph_t *graph);
 } ms_backend_ops_t;
 
 //  New CPU backend on OpenBLAS with n_threads BLAS threads (< 1 means 1:
@@ -120,10 +208,18 @@ typedef struct {
 //  only when memory runs out.
 ms_backend_t *ms_backend_cpu_new(int n_threads);
 
-//  Open a backend by name: "cpu", "cuda" or "auto" (cuda when a device is
-//  usable, else cpu). *out is NULL on failure. Returns MS_OK;
-//  MS_ERR_NODEVICE for "cuda" (not built yet; diag says so);
-//  MS_ERR_INVALID for an unknown name (diag names it); MS_ERR_NOMEM.
+//  Open a backend by name: "cpu", "cuda" or "auto" (NULL is "auto").
+//  "cuda" opens device 0, or the ordinal in MESHSWEEP_CUDA_DEVICE, with a
+//  cuBLAS handle (libcublas is loaded at run time, so a CUDA build starts
+//  on machines with no GPU, driver or toolkit) and one stream; TF32 is
+//  off unless MESHSWEEP_CUDA_TF32=1. "auto" is cuda when this build has
+//  the CUDA backend and it opens, else cpu: then ms_backend_note says why
+//  in one line, for the caller to print. *out is NULL on failure. Returns
+//  MS_OK; MS_ERR_NODEVICE for "cuda" without a usable device, driver or
+//  cuBLAS, or in a build without CUDA (diag says which);
+//  MS_ERR_INVALID for an unknown name or a bad MESHSWEEP_CUDA_DEVICE
+//  (diag names it); MS_ERR_BACKEND (a CUDA call failed; diag names it);
+//  MS_ERR_NOMEM.
 int ms_backend_open(ms_backend_t **out, const char *name, int n_threads,
                     ms_diag_t *diag);
 
@@ -138,5 +234,24 @@ const ms_backend_ops_t *ms_backend_ops(const ms_backend_t *self);
 
 //  BLAS threads this backend was created with.
 int ms_backend_threads(const ms_backend_t *self);
+
+//  Why "auto" chose cpu ("cuda: no CUDA device (...); using cpu"), or ""
+//  when nothing was chosen for the caller. Borrowed, valid while the
+//  backend lives.
+const char *ms_backend_note(const ms_backend_t *self);
+
+//  The last backend error, one line ("cudaMemcpyAsync(...) at
+//  ms_cuda_memory.cu:42: an illegal memory access was encountered"), or
+//  "" when none. Borrowed, valid while the backend lives.
+const char *ms_backend_last_error(const ms_backend_t *self);
+
+//  Fill *out with what the backend runs on (device, versions, TF32,
+//  workspace) for the fingerprint. Always MS_OK.
+int ms_backend_info(const ms_backend_t *self, ms_backend_info_t *out);
+
+//  Allow (on) or forbid TF32 tensor-core SGEMM on a cuda backend (forbidden
+//  by default: float32 results). Returns MS_OK; MS_ERR_UNSUPPORTED on cpu;
+//  MS_ERR_BACKEND.
+int ms_backend_set_tf32(ms_backend_t *self, bool on);
 
 #endif

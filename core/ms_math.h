@@ -80,10 +80,21 @@
 #include <stdint.h>
 #include <string.h>
 
+//  The CUDA backend's kernels call the same functions (core/cuda), so that
+//  both backends' element-wise results are the same bits (nvcc builds them
+//  with --fmad=false, the -ffp-contract=off of the device).
+#if defined(__CUDACC__)
+#define MS_MATH_INLINE static inline __host__ __device__
+#define MS_MATH_RESTRICT __restrict__
+#else
+#define MS_MATH_INLINE static inline
+#define MS_MATH_RESTRICT restrict
+#endif
+
 //  --------------------------------------------------------------------------
 //  Bits of a float and back (memcpy compiles to a register move).
 
-static inline uint32_t
+MS_MATH_INLINE uint32_t
 ms_math_bits(float x)
 {
     uint32_t u;
@@ -91,7 +102,7 @@ ms_math_bits(float x)
     return u;
 }
 
-static inline float
+MS_MATH_INLINE float
 ms_math_from_bits(uint32_t u)
 {
     float x;
@@ -103,7 +114,7 @@ ms_math_from_bits(uint32_t u)
 //  a ternary, GCC may move the arithmetic of one side under a branch and
 //  then, with -ftrapping-math (the default), not if-convert it, and the
 //  loop stays scalar.
-static inline float
+MS_MATH_INLINE float
 ms_math_select(int cond, float a, float b)
 {
     uint32_t mask = 0u - (uint32_t) (cond != 0);
@@ -112,7 +123,7 @@ ms_math_select(int cond, float a, float b)
 }
 
 //  2^k as a float for k in [-126, 127].
-static inline float
+MS_MATH_INLINE float
 ms_math_pow2(int32_t k)
 {
     return ms_math_from_bits(((uint32_t) k + 127u) << 23);
@@ -120,7 +131,7 @@ ms_math_pow2(int32_t k)
 
 //  Cody-Waite reduction: x = n ln2 + r with |r| <= ln2/2 (x must already be
 //  clamped to [-160, 160]); returns r, n through *n.
-static inline float
+MS_MATH_INLINE float
 ms_math_reduce(float x, int32_t *n)
 {
     const float shift = 12582912.0f;          // 1.5 * 2^23
@@ -134,7 +145,7 @@ ms_math_reduce(float x, int32_t *n)
 }
 
 //  e^r - 1 for |r| <= ln2/2 (Cephes expf polynomial).
-static inline float
+MS_MATH_INLINE float
 ms_math_expm1_reduced(float r)
 {
     float p = 1.9875691500e-4f;
@@ -148,7 +159,7 @@ ms_math_expm1_reduced(float r)
 
 //  e^x. Max error 1 ulp (measured 0.95 ulp); 0 below -103.97, inf above
 //  88.72, NaN for NaN.
-static inline float
+MS_MATH_INLINE float
 ms_math_exp(float x)
 {
     x = ms_math_select(x < -104.0f, -104.0f, x);
@@ -162,7 +173,7 @@ ms_math_exp(float x)
 
 //  e^x - 1. Max error 1.5 ulp (measured 1.46 ulp); -1 below -17.3, inf
 //  above 88.72, -0 for -0, NaN for NaN.
-static inline float
+MS_MATH_INLINE float
 ms_math_expm1(float x)
 {
     float xc = ms_math_select(x < -20.0f, -20.0f, x);
@@ -182,7 +193,7 @@ ms_math_expm1(float x)
 
 //  tanh x. Max error 2.5 ulp (measured 2.21 ulp); +-1 beyond +-9.01, sign of
 //  zero kept, NaN for NaN.
-static inline float
+MS_MATH_INLINE float
 ms_math_tanh(float x)
 {
     uint32_t sign = ms_math_bits(x) & 0x80000000u;
@@ -196,7 +207,7 @@ ms_math_tanh(float x)
 //  The logistic function 1 / (1 + e^-x). Max error 2.5 ulp (measured
 //  2.19 ulp), subnormal results included; 0 for -inf, 1 for +inf and
 //  for x > 16.6, NaN for NaN.
-static inline float
+MS_MATH_INLINE float
 ms_math_sigmoid(float x)
 {
     float a = ms_math_from_bits(ms_math_bits(x) & 0x7fffffffu);
@@ -209,7 +220,7 @@ ms_math_sigmoid(float x)
 
 //  erf x. Max error 3 ulp (measured 2.45 ulp); +-1 beyond +-3.92, sign of
 //  zero kept, NaN for NaN.
-static inline float
+MS_MATH_INLINE float
 ms_math_erf(float x)
 {
     uint32_t sign = ms_math_bits(x) & 0x80000000u;
@@ -249,11 +260,15 @@ ms_math_erf(float x)
 //  The same over arrays, y[i] = f(x[i]) for i < n, in ms_math.c (vectorised
 //  loops, bit-identical to one call per element). x and y must not
 //  overlap. Any thread.
-void ms_math_exp_array(int64_t n, const float *restrict x, float *restrict y);
-void ms_math_expm1_array(int64_t n, const float *restrict x, float *restrict y);
-void ms_math_tanh_array(int64_t n, const float *restrict x, float *restrict y);
-void ms_math_sigmoid_array(int64_t n, const float *restrict x,
-                           float *restrict y);
-void ms_math_erf_array(int64_t n, const float *restrict x, float *restrict y);
+void ms_math_exp_array(int64_t n, const float *MS_MATH_RESTRICT x,
+                       float *MS_MATH_RESTRICT y);
+void ms_math_expm1_array(int64_t n, const float *MS_MATH_RESTRICT x,
+                         float *MS_MATH_RESTRICT y);
+void ms_math_tanh_array(int64_t n, const float *MS_MATH_RESTRICT x,
+                        float *MS_MATH_RESTRICT y);
+void ms_math_sigmoid_array(int64_t n, const float *MS_MATH_RESTRICT x,
+                           float *MS_MATH_RESTRICT y);
+void ms_math_erf_array(int64_t n, const float *MS_MATH_RESTRICT x,
+                       float *MS_MATH_RESTRICT y);
 
 #endif

@@ -63,6 +63,16 @@
 
 #define S_ALIGN_FLOATS 16 // 64 bytes
 
+//  Backend-memory scratch behind the host-facing calls (ms_mlp_loss adds
+//  to host numbers, ms_mlp_step takes host scalars) on a backend whose
+//  memory is not host memory.
+typedef struct {
+    double loss_sum;        // loss accumulator
+    int64_t n_correct;      // hits accumulator
+    ms_optim_step_t w_step; // weight step scalars
+    ms_optim_step_t b_step; // bias step scalars
+} s_scalars_t;
+
 struct ms_mlp {
     ms_backend_t *backend;         // borrowed
     const ms_backend_ops_t *ops;   // backend's operation table
@@ -91,6 +101,9 @@ struct ms_mlp {
     float **a, **z, **mask, **d;   // per hidden layer views (z/mask/d NULL
                                    // when unused)
     float *host_mask;              // host scratch for masks (!host_memory)
+    int64_t mask_floats;           // floats in host_mask
+    s_scalars_t *scalars;          // device scratch for the host-facing
+                                   // ms_mlp_loss and ms_mlp_step
 };
 
 //  --------------------------------------------------------------------------
@@ -207,9 +220,15 @@ ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
     self->gbuf[1] = p;
     p += s_align(rows * gwidth);
     self->targets = p;
+    if (!self->ops->host_memory) {
+        self->scalars = self->ops->alloc(backend, sizeof(s_scalars_t));
+        if (!self->scalars)
+            goto nomem;
+    }
     if (self->dropout && !self->ops->host_memory) {
-        self->host_mask =
-            malloc((size_t) rows * (size_t) max_hidden * sizeof(float));
+        //  All hidden layers' masks, drawn then uploaded layer by layer.
+        self->mask_floats = hidden_widths;
+        self->host_mask = malloc((size_t) hidden_widths * sizeof(float));
         if (!self->host_mask)
             goto nomem;
     }
@@ -235,6 +254,7 @@ ms_mlp_destroy(ms_mlp_t **self_p)
         self->ops->free_buf(self->backend, self->state);
         self->ops->free_buf(self->backend, self->work);
         self->ops->free_buf(self->backend, self->labels);
+        self->ops->free_buf(self->backend, self->scalars);
     }
     free(self->host_mask);
     free(self->fan_in);
@@ -395,11 +415,44 @@ s_draw_mask(const ms_mlp_t *self, float *mask, int64_t n, ms_rng_t *rng)
 }
 
 //  --------------------------------------------------------------------------
-//  Forward pass.
+//  Draw every hidden layer's dropout mask for rows rows.
 
 int
-ms_mlp_forward(ms_mlp_t *self, const float *params, int64_t rows,
-               ms_rng_t *dropout_rng)
+ms_mlp_draw_masks(ms_mlp_t *self, int64_t rows, ms_rng_t *rng)
+{
+    if (!self->dropout)
+        return MS_OK;
+    int32_t H = self->n_layers - 1;
+    if (self->ops->host_memory) {
+        for (int32_t l = 0; l < H; l++)
+            s_draw_mask(self, self->mask[l], rows * self->fan_out[l], rng);
+        return MS_OK;
+    }
+    //  Draw all layers into host scratch first (the same draws, in the same
+    //  order), then upload each layer's mask.
+    float *p = self->host_mask;
+    for (int32_t l = 0; l < H; l++) {
+        s_draw_mask(self, p, rows * self->fan_out[l], rng);
+        p += rows * self->fan_out[l];
+    }
+    p = self->host_mask;
+    for (int32_t l = 0; l < H; l++) {
+        size_t n = (size_t) (rows * self->fan_out[l]);
+        int rc = self->ops->upload(self->backend, self->mask[l], p,
+                                   n * sizeof(float));
+        if (rc != MS_OK)
+            return rc;
+        p += n;
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Forward pass through every layer; with_masks applies the drawn dropout
+//  masks.
+
+static int
+s_forward(ms_mlp_t *self, const float *params, int64_t rows, bool with_masks)
 {
     const ms_backend_ops_t *ops = self->ops;
     ms_backend_t *b = self->backend;
@@ -423,17 +476,8 @@ ms_mlp_forward(ms_mlp_t *self, const float *params, int64_t rows,
         rc = ops->bias_act_forward(b, self->act, self->slope, rows, fo, bias, h,
                                    self->a[l]);
         in = self->a[l];
-        if (rc == MS_OK && self->dropout && dropout_rng) {
-            int64_t n = rows * fo;
-            if (ops->host_memory)
-                s_draw_mask(self, self->mask[l], n, dropout_rng);
-            else {
-                s_draw_mask(self, self->host_mask, n, dropout_rng);
-                rc = ops->upload(b, self->mask[l], self->host_mask,
-                                 (size_t) n * sizeof(float));
-            }
-            if (rc == MS_OK)
-                rc = ops->mul(b, n, self->mask[l], self->a[l], self->d[l]);
+        if (rc == MS_OK && self->dropout && with_masks) {
+            rc = ops->mul(b, rows * fo, self->mask[l], self->a[l], self->d[l]);
             in = self->d[l];
         }
     }
@@ -441,11 +485,37 @@ ms_mlp_forward(ms_mlp_t *self, const float *params, int64_t rows,
 }
 
 //  --------------------------------------------------------------------------
-//  Loss of the last forward pass, and the output delta.
+//  Forward pass.
 
 int
-ms_mlp_loss(ms_mlp_t *self, int64_t rows, bool want_grad, double *loss_sum,
-            int64_t *n_correct)
+ms_mlp_forward(ms_mlp_t *self, const float *params, int64_t rows,
+               ms_rng_t *dropout_rng)
+{
+    bool masks = self->dropout && dropout_rng;
+    if (masks) {
+        int rc = ms_mlp_draw_masks(self, rows, dropout_rng);
+        if (rc != MS_OK)
+            return rc;
+    }
+    return s_forward(self, params, rows, masks);
+}
+
+//  --------------------------------------------------------------------------
+//  Training forward pass with the drawn masks.
+
+int
+ms_mlp_forward_train(ms_mlp_t *self, int64_t rows)
+{
+    return s_forward(self, self->params, rows, true);
+}
+
+//  --------------------------------------------------------------------------
+//  Loss of the last forward pass into backend-memory accumulators, and the
+//  output delta.
+
+int
+ms_mlp_loss_into(ms_mlp_t *self, int64_t rows, bool want_grad, double *loss_sum,
+                 int64_t *n_correct)
 {
     float scale = 1.0f / (float) rows;
     float *delta = want_grad ? self->gbuf[0] : NULL;
@@ -457,6 +527,32 @@ ms_mlp_loss(ms_mlp_t *self, int64_t rows, bool want_grad, double *loss_sum,
                           self->classify ? self->labels : NULL,
                           self->classify ? NULL : self->targets, scale, delta,
                           loss_sum, self->classify ? n_correct : NULL);
+}
+
+//  --------------------------------------------------------------------------
+//  Loss of the last forward pass into host numbers.
+
+int
+ms_mlp_loss(ms_mlp_t *self, int64_t rows, bool want_grad, double *loss_sum,
+            int64_t *n_correct)
+{
+    if (self->ops->host_memory)
+        return ms_mlp_loss_into(self, rows, want_grad, loss_sum, n_correct);
+    s_scalars_t zero, back;
+    memset(&zero, 0, sizeof zero);
+    ms_backend_t *b = self->backend;
+    int rc = self->ops->upload(b, self->scalars, &zero, sizeof zero);
+    if (rc == MS_OK)
+        rc = ms_mlp_loss_into(self, rows, want_grad, &self->scalars->loss_sum,
+                              &self->scalars->n_correct);
+    if (rc == MS_OK)
+        rc = self->ops->download(b, &back, self->scalars, sizeof back);
+    if (rc != MS_OK)
+        return rc;
+    *loss_sum += back.loss_sum;
+    if (n_correct)
+        *n_correct += back.n_correct;
+    return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
@@ -498,6 +594,31 @@ ms_mlp_backward(ms_mlp_t *self, int64_t rows)
 }
 
 //  --------------------------------------------------------------------------
+//  Optimizer step on every layer with step scalars in backend memory.
+
+int
+ms_mlp_update(ms_mlp_t *self, const ms_optim_step_t *w_step,
+              const ms_optim_step_t *b_step)
+{
+    int k = self->n_params ? (int) (self->n_state / self->n_params) : 0;
+    int rc = MS_OK;
+    for (int32_t l = 0; l < self->n_layers && rc == MS_OK; l++) {
+        int64_t nw = (int64_t) self->fan_in[l] * self->fan_out[l];
+        int64_t off = self->w_off[l];
+        float *m = k >= 1 ? self->state + off : NULL;
+        float *v = k >= 2 ? self->state + self->n_params + off : NULL;
+        rc = self->ops->optim_step(self->backend, w_step, nw,
+                                   self->params + off, self->grads + off, m, v);
+        if (rc == MS_OK)
+            rc = self->ops->optim_step(self->backend, b_step, self->fan_out[l],
+                                       self->params + off + nw,
+                                       self->grads + off + nw,
+                                       m ? m + nw : NULL, v ? v + nw : NULL);
+    }
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
 //  Optimizer step on every layer.
 
 int
@@ -506,21 +627,17 @@ ms_mlp_step(ms_mlp_t *self, const ms_train_config_t *cfg, double lr, int64_t t)
     ms_optim_step_t ws, bs;
     ms_optim_step_prepare(&ws, cfg, lr, t, false);
     ms_optim_step_prepare(&bs, cfg, lr, t, true);
-    int k = self->n_params ? (int) (self->n_state / self->n_params) : 0;
-    int rc = MS_OK;
-    for (int32_t l = 0; l < self->n_layers && rc == MS_OK; l++) {
-        int64_t nw = (int64_t) self->fan_in[l] * self->fan_out[l];
-        int64_t off = self->w_off[l];
-        float *m = k >= 1 ? self->state + off : NULL;
-        float *v = k >= 2 ? self->state + self->n_params + off : NULL;
-        rc = self->ops->optim_step(self->backend, &ws, nw, self->params + off,
-                                   self->grads + off, m, v);
-        if (rc == MS_OK)
-            rc = self->ops->optim_step(
-                self->backend, &bs, self->fan_out[l], self->params + off + nw,
-                self->grads + off + nw, m ? m + nw : NULL, v ? v + nw : NULL);
-    }
-    return rc;
+    if (self->ops->host_memory)
+        return ms_mlp_update(self, &ws, &bs);
+    s_scalars_t host;
+    memset(&host, 0, sizeof host);
+    host.w_step = ws;
+    host.b_step = bs;
+    int rc =
+        self->ops->upload(self->backend, self->scalars, &host, sizeof host);
+    if (rc != MS_OK)
+        return rc;
+    return ms_mlp_update(self, &self->scalars->w_step, &self->scalars->b_step);
 }
 
 //  --------------------------------------------------------------------------

@@ -19,6 +19,10 @@
         ms_mlp_loss(mlp, rows, true, &loss_sum, &n_correct);
         ms_mlp_backward(mlp, rows);
         ms_mlp_step(mlp, cfg, lr, t);
+    The trainer issues the same with device operations only (gather into
+    ms_mlp_input, ms_mlp_forward_train, ms_mlp_loss_into an
+    ms_step_cursor_t, batch_end, ms_mlp_backward, ms_mlp_update), so that
+    a GPU can replay the step as a graph.
 
     Thread rule: an mlp belongs to one thread.
 */
@@ -66,6 +70,18 @@ int ms_mlp_init(ms_mlp_t *self, ms_init_t init, ms_rng_t *rng);
 int ms_mlp_forward(ms_mlp_t *self, const float *params, int64_t rows,
                    ms_rng_t *dropout_rng);
 
+//  Draw the dropout masks of every hidden layer for rows rows from rng: the
+//  draws ms_mlp_forward makes with a dropout_rng, in the same order, into
+//  the device mask buffers, for ms_mlp_forward_train. Nothing when the
+//  network has no dropout. Returns MS_OK or MS_ERR_BACKEND.
+int ms_mlp_draw_masks(ms_mlp_t *self, int64_t rows, ms_rng_t *rng);
+
+//  Training forward pass with ms_mlp_params and the masks of the last
+//  ms_mlp_draw_masks (issues device operations only, so it can be
+//  captured). ms_mlp_forward(self, ms_mlp_params(self), rows, rng) is
+//  ms_mlp_draw_masks then this. Returns MS_OK or MS_ERR_BACKEND.
+int ms_mlp_forward_train(ms_mlp_t *self, int64_t rows);
+
 //  Loss of the last forward pass against ms_mlp_labels() (classification)
 //  or ms_mlp_targets() (regression): adds the summed per-row loss to
 //  *loss_sum and argmax hits to *n_correct (classification only); with
@@ -73,6 +89,11 @@ int ms_mlp_forward(ms_mlp_t *self, const float *params, int64_t rows,
 //  of the mean loss over rows). Returns MS_OK or MS_ERR_BACKEND.
 int ms_mlp_loss(ms_mlp_t *self, int64_t rows, bool want_grad, double *loss_sum,
                 int64_t *n_correct);
+
+//  ms_mlp_loss with the accumulators in backend memory (device operations
+//  only; n_correct may be NULL). Returns MS_OK or MS_ERR_BACKEND.
+int ms_mlp_loss_into(ms_mlp_t *self, int64_t rows, bool want_grad,
+                     double *loss_sum, int64_t *n_correct);
 
 //  Backward pass after ms_mlp_forward (with ms_mlp_params) and
 //  ms_mlp_loss(want_grad): overwrites the gradient block with the
@@ -85,6 +106,13 @@ int ms_mlp_backward(ms_mlp_t *self, int64_t rows);
 //  decayed). Returns MS_OK or MS_ERR_BACKEND.
 int ms_mlp_step(ms_mlp_t *self, const ms_train_config_t *cfg, double lr,
                 int64_t t);
+
+//  One optimizer step on every layer with step scalars in backend memory
+//  (w_step for weights, b_step for biases, read when the step runs:
+//  &cursor->w_step in a captured training step). Returns MS_OK or
+//  MS_ERR_BACKEND.
+int ms_mlp_update(ms_mlp_t *self, const ms_optim_step_t *w_step,
+                  const ms_optim_step_t *b_step);
 
 //  Device buffers (borrowed, valid while the mlp lives): parameters,
 //  gradients (n_params each), optimizer state (ms_mlp_state_floats),

@@ -67,4 +67,5 @@ ms_optim_step_prepare(ms_optim_step_t *step, const ms_train_config_t *cfg,
     step->bias_c2 = (float) c2;
     step->lr_c1 = (float) (lr / c1);
     step->rsqrt_c2 = (float) (1.0 / sqrt(c2));
+    step->skip = 0;
 }

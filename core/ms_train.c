@@ -9,10 +9,33 @@
     (the last one may be shorter), gather the rows into the network's
     input buffer, forward (with the dropout stream when dropout > 0),
     loss, backward, one optimizer step; then evaluate on the validation
-    set. A minibatch loss that is NaN or infinite ends the run at once
-    (MS_RUN_DIVERGED, "diverged at epoch N"); so does a non-finite
-    validation loss, which can only come from weights that overflowed in
-    the last step.
+    set. A minibatch loss that is NaN or infinite ends the run
+    (MS_RUN_DIVERGED, "diverged at epoch N"): no optimizer step from that
+    minibatch on; so does a non-finite validation loss, which can only
+    come from weights that overflowed in the last step.
+
+    Where the numbers live. The data sets stay on the backend for the
+    whole run (uploaded once at open; on the CPU they are the host arrays
+    themselves), and so do the weights; per epoch the host uploads the
+    sample order and a table of the epoch's optimizer-step scalars
+    (ms_optim_step_prepare for t = step + 1 ... in double on the host,
+    as before, so every backend rounds them alike) and reads back one
+    ms_step_cursor_t: the sum of minibatch losses, the count of steps, and
+    whether and how the epoch diverged. A training step is then a fixed
+    sequence of backend operations with no host value in it: gather by
+    the order from cursor->first_row, forward, loss into the cursor,
+    batch_end (accounting, next step's scalars, divergence), backward,
+    update with the cursor's scalars. On the GPU that sequence is captured
+    once as a CUDA Graph (at the second full minibatch, so the first one
+    has loaded every kernel) and replayed for every full minibatch; the
+    last, shorter one runs uncaptured. On the CPU the same operations run
+    one by one, in the same order as before this design, so results are
+    bit-identical to it (ms_golden_test); after a divergence the CPU loop
+    stops at once (its cursor is host memory), while the GPU runs out the
+    epoch's remaining steps as no-ops (batch_end set skip), rather than
+    read the cursor back after every step. Dropout masks come from the
+    host RNG stream, drawn for each minibatch before its step (the same
+    draws in the same order as before) and uploaded outside the graph.
 
     Three RNG streams, all from cfg->seed: init, shuffle, dropout (the
     ASCII bytes of the names, like ms_dataset's "split"), so changing
@@ -57,38 +80,63 @@
 #define S_MAGIC "MSTRAIN1"
 #define S_VERSION 1u
 
+//  A data set on the backend: borrowed host arrays on the cpu, owned
+//  device copies elsewhere.
+typedef struct {
+    float *x;        // n x n_features
+    int32_t *labels; // n, classification
+    float *targets;  // n, regression
+    int64_t n;       // samples
+    bool owned;      // allocated here (free with the backend)
+} s_data_t;
+
+//  Evaluation accumulators, in backend memory.
+typedef struct {
+    double loss_sum;   // summed row losses
+    int64_t n_correct; // argmax hits
+} s_eval_acc_t;
+
 struct ms_trainer {
-    ms_train_config_t cfg;       // copy of the task's config
-    const ms_dataset_t *train;   // borrowed
-    const ms_dataset_t *val;     // borrowed, may be empty
-    const ms_dataset_t *test;    // borrowed, may be empty
-    ms_backend_t *backend;       // borrowed
-    const ms_backend_ops_t *ops; // its operation table
-    ms_mlp_t *mlp;               // NULL for a noop task
-    int32_t n_inputs, n_outputs; // network shape
-    bool classify;               // labels (true) or targets
-    uint64_t cfg_hash;           // config + data shape, for checkpoints
-    int64_t *order;              // n_train sample indices
-    float *stage_x;              // host staging (non-host backends)
-    int32_t *stage_labels;       // host staging labels
-    float *stage_targets;        // host staging targets
-    float *best;                 // device block of best params, or NULL
-    float *host_params;          // host mirror (non-host backends)
-    ms_rng_t shuffle_rng;        // per-epoch order
-    ms_rng_t dropout_rng;        // dropout masks
-    int32_t epoch;               // epochs completed
-    int64_t step;                // optimizer updates taken
-    bool done;                   // no more epochs
-    bool diverged;               // loss went NaN / inf
-    bool stopped_early;          // early stopping fired
-    bool finished;               // ms_trainer_finish was called
-    double best_metric;          // best early-stopping metric (larger)
-    int32_t best_epoch;          // epoch whose params are final
-    int32_t bad_epochs;          // epochs since the last improvement
-    double best_val_loss;        // val loss at best_epoch
-    double best_val_acc;         // val accuracy at best_epoch
-    ms_epoch_metrics_t *curve;   // cfg.epochs entries
-    int32_t n_curve;             // filled entries
+    ms_train_config_t cfg;        // copy of the task's config
+    const ms_dataset_t *train;    // borrowed
+    const ms_dataset_t *val;      // borrowed, may be empty
+    const ms_dataset_t *test;     // borrowed, may be empty
+    ms_backend_t *backend;        // borrowed
+    const ms_backend_ops_t *ops;  // its operation table
+    ms_mlp_t *mlp;                // NULL for a noop task
+    int32_t n_inputs, n_outputs;  // network shape
+    bool classify;                // labels (true) or targets
+    uint64_t cfg_hash;            // config + data shape, for checkpoints
+    int64_t *order;               // n_train sample indices
+    int64_t *dev_order;           // the same on the backend (== order on cpu)
+    s_data_t dtrain, dval, dtest; // the data sets on the backend
+    int64_t batch;                // rows of a full minibatch
+    int64_t max_steps;            // minibatches per epoch
+    ms_optim_step_t *table;       // host: 2 steps (weights, biases) per
+                                  // minibatch of the epoch
+    ms_optim_step_t *dev_table;   // the same on the backend (== table on cpu)
+    ms_step_cursor_t *cursor;     // backend: the epoch's step state
+    s_eval_acc_t *eval_acc;       // backend: evaluation accumulators
+    ms_backend_graph_t *graph;    // captured full training step, or NULL
+    bool graph_off;               // the backend has no graphs
+    bool warm;                    // one full step ran uncaptured
+    float *best;                  // device block of best params, or NULL
+    float *host_params;           // host mirror (non-host backends)
+    ms_rng_t shuffle_rng;         // per-epoch order
+    ms_rng_t dropout_rng;         // dropout masks
+    int32_t epoch;                // epochs completed
+    int64_t step;                 // optimizer updates taken
+    bool done;                    // no more epochs
+    bool diverged;                // loss went NaN / inf
+    bool stopped_early;           // early stopping fired
+    bool finished;                // ms_trainer_finish was called
+    double best_metric;           // best early-stopping metric (larger)
+    int32_t best_epoch;           // epoch whose params are final
+    int32_t bad_epochs;           // epochs since the last improvement
+    double best_val_loss;         // val loss at best_epoch
+    double best_val_acc;          // val accuracy at best_epoch
+    ms_epoch_metrics_t *curve;    // cfg.epochs entries
+    int32_t n_curve;              // filled entries
 };
 
 //  --------------------------------------------------------------------------
@@ -195,6 +243,59 @@ s_check_data(const ms_dataset_t *d, const char *name, int32_t n_inputs,
 }
 
 //  --------------------------------------------------------------------------
+//  Put a data set on the backend: the host arrays themselves on the cpu, a
+//  device copy elsewhere. Returns MS_OK, MS_ERR_NOMEM or MS_ERR_BACKEND.
+
+static int
+s_data_open(ms_trainer_t *self, const ms_dataset_t *data, s_data_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n = data->n_samples;
+    if (out->n == 0)
+        return MS_OK;
+    const ms_backend_ops_t *ops = self->ops;
+    if (ops->host_memory) {
+        out->x = data->x;
+        out->labels = self->classify ? data->labels : NULL;
+        out->targets = self->classify ? NULL : data->targets;
+        return MS_OK;
+    }
+    ms_backend_t *b = self->backend;
+    size_t xb = (size_t) (out->n * self->n_inputs) * sizeof(float);
+    size_t yb = (size_t) out->n * 4; // int32 labels or float targets
+    out->owned = true;
+    out->x = ops->alloc(b, xb);
+    void *y = ops->alloc(b, yb);
+    if (self->classify)
+        out->labels = y;
+    else
+        out->targets = y;
+    if (!out->x || !y)
+        return MS_ERR_NOMEM;
+    int rc = ops->upload(b, out->x, data->x, xb);
+    if (rc == MS_OK)
+        rc = ops->upload(b, y,
+                         self->classify ? (const void *) data->labels
+                                        : (const void *) data->targets,
+                         yb);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Free a data set's device copy; safe on a borrowed or empty one.
+
+static void
+s_data_close(ms_trainer_t *self, s_data_t *data)
+{
+    if (data->owned) {
+        self->ops->free_buf(self->backend, data->x);
+        self->ops->free_buf(self->backend, data->labels);
+        self->ops->free_buf(self->backend, data->targets);
+    }
+    memset(data, 0, sizeof *data);
+}
+
+//  --------------------------------------------------------------------------
 //  Build the trainer.
 
 int
@@ -280,15 +381,35 @@ ms_trainer_open(ms_trainer_t **out, const ms_train_config_t *cfg,
         if (!self->best)
             goto fail;
     }
-    if (!self->ops->host_memory) {
-        self->stage_x =
-            malloc((size_t) (rows * self->n_inputs) * sizeof(float));
-        self->stage_labels = malloc((size_t) rows * sizeof(int32_t));
-        self->stage_targets = malloc((size_t) rows * sizeof(float));
+    self->batch = ms_mlp_max_rows(self->mlp);
+    if (self->batch > cfg->batch_size)
+        self->batch = cfg->batch_size;
+    self->max_steps = (train->n_samples + self->batch - 1) / self->batch;
+    self->table =
+        malloc((size_t) (2 * self->max_steps) * sizeof(ms_optim_step_t));
+    self->cursor = self->ops->alloc(backend, sizeof(ms_step_cursor_t));
+    self->eval_acc = self->ops->alloc(backend, sizeof(s_eval_acc_t));
+    if (!self->table || !self->cursor || !self->eval_acc)
+        goto fail;
+    if (self->ops->host_memory) {
+        self->dev_order = self->order;
+        self->dev_table = self->table;
+    } else {
         self->host_params = malloc((size_t) n_params * sizeof(float));
-        if (!self->stage_x || !self->stage_labels || !self->stage_targets ||
-            !self->host_params)
+        self->dev_order = self->ops->alloc(backend, (size_t) train->n_samples *
+                                                        sizeof(int64_t));
+        self->dev_table = self->ops->alloc(
+            backend, (size_t) (2 * self->max_steps) * sizeof(ms_optim_step_t));
+        if (!self->host_params || !self->dev_order || !self->dev_table)
             goto fail;
+    }
+    if ((rc = s_data_open(self, train, &self->dtrain)) != MS_OK ||
+        (rc = s_data_open(self, val, &self->dval)) != MS_OK ||
+        (rc = s_data_open(self, test, &self->dtest)) != MS_OK) {
+        ms_diag_set_code(diag, rc, "train",
+                         "cannot put the data sets on the %s backend: %s",
+                         self->ops->name, ms_strerror(rc));
+        goto fail;
     }
 
     //  Initialise from the seed.
@@ -321,13 +442,26 @@ ms_trainer_destroy(ms_trainer_t **self_p)
     if (!self_p || !*self_p)
         return;
     ms_trainer_t *self = *self_p;
+    const ms_backend_ops_t *ops = self->ops;
+    ms_backend_t *b = self->backend;
     if (self->best)
-        self->ops->free_buf(self->backend, self->best);
+        ops->free_buf(b, self->best);
+    if (self->graph)
+        ops->graph_destroy(b, self->graph);
+    if (self->mlp) {
+        ops->free_buf(b, self->cursor);
+        ops->free_buf(b, self->eval_acc);
+        if (!ops->host_memory) {
+            ops->free_buf(b, self->dev_order);
+            ops->free_buf(b, self->dev_table);
+        }
+        s_data_close(self, &self->dtrain);
+        s_data_close(self, &self->dval);
+        s_data_close(self, &self->dtest);
+    }
     ms_mlp_destroy(&self->mlp);
     free(self->order);
-    free(self->stage_x);
-    free(self->stage_labels);
-    free(self->stage_targets);
+    free(self->table);
     free(self->host_params);
     free(self->curve);
     free(self);
@@ -344,88 +478,118 @@ ms_trainer_done(const ms_trainer_t *self)
 }
 
 //  --------------------------------------------------------------------------
-//  Copy rows of data into the network's input: sample idx[i] (or start + i
-//  when idx is NULL) for i < rows.
+//  Mean loss and accuracy of params (device block) on a data set on the
+//  backend; NaN when it is empty (accuracy NaN for regression). The
+//  accumulators stay on the backend until the last chunk.
 
 static int
-s_load_batch(ms_trainer_t *self, const ms_dataset_t *data, const int64_t *idx,
-             int64_t start, int64_t rows)
-{
-    bool host = self->ops->host_memory;
-    float *x = host ? ms_mlp_input(self->mlp) : self->stage_x;
-    int32_t *labels = host ? ms_mlp_labels(self->mlp) : self->stage_labels;
-    float *targets = host ? ms_mlp_targets(self->mlp) : self->stage_targets;
-    size_t row_bytes = (size_t) data->n_features * sizeof(float);
-    if (!idx) {
-        memcpy(x, data->x + start * data->n_features, row_bytes * rows);
-        if (self->classify)
-            memcpy(labels, data->labels + start,
-                   (size_t) rows * sizeof(int32_t));
-        else
-            memcpy(targets, data->targets + start,
-                   (size_t) rows * sizeof(float));
-    } else
-        for (int64_t i = 0; i < rows; i++) {
-            int64_t r = idx[start + i];
-            if (i + 4 < rows) { // rows are scattered: hide the miss latency
-                const float *ahead =
-                    data->x + idx[start + i + 4] * data->n_features;
-                for (size_t k = 0; k < row_bytes; k += 64)
-                    __builtin_prefetch((const char *) ahead + k);
-            }
-            memcpy(x + i * data->n_features, data->x + r * data->n_features,
-                   row_bytes);
-            if (self->classify)
-                labels[i] = data->labels[r];
-            else
-                targets[i] = data->targets[r];
-        }
-    if (host)
-        return MS_OK;
-    int rc = self->ops->upload(self->backend, ms_mlp_input(self->mlp), x,
-                               row_bytes * rows);
-    if (rc == MS_OK && self->classify)
-        rc = self->ops->upload(self->backend, ms_mlp_labels(self->mlp), labels,
-                               (size_t) rows * sizeof(int32_t));
-    if (rc == MS_OK && !self->classify)
-        rc = self->ops->upload(self->backend, ms_mlp_targets(self->mlp),
-                               targets, (size_t) rows * sizeof(float));
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  Mean loss and accuracy of params (device block) on data; NaN when
-//  data is empty (accuracy NaN for regression).
-
-static int
-s_evaluate(ms_trainer_t *self, const float *params, const ms_dataset_t *data,
+s_evaluate(ms_trainer_t *self, const float *params, const s_data_t *data,
            double *loss, double *accuracy)
 {
     *loss = NAN;
     *accuracy = NAN;
-    if (data->n_samples == 0)
+    if (data->n == 0)
         return MS_OK;
+    const ms_backend_ops_t *ops = self->ops;
+    ms_backend_t *b = self->backend;
     int64_t max_rows = ms_mlp_max_rows(self->mlp);
-    double sum = 0;
-    int64_t correct = 0;
-    int rc = MS_OK;
-    for (int64_t start = 0; start < data->n_samples && rc == MS_OK;
-         start += max_rows) {
-        int64_t rows = data->n_samples - start;
+    int64_t nf = self->n_inputs;
+    s_eval_acc_t acc;
+    memset(&acc, 0, sizeof acc);
+    int rc = ops->upload(b, self->eval_acc, &acc, sizeof acc);
+    for (int64_t start = 0; start < data->n && rc == MS_OK; start += max_rows) {
+        int64_t rows = data->n - start;
         if (rows > max_rows)
             rows = max_rows;
-        rc = s_load_batch(self, data, NULL, start, rows);
+        rc = ops->copy(b, ms_mlp_input(self->mlp), data->x + start * nf,
+                       (size_t) (rows * nf) * sizeof(float));
+        if (rc == MS_OK && self->classify)
+            rc = ops->copy(b, ms_mlp_labels(self->mlp), data->labels + start,
+                           (size_t) rows * sizeof(int32_t));
+        if (rc == MS_OK && !self->classify)
+            rc = ops->copy(b, ms_mlp_targets(self->mlp), data->targets + start,
+                           (size_t) rows * sizeof(float));
         if (rc == MS_OK)
             rc = ms_mlp_forward(self->mlp, params, rows, NULL);
         if (rc == MS_OK)
-            rc = ms_mlp_loss(self->mlp, rows, false, &sum, &correct);
+            rc = ms_mlp_loss_into(self->mlp, rows, false,
+                                  &self->eval_acc->loss_sum,
+                                  &self->eval_acc->n_correct);
     }
+    if (rc == MS_OK)
+        rc = ops->download(b, &acc, self->eval_acc, sizeof acc);
     if (rc != MS_OK)
         return rc;
-    *loss = sum / (double) data->n_samples;
+    *loss = acc.loss_sum / (double) data->n;
     if (self->classify)
-        *accuracy = (double) correct / (double) data->n_samples;
+        *accuracy = (double) acc.n_correct / (double) data->n;
     return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  One training step of rows rows, from the cursor's place in the order:
+//  device operations only (captured as a graph on the GPU).
+
+static int
+s_step(ms_trainer_t *self, int64_t rows)
+{
+    const ms_backend_ops_t *ops = self->ops;
+    ms_backend_t *b = self->backend;
+    ms_mlp_t *mlp = self->mlp;
+    int rc = ops->gather(b, rows, self->n_inputs, self->dtrain.x,
+                         self->dev_order, self->cursor, ms_mlp_input(mlp));
+    if (rc == MS_OK && self->classify)
+        rc = ops->gather(b, rows, 1, self->dtrain.labels, self->dev_order,
+                         self->cursor, ms_mlp_labels(mlp));
+    if (rc == MS_OK && !self->classify)
+        rc = ops->gather(b, rows, 1, self->dtrain.targets, self->dev_order,
+                         self->cursor, ms_mlp_targets(mlp));
+    if (rc == MS_OK)
+        rc = ms_mlp_forward_train(mlp, rows);
+    if (rc == MS_OK)
+        rc = ms_mlp_loss_into(mlp, rows, true, &self->cursor->loss_sum,
+                              &self->cursor->n_correct);
+    if (rc == MS_OK)
+        rc = ops->batch_end(b, rows, self->dev_table, self->cursor);
+    if (rc == MS_OK)
+        rc = ms_mlp_backward(mlp, rows);
+    if (rc == MS_OK)
+        rc = ms_mlp_update(mlp, &self->cursor->w_step, &self->cursor->b_step);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  A full minibatch's step, for capture.
+
+static int
+s_full_step_fn(void *arg)
+{
+    ms_trainer_t *self = arg;
+    return s_step(self, self->batch);
+}
+
+//  --------------------------------------------------------------------------
+//  A full minibatch: replay the captured step; capture it at the second
+//  full minibatch (the first one ran every kernel once); run it directly
+//  on a backend without graphs.
+
+static int
+s_full_step(ms_trainer_t *self)
+{
+    const ms_backend_ops_t *ops = self->ops;
+    if (self->graph)
+        return ops->graph_launch(self->backend, self->graph);
+    if (!self->graph_off && self->warm) {
+        int rc =
+            ops->capture(self->backend, s_full_step_fn, self, &self->graph);
+        if (rc == MS_OK)
+            return ops->graph_launch(self->backend, self->graph);
+        if (rc != MS_ERR_UNSUPPORTED)
+            return rc;
+        self->graph_off = true;
+    }
+    self->warm = true;
+    return s_step(self, self->batch);
 }
 
 //  --------------------------------------------------------------------------
@@ -457,39 +621,48 @@ ms_trainer_epoch(ms_trainer_t *self, ms_epoch_metrics_t *metrics)
         self->order[i] = i;
     ms_rng_shuffle_i64(&self->shuffle_rng, self->order, n);
 
+    //  The epoch's order, step scalars and a zero cursor, uploaded once.
+    const ms_backend_ops_t *ops = self->ops;
+    ms_backend_t *b = self->backend;
+    int64_t batch = self->batch;
+    int64_t n_steps = (n + batch - 1) / batch;
+    for (int64_t k = 0; k < n_steps; k++) {
+        ms_optim_step_prepare(&self->table[2 * k], cfg, lr, self->step + 1 + k,
+                              false);
+        ms_optim_step_prepare(&self->table[2 * k + 1], cfg, lr,
+                              self->step + 1 + k, true);
+    }
+    ms_step_cursor_t c;
+    memset(&c, 0, sizeof c);
+    int rc = ops->upload(b, self->dev_order, self->order,
+                         (size_t) n * sizeof(int64_t));
+    if (rc == MS_OK)
+        rc = ops->upload(b, self->dev_table, self->table,
+                         (size_t) (2 * n_steps) * sizeof(ms_optim_step_t));
+    if (rc == MS_OK)
+        rc = ops->upload(b, self->cursor, &c, sizeof c);
+    if (rc != MS_OK)
+        return rc;
+
     ms_rng_t *drop = cfg->dropout > 0 ? &self->dropout_rng : NULL;
-    int64_t batch = ms_mlp_max_rows(self->mlp);
-    if (batch > cfg->batch_size)
-        batch = cfg->batch_size;
-    double loss_acc = 0, bad_loss = 0;
-    int64_t n_batches = 0;
-    int rc = MS_OK;
     for (int64_t start = 0; start < n; start += batch) {
         int64_t rows = n - start < batch ? n - start : batch;
-        double sum = 0;
-        int64_t correct = 0;
-        rc = s_load_batch(self, self->train, self->order, start, rows);
+        if (drop)
+            rc = ms_mlp_draw_masks(self->mlp, rows, drop);
         if (rc == MS_OK)
-            rc =
-                ms_mlp_forward(self->mlp, ms_mlp_params(self->mlp), rows, drop);
-        if (rc == MS_OK)
-            rc = ms_mlp_loss(self->mlp, rows, true, &sum, &correct);
+            rc = rows == batch ? s_full_step(self) : s_step(self, rows);
         if (rc != MS_OK)
             return rc;
-        double bl = sum / (double) rows;
-        if (!isfinite(bl)) {
-            self->diverged = true;
-            bad_loss = bl;
-            break;
-        }
-        rc = ms_mlp_backward(self->mlp, rows);
-        if (rc == MS_OK)
-            rc = ms_mlp_step(self->mlp, cfg, lr, ++self->step);
-        if (rc != MS_OK)
-            return rc;
-        loss_acc += bl;
-        n_batches++;
+        if (ops->host_memory && self->cursor->diverged)
+            break; // the cursor is host memory: stop at once
     }
+    rc = ops->download(b, &c, self->cursor, sizeof c);
+    if (rc != MS_OK)
+        return rc;
+    self->step += c.n_steps;
+    self->diverged = c.diverged != 0;
+    double loss_acc = c.loss_acc, bad_loss = c.bad_loss;
+    int64_t n_batches = c.n_steps;
 
     ms_epoch_metrics_t m = {.epoch = e, .learning_rate = lr};
     m.val_loss = NAN;
@@ -498,8 +671,8 @@ ms_trainer_epoch(ms_trainer_t *self, ms_epoch_metrics_t *metrics)
         m.train_loss = bad_loss;
     else {
         m.train_loss = loss_acc / (double) n_batches;
-        rc = s_evaluate(self, ms_mlp_params(self->mlp), self->val, &m.val_loss,
-                        &m.val_accuracy);
+        rc = s_evaluate(self, ms_mlp_params(self->mlp), &self->dval,
+                        &m.val_loss, &m.val_accuracy);
         if (rc != MS_OK)
             return rc;
         if (self->val->n_samples > 0 && !isfinite(m.val_loss))
@@ -767,7 +940,7 @@ ms_trainer_finish(ms_trainer_t *self, ms_run_result_t *result)
         result->best_epoch = self->best_epoch;
         result->val_loss = self->best_val_loss;
         result->val_accuracy = self->best_val_acc;
-        int rc = s_evaluate(self, ms_mlp_params(self->mlp), self->test,
+        int rc = s_evaluate(self, ms_mlp_params(self->mlp), &self->dtest,
                             &result->test_loss, &result->test_accuracy);
         if (rc != MS_OK)
             return rc;
@@ -821,7 +994,20 @@ ms_trainer_evaluate(ms_trainer_t *self, const float *params,
                            (size_t) ms_mlp_n_params(self->mlp) * sizeof(float));
     if (rc != MS_OK)
         return rc;
-    return s_evaluate(self, scratch, data, loss, accuracy);
+    //  The trainer's own sets are on the backend already; another is put
+    //  there for this call.
+    if (data == self->train || data == self->val || data == self->test) {
+        const s_data_t *d = data == self->train ? &self->dtrain
+                            : data == self->val ? &self->dval
+                                                : &self->dtest;
+        return s_evaluate(self, scratch, d, loss, accuracy);
+    }
+    s_data_t tmp;
+    rc = s_data_open(self, data, &tmp);
+    if (rc == MS_OK)
+        rc = s_evaluate(self, scratch, &tmp, loss, accuracy);
+    s_data_close(self, &tmp);
+    return rc;
 }
 
 //  --------------------------------------------------------------------------

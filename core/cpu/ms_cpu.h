@@ -4,7 +4,7 @@
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
     One function per op of ms_backend_ops_t, same names as the CUDA ones
-    will have (ms_cpu_gemm / ms_cuda_gemm). Semantics, shapes and error
+    (ms_cpu_gemm / ms_cuda_gemm). Semantics, shapes and error
     codes are those documented in ms_backend.h. Buffers are host memory.
     Loops run in one thread, in index order, so results do not depend on
     timing; element-wise loops are written to auto-vectorise, which does
@@ -55,5 +55,19 @@ int ms_cpu_mse(ms_backend_t *b, int64_t rows, int64_t cols, const float *y,
 //  One optimizer step on a parameter segment (ms_optim.h); MS_OK.
 int ms_cpu_optim_step(ms_backend_t *b, const ms_optim_step_t *step, int64_t n,
                       float *w, const float *g, float *m, float *v);
+//  Rows of src picked by idx from cursor->first_row on; MS_OK.
+int ms_cpu_gather(ms_backend_t *b, int64_t rows, int64_t cols, const void *src,
+                  const int64_t *idx, const ms_step_cursor_t *cursor,
+                  void *dst);
+//  Minibatch accounting and the next step's scalars; MS_OK.
+int ms_cpu_batch_end(ms_backend_t *b, int64_t rows,
+                     const ms_optim_step_t *table, ms_step_cursor_t *cursor);
+//  No graphs on the CPU: MS_ERR_UNSUPPORTED, *out NULL.
+int ms_cpu_capture(ms_backend_t *b, int (*fn)(void *arg), void *arg,
+                   ms_backend_graph_t **out);
+//  Never called (no graphs): MS_ERR_UNSUPPORTED.
+int ms_cpu_graph_launch(ms_backend_t *b, ms_backend_graph_t *graph);
+//  NULL-safe no-op.
+void ms_cpu_graph_destroy(ms_backend_t *b, ms_backend_graph_t *graph);
 
 #endif

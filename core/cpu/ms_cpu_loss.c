@@ -110,3 +110,31 @@ ms_cpu_col_sum(ms_backend_t *b, int64_t rows, int64_t cols,
     }
     return MS_OK;
 }
+
+//  --------------------------------------------------------------------------
+//  End of a minibatch: its mean loss, divergence, the next step's scalars.
+
+int
+ms_cpu_batch_end(ms_backend_t *b, int64_t rows, const ms_optim_step_t *table,
+                 ms_step_cursor_t *c)
+{
+    (void) b;
+    double mean = c->loss_sum / (double) rows;
+    if (!c->diverged) {
+        if (!isfinite(mean)) {
+            c->diverged = 1;
+            c->bad_loss = mean;
+            c->w_step.skip = 1;
+            c->b_step.skip = 1;
+        } else {
+            c->loss_acc += mean;
+            c->w_step = table[2 * c->n_steps];
+            c->b_step = table[2 * c->n_steps + 1];
+            c->n_steps++;
+        }
+    }
+    c->first_row += rows;
+    c->loss_sum = 0;
+    c->n_correct = 0;
+    return MS_OK;
+}

@@ -110,6 +110,8 @@ ms_cpu_optim_step(ms_backend_t *b, const ms_optim_step_t *s, int64_t n,
                   float *restrict v)
 {
     (void) b;
+    if (s->skip)
+        return MS_OK;
     const float lr = s->lr, l2 = s->l2, mu = s->momentum;
     switch (s->kind) {
     case MS_OPTIM_SGD:
