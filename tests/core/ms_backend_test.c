@@ -32,17 +32,54 @@ test_open_by_name(void **state)
     assert_true(ops->alloc && ops->free_buf && ops->upload && ops->download &&
                 ops->copy && ops->gemm && ops->bias_act_forward &&
                 ops->act_backward && ops->mul && ops->col_sum &&
-                ops->softmax_xent && ops->mse && ops->optim_step);
+                ops->softmax_xent && ops->mse && ops->optim_step &&
+                ops->gather && ops->batch_end && ops->capture &&
+                ops->graph_launch && ops->graph_destroy);
+    //  No graphs on the cpu: the caller runs the function itself.
+    ms_backend_graph_t *graph = (ms_backend_graph_t *) &diag;
+    assert_int_equal(ops->capture(b, NULL, NULL, &graph), MS_ERR_UNSUPPORTED);
+    assert_null(graph);
     ms_backend_destroy(&b);
     assert_null(b);
     ms_backend_destroy(&b); // NULL-safe
+    //  cuda opens where a device (and a CUDA build) is; otherwise it says
+    //  why, and auto falls back to cpu with that reason in its note.
+    ms_diag_clear(&diag);
+    int cuda_rc = ms_backend_open(&b, "cuda", 1, &diag);
+    if (cuda_rc == MS_OK) {
+        assert_string_equal(ms_backend_name(b), "cuda");
+        assert_false(ms_backend_ops(b)->host_memory);
+        ms_backend_destroy(&b);
+    } else {
+        assert_int_equal(cuda_rc, MS_ERR_NODEVICE);
+        assert_null(b);
+        assert_non_null(strstr(diag.reason, "cuda: "));
+        print_message("cuda: %s\n", diag.reason);
+    }
     assert_int_equal(ms_backend_open(&b, "auto", 0, &diag), MS_OK);
-    assert_string_equal(ms_backend_name(b), "cpu");
     assert_int_equal(ms_backend_threads(b), 1); // < 1 means 1
+    if (cuda_rc == MS_OK) {
+        assert_string_equal(ms_backend_name(b), "cuda");
+        assert_string_equal(ms_backend_note(b), "");
+    } else {
+        assert_string_equal(ms_backend_name(b), "cpu");
+        assert_non_null(strstr(ms_backend_note(b), "backend auto: cuda: "));
+        assert_non_null(strstr(ms_backend_note(b), "; using cpu"));
+        print_message("%s\n", ms_backend_note(b));
+    }
     ms_backend_destroy(&b);
-    assert_int_equal(ms_backend_open(&b, "cuda", 1, &diag), MS_ERR_NODEVICE);
-    assert_null(b);
-    assert_non_null(strstr(diag.reason, "cuda"));
+    assert_int_equal(ms_backend_open(&b, NULL, 1, &diag), MS_OK); // auto
+    ms_backend_destroy(&b);
+    //  The cpu backend: no note, no error, info names it, no TF32.
+    b = ms_backend_cpu_new(1);
+    assert_string_equal(ms_backend_note(b), "");
+    assert_string_equal(ms_backend_last_error(b), "");
+    ms_backend_info_t info;
+    assert_int_equal(ms_backend_info(b, &info), MS_OK);
+    assert_string_equal(info.backend, "cpu");
+    assert_false(info.tf32);
+    assert_int_equal(ms_backend_set_tf32(b, true), MS_ERR_UNSUPPORTED);
+    ms_backend_destroy(&b);
     assert_int_equal(ms_backend_open(&b, "tpu", 1, &diag), MS_ERR_INVALID);
     assert_null(b);
     assert_non_null(strstr(diag.reason, "\"tpu\""));
