@@ -142,8 +142,8 @@ ms_backend_open(ms_backend_t **out, const char *name, int n_threads,
     if (!*out)
         return MS_ERR_NOMEM;
     //  The reason starts with "cuda: ".
-    snprintf((*out)->note, sizeof(*out)->note, "backend auto: %.400s; using cpu",
-             why.reason);
+    snprintf((*out)->note, sizeof(*out)->note,
+             "backend auto: %.400s; using cpu", why.reason);
     return MS_OK;
 }
 
