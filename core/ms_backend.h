@@ -139,4 +139,36 @@ const ms_backend_ops_t *ms_backend_ops(const ms_backend_t *self);
 //  BLAS threads this backend was created with.
 int ms_backend_threads(const ms_backend_t *self);
 
+//  What a CUDA backend runs on: the GPU part of the platform tuple
+//  (DESIGN.md "Verification": the GPU, driver, CUDA and cuBLAS versions,
+//  TF32 and workspace settings) and the memory the node's scheduler
+//  budgets with. A plain value type; strings are "" when unknown.
+typedef struct {
+    int32_t device;          // CUDA device ordinal
+    char name[128];          // cudaDeviceProp.name: "NVIDIA H200"
+    char cc[8];              // compute capability "9.0"
+    char driver[16];         // cudaDriverGetVersion as "13.0"
+    char runtime[16];        // cudaRuntimeGetVersion as "13.0"
+    char cublas[16];         // cuBLAS version "13.0.2"
+    bool tf32;               // GEMMs may use TF32 tensor cores
+    int64_t workspace_bytes; // cuBLAS workspace set on the handle
+    int64_t memory_bytes;    // total device memory
+    int64_t free_bytes;      // free device memory when asked
+} ms_gpu_info_t;
+
+//  Fill *out with the GPU of a cuda backend (free_bytes as of the call).
+//  Returns MS_OK; MS_ERR_NODEVICE when self is not a cuda backend (*out
+//  zeroed). Thread rule: the backend's thread.
+int ms_backend_gpu_info(const ms_backend_t *self, ms_gpu_info_t *out);
+
+//  Whether the cuda backend can run in this process, and on what: opens
+//  the CUDA device the backend would use, fills *out as
+//  ms_backend_gpu_info does, and releases it. It initialises the CUDA
+//  driver in the calling process, and CUDA does not survive fork(): a
+//  process that forks workers calls it in a child of its own (meshsweepd
+//  does, node/ms_node.c "GPU probe"). Returns MS_OK; MS_ERR_NODEVICE with
+//  diag saying why not, in one phrase ("this build has no CUDA backend",
+//  "no CUDA driver", "no CUDA device", ...); *out zeroed then.
+int ms_backend_cuda_probe(ms_gpu_info_t *out, ms_diag_t *diag);
+
 #endif

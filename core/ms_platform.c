@@ -123,6 +123,16 @@ ms_platform_detect(ms_platform_t *out, const ms_backend_t *backend)
     s_set(out->compiler, sizeof out->compiler, MESHSWEEP_COMPILER);
     s_set(out->build_flags, sizeof out->build_flags, MESHSWEEP_BUILD_FLAGS);
     snprintf(out->libc, sizeof out->libc, "glibc %s", gnu_get_libc_version());
+    ms_gpu_info_t gpu;
+    if (backend && ms_backend_gpu_info(backend, &gpu) == MS_OK) {
+        s_set(out->gpu, sizeof out->gpu, gpu.name[0] ? gpu.name : "unknown");
+        s_set(out->gpu_cc, sizeof out->gpu_cc, gpu.cc);
+        s_set(out->gpu_driver, sizeof out->gpu_driver, gpu.driver);
+        s_set(out->cuda_runtime, sizeof out->cuda_runtime, gpu.runtime);
+        s_set(out->cublas, sizeof out->cublas, gpu.cublas);
+        out->tf32 = gpu.tf32;
+        out->cublas_workspace_bytes = gpu.workspace_bytes;
+    }
     return MS_OK;
 }
 
@@ -187,4 +197,16 @@ ms_platform_fields(const ms_platform_t *self, ms_platform_field_fn fn,
     fn(arg, "compiler", self->compiler);
     fn(arg, "build_flags", self->build_flags);
     fn(arg, "libc", self->libc);
+    if (strcmp(self->backend, "cuda") != 0)
+        return;
+    char workspace[24];
+    snprintf(workspace, sizeof workspace, "%lld",
+             (long long) self->cublas_workspace_bytes);
+    fn(arg, "gpu", self->gpu);
+    fn(arg, "gpu_cc", self->gpu_cc);
+    fn(arg, "gpu_driver", self->gpu_driver);
+    fn(arg, "cuda_runtime", self->cuda_runtime);
+    fn(arg, "cublas", self->cublas);
+    fn(arg, "tf32", self->tf32 ? "on" : "off");
+    fn(arg, "cublas_workspace_bytes", workspace);
 }
