@@ -139,36 +139,32 @@ const ms_backend_ops_t *ms_backend_ops(const ms_backend_t *self);
 //  BLAS threads this backend was created with.
 int ms_backend_threads(const ms_backend_t *self);
 
-//  What a CUDA backend runs on: the GPU part of the platform tuple
-//  (DESIGN.md "Verification": the GPU, driver, CUDA and cuBLAS versions,
-//  TF32 and workspace settings) and the memory the node's scheduler
-//  budgets with. A plain value type; strings are "" when unknown.
+//  What a backend runs on, for the platform fingerprint. Strings are empty
+//  and numbers 0 where they do not apply (the CPU backend fills backend
+//  only).
 typedef struct {
-    int32_t device;          // CUDA device ordinal
-    char name[128];          // cudaDeviceProp.name: "NVIDIA H200"
-    char cc[8];              // compute capability "9.0"
-    char driver[16];         // cudaDriverGetVersion as "13.0"
-    char runtime[16];        // cudaRuntimeGetVersion as "13.0"
-    char cublas[16];         // cuBLAS version "13.0.2"
-    bool tf32;               // GEMMs may use TF32 tensor cores
-    int64_t workspace_bytes; // cuBLAS workspace set on the handle
-    int64_t memory_bytes;    // total device memory
-    int64_t free_bytes;      // free device memory when asked
-} ms_gpu_info_t;
+    char backend[16];        // "cpu", "cuda"
+    char device[128];        // "NVIDIA H200"
+    int32_t device_index;    // CUDA device ordinal in use
+    int32_t cc_major;        // compute capability, major
+    int32_t cc_minor;        // and minor (9, 0 for an H200)
+    int32_t n_sms;           // multiprocessors
+    int64_t memory_bytes;    // device memory
+    int32_t driver_version;  // cudaDriverGetVersion: 13000 = 13.0
+    int32_t runtime_version; // cudaRuntimeGetVersion (linked statically)
+    int32_t blas_version;    // cublasGetVersion: 130100 = 13.1.0
+    char blas_library[256];  // path of the cuBLAS library loaded
+    bool tf32;               // SGEMM may use TF32 tensor cores
+    int64_t workspace_bytes; // cuBLAS workspace (cublasSetWorkspace)
+} ms_backend_info_t;
 
-//  Fill *out with the GPU of a cuda backend (free_bytes as of the call).
-//  Returns MS_OK; MS_ERR_NODEVICE when self is not a cuda backend (*out
-//  zeroed). Thread rule: the backend's thread.
-int ms_backend_gpu_info(const ms_backend_t *self, ms_gpu_info_t *out);
+//  Fill *out with what the backend runs on (device, versions, TF32,
+//  workspace) for the fingerprint. Always MS_OK.
+int ms_backend_info(const ms_backend_t *self, ms_backend_info_t *out);
 
-//  Whether the cuda backend can run in this process, and on what: opens
-//  the CUDA device the backend would use, fills *out as
-//  ms_backend_gpu_info does, and releases it. It initialises the CUDA
-//  driver in the calling process, and CUDA does not survive fork(): a
-//  process that forks workers calls it in a child of its own (meshsweepd
-//  does, node/ms_node.c "GPU probe"). Returns MS_OK; MS_ERR_NODEVICE with
-//  diag saying why not, in one phrase ("this build has no CUDA backend",
-//  "no CUDA driver", "no CUDA device", ...); *out zeroed then.
-int ms_backend_cuda_probe(ms_gpu_info_t *out, ms_diag_t *diag);
+//  Allow (on) or forbid TF32 tensor-core SGEMM on a cuda backend (forbidden
+//  by default: float32 results). Returns MS_OK; MS_ERR_UNSUPPORTED on cpu;
+//  MS_ERR_BACKEND.
+int ms_backend_set_tf32(ms_backend_t *self, bool on);
 
 #endif

@@ -1,41 +1,39 @@
 /*  =========================================================================
-    ms_backend_gpu - GPU facts of a backend: the stubs of a build without
-    the CUDA backend
+    ms_backend_gpu - what a backend runs on, for a build whose backends
+    are all CPU
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
-    A build with the CUDA backend (MESHSWEEP_HAVE_CUDA) defines
-    ms_backend_gpu_info and ms_backend_cuda_probe in core/cuda/; this file
-    then compiles to nothing. Without it no backend has a GPU, and the
-    probe says why in the words the node logs when `--backend auto` falls
-    back to the CPU.
+    ms_backend_info and ms_backend_set_tf32 as declared by the CUDA
+    backend's branch (issue 6), for the CPU backend, so the node and the
+    fingerprint can use them before that branch lands. When it lands, its
+    core/ms_backend.c defines both for every backend and this file goes
+    (a build that kept both would fail to link: duplicate symbols).
 */
 #include "ms_backend.h"
 
+#include <stdio.h>
 #include <string.h>
 
-#ifndef MESHSWEEP_HAVE_CUDA
-
 //  --------------------------------------------------------------------------
-//  No backend of this build has a GPU.
+//  What the backend runs on: the CPU backend fills backend only.
 
 int
-ms_backend_gpu_info(const ms_backend_t *self, ms_gpu_info_t *out)
+ms_backend_info(const ms_backend_t *self, ms_backend_info_t *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->backend, sizeof out->backend, "%s",
+             self ? ms_backend_name(self) : "cpu");
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  TF32: a CPU backend has none.
+
+int
+ms_backend_set_tf32(ms_backend_t *self, bool on)
 {
     (void) self;
-    memset(out, 0, sizeof *out);
-    return MS_ERR_NODEVICE;
+    (void) on;
+    return MS_ERR_UNSUPPORTED;
 }
-
-//  --------------------------------------------------------------------------
-//  The cuda backend cannot run: it is not built.
-
-int
-ms_backend_cuda_probe(ms_gpu_info_t *out, ms_diag_t *diag)
-{
-    memset(out, 0, sizeof *out);
-    return ms_diag_set_code(diag, MS_ERR_NODEVICE, "backend",
-                            "this build has no CUDA backend");
-}
-
-#endif

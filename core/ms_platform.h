@@ -39,7 +39,7 @@ typedef struct {
     char libc[32];             // "glibc 2.36"
     double calibration_gflops; // single-thread SGEMM GFLOP/s (not hashed)
 
-    // The GPU of a cuda backend ("" and 0 on cpu; ms_backend_gpu_info).
+    // The GPU of a cuda backend ("" and 0 on cpu; ms_backend_info).
     char gpu[128];                  // GPU name: "NVIDIA H200"
     char gpu_cc[8];                 // compute capability: "9.0"
     char gpu_driver[16];            // CUDA driver version: "13.0"
@@ -50,7 +50,7 @@ typedef struct {
 } ms_platform_t;
 
 //  Fill *out for backend (NULL: cpu) from /proc/cpuinfo, OpenBLAS, the
-//  build and libc, and for a cuda backend its GPU (ms_backend_gpu_info).
+//  build and libc, and for a cuda backend its GPU (ms_backend_info).
 //  calibration_gflops is left 0: call
 //  ms_platform_calibrate. Always returns MS_OK (unreadable facts read
 //  "unknown").

@@ -24,9 +24,9 @@
 
 //  What the probe child sends back.
 typedef struct {
-    int rc;            // ms_backend_cuda_probe's return
-    ms_gpu_info_t gpu; // its info
-    ms_diag_t diag;    // its diag
+    int rc;                // ms_backend_open's return
+    ms_backend_info_t gpu; // ms_backend_info of the backend it opened
+    ms_diag_t diag;        // ms_backend_open's diag
 } s_probe_msg_t;
 
 //  --------------------------------------------------------------------------
@@ -97,7 +97,7 @@ s_read_msg(int fd, s_probe_msg_t *msg, int64_t deadline)
 //  Probe the cuda backend in a child process.
 
 int
-ms_gpu_probe(ms_gpu_info_t *gpu, int timeout_ms, ms_diag_t *diag)
+ms_gpu_probe(ms_backend_info_t *gpu, int timeout_ms, ms_diag_t *diag)
 {
     memset(gpu, 0, sizeof *gpu);
     int fds[2];
@@ -118,7 +118,11 @@ ms_gpu_probe(ms_gpu_info_t *gpu, int timeout_ms, ms_diag_t *diag)
         s_probe_msg_t msg;
         memset(&msg, 0, sizeof msg);
         ms_diag_clear(&msg.diag);
-        msg.rc = ms_backend_cuda_probe(&msg.gpu, &msg.diag);
+        ms_backend_t *backend = NULL;
+        msg.rc = ms_backend_open(&backend, "cuda", 1, &msg.diag);
+        if (msg.rc == MS_OK)
+            msg.rc = ms_backend_info(backend, &msg.gpu);
+        ms_backend_destroy(&backend);
         const char *p = (const char *) &msg;
         size_t left = sizeof msg;
         while (left > 0) {
@@ -224,7 +228,7 @@ ms_gpu_plan(ms_gpu_plan_t *out, const char *backend, int gpu_workers,
     out->gpu_backend = "cuda";
     int n = gpu_workers;
     if (n == MS_GPU_WORKERS_AUTO) {
-        int64_t fit = out->gpu.free_bytes / MS_GPU_WORKER_BYTES;
+        int64_t fit = out->gpu.memory_bytes / MS_GPU_WORKER_BYTES;
         n = fit < 1 ? 1 : fit < out->n_workers ? (int) fit : out->n_workers;
     }
     out->n_gpu_workers = n;
@@ -239,7 +243,7 @@ ms_gpu_worker_budget(const ms_gpu_plan_t *plan)
 {
     if (!plan->have_gpu || plan->n_gpu_workers < 1)
         return 0;
-    int64_t avail = plan->gpu.free_bytes -
+    int64_t avail = plan->gpu.memory_bytes -
                     (int64_t) plan->n_gpu_workers * MS_GPU_CONTEXT_BYTES;
     return avail > 0 ? avail / plan->n_gpu_workers : 0;
 }
@@ -252,14 +256,25 @@ ms_gpu_plan_json(const ms_gpu_plan_t *plan)
 {
     json_t *gpu = json_null();
     if (plan->have_gpu) {
-        const ms_gpu_info_t *g = &plan->gpu;
-        gpu = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:b, s:I, s:I, s:I}",
-                        "device", (json_int_t) g->device, "name", g->name, "cc",
-                        g->cc, "driver", g->driver, "runtime", g->runtime,
-                        "cublas", g->cublas, "tf32", g->tf32, "workspace_bytes",
-                        (json_int_t) g->workspace_bytes, "memory_bytes",
-                        (json_int_t) g->memory_bytes, "free_bytes",
-                        (json_int_t) g->free_bytes);
+        const ms_backend_info_t *g = &plan->gpu;
+        char cc[16], driver[16], runtime[16], cublas[24];
+        snprintf(cc, sizeof cc, "%d.%d", (int) g->cc_major, (int) g->cc_minor);
+        snprintf(driver, sizeof driver, "%d.%d", (int) g->driver_version / 1000,
+                 (int) g->driver_version % 1000 / 10);
+        snprintf(runtime, sizeof runtime, "%d.%d",
+                 (int) g->runtime_version / 1000,
+                 (int) g->runtime_version % 1000 / 10);
+        snprintf(
+            cublas, sizeof cublas, "%d.%d.%d", (int) g->blas_version / 10000,
+            (int) g->blas_version / 100 % 100, (int) g->blas_version % 100);
+        gpu = json_pack("{s:i, s:s, s:s, s:i, s:I, s:s, s:s, s:s, s:s, s:b, "
+                        "s:I}",
+                        "device", (json_int_t) g->device_index, "name",
+                        g->device, "cc", cc, "sms", (json_int_t) g->n_sms,
+                        "memory_bytes", (json_int_t) g->memory_bytes, "driver",
+                        driver, "runtime", runtime, "cublas", cublas,
+                        "cublas_library", g->blas_library, "tf32", g->tf32,
+                        "workspace_bytes", (json_int_t) g->workspace_bytes);
         if (!gpu)
             return NULL;
     }

@@ -7,8 +7,8 @@
     A node decides once, at start, which backend its workers open
     (DESIGN.md "Programs": --backend auto|cpu|cuda; issue 6: a CUDA build
     runs on a machine with no GPU, falling back to the CPU with one line
-    saying why). The core backend does the detection
-    (ms_backend_cuda_probe); this class runs it in a child process,
+    saying why). The core backend does the detection (ms_backend_open
+    "cuda", then ms_backend_info); this class runs it in a child process,
     because CUDA does not survive fork() and the node forks its workers
     after the probe: a probe in the node itself would leave every worker
     unable to use the GPU.
@@ -17,8 +17,8 @@
     has its own CUDA context and stream, and the driver time-slices them.
     `gpu_workers` says how many of the node's workers open the GPU; the
     others stay on the CPU. Its default, auto, is every worker, at most
-    one per 2 GiB of the GPU's free memory (a context, a dataset copy on
-    the device and a network's buffers must fit in each share).
+    one per 2 GiB of the GPU's memory (a context, a dataset copy on the
+    device and a network's buffers must fit in each share).
 
     A worker of either kind gets an equal share of its memory: host
     memory for the CPU workers, device memory (less a context's reserve)
@@ -50,7 +50,7 @@ typedef struct {
     int n_workers;           // all workers
     int n_gpu_workers;       // workers 0..n_gpu_workers-1 use the GPU
     bool have_gpu;           // the probe found a usable device
-    ms_gpu_info_t gpu;       // the device (when have_gpu)
+    ms_backend_info_t gpu;   // the device (when have_gpu)
     char note[600];          // the line the node logs once at start
                              // (the fallback and why), or ""
 } ms_gpu_plan_t;
@@ -60,14 +60,15 @@ typedef struct {
 //  diag ("gpu_workers": "'x' is not a whole number in 0..4096 or auto").
 int ms_gpu_workers_parse(const char *text, int *out, ms_diag_t *diag);
 
-//  Run ms_backend_cuda_probe in a child process (fork, probe, report over
-//  a pipe, exit) and wait for it up to timeout_ms. Returns MS_OK with
-//  *gpu filled when the cuda backend can run here; MS_ERR_NODEVICE with
-//  diag saying why not (the probe's reason, or how the child failed:
-//  crashed, timed out); MS_ERR_IO when fork or pipe fail (diag).
+//  Open the cuda backend in a child process (fork; ms_backend_open "cuda"
+//  and ms_backend_info; report over a pipe; exit) and wait for it up to
+//  timeout_ms. Returns MS_OK with *gpu filled when the cuda backend can
+//  run here; MS_ERR_NODEVICE with diag saying why not (the backend's
+//  reason, or how the child failed: crashed, timed out); MS_ERR_IO when
+//  fork or pipe fail (diag).
 //  Thread rule: any thread; it forks, so call it where forking workers
 //  is safe too.
-int ms_gpu_probe(ms_gpu_info_t *gpu, int timeout_ms, ms_diag_t *diag);
+int ms_gpu_probe(ms_backend_info_t *gpu, int timeout_ms, ms_diag_t *diag);
 
 //  Decide the plan: backend ("auto", "cpu", "cuda"; NULL = auto),
 //  gpu_workers (MS_GPU_WORKERS_AUTO or 0..n_workers), n_workers >= 1 (the
@@ -77,20 +78,21 @@ int ms_gpu_probe(ms_gpu_info_t *gpu, int timeout_ms, ms_diag_t *diag);
 //  backend, gpu_workers above n_workers, gpu_workers > 0 with backend
 //  cpu, or backend cuda without a usable device (diag carries the
 //  probe's reason).
-typedef int (*ms_gpu_probe_fn)(ms_gpu_info_t *gpu, int timeout_ms,
+typedef int (*ms_gpu_probe_fn)(ms_backend_info_t *gpu, int timeout_ms,
                                ms_diag_t *diag);
 int ms_gpu_plan(ms_gpu_plan_t *out, const char *backend, int gpu_workers,
                 int n_workers, ms_gpu_probe_fn probe, ms_diag_t *diag);
 
-//  Device memory one GPU worker may use: the free memory at the probe,
-//  less a context's reserve per GPU worker, shared among them; 0 when the
-//  plan has no GPU worker.
+//  Device memory one GPU worker may use: the device's memory less a
+//  context's reserve per GPU worker, shared among them; 0 when the plan
+//  has no GPU worker.
 int64_t ms_gpu_worker_budget(const ms_gpu_plan_t *plan);
 
 //  The plan as a JSON object for GET /api/v1/status: {requested, workers,
-//  gpu_workers, cpu_workers, gpu: {name, cc, driver, runtime, cublas,
-//  tf32, workspace_bytes, memory_bytes, free_bytes} or null, note: the
-//  start line or null}. Caller owns it; NULL when out of memory.
+//  gpu_backend, gpu_workers, cpu_workers, gpu: {device, name, cc, sms,
+//  memory_bytes, driver, runtime, cublas, cublas_library, tf32,
+//  workspace_bytes} or null, note: the start line or null}. Caller owns it;
+//  NULL when out of memory.
 json_t *ms_gpu_plan_json(const ms_gpu_plan_t *plan);
 
 #endif

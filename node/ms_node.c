@@ -6737,7 +6737,7 @@ int
 ms_node_gpu_workers(ms_node_t *self, const char **gpu_name)
 {
     if (gpu_name)
-        *gpu_name = self->gpu.have_gpu ? self->gpu.gpu.name : NULL;
+        *gpu_name = self->gpu.have_gpu ? self->gpu.gpu.device : NULL;
     return self->gpu.n_gpu_workers;
 }
 

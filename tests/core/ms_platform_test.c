@@ -103,11 +103,13 @@ test_fields_gpu(void **state)
 {
     (void) state;
     ms_backend_t *b = ms_backend_cpu_new(1);
-    ms_gpu_info_t gpu;
-    memset(&gpu, 0x55, sizeof gpu);
-    assert_int_equal(ms_backend_gpu_info(b, &gpu), MS_ERR_NODEVICE);
-    assert_string_equal(gpu.name, "");
-    assert_true(gpu.memory_bytes == 0);
+    ms_backend_info_t info;
+    memset(&info, 0x55, sizeof info);
+    assert_int_equal(ms_backend_info(b, &info), MS_OK);
+    assert_string_equal(info.backend, "cpu");
+    assert_string_equal(info.device, "");
+    assert_true(info.memory_bytes == 0 && !info.tf32);
+    assert_int_equal(ms_backend_set_tf32(b, true), MS_ERR_UNSUPPORTED);
     ms_platform_t p;
     assert_int_equal(ms_platform_detect(&p, b), MS_OK);
     assert_string_equal(p.gpu, "");
@@ -143,37 +145,14 @@ test_fields_gpu(void **state)
         assert_string_equal(seen.names[10 + i], gpu_names[i]);
 }
 
-//  Without a CUDA backend in the build, the probe says so in one phrase;
-//  with one (and no device here) it says why not, or finds the device.
-static void
-test_cuda_probe(void **state)
-{
-    (void) state;
-    ms_gpu_info_t gpu;
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
-    int rc = ms_backend_cuda_probe(&gpu, &diag);
-#ifndef MESHSWEEP_HAVE_CUDA
-    assert_int_equal(rc, MS_ERR_NODEVICE);
-    assert_string_equal(diag.reason, "this build has no CUDA backend");
-    assert_string_equal(gpu.name, "");
-#else
-    if (rc == MS_OK)
-        assert_true(gpu.name[0] != 0 && gpu.memory_bytes > 0);
-    else {
-        assert_int_equal(rc, MS_ERR_NODEVICE);
-        assert_true(diag.reason[0] != 0);
-    }
-#endif
-}
-
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_detect),     cmocka_unit_test(test_calibrate),
-        cmocka_unit_test(test_fields),     cmocka_unit_test(test_fields_gpu),
-        cmocka_unit_test(test_cuda_probe),
+        cmocka_unit_test(test_detect),
+        cmocka_unit_test(test_calibrate),
+        cmocka_unit_test(test_fields),
+        cmocka_unit_test(test_fields_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
