@@ -7,8 +7,8 @@
 #          MESHSWEEP_CUDA=ON, CMAKE_CUDA_ARCHITECTURES "80;90"
 #   DEST   folder in the repo root (default .gpu), added to
 #          .git/info/exclude (not .gitignore)
-# DEST then holds: bin/ (bench_gpu and the core test binaries labelled gpu
-# or cuda), lib.tar.xz (lib/: the shared libraries they need that are not
+# DEST then holds: bin/ (bench_gpu and the binaries of the core tests
+# labelled gpu or cuda; tests.txt: one "NAME BINARY ARGS..." line each), lib.tar.xz (lib/: the shared libraries they need that are not
 # glibc or CUDA's own: OpenBLAS, gfortran, cmocka, ... the real files,
 # under their sonames; xz keeps the carry small), data/fashion-mnist/ (the four IDX .gz files), tests.txt (the
 # test names). The device machine has none of our Debian libraries and no
@@ -27,18 +27,27 @@ grep -qxF "/$BUILD/" "$(git rev-parse --git-path info/exclude)" 2>/dev/null ||
 mkdir -p "$BUILD"
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMESHSWEEP_CUDA=ON \
     -DCMAKE_CUDA_ARCHITECTURES="80;90" -DMESHSWEEP_WERROR=ON > "$BUILD/prepare-cmake.log"
-# The tests labelled gpu or cuda, and the benchmark.
-TESTS=$(ctest --test-dir "$BUILD" -N -L 'gpu|cuda' 2>/dev/null |
-    sed -n 's/^ *Test *#[0-9]*: *//p' | sort -u)
-nice make -C "$BUILD" -j2 bench_gpu $TESTS > "$BUILD/prepare-make.log"
+# The tests labelled gpu or cuda (a test may be a binary run with
+# arguments: ms_backend_suite_test cuda), and the benchmark.
+ctest --test-dir "$BUILD" -N -L 'gpu|cuda' --show-only=json-v1 \
+    > "$BUILD/prepare-tests.json"
+python3 - "$BUILD/prepare-tests.json" > "$BUILD/prepare-tests.txt" <<'PY'
+import json, os, sys
+for t in json.load(open(sys.argv[1])).get("tests", []):
+    cmd = t.get("command") or []
+    if cmd:
+        print(t["name"], os.path.basename(cmd[0]), *cmd[1:])
+PY
+BINS=$(awk '{print $2}' "$BUILD/prepare-tests.txt" | sort -u)
+nice make -C "$BUILD" -j2 bench_gpu $BINS > "$BUILD/prepare-make.log"
 rm -rf "$DEST"
 mkdir -p "$DEST/bin" "$DEST/lib" "$DEST/data/fashion-mnist"
 cp "$BUILD/tools/bench/bench_gpu" "$DEST/bin/"
-: > "$DEST/tests.txt"
-for t in $TESTS; do
-    f=$(find "$BUILD/tests" -type f -name "$t" -perm -u+x | head -1)
-    [ -n "$f" ] && cp "$f" "$DEST/bin/" && echo "$t" >> "$DEST/tests.txt"
+for b in $BINS; do
+    f=$(find "$BUILD/tests" -type f -name "$b" -perm -u+x | head -1)
+    [ -n "$f" ] && cp "$f" "$DEST/bin/"
 done
+cp "$BUILD/prepare-tests.txt" "$DEST/tests.txt" # NAME BINARY ARGS...
 # Shared libraries: everything ldd resolves except glibc's own, the
 # loader and CUDA's (the driver comes with the machine; the toolkit's
 # libraries are in /usr/local/cuda there).
