@@ -123,6 +123,28 @@ ms_platform_detect(ms_platform_t *out, const ms_backend_t *backend)
     s_set(out->compiler, sizeof out->compiler, MESHSWEEP_COMPILER);
     s_set(out->build_flags, sizeof out->build_flags, MESHSWEEP_BUILD_FLAGS);
     snprintf(out->libc, sizeof out->libc, "glibc %s", gnu_get_libc_version());
+    ms_backend_info_t info;
+    if (backend && ms_backend_info(backend, &info) == MS_OK &&
+        strcmp(info.backend, "cuda") == 0) {
+        s_set(out->gpu, sizeof out->gpu,
+              info.device[0] ? info.device : "unknown");
+        snprintf(out->gpu_cc, sizeof out->gpu_cc, "%d.%d", (int) info.cc_major,
+                 (int) info.cc_minor);
+        //  CUDA writes versions as 1000 major + 10 minor (13000 = 13.0),
+        //  cuBLAS as 10000 major + 100 minor + patch (130100 = 13.1.0).
+        snprintf(out->gpu_driver, sizeof out->gpu_driver, "%d.%d",
+                 (int) info.driver_version / 1000,
+                 (int) info.driver_version % 1000 / 10);
+        snprintf(out->cuda_runtime, sizeof out->cuda_runtime, "%d.%d",
+                 (int) info.runtime_version / 1000,
+                 (int) info.runtime_version % 1000 / 10);
+        snprintf(out->cublas, sizeof out->cublas, "%d.%d.%d",
+                 (int) info.blas_version / 10000,
+                 (int) info.blas_version / 100 % 100,
+                 (int) info.blas_version % 100);
+        out->tf32 = info.tf32;
+        out->cublas_workspace_bytes = info.workspace_bytes;
+    }
     return MS_OK;
 }
 
@@ -187,4 +209,16 @@ ms_platform_fields(const ms_platform_t *self, ms_platform_field_fn fn,
     fn(arg, "compiler", self->compiler);
     fn(arg, "build_flags", self->build_flags);
     fn(arg, "libc", self->libc);
+    if (strcmp(self->backend, "cuda") != 0)
+        return;
+    char workspace[24];
+    snprintf(workspace, sizeof workspace, "%lld",
+             (long long) self->cublas_workspace_bytes);
+    fn(arg, "gpu", self->gpu);
+    fn(arg, "gpu_cc", self->gpu_cc);
+    fn(arg, "gpu_driver", self->gpu_driver);
+    fn(arg, "cuda_runtime", self->cuda_runtime);
+    fn(arg, "cublas", self->cublas);
+    fn(arg, "tf32", self->tf32 ? "on" : "off");
+    fn(arg, "cublas_workspace_bytes", workspace);
 }

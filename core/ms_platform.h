@@ -18,6 +18,7 @@
 #ifndef MS_PLATFORM_H
 #define MS_PLATFORM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ms_backend.h"
@@ -37,10 +38,20 @@ typedef struct {
     char build_flags[256];     // MESHSWEEP_BUILD_FLAGS
     char libc[32];             // "glibc 2.36"
     double calibration_gflops; // single-thread SGEMM GFLOP/s (not hashed)
+
+    // The GPU of a cuda backend ("" and 0 on cpu; ms_backend_info).
+    char gpu[128];                  // GPU name: "NVIDIA H200"
+    char gpu_cc[8];                 // compute capability: "9.0"
+    char gpu_driver[16];            // CUDA driver version: "13.0"
+    char cuda_runtime[16];          // CUDA runtime version: "13.0"
+    char cublas[16];                // cuBLAS version: "13.0.2"
+    bool tf32;                      // GEMMs may use TF32 tensor cores
+    int64_t cublas_workspace_bytes; // cuBLAS workspace
 } ms_platform_t;
 
 //  Fill *out for backend (NULL: cpu) from /proc/cpuinfo, OpenBLAS, the
-//  build and libc. calibration_gflops is left 0: call
+//  build and libc, and for a cuda backend its GPU (ms_backend_info).
+//  calibration_gflops is left 0: call
 //  ms_platform_calibrate. Always returns MS_OK (unreadable facts read
 //  "unknown").
 int ms_platform_detect(ms_platform_t *out, const ms_backend_t *backend);
@@ -53,7 +64,10 @@ double ms_platform_calibrate(void);
 //  Call fn(arg, name, value) for each fingerprint field in a fixed order:
 //  backend, cpu_model, cpu_flags, blas, blas_core, blas_threads, build,
 //  compiler, build_flags, libc (blas_config is covered by blas and
-//  blas_core; calibration_gflops is not a fingerprint field).
+//  blas_core; calibration_gflops is not a fingerprint field); then, only
+//  when backend is "cuda", gpu, gpu_cc, gpu_driver, cuda_runtime, cublas,
+//  tf32 ("on" or "off") and cublas_workspace_bytes (decimal), so a CPU
+//  fingerprint is the same as before the CUDA backend existed.
 typedef void (*ms_platform_field_fn)(void *arg, const char *name,
                                      const char *value);
 void ms_platform_fields(const ms_platform_t *self, ms_platform_field_fn fn,

@@ -4,7 +4,8 @@
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
     meshsweepd --data-dir DIR [--api ADDR:PORT] [--workers N]
-               [--backend auto|cpu|cuda] [--config FILE] [--verbose]
+               [--backend auto|cpu|cuda] [--gpu-workers N|auto]
+               [--config FILE] [--verbose]
                [--mesh-port N] [--beacon-port N] [--interface NAME|*]
                [--peer [NODE_ID@]tcp://HOST:PORT]... [--no-beacon]
                [--open-pool[=NAME]] [--enroll-key FILE]
@@ -12,7 +13,8 @@
 
     Runs in the foreground (systemd runs it as is). Options can also come
     from an INI file (--config): each key is a long option with '-'
-    written '_' (data_dir, api, workers, backend, retry_cap, open_pool,
+    written '_' (data_dir, api, workers, backend, gpu_workers, retry_cap,
+    open_pool,
     lease_ttl_ms, ...), in no section or in [meshsweepd]; the command line
     wins; an unknown key is an error naming FILE:LINE. `peer` may be given
     several times (a --peer on the command line replaces the file's).
@@ -26,8 +28,15 @@
     (a node that had none joins its pool without a restart). SIGTERM /
     SIGINT stop the node gracefully: workers stopped, their tasks back to
     pending, store flushed, exit 0.
+    Backend: --backend auto trains on the GPU when the cuda backend can
+    run here, else on the CPU, and then says why in one line on stderr at
+    start; --backend cuda without a usable GPU is refused (exit 2).
+    --gpu-workers N of the workers use the GPU, the others the CPU
+    (node/ms_gpu.h; default auto: all, at most one per 2 GiB of GPU
+    memory); /api/v1/status reports the split and the GPU under "backend".
     Exit codes: 0 success, 1 failure, 2 bad usage or bad input.
 */
+#include "ms_gpu.h"
 #include "ms_node.h"
 #include "ms_wire.h"
 
@@ -54,7 +63,10 @@
     "  --api ADDR:PORT     HTTP API address (default 127.0.0.1:5872;\n"        \
     "                      port 0 picks a free one)\n"                         \
     "  --workers N         worker processes (0 or default: one per core)\n"    \
-    "  --backend NAME      auto, cpu or cuda (default auto)\n"                 \
+    "  --backend NAME      auto, cpu or cuda (default auto: the GPU when\n"    \
+    "                      one is usable, else the CPU)\n"                     \
+    "  --gpu-workers N|auto  workers that use the GPU, the rest the CPU\n"     \
+    "                      (default auto: all, one per 2 GiB of GPU memory)\n" \
     "  --blas-threads N    BLAS threads per worker (default 1)\n"              \
     "  --retry-cap N       local retries of a crashing task (default 2)\n"     \
     "  --worker-nice N     nice increment of workers (default 10)\n"           \
@@ -95,6 +107,7 @@ static s_opt_t s_opts[] = {
     {"api", false, NULL, false},
     {"workers", false, NULL, false},
     {"backend", false, NULL, false},
+    {"gpu_workers", false, NULL, false},
     {"blas_threads", false, NULL, false},
     {"retry_cap", false, NULL, false},
     {"worker_nice", false, NULL, false},
@@ -457,7 +470,16 @@ s_main(int argc, char **argv)
             opts.api_bind = o->value;
         else if (strcmp(n, "backend") == 0)
             opts.backend = o->value;
-        else if (strcmp(n, "enroll_key") == 0)
+        else if (strcmp(n, "gpu_workers") == 0) {
+            ms_diag_t gdiag;
+            ms_diag_clear(&gdiag);
+            if (ms_gpu_workers_parse(o->value, &opts.gpu_workers, &gdiag) !=
+                MS_OK) {
+                char msg[MS_DIAG_WHERE_MAX + MS_DIAG_REASON_MAX + 4];
+                snprintf(msg, sizeof msg, "%s: %s", gdiag.where, gdiag.reason);
+                return s_usage_error(msg);
+            }
+        } else if (strcmp(n, "enroll_key") == 0)
             opts.enroll_key = o->value;
         else if (strcmp(n, "verbose") == 0 || strcmp(n, "no_beacon") == 0) {
             int b = s_bool(o->value);
@@ -595,8 +617,15 @@ s_main(int argc, char **argv)
     int n_busy = 0;
     printf("meshsweepd: node %s\n", ms_node_id_hex(node));
     printf("meshsweepd: API http://%s/api/v1\n", ms_node_api_address(node));
-    printf("meshsweepd: %d workers, data dir %s\n",
-           ms_node_worker_count(node, &n_busy), opts.data_dir);
+    const char *gpu_name = NULL;
+    int n_gpu = ms_node_gpu_workers(node, &gpu_name);
+    if (n_gpu > 0)
+        printf("meshsweepd: %d workers (%d on the GPU, %s), data dir %s\n",
+               ms_node_worker_count(node, &n_busy), n_gpu, gpu_name,
+               opts.data_dir);
+    else
+        printf("meshsweepd: %d workers, data dir %s\n",
+               ms_node_worker_count(node, &n_busy), opts.data_dir);
     if (ms_node_has_certificate(node))
         printf("meshsweepd: pool %.12s (authority), operator '%s', mesh port "
                "%d (CURVE), %d static peer%s%s\n",
@@ -612,6 +641,8 @@ s_main(int argc, char **argv)
                opts.n_peers == 1 ? "" : "s",
                opts.no_beacon ? ", no beacon" : "");
     fflush(stdout);
+    if (ms_node_backend_note(node))
+        fprintf(stderr, "meshsweepd: %s\n", ms_node_backend_note(node));
     if (ms_node_has_certificate(node))
         ; // a pool with an authority: nothing to warn about
     else if (ms_node_pool_id_hex(node))

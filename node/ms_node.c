@@ -148,6 +148,7 @@
 #include "ms_spec.h"
 #include "ms_assign.h"
 #include "ms_backend.h"
+#include "ms_gpu.h"
 #include "ms_blob_fetch.h"
 #include "ms_blob_store.h"
 #include "ms_cert.h"
@@ -335,6 +336,7 @@ struct ms_node {
     ms_node_options_t opts;                // strings point to the copies below
     char *data_dir;                        // data dir
     char *backend;                         // backend name
+    ms_gpu_plan_t gpu;                     // which workers use the GPU
     char *api_bind;                        // API bind address, or NULL
     char *open_pool;                       // open pool name, or NULL
     char *enroll_key;                      // enrollment kit path, or NULL
@@ -433,6 +435,8 @@ struct ms_node {
     uint64_t n_blob_requests_served;  // BLOB_REQUESTs answered
     uint64_t n_uploads;               // blobs uploaded through the API
     int64_t avail_memory_bytes;       // memory a task may use (estimate)
+    int64_t avail_gpu_memory_bytes;   // device memory a GPU worker's task
+                                      // may use; 0 without GPU workers
     int64_t snapshot_at;              // monotonic ms: refresh the snapshots
     ms_wire_live_claim_t *hb_claims;  // heartbeat live-claims buffer
     s_result_t results[S_MAX_APPEND]; // results of this turn, not yet stored
@@ -601,6 +605,7 @@ ms_node_options_defaults(ms_node_options_t *opts)
     opts->data_dir = "meshsweep-data";
     opts->n_workers = 0;
     opts->backend = "auto";
+    opts->gpu_workers = MS_GPU_WORKERS_AUTO;
     opts->blas_threads = 1;
     opts->retry_cap = MS_DEFAULT_RETRY_CAP;
     opts->worker_nice = MS_DEFAULT_WORKER_NICE;
@@ -882,22 +887,20 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
         return ms_diag_set(diag, "backend",
                            "unknown backend '%s' (expected auto, cpu or cuda)",
                            backend);
+    if (opts->gpu_workers < MS_GPU_WORKERS_AUTO || opts->gpu_workers > 4096)
+        return ms_diag_set(diag, "gpu_workers",
+                           "must be 0..4096 or auto, not %d",
+                           opts->gpu_workers);
+    if (strcmp(backend, "cpu") == 0 && opts->gpu_workers > 0)
+        return ms_diag_set(diag, "gpu_workers",
+                           "%d GPU workers with backend cpu (use backend "
+                           "auto or cuda, or gpu_workers 0)",
+                           opts->gpu_workers);
     int prc = s_check_pool_options(opts, diag);
     if (prc != MS_OK)
         return prc;
-    if (strcmp(backend, "cuda") == 0) {
-        // Asked for explicitly: refuse now rather than fail every task.
-        ms_backend_t *probe = NULL;
-        ms_diag_t bdiag;
-        ms_diag_clear(&bdiag);
-        prc = ms_backend_open(&probe, "cuda", 1, &bdiag);
-        ms_backend_destroy(&probe);
-        if (prc != MS_OK)
-            return ms_diag_set_code(diag, MS_ERR_INVALID, "backend",
-                                    "cuda: %s (use --backend auto or cpu)",
-                                    bdiag.reason[0] ? bdiag.reason
-                                                    : ms_strerror(prc));
-    }
+    // A backend cuda that cannot run is refused at the GPU probe, before
+    // the workers start (below): rather than fail every task.
 
     ms_node_t *self = calloc(1, sizeof *self);
     if (!self)
@@ -1026,13 +1029,28 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
         fcntl(self->wake[i], F_SETFD, FD_CLOEXEC);
     }
 
-    // Workers are forked before the API starts its threads.
+    // Workers are forked before the API starts its threads. Which of them
+    // use the GPU is decided once, here (ms_gpu.h: the probe runs in a
+    // child, as CUDA does not survive the fork of the workers).
     ms_worker_options_t wopts;
     ms_worker_options_defaults(&wopts);
     wopts.n_workers = s_capped_workers(self);
+    int n_workers = wopts.n_workers;
+    if (n_workers < 1) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        n_workers = cores > 0 ? (int) cores : 1;
+    }
+    rc = ms_gpu_plan(&self->gpu, self->backend, self->opts.gpu_workers,
+                     n_workers, ms_gpu_probe, diag);
+    if (rc != MS_OK)
+        goto fail;
+    if (self->gpu.note[0] && self->opts.verbose)
+        s_log(self, "%s", self->gpu.note);
+    wopts.n_workers = n_workers;
     wopts.nice = self->opts.worker_nice;
     wopts.blas_threads = self->opts.blas_threads;
-    wopts.backend = self->backend;
+    wopts.backend = self->gpu.gpu_backend;
+    wopts.n_gpu_workers = self->gpu.n_gpu_workers;
     wopts.checkpoint_dir = self->checkpoint_dir;
     wopts.verbose = self->opts.verbose;
     rc = ms_worker_pool_open(&self->pool, &wopts, diag);
@@ -3298,6 +3316,26 @@ s_available_memory(const ms_node_t *self)
 }
 
 //  --------------------------------------------------------------------------
+//  Whether a task of estimated memory need (s_task_memory) fits every
+//  kind of worker this node runs, so that any idle worker can take it
+//  (ms_gpu.h): a CPU worker holds it all in host memory; a GPU worker
+//  holds the network and the dataset on the device and still the
+//  dataset on the host.
+
+static bool
+s_task_fits(const ms_node_t *self, int64_t need, int64_t dataset_bytes)
+{
+    int n = ms_worker_pool_size(self->pool);
+    int n_gpu = self->gpu.n_gpu_workers;
+    if (n_gpu < n && need > self->avail_memory_bytes)
+        return false; // a CPU worker could not hold it
+    if (n_gpu > 0 && (need > self->avail_gpu_memory_bytes ||
+                      dataset_bytes * 4 > self->avail_memory_bytes))
+        return false; // a GPU worker could not hold it
+    return true;
+}
+
+//  --------------------------------------------------------------------------
 //  Estimated memory of a task (DESIGN.md: nodes estimate from the config
 //  and claim only what fits): parameters x 16 bytes (weights, gradients,
 //  two optimizer moments) plus the dataset's bytes (decoded as float32:
@@ -3835,7 +3873,7 @@ s_schedule_pool(ms_node_t *self)
             ms_store_task_destroy(&task);
             int64_t need = s_task_memory(config, info->dataset_bytes);
             json_decref(config);
-            if (need > self->avail_memory_bytes)
+            if (!s_task_fits(self, need, info->dataset_bytes))
                 continue; // does not fit here: leave it to bigger nodes
             ms_claim_t mine;
             if (ms_lease_table_claim(self->leases, c->task_id, slot, false,
@@ -6155,6 +6193,7 @@ static int
 s_pool_open(ms_node_t *self, ms_diag_t *diag)
 {
     self->avail_memory_bytes = s_available_memory(self);
+    self->avail_gpu_memory_bytes = ms_gpu_worker_budget(&self->gpu);
     if (!s_records_enabled()) {
         if (self->open_pool)
             return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "open_pool",
@@ -6683,6 +6722,26 @@ ms_node_api_address(ms_node_t *self)
 }
 
 //  --------------------------------------------------------------------------
+//  The start line about the backend.
+
+const char *
+ms_node_backend_note(ms_node_t *self)
+{
+    return self->gpu.note[0] ? self->gpu.note : NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Workers on the GPU.
+
+int
+ms_node_gpu_workers(ms_node_t *self, const char **gpu_name)
+{
+    if (gpu_name)
+        *gpu_name = self->gpu.have_gpu ? self->gpu.gpu.device : NULL;
+    return self->gpu.n_gpu_workers;
+}
+
+//  --------------------------------------------------------------------------
 //  Workers and busy workers.
 
 int
@@ -6968,6 +7027,8 @@ s_api_status(void *arg)
                                 : json_object());
         json_object_set_new(obj, "claim_to_start_ms",
                             s_claim_to_start_json(self));
+        json_t *backend = ms_gpu_plan_json(&self->gpu);
+        json_object_set_new(obj, "backend", backend ? backend : json_null());
         json_object_set_new(
             obj, "pool",
             json_pack("{s:s?, s:b, s:b, s:b}", "open_pool", self->open_pool,

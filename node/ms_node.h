@@ -54,6 +54,9 @@ typedef struct {
     const char *data_dir;       // holds identity/ and store/ (created 0700)
     int n_workers;              // worker processes; 0 = one per online core
     const char *backend;        // "auto" | "cpu" | "cuda"
+    int gpu_workers;            // workers that use the GPU (ms_gpu.h);
+                                // MS_GPU_WORKERS_AUTO (-1, default) or
+                                // 0..n_workers
     int blas_threads;           // BLAS threads per worker (default 1)
     int retry_cap;              // local retries before a task is failed (2)
     int worker_nice;            // nice increment of workers (default 10)
@@ -110,7 +113,8 @@ typedef struct {
 #define MS_DEFAULT_MAX_DATASET_BYTES ((int64_t) 4 << 30) // 4 GiB
 
 //  Fill opts with the defaults: data_dir "meshsweep-data", n_workers 0
-//  (one per online core), backend "auto", blas_threads 1, retry_cap 2,
+//  (one per online core), backend "auto", gpu_workers auto, blas_threads
+//  1, retry_cap 2,
 //  worker_nice 10, api_bind NULL, api_token_file NULL, verbose false;
 //  pool: open_pool NULL (no links), the MS_DEFAULT_* ports and times
 //  above, no static peers, beacon on, interface NULL.
@@ -227,6 +231,15 @@ const char *ms_node_id_hex(ms_node_t *self);
 //  The address the HTTP API is bound to, "ADDR:PORT" with the real port
 //  (useful with port 0), or NULL when the API is off. Borrowed.
 const char *ms_node_api_address(ms_node_t *self);
+
+//  The line the node has to say about its backend once, at start (an
+//  `--backend auto` that fell back to the CPU, and why), or NULL.
+//  Borrowed, valid for the node's life. meshsweepd prints it to stderr.
+const char *ms_node_backend_note(ms_node_t *self);
+
+//  Number of workers that train on the GPU; *gpu_name (may be NULL) gets
+//  the GPU's name, or NULL when none does. Borrowed.
+int ms_node_gpu_workers(ms_node_t *self, const char **gpu_name);
 
 //  Number of worker processes, and of those running a task now.
 int ms_node_worker_count(ms_node_t *self, int *n_busy);

@@ -197,6 +197,7 @@ s_real_or_null(double v)
 typedef struct {
     int fd;                          // socket to the node
     const ms_worker_options_t *opts; // the pool's options (inherited copy)
+    const char *backend_name;        // what this worker opens
     ms_backend_t *backend;           // opened at the first train task
     json_t *platform;                // detected once, with the backend
     char *data_key;                  // canonical text of the cached dataset
@@ -689,7 +690,7 @@ s_child_task(s_child_t *self, const json_t *msg)
     }
     int rc = MS_OK;
     if (!self->backend) {
-        rc = ms_backend_open(&self->backend, self->opts->backend,
+        rc = ms_backend_open(&self->backend, self->backend_name,
                              self->opts->blas_threads, &diag);
         if (rc != MS_OK) {
             ms_diag_format(&diag, reason, sizeof reason);
@@ -795,9 +796,9 @@ done:
 //  The worker's life: announce, then run tasks until the node closes.
 
 static void
-s_child_main(int fd, const ms_worker_options_t *opts)
+s_child_main(int fd, const ms_worker_options_t *opts, const char *backend)
 {
-    s_child_t self = {.fd = fd, .opts = opts};
+    s_child_t self = {.fd = fd, .opts = opts, .backend_name = backend};
     json_t *hello =
         json_pack("{s:s, s:i}", "op", "ready", "pid", (json_int_t) getpid());
     if (!hello || s_frame_send(fd, hello) != MS_OK)
@@ -834,6 +835,7 @@ ms_worker_options_defaults(ms_worker_options_t *opts)
     opts->nice = 10;
     opts->blas_threads = 1;
     opts->backend = "auto";
+    opts->n_gpu_workers = -1;
     opts->checkpoint_dir = "checkpoints";
 }
 
@@ -881,7 +883,7 @@ s_spawn(ms_worker_pool_t *self, int i)
     }
     if (pid == 0) {
         s_child_setup(sv[1], parent, self->opts.nice);
-        s_child_main(sv[1], &self->opts);
+        s_child_main(sv[1], &self->opts, ms_worker_pool_backend(self, i));
         _exit(0);
     }
     close(sv[1]);
@@ -985,6 +987,17 @@ int
 ms_worker_pool_size(const ms_worker_pool_t *self)
 {
     return self->n_workers;
+}
+
+//  --------------------------------------------------------------------------
+//  The backend worker i opens.
+
+const char *
+ms_worker_pool_backend(const ms_worker_pool_t *self, int i)
+{
+    if (self->opts.n_gpu_workers < 0 || i < self->opts.n_gpu_workers)
+        return self->backend;
+    return "cpu";
 }
 
 //  --------------------------------------------------------------------------

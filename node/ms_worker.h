@@ -72,6 +72,9 @@ typedef struct {
     int nice;                   // nice increment in each worker (10)
     int blas_threads;           // BLAS threads per worker (1)
     const char *backend;        // "auto" | "cpu" | "cuda"
+    int n_gpu_workers;          // workers 0..n_gpu_workers-1 open backend,
+                                // the others "cpu"; < 0 = every worker
+                                // opens backend (-1, the default)
     const char *checkpoint_dir; // where <task_id>.ckpt files live
     bool verbose;               // workers log to stderr
 } ms_worker_options_t;
@@ -104,7 +107,8 @@ typedef struct {
 } ms_worker_event_t;
 
 //  Fill opts with the defaults: one worker per online core, nice 10,
-//  1 BLAS thread, backend "auto", checkpoint_dir "checkpoints", quiet.
+//  1 BLAS thread, backend "auto" for every worker (n_gpu_workers -1),
+//  checkpoint_dir "checkpoints", quiet.
 void ms_worker_options_defaults(ms_worker_options_t *opts);
 
 //  Create checkpoint_dir (0700) and fork the workers. opts is copied.
@@ -128,6 +132,11 @@ int ms_worker_pool_idle(const ms_worker_pool_t *self);
 //  The task id (hex) worker i is running, or NULL when it is idle.
 //  Borrowed until the next pool call.
 const char *ms_worker_pool_busy_task(const ms_worker_pool_t *self, int i);
+
+//  The backend worker i opens: opts.backend for the first n_gpu_workers
+//  workers (all when negative), "cpu" for the others. Static or owned
+//  by the pool.
+const char *ms_worker_pool_backend(const ms_worker_pool_t *self, int i);
 
 //  Pid of worker i (for tests and /status).
 int ms_worker_pool_pid(const ms_worker_pool_t *self, int i);

@@ -95,6 +95,56 @@ test_fields(void **state)
         assert_null(strstr(seen.names[i], "calibration"));
 }
 
+//  On the CPU the GPU facts are empty and stay out of the fingerprint (a
+//  CPU fingerprint is what it was before the CUDA backend); a cuda
+//  platform lists them after libc, in order.
+static void
+test_fields_gpu(void **state)
+{
+    (void) state;
+    ms_backend_t *b = ms_backend_cpu_new(1);
+    ms_backend_info_t info;
+    memset(&info, 0x55, sizeof info);
+    assert_int_equal(ms_backend_info(b, &info), MS_OK);
+    assert_string_equal(info.backend, "cpu");
+    assert_string_equal(info.device, "");
+    assert_true(info.memory_bytes == 0 && !info.tf32);
+    assert_int_equal(ms_backend_set_tf32(b, true), MS_ERR_UNSUPPORTED);
+    ms_platform_t p;
+    assert_int_equal(ms_platform_detect(&p, b), MS_OK);
+    assert_string_equal(p.gpu, "");
+    assert_string_equal(p.cublas, "");
+    assert_false(p.tf32);
+    seen_t seen = {0};
+    ms_platform_fields(&p, collect, &seen);
+    assert_int_equal(seen.n, 10);
+    for (int i = 0; i < seen.n; i++) {
+        assert_null(strstr(seen.names[i], "gpu"));
+        assert_null(strstr(seen.names[i], "cu"));
+        assert_null(strstr(seen.names[i], "tf32"));
+    }
+    ms_backend_destroy(&b);
+
+    snprintf(p.backend, sizeof p.backend, "cuda");
+    snprintf(p.gpu, sizeof p.gpu, "NVIDIA H200");
+    snprintf(p.gpu_cc, sizeof p.gpu_cc, "9.0");
+    p.tf32 = true;
+    p.cublas_workspace_bytes = 4 << 20;
+    memset(&seen, 0, sizeof seen);
+    ms_platform_fields(&p, collect, &seen);
+    assert_int_equal(seen.n, 17);
+    assert_string_equal(seen.names[9], "libc");
+    const char *gpu_names[] = {"gpu",
+                               "gpu_cc",
+                               "gpu_driver",
+                               "cuda_runtime",
+                               "cublas",
+                               "tf32",
+                               "cublas_workspace_bytes"};
+    for (int i = 0; i < 7; i++)
+        assert_string_equal(seen.names[10 + i], gpu_names[i]);
+}
+
 int
 main(void)
 {
@@ -102,6 +152,7 @@ main(void)
         cmocka_unit_test(test_detect),
         cmocka_unit_test(test_calibrate),
         cmocka_unit_test(test_fields),
+        cmocka_unit_test(test_fields_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

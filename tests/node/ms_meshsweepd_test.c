@@ -3,7 +3,9 @@
     one line), config file (unknown key or bad boolean names FILE:LINE;
     the command line wins), start-up lines (none twice), SIGTERM gives
     exit 0, a malformed --peer refused at start, an unreachable one
-    warned about once
+    warned about once; the backend: an --backend auto without a usable
+    GPU says so once and why, /api/v1/status reports the split, and
+    gpu_workers values are checked
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
@@ -16,8 +18,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -368,6 +374,192 @@ test_unreachable_peer_warns_once(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  GET path from the API at 127.0.0.1:port into body (size n); returns
+//  the bytes read (headers included), -1 on failure.
+
+static int
+s_http_get(int port, const char *path, char *body, size_t n)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t) port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct timeval tv = {5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (connect(fd, (struct sockaddr *) &sa, sizeof sa) != 0) {
+        close(fd);
+        return -1;
+    }
+    char req[300];
+    int len = snprintf(req, sizeof req,
+                       "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
+    if (write(fd, req, (size_t) len) != len) {
+        close(fd);
+        return -1;
+    }
+    size_t got = 0;
+    ssize_t r;
+    while (got + 1 < n && (r = read(fd, body + got, n - 1 - got)) > 0)
+        got += (size_t) r;
+    body[got] = 0;
+    close(fd);
+    return (int) got;
+}
+
+//  --------------------------------------------------------------------------
+//  --backend auto (from the config file, with gpu_workers = auto) on a
+//  machine or build with no usable GPU: one line on stderr saying why,
+//  every worker on the CPU, and /api/v1/status says the same; with a
+//  GPU, the workers line names it and no fallback line is printed.
+
+static void
+test_backend_auto_fallback_once(void **state)
+{
+    (void) state;
+    char ini[400], dir[400], out_path[400], err_path[400];
+    snprintf(ini, sizeof ini, "%s/gpu.ini", s_root);
+    snprintf(dir, sizeof dir, "%s/data", s_root);
+    snprintf(out_path, sizeof out_path, "%s/daemon.txt", s_root);
+    snprintf(err_path, sizeof err_path, "%s/daemon.err", s_root);
+    FILE *f = fopen(ini, "w");
+    assert_non_null(f);
+    fprintf(f, "backend = auto\ngpu_workers = auto\nworkers = 2\n");
+    fclose(f);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (!freopen(out_path, "w", stdout) || !freopen(err_path, "w", stderr))
+            _exit(99);
+        execl(s_bin, s_bin, "--config", ini, "--data-dir", dir, "--api",
+              "127.0.0.1:0", "--no-beacon", (char *) NULL);
+        _exit(98);
+    }
+    char text[4096] = "";
+    for (int i = 0; i < 500 && !strstr(text, "workers"); i++) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        FILE *o = fopen(out_path, "r");
+        size_t n = o ? fread(text, 1, sizeof text - 1, o) : 0;
+        text[n] = 0;
+        if (o)
+            fclose(o);
+    }
+    const char *api = strstr(text, "http://127.0.0.1:");
+    int port = api ? atoi(api + 17) : 0;
+    char status[16384] = "";
+    int got = port > 0
+                  ? s_http_get(port, "/api/v1/status", status, sizeof status)
+                  : -1;
+    // Let the node run a little: the line must not come again (per task,
+    // per worker or per turn).
+    struct timespec ts = {0, 500 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    int wstatus = 0;
+    assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+    assert_true(WIFEXITED(wstatus));
+    assert_int_equal(WEXITSTATUS(wstatus), 0);
+    char etext[8192] = "";
+    FILE *e = fopen(err_path, "r");
+    assert_non_null(e);
+    size_t en = fread(etext, 1, sizeof etext - 1, e);
+    etext[en] = 0;
+    fclose(e);
+    if (got <= 0)
+        fail_msg("no /status answer (port %d); stdout:\n%s", port, text);
+    int n_note = 0;
+    for (const char *p = etext; (p = strstr(p, "backend auto:")); p++)
+        n_note++;
+    if (strstr(text, "on the GPU")) {
+        // A CUDA build on a GPU machine: no fallback, the GPU on /status.
+        assert_int_equal(n_note, 0);
+        assert_non_null(strstr(status, "\"gpu_backend\":\"cuda\""));
+        return;
+    }
+    if (n_note != 1)
+        fail_msg("the fallback line %d times in:\n%s", n_note, etext);
+    assert_non_null(strstr(etext, "meshsweepd: backend auto: no usable GPU ("));
+    assert_non_null(strstr(etext, "); all 2 workers train on the CPU\n"));
+#ifndef MESHSWEEP_HAVE_CUDA
+    assert_non_null(strstr(etext, "this build has no CUDA backend)"));
+#endif
+    assert_non_null(strstr(text, "2 workers, data dir"));
+    // /status: the split and the same line.
+    const char *b = strstr(status, "\"backend\":{");
+    if (!b)
+        fail_msg("no backend object in /status:\n%s", status);
+    assert_non_null(strstr(b, "\"requested\":\"auto\""));
+    assert_non_null(strstr(b, "\"gpu_workers\":0"));
+    assert_non_null(strstr(b, "\"cpu_workers\":2"));
+    assert_non_null(strstr(b, "\"gpu\":null"));
+    assert_non_null(strstr(b, "\"note\":\"backend auto: no usable GPU"));
+}
+
+//  --------------------------------------------------------------------------
+//  gpu_workers: a bad value (command line or config file), more GPU
+//  workers than workers, or GPU workers with backend cpu: exit 2, one
+//  line naming gpu_workers and the value.
+
+static void
+test_gpu_workers_refused(void **state)
+{
+    (void) state;
+    char out[4096], err[4096];
+    const char *bad[][2] = {{"many", "'many' is not a whole number"},
+                            {"-2", "'-2' is not a whole number"},
+                            {"5000", "'5000' is not a whole number"},
+                            {"3", "3 is more than the node's 2 workers"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *args[] = {s_bin,
+                        "--data-dir",
+                        s_root,
+                        "--workers",
+                        "2",
+                        "--gpu-workers",
+                        (char *) bad[i][0],
+                        "--api",
+                        "127.0.0.1:0",
+                        "--no-beacon",
+                        NULL};
+        assert_int_equal(s_run(args, out, sizeof out, err, sizeof err), 2);
+        assert_int_equal(s_lines(err), 1);
+        if (!strstr(err, "gpu_workers: ") || !strstr(err, bad[i][1]))
+            fail_msg("--gpu-workers %s: '%s' lacks '%s'", bad[i][0], err,
+                     bad[i][1]);
+    }
+    char ini[400];
+    snprintf(ini, sizeof ini, "%s/gpu.ini", s_root);
+    FILE *f = fopen(ini, "w");
+    assert_non_null(f);
+    fprintf(f, "backend = cpu\ngpu_workers = 1\n");
+    fclose(f);
+    char *cpu[] = {s_bin,   "--data-dir",  s_root,        "--config", ini,
+                   "--api", "127.0.0.1:0", "--no-beacon", NULL};
+    assert_int_equal(s_run(cpu, out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(s_lines(err), 1);
+    assert_non_null(strstr(err, "gpu_workers: 1 GPU workers with backend cpu"));
+    f = fopen(ini, "w");
+    assert_non_null(f);
+    fprintf(f, "gpu_workers = all\n");
+    fclose(f);
+    assert_int_equal(s_run(cpu, out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(s_lines(err), 1);
+    assert_non_null(strstr(err, "gpu_workers: 'all' is not a whole number"));
+#ifndef MESHSWEEP_HAVE_CUDA
+    // --backend cuda where it cannot run: refused at start, with why.
+    char *cuda[] = {s_bin,   "--data-dir",  s_root,        "--backend", "cuda",
+                    "--api", "127.0.0.1:0", "--no-beacon", NULL};
+    assert_int_equal(s_run(cuda, out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(s_lines(err), 1);
+    assert_non_null(strstr(err, "this build has no CUDA backend"));
+    assert_non_null(strstr(err, "(use --backend auto or cpu)"));
+#endif
+}
+
+//  --------------------------------------------------------------------------
 //  Temp dir.
 
 static int
@@ -412,6 +604,10 @@ main(void)
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_unreachable_peer_warns_once,
                                         s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_backend_auto_fallback_once,
+                                        s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_gpu_workers_refused, s_setup,
+                                        s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

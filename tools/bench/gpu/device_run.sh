@@ -1,0 +1,93 @@
+#!/bin/bash
+# device_run.sh - the GPU run of issue 6 on the device machine, after
+# prepare.sh here (docs/BENCHMARKS.md "GPU"). Runs from the source root:
+#   tools/bench/gpu/device_run.sh [DEST] [OUTDIR]
+#   DEST    what prepare.sh made (default .gpu)
+#   OUTDIR  results and logs (default $OUT, else /tmp/meshsweep-gpu-run)
+# In order, each under a timeout, the whole under 6 minutes (the benchmark
+# gets what the tests left of 345 s):
+#   1. nvidia-smi's line for the GPU (name, driver, memory), or "no GPU";
+#   2. the core tests labelled gpu/cuda (DEST/tests.txt: NAME BINARY
+#      ARGS...), each with its log, 200 s at most; exit 77 is a skip;
+#   3. tools/bench/gpu/run.sh with DEST/bin/bench_gpu (correctness, speed,
+#      PyTorch, cuBLAS, several networks at once);
+#   4. a short summary, printed last.
+# Without a GPU (no nvidia-smi, or it sees none) it says so, skips the GPU
+# steps (the tests report skips, run.sh reports why), and still ends with
+# the summary: the same script can be tried on any machine.
+set -u
+DEST=${1:-.gpu}
+OUTDIR=${2:-${OUT:-/tmp/meshsweep-gpu-run}}
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../../.." && pwd)
+cd "$ROOT"
+mkdir -p "$OUTDIR"
+DEST=$(cd "$DEST" 2>/dev/null && pwd) || {
+    echo "device_run.sh: $1 not found: run tools/bench/gpu/prepare.sh first" >&2
+    exit 2
+}
+LIB="$DEST/lib"
+if [ ! -d "$LIB" ] && [ -f "$DEST/lib.tar.xz" ]; then
+    LIB=${TMPDIR:-/tmp}/meshsweep-gpu-lib.$$
+    mkdir -p "$LIB" && tar -C "$LIB" --strip-components=1 -xJf \
+        "$DEST/lib.tar.xz" || { echo "device_run.sh: cannot unpack" \
+        "$DEST/lib.tar.xz" >&2; exit 2; }
+fi
+export LD_LIBRARY_PATH="$LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+[ -d /usr/local/cuda/lib64 ] &&
+    LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"
+export MESHSWEEP_DATASETS_DIR="$DEST/data"
+export OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
+export BENCH_GPU_STEP_TIMEOUT=${BENCH_GPU_STEP_TIMEOUT:-120}
+START=$SECONDS
+SUMMARY="$OUTDIR/summary.txt"
+: > "$SUMMARY"
+say() { echo "$*" | tee -a "$SUMMARY"; }
+
+# 1. The GPU
+gpu=0
+if command -v nvidia-smi > /dev/null &&
+    timeout 30 nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap \
+        --format=csv,noheader > "$OUTDIR/nvidia-smi.txt" 2>&1 &&
+    [ -s "$OUTDIR/nvidia-smi.txt" ]; then
+    gpu=1
+    say "gpu: $(head -1 "$OUTDIR/nvidia-smi.txt")"
+else
+    say "gpu: none (no nvidia-smi, or it sees no GPU): GPU steps skipped"
+fi
+
+# 2. The cuda tests
+n_pass=0 n_fail=0 n_skip=0
+while read -r t bin args; do
+    [ -n "$t" ] || continue
+    # shellcheck disable=SC2086 # args are words
+    ( cd "$OUTDIR" && MESHSWEEP_SOURCE_DIR="$ROOT" MESHSWEEP_BUILD_DIR="$DEST" \
+        timeout -k 5 200 "$DEST/bin/$bin" $args ) > "$OUTDIR/test_$t.log" 2>&1
+    rc=$?
+    case $rc in
+    0) n_pass=$((n_pass + 1)); r=passed ;;
+    77) n_skip=$((n_skip + 1)); r="skipped: $(tail -1 "$OUTDIR/test_$t.log")" ;;
+    *) n_fail=$((n_fail + 1)); r="FAILED (rc $rc; log test_$t.log)" ;;
+    esac
+    say "test $t: $r"
+done < "$DEST/tests.txt"
+say "tests: $n_pass passed, $n_fail failed, $n_skip skipped"
+
+# 3. The benchmark (run.sh skips the GPU steps itself when the cuda
+# backend cannot run, and says why)
+PY=python3
+[ $gpu = 1 ] || BENCH_GPU_QUICK=1
+export BENCH_GPU_QUICK=${BENCH_GPU_QUICK:-0}
+LEFT=$((345 - (SECONDS - START)))
+[ $LEFT -lt 90 ] && LEFT=90
+timeout -k 10 $LEFT "$HERE/run.sh" "$DEST/bin/bench_gpu" "$OUTDIR/bench" "$PY" \
+    > "$OUTDIR/bench.log" 2>&1
+say "benchmark: rc $? ($((SECONDS - START)) s so far); raw outputs in $OUTDIR/bench"
+
+# 4. Summary, last
+echo
+echo "==== meshsweep GPU run, $(date -u +%Y-%m-%dT%H:%MZ), $((SECONDS - START)) s"
+cat "$SUMMARY"
+echo
+cat "$OUTDIR/bench/table.md" 2>/dev/null || tail -20 "$OUTDIR/bench.log"
+[ $n_fail = 0 ]
