@@ -489,7 +489,7 @@ s_run_usage(FILE *out)
             "usage: meshsweep run SPEC.yaml [--workers N] [--data-dir DIR] "
             "[--analyze]\n"
             "                     [--format table|csv|json] [--backend "
-            "auto|cpu]\n"
+            "auto|cpu|cuda]\n"
             "                     [--threads N] [--dry-run [--all]] "
             "[--quiet] [--verbose]\n"
             "\n"

@@ -70,7 +70,7 @@ s_train_usage(FILE *out)
             "                       [--hidden-layers N] [--width W] "
             "[--hidden-sizes 100,10]\n"
             "                       [--activation A] [--PARAMETER VALUE]... "
-            "[--backend auto|cpu]\n"
+            "[--backend auto|cpu|cuda]\n"
             "                       [--threads N] [--json] [--quiet]\n"
             "\n"
             "Train one network here: a line per epoch (epoch, train loss, "

@@ -73,6 +73,33 @@ while read -r t bin args; do
 done < "$DEST/tests.txt"
 say "tests: $n_pass passed, $n_fail failed, $n_skip skipped"
 
+# 2b. End to end: the scikit-learn grid (examples/sklearn-grid.yaml, 24
+# networks, 10 epochs each) as `meshsweep run --backend cuda` runs it:
+# an embedded node whose forked workers open the GPU. Every row must be
+# status ok with backend cuda in its platform; the CSV lands in OUTDIR.
+if [ $gpu = 1 ] && [ -x "$DEST/bin/meshsweep" ]; then
+    e2e_start=$SECONDS
+    timeout -k 5 150 "$DEST/bin/meshsweep" run examples/sklearn-grid.yaml \
+        --backend cuda --workers 4 --data-dir "${TMPDIR:-/tmp}/meshsweep-e2e-data.$$" \
+        --format json --quiet > "$OUTDIR/e2e.json" 2> "$OUTDIR/e2e.log"
+    rc=$?
+    summary=$(python3 - "$OUTDIR/e2e.json" <<'PY' 2>&1
+import json, sys
+rows = json.load(open(sys.argv[1]))
+rows = rows.get("results", rows) if isinstance(rows, dict) else rows
+ok = [r for r in rows if r.get("status") == "ok"]
+cuda = [r for r in ok if "cuda" in json.dumps(r.get("platform", ""))]
+acc = sorted(r.get("test_accuracy") or 0 for r in ok)
+spe = sorted(r.get("seconds_per_epoch") or 0 for r in ok)
+med = lambda v: v[len(v) // 2] if v else float("nan")
+print(f"{len(rows)} rows, {len(ok)} ok, {len(cuda)} on cuda, "
+      f"test accuracy median {med(acc):.4f}, s/epoch median {med(spe):.4f}")
+PY
+)
+    say "e2e sweep (meshsweep run --backend cuda): rc $rc in $((SECONDS - e2e_start)) s: $summary"
+    [ $rc = 0 ] || { n_fail=$((n_fail + 1)); tail -5 "$OUTDIR/e2e.log"; }
+fi
+
 # 3. The benchmark (run.sh skips the GPU steps itself when the cuda
 # backend cannot run, and says why)
 PY=python3

@@ -27,22 +27,31 @@ grep -qxF "/$BUILD/" "$(git rev-parse --git-path info/exclude)" 2>/dev/null ||
 mkdir -p "$BUILD"
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMESHSWEEP_CUDA=ON \
     -DCMAKE_CUDA_ARCHITECTURES="80;90" -DMESHSWEEP_WERROR=ON > "$BUILD/prepare-cmake.log"
-# The tests labelled gpu or cuda (a test may be a binary run with
-# arguments: ms_backend_suite_test cuda), and the benchmark.
+# The core test programs first (ctest names a test's command only once
+# its binary exists), then the tests labelled gpu or cuda (a test may be
+# a binary run with arguments: ms_backend_suite_test cuda).
+CORE_TESTS=$(cd tests/core && ls ms_*_test.c | sed 's/\.c$//')
+# shellcheck disable=SC2086 # target names are words
+nice make -C "$BUILD" -j2 bench_gpu meshsweep meshsweepd $CORE_TESTS \
+    > "$BUILD/prepare-make.log"
 ctest --test-dir "$BUILD" -N -L 'gpu|cuda' --show-only=json-v1 \
     > "$BUILD/prepare-tests.json"
 python3 - "$BUILD/prepare-tests.json" > "$BUILD/prepare-tests.txt" <<'PY'
 import json, os, sys
-for t in json.load(open(sys.argv[1])).get("tests", []):
+tests = json.load(open(sys.argv[1])).get("tests", [])
+for t in tests:
     cmd = t.get("command") or []
-    if cmd:
-        print(t["name"], os.path.basename(cmd[0]), *cmd[1:])
+    if not cmd:
+        sys.exit(f"prepare.sh: test {t['name']} has no built command")
+    print(t["name"], os.path.basename(cmd[0]), *cmd[1:])
 PY
 BINS=$(awk '{print $2}' "$BUILD/prepare-tests.txt" | sort -u)
-nice make -C "$BUILD" -j2 bench_gpu $BINS > "$BUILD/prepare-make.log"
+[ -n "$BINS" ] || { echo "prepare.sh: no test labelled gpu or cuda" >&2; exit 1; }
 rm -rf "$DEST"
 mkdir -p "$DEST/bin" "$DEST/lib" "$DEST/data/fashion-mnist"
 cp "$BUILD/tools/bench/bench_gpu" "$DEST/bin/"
+# The programs, for the end-to-end sweep on the GPU (device_run.sh step 3)
+cp "$BUILD/tools/meshsweep" "$BUILD/node/meshsweepd" "$DEST/bin/"
 for b in $BINS; do
     f=$(find "$BUILD/tests" -type f -name "$b" -perm -u+x | head -1)
     [ -n "$f" ] && cp "$f" "$DEST/bin/"
@@ -55,6 +64,7 @@ for b in "$DEST"/bin/*; do ldd "$b"; done | awk '/=> \// {print $1, $3}' |
     sort -u | while read -r name path; do
     case "$name" in
     libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|\
+    libresolv.so*|libnss_*|libutil.so*|libanl.so*|\
     libcuda.so*|libcublas*|libcudart*|libnvidia*|linux-vdso*|libgcc_s.so*|\
     libstdc++.so*) continue ;;
     esac
