@@ -165,6 +165,7 @@
 #include "ms_wire_sign.h"
 #include "ms_worker.h"
 
+#include <czmq.h>
 #include <ini.h>
 #include <sodium.h>
 #include <zmq.h>
@@ -873,6 +874,12 @@ int
 ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
 {
     *out = NULL;
+    // czmq installs its own SIGINT/SIGTERM handlers (they only set
+    // zsys_interrupted, which nothing here reads) the first time a czmq
+    // object is made. A node that opens its mesh later - its first
+    // certificate on SIGHUP - would then ignore SIGTERM: the embedding
+    // program's handlers must stay in force (meshsweepd.c s_on_signal).
+    zsys_handler_set(NULL);
     if (!opts->data_dir || !*opts->data_dir)
         return ms_diag_set(diag, "data_dir", "no data dir given");
     if (opts->retry_cap < 0)

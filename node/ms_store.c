@@ -5627,7 +5627,8 @@ typedef struct {
     uint32_t n_agreeing;   // |S|
     uint32_t slots_wanted; // what the task wants now
     uint32_t n_marks;      // s_vmark_t that follow
-    uint32_t reserved;     // zero
+    uint32_t void_slots;   // slots finished by results that do not count
+                           // (zero in rows of older stores)
     uint8_t median[S_ID];  // producer of the lower median (S_VF_MEDIAN)
 } s_vrow_t;
 
@@ -5845,6 +5846,40 @@ s_vorder_cmp(const ms_verdict_result_t *x, const ms_verdict_result_t *y)
 }
 
 //  --------------------------------------------------------------------------
+//  Slots of a task finished by results that do not count (DESIGN.md
+//  "Verification": a task needs its slots *filled* by counted results): a
+//  slot is done in the lease table once any result finished it, so a slot
+//  whose results are all left out (a quarantined or revoked producer, a
+//  reveal without its commit, a duplicate operator) is never claimed
+//  again. The scheduler looks that many slots further (ms_store_task_slots).
+//  slot_of/fin: the n verdict inputs; other: the slots of the n_other
+//  results that are no verdict input. A pure function of the records.
+
+static uint32_t
+s_void_slots(const uint32_t *slot_of, const ms_verdict_mark_t *fin, size_t n,
+             const uint32_t *other, size_t n_other)
+{
+    uint32_t seen[2 * S_VMAX];
+    uint32_t n_void = 0, n_seen = 0;
+    for (size_t i = 0; i < n + n_other; i++) {
+        bool counted = i < n && fin[i].counted;
+        uint32_t slot = i < n ? slot_of[i] : other[i - n];
+        if (counted)
+            continue;
+        bool dup = false;
+        for (uint32_t j = 0; j < n_seen && !dup; j++)
+            dup = seen[j] == slot;
+        for (size_t j = 0; j < n && !dup; j++)
+            dup = fin[j].counted && slot_of[j] == slot;
+        if (dup)
+            continue;
+        seen[n_seen++] = slot;
+        n_void++;
+    }
+    return n_void;
+}
+
+//  --------------------------------------------------------------------------
 //  Evaluate one task and write its verdict row (see the prose above).
 //  *verdict_out gets the verdict (-1: no counted result, no row kept),
 //  *final_out whether the scheduler is done with the task.
@@ -5883,7 +5918,9 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
     ms_verdict_result_t *res = calloc(S_VMAX, sizeof *res);
     s_vin_t *in = calloc(S_VMAX, sizeof *in);
     ms_verdict_mark_t raw[S_VMAX], fin[S_VMAX];
-    size_t n = 0;
+    uint32_t slot_of[S_VMAX];  // the slot each counted result filled
+    uint32_t other[S_VMAX];    // slots of results left out (no commit, a
+    size_t n = 0, n_other = 0; // revocation cut, ...)
     int status = res && in ? MS_OK : MS_ERR_NOMEM;
     MDB_cursor *cur = NULL;
     if (status == MS_OK) {
@@ -5898,9 +5935,15 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
         if (ck.mv_size != 2 * S_ID + 16 || memcmp(ck.mv_data, task_id, S_ID))
             break;
         const uint8_t *m = cv.mv_data;
-        if (cv.mv_size < S_RM_ROW + 1 || !m[0])
+        if (cv.mv_size < S_RM_ROW + 1)
             continue;
+        if (!m[0]) {
+            if (n_other < S_VMAX)
+                other[n_other++] = s_get_be32(m + S_RM_SLOT);
+            continue;
+        }
         ms_verdict_result_t *r = &res[n];
+        slot_of[n] = s_get_be32(m + S_RM_SLOT);
         const uint8_t *node = (const uint8_t *) ck.mv_data + S_ID;
         memcpy(r->node_id, node, S_ID);
         memcpy(in[n].node, node, S_ID);
@@ -6057,6 +6100,7 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
         row.n_agreeing = out.n_agreeing;
         row.slots_wanted = out.slots_wanted;
         row.n_marks = (uint32_t) n;
+        row.void_slots = s_void_slots(slot_of, fin, n, other, n_other);
         bool final =
             out.verdict == MS_VERDICT_VERIFIED ||
             out.verdict == MS_VERDICT_FAILED ||
@@ -6391,7 +6435,9 @@ ms_store_task_slots(ms_store_t *self, const uint8_t task_id[MS_STORE_ID_BYTES],
         if (rc == 0 && v.mv_size >= sizeof(s_vrow_t)) {
             s_vrow_t hdr;
             memcpy(&hdr, v.mv_data, sizeof hdr);
-            *n_slots = (hdr.flags & S_VF_FINAL) ? 0 : hdr.slots_wanted;
+            *n_slots = (hdr.flags & S_VF_FINAL)
+                           ? 0
+                           : hdr.slots_wanted + hdr.void_slots;
         } else if (rc != 0 && rc != MDB_NOTFOUND)
             status = s_mdb(rc, "get verdict");
     } else if (rc != 0 && rc != MDB_NOTFOUND)

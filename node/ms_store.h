@@ -819,8 +819,11 @@ int ms_store_get_verdict(ms_store_t *self,
                          ms_store_verdict_t *out);
 
 //  The slots of TASK_ID the scheduler may fill now: the verdict's
-//  slots_wanted, or min(verify.replicas, pool operators) before any
-//  result; 0 when the verdict is final. *replicas (may be NULL) gets the
+//  slots_wanted plus the slots finished by results that do not count (a
+//  quarantined or revoked producer, a reveal without its commit: such a
+//  slot stays done in the lease table, so the task looks one slot
+//  further), or min(verify.replicas, pool operators) before any result;
+//  0 when the verdict is final. *replicas (may be NULL) gets the
 //  sweep's verify.replicas (1 when unknown).
 //  Errors: MS_ERR_STORE.
 int ms_store_task_slots(ms_store_t *self,

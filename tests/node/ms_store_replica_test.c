@@ -127,6 +127,12 @@ typedef enum {
     S_COMMIT_LATE,     // a copy (no commit) at seq 1, then commit, reveal
 } s_commit_mode_t;
 
+// Rows carry test metrics (a verdict can count them) when set.
+static bool s_metrics = false;
+// When > 0: the pool's operator count each store is given, and the
+// slots ms_store_task_slots must report once every record is merged.
+static uint32_t s_pool_ops = 0, s_want_slots = 0;
+
 // One test sweep: its id, its single task's id, its sweep record.
 typedef struct {
     uint8_t sweep_id[ID];
@@ -180,8 +186,9 @@ s_result_as(rec_t *r, const sweep_t *s, uint8_t node, uint32_t slot,
     char row[256];
     snprintf(row, sizeof row,
              "{\"status\":\"ok\",\"node\":%u,\"slot\":%u,\"epoch\":%u,"
-             "\"counted\":true,\"val_accuracy\":0.5}",
-             node, slot, epoch);
+             "\"counted\":true,\"val_accuracy\":0.5%s}",
+             node, slot, epoch,
+             s_metrics ? ",\"test_accuracy\":0.9,\"test_loss\":0.3" : "");
     memset(r, 0, sizeof *r);
     memset(r->origin, node, ID);
     ms_store_payload_t p = {.kind = MS_RECORD_RESULT};
@@ -285,6 +292,8 @@ s_merge_in_order(fixture_t *fx, const sweep_t *s, rec_t *const *recs,
                  const int *order, int n, seen_t *seen)
 {
     ms_store_t *store = s_open(fx);
+    if (s_pool_ops)
+        assert_int_equal(ms_store_set_pool_operators(store, s_pool_ops), MS_OK);
     for (int i = 0; i < n; i++) {
         const rec_t *r = recs[order[i]];
         const uint8_t *pl[3] = {r->bytes, r->commit};
@@ -317,6 +326,14 @@ s_merge_in_order(fixture_t *fx, const sweep_t *s, rec_t *const *recs,
         ms_store_results_by_task_all(store, s->task_id, s_collect, seen),
         MS_OK);
     assert_int_equal(seen->n_fill, (int) seen->n_rows);
+    if (s_pool_ops) {
+        uint32_t n_slots = 0;
+        assert_int_equal(ms_store_task_slots(store, s->task_id, &n_slots, NULL),
+                         MS_OK);
+        assert_int_equal(n_slots, s_want_slots);
+        ms_store_destroy(&store); // a pending task has no row to list
+        return;
+    }
     // ms_results: the table by default, extra replicas flagged with ALL.
     ms_hash_t sid;
     memcpy(sid.bytes, s->sweep_id, ID);
@@ -558,6 +575,40 @@ test_commit_reveal(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  A slot finished by a result that does not count is open again
+//  (replicas 2, a pool of 3 operators): 0x11 fills slot 0 with a
+//  committed result, 0x33 finished slot 1 with a copy (no commit: never
+//  counted). The lease table keeps slot 1 done, so the task wants 2
+//  counted results and the scheduler must look at 3 slots; in every
+//  arrival order. With 0x33's result committed the task is verified: no
+//  slot.
+
+static void
+test_void_slot(void **state)
+{
+    fixture_t *fx = *state;
+    s_metrics = true;
+    s_pool_ops = 3;
+    sweep_t s;
+    s_sweep(&s, 2, 11);
+    rec_t res[2];
+    s_result(&res[0], &s, 0x11, 0, 1);
+    s_result_as(&res[1], &s, 0x33, 1, 1, S_COMMIT_NONE);
+    s_want_slots = 3;
+    int one = 0x11;
+    s_every_order(fx, &s, res, 2, &one, 1, NULL, 0);
+
+    s_sweep(&s, 2, 12);
+    s_result(&res[0], &s, 0x11, 0, 1);
+    s_result(&res[1], &s, 0x33, 1, 1);
+    s_want_slots = 0;
+    int both[2] = {0x11, 0x33};
+    s_every_order(fx, &s, res, 2, both, 2, NULL, 0);
+    s_metrics = false;
+    s_pool_ops = 0;
+}
+
+//  --------------------------------------------------------------------------
 //  The commitment binds the node, the nonce and the metrics (status,
 //  accuracies, losses, weights digest) but not the rest of the row, and
 //  is independent of the row's key order and spacing.
@@ -767,6 +818,7 @@ main(void)
         cmocka_unit_test(test_replicas_2),
         cmocka_unit_test(test_replicas_2_per_slot),
         cmocka_unit_test(test_commit_reveal),
+        cmocka_unit_test(test_void_slot),
         cmocka_unit_test(test_commitment),
         cmocka_unit_test(test_big_row),
     };
