@@ -5946,8 +5946,8 @@ s_vorder_cmp(const ms_verdict_result_t *x, const ms_verdict_result_t *y)
 //  --------------------------------------------------------------------------
 //  The re-evaluations of a task (up to S_RVMAX, first by key) into a new
 //  array *out with their verifiers' operators in *ops (caller frees
-//  both). A verifier's record above its revocation cut, or of an
-//  equivocating origin, is left out like its results.
+//  both). A verifier's record above its revocation cut is left out, like
+//  its results (its quarantine is read with the operator).
 
 #define S_RVMAX 256
 
