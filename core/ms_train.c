@@ -976,6 +976,26 @@ ms_trainer_params(const ms_trainer_t *self, int64_t *n_params)
 }
 
 //  --------------------------------------------------------------------------
+//  Layer sizes from the network's layers.
+
+int32_t
+ms_trainer_layer_sizes(const ms_trainer_t *self, uint32_t *sizes, int32_t max)
+{
+    if (!self->mlp)
+        return 0;
+    int32_t n_layers = ms_mlp_n_layers(self->mlp);
+    for (int32_t l = 0; l < n_layers; l++) {
+        int32_t fan_in = 0, fan_out = 0;
+        ms_mlp_layer(self->mlp, l, NULL, NULL, &fan_in, &fan_out);
+        if (l == 0 && max > 0)
+            sizes[0] = (uint32_t) fan_in;
+        if (l + 1 < max)
+            sizes[l + 1] = (uint32_t) fan_out;
+    }
+    return n_layers + 1;
+}
+
+//  --------------------------------------------------------------------------
 //  Evaluate given parameters: uploaded into the gradient block, which is
 //  scratch between minibatches and has the parameters' layout.
 

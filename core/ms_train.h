@@ -122,6 +122,12 @@ int ms_trainer_finish(ms_trainer_t *self, ms_run_result_t *result);
 //  then its bias, for l = 1..L.
 const float *ms_trainer_params(const ms_trainer_t *self, int64_t *n_params);
 
+//  The network's layer sizes (inputs, each hidden width, outputs) into
+//  sizes (up to max entries); returns how many there are (layers + 1;
+//  0 for a noop task). What ms_weights records beside the parameters.
+int32_t ms_trainer_layer_sizes(const ms_trainer_t *self, uint32_t *sizes,
+                               int32_t max);
+
 //  Evaluate given parameters (layout as ms_trainer_params) on a dataset:
 //  mean loss and accuracy. For re-evaluation by a verifier.
 int ms_trainer_evaluate(ms_trainer_t *self, const float *params,

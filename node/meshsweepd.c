@@ -92,6 +92,11 @@
     "  --max-pause-s N     a paused node releases its claims (600)\n"          \
     "  --max-tasks-per-sweep N, --max-dataset-bytes N   pool limits at\n"      \
     "                      submit (1000000 tasks, 4 GiB)\n"                    \
+    "  --reevaluate-fraction F  chance to re-evaluate a result of another\n"   \
+    "                      operator, 0..1 (default 0.05)\n"                    \
+    "  --reeval-timeout-s N  wait for a sampled result's weights (120)\n"      \
+    "  --keep-retention-s N  keep_weights sampled: keep own weights until\n"   \
+    "                      re-evaluated or this long (86400)\n"                \
     "  --help, --version\n"
 
 //  Options as text, with where each came from.
@@ -128,6 +133,9 @@ static s_opt_t s_opts[] = {
     {"max_pause_s", false, NULL, false},
     {"max_tasks_per_sweep", false, NULL, false},
     {"max_dataset_bytes", false, NULL, false},
+    {"reevaluate_fraction", false, NULL, false},
+    {"reeval_timeout_s", false, NULL, false},
+    {"keep_retention_s", false, NULL, false},
 };
 
 //  Static peers (repeatable option): from the command line, else from the
@@ -498,7 +506,34 @@ s_main(int argc, char **argv)
             opts.open_pool = o->value;
         } else if (strcmp(n, "interface") == 0)
             opts.interface = o->value;
-        else if (strcmp(n, "settle_ms") == 0 && strcmp(o->value, "auto") == 0)
+        else if (strcmp(n, "reevaluate_fraction") == 0) {
+            char *end = NULL;
+            errno = 0;
+            double f = strtod(o->value, &end);
+            if (!*o->value || errno || !end || *end || !(f >= 0 && f <= 1)) {
+                char msg[300];
+                snprintf(msg, sizeof msg,
+                         "%s: '%.100s' is not a number in 0..1", n, o->value);
+                return s_usage_error(msg);
+            }
+            opts.reevaluate_fraction = f;
+        } else if (strcmp(n, "reeval_timeout_s") == 0 ||
+                   strcmp(n, "keep_retention_s") == 0) {
+            v = s_int(o->value, INT_MAX);
+            bool timeout = strcmp(n, "reeval_timeout_s") == 0;
+            if (v < (timeout ? 1 : 0)) {
+                char msg[300];
+                snprintf(msg, sizeof msg,
+                         "%s: '%.100s' is not a whole number "
+                         "of %d or more",
+                         n, o->value, timeout ? 1 : 0);
+                return s_usage_error(msg);
+            }
+            if (timeout)
+                opts.reeval_timeout_s = v;
+            else
+                opts.keep_retention_s = v;
+        } else if (strcmp(n, "settle_ms") == 0 && strcmp(o->value, "auto") == 0)
             opts.settle_ms = MS_DEFAULT_SETTLE_MS;
         else if (strcmp(n, "max_tasks_per_sweep") == 0 ||
                  strcmp(n, "max_dataset_bytes") == 0) {

@@ -89,6 +89,15 @@ typedef struct {
     int max_pause_s;             // a paused node releases after this (600)
     int64_t max_tasks_per_sweep; // pool limit at submit (1000000)
     int64_t max_dataset_bytes;   // pool limit at submit (4 GiB)
+    // Re-evaluation and kept weights (docs/VERIFICATION.md "Re-evaluation")
+    double reevaluate_fraction; // chance that this node re-evaluates a
+                                // result of another operator, 0..1 (0.05)
+    int reeval_timeout_s;       // a sampled result's weights are waited
+                                // for this long, then the re-evaluation
+                                // is published failed (120)
+    int keep_retention_s;       // keep_weights sampled: own weights are
+                                // kept until re-evaluated or this long
+                                // (86400)
 } ms_node_options_t;
 
 // The first four are also in ms_mesh.h (same values; whichever comes
@@ -111,6 +120,9 @@ typedef struct {
 #define MS_DEFAULT_MAX_PAUSE_S 600     // then release claims
 #define MS_DEFAULT_MAX_TASKS_PER_SWEEP 1000000
 #define MS_DEFAULT_MAX_DATASET_BYTES ((int64_t) 4 << 30) // 4 GiB
+#define MS_DEFAULT_REEVALUATE_FRACTION 0.05              // DESIGN.md "Defaults"
+#define MS_DEFAULT_REEVAL_TIMEOUT_S 120                  // weights waited for
+#define MS_DEFAULT_KEEP_RETENTION_S 86400                // sampled weights kept
 
 //  Fill opts with the defaults: data_dir "meshsweep-data", n_workers 0
 //  (one per online core), backend "auto", gpu_workers auto, blas_threads

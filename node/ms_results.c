@@ -150,9 +150,10 @@ s_overlay(s_walk_t *walk, json_t *row, bool extra)
          t = strtok_r(NULL, ",", &save))
         json_array_append_new(ops, json_string(t));
     json_object_set_new(row, "verdict_operators", ops);
+    // An extra replica in S counts too: with one slot, the results that
+    // verified a disputed task (re-evaluation) fill slots past replicas.
     if (walk->flags & MS_RESULTS_VERIFIED)
-        return v->verdict == MS_VERDICT_VERIFIED && mark && mark->agrees &&
-               !extra;
+        return v->verdict == MS_VERDICT_VERIFIED && mark && mark->agrees;
     return true;
 }
 
@@ -272,7 +273,8 @@ s_walk_task(void *arg, const ms_store_task_t *task)
     if (task->state == MS_TASK_DONE && walk->task_rows)
         rc = ms_store_results_by_task_all(walk->store, task->task_id,
                                           s_walk_replica, walk);
-    else if (task->state == MS_TASK_DONE && walk->all)
+    else if (task->state == MS_TASK_DONE &&
+             (walk->all || (walk->flags & MS_RESULTS_VERIFIED)))
         rc = ms_store_results_by_task_all(walk->store, task->task_id,
                                           s_walk_replica, walk);
     else if (task->state == MS_TASK_DONE)

@@ -62,8 +62,9 @@ int ms_results_page_all(ms_store_t *store, const ms_hash_t *sweep_id, bool all,
 #define MS_RESULTS_ALL 1u // extra replicas too (as the _all variants)
 #define MS_RESULTS_VERIFIED                                                    \
     2u // only verified rows: rows of verified tasks
-       // whose result is in the agreeing set (with
-       // replicas 1, `accepted` is not verified)
+       // whose result is in the agreeing set, extra
+       // replicas included (with replicas 1,
+       // `accepted` is not verified)
 #define MS_RESULTS_BY_TASK                                                     \
     4u // one row per task: the lower-median counted
        // result, with "operators" (the operators

@@ -99,6 +99,7 @@
 #define S_SCHEMA 1u
 #define S_MAX_GROWS 48 // doublings tried for one batch
 #define S_VC_MAX 4096  // changed verdicts queued for the node's events
+#define S_NR_MAX 4096  // new ok results queued for re-evaluation sampling
 
 // File system magics refused for the store (statfs f_type).
 #define S_FS_NFS 0x6969u
@@ -229,6 +230,11 @@ struct ms_store {
     MDB_dbi db_operators;      //
     MDB_dbi db_sweep_verify;   //
     bool has_verdicts;         // those exist (an old store read-only: no)
+    MDB_dbi db_reevals;        // re-evaluations: see "Verdicts in the store"
+    bool has_reevals;          // db_reevals exists (old read-only: no)
+    pthread_mutex_t nr_mu;     // guards the new-result queue
+    ms_store_new_result_t *nr; // S_NR_MAX results applied, for sampling
+    size_t nr_n;               // entries in nr
     uint32_t n_pool_operators; // verdicts; writer thread only
     int v_depth;               // writer thread only: quarantine re-derive
     pthread_mutex_t vc_mu;     // guards the changed-verdict queue
@@ -1407,6 +1413,15 @@ s_open_dbs(ms_store_t *self, const char *dir, ms_diag_t *diag)
                                     vdbs[i].name, mdb_strerror(rc));
         }
     }
+    // Re-evaluations (optional when an older store is read).
+    rc = mdb_dbi_open(txn, "reevals", flags, &self->db_reevals);
+    self->has_reevals = rc == 0;
+    if (rc != 0 && !(rc == MDB_NOTFOUND && self->read_only)) {
+        mdb_txn_abort(txn);
+        return ms_diag_set_code(diag, MS_ERR_STORE, dir,
+                                "cannot open database 'reevals': %s",
+                                mdb_strerror(rc));
+    }
     // Commits (commit then reveal; optional when an older store is read).
     rc = mdb_dbi_open(txn, "commits", flags, &self->db_commits);
     self->has_commits = rc == 0;
@@ -1561,6 +1576,8 @@ ms_store_open(ms_store_t **out, const char *dir, const ms_store_options_t *opts,
         return ms_diag_set_code(diag, MS_ERR_NOMEM, dir, "out of memory");
     }
     pthread_mutex_init(&self->vc_mu, NULL);
+    pthread_mutex_init(&self->nr_mu, NULL);
+    self->nr = calloc(S_NR_MAX, sizeof *self->nr);
     pthread_mutex_init(&self->role_mu, NULL);
     pthread_mutex_init(&self->gate_mu, NULL);
     pthread_cond_init(&self->gate_cv, NULL);
@@ -1643,9 +1660,11 @@ ms_store_destroy(ms_store_t **self_p)
     pthread_cond_destroy(&self->gate_cv);
     pthread_mutex_destroy(&self->gate_mu);
     pthread_mutex_destroy(&self->vc_mu);
+    pthread_mutex_destroy(&self->nr_mu);
     pthread_mutex_destroy(&self->role_mu);
     free(self->no_submit);
     free(self->vc_ids);
+    free(self->nr);
     free(self);
     *self_p = NULL;
 }
@@ -2653,6 +2672,8 @@ s_is_equivocator(ms_store_t *self, MDB_txn *txn, const uint8_t *node,
     return rc == 0;
 }
 
+static void s_new_result_note(ms_store_t *self, const uint8_t *task_id,
+                              const uint8_t *key, const uint8_t *hash);
 static int s_verdict_derive(ms_store_t *self, MDB_txn *txn,
                             const uint8_t *task_id_in, int *verdict_out,
                             bool *final_out);
@@ -3123,6 +3144,16 @@ s_apply_claim(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
 // incarnation exists) || record hash (32) || slot (u32 BE) || epoch (u32
 // BE) || row + NUL.
 // place: S_PLACE_* (what s_results_rank last decided for a counted one).
+//  A re-evaluation (reevals db: task || verifier record key -> this).
+//  Native endianness: local.
+typedef struct {
+    uint8_t target[S_ID];      // record hash of the result re-evaluated
+    uint8_t record_hash[S_ID]; // of the re-evaluation record (order ties)
+    uint8_t failed;            // could not recompute (no metrics)
+    uint8_t pad[7];
+    double test_accuracy, test_loss, val_accuracy, val_loss;
+} s_reeval_val_t;
+
 #define S_RM_HASH 4
 #define S_RM_SLOT 36
 #define S_RM_EPOCH 40
@@ -3589,8 +3620,66 @@ s_apply_result(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     s_put_be32(m + S_RM_EPOCH, p->u.result.epoch);
     memcpy(m + S_RM_ROW, p->u.result.row_json, row_len);
     m[S_RM_ROW + row_len] = 0;
+    if (p->u.result.status == MS_RESULT_STATUS_OK)
+        s_new_result_note(self, p->u.result.task_id, key, hash);
     rc = s_results_recount(self, txn, mk);
     return rc == MS_OK ? s_task_derive(self, txn, p->u.result.task_id) : rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Queue a new ok result for the node's re-evaluation sampling (bounded:
+//  when full the oldest is dropped; a result missed here is simply not
+//  sampled by this node).
+
+static void
+s_new_result_note(ms_store_t *self, const uint8_t *task_id, const uint8_t *key,
+                  const uint8_t *hash)
+{
+    if (!self->nr)
+        return;
+    pthread_mutex_lock(&self->nr_mu);
+    if (self->nr_n == S_NR_MAX) {
+        memmove(self->nr, self->nr + 1, (S_NR_MAX - 1) * sizeof *self->nr);
+        self->nr_n--;
+    }
+    ms_store_new_result_t *e = &self->nr[self->nr_n++];
+    memcpy(e->task_id, task_id, S_ID);
+    memcpy(e->node_id, key, S_ID);
+    memcpy(e->record_hash, hash, S_ID);
+    pthread_mutex_unlock(&self->nr_mu);
+}
+
+//  --------------------------------------------------------------------------
+//  Apply a re-evaluation record: keep it by (task, verifier record key),
+//  then evaluate the task again (the verdict reads every re-evaluation of
+//  the task; see "Verdicts in the store").
+
+static int
+s_apply_reeval(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
+               const uint8_t *hash, const ms_store_payload_t *p)
+{
+    if (!self->has_reevals)
+        return MS_OK;
+    const ms_wire_reevaluation_t *r = &p->u.reeval;
+    uint8_t rk[S_ID + S_KEY];
+    memcpy(rk, r->task_id, S_ID);
+    memcpy(rk + S_ID, key, S_KEY); // verifier || incarnation || seq
+    s_reeval_val_t rv;
+    memset(&rv, 0, sizeof rv);
+    memcpy(rv.target, r->target, S_ID);
+    memcpy(rv.record_hash, hash, S_ID);
+    rv.failed = r->status != MS_WIRE_REEVAL_OK;
+    rv.test_accuracy = r->test_accuracy;
+    rv.test_loss = r->test_loss;
+    rv.val_accuracy = r->val_accuracy;
+    rv.val_loss = r->val_loss;
+    MDB_val k = {sizeof rk, rk}, v = {sizeof rv, &rv};
+    int rc = mdb_put(txn, self->db_reevals, &k, &v, MDB_NOOVERWRITE);
+    if (rc == MDB_KEYEXIST)
+        return MS_OK;
+    if (rc != 0)
+        return s_mdb(rc, "put reeval");
+    return s_task_derive(self, txn, r->task_id);
 }
 
 //  --------------------------------------------------------------------------
@@ -3905,6 +3994,11 @@ s_apply(ms_store_t *self, MDB_txn *txn, const uint8_t key[S_KEY], uint32_t kind,
         return s_apply_failure(self, txn, key, p);
     case MS_RECORD_COMMIT:
         return self->has_commits ? s_apply_commit(self, txn, key, p) : MS_OK;
+    case MS_RECORD_REEVALUATION: {
+        uint8_t hash[32];
+        s_rec_hash(key, kind, payload, len, hash);
+        return s_apply_reeval(self, txn, key, hash, p);
+    }
     default:
         return MS_OK;
     }
@@ -5608,8 +5702,13 @@ ms_store_results_digest(ms_store_t *self, uint8_t digest[32])
     "Record log", commit): with replicas >= 2 a result without a matching
     earlier commit of its node never reaches the verdict.
 
-    Not done: re-evaluation records (an input ms_verdict takes; their
-    records come with the re-evaluation work).
+    Re-evaluations (REEVALUATION records, docs/VERIFICATION.md
+    "Re-evaluation") are kept in reevals (task || verifier record key ->
+    s_reeval_val_t) and passed to every evaluation of the task, the
+    revision's prefixes included (a re-evaluation whose target is not in
+    a prefix yet has no target there). Their verifiers' operators and
+    quarantine are read like the producers'. A new ok result is also
+    queued (ms_store_new_results) for the node's own sampling.
     =========================================================================
 */
 
@@ -5880,6 +5979,87 @@ s_void_slots(const uint32_t *slot_of, const ms_verdict_mark_t *fin, size_t n,
 }
 
 //  --------------------------------------------------------------------------
+//  The re-evaluations of a task (up to S_RVMAX, first by key) into a new
+//  array *out with their verifiers' operators in *ops (caller frees
+//  both). A verifier's record above its revocation cut is left out, like
+//  its results (its quarantine is read with the operator).
+
+#define S_RVMAX 256
+
+static int
+s_reevals_load(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id,
+               ms_verdict_reeval_t **out, s_vin_t **ops, size_t *n_out)
+{
+    *out = NULL;
+    *ops = NULL;
+    *n_out = 0;
+    if (!self->has_reevals)
+        return MS_OK;
+    ms_verdict_reeval_t *e = calloc(S_RVMAX, sizeof *e);
+    s_vin_t *in = calloc(S_RVMAX, sizeof *in);
+    MDB_cursor *cur = NULL;
+    int status = e && in ? MS_OK : MS_ERR_NOMEM;
+    int rc = MDB_NOTFOUND;
+    if (status == MS_OK) {
+        rc = mdb_cursor_open(txn, self->db_reevals, &cur);
+        if (rc != 0)
+            status = s_mdb(rc, "cursor reevals");
+    }
+    size_t n = 0;
+    MDB_val k = {S_ID, (void *) task_id}, v;
+    for (rc = status == MS_OK ? mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE)
+                              : MDB_NOTFOUND;
+         rc == 0 && n < S_RVMAX; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != S_ID + S_KEY || memcmp(k.mv_data, task_id, S_ID))
+            break;
+        if (v.mv_size != sizeof(s_reeval_val_t))
+            continue;
+        const uint8_t *rkey = (const uint8_t *) k.mv_data + S_ID;
+        int kst = MS_OK;
+        bool counts = s_key_counts(self, txn, rkey, &kst);
+        if (kst != MS_OK) {
+            status = kst;
+            break;
+        }
+        if (!counts)
+            continue;
+        s_reeval_val_t rv;
+        memcpy(&rv, v.mv_data, sizeof rv);
+        ms_verdict_reeval_t *x = &e[n];
+        memcpy(x->target, rv.target, S_ID);
+        memcpy(x->verifier_node, rkey, S_ID);
+        memcpy(in[n].node, rkey, S_ID);
+        x->seq = s_get_be64(rkey + S_ID + 8);
+        memcpy(x->record_hash, rv.record_hash, S_ID);
+        x->failed = rv.failed != 0;
+        x->test_accuracy = rv.test_accuracy;
+        x->test_loss = rv.test_loss;
+        n++;
+    }
+    if (cur)
+        mdb_cursor_close(cur);
+    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND && n < S_RVMAX)
+        status = s_mdb(rc, "cursor reevals");
+    for (size_t i = 0; status == MS_OK && i < n; i++) {
+        status = s_operator_of(self, txn, in[i].node, in[i].op);
+        e[i].verifier_operator = in[i].op;
+        s_vnode_t vn;
+        if (status == MS_OK)
+            status = s_vnode_get(self, txn, in[i].node, &vn);
+        e[i].quarantined = vn.quarantined != 0;
+    }
+    if (status != MS_OK) {
+        free(e);
+        free(in);
+        return status;
+    }
+    *out = e;
+    *ops = in;
+    *n_out = n;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
 //  Evaluate one task and write its verdict row (see the prose above).
 //  *verdict_out gets the verdict (-1: no counted result, no row kept),
 //  *final_out whether the scheduler is done with the task.
@@ -6002,6 +6182,20 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
 
     ms_verdict_outcome_t out_raw, out;
     ms_verdict_revision_t rev = {MS_VERDICT_PENDING, 0};
+    ms_verdict_reeval_t *rv = NULL, *rv_nq = NULL;
+    s_vin_t *rv_ops = NULL;
+    size_t n_rv = 0;
+    if (status == MS_OK && n > 0)
+        status = s_reevals_load(self, txn, task_id, &rv, &rv_ops, &n_rv);
+    if (status == MS_OK && n_rv > 0) {
+        rv_nq = calloc(n_rv, sizeof *rv_nq);
+        if (!rv_nq)
+            status = MS_ERR_NOMEM;
+        for (size_t i = 0; rv_nq && i < n_rv; i++) {
+            rv_nq[i] = rv[i];
+            rv_nq[i].quarantined = false;
+        }
+    }
     if (status == MS_OK && n > 0) {
         ms_verdict_result_t *nq = calloc(n, sizeof *nq);
         size_t *ord = calloc(n, sizeof *ord);
@@ -6013,10 +6207,10 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
             ord[i] = i;
         }
         if (status == MS_OK)
-            status = ms_verdict_evaluate(&params, nq, n, NULL, 0, &out_raw, raw,
-                                         NULL, NULL);
+            status = ms_verdict_evaluate(&params, nq, n, rv_nq, n_rv, &out_raw,
+                                         raw, NULL, NULL);
         if (status == MS_OK)
-            status = ms_verdict_evaluate(&params, res, n, NULL, 0, &out, fin,
+            status = ms_verdict_evaluate(&params, res, n, rv, n_rv, &out, fin,
                                          NULL, NULL);
         // Revision: replay in canonical order.
         if (status == MS_OK) {
@@ -6035,7 +6229,7 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
                 if (j + 1 == n)
                     o = out;
                 else
-                    status = ms_verdict_evaluate(&params, pre, j + 1, NULL, 0,
+                    status = ms_verdict_evaluate(&params, pre, j + 1, rv, n_rv,
                                                  &o, NULL, NULL, NULL);
                 if (status == MS_OK)
                     ms_verdict_revise(&rev, o.verdict);
@@ -6046,6 +6240,9 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
         if (status == MS_ERR_INVALID) // bad stored params: defaults
             status = MS_OK, n = 0;
     }
+    free(rv);
+    free(rv_nq);
+    free(rv_ops);
 
     // Tally by difference: old raw flags out, new ones in.
     uint8_t flipped[2 * S_VMAX][S_ID];
@@ -6613,4 +6810,63 @@ ms_store_verdict_changes(ms_store_t *self, uint8_t (*out)[MS_STORE_ID_BYTES],
     }
     pthread_mutex_unlock(&self->vc_mu);
     return n;
+}
+
+//  --------------------------------------------------------------------------
+//  Take the queued new results.
+
+size_t
+ms_store_new_results(ms_store_t *self, ms_store_new_result_t *out, size_t max)
+{
+    pthread_mutex_lock(&self->nr_mu);
+    size_t n = self->nr_n < max ? self->nr_n : max;
+    if (n > 0) {
+        memcpy(out, self->nr, n * sizeof *out);
+        memmove(self->nr, self->nr + n, (self->nr_n - n) * sizeof *out);
+        self->nr_n -= n;
+    }
+    pthread_mutex_unlock(&self->nr_mu);
+    return n;
+}
+
+//  --------------------------------------------------------------------------
+//  Re-evaluations of one target.
+
+int
+ms_store_reevals_of(ms_store_t *self, const uint8_t task_id[MS_STORE_ID_BYTES],
+                    const uint8_t target[MS_STORE_ID_BYTES],
+                    const uint8_t verifier[MS_STORE_ID_BYTES], uint32_t *n,
+                    bool *by_verifier)
+{
+    *n = 0;
+    if (by_verifier)
+        *by_verifier = false;
+    if (!self->has_reevals)
+        return MS_OK;
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    MDB_cursor *cur;
+    rc = mdb_cursor_open(txn, self->db_reevals, &cur);
+    if (rc != 0) {
+        s_read_end(self, txn);
+        return s_mdb(rc, "cursor reevals");
+    }
+    MDB_val k = {S_ID, (void *) task_id}, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != S_ID + S_KEY || memcmp(k.mv_data, task_id, S_ID))
+            break;
+        if (v.mv_size != sizeof(s_reeval_val_t) ||
+            memcmp(v.mv_data, target, S_ID) != 0)
+            continue;
+        (*n)++;
+        if (by_verifier && verifier &&
+            memcmp((const uint8_t *) k.mv_data + S_ID, verifier, S_ID) == 0)
+            *by_verifier = true;
+    }
+    mdb_cursor_close(cur);
+    s_read_end(self, txn);
+    return rc == 0 || rc == MDB_NOTFOUND ? MS_OK : s_mdb(rc, "cursor reevals");
 }

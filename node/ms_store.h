@@ -878,6 +878,31 @@ int ms_store_commit_operators(ms_store_t *self,
                               const uint8_t node_id[MS_STORE_ID_BYTES],
                               uint32_t *n_operators, bool *has_own);
 
+//  A result applied with status ok (ms_store_new_results).
+typedef struct {
+    uint8_t task_id[MS_STORE_ID_BYTES];
+    uint8_t node_id[MS_STORE_ID_BYTES];     // its producer (the origin)
+    uint8_t record_hash[MS_STORE_ID_BYTES]; // what a re-evaluation targets
+} ms_store_new_result_t;
+
+//  Take up to MAX results with status ok applied by this store since the
+//  last call, own ones included, oldest first (a bounded queue of 4096:
+//  when more arrived the oldest were dropped). What the node samples for
+//  re-evaluation (docs/VERIFICATION.md "Re-evaluation"). Returns how
+//  many were written. Thread: any.
+size_t ms_store_new_results(ms_store_t *self, ms_store_new_result_t *out,
+                            size_t max);
+
+//  Count the stored re-evaluations of the result whose record hash is
+//  TARGET (task TASK_ID) into *n, and in *by_verifier (may be NULL)
+//  whether node VERIFIER (may be NULL) published one. One read txn.
+//  Errors: MS_ERR_STORE.
+int ms_store_reevals_of(ms_store_t *self,
+                        const uint8_t task_id[MS_STORE_ID_BYTES],
+                        const uint8_t target[MS_STORE_ID_BYTES],
+                        const uint8_t verifier[MS_STORE_ID_BYTES], uint32_t *n,
+                        bool *by_verifier);
+
 //  Take up to MAX task ids whose verdict or revision changed in commits
 //  of this process since the last call (a bounded queue: when more
 //  changed than it holds, the oldest are dropped and counted in

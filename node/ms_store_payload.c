@@ -163,6 +163,9 @@ ms_store_payload_encode(const ms_store_payload_t *p, uint8_t **out, size_t *len)
         free(row);
         break;
     }
+    case MS_RECORD_REEVALUATION:
+        rc = ms_wire_encode_reevaluation(&p->u.reeval, out, len);
+        break;
     case MS_RECORD_FAILURE: {
         if (p->u.failure.failure_class > MS_FAILURE_CLASS_TASK)
             return MS_ERR_INVALID;
@@ -687,6 +690,8 @@ s_decode(s_decoded_t *d, uint32_t kind, const uint8_t *data, size_t len)
         p->u.failure.reason = w->reason ? w->reason : "";
         return MS_OK;
     }
+    case MS_RECORD_REEVALUATION:
+        return s_wire_rc(ms_wire_decode_reevaluation(data, len, &p->u.reeval));
     default:
         return MS_ERR_UNSUPPORTED;
     }
@@ -700,7 +705,7 @@ ms_store_payload_decode(uint32_t kind, const uint8_t *data, size_t len,
                         ms_store_payload_t **out)
 {
     *out = NULL;
-    if (kind < MS_RECORD_SWEEP || kind > MS_RECORD_FAILURE)
+    if (kind < MS_RECORD_SWEEP || kind > MS_RECORD_REEVALUATION)
         return MS_ERR_UNSUPPORTED;
     if (!data && len)
         return MS_ERR_INVALID;

@@ -30,6 +30,9 @@
     - commit (commit then reveal, DESIGN.md "Verification"): task, slot,
       epoch and the 32-byte commitment of ms_store_payload_commitment; the
       result that reveals it carries the nonce.
+    - reevaluation (DESIGN.md "Verification"): the wire value as it is
+      (ms_wire_reevaluation_t: task, target record hash, status, the
+      recomputed metrics, a reason when it failed).
     - epoch 0 in a claim, release, commit, result or failure is encoded as 1
    (the wire refuses 0).
 
@@ -141,6 +144,7 @@ typedef struct {
             uint32_t slot;          // the slot it was run for
             uint32_t epoch;         // the claim epoch (0 encodes as 1)
         } failure;
+        ms_wire_reevaluation_t reeval; // MS_RECORD_REEVALUATION
     } u;
 } ms_store_payload_t;
 

@@ -97,16 +97,35 @@
        side (two liars at 0.85, two honest nodes at 0.90: m = 0.85), so a
        strike from a task without a majority could hit honest nodes. A
        majority S makes the honest value win before anyone is struck.
-   10. Re-evaluations (one slot: "accepted until a re-evaluation by
+   10. Re-evaluations (DESIGN.md: "accepted until a re-evaluation by
        another operator agrees"). A re-evaluation names its target by
        record_hash. It counts when the target is a counted ok result,
        the verifier's operator differs from the target's, the verifier
        is not quarantined and its metrics are well formed (same checks
-       as 1); one per (target, verifier operator), the first by order.
-       It agrees when the recomputed metrics are within tolerance of the
-       published ones (as in 5, with the published values in place of
-       m). Only the n == 1 case reads them; with two or more operators
-       the replicas decide and re-evaluations are reported only.
+       as 1; a `failed` one, whose verifier could not recompute, has no
+       metrics to check); one per (target, verifier operator), the first
+       by order. It agrees when the recomputed metrics are within
+       tolerance of the published ones (as in 5, with the published
+       values in place of m); a failed one disagrees. They are weighed
+       before the median, per result: a(r) agreeing, d(r) disagreeing.
+       - n == 1: verified when a > d, disputed when d >= a > 0 or d > 0
+         (one more slot opens), accepted with none.
+       - n >= 2: a result with d > a is `refuted`: still counted (n and
+         the majority include it, so it cannot shrink what "majority"
+         means) but left out of the median and of S. A lone verifier can
+         so cost an honest result its place in S (not a strike): the
+         task opens one more slot and the replicas decide; it is why
+         refuting needs d > a, so one honest re-evaluation cancels one
+         dishonest one.
+       - Strike (the rule of 9 with re-evaluations in place of S): a
+         result is struck when two or more counted re-evaluations (hence
+         two or more other operators) recomputed metrics more than 3
+         tolerances from its published ones, and they outnumber those
+         that agree. Failed re-evaluations never strike (a producer may
+         just be offline), and one verifier alone never strikes. A
+         result earns at most one strike, by either rule.
+       Re-evaluation proves that the weights give the published metrics;
+       it does not prove how they were trained.
 
     Across tasks (ms_verdict_evaluate_all)
     --------------------------------------
@@ -128,9 +147,7 @@
     verdict changes; the caller emits the change as an event.
 
     Not done here: commit-then-reveal, choosing what to re-evaluate, and
-    keep_weights are the node's business; re-evaluations do not strike
-    (a made-up result with one slot is disputed, gets a second and a
-    third slot, and is struck by the replicas like any other).
+    keep_weights are the node's business.
 */
 #include "ms_verdict.h"
 
@@ -150,6 +167,9 @@ typedef struct {
     bool counted;                 // one per operator
     bool candidate;               // within tolerance (or non-ok status)
     bool in_s;                    // in the agreeing set
+    uint32_t n_for;               // counted re-evaluations that agree
+    uint32_t n_against;           // that disagree (failed included)
+    uint32_t n_against3;          // that are > 3 tolerances off
 } s_item_t;
 
 //  One input re-evaluation during an evaluation.
@@ -445,10 +465,97 @@ s_evaluate(const ms_verdict_params_t *p, const ms_verdict_result_t *results,
     }
     out->n_operators = (uint32_t) n;
 
-    //  4. The lower median of the counted ok results.
+    //  10. Re-evaluations: refusal, target lookup, one per operator.
+    for (size_t k = 0; k < n_reevals; k++) {
+        s_reeval_item_t *ri = &ritems[k];
+        ri->e = &reevals[k];
+        assert(ri->e->verifier_operator);
+        ri->role = MS_VERDICT_REEVAL_NO_TARGET;
+        int bad = ri->e->failed
+                      ? -1
+                      : s_bad_metrics(ri->e->test_accuracy, ri->e->test_loss,
+                                      p->regression);
+        if (ri->e->verifier_operator[0] == '\0')
+            ri->role = MS_VERDICT_REEVAL_REFUSED_OPERATOR;
+        else if (bad == 0)
+            ri->role = MS_VERDICT_REEVAL_REFUSED_METRIC;
+        else if (bad == 1)
+            ri->role = MS_VERDICT_REEVAL_REFUSED_RANGE;
+        else if (excluded(arg, ri->e->verifier_node, ri->e->quarantined))
+            ri->role = MS_VERDICT_REEVAL_EXCLUDED;
+        if (ri->role != MS_VERDICT_REEVAL_NO_TARGET)
+            continue;
+        //  The target: the first counted ok result (in order) with that
+        //  record hash (record hashes are unique in practice; the order
+        //  keeps a forged collision deterministic).
+        const s_item_t *target = NULL;
+        for (size_t j = 0; j < n; j++) {
+            const s_item_t *it = order[j];
+            if (it->r->status == MS_RUN_OK &&
+                memcmp(it->r->record_hash, ri->e->target,
+                       MS_VERDICT_ID_BYTES) == 0 &&
+                (!target || s_cmp_order(it->r, target->r) < 0))
+                target = it;
+        }
+        if (!target)
+            continue;
+        ri->target = target;
+        ri->role = strcmp(target->r->operator_name,
+                          ri->e->verifier_operator) == 0
+                       ? MS_VERDICT_REEVAL_SELF
+                       : MS_VERDICT_REEVAL_AGREES; // decided below
+    }
+    //  Sort a copy to find the first per (target, verifier operator).
+    size_t n_rv = 0;
+    for (size_t k = 0; k < n_reevals; k++)
+        if (ritems[k].role == MS_VERDICT_REEVAL_AGREES)
+            rsorted[n_rv++] = ritems[k];
+    if (n_rv > 0)
+        qsort(rsorted, n_rv, sizeof *rsorted, s_cmp_reeval);
+    for (size_t k = 0; k < n_rv; k++) {
+        s_reeval_item_t *ri = &ritems[rsorted[k].e - reevals];
+        s_item_t *tgt = (s_item_t *) ri->target;
+        bool dup = k > 0 &&
+                   memcmp(rsorted[k].e->target, rsorted[k - 1].e->target,
+                          MS_VERDICT_ID_BYTES) == 0 &&
+                   strcmp(rsorted[k].e->verifier_operator,
+                          rsorted[k - 1].e->verifier_operator) == 0;
+        if (dup) {
+            ri->role = MS_VERDICT_REEVAL_DUPLICATE;
+            continue;
+        }
+        const ms_verdict_result_t *t = tgt->r;
+        bool agrees = !ri->e->failed &&
+                      s_within(p, ri->e->test_accuracy, ri->e->test_loss,
+                               t->test_accuracy, t->test_loss, 1.0);
+        ri->role = agrees          ? MS_VERDICT_REEVAL_AGREES
+                   : ri->e->failed ? MS_VERDICT_REEVAL_FAILED
+                                   : MS_VERDICT_REEVAL_DISAGREES;
+        if (agrees) {
+            out->n_reevals_agreeing++;
+            tgt->n_for++;
+        } else {
+            out->n_reevals_disagreeing++;
+            tgt->n_against++;
+            if (!ri->e->failed &&
+                !s_within(p, ri->e->test_accuracy, ri->e->test_loss,
+                          t->test_accuracy, t->test_loss, 3.0))
+                tgt->n_against3++;
+        }
+    }
+    //  With two or more operators, a result more re-evaluations disagree
+    //  with than agree leaves the median and S (see 10).
+    for (size_t j = 0; n >= 2 && j < n; j++)
+        if (order[j]->n_against > order[j]->n_for) {
+            order[j]->role = MS_VERDICT_ROLE_REFUTED;
+            out->n_refuted++;
+        }
+
+    //  4. The lower median of the counted ok results (not refuted).
     size_t n_ok = 0;
     for (size_t j = 0; j < n; j++)
-        if (order[j]->r->status == MS_RUN_OK)
+        if (order[j]->r->status == MS_RUN_OK &&
+            order[j]->role != MS_VERDICT_ROLE_REFUTED)
             view[n_ok++] = order[j];
     double m = NAN, loss_m = NAN;
     if (n_ok > 0) {
@@ -465,8 +572,9 @@ s_evaluate(const ms_verdict_params_t *p, const ms_verdict_result_t *results,
     for (size_t j = 0; j < n; j++) {
         const ms_verdict_result_t *r = order[j]->r;
         order[j]->candidate =
-            r->status != MS_RUN_OK ||
-            s_within(p, r->test_accuracy, r->test_loss, m, loss_m, 1.0);
+            order[j]->role != MS_VERDICT_ROLE_REFUTED &&
+            (r->status != MS_RUN_OK ||
+             s_within(p, r->test_accuracy, r->test_loss, m, loss_m, 1.0));
     }
 
     //  6. Fingerprint classes among ok and diverged candidates.
@@ -531,72 +639,6 @@ s_evaluate(const ms_verdict_params_t *p, const ms_verdict_result_t *results,
     out->n_agreeing = size[s_status];
     out->n_required = ms_verdict_required(out->n_needed, (uint32_t) n);
 
-    //  10. Re-evaluations: refusal, target lookup, one per operator.
-    for (size_t k = 0; k < n_reevals; k++) {
-        s_reeval_item_t *ri = &ritems[k];
-        ri->e = &reevals[k];
-        assert(ri->e->verifier_operator);
-        ri->role = MS_VERDICT_REEVAL_NO_TARGET;
-        int bad = s_bad_metrics(ri->e->test_accuracy, ri->e->test_loss,
-                                p->regression);
-        if (ri->e->verifier_operator[0] == '\0')
-            ri->role = MS_VERDICT_REEVAL_REFUSED_OPERATOR;
-        else if (bad == 0)
-            ri->role = MS_VERDICT_REEVAL_REFUSED_METRIC;
-        else if (bad == 1)
-            ri->role = MS_VERDICT_REEVAL_REFUSED_RANGE;
-        else if (excluded(arg, ri->e->verifier_node, ri->e->quarantined))
-            ri->role = MS_VERDICT_REEVAL_EXCLUDED;
-        if (ri->role != MS_VERDICT_REEVAL_NO_TARGET)
-            continue;
-        //  The target: the first counted ok result (in order) with that
-        //  record hash (record hashes are unique in practice; the order
-        //  keeps a forged collision deterministic).
-        const s_item_t *target = NULL;
-        for (size_t j = 0; j < n; j++) {
-            const s_item_t *it = order[j];
-            if (it->r->status == MS_RUN_OK &&
-                memcmp(it->r->record_hash, ri->e->target,
-                       MS_VERDICT_ID_BYTES) == 0 &&
-                (!target || s_cmp_order(it->r, target->r) < 0))
-                target = it;
-        }
-        if (!target)
-            continue;
-        ri->target = target;
-        ri->role = strcmp(target->r->operator_name,
-                          ri->e->verifier_operator) == 0
-                       ? MS_VERDICT_REEVAL_SELF
-                       : MS_VERDICT_REEVAL_AGREES; // decided below
-    }
-    //  Sort a copy to find the first per (target, verifier operator).
-    size_t n_rv = 0;
-    for (size_t k = 0; k < n_reevals; k++)
-        if (ritems[k].role == MS_VERDICT_REEVAL_AGREES)
-            rsorted[n_rv++] = ritems[k];
-    qsort(rsorted, n_rv, sizeof *rsorted, s_cmp_reeval);
-    for (size_t k = 0; k < n_rv; k++) {
-        s_reeval_item_t *ri = &ritems[rsorted[k].e - reevals];
-        bool dup = k > 0 &&
-                   memcmp(rsorted[k].e->target, rsorted[k - 1].e->target,
-                          MS_VERDICT_ID_BYTES) == 0 &&
-                   strcmp(rsorted[k].e->verifier_operator,
-                          rsorted[k - 1].e->verifier_operator) == 0;
-        if (dup) {
-            ri->role = MS_VERDICT_REEVAL_DUPLICATE;
-            continue;
-        }
-        const ms_verdict_result_t *t = ri->target->r;
-        bool agrees = s_within(p, ri->e->test_accuracy, ri->e->test_loss,
-                               t->test_accuracy, t->test_loss, 1.0);
-        ri->role =
-            agrees ? MS_VERDICT_REEVAL_AGREES : MS_VERDICT_REEVAL_DISAGREES;
-        if (agrees)
-            out->n_reevals_agreeing++;
-        else
-            out->n_reevals_disagreeing++;
-    }
-
     //  8. The verdict and the slots wanted.
     uint32_t cap = p->replicas + 2;
     if (cap > p->n_pool_operators)
@@ -659,6 +701,15 @@ s_evaluate(const ms_verdict_params_t *p, const ms_verdict_result_t *results,
                 out->n_strikes++;
             }
         }
+    }
+    //  Strikes by re-evaluation (see 10): any verdict, any n.
+    for (size_t j = 0; j < n; j++) {
+        const s_item_t *it = order[j];
+        if (marks[it->index].strike || it->n_against3 < 2 ||
+            it->n_against3 <= it->n_for)
+            continue;
+        marks[it->index].strike = true;
+        out->n_strikes++;
     }
 
     //  Marks, in input order.
@@ -1026,6 +1077,8 @@ ms_verdict_role_name(ms_verdict_role_t role)
         return "refused_status";
     case MS_VERDICT_ROLE_REFUSED_OPERATOR:
         return "refused_operator";
+    case MS_VERDICT_ROLE_REFUTED:
+        return "refuted";
     }
     return "unknown";
 }
@@ -1052,6 +1105,8 @@ ms_verdict_reeval_role_name(ms_verdict_reeval_role_t role)
         return "refused_range";
     case MS_VERDICT_REEVAL_REFUSED_OPERATOR:
         return "refused_operator";
+    case MS_VERDICT_REEVAL_FAILED:
+        return "failed";
     }
     return "unknown";
 }

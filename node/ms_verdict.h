@@ -75,6 +75,10 @@ typedef enum {
                                       // [0, 1] or loss < 0
     MS_VERDICT_ROLE_REFUSED_STATUS,   // not counted: unknown status value
     MS_VERDICT_ROLE_REFUSED_OPERATOR, // not counted: empty operator name
+    MS_VERDICT_ROLE_REFUTED,          // counted, not in S and not in the
+                                      // median: more counted
+                                      // re-evaluations disagree with it
+                                      // than agree (two or more operators)
 } ms_verdict_role_t;
 
 //  What became of one re-evaluation.
@@ -90,6 +94,9 @@ typedef enum {
     MS_VERDICT_REEVAL_REFUSED_METRIC,   // NaN or infinite metric
     MS_VERDICT_REEVAL_REFUSED_RANGE,    // accuracy outside [0, 1], loss < 0
     MS_VERDICT_REEVAL_REFUSED_OPERATOR, // empty verifier operator name
+    MS_VERDICT_REEVAL_FAILED, // counted: the verifier could not recompute
+                              // (weights missing or not the published
+                              // ones); counts against, never strikes
 } ms_verdict_reeval_role_t;
 
 //  Parameters of one task (from its sweep's verify block and the pool).
@@ -133,6 +140,9 @@ typedef struct {
     uint64_t seq;                  // ordering key, as in a result
     uint8_t record_hash[MS_VERDICT_ID_BYTES]; // ties of seq
     bool quarantined; // verifier node quarantined (as in a result)
+    bool failed;      // the verifier could not recompute the metrics
+                      // (no weights within its bound, or weights that
+                      // are not the published digest): metrics not read
 } ms_verdict_reeval_t;
 
 //  What became of one result (one per input result, same index).
@@ -154,7 +164,8 @@ typedef struct {
     uint32_t n_strikes;             // results that earn a strike
     uint32_t n_refused;             // results refused as malformed
     uint32_t n_reevals_agreeing;    // counted re-evaluations that agree
-    uint32_t n_reevals_disagreeing; // and that disagree
+    uint32_t n_reevals_disagreeing; // and that disagree (failed included)
+    uint32_t n_refuted;             // counted results refuted by them
     uint32_t slots_wanted;          // counted results from distinct
                                     // operators the task wants now
     bool slots_exhausted;           // disputed, and no further slot may open

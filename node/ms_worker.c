@@ -40,11 +40,13 @@
 */
 #define _GNU_SOURCE // prctl(PR_SET_PDEATHSIG), dirfd
 #include "ms_worker.h"
+
 #include "ms_backend.h"
 #include "ms_config_json.h"
 #include "ms_dataset.h"
 #include "ms_platform.h"
 #include "ms_train.h"
+#include "ms_weights.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -655,6 +657,80 @@ s_child_started(s_child_t *self, const char *task_id)
 }
 
 //  --------------------------------------------------------------------------
+//  Write the trained weights to path (ms_weights format). A failure is
+//  logged, not fatal: the result stands without kept weights.
+
+static void
+s_child_write_weights(s_child_t *self, ms_trainer_t *trainer, const char *path)
+{
+    uint32_t sizes[4096];
+    int32_t n_sizes = ms_trainer_layer_sizes(trainer, sizes, 4096);
+    int64_t n_params = 0;
+    const float *params = ms_trainer_params(trainer, &n_params);
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    if (n_sizes < 2 || n_sizes > 4096 || !params)
+        s_child_log(self, "weights not written: %d layer sizes", n_sizes);
+    else if (ms_weights_write_file(path, sizes, (uint32_t) n_sizes, params,
+                                   n_params, &diag) != MS_OK)
+        s_child_log(self, "weights not written: %s: %s", diag.where,
+                    diag.reason);
+}
+
+//  --------------------------------------------------------------------------
+//  Re-evaluate the weights file at path with trainer's network (opened
+//  for the task's config and data): test and validation metrics, and
+//  the digest of the parameter block. Returns MS_ERR_IO only when the
+//  node is gone.
+
+static int
+s_child_reeval(s_child_t *self, const char *task_id, ms_trainer_t *trainer,
+               const ms_dataset_t *val, const ms_dataset_t *test,
+               const char *path)
+{
+    if (!path)
+        return s_child_fail(self, task_id, "task", "no weights path");
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    ms_weights_t *w = NULL;
+    int rc = ms_weights_read_file(path, 0, &w, &diag);
+    if (rc != MS_OK) {
+        char reason[MS_DIAG_WHERE_MAX + MS_DIAG_REASON_MAX + 8];
+        ms_diag_format(&diag, reason, sizeof reason);
+        return s_child_fail(self, task_id, "task", reason);
+    }
+    uint32_t sizes[4096];
+    int32_t n_sizes = ms_trainer_layer_sizes(trainer, sizes, 4096);
+    int64_t n_params = 0;
+    ms_trainer_params(trainer, &n_params);
+    if (n_sizes < 2 || n_sizes > 4096 || (uint32_t) n_sizes != w->n_sizes ||
+        memcmp(sizes, w->sizes, (size_t) n_sizes * sizeof *sizes) != 0 ||
+        n_params != w->n_params) {
+        ms_weights_destroy(&w);
+        return s_child_fail(self, task_id, "task",
+                            "weights: the layer sizes are not the config's");
+    }
+    ms_hash_t digest;
+    ms_hash_bytes(w->params, (size_t) w->n_params * sizeof(float), &digest);
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&digest, hex);
+    double test_loss = NAN, test_acc = NAN, val_loss = NAN, val_acc = NAN;
+    rc = ms_trainer_evaluate(trainer, w->params, test, &test_loss, &test_acc);
+    if (rc == MS_OK && val && val->n_samples > 0)
+        rc = ms_trainer_evaluate(trainer, w->params, val, &val_loss, &val_acc);
+    ms_weights_destroy(&w);
+    if (rc != MS_OK)
+        return s_child_fail(self, task_id, "task", ms_strerror(rc));
+    return s_child_send_result(
+        self, task_id,
+        json_pack(
+            "{s:b, s:s, s:o, s:o, s:o, s:o}", "reeval", 1, "weights_digest",
+            hex, "test_accuracy", s_real_or_null(test_acc), "test_loss",
+            s_real_or_null(test_loss), "val_accuracy", s_real_or_null(val_acc),
+            "val_loss", s_real_or_null(val_loss)));
+}
+
+//  --------------------------------------------------------------------------
 //  Run one task to its end. Returns MS_ERR_IO only when the node is gone.
 
 static int
@@ -725,6 +801,12 @@ s_child_task(s_child_t *self, const json_t *msg)
                           reason[0] ? reason : ms_strerror(rc));
         goto done;
     }
+    if (json_is_true(json_object_get(msg, "reeval"))) {
+        rc = s_child_reeval(
+            self, task_id, trainer, val, test,
+            json_string_value(json_object_get(msg, "weights_path")));
+        goto done;
+    }
     char path[4200];
     ms_worker_checkpoint_path(self->opts->checkpoint_dir, task_id, path,
                               sizeof path);
@@ -776,6 +858,9 @@ s_child_task(s_child_t *self, const json_t *msg)
     ms_run_result_t result;
     memset(&result, 0, sizeof result);
     rc = ms_trainer_finish(trainer, &result);
+    const char *wpath = json_string_value(json_object_get(msg, "weights_path"));
+    if (rc == MS_OK && wpath && result.status == MS_RUN_OK)
+        s_child_write_weights(self, trainer, wpath);
     if (rc != MS_OK)
         rc = s_child_fail(self, task_id, "resource", ms_strerror(rc));
     else
@@ -1159,6 +1244,11 @@ ms_worker_pool_start(ms_worker_pool_t *self, const ms_worker_task_t *task,
                             "attempt", (json_int_t) task->attempt);
     if (!msg)
         return MS_ERR_NOMEM;
+    if (task->weights_path)
+        json_object_set_new(msg, "weights_path",
+                            json_string(task->weights_path));
+    if (task->reeval)
+        json_object_set_new(msg, "reeval", json_true());
     int rc = s_frame_send(self->workers[i].fd, msg);
     json_decref(msg);
     if (rc != MS_OK) {

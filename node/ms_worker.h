@@ -10,7 +10,8 @@
     big-endian length, then that many bytes of JSON):
 
       node -> worker  {"op":"task","task_id","sweep_id","config":{...},
-                       "dataset":{...},"attempt":N}
+                       "dataset":{...},"attempt":N[,"weights_path":P]
+                       [,"reeval":true]}
       worker -> node  {"op":"ready","pid"}              once, at start
                       {"op":"started","task_id","mono_us"}  once per task,
                        when its work starts (first minibatch; noop: at
@@ -19,6 +20,18 @@
                        "val_loss","val_accuracy","seconds"}  per epoch
                       {"op":"result","task_id","result":{...}}
                       {"op":"failed","task_id","reason","class":"task"}
+
+    Weights (docs/VERIFICATION.md "keep_weights"): with "weights_path" a
+    training task that ends ok also writes its final weights there in the
+    ms_weights format (core/ms_weights.h) before it sends its result.
+    With "reeval": true the task is a re-evaluation instead: the worker
+    loads the weights file at weights_path, splits and scales the data
+    exactly as training does (the task's seed), checks the shapes
+    against the config, and answers {"op":"result","task_id","result":
+    {"reeval":true,"weights_digest","test_accuracy","test_loss",
+    "val_accuracy","val_loss"}} (BLAKE2b-256 of the parameter block, so
+    the node can compare it with the published digest), or "failed" with
+    the reason (a damaged file, other shapes).
 
     The dataset object is {"name":"fashion-mnist"} for a built-in dataset,
     or {"train_images","train_labels","test_images","test_labels"} (IDX)
@@ -81,11 +94,14 @@ typedef struct {
 
 //  One task to run. Borrowed by ms_worker_pool_start for the call.
 typedef struct {
-    const char *task_id;   // 64 hex
-    const char *sweep_id;  // 64 hex
-    const json_t *config;  // canonical config object
-    const json_t *dataset; // dataset object (see above)
-    int attempt;           // 1 for the first try on this node
+    const char *task_id;      // 64 hex
+    const char *sweep_id;     // 64 hex
+    const json_t *config;     // canonical config object
+    const json_t *dataset;    // dataset object (see above)
+    int attempt;              // 1 for the first try on this node
+    const char *weights_path; // NULL, or where to write (train) or read
+                              // (reeval) the weights file
+    bool reeval;              // re-evaluate the weights at weights_path
 } ms_worker_task_t;
 
 typedef enum {

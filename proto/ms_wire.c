@@ -2062,6 +2062,81 @@ ms_wire_failure_destroy(ms_wire_failure_t **self_p)
     *self_p = NULL;
 }
 
+// --- REEVALUATION (kind 9) -------------------------------------------------
+
+//  --------------------------------------------------------------------------
+//  True when a re-evaluation obeys its contract.
+
+static bool
+s_reeval_ok(const ms_wire_reevaluation_t *r)
+{
+    return (r->status == MS_WIRE_REEVAL_OK ||
+            r->status == MS_WIRE_REEVAL_FAILED) &&
+           memchr(r->reason, 0, sizeof r->reason) &&
+           s_text_ok(r->reason, MS_WIRE_REEVAL_REASON_MAX, false);
+}
+
+//  --------------------------------------------------------------------------
+//  Encode a re-evaluation payload.
+
+int
+ms_wire_encode_reevaluation(const ms_wire_reevaluation_t *reeval, uint8_t **out,
+                            size_t *n)
+{
+    assert(reeval && out && n);
+    *out = NULL;
+    *n = 0;
+    if (!s_reeval_ok(reeval))
+        return MS_ERR_INVALID;
+    Mswire__ReevaluationPayload m = MSWIRE__REEVALUATION_PAYLOAD__INIT;
+    m.task_id = s_bin(reeval->task_id, MS_WIRE_ID_BYTES);
+    m.target = s_bin(reeval->target, MS_WIRE_ID_BYTES);
+    m.status = (uint32_t) reeval->status;
+    m.test_accuracy = reeval->test_accuracy;
+    m.test_loss = reeval->test_loss;
+    m.val_accuracy = reeval->val_accuracy;
+    m.val_loss = reeval->val_loss;
+    m.reason = s_str(reeval->reason);
+    return s_pack_payload(&m.base, out, n);
+}
+
+//  --------------------------------------------------------------------------
+//  Decode a re-evaluation payload into a caller struct.
+
+int
+ms_wire_decode_reevaluation(const uint8_t *buf, size_t n,
+                            ms_wire_reevaluation_t *out)
+{
+    assert(out);
+    ProtobufCMessage *msg;
+    int rc = s_unpack(&mswire__reevaluation_payload__descriptor, buf, n,
+                      MS_WIRE_MAX_PAYLOAD_BYTES, &msg);
+    if (rc != MS_OK)
+        return rc;
+    const Mswire__ReevaluationPayload *m =
+        (const Mswire__ReevaluationPayload *) msg;
+    ms_wire_reevaluation_t r;
+    memset(&r, 0, sizeof r);
+    const char *reason = m->reason ? m->reason : "";
+    if (!s_id_in(r.task_id, &m->task_id) || !s_id_in(r.target, &m->target) ||
+        strlen(reason) > MS_WIRE_REEVAL_REASON_MAX)
+        rc = MS_ERR_PROTOCOL;
+    else {
+        r.status = (ms_wire_reeval_status_t) m->status;
+        r.test_accuracy = m->test_accuracy;
+        r.test_loss = m->test_loss;
+        r.val_accuracy = m->val_accuracy;
+        r.val_loss = m->val_loss;
+        memcpy(r.reason, reason, strlen(reason) + 1);
+        if (!s_reeval_ok(&r))
+            rc = MS_ERR_PROTOCOL;
+        else
+            *out = r;
+    }
+    protobuf_c_message_free_unpacked(msg, NULL);
+    return rc;
+}
+
 // --- FRAGMENT (kind 10) -----------------------------------------------------
 
 //  --------------------------------------------------------------------------

@@ -382,7 +382,7 @@ typedef enum {
     MS_WIRE_KIND_COMMIT = 6, // commit then reveal
     MS_WIRE_KIND_RESULT = 7,
     MS_WIRE_KIND_FAILURE = 8,
-    MS_WIRE_KIND_REEVALUATION = 9, // trust issue; no codec yet
+    MS_WIRE_KIND_REEVALUATION = 9, // a verifier's recomputed metrics
     MS_WIRE_KIND_FRAGMENT = 10,    // a piece of a big logical record
 } ms_wire_kind_t;
 
@@ -493,6 +493,29 @@ typedef struct {
     char *reason;
 } ms_wire_failure_t;
 
+//  What a re-evaluation found.
+typedef enum {
+    MS_WIRE_REEVAL_OK = 1,     // metrics recomputed
+    MS_WIRE_REEVAL_FAILED = 2, // could not recompute (reason)
+} ms_wire_reeval_status_t;
+
+#define MS_WIRE_REEVAL_REASON_MAX 255 // bytes of a re-evaluation's reason
+
+//  Kind 9, REEVALUATION: a plain value (no heap members). target is the
+//  record hash of the result re-evaluated (its origin is the producer,
+//  the record's own origin the verifier). Decoder: task_id and target 32
+//  bytes, status one of the above, reason UTF-8 <=
+//  MS_WIRE_REEVAL_REASON_MAX bytes. Metrics are any doubles (the
+//  verdict refuses malformed ones); they are 0 in a FAILED one.
+typedef struct {
+    uint8_t task_id[MS_WIRE_ID_BYTES];
+    uint8_t target[MS_WIRE_ID_BYTES];
+    ms_wire_reeval_status_t status;
+    double test_accuracy, test_loss; // recomputed on the test set
+    double val_accuracy, val_loss;   // on the task's validation split
+    char reason[MS_WIRE_REEVAL_REASON_MAX + 1]; // FAILED: why
+} ms_wire_reevaluation_t;
+
 //  How a fragmented record's stream is compressed.
 typedef enum {
     MS_WIRE_COMPRESSION_NONE = 0,
@@ -600,6 +623,13 @@ int ms_wire_decode_failure(const uint8_t *buf, size_t n,
                            ms_wire_failure_t **out);
 //  Free a decoded failure; NULL-safe; nulls *self_p.
 void ms_wire_failure_destroy(ms_wire_failure_t **self_p);
+
+//  REEVALUATION codec (see above; decodes into *out, left unchanged on
+//  failure, no destroy needed).
+int ms_wire_encode_reevaluation(const ms_wire_reevaluation_t *reeval,
+                                uint8_t **out, size_t *n);
+int ms_wire_decode_reevaluation(const uint8_t *buf, size_t n,
+                                ms_wire_reevaluation_t *out);
 
 //  FRAGMENT codec (see above). encode: MS_ERR_INVALID for a fragment out
 //  of contract; data is copied. decode: caller owns *out (free with

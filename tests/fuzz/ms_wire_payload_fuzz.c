@@ -4,9 +4,10 @@
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
-    The first input byte picks the codec (modulo 11: 0 sweep, 1
+    The first input byte picks the codec (modulo 12: 0 sweep, 1
     sweep-control, 2 dataset, 3 claim, 4 release, 5 result, 6 failure,
-    7 sweep over 64 KiB, 8 result over 64 KiB, 9 fragment, 10 commit); the rest
+    7 sweep over 64 KiB, 8 result over 64 KiB, 9 fragment, 10 commit,
+    11 re-evaluation); the rest
    is the payload. Every input must decode or be refused with MS_ERR_PROTOCOL,
    never crash; a decoded payload must encode again (the decoder only hands out
    structs the encoder accepts) and that encoding must decode again.
@@ -54,7 +55,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n = size - 1;
     uint8_t *buf = NULL;
     size_t nb = 0;
-    switch (data[0] % 11) {
+    switch (data[0] % 12) {
     case 0: {
         ms_wire_sweep_t *x = NULL, *y = NULL;
         if (s_decoded(ms_wire_decode_sweep(p, n, &x))) {
@@ -128,6 +129,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 y.slot != x.slot || y.epoch != x.epoch ||
                 memcmp(y.commitment, x.commitment, sizeof x.commitment) ||
                 memcmp(y.task_id, x.task_id, sizeof x.task_id))
+                abort();
+        }
+        break;
+    }
+    case 11: {
+        ms_wire_reevaluation_t x, y;
+        if (s_decoded(ms_wire_decode_reevaluation(p, n, &x))) {
+            s_must_encode(ms_wire_encode_reevaluation(&x, &buf, &nb), buf);
+            if (ms_wire_decode_reevaluation(buf, nb, &y) != MS_OK ||
+                y.status != x.status || strcmp(y.reason, x.reason) ||
+                memcmp(y.target, x.target, sizeof x.target) ||
+                memcmp(&y.test_accuracy, &x.test_accuracy, 8))
                 abort();
         }
         break;

@@ -73,7 +73,8 @@
     "           [--peer [ID@]tcp://HOST:PORT]... [--no-beacon] "               \
     "[--open-pool[=NAME]]\n"                                                   \
     "           [--lease-ttl-ms N] [--heartbeat-ms N] [--antientropy-ms N]\n"  \
-    "           [--beacon-interval-ms N] [--verbose]\n"
+    "           [--beacon-interval-ms N] [--reevaluate-fraction F]\n"          \
+    "           [--reeval-timeout-s N] [--verbose]\n"
 
 typedef enum {
     S_LIE_INFLATE,
@@ -395,6 +396,16 @@ main(int argc, char **argv)
         }
         i++;
         int n = s_int(v);
+        if (strcmp(a, "--reevaluate-fraction") == 0) {
+            char *end = NULL;
+            opts.reevaluate_fraction = strtod(v, &end);
+            if (!end || *end) {
+                fprintf(stderr, "ms_dishonest_node: %s '%s': bad value\n", a,
+                        v);
+                return 2;
+            }
+            continue;
+        }
         if (strcmp(a, "--lie") == 0) {
             for (int k = 0; k < 6; k++)
                 if (strcmp(v, s_lie_names[k]) == 0)
@@ -428,6 +439,8 @@ main(int argc, char **argv)
             opts.antientropy_ms = n;
         else if (strcmp(a, "--beacon-interval-ms") == 0)
             opts.beacon_interval_ms = n;
+        else if (strcmp(a, "--reeval-timeout-s") == 0)
+            opts.reeval_timeout_s = n;
         else {
             fprintf(stderr, "ms_dishonest_node: unknown option '%s'\n%s", a,
                     S_USAGE);

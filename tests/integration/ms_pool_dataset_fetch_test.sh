@@ -34,9 +34,13 @@ b2() { # FILE: BLAKE2b-256 hex (what the node's ms_hash computes)
 }
 
 # ---- 1. own files: uploaded to node 1, fetched by hash by nodes 2 and 3 ----
+# (keep_weights: none in both sweeps: kept weights are blobs too, fetched by
+# verifiers and copy holders, docs/VERIFICATION.md; only dataset fetches
+# are counted here)
 cat >"$T/own.yaml" <<Y
 name: own-files
 dataset: {train: $T/own/train-images-idx3-ubyte.gz, test: $T/own/t10k-images-idx3-ubyte.gz}
+keep_weights: none
 parameters:
   hidden_layers: {values: [1, 2]}
   seed:          {values: [1, 2, 3, 4, 5, 6]}
@@ -109,6 +113,7 @@ sent_before=$(counter 2 blob_requests_sent_total)
 cat >"$T/builtin.yaml" <<Y
 name: builtin-local
 dataset: fashion-mnist
+keep_weights: none
 parameters:
   hidden_layers: {values: [1, 2]}
   seed:          {values: [1, 2, 3, 4, 5, 6]}

@@ -35,6 +35,7 @@
 #include "ms_results.h"
 #include "ms_store.h"
 #include "ms_store_payload.h"
+#include "ms_verdict.h"
 
 #include "ms_hash.h"
 #include "ms_spec.h"
@@ -721,6 +722,114 @@ s_take_row(void *arg, const char *json, size_t n)
 }
 
 //  --------------------------------------------------------------------------
+//  Re-evaluation records reach the verdict (replicas 1, pool 3): a result
+//  of 0x11 is accepted; two other operators recompute 0.05 less: disputed
+//  and struck, 2 slots wanted; on another store one agreeing
+//  re-evaluation verifies it, a failed one (no weights) disputes it.
+
+static void
+s_merge_one(ms_store_t *store, const uint8_t *origin, uint64_t seq,
+            const ms_store_payload_t *p)
+{
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    assert_int_equal(ms_store_payload_encode(p, &bytes, &len), MS_OK);
+    const uint8_t *pl[1] = {bytes};
+    uint32_t kinds[1] = {p->kind};
+    size_t lens[1] = {len};
+    ms_store_merge_result_t out;
+    assert_int_equal(ms_store_merge_block(store, origin, 1, seq, 1, kinds, pl,
+                                          lens, NULL, 0, &out),
+                     MS_OK);
+    assert_int_equal(out.n_new, 1);
+    free(bytes);
+}
+
+static void
+test_reevaluation_verdicts(void **state)
+{
+    fixture_t *fx = *state;
+    sweep_t s;
+    s_sweep(&s, 1, 41);
+    const char *row = "{\"status\":\"ok\",\"test_accuracy\":0.9,"
+                      "\"test_loss\":0.3,\"val_accuracy\":0.9}";
+    ms_store_payload_t res = {.kind = MS_RECORD_RESULT};
+    memcpy(res.u.result.task_id, s.task_id, ID);
+    res.u.result.row_json = row;
+    res.u.result.row_len = strlen(row);
+    res.u.result.epoch = 1;
+    uint8_t o_sweep[ID], o11[ID], o22[ID], o33[ID];
+    memset(o_sweep, 0xEE, ID);
+    memset(o11, 0x11, ID);
+    memset(o22, 0x22, ID);
+    memset(o33, 0x33, ID);
+    for (int variant = 0; variant < 2; variant++) {
+        ms_store_t *store = s_open(fx);
+        assert_int_equal(ms_store_set_pool_operators(store, 3), MS_OK);
+        const uint8_t *pl[1] = {s.rec.bytes};
+        uint32_t kinds[1] = {MS_RECORD_SWEEP};
+        size_t lens[1] = {s.rec.len};
+        ms_store_merge_result_t mo;
+        assert_int_equal(ms_store_merge_block(store, o_sweep, 1, 1, 1, kinds,
+                                              pl, lens, NULL, 0, &mo),
+                         MS_OK);
+        s_merge_one(store, o11, 1, &res);
+        ms_store_verdict_t v;
+        assert_int_equal(ms_store_get_verdict(store, s.task_id, &v), MS_OK);
+        assert_int_equal(v.verdict, MS_VERDICT_ACCEPTED);
+        ms_store_new_result_t nr[4];
+        assert_int_equal(ms_store_new_results(store, nr, 4), 1);
+        assert_memory_equal(nr[0].node_id, o11, ID);
+        ms_store_payload_t e = {.kind = MS_RECORD_REEVALUATION};
+        memcpy(e.u.reeval.task_id, s.task_id, ID);
+        memcpy(e.u.reeval.target, nr[0].record_hash, ID);
+        e.u.reeval.status = MS_WIRE_REEVAL_OK;
+        e.u.reeval.test_loss = 0.3;
+        if (variant == 0) {
+            e.u.reeval.test_accuracy = 0.85;
+            s_merge_one(store, o22, 1, &e);
+            assert_int_equal(ms_store_get_verdict(store, s.task_id, &v), MS_OK);
+            assert_int_equal(v.verdict, MS_VERDICT_DISPUTED);
+            assert_false(v.marks[0].strike); // one verifier never strikes
+            s_merge_one(store, o33, 1, &e);
+            assert_int_equal(ms_store_get_verdict(store, s.task_id, &v), MS_OK);
+            assert_int_equal(v.verdict, MS_VERDICT_DISPUTED);
+            assert_int_equal(v.slots_wanted, 2);
+            assert_false(v.final);
+            assert_true(v.marks[0].strike);
+            uint32_t n = 0, strikes = 0;
+            bool q = true;
+            assert_int_equal(
+                ms_store_node_standing(store, o11, &n, &strikes, &q), MS_OK);
+            assert_int_equal(strikes, 1);
+            bool mine = false;
+            assert_int_equal(ms_store_reevals_of(store, s.task_id,
+                                                 nr[0].record_hash, o33, &n,
+                                                 &mine),
+                             MS_OK);
+            assert_int_equal(n, 2);
+            assert_true(mine);
+        } else {
+            e.u.reeval.test_accuracy = 0.901;
+            s_merge_one(store, o22, 1, &e);
+            assert_int_equal(ms_store_get_verdict(store, s.task_id, &v), MS_OK);
+            assert_int_equal(v.verdict, MS_VERDICT_VERIFIED);
+            assert_true(v.final);
+            e.u.reeval.status = MS_WIRE_REEVAL_FAILED;
+            e.u.reeval.test_accuracy = e.u.reeval.test_loss = 0;
+            snprintf(e.u.reeval.reason, sizeof e.u.reeval.reason,
+                     "weights not found");
+            s_merge_one(store, o33, 1, &e);
+            assert_int_equal(ms_store_get_verdict(store, s.task_id, &v), MS_OK);
+            assert_int_equal(v.verdict, MS_VERDICT_DISPUTED); // 1 against 1
+            assert_false(v.marks[0].strike);
+        }
+        ms_store_destroy(&store);
+    }
+    free(s.rec.bytes);
+}
+
+//  --------------------------------------------------------------------------
 //  A 300 KiB row: appended (fragments, each within one wire record),
 //  merged into another store, read back whole on both; over the result
 //  limit it is refused with MS_ERR_RANGE.
@@ -813,6 +922,7 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reevaluation_verdicts),
         cmocka_unit_test(test_replicas_1_same_epoch),
         cmocka_unit_test(test_replicas_1_higher_epoch),
         cmocka_unit_test(test_replicas_2),

@@ -311,6 +311,179 @@ test_one_slot_accepted_then_reevaluated(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  Re-evaluation rules (docs/VERIFICATION.md "Re-evaluation"), as a table:
+//  one slot (replicas 1, pool 3), alice published 0.90 / 0.30; each row
+//  gives the re-evaluations and what must follow.
+
+typedef struct {
+    const char *what;
+    int n;                      // re-evaluations used below
+    const char *ops[3];         // verifier operators
+    double acc[3];              // recomputed accuracies
+    bool failed[3];             // could not recompute
+    ms_verdict_state_t verdict; // expected
+    bool strike;                // alice struck
+    uint32_t slots_wanted;      // expected
+} s_reeval_row_t;
+
+static void
+test_reeval_table(void **state)
+{
+    (void) state;
+    static const s_reeval_row_t rows[] = {
+        {"none", 0, {0}, {0}, {0}, MS_VERDICT_ACCEPTED, false, 1},
+        {"bob agrees", 1, {"bob"}, {0.905}, {0}, MS_VERDICT_VERIFIED, false, 1},
+        {"bob 0.05 off: disputed, one verifier never strikes",
+         1,
+         {"bob"},
+         {0.85},
+         {0},
+         MS_VERDICT_DISPUTED,
+         false,
+         2},
+        {"bob and carol 0.05 off: struck",
+         2,
+         {"bob", "carol"},
+         {0.85, 0.851},
+         {0},
+         MS_VERDICT_DISPUTED,
+         true,
+         2},
+        {"two 0.02 off (within 3 tolerances): disputed, no strike",
+         2,
+         {"bob", "carol"},
+         {0.88, 0.88},
+         {0},
+         MS_VERDICT_DISPUTED,
+         false,
+         2},
+        {"two off, one agrees: still struck (2 > 1)",
+         3,
+         {"bob", "carol", "dave"},
+         {0.85, 0.85, 0.90},
+         {0},
+         MS_VERDICT_DISPUTED,
+         true,
+         2},
+        {"weights missing at two verifiers: disputed, no strike",
+         2,
+         {"bob", "carol"},
+         {0, 0},
+         {true, true},
+         MS_VERDICT_DISPUTED,
+         false,
+         2},
+        {"one failed, one agrees: disputed (1 against 1)",
+         2,
+         {"bob", "carol"},
+         {0, 0.90},
+         {true, false},
+         MS_VERDICT_DISPUTED,
+         false,
+         2},
+        {"two agree, one failed: verified",
+         3,
+         {"bob", "carol", "dave"},
+         {0.90, 0.899, 0},
+         {false, false, true},
+         MS_VERDICT_VERIFIED,
+         false,
+         1},
+    };
+    ms_verdict_params_t p = s_params(1, 4);
+    ms_verdict_result_t r[1] = {s_ok(1, "alice", 0.90, 0.30, FP_HASWELL, 1, 1)};
+    for (size_t t = 0; t < sizeof rows / sizeof rows[0]; t++) {
+        const s_reeval_row_t *row = &rows[t];
+        ms_verdict_reeval_t e[3];
+        for (int k = 0; k < row->n; k++) {
+            e[k] = s_reeval(&r[0], 2 + k, row->ops[k], row->acc[k], 0.30,
+                            (uint64_t) k + 1);
+            e[k].failed = row->failed[k];
+            if (row->failed[k])
+                e[k].test_accuracy = e[k].test_loss = NAN; // not read
+        }
+        ms_verdict_outcome_t o;
+        ms_verdict_mark_t mk[1];
+        ms_verdict_reeval_role_t roles[3];
+        assert_int_equal(ms_verdict_evaluate(&p, r, 1, e, (size_t) row->n, &o,
+                                             mk, roles, NULL),
+                         MS_OK);
+        if (o.verdict != row->verdict || mk[0].strike != row->strike ||
+            o.slots_wanted != row->slots_wanted)
+            fail_msg("row '%s': verdict %s strike %d slots %u", row->what,
+                     ms_verdict_state_name(o.verdict), mk[0].strike,
+                     o.slots_wanted);
+        for (int k = 0; k < row->n; k++)
+            if (row->failed[k])
+                assert_int_equal(roles[k], MS_VERDICT_REEVAL_FAILED);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  With two or more operators a result that more re-evaluations disagree
+//  with than agree is refuted: counted, out of the median and S.
+
+static void
+test_reeval_refutes_replica(void **state)
+{
+    (void) state;
+    //  replicas 1, pool 3: mallory's made-up 0.95 was disputed by two
+    //  re-evaluations; alice ran the second slot.
+    ms_verdict_params_t p = s_params(1, 3);
+    ms_verdict_result_t r[3] = {
+        s_ok(1, "mallory", 0.95, 0.20, FP_HASWELL, 9, 1),
+        s_ok(2, "alice", 0.90, 0.30, FP_HASWELL, 1, 2),
+        s_ok(3, "bob", 0.90, 0.30, FP_HASWELL, 1, 3),
+    };
+    ms_verdict_reeval_t e[3] = {
+        s_reeval(&r[0], 2, "alice", 0.90, 0.30, 4),
+        s_reeval(&r[0], 3, "bob", 0.90, 0.30, 5),
+        s_reeval(&r[1], 3, "bob", 0.90, 0.30, 6),
+    };
+    ms_verdict_outcome_t o;
+    ms_verdict_mark_t mk[3];
+    ms_verdict_reeval_role_t roles[3];
+    //  Two results: mallory refuted, S = {alice} < 2: disputed, 3 slots.
+    assert_int_equal(ms_verdict_evaluate(&p, r, 2, e, 3, &o, mk, roles, NULL),
+                     MS_OK);
+    assert_int_equal(mk[0].role, MS_VERDICT_ROLE_REFUTED);
+    assert_true(mk[0].counted);
+    assert_false(mk[0].agrees);
+    assert_true(mk[0].strike); // two verifiers, 0.05 off
+    assert_int_equal(o.n_refuted, 1);
+    assert_int_equal(o.verdict, MS_VERDICT_DISPUTED);
+    assert_int_equal(o.slots_wanted, 3);
+    assert_true(o.median_accuracy == 0.90); // mallory's 0.95 left out
+    //  bob's replica: verified by alice and bob; mallory struck once.
+    assert_int_equal(ms_verdict_evaluate(&p, r, 3, e, 3, &o, mk, roles, NULL),
+                     MS_OK);
+    assert_int_equal(o.verdict, MS_VERDICT_VERIFIED);
+    assert_int_equal(o.n_agreeing, 2);
+    assert_true(mk[0].strike);
+    assert_int_equal(o.n_strikes, 1);
+    assert_false(mk[1].strike);
+
+    //  One dishonest verifier against an honest replica pair (replicas
+    //  2): it refutes alice's result alone (1 > 0), no strike; a second
+    //  re-evaluation that agrees cancels it (1 against 1).
+    p = s_params(2, 4);
+    ms_verdict_reeval_t liar = s_reeval(&r[1], 7, "mallory", 0.5, 0.9, 7);
+    assert_int_equal(
+        ms_verdict_evaluate(&p, r + 1, 2, &liar, 1, &o, mk, roles, NULL),
+        MS_OK);
+    assert_int_equal(mk[0].role, MS_VERDICT_ROLE_REFUTED);
+    assert_false(mk[0].strike);
+    assert_int_equal(o.verdict, MS_VERDICT_DISPUTED);
+    ms_verdict_reeval_t both[2] = {liar,
+                                   s_reeval(&r[1], 8, "carol", 0.9, 0.3, 8)};
+    assert_int_equal(
+        ms_verdict_evaluate(&p, r + 1, 2, both, 2, &o, mk, roles, NULL), MS_OK);
+    assert_int_equal(mk[0].role, MS_VERDICT_ROLE_AGREES);
+    assert_int_equal(o.verdict, MS_VERDICT_VERIFIED);
+    assert_int_equal(o.n_strikes, 0);
+}
+
+//  --------------------------------------------------------------------------
 //  Haswell against SkylakeX kernels, 0.004 apart: verified, no strikes;
 //  and no honest node collects a strike over 100 such tasks with two
 //  bit-identical Haswell nodes and one SkylakeX node.
@@ -1226,6 +1399,10 @@ test_names(void **state)
                         "refused_operator");
     assert_string_equal(ms_verdict_reeval_role_name(MS_VERDICT_REEVAL_SELF),
                         "self");
+    assert_string_equal(ms_verdict_reeval_role_name(MS_VERDICT_REEVAL_FAILED),
+                        "failed");
+    assert_string_equal(ms_verdict_role_name(MS_VERDICT_ROLE_REFUTED),
+                        "refuted");
 }
 
 int
@@ -1237,6 +1414,8 @@ main(void)
         cmocka_unit_test(test_two_disagree_disputed),
         cmocka_unit_test(test_dispute_slots_capped),
         cmocka_unit_test(test_one_slot_accepted_then_reevaluated),
+        cmocka_unit_test(test_reeval_table),
+        cmocka_unit_test(test_reeval_refutes_replica),
         cmocka_unit_test(test_haswell_skylakex_verify),
         cmocka_unit_test(test_same_fingerprint_other_digest),
         cmocka_unit_test(test_diverged_versus_ok),

@@ -1198,6 +1198,55 @@ test_payload_claim(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  REEVALUATION round trip and refusals.
+
+static void
+test_payload_reevaluation(void **state)
+{
+    (void) state;
+    uint8_t *buf;
+    size_t n;
+    ms_wire_reevaluation_t r = {.status = MS_WIRE_REEVAL_OK,
+                                .test_accuracy = 0.875,
+                                .test_loss = 0.25,
+                                .val_accuracy = 0.5,
+                                .val_loss = 1.5};
+    s_id(r.task_id, 4);
+    s_id(r.target, 5);
+    assert_int_equal(ms_wire_encode_reevaluation(&r, &buf, &n), MS_OK);
+    ms_wire_reevaluation_t back;
+    memset(&back, 0, sizeof back);
+    assert_int_equal(ms_wire_decode_reevaluation(buf, n, &back), MS_OK);
+    assert_memory_equal(&back, &r, sizeof r);
+    free(buf);
+    r.status = MS_WIRE_REEVAL_FAILED;
+    r.test_accuracy = r.test_loss = r.val_accuracy = r.val_loss = 0;
+    snprintf(r.reason, sizeof r.reason, "weights not found in 120 s");
+    assert_int_equal(ms_wire_encode_reevaluation(&r, &buf, &n), MS_OK);
+    assert_int_equal(ms_wire_decode_reevaluation(buf, n, &back), MS_OK);
+    assert_string_equal(back.reason, r.reason);
+    assert_int_equal(back.status, MS_WIRE_REEVAL_FAILED);
+    free(buf);
+    r.status = (ms_wire_reeval_status_t) 3;
+    assert_int_equal(ms_wire_encode_reevaluation(&r, &buf, &n), MS_ERR_INVALID);
+    //  A status out of range, or a target of 31 bytes: refused, back kept.
+    s_pbw_t w = {.n = 0};
+    s_w_id(&w, 1, 32);
+    s_w_id(&w, 2, 32);
+    s_w_uint(&w, 3, 7);
+    ms_wire_reevaluation_t keep = back;
+    assert_int_equal(ms_wire_decode_reevaluation(w.buf, w.n, &back),
+                     MS_ERR_PROTOCOL);
+    assert_memory_equal(&back, &keep, sizeof keep);
+    w.n = 0;
+    s_w_id(&w, 1, 32);
+    s_w_id(&w, 2, 31);
+    s_w_uint(&w, 3, 1);
+    assert_int_equal(ms_wire_decode_reevaluation(w.buf, w.n, &back),
+                     MS_ERR_PROTOCOL);
+}
+
+//  --------------------------------------------------------------------------
 //  COMMIT round trip and refusals; a RESULT's nonce (reveal).
 
 static void
@@ -1571,6 +1620,7 @@ main(void)
         cmocka_unit_test(test_payload_claim),
         cmocka_unit_test(test_payload_release_result_failure),
         cmocka_unit_test(test_payload_commit_and_nonce),
+        cmocka_unit_test(test_payload_reevaluation),
         cmocka_unit_test(test_payload_garbage),
         cmocka_unit_test(test_write_fuzz_seeds),
     };
