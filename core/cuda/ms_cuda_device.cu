@@ -345,6 +345,7 @@ ms_cuda_capture(ms_backend_t *b, int (*fn)(void *arg), void *arg,
         return ms_cuda_fail(b, "cudaStreamEndCapture", __FILE__, __LINE__,
                             cudaGetErrorString(e));
     }
+    ms_cuda_prof_graph(b, graph);
     cudaGraphExec_t exec = NULL;
     e = cudaGraphInstantiate(&exec, graph, 0);
     if (e != cudaSuccess) {

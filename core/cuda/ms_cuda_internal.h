@@ -53,6 +53,8 @@ int ms_cuda_prof_open(ms_backend_t *b);
 void ms_cuda_prof_close(ms_backend_t *b);
 void ms_cuda_prof_mark(ms_backend_t *b, const char *op, int64_t d0, int64_t d1,
                        int64_t d2);
+//  Count a captured graph's nodes by type for the report (profiling on).
+void ms_cuda_prof_graph(ms_backend_t *b, cudaGraph_t graph);
 
 //  Record a failed call (what, at file:line: why) as the backend's last
 //  error, print it on stderr once per backend, return MS_ERR_BACKEND.

@@ -11,7 +11,8 @@
     arms the marks; each op then records an event after itself; the host
     issues the whole step while the device spins, and the device runs it
     back to back, as a replayed graph would (less the graph's own launch
-    savings). profile_end waits and turns the events into each op's time:
+    savings). The captured step's graph is counted by node type (kernels,
+    memsets, copies): what cuBLAS adds shows there. profile_end waits and turns the events into each op's time:
     the difference of consecutive events, which is the op's run plus the
     device's gap between dependent launches (what the dependent chain
     costs). A graph replay profiled the same way is one "graph_launch" op.
@@ -44,6 +45,8 @@ struct ms_cuda_prof {
     s_entry_t entries[S_MAX_ENTRIES];   // finished sections
     int n_entries;
     int n_sections;
+    int graph_nodes[4]; // last captured graph: kernels, memsets, memcpys,
+                        // other nodes (-1: none captured)
 };
 
 //  --------------------------------------------------------------------------
@@ -73,6 +76,7 @@ ms_cuda_prof_open(ms_backend_t *b)
     if (!p)
         return MS_ERR_NOMEM;
     b->cuda->prof = p;
+    p->graph_nodes[0] = -1;
     for (int i = 0; i <= S_MAX_MARKS; i++)
         MS_CUDA_CHECK(b, cudaEventCreate(&p->ev[i]));
     return MS_OK;
@@ -170,6 +174,37 @@ ms_cuda_profile_end(ms_backend_t *b)
 }
 
 //  --------------------------------------------------------------------------
+//  Count a captured graph's nodes by type: every kernel cuBLAS adds (a
+//  split-K reduction, say) shows here.
+
+void
+ms_cuda_prof_graph(ms_backend_t *b, cudaGraph_t graph)
+{
+    ms_cuda_prof_t *p = b->cuda->prof;
+    if (!p)
+        return;
+    size_t n = 0;
+    if (cudaGraphGetNodes(graph, NULL, &n) != cudaSuccess)
+        return;
+    cudaGraphNode_t *nodes = (cudaGraphNode_t *) calloc(n ? n : 1, sizeof *nodes);
+    if (!nodes || cudaGraphGetNodes(graph, nodes, &n) != cudaSuccess) {
+        free(nodes);
+        cudaGetLastError();
+        return;
+    }
+    memset(p->graph_nodes, 0, sizeof p->graph_nodes);
+    for (size_t i = 0; i < n; i++) {
+        cudaGraphNodeType t = cudaGraphNodeTypeEmpty;
+        cudaGraphNodeGetType(nodes[i], &t);
+        p->graph_nodes[t == cudaGraphNodeTypeKernel   ? 0
+                       : t == cudaGraphNodeTypeMemset ? 1
+                       : t == cudaGraphNodeTypeMemcpy ? 2
+                                                      : 3]++;
+    }
+    free(nodes);
+}
+
+//  --------------------------------------------------------------------------
 //  The report, one line per op and one total per section.
 
 extern "C" int
@@ -179,6 +214,15 @@ ms_cuda_profile_report(const ms_backend_t *b, char *buf, size_t n)
     if (!p || !buf || n == 0)
         return p ? p->n_sections : 0;
     size_t used = 0;
+    if (p->graph_nodes[0] >= 0) {
+        int w = snprintf(buf, n,
+                         "profile graph_nodes kernels %d memsets %d memcpys "
+                         "%d other %d\n",
+                         p->graph_nodes[0], p->graph_nodes[1],
+                         p->graph_nodes[2], p->graph_nodes[3]);
+        if (w > 0 && (size_t) w < n)
+            used = (size_t) w;
+    }
     double total = 0;
     int index = 0;
     for (int i = 0; i < p->n_entries; i++) {

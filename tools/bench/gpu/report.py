@@ -173,7 +173,10 @@ def main():
         lines.append("| section | # | op | shape | us |")
         lines.append("| --- | --- | --- | --- | --- |")
         for p in prof:
-            if len(p) == 4 and p[2] == "total":
+            if len(p) > 2 and p[1] == "graph_nodes":
+                lines.append(f"| captured step | nodes | "
+                             f"{' '.join(p[2:])} | | |")
+            elif len(p) == 4 and p[2] == "total":
                 lines.append(f"| {p[1]} | total | | | {p[3]} |")
             elif len(p) == 6:
                 lines.append(f"| {p[1]} | {p[2]} | {p[3]} | {p[4]} | {p[5]} |")
