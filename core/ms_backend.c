@@ -42,6 +42,10 @@ static const ms_backend_ops_t s_cpu_ops = {
     .optim_step = ms_cpu_optim_step,
     .gather = ms_cpu_gather,
     .batch_end = ms_cpu_batch_end,
+    .gather_xy = ms_cpu_gather_xy,
+    .act_backward_col_sum = ms_cpu_act_backward_col_sum,
+    .train_loss = ms_cpu_train_loss,
+    .optim_all = ms_cpu_optim_all,
     .capture = ms_cpu_capture,
     .graph_launch = ms_cpu_graph_launch,
     .graph_destroy = ms_cpu_graph_destroy,
@@ -67,6 +71,12 @@ static const ms_backend_ops_t s_cuda_ops = {
     .optim_step = ms_cuda_optim_step,
     .gather = ms_cuda_gather,
     .batch_end = ms_cuda_batch_end,
+    .gather_xy = ms_cuda_gather_xy,
+    .act_backward_col_sum = ms_cuda_act_backward_col_sum,
+    .train_loss = ms_cuda_train_loss,
+    .optim_all = ms_cuda_optim_all,
+    .profile_begin = ms_cuda_profile_begin,
+    .profile_end = ms_cuda_profile_end,
     .capture = ms_cuda_capture,
     .graph_launch = ms_cuda_graph_launch,
     .graph_destroy = ms_cuda_graph_destroy,
@@ -187,6 +197,38 @@ int
 ms_backend_threads(const ms_backend_t *self)
 {
     return self->n_threads;
+}
+
+//  --------------------------------------------------------------------------
+//  The profiler's report.
+
+int
+ms_backend_profile_report(const ms_backend_t *self, char *buf, size_t n)
+{
+    if (buf && n)
+        buf[0] = 0;
+#if defined(MESHSWEEP_HAVE_CUDA)
+    if (self->cuda)
+        return ms_cuda_profile_report(self, buf, n);
+#else
+    (void) self;
+#endif
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Profiling on?
+
+bool
+ms_backend_profiling(const ms_backend_t *self)
+{
+#if defined(MESHSWEEP_HAVE_CUDA)
+    if (self->cuda)
+        return ms_cuda_profiling(self);
+#else
+    (void) self;
+#endif
+    return false;
 }
 
 //  --------------------------------------------------------------------------

@@ -189,6 +189,53 @@ typedef struct {
     //  first_row += rows and loss_sum, n_correct are cleared.
     int (*batch_end)(ms_backend_t *b, int64_t rows,
                      const ms_optim_step_t *table, ms_step_cursor_t *cursor);
+    //  The fused operations of a training step (ms_mlp_train_step): each
+    //  does exactly what the composition it names does, with the same bits,
+    //  in one launch on the GPU (a small network's step is bound by the
+    //  number of dependent launches, docs/CUDA_NOTES.md); the CPU composes
+    //  its own ops.
+    //  gather_xy: gather(rows, cols, x_src, idx, cursor, x_dst) and
+    //  gather(rows, 1, y_src, idx, cursor, y_dst) (labels or targets).
+    int (*gather_xy)(ms_backend_t *b, int64_t rows, int64_t cols,
+                     const float *x_src, const void *y_src, const int64_t *idx,
+                     const ms_step_cursor_t *cursor, float *x_dst, void *y_dst);
+    //  act_backward_col_sum: act_backward(act, slope, rows * cols, z, a, g)
+    //  then col_sum(rows, cols, g, db): a hidden layer's delta and its
+    //  bias gradient.
+    int (*act_backward_col_sum)(ms_backend_t *b, ms_activation_t act,
+                                float slope, int64_t rows, int64_t cols,
+                                const float *z, const float *a, float *g,
+                                float *db);
+    //  train_loss: the output layer's end of a training step on the
+    //  rows x cols pre-bias outputs y: bias_act_forward(LINEAR, rows, cols,
+    //  bias, y, y); then softmax_xent (loss MS_LOSS_CROSS_ENTROPY, labels)
+    //  or mse (labels, or targets when labels is NULL) with grad_scale
+    //  1 / rows into delta, cursor->loss_sum and cursor->n_correct (not
+    //  counted for targets); col_sum(rows, cols, delta, db); then
+    //  batch_end(rows, table, cursor).
+    int (*train_loss)(ms_backend_t *b, ms_loss_kind_t loss, int64_t rows,
+                      int64_t cols, const float *bias, float *y,
+                      const int32_t *labels, const float *targets, float *delta,
+                      float *db, const ms_optim_step_t *table,
+                      ms_step_cursor_t *cursor);
+    //  optim_all: optim_step on n_segs segments of one parameter block:
+    //  segment s is [bounds[s], bounds[s + 1]) (n_segs + 1 ascending
+    //  offsets in backend memory; n = bounds[n_segs], the block's
+    //  size, from the host), stepped with w_step when s is even and
+    //  b_step when odd (the layout of ms_mlp: W(0), b(0), W(1), ...); m
+    //  and v (NULL when the rule keeps none) have the block's layout.
+    int (*optim_all)(ms_backend_t *b, const ms_optim_step_t *w_step,
+                     const ms_optim_step_t *b_step, int32_t n_segs,
+                     const int64_t *bounds, int64_t n, float *w, const float *g,
+                     float *m, float *v);
+    //  Profiling (MESHSWEEP_CUDA_PROFILE=1, cuda only; NULL on cpu):
+    //  profile_begin holds the stream (a short spin kernel) so that the
+    //  operations issued until profile_end run back to back on the device
+    //  with an event after each; profile_end waits and keeps each op's
+    //  device time for ms_backend_profile_report. profile_begin answers
+    //  MS_ERR_UNSUPPORTED when profiling is off.
+    int (*profile_begin)(ms_backend_t *b, const char *section);
+    int (*profile_end)(ms_backend_t *b);
     //  Record the operations that fn(arg) issues on this backend into a
     //  new graph (*out), without running them. fn must not download.
     //  Returns MS_OK; MS_ERR_UNSUPPORTED (the backend has no graphs: the
@@ -248,6 +295,17 @@ const char *ms_backend_last_error(const ms_backend_t *self);
 //  Fill *out with what the backend runs on (device, versions, TF32,
 //  workspace) for the fingerprint. Always MS_OK.
 int ms_backend_info(const ms_backend_t *self, ms_backend_info_t *out);
+
+//  The per-operation device times that the cuda backend's profiler
+//  recorded (MESHSWEEP_CUDA_PROFILE=1; the trainer profiles one
+//  uncaptured full training step and one graph replay per backend), as
+//  text: one line "profile SECTION INDEX OP SHAPE MICROSECONDS" per
+//  operation and "profile SECTION total MICROSECONDS" per section, into
+//  buf (NUL-terminated, truncated to n). Returns the number of sections
+//  (0: nothing recorded, or not a cuda backend).
+int ms_backend_profile_report(const ms_backend_t *self, char *buf, size_t n);
+//  Whether profiling is on (cuda and MESHSWEEP_CUDA_PROFILE=1).
+bool ms_backend_profiling(const ms_backend_t *self);
 
 //  Allow (on) or forbid TF32 tensor-core SGEMM on a cuda backend (forbidden
 //  by default: float32 results). Returns MS_OK; MS_ERR_UNSUPPORTED on cpu;

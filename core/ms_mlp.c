@@ -104,6 +104,8 @@ struct ms_mlp {
     int64_t mask_floats;           // floats in host_mask
     s_scalars_t *scalars;          // device scratch for the host-facing
                                    // ms_mlp_loss and ms_mlp_step
+    int64_t *bounds;               // backend: 2L + 1 segment offsets of the
+                                   // parameter block (W(0), b(0), W(1), ...)
 };
 
 //  --------------------------------------------------------------------------
@@ -225,6 +227,28 @@ ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
         if (!self->scalars)
             goto nomem;
     }
+    //  The segment table of optim_all: W(l) starts at w_off[l], b(l) at
+    //  w_off[l] + fan_in fan_out.
+    int64_t *bounds = malloc((size_t) (2 * L + 1) * sizeof(int64_t));
+    self->bounds =
+        self->ops->alloc(backend, (size_t) (2 * L + 1) * sizeof(int64_t));
+    if (!bounds || !self->bounds) {
+        free(bounds);
+        goto nomem;
+    }
+    for (int32_t l = 0; l < L; l++) {
+        bounds[2 * l] = self->w_off[l];
+        bounds[2 * l + 1] =
+            self->w_off[l] + (int64_t) self->fan_in[l] * self->fan_out[l];
+    }
+    bounds[2 * L] = self->n_params;
+    int up = self->ops->upload(backend, self->bounds, bounds,
+                               (size_t) (2 * L + 1) * sizeof(int64_t));
+    free(bounds);
+    if (up != MS_OK) {
+        ms_mlp_destroy(&self);
+        return up;
+    }
     if (self->dropout && !self->ops->host_memory) {
         //  All hidden layers' masks, drawn then uploaded layer by layer.
         self->mask_floats = hidden_widths;
@@ -255,6 +279,7 @@ ms_mlp_destroy(ms_mlp_t **self_p)
         self->ops->free_buf(self->backend, self->work);
         self->ops->free_buf(self->backend, self->labels);
         self->ops->free_buf(self->backend, self->scalars);
+        self->ops->free_buf(self->backend, self->bounds);
     }
     free(self->host_mask);
     free(self->fan_in);
@@ -452,7 +477,8 @@ ms_mlp_draw_masks(ms_mlp_t *self, int64_t rows, ms_rng_t *rng)
 //  masks.
 
 static int
-s_forward(ms_mlp_t *self, const float *params, int64_t rows, bool with_masks)
+s_forward(ms_mlp_t *self, const float *params, int64_t rows, bool with_masks,
+          bool out_bias)
 {
     const ms_backend_ops_t *ops = self->ops;
     ms_backend_t *b = self->backend;
@@ -469,8 +495,9 @@ s_forward(ms_mlp_t *self, const float *params, int64_t rows, bool with_masks)
         if (rc != MS_OK)
             break;
         if (!hidden) {
-            rc = ops->bias_act_forward(b, MS_ACTIVATION_LINEAR, 0.0f, rows, fo,
-                                       bias, h, h);
+            if (out_bias)
+                rc = ops->bias_act_forward(b, MS_ACTIVATION_LINEAR, 0.0f, rows,
+                                           fo, bias, h, h);
             break;
         }
         rc = ops->bias_act_forward(b, self->act, self->slope, rows, fo, bias, h,
@@ -497,7 +524,7 @@ ms_mlp_forward(ms_mlp_t *self, const float *params, int64_t rows,
         if (rc != MS_OK)
             return rc;
     }
-    return s_forward(self, params, rows, masks);
+    return s_forward(self, params, rows, masks, true);
 }
 
 //  --------------------------------------------------------------------------
@@ -506,7 +533,7 @@ ms_mlp_forward(ms_mlp_t *self, const float *params, int64_t rows,
 int
 ms_mlp_forward_train(ms_mlp_t *self, int64_t rows)
 {
-    return s_forward(self, self->params, rows, true);
+    return s_forward(self, self->params, rows, true, true);
 }
 
 //  --------------------------------------------------------------------------
@@ -556,10 +583,13 @@ ms_mlp_loss(ms_mlp_t *self, int64_t rows, bool want_grad, double *loss_sum,
 }
 
 //  --------------------------------------------------------------------------
-//  Backward pass into the gradient block.
+//  Backward pass into the gradient block; the output layer's bias
+//  gradient only when out_db (train_loss wrote it otherwise). A hidden
+//  layer's delta and bias gradient come from one act_backward_col_sum
+//  (act_backward then col_sum: the same bits as the two).
 
-int
-ms_mlp_backward(ms_mlp_t *self, int64_t rows)
+static int
+s_backward(ms_mlp_t *self, int64_t rows, bool out_db)
 {
     const ms_backend_ops_t *ops = self->ops;
     ms_backend_t *b = self->backend;
@@ -569,15 +599,14 @@ ms_mlp_backward(ms_mlp_t *self, int64_t rows)
         int64_t fi = self->fan_in[l], fo = self->fan_out[l];
         const float *w = self->params + self->w_off[l];
         float *dw = self->grads + self->w_off[l];
-        float *db = dw + fi * fo;
         const float *g = self->gbuf[cur];
         const float *in = l == 0          ? self->x
                           : self->dropout ? self->d[l - 1]
                                           : self->a[l - 1];
         rc = ops->gemm(b, true, false, fo, fi, rows, 1.0f, g, fo, in, fi, 0.0f,
                        dw, fi);
-        if (rc == MS_OK)
-            rc = ops->col_sum(b, rows, fo, g, db);
+        if (rc == MS_OK && out_db && l == self->n_layers - 1)
+            rc = ops->col_sum(b, rows, fo, g, dw + fi * fo);
         if (rc != MS_OK || l == 0)
             break;
         float *gn = self->gbuf[1 - cur];
@@ -585,12 +614,25 @@ ms_mlp_backward(ms_mlp_t *self, int64_t rows)
                        gn, fi);
         if (rc == MS_OK && self->dropout)
             rc = ops->mul(b, rows * fi, self->mask[l - 1], gn, gn);
+        //  Layer l - 1's delta and its bias gradient (fan_out(l - 1) = fi).
+        float *db_prev = self->grads + self->w_off[l - 1] +
+                         (int64_t) self->fan_in[l - 1] * fi;
         if (rc == MS_OK)
-            rc = ops->act_backward(b, self->act, self->slope, rows * fi,
-                                   self->z[l - 1], self->a[l - 1], gn);
+            rc = ops->act_backward_col_sum(b, self->act, self->slope, rows, fi,
+                                           self->z[l - 1], self->a[l - 1], gn,
+                                           db_prev);
         cur = 1 - cur;
     }
     return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Backward pass into the gradient block.
+
+int
+ms_mlp_backward(ms_mlp_t *self, int64_t rows)
+{
+    return s_backward(self, rows, true);
 }
 
 //  --------------------------------------------------------------------------
@@ -601,20 +643,36 @@ ms_mlp_update(ms_mlp_t *self, const ms_optim_step_t *w_step,
               const ms_optim_step_t *b_step)
 {
     int k = self->n_params ? (int) (self->n_state / self->n_params) : 0;
-    int rc = MS_OK;
-    for (int32_t l = 0; l < self->n_layers && rc == MS_OK; l++) {
-        int64_t nw = (int64_t) self->fan_in[l] * self->fan_out[l];
-        int64_t off = self->w_off[l];
-        float *m = k >= 1 ? self->state + off : NULL;
-        float *v = k >= 2 ? self->state + self->n_params + off : NULL;
-        rc = self->ops->optim_step(self->backend, w_step, nw,
-                                   self->params + off, self->grads + off, m, v);
-        if (rc == MS_OK)
-            rc = self->ops->optim_step(self->backend, b_step, self->fan_out[l],
-                                       self->params + off + nw,
-                                       self->grads + off + nw,
-                                       m ? m + nw : NULL, v ? v + nw : NULL);
+    float *m = k >= 1 ? self->state : NULL;
+    float *v = k >= 2 ? self->state + self->n_params : NULL;
+    return self->ops->optim_all(
+        self->backend, w_step, b_step, 2 * self->n_layers, self->bounds,
+        self->n_params, self->params, self->grads, m, v);
+}
+
+//  --------------------------------------------------------------------------
+//  One training step on the minibatch in the input buffers.
+
+int
+ms_mlp_train_step(ms_mlp_t *self, int64_t rows, const ms_optim_step_t *table,
+                  ms_step_cursor_t *cursor)
+{
+    int32_t L = self->n_layers;
+    int rc = s_forward(self, self->params, rows, true, false);
+    if (rc == MS_OK) {
+        int64_t fi = self->fan_in[L - 1], fo = self->fan_out[L - 1];
+        float *bias = self->params + self->w_off[L - 1] + fi * fo;
+        float *db = self->grads + self->w_off[L - 1] + fi * fo;
+        rc = self->ops->train_loss(self->backend, self->loss, rows, fo, bias,
+                                   self->out,
+                                   self->classify ? self->labels : NULL,
+                                   self->classify ? NULL : self->targets,
+                                   self->gbuf[0], db, table, cursor);
     }
+    if (rc == MS_OK)
+        rc = s_backward(self, rows, false);
+    if (rc == MS_OK)
+        rc = ms_mlp_update(self, &cursor->w_step, &cursor->b_step);
     return rc;
 }
 

@@ -19,10 +19,10 @@
         ms_mlp_loss(mlp, rows, true, &loss_sum, &n_correct);
         ms_mlp_backward(mlp, rows);
         ms_mlp_step(mlp, cfg, lr, t);
-    The trainer issues the same with device operations only (gather into
-    ms_mlp_input, ms_mlp_forward_train, ms_mlp_loss_into an
-    ms_step_cursor_t, batch_end, ms_mlp_backward, ms_mlp_update), so that
-    a GPU can replay the step as a graph.
+    The trainer issues the same with device operations only (gather_xy
+    into ms_mlp_input and ms_mlp_labels, then ms_mlp_train_step: forward,
+    the fused train_loss with batch_end on an ms_step_cursor_t, backward,
+    ms_mlp_update), so that a GPU can replay the step as a graph.
 
     Thread rule: an mlp belongs to one thread.
 */
@@ -113,6 +113,18 @@ int ms_mlp_step(ms_mlp_t *self, const ms_train_config_t *cfg, double lr,
 //  MS_ERR_BACKEND.
 int ms_mlp_update(ms_mlp_t *self, const ms_optim_step_t *w_step,
                   const ms_optim_step_t *b_step);
+
+//  One training step on the minibatch already in the input, label or
+//  target buffers (rows rows): forward with the drawn dropout masks;
+//  train_loss (output bias, loss into cursor->loss_sum and n_correct, the
+//  output delta and bias gradient, batch_end with table, ms_backend.h);
+//  backward; the optimizer step with the cursor's w_step and b_step. The
+//  same values as ms_mlp_forward_train, ms_mlp_loss_into, batch_end,
+//  ms_mlp_backward and ms_mlp_update in turn, in fewer operations (each
+//  a device launch on the GPU). Device operations only: capturable.
+//  MS_OK or the backend's error.
+int ms_mlp_train_step(ms_mlp_t *self, int64_t rows,
+                      const ms_optim_step_t *table, ms_step_cursor_t *cursor);
 
 //  Device buffers (borrowed, valid while the mlp lives): parameters,
 //  gradients (n_params each), optimizer state (ms_mlp_state_floats),

@@ -25,13 +25,15 @@
     sequence of backend operations with no host value in it: gather by
     the order from cursor->first_row, forward, loss into the cursor,
     batch_end (accounting, next step's scalars, divergence), backward,
-    update with the cursor's scalars. On the GPU that sequence is captured
-    once as a CUDA Graph (at the second full minibatch, so the first one
-    has loaded every kernel) and replayed for every full minibatch; the
-    last, shorter one runs uncaptured. On the CPU the same operations run
-    one by one, in the same order as before this design, so results are
-    bit-identical to it (ms_golden_test); after a divergence the CPU loop
-    stops at once (its cursor is host memory), while the GPU runs out the
+    update with the cursor's scalars (gather_xy and ms_mlp_train_step:
+    on the GPU ten launches for a one-hidden-layer network, fused where
+    the CPU's bits allow, docs/CUDA_NOTES.md). On the GPU that sequence
+    is captured once as a CUDA Graph (at the second full minibatch, so
+    the first one has loaded every kernel) and replayed for every full
+   minibatch; the last, shorter one runs uncaptured. On the CPU the same
+   operations run one by one, in the same order as before this design, so
+   results are bit-identical to it (ms_golden_test); after a divergence the CPU
+   loop stops at once (its cursor is host memory), while the GPU runs out the
     epoch's remaining steps as no-ops (batch_end set skip), rather than
     read the cursor back after every step. Dropout masks come from the
     host RNG stream, drawn for each minibatch before its step (the same
@@ -120,6 +122,8 @@ struct ms_trainer {
     ms_backend_graph_t *graph;    // captured full training step, or NULL
     bool graph_off;               // the backend has no graphs
     bool warm;                    // one full step ran uncaptured
+    bool profiled_step;           // the profiler timed a step (cuda only)
+    bool profiled_graph;          // and a graph replay
     float *best;                  // device block of best params, or NULL
     float *host_params;           // host mirror (non-host backends)
     ms_rng_t shuffle_rng;         // per-epoch order
@@ -533,28 +537,16 @@ s_evaluate(ms_trainer_t *self, const float *params, const s_data_t *data,
 static int
 s_step(ms_trainer_t *self, int64_t rows)
 {
-    const ms_backend_ops_t *ops = self->ops;
-    ms_backend_t *b = self->backend;
     ms_mlp_t *mlp = self->mlp;
-    int rc = ops->gather(b, rows, self->n_inputs, self->dtrain.x,
-                         self->dev_order, self->cursor, ms_mlp_input(mlp));
-    if (rc == MS_OK && self->classify)
-        rc = ops->gather(b, rows, 1, self->dtrain.labels, self->dev_order,
-                         self->cursor, ms_mlp_labels(mlp));
-    if (rc == MS_OK && !self->classify)
-        rc = ops->gather(b, rows, 1, self->dtrain.targets, self->dev_order,
-                         self->cursor, ms_mlp_targets(mlp));
+    int rc = self->ops->gather_xy(
+        self->backend, rows, self->n_inputs, self->dtrain.x,
+        self->classify ? (const void *) self->dtrain.labels
+                       : (const void *) self->dtrain.targets,
+        self->dev_order, self->cursor, ms_mlp_input(mlp),
+        self->classify ? (void *) ms_mlp_labels(mlp)
+                       : (void *) ms_mlp_targets(mlp));
     if (rc == MS_OK)
-        rc = ms_mlp_forward_train(mlp, rows);
-    if (rc == MS_OK)
-        rc = ms_mlp_loss_into(mlp, rows, true, &self->cursor->loss_sum,
-                              &self->cursor->n_correct);
-    if (rc == MS_OK)
-        rc = ops->batch_end(b, rows, self->dev_table, self->cursor);
-    if (rc == MS_OK)
-        rc = ms_mlp_backward(mlp, rows);
-    if (rc == MS_OK)
-        rc = ms_mlp_update(mlp, &self->cursor->w_step, &self->cursor->b_step);
+        rc = ms_mlp_train_step(mlp, rows, self->dev_table, self->cursor);
     return rc;
 }
 
@@ -577,13 +569,31 @@ static int
 s_full_step(ms_trainer_t *self)
 {
     const ms_backend_ops_t *ops = self->ops;
-    if (self->graph)
-        return ops->graph_launch(self->backend, self->graph);
+    ms_backend_t *b = self->backend;
+    if (self->graph) {
+        //  Profiling: the first replay alone, timed on the device.
+        bool prof = !self->profiled_graph && ops->profile_begin &&
+                    ops->profile_begin(b, "graph") == MS_OK;
+        self->profiled_graph = true;
+        int rc = ops->graph_launch(b, self->graph);
+        if (prof && ops->profile_end(b) != MS_OK && rc == MS_OK)
+            rc = MS_ERR_BACKEND;
+        return rc;
+    }
     if (!self->graph_off && self->warm) {
-        int rc =
-            ops->capture(self->backend, s_full_step_fn, self, &self->graph);
+        //  Profiling: this step uncaptured, op by op, timed on the device
+        //  (MESHSWEEP_CUDA_PROFILE=1; ms_backend_profile_report); the
+        //  capture is then at the next full minibatch.
+        if (!self->profiled_step && ops->profile_begin &&
+            ops->profile_begin(b, "step") == MS_OK) {
+            self->profiled_step = true;
+            int rc = s_step(self, self->batch);
+            int rc2 = ops->profile_end(b);
+            return rc != MS_OK ? rc : rc2;
+        }
+        int rc = ops->capture(b, s_full_step_fn, self, &self->graph);
         if (rc == MS_OK)
-            return ops->graph_launch(self->backend, self->graph);
+            return ops->graph_launch(b, self->graph);
         if (rc != MS_ERR_UNSUPPORTED)
             return rc;
         self->graph_off = true;

@@ -62,6 +62,24 @@ int ms_cpu_gather(ms_backend_t *b, int64_t rows, int64_t cols, const void *src,
 //  Minibatch accounting and the next step's scalars; MS_OK.
 int ms_cpu_batch_end(ms_backend_t *b, int64_t rows,
                      const ms_optim_step_t *table, ms_step_cursor_t *cursor);
+//  The fused ops of a training step (ms_backend.h): the compositions of
+//  the ops above, in the order named there, so the bits are theirs; MS_OK.
+int ms_cpu_gather_xy(ms_backend_t *b, int64_t rows, int64_t cols,
+                     const float *x_src, const void *y_src, const int64_t *idx,
+                     const ms_step_cursor_t *cursor, float *x_dst, void *y_dst);
+int ms_cpu_act_backward_col_sum(ms_backend_t *b, ms_activation_t act,
+                                float slope, int64_t rows, int64_t cols,
+                                const float *z, const float *a, float *g,
+                                float *db);
+int ms_cpu_train_loss(ms_backend_t *b, ms_loss_kind_t loss, int64_t rows,
+                      int64_t cols, const float *bias, float *y,
+                      const int32_t *labels, const float *targets, float *delta,
+                      float *db, const ms_optim_step_t *table,
+                      ms_step_cursor_t *cursor);
+int ms_cpu_optim_all(ms_backend_t *b, const ms_optim_step_t *w_step,
+                     const ms_optim_step_t *b_step, int32_t n_segs,
+                     const int64_t *bounds, int64_t n, float *w, const float *g,
+                     float *m, float *v);
 //  No graphs on the CPU: MS_ERR_UNSUPPORTED, *out NULL.
 int ms_cpu_capture(ms_backend_t *b, int (*fn)(void *arg), void *arg,
                    ms_backend_graph_t **out);

@@ -67,6 +67,29 @@ int ms_cuda_gather(ms_backend_t *b, int64_t rows, int64_t cols, const void *src,
                    void *dst);
 int ms_cuda_batch_end(ms_backend_t *b, int64_t rows,
                       const ms_optim_step_t *table, ms_step_cursor_t *cursor);
+int ms_cuda_gather_xy(ms_backend_t *b, int64_t rows, int64_t cols,
+                      const float *x_src, const void *y_src,
+                      const int64_t *idx, const ms_step_cursor_t *cursor,
+                      float *x_dst, void *y_dst);
+int ms_cuda_act_backward_col_sum(ms_backend_t *b, ms_activation_t act,
+                                 float slope, int64_t rows, int64_t cols,
+                                 const float *z, const float *a, float *g,
+                                 float *db);
+int ms_cuda_train_loss(ms_backend_t *b, ms_loss_kind_t loss, int64_t rows,
+                       int64_t cols, const float *bias, float *y,
+                       const int32_t *labels, const float *targets,
+                       float *delta, float *db, const ms_optim_step_t *table,
+                       ms_step_cursor_t *cursor);
+int ms_cuda_optim_all(ms_backend_t *b, const ms_optim_step_t *w_step,
+                      const ms_optim_step_t *b_step, int32_t n_segs,
+                      const int64_t *bounds, int64_t n, float *w, const float *g,
+                      float *m, float *v);
+//  Profiler (ms_cuda_profile.cu): MESHSWEEP_CUDA_PROFILE=1 at open turns
+//  it on. begin: MS_OK, MS_ERR_UNSUPPORTED (off), MS_ERR_BACKEND.
+int ms_cuda_profile_begin(ms_backend_t *b, const char *section);
+int ms_cuda_profile_end(ms_backend_t *b);
+int ms_cuda_profile_report(const ms_backend_t *b, char *buf, size_t n);
+bool ms_cuda_profiling(const ms_backend_t *b);
 int ms_cuda_capture(ms_backend_t *b, int (*fn)(void *arg), void *arg,
                     ms_backend_graph_t **out);
 int ms_cuda_graph_launch(ms_backend_t *b, ms_backend_graph_t *graph);

@@ -253,6 +253,8 @@ s_open(ms_backend_t *b, ms_diag_t *diag)
             goto fail;
         }
     }
+    if (ms_cuda_prof_open(b) != MS_OK)
+        goto fail;
     {
         const char *tf32 = getenv("MESHSWEEP_CUDA_TF32");
         if (s_math_mode(b, tf32 && strcmp(tf32, "1") == 0) != MS_OK)
@@ -290,6 +292,7 @@ ms_cuda_close(ms_backend_t *b)
         return;
     if (cuda->stream)
         cudaStreamSynchronize(cuda->stream);
+    ms_cuda_prof_close(b);
     if (cuda->handle)
         cuda->blas.destroy(cuda->handle);
     if (cuda->workspace)
@@ -342,6 +345,7 @@ ms_cuda_capture(ms_backend_t *b, int (*fn)(void *arg), void *arg,
         return ms_cuda_fail(b, "cudaStreamEndCapture", __FILE__, __LINE__,
                             cudaGetErrorString(e));
     }
+    ms_cuda_prof_graph(b, graph);
     cudaGraphExec_t exec = NULL;
     e = cudaGraphInstantiate(&exec, graph, 0);
     if (e != cudaSuccess) {
@@ -369,6 +373,7 @@ extern "C" int
 ms_cuda_graph_launch(ms_backend_t *b, ms_backend_graph_t *graph)
 {
     MS_CUDA_CHECK(b, cudaGraphLaunch(graph->exec, b->cuda->stream));
+    ms_cuda_prof_mark(b, "graph_launch", 0, 0, 0);
     return MS_OK;
 }
 

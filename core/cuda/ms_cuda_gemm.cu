@@ -38,5 +38,7 @@ ms_cuda_gemm(ms_backend_t *b, bool trans_a, bool trans_b, int64_t m, int64_t n,
                          trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, (int) n, (int) m,
                          (int) k, &alpha, bm, (int) ldb, a, (int) lda, &beta, c,
                          (int) ldc));
+    ms_cuda_prof_mark(b, trans_a ? "gemm_TN" : trans_b ? "gemm_NT" : "gemm_NN",
+                      m, n, k);
     return MS_OK;
 }

@@ -30,6 +30,8 @@ typedef struct {
     decltype(&cublasSgemm_v2) sgemm;                // cublasSgemm
 } ms_cublas_api_t;
 
+typedef struct ms_cuda_prof ms_cuda_prof_t; // ms_cuda_profile.cu
+
 struct ms_cuda {
     int device;             // ordinal
     cudaStream_t stream;    // every operation goes here, in order
@@ -39,7 +41,20 @@ struct ms_cuda {
     size_t workspace_bytes; // its size
     bool tf32;              // CUBLAS_TF32_TENSOR_OP_MATH when true
     ms_backend_info_t info; // device facts, filled at open
+    ms_cuda_prof_t *prof;   // profiler (MESHSWEEP_CUDA_PROFILE=1), or NULL
 };
+
+//  Profiler (ms_cuda_profile.cu). open: when MESHSWEEP_CUDA_PROFILE=1,
+//  allocate its state and events (MS_OK, or MS_ERR_BACKEND / NOMEM);
+//  close frees them. mark: after an op is issued, between profile_begin
+//  and profile_end, record an event and the op's name and shape (no-op
+//  otherwise, and during a capture).
+int ms_cuda_prof_open(ms_backend_t *b);
+void ms_cuda_prof_close(ms_backend_t *b);
+void ms_cuda_prof_mark(ms_backend_t *b, const char *op, int64_t d0, int64_t d1,
+                       int64_t d2);
+//  Count a captured graph's nodes by type for the report (profiling on).
+void ms_cuda_prof_graph(ms_backend_t *b, cudaGraph_t graph);
 
 //  Record a failed call (what, at file:line: why) as the backend's last
 //  error, print it on stderr once per backend, return MS_ERR_BACKEND.

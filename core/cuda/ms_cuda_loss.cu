@@ -23,6 +23,11 @@
     order exactly, so the bias gradients are bit-identical to the CPU's.
 
     batch_end: one thread, the code of ms_cpu_batch_end.
+
+    train_loss: the output bias, the loss, the output layer's bias gradient
+    and batch_end in one launch (one block): a small network's training
+    step is bound by its dependent launches, not by arithmetic
+    (docs/CUDA_NOTES.md), and this is four of them.
 */
 #include "ms_cuda_internal.h"
 
@@ -71,6 +76,54 @@ s_block_add(double loss, long long hits, double *loss_sum, int64_t *n_correct)
 }
 
 //  --------------------------------------------------------------------------
+//  One row of softmax cross-entropy (ms_cpu_softmax_xent's row): adds the
+//  row's loss and hit to *loss and *correct, writes its delta when d.
+
+static __device__ __forceinline__ void
+s_xent_row(const float *y, int64_t cols, int32_t label, float grad_scale,
+           float *d, double *loss, long long *correct)
+{
+    int64_t best = s_argmax(y, cols);
+    double max = y[best];
+    double sum = 0;
+    for (int64_t j = 0; j < cols; j++) {
+        double ej = (double) ms_math_exp(y[j] - y[best]);
+        sum += ej;
+        if (d)
+            d[j] = (float) ej;
+    }
+    double lse = max + log(sum);
+    *loss += lse - (double) y[label];
+    *correct += best == label;
+    if (d)
+        for (int64_t j = 0; j < cols; j++) {
+            double p = (double) d[j] / sum;
+            d[j] = grad_scale * (float) (p - (j == label ? 1.0 : 0.0));
+        }
+}
+
+//  --------------------------------------------------------------------------
+//  One row of the mean squared error (ms_cpu_mse's row), idem.
+
+static __device__ __forceinline__ void
+s_mse_row(const float *yi, int64_t cols, const int32_t *label,
+          const float *target, float scale, float *d, double *loss,
+          long long *correct)
+{
+    double row = 0;
+    for (int64_t j = 0; j < cols; j++) {
+        float t = label ? (j == *label ? 1.0f : 0.0f) : *target;
+        float dj = yi[j] - t;
+        row += (double) dj * (double) dj;
+        if (d)
+            d[j] = scale * dj;
+    }
+    *loss += row / (double) cols;
+    if (label)
+        *correct += s_argmax(yi, cols) == *label;
+}
+
+//  --------------------------------------------------------------------------
 //  Softmax cross-entropy, accuracy, delta.
 
 static __global__ void
@@ -80,28 +133,9 @@ softmax_xent_kernel(int64_t rows, int64_t cols, const float *logits,
 {
     double loss = 0;
     long long correct = 0;
-    for (int64_t i = threadIdx.x; i < rows; i += S_LOSS_THREADS) {
-        const float *y = logits + i * cols;
-        int64_t best = s_argmax(y, cols);
-        int32_t label = labels[i];
-        double max = y[best];
-        double sum = 0;
-        float *d = delta ? delta + i * cols : NULL;
-        for (int64_t j = 0; j < cols; j++) {
-            double ej = (double) ms_math_exp(y[j] - y[best]);
-            sum += ej;
-            if (d)
-                d[j] = (float) ej;
-        }
-        double lse = max + log(sum);
-        loss += lse - (double) y[label];
-        correct += best == label;
-        if (d)
-            for (int64_t j = 0; j < cols; j++) {
-                double p = (double) d[j] / sum;
-                d[j] = grad_scale * (float) (p - (j == label ? 1.0 : 0.0));
-            }
-    }
+    for (int64_t i = threadIdx.x; i < rows; i += S_LOSS_THREADS)
+        s_xent_row(logits + i * cols, cols, labels[i], grad_scale,
+                   delta ? delta + i * cols : NULL, &loss, &correct);
     s_block_add(loss, correct, loss_sum, n_correct);
 }
 
@@ -116,20 +150,10 @@ mse_kernel(int64_t rows, int64_t cols, const float *y, const int32_t *labels,
     double loss = 0;
     long long correct = 0;
     float scale = grad_scale * 2.0f / (float) cols;
-    for (int64_t i = threadIdx.x; i < rows; i += S_LOSS_THREADS) {
-        const float *yi = y + i * cols;
-        double row = 0;
-        for (int64_t j = 0; j < cols; j++) {
-            float t = labels ? (j == labels[i] ? 1.0f : 0.0f) : targets[i];
-            float d = yi[j] - t;
-            row += (double) d * (double) d;
-            if (delta)
-                delta[i * cols + j] = scale * d;
-        }
-        loss += row / (double) cols;
-        if (labels)
-            correct += s_argmax(yi, cols) == labels[i];
-    }
+    for (int64_t i = threadIdx.x; i < rows; i += S_LOSS_THREADS)
+        s_mse_row(y + i * cols, cols, labels ? labels + i : NULL,
+                  targets ? targets + i : NULL, scale,
+                  delta ? delta + i * cols : NULL, &loss, &correct);
     s_block_add(loss, correct, loss_sum, n_correct);
 }
 
@@ -149,11 +173,10 @@ col_sum_kernel(int64_t rows, int64_t cols, const float *delta, float *db)
 }
 
 //  --------------------------------------------------------------------------
-//  End of a minibatch (ms_cpu_batch_end).
+//  End of a minibatch (ms_cpu_batch_end), by one thread.
 
-static __global__ void
-batch_end_kernel(int64_t rows, const ms_optim_step_t *table,
-                 ms_step_cursor_t *c)
+static __device__ void
+s_batch_end(int64_t rows, const ms_optim_step_t *table, ms_step_cursor_t *c)
 {
     double mean = c->loss_sum / (double) rows;
     if (!c->diverged) {
@@ -174,6 +197,57 @@ batch_end_kernel(int64_t rows, const ms_optim_step_t *table,
     c->n_correct = 0;
 }
 
+static __global__ void
+batch_end_kernel(int64_t rows, const ms_optim_step_t *table,
+                 ms_step_cursor_t *c)
+{
+    s_batch_end(rows, table, c);
+}
+
+//  --------------------------------------------------------------------------
+//  The output layer's end of a training step, one block: y += bias; the
+//  loss rows (each thread its rows, as the loss kernels); the block's sum
+//  into the cursor; after a barrier (the block's global writes are then
+//  visible to it), the bias gradient, one thread per column summing the
+//  rows in order (the CPU's order: its bits); then thread 0, which made
+//  the loss sum, ends the minibatch.
+
+static __global__ void
+train_loss_kernel(ms_loss_kind_t kind, int64_t rows, int64_t cols,
+                  const float *bias, float *y, const int32_t *labels,
+                  const float *targets, float *delta, float *db,
+                  const ms_optim_step_t *table, ms_step_cursor_t *c)
+{
+    double loss = 0;
+    long long correct = 0;
+    float grad_scale = 1.0f / (float) rows;
+    float mse_scale = grad_scale * 2.0f / (float) cols;
+    for (int64_t i = threadIdx.x; i < rows; i += S_LOSS_THREADS) {
+        float *yi = y + i * cols;
+        for (int64_t j = 0; j < cols; j++)
+            yi[j] = yi[j] + bias[j];
+        if (kind == MS_LOSS_CROSS_ENTROPY)
+            s_xent_row(yi, cols, labels[i], grad_scale, delta + i * cols, &loss,
+                       &correct);
+        else
+            s_mse_row(yi, cols, labels ? labels + i : NULL,
+                      labels ? NULL : targets + i, mse_scale, delta + i * cols,
+                      &loss, &correct);
+    }
+    s_block_add(loss, correct, &c->loss_sum,
+                labels ? &c->n_correct : (int64_t *) NULL);
+    __syncthreads();
+    for (int64_t j = threadIdx.x; j < cols; j += S_LOSS_THREADS) {
+        float s = 0.0f;
+#pragma unroll 8
+        for (int64_t i = 0; i < rows; i++)
+            s += delta[i * cols + j];
+        db[j] = s;
+    }
+    if (threadIdx.x == 0)
+        s_batch_end(rows, table, c);
+}
+
 //  --------------------------------------------------------------------------
 //  Softmax cross-entropy.
 
@@ -188,6 +262,7 @@ ms_cuda_softmax_xent(ms_backend_t *b, int64_t rows, int64_t cols,
     softmax_xent_kernel<<<1, S_LOSS_THREADS, 0, b->cuda->stream>>>(
         rows, cols, logits, labels, grad_scale, delta, loss_sum, n_correct);
     MS_CUDA_LAUNCHED(b, "softmax_xent_kernel");
+    ms_cuda_prof_mark(b, "softmax_xent", rows, cols, 0);
     return MS_OK;
 }
 
@@ -204,6 +279,7 @@ ms_cuda_mse(ms_backend_t *b, int64_t rows, int64_t cols, const float *y,
     mse_kernel<<<1, S_LOSS_THREADS, 0, b->cuda->stream>>>(
         rows, cols, y, labels, targets, grad_scale, delta, loss_sum, n_correct);
     MS_CUDA_LAUNCHED(b, "mse_kernel");
+    ms_cuda_prof_mark(b, "mse", rows, cols, 0);
     return MS_OK;
 }
 
@@ -219,6 +295,7 @@ ms_cuda_col_sum(ms_backend_t *b, int64_t rows, int64_t cols, const float *delta,
     col_sum_kernel<<<ms_cuda_blocks(cols), MS_CUDA_THREADS, 0,
                      b->cuda->stream>>>(rows, cols, delta, db);
     MS_CUDA_LAUNCHED(b, "col_sum_kernel");
+    ms_cuda_prof_mark(b, "col_sum", rows, cols, 0);
     return MS_OK;
 }
 
@@ -231,5 +308,25 @@ ms_cuda_batch_end(ms_backend_t *b, int64_t rows, const ms_optim_step_t *table,
 {
     batch_end_kernel<<<1, 1, 0, b->cuda->stream>>>(rows, table, cursor);
     MS_CUDA_LAUNCHED(b, "batch_end_kernel");
+    ms_cuda_prof_mark(b, "batch_end", rows, 0, 0);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Output bias, loss, output bias gradient, end of the minibatch.
+
+extern "C" int
+ms_cuda_train_loss(ms_backend_t *b, ms_loss_kind_t loss, int64_t rows,
+                   int64_t cols, const float *bias, float *y,
+                   const int32_t *labels, const float *targets, float *delta,
+                   float *db, const ms_optim_step_t *table,
+                   ms_step_cursor_t *cursor)
+{
+    if (rows <= 0)
+        return MS_OK;
+    train_loss_kernel<<<1, S_LOSS_THREADS, 0, b->cuda->stream>>>(
+        loss, rows, cols, bias, y, labels, targets, delta, db, table, cursor);
+    MS_CUDA_LAUNCHED(b, "train_loss_kernel");
+    ms_cuda_prof_mark(b, "train_loss", rows, cols, 0);
     return MS_OK;
 }

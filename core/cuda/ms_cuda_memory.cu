@@ -64,6 +64,7 @@ ms_cuda_upload(ms_backend_t *b, void *dst, const void *src, size_t n_bytes)
         return MS_OK;
     MS_CUDA_CHECK(b, cudaMemcpyAsync(dst, src, n_bytes, cudaMemcpyHostToDevice,
                                      b->cuda->stream));
+    ms_cuda_prof_mark(b, "upload", (int64_t) n_bytes, 0, 0);
     return MS_OK;
 }
 
@@ -92,6 +93,7 @@ ms_cuda_copy(ms_backend_t *b, void *dst, const void *src, size_t n_bytes)
     MS_CUDA_CHECK(b,
                   cudaMemcpyAsync(dst, src, n_bytes, cudaMemcpyDeviceToDevice,
                                   b->cuda->stream));
+    ms_cuda_prof_mark(b, "copy", (int64_t) n_bytes, 0, 0);
     return MS_OK;
 }
 
@@ -137,5 +139,62 @@ ms_cuda_gather(ms_backend_t *b, int64_t rows, int64_t cols, const void *src,
                 rows, cols, (const uint32_t *) src, idx, cursor,
                 (uint32_t *) dst);
     MS_CUDA_LAUNCHED(b, "gather_kernel");
+    ms_cuda_prof_mark(b, "gather", rows, cols, 0);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  gather_kernel for the rows of x (units of T) and, in the same grid, of
+//  the labels or targets (one 32-bit word per row): threads k < rows *
+//  cols take x, the next rows take y.
+
+template <typename T>
+static __global__ void
+gather_xy_kernel(int64_t rows, int64_t cols, const T *x_src,
+                 const uint32_t *y_src, const int64_t *idx,
+                 const ms_step_cursor_t *cursor, T *x_dst, uint32_t *y_dst)
+{
+    int64_t first = cursor ? cursor->first_row : 0;
+    int64_t nx = rows * cols, n = nx + rows;
+    for (int64_t k = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; k < n;
+         k += (int64_t) gridDim.x * blockDim.x) {
+        if (k < nx) {
+            int64_t i = k / cols, j = k - i * cols;
+            int64_t r = idx ? idx[first + i] : first + i;
+            x_dst[k] = x_src[r * cols + j];
+        } else {
+            int64_t i = k - nx;
+            y_dst[i] = y_src[idx ? idx[first + i] : first + i];
+        }
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Gather a minibatch's rows of x and y in one launch.
+
+extern "C" int
+ms_cuda_gather_xy(ms_backend_t *b, int64_t rows, int64_t cols,
+                  const float *x_src, const void *y_src, const int64_t *idx,
+                  const ms_step_cursor_t *cursor, float *x_dst, void *y_dst)
+{
+    if (rows <= 0 || cols <= 0)
+        return MS_OK;
+    cudaStream_t stream = b->cuda->stream;
+    bool wide = cols % 4 == 0 && (uintptr_t) x_src % 16 == 0 &&
+                (uintptr_t) x_dst % 16 == 0;
+    if (wide) {
+        int64_t c4 = cols / 4;
+        gather_xy_kernel<uint4>
+            <<<ms_cuda_blocks(rows * c4 + rows), MS_CUDA_THREADS, 0, stream>>>(
+                rows, c4, (const uint4 *) x_src, (const uint32_t *) y_src, idx,
+                cursor, (uint4 *) x_dst, (uint32_t *) y_dst);
+    } else
+        gather_xy_kernel<uint32_t>
+            <<<ms_cuda_blocks(rows * cols + rows), MS_CUDA_THREADS, 0,
+               stream>>>(rows, cols, (const uint32_t *) x_src,
+                         (const uint32_t *) y_src, idx, cursor,
+                         (uint32_t *) x_dst, (uint32_t *) y_dst);
+    MS_CUDA_LAUNCHED(b, "gather_xy_kernel");
+    ms_cuda_prof_mark(b, "gather_xy", rows, cols, 0);
     return MS_OK;
 }

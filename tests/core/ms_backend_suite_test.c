@@ -942,6 +942,253 @@ test_divergence(void **state)
     ms_synth_free(&val);
 }
 
+//  --------------------------------------------------------------------------
+//  The fused ops of a training step against the ops they stand for, on the
+//  backend under test, bit for bit: act_backward_col_sum (shapes across
+//  the GPU kernel's 32-column and 64-row tiles), train_loss (cross-entropy,
+//  mse on labels and on targets), optim_all (weights and biases with
+//  different L2), gather_xy.
+
+static void
+test_fused_ops(void **state)
+{
+    (void) state;
+    const ms_backend_ops_t *ops = ms_backend_ops(s_b);
+    static const ms_activation_t acts[] = {
+        MS_ACTIVATION_RELU, MS_ACTIVATION_TANH, MS_ACTIVATION_GELU,
+        MS_ACTIVATION_SIGMOID, MS_ACTIVATION_LINEAR};
+    for (int t = 0; t < 5; t++) {
+        int64_t rows = t == 0 ? 200 : rand_dim(300);
+        int64_t cols = t == 0 ? 10 : rand_dim(129), n = rows * cols;
+        float *z = rand_floats(n, 3), *a = rand_floats(n, 1);
+        float *g = rand_floats(n, 1);
+        float *dz = dev_from(z, n * 4), *da = dev_from(a, n * 4);
+        float *g1 = dev_from(g, n * 4), *g2 = dev_from(g, n * 4);
+        float *db1 = dev_from(NULL, cols * 4), *db2 = dev_from(NULL, cols * 4);
+        assert_int_equal(ops->act_backward(s_b, acts[t], 0.1f, n, dz, da, g1),
+                         MS_OK);
+        assert_int_equal(ops->col_sum(s_b, rows, cols, g1, db1), MS_OK);
+        assert_int_equal(ops->act_backward_col_sum(s_b, acts[t], 0.1f, rows,
+                                                   cols, dz, da, g2, db2),
+                         MS_OK);
+        float *w1 = malloc((size_t) n * 4), *w2 = malloc((size_t) n * 4);
+        dev_read(w1, g1, n * 4);
+        dev_read(w2, g2, n * 4);
+        check_close("act_backward_col_sum g", w2, w1, n, 0);
+        dev_read(w1, db1, cols * 4);
+        dev_read(w2, db2, cols * 4);
+        check_close("act_backward_col_sum db", w2, w1, cols, 0);
+        dev_free(dz);
+        dev_free(da);
+        dev_free(g1);
+        dev_free(g2);
+        dev_free(db1);
+        dev_free(db2);
+        free(z);
+        free(a);
+        free(g);
+        free(w1);
+        free(w2);
+    }
+
+    //  train_loss: 0 cross-entropy, 1 mse on labels, 2 mse on targets.
+    for (int kind = 0; kind < 3; kind++) {
+        int64_t rows = kind == 0 ? 200 : rand_dim(300);
+        int64_t cols = kind == 2 ? 1 : 2 + rand_dim(12), n = rows * cols;
+        float *y = rand_floats(n, 3), *bias = rand_floats(cols, 1);
+        float *tg = rand_floats(rows, 2);
+        int32_t *lab = malloc((size_t) rows * 4);
+        for (int64_t i = 0; i < rows; i++)
+            lab[i] = (int32_t) (ms_rng_uniform(&s_rng) * (double) cols) %
+                     (int32_t) cols;
+        ms_optim_step_t table[4];
+        memset(table, 0, sizeof table);
+        for (int k = 0; k < 4; k++) {
+            table[k].kind = MS_OPTIM_SGD;
+            table[k].lr = 0.5f + (float) k;
+        }
+        ms_step_cursor_t c0;
+        memset(&c0, 0, sizeof c0);
+        c0.first_row = 7;
+        c0.n_steps = 1;
+        c0.loss_acc = 0.25;
+        const int32_t *labp = kind == 2 ? NULL : lab;
+        float *y1 = dev_from(y, n * 4), *y2 = dev_from(y, n * 4);
+        float *dbias = dev_from(bias, cols * 4);
+        int32_t *dl = dev_from(lab, rows * 4);
+        float *dt = dev_from(tg, rows * 4);
+        float *d1 = dev_from(NULL, n * 4), *d2 = dev_from(NULL, n * 4);
+        float *db1 = dev_from(NULL, cols * 4), *db2 = dev_from(NULL, cols * 4);
+        ms_optim_step_t *dtab = dev_from(table, sizeof table);
+        ms_step_cursor_t *c1 = dev_from(&c0, sizeof c0);
+        ms_step_cursor_t *c2 = dev_from(&c0, sizeof c0);
+        float scale = 1.0f / (float) rows;
+        assert_int_equal(ops->bias_act_forward(s_b, MS_ACTIVATION_LINEAR, 0.0f,
+                                               rows, cols, dbias, y1, y1),
+                         MS_OK);
+        if (kind == 0)
+            assert_int_equal(ops->softmax_xent(s_b, rows, cols, y1, dl, scale,
+                                               d1, &c1->loss_sum,
+                                               &c1->n_correct),
+                             MS_OK);
+        else
+            assert_int_equal(ops->mse(s_b, rows, cols, y1, labp ? dl : NULL,
+                                      labp ? NULL : dt, scale, d1,
+                                      &c1->loss_sum,
+                                      labp ? &c1->n_correct : NULL),
+                             MS_OK);
+        assert_int_equal(ops->col_sum(s_b, rows, cols, d1, db1), MS_OK);
+        assert_int_equal(ops->batch_end(s_b, rows, dtab, c1), MS_OK);
+        assert_int_equal(
+            ops->train_loss(
+                s_b, kind == 0 ? MS_LOSS_CROSS_ENTROPY : MS_LOSS_MSE, rows,
+                cols, dbias, y2, labp ? dl : NULL, dt, d2, db2, dtab, c2),
+            MS_OK);
+        float *w1 = malloc((size_t) n * 4), *w2 = malloc((size_t) n * 4);
+        dev_read(w1, y1, n * 4);
+        dev_read(w2, y2, n * 4);
+        check_close("train_loss y", w2, w1, n, 0);
+        dev_read(w1, d1, n * 4);
+        dev_read(w2, d2, n * 4);
+        check_close("train_loss delta", w2, w1, n, 0);
+        dev_read(w1, db1, cols * 4);
+        dev_read(w2, db2, cols * 4);
+        check_close("train_loss db", w2, w1, cols, 0);
+        ms_step_cursor_t r1, r2;
+        dev_read(&r1, c1, sizeof r1);
+        dev_read(&r2, c2, sizeof r2);
+        assert_int_equal(r2.first_row, 7 + rows);
+        assert_int_equal(r2.n_steps, 2);
+        assert_int_equal(r2.n_correct, 0);
+        assert_true(r2.loss_sum == 0.0);
+        assert_true(r2.loss_acc == r1.loss_acc);
+        assert_true(r2.loss_acc > 0.25);
+        assert_true(r2.w_step.lr == 2.5f && r2.b_step.lr == 3.5f);
+        dev_free(y1);
+        dev_free(y2);
+        dev_free(dbias);
+        dev_free(dl);
+        dev_free(dt);
+        dev_free(d1);
+        dev_free(d2);
+        dev_free(db1);
+        dev_free(db2);
+        dev_free(dtab);
+        dev_free(c1);
+        dev_free(c2);
+        free(y);
+        free(bias);
+        free(tg);
+        free(lab);
+        free(w1);
+        free(w2);
+    }
+
+    //  optim_all on a block of three layers' W and b, adam, L2 on weights.
+    {
+        int64_t bounds[7] = {0, 300, 310, 1310, 1410, 1420, 1421};
+        int64_t n = bounds[6];
+        ms_train_config_t cfg;
+        ms_train_config_defaults(&cfg);
+        cfg.optimizer = MS_OPTIM_ADAM;
+        cfg.l2 = 0.01;
+        ms_optim_step_t ws, bs;
+        ms_optim_step_prepare(&ws, &cfg, 0.01, 3, false);
+        ms_optim_step_prepare(&bs, &cfg, 0.01, 3, true);
+        float *w = rand_floats(n, 1), *g = rand_floats(n, 1);
+        float *m = rand_floats(n, 0.1), *v = rand_floats(n, 0.1);
+        for (int64_t i = 0; i < n; i++)
+            v[i] = fabsf(v[i]);
+        float *dw[2], *dm[2], *dv[2], *dg = dev_from(g, n * 4);
+        for (int k = 0; k < 2; k++) {
+            dw[k] = dev_from(w, n * 4);
+            dm[k] = dev_from(m, n * 4);
+            dv[k] = dev_from(v, n * 4);
+        }
+        ms_optim_step_t *dws = dev_from(&ws, sizeof ws);
+        ms_optim_step_t *dbs = dev_from(&bs, sizeof bs);
+        int64_t *dbounds = dev_from(bounds, sizeof bounds);
+        for (int s = 0; s < 6; s++) {
+            int64_t o = bounds[s];
+            assert_int_equal(ops->optim_step(s_b, s % 2 ? dbs : dws,
+                                             bounds[s + 1] - o, dw[0] + o,
+                                             dg + o, dm[0] + o, dv[0] + o),
+                             MS_OK);
+        }
+        assert_int_equal(ops->optim_all(s_b, dws, dbs, 6, dbounds, n, dw[1], dg,
+                                        dm[1], dv[1]),
+                         MS_OK);
+        float *r1 = malloc((size_t) n * 4), *r2 = malloc((size_t) n * 4);
+        float **blocks[3] = {dw, dm, dv};
+        for (int k = 0; k < 3; k++) {
+            dev_read(r1, blocks[k][0], n * 4);
+            dev_read(r2, blocks[k][1], n * 4);
+            check_close("optim_all", r2, r1, n, 0);
+        }
+        dev_read(r2, dw[1], n * 4);
+        assert_true(memcmp(r2, w, (size_t) n * 4) != 0);
+        for (int k = 0; k < 2; k++) {
+            dev_free(dw[k]);
+            dev_free(dm[k]);
+            dev_free(dv[k]);
+        }
+        dev_free(dg);
+        dev_free(dws);
+        dev_free(dbs);
+        dev_free(dbounds);
+        free(w);
+        free(g);
+        free(m);
+        free(v);
+        free(r1);
+        free(r2);
+    }
+
+    //  gather_xy against two gathers.
+    {
+        int64_t n_src = 50, rows = 13, cols = 12;
+        float *x = rand_floats(n_src * cols, 1);
+        int32_t lab[50];
+        int64_t idx[50];
+        for (int64_t i = 0; i < n_src; i++) {
+            lab[i] = (int32_t) (i * 7 % 10);
+            idx[i] = (i * 17 + 3) % n_src;
+        }
+        ms_step_cursor_t c;
+        memset(&c, 0, sizeof c);
+        c.first_row = 20;
+        float *dx = dev_from(x, n_src * cols * 4);
+        int32_t *dl = dev_from(lab, sizeof lab);
+        int64_t *di = dev_from(idx, sizeof idx);
+        ms_step_cursor_t *dc = dev_from(&c, sizeof c);
+        float *ox[2] = {dev_from(NULL, rows * cols * 4),
+                        dev_from(NULL, rows * cols * 4)};
+        int32_t *ol[2] = {dev_from(NULL, rows * 4), dev_from(NULL, rows * 4)};
+        assert_int_equal(ops->gather(s_b, rows, cols, dx, di, dc, ox[0]),
+                         MS_OK);
+        assert_int_equal(ops->gather(s_b, rows, 1, dl, di, dc, ol[0]), MS_OK);
+        assert_int_equal(
+            ops->gather_xy(s_b, rows, cols, dx, dl, di, dc, ox[1], ol[1]),
+            MS_OK);
+        float r[2][13 * 12];
+        int32_t rl[2][13];
+        for (int k = 0; k < 2; k++) {
+            dev_read(r[k], ox[k], sizeof r[k]);
+            dev_read(rl[k], ol[k], sizeof rl[k]);
+            dev_free(ox[k]);
+            dev_free(ol[k]);
+        }
+        assert_memory_equal(r[0], r[1], sizeof r[0]);
+        assert_memory_equal(rl[0], rl[1], sizeof rl[0]);
+        assert_int_equal(rl[1][0], lab[idx[20]]);
+        dev_free(dx);
+        dev_free(dl);
+        dev_free(di);
+        dev_free(dc);
+        free(x);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -970,6 +1217,7 @@ main(int argc, char **argv)
         cmocka_unit_test(test_losses_against_cpu),
         cmocka_unit_test(test_optimizers_against_cpu),
         cmocka_unit_test(test_gather_and_batch_end),
+        cmocka_unit_test(test_fused_ops),
         cmocka_unit_test(test_gradients),
         cmocka_unit_test(test_training_20_steps),
         cmocka_unit_test(test_training_one_epoch),

@@ -31,7 +31,13 @@
       after one epoch). Without a usable cuda backend it says why and
       prints "cuda_available 0".
     speed: median seconds per epoch over the epochs after the first, the
-      fastest of them, FLOPs per epoch and the training rate.
+      fastest of them, FLOPs per epoch, the training rate, and that median
+      per minibatch (step_us). With MESHSWEEP_CUDA_PROFILE=1 also
+      "profile step|graph INDEX OP SHAPE US" lines: the device time of
+      each operation of one uncaptured full step, run back to back behind
+      a spin kernel, and of one graph replay, with a total per section
+      (ms_backend_profile_report; the profiled epoch's time is not a
+      speed figure then).
     gemm-net: cuBLAS SGEMM alone on one minibatch's three GEMMs per layer
       of the network (the shapes the engine issues), best of 20 runs:
       its GFLOP/s, the rate the achieved fraction is measured against.
@@ -391,6 +397,16 @@ s_speed(const s_args_t *a, ms_dataset_t *train)
     printf("epoch_flops %.6e\n", flops);
     printf("train_gflops %.2f\n", flops / med * 1e-9);
     printf("final_train_loss %.5f\n", loss);
+    printf("step_us %.2f\n", med / n_batches * 1e6);
+    //  MESHSWEEP_CUDA_PROFILE=1: the device time of each op of one
+    //  uncaptured full step and of one graph replay (ms_backend.h).
+    if (ms_backend_profiling(b)) {
+        size_t cap = 1 << 20;
+        char *text = malloc(cap);
+        if (text && ms_backend_profile_report(b, text, cap) > 0)
+            fputs(text, stdout);
+        free(text);
+    }
     free(secs);
     free(cfg);
     ms_backend_destroy(&b);

@@ -10,7 +10,9 @@
 #   2. the core tests labelled gpu/cuda (DEST/tests.txt: NAME BINARY
 #      ARGS...), each with its log, 200 s at most; exit 77 is a skip;
 #   3. tools/bench/gpu/run.sh with DEST/bin/bench_gpu (correctness, speed,
-#      PyTorch, cuBLAS, several networks at once);
+#      the profile, PyTorch, cuBLAS, several networks at once);
+#      BENCH_GPU_ONLY=grid: the tests, correctness, the sklearn grid (TF32
+#      off and on) and the profile only, no end-to-end sweep (~3 minutes);
 #   4. a short summary, printed last.
 # Without a GPU (no nvidia-smi, or it sees none) it says so, skips the GPU
 # steps (the tests report skips, run.sh reports why), and still ends with
@@ -77,7 +79,9 @@ say "tests: $n_pass passed, $n_fail failed, $n_skip skipped"
 # networks, 10 epochs each) as `meshsweep run --backend cuda` runs it:
 # an embedded node whose forked workers open the GPU. Every row must be
 # status ok with backend cuda in its platform; the CSV lands in OUTDIR.
-if [ $gpu = 1 ] && [ -x "$DEST/bin/meshsweep" ]; then
+# (skipped with BENCH_GPU_ONLY=grid: it was measured already)
+if [ $gpu = 1 ] && [ -x "$DEST/bin/meshsweep" ] &&
+    [ "${BENCH_GPU_ONLY:-all}" != grid ]; then
     e2e_start=$SECONDS
     timeout -k 5 150 "$DEST/bin/meshsweep" run examples/sklearn-grid.yaml \
         --backend cuda --workers 4 --data-dir "${TMPDIR:-/tmp}/meshsweep-e2e-data.$$" \

@@ -152,6 +152,34 @@ def main():
     lines.append("Several networks at once (784-100-10-10 relu, 2 epochs, a "
                  "thread and a backend each): " +
                  (", ".join(parts) if parts else "n/a") + ".")
+    # The profile: device microseconds per op of one uncaptured step and
+    # of one graph replay (bench_gpu speed with MESHSWEEP_CUDA_PROFILE=1)
+    for h in ("10", "100,10"):
+        path = os.path.join(out, f"profile_relu_{h}.txt")
+        try:
+            prof = [l.split() for l in open(path) if l.startswith("profile ")]
+        except OSError:
+            prof = []
+        step_us = num(kv(os.path.join(out, f"speed_relu_{h}_tf0.txt")),
+                      "epoch_seconds")
+        lines.append("")
+        lines.append(f"Profile, 784-{h.replace(',', '-')}-10 relu, TF32 off "
+                     f"(device us; graph step in the speed run: "
+                     f"{fmt(step_us / 300 * 1e6 if step_us else None, '.1f')}"
+                     f" us = s/epoch / 300):")
+        if not prof:
+            lines.append("n/a")
+            continue
+        lines.append("| section | # | op | shape | us |")
+        lines.append("| --- | --- | --- | --- | --- |")
+        for p in prof:
+            if len(p) > 2 and p[1] == "graph_nodes":
+                lines.append(f"| captured step | nodes | "
+                             f"{' '.join(p[2:])} | | |")
+            elif len(p) == 4 and p[2] == "total":
+                lines.append(f"| {p[1]} | total | | | {p[3]} |")
+            elif len(p) == 6:
+                lines.append(f"| {p[1]} | {p[2]} | {p[3]} | {p[4]} | {p[5]} |")
     print("\n".join(lines))
     return 0
 

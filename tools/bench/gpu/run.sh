@@ -12,7 +12,13 @@
 #   PYTHON     python3 with torch for the PyTorch side (default python3)
 # Environment: MESHSWEEP_DATASETS_DIR (a folder holding fashion-mnist/),
 # BENCH_GPU_QUICK=1 (fewer epochs and networks: a smoke run),
-# BENCH_GPU_STEP_TIMEOUT (seconds per step, default 150).
+# BENCH_GPU_STEP_TIMEOUT (seconds per step, default 150),
+# BENCH_GPU_ONLY=grid (correctness, the sklearn grid with TF32 off and on
+# and the profile only: no deep networks, PyTorch, cuBLAS alone or several
+# networks at once; about 2 minutes of GPU time).
+# The profile steps (profile_relu_10, profile_relu_100,10) run bench_gpu
+# speed with MESHSWEEP_CUDA_PROFILE=1: the device time of every operation
+# of one uncaptured step and of one graph replay (docs/CUDA_NOTES.md).
 # Every step runs under timeout; a step that fails or times out leaves its
 # output and the table says "n/a". Without a GPU every GPU step reports
 # why it could not run and the script still ends with the table.
@@ -27,6 +33,7 @@ mkdir -p "$OUT"
 DATA=${MESHSWEEP_DATASETS_DIR:-/usr/share/datasets}/fashion-mnist
 [ -d "$DATA" ] || DATA=/usr/share/datasets/fashion-mnist
 QUICK=${BENCH_GPU_QUICK:-0}
+ONLY=${BENCH_GPU_ONLY:-all}
 if [ "$QUICK" = 1 ]; then E_SMALL=2; E_DEEP=2; N_CORRECT=2; ROWS=6000
 else E_SMALL=5; E_DEEP=3; N_CORRECT=8; ROWS=0; fi
 
@@ -61,11 +68,20 @@ for act in relu tanh; do
         done
     done
 done
-for net in 100 1024x4 4096x8; do
-    e=$E_SMALL; [ $net = 100 ] || e=$E_DEEP
+# the profile: where a small network's step spends its time
+for h in 10 100,10; do
+    [ $cuda = 1 ] && step "profile_relu_$h" env MESHSWEEP_CUDA_PROFILE=1 \
+        "$BIN" speed --hidden $h --activation relu --epochs 2 --tf32 0
+done
+if [ "$ONLY" = grid ]; then
+    echo "run.sh: BENCH_GPU_ONLY=grid: deep networks, PyTorch, cuBLAS" \
+        "alone and several networks at once skipped" >&2
+    cuda=0
+fi
+for net in 1024x4 4096x8; do
     for tf in 0 1; do
         [ $cuda = 1 ] && step "speed_relu_${net}_tf$tf" "$BIN" speed \
-            --hidden $net --activation relu --epochs $e --tf32 $tf
+            --hidden $net --activation relu --epochs $E_DEEP --tf32 $tf
     done
 done
 
