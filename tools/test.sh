@@ -21,6 +21,16 @@ status=0
 echo "== [1/4] Release build and tests (not slow)"
 cmake -S . -B build-ci -DCMAKE_BUILD_TYPE=Release -DMESHSWEEP_WERROR=ON >/dev/null
 cmake --build build-ci -j "$jobs"
+# Where a CUDA toolkit is installed (as on these machines, GPU or not), the
+# CUDA backend must have been compiled and linked into that build.
+if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; then
+    if grep -q 'MESHSWEEP_HAVE_CUDA=1' build-ci/core/CMakeFiles/ms_core.dir/flags.make; then
+        echo "CUDA backend: compiled and linked (no GPU needed; its tests skip without one)"
+    else
+        echo "test.sh: a CUDA toolkit is installed but the CUDA backend was not built" >&2
+        status=1
+    fi
+fi
 ctest --test-dir build-ci -LE slow -j "$jobs" --output-on-failure --timeout 600 || status=1
 
 if [ $quick -eq 0 ]; then
