@@ -127,26 +127,26 @@ struct ms_trainer {
     bool epoch_graph_on;          // MESHSWEEP_CUDA_EPOCH_GRAPH=1, not host
     float *epoch_x;               // the epoch's rows in order (epoch graph)
     void *epoch_y;                // and their labels or targets
-    ms_backend_graph_t *epoch_graph; // the epoch's full steps, or NULL
-    int64_t epoch_steps;             // full minibatches in epoch_graph
-    int32_t n_epoch_graphs;          // epochs trained through epoch_graph
-    float *best;                     // device block of best params, or NULL
-    float *host_params;              // host mirror (non-host backends)
-    ms_rng_t shuffle_rng;            // per-epoch order
-    ms_rng_t dropout_rng;            // dropout masks
-    int32_t epoch;                   // epochs completed
-    int64_t step;                    // optimizer updates taken
-    bool done;                       // no more epochs
-    bool diverged;                   // loss went NaN / inf
-    bool stopped_early;              // early stopping fired
-    bool finished;                   // ms_trainer_finish was called
-    double best_metric;              // best early-stopping metric (larger)
-    int32_t best_epoch;              // epoch whose params are final
-    int32_t bad_epochs;              // epochs since the last improvement
-    double best_val_loss;            // val loss at best_epoch
-    double best_val_acc;             // val accuracy at best_epoch
-    ms_epoch_metrics_t *curve;       // cfg.epochs entries
-    int32_t n_curve;                 // filled entries
+    ms_backend_graph_t *egraph;   // the epoch's full steps, or NULL
+    int64_t epoch_steps;          // full minibatches in egraph
+    int32_t n_epoch_graphs;       // epochs trained through egraph
+    float *best;                  // device block of best params, or NULL
+    float *host_params;           // host mirror (non-host backends)
+    ms_rng_t shuffle_rng;         // per-epoch order
+    ms_rng_t dropout_rng;         // dropout masks
+    int32_t epoch;                // epochs completed
+    int64_t step;                 // optimizer updates taken
+    bool done;                    // no more epochs
+    bool diverged;                // loss went NaN / inf
+    bool stopped_early;           // early stopping fired
+    bool finished;                // ms_trainer_finish was called
+    double best_metric;           // best early-stopping metric (larger)
+    int32_t best_epoch;           // epoch whose params are final
+    int32_t bad_epochs;           // epochs since the last improvement
+    double best_val_loss;         // val loss at best_epoch
+    double best_val_acc;          // val accuracy at best_epoch
+    ms_epoch_metrics_t *curve;    // cfg.epochs entries
+    int32_t n_curve;              // filled entries
 };
 
 //  --------------------------------------------------------------------------
@@ -460,8 +460,8 @@ ms_trainer_destroy(ms_trainer_t **self_p)
         ops->free_buf(b, self->best);
     if (self->graph)
         ops->graph_destroy(b, self->graph);
-    if (self->epoch_graph)
-        ops->graph_destroy(b, self->epoch_graph);
+    if (self->egraph)
+        ops->graph_destroy(b, self->egraph);
     if (self->epoch_x)
         ops->free_buf(b, self->epoch_x);
     if (self->epoch_y)
@@ -697,13 +697,13 @@ s_epoch_graph(ms_trainer_t *self, int64_t n, int64_t *rows_done)
                        self->dev_order, NULL, self->epoch_x, self->epoch_y);
     if (rc != MS_OK)
         return rc;
-    if (self->epoch_graph && self->epoch_steps != k) {
-        ops->graph_destroy(b, self->epoch_graph);
-        self->epoch_graph = NULL;
+    if (self->egraph && self->epoch_steps != k) {
+        ops->graph_destroy(b, self->egraph);
+        self->egraph = NULL;
     }
-    if (!self->epoch_graph) {
+    if (!self->egraph) {
         self->epoch_steps = k;
-        rc = ops->capture(b, s_epoch_steps_fn, self, &self->epoch_graph);
+        rc = ops->capture(b, s_epoch_steps_fn, self, &self->egraph);
         if (rc != MS_OK) {
             char why[300];
             snprintf(why, sizeof why, "capture failed: %s%s%s", ms_strerror(rc),
@@ -713,7 +713,7 @@ s_epoch_graph(ms_trainer_t *self, int64_t n, int64_t *rows_done)
             return MS_OK;
         }
     }
-    rc = ops->graph_launch(b, self->epoch_graph);
+    rc = ops->graph_launch(b, self->egraph);
     if (rc != MS_OK)
         return rc;
     self->n_epoch_graphs++;
