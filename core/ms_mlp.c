@@ -677,6 +677,30 @@ ms_mlp_train_step(ms_mlp_t *self, int64_t rows, const ms_optim_step_t *table,
 }
 
 //  --------------------------------------------------------------------------
+//  A training step on rows from given buffers: the step reads the input,
+//  label and target pointers when it issues its operations, so they are
+//  swapped in for it and restored.
+
+int
+ms_mlp_train_step_at(ms_mlp_t *self, int64_t rows, const float *x,
+                     const void *y, const ms_optim_step_t *table,
+                     ms_step_cursor_t *cursor)
+{
+    float *x0 = self->x, *t0 = self->targets;
+    int32_t *l0 = self->labels;
+    self->x = (float *) x;
+    if (self->classify)
+        self->labels = (int32_t *) y;
+    else
+        self->targets = (float *) y;
+    int rc = ms_mlp_train_step(self, rows, table, cursor);
+    self->x = x0;
+    self->labels = l0;
+    self->targets = t0;
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
 //  Optimizer step on every layer.
 
 int

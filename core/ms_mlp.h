@@ -126,6 +126,17 @@ int ms_mlp_update(ms_mlp_t *self, const ms_optim_step_t *w_step,
 int ms_mlp_train_step(ms_mlp_t *self, int64_t rows,
                       const ms_optim_step_t *table, ms_step_cursor_t *cursor);
 
+//  ms_mlp_train_step on rows rows read from x (rows x n_inputs) and y
+//  (rows labels, int32, or targets, float) in backend memory instead of
+//  the input, label and target buffers: the same operations and bits;
+//  for a graph of many steps, each with its own fixed rows of one
+//  gathered copy of the epoch. x should be aligned like ms_mlp_input
+//  (256 bytes) so that the GEMMs see the same alignment. Borrowed; MS_OK
+//  or the backend's error.
+int ms_mlp_train_step_at(ms_mlp_t *self, int64_t rows, const float *x,
+                         const void *y, const ms_optim_step_t *table,
+                         ms_step_cursor_t *cursor);
+
 //  Device buffers (borrowed, valid while the mlp lives): parameters,
 //  gradients (n_params each), optimizer state (ms_mlp_state_floats),
 //  the input matrix (max_rows x n_inputs), labels (max_rows int32),

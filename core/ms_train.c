@@ -124,6 +124,12 @@ struct ms_trainer {
     bool warm;                    // one full step ran uncaptured
     bool profiled_step;           // the profiler timed a step (cuda only)
     bool profiled_graph;          // and a graph replay
+    bool epoch_graph_on;          // MESHSWEEP_CUDA_EPOCH_GRAPH=1, not host
+    float *epoch_x;               // the epoch's rows in order (epoch graph)
+    void *epoch_y;                // and their labels or targets
+    ms_backend_graph_t *egraph;   // the epoch's full steps, or NULL
+    int64_t epoch_steps;          // full minibatches in egraph
+    int32_t n_epoch_graphs;       // epochs trained through egraph
     float *best;                  // device block of best params, or NULL
     float *host_params;           // host mirror (non-host backends)
     ms_rng_t shuffle_rng;         // per-epoch order
@@ -406,6 +412,8 @@ ms_trainer_open(ms_trainer_t **out, const ms_train_config_t *cfg,
             backend, (size_t) (2 * self->max_steps) * sizeof(ms_optim_step_t));
         if (!self->host_params || !self->dev_order || !self->dev_table)
             goto fail;
+        const char *eg = getenv("MESHSWEEP_CUDA_EPOCH_GRAPH");
+        self->epoch_graph_on = eg && strcmp(eg, "1") == 0;
     }
     if ((rc = s_data_open(self, train, &self->dtrain)) != MS_OK ||
         (rc = s_data_open(self, val, &self->dval)) != MS_OK ||
@@ -452,6 +460,12 @@ ms_trainer_destroy(ms_trainer_t **self_p)
         ops->free_buf(b, self->best);
     if (self->graph)
         ops->graph_destroy(b, self->graph);
+    if (self->egraph)
+        ops->graph_destroy(b, self->egraph);
+    if (self->epoch_x)
+        ops->free_buf(b, self->epoch_x);
+    if (self->epoch_y)
+        ops->free_buf(b, self->epoch_y);
     if (self->mlp) {
         ops->free_buf(b, self->cursor);
         ops->free_buf(b, self->eval_acc);
@@ -603,6 +617,111 @@ s_full_step(ms_trainer_t *self)
 }
 
 //  --------------------------------------------------------------------------
+//  The epoch's full minibatches, for capture as one graph: step k reads
+//  rows k * batch ... of the epoch's gathered copy (fixed pointers).
+
+static int
+s_epoch_steps_fn(void *arg)
+{
+    ms_trainer_t *self = arg;
+    int64_t nf = self->n_inputs, batch = self->batch;
+    int rc = MS_OK;
+    for (int64_t k = 0; k < self->epoch_steps && rc == MS_OK; k++) {
+        int64_t r0 = k * batch;
+        //  epoch_y holds 32-bit labels or targets: row r0 at 4 r0 bytes.
+        rc = ms_mlp_train_step_at(self->mlp, batch, self->epoch_x + r0 * nf,
+                                  (const int32_t *) self->epoch_y + r0,
+                                  self->dev_table, self->cursor);
+    }
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Turn the epoch graph off for this trainer, saying why on stderr.
+
+static void
+s_epoch_graph_off(ms_trainer_t *self, const char *why)
+{
+    fprintf(stderr, "meshsweep: epoch graph off (%s): per-step graphs\n", why);
+    self->epoch_graph_on = false;
+    if (self->epoch_x)
+        self->ops->free_buf(self->backend, self->epoch_x);
+    if (self->epoch_y)
+        self->ops->free_buf(self->backend, self->epoch_y);
+    self->epoch_x = NULL;
+    self->epoch_y = NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Whole-epoch replay (MESHSWEEP_CUDA_EPOCH_GRAPH=1, docs/CUDA_NOTES.md):
+//  after the epoch's order is uploaded, gather all its rows in order into
+//  one device copy (one launch), then replay one graph of the epoch's
+//  full minibatches (captured once per trainer, at the first epoch after
+//  a full step ran uncaptured, so every kernel is loaded). The same
+//  kernels on the same values in the same order as the per-step path,
+//  so the same bits. Not with dropout (masks are drawn on the host per
+//  step). *rows_done gets the rows trained (0: the caller runs the
+//  per-step path; the shorter last minibatch is always the caller's:
+//  the cursor's first_row points at it). Falls back, with one stderr
+//  line, when the copy does not fit or the capture fails.
+
+static int
+s_epoch_graph(ms_trainer_t *self, int64_t n, int64_t *rows_done)
+{
+    *rows_done = 0;
+    int64_t batch = self->batch, nf = self->n_inputs;
+    int64_t k = n / batch;
+    if (!self->epoch_graph_on || !self->warm || self->cfg.dropout > 0 || k < 1)
+        return MS_OK;
+    const ms_backend_ops_t *ops = self->ops;
+    ms_backend_t *b = self->backend;
+    //  cuBLAS may pick its kernel by the pointer's alignment: keep every
+    //  step's x 256-byte aligned, like the network's input buffer.
+    if ((batch * nf * (int64_t) sizeof(float)) % 256 != 0) {
+        s_epoch_graph_off(self, "a minibatch is not a multiple of 256 bytes");
+        return MS_OK;
+    }
+    if (!self->epoch_x) {
+        self->epoch_x = ops->alloc(b, (size_t) (n * nf) * sizeof(float));
+        self->epoch_y = ops->alloc(b, (size_t) n * sizeof(int32_t));
+        if (!self->epoch_x || !self->epoch_y) {
+            s_epoch_graph_off(self, "no device memory for a copy of the "
+                                    "training set");
+            return MS_OK;
+        }
+    }
+    int rc =
+        ops->gather_xy(b, n, nf, self->dtrain.x,
+                       self->classify ? (const void *) self->dtrain.labels
+                                      : (const void *) self->dtrain.targets,
+                       self->dev_order, NULL, self->epoch_x, self->epoch_y);
+    if (rc != MS_OK)
+        return rc;
+    if (self->egraph && self->epoch_steps != k) {
+        ops->graph_destroy(b, self->egraph);
+        self->egraph = NULL;
+    }
+    if (!self->egraph) {
+        self->epoch_steps = k;
+        rc = ops->capture(b, s_epoch_steps_fn, self, &self->egraph);
+        if (rc != MS_OK) {
+            char why[300];
+            snprintf(why, sizeof why, "capture failed: %s%s%s", ms_strerror(rc),
+                     ms_backend_last_error(b)[0] ? ", " : "",
+                     ms_backend_last_error(b));
+            s_epoch_graph_off(self, why);
+            return MS_OK;
+        }
+    }
+    rc = ops->graph_launch(b, self->egraph);
+    if (rc != MS_OK)
+        return rc;
+    self->n_epoch_graphs++;
+    *rows_done = k * batch;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
 //  Record the current params as the best ones.
 
 static int
@@ -654,8 +773,12 @@ ms_trainer_epoch(ms_trainer_t *self, ms_epoch_metrics_t *metrics)
     if (rc != MS_OK)
         return rc;
 
+    int64_t first = 0;
+    rc = s_epoch_graph(self, n, &first);
+    if (rc != MS_OK)
+        return rc;
     ms_rng_t *drop = cfg->dropout > 0 ? &self->dropout_rng : NULL;
-    for (int64_t start = 0; start < n; start += batch) {
+    for (int64_t start = first; start < n; start += batch) {
         int64_t rows = n - start < batch ? n - start : batch;
         if (drop)
             rc = ms_mlp_draw_masks(self->mlp, rows, drop);
@@ -960,6 +1083,15 @@ ms_trainer_finish(ms_trainer_t *self, ms_run_result_t *result)
     self->curve = NULL;
     self->n_curve = 0;
     return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Epochs trained through the epoch graph.
+
+int32_t
+ms_trainer_epoch_graphs(const ms_trainer_t *self)
+{
+    return self->n_epoch_graphs;
 }
 
 //  --------------------------------------------------------------------------

@@ -913,6 +913,101 @@ test_determinism_and_checkpoint(void **state)
     ms_synth_free(&test);
 }
 
+//  Whole-epoch replay (MESHSWEEP_CUDA_EPOCH_GRAPH=1, read at trainer
+//  open): 2 epochs with it on and off give the same bits (losses and
+//  parameters), classification with a ragged last minibatch (run
+//  uncaptured after the graph) and regression; on cuda the epoch graph
+//  must have been used for epoch 2; on cpu the option is a no-op.
+static void
+s_epoch_graph_run(const ms_train_config_t *cfg, const ms_dataset_t *train,
+                  const ms_dataset_t *val, bool on, ms_run_result_t *r,
+                  float **params, int64_t *np, int32_t *graphs)
+{
+    ms_dataset_t *test = ms_synth_empty(train->n_features, train->n_classes);
+    setenv("MESHSWEEP_CUDA_EPOCH_GRAPH", on ? "1" : "0", 1);
+    ms_diag_t diag;
+    ms_trainer_t *t;
+    assert_int_equal(ms_trainer_open(&t, cfg, train, val, test, s_b, &diag),
+                     MS_OK);
+    while (!ms_trainer_done(t)) {
+        int rc = ms_trainer_epoch(t, NULL);
+        if (rc != MS_OK)
+            fail_msg("epoch graph %s [%s]: %s (%s)", on ? "on" : "off", s_name,
+                     ms_strerror(rc), ms_backend_last_error(s_b));
+    }
+    *graphs = ms_trainer_epoch_graphs(t);
+    assert_int_equal(ms_trainer_finish(t, r), MS_OK);
+    const float *p = ms_trainer_params(t, np);
+    assert_non_null(p);
+    *params = malloc((size_t) *np * sizeof(float));
+    memcpy(*params, p, (size_t) *np * sizeof(float));
+    ms_trainer_destroy(&t);
+    ms_synth_free(&test);
+}
+
+static void
+test_epoch_graph(void **state)
+{
+    (void) state;
+    const char *saved = getenv("MESHSWEEP_CUDA_EPOCH_GRAPH");
+    char *keep = saved ? strdup(saved) : NULL;
+    ms_dataset_t *sets[2][2] = {{ms_synth_blobs(1000, 32, 10, 1.0, 21),
+                                 ms_synth_blobs(200, 32, 10, 1.0, 22)},
+                                {ms_synth_regression(1000, 32, 0.1, 23),
+                                 ms_synth_regression(100, 32, 0.1, 24)}};
+    for (int c = 0; c < 2; c++) {
+        ms_train_config_t cfg;
+        run_case_t rc = {"relu adam",
+                         MS_ACTIVATION_RELU,
+                         MS_OPTIM_ADAM,
+                         c ? MS_LOSS_MSE : MS_LOSS_CROSS_ENTROPY,
+                         0,
+                         MS_SCHEDULE_CONSTANT};
+        set_case(&cfg, &rc);
+        cfg.batch_size = 64; // 15 full minibatches and one of 40 rows
+        cfg.epochs = 2;
+        ms_run_result_t r[2];
+        float *p[2];
+        int64_t np[2];
+        int32_t graphs[2];
+        for (int on = 0; on < 2; on++)
+            s_epoch_graph_run(&cfg, sets[c][0], sets[c][1], on, &r[on], &p[on],
+                              &np[on], &graphs[on]);
+        assert_int_equal(graphs[0], 0);
+        if (strcmp(s_name, "cpu") == 0)
+            assert_int_equal(graphs[1], 0);
+        else if (graphs[1] != 1)
+            fail_msg("[%s] case %d: the epoch graph ran %d epochs, want 1 "
+                     "(epoch 2)",
+                     s_name, c, (int) graphs[1]);
+        assert_int_equal(r[0].n_curve, 2);
+        assert_int_equal(r[1].n_curve, r[0].n_curve);
+        for (int32_t e = 0; e < r[0].n_curve; e++)
+            if (r[0].curve[e].train_loss != r[1].curve[e].train_loss ||
+                !(r[0].curve[e].val_loss == r[1].curve[e].val_loss))
+                fail_msg("[%s] case %d epoch %d: epoch graph loss %.17g / "
+                         "%.17g, per-step %.17g / %.17g",
+                         s_name, c, (int) e + 1, r[1].curve[e].train_loss,
+                         r[1].curve[e].val_loss, r[0].curve[e].train_loss,
+                         r[0].curve[e].val_loss);
+        assert_int_equal(np[0], np[1]);
+        if (memcmp(p[0], p[1], (size_t) np[0] * sizeof(float)) != 0)
+            fail_msg("[%s] case %d: parameters differ with the epoch graph",
+                     s_name, c);
+        for (int on = 0; on < 2; on++) {
+            free(p[on]);
+            ms_run_result_clear(&r[on]);
+        }
+        ms_synth_free(&sets[c][0]);
+        ms_synth_free(&sets[c][1]);
+    }
+    if (keep) {
+        setenv("MESHSWEEP_CUDA_EPOCH_GRAPH", keep, 1);
+        free(keep);
+    } else
+        unsetenv("MESHSWEEP_CUDA_EPOCH_GRAPH");
+}
+
 //  A huge learning rate diverges on both backends, at the same epoch.
 static void
 test_divergence(void **state)
@@ -1223,6 +1318,7 @@ main(int argc, char **argv)
         cmocka_unit_test(test_training_one_epoch),
         cmocka_unit_test(test_determinism_and_checkpoint),
         cmocka_unit_test(test_divergence),
+        cmocka_unit_test(test_epoch_graph),
     };
     int failed = cmocka_run_group_tests_name(s_name, tests, NULL, NULL);
     ms_backend_destroy(&s_b);

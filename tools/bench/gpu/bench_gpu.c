@@ -219,6 +219,10 @@ s_backend(const char *name, int tf32)
 }
 
 //  --------------------------------------------------------------------------
+//  Epochs of the last s_train that ran as one epoch graph
+//  (MESHSWEEP_CUDA_EPOCH_GRAPH=1; ms_trainer_epoch_graphs).
+static int32_t s_epoch_graphs;
+
 //  Train cfg on train for its epochs, evaluating on val; *loss gets the
 //  last epoch's val_loss; *secs (may be NULL) the epochs' seconds.
 
@@ -251,6 +255,7 @@ s_train(const ms_train_config_t *cfg, const ms_dataset_t *train,
             secs[e] = m.seconds;
         e++;
     }
+    s_epoch_graphs = ms_trainer_epoch_graphs(t);
     ms_trainer_destroy(&t);
     return rc;
 }
@@ -398,6 +403,7 @@ s_speed(const s_args_t *a, ms_dataset_t *train)
     printf("train_gflops %.2f\n", flops / med * 1e-9);
     printf("final_train_loss %.5f\n", loss);
     printf("step_us %.2f\n", med / n_batches * 1e6);
+    printf("epoch_graphs %d\n", (int) s_epoch_graphs);
     //  MESHSWEEP_CUDA_PROFILE=1: the device time of each op of one
     //  uncaptured full step and of one graph replay (ms_backend.h).
     if (ms_backend_profiling(b)) {

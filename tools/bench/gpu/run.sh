@@ -13,8 +13,8 @@
 # Environment: MESHSWEEP_DATASETS_DIR (a folder holding fashion-mnist/),
 # BENCH_GPU_QUICK=1 (fewer epochs and networks: a smoke run),
 # BENCH_GPU_STEP_TIMEOUT (seconds per step, default 150),
-# BENCH_GPU_ONLY=grid (correctness, the sklearn grid with TF32 off and on
-# and the profile only: no deep networks, PyTorch, cuBLAS alone or several
+# BENCH_GPU_ONLY=grid (correctness, the sklearn grid with TF32 off and on,
+# three of its networks with the epoch graph, and the profile only: no deep networks, PyTorch, cuBLAS alone or several
 # networks at once; about 2 minutes of GPU time).
 # The profile steps (profile_relu_10, profile_relu_100,10) run bench_gpu
 # speed with MESHSWEEP_CUDA_PROFILE=1: the device time of every operation
@@ -67,6 +67,14 @@ for act in relu tanh; do
                 --hidden $h --activation $act --epochs $E_SMALL --tf32 $tf
         done
     done
+done
+# the whole epoch as one graph (MESHSWEEP_CUDA_EPOCH_GRAPH=1, TF32 off):
+# speed_relu_H_tf0_eg (epoch_graphs says how many epochs used it; a
+# fallback says why in the .err file)
+for h in 10 10,10 100; do
+    [ $cuda = 1 ] && step "speed_relu_${h}_tf0_eg" env \
+        MESHSWEEP_CUDA_EPOCH_GRAPH=1 "$BIN" speed --hidden $h \
+        --activation relu --epochs $E_SMALL --tf32 0
 done
 # the profile: where a small network's step spends its time
 for h in 10 100,10; do
