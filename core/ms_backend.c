@@ -279,3 +279,21 @@ ms_backend_set_tf32(ms_backend_t *self, bool on)
     (void) self;
     return MS_ERR_UNSUPPORTED;
 }
+
+//  --------------------------------------------------------------------------
+//  The small-GEMM kernel on or off (cuda only).
+
+int
+ms_backend_set_tiny_gemm(ms_backend_t *self, bool on)
+{
+#if defined(MESHSWEEP_HAVE_CUDA)
+    if (self->cuda) {
+        ms_cuda_set_tiny_gemm(self, on);
+        return MS_OK;
+    }
+#else
+    (void) on;
+#endif
+    (void) self;
+    return MS_ERR_UNSUPPORTED;
+}

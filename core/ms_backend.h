@@ -312,4 +312,12 @@ bool ms_backend_profiling(const ms_backend_t *self);
 //  MS_ERR_BACKEND.
 int ms_backend_set_tf32(ms_backend_t *self, bool on);
 
+//  Use (on) or not the CUDA backend's own small-GEMM kernel instead of
+//  cuBLAS for tiny products (m * n <= 131072 and k <= 1024; see
+//  core/cuda/ms_cuda_gemm.cu): every output element sums over k in
+//  ascending order in float, bit-reproducible, graph-capturable. The
+//  default is MESHSWEEP_CUDA_TINY_GEMM=1 at open (off otherwise). Returns
+//  MS_OK; MS_ERR_UNSUPPORTED on cpu.
+int ms_backend_set_tiny_gemm(ms_backend_t *self, bool on);
+
 #endif

@@ -33,6 +33,8 @@ void ms_cuda_close(ms_backend_t *b);
 void ms_cuda_info(const ms_backend_t *b, ms_backend_info_t *out);
 //  TF32 tensor-core SGEMM on or off; MS_OK or MS_ERR_BACKEND.
 int ms_cuda_set_tf32(ms_backend_t *b, bool on);
+//  Own small-GEMM kernel for tiny products on or off (ms_cuda_gemm.cu).
+void ms_cuda_set_tiny_gemm(ms_backend_t *b, bool on);
 
 void *ms_cuda_alloc(ms_backend_t *b, size_t n_bytes);
 void ms_cuda_free_buf(ms_backend_t *b, void *buf);

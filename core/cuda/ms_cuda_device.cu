@@ -259,6 +259,8 @@ s_open(ms_backend_t *b, ms_diag_t *diag)
         const char *tf32 = getenv("MESHSWEEP_CUDA_TF32");
         if (s_math_mode(b, tf32 && strcmp(tf32, "1") == 0) != MS_OK)
             goto fail;
+        const char *tiny = getenv("MESHSWEEP_CUDA_TINY_GEMM");
+        cuda->tiny_gemm = tiny && strcmp(tiny, "1") == 0;
     }
     return MS_OK;
 fail:

@@ -40,6 +40,7 @@ struct ms_cuda {
     void *workspace;        // cuBLAS workspace (device)
     size_t workspace_bytes; // its size
     bool tf32;              // CUBLAS_TF32_TENSOR_OP_MATH when true
+    bool tiny_gemm;         // own kernel for tiny GEMMs (ms_cuda_gemm.cu)
     ms_backend_info_t info; // device facts, filled at open
     ms_cuda_prof_t *prof;   // profiler (MESHSWEEP_CUDA_PROFILE=1), or NULL
 };

@@ -207,47 +207,79 @@ test_buffers(void **state)
 
 //  --------------------------------------------------------------------------
 //  gemm in every orientation on random shapes, beta 0 over a NaN-filled C
-//  (BLAS must not read C then) and beta 0.5.
+//  (BLAS must not read C then) and beta 0.5. pad > 0: leading dimensions
+//  pad more than the rows need (A, B and C), the padding NaN-filled and C's
+//  checked untouched; and the call repeated must give the same bits.
 static void
-test_gemm_random_shapes(void **state)
+gemm_random_shapes(int64_t pad)
 {
-    (void) state;
     const ms_backend_ops_t *ops = ms_backend_ops(s_b);
     for (int trial = 0; trial < 24; trial++) {
         int64_t m = rand_dim(257), n = rand_dim(130), k = rand_dim(301);
         bool ta = trial & 1, tb = (trial >> 1) & 1, acc = (trial >> 2) & 1;
-        int64_t lda = ta ? m : k, ldb = tb ? k : n;
-        float *a = rand_floats(m * k, 1), *bm = rand_floats(k * n, 1);
-        float *c0 = acc ? rand_floats(m * n, 1) : nan_floats(m * n);
-        float *want = malloc((size_t) (m * n) * sizeof(float));
-        float *got = malloc((size_t) (m * n) * sizeof(float));
-        memcpy(want, c0, (size_t) (m * n) * sizeof(float));
+        int64_t lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad;
+        int64_t ldc = n + pad;
+        int64_t na = (ta ? k : m) * lda, nb = (tb ? n : k) * ldb, nc = m * ldc;
+        float *a = rand_floats(na, 1), *bm = rand_floats(nb, 1);
+        float *c0 = acc ? rand_floats(nc, 1) : nan_floats(nc);
+        //  The padding: NaN in A and B (never read), in C (never written).
+        for (int64_t r = 0; r < (ta ? k : m); r++)
+            for (int64_t q = ta ? m : k; q < lda; q++)
+                a[r * lda + q] = NAN;
+        for (int64_t r = 0; r < (tb ? n : k); r++)
+            for (int64_t q = tb ? k : n; q < ldb; q++)
+                bm[r * ldb + q] = NAN;
+        for (int64_t r = 0; r < m; r++)
+            for (int64_t q = n; q < ldc; q++)
+                c0[r * ldc + q] = NAN;
+        float *want = malloc((size_t) nc * sizeof(float));
+        float *got = malloc((size_t) nc * sizeof(float));
+        float *again = malloc((size_t) nc * sizeof(float));
+        memcpy(want, c0, (size_t) nc * sizeof(float));
         if (!acc)
-            memset(want, 0, (size_t) (m * n) * sizeof(float));
+            for (int64_t r = 0; r < m; r++)
+                memset(want + r * ldc, 0, (size_t) n * sizeof(float));
         float beta = acc ? 0.5f : 0.0f;
         ms_backend_ops(s_cpu)->gemm(s_cpu, ta, tb, m, n, k, 1.5f, a, lda, bm,
-                                    ldb, beta, want, n);
-        float *da = dev_from(a, (size_t) (m * k) * 4);
-        float *db = dev_from(bm, (size_t) (k * n) * 4);
-        float *dc = dev_from(c0, (size_t) (m * n) * 4);
+                                    ldb, beta, want, ldc);
+        float *da = dev_from(a, (size_t) na * 4);
+        float *db = dev_from(bm, (size_t) nb * 4);
+        float *dc = dev_from(c0, (size_t) nc * 4);
         assert_int_equal(ops->gemm(s_b, ta, tb, m, n, k, 1.5f, da, lda, db, ldb,
-                                   beta, dc, n),
+                                   beta, dc, ldc),
                          MS_OK);
-        dev_read(got, dc, (size_t) (m * n) * 4);
+        dev_read(got, dc, (size_t) nc * 4);
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) {
                 double mag = 0;
                 for (int64_t p = 0; p < k; p++)
-                    mag += fabs(ta ? a[p * m + i] : a[i * k + p]) *
-                           fabs(tb ? bm[j * k + p] : bm[p * n + j]);
-                double g = got[i * n + j], w = want[i * n + j];
+                    mag += fabs(ta ? a[p * lda + i] : a[i * lda + p]) *
+                           fabs(tb ? bm[j * ldb + p] : bm[p * ldb + j]);
+                double g = got[i * ldc + j], w = want[i * ldc + j];
                 if (!isfinite(g) || fabs(g - w) > 1e-5 * (1 + 1.5 * mag))
-                    fail_msg("gemm [%s] %s%s m %lld n %lld k %lld beta %g: "
-                             "C[%lld,%lld] = %.9g, cpu %.9g",
+                    fail_msg("gemm [%s] %s%s m %lld n %lld k %lld beta %g pad "
+                             "%lld: C[%lld,%lld] = %.9g, cpu %.9g",
                              s_name, ta ? "T" : "N", tb ? "T" : "N",
                              (long long) m, (long long) n, (long long) k,
-                             (double) beta, (long long) i, (long long) j, g, w);
+                             (double) beta, (long long) pad, (long long) i,
+                             (long long) j, g, w);
             }
+        for (int64_t r = 0; r < m; r++)
+            for (int64_t q = n; q < ldc; q++)
+                if (!isnan(got[r * ldc + q]))
+                    fail_msg("gemm [%s] pad %lld: C[%lld,%lld] past n written",
+                             s_name, (long long) pad, (long long) r,
+                             (long long) q);
+        if (pad > 0) { // the same inputs again: the same bits
+            assert_int_equal(ops->upload(s_b, dc, c0, (size_t) nc * 4), MS_OK);
+            assert_int_equal(ops->gemm(s_b, ta, tb, m, n, k, 1.5f, da, lda, db,
+                                       ldb, beta, dc, ldc),
+                             MS_OK);
+            dev_read(again, dc, (size_t) nc * 4);
+            for (int64_t r = 0; r < m; r++)
+                assert_memory_equal(got + r * ldc, again + r * ldc,
+                                    (size_t) n * sizeof(float));
+        }
         dev_free(da);
         dev_free(db);
         dev_free(dc);
@@ -256,7 +288,42 @@ test_gemm_random_shapes(void **state)
         free(c0);
         free(want);
         free(got);
+        free(again);
     }
+}
+
+static void
+test_gemm_random_shapes(void **state)
+{
+    (void) state;
+    gemm_random_shapes(0);
+    gemm_random_shapes(5);
+}
+
+//  The tiny-GEMM setting back to its default (MESHSWEEP_CUDA_TINY_GEMM).
+static void
+tiny_gemm_default(void)
+{
+    const char *env = getenv("MESHSWEEP_CUDA_TINY_GEMM");
+    assert_int_equal(ms_backend_set_tiny_gemm(s_b, env && !strcmp(env, "1")),
+                     MS_OK);
+}
+
+//  The same with the cuda backend's own small-GEMM kernel (every shape
+//  above is small enough for it); cpu: the setter is unsupported.
+static void
+test_gemm_tiny(void **state)
+{
+    (void) state;
+    if (strcmp(s_name, "cuda") != 0) {
+        assert_int_equal(ms_backend_set_tiny_gemm(s_b, true),
+                         MS_ERR_UNSUPPORTED);
+        return;
+    }
+    assert_int_equal(ms_backend_set_tiny_gemm(s_b, true), MS_OK);
+    gemm_random_shapes(0);
+    gemm_random_shapes(5);
+    tiny_gemm_default();
 }
 
 //  --------------------------------------------------------------------------
@@ -845,6 +912,18 @@ test_training_one_epoch(void **state)
     ms_synth_free(&val);
 }
 
+//  The two training tests again with the small-GEMM kernel (cuda only).
+static void
+test_training_tiny_gemm(void **state)
+{
+    if (strcmp(s_name, "cuda") != 0)
+        return;
+    assert_int_equal(ms_backend_set_tiny_gemm(s_b, true), MS_OK);
+    test_training_20_steps(state);
+    test_training_one_epoch(state);
+    tiny_gemm_default();
+}
+
 //  Same seed twice on the backend: the same bits; a run resumed from a
 //  checkpoint: the same bits; an external data set evaluates like val.
 static void
@@ -1316,6 +1395,8 @@ main(int argc, char **argv)
         cmocka_unit_test(test_gradients),
         cmocka_unit_test(test_training_20_steps),
         cmocka_unit_test(test_training_one_epoch),
+        cmocka_unit_test(test_gemm_tiny),
+        cmocka_unit_test(test_training_tiny_gemm),
         cmocka_unit_test(test_determinism_and_checkpoint),
         cmocka_unit_test(test_divergence),
         cmocka_unit_test(test_epoch_graph),

@@ -10,7 +10,8 @@
 #   2. the core tests labelled gpu/cuda (DEST/tests.txt: NAME BINARY
 #      ARGS...), each with its log, 200 s at most; exit 77 is a skip;
 #      the cuda backend suite a second time with
-#      MESHSWEEP_CUDA_EPOCH_GRAPH=1 (its own test line);
+#      MESHSWEEP_CUDA_EPOCH_GRAPH=1 (its own test line) and a third with
+#      MESHSWEEP_CUDA_TINY_GEMM=1 (its own line too);
 #   3. tools/bench/gpu/run.sh with DEST/bin/bench_gpu (correctness, speed,
 #      the profile, PyTorch, cuBLAS, several networks at once);
 #      BENCH_GPU_ONLY=grid: the tests, correctness, the sklearn grid (TF32
@@ -91,7 +92,23 @@ while read -r t bin args; do
         *) n_fail=$((n_fail + 1))
             r="FAILED (rc $rc; log test_${t}_epoch_graph.log)" ;;
         esac
-        say "test ${t}_epoch_graph (MESHSWEEP_CUDA_EPOCH_GRAPH=1): $r" ;;
+        say "test ${t}_epoch_graph (MESHSWEEP_CUDA_EPOCH_GRAPH=1): $r"
+        # and a third time with the small-GEMM kernel as the default
+        # (MESHSWEEP_CUDA_TINY_GEMM=1: every gemm and training in it)
+        # shellcheck disable=SC2086 # args are words
+        ( cd "$OUTDIR" && MESHSWEEP_CUDA_TINY_GEMM=1 \
+            MESHSWEEP_SOURCE_DIR="$ROOT" MESHSWEEP_BUILD_DIR="$DEST" \
+            timeout -k 5 200 "$DEST/bin/$bin" $args ) \
+            > "$OUTDIR/test_${t}_tiny_gemm.log" 2>&1
+        rc=$?
+        case $rc in
+        0) n_pass=$((n_pass + 1)); r=passed ;;
+        77) n_skip=$((n_skip + 1))
+            r="skipped: $(tail -1 "$OUTDIR/test_${t}_tiny_gemm.log")" ;;
+        *) n_fail=$((n_fail + 1))
+            r="FAILED (rc $rc; log test_${t}_tiny_gemm.log)" ;;
+        esac
+        say "test ${t}_tiny_gemm (MESHSWEEP_CUDA_TINY_GEMM=1): $r" ;;
     esac
 done < "$DEST/tests.txt"
 say "tests: $n_pass passed, $n_fail failed, $n_skip skipped"

@@ -123,6 +123,29 @@ def main():
             f"| 784-{h.replace(',', '-')}-10 relu epoch graph{note} | "
             f"{fmt(off)} | n/a | {fmt(c)} | {fmt(up, '.1f')} / n/a | "
             f"{fmt(t_off)} / n/a | {fmt(ratio, '.2f')} |")
+    # The own small-GEMM kernel (MESHSWEEP_CUDA_TINY_GEMM=1), TF32 off; tgeg:
+    # with the epoch graph too
+    worst_tg = None
+    for h, tag, what in (("10", "tg", "small GEMM"),
+                         ("10,10", "tg", "small GEMM"),
+                         ("100,10", "tg", "small GEMM"),
+                         ("10", "tgeg", "small GEMM + epoch graph")):
+        d = kv(os.path.join(out, f"speed_relu_{h}_tf0_{tag}.txt"))
+        off = num(d, "epoch_seconds")
+        c = cpu.get(("relu", h))
+        t_off = num(kv(os.path.join(out, f"torch_relu_{h}_tf0_g1.txt")),
+                    "epoch_seconds")
+        up = c / off if c and off else None
+        if up is not None and tag == "tg":
+            worst_tg = up if worst_tg is None else min(worst_tg, up)
+        ratio = off / t_off if off and t_off else None
+        note = ""
+        if tag == "tgeg" and d and d.get("epoch_graphs") in (None, "0"):
+            note = " (epoch graph not used: see speed_relu_10_tf0_tgeg.err)"
+        lines.append(
+            f"| 784-{h.replace(',', '-')}-10 relu {what}{note} | "
+            f"{fmt(off)} | n/a | {fmt(c)} | {fmt(up, '.1f')} / n/a | "
+            f"{fmt(t_off)} / n/a | {fmt(ratio, '.2f')} |")
     eager = num(kv(os.path.join(out, "torch_relu_100_tf0_g0.txt")),
                 "epoch_seconds")
     lines.append("")
@@ -130,7 +153,9 @@ def main():
                  f"{fmt(eager)} s/epoch.")
     lines.append(f"Slowest sklearn-grid speed-up over the CPU (TF32 off): "
                  f"{fmt(worst_grid, '.1f')} x (target >= 5 x); with the "
-                 f"epoch graph (relu 10, 10-10, 100): {fmt(worst_eg, '.1f')} x.")
+                 f"epoch graph (relu 10, 10-10, 100): {fmt(worst_eg, '.1f')} x; "
+                 f"with the small-GEMM kernel (relu 10, 10-10, 100-10): "
+                 f"{fmt(worst_tg, '.1f')} x.")
     lines.append("")
     lines.append("| 8 x 4096 (batch 200) | TF32 off | TF32 on |")
     lines.append("| --- | --- | --- |")
@@ -174,16 +199,17 @@ def main():
                  (", ".join(parts) if parts else "n/a") + ".")
     # The profile: device microseconds per op of one uncaptured step and
     # of one graph replay (bench_gpu speed with MESHSWEEP_CUDA_PROFILE=1)
-    for h in ("10", "100,10"):
-        path = os.path.join(out, f"profile_relu_{h}.txt")
+    for h, tag in (("10", ""), ("100,10", ""), ("100,10", "_tg")):
+        path = os.path.join(out, f"profile_relu_{h}{tag}.txt")
         try:
             prof = [l.split() for l in open(path) if l.startswith("profile ")]
         except OSError:
             prof = []
-        step_us = num(kv(os.path.join(out, f"speed_relu_{h}_tf0.txt")),
+        step_us = num(kv(os.path.join(out, f"speed_relu_{h}_tf0{tag}.txt")),
                       "epoch_seconds")
+        kind = ", small-GEMM kernel" if tag else ""
         lines.append("")
-        lines.append(f"Profile, 784-{h.replace(',', '-')}-10 relu, TF32 off "
+        lines.append(f"Profile, 784-{h.replace(',', '-')}-10 relu{kind}, TF32 off "
                      f"(device us; graph step in the speed run: "
                      f"{fmt(step_us / 300 * 1e6 if step_us else None, '.1f')}"
                      f" us = s/epoch / 300):")

@@ -14,7 +14,8 @@
 # BENCH_GPU_QUICK=1 (fewer epochs and networks: a smoke run),
 # BENCH_GPU_STEP_TIMEOUT (seconds per step, default 150),
 # BENCH_GPU_ONLY=grid (correctness, the sklearn grid with TF32 off and on,
-# three of its networks with the epoch graph, and the profile only: no deep networks, PyTorch, cuBLAS alone or several
+# three of its networks with the epoch graph, three with the small-GEMM
+# kernel (MESHSWEEP_CUDA_TINY_GEMM=1), and the profile only: no deep networks, PyTorch, cuBLAS alone or several
 # networks at once; about 2 minutes of GPU time).
 # The profile steps (profile_relu_10, profile_relu_100,10) run bench_gpu
 # speed with MESHSWEEP_CUDA_PROFILE=1: the device time of every operation
@@ -76,11 +77,26 @@ for h in 10 10,10 100; do
         MESHSWEEP_CUDA_EPOCH_GRAPH=1 "$BIN" speed --hidden $h \
         --activation relu --epochs $E_SMALL --tf32 0
 done
-# the profile: where a small network's step spends its time
+# the own small-GEMM kernel instead of cuBLAS for the tiny products
+# (MESHSWEEP_CUDA_TINY_GEMM=1, TF32 off): speed_relu_H_tf0_tg, and with the
+# epoch graph too for relu 10 (speed_relu_10_tf0_tgeg)
+for h in 10 10,10 100,10; do
+    [ $cuda = 1 ] && step "speed_relu_${h}_tf0_tg" env \
+        MESHSWEEP_CUDA_TINY_GEMM=1 "$BIN" speed --hidden $h \
+        --activation relu --epochs $E_SMALL --tf32 0
+done
+[ $cuda = 1 ] && step "speed_relu_10_tf0_tgeg" env MESHSWEEP_CUDA_TINY_GEMM=1 \
+    MESHSWEEP_CUDA_EPOCH_GRAPH=1 "$BIN" speed --hidden 10 \
+    --activation relu --epochs $E_SMALL --tf32 0
+# the profile: where a small network's step spends its time (and with the
+# small-GEMM kernel: profile_relu_100,10_tg)
 for h in 10 100,10; do
     [ $cuda = 1 ] && step "profile_relu_$h" env MESHSWEEP_CUDA_PROFILE=1 \
         "$BIN" speed --hidden $h --activation relu --epochs 2 --tf32 0
 done
+[ $cuda = 1 ] && step "profile_relu_100,10_tg" env MESHSWEEP_CUDA_PROFILE=1 \
+    MESHSWEEP_CUDA_TINY_GEMM=1 "$BIN" speed --hidden 100,10 \
+    --activation relu --epochs 2 --tf32 0
 if [ "$ONLY" = grid ]; then
     echo "run.sh: BENCH_GPU_ONLY=grid: deep networks, PyTorch, cuBLAS" \
         "alone and several networks at once skipped" >&2
