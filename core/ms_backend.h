@@ -105,6 +105,7 @@ typedef struct {
     char blas_library[256];  // path of the cuBLAS library loaded
     bool tf32;               // SGEMM may use TF32 tensor cores
     int64_t workspace_bytes; // cuBLAS workspace (cublasSetWorkspace)
+    bool tiny_gemm;          // own small-GEMM kernel for tiny products
 } ms_backend_info_t;
 
 typedef struct {
@@ -315,9 +316,11 @@ int ms_backend_set_tf32(ms_backend_t *self, bool on);
 //  Use (on) or not the CUDA backend's own small-GEMM kernel instead of
 //  cuBLAS for tiny products (m * n <= 131072 and k <= 1024; see
 //  core/cuda/ms_cuda_gemm.cu): every output element sums over k in
-//  ascending order in float, bit-reproducible, graph-capturable. The
-//  default is MESHSWEEP_CUDA_TINY_GEMM=1 at open (off otherwise). Returns
-//  MS_OK; MS_ERR_UNSUPPORTED on cpu.
+//  ascending order in float, bit-reproducible, graph-capturable. On by
+//  default (measured on an H200, docs/CUDA_NOTES.md); the environment
+//  MESHSWEEP_CUDA_TINY_GEMM=0 turns it off at open. The choice changes
+//  the GEMMs' bits, so it is in the fingerprint (ms_backend_info_t
+//  tiny_gemm). Returns MS_OK; MS_ERR_UNSUPPORTED on cpu.
 int ms_backend_set_tiny_gemm(ms_backend_t *self, bool on);
 
 #endif

@@ -144,6 +144,7 @@ ms_platform_detect(ms_platform_t *out, const ms_backend_t *backend)
                  (int) info.blas_version % 100);
         out->tf32 = info.tf32;
         out->cublas_workspace_bytes = info.workspace_bytes;
+        out->tiny_gemm = info.tiny_gemm;
     }
     return MS_OK;
 }
@@ -221,4 +222,5 @@ ms_platform_fields(const ms_platform_t *self, ms_platform_field_fn fn,
     fn(arg, "cublas", self->cublas);
     fn(arg, "tf32", self->tf32 ? "on" : "off");
     fn(arg, "cublas_workspace_bytes", workspace);
+    fn(arg, "gemm", self->tiny_gemm ? "cublas+small" : "cublas");
 }

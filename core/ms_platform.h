@@ -47,6 +47,7 @@ typedef struct {
     char cublas[16];                // cuBLAS version: "13.0.2"
     bool tf32;                      // GEMMs may use TF32 tensor cores
     int64_t cublas_workspace_bytes; // cuBLAS workspace
+    bool tiny_gemm;                 // own small-GEMM kernel for tiny products
 } ms_platform_t;
 
 //  Fill *out for backend (NULL: cpu) from /proc/cpuinfo, OpenBLAS, the
@@ -66,7 +67,9 @@ double ms_platform_calibrate(void);
 //  compiler, build_flags, libc (blas_config is covered by blas and
 //  blas_core; calibration_gflops is not a fingerprint field); then, only
 //  when backend is "cuda", gpu, gpu_cc, gpu_driver, cuda_runtime, cublas,
-//  tf32 ("on" or "off") and cublas_workspace_bytes (decimal), so a CPU
+//  tf32 ("on" or "off"), cublas_workspace_bytes (decimal) and gemm
+//  ("cublas+small": the own small-GEMM kernel for tiny products, or
+//  "cublas"; the two give different bits), so a CPU
 //  fingerprint is the same as before the CUDA backend existed.
 typedef void (*ms_platform_field_fn)(void *arg, const char *name,
                                      const char *value);

@@ -124,7 +124,7 @@ struct ms_trainer {
     bool warm;                    // one full step ran uncaptured
     bool profiled_step;           // the profiler timed a step (cuda only)
     bool profiled_graph;          // and a graph replay
-    bool epoch_graph_on;          // MESHSWEEP_CUDA_EPOCH_GRAPH=1, not host
+    bool epoch_graph_on;          // not host, MESHSWEEP_CUDA_EPOCH_GRAPH != 0
     float *epoch_x;               // the epoch's rows in order (epoch graph)
     void *epoch_y;                // and their labels or targets
     ms_backend_graph_t *egraph;   // the epoch's full steps, or NULL
@@ -413,7 +413,7 @@ ms_trainer_open(ms_trainer_t **out, const ms_train_config_t *cfg,
         if (!self->host_params || !self->dev_order || !self->dev_table)
             goto fail;
         const char *eg = getenv("MESHSWEEP_CUDA_EPOCH_GRAPH");
-        self->epoch_graph_on = eg && strcmp(eg, "1") == 0;
+        self->epoch_graph_on = !(eg && strcmp(eg, "0") == 0);
     }
     if ((rc = s_data_open(self, train, &self->dtrain)) != MS_OK ||
         (rc = s_data_open(self, val, &self->dval)) != MS_OK ||
@@ -653,7 +653,8 @@ s_epoch_graph_off(ms_trainer_t *self, const char *why)
 }
 
 //  --------------------------------------------------------------------------
-//  Whole-epoch replay (MESHSWEEP_CUDA_EPOCH_GRAPH=1, docs/CUDA_NOTES.md):
+//  Whole-epoch replay (on by default on a non-host backend;
+//  MESHSWEEP_CUDA_EPOCH_GRAPH=0 turns it off; docs/CUDA_NOTES.md):
 //  after the epoch's order is uploaded, gather all its rows in order into
 //  one device copy (one launch), then replay one graph of the epoch's
 //  full minibatches (captured once per trainer, at the first epoch after

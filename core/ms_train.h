@@ -123,7 +123,8 @@ int ms_trainer_finish(ms_trainer_t *self, ms_run_result_t *result);
 const float *ms_trainer_params(const ms_trainer_t *self, int64_t *n_params);
 
 //  How many epochs trained their full minibatches as one replayed graph
-//  (MESHSWEEP_CUDA_EPOCH_GRAPH=1 on a non-host backend, no dropout; read
+//  (on a non-host backend by default, no dropout;
+//  MESHSWEEP_CUDA_EPOCH_GRAPH=0 turns it off; read
 //  at ms_trainer_open): 0 on the cpu, with the option off, or after a
 //  fallback (one stderr line says why). Results are the same bits.
 int32_t ms_trainer_epoch_graphs(const ms_trainer_t *self);

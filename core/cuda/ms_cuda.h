@@ -70,9 +70,9 @@ int ms_cuda_gather(ms_backend_t *b, int64_t rows, int64_t cols, const void *src,
 int ms_cuda_batch_end(ms_backend_t *b, int64_t rows,
                       const ms_optim_step_t *table, ms_step_cursor_t *cursor);
 int ms_cuda_gather_xy(ms_backend_t *b, int64_t rows, int64_t cols,
-                      const float *x_src, const void *y_src,
-                      const int64_t *idx, const ms_step_cursor_t *cursor,
-                      float *x_dst, void *y_dst);
+                      const float *x_src, const void *y_src, const int64_t *idx,
+                      const ms_step_cursor_t *cursor, float *x_dst,
+                      void *y_dst);
 int ms_cuda_act_backward_col_sum(ms_backend_t *b, ms_activation_t act,
                                  float slope, int64_t rows, int64_t cols,
                                  const float *z, const float *a, float *g,
@@ -84,8 +84,8 @@ int ms_cuda_train_loss(ms_backend_t *b, ms_loss_kind_t loss, int64_t rows,
                        ms_step_cursor_t *cursor);
 int ms_cuda_optim_all(ms_backend_t *b, const ms_optim_step_t *w_step,
                       const ms_optim_step_t *b_step, int32_t n_segs,
-                      const int64_t *bounds, int64_t n, float *w, const float *g,
-                      float *m, float *v);
+                      const int64_t *bounds, int64_t n, float *w,
+                      const float *g, float *m, float *v);
 //  Profiler (ms_cuda_profile.cu): MESHSWEEP_CUDA_PROFILE=1 at open turns
 //  it on. begin: MS_OK, MS_ERR_UNSUPPORTED (off), MS_ERR_BACKEND.
 int ms_cuda_profile_begin(ms_backend_t *b, const char *section);

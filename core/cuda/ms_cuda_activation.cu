@@ -165,8 +165,8 @@ act_backward_kernel(ms_activation_t act, float slope, int64_t n, const float *z,
 //  same formulas.
 
 static __device__ __forceinline__ float
-s_act_grad(ms_activation_t act, float slope, const float *z, int64_t i,
-           float a, float g)
+s_act_grad(ms_activation_t act, float slope, const float *z, int64_t i, float a,
+           float g)
 {
     const float lambda = (float) MS_SELU_LAMBDA;
     const float la = (float) (MS_SELU_LAMBDA * MS_SELU_ALPHA);
@@ -214,7 +214,8 @@ act_backward_col_sum_kernel(ms_activation_t act, float slope, int64_t rows,
                             float *g, float *db)
 {
     __shared__ float tile[S_CS_CHUNK][S_CS_COLS + 1];
-    int tx = (int) (threadIdx.x % S_CS_COLS), ty = (int) (threadIdx.x / S_CS_COLS);
+    int tx = (int) (threadIdx.x % S_CS_COLS),
+        ty = (int) (threadIdx.x / S_CS_COLS);
     int64_t j = (int64_t) blockIdx.x * S_CS_COLS + tx;
     bool col = j < cols;
     float sum = 0.0f;

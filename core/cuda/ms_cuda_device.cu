@@ -260,7 +260,7 @@ s_open(ms_backend_t *b, ms_diag_t *diag)
         if (s_math_mode(b, tf32 && strcmp(tf32, "1") == 0) != MS_OK)
             goto fail;
         const char *tiny = getenv("MESHSWEEP_CUDA_TINY_GEMM");
-        cuda->tiny_gemm = tiny && strcmp(tiny, "1") == 0;
+        cuda->tiny_gemm = !(tiny && strcmp(tiny, "0") == 0);
     }
     return MS_OK;
 fail:
@@ -313,6 +313,7 @@ extern "C" void
 ms_cuda_info(const ms_backend_t *b, ms_backend_info_t *out)
 {
     *out = b->cuda->info;
+    out->tiny_gemm = b->cuda->tiny_gemm;
 }
 
 //  --------------------------------------------------------------------------

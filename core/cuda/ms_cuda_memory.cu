@@ -189,11 +189,10 @@ ms_cuda_gather_xy(ms_backend_t *b, int64_t rows, int64_t cols,
                 rows, c4, (const uint4 *) x_src, (const uint32_t *) y_src, idx,
                 cursor, (uint4 *) x_dst, (uint32_t *) y_dst);
     } else
-        gather_xy_kernel<uint32_t>
-            <<<ms_cuda_blocks(rows * cols + rows), MS_CUDA_THREADS, 0,
-               stream>>>(rows, cols, (const uint32_t *) x_src,
-                         (const uint32_t *) y_src, idx, cursor,
-                         (uint32_t *) x_dst, (uint32_t *) y_dst);
+        gather_xy_kernel<uint32_t><<<ms_cuda_blocks(rows * cols + rows),
+                                     MS_CUDA_THREADS, 0, stream>>>(
+            rows, cols, (const uint32_t *) x_src, (const uint32_t *) y_src, idx,
+            cursor, (uint32_t *) x_dst, (uint32_t *) y_dst);
     MS_CUDA_LAUNCHED(b, "gather_xy_kernel");
     ms_cuda_prof_mark(b, "gather_xy", rows, cols, 0);
     return MS_OK;

@@ -12,12 +12,12 @@
     issues the whole step while the device spins, and the device runs it
     back to back, as a replayed graph would (less the graph's own launch
     savings). The captured step's graph is counted by node type (kernels,
-    memsets, copies): what cuBLAS adds shows there. profile_end waits and turns the events into each op's time:
-    the difference of consecutive events, which is the op's run plus the
-    device's gap between dependent launches (what the dependent chain
-    costs). A graph replay profiled the same way is one "graph_launch" op.
-    Nothing here runs unless MESHSWEEP_CUDA_PROFILE=1 at open; marks are
-    skipped while the stream is being captured.
+    memsets, copies): what cuBLAS adds shows there. profile_end waits and turns
+   the events into each op's time: the difference of consecutive events, which
+   is the op's run plus the device's gap between dependent launches (what the
+   dependent chain costs). A graph replay profiled the same way is one
+   "graph_launch" op. Nothing here runs unless MESHSWEEP_CUDA_PROFILE=1 at open;
+   marks are skipped while the stream is being captured.
 */
 #include "ms_cuda_internal.h"
 
@@ -37,12 +37,12 @@ typedef struct {
 } s_entry_t;
 
 struct ms_cuda_prof {
-    bool armed;                         // between begin and end
-    int n_marks;                        // events after ev[0] this section
-    cudaEvent_t ev[S_MAX_MARKS + 1];    // ev[0]: start
-    s_entry_t pending[S_MAX_MARKS];     // this section's ops
-    char section[32];                   // this section's name
-    s_entry_t entries[S_MAX_ENTRIES];   // finished sections
+    bool armed;                       // between begin and end
+    int n_marks;                      // events after ev[0] this section
+    cudaEvent_t ev[S_MAX_MARKS + 1];  // ev[0]: start
+    s_entry_t pending[S_MAX_MARKS];   // this section's ops
+    char section[32];                 // this section's name
+    s_entry_t entries[S_MAX_ENTRIES]; // finished sections
     int n_entries;
     int n_sections;
     int graph_nodes[4]; // last captured graph: kernels, memsets, memcpys,
@@ -186,7 +186,8 @@ ms_cuda_prof_graph(ms_backend_t *b, cudaGraph_t graph)
     size_t n = 0;
     if (cudaGraphGetNodes(graph, NULL, &n) != cudaSuccess)
         return;
-    cudaGraphNode_t *nodes = (cudaGraphNode_t *) calloc(n ? n : 1, sizeof *nodes);
+    cudaGraphNode_t *nodes =
+        (cudaGraphNode_t *) calloc(n ? n : 1, sizeof *nodes);
     if (!nodes || cudaGraphGetNodes(graph, nodes, &n) != cudaSuccess) {
         free(nodes);
         cudaGetLastError();

@@ -292,21 +292,29 @@ gemm_random_shapes(int64_t pad)
     }
 }
 
-static void
-test_gemm_random_shapes(void **state)
-{
-    (void) state;
-    gemm_random_shapes(0);
-    gemm_random_shapes(5);
-}
-
-//  The tiny-GEMM setting back to its default (MESHSWEEP_CUDA_TINY_GEMM).
+//  The tiny-GEMM setting back to its default (on; MESHSWEEP_CUDA_TINY_GEMM=0
+//  turns it off).
 static void
 tiny_gemm_default(void)
 {
     const char *env = getenv("MESHSWEEP_CUDA_TINY_GEMM");
-    assert_int_equal(ms_backend_set_tiny_gemm(s_b, env && !strcmp(env, "1")),
+    assert_int_equal(ms_backend_set_tiny_gemm(s_b, !(env && !strcmp(env, "0"))),
                      MS_OK);
+}
+
+static void
+test_gemm_random_shapes(void **state)
+{
+    (void) state;
+    //  On cuda: cuBLAS for every shape (the small-GEMM kernel, on by
+    //  default, has test_gemm_tiny).
+    bool cuda = strcmp(s_name, "cuda") == 0;
+    if (cuda)
+        assert_int_equal(ms_backend_set_tiny_gemm(s_b, false), MS_OK);
+    gemm_random_shapes(0);
+    gemm_random_shapes(5);
+    if (cuda)
+        tiny_gemm_default();
 }
 
 //  The same with the cuda backend's own small-GEMM kernel (every shape

@@ -132,7 +132,7 @@ test_fields_gpu(void **state)
     p.cublas_workspace_bytes = 4 << 20;
     memset(&seen, 0, sizeof seen);
     ms_platform_fields(&p, collect, &seen);
-    assert_int_equal(seen.n, 17);
+    assert_int_equal(seen.n, 18);
     assert_string_equal(seen.names[9], "libc");
     const char *gpu_names[] = {"gpu",
                                "gpu_cc",
@@ -140,8 +140,9 @@ test_fields_gpu(void **state)
                                "cuda_runtime",
                                "cublas",
                                "tf32",
-                               "cublas_workspace_bytes"};
-    for (int i = 0; i < 7; i++)
+                               "cublas_workspace_bytes",
+                               "gemm"};
+    for (int i = 0; i < 8; i++)
         assert_string_equal(seen.names[10 + i], gpu_names[i]);
 }
 

@@ -10,8 +10,8 @@
 #   2. the core tests labelled gpu/cuda (DEST/tests.txt: NAME BINARY
 #      ARGS...), each with its log, 200 s at most; exit 77 is a skip;
 #      the cuda backend suite a second time with
-#      MESHSWEEP_CUDA_EPOCH_GRAPH=1 (its own test line) and a third with
-#      MESHSWEEP_CUDA_TINY_GEMM=1 (its own line too);
+#      MESHSWEEP_CUDA_EPOCH_GRAPH=0 (its own test line) and a third with
+#      MESHSWEEP_CUDA_TINY_GEMM=0 (its own line too): both are on by default;
 #   3. tools/bench/gpu/run.sh with DEST/bin/bench_gpu (correctness, speed,
 #      the profile, PyTorch, cuBLAS, several networks at once);
 #      BENCH_GPU_ONLY=grid: the tests, correctness, the sklearn grid (TF32
@@ -75,12 +75,12 @@ while read -r t bin args; do
     *) n_fail=$((n_fail + 1)); r="FAILED (rc $rc; log test_$t.log)" ;;
     esac
     say "test $t: $r"
-    # The cuda suite a second time with the whole-epoch graph on
-    # (MESHSWEEP_CUDA_EPOCH_GRAPH=1: every training in it, same bits)
+    # The cuda suite a second time with the whole-epoch graph off
+    # (MESHSWEEP_CUDA_EPOCH_GRAPH=0: every training one graph per step)
     case " $bin $args " in
     *" ms_backend_suite_test cuda "*)
         # shellcheck disable=SC2086 # args are words
-        ( cd "$OUTDIR" && MESHSWEEP_CUDA_EPOCH_GRAPH=1 \
+        ( cd "$OUTDIR" && MESHSWEEP_CUDA_EPOCH_GRAPH=0 \
             MESHSWEEP_SOURCE_DIR="$ROOT" MESHSWEEP_BUILD_DIR="$DEST" \
             timeout -k 5 200 "$DEST/bin/$bin" $args ) \
             > "$OUTDIR/test_${t}_epoch_graph.log" 2>&1
@@ -92,11 +92,11 @@ while read -r t bin args; do
         *) n_fail=$((n_fail + 1))
             r="FAILED (rc $rc; log test_${t}_epoch_graph.log)" ;;
         esac
-        say "test ${t}_epoch_graph (MESHSWEEP_CUDA_EPOCH_GRAPH=1): $r"
-        # and a third time with the small-GEMM kernel as the default
-        # (MESHSWEEP_CUDA_TINY_GEMM=1: every gemm and training in it)
+        say "test ${t}_epoch_graph (MESHSWEEP_CUDA_EPOCH_GRAPH=0): $r"
+        # and a third time with cuBLAS for every GEMM (the small-GEMM
+        # kernel is the default: MESHSWEEP_CUDA_TINY_GEMM=0 turns it off)
         # shellcheck disable=SC2086 # args are words
-        ( cd "$OUTDIR" && MESHSWEEP_CUDA_TINY_GEMM=1 \
+        ( cd "$OUTDIR" && MESHSWEEP_CUDA_TINY_GEMM=0 \
             MESHSWEEP_SOURCE_DIR="$ROOT" MESHSWEEP_BUILD_DIR="$DEST" \
             timeout -k 5 200 "$DEST/bin/$bin" $args ) \
             > "$OUTDIR/test_${t}_tiny_gemm.log" 2>&1
@@ -108,7 +108,7 @@ while read -r t bin args; do
         *) n_fail=$((n_fail + 1))
             r="FAILED (rc $rc; log test_${t}_tiny_gemm.log)" ;;
         esac
-        say "test ${t}_tiny_gemm (MESHSWEEP_CUDA_TINY_GEMM=1): $r" ;;
+        say "test ${t}_tiny_gemm (MESHSWEEP_CUDA_TINY_GEMM=0): $r" ;;
     esac
 done < "$DEST/tests.txt"
 say "tests: $n_pass passed, $n_fail failed, $n_skip skipped"

@@ -92,9 +92,11 @@ done
 # small-GEMM kernel: profile_relu_100,10_tg)
 for h in 10 100,10; do
     [ $cuda = 1 ] && step "profile_relu_$h" env MESHSWEEP_CUDA_PROFILE=1 \
+        MESHSWEEP_CUDA_EPOCH_GRAPH=0 MESHSWEEP_CUDA_TINY_GEMM=0 \
         "$BIN" speed --hidden $h --activation relu --epochs 2 --tf32 0
 done
 [ $cuda = 1 ] && step "profile_relu_100,10_tg" env MESHSWEEP_CUDA_PROFILE=1 \
+    MESHSWEEP_CUDA_EPOCH_GRAPH=0 \
     MESHSWEEP_CUDA_TINY_GEMM=1 "$BIN" speed --hidden 100,10 \
     --activation relu --epochs 2 --tf32 0
 if [ "$ONLY" = grid ]; then
