@@ -5687,8 +5687,12 @@ ms_store_results_digest(ms_store_t *self, uint8_t digest[32])
     task's previous row, so the tally is the sum over tasks whatever the
     order), stratum 3 without the quarantined nodes (the verdict). When a
     node's quarantine flips, every task it has a result in is evaluated
-    again. Everything read is stored data or the pool operator count, so
-    the rows are a pure function of (records, operators, count).
+    again, the task being derived included (its caller reads the task's
+    state and verdict again afterwards). A flip is the net change over
+    the tally's two passes: a node at exactly K strikes whose struck task
+    is evaluated again dips to K - 1 between them, which is no flip.
+    Everything read is stored data or the pool operator count, so the rows
+    are a pure function of (records, operators, count).
 
     The revision is a pure function too, not a local history: it is the
     number of verdict changes when the task's counted results are taken
