@@ -237,6 +237,7 @@ struct ms_store {
     size_t nr_n;               // entries in nr
     uint32_t n_pool_operators; // verdicts; writer thread only
     int v_depth;               // writer thread only: quarantine re-derive
+    uint64_t v_evals;          // writer thread only: s_verdict_derive runs
     pthread_mutex_t vc_mu;     // guards the changed-verdict queue
     uint8_t (*vc_ids)[S_ID];   // S_VC_MAX task ids whose verdict changed
     size_t vc_n;               // entries in vc_ids
@@ -1179,6 +1180,7 @@ s_batch_apply(ms_store_t *self, s_op_t *batch, size_t n_ops)
             self->vec_gen++;
         self->stats.n_commits++;
         self->stats.n_writes += n_ops;
+        self->stats.n_verdict_evals = self->v_evals;
         if (n_ops > self->stats.max_batch)
             self->stats.max_batch = n_ops;
         if (self->n_reads > 0)
@@ -2776,9 +2778,16 @@ s_task_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
         rc = s_verdict_derive(self, txn, task_id, &verdict, &final);
         if (rc != MS_OK)
             return rc;
-        rc = mdb_get(txn, self->db_tasks, &k, &v); // the derive may move pages
+        // The derive may move pages, and when it flipped a node's
+        // quarantine it derived this task again (s_verdict_requeue_node):
+        // its state is what that nested derive left, so read it again
+        // (a stale header would count the move twice in the sweep's
+        // counts).
+        rc = mdb_get(txn, self->db_tasks, &k, &v);
         if (rc != 0)
             return s_mdb(rc, "get task");
+        if (s_task_decode(task_id, &v, &hdr, NULL) != MS_OK)
+            return s_mdb(MDB_CORRUPTED, "task record");
     }
     if (verdict >= 0) {
         done = final && verdict != MS_VERDICT_FAILED;
@@ -5678,8 +5687,12 @@ ms_store_results_digest(ms_store_t *self, uint8_t digest[32])
     task's previous row, so the tally is the sum over tasks whatever the
     order), stratum 3 without the quarantined nodes (the verdict). When a
     node's quarantine flips, every task it has a result in is evaluated
-    again. Everything read is stored data or the pool operator count, so
-    the rows are a pure function of (records, operators, count).
+    again, the task being derived included (its caller reads the task's
+    state and verdict again afterwards). A flip is the net change over
+    the tally's two passes: a node at exactly K strikes whose struck task
+    is evaluated again dips to K - 1 between them, which is no flip.
+    Everything read is stored data or the pool operator count, so the rows
+    are a pure function of (records, operators, count).
 
     The revision is a pure function too, not a local history: it is the
     number of verdict changes when the task's counted results are taken
@@ -6072,6 +6085,7 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
     *final_out = false;
     if (!self->has_verdicts)
         return MS_OK;
+    self->v_evals++;
     uint8_t task_id[S_ID];
     memcpy(task_id, task_id_in, S_ID);
     MDB_val k = {S_ID, task_id}, v;
@@ -6244,9 +6258,15 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
     free(rv_nq);
     free(rv_ops);
 
-    // Tally by difference: old raw flags out, new ones in.
-    uint8_t flipped[2 * S_VMAX][S_ID];
-    size_t n_flipped = 0;
+    // Tally by difference: old raw flags out, new ones in. A node's
+    // quarantine flips when it differs after both passes from what it was
+    // before them: a node at exactly K strikes whose struck result is
+    // evaluated again drops to K - 1 between the passes, and taking that
+    // for two flips would derive all its tasks again, twice, each of which
+    // would do the same (a cascade that held the writer for seconds).
+    uint8_t touched[2 * S_VMAX][S_ID]; // nodes whose tally changed
+    bool was_q[2 * S_VMAX];            // ... quarantined before
+    size_t n_touched = 0;
     for (int pass = 0; status == MS_OK && pass < 2; pass++) {
         size_t count = pass == 0 ? old.n_marks : n;
         for (size_t i = 0; status == MS_OK && i < count; i++) {
@@ -6274,8 +6294,13 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
             ms_verdict_policy_default(&pol);
             bool q = ms_verdict_quarantined(&pol, vn.n_counted, vn.n_strikes,
                                             vn.n_forgiven);
-            if (q != (vn.quarantined != 0) && n_flipped < 2 * S_VMAX)
-                memcpy(flipped[n_flipped++], node, S_ID);
+            bool seen = false;
+            for (size_t j = 0; j < n_touched && !seen; j++)
+                seen = memcmp(touched[j], node, S_ID) == 0;
+            if (!seen && n_touched < 2 * S_VMAX) {
+                memcpy(touched[n_touched], node, S_ID);
+                was_q[n_touched++] = vn.quarantined != 0;
+            }
             vn.quarantined = q;
             MDB_val nk = {S_ID, (void *) node}, nv = {sizeof vn, &vn};
             status = s_mdb(mdb_put(txn, self->db_verdict_nodes, &nk, &nv, 0),
@@ -6386,8 +6411,30 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
     free(old_copy);
     free(res);
     free(in);
-    for (size_t i = 0; status == MS_OK && i < n_flipped; i++)
-        status = s_verdict_requeue_node(self, txn, flipped[i]);
+    bool requeued = false;
+    for (size_t i = 0; status == MS_OK && i < n_touched; i++) {
+        s_vnode_t vn;
+        status = s_vnode_get(self, txn, touched[i], &vn);
+        if (status != MS_OK || (vn.quarantined != 0) == was_q[i])
+            continue;
+        status = s_verdict_requeue_node(self, txn, touched[i]);
+        requeued = true;
+    }
+    // A requeue evaluated this task again (the flipped node has a result
+    // in it) under the new quarantine: report the row it left.
+    if (status == MS_OK && requeued && *verdict_out >= 0) {
+        rc = mdb_get(txn, self->db_verdicts, &k, &v);
+        if (rc == 0 && v.mv_size >= sizeof(s_vrow_t)) {
+            s_vrow_t now;
+            memcpy(&now, v.mv_data, sizeof now);
+            *verdict_out = now.verdict;
+            *final_out = now.flags & S_VF_FINAL;
+        } else if (rc == 0 || rc == MDB_NOTFOUND) {
+            *verdict_out = -1;
+            *final_out = false;
+        } else
+            status = s_mdb(rc, "get verdict");
+    }
     return status;
 }
 

@@ -142,6 +142,9 @@ typedef struct {
     uint64_t n_commits_read_open; // commits done while this process had
                                   // at least one read transaction open
     uint64_t n_reads_open;        // read transactions open right now
+    uint64_t n_verdict_evals;     // tasks evaluated by the verdict engine
+                                  // (as of the last commit; a quarantine
+                                  // flip evaluates the node's tasks again)
     // Record log (held in the store, not since open; 0 when unreadable).
     uint64_t n_records;       // records held (all origins)
     uint64_t n_blocks;        // blocks held

@@ -4,7 +4,8 @@
 # private temp dir ($T), a tiny synthetic Fashion-MNIST in
 # $T/datasets/fashion-mnist (MESHSWEEP_DATASETS_DIR points there), and a
 # trap that kills every process started with `ms_spawn` and removes $T,
-# whatever way the test ends. Every wait is bounded (ms_wait_until).
+# whatever way the test ends (kept after a failure when MS_KEEP_FAILED_TMP
+# is set, for a post-mortem). Every wait is bounded (ms_wait_until).
 # Nothing here talks to anything but loopback.
 
 : "${MESHSWEEP_BIN_DIR:?MESHSWEEP_BIN_DIR must point at the built programs}"
@@ -36,7 +37,11 @@ ms_cleanup() {
             [ -f "$f" ] && { echo "== $f" >&2; tail -n 30 "$f" >&2; }
         done
     fi
-    rm -rf "$T"
+    if [ $rc -ne 0 ] && [ -n "${MS_KEEP_FAILED_TMP:-}" ] && [ -d "$T" ]; then
+        echo "---- kept $T (MS_KEEP_FAILED_TMP)" >&2
+    else
+        rm -rf "$T"
+    fi
     exit $rc
 }
 trap ms_cleanup EXIT

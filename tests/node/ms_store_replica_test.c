@@ -25,6 +25,9 @@
       replicas 1 a
       result without a commit counts; the commitment binds node, nonce
       and metrics only;
+    - a quarantine flip while a task is derived: the task is counted once
+      in its sweep, and a node at exactly K strikes whose struck task is
+      evaluated again does not set off a cascade of re-derivations;
     ms_results lists the table by default and, with ALL, the extra
     replicas flagged "replica": "extra", "counted": false.
     Then a 300 KiB result row (a long curve) appended on store A is
@@ -918,6 +921,173 @@ test_big_row(void **state)
     free(big);
 }
 
+//  --------------------------------------------------------------------------
+//  Merge a committed result of TASK by node NODE (origin NODE x 32,
+//  incarnation INC: one per task, so each is contiguous) for SLOT with
+//  test accuracy ACC: its commit (seq 1) and its reveal (seq 2).
+
+static void
+s_merge_committed(ms_store_t *store, const uint8_t *task_id, uint8_t node,
+                  uint64_t inc, uint32_t slot, double acc)
+{
+    char row[256];
+    snprintf(row, sizeof row,
+             "{\"status\":\"ok\",\"node\":%u,\"test_accuracy\":%.3f,"
+             "\"test_loss\":0.3,\"val_accuracy\":0.5}",
+             node, acc);
+    uint8_t origin[ID];
+    memset(origin, node, ID);
+    ms_store_payload_t r = {.kind = MS_RECORD_RESULT};
+    memcpy(r.u.result.task_id, task_id, ID);
+    r.u.result.row_json = row;
+    r.u.result.row_len = strlen(row);
+    r.u.result.slot = slot;
+    r.u.result.epoch = 1;
+    r.u.result.has_nonce = true;
+    memset(r.u.result.nonce, 0x40 + node, ID);
+    ms_store_payload_t c = {.kind = MS_RECORD_COMMIT};
+    memcpy(c.u.commit.task_id, task_id, ID);
+    c.u.commit.slot = slot;
+    c.u.commit.epoch = 1;
+    assert_int_equal(ms_store_payload_commitment(origin, r.u.result.nonce, row,
+                                                 strlen(row),
+                                                 c.u.commit.commitment),
+                     MS_OK);
+    uint8_t *pl[2] = {NULL, NULL};
+    size_t lens[2];
+    assert_int_equal(ms_store_payload_encode(&c, &pl[0], &lens[0]), MS_OK);
+    assert_int_equal(ms_store_payload_encode(&r, &pl[1], &lens[1]), MS_OK);
+    uint32_t kinds[2] = {MS_RECORD_COMMIT, MS_RECORD_RESULT};
+    ms_store_merge_result_t out;
+    assert_int_equal(ms_store_merge_block(store, origin, inc, 1, 2, kinds,
+                                          (const uint8_t *const *) pl, lens,
+                                          NULL, 0, &out),
+                     MS_OK);
+    assert_int_equal(out.n_new, 2);
+    free(pl[0]);
+    free(pl[1]);
+}
+
+//  --------------------------------------------------------------------------
+//  Every task of the N sweeps is done, and each sweep's counts say so
+//  (one task each, counted once).
+
+static void
+s_assert_done_once(ms_store_t *store, const sweep_t *sw, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ms_store_task_t *task = NULL;
+        assert_int_equal(ms_store_get_task(store, sw[i].task_id, &task), MS_OK);
+        assert_int_equal(task->state, MS_TASK_DONE);
+        ms_store_task_destroy(&task);
+        ms_store_sweep_t *sweep = NULL;
+        assert_int_equal(ms_store_get_sweep(store, sw[i].sweep_id, &sweep),
+                         MS_OK);
+        uint64_t sum = 0;
+        for (int st = 0; st < MS_TASK_N_STATES; st++)
+            sum += sweep->counts[st];
+        if (sweep->counts[MS_TASK_DONE] != 1 || sum != 1)
+            fprintf(stderr, "sweep %d: done %llu, pending %llu, %llu in all\n",
+                    i, (unsigned long long) sweep->counts[MS_TASK_DONE],
+                    (unsigned long long) sweep->counts[MS_TASK_PENDING],
+                    (unsigned long long) sum);
+        assert_int_equal(sweep->counts[MS_TASK_DONE], 1);
+        assert_int_equal(sum, 1);
+        assert_int_equal(sweep->state, MS_SWEEP_DONE);
+        ms_store_sweep_destroy(&sweep);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  A quarantine flip while a task is derived (replicas 2, pool 3): a liar
+//  (0x30, op4) 0.05 above two honest operators (0x31, 0x32) on three
+//  tasks is struck on each; the third strike quarantines it while the
+//  third task turns verified, and the flip derives the liar's tasks again,
+//  that one included. The task is counted done once in its sweep (a
+//  stale header counted the move twice: done 2, and a pending count
+//  short by one let a sweep look finished with a task still open), and
+//  every derive after it is one evaluation: a liar at exactly K strikes
+//  whose struck task is evaluated again does not flip out and back in
+//  (which derived all its tasks again, twice, each doing the same).
+
+static void
+test_quarantine_flip(void **state)
+{
+    fixture_t *fx = *state;
+    ms_store_t *store = s_open(fx);
+    assert_int_equal(ms_store_set_pool_operators(store, 3), MS_OK);
+    const uint8_t liar = 0x30, alice = 0x31, bob = 0x32, carol = 0x33;
+    const char *ops[4] = {"op4", "op1", "op2", "op3"};
+    for (uint8_t k = 0; k < 4; k++) {
+        uint8_t id[ID];
+        memset(id, liar + k, ID);
+        assert_int_equal(ms_store_set_operator(store, id, ops[k]), MS_OK);
+    }
+    sweep_t sw[3];
+    uint8_t o_sweep[ID], o_liar[ID];
+    memset(o_sweep, 0xEE, ID);
+    memset(o_liar, liar, ID);
+    for (int i = 0; i < 3; i++) {
+        s_sweep(&sw[i], 2, 60 + i);
+        const uint8_t *pl[1] = {sw[i].rec.bytes};
+        uint32_t kinds[1] = {MS_RECORD_SWEEP};
+        size_t lens[1] = {sw[i].rec.len};
+        assert_int_equal(ms_store_merge_block(store, o_sweep, (uint64_t) i + 1,
+                                              1, 1, kinds, pl, lens, NULL, 0,
+                                              NULL),
+                         MS_OK);
+    }
+    for (int i = 0; i < 3; i++) {
+        uint64_t inc = (uint64_t) i + 1;
+        s_merge_committed(store, sw[i].task_id, liar, inc, 0, 0.95);
+        s_merge_committed(store, sw[i].task_id, alice, inc, 1, 0.90);
+        ms_store_verdict_t v;
+        assert_int_equal(ms_store_get_verdict(store, sw[i].task_id, &v), MS_OK);
+        assert_int_equal(v.verdict, MS_VERDICT_DISPUTED);
+        assert_int_equal(v.slots_wanted, 3);
+        ms_store_stats_t before, after;
+        ms_store_stats(store, &before);
+        s_merge_committed(store, sw[i].task_id, bob, inc, 2, 0.90);
+        ms_store_stats(store, &after);
+        assert_int_equal(ms_store_get_verdict(store, sw[i].task_id, &v), MS_OK);
+        assert_int_equal(v.verdict, MS_VERDICT_VERIFIED);
+        uint32_t n = 0, strikes = 0;
+        bool q = false;
+        assert_int_equal(
+            ms_store_node_standing(store, o_liar, &n, &strikes, &q), MS_OK);
+        assert_int_equal(strikes, (uint32_t) i + 1);
+        assert_true(q == (i == 2));
+        // the flip derives its 3 tasks again, this one included
+        fprintf(stderr, "task %d verified: %llu evaluation(s)\n", i,
+                (unsigned long long) (after.n_verdict_evals -
+                                      before.n_verdict_evals));
+        assert_true(after.n_verdict_evals - before.n_verdict_evals <=
+                    (i == 2 ? 4u : 1u));
+    }
+    s_assert_done_once(store, sw, 3);
+
+    // Quarantined at exactly K = 3: a late replica of a struck task
+    // evaluates that task alone, and nothing changes state.
+    ms_store_stats_t before, after;
+    ms_store_stats(store, &before);
+    s_merge_committed(store, sw[0].task_id, carol, 1, 3, 0.90);
+    ms_store_stats(store, &after);
+    fprintf(
+        stderr, "late replica: %llu evaluation(s)\n",
+        (unsigned long long) (after.n_verdict_evals - before.n_verdict_evals));
+    assert_int_equal(after.n_verdict_evals - before.n_verdict_evals, 1);
+    uint32_t n = 0, strikes = 0;
+    bool q = false;
+    assert_int_equal(ms_store_node_standing(store, o_liar, &n, &strikes, &q),
+                     MS_OK);
+    assert_int_equal(strikes, 3);
+    assert_true(q);
+    s_assert_done_once(store, sw, 3);
+    ms_store_destroy(&store);
+    for (int i = 0; i < 3; i++)
+        free(sw[i].rec.bytes);
+}
+
 int
 main(void)
 {
@@ -929,6 +1099,7 @@ main(void)
         cmocka_unit_test(test_replicas_2_per_slot),
         cmocka_unit_test(test_commit_reveal),
         cmocka_unit_test(test_void_slot),
+        cmocka_unit_test(test_quarantine_flip),
         cmocka_unit_test(test_commitment),
         cmocka_unit_test(test_big_row),
     };
