@@ -4638,7 +4638,8 @@ s_expand(s_expand_t *x, size_t n, const uint32_t *kinds,
          const void *const *payloads, const size_t *lens)
 {
     memset(x, 0, sizeof *x);
-    if (n == 0 || n > MS_RECORD_MAX_BLOCK || !kinds || !payloads || !lens)
+    if (n == 0 || n > MS_STORE_MAX_APPEND_RECORDS || !kinds || !payloads ||
+        !lens)
         return MS_ERR_INVALID;
     for (size_t i = 0; i < n; i++)
         if (kinds[i] == MS_RECORD_FRAGMENT ||
@@ -5382,12 +5383,23 @@ ms_store_pending_tasks_filtered(ms_store_t *self, ms_store_task_skip_fn skip,
             if (f == MS_STORE_TASK_STOP)
                 break;
             bool skipped = f == MS_STORE_TASK_SKIP;
-            int g = skipped ? 0
+            bool key_only = f == MS_STORE_TASK_KEY && tk.mv_size == S_ID;
+            int g = skipped || key_only ? 0
                     : tk.mv_size == S_ID
                         ? mdb_get(txn, self->db_tasks, &tk, &tv)
                         : MDB_CORRUPTED;
-            if (!skipped && (g != 0 || s_task_decode(tk.mv_data, &tv, &hdr,
-                                                     &view) != MS_OK)) {
+            if (key_only) {
+                // The task as the index has it (no row read).
+                memset(&view, 0, sizeof view);
+                memcpy(view.task_id, tk.mv_data, S_ID);
+                memcpy(view.sweep_id, sweeps[s].id, S_ID);
+                view.index =
+                    s_get_be32((const uint8_t *) rk[best].mv_data + 1 + S_ID);
+                view.state = (ms_task_state_t) open_states[best];
+                view.error = "";
+            } else if (!skipped &&
+                       (g != 0 ||
+                        s_task_decode(tk.mv_data, &tv, &hdr, &view) != MS_OK)) {
                 status = s_mdb(g ? g : MDB_CORRUPTED, "task record");
                 break;
             }
