@@ -101,7 +101,8 @@
 #define S_MAX_GROWS 48 // doublings tried for one batch
 #define S_VC_MAX 4096  // changed verdicts queued for the node's events
 // Page cache warmed ahead of the data file's last page (see s_warm_ahead)
-#define S_WARM_AHEAD_BYTES (16u << 20)
+#define S_WARM_AHEAD_BYTES (64u << 20)
+#define S_WARM_READ_BYTES (1u << 20) // one pread of the warming
 
 // File system magics refused for the store (statfs f_type).
 #define S_FS_NFS 0x6969u
@@ -1191,7 +1192,7 @@ s_batch_apply(ms_store_t *self, s_op_t *batch, size_t n_ops)
 //  --------------------------------------------------------------------------
 //  Writer (or open, before the writer starts): keep the page cache of
 //  data.mdb from its start to S_WARM_AHEAD_BYTES past LMDB's last page
-//  made of single-page folios.
+//  (8 MiB for a store under 8 MiB) made of single-page folios.
 //
 //  Why. LMDB writes a commit's dirty pages with pwrite/writev, runs of
 //  contiguous pages as one call (new pages at the end of the file always
@@ -1205,17 +1206,21 @@ s_batch_apply(ms_store_t *self, s_op_t *batch, size_t n_ops)
 //  a map with readahead); the store's commits showed the same, 8 times
 //  more bytes accounted to writeback than written. A page that is already
 //  cached keeps its folio when it is written, so the writer reads the
-//  region LMDB will grow into ahead of time, one 4 KiB pread at a time
-//  with readahead off (POSIX_FADV_RANDOM on LMDB's descriptor), after
+//  region LMDB will grow into ahead of time, with readahead off
+//  (POSIX_FADV_RANDOM on LMDB's descriptor: a read then fills single-page
+//  folios; 1 MiB per pread, about 0.5 ms per MiB here), after
 //  extending the file with ftruncate when it is shorter (a hole: no disk
-//  blocks, the reads are zero pages, nothing is written). Map faults
+//  blocks, the reads are zero pages, nothing is written; the file's size
+//  runs up to S_WARM_AHEAD_BYTES past LMDB's last page). Map faults
 //  after a restart read single pages too (MDB_NORDAHEAD). Durability and
 //  LMDB's format are untouched: LMDB ignores file bytes past its last
 //  page, the file is never shortened, and only the page cache changes.
+//  HINT: bytes a batch about to be applied may add (a big sweep grows the
+//  file by more than the usual window in one commit); 0 after a commit.
 //  A failure (no space, an unsupported descriptor) only stops the warming.
 
 static void
-s_warm_ahead(ms_store_t *self)
+s_warm_ahead(ms_store_t *self, uint64_t hint)
 {
     if (self->read_only || self->data_fd < 0 || self->warm_failed)
         return;
@@ -1225,9 +1230,12 @@ s_warm_ahead(ms_store_t *self)
         return;
     uint64_t psize = st.ms_psize;
     uint64_t used = ((uint64_t) info.me_last_pgno + 1) * psize;
-    if (used + S_WARM_AHEAD_BYTES / 2 <= self->warm_end)
+    // S_WARM_AHEAD_BYTES ahead, 8 MiB while the store is under 8 MiB (a
+    // test's, a new node's: they cost little cache).
+    uint64_t ahead = used < (8u << 20) ? (8u << 20) : S_WARM_AHEAD_BYTES;
+    if (used + ahead / 2 <= self->warm_end && used + hint <= self->warm_end)
         return; // still well ahead
-    uint64_t target = used + S_WARM_AHEAD_BYTES;
+    uint64_t target = used + (hint > ahead ? hint : ahead);
     if (target > (uint64_t) info.me_mapsize)
         target = (uint64_t) info.me_mapsize;
     struct stat fst;
@@ -1236,12 +1244,17 @@ s_warm_ahead(ms_store_t *self)
     if ((uint64_t) fst.st_size < target &&
         ftruncate(self->data_fd, (off_t) target) != 0)
         goto fail;
-    uint8_t page[4096];
+    uint8_t *buf = malloc(S_WARM_READ_BYTES);
+    if (!buf)
+        return; // try again after the next commit
     uint64_t from = self->warm_end > used ? self->warm_end : used;
     from -= from % psize;
-    for (uint64_t off = from; off < target; off += sizeof page)
-        if (pread(self->data_fd, page, sizeof page, (off_t) off) < 0)
+    for (uint64_t off = from; off < target; off += S_WARM_READ_BYTES)
+        if (pread(self->data_fd, buf, S_WARM_READ_BYTES, (off_t) off) < 0) {
+            free(buf);
             goto fail;
+        }
+    free(buf);
     self->warm_end = target;
     return;
 fail:
@@ -1279,6 +1292,16 @@ s_writer_main(void *arg)
             self->q_tail = NULL;
         last->next = NULL;
         pthread_mutex_unlock(&self->q_mu);
+        //  Warm for a big batch first (a sweep: its spec, its tasks'
+        //  rows and indexes, about 32 times its deflated fragments).
+        uint64_t bytes = 0;
+        for (s_op_t *op = batch; op; op = op->next) {
+            bytes += op->len;
+            for (size_t i = 0; op->lens && i < op->n_recs; i++)
+                bytes += op->lens[i];
+        }
+        if (bytes > (1u << 20))
+            s_warm_ahead(self, bytes > (32u << 20) ? (1ull << 30) : 32 * bytes);
 
         s_batch_apply(self, batch, n);
 
@@ -1289,7 +1312,7 @@ s_writer_main(void *arg)
         }
         pthread_cond_broadcast(&self->done_cv);
         pthread_mutex_unlock(&self->q_mu);
-        s_warm_ahead(self); // callers already woken: off their path
+        s_warm_ahead(self, 0); // callers already woken: off their path
         pthread_mutex_lock(&self->q_mu);
     }
     pthread_mutex_unlock(&self->q_mu);
@@ -1684,7 +1707,7 @@ ms_store_open(ms_store_t **out, const char *dir, const ms_store_options_t *opts,
             self->data_fd = fd;
             (void) posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
         }
-        s_warm_ahead(self);
+        s_warm_ahead(self, 0);
         if (pthread_create(&self->writer, NULL, s_writer_main, self) != 0) {
             status = ms_diag_set_code(diag, MS_ERR_NOMEM, dir,
                                       "cannot start the writer thread");
