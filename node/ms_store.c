@@ -5906,34 +5906,6 @@ s_sweep_verify_put(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id,
 }
 
 //  --------------------------------------------------------------------------
-//  Parse a hex string of 64 characters into 32 bytes (zeros otherwise).
-
-static void
-s_hex32(const json_t *j, uint8_t out[32])
-{
-    memset(out, 0, 32);
-    const char *hex = json_string_value(j);
-    ms_hash_t h;
-    if (hex && strlen(hex) == MS_HASH_HEX_LEN && ms_hash_from_hex(hex, &h) == 0)
-        memcpy(out, h.bytes, 32);
-}
-
-//  --------------------------------------------------------------------------
-//  A metric of a row: its number; NaN when null or not a number (a
-//  status-ok result with a NaN metric is refused by ms_verdict); 0 when
-//  the row has no such field at all (a row that publishes no metrics
-//  cannot agree with one that does, so this gains a liar nothing).
-
-static double
-s_metric(const json_t *row, const char *name)
-{
-    const json_t *v = json_object_get(row, name);
-    if (!v)
-        return 0.0;
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-//  --------------------------------------------------------------------------
 //  Note a changed verdict for the node's events (bounded queue).
 
 static void
@@ -6025,14 +5997,14 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
         r->status = m[1] == MS_RESULT_STATUS_OK         ? MS_RUN_OK
                     : m[1] == MS_RESULT_STATUS_DIVERGED ? MS_RUN_DIVERGED
                                                         : MS_RUN_FAILED;
-        json_error_t err;
-        json_t *row = json_loadb((const char *) m + S_RM_ROW,
-                                 cv.mv_size - S_RM_ROW - 1, 0, &err);
-        r->test_accuracy = noop ? 0.0 : s_metric(row, "test_accuracy");
-        r->test_loss = noop ? 0.0 : s_metric(row, "test_loss");
-        s_hex32(json_object_get(row, "fingerprint"), r->fingerprint);
-        s_hex32(json_object_get(row, "weights_digest"), r->weights_digest);
-        json_decref(row);
+        // (a row that is not an object reads as all zero, as before)
+        ms_store_row_verdict_t rv;
+        (void) ms_store_payload_row_verdict((const char *) m + S_RM_ROW,
+                                            cv.mv_size - S_RM_ROW - 1, &rv);
+        r->test_accuracy = noop ? 0.0 : rv.test_accuracy;
+        r->test_loss = noop ? 0.0 : rv.test_loss;
+        memcpy(r->fingerprint, rv.fingerprint, 32);
+        memcpy(r->weights_digest, rv.weights_digest, 32);
         n++;
     }
     if (cur)
@@ -6042,7 +6014,7 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
     for (size_t i = 0; status == MS_OK && i < n; i++) {
         status = s_operator_of(self, txn, in[i].node, in[i].op);
         res[i].operator_name = in[i].op;
-        s_vnode_t vn;
+        s_vnode_t vn = {0};
         if (status == MS_OK)
             status = s_vnode_get(self, txn, in[i].node, &vn);
         res[i].quarantined = vn.quarantined != 0;
