@@ -350,6 +350,17 @@ typedef struct {
 #define S_MAX_PREFETCH                                                         \
     768 // claims held beyond the workers (< S_MAX_LIVE_CLAIMS)
 
+//  Records of ours appended by one store call (one durable commit): the
+//  claims of one scheduling pass, the results of one turn. The store cuts
+//  them into blocks of S_MAX_APPEND. A commit's cost is mostly the B-tree
+//  pages it rewrites, and the pages above the leaves (and the log's, the
+//  vector's, the sweep's counts) are shared by the records of one commit:
+//  four blocks per commit cost about a quarter less CPU per task than one
+//  (docs/BENCHMARKS.md "Pool throughput").
+#define S_MAX_COMMIT (4 * S_MAX_APPEND)
+_Static_assert(S_MAX_APPEND == MS_RECORD_MAX_BLOCK, "one block bound");
+_Static_assert(S_MAX_COMMIT <= MS_STORE_MAX_APPEND_RECORDS, "append bound");
+
 //  Crashes of one task so far (for retries).
 typedef struct {
     ms_hash_t task_id; // the task
@@ -479,7 +490,7 @@ struct ms_node {
                                       // may use; 0 without GPU workers
     int64_t snapshot_at;              // monotonic ms: refresh the snapshots
     ms_wire_live_claim_t *hb_claims;  // heartbeat live-claims buffer
-    s_result_t results[S_MAX_APPEND]; // results of this turn, not yet stored
+    s_result_t results[S_MAX_COMMIT]; // results of this turn, not yet stored
     size_t n_results;                 // entries in results
     s_result_t *held;                 // committed results not revealed yet
     size_t n_held, cap_held;          // entries in held, allocated
@@ -2988,17 +2999,18 @@ s_push_own(ms_node_t *self, uint64_t from_seq, uint64_t to_seq)
 }
 
 //  --------------------------------------------------------------------------
-//  Append n payloads of ours as one block (durable when it returns), then
-//  push it. Returns the store's code.
+//  Append n (1 to S_MAX_COMMIT) payloads of ours in one durable commit,
+//  as blocks of up to S_MAX_APPEND records (one block when n is at most
+//  that), then push them. Returns the store's code.
 
 static int
 s_append(ms_node_t *self, size_t n, const ms_store_payload_t *payloads)
 {
-    uint32_t kinds[S_MAX_APPEND];
-    uint8_t *bufs[S_MAX_APPEND] = {NULL};
-    size_t lens[S_MAX_APPEND];
-    ms_record_key_t keys[S_MAX_APPEND];
-    assert(n >= 1 && n <= S_MAX_APPEND);
+    uint32_t kinds[S_MAX_COMMIT];
+    uint8_t *bufs[S_MAX_COMMIT] = {NULL};
+    size_t lens[S_MAX_COMMIT];
+    ms_record_key_t keys[S_MAX_COMMIT];
+    assert(n >= 1 && n <= S_MAX_COMMIT);
     int rc = MS_OK;
     for (size_t i = 0; i < n && rc == MS_OK; i++) {
         kinds[i] = payloads[i].kind;
@@ -3155,10 +3167,12 @@ s_skip_task(void *arg, const uint8_t *task_id, const uint8_t *sweep_id,
     // Tasks others hold live leases on are no candidates: skipping them
     // here keeps the window of candidates full of claimable work when
     // the first tasks of a big sweep are all claimed ahead (prefetch),
-    // and costs no read of their rows.
+    // and costs no read of their rows. The candidates are listed from
+    // the state index alone (MS_STORE_TASK_KEY): the pass needs their
+    // ids, sweeps, indexes and states, never their rows.
     if (!list->claimable ||
         ms_lease_table_can_claim(list->claimable, task_id, 0, false, NULL))
-        return MS_STORE_TASK_READ;
+        return MS_STORE_TASK_KEY;
     // A task of several slots (verify.replicas > 1) may have another
     // slot open: the scheduler decides (s_pick_slot).
     if (list->store) {
@@ -3171,14 +3185,14 @@ s_skip_task(void *arg, const uint8_t *task_id, const uint8_t *sweep_id,
                                     &list->sweep_replicas);
         }
         if (list->sweep_replicas > 1)
-            return MS_STORE_TASK_READ;
+            return MS_STORE_TASK_KEY;
         // With one slot, a dispute (a re-evaluation that disagreed) opens
         // a second one.
         uint32_t n_slots = 1;
         if (ms_store_task_slots(list->store, task_id, &n_slots, NULL) ==
                 MS_OK &&
             n_slots > 1)
-            return MS_STORE_TASK_READ;
+            return MS_STORE_TASK_KEY;
     }
     // Remember its sweep: the node still gets the sweep's dataset ready
     // (a task of it may come back to us).
@@ -3886,9 +3900,9 @@ s_schedule_pool(ms_node_t *self)
     size_t n_members = s_members(self, &members);
     size_t n = 0;
     uint64_t sweep_seq = 0;
-    ms_store_payload_t claims[S_MAX_APPEND];
+    ms_store_payload_t claims[S_MAX_COMMIT];
     size_t n_claims = 0;
-    int n_room = free_prefetch > S_MAX_APPEND ? S_MAX_APPEND : free_prefetch;
+    int n_room = free_prefetch > S_MAX_COMMIT ? S_MAX_COMMIT : free_prefetch;
     for (size_t i = 0; cands && i < list.n; i++) {
         const ms_store_task_t *t = &list.tasks[i];
         if (t->state == MS_TASK_DONE || t->state == MS_TASK_FAILED ||
@@ -6544,7 +6558,7 @@ s_flush_results(ms_node_t *self)
     size_t n = self->n_results;
     if (n == 0)
         return;
-    ms_store_payload_t p[S_MAX_APPEND];
+    ms_store_payload_t p[S_MAX_COMMIT];
     memset(p, 0, n * sizeof *p);
     for (size_t i = 0; i < n; i++) {
         s_result_t *res = &self->results[i];
@@ -6724,7 +6738,7 @@ s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
         s_result_clear(&res);
         return;
     }
-    if (self->n_results == S_MAX_APPEND)
+    if (self->n_results == S_MAX_COMMIT)
         s_flush_results(self);
     self->results[self->n_results++] = res;
 }

@@ -345,6 +345,7 @@ int ms_store_results_by_task(ms_store_t *self,
 //  ==========================================================================
 
 #define MS_RECORD_MAX_BLOCK 64                 // records in one block
+#define MS_STORE_MAX_APPEND_RECORDS 1024       // records in one append_many
 #define MS_RECORD_MAX_PAYLOAD_BYTES (8u << 20) // one record's payload
 #define MS_RECORD_MAX_SIG_BYTES 1024           // block signature bytes
 //  A payload given to ms_store_append* over this many bytes is carried in
@@ -496,12 +497,16 @@ int ms_store_append(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
                     uint32_t kind, const void *payload, size_t len,
                     ms_record_key_t *key_out);
 
-//  Append N records (1..MS_RECORD_MAX_BLOCK) of this node as exactly one
-//  block, in one transaction: kinds[i], payloads[i], lens[i]. A payload
-//  over MS_STORE_FRAGMENT_BYTES becomes fragments (as ms_store_append),
-//  and when the records then number more than MS_RECORD_MAX_BLOCK they
-//  form consecutive blocks of their own. keys_out (may be NULL) gets N
-//  keys (a fragmented record's first fragment). All or nothing.
+//  Append N records (1..MS_STORE_MAX_APPEND_RECORDS) of this node in one
+//  transaction (one durable commit): kinds[i], payloads[i], lens[i]. Up
+//  to MS_RECORD_MAX_BLOCK records form exactly one block of their own;
+//  more (given, or made by fragments: a payload over
+//  MS_STORE_FRAGMENT_BYTES becomes fragments as in ms_store_append) form
+//  consecutive blocks of their own of MS_RECORD_MAX_BLOCK records (the
+//  last one shorter). Several blocks in one commit cost fewer page writes
+//  per record than one commit each (the pages above the leaves are
+//  shared). keys_out (may be NULL) gets N keys (a fragmented record's
+//  first fragment). All or nothing.
 //  Errors: as ms_store_append; MS_ERR_INVALID n out of range.
 int ms_store_append_many(ms_store_t *self,
                          const uint8_t origin[MS_STORE_ID_BYTES], size_t n,
@@ -692,12 +697,18 @@ int ms_store_pending_tasks(ms_store_t *self, ms_store_task_fn fn, void *arg);
 
 //  Asked before a task's row is read: MS_STORE_TASK_READ reads it and
 //  calls fn, MS_STORE_TASK_SKIP goes on to the next task, MS_STORE_TASK_STOP
-//  ends the walk (MS_OK). TASK_ID and SWEEP_ID are borrowed for the call;
-//  STATE is the task's state by the index (pending, claimed or running).
+//  ends the walk (MS_OK), MS_STORE_TASK_KEY calls fn without reading the
+//  row: the task as the state index has it (task_id, sweep_id, index and
+//  state; attempts, updated_at_ms and holder zero, config_json NULL with
+//  config_len 0, error ""), for a caller that needs no more (the
+//  scheduler: a row read per candidate was most of a scheduling pass).
+//  TASK_ID and SWEEP_ID are borrowed for the call; STATE is the task's
+//  state by the index (pending, claimed or running).
 typedef enum {
     MS_STORE_TASK_READ = 0,
     MS_STORE_TASK_SKIP = 1,
     MS_STORE_TASK_STOP = 2,
+    MS_STORE_TASK_KEY = 3,
 } ms_store_task_filter_t;
 typedef ms_store_task_filter_t (*ms_store_task_skip_fn)(void *arg,
                                                         const uint8_t *task_id,

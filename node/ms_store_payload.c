@@ -263,6 +263,16 @@ typedef struct {
     double value[S_M_N]; // the number (when number)
 } s_metrics_t;
 
+//  Top-level string members a verdict reads (s_row_status_fast).
+enum { S_S_FINGERPRINT, S_S_WEIGHTS, S_S_N };
+static const char *s_string_keys[S_S_N] = {"fingerprint", "weights_digest"};
+
+typedef struct {
+    bool present[S_S_N];   // key present at the top level
+    const char *at[S_S_N]; // its string's text (no escapes), else NULL
+    size_t len[S_S_N];     // bytes at at
+} s_strings_t;
+
 //  MS_OK when a row of STATUS with metrics M can be true, else
 //  MS_ERR_INVALID.
 
@@ -470,7 +480,8 @@ s_scan_value(s_scan_t *sc, int depth)
 //  must decide.
 
 static bool
-s_row_status_fast(const char *row, size_t len, uint32_t *status, s_metrics_t *m)
+s_row_status_fast(const char *row, size_t len, uint32_t *status, s_metrics_t *m,
+                  s_strings_t *strs)
 {
     s_scan_t sc = {row, row + len};
     s_scan_ws(&sc);
@@ -497,12 +508,29 @@ s_row_status_fast(const char *row, size_t len, uint32_t *status, s_metrics_t *m)
             sc.at++;
             s_scan_ws(&sc);
             bool is_status = key_len == 6 && memcmp(key, "status", 6) == 0;
-            int metric = -1;
+            int metric = -1, string = -1;
             for (int k = 0; k < S_M_N && !is_status; k++)
                 if (strlen(s_metric_keys[k]) == key_len &&
                     memcmp(key, s_metric_keys[k], key_len) == 0)
                     metric = k;
-            if (metric >= 0) {
+            for (int k = 0; strs && k < S_S_N && !is_status && metric < 0; k++)
+                if (strlen(s_string_keys[k]) == key_len &&
+                    memcmp(key, s_string_keys[k], key_len) == 0)
+                    string = k;
+            if (string >= 0) {
+                if (strs->present[string])
+                    return false; // a duplicate key: jansson's
+                strs->present[string] = true;
+                if (sc.at < sc.end && *sc.at == '"') {
+                    bool esc = false;
+                    if (!s_scan_string(&sc, &strs->at[string],
+                                       &strs->len[string], &esc) ||
+                        esc)
+                        return false; // jansson unescapes it
+                } else if (!s_scan_value(&sc, 1)) {
+                    return false;
+                }
+            } else if (metric >= 0) {
                 if (m->present[metric])
                     return false; // a duplicate key: jansson's
                 const char *num = sc.at;
@@ -562,7 +590,7 @@ s_row_status(const char *row, size_t len, uint32_t *status)
 {
     s_metrics_t m;
     memset(&m, 0, sizeof m);
-    if (s_row_status_fast(row, len, status, &m))
+    if (s_row_status_fast(row, len, status, &m, NULL))
         return s_metrics_check(*status, &m);
     memset(&m, 0, sizeof m);
     json_error_t err;
@@ -583,6 +611,77 @@ s_row_status(const char *row, size_t len, uint32_t *status)
     }
     json_decref(json);
     return s_metrics_check(*status, &m);
+}
+
+//  --------------------------------------------------------------------------
+//  32 bytes from 64 hex digits at TEXT (LEN bytes), else zero.
+
+static void
+s_hex32_text(const char *text, size_t len, uint8_t out[MS_STORE_ID_BYTES])
+{
+    memset(out, 0, MS_STORE_ID_BYTES);
+    char buf[MS_HASH_HEX_LEN + 1];
+    ms_hash_t h;
+    if (!text || len != MS_HASH_HEX_LEN || memchr(text, 0, len))
+        return;
+    memcpy(buf, text, len);
+    buf[len] = 0;
+    if (ms_hash_from_hex(buf, &h) == 0)
+        memcpy(out, h.bytes, MS_STORE_ID_BYTES);
+}
+
+//  --------------------------------------------------------------------------
+//  A metric as the verdict reads it from a parsed row (see the header).
+
+static double
+s_row_metric(const json_t *row, const char *name)
+{
+    const json_t *v = json_object_get(row, name);
+    if (!v)
+        return 0.0;
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+//  --------------------------------------------------------------------------
+//  The fields of a result row that a verdict reads.
+
+int
+ms_store_payload_row_verdict(const char *row, size_t len,
+                             ms_store_row_verdict_t *out)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t status;
+    s_metrics_t m;
+    s_strings_t strs;
+    memset(&m, 0, sizeof m);
+    memset(&strs, 0, sizeof strs);
+    if (row && s_row_status_fast(row, len, &status, &m, &strs)) {
+        out->test_accuracy = !m.present[S_M_TEST_ACC] ? 0.0
+                             : m.number[S_M_TEST_ACC] ? m.value[S_M_TEST_ACC]
+                                                      : NAN;
+        out->test_loss = !m.present[S_M_TEST_LOSS] ? 0.0
+                         : m.number[S_M_TEST_LOSS] ? m.value[S_M_TEST_LOSS]
+                                                   : NAN;
+        s_hex32_text(strs.at[S_S_FINGERPRINT], strs.len[S_S_FINGERPRINT],
+                     out->fingerprint);
+        s_hex32_text(strs.at[S_S_WEIGHTS], strs.len[S_S_WEIGHTS],
+                     out->weights_digest);
+        return MS_OK;
+    }
+    json_error_t err;
+    json_t *json = row ? json_loadb(row, len, 0, &err) : NULL;
+    if (!json_is_object(json)) {
+        json_decref(json);
+        return MS_ERR_INVALID;
+    }
+    out->test_accuracy = s_row_metric(json, "test_accuracy");
+    out->test_loss = s_row_metric(json, "test_loss");
+    const char *fp = json_string_value(json_object_get(json, "fingerprint"));
+    const char *wd = json_string_value(json_object_get(json, "weights_digest"));
+    s_hex32_text(fp, fp ? strlen(fp) : 0, out->fingerprint);
+    s_hex32_text(wd, wd ? strlen(wd) : 0, out->weights_digest);
+    json_decref(json);
+    return MS_OK;
 }
 
 //  --------------------------------------------------------------------------

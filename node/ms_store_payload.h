@@ -172,6 +172,28 @@ int ms_store_payload_encode(const ms_store_payload_t *p, uint8_t **out,
 int ms_store_payload_decode(uint32_t kind, const uint8_t *data, size_t len,
                             ms_store_payload_t **out);
 
+//  What a verdict reads from a result row (ms_store_payload_row_verdict).
+typedef struct {
+    double test_accuracy; // 0 when absent, NaN when not a number
+    double test_loss;     // likewise
+    uint8_t fingerprint[MS_STORE_ID_BYTES];    // from 64 hex digits, else 0
+    uint8_t weights_digest[MS_STORE_ID_BYTES]; // likewise
+} ms_store_row_verdict_t;
+
+//  Read the top-level "test_accuracy", "test_loss", "fingerprint" and
+//  "weights_digest" of a result row (ROW, LEN bytes, need not be
+//  NUL-terminated) into *out, with exactly the values a jansson parse of
+//  the row gives (a metric: its number, NaN when present but not a
+//  number, 0 when absent; a digest: the 32 bytes of a 64-hex-digit
+//  string, else zero; a row that publishes no metrics cannot agree with
+//  one that does, so the 0 gains a liar nothing). Plain rows (ASCII, no \u
+//  escapes, short numbers: every row our nodes write) are scanned without
+//  building a tree, about ten times faster; anything else is parsed by jansson.
+//  Thread-safe. Errors: MS_ERR_INVALID the row is not a JSON object (*out
+//  zero).
+int ms_store_payload_row_verdict(const char *row, size_t len,
+                                 ms_store_row_verdict_t *out);
+
 //  The commitment of a result (commit then reveal): BLAKE2b-256 of the
 //  domain "meshsweep-commit-v1" || NUL || NODE_ID (32 bytes, the
 //  producer) || NONCE (32 random bytes) || the canonical JSON (proto/
