@@ -94,16 +94,22 @@ if mode == "copy2":
     # itself (its own timings), and each copied task is verified by two
     # operators' counted rows.
     timing = ("train_seconds", "seconds_per_epoch")
+    # An honest node may also have run a slot that the liar's copy left
+    # looking empty (the copy has no commit) before the liar revealed its
+    # own committed result there: that honest row is an extra replica,
+    # verified but not counted, which is correct.
     for t in lied:
         here = [o for o in rows if o["task_id"] == t]
-        others = [o for o in here if o["node_id"] != liar]
-        if len({o["node_id"] for o in here}) < 2 or not others:
-            sys.exit("task %s: %d counted rows" % (t[:12], len(here)))
+        counted = [o for o in here if o.get("counted") is True]
+        others = [o for o in counted if o["node_id"] != liar]
+        if len({o["node_id"] for o in counted}) < 2 or not others:
+            sys.exit("task %s: %d counted rows" % (t[:12], len(counted)))
         for o in here:
-            if o.get("verdict") != "verified" or o.get("counted") is not True:
+            if o.get("verdict") != "verified":
                 sys.exit("task %s: row %s, counted %r" % (t[:12], o.get("verdict"), o.get("counted")))
         for r in mine:
-            if r["task_id"] == t and any(all(r[k] == o[k] for k in timing) for o in others):
+            if r["task_id"] == t and r.get("counted") is True and \
+                    any(all(r[k] == o[k] for k in timing) for o in others):
                 sys.exit("task %s: the liar's copy is counted" % t[:12])
     print(len(lied))
     sys.exit(0)
