@@ -63,52 +63,36 @@ fi
 
 # 2. The cuda tests
 n_pass=0 n_fail=0 n_skip=0
-while read -r t bin args; do
-    [ -n "$t" ] || continue
+# run_test NAME LABEL BIN ARGS [VAR=VALUE...] - one test binary under a
+# timeout with the environment given, logged to test_NAME.log, counted
+# and said (LABEL after the name, may be empty)
+run_test() {
+    local name=$1 label=$2 bin=$3 args=$4 rc r
+    shift 4
     # shellcheck disable=SC2086 # args are words
-    ( cd "$OUTDIR" && MESHSWEEP_SOURCE_DIR="$ROOT" MESHSWEEP_BUILD_DIR="$DEST" \
-        timeout -k 5 200 "$DEST/bin/$bin" $args ) > "$OUTDIR/test_$t.log" 2>&1
+    ( cd "$OUTDIR" && env "$@" MESHSWEEP_SOURCE_DIR="$ROOT" \
+        MESHSWEEP_BUILD_DIR="$DEST" timeout -k 5 200 "$DEST/bin/$bin" $args ) \
+        > "$OUTDIR/test_$name.log" 2>&1
     rc=$?
     case $rc in
     0) n_pass=$((n_pass + 1)); r=passed ;;
-    77) n_skip=$((n_skip + 1)); r="skipped: $(tail -1 "$OUTDIR/test_$t.log")" ;;
-    *) n_fail=$((n_fail + 1)); r="FAILED (rc $rc; log test_$t.log)" ;;
+    77) n_skip=$((n_skip + 1)); r="skipped: $(tail -1 "$OUTDIR/test_$name.log")" ;;
+    *) n_fail=$((n_fail + 1)); r="FAILED (rc $rc; log test_$name.log)" ;;
     esac
-    say "test $t: $r"
-    # The cuda suite a second time with the whole-epoch graph off
-    # (MESHSWEEP_CUDA_EPOCH_GRAPH=0: every training one graph per step)
+    say "test $name${label:+ ($label)}: $r"
+}
+while read -r t bin args; do
+    [ -n "$t" ] || continue
+    run_test "$t" "" "$bin" "$args"
+    # The cuda suite twice more, each time with a default turned off:
+    # the whole-epoch graph (every training one graph per step), and the
+    # small-GEMM kernel (cuBLAS for every GEMM)
     case " $bin $args " in
     *" ms_backend_suite_test cuda "*)
-        # shellcheck disable=SC2086 # args are words
-        ( cd "$OUTDIR" && MESHSWEEP_CUDA_EPOCH_GRAPH=0 \
-            MESHSWEEP_SOURCE_DIR="$ROOT" MESHSWEEP_BUILD_DIR="$DEST" \
-            timeout -k 5 200 "$DEST/bin/$bin" $args ) \
-            > "$OUTDIR/test_${t}_epoch_graph.log" 2>&1
-        rc=$?
-        case $rc in
-        0) n_pass=$((n_pass + 1)); r=passed ;;
-        77) n_skip=$((n_skip + 1))
-            r="skipped: $(tail -1 "$OUTDIR/test_${t}_epoch_graph.log")" ;;
-        *) n_fail=$((n_fail + 1))
-            r="FAILED (rc $rc; log test_${t}_epoch_graph.log)" ;;
-        esac
-        say "test ${t}_epoch_graph (MESHSWEEP_CUDA_EPOCH_GRAPH=0): $r"
-        # and a third time with cuBLAS for every GEMM (the small-GEMM
-        # kernel is the default: MESHSWEEP_CUDA_TINY_GEMM=0 turns it off)
-        # shellcheck disable=SC2086 # args are words
-        ( cd "$OUTDIR" && MESHSWEEP_CUDA_TINY_GEMM=0 \
-            MESHSWEEP_SOURCE_DIR="$ROOT" MESHSWEEP_BUILD_DIR="$DEST" \
-            timeout -k 5 200 "$DEST/bin/$bin" $args ) \
-            > "$OUTDIR/test_${t}_tiny_gemm.log" 2>&1
-        rc=$?
-        case $rc in
-        0) n_pass=$((n_pass + 1)); r=passed ;;
-        77) n_skip=$((n_skip + 1))
-            r="skipped: $(tail -1 "$OUTDIR/test_${t}_tiny_gemm.log")" ;;
-        *) n_fail=$((n_fail + 1))
-            r="FAILED (rc $rc; log test_${t}_tiny_gemm.log)" ;;
-        esac
-        say "test ${t}_tiny_gemm (MESHSWEEP_CUDA_TINY_GEMM=0): $r" ;;
+        run_test "${t}_epoch_graph" MESHSWEEP_CUDA_EPOCH_GRAPH=0 "$bin" \
+            "$args" MESHSWEEP_CUDA_EPOCH_GRAPH=0
+        run_test "${t}_tiny_gemm" MESHSWEEP_CUDA_TINY_GEMM=0 "$bin" "$args" \
+            MESHSWEEP_CUDA_TINY_GEMM=0 ;;
     esac
 done < "$DEST/tests.txt"
 say "tests: $n_pass passed, $n_fail failed, $n_skip skipped"
