@@ -27,66 +27,19 @@ ms_tiny_dataset --train 600 --test 100
 
 "$AUTH" init "$T/auth" >"$T/pool_id"
 "$AUTH" init "$T/auth2" >/dev/null # another pool's authority
-NODE=(--workers 1 "${POOL_TIMES[@]}")
-
-# node_id K - node K's id (from its data dir).
-node_id() { cat "$T/n$1/identity/node.pub"; }
-
-# make_identity K - create node K's identity (a short start, no pool).
-make_identity() {
-    local k=$1
-    timeout 20 "$MSD" --data-dir "$T/n$k" --api 127.0.0.1:0 --workers 1 \
-        --no-beacon --mesh-port 0 >"$T/id$k.log" 2>&1 &
-    local pid=$!
-    ms_wait_until 10 test -s "$T/n$k/identity/node.pub" || fail "node $k made no identity"
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-}
-
-# peers_of K J... - --peer options for nodes J (ids and mesh ports).
-peers_of() {
-    local j
-    for j in "$@"; do
-        printf -- '--peer\n%s@tcp://127.0.0.1:%s\n' "$(node_id "$j")" "${POOL_MESH[$j]}"
-    done
-}
-
-# start_node K PEERS... -- ARGS: start node K on its mesh port with the
-# static peers J (by id) and ARGS.
-start_node() {
-    local k=$1 peers=() args=()
-    shift
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do peers+=("$1"); shift; done
-    [ $# -gt 0 ] && shift
-    mapfile -t args < <(peers_of "${peers[@]}")
-    pool_start "$k" - "$T/n$k" --no-beacon --mesh-port "${POOL_MESH[$k]}" \
-        "${args[@]}" "${NODE[@]}" "$@"
-}
-
-# show_peers K... - each node's peer list (for a failing test's log).
-show_peers() {
-    local k
-    for k in "$@"; do
-        echo "== peers of node $k" >&2
-        pool_cli "$k" peers >&2 || true
-    done
-}
-
-# counter K NAME - a pool counter of node K.
-counter() { pool_status "$1" "d['pool_counters'].get('$2', 0)"; }
 
 pool_lo_ports 6
-for k in 1 2 3 5 6; do make_identity "$k"; done
+for k in 1 2 3 5 6; do pool_make_identity "$k"; done
 for k in 1 2 3; do
-    "$AUTH" invite "$T/auth" "$(node_id $k)" "op$k" "$T/n$k/identity/node.cert"
+    "$AUTH" invite "$T/auth" "$(pool_node_id $k)" "op$k" "$T/n$k/identity/node.cert"
 done
-"$AUTH" invite "$T/auth2" "$(node_id 6)" other "$T/n6/identity/node.cert"
+"$AUTH" invite "$T/auth2" "$(pool_node_id 6)" other "$T/n6/identity/node.cert"
 
 # ---- 1. three members link over CURVE and share a sweep -------------------
-start_node 1 2 3
-start_node 2 1 3
-start_node 3 1 2
-pool_wait_alive 30 2 1 2 3 || { show_peers 1 2 3; fail "the three members did not link"; }
+pool_start_member 1 2 3
+pool_start_member 2 1 3
+pool_start_member 3 1 2
+pool_wait_alive 30 2 1 2 3 || { pool_show_peers 1 2 3; fail "the three members did not link"; }
 for k in 1 2 3; do
     [ "$(pool_status $k "d['pool']['authority'] and d['pool']['encrypted']")" = True ] ||
         fail "node $k: not an encrypted pool with an authority"
@@ -114,30 +67,30 @@ ok "a 6-task sweep ran across the members; same table everywhere"
 
 # ---- 2. intruders: refused, counted, nothing stored ------------------------
 sleep 1
-rec_before=$(counter 1 records)
-"$AUTH" intrude silent "$T/auth" "tcp://127.0.0.1:${POOL_MESH[1]}" "$(node_id 1)" \
+rec_before=$(pool_counter 1 records)
+"$AUTH" intrude silent "$T/auth" "tcp://127.0.0.1:${POOL_MESH[1]}" "$(pool_node_id 1)" \
     >"$T/silent.out" 2>&1 &
 silent_pid=$!
 MS_PIDS+=("$silent_pid")
 for mode in none expired forged otherpool mismatch; do
-    out=$("$AUTH" intrude "$mode" "$T/auth" "tcp://127.0.0.1:${POOL_MESH[1]}" "$(node_id 1)") ||
+    out=$("$AUTH" intrude "$mode" "$T/auth" "tcp://127.0.0.1:${POOL_MESH[1]}" "$(pool_node_id 1)") ||
         fail "intruder '$mode' was admitted ($out)"
     [ "$out" = refused ] || fail "intruder '$mode': $out"
 done
 for reason in no_certificate expired bad_signature other_pool key_mismatch; do
-    n=$(counter 1 "admission_refused_${reason}_total")
+    n=$(pool_counter 1 "admission_refused_${reason}_total")
     [ "$n" -ge 1 ] || fail "node 1 counted no refusal for $reason"
 done
-[ "$(counter 1 admission_refused_total)" -ge 5 ] || fail "admission_refused_total"
+[ "$(pool_counter 1 admission_refused_total)" -ge 5 ] || fail "admission_refused_total"
 grep -q "refused node .*(admission: expired)" "$T/node1.log" || fail "no log line for the expired intruder"
 [ "$(pool_alive 1)" = 2 ] || fail "node 1 lists $(pool_alive 1) alive, not 2"
 ok "intruders (no certificate, expired, forged, other pool, another key's) refused and counted per reason"
 
 # A real daemon of another pool, with a sweep of its own, dials members.
-start_node 6 1 2
+pool_start_member 6 1 2
 sed 's/admission-grid/other-pool-grid/' "$T/grid.yaml" >"$T/other.yaml"
 other_sweep=$(pool_submit 6 "$T/other.yaml")
-ms_wait_until 30 test "$(counter 1 admission_refused_other_pool_total)" -ge 2 ||
+ms_wait_until 30 test "$(pool_counter 1 admission_refused_other_pool_total)" -ge 2 ||
     fail "node 1 did not refuse the other pool's daemon"
 sleep 2
 [ "$(pool_alive 6)" = 0 ] || fail "the other pool's node lists $(pool_alive 6) alive"
@@ -150,10 +103,10 @@ done
 ok "a daemon of another pool: refused, never listed, none of its records stored"
 
 wait "$silent_pid" || true
-ms_wait_until 5 test "$(counter 1 admission_hello_timeouts_total)" -ge 1 ||
+ms_wait_until 5 test "$(pool_counter 1 admission_hello_timeouts_total)" -ge 1 ||
     fail "a key with no HELLO within 5 s was not denied ($(cat "$T/silent.out"))"
 grep -q "no valid HELLO within 5000 ms" "$T/node1.log" || fail "no log line for the silent key"
-rec_after=$(counter 1 records)
+rec_after=$(pool_counter 1 records)
 [ "$rec_after" = "$rec_before" ] || fail "node 1's records went from $rec_before to $rec_after"
 ok "a silent key denied after 5 s; records of node 1 unchanged ($rec_after)"
 pool_kill 6 TERM
@@ -166,31 +119,31 @@ mkdir -p "$T/n4"
 # how a newcomer learns of members through the view, which under a loaded
 # machine took longer than the wait)
 pool_start 4 - "$T/n4" --no-beacon --mesh-port "${POOL_MESH[4]}" \
-    --peer "$(node_id 1)@tcp://127.0.0.1:${POOL_MESH[1]}" \
-    --peer "$(node_id 2)@tcp://127.0.0.1:${POOL_MESH[2]}" \
-    --peer "$(node_id 3)@tcp://127.0.0.1:${POOL_MESH[3]}" "${NODE[@]}" \
+    --peer "$(pool_node_id 1)@tcp://127.0.0.1:${POOL_MESH[1]}" \
+    --peer "$(pool_node_id 2)@tcp://127.0.0.1:${POOL_MESH[2]}" \
+    --peer "$(pool_node_id 3)@tcp://127.0.0.1:${POOL_MESH[3]}" "${POOL_MEMBER[@]}" \
     --enroll-key "$T/kit.key"
 [ -s "$T/n4/identity/node.cert" ] || fail "node 4 saved no certificate"
-pool_wait_alive 30 3 1 2 3 4 || { show_peers 1 2 3 4; fail "the enrolled node did not join"; }
+pool_wait_alive 30 3 1 2 3 4 || { pool_show_peers 1 2 3 4; fail "the enrolled node did not join"; }
 [ "$(pool_status 4 "d['operator']")" = cluster ] || fail "node 4: operator"
 ok "a node enrolled with --enroll-key joined (operator 'cluster'); 4 members"
 
 # ---- 4. no certificate, then node.cert + SIGHUP: joins ---------------------
-start_node 5 1 2 3 4
+pool_start_member 5 1 2 3 4
 grep -q "links to no one" "$T/node5.log" || fail "node 5 did not say it links to no one"
 sleep 2
 [ "$(pool_alive 5)" = 0 ] || fail "node 5 without a certificate linked"
 [ "$(pool_alive 1)" = 3 ] || fail "node 1 lists node 5 before its certificate"
-"$AUTH" invite "$T/auth" "$(node_id 5)" op5 "$T/n5/identity/node.cert"
+"$AUTH" invite "$T/auth" "$(pool_node_id 5)" op5 "$T/n5/identity/node.cert"
 pool_kill 5 HUP
-pool_wait_alive 30 4 1 2 3 4 5 || { show_peers 1 2 3 4 5; fail "node 5 did not join after SIGHUP"; }
+pool_wait_alive 30 4 1 2 3 4 5 || { pool_show_peers 1 2 3 4 5; fail "node 5 did not join after SIGHUP"; }
 grep -q "reload: joined pool" "$T/node5.log" || fail "node 5 did not say it joined"
 ms_gone "${POOL_PID[5]}" && fail "node 5 restarted"
 ok "node 5: no certificate, links to no one; node.cert + SIGHUP: joined without a restart"
 
 # ---- 5. usage errors --------------------------------------------------------
-make_identity 7
-"$AUTH" invite "$T/auth" "$(node_id 7)" op7 "$T/n7/identity/node.cert"
+pool_make_identity 7
+"$AUTH" invite "$T/auth" "$(pool_node_id 7)" op7 "$T/n7/identity/node.cert"
 set +e
 out=$("$MSD" --data-dir "$T/n7" --api 127.0.0.1:0 --open-pool --no-beacon 2>&1)
 rc=$?
@@ -205,7 +158,7 @@ rc=$?
 set -e
 [ $rc = 2 ] || fail "--peer without NODE_ID in a pool with an authority: exit $rc ($out)"
 grep -q "needs the peer's node id" <<<"$out" || fail "--peer without NODE_ID: $out"
-"$AUTH" invite "$T/auth" "$(node_id 7)" op7 "$T/n7/identity/node.cert" -3600
+"$AUTH" invite "$T/auth" "$(pool_node_id 7)" op7 "$T/n7/identity/node.cert" -3600
 set +e
 out=$("$MSD" --data-dir "$T/n7" --api 127.0.0.1:0 --no-beacon 2>&1)
 rc=$?

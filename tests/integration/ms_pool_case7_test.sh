@@ -36,9 +36,6 @@ grep -q 'liar: mode impossible' "$T/node3.log" || fail "node 3 is not the liar"
 liar=$(pool_status 3 'd["node_id"]')
 ok "two honest daemons and a dishonest member (impossible results) linked"
 
-# counter K NAME - a pool counter of node K.
-counter() { pool_status "$1" "d['pool_counters'].get('$2', 0)"; }
-
 grid() { # NAME
     cat <<Y
 name: $1
@@ -73,9 +70,9 @@ lies=$(grep -c '^liar: impossible task ' "$T/node3.log" || true)
 [ "$lies" -ge 1 ] || { pool_dump "$sweep" 1 2 3; fail "the liar published no result (it ran no task)"; }
 grep -q 'test_accuracy 1.2' "$T/node3.log" || fail "no accuracy-over-1 lie"
 # All the liar's results reach both honest nodes and are refused there.
-refused_all() { [ "$(counter 1 results_refused_invalid_total)" = "$lies" ] &&
-    [ "$(counter 2 results_refused_invalid_total)" = "$lies" ]; }
-ms_wait_until 15 refused_all || fail "refused: node 1 $(counter 1 results_refused_invalid_total), node 2 $(counter 2 results_refused_invalid_total), liar published $lies"
+refused_all() { [ "$(pool_counter 1 results_refused_invalid_total)" = "$lies" ] &&
+    [ "$(pool_counter 2 results_refused_invalid_total)" = "$lies" ]; }
+ms_wait_until 15 refused_all || fail "refused: node 1 $(pool_counter 1 results_refused_invalid_total), node 2 $(pool_counter 2 results_refused_invalid_total), liar published $lies"
 ms_wait_until 10 pool_same_digest "$sweep" 1 2 || fail "honest tables differ"
 read -r rows tasks nodes < <(pool_check_rows "$T/digest1.csv.raw" 8) || fail "rows of the sweep"
 no_row_of 1 "$liar" || fail "node 1 holds a row of the liar"
@@ -90,8 +87,8 @@ ok "$lies impossible result(s) refused as invalid on both honest nodes; those ta
 # ---- 2. an own impossible row: a task-class failure, never published -------
 pool_kill 3 TERM
 pool_reap 3
-before1=$(counter 1 results_refused_invalid_total)
-before2=$(counter 2 results_refused_invalid_total)
+before1=$(pool_counter 1 results_refused_invalid_total)
+before2=$(pool_counter 2 results_refused_invalid_total)
 MSD=$LIAR pool_start_lo 4 --lie broken-worker --verbose "${POOL[@]}"
 pool_wait_alive 20 2 1 2 4 || fail "the broken node did not link"
 broken=$(pool_status 4 'd["node_id"]')
@@ -109,7 +106,7 @@ for t in $(sed -n 's/^liar: broken-worker task \([0-9a-f]*\) .*/\1/p' "$T/node4.
     n=$(grep -c "^$t," "$T/digest1.csv" || true)
     [ "$n" = 1 ] || fail "task ${t:0:12}, failed on the broken node: $n honest rows"
 done
-[ "$(counter 1 results_refused_invalid_total)" = "$before1" ] &&
-    [ "$(counter 2 results_refused_invalid_total)" = "$before2" ] ||
+[ "$(pool_counter 1 results_refused_invalid_total)" = "$before1" ] &&
+    [ "$(pool_counter 2 results_refused_invalid_total)" = "$before2" ] ||
     fail "an impossible row left the broken node (refused counters moved)"
 ok "broken worker: $made impossible row(s) refused by its own store as task-class failures, never published; the tasks ran on other nodes ($rows rows, same digest)"

@@ -81,10 +81,10 @@ run_pair() {
         args=(--open-pool="enc-$$")
     fi
     pool_start "$a" - "$T/n$a" --no-beacon --mesh-port "${POOL_MESH[$a]}" \
-        --peer "$(cat "$T/n$b/identity/node.pub")@tcp://127.0.0.1:$rb" \
+        --peer "$(pool_node_id "$b")@tcp://127.0.0.1:$rb" \
         --workers 1 "${POOL_TIMES[@]}" "${args[@]}"
     pool_start "$b" - "$T/n$b" --no-beacon --mesh-port "${POOL_MESH[$b]}" \
-        --peer "$(cat "$T/n$a/identity/node.pub")@tcp://127.0.0.1:$ra" \
+        --peer "$(pool_node_id "$a")@tcp://127.0.0.1:$ra" \
         --workers 1 "${POOL_TIMES[@]}" "${args[@]}"
     pool_wait_alive 15 1 "$a" "$b" || fail "$mode: the two nodes did not link through the relays"
     spec "$mode" >"$T/spec-$mode.yaml"
@@ -103,17 +103,10 @@ run_pair() {
 }
 
 # identities (a short start each), certificates for the authority pair
-for k in 1 2 3 4; do
-    timeout 20 "$MSD" --data-dir "$T/n$k" --api 127.0.0.1:0 --workers 1 \
-        --no-beacon --mesh-port 0 >"$T/id$k.log" 2>&1 &
-    pid=$!
-    ms_wait_until 10 test -s "$T/n$k/identity/node.pub" || fail "no identity $k"
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-done
+for k in 1 2 3 4; do pool_make_identity "$k"; done
 "$AUTH" init "$T/auth" >/dev/null
 for k in 1 2; do
-    "$AUTH" invite "$T/auth" "$(cat "$T/n$k/identity/node.pub")" "op$k" "$T/n$k/identity/node.cert"
+    "$AUTH" invite "$T/auth" "$(pool_node_id "$k")" "op$k" "$T/n$k/identity/node.cert"
 done
 
 run_pair 1 2 authority

@@ -51,12 +51,6 @@ parameters:
 Y
 }
 
-# rows_json K SWEEP OUT - every counted row of SWEEP on node K (extra
-# replicas too), as the API's JSON page.
-rows_json() {
-    pool_curl "$1" "/api/v1/sweeps/$2/results?format=json&limit=1000&all=1" >"$3"
-}
-
 # run_sweep NAME NODES... - submit grid NAME to node 1, wait until it is
 # finished on the honest nodes and the tables of NODES agree; prints the id.
 run_sweep() {
@@ -167,7 +161,7 @@ liar_round() {
             sleep 2
             ms_wait_until 15 pool_same_digest "$sweep" 1 2 "$k" || fail "tables of liar-copy differ"
         fi
-        rows_json 1 "$sweep" "$T/rows1.json"
+        pool_rows_json 1 "$sweep" "$T/rows1.json" "&all=1"
         n=$(check "$mode" "$T/rows1.json" "$id" "${POOL_LOG[$k]}" 2>&1) && break
         case "$n" in
         *"published no"*) echo "attempt $attempt: $n; again" >&2 ;;
@@ -176,7 +170,7 @@ liar_round() {
         [ "$attempt" != 3 ] || fail "$mode: the liar got no task in 3 sweeps"
     done
     for j in 1 2; do
-        rows_json "$j" "$sweep" "$T/rows$j.json"
+        pool_rows_json "$j" "$sweep" "$T/rows$j.json" "&all=1"
         n=$(check "$mode" "$T/rows$j.json" "$id" "${POOL_LOG[$k]}") ||
             fail "$mode on node $j: $n"
     done
@@ -189,7 +183,7 @@ liar_round() {
 
 # ---- 0. the reference: the honest values of each config --------------------
 ref=$(run_sweep liar-ref 1 2)
-rows_json 1 "$ref" "$T/ref.json"
+pool_rows_json 1 "$ref" "$T/ref.json" "&all=1"
 ok "reference sweep: 8 tasks on the honest nodes"
 
 # ---- 1-3. each lie, published and stored -------------------------------------

@@ -34,58 +34,19 @@ LIAR=${MESHSWEEP_DISHONEST_NODE:-}
 ms_tiny_dataset --train 600 --test 100
 
 "$MS" pool init --out "$T/auth" >/dev/null
-NODE=(--workers 1 "${POOL_TIMES[@]}")
-node_id() { cat "$T/n$1/identity/node.pub"; }
-make_identity() {
-    local k=$1
-    timeout 20 "$MSD" --data-dir "$T/n$k" --api 127.0.0.1:0 --workers 1 \
-        --no-beacon --mesh-port 0 >"$T/id$k.log" 2>&1 &
-    local pid=$!
-    ms_wait_until 10 test -s "$T/n$k/identity/node.pub" || fail "node $k made no identity"
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-}
-peers_of() {
-    local j
-    for j in "$@"; do
-        printf -- '--peer\n%s@tcp://127.0.0.1:%s\n' "$(node_id "$j")" "${POOL_MESH[$j]}"
-    done
-}
-start_node() { # K PEERS... [-- ARGS]
-    local k=$1 peers=() args=()
-    shift
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do peers+=("$1"); shift; done
-    [ $# -gt 0 ] && shift
-    mapfile -t args < <(peers_of "${peers[@]}")
-    pool_start "$k" - "$T/n$k" --no-beacon --mesh-port "${POOL_MESH[$k]}" \
-        "${args[@]}" "${NODE[@]}" "$@"
-}
-# standing K NODE_ID - "strikes quarantined" of NODE_ID as node K sees it
-standing() {
-    pool_curl "$1" /api/v1/status | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-for n in d.get("verification", {}).get("nodes", []):
-    if n.get("node") == sys.argv[1]:
-        print(n.get("strikes", 0), str(n.get("quarantined", False)).lower())
-        break
-else:
-    print(0, "false")' "$2"
-}
 
 pool_lo_ports 6
 # nodes 1..3 honest (op1..op3), 4 inflate, 5 fabricate, 6 copy (op4..op6)
 for k in 1 2 3 4 5 6; do
-    make_identity "$k"
+    pool_make_identity "$k"
     roles=worker
     [ "$k" = 1 ] && roles=worker,submit
-    "$MS" pool invite "$(node_id $k)" --operator "op$k" --roles "$roles" \
-        --authority "$T/auth" --out "$T/n$k.cert" >/dev/null
-    "$MS" pool join "$T/n$k.cert" --data-dir "$T/n$k" >/dev/null
+    pool_invite "$k" "op$k" --roles "$roles"
+    pool_join "$k"
 done
-start_node 1 2 3
-start_node 2 1 3
-start_node 3 1 2
+pool_start_member 1 2 3
+pool_start_member 2 1 3
+pool_start_member 3 1 2
 pool_wait_alive 30 2 1 2 3 || fail "the three honest members did not link"
 
 grid() { # NAME
@@ -102,16 +63,11 @@ parameters:
 Y
 }
 honest_done() { pool_finished 1 "$1" && pool_finished 2 "$1" && pool_finished 3 "$1"; }
-# rows K SWEEP OUT [QUERY] - node K's rows of SWEEP (API JSON page)
-rows() {
-    pool_curl "$1" "/api/v1/sweeps/$2/results?format=json&limit=1000${4:-}" >"$3"
-}
-
 # ---- 0. the reference ------------------------------------------------------
 grid liar-verify-ref >"$T/ref.yaml"
 ref=$(pool_submit 1 "$T/ref.yaml")
 ms_wait_until 120 honest_done "$ref" || { pool_dump "$ref" 1 2 3; fail "the reference sweep did not finish"; }
-rows 1 "$ref" "$T/ref.json" "&all=1"
+pool_rows_json 1 "$ref" "$T/ref.json" "&all=1"
 python3 - "$T/ref.json" <<'EOF' || fail "reference: honest replicas differ"
 import json, sys, collections
 rows = json.load(open(sys.argv[1]))["rows"]
@@ -131,11 +87,11 @@ check() {
     shift 3
     for k in 1 2 3; do
         for s in "$@"; do
-            rows "$k" "$s" "$T/c$k-$s.json" "&all=1" || return 1
-            rows "$k" "$s" "$T/v$k-$s.json" "&verified=1" || return 1
+            pool_rows_json "$k" "$s" "$T/c$k-$s.json" "&all=1" || return 1
+            pool_rows_json "$k" "$s" "$T/v$k-$s.json" "&verified=1" || return 1
             pool_cli "$k" results "$s" --format json --verified >"$T/cv$k-$s.json" || return 1
         done
-        read -r strikes quarantined < <(standing "$k" "$lid")
+        read -r strikes quarantined < <(pool_standing "$k" "$lid")
         python3 - "$mode" "$lid" "$log" "$T/ref.json" "$k" "$strikes" "$quarantined" "$T" "$@" <<'EOF' || return 1
 import json, sys
 mode, lid, log, ref_file, k, strikes, quarantined, tdir = sys.argv[1:9]
@@ -224,13 +180,13 @@ dump_lies() {
 # fabricate) or copied something (copy), check, stop it.
 round() {
     local k=$1 mode=$2 lid attempt sweep sweeps=() n s q
-    lid=$(node_id "$k")
+    lid=$(pool_node_id "$k")
     POOL_MESH[$k]=$(pool_free_port) # picked late: the machine is shared
-    MSD=$LIAR start_node "$k" 1 2 3 -- --lie "$mode"
+    MSD=$LIAR pool_start_member "$k" 1 2 3 -- --lie "$mode"
     pool_wait_alive 30 3 1 2 3 || fail "$mode: the liar did not link"
     quarantined_all() {
         local j
-        for j in 1 2 3; do [ "$(standing "$j" "$lid" | cut -d' ' -f2)" = true ] || return 1; done
+        for j in 1 2 3; do [ "$(pool_standing "$j" "$lid" | cut -d' ' -f2)" = true ] || return 1; done
     }
     lied() { grep -q "^liar: $mode task" "${POOL_LOG[$k]}"; }
     for attempt in 1 2 3 4 5; do
@@ -243,7 +199,7 @@ round() {
         else
             ms_wait_until 5 quarantined_all && break
         fi
-        echo "$mode: sweep $attempt: liar strikes/quarantined on node 1: $(standing 1 "$lid")" >&2
+        echo "$mode: sweep $attempt: liar strikes/quarantined on node 1: $(pool_standing 1 "$lid")" >&2
         [ "$attempt" != 5 ] || fail "$mode: the liar was not quarantined (or copied nothing) in 5 sweeps"
     done
     # the last sweep again after quarantine: every task it touched is
@@ -258,7 +214,7 @@ round() {
     for s in "${sweeps[@]}"; do
         ms_wait_until 20 pool_same_digest "$s" 1 2 3 || fail "$mode: the honest nodes' rows differ (${s:0:12})"
     done
-    ROUND_OUT="$n task(s) lied about in ${#sweeps[@]} sweep(s); liar strikes $(standing 1 "$lid")"
+    ROUND_OUT="$n task(s) lied about in ${#sweeps[@]} sweep(s); liar strikes $(pool_standing 1 "$lid")"
     pool_kill "$k" TERM
     pool_reap "$k"
 }

@@ -16,43 +16,26 @@ source "$HERE/pool_lib.sh"
 [ -x "$MSD" ] || { echo "meshsweepd not built: skipped"; exit 77; }
 
 "$MS" pool init --out "$T/auth" >/dev/null
-NODE=(--workers 1 "${POOL_TIMES[@]}")
-node_id() { cat "$T/n$1/identity/node.pub"; }
-make_identity() {
-    local k=$1
-    timeout 20 "$MSD" --data-dir "$T/n$k" --api 127.0.0.1:0 --workers 1 \
-        --no-beacon --mesh-port 0 >"$T/id$k.log" 2>&1 &
-    local pid=$!
-    ms_wait_until 10 test -s "$T/n$k/identity/node.pub" || fail "node $k made no identity"
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-}
-start_node() { # K ARGS...
-    local k=$1
-    shift
-    pool_start "$k" - "$T/n$k" --no-beacon --mesh-port "${POOL_MESH[$k]}" "${NODE[@]}" "$@"
-}
 pool_lo_ports 3
 for k in 1 2 3; do
-    make_identity "$k"
-    "$MS" pool invite "$(node_id $k)" --operator "op$k" --authority "$T/auth" \
-        --out "$T/n$k.cert" >/dev/null
+    pool_make_identity "$k"
+    pool_invite "$k" "op$k"
 done
-"$MS" pool join "$T/n1.cert" --data-dir "$T/n1" >/dev/null
-"$MS" pool join "$T/n2.cert" --data-dir "$T/n2" >/dev/null
+pool_join 1
+pool_join 2
 [ ! -e "$T/n1/identity/peers.conf" ] || fail "join without --peer wrote peers.conf"
 
 # ---- 1. no peers: alone ---------------------------------------------------
-start_node 1
-start_node 2
+pool_start_member 1
+pool_start_member 2
 sleep 2
 [ "$(pool_alive 1)" = 0 ] || fail "node 1 linked with no peer given"
 ok "two members with no peers link to no one"
 
 # ---- 2. join --peer on a running node: SIGHUP reads peers.conf -----------
 "$MS" pool join "$T/n1.cert" --data-dir "$T/n1" \
-    --peer "$(node_id 2)@tcp://127.0.0.1:${POOL_MESH[2]}" >"$T/join.out"
-grep -q "peer = $(node_id 2)@tcp://127.0.0.1:${POOL_MESH[2]}" "$T/n1/identity/peers.conf" ||
+    --peer "$(pool_node_id 2)@tcp://127.0.0.1:${POOL_MESH[2]}" >"$T/join.out"
+grep -q "peer = $(pool_node_id 2)@tcp://127.0.0.1:${POOL_MESH[2]}" "$T/n1/identity/peers.conf" ||
     fail "peers.conf: $(cat "$T/n1/identity/peers.conf")"
 pool_wait_alive 20 1 1 2 || fail "node 1 did not dial the peer of its peers.conf after SIGHUP"
 grep -q 'reload: peers.conf: 1 peer' "${POOL_LOG[1]}" || fail "node 1 did not say it read peers.conf"
@@ -68,21 +51,21 @@ grep 'warning: reload: peers.conf' "${POOL_LOG[1]}" | grep -q 'peers.conf:[0-9]'
     fail "the warning does not name the line"
 sleep 1
 kill -0 "${POOL_PID[1]}" || fail "node 1 died on a bad peers.conf"
-pool_cli 1 peers | grep "$(node_id 2 | cut -c1-12)" | grep -q ' alive ' ||
+pool_cli 1 peers | grep "$(pool_node_id 2 | cut -c1-12)" | grep -q ' alive ' ||
     fail "node 1 lost its peer after a bad reload"
 ok "a bad line on reload: one warning naming the line, the link stays"
 
 # ---- 4. at start ----------------------------------------------------------
 "$MS" pool join "$T/n3.cert" --data-dir "$T/n3" \
-    --peer "$(node_id 1)@tcp://127.0.0.1:${POOL_MESH[1]}" >/dev/null
-start_node 3
+    --peer "$(pool_node_id 1)@tcp://127.0.0.1:${POOL_MESH[1]}" >/dev/null
+pool_start_member 3
 # (node 3 may then learn node 2 from node 1's view: at least node 1)
-n1_alive_on_3() { pool_cli 3 peers 2>/dev/null | grep "$(node_id 1 | cut -c1-12)" | grep -q ' alive '; }
+n1_alive_on_3() { pool_cli 3 peers 2>/dev/null | grep "$(pool_node_id 1 | cut -c1-12)" | grep -q ' alive '; }
 ms_wait_until 20 n1_alive_on_3 || fail "node 3 did not link to the peer of its peers.conf at start"
 pool_kill 3 TERM
 pool_reap 3
 printf 'peer = %s@tcp://127.0.0.1:%s\npeer = %s@tcp://127.0.0.1:99999\n' \
-    "$(node_id 1)" "${POOL_MESH[1]}" "$(node_id 2)" >"$T/n3/identity/peers.conf"
+    "$(pool_node_id 1)" "${POOL_MESH[1]}" "$(pool_node_id 2)" >"$T/n3/identity/peers.conf"
 rc=0
 timeout 20 "$MSD" --data-dir "$T/n3" --api 127.0.0.1:0 --no-beacon --mesh-port 0 \
     --workers 1 >"$T/bad3.out" 2>"$T/bad3.err" || rc=$?

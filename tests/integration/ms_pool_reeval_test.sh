@@ -44,11 +44,6 @@ parameters:
 Y
 }
 
-# rows_json K SWEEP OUT [QUERY] - the counted rows of SWEEP on node K
-rows_json() {
-    pool_curl "$1" "/api/v1/sweeps/$2/results?format=json&limit=1000&all=1${4:-}" >"$3"
-}
-
 # settled K SWEEP LIAR LOG MODE - node K's view of SWEEP once the dust has
 # settled: no re-evaluation pending, every honest row verified (each
 # names its kept weights), no row of the liar verified, and the liar
@@ -57,8 +52,8 @@ rows_json() {
 # re-evaluations alone).
 settled() {
     local k=$1
-    rows_json "$k" "$2" "$T/all$k.json"
-    rows_json "$k" "$2" "$T/ver$k.json" "&verified=1"
+    pool_rows_json "$k" "$2" "$T/all$k.json" "&all=1"
+    pool_rows_json "$k" "$2" "$T/ver$k.json" "&all=1&verified=1"
     pool_curl "$k" /api/v1/status >"$T/status$k.json"
     python3 - "$T/all$k.json" "$T/ver$k.json" "$T/status$k.json" "$3" "$4" "$5" <<'EOF'
 import json, sys

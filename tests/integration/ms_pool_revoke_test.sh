@@ -19,59 +19,24 @@ source "$HERE/pool_lib.sh"
 ms_tiny_dataset --train 1500 --test 100
 
 "$MS" pool init --out "$T/auth" >/dev/null
-NODE=(--workers 1 "${POOL_TIMES[@]}")
-node_id() { cat "$T/n$1/identity/node.pub"; }
-make_identity() {
-    local k=$1
-    timeout 20 "$MSD" --data-dir "$T/n$k" --api 127.0.0.1:0 --workers 1 \
-        --no-beacon --mesh-port 0 >"$T/id$k.log" 2>&1 &
-    local pid=$!
-    ms_wait_until 10 test -s "$T/n$k/identity/node.pub" || fail "node $k made no identity"
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-}
-peers_of() {
-    local j
-    for j in "$@"; do
-        printf -- '--peer\n%s@tcp://127.0.0.1:%s\n' "$(node_id "$j")" "${POOL_MESH[$j]}"
-    done
-}
-start_node() {
-    local k=$1 peers=() args=()
-    shift
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do peers+=("$1"); shift; done
-    [ $# -gt 0 ] && shift
-    mapfile -t args < <(peers_of "${peers[@]}")
-    pool_start "$k" - "$T/n$k" --no-beacon --mesh-port "${POOL_MESH[$k]}" \
-        "${args[@]}" "${NODE[@]}" "$@"
-}
-show_peers() {
-    local k
-    for k in "$@"; do
-        echo "== peers of node $k" >&2
-        pool_cli "$k" peers >&2 || true
-    done
-}
-counter() { pool_status "$1" "d['pool_counters'].get('$2', 0)"; }
 
 pool_lo_ports 3
 for k in 1 2 3; do
-    make_identity "$k"
-    "$MS" pool invite "$(node_id $k)" --operator "op$k" --authority "$T/auth" \
-        --roles worker,submit --out "$T/n$k.cert" >/dev/null
-    "$MS" pool join "$T/n$k.cert" --data-dir "$T/n$k" >/dev/null
+    pool_make_identity "$k"
+    pool_invite "$k" "op$k" --roles worker,submit
+    pool_join "$k"
 done
-C=$(node_id 3)
+C=$(pool_node_id 3)
 
 # ---- 1. three members ------------------------------------------------------
-start_node 1 2 3
-start_node 2 1 3
-start_node 3 1 2
-pool_wait_alive 30 2 1 2 3 || { show_peers 1 2 3; fail "the three members did not link"; }
+pool_start_member 1 2 3
+pool_start_member 2 1 3
+pool_start_member 3 1 2
+pool_wait_alive 30 2 1 2 3 || { pool_show_peers 1 2 3; fail "the three members did not link"; }
 # every member learns every member's chain as an item (3 items each)
-items3() { [ "$(counter "$1" authority_items)" = 3 ]; }
+items3() { [ "$(pool_counter "$1" authority_items)" = 3 ]; }
 for k in 1 2 3; do
-    ms_wait_until 10 items3 "$k" || fail "node $k holds $(counter "$k" authority_items) items, want 3 chains"
+    ms_wait_until 10 items3 "$k" || fail "node $k holds $(pool_counter "$k" authority_items) items, want 3 chains"
 done
 ok "three members linked; each holds the 3 members' chains as authority items"
 
@@ -103,10 +68,10 @@ c_gone() { # K: node K does not list C alive
     ! pool_cli "$1" peers 2>/dev/null | grep "${C:0:12}" | grep -q ' alive '
 }
 for k in 1 2; do
-    ms_wait_until 10 c_gone "$k" || { show_peers 1 2; fail "node $k still lists C alive"; }
-    [ "$(counter "$k" revocations_applied_total)" = 1 ] ||
-        fail "node $k applied $(counter "$k" revocations_applied_total) revocations"
-    [ "$(counter "$k" authority_items)" = 4 ] || fail "node $k: $(counter "$k" authority_items) items"
+    ms_wait_until 10 c_gone "$k" || { pool_show_peers 1 2; fail "node $k still lists C alive"; }
+    [ "$(pool_counter "$k" revocations_applied_total)" = 1 ] ||
+        fail "node $k applied $(pool_counter "$k" revocations_applied_total) revocations"
+    [ "$(pool_counter "$k" authority_items)" = 4 ] || fail "node $k: $(pool_counter "$k" authority_items) items"
 done
 took=$((SECONDS - t0))
 [ "$took" -le 10 ] || fail "the revocation took $took s to reach A and B"
@@ -136,13 +101,13 @@ c = line[i]
 line = line[:i] + ("A" if c != "A" else "B") + line[i + 1:]
 open(sys.argv[2], "w").write(line)
 PY
-before=$(counter 1 authority_items_refused_total)
+before=$(pool_counter 1 authority_items_refused_total)
 ms_expect_exit 2 "$T/bad" "$MS" pool publish "$T/bad.revoke" --node "${POOL_API[1]}"
 grep -q 'refused by' "$T/bad" || fail "no clear error: $(cat "$T/bad")"
 echo "the API said: $(cat "$T/bad")"
-refused_once() { [ "$(counter 1 authority_items_refused_total)" = $((before + 1)) ]; }
+refused_once() { [ "$(pool_counter 1 authority_items_refused_total)" = $((before + 1)) ]; }
 ms_wait_until 5 refused_once || fail "the tampered item was not counted"
-[ "$(counter 1 authority_items)" = 4 ] || fail "the tampered item was kept"
+[ "$(pool_counter 1 authority_items)" = 4 ] || fail "the tampered item was kept"
 "$MS" pool publish "$T/c.revoke" --node "${POOL_API[2]}" --json >"$T/again.json"
 [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["new"])' "$T/again.json")" = False ] ||
     fail "the revocation sent again was new on B"

@@ -22,53 +22,21 @@ source "$HERE/pool_lib.sh"
 ms_tiny_dataset --train 600 --test 100
 
 "$MS" pool init --out "$T/auth" >/dev/null
-NODE=(--workers 1 "${POOL_TIMES[@]}")
-node_id() { cat "$T/n$1/identity/node.pub"; }
-make_identity() {
-    local k=$1
-    timeout 20 "$MSD" --data-dir "$T/n$k" --api 127.0.0.1:0 --workers 1 \
-        --no-beacon --mesh-port 0 >"$T/id$k.log" 2>&1 &
-    local pid=$!
-    ms_wait_until 10 test -s "$T/n$k/identity/node.pub" || fail "node $k made no identity"
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-}
-peers_of() {
-    local j
-    for j in "$@"; do
-        printf -- '--peer\n%s@tcp://127.0.0.1:%s\n' "$(node_id "$j")" "${POOL_MESH[$j]}"
-    done
-}
-start_node() {
-    local k=$1 peers=() args=()
-    shift
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do peers+=("$1"); shift; done
-    [ $# -gt 0 ] && shift
-    mapfile -t args < <(peers_of "${peers[@]}")
-    pool_start "$k" - "$T/n$k" --no-beacon --mesh-port "${POOL_MESH[$k]}" \
-        "${args[@]}" "${NODE[@]}" "$@"
-}
-invite() { # K OPERATOR ROLES [ARGS...]
-    local k=$1 op=$2 roles=$3
-    shift 3
-    "$MS" pool invite "$(node_id "$k")" --operator "$op" --roles "$roles" \
-        --authority "$T/auth" --out "$T/n$k.cert" "$@" >/dev/null
-    "$MS" pool join "$T/n$k.cert" --data-dir "$T/n$k" >/dev/null
-}
 
 pool_lo_ports 3
-for k in 1 2 3; do make_identity "$k"; done
-A=$(node_id 1)
-B=$(node_id 2)
-C=$(node_id 3)
-invite 1 lab worker,submit
-invite 2 lab worker
-invite 3 other worker,submit --max-workers 1
+for k in 1 2 3; do pool_make_identity "$k"; done
+A=$(pool_node_id 1)
+B=$(pool_node_id 2)
+C=$(pool_node_id 3)
+pool_invite 1 lab --roles worker,submit
+pool_invite 2 lab --roles worker
+pool_invite 3 other --roles worker,submit --max-workers 1
+for k in 1 2 3; do pool_join "$k"; done
 
 # ---- 1. two nodes of one operator, replicas 2 ------------------------------
-start_node 1 2 3
-start_node 2 1 3
-start_node 3 1 2 -- --workers 3
+pool_start_member 1 2 3
+pool_start_member 2 1 3
+pool_start_member 3 1 2 -- --workers 3
 pool_wait_alive 30 2 1 2 3 || fail "the three members did not link"
 
 cat >"$T/grid.yaml" <<Y
@@ -142,7 +110,7 @@ ok "B (no submit role) refuses submit (HTTP 403, one line) and sweep control"
 
 pool_kill 2 TERM
 pool_reap 2
-MSD=$LIAR start_node 2 1 3 -- --lie submit
+MSD=$LIAR pool_start_member 2 1 3 -- --lie submit
 pool_wait_alive 30 2 1 2 3 || fail "B (ignoring roles) did not link again"
 cat >"$T/grid2.yaml" <<Y
 name: roles-forbidden
@@ -154,11 +122,10 @@ parameters:
 Y
 sweep2=$(pool_submit 2 "$T/grid2.yaml")
 pool_cli 2 priority "$sweep" 7 >/dev/null 2>"$T/pri2.err" || fail "the liar's priority failed: $(cat "$T/pri2.err")"
-ignored2() { [ "$(counter "$1" records_ignored_no_role_total)" -ge 2 ]; }
-counter() { pool_status "$1" "d['pool_counters'].get('$2', 0)"; }
+ignored2() { [ "$(pool_counter "$1" records_ignored_no_role_total)" -ge 2 ]; }
 for k in 1 3; do
     ms_wait_until 20 ignored2 "$k" ||
-        fail "node $k ignored $(counter "$k" records_ignored_no_role_total) record(s) of B, want 2 (a sweep, a control)"
+        fail "node $k ignored $(pool_counter "$k" records_ignored_no_role_total) record(s) of B, want 2 (a sweep, a control)"
     pool_curl "$k" "/api/v1/sweeps/$sweep2" >/dev/null 2>&1 && fail "node $k applied B's sweep"
     pri=$(pool_curl "$k" "/api/v1/sweeps/$sweep" | python3 -c 'import json,sys; print(json.load(sys.stdin)["priority"])')
     [ "$pri" = 0 ] || fail "node $k applied B's priority: $pri"

@@ -29,6 +29,18 @@
 #   pool_check_rows FILE NTASKS  no task missing, no (task, node) twice;
 #                                prints "rows tasks nodes"
 #   pool_kill K SIG              send SIG to node K's daemon
+#
+# Members of a pool with an authority (data dir $T/nK, loopback):
+#   pool_node_id K               print node K's id
+#   pool_make_identity K         create node K's identity (a short start)
+#   pool_invite K OP [ARGS...]   certificate $T/nK.cert for operator OP
+#   pool_join K                  install $T/nK.cert into node K's data dir
+#   pool_peers_of J...           --peer options (one a line) for nodes J
+#   pool_start_member K J... [-- ARGS]  start node K with peers J by id
+#   pool_show_peers K...         each node's peer list, to stderr
+#   pool_counter K NAME          a pool counter of node K (0 when absent)
+#   pool_standing K NODE_ID      "STRIKES QUARANTINED" of NODE_ID on node K
+#   pool_rows_json K SWEEP OUT [QUERY]  node K's rows of SWEEP (API JSON)
 
 declare -A POOL_API POOL_PID POOL_NS POOL_LOG POOL_APIPORT
 # Small times: lease TTL 2 s, heartbeats 200 ms, beacons 100 ms.
@@ -290,4 +302,96 @@ pool_unsplit() {
 # pool_done K SWEEP - print how many tasks of SWEEP node K has done.
 pool_done() {
     pool_curl "$1" "/api/v1/sweeps/$2" 2>/dev/null | grep -o '"done": *[0-9]*' | grep -o '[0-9]*$' || echo 0
+}
+
+# ---- members of a pool with an authority --------------------------------
+# Options of every node pool_start_member starts (before its ARGS).
+POOL_MEMBER=(--workers 1 "${POOL_TIMES[@]}")
+
+# pool_node_id K - print node K's id (from its data dir $T/nK).
+pool_node_id() { cat "$T/n$1/identity/node.pub"; }
+
+# pool_make_identity K - create node K's identity in $T/nK (a short start
+# with no pool and no beacon; 10 s at most).
+pool_make_identity() {
+    local k=$1
+    timeout 20 "$MSD" --data-dir "$T/n$k" --api 127.0.0.1:0 --workers 1 \
+        --no-beacon --mesh-port 0 >"$T/id$k.log" 2>&1 &
+    local pid=$!
+    ms_wait_until 10 test -s "$T/n$k/identity/node.pub" || fail "node $k made no identity"
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+# pool_invite K OPERATOR [ARGS...] - `meshsweep pool invite` node K for
+# OPERATOR with the authority $T/auth into $T/nK.cert; ARGS are added
+# (--roles, --max-workers ...).
+pool_invite() {
+    local k=$1 op=$2
+    shift 2
+    "$MS" pool invite "$(pool_node_id "$k")" --operator "$op" \
+        --authority "$T/auth" --out "$T/n$k.cert" "$@" >/dev/null
+}
+
+# pool_join K - `meshsweep pool join` $T/nK.cert into node K's data dir.
+pool_join() {
+    "$MS" pool join "$T/n$1.cert" --data-dir "$T/n$1" >/dev/null
+}
+
+# pool_peers_of J... - the --peer options for nodes J (NODE_ID@ their
+# loopback mesh port of pool_lo_ports), one word a line (for mapfile).
+pool_peers_of() {
+    local j
+    for j in "$@"; do
+        printf -- '--peer\n%s@tcp://127.0.0.1:%s\n' "$(pool_node_id "$j")" "${POOL_MESH[$j]}"
+    done
+}
+
+# pool_start_member K J... [-- ARGS] - start loopback node K ($T/nK, no
+# beacon) on its mesh port with nodes J as static peers (by id), then
+# POOL_MEMBER and ARGS.
+pool_start_member() {
+    local k=$1 peers=() args=()
+    shift
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do peers+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    mapfile -t args < <(pool_peers_of "${peers[@]}")
+    pool_start "$k" - "$T/n$k" --no-beacon --mesh-port "${POOL_MESH[$k]}" \
+        "${args[@]}" "${POOL_MEMBER[@]}" "$@"
+}
+
+# pool_show_peers K... - each node's peer list, to stderr (for a failing
+# test's log).
+pool_show_peers() {
+    local k
+    for k in "$@"; do
+        echo "== peers of node $k" >&2
+        pool_cli "$k" peers >&2 || true
+    done
+}
+
+# pool_counter K NAME - print the pool counter NAME of node K (0 when the
+# node does not list it).
+pool_counter() { pool_status "$1" "d['pool_counters'].get('$2', 0)"; }
+
+# pool_rows_json K SWEEP OUT [QUERY] - node K's result rows of SWEEP as the
+# API's JSON page (1000 rows at most) into OUT; QUERY is added to the URL
+# ("&all=1": extra replicas too, "&verified=1": verified rows only).
+pool_rows_json() {
+    pool_curl "$1" "/api/v1/sweeps/$2/results?format=json&limit=1000${4:-}" >"$3"
+}
+
+# pool_standing K NODE_ID - print "STRIKES QUARANTINED" (a number, true or
+# false) of NODE_ID as node K's verification sees it ("0 false" when it
+# does not list it).
+pool_standing() {
+    pool_curl "$1" /api/v1/status | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for n in d.get("verification", {}).get("nodes", []):
+    if n.get("node") == sys.argv[1]:
+        print(n.get("strikes", 0), str(n.get("quarantined", False)).lower())
+        break
+else:
+    print(0, "false")' "$2"
 }
