@@ -74,12 +74,17 @@
     group commit changes nothing (the ack follows the merge's return);
     a block that lands above a gap is acked only once the gap is pulled
     (the ack says how far the log is held contiguously). Who is waited
-    for: the peers linked and ALIVE at push time (the push targets; in a
-    big pool that is the active view). A peer that turns suspect, dead
-    or unlinked is no longer waited for, and no wait lasts longer than
-    the cap (settle_ms; auto = one heartbeat interval): a stalled or old
-    peer cannot stop starts for long, and then the ranking decides as
-    before (a claim outranked later stops its worker). Peers outside the
+    for: the peers linked and not dead at push time, suspect ones too
+    (the push targets; in a big pool that is the active view). A peer
+    that dies or unlinks is no longer waited for, and no wait lasts
+    longer than the cap (settle_ms; auto = one heartbeat interval): a
+    stalled or old peer cannot stop starts for long, and then the
+    ranking decides as before (a claim outranked later stops its
+    worker). Suspect peers are waited for because a loaded machine makes
+    live peers suspect (heartbeats late, the link up): case 2 of
+    shared/cases, four nodes started together on a busy CI machine, had
+    a suspect peer claim the same task in the same instant, and both
+    started when only the alive peers were waited for. Peers outside the
     active view, and peers that link after the push, are not waited for
     either; a race with them is settled by the ranking. A retry under a
     claim that settled already waits for nothing. The bookkeeping is
@@ -3632,9 +3637,9 @@ s_settle_cap_ms(const ms_node_t *self)
 }
 
 //  --------------------------------------------------------------------------
-//  The peers a claim waits for: linked and alive now (the push targets
-//  that are live; suspect peers are pushed to but not waited for). Caller
-//  frees *out. Returns the count.
+//  The peers a claim waits for: linked and not dead now (alive or
+//  suspect; see "Leases" at the top). Caller frees *out. Returns the
+//  count.
 
 static size_t
 s_settle_peers(const ms_node_t *self, uint8_t (**out)[MS_SETTLE_ID_BYTES])
@@ -3643,13 +3648,13 @@ s_settle_peers(const ms_node_t *self, uint8_t (**out)[MS_SETTLE_ID_BYTES])
     size_t n = 0;
     for (size_t i = 0; i < self->n_peer_tab; i++)
         n += self->peer_tab[i].linked &&
-             self->peer_tab[i].state == MS_PEER_ALIVE;
+             self->peer_tab[i].state != MS_PEER_DEAD;
     if (n == 0 || !(*out = calloc(n, MS_SETTLE_ID_BYTES)))
         return 0;
     n = 0;
     for (size_t i = 0; i < self->n_peer_tab; i++)
         if (self->peer_tab[i].linked &&
-            self->peer_tab[i].state == MS_PEER_ALIVE)
+            self->peer_tab[i].state != MS_PEER_DEAD)
             memcpy((*out)[n++], self->peer_tab[i].id, MS_SETTLE_ID_BYTES);
     return n;
 }
@@ -4651,7 +4656,7 @@ s_on_peer(void *arg, const uint8_t id[MS_MESH_ID_BYTES], ms_peer_state_t state,
     p->linked = linked;
     if (state == MS_PEER_DEAD)
         ms_lease_table_node_dead(self->leases, id);
-    if (!(linked && state == MS_PEER_ALIVE))
+    if (!linked || state == MS_PEER_DEAD)
         ms_settle_peer_gone(self->settle, id); // not waited for any more
     if (was_up != (linked && state == MS_PEER_ALIVE))
         self->work_changed = true; // owners moved

@@ -84,7 +84,7 @@ size_t ms_settle_on_ack(ms_settle_t *self,
                         uint64_t acked_seq, uint64_t peer_incarnation,
                         uint64_t peer_seq);
 
-//  peer is no longer live (suspect, dead or unlinked): no claim waits for
+//  peer is no longer waited for (dead or unlinked): no claim waits for
 //  it any more. Returns how many claims it concerned.
 size_t ms_settle_peer_gone(ms_settle_t *self,
                            const uint8_t peer[MS_SETTLE_ID_BYTES]);
