@@ -74,12 +74,10 @@ ms_authority_item_check_fields(const ms_authority_item_t *item, ms_diag_t *diag)
                            (int) item->kind);
     if (item->issued_at < 0)
         return ms_diag_set(diag, "authority item", "issued before 1970");
-    if (item->kind == MS_AUTHORITY_ITEM_CLEAR_QUARANTINE) {
-        if (item->cut_all || item->n_cuts)
-            return ms_diag_set(diag, "authority item",
-                               "a quarantine clear carries no cut");
-        return MS_OK;
-    }
+    if (item->kind == MS_AUTHORITY_ITEM_CLEAR_QUARANTINE && item->cut_all)
+        return ms_diag_set(diag, "authority item",
+                           "a quarantine clear needs a cut of "
+                           "INCARNATION:SEQ entries, not 'all'");
     if (item->cut_all)
         return item->n_cuts == 0 ? MS_OK
                                  : ms_diag_set(diag, "authority item",
@@ -118,14 +116,12 @@ ms_authority_item_encode(const ms_authority_item_t *item, uint8_t *out)
     p += MS_CERT_KEY_BYTES;
     p = s_put_u64(p, (uint64_t) item->issued_at);
     p = s_put_u64(p, item->serial);
-    if (item->kind == MS_AUTHORITY_ITEM_REVOKE) {
-        *p++ = item->cut_all ? 1 : 0;
-        *p++ = (uint8_t) (item->n_cuts >> 8);
-        *p++ = (uint8_t) item->n_cuts;
-        for (uint32_t i = 0; i < item->n_cuts; i++) {
-            p = s_put_u64(p, item->cuts[i].incarnation);
-            p = s_put_u64(p, item->cuts[i].max_seq);
-        }
+    *p++ = item->cut_all ? 1 : 0; // every kind carries a cut
+    *p++ = (uint8_t) (item->n_cuts >> 8);
+    *p++ = (uint8_t) item->n_cuts;
+    for (uint32_t i = 0; i < item->n_cuts; i++) {
+        p = s_put_u64(p, item->cuts[i].incarnation);
+        p = s_put_u64(p, item->cuts[i].max_seq);
     }
     memcpy(p, item->signature, MS_CERT_SIG_BYTES);
     p += MS_CERT_SIG_BYTES;
@@ -146,6 +142,11 @@ ms_authority_item_decode(const uint8_t *buf, size_t n, ms_authority_item_t *out,
                                 "not an authority item (%zu bytes)", n);
     const uint8_t *p = buf + S_MAGIC_BYTES;
     uint8_t kind = *p++;
+    if (kind == MS_AUTHORITY_ITEM_CLEAR_QUARANTINE_V1)
+        return ms_diag_set_code(diag, MS_ERR_PROTOCOL, "authority item",
+                                "a quarantine clear without a cut (kind 2, "
+                                "an older format) is no longer accepted: "
+                                "sign it again with meshsweep pool clear");
     if (kind != MS_AUTHORITY_ITEM_REVOKE &&
         kind != MS_AUTHORITY_ITEM_CLEAR_QUARANTINE)
         return ms_diag_set_code(diag, MS_ERR_PROTOCOL, "authority item",
@@ -161,7 +162,7 @@ ms_authority_item_decode(const uint8_t *buf, size_t n, ms_authority_item_t *out,
     out->serial = s_get_u64(p + 8);
     p += 16;
     size_t want = S_HEAD_BYTES + MS_CERT_SIG_BYTES;
-    if (kind == MS_AUTHORITY_ITEM_REVOKE) {
+    {
         if (n < S_HEAD_BYTES + S_CUT_HEAD_BYTES + MS_CERT_SIG_BYTES)
             return ms_diag_set_code(diag, MS_ERR_PROTOCOL, "authority item",
                                     "truncated cut");

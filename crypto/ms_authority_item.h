@@ -18,8 +18,15 @@
       seq keep counting; later ones, and those of any incarnation not
       listed, are still stored (so stores converge) but ignored for
       claims, results and strikes (for a node that was honest until now).
-    - CLEAR_QUARANTINE {pool_id, subject}: lifts a quarantine of subject
-      (DESIGN.md "Verification").
+    - CLEAR_QUARANTINE {pool_id, subject, cut}: forgives the strikes
+      that subject's results inside the cut earned (DESIGN.md
+      "Verification"), so its quarantine lifts; strikes of its results
+      above the cut still count. The cut is a list of (incarnation,
+      highest seq), as in a revocation (`all` is refused: what it covers
+      would depend on when a node applies the item). Forgiveness is thus
+      a function of the item and the records, not of arrival order.
+      Kind 2, the first clear encoding (no cut: "the strikes held when the
+      clear is applied"), is refused when decoded; clears are kind 3.
 
     Both carry issued_at (seconds since the epoch, wall clock, for people
     and for ordering two items about one subject) and serial (the
@@ -31,11 +38,11 @@
 
         magic "MSA1" (4) | kind u8 | pool_id (32) | subject (32) |
         issuer (32) | issued_at i64 | serial u64 |
-        REVOKE only: cut_all u8 (1: all, 0: list) | n_cuts u16 |
-                     n_cuts x (incarnation u64 | max_seq u64)
+        REVOKE and CLEAR_QUARANTINE: cut_all u8 (1: all, 0: list) |
+                     n_cuts u16 | n_cuts x (incarnation u64 | max_seq u64)
         | signature (64)
 
-    With cut_all 1, n_cuts is 0; with cut_all 0, n_cuts is 1..
+    With cut_all 1 (REVOKE only), n_cuts is 0; with cut_all 0, n_cuts is 1..
     MS_AUTHORITY_ITEM_MAX_CUTS and the incarnations are strictly
     increasing (so a list has one order). Decoding is strict: unknown kind,
     a wrong length, a non-canonical cut or trailing bytes are refused.
@@ -61,14 +68,19 @@
 
 //  What an item says.
 typedef enum {
-    MS_AUTHORITY_ITEM_REVOKE = 1,           // subject is no longer a member
-    MS_AUTHORITY_ITEM_CLEAR_QUARANTINE = 2, // lift subject's quarantine
+    MS_AUTHORITY_ITEM_REVOKE = 1,              // subject is no longer a member
+    MS_AUTHORITY_ITEM_CLEAR_QUARANTINE_V1 = 2, // old clear without a cut:
+                                               // refused (order-dependent)
+    MS_AUTHORITY_ITEM_CLEAR_QUARANTINE = 3,    // forgive subject's strikes
+                                               // inside the cut
 } ms_authority_item_kind_t;
 
-//  One incarnation of a revoked origin and the highest seq that counts.
+//  One incarnation of the subject's log and the highest seq of the cut:
+//  for REVOKE, records with seq <= max_seq still count; for
+//  CLEAR_QUARANTINE, strikes of results with seq <= max_seq are forgiven.
 typedef struct {
     uint64_t incarnation; // the origin's store incarnation
-    uint64_t max_seq;     // records with seq <= max_seq still count
+    uint64_t max_seq;     // the highest seq inside the cut
 } ms_authority_cut_t;
 
 //  One authority item. Plain value type (about 1.2 KB): copy it freely.
@@ -80,7 +92,7 @@ typedef struct {
     int64_t issued_at;                      // s since the epoch
     uint64_t serial;                        // the authority's counter
     bool cut_all;                           // REVOKE: every record cut
-    uint32_t n_cuts;                        // REVOKE: entries in cuts
+    uint32_t n_cuts;                        // entries in cuts
     ms_authority_cut_t cuts[MS_AUTHORITY_ITEM_MAX_CUTS]; // by incarnation
     uint8_t signature[MS_CERT_SIG_BYTES];                // by issuer
 } ms_authority_item_t;
@@ -90,9 +102,9 @@ const char *ms_authority_item_kind_name(int kind);
 
 //  Check the fields without the signature: a known kind; for REVOKE a cut
 //  that is `all` with no entries, or 1..MAX entries with strictly
-//  increasing incarnations; for CLEAR_QUARANTINE no cut (cut_all false,
-//  n_cuts 0); issued_at >= 0. MS_OK or MS_ERR_INVALID (diag says which
-//  field).
+//  increasing incarnations; for CLEAR_QUARANTINE 1..MAX entries (never
+//  `all`) likewise; issued_at >= 0. MS_OK or MS_ERR_INVALID (diag says
+//  which field; kind 2, the clear without a cut, is an unknown kind).
 int ms_authority_item_check_fields(const ms_authority_item_t *item,
                                    ms_diag_t *diag);
 

@@ -752,6 +752,64 @@ s_get_peers(ms_api_t *self, struct MHD_Connection *conn)
 }
 
 //  --------------------------------------------------------------------------
+//  GET /api/v1/logs/{node}: this node's view of NODE's log, per
+//  incarnation the highest contiguous seq held (the version vector's
+//  entries of that origin): {"node": HEX, "cut": [{"incarnation": HEX16,
+//  "max_seq": N}, ...]} sorted by incarnation; an empty cut when none is
+//  held. `meshsweep pool clear --node URL` takes a clear's cut from it.
+
+typedef struct {
+    uint8_t node[MS_HASH_BYTES];
+    json_t *cut;
+    size_t n;
+} s_log_view_t;
+
+static int
+s_log_one(void *arg, const uint8_t *origin, uint64_t incarnation, uint64_t seq)
+{
+    s_log_view_t *v = arg;
+    if (memcmp(origin, v->node, MS_HASH_BYTES) != 0)
+        return 0;
+    char inc[17];
+    snprintf(inc, sizeof inc, "%016" PRIx64, incarnation);
+    if (json_array_append_new(v->cut,
+                              json_pack("{s:s, s:I}", "incarnation", inc,
+                                        "max_seq", (json_int_t) seq)) != 0)
+        return MS_ERR_NOMEM;
+    v->n++;
+    return 0;
+}
+
+static enum MHD_Result
+s_get_log(ms_api_t *self, struct MHD_Connection *conn, const char *hex)
+{
+    ms_hash_t id;
+    if (strlen(hex) != MS_HASH_HEX_LEN || ms_hash_from_hex(hex, &id) != MS_OK)
+        return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                             "/api/v1/logs/%.80s: not a node id (64 hex "
+                             "characters)",
+                             hex);
+    if (!self->hooks.store)
+        return s_reply_error(self, conn, MHD_HTTP_NOT_IMPLEMENTED,
+                             "logs: not served by this node");
+    s_log_view_t v = {.cut = json_array()};
+    memcpy(v.node, id.bytes, MS_HASH_BYTES);
+    if (!v.cut)
+        return s_reply_error(self, conn, 500, "out of memory");
+    int rc = ms_store_vector(self->hooks.store, s_log_one, &v);
+    if (rc != MS_OK) {
+        json_decref(v.cut);
+        return s_reply_error(self, conn, 500, "logs: %s", ms_strerror(rc));
+    }
+    char node_hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&id, node_hex);
+    json_t *doc = json_pack("{s:s, s:o}", "node", node_hex, "cut", v.cut);
+    if (!doc)
+        return s_reply_error(self, conn, 500, "out of memory");
+    return s_reply_json(self, conn, MHD_HTTP_OK, doc);
+}
+
+//  --------------------------------------------------------------------------
 //  PUT /api/v1/blobs/{hex}: the body (streamed to req->tmp_path) becomes
 //  the blob of that hash, checked by the node.
 
@@ -881,6 +939,12 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
         return post ? s_post_authority(self, conn, req)
                     : s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
                                     "%s: method %s not allowed", path, method);
+    const char *logs = "/api/v1/logs/";
+    if (strncmp(path, logs, strlen(logs)) == 0)
+        return get ? s_get_log(self, conn, path + strlen(logs))
+                   : s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                   "%.200s: method %s not allowed", path,
+                                   method);
     const char *blobs = "/api/v1/blobs/";
     if (strncmp(path, blobs, strlen(blobs)) == 0)
         return s_put_blob(self, conn, path + strlen(blobs), method, req);

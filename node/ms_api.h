@@ -38,6 +38,12 @@
                                            reason; counted)
       GET  /api/v1/peers                   the pool as this node sees it:
                                            [{node_id, state, ...}]
+      GET  /api/v1/logs/{node}             this node's view of that node's
+                                           log: {"node", "cut": [{
+                                           "incarnation" (16 hex),
+                                           "max_seq"}]} (highest contiguous
+                                           seq held per incarnation; the cut
+                                           of `meshsweep pool clear --node`)
       GET  /metrics                        Prometheus text format
 
     Unknown paths answer 404 and known paths with another method 405, both

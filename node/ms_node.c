@@ -2689,7 +2689,8 @@ s_item_take(ms_node_t *self, const uint8_t *bytes, size_t n,
     ms_store_cut_t cut;
     memset(&cut, 0, sizeof cut);
     if (it.type == MS_ITEMS_AUTHORITY &&
-        it.item.kind == MS_AUTHORITY_ITEM_REVOKE) {
+        (it.item.kind == MS_AUTHORITY_ITEM_REVOKE ||
+         it.item.kind == MS_AUTHORITY_ITEM_CLEAR_QUARANTINE)) {
         subject = it.item.subject;
         cut.all = it.item.cut_all;
         for (uint32_t i = 0; !cut.all && i < it.item.n_cuts; i++) {
@@ -2701,7 +2702,7 @@ s_item_take(ms_node_t *self, const uint8_t *bytes, size_t n,
     if (it.type == MS_ITEMS_AUTHORITY &&
         it.item.kind == MS_AUTHORITY_ITEM_CLEAR_QUARANTINE)
         rc = ms_store_put_clear(self->store, it.digest.bytes, bytes, n,
-                                it.item.subject, NULL);
+                                it.item.subject, &cut, NULL);
     else
         rc = ms_store_put_item(self->store, it.digest.bytes, bytes, n, subject,
                                &cut, NULL);

@@ -2701,15 +2701,18 @@ s_block_put(ms_store_t *self, MDB_txn *txn, const uint8_t *origin, uint64_t inc,
 //  --------------------------------------------------------------------------
 //  Read ORIGIN's cut inside TXN: *revoked false when it has none.
 
+//  (A quarantine clear's cut lives in the same db, under origin || 'Q':
+//  s_clear_cut_get. Only mdb_get reads db_cuts, so the two never mix.)
+
 static int
-s_cut_get(ms_store_t *self, MDB_txn *txn, const uint8_t *origin,
-          ms_store_cut_t *cut, bool *revoked)
+s_cut_read(ms_store_t *self, MDB_txn *txn, const uint8_t *key, size_t key_len,
+           ms_store_cut_t *cut, bool *revoked)
 {
     *revoked = false;
     memset(cut, 0, sizeof *cut);
     if (!self->has_cuts)
         return MS_OK;
-    MDB_val k = {S_ID, (void *) origin}, v;
+    MDB_val k = {key_len, (void *) key}, v;
     int rc = mdb_get(txn, self->db_cuts, &k, &v);
     if (rc == MDB_NOTFOUND)
         return MS_OK;
@@ -2729,6 +2732,49 @@ s_cut_get(ms_store_t *self, MDB_txn *txn, const uint8_t *origin,
     }
     *revoked = true;
     return MS_OK;
+}
+
+static int
+s_cut_get(ms_store_t *self, MDB_txn *txn, const uint8_t *origin,
+          ms_store_cut_t *cut, bool *revoked)
+{
+    return s_cut_read(self, txn, origin, S_ID, cut, revoked);
+}
+
+//  --------------------------------------------------------------------------
+//  Read NODE's forgiven cut inside TXN, the union of its quarantine clears'
+//  cuts (*has false and an empty cut when none).
+
+#define S_CLEAR_KEY (S_ID + 1) // node || 'Q' in db_cuts
+
+static int
+s_clear_cut_get(ms_store_t *self, MDB_txn *txn, const uint8_t *node,
+                ms_store_cut_t *cut, bool *has)
+{
+    uint8_t key[S_CLEAR_KEY];
+    memcpy(key, node, S_ID);
+    key[S_ID] = 'Q';
+    return s_cut_read(self, txn, key, sizeof key, cut, has);
+}
+
+//  --------------------------------------------------------------------------
+//  Write a cut value (all flag | n u16 | n x (incarnation | seq)) under KEY.
+
+static int
+s_cut_put(ms_store_t *self, MDB_txn *txn, const uint8_t *key, size_t key_len,
+          const ms_store_cut_t *cut)
+{
+    uint8_t buf[3 + 16 * MS_STORE_MAX_CUT];
+    size_t n = cut->all ? 0 : cut->n;
+    buf[0] = cut->all;
+    buf[1] = (uint8_t) (n >> 8);
+    buf[2] = (uint8_t) n;
+    for (size_t i = 0; i < n; i++) {
+        s_put_be64(buf + 3 + 16 * i, cut->upto[i].incarnation);
+        s_put_be64(buf + 3 + 16 * i + 8, cut->upto[i].seq);
+    }
+    MDB_val ck = {key_len, (void *) key}, cv = {3 + 16 * n, buf};
+    return s_mdb(mdb_put(txn, self->db_cuts, &ck, &cv, 0), "put cut");
 }
 
 //  --------------------------------------------------------------------------
@@ -4468,7 +4514,8 @@ s_op_members(ms_store_t *self, MDB_txn *txn, s_op_t *op)
 
 #define S_ITEM_CLEAR 1 // s_op_t value of a quarantine clear
 
-static int s_apply_clear(ms_store_t *self, MDB_txn *txn, const uint8_t *node);
+static int s_apply_clear(ms_store_t *self, MDB_txn *txn, const uint8_t *node,
+                         const ms_store_cut_t *cut);
 
 static int
 s_op_put_item(ms_store_t *self, MDB_txn *txn, s_op_t *op)
@@ -4480,8 +4527,8 @@ s_op_put_item(ms_store_t *self, MDB_txn *txn, s_op_t *op)
         return MS_OK;
     if (rc != 0)
         return s_written(s_mdb(rc, "put item"));
-    if (op->node && !op->cut && op->value == S_ITEM_CLEAR)
-        return s_written(s_apply_clear(self, txn, op->node));
+    if (op->node && op->cut && op->value == S_ITEM_CLEAR)
+        return s_written(s_apply_clear(self, txn, op->node, op->cut));
     if (!op->node || !op->cut)
         return MS_OK;
     ms_store_cut_t cut, next = *op->cut;
@@ -4511,18 +4558,9 @@ s_op_put_item(ms_store_t *self, MDB_txn *txn, s_op_t *op)
         next.all = true;
     if (next.all)
         next.n = 0;
-    uint8_t buf[3 + 16 * MS_STORE_MAX_CUT];
-    buf[0] = next.all;
-    buf[1] = (uint8_t) (next.n >> 8);
-    buf[2] = (uint8_t) next.n;
-    for (size_t i = 0; i < next.n; i++) {
-        s_put_be64(buf + 3 + 16 * i, next.upto[i].incarnation);
-        s_put_be64(buf + 3 + 16 * i + 8, next.upto[i].seq);
-    }
-    MDB_val ck = {S_ID, (void *) op->node}, cv = {3 + 16 * next.n, buf};
-    rc = mdb_put(txn, self->db_cuts, &ck, &cv, 0);
-    if (rc != 0)
-        return s_written(s_mdb(rc, "put cut"));
+    rc = s_cut_put(self, txn, op->node, S_ID, &next);
+    if (rc != MS_OK)
+        return s_written(rc);
     return s_written(s_origin_uncount(self, txn, op->node));
 }
 
@@ -4562,10 +4600,15 @@ ms_store_put_item(ms_store_t *self, const uint8_t digest[MS_STORE_ID_BYTES],
 int
 ms_store_put_clear(ms_store_t *self, const uint8_t digest[MS_STORE_ID_BYTES],
                    const uint8_t *bytes, size_t n,
-                   const uint8_t subject[MS_STORE_ID_BYTES], bool *added)
+                   const uint8_t subject[MS_STORE_ID_BYTES],
+                   const ms_store_cut_t *cut, bool *added)
 {
-    if (!self || !digest || !bytes || n == 0 || !subject)
+    if (!self || !digest || !bytes || n == 0 || !subject || !cut || cut->all ||
+        cut->n == 0 || cut->n > MS_STORE_MAX_CUT)
         return MS_ERR_INVALID;
+    for (size_t i = 1; i < cut->n; i++) // sorted, one entry per incarnation
+        if (cut->upto[i].incarnation <= cut->upto[i - 1].incarnation)
+            return MS_ERR_INVALID;
     if (added)
         *added = false;
     if (n > MS_STORE_MAX_ITEM_BYTES)
@@ -4575,6 +4618,7 @@ ms_store_put_clear(ms_store_t *self, const uint8_t digest[MS_STORE_ID_BYTES],
                  .text = (const char *) bytes,
                  .len = n,
                  .node = subject,
+                 .cut = cut,
                  .value = S_ITEM_CLEAR};
     int rc = s_submit(self, &op);
     if (rc == MS_OK && added)
@@ -5823,9 +5867,16 @@ ms_store_results_digest(ms_store_t *self, uint8_t digest[32])
     moment between nodes; the result rows that carry them are compared
     by the pool tests instead.
 
-    The authority's quarantine clears (ms_store_put_clear) set a node's
-    forgiven count in verdict_nodes to the strikes it holds when the clear
-    is applied; the quarantine rule subtracts it (ms_verdict_quarantined).
+    The authority's quarantine clears (ms_store_put_clear) each carry a
+    cut of the node's log; their union is kept in cuts under node || 'Q'
+    (per incarnation the highest seq of any clear: a grow-only set, so
+    any order of clears gives the same union). A stratum-1 strike of a
+    result inside that union is forgiven (S_VM_RAW_FORGIVEN, summed into
+    the node's forgiven count like strikes, by difference); the
+    quarantine rule subtracts it (ms_verdict_quarantined). Forgiveness
+    is thus a function of the clears and the records: a node that got
+    the clear before the results forgives exactly what one that got it
+    after does. A new clear derives every task of the node again.
 
     Commit then reveal decides which results are counted at all (see
     "Record log", commit): with replicas >= 2 a result without a matching
@@ -5875,6 +5926,7 @@ typedef struct {
 #define S_VM_RAW_STRIKE 2
 #define S_VM_COUNTED 4
 #define S_VM_AGREES 8
+#define S_VM_RAW_FORGIVEN 16 // a raw strike inside the node's clear cut
 
 //  Per-node tally (verdict_nodes).
 typedef struct {
@@ -5882,8 +5934,8 @@ typedef struct {
     uint32_t n_strikes; // strikes in stratum 1, over tasks
     uint8_t quarantined;
     uint8_t pad[3];
-    uint32_t n_forgiven; // strikes forgiven by quarantine clears (rows of
-                         // older stores end before it: 0)
+    uint32_t n_forgiven; // its stratum-1 strikes inside its clears' cut
+                         // (rows of older stores end before it: 0)
 } s_vnode_t;
 
 //  One counted result while evaluating.
@@ -5934,33 +5986,60 @@ s_vnode_get(ms_store_t *self, MDB_txn *txn, const uint8_t *node, s_vnode_t *out)
 }
 
 //  --------------------------------------------------------------------------
-//  Writer: apply a quarantine clear of NODE (DESIGN.md "Verification":
-//  "the authority can clear a quarantine with a signed item"): the node's
-//  stratum-1 strikes held now are forgiven (ms_verdict_quarantined's
-//  n_forgiven), so its quarantine lifts and its results count again;
-//  strikes it earns later count from there. When its quarantine flips,
-//  every task it has a result in is evaluated again.
+//  Writer: apply a quarantine clear of NODE with CUT (DESIGN.md
+//  "Verification": "the authority can clear a quarantine with a signed
+//  item"): the node's forgiven cut grows to the union with CUT (per
+//  incarnation the higher seq; at most MS_STORE_MAX_CUT incarnations, the
+//  lowest kept, so the union does not depend on the order of the
+//  clears), and every task it has a result in is derived again, which
+//  forgives the strikes of its results inside the cut (S_VM_RAW_FORGIVEN)
+//  and lifts its quarantine when too few strikes are left. Strikes of
+//  results above the cut still count.
 
 static int
-s_apply_clear(ms_store_t *self, MDB_txn *txn, const uint8_t *node)
+s_apply_clear(ms_store_t *self, MDB_txn *txn, const uint8_t *node,
+              const ms_store_cut_t *cut)
 {
-    if (!self->has_verdicts)
+    if (!self->has_cuts)
         return MS_OK;
-    s_vnode_t vn;
-    int rc = s_vnode_get(self, txn, node, &vn);
-    if (rc != MS_OK || vn.n_forgiven >= vn.n_strikes)
+    ms_store_cut_t have, next;
+    bool has;
+    int rc = s_clear_cut_get(self, txn, node, &have, &has);
+    if (rc != MS_OK)
         return rc;
-    vn.n_forgiven = vn.n_strikes;
-    ms_verdict_policy_t pol;
-    ms_verdict_policy_default(&pol);
-    bool q =
-        ms_verdict_quarantined(&pol, vn.n_counted, vn.n_strikes, vn.n_forgiven);
-    bool flipped = q != (vn.quarantined != 0);
-    vn.quarantined = q;
-    MDB_val k = {S_ID, (void *) node}, v = {sizeof vn, &vn};
-    rc = s_mdb(mdb_put(txn, self->db_verdict_nodes, &k, &v, 0),
-               "put verdict_nodes");
-    if (rc == MS_OK && flipped)
+    memset(&next, 0, sizeof next);
+    size_t i = 0, j = 0;
+    while ((i < have.n || j < cut->n) && next.n < MS_STORE_MAX_CUT) {
+        bool take_have = j == cut->n ||
+                         (i < have.n &&
+                          have.upto[i].incarnation <= cut->upto[j].incarnation);
+        bool take_cut = i == have.n ||
+                        (j < cut->n &&
+                         cut->upto[j].incarnation <= have.upto[i].incarnation);
+        uint64_t inc =
+            take_have ? have.upto[i].incarnation : cut->upto[j].incarnation;
+        uint64_t seq = 0;
+        if (take_have)
+            seq = have.upto[i++].seq;
+        if (take_cut && cut->upto[j].seq > seq)
+            seq = cut->upto[j].seq;
+        if (take_cut)
+            j++;
+        next.upto[next.n].incarnation = inc;
+        next.upto[next.n].seq = seq;
+        next.n++;
+    }
+    bool same = has && next.n == have.n;
+    for (size_t e = 0; same && e < next.n; e++)
+        same = next.upto[e].incarnation == have.upto[e].incarnation &&
+               next.upto[e].seq == have.upto[e].seq;
+    if (same)
+        return MS_OK;
+    uint8_t key[S_CLEAR_KEY];
+    memcpy(key, node, S_ID);
+    key[S_ID] = 'Q';
+    rc = s_cut_put(self, txn, key, sizeof key, &next);
+    if (rc == MS_OK && self->has_verdicts)
         rc = s_verdict_requeue_node(self, txn, node);
     return rc;
 }
@@ -6201,6 +6280,8 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
     s_vin_t *in = calloc(S_VMAX, sizeof *in);
     ms_verdict_mark_t raw[S_VMAX], fin[S_VMAX];
     uint32_t slot_of[S_VMAX];  // the slot each counted result filled
+    uint64_t inc_of[S_VMAX];   // the incarnation of each counted result
+    bool forgiven[S_VMAX];     // its raw strike is inside a clear's cut
     uint32_t other[S_VMAX];    // slots of results left out (no commit, a
     size_t n = 0, n_other = 0; // revocation cut, ...)
     int status = res && in ? MS_OK : MS_ERR_NOMEM;
@@ -6229,6 +6310,7 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
         const uint8_t *node = (const uint8_t *) ck.mv_data + S_ID;
         memcpy(r->node_id, node, S_ID);
         memcpy(in[n].node, node, S_ID);
+        inc_of[n] = s_get_be64(node + S_ID);
         r->seq = s_get_be64(node + S_ID + 8);
         memcpy(r->record_hash, m + S_RM_HASH, 32);
         r->status = m[1] == MS_RESULT_STATUS_OK         ? MS_RUN_OK
@@ -6346,6 +6428,19 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
     free(rv_nq);
     free(rv_ops);
 
+    // Strikes forgiven by the node's quarantine clears: those of results
+    // inside the union of their cuts (a function of the records).
+    for (size_t i = 0; status == MS_OK && i < n; i++) {
+        forgiven[i] = false;
+        if (!raw[i].strike)
+            continue;
+        ms_store_cut_t cc;
+        bool has;
+        status = s_clear_cut_get(self, txn, in[i].node, &cc, &has);
+        forgiven[i] =
+            status == MS_OK && has && s_cut_counts(&cc, inc_of[i], res[i].seq);
+    }
+
     // Tally by difference: old raw flags out, new ones in. A node's
     // quarantine flips when it differs after both passes from what it was
     // before them: a node at exactly K strikes whose struck result is
@@ -6363,6 +6458,9 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
                                      : raw[i].counted;
             bool strike = pass == 0 ? old_marks[i].flags & S_VM_RAW_STRIKE
                                     : raw[i].strike;
+            bool forgive =
+                strike && (pass == 0 ? old_marks[i].flags & S_VM_RAW_FORGIVEN
+                                     : forgiven[i]);
             if (!counted && !strike)
                 continue;
             s_vnode_t vn;
@@ -6374,10 +6472,14 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
                 vn.n_counted += (uint32_t) sign;
             if (strike)
                 vn.n_strikes += (uint32_t) sign;
+            if (forgive)
+                vn.n_forgiven += (uint32_t) sign;
             if ((int32_t) vn.n_counted < 0)
                 vn.n_counted = 0;
             if ((int32_t) vn.n_strikes < 0)
                 vn.n_strikes = 0;
+            if ((int32_t) vn.n_forgiven < 0)
+                vn.n_forgiven = 0;
             ms_verdict_policy_t pol;
             ms_verdict_policy_default(&pol);
             bool q = ms_verdict_quarantined(&pol, vn.n_counted, vn.n_strikes,
@@ -6468,6 +6570,7 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
                 memcpy(mk[i].node, in[i].node, S_ID);
                 mk[i].flags = (raw[i].counted ? S_VM_RAW_COUNTED : 0) |
                               (raw[i].strike ? S_VM_RAW_STRIKE : 0) |
+                              (forgiven[i] ? S_VM_RAW_FORGIVEN : 0) |
                               (fin[i].counted ? S_VM_COUNTED : 0) |
                               (fin[i].agrees ? S_VM_AGREES : 0);
                 mk[i].role = (uint8_t) fin[i].role;

@@ -661,16 +661,22 @@ int ms_store_put_item(ms_store_t *self, const uint8_t digest[MS_STORE_ID_BYTES],
                       const ms_store_cut_t *cut, bool *added);
 
 //  Keep a quarantine clear (an authority item, checked by the caller)
-//  as ms_store_put_item does, and apply it in the same commit: the
-//  stratum-1 strikes SUBJECT holds now are forgiven (DESIGN.md
-//  "Verification"), so its quarantine lifts, its results count again and
-//  the verdicts of the tasks it has results in are derived again. Strikes
-//  it earns later count against it from there. An item held already
-//  changes nothing (*added false). Errors: as ms_store_put_item.
+//  as ms_store_put_item does, and apply it in the same commit (DESIGN.md
+//  "Verification"): the stratum-1 strikes of SUBJECT's results inside
+//  CUT (per incarnation, seq <= upto.seq; a list, never `all`) are
+//  forgiven, now and for results that arrive later, so its quarantine
+//  lifts when too few strikes are left and the verdicts of the tasks it
+//  has results in are derived again. Strikes of its results above the
+//  cut count against it. Several clears of one subject forgive the union
+//  of their cuts, whatever their order and that of the results. An item
+//  held already changes nothing (*added false). Errors: MS_ERR_INVALID
+//  (cut NULL, `all`, empty or over MS_STORE_MAX_CUT); as
+//  ms_store_put_item.
 int ms_store_put_clear(ms_store_t *self,
                        const uint8_t digest[MS_STORE_ID_BYTES],
                        const uint8_t *bytes, size_t n,
-                       const uint8_t subject[MS_STORE_ID_BYTES], bool *added);
+                       const uint8_t subject[MS_STORE_ID_BYTES],
+                       const ms_store_cut_t *cut, bool *added);
 
 //  Called with each authority item: its digest and bytes, borrowed for the
 //  call. Non-zero stops the walk and is returned.

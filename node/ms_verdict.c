@@ -138,7 +138,8 @@
     re-evaluations. Strikes of stratum 3 are reported but never fed back
     (that would need a fixed point, and the order of a fixed-point
     iteration is a place where nodes could disagree). A clear forgives a
-    number of strikes rather than lifting the quarantine for ever: a
+    number of strikes (the store counts those of the node's results
+    inside the clear's cut) rather than lifting the quarantine for ever: a
     cleared node that keeps lying is quarantined again after K new
     strikes. Clears form a grow-only set; the largest count per node
     wins, so their order does not matter.

@@ -190,7 +190,10 @@ typedef struct {
 } ms_verdict_policy_t;
 
 //  An authority item clearing a node's quarantine: it forgives that many
-//  of the node's strikes (those it had when the authority looked).
+//  of the node's strikes. The count must be a function of the records:
+//  the store passes the node's strikes earned by results inside the
+//  clear's cut of its log (ms_store_put_clear), never "the strikes held
+//  when the clear arrived", which would differ between nodes.
 typedef struct {
     uint8_t node_id[MS_VERDICT_ID_BYTES]; // the node cleared
     uint32_t n_forgiven;                  // strikes forgiven

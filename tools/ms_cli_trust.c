@@ -30,7 +30,11 @@
       `pool publish FILE --node URL` (or `pool revoke --node URL`) hands
       it to a node (POST /api/v1/authority), which gossips it to the pool.
     - `pool clear` writes a signed quarantine clear (same file format and
-      publishing; every node forgives the strikes the node holds).
+      publishing) with a cut of the node's log: every node forgives the
+      strikes its results inside the cut earned, whatever the order in
+      which the clear and the results reach it. The cut is `--cut` or,
+      with `--node URL`, that node's view of the log (GET
+      /api/v1/logs/NODE_ID: per incarnation the highest seq held).
 
     A node id must be typed in full here (64 hex): the authority keeps no
     list of nodes against which a prefix could be resolved.
@@ -1257,24 +1261,34 @@ static void
 s_clear_usage(FILE *out)
 {
     fprintf(out,
-            "usage: meshsweep pool clear NODE_ID [--authority DIR] "
-            "[--out FILE] [--node URL]\n"
-            "           [--json]\n"
+            "usage: meshsweep pool clear NODE_ID (--node URL | --cut "
+            "INC:SEQ[,INC:SEQ...])\n"
+            "           [--authority DIR] [--out FILE] [--json]\n"
             "\n"
             "Sign a quarantine clear of NODE_ID (64 hex characters) with the "
             "pool\nauthority and write it to FILE (default NODE_ID12.clear "
-            "here). Every node\nthat holds it forgives the strikes the node "
-            "has when the clear reaches it:\nits quarantine lifts and its "
-            "results count again (strikes earned later\ncount).\n"
+            "here). The clear\ncarries a cut of NODE_ID's log; every node "
+            "that holds it forgives exactly\nthe strikes earned by NODE_ID's "
+            "results inside the cut, whenever the clear\nand the results "
+            "reach it, so its quarantine lifts. Strikes of results\nabove "
+            "the cut (later ones) still count.\n"
             "\n"
+            "  --node URL         take the cut from that node's view of "
+            "NODE_ID's log\n"
+            "                     (GET /api/v1/logs/NODE_ID: per "
+            "incarnation the highest\n"
+            "                     seq it holds) and publish the clear there; "
+            "it gossips\n"
+            "                     it to every node\n"
+            "  --cut INC:SEQ,...  the cut itself: incarnations (16 hex "
+            "digits) with the\n"
+            "                     highest seq forgiven (decimal); with "
+            "--node too, this\n"
+            "                     cut is used and --node only publishes\n"
             "  --authority DIR    the pool authority (default "
             "$MESHSWEEP_AUTHORITY or\n"
             "                     ./" S_DEFAULT_AUTHORITY ")\n"
             "  --out FILE         where to write the clear\n"
-            "  --node URL         also publish it to that node's API, which "
-            "gossips it\n"
-            "                     to every node (later: meshsweep pool "
-            "publish FILE)\n"
             "  --json             print the item's fields as JSON\n");
 }
 
@@ -1361,7 +1375,8 @@ s_item_json(const ms_authority_item_t *it)
                   ms_authority_item_kind_name(it->kind), "pool_id", pool,
                   "subject", subject, "issuer", issuer, "issued_at", issued,
                   "serial", (json_int_t) it->serial);
-    if (doc && it->kind == MS_AUTHORITY_ITEM_REVOKE) {
+    if (doc && (it->kind == MS_AUTHORITY_ITEM_REVOKE ||
+                it->kind == MS_AUTHORITY_ITEM_CLEAR_QUARANTINE)) {
         json_t *cut = it->cut_all ? json_string("all") : json_array();
         for (uint32_t i = 0; cut && !it->cut_all && i < it->n_cuts; i++) {
             char inc[17];
@@ -1379,8 +1394,77 @@ s_item_json(const ms_authority_item_t *it)
 //  --------------------------------------------------------------------------
 static int s_publish(const char *path, const char *node_url, bool json_out);
 
-//  meshsweep pool revoke, and pool clear (CLEAR: a quarantine clear, no
-//  cut).
+//  --------------------------------------------------------------------------
+//  A clear's cut from a node's view of NODE_ID's log (GET
+//  /api/v1/logs/NODE_ID) into item's cuts. Exit code.
+
+static int
+s_cut_from_node(const char *node_url, const char *node_hex,
+                ms_authority_item_t *item)
+{
+    ms_diag_t d;
+    ms_diag_clear(&d);
+    const char *url = ms_cli_node_url(node_url);
+    char path[128];
+    snprintf(path, sizeof path, "/api/v1/logs/%s", node_hex);
+    long status = 0;
+    char *body = NULL;
+    int rc = ms_cli_http("GET", url, path, NULL, NULL, 0, &status, &body, &d);
+    if (rc != MS_OK)
+        return ms_cli_diag_exit(&d, rc, url);
+    if (status < 200 || status > 299) {
+        int code = ms_cli_http_error(status, body, path, &d);
+        fprintf(stderr, "meshsweep: %s%s: %s\n", url, path, d.reason);
+        free(body);
+        return code;
+    }
+    json_error_t err;
+    json_t *doc = body ? json_loads(body, 0, &err) : NULL;
+    free(body);
+    json_t *cut = json_object_get(doc, "cut");
+    int code = MS_CLI_EXIT_OK;
+    if (!json_is_array(cut))
+        code = ms_cli_failure(url, "%s: not a log view (no cut array)", path);
+    else if (json_array_size(cut) == 0)
+        code = ms_cli_failure(url,
+                              "holds no records of %.12s: nothing to forgive "
+                              "(give --cut, or ask a node that has them)",
+                              node_hex);
+    else if (json_array_size(cut) > MS_AUTHORITY_ITEM_MAX_CUTS)
+        code = ms_cli_failure(url, "%s: more than %d incarnations", path,
+                              MS_AUTHORITY_ITEM_MAX_CUTS);
+    // Build the --cut text and parse it: one parser for both ways in.
+    size_t cap = json_array_size(cut) * 48 + 1;
+    char *text = code == MS_CLI_EXIT_OK ? calloc(1, cap) : NULL;
+    if (code == MS_CLI_EXIT_OK && !text)
+        code = ms_cli_failure(url, "out of memory");
+    size_t used = 0;
+    for (size_t i = 0; code == MS_CLI_EXIT_OK && i < json_array_size(cut);
+         i++) {
+        json_t *e = json_array_get(cut, i);
+        const char *inc = json_string_value(json_object_get(e, "incarnation"));
+        json_t *seq = json_object_get(e, "max_seq");
+        if (!inc || strlen(inc) != 16 || !json_is_integer(seq) ||
+            json_integer_value(seq) < 0)
+            code = ms_cli_failure(url,
+                                  "%s: entry %zu is not {incarnation, "
+                                  "max_seq}",
+                                  path, i);
+        else
+            used += (size_t) snprintf(text + used, cap - used, "%s%s:%lld",
+                                      i ? "," : "", inc,
+                                      (long long) json_integer_value(seq));
+    }
+    json_decref(doc);
+    if (code == MS_CLI_EXIT_OK)
+        code = s_parse_cut(text, item);
+    free(text);
+    return code;
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep pool revoke, and pool clear (CLEAR: a quarantine clear, whose
+//  cut is --cut or the --node's view of the node's log).
 
 static int
 s_item_main(int argc, char **argv, bool clear)
@@ -1389,7 +1473,8 @@ s_item_main(int argc, char **argv, bool clear)
     if (ms_cli_wants_help(argc, argv))
         return clear ? s_clear_usage(stdout) : s_revoke_usage(stdout),
                MS_CLI_EXIT_OK;
-    const char *node = NULL, *cut = "all", *authority = NULL, *out = NULL;
+    const char *node = NULL, *cut = clear ? NULL : "all", *authority = NULL,
+               *out = NULL;
     const char *node_url = NULL;
     bool json_out = false;
     for (int i = 1; i < argc; i++) {
@@ -1399,11 +1484,17 @@ s_item_main(int argc, char **argv, bool clear)
             if (missing || !*v)
                 return ms_cli_usage_error("--node", "needs a URL");
             node_url = v;
-        } else if (!clear &&
-                   ms_cli_arg_value(argc, argv, &i, "--cut", &v, &missing)) {
+        } else if (ms_cli_arg_value(argc, argv, &i, "--cut", &v, &missing)) {
             if (missing)
-                return ms_cli_usage_error("--cut", "needs all or "
-                                                   "INCARNATION:SEQ,...");
+                return ms_cli_usage_error("--cut",
+                                          clear ? "needs INCARNATION:SEQ,..."
+                                                : "needs all or "
+                                                  "INCARNATION:SEQ,...");
+            if (clear && strcmp(v, "all") == 0)
+                return ms_cli_usage_error(
+                    "--cut",
+                    "a clear forgives the strikes of a cut of the "
+                    "node's log, not 'all' (give INCARNATION:SEQ,...)");
             cut = v;
         } else if (ms_cli_arg_value(argc, argv, &i, "--authority", &v,
                                     &missing)) {
@@ -1428,6 +1519,11 @@ s_item_main(int argc, char **argv, bool clear)
     if (!node)
         return clear ? s_clear_usage(stderr) : s_revoke_usage(stderr),
                ms_cli_usage_error(cmd, "missing NODE_ID");
+    if (clear && !cut && !node_url)
+        return s_clear_usage(stderr),
+               ms_cli_usage_error(cmd, "needs a cut: --node URL (that "
+                                       "node's view of the log) or --cut "
+                                       "INCARNATION:SEQ,...");
     ms_authority_item_t *it = calloc(1, sizeof *it);
     if (!it)
         return ms_cli_failure(cmd, "out of memory");
@@ -1435,8 +1531,13 @@ s_item_main(int argc, char **argv, bool clear)
         clear ? MS_AUTHORITY_ITEM_CLEAR_QUARANTINE : MS_AUTHORITY_ITEM_REVOKE;
     s_authority_t a = {0};
     int code = s_parse_node_id(node, it->subject);
-    if (code == MS_CLI_EXIT_OK && !clear)
+    if (code == MS_CLI_EXIT_OK && cut)
         code = s_parse_cut(cut, it);
+    else if (code == MS_CLI_EXIT_OK && clear) {
+        char hex[S_KEY_HEX + 1];
+        s_hex(it->subject, MS_CERT_KEY_BYTES, hex);
+        code = s_cut_from_node(node_url, hex, it);
+    }
     if (code == MS_CLI_EXIT_OK)
         code = s_authority_open(&a, s_authority_dir(authority));
     if (code == MS_CLI_EXIT_OK)
@@ -1465,10 +1566,15 @@ s_item_main(int argc, char **argv, bool clear)
         code = doc ? ms_cli_json_print(stdout, doc)
                    : ms_cli_failure(out, "out of memory");
         json_decref(doc);
-    } else if (code == MS_CLI_EXIT_OK && clear)
-        printf("quarantine clear of %s (serial %llu) written to %s\n", subject,
+    } else if (code == MS_CLI_EXIT_OK && clear) {
+        printf("quarantine clear of %s (cut ", subject);
+        for (uint32_t i = 0; i < it->n_cuts; i++)
+            printf("%s%016llx:%llu", i ? "," : "",
+                   (unsigned long long) it->cuts[i].incarnation,
+                   (unsigned long long) it->cuts[i].max_seq);
+        printf(", serial %llu) written to %s\n",
                (unsigned long long) it->serial, out);
-    else if (code == MS_CLI_EXIT_OK)
+    } else if (code == MS_CLI_EXIT_OK)
         printf("revocation of %s (cut %s, serial %llu) written to %s\n",
                subject, cut, (unsigned long long) it->serial, out);
     free(it);

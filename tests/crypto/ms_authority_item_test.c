@@ -126,8 +126,18 @@ test_roundtrip_and_every_flipped_byte_fails(void **state)
     memcpy(clear.subject, k->node_pk, MS_CERT_KEY_BYTES);
     clear.issued_at = NOW;
     clear.serial = 43;
+    clear.n_cuts = 2; // the clear's cut of the node's log
+    clear.cuts[0].incarnation = 0x1234;
+    clear.cuts[0].max_seq = 17;
+    clear.cuts[1].incarnation = 0xabcdef;
+    clear.cuts[1].max_seq = 3;
     assert_int_equal(ms_authority_item_sign(&clear, k->auth_sk, NULL), MS_OK);
     s_check_flips(k, &clear);
+    ms_authority_item_t clear1 = clear; // one incarnation
+    clear1.n_cuts = 1;
+    memset(&clear1.cuts[1], 0, sizeof clear1.cuts[1]);
+    assert_int_equal(ms_authority_item_sign(&clear1, k->auth_sk, NULL), MS_OK);
+    s_check_flips(k, &clear1);
     assert_string_equal(ms_authority_item_kind_name(clear.kind),
                         "clear-quarantine");
     assert_string_equal(ms_authority_item_kind_name(all.kind), "revoke");
@@ -189,11 +199,50 @@ test_refusals(void **state)
     bad.kind = (ms_authority_item_kind_t) 9;
     assert_int_equal(ms_authority_item_sign(&bad, k->auth_sk, &d),
                      MS_ERR_INVALID);
-    // a quarantine clear with a cut
+    // a quarantine clear needs a list cut: not 'all', not empty, canonical
     bad = it;
     bad.kind = MS_AUTHORITY_ITEM_CLEAR_QUARANTINE;
+    assert_int_equal(ms_authority_item_sign(&bad, k->auth_sk, &d), MS_OK);
+    bad.cut_all = true;
+    bad.n_cuts = 0;
     assert_int_equal(ms_authority_item_sign(&bad, k->auth_sk, &d),
                      MS_ERR_INVALID);
+    assert_non_null(strstr(d.reason, "not 'all'"));
+    bad.cut_all = false;
+    assert_int_equal(ms_authority_item_sign(&bad, k->auth_sk, &d),
+                     MS_ERR_INVALID);
+    bad = it;
+    bad.kind = MS_AUTHORITY_ITEM_CLEAR_QUARANTINE;
+    bad.cuts[1].incarnation = bad.cuts[0].incarnation;
+    assert_int_equal(ms_authority_item_sign(&bad, k->auth_sk, &d),
+                     MS_ERR_INVALID);
+    // the old clear without a cut (kind 2) is refused, in its own old
+    // layout (head and signature only) and with a cut after it, and
+    // cannot be signed any more
+    bad = it;
+    bad.kind = MS_AUTHORITY_ITEM_CLEAR_QUARANTINE_V1;
+    assert_int_equal(ms_authority_item_sign(&bad, k->auth_sk, &d),
+                     MS_ERR_INVALID);
+    {
+        ms_authority_item_t c = it;
+        c.kind = MS_AUTHORITY_ITEM_CLEAR_QUARANTINE;
+        assert_int_equal(ms_authority_item_sign(&c, k->auth_sk, &d), MS_OK);
+        uint8_t enc[MS_AUTHORITY_ITEM_MAX_BYTES];
+        size_t m = ms_authority_item_encode(&c, enc);
+        assert_true(m > 0);
+        assert_int_equal(enc[4], MS_AUTHORITY_ITEM_CLEAR_QUARANTINE);
+        enc[4] = MS_AUTHORITY_ITEM_CLEAR_QUARANTINE_V1;
+        ms_authority_item_t o;
+        assert_int_equal(ms_authority_item_decode(enc, m, &o, &d),
+                         MS_ERR_PROTOCOL);
+        assert_non_null(strstr(d.reason, "without a cut"));
+        size_t head = 4 + 1 + 3 * 32 + 16; // old layout: head | signature
+        memmove(enc + head, enc + m - MS_CERT_SIG_BYTES, MS_CERT_SIG_BYTES);
+        assert_int_equal(
+            ms_authority_item_decode(enc, head + MS_CERT_SIG_BYTES, &o, &d),
+            MS_ERR_PROTOCOL);
+        assert_non_null(strstr(d.reason, "without a cut"));
+    }
     // decoding refuses a cut flag of 2 and a count over the bound, even
     // with the rest of the bytes present
     size_t n = ms_authority_item_encode(&it, buf);

@@ -8,9 +8,13 @@
 #      disputed, opens a third slot, and is verified by the two honest
 #      operators, which strikes the liar; with 3 strikes both honest nodes
 #      quarantine it (its rows not counted);
-#   2. `meshsweep pool clear L --node A` signs a CLEAR_QUARANTINE and
-#      publishes it to A only: A and B (by gossip) lift the quarantine and
-#      the liar's results count again; the clear sent again is not new.
+#   2. `meshsweep pool clear L --node A` signs a CLEAR_QUARANTINE whose cut
+#      is A's view of L's log (GET /api/v1/logs/L: per incarnation the
+#      highest seq held) and publishes it to A only: A and B (by gossip)
+#      forgive the strikes of L's results inside the cut, lift the
+#      quarantine, and the liar's results count again; the clear sent
+#      again is not new. A clear without a cut, or with `--cut all`, is
+#      refused (exit 2).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/lib.sh"
@@ -135,9 +139,37 @@ grep -c '^liar: inflate' "${POOL_LOG[3]}" >"$T/nlies" || true
 ok "the inflating liar is quarantined on A and B after $attempt sweep(s) ($s1 strikes on A; $u1 of its rows in the last sweep not counted; $(cat "$T/nlies") false results)"
 
 # ---- 2. the authority clears the quarantine --------------------------------
+set +e
+"$MS" pool clear "$L" --authority "$T/auth" --out "$T/bad.clear" >"$T/nocut.out" 2>&1
+rc_nocut=$?
+"$MS" pool clear "$L" --authority "$T/auth" --out "$T/bad.clear" --cut all >"$T/allcut.out" 2>&1
+rc_all=$?
+set -e
+[ "$rc_nocut" = 2 ] || fail "pool clear without a cut: exit $rc_nocut: $(cat "$T/nocut.out")"
+[ "$rc_all" = 2 ] || fail "pool clear --cut all: exit $rc_all: $(cat "$T/allcut.out")"
+[ ! -e "$T/bad.clear" ] || fail "a refused clear was written"
+want_cut=$(python3 - "${POOL_API[1]}" "$L" <<'PY'
+import json, sys, urllib.request
+doc = json.load(urllib.request.urlopen(sys.argv[1] + "/api/v1/logs/" + sys.argv[2], timeout=5))
+print(",".join("%s:%d" % (e["incarnation"], e["max_seq"]) for e in doc["cut"]))
+PY
+)
+[ -n "$want_cut" ] || fail "A shows no log of the liar"
 "$MS" pool clear "$L" --authority "$T/auth" --out "$T/l.clear" \
     --node "${POOL_API[1]}" >"$T/clear.out" 2>&1 || fail "pool clear --node failed: $(cat "$T/clear.out")"
 grep -q 'published to' "$T/clear.out" || fail "clear did not say it published: $(cat "$T/clear.out")"
+# The liar is stopped; A's view moves only if gossip still brings it a
+# record of the liar, so the cut is A's view just before or just after.
+log_cut() {
+    python3 - "${POOL_API[1]}" "$L" <<'PY'
+import json, sys, urllib.request
+doc = json.load(urllib.request.urlopen(sys.argv[1] + "/api/v1/logs/" + sys.argv[2], timeout=5))
+print(",".join("%s:%d" % (e["incarnation"], e["max_seq"]) for e in doc["cut"]))
+PY
+}
+after_cut=$(log_cut)
+grep -q -e "(cut $want_cut," -e "(cut $after_cut," "$T/clear.out" ||
+    fail "the clear's cut is not A's view of the log ($want_cut): $(cat "$T/clear.out")"
 lifted() { ! quarantined "$1"; }
 counted_again() { read -r c u < <(liar_rows "$1"); [ "$c" -ge 1 ] && [ "$u" = 0 ]; }
 for k in 1 2; do
@@ -150,4 +182,4 @@ read -r c1 u1 < <(liar_rows 1)
     fail "the clear sent again was new on B"
 "$MS" pool show "$T/l.clear" >"$T/show.out" 2>&1 || fail "pool show of the clear failed: $(cat "$T/show.out")"
 grep -q 'clear-quarantine' "$T/show.out" || fail "pool show: $(cat "$T/show.out")"
-ok "a clear published to A lifted the quarantine on A and B: $c1 rows of the liar in the last sweep count again ($u1 not)"
+ok "a clear with cut $want_cut (A's view) published to A lifted the quarantine on A and B: $c1 rows of the liar in the last sweep count again ($u1 not)"

@@ -28,6 +28,9 @@
     - a quarantine flip while a task is derived: the task is counted once
       in its sweep, and a node at exactly K strikes whose struck task is
       evaluated again does not set off a cascade of re-derivations;
+    - a quarantine clear forgives the strikes of the results inside its
+      cut, in every order of the clear and the results (same verdict rows,
+      results digest and standing), and strikes above the cut still count;
     ms_results lists the table by default and, with ALL, the extra
     replicas flagged "replica": "extra", "counted": false.
     Then a 300 KiB result row (a long curve) appended on store A is
@@ -1088,6 +1091,183 @@ test_quarantine_flip(void **state)
         free(sw[i].rec.bytes);
 }
 
+//  --------------------------------------------------------------------------
+//  A quarantine clear forgives the strikes of the results inside its cut,
+//  whatever the arrival order (DESIGN.md: verdicts are a function of the
+//  records). A liar (0x30, op4) is struck on 4 tasks (replicas 2, pool 3;
+//  its result of task i is record (incarnation i + 1, seq 2)). The clear
+//  and the 4 tasks' results are merged in all 120 orders of those 5
+//  events, the clear before, between and after the results; every order
+//  must leave identical verdict rows, results digest and standing:
+//  - cut 1:2,2:2,3:2,4:1 forgives tasks 0..2 (task 3's result, seq 2, is
+//    above its incarnation's seq 1): 4 strikes, 1 left, not quarantined;
+//  - cut 1:2 forgives task 0 only: 3 left of 4 counted, quarantined.
+//  The first cut is the case the old rule ("the strikes held when the
+//  clear is applied") got wrong: a clear applied first forgave nothing.
+
+typedef struct {
+    ms_store_verdict_t v[4];
+    uint8_t results[32];
+    uint32_t n_counted, n_strikes;
+    bool quarantined;
+} s_clear_view_t;
+
+static void
+s_clear_view(ms_store_t *store, const sweep_t *sw, const uint8_t *o_liar,
+             s_clear_view_t *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(ms_store_get_verdict(store, sw[i].task_id, &out->v[i]),
+                         MS_OK);
+    assert_int_equal(ms_store_results_digest(store, out->results), MS_OK);
+    assert_int_equal(ms_store_node_standing(store, o_liar, &out->n_counted,
+                                            &out->n_strikes, &out->quarantined),
+                     MS_OK);
+}
+
+static void
+s_clear_view_equal(const s_clear_view_t *a, const s_clear_view_t *b)
+{
+    for (int i = 0; i < 4; i++) {
+        const ms_store_verdict_t *x = &a->v[i], *y = &b->v[i];
+        assert_int_equal(x->verdict, y->verdict);
+        assert_int_equal(x->revision, y->revision);
+        assert_int_equal(x->n_operators, y->n_operators);
+        assert_int_equal(x->n_agreeing, y->n_agreeing);
+        assert_int_equal(x->slots_wanted, y->slots_wanted);
+        assert_string_equal(x->operators, y->operators);
+        assert_int_equal(x->n_marks, y->n_marks);
+        for (size_t m = 0; m < x->n_marks; m++) {
+            assert_memory_equal(x->marks[m].node_id, y->marks[m].node_id, ID);
+            assert_int_equal(x->marks[m].counted, y->marks[m].counted);
+            assert_int_equal(x->marks[m].agrees, y->marks[m].agrees);
+            assert_int_equal(x->marks[m].strike, y->marks[m].strike);
+            assert_int_equal(x->marks[m].role, y->marks[m].role);
+        }
+    }
+    assert_memory_equal(a->results, b->results, 32);
+    assert_int_equal(a->n_counted, b->n_counted);
+    assert_int_equal(a->n_strikes, b->n_strikes);
+    assert_int_equal(a->quarantined, b->quarantined);
+}
+
+static void
+s_clear_every_order(fixture_t *fx, const ms_store_cut_t *cut, bool want_q)
+{
+    const uint8_t liar = 0x30;
+    const char *ops[3] = {"op4", "op1", "op2"};
+    sweep_t sw[4];
+    for (int i = 0; i < 4; i++)
+        s_sweep(&sw[i], 2, 70 + i);
+    uint8_t o_sweep[ID], o_liar[ID], digest[ID];
+    memset(o_sweep, 0xEE, ID);
+    memset(o_liar, liar, ID);
+    memset(digest, 0xC1, ID);
+    const uint8_t item[] = "a clear (the store keeps its bytes)";
+    int order[5] = {0, 1, 2, 3, 4}; // 0..3: task i's results; 4: the clear
+    s_clear_view_t ref, got;
+    int n_orders = 0;
+    do {
+        ms_store_t *store = s_open(fx);
+        assert_int_equal(ms_store_set_pool_operators(store, 3), MS_OK);
+        for (uint8_t k = 0; k < 3; k++) {
+            uint8_t id[ID];
+            memset(id, liar + k, ID);
+            assert_int_equal(ms_store_set_operator(store, id, ops[k]), MS_OK);
+        }
+        for (int i = 0; i < 4; i++) {
+            const uint8_t *pl[1] = {sw[i].rec.bytes};
+            uint32_t kinds[1] = {MS_RECORD_SWEEP};
+            size_t lens[1] = {sw[i].rec.len};
+            assert_int_equal(ms_store_merge_block(store, o_sweep,
+                                                  (uint64_t) i + 1, 1, 1, kinds,
+                                                  pl, lens, NULL, 0, NULL),
+                             MS_OK);
+        }
+        for (int e = 0; e < 5; e++) {
+            int i = order[e];
+            if (i == 4) {
+                bool added = false;
+                assert_int_equal(ms_store_put_clear(store, digest, item,
+                                                    sizeof item, o_liar, cut,
+                                                    &added),
+                                 MS_OK);
+                assert_true(added);
+                continue;
+            }
+            uint64_t inc = (uint64_t) i + 1;
+            s_merge_committed(store, sw[i].task_id, liar, inc, 0, 0.95);
+            s_merge_committed(store, sw[i].task_id, liar + 1, inc, 1, 0.90);
+            s_merge_committed(store, sw[i].task_id, liar + 2, inc, 2, 0.90);
+        }
+        s_clear_view(store, sw, o_liar, n_orders == 0 ? &ref : &got);
+        if (n_orders > 0) {
+            if (got.quarantined != ref.quarantined)
+                fprintf(stderr,
+                        "order %d %d %d %d %d: quarantined %d, first order "
+                        "%d\n",
+                        order[0], order[1], order[2], order[3], order[4],
+                        got.quarantined, ref.quarantined);
+            s_clear_view_equal(&ref, &got);
+        }
+        ms_store_destroy(&store);
+        n_orders++;
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s/s%d", fx->root, fx->n_stores - 1);
+        ms_tf_rm_rf(dir);
+    } while (s_next_perm(order, 5));
+    assert_int_equal(n_orders, 120);
+    assert_int_equal(ref.n_counted, 4);
+    assert_int_equal(ref.n_strikes, 4);
+    assert_int_equal(ref.quarantined, want_q);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(ref.v[i].verdict, MS_VERDICT_VERIFIED);
+        assert_string_equal(ref.v[i].operators, "op1,op2");
+    }
+    for (int i = 0; i < 4; i++)
+        free(sw[i].rec.bytes);
+}
+
+static void
+test_clear_cut_every_order(void **state)
+{
+    fixture_t *fx = *state;
+    ms_store_cut_t cut = {.n = 4};
+    for (int i = 0; i < 4; i++) {
+        cut.upto[i].incarnation = (uint64_t) i + 1;
+        cut.upto[i].seq = i < 3 ? 2 : 1; // task 3's result is above
+    }
+    s_clear_every_order(fx, &cut, false);
+    ms_store_cut_t one = {.n = 1};
+    one.upto[0].incarnation = 1;
+    one.upto[0].seq = 2;
+    s_clear_every_order(fx, &one, true);
+
+    // A clear without a proper cut is refused.
+    ms_store_t *store = s_open(fx);
+    uint8_t node[ID], digest[ID];
+    memset(node, 0x30, ID);
+    memset(digest, 0xC2, ID);
+    ms_store_cut_t all = {.all = true}, none = {.n = 0}, unsorted = {.n = 2};
+    unsorted.upto[0].incarnation = 5;
+    unsorted.upto[1].incarnation = 5;
+    const uint8_t item[] = "x";
+    assert_int_equal(
+        ms_store_put_clear(store, digest, item, 1, node, NULL, NULL),
+        MS_ERR_INVALID);
+    assert_int_equal(
+        ms_store_put_clear(store, digest, item, 1, node, &all, NULL),
+        MS_ERR_INVALID);
+    assert_int_equal(
+        ms_store_put_clear(store, digest, item, 1, node, &none, NULL),
+        MS_ERR_INVALID);
+    assert_int_equal(
+        ms_store_put_clear(store, digest, item, 1, node, &unsorted, NULL),
+        MS_ERR_INVALID);
+    ms_store_destroy(&store);
+}
+
 int
 main(void)
 {
@@ -1100,6 +1280,7 @@ main(void)
         cmocka_unit_test(test_commit_reveal),
         cmocka_unit_test(test_void_slot),
         cmocka_unit_test(test_quarantine_flip),
+        cmocka_unit_test(test_clear_cut_every_order),
         cmocka_unit_test(test_commitment),
         cmocka_unit_test(test_big_row),
     };
