@@ -3648,14 +3648,13 @@ s_settle_peers(const ms_node_t *self, uint8_t (**out)[MS_SETTLE_ID_BYTES])
     *out = NULL;
     size_t n = 0;
     for (size_t i = 0; i < self->n_peer_tab; i++)
-        n += self->peer_tab[i].linked &&
-             self->peer_tab[i].state != MS_PEER_DEAD;
+        n +=
+            self->peer_tab[i].linked && self->peer_tab[i].state != MS_PEER_DEAD;
     if (n == 0 || !(*out = calloc(n, MS_SETTLE_ID_BYTES)))
         return 0;
     n = 0;
     for (size_t i = 0; i < self->n_peer_tab; i++)
-        if (self->peer_tab[i].linked &&
-            self->peer_tab[i].state != MS_PEER_DEAD)
+        if (self->peer_tab[i].linked && self->peer_tab[i].state != MS_PEER_DEAD)
             memcpy((*out)[n++], self->peer_tab[i].id, MS_SETTLE_ID_BYTES);
     return n;
 }

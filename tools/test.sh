@@ -45,7 +45,7 @@ if [ $quick -eq 0 ]; then
 
     echo "== [3/4] clang-format check"
     if command -v clang-format >/dev/null; then
-        files=$(git ls-files '*.c' '*.h' | grep -v '^build')
+        files=$(git ls-files '*.c' '*.h' '*.cu' | grep -v '^build')
         if ! clang-format --dry-run -Werror $files; then
             echo "clang-format: the files above need formatting (clang-format -i FILE)"
             status=1
