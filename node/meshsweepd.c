@@ -105,37 +105,38 @@ typedef struct {
     bool flag;        // takes no value (verbose)
     char *value;      // value (owned), or NULL when not set
     bool from_cli;    // set on the command line
+    int line;         // its line in the config file, 0 when not from it
 } s_opt_t;
 
 static s_opt_t s_opts[] = {
-    {"data_dir", false, NULL, false},
-    {"api", false, NULL, false},
-    {"workers", false, NULL, false},
-    {"backend", false, NULL, false},
-    {"gpu_workers", false, NULL, false},
-    {"blas_threads", false, NULL, false},
-    {"retry_cap", false, NULL, false},
-    {"worker_nice", false, NULL, false},
-    {"config", false, NULL, false},
-    {"verbose", true, NULL, false},
-    {"open_pool", true, NULL, false},
-    {"enroll_key", false, NULL, false},
-    {"mesh_port", false, NULL, false},
-    {"beacon_port", false, NULL, false},
-    {"interface", false, NULL, false},
-    {"peer", false, NULL, false},
-    {"no_beacon", true, NULL, false},
-    {"lease_ttl_ms", false, NULL, false},
-    {"heartbeat_ms", false, NULL, false},
-    {"settle_ms", false, NULL, false},
-    {"beacon_interval_ms", false, NULL, false},
-    {"antientropy_ms", false, NULL, false},
-    {"max_pause_s", false, NULL, false},
-    {"max_tasks_per_sweep", false, NULL, false},
-    {"max_dataset_bytes", false, NULL, false},
-    {"reevaluate_fraction", false, NULL, false},
-    {"reeval_timeout_s", false, NULL, false},
-    {"keep_retention_s", false, NULL, false},
+    {"data_dir", false, NULL, false, 0},
+    {"api", false, NULL, false, 0},
+    {"workers", false, NULL, false, 0},
+    {"backend", false, NULL, false, 0},
+    {"gpu_workers", false, NULL, false, 0},
+    {"blas_threads", false, NULL, false, 0},
+    {"retry_cap", false, NULL, false, 0},
+    {"worker_nice", false, NULL, false, 0},
+    {"config", false, NULL, false, 0},
+    {"verbose", true, NULL, false, 0},
+    {"open_pool", true, NULL, false, 0},
+    {"enroll_key", false, NULL, false, 0},
+    {"mesh_port", false, NULL, false, 0},
+    {"beacon_port", false, NULL, false, 0},
+    {"interface", false, NULL, false, 0},
+    {"peer", false, NULL, false, 0},
+    {"no_beacon", true, NULL, false, 0},
+    {"lease_ttl_ms", false, NULL, false, 0},
+    {"heartbeat_ms", false, NULL, false, 0},
+    {"settle_ms", false, NULL, false, 0},
+    {"beacon_interval_ms", false, NULL, false, 0},
+    {"antientropy_ms", false, NULL, false, 0},
+    {"max_pause_s", false, NULL, false, 0},
+    {"max_tasks_per_sweep", false, NULL, false, 0},
+    {"max_dataset_bytes", false, NULL, false, 0},
+    {"reevaluate_fraction", false, NULL, false, 0},
+    {"reeval_timeout_s", false, NULL, false, 0},
+    {"keep_retention_s", false, NULL, false, 0},
 };
 
 //  Static peers (repeatable option): from the command line, else from the
@@ -206,6 +207,7 @@ s_set(s_opt_t *opt, const char *value, bool from_cli)
     free(opt->value);
     opt->value = strdup(value);
     opt->from_cli = from_cli;
+    opt->line = 0;
 }
 
 //  --------------------------------------------------------------------------
@@ -216,6 +218,20 @@ s_usage_error(const char *what)
 {
     fprintf(stderr, "meshsweepd: %s (see meshsweepd --help)\n", what);
     return 2;
+}
+
+//  --------------------------------------------------------------------------
+//  A bad option value, one line: "FILE:LINE: MSG" when the value came from
+//  the config file (MSG names the key), else as s_usage_error. Returns 2.
+
+static int
+s_value_error(const s_opt_t *opt, const char *config_path, const char *msg)
+{
+    if (opt->line > 0 && config_path) {
+        fprintf(stderr, "meshsweepd: %s:%d: %s\n", config_path, opt->line, msg);
+        return 2;
+    }
+    return s_usage_error(msg);
 }
 
 //  --------------------------------------------------------------------------
@@ -285,11 +301,54 @@ s_peer_ok(const char *spec, char *why, size_t why_n)
     return true;
 }
 
-//  What the INI handler needs.
+//  What the INI reader and handler need.
 typedef struct {
-    const char *path; // config file path
-    char error[512];  // first error
+    const char *path;   // config file path
+    FILE *file;         // open config file
+    int line;           // physical line being parsed (1-based)
+    bool at_line_start; // the next read starts a new physical line
+    int error_line;     // line of the first error, 0 when none
+    char error[512];    // first error
 } s_ini_t;
+
+//  --------------------------------------------------------------------------
+//  libinih reader (fgets-like) that counts physical lines, so that errors
+//  name the line they are on, and checks section headers where they stand
+//  (libinih calls no handler for a section line: an unknown section would
+//  otherwise be reported at its first key, or not at all when empty).
+
+static char *
+s_ini_read(char *str, int num, void *stream)
+{
+    s_ini_t *ini = stream;
+    if (ini->error_line)
+        return NULL; // stop the parse at the first error
+    char *got = fgets(str, num, ini->file);
+    if (!got)
+        return NULL;
+    bool start = ini->at_line_start;
+    if (start)
+        ini->line++;
+    ini->at_line_start = strchr(got, '\n') != NULL;
+    const char *p =
+        got + (start && ini->line == 1 && strncmp(got, "\xEF\xBB\xBF", 3) == 0
+                   ? 3
+                   : 0);
+    p += start ? strspn(p, " \t\r") : strlen(p);
+    const char *close = *p == '[' ? strchr(p, ']') : NULL;
+    if (close) {
+        size_t n = (size_t) (close - p - 1);
+        if (n != 10 || strncmp(p + 1, "meshsweepd", 10) != 0) {
+            snprintf(ini->error, sizeof ini->error,
+                     "unknown section [%.*s] (only [meshsweepd], or keys "
+                     "before any section)",
+                     (int) (n > 100 ? 100 : n), p + 1);
+            ini->error_line = ini->line;
+            return NULL;
+        }
+    }
+    return got;
+}
 
 //  --------------------------------------------------------------------------
 //  One key of the config file; 0 stops the parse with an error.
@@ -298,6 +357,7 @@ static int
 s_ini_key(void *user, const char *section, const char *name, const char *value)
 {
     s_ini_t *ini = user;
+    ini->error_line = ini->line; // kept only when this returns 0
     if (section && *section && strcmp(section, "meshsweepd") != 0) {
         snprintf(ini->error, sizeof ini->error, "unknown section [%s]",
                  section);
@@ -319,6 +379,7 @@ s_ini_key(void *user, const char *section, const char *name, const char *value)
             snprintf(ini->error, sizeof ini->error, "too many peers");
             return 0;
         }
+        ini->error_line = 0;
         return 1;
     }
     // A boolean key takes a boolean (open_pool is a name); anything else
@@ -334,8 +395,11 @@ s_ini_key(void *user, const char *section, const char *name, const char *value)
         }
         value = b ? "true" : "false";
     }
-    if (!opt->from_cli)
+    if (!opt->from_cli) {
         s_set(opt, value, false);
+        opt->line = ini->line;
+    }
+    ini->error_line = 0;
     return 1;
 }
 
@@ -448,15 +512,23 @@ s_main(int argc, char **argv)
     }
     s_opt_t *config = s_find("config", 6);
     if (config->value) {
-        s_ini_t ini = {.path = config->value};
-        int line = ini_parse(config->value, s_ini_key, &ini);
-        if (line < 0) {
+        s_ini_t ini = {.path = config->value, .at_line_start = true};
+        ini.file = fopen(config->value, "r");
+        if (!ini.file) {
             fprintf(stderr, "meshsweepd: %s: cannot read: %s\n", config->value,
                     strerror(errno));
             return 2;
         }
-        if (line > 0) {
-            fprintf(stderr, "meshsweepd: %s:%d: %s\n", config->value, line,
+        int line = ini_parse_stream(s_ini_read, &ini, s_ini_key, &ini);
+        fclose(ini.file);
+        if (line < 0) {
+            fprintf(stderr, "meshsweepd: %s: cannot read: out of memory\n",
+                    config->value);
+            return 2;
+        }
+        if (ini.error_line || line > 0) {
+            fprintf(stderr, "meshsweepd: %s:%d: %s\n", config->value,
+                    ini.error_line ? ini.error_line : line,
                     ini.error[0] ? ini.error : "syntax error");
             return 2;
         }
@@ -485,7 +557,7 @@ s_main(int argc, char **argv)
                 MS_OK) {
                 char msg[MS_DIAG_WHERE_MAX + MS_DIAG_REASON_MAX + 4];
                 snprintf(msg, sizeof msg, "%s: %s", gdiag.where, gdiag.reason);
-                return s_usage_error(msg);
+                return s_value_error(o, config->value, msg);
             }
         } else if (strcmp(n, "enroll_key") == 0)
             opts.enroll_key = o->value;
@@ -494,7 +566,7 @@ s_main(int argc, char **argv)
             if (b < 0) {
                 char msg[300];
                 snprintf(msg, sizeof msg, "%s: expected true or false", n);
-                return s_usage_error(msg);
+                return s_value_error(o, config->value, msg);
             }
             if (n[0] == 'v')
                 opts.verbose = b;
@@ -502,7 +574,7 @@ s_main(int argc, char **argv)
                 opts.no_beacon = b;
         } else if (strcmp(n, "open_pool") == 0) {
             if (!*o->value)
-                return s_usage_error("open_pool: empty name");
+                return s_value_error(o, config->value, "open_pool: empty name");
             opts.open_pool = o->value;
         } else if (strcmp(n, "interface") == 0)
             opts.interface = o->value;
@@ -514,7 +586,7 @@ s_main(int argc, char **argv)
                 char msg[300];
                 snprintf(msg, sizeof msg,
                          "%s: '%.100s' is not a number in 0..1", n, o->value);
-                return s_usage_error(msg);
+                return s_value_error(o, config->value, msg);
             }
             opts.reevaluate_fraction = f;
         } else if (strcmp(n, "reeval_timeout_s") == 0 ||
@@ -527,7 +599,7 @@ s_main(int argc, char **argv)
                          "%s: '%.100s' is not a whole number "
                          "of %d or more",
                          n, o->value, timeout ? 1 : 0);
-                return s_usage_error(msg);
+                return s_value_error(o, config->value, msg);
             }
             if (timeout)
                 opts.reeval_timeout_s = v;
@@ -543,7 +615,7 @@ s_main(int argc, char **argv)
                 snprintf(msg, sizeof msg,
                          "%s: '%.100s' is not a whole number of 1 or more", n,
                          o->value);
-                return s_usage_error(msg);
+                return s_value_error(o, config->value, msg);
             }
             if (n[4] == 't')
                 opts.max_tasks_per_sweep = v64;
@@ -558,7 +630,7 @@ s_main(int argc, char **argv)
                 snprintf(msg, sizeof msg,
                          "%s: '%.100s' is not a whole number%s", n, o->value,
                          port ? " in 0..65535" : " of 0 or more");
-                return s_usage_error(msg);
+                return s_value_error(o, config->value, msg);
             }
             if (strcmp(n, "mesh_port") == 0)
                 opts.mesh_port = v;
@@ -583,7 +655,7 @@ s_main(int argc, char **argv)
                 snprintf(msg, sizeof msg,
                          "%s: '%.100s' is not a whole number in 0..4096", n,
                          o->value);
-                return s_usage_error(msg);
+                return s_value_error(o, config->value, msg);
             }
             if (strcmp(n, "workers") == 0)
                 opts.n_workers = v;

@@ -377,23 +377,48 @@ s_authority_open(s_authority_t *a, const char *dir)
 }
 
 //  --------------------------------------------------------------------------
-//  Take the next serial number from DIR/serial (locked, so two commands
-//  at once never share one). Exit code.
+//  A serial number taken from DIR/serial and not yet known to be used: the
+//  counter already holds it (written and fsynced) and stays locked until
+//  s_serial_done, which gives it back when nothing was issued under it.
+//  Bumping before the item is written, and giving back under the same
+//  lock, means no two items ever share a serial: a crash in between skips
+//  one, which is harmless.
+typedef struct {
+    int fd;              // the locked counter file, -1 when none
+    uint64_t last;       // the value before this serial
+    char path[PATH_MAX]; // DIR/serial
+} s_serial_t;
+
+//  Write value to the counter file (truncate, write, fsync). errno on
+//  failure.
+static bool
+s_serial_write(int fd, uint64_t value)
+{
+    char text[32];
+    int len = snprintf(text, sizeof text, "%llu\n", (unsigned long long) value);
+    return ftruncate(fd, 0) == 0 && pwrite(fd, text, (size_t) len, 0) == len &&
+           fsync(fd) == 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Take the next serial number from DIR/serial (locked until
+//  s_serial_done, so two commands at once never share one). Exit code;
+//  on failure nothing is held and the counter is unchanged.
 
 static int
-s_next_serial(const s_authority_t *a, uint64_t *serial)
+s_serial_take(const s_authority_t *a, s_serial_t *s, uint64_t *serial)
 {
-    char path[PATH_MAX];
-    int code = s_path(path, a->dir, "serial");
+    s->fd = -1;
+    int code = s_path(s->path, a->dir, "serial");
     if (code != MS_CLI_EXIT_OK)
         return code;
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    int fd = open(s->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0)
-        return ms_cli_failure(path, "cannot open: %s", strerror(errno));
+        return ms_cli_failure(s->path, "cannot open: %s", strerror(errno));
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
     if (fcntl(fd, F_SETLKW, &fl) != 0) {
         close(fd);
-        return ms_cli_failure(path, "cannot lock: %s", strerror(errno));
+        return ms_cli_failure(s->path, "cannot lock: %s", strerror(errno));
     }
     char text[32] = {0};
     ssize_t n = pread(fd, text, sizeof text - 1, 0);
@@ -404,21 +429,42 @@ s_next_serial(const s_authority_t *a, uint64_t *serial)
         unsigned long long v = strtoull(text, &end, 10);
         if (errno || end == text || (*end && *end != '\n')) {
             close(fd);
-            return ms_cli_failure(path, "not a serial number counter; fix "
-                                        "or remove it");
+            return ms_cli_failure(s->path, "not a serial number counter; fix "
+                                           "or remove it");
         }
         last = v;
     }
+    if (!s_serial_write(fd, last + 1)) {
+        int err = errno;
+        if (n > 0 && !s_serial_write(fd, last))
+            fprintf(stderr, "meshsweep: %s: warning: could not restore %llu\n",
+                    s->path, (unsigned long long) last);
+        close(fd);
+        return ms_cli_failure(s->path, "cannot write: %s", strerror(err));
+    }
+    s->fd = fd;
+    s->last = last;
     *serial = last + 1;
-    int len =
-        snprintf(text, sizeof text, "%llu\n", (unsigned long long) *serial);
-    bool ok = ftruncate(fd, 0) == 0 &&
-              pwrite(fd, text, (size_t) len, 0) == len && fsync(fd) == 0;
-    int err = errno;
-    close(fd);
-    if (!ok)
-        return ms_cli_failure(path, "cannot write: %s", strerror(err));
     return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Release a serial taken by s_serial_take: USED when an item carrying it
+//  was written, else the counter goes back to its value before (still
+//  under the lock, so nobody took the next one meanwhile). Idempotent.
+
+static void
+s_serial_done(s_serial_t *s, bool used)
+{
+    if (s->fd < 0)
+        return;
+    if (!used && !s_serial_write(s->fd, s->last))
+        fprintf(stderr,
+                "meshsweep: %s: warning: serial %llu skipped (cannot give "
+                "it back: %s)\n",
+                s->path, (unsigned long long) s->last + 1, strerror(errno));
+    close(s->fd); // releases the lock
+    s->fd = -1;
 }
 
 //  ---- pool init ---------------------------------------------------------
@@ -742,16 +788,20 @@ s_invite_main(int argc, char **argv)
         MS_CLI_EXIT_OK)
         return code;
     memcpy(c.pool_id, a.pool_id, MS_CERT_POOL_ID_BYTES);
-    if ((code = s_next_serial(&a, &c.serial)) != MS_CLI_EXIT_OK) {
+    s_serial_t serial;
+    if ((code = s_serial_take(&a, &serial, &c.serial)) != MS_CLI_EXIT_OK) {
         s_authority_close(&a);
         return code;
     }
     int rc = ms_cert_sign(&c, a.sk, &d);
     s_authority_close(&a);
-    if (rc != MS_OK)
+    if (rc != MS_OK) {
+        s_serial_done(&serial, false);
         return ms_cli_diag_exit(&d, rc, "certificate");
+    }
     ms_cert_chain_t chain = {.leaf = c};
     rc = ms_cert_bundle_save(out, a.pk, &chain, &d);
+    s_serial_done(&serial, rc == MS_OK); // a failed write uses no serial
     if (rc != MS_OK)
         return ms_cli_diag_exit(&d, rc, out);
     if (o.json_out) {
@@ -848,10 +898,13 @@ s_enroll_main(int argc, char **argv)
     ms_diag_t d;
     ms_diag_clear(&d);
     int rc = MS_ERR_NOMEM;
-    if (esk && (code = s_next_serial(&a, &c.serial)) == MS_CLI_EXIT_OK &&
+    s_serial_t serial = {.fd = -1};
+    if (esk &&
+        (code = s_serial_take(&a, &serial, &c.serial)) == MS_CLI_EXIT_OK &&
         (rc = ms_cert_keypair(c.subject, esk)) == MS_OK &&
         (rc = ms_cert_sign(&c, a.sk, &d)) == MS_OK)
         rc = ms_cert_enroll_save(o.out, a.pk, esk, &c, &d);
+    s_serial_done(&serial, rc == MS_OK); // a failed write uses no serial
     if (esk)
         sodium_free(esk);
     s_authority_close(&a);
@@ -1227,11 +1280,12 @@ s_revoke_usage(FILE *out)
     fprintf(out,
             "usage: meshsweep pool revoke NODE_ID [--cut all|INC:SEQ,...] "
             "[--authority DIR]\n"
-            "           [--out FILE] [--node URL] [--json]\n"
+            "           [--out FILE] [--force] [--node URL] [--json]\n"
             "\n"
             "Sign a revocation of NODE_ID (a node id or an enrollment key, "
             "64 hex\ncharacters) with the pool authority, and write it to "
-            "FILE (default\nNODE_ID12.revoke here).\n"
+            "FILE (default\nNODE_ID12-SERIAL.revoke here: each item its own "
+            "file).\n"
             "\n"
             "  --cut all          none of its records counts any more, past "
             "ones\n"
@@ -1245,7 +1299,11 @@ s_revoke_usage(FILE *out)
             "  --authority DIR    the pool authority (default "
             "$MESHSWEEP_AUTHORITY or\n"
             "                     ./" S_DEFAULT_AUTHORITY ")\n"
-            "  --out FILE         where to write the revocation\n"
+            "  --out FILE         where to write the revocation (an existing "
+            "file is\n"
+            "                     refused: it may hold an item already "
+            "published)\n"
+            "  --force            overwrite an existing --out FILE\n"
             "  --node URL         also publish it to that node's API (POST\n"
             "                     /api/v1/authority), which gossips it to "
             "every node\n"
@@ -1263,77 +1321,110 @@ s_clear_usage(FILE *out)
     fprintf(out,
             "usage: meshsweep pool clear NODE_ID (--node URL | --cut "
             "INC:SEQ[,INC:SEQ...])\n"
-            "           [--authority DIR] [--out FILE] [--json]\n"
+            "           [--authority DIR] [--out FILE] [--force] [--json]\n"
             "\n"
             "Sign a quarantine clear of NODE_ID (64 hex characters) with the "
-            "pool\nauthority and write it to FILE (default NODE_ID12.clear "
-            "here). The clear\ncarries a cut of NODE_ID's log; every node "
+            "pool\nauthority and write it to FILE (default "
+            "NODE_ID12-SERIAL.clear here). The clear\ncarries a cut of "
+            "NODE_ID's log; every node "
             "that holds it forgives exactly\nthe strikes earned by NODE_ID's "
             "results inside the cut, whenever the clear\nand the results "
             "reach it, so its quarantine lifts. Strikes of results\nabove "
             "the cut (later ones) still count.\n"
             "\n"
-            "  --node URL         take the cut from that node's view of "
-            "NODE_ID's log\n"
-            "                     (GET /api/v1/logs/NODE_ID: per "
-            "incarnation the highest\n"
-            "                     seq it holds) and publish the clear there; "
-            "it gossips\n"
-            "                     it to every node\n"
+            "  --node URL         check that NODE_ID is quarantined there "
+            "(GET\n"
+            "                     /api/v1/status), take the cut from that "
+            "node's view of\n"
+            "                     NODE_ID's log (GET /api/v1/logs/NODE_ID: "
+            "per\n"
+            "                     incarnation the highest seq it holds) and "
+            "publish the\n"
+            "                     clear there; it gossips it to every node\n"
             "  --cut INC:SEQ,...  the cut itself: incarnations (16 hex "
             "digits) with the\n"
-            "                     highest seq forgiven (decimal); with "
-            "--node too, this\n"
-            "                     cut is used and --node only publishes\n"
+            "                     highest seq forgiven (decimal, 1 or more); "
+            "with --node\n"
+            "                     too, each incarnation must be in that "
+            "node's view of\n"
+            "                     the log, its seq no higher than the one "
+            "held there.\n"
+            "                     Without --node nothing is checked (a "
+            "warning says so)\n"
             "  --authority DIR    the pool authority (default "
             "$MESHSWEEP_AUTHORITY or\n"
             "                     ./" S_DEFAULT_AUTHORITY ")\n"
-            "  --out FILE         where to write the clear\n"
+            "  --out FILE         where to write the clear (an existing file "
+            "is refused)\n"
+            "  --force            sign even when --node does not show NODE_ID "
+            "quarantined\n"
+            "                     or lacks an incarnation or seq of --cut (a "
+            "clear in\n"
+            "                     advance), and overwrite an existing --out "
+            "FILE\n"
             "  --json             print the item's fields as JSON\n");
 }
 
 //  --------------------------------------------------------------------------
-//  Parse --cut INC:SEQ,... into item (sorted by incarnation). Exit code.
+//  Parse --cut into item (entries sorted by incarnation): for a revocation
+//  (CLEAR false) `all` or INC:SEQ,...; for a clear (CLEAR true) only
+//  INC:SEQ,... Strict: 16 hex digits, a colon, a decimal seq of 1 or more,
+//  single commas between entries and none at either end, no incarnation
+//  twice. Exit code; one error line naming the entry.
 
 static int
-s_parse_cut(const char *text, ms_authority_item_t *item)
+s_parse_cut(const char *text, ms_authority_item_t *item, bool clear)
 {
-    if (strcmp(text, "all") == 0) {
-        item->cut_all = true;
-        item->n_cuts = 0;
-        return MS_CLI_EXIT_OK;
-    }
+    const char *expected =
+        clear ? "expected INCARNATION:SEQ entries (16 hex digits, a colon, a "
+                "decimal seq of 1 or more) separated by commas"
+              : "expected all, or INCARNATION:SEQ entries (16 hex digits, a "
+                "colon, a decimal seq of 1 or more) separated by commas";
     item->cut_all = false;
     item->n_cuts = 0;
+    if (!*text)
+        return ms_cli_usage_error("--cut", "empty: %s", expected);
+    if (!clear && strcmp(text, "all") == 0) {
+        item->cut_all = true;
+        return MS_CLI_EXIT_OK;
+    }
     const char *p = text;
-    while (*p) {
+    for (;;) {
+        size_t n = strcspn(p, ",");
+        if (n == 0)
+            return ms_cli_usage_error(
+                "--cut",
+                "'%s': an empty entry (entries are separated by "
+                "single commas, none at either end)",
+                text);
+        if (n == 3 && strncmp(p, "all", 3) == 0)
+            return ms_cli_usage_error(
+                "--cut", "%s",
+                clear ? "a clear forgives the strikes of a cut of the node's "
+                        "log, not 'all' (give INCARNATION:SEQ,...)"
+                      : "'all' stands alone: it cannot be combined with "
+                        "INCARNATION:SEQ entries");
         if (item->n_cuts == MS_AUTHORITY_ITEM_MAX_CUTS)
             return ms_cli_usage_error("--cut", "more than %d incarnations",
                                       MS_AUTHORITY_ITEM_MAX_CUTS);
-        size_t n = strcspn(p, ",");
         char entry[64];
         if (n >= sizeof entry)
-            return ms_cli_usage_error("--cut", "'%.*s' is too long", (int) n,
-                                      p);
+            return ms_cli_usage_error("--cut", "'%.*s...' is too long", 40, p);
         memcpy(entry, p, n);
         entry[n] = 0;
-        char *colon = strchr(entry, ':');
-        char *end1 = NULL, *end2 = NULL;
-        errno = 0;
-        unsigned long long inc = colon ? strtoull(entry, &end1, 16) : 0,
-                           seq = 0;
-        if (colon)
-            seq = strtoull(colon + 1, &end2, 10);
-        if (!colon || errno || end1 != colon || colon - entry != 16 ||
-            strspn(entry, "0123456789abcdefABCDEF") != 16 || !end2 ||
-            end2 == colon + 1 || *end2 ||
-            strspn(colon + 1, "0123456789") != strlen(colon + 1))
-            return ms_cli_usage_error(
-                "--cut",
-                "'%s': expected all, or INCARNATION:SEQ entries "
-                "(16 hex digits, a colon, a decimal seq) separated "
-                "by commas",
-                entry);
+        const char *digits = entry + 17;
+        size_t n_digits = n > 17 ? n - 17 : 0;
+        if (n < 18 || entry[16] != ':' ||
+            strspn(entry, "0123456789abcdefABCDEF") != 16 ||
+            strspn(digits, "0123456789") != n_digits || n_digits > 19)
+            return ms_cli_usage_error("--cut", "'%s': %s", entry, expected);
+        unsigned long long inc = strtoull(entry, NULL, 16),
+                           seq = strtoull(digits, NULL, 10);
+        if (seq == 0)
+            return ms_cli_usage_error("--cut",
+                                      "'%s': seq must be 1 or more (a log's "
+                                      "seqs start at 1)",
+                                      entry);
         // Insert in order; a repeated incarnation is refused.
         uint32_t at = item->n_cuts;
         while (at > 0 && item->cuts[at - 1].incarnation > inc)
@@ -1349,13 +1440,25 @@ s_parse_cut(const char *text, ms_authority_item_t *item)
         item->cuts[at].max_seq = seq;
         item->n_cuts++;
         p += n;
-        if (*p == ',')
-            p++;
+        if (!*p)
+            break;
+        p++; // the comma
     }
-    if (item->n_cuts == 0)
-        return ms_cli_usage_error("--cut", "empty (expected all or "
-                                           "INCARNATION:SEQ,...)");
     return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Print a cut as it is kept: `all` or INC:SEQ,... (sorted).
+
+static void
+s_print_cut(FILE *out, const ms_authority_item_t *it)
+{
+    if (it->cut_all)
+        fputs("all", out);
+    for (uint32_t i = 0; !it->cut_all && i < it->n_cuts; i++)
+        fprintf(out, "%s%016llx:%llu", i ? "," : "",
+                (unsigned long long) it->cuts[i].incarnation,
+                (unsigned long long) it->cuts[i].max_seq);
 }
 
 //  --------------------------------------------------------------------------
@@ -1395,18 +1498,16 @@ s_item_json(const ms_authority_item_t *it)
 static int s_publish(const char *path, const char *node_url, bool json_out);
 
 //  --------------------------------------------------------------------------
-//  A clear's cut from a node's view of NODE_ID's log (GET
-//  /api/v1/logs/NODE_ID) into item's cuts. Exit code.
+//  GET path of a node's API as JSON into *doc (caller decrefs). Exit code;
+//  prints the error line.
 
 static int
-s_cut_from_node(const char *node_url, const char *node_hex,
-                ms_authority_item_t *item)
+s_get_json(const char *node_url, const char *path, json_t **doc)
 {
+    *doc = NULL;
     ms_diag_t d;
     ms_diag_clear(&d);
     const char *url = ms_cli_node_url(node_url);
-    char path[128];
-    snprintf(path, sizeof path, "/api/v1/logs/%s", node_hex);
     long status = 0;
     char *body = NULL;
     int rc = ms_cli_http("GET", url, path, NULL, NULL, 0, &status, &body, &d);
@@ -1419,46 +1520,168 @@ s_cut_from_node(const char *node_url, const char *node_hex,
         return code;
     }
     json_error_t err;
-    json_t *doc = body ? json_loads(body, 0, &err) : NULL;
+    *doc = body ? json_loads(body, 0, &err) : NULL;
     free(body);
+    if (!json_is_object(*doc)) {
+        json_decref(*doc);
+        *doc = NULL;
+        return ms_cli_failure(url, "%s: not a JSON object", path);
+    }
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  A node's view of NODE_ID's log (GET /api/v1/logs/NODE_ID) into view's
+//  cuts (entries with no record held, max_seq 0, left out). Exit code.
+
+static int
+s_log_view(const char *node_url, const char *node_hex,
+           ms_authority_item_t *view)
+{
+    const char *url = ms_cli_node_url(node_url);
+    char path[128];
+    snprintf(path, sizeof path, "/api/v1/logs/%s", node_hex);
+    json_t *doc = NULL;
+    int code = s_get_json(node_url, path, &doc);
+    if (code != MS_CLI_EXIT_OK)
+        return code;
     json_t *cut = json_object_get(doc, "cut");
-    int code = MS_CLI_EXIT_OK;
+    view->cut_all = false;
+    view->n_cuts = 0;
     if (!json_is_array(cut))
         code = ms_cli_failure(url, "%s: not a log view (no cut array)", path);
-    else if (json_array_size(cut) == 0)
-        code = ms_cli_failure(url,
-                              "holds no records of %.12s: nothing to forgive "
-                              "(give --cut, or ask a node that has them)",
-                              node_hex);
     else if (json_array_size(cut) > MS_AUTHORITY_ITEM_MAX_CUTS)
         code = ms_cli_failure(url, "%s: more than %d incarnations", path,
                               MS_AUTHORITY_ITEM_MAX_CUTS);
-    // Build the --cut text and parse it: one parser for both ways in.
-    size_t cap = json_array_size(cut) * 48 + 1;
-    char *text = code == MS_CLI_EXIT_OK ? calloc(1, cap) : NULL;
-    if (code == MS_CLI_EXIT_OK && !text)
-        code = ms_cli_failure(url, "out of memory");
-    size_t used = 0;
     for (size_t i = 0; code == MS_CLI_EXIT_OK && i < json_array_size(cut);
          i++) {
         json_t *e = json_array_get(cut, i);
         const char *inc = json_string_value(json_object_get(e, "incarnation"));
         json_t *seq = json_object_get(e, "max_seq");
-        if (!inc || strlen(inc) != 16 || !json_is_integer(seq) ||
-            json_integer_value(seq) < 0)
+        char *end = NULL;
+        unsigned long long v = inc ? strtoull(inc, &end, 16) : 0;
+        if (!inc || strlen(inc) != 16 || !end || *end ||
+            !json_is_integer(seq) || json_integer_value(seq) < 0)
             code = ms_cli_failure(url,
                                   "%s: entry %zu is not {incarnation, "
                                   "max_seq}",
                                   path, i);
-        else
-            used += (size_t) snprintf(text + used, cap - used, "%s%s:%lld",
-                                      i ? "," : "", inc,
-                                      (long long) json_integer_value(seq));
+        else if (json_integer_value(seq) > 0) {
+            view->cuts[view->n_cuts].incarnation = v;
+            view->cuts[view->n_cuts].max_seq =
+                (uint64_t) json_integer_value(seq);
+            view->n_cuts++;
+        }
     }
     json_decref(doc);
+    return code;
+}
+
+//  --------------------------------------------------------------------------
+//  A clear's cut from a node's view of NODE_ID's log into item's cuts.
+//  Exit code.
+
+static int
+s_cut_from_node(const char *node_url, const char *node_hex,
+                ms_authority_item_t *item)
+{
+    int code = s_log_view(node_url, node_hex, item);
+    if (code == MS_CLI_EXIT_OK && item->n_cuts == 0)
+        code = ms_cli_failure(ms_cli_node_url(node_url),
+                              "holds no records of %.12s: nothing to forgive "
+                              "(give --cut, or ask a node that has them)",
+                              node_hex);
+    // Through the parser, as --cut: one set of rules for both ways in.
+    size_t cap = (size_t) item->n_cuts * 48 + 1;
+    char *text = code == MS_CLI_EXIT_OK ? calloc(1, cap) : NULL;
+    if (code == MS_CLI_EXIT_OK && !text)
+        code = ms_cli_failure(node_hex, "out of memory");
+    size_t used = 0;
+    for (uint32_t i = 0; code == MS_CLI_EXIT_OK && i < item->n_cuts; i++)
+        used += (size_t) snprintf(
+            text + used, cap - used, "%s%016llx:%llu", i ? "," : "",
+            (unsigned long long) item->cuts[i].incarnation,
+            (unsigned long long) item->cuts[i].max_seq);
     if (code == MS_CLI_EXIT_OK)
-        code = s_parse_cut(text, item);
+        code = s_parse_cut(text, item, true);
     free(text);
+    return code;
+}
+
+//  --------------------------------------------------------------------------
+//  Before a clear is signed against a --node: NODE_ID must be quarantined
+//  in that node's verification standing (GET /api/v1/status,
+//  verification.nodes[]), and each incarnation of a given --cut must be in
+//  its view of the log with a seq no higher than held there (else the
+//  clear forgives results not yet seen: a pardon in advance). Exit code:
+//  2 with one line naming what and --force when refused.
+
+static int
+s_clear_checks(const char *node_url, const char *node_hex,
+               const ms_authority_item_t *item, bool cut_given)
+{
+    const char *url = ms_cli_node_url(node_url);
+    json_t *doc = NULL;
+    int code = s_get_json(node_url, "/api/v1/status", &doc);
+    if (code != MS_CLI_EXIT_OK)
+        return code;
+    json_t *nodes =
+        json_object_get(json_object_get(doc, "verification"), "nodes");
+    json_t *mine = NULL;
+    size_t i;
+    json_t *e;
+    json_array_foreach(nodes, i, e)
+    {
+        const char *id = json_string_value(json_object_get(e, "node"));
+        if (id && strcmp(id, node_hex) == 0)
+            mine = e;
+    }
+    if (!json_is_array(nodes))
+        code = ms_cli_failure(url, "/api/v1/status: no verification standing "
+                                   "(verification.nodes)");
+    else if (!mine)
+        code = ms_cli_usage_error(
+            node_hex,
+            "%s has no verification standing of this node (not a peer of "
+            "it): nothing known to clear (ask a node that has it as a peer, "
+            "or --force)",
+            url);
+    else if (!json_is_true(json_object_get(mine, "quarantined")))
+        code = ms_cli_usage_error(
+            node_hex,
+            "not quarantined on %s (%lld strikes): nothing to clear "
+            "(--force signs it anyway)",
+            url,
+            (long long) json_integer_value(json_object_get(mine, "strikes")));
+    json_decref(doc);
+    if (code != MS_CLI_EXIT_OK || !cut_given)
+        return code;
+    ms_authority_item_t *view = calloc(1, sizeof *view);
+    if (!view)
+        return ms_cli_failure(node_hex, "out of memory");
+    code = s_log_view(node_url, node_hex, view);
+    for (uint32_t k = 0; code == MS_CLI_EXIT_OK && k < item->n_cuts; k++) {
+        const ms_authority_cut_t *c = &item->cuts[k];
+        uint32_t j = 0;
+        while (j < view->n_cuts && view->cuts[j].incarnation != c->incarnation)
+            j++;
+        if (j == view->n_cuts)
+            code = ms_cli_usage_error(
+                "--cut",
+                "incarnation %016llx of %.12s is not in %s's view of its log "
+                "(GET /api/v1/logs): a clear of results not seen yet "
+                "(--force signs it anyway)",
+                (unsigned long long) c->incarnation, node_hex, url);
+        else if (c->max_seq > view->cuts[j].max_seq)
+            code = ms_cli_usage_error(
+                "--cut",
+                "%016llx:%llu goes beyond seq %llu, the highest %s holds: a "
+                "clear of results not seen yet (--force signs it anyway)",
+                (unsigned long long) c->incarnation,
+                (unsigned long long) c->max_seq,
+                (unsigned long long) view->cuts[j].max_seq, url);
+    }
+    free(view);
     return code;
 }
 
@@ -1476,7 +1699,7 @@ s_item_main(int argc, char **argv, bool clear)
     const char *node = NULL, *cut = clear ? NULL : "all", *authority = NULL,
                *out = NULL;
     const char *node_url = NULL;
-    bool json_out = false;
+    bool json_out = false, force = false;
     for (int i = 1; i < argc; i++) {
         bool missing = false;
         const char *v = NULL;
@@ -1490,11 +1713,6 @@ s_item_main(int argc, char **argv, bool clear)
                                           clear ? "needs INCARNATION:SEQ,..."
                                                 : "needs all or "
                                                   "INCARNATION:SEQ,...");
-            if (clear && strcmp(v, "all") == 0)
-                return ms_cli_usage_error(
-                    "--cut",
-                    "a clear forgives the strikes of a cut of the "
-                    "node's log, not 'all' (give INCARNATION:SEQ,...)");
             cut = v;
         } else if (ms_cli_arg_value(argc, argv, &i, "--authority", &v,
                                     &missing)) {
@@ -1507,6 +1725,8 @@ s_item_main(int argc, char **argv, bool clear)
             out = v;
         } else if (strcmp(argv[i], "--json") == 0)
             json_out = true;
+        else if (strcmp(argv[i], "--force") == 0)
+            force = true;
         else if (argv[i][0] == '-' && argv[i][1])
             return ms_cli_usage_error(argv[i],
                                       clear ? "unknown option of pool clear"
@@ -1517,47 +1737,68 @@ s_item_main(int argc, char **argv, bool clear)
             node = argv[i];
     }
     if (!node)
-        return clear ? s_clear_usage(stderr) : s_revoke_usage(stderr),
-               ms_cli_usage_error(cmd, "missing NODE_ID");
+        return ms_cli_usage_error(cmd,
+                                  "missing NODE_ID (see meshsweep %s "
+                                  "--help)",
+                                  cmd);
     if (clear && !cut && !node_url)
-        return s_clear_usage(stderr),
-               ms_cli_usage_error(cmd, "needs a cut: --node URL (that "
+        return ms_cli_usage_error(cmd, "needs a cut: --node URL (that "
                                        "node's view of the log) or --cut "
                                        "INCARNATION:SEQ,...");
+    if (out && !force && access(out, F_OK) == 0)
+        return ms_cli_usage_error(out, "exists already; not overwritten (it "
+                                       "may hold an item already published: "
+                                       "choose another --out, or --force)");
     ms_authority_item_t *it = calloc(1, sizeof *it);
     if (!it)
         return ms_cli_failure(cmd, "out of memory");
     it->kind =
         clear ? MS_AUTHORITY_ITEM_CLEAR_QUARANTINE : MS_AUTHORITY_ITEM_REVOKE;
     s_authority_t a = {0};
+    char subject[S_KEY_HEX + 1] = "";
     int code = s_parse_node_id(node, it->subject);
+    if (code == MS_CLI_EXIT_OK)
+        s_hex(it->subject, MS_CERT_KEY_BYTES, subject);
     if (code == MS_CLI_EXIT_OK && cut)
-        code = s_parse_cut(cut, it);
-    else if (code == MS_CLI_EXIT_OK && clear) {
-        char hex[S_KEY_HEX + 1];
-        s_hex(it->subject, MS_CERT_KEY_BYTES, hex);
-        code = s_cut_from_node(node_url, hex, it);
-    }
+        code = s_parse_cut(cut, it, clear);
+    if (code == MS_CLI_EXIT_OK && clear && node_url && !force)
+        code = s_clear_checks(node_url, subject, it, cut != NULL);
+    if (code == MS_CLI_EXIT_OK && clear && !cut)
+        code = s_cut_from_node(node_url, subject, it);
+    if (code == MS_CLI_EXIT_OK && clear && !node_url)
+        fprintf(stderr,
+                "meshsweep: warning: %.12s: offline clear, nothing checked "
+                "(that it is quarantined, that the cut's results exist): "
+                "give --node URL to check\n",
+                subject);
     if (code == MS_CLI_EXIT_OK)
         code = s_authority_open(&a, s_authority_dir(authority));
+    s_serial_t serial = {.fd = -1};
     if (code == MS_CLI_EXIT_OK)
-        code = s_next_serial(&a, &it->serial);
-    ms_diag_t d;
-    ms_diag_clear(&d);
-    char subject[S_KEY_HEX + 1], out_default[64];
-    s_hex(it->subject, MS_CERT_KEY_BYTES, subject);
-    snprintf(out_default, sizeof out_default, "%.12s.%s", subject,
-             clear ? "clear" : "revoke");
+        code = s_serial_take(&a, &serial, &it->serial);
+    char out_default[64];
+    snprintf(out_default, sizeof out_default, "%.12s-%llu.%s", subject,
+             (unsigned long long) it->serial, clear ? "clear" : "revoke");
     if (!out)
         out = out_default;
+    if (code == MS_CLI_EXIT_OK && !force && out == out_default &&
+        access(out, F_OK) == 0)
+        code = ms_cli_usage_error(out, "exists already; not overwritten "
+                                       "(name another file with --out, or "
+                                       "--force)");
+    bool written = false;
     if (code == MS_CLI_EXIT_OK) {
+        ms_diag_t d;
+        ms_diag_clear(&d);
         it->issued_at = (int64_t) time(NULL);
         int rc = ms_authority_item_sign(it, a.sk, &d);
         if (rc == MS_OK)
             rc = ms_authority_item_save(out, it, &d);
+        written = rc == MS_OK;
         if (rc != MS_OK)
             code = ms_cli_diag_exit(&d, rc, out);
     }
+    s_serial_done(&serial, written); // a failed write uses no serial
     s_authority_close(&a);
     if (code == MS_CLI_EXIT_OK && json_out) {
         json_t *doc = s_item_json(it);
@@ -1566,17 +1807,13 @@ s_item_main(int argc, char **argv, bool clear)
         code = doc ? ms_cli_json_print(stdout, doc)
                    : ms_cli_failure(out, "out of memory");
         json_decref(doc);
-    } else if (code == MS_CLI_EXIT_OK && clear) {
-        printf("quarantine clear of %s (cut ", subject);
-        for (uint32_t i = 0; i < it->n_cuts; i++)
-            printf("%s%016llx:%llu", i ? "," : "",
-                   (unsigned long long) it->cuts[i].incarnation,
-                   (unsigned long long) it->cuts[i].max_seq);
+    } else if (code == MS_CLI_EXIT_OK) {
+        printf("%s of %s (cut ", clear ? "quarantine clear" : "revocation",
+               subject);
+        s_print_cut(stdout, it);
         printf(", serial %llu) written to %s\n",
                (unsigned long long) it->serial, out);
-    } else if (code == MS_CLI_EXIT_OK)
-        printf("revocation of %s (cut %s, serial %llu) written to %s\n",
-               subject, cut, (unsigned long long) it->serial, out);
+    }
     free(it);
     if (code == MS_CLI_EXIT_OK && node_url)
         code = s_publish(out, node_url, json_out);
@@ -1744,8 +1981,8 @@ s_show_main(int argc, char **argv)
             file = argv[i];
     }
     if (!file)
-        return s_show_usage(stderr),
-               ms_cli_usage_error("pool show", "missing FILE");
+        return ms_cli_usage_error("pool show", "missing FILE (see meshsweep "
+                                               "pool show --help)");
     if (sodium_init() < 0)
         return ms_cli_failure("libsodium", "cannot initialise");
     char *text = NULL;

@@ -225,9 +225,10 @@ ok "enroll: kit 0600, verifies, roles + enroll"
 
 # ---- revoke ----------------------------------------------------------------
 (cd node1 && "$MS" pool revoke "$N1" --authority "$A" >../rev.txt)
-[ -f "node1/${N1:0:12}.revoke" ] || fail "revoke did not write ${N1:0:12}.revoke"
+S1=$(cat "$A/serial")
+[ -f "node1/${N1:0:12}-$S1.revoke" ] || fail "revoke did not write ${N1:0:12}-$S1.revoke"
 grep -q 'meshsweep pool publish' rev.txt || fail "revoke does not say how the item reaches the pool"
-"$MS" pool show "node1/${N1:0:12}.revoke" --json >showr.json
+"$MS" pool show "node1/${N1:0:12}-$S1.revoke" --json >showr.json
 [ "$(json showr.json 'd["valid"]')" = True ] || fail "revocation does not verify"
 [ "$(json showr.json 'd["kind"]')" = revoke ] || fail "kind"
 [ "$(json showr.json 'd["cut"]')" = all ] || fail "default cut"
@@ -251,3 +252,138 @@ rc=0
 "$MS" pool show r2bad.revoke >/dev/null 2>&1 || rc=$?
 [ "$rc" != 0 ] || fail "a changed revocation is called valid"
 ok "revoke: signed items that verify; cut lists; refusals"
+
+# ---- serials, output files, --cut syntax (clear and revoke) --------------
+INC=00000000000000a1
+serial() { cat "$A/serial"; }
+# A failed write uses no serial; no two items share one.
+before=$(serial)
+ms_expect_exit 1 e "$MS" pool clear "$N2" --authority "$A" --cut "$INC:3" --out /nonexistent/dir/w.clear
+grep -q 'w.clear' e || fail "clear to a missing dir: $(cat e)"
+ms_expect_exit 1 e "$MS" pool revoke "$N2" --authority "$A" --out /nonexistent/dir/w.revoke
+ms_expect_exit 1 e "$MS" pool invite "$N2" --operator bob --authority "$A" --out /nonexistent/dir/w.cert
+[ "$(serial)" = "$before" ] || fail "failed writes used serials: $before -> $(serial)"
+# Default names carry the serial: two clears of one node, two files.
+mkdir -p items
+(cd items && "$MS" pool clear "$N2" --authority "$A" --cut "$INC:3" --json >../c1.json 2>../c1.err)
+(cd items && "$MS" pool clear "$N2" --authority "$A" --cut "$INC:4" --json >../c2.json 2>/dev/null)
+(cd items && "$MS" pool revoke "$N2" --authority "$A" --json >../r4.json)
+s1=$(json c1.json 'd["serial"]')
+s2=$(json c2.json 'd["serial"]')
+s3=$(json r4.json 'd["serial"]')
+[ "$s1" = $((before + 1)) ] && [ "$s2" = $((before + 2)) ] && [ "$s3" = $((before + 3)) ] ||
+    fail "serials after failures: $before then $s1 $s2 $s3"
+for f in "${N2:0:12}-$s1.clear" "${N2:0:12}-$s2.clear" "${N2:0:12}-$s3.revoke"; do
+    [ -f "items/$f" ] || fail "no items/$f: $(ls items)"
+done
+"$MS" pool show "items/${N2:0:12}-$s1.clear" --json >sc1.json
+[ "$(json sc1.json 'd["cut"][0]["max_seq"]')" = 3 ] || fail "the first clear was overwritten"
+# Offline signing says, in one line, that nothing was checked.
+[ "$(grep -c '' c1.err)" = 1 ] && grep -q 'warning: .*nothing checked' c1.err ||
+    fail "offline clear warning: $(cat c1.err)"
+# An existing --out is refused (an item may already be published); --force replaces it.
+sum=$(sha256sum r2.revoke)
+ms_expect_exit 2 e "$MS" pool revoke "$N2" --authority "$A" --out r2.revoke
+ms_one_error_line e 'r2.revoke: exists already.*--force'
+ms_expect_exit 2 e "$MS" pool clear "$N2" --authority "$A" --cut "$INC:3" --out "items/${N2:0:12}-$s1.clear"
+ms_one_error_line e 'exists already'
+[ "$(sha256sum r2.revoke)" = "$sum" ] || fail "revoke overwrote r2.revoke"
+"$MS" pool revoke "$N2" --authority "$A" --out r2.revoke --force >/dev/null
+[ "$(sha256sum r2.revoke)" != "$sum" ] || fail "--force did not replace r2.revoke"
+"$MS" pool clear --help | grep -q -- '--force' || fail "pool clear --help has no --force"
+"$MS" pool revoke --help | grep -q -- '--force' || fail "pool revoke --help has no --force"
+# --cut: strict, with messages that fit the command.
+n=$(serial)
+for bad in "$INC:9," ",$INC:9" "$INC:9,,00000000000000b2:1" "$INC:0" "$INC:" "$INC:-1" "${INC:1}:5" "$INC:5x"; do
+    for cmd in clear revoke; do
+        ms_expect_exit 2 e "$MS" pool $cmd "$N2" --authority "$A" --cut "$bad" --out bad.item
+        ms_one_error_line e "^meshsweep: --cut: "
+        if [ $cmd = clear ]; then ! grep -q "all" e || fail "clear mentions all: $(cat e)"; fi
+    done
+done
+ms_expect_exit 2 e "$MS" pool clear "$N2" --authority "$A" --cut ""
+ms_one_error_line e '--cut: empty: expected INCARNATION:SEQ'
+! grep -q all e || fail "clear --cut '' mentions all: $(cat e)"
+ms_expect_exit 2 e "$MS" pool revoke "$N2" --authority "$A" --cut ""
+ms_one_error_line e '--cut: empty: expected all, or INCARNATION:SEQ'
+ms_expect_exit 2 e "$MS" pool revoke "$N2" --authority "$A" --cut "all,$INC:3"
+ms_one_error_line e "'all' stands alone"
+ms_expect_exit 2 e "$MS" pool clear "$N2" --authority "$A" --cut "$INC:3,all"
+ms_one_error_line e "not 'all'"
+ms_expect_exit 2 e "$MS" pool revoke "$N2" --authority "$A" --cut "$INC:3,$INC:4"
+ms_one_error_line e 'given twice'
+[ ! -e bad.item ] || fail "a refused --cut wrote a file"
+[ "$(serial)" = "$n" ] || fail "refused --cut values used serials"
+"$MS" pool revoke "$N2" --authority "$A" --cut "$INC:9" --out r9.revoke >r9.txt
+grep -q "(cut $INC:9, serial" r9.txt || fail "revoke echoes its cut wrong: $(cat r9.txt)"
+# Missing arguments: one line each.
+for sub in clear revoke show; do
+    ms_expect_exit 2 e "$MS" pool $sub
+    ms_one_error_line e "pool $sub: missing"
+done
+ok "serials survive failed writes; default names carry the serial; --out not overwritten without --force; strict --cut"
+
+# ---- pool clear --node: standing and log view checked --------------------
+# A stand-in API on loopback: N1 quarantined, N2 not, a third node unknown;
+# each has log incarnation $INC up to seq 7. It records what is published.
+N3=$(python3 -c 'import os; print(os.urandom(32).hex())')
+cat >api.py <<'PYEOF'
+import http.server, json, os, sys
+n1, n2, portfile, posted = sys.argv[1:5]
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def reply(self, code, doc):
+        b = json.dumps(doc).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+    def do_GET(self):
+        if self.path == "/api/v1/status":
+            return self.reply(200, {"verification": {"nodes": [
+                {"node": n1, "counted": 3, "strikes": 4, "quarantined": True},
+                {"node": n2, "counted": 9, "strikes": 0, "quarantined": False}]}})
+        if self.path.startswith("/api/v1/logs/"):
+            node = self.path.rsplit("/", 1)[1]
+            return self.reply(200, {"node": node, "cut": [
+                {"incarnation": "00000000000000a1", "max_seq": 7}]})
+        self.reply(404, {"error": "no"})
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        open(posted, "a").write(self.path + "\n")
+        self.reply(200, {"digest": "00" * 32, "new": True})
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(portfile + ".tmp", "w").write(str(s.server_address[1]))
+os.rename(portfile + ".tmp", portfile)
+s.timeout = 0.5
+for _ in range(1200):
+    s.handle_request()
+PYEOF
+ms_spawn "$T/api.log" python3 api.py "$N1" "$N2" "$T/api.port" "$T/posted"
+ms_wait_until 20 test -s "$T/api.port" || fail "the stand-in API did not start"
+URL=http://127.0.0.1:$(cat "$T/api.port")
+n=$(serial)
+ms_expect_exit 2 e "$MS" pool clear "$N2" --authority "$A" --node "$URL" --out q.clear
+ms_one_error_line e "${N2}: not quarantined on .*0 strikes.*--force"
+ms_expect_exit 2 e "$MS" pool clear "$N3" --authority "$A" --node "$URL" --out q.clear
+ms_one_error_line e "no verification standing"
+ms_expect_exit 2 e "$MS" pool clear "$N1" --authority "$A" --node "$URL" --cut 00000000000000b2:3 --out q.clear
+ms_one_error_line e "incarnation 00000000000000b2 .* is not in .*view of its log"
+ms_expect_exit 2 e "$MS" pool clear "$N1" --authority "$A" --node "$URL" --cut "$INC:8" --out q.clear
+ms_one_error_line e "beyond seq 7"
+[ ! -e q.clear ] && [ ! -e posted ] || fail "a refused clear was written or published"
+[ "$(serial)" = "$n" ] || fail "refused clears used serials"
+# Quarantined there: signed with its view as the cut, and published.
+"$MS" pool clear "$N1" --authority "$A" --node "$URL" --out q.clear >q.out 2>q.err ||
+    fail "clear of a quarantined node: $(cat q.err)"
+grep -q "(cut $INC:7, serial" q.out && grep -q 'published to' q.out || fail "clear --node: $(cat q.out)"
+[ ! -s q.err ] || fail "clear --node warned: $(cat q.err)"
+"$MS" pool clear "$N1" --authority "$A" --node "$URL" --cut "$INC:5" --out q5.clear >/dev/null ||
+    fail "clear --cut inside the view"
+# --force overrides both checks.
+"$MS" pool clear "$N2" --authority "$A" --node "$URL" --cut 00000000000000b2:3 --out f.clear --force >f.out ||
+    fail "--force"
+grep -q 'published to' f.out || fail "--force did not publish: $(cat f.out)"
+[ "$(grep -c authority posted)" = 3 ] || fail "published: $(cat posted)"
+ok "pool clear --node refuses a node not quarantined or unknown there, an incarnation or seq it has not seen; --force overrides"

@@ -157,6 +157,48 @@ test_config_unknown_key_names_line(void **state)
     assert_int_equal(s_lines(err), 1);
 }
 
+//  A bad value in the config file names FILE:LINE and the key; an unknown
+//  section names the line of its header (also with no key under it).
+
+static void
+test_config_value_and_section_lines(void **state)
+{
+    (void) state;
+    char ini[400];
+    snprintf(ini, sizeof ini, "%s/c.ini", s_root);
+    const char *cases[][2] = {
+        {"[meshsweepd]\nreevaluate_fraction = 2\n",
+         ":2: reevaluate_fraction: '2' is not a number in 0..1"},
+        {"# c\nworkers = 1\n\nmesh_port = 99999\n",
+         ":4: mesh_port: '99999' is not a whole number in 0..65535"},
+        {"[other]\nworkers = 1\n", ":1: unknown section [other]"},
+        {"workers = 1\n  [empty]\n", ":2: unknown section [empty]"},
+        {"workers = 1\nmesh_size = 5\n", ":2: unknown key 'mesh_size'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        FILE *f = fopen(ini, "w");
+        assert_non_null(f);
+        fputs(cases[i][0], f);
+        fclose(f);
+        char out[4096], err[4096];
+        char *args[] = {s_bin,   "--data-dir",  s_root,        "--config", ini,
+                        "--api", "127.0.0.1:0", "--no-beacon", NULL};
+        assert_int_equal(s_run(args, out, sizeof out, err, sizeof err), 2);
+        char want[600];
+        snprintf(want, sizeof want, "%s%s", ini, cases[i][1]);
+        if (!strstr(err, want))
+            fail_msg("case %zu: stderr '%s' lacks '%s'", i, err, want);
+        assert_int_equal(s_lines(err), 1);
+    }
+    // The same bad value on the command line names no file.
+    char out[4096], err[4096];
+    char *cli[] = {s_bin, "--data-dir", s_root, "--reevaluate-fraction",
+                   "2",   NULL};
+    assert_int_equal(s_run(cli, out, sizeof out, err, sizeof err), 2);
+    assert_null(strstr(err, ini));
+    assert_non_null(strstr(err, "reevaluate_fraction: '2'"));
+}
+
 //  --------------------------------------------------------------------------
 //  The daemon starts from a config file (command line wins), prints its
 //  node id and API address, and exits 0 on SIGTERM.
@@ -595,6 +637,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_usage_and_exit_codes, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_config_unknown_key_names_line,
+                                        s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_config_value_and_section_lines,
                                         s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_config_start_and_sigterm, s_setup,
                                         s_teardown),
