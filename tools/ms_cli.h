@@ -135,9 +135,10 @@ int ms_cli_http_error(long status, const char *body, const char *what,
 //  activation, layers, width (or the list of sizes), seed, status, epochs,
 //  val_acc, test_acc, s/epoch, params, verdict (state and revision,
 //  "verified r2", "*" appended when the row's counted is false, explained
-//  by a footer line), operators (the verdict's, comma-joined, cut to
-//  "+N" past 32 characters); rows sorted by activation, width, depth,
-//  seed (then task id). Caller frees; NULL only when out of memory.
+//  by a footer line), operators (the verdict's, comma-joined, a node id
+//  as its first 12 hex digits, names past 32 characters counted as "+N"); rows
+//  sorted by activation, width, depth, seed (then task id). Caller frees; NULL
+//  only when out of memory.
 char *ms_cli_format_table(const json_t *rows);
 
 //  Format rows as CSV with ms_results_format_csv (RFC 4180; top-level

@@ -289,9 +289,10 @@ s_fmt_value(char *out, size_t n, const json_t *v)
 //  The verdict cells of a row (DESIGN.md "result row"): the task's verdict
 //  and its revision ("verified r2"), with S_UNCOUNTED_MARK appended when
 //  the row has "counted": false; the operators behind the verdict
-//  (verdict_operators, or a by-task row's operators) comma-joined, the
-//  names past S_OPERATORS_MAX characters cut to "+N". "-" for a field the
-//  row lacks.
+//  (verdict_operators, or a by-task row's operators) comma-joined, an
+//  operator named by a node id as its first 12 hex digits, each name cut
+//  to S_OPERATORS_MAX characters, the names past S_OPERATORS_MAX
+//  characters counted as "+N". "-" for a field the row lacks.
 
 #define S_UNCOUNTED_MARK "*"
 
@@ -315,14 +316,23 @@ s_verdict_cells(const json_t *row, char *verdict, char *operators)
     size_t shown = 0;
     operators[0] = '\0';
     for (; shown < n; shown++) {
-        const char *name = json_string_value(json_array_get(ops, shown));
-        size_t len = strlen(name ? name : "?") + (shown ? 1 : 0);
+        const char *full = json_string_value(json_array_get(ops, shown));
+        // An operator named by its node id (open pool) shows 12 hex
+        // digits, like the task column; any name at most
+        // S_OPERATORS_MAX characters.
+        char name[S_OPERATORS_MAX + 1];
+        if (full && strlen(full) == 64 &&
+            strspn(full, "0123456789abcdef") == 64)
+            ms_cli_short_id(full, name);
+        else
+            snprintf(name, sizeof name, "%s", full ? full : "?");
+        size_t len = strlen(name) + (shown ? 1 : 0);
         // The first name always shows (cut to the cell); later ones
         // only while the cell stays under S_OPERATORS_MAX.
         if (shown && used + len > S_OPERATORS_MAX)
             break;
         int k = snprintf(operators + used, S_CELL - used, "%s%s",
-                         shown ? "," : "", name ? name : "?");
+                         shown ? "," : "", name);
         if (k < 0 || (size_t) k >= S_CELL - used) {
             used = S_CELL - 1;
             shown++;

@@ -163,7 +163,12 @@ test_table_verdict(void **state)
     json_object_set_new(liar, "verdict", json_string("disputed"));
     json_object_set_new(liar, "verdict_revision", json_integer(1));
     json_object_set_new(liar, "counted", json_false());
-    json_object_set_new(liar, "verdict_operators", json_pack("[s]", "carol"));
+    json_object_set_new(
+        liar, "verdict_operators",
+        json_pack(
+            "[s,s]", "carol",
+            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcd"
+            "ef"));
     json_object_set_new(many, "verdict", json_string("verified"));
     json_object_set_new(many, "verdict_revision", json_integer(3));
     json_object_set_new(many, "counted", json_true());
@@ -189,7 +194,9 @@ test_table_verdict(void **state)
     assert_non_null(strstr(a, "verified r2 "));
     assert_true(strstr(a, "alice,bob") < b);
     assert_non_null(strstr(b, "disputed r1* "));
-    assert_true(strstr(b, "carol") < c);
+    // An operator named by its node id: 12 hex digits.
+    assert_true(strstr(b, "carol,0123456789ab ") < c);
+    assert_null(strstr(table, "0123456789abc"));
     assert_non_null(strstr(c, "verified r3 "));
     assert_non_null(strstr(c, "operator-one,operator-two,+3"));
     assert_null(strstr(table, "operator-three"));
