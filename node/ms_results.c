@@ -576,12 +576,25 @@ s_csv_value(s_buf_t *b, const json_t *v)
 
 //  Top-level columns of the CSV form, in order.
 static const char *s_csv_columns[] = {
-    "task_id",        "sweep_id",      "node_id",
-    "operator",       "status",        "error",
-    "epochs",         "train_seconds", "seconds_per_epoch",
-    "val_accuracy",   "val_loss",      "test_accuracy",
-    "test_loss",      "params",        "fingerprint",
-    "weights_digest", "verdict",       "verdict_revision",
+    "task_id",
+    "sweep_id",
+    "node_id",
+    "operator",
+    "status",
+    "error",
+    "epochs",
+    "train_seconds",
+    "seconds_per_epoch",
+    "val_accuracy",
+    "val_loss",
+    "test_accuracy",
+    "test_loss",
+    "params",
+    "fingerprint",
+    "weights_digest",
+    "verdict",
+    "verdict_revision",
+    "verdict_operators", // names joined with ';' (s_csv_value)
     "counted"};
 
 //  --------------------------------------------------------------------------

@@ -85,8 +85,13 @@ int ms_results_page_ex(ms_store_t *store, const ms_hash_t *sweep_id,
 char *ms_results_format_table(const json_t *rows);
 
 //  The rows as CSV with a header: the top-level scalar fields, then each
-//  config key flattened as "config.KEY" (lists written as "100;10"),
-//  platform and curve omitted (fingerprint is kept). RFC 4180 quoting.
+//  config key flattened as "config.KEY" (lists written as "100;10", so
+//  verdict_operators reads "alice;bob"), platform and curve omitted
+//  (fingerprint is kept). RFC 4180 quoting. Columns: task_id, sweep_id,
+//  node_id, operator, status, error, epochs, train_seconds,
+//  seconds_per_epoch, val_accuracy, val_loss, test_accuracy, test_loss,
+//  params, fingerprint, weights_digest, verdict, verdict_revision,
+//  verdict_operators, counted, config.*.
 //  Caller frees the result (NULL only when memory runs out).
 char *ms_results_format_csv(const json_t *rows);
 

@@ -5855,12 +5855,20 @@ ms_store_results_digest(ms_store_t *self, uint8_t digest[32])
     are a pure function of (records, operators, count).
 
     The revision is a pure function too, not a local history: it is the
-    number of verdict changes when the task's counted results are taken
-    one by one in their canonical order (seq, record hash) - "a late
-    replica changes the verdict" where late means later in that order.
-    Two nodes that got the results in different orders show the same
+    number of changes of the verdict's view (s_vview_t: the state, and
+    once decided the operators of S and the lower median m and its loss)
+    when the task's counted results are taken one by one in their
+    canonical order (seq, record hash) with no node quarantined, then once
+    more for the final evaluation (quarantine applied) - "a late replica
+    changes the verdict" where late means later in that order, and a
+    quarantine that takes a producer out of S is one more change. Two
+    nodes that got the results in different orders show the same
     revision, so result rows (which carry it) stay byte-identical across
-    nodes. A node still emits an event for every change it sees.
+    nodes. A result left out by a revocation cut is no input (a node that
+    got the revocation first never stored it), so a revocation changes
+    the revision only through that sequence (docs/VERIFICATION.md
+    "Revision"). A node still emits an event for every change it sees:
+    state, revision, or the operators of S.
 
     The verdict tables are left out of ms_store_state_digest: they also
     depend on the node's view of the pool's size, which differs for a
@@ -6122,6 +6130,94 @@ s_vorder_cmp(const ms_verdict_result_t *x, const ms_verdict_result_t *y)
     if (x->seq != y->seq)
         return x->seq < y->seq ? -1 : 1;
     return memcmp(x->record_hash, y->record_hash, 32);
+}
+
+//  --------------------------------------------------------------------------
+//  The operators of a verdict's agreeing set S: the names of the results
+//  whose mark agrees, sorted, unique, comma-joined into out (cap bytes, at
+//  most MS_STORE_VERDICT_MAX_MARKS names). Returns the length written.
+
+static size_t
+s_agreeing_operators(const ms_verdict_result_t *res,
+                     const ms_verdict_mark_t *marks, size_t n, char *out,
+                     size_t cap)
+{
+    const char *sorted[S_VMAX];
+    size_t n_ops = 0;
+    for (size_t i = 0; i < n && n_ops < S_VMAX; i++)
+        if (marks[i].agrees)
+            sorted[n_ops++] = res[i].operator_name;
+    for (size_t i = 1; i < n_ops; i++)
+        for (size_t j = i; j > 0 && strcmp(sorted[j - 1], sorted[j]) > 0; j--) {
+            const char *t = sorted[j];
+            sorted[j] = sorted[j - 1];
+            sorted[j - 1] = t;
+        }
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n_ops && i < MS_STORE_VERDICT_MAX_MARKS; i++) {
+        if (i > 0 && strcmp(sorted[i], sorted[i - 1]) == 0)
+            continue;
+        int w = snprintf(out + used, cap - used, "%s%s", used ? "," : "",
+                         sorted[i]);
+        if (w < 0 || (size_t) w >= cap - used) {
+            out[used] = '\0';
+            break;
+        }
+        used += (size_t) w;
+    }
+    return used;
+}
+
+//  What a user sees of a task's verdict, and what a revision counts the
+//  changes of (docs/VERIFICATION.md "Revision"): the state, and once it is
+//  no longer pending the operators of S and the verified values (the lower
+//  median m and its loss, bit for bit).
+typedef struct {
+    ms_verdict_state_t verdict;
+    char operators[MS_STORE_OPERATORS_TEXT];
+    uint64_t accuracy_bits;
+    uint64_t loss_bits;
+} s_vview_t;
+
+//  --------------------------------------------------------------------------
+//  The view of an outcome evaluated over res/marks (n results).
+
+static void
+s_vview_of(s_vview_t *view, const ms_verdict_outcome_t *o,
+           const ms_verdict_result_t *res, const ms_verdict_mark_t *marks,
+           size_t n)
+{
+    memset(view, 0, sizeof *view);
+    view->verdict = o->verdict;
+    if (o->verdict == MS_VERDICT_PENDING)
+        return; // nothing decided yet: the state alone
+    s_agreeing_operators(res, marks, n, view->operators,
+                         sizeof view->operators);
+    double m = o->median_accuracy, l = o->median_loss;
+    if (isnan(m))
+        m = NAN; // one NaN pattern
+    if (isnan(l))
+        l = NAN;
+    memcpy(&view->accuracy_bits, &m, sizeof m);
+    memcpy(&view->loss_bits, &l, sizeof l);
+}
+
+//  --------------------------------------------------------------------------
+//  Step a revision: *rev counts one more when next differs from *seen,
+//  which becomes next.
+
+static void
+s_vview_step(s_vview_t *seen, const s_vview_t *next, uint32_t *rev)
+{
+    if (seen->verdict == next->verdict &&
+        seen->accuracy_bits == next->accuracy_bits &&
+        seen->loss_bits == next->loss_bits &&
+        strcmp(seen->operators, next->operators) == 0)
+        return;
+    *seen = *next;
+    if (*rev < UINT32_MAX)
+        (*rev)++;
 }
 
 //  --------------------------------------------------------------------------
@@ -6396,7 +6492,11 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
         if (status == MS_OK)
             status = ms_verdict_evaluate(&params, res, n, rv, n_rv, &out, fin,
                                          NULL, NULL);
-        // Revision: replay in canonical order.
+        // Revision: the changes of the view (state; operators of S and
+        // verified values once decided) over the canonical prefixes of
+        // the counted results with no node quarantined, then the final
+        // evaluation (quarantine applied): a pure function of the
+        // records, the same on every node whatever the arrival order.
         if (status == MS_OK) {
             for (size_t i = 1; i < n; i++) // insertion sort: n is small
                 for (size_t j = i;
@@ -6407,16 +6507,28 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
                     ord[j - 1] = t;
                 }
             ms_verdict_result_t *pre = nq; // reuse as the prefix buffer
-            for (size_t j = 0; status == MS_OK && j < n; j++) {
+            ms_verdict_mark_t pm[S_VMAX];
+            s_vview_t seen = {.verdict = MS_VERDICT_PENDING};
+            s_vview_t next;
+            uint32_t count = 0;
+            for (size_t j = 0; j < n; j++) {
                 pre[j] = res[ord[j]];
+                pre[j].quarantined = false;
+            }
+            for (size_t j = 0; status == MS_OK && j < n; j++) {
                 ms_verdict_outcome_t o;
-                if (j + 1 == n)
-                    o = out;
-                else
-                    status = ms_verdict_evaluate(&params, pre, j + 1, rv, n_rv,
-                                                 &o, NULL, NULL, NULL);
-                if (status == MS_OK)
-                    ms_verdict_revise(&rev, o.verdict);
+                status = ms_verdict_evaluate(&params, pre, j + 1, rv_nq, n_rv,
+                                             &o, pm, NULL, NULL);
+                if (status == MS_OK) {
+                    s_vview_of(&next, &o, pre, pm, j + 1);
+                    s_vview_step(&seen, &next, &count);
+                }
+            }
+            if (status == MS_OK) {
+                s_vview_of(&next, &out, res, fin, n);
+                s_vview_step(&seen, &next, &count);
+                rev.verdict = out.verdict;
+                rev.revision = count;
             }
         }
         free(nq);
@@ -6536,29 +6648,8 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
             }
         }
         // Operators of S, sorted and unique.
-        char ops[MS_STORE_OPERATORS_TEXT] = "";
-        const char *sorted[S_VMAX];
-        size_t n_ops = 0;
-        for (size_t i = 0; i < n; i++)
-            if (fin[i].agrees)
-                sorted[n_ops++] = in[i].op;
-        for (size_t i = 1; i < n_ops; i++)
-            for (size_t j = i; j > 0 && strcmp(sorted[j - 1], sorted[j]) > 0;
-                 j--) {
-                const char *t = sorted[j];
-                sorted[j] = sorted[j - 1];
-                sorted[j - 1] = t;
-            }
-        size_t used = 0;
-        for (size_t i = 0; i < n_ops && i < MS_STORE_VERDICT_MAX_MARKS; i++) {
-            if (i > 0 && strcmp(sorted[i], sorted[i - 1]) == 0)
-                continue;
-            int w = snprintf(ops + used, sizeof ops - used, "%s%s",
-                             used ? "," : "", sorted[i]);
-            if (w < 0 || (size_t) w >= sizeof ops - used)
-                break;
-            used += (size_t) w;
-        }
+        char ops[MS_STORE_OPERATORS_TEXT];
+        size_t used = s_agreeing_operators(res, fin, n, ops, sizeof ops);
         len = sizeof row + n * sizeof(s_vmark_t) + used + 1;
         buf = calloc(1, len);
         if (!buf)
@@ -6590,8 +6681,18 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
             status = s_mdb(mdb_put(txn, self->db_verdicts, &k, &nv, 0),
                            "put verdict");
         }
+        // An event for every change this node sees: the revision's, and
+        // a change of S that no revision counts (a revoked producer's
+        // result left the task: docs/VERIFICATION.md "Revision").
+        const char *old_ops = "";
+        size_t ops_at = sizeof old + (size_t) old.n_marks * sizeof(s_vmark_t);
+        if (old_copy && ops_at < old_len && old_copy[old_len - 1] == '\0')
+            old_ops = (const char *) old_copy + ops_at;
+        const char *new_ops =
+            buf ? (const char *) buf + sizeof row + n * sizeof(s_vmark_t) : "";
         if (status == MS_OK && (buf || old_copy) &&
-            (row.verdict != old.verdict || row.revision != old.revision))
+            (row.verdict != old.verdict || row.revision != old.revision ||
+             strcmp(old_ops, new_ops) != 0))
             s_verdict_note(self, task_id);
         if (buf) {
             *verdict_out = row.verdict;

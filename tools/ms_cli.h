@@ -133,8 +133,12 @@ int ms_cli_http_error(long status, const char *body, const char *what,
 
 //  Format an array of result rows as an aligned text table: task (12 hex),
 //  activation, layers, width (or the list of sizes), seed, status, epochs,
-//  val_acc, test_acc, s/epoch, params; rows sorted by activation, width,
-//  depth, seed (then task id). Caller frees; NULL only when out of memory.
+//  val_acc, test_acc, s/epoch, params, verdict (state and revision,
+//  "verified r2", "*" appended when the row's counted is false, explained
+//  by a footer line), operators (the verdict's, comma-joined, a node id
+//  as its first 12 hex digits, names past 32 characters counted as "+N"); rows
+//  sorted by activation, width, depth, seed (then task id). Caller frees; NULL
+//  only when out of memory.
 char *ms_cli_format_table(const json_t *rows);
 
 //  Format rows as CSV with ms_results_format_csv (RFC 4180; top-level

@@ -8,7 +8,10 @@
     three formats of `meshsweep results` carry the same content: the table
     picks the columns a person compares (task, activation, layers, width,
     one column per other swept parameter such as optimizer, seed, status,
-    epochs, val_acc, test_acc, s/epoch, params), CSV has every top-level
+    epochs, val_acc, test_acc, s/epoch, params) and the verification
+    columns (verdict with its revision, "verified r2", marked "*" with a
+    footer when the row does not count; the operators behind the
+    verdict), CSV has every top-level
     field and config.* flattened (no platform, no curve), JSON is the rows
     themselves. All three list rows in one order: activation, width (first
     hidden size for explicit sizes), the other config keys (compact JSON
@@ -254,7 +257,8 @@ s_fmt_metric(char *out, size_t n, const json_t *v, int decimals)
         snprintf(out, n, "-");
 }
 
-#define S_TABLE_COLS 11     // fixed columns
+#define S_TABLE_COLS 13     // fixed columns
+#define S_OPERATORS_MAX 32  // operators cell: characters before "+N"
 #define S_TABLE_EXTRA_MAX 8 // extra swept-key columns at most
 #define S_CELL 160          // bytes per cell
 
@@ -282,7 +286,68 @@ s_fmt_value(char *out, size_t n, const json_t *v)
 }
 
 //  --------------------------------------------------------------------------
-//  Fill the table cells of one row: the 11 fixed ones, then one per extra
+//  The verdict cells of a row (DESIGN.md "result row"): the task's verdict
+//  and its revision ("verified r2"), with S_UNCOUNTED_MARK appended when
+//  the row has "counted": false; the operators behind the verdict
+//  (verdict_operators, or a by-task row's operators) comma-joined, an
+//  operator named by a node id as its first 12 hex digits, each name cut
+//  to S_OPERATORS_MAX characters, the names past S_OPERATORS_MAX
+//  characters counted as "+N". "-" for a field the row lacks.
+
+#define S_UNCOUNTED_MARK "*"
+
+static void
+s_verdict_cells(const json_t *row, char *verdict, char *operators)
+{
+    const char *state = json_string_value(json_object_get(row, "verdict"));
+    const json_t *rev = json_object_get(row, "verdict_revision");
+    const json_t *counted = json_object_get(row, "counted");
+    int w = snprintf(verdict, S_CELL, "%s", state ? state : "-");
+    if (state && json_is_integer(rev) && w > 0 && w < S_CELL)
+        w += snprintf(verdict + w, S_CELL - (size_t) w, " r%lld",
+                      (long long) json_integer_value(rev));
+    if (json_is_false(counted) && w > 0 && w < S_CELL)
+        snprintf(verdict + w, S_CELL - (size_t) w, "%s", S_UNCOUNTED_MARK);
+    const json_t *ops = json_object_get(row, "verdict_operators");
+    if (!json_is_array(ops))
+        ops = json_object_get(row, "operators");
+    size_t n = json_array_size(ops);
+    size_t used = 0;
+    size_t shown = 0;
+    operators[0] = '\0';
+    for (; shown < n; shown++) {
+        const char *full = json_string_value(json_array_get(ops, shown));
+        // An operator named by its node id (open pool) shows 12 hex
+        // digits, like the task column; any name at most
+        // S_OPERATORS_MAX characters.
+        char name[S_OPERATORS_MAX + 1];
+        if (full && strlen(full) == 64 &&
+            strspn(full, "0123456789abcdef") == 64)
+            ms_cli_short_id(full, name);
+        else
+            snprintf(name, sizeof name, "%s", full ? full : "?");
+        size_t len = strlen(name) + (shown ? 1 : 0);
+        // The first name always shows (cut to the cell); later ones
+        // only while the cell stays under S_OPERATORS_MAX.
+        if (shown && used + len > S_OPERATORS_MAX)
+            break;
+        int k = snprintf(operators + used, S_CELL - used, "%s%s",
+                         shown ? "," : "", name);
+        if (k < 0 || (size_t) k >= S_CELL - used) {
+            used = S_CELL - 1;
+            shown++;
+            break;
+        }
+        used += (size_t) k;
+    }
+    if (shown < n && used + 16 < S_CELL)
+        snprintf(operators + used, S_CELL - used, ",+%zu", n - shown);
+    if (!json_is_array(ops) || n == 0)
+        snprintf(operators, S_CELL, "-");
+}
+
+//  --------------------------------------------------------------------------
+//  Fill the table cells of one row: the 13 fixed ones, then one per extra
 //  swept key.
 
 static void
@@ -330,6 +395,7 @@ s_table_cells(const json_t *row, const json_t *extra, char (*cells)[S_CELL])
                  (long long) json_integer_value(params));
     else
         snprintf(cells[10], S_CELL, "-");
+    s_verdict_cells(row, cells[11], cells[12]);
     const json_t *config = json_object_get(row, "config");
     for (size_t k = 0; k < json_array_size(extra); k++)
         s_fmt_value(cells[S_TABLE_COLS + k], S_CELL,
@@ -347,11 +413,13 @@ char *
 ms_cli_format_table(const json_t *rows)
 {
     static const char *fixed_headers[S_TABLE_COLS] = {
-        "task",   "activation", "layers",   "width",   "seed",  "status",
-        "epochs", "val_acc",    "test_acc", "s/epoch", "params"};
+        "task",   "activation", "layers",   "width",    "seed",
+        "status", "epochs",     "val_acc",  "test_acc", "s/epoch",
+        "params", "verdict",    "operators"};
     // Text columns left-aligned, numbers right-aligned.
     static const bool fixed_right[S_TABLE_COLS] = {
-        false, false, true, false, true, false, true, true, true, true, true};
+        false, false, true, false, true,  false, true,
+        true,  true,  true, true,  false, false};
     json_t *sorted = json_copy((json_t *) rows);
     if (!sorted)
         return NULL;
@@ -408,17 +476,25 @@ ms_cli_format_table(const json_t *rows)
                      right[c] ? (int) width[c] : -(int) width[c], headers[c]);
     }
     s_str_printf(&out, "\n");
+    bool uncounted = false;
     for (size_t r = 0; r < n; r++) {
         char(*row)[S_CELL] = cells + r * n_cols;
+        if (json_is_false(
+                json_object_get(json_array_get(sorted, r), "counted")))
+            uncounted = true;
         for (size_t i = 0; i < n_cols; i++) {
             size_t c = order[i];
-            bool last = i == n_cols - 1;
             s_str_printf(&out, "%s%*s", i ? "  " : "",
-                         right[c] || last ? (int) width[c] : -(int) width[c],
-                         row[c]);
+                         right[c] ? (int) width[c] : -(int) width[c], row[c]);
         }
         s_str_printf(&out, "\n");
     }
+    if (uncounted)
+        s_str_printf(&out,
+                     S_UNCOUNTED_MARK " not counted: an extra replica, a "
+                                      "duplicate, a quarantined node's or a "
+                                      "failed task's row; its numbers take "
+                                      "no part in the verdict\n");
     free(cells);
     json_decref(extra);
     json_decref(sorted);

@@ -143,6 +143,87 @@ test_table_sizes(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  The verification columns: verdict with its revision, the operators
+//  behind it (long lists cut to "+N"), a "*" on rows that do not count
+//  and a footer explaining it; no footer when every row counts.
+
+static void
+test_table_verdict(void **state)
+{
+    (void) state;
+    json_t *rows = json_array();
+    json_t *honest = s_row("aaaaaaaaaaaa00", "relu", 1, 64, 1, .8);
+    json_t *liar = s_row("bbbbbbbbbbbb00", "relu", 1, 64, 2, .85);
+    json_t *many = s_row("cccccccccccc00", "relu", 1, 64, 3, .7);
+    json_object_set_new(honest, "verdict", json_string("verified"));
+    json_object_set_new(honest, "verdict_revision", json_integer(2));
+    json_object_set_new(honest, "counted", json_true());
+    json_object_set_new(honest, "verdict_operators",
+                        json_pack("[s,s]", "alice", "bob"));
+    json_object_set_new(liar, "verdict", json_string("disputed"));
+    json_object_set_new(liar, "verdict_revision", json_integer(1));
+    json_object_set_new(liar, "counted", json_false());
+    json_object_set_new(
+        liar, "verdict_operators",
+        json_pack(
+            "[s,s]", "carol",
+            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcd"
+            "ef"));
+    json_object_set_new(many, "verdict", json_string("verified"));
+    json_object_set_new(many, "verdict_revision", json_integer(3));
+    json_object_set_new(many, "counted", json_true());
+    json_object_set_new(many, "verdict_operators",
+                        json_pack("[s,s,s,s,s]", "operator-one", "operator-two",
+                                  "operator-three", "operator-four",
+                                  "operator-five"));
+    json_array_append_new(rows, honest);
+    json_array_append_new(rows, liar);
+    json_array_append_new(rows, many);
+    char *table = ms_cli_format_table(rows);
+    assert_non_null(table);
+    const char *nl = strchr(table, '\n');
+    assert_non_null(nl);
+    assert_true(strncmp(table, "task ", 5) == 0);
+    const char *v = strstr(table, "verdict");
+    const char *o = strstr(table, "operators");
+    assert_true(v && o && v < o && o < nl);
+    const char *a = strstr(table, "aaaaaaaaaaaa");
+    const char *b = strstr(table, "bbbbbbbbbbbb");
+    const char *c = strstr(table, "cccccccccccc");
+    assert_true(a && b && c);
+    assert_non_null(strstr(a, "verified r2 "));
+    assert_true(strstr(a, "alice,bob") < b);
+    assert_non_null(strstr(b, "disputed r1* "));
+    // An operator named by its node id: 12 hex digits.
+    assert_true(strstr(b, "carol,0123456789ab ") < c);
+    assert_null(strstr(table, "0123456789abc"));
+    assert_non_null(strstr(c, "verified r3 "));
+    assert_non_null(strstr(c, "operator-one,operator-two,+3"));
+    assert_null(strstr(table, "operator-three"));
+    assert_non_null(strstr(table, "\n* not counted: "));
+    // Only the marked row carries the mark.
+    assert_null(strstr(table, "r2*"));
+    assert_null(strstr(table, "r3*"));
+    free(table);
+
+    json_array_remove(rows, 1);
+    table = ms_cli_format_table(rows);
+    assert_non_null(table);
+    assert_null(strstr(table, "not counted"));
+    free(table);
+
+    // A row without verdict fields shows "-".
+    json_t *plain = json_array();
+    json_array_append_new(plain, s_row("dddddddddddd00", "relu", 1, 8, 1, .5));
+    table = ms_cli_format_table(plain);
+    assert_non_null(table);
+    assert_non_null(strstr(table, "  -        -"));
+    free(table);
+    json_decref(plain);
+    json_decref(rows);
+}
+
+//  --------------------------------------------------------------------------
 //  CSV: a header, one line per row in table order, config flattened,
 //  no curve.
 
@@ -417,6 +498,7 @@ main(void)
         cmocka_unit_test(test_table_order),
         cmocka_unit_test(test_table_alignment),
         cmocka_unit_test(test_table_sizes),
+        cmocka_unit_test(test_table_verdict),
         cmocka_unit_test(test_table_swept_keys),
         cmocka_unit_test(test_csv_analyze),
         cmocka_unit_test(test_csv),

@@ -31,7 +31,7 @@ ok "--dry-run lists 8 tasks and stores nothing"
 # Default data dir: ./meshsweep-data.
 "$MS" run "$T/grid.yaml" --workers 2 >"$T/table1.txt" 2>"$T/run1.err"
 [ -d "$T/meshsweep-data" ] || fail "no ./meshsweep-data"
-head -1 "$T/table1.txt" | grep -Eq '^task +activation +layers +width +seed +status +epochs +val_acc +test_acc +s/epoch +params$' ||
+head -1 "$T/table1.txt" | grep -Eq '^task +activation +layers +width +seed +status +epochs +val_acc +test_acc +s/epoch +params +verdict +operators *$' ||
     fail "table header: $(head -1 "$T/table1.txt")"
 [ "$(($(wc -l <"$T/table1.txt") - 1))" = 8 ] || fail "table has $(($(wc -l <"$T/table1.txt") - 1)) rows, want 8"
 while read -r id; do

@@ -238,7 +238,8 @@ test_table_and_csv(void **state)
         "task_id,sweep_id,node_id,operator,status,error,epochs,"
         "train_seconds,seconds_per_epoch,val_accuracy,val_loss,"
         "test_accuracy,test_loss,params,fingerprint,weights_digest,verdict,"
-        "verdict_revision,counted,config.activation,config.hidden_sizes,"
+        "verdict_revision,verdict_operators,counted,config.activation,config."
+        "hidden_sizes,"
         "config.learning_rate,config.optimizer,config.seed\n";
     assert_true(strncmp(csv, header, strlen(header)) == 0);
     assert_non_null(strstr(csv, ",100;10,0.001,adam,1\n"));
@@ -258,6 +259,17 @@ test_table_and_csv(void **state)
     csv = ms_results_format_csv(one);
     assert_non_null(strstr(csv, "\"bad \"\"x\"\", y\""));
     free(csv);
+
+    // The operators behind the verdict: names joined with ';'.
+    json_t *ops =
+        json_pack("[{s:s, s:i, s:[s,s], s:b, s:{}}]", "verdict", "verified",
+                  "verdict_revision", 2, "verdict_operators", "alice", "bob",
+                  "counted", 1, "config");
+    csv = ms_results_format_csv(ops);
+    assert_non_null(csv);
+    assert_non_null(strstr(csv, ",verified,2,alice;bob,true\n"));
+    free(csv);
+    json_decref(ops);
     json_decref(one);
     json_decref(rows);
 }

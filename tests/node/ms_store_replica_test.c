@@ -1268,6 +1268,128 @@ test_clear_cut_every_order(void **state)
     ms_store_destroy(&store);
 }
 
+//  --------------------------------------------------------------------------
+//  The revision counts changes of what a user sees, not of the state
+//  alone (docs/VERIFICATION.md "Revision"): replicas 2, pool 3; alice and
+//  bob agree (verified by op1, op2), then carol's late replica agrees too:
+//  still verified, now by op1, op2, op3, so a new revision. In every
+//  arrival order of the three results the row reads verified, revision 2,
+//  operators "op1,op2,op3" (the revision stays a function of the
+//  records). Then a quarantine changes S with no new result of the task:
+//  a liar (op4) that agrees on a task counts in S until its strikes on
+//  three other tasks quarantine it; the task stays verified, by the honest
+//  operators only, and its revision goes up.
+
+static void
+s_revision_store(fixture_t *fx, const sweep_t *s, const int *order,
+                 ms_store_verdict_t *v)
+{
+    ms_store_t *store = s_open(fx);
+    assert_int_equal(ms_store_set_pool_operators(store, 3), MS_OK);
+    const char *ops[3] = {"op1", "op2", "op3"};
+    for (uint8_t k = 0; k < 3; k++) {
+        uint8_t id[ID];
+        memset(id, 0x31 + k, ID);
+        assert_int_equal(ms_store_set_operator(store, id, ops[k]), MS_OK);
+    }
+    uint8_t o_sweep[ID];
+    memset(o_sweep, 0xEE, ID);
+    const uint8_t *pl[1] = {s->rec.bytes};
+    uint32_t kinds[1] = {MS_RECORD_SWEEP};
+    size_t lens[1] = {s->rec.len};
+    assert_int_equal(ms_store_merge_block(store, o_sweep, 1, 1, 1, kinds, pl,
+                                          lens, NULL, 0, NULL),
+                     MS_OK);
+    for (int i = 0; i < 3; i++)
+        s_merge_committed(store, s->task_id, (uint8_t) (0x31 + order[i]), 1,
+                          (uint32_t) order[i], 0.90);
+    assert_int_equal(ms_store_get_verdict(store, s->task_id, v), MS_OK);
+    ms_store_destroy(&store);
+}
+
+static void
+test_revision_counts_operators(void **state)
+{
+    fixture_t *fx = *state;
+    sweep_t s;
+    s_sweep(&s, 2, 70);
+    int order[3] = {0, 1, 2};
+    int n_orders = 0;
+    do {
+        ms_store_verdict_t v;
+        s_revision_store(fx, &s, order, &v);
+        assert_int_equal(v.verdict, MS_VERDICT_VERIFIED);
+        assert_string_equal(v.operators, "op1,op2,op3");
+        // pending -> verified (2 operators) -> verified (3 operators)
+        assert_int_equal(v.revision, 2);
+        n_orders++;
+    } while (s_next_perm(order, 3));
+    assert_int_equal(n_orders, 6);
+    free(s.rec.bytes);
+
+    // A quarantine: the liar (0x30, op4) agrees on task 3 (0.90 with
+    // alice and bob): verified by op1, op2, op4. Its lies on tasks 0..2
+    // (0.95 against alice and bob) quarantine it: task 3 stays verified,
+    // by op1 and op2, a new revision.
+    ms_store_t *store = s_open(fx);
+    assert_int_equal(ms_store_set_pool_operators(store, 3), MS_OK);
+    const uint8_t liar = 0x30, alice = 0x31, bob = 0x32;
+    const char *names[3] = {"op4", "op1", "op2"};
+    for (uint8_t k = 0; k < 3; k++) {
+        uint8_t id[ID];
+        memset(id, liar + k, ID);
+        assert_int_equal(ms_store_set_operator(store, id, names[k]), MS_OK);
+    }
+    sweep_t sw[4];
+    uint8_t o_sweep[ID];
+    memset(o_sweep, 0xEE, ID);
+    for (int i = 0; i < 4; i++) {
+        s_sweep(&sw[i], 2, 80 + i);
+        const uint8_t *pl[1] = {sw[i].rec.bytes};
+        uint32_t kinds[1] = {MS_RECORD_SWEEP};
+        size_t lens[1] = {sw[i].rec.len};
+        assert_int_equal(ms_store_merge_block(store, o_sweep, (uint64_t) i + 1,
+                                              1, 1, kinds, pl, lens, NULL, 0,
+                                              NULL),
+                         MS_OK);
+    }
+    s_merge_committed(store, sw[3].task_id, liar, 4, 0, 0.90);
+    s_merge_committed(store, sw[3].task_id, alice, 4, 1, 0.90);
+    s_merge_committed(store, sw[3].task_id, bob, 4, 2, 0.90);
+    ms_store_verdict_t v;
+    assert_int_equal(ms_store_get_verdict(store, sw[3].task_id, &v), MS_OK);
+    assert_int_equal(v.verdict, MS_VERDICT_VERIFIED);
+    assert_string_equal(v.operators, "op1,op2,op4");
+    uint32_t before = v.revision;
+    fprintf(stderr,
+            "task 3 before the quarantine: verified by '%s', "
+            "revision %u\n",
+            v.operators, (unsigned) before);
+    for (int i = 0; i < 3; i++) {
+        uint64_t inc = (uint64_t) i + 1;
+        s_merge_committed(store, sw[i].task_id, liar, inc, 0, 0.95);
+        s_merge_committed(store, sw[i].task_id, alice, inc, 1, 0.90);
+        s_merge_committed(store, sw[i].task_id, bob, inc, 2, 0.90);
+    }
+    uint8_t o_liar[ID];
+    memset(o_liar, liar, ID);
+    uint32_t n = 0, strikes = 0;
+    bool q = false;
+    assert_int_equal(ms_store_node_standing(store, o_liar, &n, &strikes, &q),
+                     MS_OK);
+    assert_true(q);
+    assert_int_equal(ms_store_get_verdict(store, sw[3].task_id, &v), MS_OK);
+    fprintf(stderr, "task 3 after the quarantine: %s by '%s', revision %u\n",
+            ms_verdict_state_name((ms_verdict_state_t) v.verdict), v.operators,
+            (unsigned) v.revision);
+    assert_int_equal(v.verdict, MS_VERDICT_VERIFIED);
+    assert_string_equal(v.operators, "op1,op2");
+    assert_int_equal(v.revision, before + 1);
+    ms_store_destroy(&store);
+    for (int i = 0; i < 4; i++)
+        free(sw[i].rec.bytes);
+}
+
 int
 main(void)
 {
@@ -1281,6 +1403,7 @@ main(void)
         cmocka_unit_test(test_void_slot),
         cmocka_unit_test(test_quarantine_flip),
         cmocka_unit_test(test_clear_cut_every_order),
+        cmocka_unit_test(test_revision_counts_operators),
         cmocka_unit_test(test_commitment),
         cmocka_unit_test(test_big_row),
     };
