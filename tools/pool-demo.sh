@@ -300,11 +300,14 @@ t_end=$(now_ms)
 echo "$line"
 echo "== sweep ended on node 1 after $(((t_end - t_submit) / 1000)) s: $(ran 1)"
 
-# digest K - sha256 of node K's result rows (CSV, header dropped, sorted)
+# digest K - sha256 of node K's result rows (CSV, header dropped, sorted),
+# without the verification columns (verdict, verdict_revision,
+# verdict_operators, counted): those move on after the sweep ends, as
+# re-evaluations sampled by each node arrive (docs/VERIFICATION.md)
 digest() {
     local csv
     csv=$(cli "$1" results "$SWEEP" --format csv) || return 1
-    tail -n +2 <<<"$csv" | LC_ALL=C sort | sha256sum | cut -c1-64
+    python3 "$ROOT/tools/results_digest.py" <<<"$csv"
 }
 same_digest() {
     local d1 d2 d3
@@ -322,5 +325,5 @@ t_same=$(now_ms)
 echo "== results of sweep ${SWEEP:0:12}, read from node 3 (which was not sent the sweep)"
 cli 3 results "$SWEEP" --analyze
 echo
-echo "results digest identical on all three nodes: ${DIGEST:0:16} (sha256 of the sorted CSV rows, $((t_same - t_end)) ms after the end)"
+echo "results digest identical on all three nodes: ${DIGEST:0:16} (sha256 of the sorted CSV rows without the verification columns, $((t_same - t_end)) ms after the end)"
 echo "sweep ${SWEEP:0:12}: $((t_same - t_submit)) ms from submit to the same results on all three nodes"
