@@ -730,9 +730,11 @@ s_main(int argc, char **argv)
         printf("meshsweepd: %d workers (%d on the GPU, %s), data dir %s\n",
                ms_node_worker_count(node, &n_busy), n_gpu, gpu_name,
                opts.data_dir);
-    else
-        printf("meshsweepd: %d workers, data dir %s\n",
-               ms_node_worker_count(node, &n_busy), opts.data_dir);
+    else {
+        int n_w = ms_node_worker_count(node, &n_busy);
+        printf("meshsweepd: %d worker%s, data dir %s\n", n_w,
+               n_w == 1 ? "" : "s", opts.data_dir);
+    }
     if (ms_node_has_certificate(node))
         printf("meshsweepd: pool %.12s (authority), operator '%s', mesh port "
                "%d (CURVE), %d static peer%s%s\n",

@@ -212,11 +212,14 @@ ms_gpu_plan(ms_gpu_plan_t *out, const char *backend, int gpu_workers,
                                       "no GPU probe");
     if (rc != MS_OK) {
         memset(&out->gpu, 0, sizeof out->gpu);
-        if (strcmp(out->requested, "cuda") == 0)
+        if (strcmp(out->requested, "cuda") == 0) {
+            //  The backend's reasons start with "cuda: " already.
+            const char *reason = why.reason[0] ? why.reason : ms_strerror(rc);
+            bool named = strncmp(reason, "cuda: ", 6) == 0;
             return ms_diag_set_code(diag, MS_ERR_INVALID, "backend",
-                                    "cuda: %s (use --backend auto or cpu)",
-                                    why.reason[0] ? why.reason
-                                                  : ms_strerror(rc));
+                                    "%s%s (use --backend auto or cpu)",
+                                    named ? "" : "cuda: ", reason);
+        }
         snprintf(out->note, sizeof out->note,
                  "backend auto: no usable GPU (%s); all %d worker%s train "
                  "on the CPU",

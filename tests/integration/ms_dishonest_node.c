@@ -491,8 +491,11 @@ main(int argc, char **argv)
     printf("meshsweepd: node %s\n", ms_node_id_hex(liar.node));
     printf("meshsweepd: API http://%s/api/v1\n",
            ms_node_api_address(liar.node));
-    printf("meshsweepd: %d workers, data dir %s\n",
-           ms_node_worker_count(liar.node, &n_busy), opts.data_dir);
+    {
+        int n_w = ms_node_worker_count(liar.node, &n_busy);
+        printf("meshsweepd: %d worker%s, data dir %s\n", n_w,
+               n_w == 1 ? "" : "s", opts.data_dir);
+    }
     printf("liar: mode %s, operator '%s', pool %.12s, mesh port %d\n",
            s_lie_names[liar.mode], ms_node_operator(liar.node),
            ms_node_pool_id_hex(liar.node) ? ms_node_pool_id_hex(liar.node)

@@ -251,7 +251,7 @@ test_config_start_and_sigterm(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
     assert_non_null(strstr(text, "meshsweepd: node "));
     assert_non_null(strstr(text, "API http://127.0.0.1:"));
-    assert_non_null(strstr(text, "1 workers")); // the command line won
+    assert_non_null(strstr(text, "1 worker,")); // the command line won
     assert_non_null(strstr(text, "stopped"));
     // No certificate and no --open-pool: it says it links to no one.
     char err_path[400], etext[4096] = "";
