@@ -3193,9 +3193,12 @@ s_skip_task(void *arg, const uint8_t *task_id, const uint8_t *sweep_id,
         if (list->sweep_replicas > 1)
             return MS_STORE_TASK_KEY;
         // With one slot, a dispute (a re-evaluation that disagreed) opens
-        // a second one.
+        // a second one, which needs slot 0 finished: only then is the
+        // store asked (a slot 0 that another node holds live, the common
+        // case in a big sweep, costs no read here).
         uint32_t n_slots = 1;
-        if (ms_store_task_slots(list->store, task_id, &n_slots, NULL) ==
+        if (ms_lease_table_slot_done(list->claimable, task_id, 0) &&
+            ms_store_task_slots(list->store, task_id, &n_slots, NULL) ==
                 MS_OK &&
             n_slots > 1)
             return MS_STORE_TASK_KEY;

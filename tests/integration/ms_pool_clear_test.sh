@@ -25,61 +25,22 @@ LIAR=${MESHSWEEP_DISHONEST_NODE:-}
 ms_tiny_dataset --train 600 --test 100
 
 "$MS" pool init --out "$T/auth" >/dev/null
-NODE=(--workers 1 "${POOL_TIMES[@]}")
-node_id() { cat "$T/n$1/identity/node.pub"; }
-make_identity() {
-    local k=$1
-    timeout 20 "$MSD" --data-dir "$T/n$k" --api 127.0.0.1:0 --workers 1 \
-        --no-beacon --mesh-port 0 >"$T/id$k.log" 2>&1 &
-    local pid=$!
-    ms_wait_until 10 test -s "$T/n$k/identity/node.pub" || fail "node $k made no identity"
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-}
-peers_of() {
-    local j
-    for j in "$@"; do
-        printf -- '--peer\n%s@tcp://127.0.0.1:%s\n' "$(node_id "$j")" "${POOL_MESH[$j]}"
-    done
-}
-start_node() {
-    local k=$1 peers=() args=()
-    shift
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do peers+=("$1"); shift; done
-    [ $# -gt 0 ] && shift
-    mapfile -t args < <(peers_of "${peers[@]}")
-    pool_start "$k" - "$T/n$k" --no-beacon --mesh-port "${POOL_MESH[$k]}" \
-        "${args[@]}" "${NODE[@]}" "$@"
-}
-counter() { pool_status "$1" "d['pool_counters'].get('$2', 0)"; }
-# standing K NODE_ID - "strikes quarantined" of NODE_ID as node K sees it
-standing() {
-    pool_curl "$1" /api/v1/status | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-for n in d.get("verification", {}).get("nodes", []):
-    if n.get("node") == sys.argv[1]:
-        print(n.get("strikes", 0), str(n.get("quarantined", False)).lower())
-        break
-else:
-    print(0, "false")' "$2"
-}
 
 pool_lo_ports 3
 for k in 1 2 3; do
-    make_identity "$k"
+    pool_make_identity "$k"
     roles=worker
     [ "$k" = 1 ] && roles=worker,submit
-    "$MS" pool invite "$(node_id $k)" --operator "op$k" --roles "$roles" \
+    "$MS" pool invite "$(pool_node_id $k)" --operator "op$k" --roles "$roles" \
         --authority "$T/auth" --out "$T/n$k.cert" >/dev/null
     "$MS" pool join "$T/n$k.cert" --data-dir "$T/n$k" >/dev/null
 done
-L=$(node_id 3)
+L=$(pool_node_id 3)
 
 # ---- 1. the liar is quarantined --------------------------------------------
-start_node 1 2 3
-start_node 2 1 3
-MSD=$LIAR start_node 3 1 2 -- --lie inflate
+pool_start_member 1 2 3
+pool_start_member 2 1 3
+MSD=$LIAR pool_start_member 3 1 2 -- --lie inflate
 pool_wait_alive 30 2 1 2 3 || fail "the three members did not link"
 grid() { # NAME
     cat <<Y
@@ -103,7 +64,7 @@ rows = [r for r in json.load(open(sys.argv[1])) if r["node_id"] == sys.argv[2]]
 print(sum(1 for r in rows if r["counted"]), sum(1 for r in rows if not r["counted"]))
 PY
 }
-quarantined() { [ "$(standing "$1" "$L" | cut -d' ' -f2)" = true ]; }
+quarantined() { [ "$(pool_standing "$1" "$L" | cut -d' ' -f2)" = true ]; }
 both_quarantined() { quarantined 1 && quarantined 2; }
 q_or_done() { both_quarantined || { pool_finished 1 "$sweep" && pool_finished 2 "$sweep"; }; }
 # The liar gets tasks only when it claims them before the honest nodes
@@ -115,10 +76,10 @@ for attempt in 1 2 3 4; do
     sweep=$(pool_submit 1 "$T/grid.yaml")
     ms_wait_until 90 q_or_done || { pool_dump "$sweep" 1 2 3; fail "sweep $attempt neither finished nor quarantined the liar"; }
     ms_wait_until 5 both_quarantined && break
-    echo "sweep $attempt: the liar is not quarantined yet (A: strikes, quarantined: $(standing 1 "$L"))"
+    echo "sweep $attempt: the liar is not quarantined yet (A: strikes, quarantined: $(pool_standing 1 "$L"))"
 done
 for k in 1 2; do
-    ms_wait_until 10 quarantined "$k" || fail "node $k did not quarantine the liar (strikes, quarantined: $(standing "$k" "$L"))"
+    ms_wait_until 10 quarantined "$k" || fail "node $k did not quarantine the liar (strikes, quarantined: $(pool_standing "$k" "$L"))"
 done
 none_counted() { read -r c u < <(liar_rows "$1"); [ "$c" = 0 ] && [ "$u" -ge 1 ]; }
 for k in 1 2; do
@@ -133,7 +94,7 @@ pool_reap 3
 same_rows() { [ "$(liar_rows 1)" = "$(liar_rows 2)" ]; }
 ms_wait_until 20 same_rows || fail "A and B differ on the liar's rows: $(liar_rows 1) vs $(liar_rows 2)"
 for k in 1 2; do quarantined "$k" || fail "node $k: the quarantine lifted by itself"; done
-read -r s1 _ < <(standing 1 "$L")
+read -r s1 _ < <(pool_standing 1 "$L")
 read -r _ u1 < <(liar_rows 1)
 grep -c '^liar: inflate' "${POOL_LOG[3]}" >"$T/nlies" || true
 ok "the inflating liar is quarantined on A and B after $attempt sweep(s) ($s1 strikes on A; $u1 of its rows in the last sweep not counted; $(cat "$T/nlies") false results)"
@@ -173,7 +134,7 @@ grep -q -e "(cut $want_cut," -e "(cut $after_cut," "$T/clear.out" ||
 lifted() { ! quarantined "$1"; }
 counted_again() { read -r c u < <(liar_rows "$1"); [ "$c" -ge 1 ] && [ "$u" = 0 ]; }
 for k in 1 2; do
-    ms_wait_until 20 lifted "$k" || fail "node $k still quarantines the liar after the clear: $(standing "$k" "$L")"
+    ms_wait_until 20 lifted "$k" || fail "node $k still quarantines the liar after the clear: $(pool_standing "$k" "$L")"
     ms_wait_until 20 counted_again "$k" || fail "node $k: the liar's rows do not count again: $(liar_rows "$k")"
 done
 read -r c1 u1 < <(liar_rows 1)
