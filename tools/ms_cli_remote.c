@@ -727,7 +727,12 @@ s_results_usage(FILE *out)
             "  --node URL   node API (default $MESHSWEEP_NODE or %s)\n"
             "  --token T    API bearer token (default $MESHSWEEP_TOKEN)\n"
             "  --json       same as --format json (with --analyze: the "
-            "analysis too)\n",
+            "analysis too)\n"
+            "\n"
+            "The table ends with each row's verdict and revision (verified "
+            "r2) and the\noperators behind it; a row that does not count is "
+            "marked * (CSV and JSON:\nverdict, verdict_revision, "
+            "verdict_operators, counted).\n",
             MS_CLI_DEFAULT_NODE);
 }
 
