@@ -74,9 +74,29 @@ typedef struct {
     int status;             // S_OK, S_DIVERGED, S_FAILED
     double val, test, sec;  // metrics (valid when has_*)
     bool has_val, has_test, has_sec;
+    const char *fingerprint; // backend fingerprint (borrowed; NULL: none)
+    const json_t *platform;  // platform object (borrowed; NULL: none)
+    const char *node_id;     // producer (borrowed; NULL: none)
+    double gflops;           // platform.calibration_gflops (has_gflops)
+    bool has_gflops;
 } s_row_t;
 
 enum { S_OK, S_DIVERGED, S_FAILED };
+
+#define S_CLASS_NAME 16 // a class's short name: 12 hex characters + NUL
+
+//  The time fits' rule, as the output states it.
+#define S_TIME_RULE                                                            \
+    "time per epoch against depth: least squares over the ok runs. Runs "      \
+    "are classed by backend fingerprint (machines whose results are "          \
+    "bit-identical); each class has its own fit (time_fits). A group "         \
+    "whose runs are all of one class takes that class's fit (basis "           \
+    "fingerprint:PREFIX); a group whose runs span several classes takes "      \
+    "the normalised fit (basis normalised): each run's seconds x its "         \
+    "node's calibration_gflops (single-thread SGEMM GFLOP/s) / the "           \
+    "reference GFLOP/s, the seconds the run would take on a machine of "       \
+    "the reference speed; runs without a calibration figure are left out "     \
+    "of it and counted (time_fit_n_uncalibrated)."
 
 //  Running mean and sum of squares (Welford).
 typedef struct {
@@ -91,6 +111,7 @@ typedef struct {
 void
 ms_analysis_options_default(ms_analysis_options_t *opts)
 {
+    memset(opts, 0, sizeof *opts);
     opts->plateau_tolerance = MS_ANALYSIS_PLATEAU_TOLERANCE;
 }
 
@@ -217,6 +238,20 @@ s_parse_row(const json_t *row, size_t i, s_row_t *r, bool *skip,
         rc = s_metric(row, i, "test_accuracy", &r->test, &r->has_test, diag);
     if (rc == MS_OK)
         rc = s_metric(row, i, "seconds_per_epoch", &r->sec, &r->has_sec, diag);
+    //  Where the run ran: descriptive fields, read leniently (a row
+    //  without them, or with them of another type, has no class and no
+    //  calibration; it is not refused).
+    const char *fp = json_string_value(json_object_get(row, "fingerprint"));
+    r->fingerprint = fp && *fp ? fp : NULL;
+    r->node_id = json_string_value(json_object_get(row, "node_id"));
+    const json_t *platform = json_object_get(row, "platform");
+    r->platform = json_is_object(platform) ? platform : NULL;
+    const json_t *gflops = json_object_get(platform, "calibration_gflops");
+    if (json_is_number(gflops) && isfinite(json_number_value(gflops)) &&
+        json_number_value(gflops) > 0) {
+        r->gflops = json_number_value(gflops);
+        r->has_gflops = true;
+    }
     return rc;
 }
 
@@ -406,35 +441,28 @@ s_set(json_t *obj, const char *key, json_t *value)
 }
 
 //  --------------------------------------------------------------------------
-//  Least-squares line of seconds against depth over rows[0 .. n); JSON
-//  object or JSON null when fewer than two distinct depths have times.
+//  Least-squares line of y against x over n points; JSON object
+//  {slope, intercept, r2, n}, JSON null when fewer than two distinct x,
+//  NULL when memory runs out.
 
 static json_t *
-s_time_fit(const s_row_t *rows, size_t n)
+s_fit(const double *x, const double *y, size_t n)
 {
-    int64_t count = 0, first_depth = 0;
     bool distinct = false;
     double mx = 0, my = 0;
     for (size_t i = 0; i < n; i++) {
-        if (rows[i].status != S_OK || !rows[i].has_sec)
-            continue;
-        if (count == 0)
-            first_depth = rows[i].depth;
-        else if (rows[i].depth != first_depth)
+        if (x[i] != x[0])
             distinct = true;
-        count++;
-        mx += (double) rows[i].depth;
-        my += rows[i].sec;
+        mx += x[i];
+        my += y[i];
     }
     if (!distinct)
         return json_null();
-    mx /= (double) count;
-    my /= (double) count;
+    mx /= (double) n;
+    my /= (double) n;
     double sxx = 0, sxy = 0, syy = 0;
     for (size_t i = 0; i < n; i++) {
-        if (rows[i].status != S_OK || !rows[i].has_sec)
-            continue;
-        double dx = (double) rows[i].depth - mx, dy = rows[i].sec - my;
+        double dx = x[i] - mx, dy = y[i] - my;
         sxx += dx * dx;
         sxy += dx * dy;
         syy += dy * dy;
@@ -443,9 +471,7 @@ s_time_fit(const s_row_t *rows, size_t n)
     double intercept = my - slope * mx;
     double ss_res = 0;
     for (size_t i = 0; i < n; i++) {
-        if (rows[i].status != S_OK || !rows[i].has_sec)
-            continue;
-        double e = rows[i].sec - (intercept + slope * (double) rows[i].depth);
+        double e = y[i] - (intercept + slope * x[i]);
         ss_res += e * e;
     }
     double r2 = syy > 0 ? 1.0 - ss_res / syy : 1.0;
@@ -453,7 +479,7 @@ s_time_fit(const s_row_t *rows, size_t n)
     if (!fit || !s_set(fit, "slope", json_real(slope)) ||
         !s_set(fit, "intercept", json_real(intercept)) ||
         !s_set(fit, "r2", json_real(r2)) ||
-        !s_set(fit, "n", json_integer(count))) {
+        !s_set(fit, "n", json_integer((json_int_t) n))) {
         json_decref(fit);
         return NULL;
     }
@@ -461,13 +487,285 @@ s_time_fit(const s_row_t *rows, size_t n)
 }
 
 //  --------------------------------------------------------------------------
+//  Whether a row is a timed run: ok, with seconds per epoch.
+
+static bool
+s_timed(const s_row_t *r)
+{
+    return r->status == S_OK && r->has_sec;
+}
+
+//  --------------------------------------------------------------------------
+//  Order two doubles (qsort).
+
+static int
+s_double_cmp(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+//  --------------------------------------------------------------------------
+//  Median of v[0 .. n) (sorts v); NAN when n is 0.
+
+static double
+s_median(double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof *v, s_double_cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+//  --------------------------------------------------------------------------
+//  The reference GFLOP/s of the normalised fits: the median calibration
+//  of the timed runs that have one, over every group; NAN when none has.
+//  *n_uncalibrated gets the number of timed runs without a figure.
+
+static double
+s_reference_gflops(const s_row_t *rows, size_t n, int64_t *n_uncalibrated)
+{
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    size_t k = 0;
+    *n_uncalibrated = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!s_timed(&rows[i]))
+            continue;
+        if (!rows[i].has_gflops)
+            (*n_uncalibrated)++;
+        else if (v)
+            v[k++] = rows[i].gflops;
+    }
+    double ref = v ? s_median(v, k) : NAN;
+    free(v);
+    return ref;
+}
+
+//  --------------------------------------------------------------------------
+//  Compare two fingerprints (NULL: none, first).
+
+static int
+s_fp_cmp(const char *a, const char *b)
+{
+    if (!a || !b)
+        return (a != NULL) - (b != NULL);
+    return strcmp(a, b);
+}
+
+//  --------------------------------------------------------------------------
+//  Order row pointers by fingerprint (qsort).
+
+static int
+s_row_fp_cmp(const void *a, const void *b)
+{
+    const s_row_t *x = *(const s_row_t *const *) a;
+    const s_row_t *y = *(const s_row_t *const *) b;
+    int c = s_fp_cmp(x->fingerprint, y->fingerprint);
+    if (c)
+        return c;
+    return (x > y) - (x < y); // row order inside a class: a stable sort
+}
+
+//  --------------------------------------------------------------------------
+//  The short name of a fingerprint class: its first 12 hex characters, or
+//  "unknown" for runs that carry none.
+
+static void
+s_class_name(const char *fingerprint, char out[S_CLASS_NAME])
+{
+    snprintf(out, S_CLASS_NAME, "%.12s", fingerprint ? fingerprint : "unknown");
+}
+
+//  --------------------------------------------------------------------------
+//  A readable label of a platform object: "cpu: MODEL (BLAS core)" or
+//  "cuda: GPU (cc X)"; "unknown platform" without one. New JSON string.
+
+static json_t *
+s_class_label(const json_t *platform)
+{
+    const char *backend =
+        json_string_value(json_object_get(platform, "backend"));
+    if (!backend)
+        return json_string("unknown platform");
+    char label[320];
+    if (strcmp(backend, "cuda") == 0) {
+        const char *gpu = json_string_value(json_object_get(platform, "gpu"));
+        const char *cc = json_string_value(json_object_get(platform, "gpu_cc"));
+        snprintf(label, sizeof label, "%.16s: %.128s (cc %.8s)", backend,
+                 gpu && *gpu ? gpu : "unknown GPU", cc && *cc ? cc : "?");
+    } else {
+        const char *cpu =
+            json_string_value(json_object_get(platform, "cpu_model"));
+        const char *core =
+            json_string_value(json_object_get(platform, "blas_core"));
+        snprintf(label, sizeof label, "%.16s: %.128s (%.32s)", backend,
+                 cpu && *cpu ? cpu : "unknown CPU", core && *core ? core : "?");
+    }
+    return json_string(label);
+}
+
+//  --------------------------------------------------------------------------
+//  One fingerprint class's entry from the timed rows p[0 .. n) (one
+//  fingerprint); x, y: scratch of n doubles.
+
+static json_t *
+s_class_entry(const s_row_t *const *p, size_t n, double *x, double *y)
+{
+    json_t *nodes = json_array();
+    json_t *c = json_object();
+    char name[S_CLASS_NAME];
+    s_class_name(p[0]->fingerprint, name);
+    size_t n_cal = 0;
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (double) p[i]->depth;
+        y[i] = p[i]->sec;
+    }
+    json_t *fit = s_fit(x, y, n);
+    for (size_t i = 0; i < n; i++)
+        if (p[i]->has_gflops)
+            x[n_cal++] = p[i]->gflops;
+    double gflops = s_median(x, n_cal);
+    //  Producers, sorted and unique.
+    const char **ids = calloc(n, sizeof *ids);
+    size_t n_ids = 0;
+    for (size_t i = 0; ids && i < n; i++)
+        if (p[i]->node_id)
+            ids[n_ids++] = p[i]->node_id;
+    if (ids)
+        qsort(ids, n_ids, sizeof *ids, s_str_ptr_cmp);
+    for (size_t i = 0; ids && nodes && i < n_ids; i++)
+        if ((i == 0 || strcmp(ids[i], ids[i - 1]) != 0) &&
+            json_array_append_new(nodes, json_string(ids[i])) != 0)
+            break;
+    if (!ids || !nodes || !c || !fit || !s_set(c, "class", json_string(name)) ||
+        !s_set(c, "fingerprint",
+               p[0]->fingerprint ? json_string(p[0]->fingerprint)
+                                 : json_null()) ||
+        !s_set(c, "label", s_class_label(p[0]->platform)) ||
+        !s_set(c, "n_rows", json_integer((json_int_t) n)) ||
+        json_object_set(c, "nodes", nodes) != 0 ||
+        !s_set(c, "calibration_gflops", s_real_or_null(n_cal > 0, gflops)) ||
+        !s_set(c, "n_uncalibrated", json_integer((json_int_t) (n - n_cal))) ||
+        json_object_set(c, "fit", fit) != 0) {
+        json_decref(c);
+        c = NULL;
+    }
+    free(ids);
+    json_decref(nodes);
+    json_decref(fit);
+    return c;
+}
+
+//  --------------------------------------------------------------------------
+//  Order class entries: most runs first, then by fingerprint (qsort).
+
+static int
+s_class_cmp(const void *a, const void *b)
+{
+    const json_t *x = *(const json_t *const *) a;
+    const json_t *y = *(const json_t *const *) b;
+    json_int_t nx = json_integer_value(json_object_get(x, "n_rows"));
+    json_int_t ny = json_integer_value(json_object_get(y, "n_rows"));
+    if (nx != ny)
+        return nx > ny ? -1 : 1;
+    return s_fp_cmp(json_string_value(json_object_get(x, "fingerprint")),
+                    json_string_value(json_object_get(y, "fingerprint")));
+}
+
+//  --------------------------------------------------------------------------
+//  The time fits of a group's rows[0 .. n) into g: "time_fits" (one per
+//  fingerprint class), "time_fit_normalised" (seconds scaled to ref
+//  GFLOP/s), and "time_fit" with its "time_fit_basis",
+//  "time_fit_reference_gflops" and "time_fit_n_uncalibrated". False when
+//  memory runs out.
+
+static bool
+s_time_fits(json_t *g, const s_row_t *rows, size_t n, double ref)
+{
+    const s_row_t **p = malloc((n ? n : 1) * sizeof *p);
+    double *x = malloc((n ? n : 1) * sizeof *x);
+    double *y = malloc((n ? n : 1) * sizeof *y);
+    json_t **cls = calloc(n ? n : 1, sizeof *cls);
+    json_t *fits = json_array();
+    json_t *norm = NULL;
+    size_t n_timed = 0, n_cls = 0;
+    bool done = false;
+    if (!p || !x || !y || !cls || !fits)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        if (s_timed(&rows[i]))
+            p[n_timed++] = &rows[i];
+    //  Per class: the rows sorted by fingerprint, in row order inside a
+    //  class (so a class's fit is bit for bit the fit of its rows).
+    qsort(p, n_timed, sizeof *p, s_row_fp_cmp);
+    for (size_t i = 0; i < n_timed;) {
+        size_t j = i;
+        while (j < n_timed &&
+               s_fp_cmp(p[i]->fingerprint, p[j]->fingerprint) == 0)
+            j++;
+        if (!(cls[n_cls] = s_class_entry(p + i, j - i, x, y)))
+            goto out;
+        n_cls++;
+        i = j;
+    }
+    qsort(cls, n_cls, sizeof *cls, s_class_cmp);
+    for (size_t k = 0; k < n_cls; k++)
+        if (json_array_append(fits, cls[k]) != 0)
+            goto out;
+    //  Normalised: every calibrated timed run, seconds x gflops / ref, in
+    //  row order (as the single-class fit).
+    size_t m = 0;
+    for (size_t i = 0; i < n && !isnan(ref); i++)
+        if (s_timed(&rows[i]) && rows[i].has_gflops) {
+            x[m] = (double) rows[i].depth;
+            y[m] = rows[i].sec * rows[i].gflops / ref;
+            m++;
+        }
+    norm = m > 0 ? s_fit(x, y, m) : json_null();
+    if (!norm)
+        goto out;
+    json_t *fit = json_null(), *basis = json_null(), *at = json_null();
+    if (n_cls == 1) {
+        //  One class: its own fit, in that machine's seconds.
+        fit = json_incref(json_object_get(cls[0], "fit"));
+        char name[S_CLASS_NAME], text[S_CLASS_NAME + 16];
+        s_class_name(p[0]->fingerprint, name);
+        snprintf(text, sizeof text, "fingerprint:%s", name);
+        basis = json_string(text);
+    } else if (n_cls > 1) {
+        fit = json_incref(norm);
+        basis = json_string("normalised");
+        at = s_real_or_null(!isnan(ref), ref);
+    }
+    if (!s_set(g, "time_fit", fit) || !s_set(g, "time_fit_basis", basis) ||
+        !s_set(g, "time_fit_reference_gflops", at) ||
+        !s_set(g, "time_fit_n_uncalibrated",
+               json_integer((json_int_t) (n_timed - m))) ||
+        json_object_set(g, "time_fit_normalised", norm) != 0 ||
+        json_object_set(g, "time_fits", fits) != 0)
+        goto out;
+    done = true;
+
+out:
+    for (size_t k = 0; cls && k < n_cls; k++)
+        json_decref(cls[k]);
+    free(cls);
+    free(p);
+    free(x);
+    free(y);
+    json_decref(fits);
+    json_decref(norm);
+    return done;
+}
+
+//  --------------------------------------------------------------------------
 //  One depth's entry from rows[0 .. n) (all of that depth). *mean_val
 //  gets the mean validation accuracy, NAN when there is none.
 
 static json_t *
-s_depth_entry(const s_row_t *rows, size_t n, double *mean_val)
+s_depth_entry(const s_row_t *rows, size_t n, double *mean_val, double ref)
 {
-    s_stat_t val = {0}, test = {0}, sec = {0};
+    s_stat_t val = {0}, test = {0}, sec = {0}, norm = {0};
     int64_t n_ok = 0, n_div = 0, n_fail = 0;
     for (size_t i = 0; i < n; i++) {
         const s_row_t *r = &rows[i];
@@ -486,6 +784,8 @@ s_depth_entry(const s_row_t *rows, size_t n, double *mean_val)
             s_stat_add(&test, r->test);
         if (r->has_sec)
             s_stat_add(&sec, r->sec);
+        if (r->has_sec && r->has_gflops && !isnan(ref))
+            s_stat_add(&norm, r->sec * r->gflops / ref);
     }
     *mean_val = val.n ? val.mean : NAN;
     json_t *e = json_object();
@@ -502,7 +802,10 @@ s_depth_entry(const s_row_t *rows, size_t n, double *mean_val)
         !s_set(e, "test_accuracy_mean", s_real_or_null(test.n, test.mean)) ||
         !s_set(e, "test_accuracy_std",
                s_real_or_null(test.n > 1, sqrt(test.m2 / (double) test.n))) ||
-        !s_set(e, "seconds_per_epoch_mean", s_real_or_null(sec.n, sec.mean))) {
+        !s_set(e, "seconds_per_epoch_mean", s_real_or_null(sec.n, sec.mean)) ||
+        !s_set(e, "n_seconds_normalised", json_integer(norm.n)) ||
+        !s_set(e, "seconds_per_epoch_normalised_mean",
+               s_real_or_null(norm.n, norm.mean))) {
         json_decref(e);
         return NULL;
     }
@@ -514,7 +817,7 @@ s_depth_entry(const s_row_t *rows, size_t n, double *mean_val)
 
 static json_t *
 s_group_entry(const s_row_t *rows, size_t n, const json_t *keys,
-              double tolerance)
+              double tolerance, double ref)
 {
     json_t *g = json_object();
     json_t *depths = json_array();
@@ -533,7 +836,7 @@ s_group_entry(const s_row_t *rows, size_t n, const json_t *keys,
         size_t j = i;
         while (j < n && rows[j].depth == rows[i].depth)
             j++;
-        json_t *e = s_depth_entry(rows + i, j - i, &means[n_depths]);
+        json_t *e = s_depth_entry(rows + i, j - i, &means[n_depths], ref);
         if (!e || json_array_append_new(depths, e) != 0)
             goto fail;
         ds[n_depths++] = rows[i].depth;
@@ -564,7 +867,7 @@ s_group_entry(const s_row_t *rows, size_t n, const json_t *keys,
         !s_set(g, "best_depth",
                have ? json_integer(best_depth) : json_null()) ||
         !s_set(g, "best_val_accuracy", s_real_or_null(have, best)) ||
-        !s_set(g, "time_fit", s_time_fit(rows, n)))
+        !s_time_fits(g, rows, n, ref))
         goto fail;
     json_decref(depths);
     json_decref(params);
@@ -596,6 +899,10 @@ ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
     if (!(opts->plateau_tolerance >= 0) || !isfinite(opts->plateau_tolerance))
         return ms_diag_set(diag, "plateau_tolerance",
                            "must be a finite number >= 0");
+    if (!(opts->reference_gflops >= 0) || !isfinite(opts->reference_gflops))
+        return ms_diag_set(diag, "reference_gflops",
+                           "must be a finite number >= 0 (0: the median "
+                           "calibration)");
     if (!json_is_array(rows))
         return ms_diag_set(diag, "rows",
                            "must be a JSON array of result "
@@ -637,12 +944,16 @@ ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
                 flat[i].config, json_string_value(json_array_get(keys, k)));
     }
     qsort(flat, n, sizeof *flat, s_row_cmp);
+    int64_t n_uncalibrated = 0;
+    double ref = s_reference_gflops(flat, n, &n_uncalibrated);
+    if (opts->reference_gflops > 0)
+        ref = opts->reference_gflops;
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j < n && s_same_group(&flat[i], &flat[j]))
             j++;
         json_t *g =
-            s_group_entry(flat + i, j - i, keys, opts->plateau_tolerance);
+            s_group_entry(flat + i, j - i, keys, opts->plateau_tolerance, ref);
         if (!g || json_array_append_new(groups, g) != 0)
             goto fail;
         i = j;
@@ -664,6 +975,13 @@ ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
         !s_set(result, "n_diverged", json_integer(n_status[S_DIVERGED])) ||
         !s_set(result, "n_failed", json_integer(n_status[S_FAILED])) ||
         !s_set(result, "n_not_counted", json_integer(n_skipped)) ||
+        !s_set(result, "verified_only", json_boolean(opts->verified_only)) ||
+        !s_set(result, "time_rule", json_string(S_TIME_RULE)) ||
+        !s_set(result, "time_reference_gflops",
+               s_real_or_null(!isnan(ref), ref)) ||
+        !s_set(result, "time_reference",
+               json_string(opts->reference_gflops > 0 ? "fixed" : "median")) ||
+        !s_set(result, "n_uncalibrated", json_integer(n_uncalibrated)) ||
         json_object_set(result, "group_keys", keys) != 0 ||
         json_object_set(result, "groups", groups) != 0)
         goto fail;
@@ -767,8 +1085,14 @@ s_format_group(FILE *f, const json_t *g)
         s_print_value(f, value);
     }
     fprintf(f, "\n");
-    fprintf(f, "  %5s %4s %4s  %-22s  %-22s  %9s\n", "depth", "n", "div",
-            "val acc (+- std)", "test acc (+- std)", "s/epoch");
+    //  Runs of several machine classes: the seconds at the reference speed
+    //  too (what the normalised fit is over).
+    const char *fit_basis =
+        json_string_value(json_object_get(g, "time_fit_basis"));
+    bool norm = fit_basis && strcmp(fit_basis, "normalised") == 0;
+    fprintf(f, "  %5s %4s %4s  %-22s  %-22s  %9s%s\n", "depth", "n", "div",
+            "val acc (+- std)", "test acc (+- std)", "s/epoch",
+            norm ? "   s/ep@ref" : "");
     const json_t *depths = json_object_get(g, "depths");
     for (size_t i = 0; i < json_array_size(depths); i++) {
         const json_t *d = json_array_get(depths, i);
@@ -784,6 +1108,10 @@ s_format_group(FILE *f, const json_t *g)
                          "n_test_accuracy");
         fprintf(f, "  ");
         s_print_num(f, d, "seconds_per_epoch_mean", 9, 3);
+        if (norm) {
+            fprintf(f, "  ");
+            s_print_num(f, d, "seconds_per_epoch_normalised_mean", 9, 3);
+        }
         long long n_failed =
             (long long) json_integer_value(json_object_get(d, "n_failed"));
         if (n_failed > 0)
@@ -802,6 +1130,10 @@ s_format_group(FILE *f, const json_t *g)
     else
         fprintf(f, "  no plateau: no run of this group finished ok\n");
     const json_t *fit = json_object_get(g, "time_fit");
+    const char *basis = json_string_value(json_object_get(g, "time_fit_basis"));
+    const json_t *fits = json_object_get(g, "time_fits");
+    long long n_uncal = (long long) json_integer_value(
+        json_object_get(g, "time_fit_n_uncalibrated"));
     if (json_is_object(fit))
         fprintf(f,
                 "  time per epoch = %.4g + %.4g * depth s (R^2 %.3f, %lld "
@@ -810,8 +1142,63 @@ s_format_group(FILE *f, const json_t *g)
                 json_number_value(json_object_get(fit, "slope")),
                 json_number_value(json_object_get(fit, "r2")),
                 (long long) json_integer_value(json_object_get(fit, "n")));
+    else if (basis && strcmp(basis, "normalised") == 0)
+        fprintf(f, "  time fit: needs calibrated ok runs at two or more "
+                   "depths\n");
     else
         fprintf(f, "  time fit: needs ok runs at two or more depths\n");
+    if (basis && strncmp(basis, "fingerprint:", 12) == 0) {
+        const json_t *c = json_array_get(fits, 0);
+        fprintf(f, "  fit basis: one machine class, fingerprint %s (%s)\n",
+                basis + 12,
+                json_string_value(json_object_get(c, "label"))
+                    ? json_string_value(json_object_get(c, "label"))
+                    : "?");
+    } else if (basis) {
+        const json_t *ref = json_object_get(g, "time_fit_reference_gflops");
+        if (json_is_number(ref))
+            fprintf(f,
+                    "  fit basis: normalised to %.2f GFLOP/s (%zu machine "
+                    "classes: seconds x calibration / reference)",
+                    json_number_value(ref), json_array_size(fits));
+        else
+            fprintf(f,
+                    "  fit basis: normalised (%zu machine classes; no run "
+                    "has a calibration figure)",
+                    json_array_size(fits));
+        if (n_uncal > 0)
+            fprintf(f, "; %lld run%s without calibration left out", n_uncal,
+                    n_uncal == 1 ? "" : "s");
+        fprintf(f, "\n");
+        for (size_t k = 0; k < json_array_size(fits); k++) {
+            const json_t *c = json_array_get(fits, k);
+            const json_t *cf = json_object_get(c, "fit");
+            const json_t *gf = json_object_get(c, "calibration_gflops");
+            size_t n_nodes = json_array_size(json_object_get(c, "nodes"));
+            fprintf(f, "    class %s %s, ",
+                    json_string_value(json_object_get(c, "class"))
+                        ? json_string_value(json_object_get(c, "class"))
+                        : "?",
+                    json_string_value(json_object_get(c, "label"))
+                        ? json_string_value(json_object_get(c, "label"))
+                        : "?");
+            if (json_is_number(gf))
+                fprintf(f, "%.2f GFLOP/s, ", json_number_value(gf));
+            else
+                fprintf(f, "no calibration, ");
+            fprintf(
+                f, "%lld runs on %zu node%s: ",
+                (long long) json_integer_value(json_object_get(c, "n_rows")),
+                n_nodes, n_nodes == 1 ? "" : "s");
+            if (json_is_object(cf))
+                fprintf(f, "%.4g + %.4g * depth s (R^2 %.3f)\n",
+                        json_number_value(json_object_get(cf, "intercept")),
+                        json_number_value(json_object_get(cf, "slope")),
+                        json_number_value(json_object_get(cf, "r2")));
+            else
+                fprintf(f, "no fit (one depth)\n");
+        }
+    }
 }
 
 //  --------------------------------------------------------------------------
@@ -837,6 +1224,28 @@ ms_analysis_format_text(const json_t *analysis)
         (long long) json_integer_value(json_object_get(analysis, "n_failed")));
     if (rule)
         fprintf(f, "Rule: %s\n", rule);
+    long long n_not = (long long) json_integer_value(
+        json_object_get(analysis, "n_not_counted"));
+    if (json_is_true(json_object_get(analysis, "verified_only")))
+        fprintf(f, "Rows: verified results only (%lld not counted left out)\n",
+                n_not);
+    else
+        fprintf(f, "Rows: counted results (%lld not counted left out)\n",
+                n_not);
+    const json_t *ref = json_object_get(analysis, "time_reference_gflops");
+    const char *how =
+        json_string_value(json_object_get(analysis, "time_reference"));
+    if (json_is_number(ref))
+        fprintf(f,
+                "Time fits: per machine class (backend fingerprint); a group "
+                "run on several classes is fitted normalised to %.2f GFLOP/s "
+                "(%s single-thread SGEMM calibration%s)\n",
+                json_number_value(ref),
+                how && strcmp(how, "fixed") == 0 ? "a fixed" : "the median",
+                how && strcmp(how, "fixed") == 0 ? "" : " of the timed runs");
+    else
+        fprintf(f, "Time fits: per machine class (backend fingerprint); no "
+                   "run has a calibration figure to normalise with\n");
     if (json_array_size(groups) == 0)
         fprintf(f, "\nNo results to analyse yet.\n");
     for (size_t i = 0; i < json_array_size(groups); i++)

@@ -610,6 +610,283 @@ test_swept_parameters_group(void **state)
     json_decref(rows);
 }
 
+//  --------------------------------------------------------------------------
+//  A timed ok row of relu width 32 run on a machine: fingerprint fp (NULL:
+//  none), producer node, calibration gflops (<= 0: the platform has no
+//  figure), seconds per epoch sec. counted false marks a duplicate.
+
+static json_t *
+s_row_on(int depth, int seed, double sec, const char *fp, const char *node,
+         const char *cpu, double gflops, bool counted)
+{
+    json_t *platform = json_pack("{s:s, s:s, s:s}", "backend", "cpu",
+                                 "cpu_model", cpu, "blas_core", "Haswell");
+    assert_non_null(platform);
+    if (gflops > 0)
+        json_object_set_new(platform, "calibration_gflops", json_real(gflops));
+    else
+        json_object_set_new(platform, "calibration_gflops", json_null());
+    json_t *row = json_pack(
+        "{s:{s:s, s:i, s:i, s:i}, s:s, s:f, s:f, s:f, s:o, s:o, s:s, s:b}",
+        "config", "activation", "relu", "width", 32, "hidden_layers", depth,
+        "seed", seed, "status", "ok", "val_accuracy", 0.8, "test_accuracy",
+        0.79, "seconds_per_epoch", sec, "fingerprint",
+        fp ? json_string(fp) : json_null(), "platform", platform, "node_id",
+        node, "counted", counted);
+    assert_non_null(row);
+    return row;
+}
+
+#define S_FP_A                                                                 \
+    "aaaaaaaaaaaa1111111111111111111111111111111111111111111111111111"
+#define S_FP_B                                                                 \
+    "bbbbbbbbbbbb2222222222222222222222222222222222222222222222222222"
+
+//  The class entry of a group with short name cls.
+
+static const json_t *
+s_class(const json_t *g, const char *cls)
+{
+    const json_t *fits = json_object_get(g, "time_fits");
+    for (size_t i = 0; i < json_array_size(fits); i++) {
+        const json_t *c = json_array_get(fits, i);
+        if (strcmp(json_string_value(json_object_get(c, "class")), cls) == 0)
+            return c;
+    }
+    fail_msg("no class %s", cls);
+    return NULL;
+}
+
+//  Two machine classes: A (40 GFLOP/s, seconds 0.5 + 0.25 d) and B, twice
+//  as slow with half the GFLOP/s (seconds 1 + 0.5 d), on depths that do
+//  not match (B alone runs the deep ones, so a blind fit over both would
+//  be steeper than either machine's cost). Each class gets its own exact
+//  fit; the normalised fit (reference: the median figure, 40) is exactly
+//  A's line; a run without calibration (a wild time) is left out of it
+//  and counted; a not-counted row changes nothing.
+
+static void
+test_two_fingerprint_classes(void **state)
+{
+    (void) state;
+    json_t *rows = json_array();
+    static const int da[3] = {1, 2, 4}, db[4] = {2, 4, 8, 16};
+    for (int seed = 1; seed <= 2; seed++)
+        for (int k = 0; k < 3; k++)
+            json_array_append_new(rows, s_row_on(da[k], seed,
+                                                 0.5 + 0.25 * da[k], S_FP_A,
+                                                 seed == 1 ? "node1" : "node2",
+                                                 "Fast CPU", 40.0, true));
+    for (int k = 0; k < 4; k++)
+        json_array_append_new(rows, s_row_on(db[k], 1, 2 * (0.5 + 0.25 * db[k]),
+                                             S_FP_B, "node3", "Slow CPU", 20.0,
+                                             true));
+    // Machine B once without a figure: 100 s would wreck any fit.
+    json_array_append_new(
+        rows, s_row_on(8, 2, 100.0, S_FP_B, "node3", "Slow CPU", 0, true));
+    // A duplicate (not counted): never in a fit.
+    json_array_append_new(
+        rows, s_row_on(16, 3, 500.0, S_FP_A, "node9", "Fast CPU", 1.0, false));
+    json_t *a = s_analyse(rows);
+    assert_int_equal(s_int(a, "n_not_counted"), 1);
+    assert_int_equal(s_int(a, "n_uncalibrated"), 1);
+    assert_string_equal(json_string_value(json_object_get(a, "time_reference")),
+                        "median");
+    // Figures of the 11 calibrated timed runs: six 40s and five 20s.
+    assert_true(fabs(s_num(a, "time_reference_gflops") - 40.0) < 1e-12);
+    const json_t *g = json_array_get(json_object_get(a, "groups"), 0);
+    assert_int_equal(json_array_size(json_object_get(a, "groups")), 1);
+    assert_int_equal(json_array_size(json_object_get(g, "time_fits")), 2);
+
+    const json_t *ca = s_class(g, "aaaaaaaaaaaa");
+    assert_string_equal(json_string_value(json_object_get(ca, "fingerprint")),
+                        S_FP_A);
+    assert_string_equal(json_string_value(json_object_get(ca, "label")),
+                        "cpu: Fast CPU (Haswell)");
+    assert_int_equal(s_int(ca, "n_rows"), 6);
+    assert_int_equal(json_array_size(json_object_get(ca, "nodes")), 2);
+    assert_true(fabs(s_num(ca, "calibration_gflops") - 40.0) < 1e-12);
+    const json_t *fa = json_object_get(ca, "fit");
+    assert_true(fabs(s_num(fa, "slope") - 0.25) < 1e-12);
+    assert_true(fabs(s_num(fa, "intercept") - 0.5) < 1e-12);
+    // The class with most runs comes first.
+    assert_ptr_equal(json_array_get(json_object_get(g, "time_fits"), 0), ca);
+
+    const json_t *cb = s_class(g, "bbbbbbbbbbbb");
+    assert_int_equal(s_int(cb, "n_rows"), 5);
+    assert_int_equal(s_int(cb, "n_uncalibrated"), 1);
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(cb, "nodes"), 0)),
+        "node3");
+    // B's own fit includes its uncalibrated run (a class needs no figure).
+    assert_int_equal(s_int(json_object_get(cb, "fit"), "n"), 5);
+
+    // time_fit: the normalised fit, in A's seconds (the true cost).
+    assert_string_equal(json_string_value(json_object_get(g, "time_fit_basis")),
+                        "normalised");
+    assert_true(fabs(s_num(g, "time_fit_reference_gflops") - 40.0) < 1e-12);
+    assert_int_equal(s_int(g, "time_fit_n_uncalibrated"), 1);
+    const json_t *fit = json_object_get(g, "time_fit");
+    assert_true(fabs(s_num(fit, "slope") - 0.25) < 1e-12);
+    assert_true(fabs(s_num(fit, "intercept") - 0.5) < 1e-12);
+    assert_true(fabs(s_num(fit, "r2") - 1.0) < 1e-12);
+    assert_int_equal(s_int(fit, "n"), 10);
+    assert_true(json_equal(fit, json_object_get(g, "time_fit_normalised")));
+    // Per depth: the plain mean mixes machines; the normalised one is
+    // the true cost at the reference speed, over the calibrated runs.
+    const json_t *d2 = json_array_get(json_object_get(g, "depths"), 1);
+    const json_t *d8 = json_array_get(json_object_get(g, "depths"), 3);
+    assert_int_equal(s_int(d2, "depth"), 2);
+    assert_true(fabs(s_num(d2, "seconds_per_epoch_mean") - 4.0 / 3) < 1e-12);
+    assert_true(fabs(s_num(d2, "seconds_per_epoch_normalised_mean") - 1.0) <
+                1e-12);
+    assert_int_equal(s_int(d2, "n_seconds_normalised"), 3);
+    assert_int_equal(s_int(d8, "depth"), 8);
+    assert_true(fabs(s_num(d8, "seconds_per_epoch_mean") - 52.5) < 1e-12);
+    assert_true(fabs(s_num(d8, "seconds_per_epoch_normalised_mean") - 2.5) <
+                1e-12);
+    assert_int_equal(s_int(d8, "n_seconds_normalised"), 1);
+
+    char *text = ms_analysis_format_text(a);
+    assert_non_null(text);
+    print_message("%s", text);
+    assert_non_null(strstr(text, "time per epoch = 0.5 + 0.25 * depth s "
+                                 "(R^2 1.000, 10 runs)"));
+    assert_non_null(strstr(text, "fit basis: normalised to 40.00 GFLOP/s (2 "
+                                 "machine classes"));
+    assert_non_null(strstr(text, "1 run without calibration left out"));
+    assert_non_null(strstr(text, "s/epoch   s/ep@ref\n"));
+    assert_non_null(strstr(text, "   52.500      2.500\n"));
+    assert_non_null(strstr(text, "class aaaaaaaaaaaa cpu: Fast CPU (Haswell), "
+                                 "40.00 GFLOP/s, 6 runs on 2 nodes: 0.5 + "
+                                 "0.25 * depth s"));
+    assert_non_null(strstr(text, "class bbbbbbbbbbbb cpu: Slow CPU"));
+    assert_non_null(strstr(text, "normalised to 40.00 GFLOP/s (the median"));
+    free(text);
+    json_decref(a);
+
+    // A fixed reference of 20 GFLOP/s: the fit in B's seconds.
+    ms_analysis_options_t opts;
+    ms_analysis_options_default(&opts);
+    opts.reference_gflops = 20.0;
+    opts.verified_only = true;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    assert_int_equal(ms_analysis_compute(rows, &opts, &a, &diag), MS_OK);
+    assert_true(json_is_true(json_object_get(a, "verified_only")));
+    assert_string_equal(json_string_value(json_object_get(a, "time_reference")),
+                        "fixed");
+    g = json_array_get(json_object_get(a, "groups"), 0);
+    fit = json_object_get(g, "time_fit");
+    assert_true(fabs(s_num(fit, "slope") - 0.5) < 1e-12);
+    assert_true(fabs(s_num(fit, "intercept") - 1.0) < 1e-12);
+    text = ms_analysis_format_text(a);
+    assert_non_null(strstr(text, "Rows: verified results only"));
+    assert_non_null(strstr(text, "20.00 GFLOP/s (a fixed single-thread"));
+    free(text);
+    json_decref(a);
+    opts.reference_gflops = -1;
+    assert_int_equal(ms_analysis_compute(rows, &opts, &a, &diag),
+                     MS_ERR_INVALID);
+    assert_string_equal(diag.where, "reference_gflops");
+    json_decref(rows);
+}
+
+//  One class whose workers measured different figures (30 and 36 GFLOP/s,
+//  noise): time_fit is the class's own fit in its seconds, exact, basis
+//  fingerprint:PREFIX; the normalised fit is there too but is not the
+//  time_fit. Rows without a fingerprint form the class "unknown".
+
+static void
+test_one_fingerprint_class(void **state)
+{
+    (void) state;
+    json_t *rows = json_array();
+    for (int seed = 1; seed <= 2; seed++)
+        for (int k = 0; k < 4; k++)
+            json_array_append_new(
+                rows, s_row_on(s_depths[k], seed, 0.5 + 0.25 * s_depths[k],
+                               S_FP_A, seed == 1 ? "node1" : "node2",
+                               "Fast CPU", seed == 1 ? 30.0 : 36.0, true));
+    json_t *a = s_analyse(rows);
+    const json_t *g = json_array_get(json_object_get(a, "groups"), 0);
+    assert_string_equal(json_string_value(json_object_get(g, "time_fit_basis")),
+                        "fingerprint:aaaaaaaaaaaa");
+    assert_true(json_is_null(json_object_get(g, "time_fit_reference_gflops")));
+    assert_int_equal(json_array_size(json_object_get(g, "time_fits")), 1);
+    const json_t *fit = json_object_get(g, "time_fit");
+    assert_true(fabs(s_num(fit, "slope") - 0.25) < 1e-12);
+    assert_true(fabs(s_num(fit, "intercept") - 0.5) < 1e-12);
+    assert_true(json_equal(
+        fit, json_object_get(json_array_get(json_object_get(g, "time_fits"), 0),
+                             "fit")));
+    assert_true(fabs(s_num(s_class(g, "aaaaaaaaaaaa"), "calibration_gflops") -
+                     33.0) < 1e-12);
+    assert_true(json_is_object(json_object_get(g, "time_fit_normalised")));
+    assert_false(json_equal(fit, json_object_get(g, "time_fit_normalised")));
+    char *text = ms_analysis_format_text(a);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "fit basis: one machine class, fingerprint "
+                                 "aaaaaaaaaaaa (cpu: Fast CPU (Haswell))"));
+    assert_null(strstr(text, "    class "));
+    free(text);
+    json_decref(a);
+    json_decref(rows);
+
+    // No fingerprint, no calibration (rows of older nodes).
+    rows = json_array();
+    s_add_sweep(rows, "relu", 64, 0.0);
+    a = s_analyse(rows);
+    g = json_array_get(json_object_get(a, "groups"), 0);
+    assert_string_equal(json_string_value(json_object_get(g, "time_fit_basis")),
+                        "fingerprint:unknown");
+    assert_true(json_is_null(json_object_get(a, "time_reference_gflops")));
+    assert_true(json_is_null(json_object_get(g, "time_fit_normalised")));
+    assert_int_equal(s_int(g, "time_fit_n_uncalibrated"), 12);
+    assert_int_equal(s_int(a, "n_uncalibrated"), 12);
+    assert_true(fabs(s_num(json_object_get(g, "time_fit"), "slope") - 0.25) <
+                1e-12);
+    assert_true(json_is_null(json_object_get(
+        json_array_get(json_object_get(g, "time_fits"), 0), "fingerprint")));
+    json_decref(a);
+    json_decref(rows);
+}
+
+//  Several classes and no calibration anywhere: no time_fit (timings of
+//  different machines are not mixed), the per-class fits stand.
+
+static void
+test_classes_without_calibration(void **state)
+{
+    (void) state;
+    json_t *rows = json_array();
+    for (int k = 0; k < 4; k++) {
+        json_array_append_new(rows, s_row_on(s_depths[k], 1, 1.0 + s_depths[k],
+                                             S_FP_A, "n1", "A", 0, true));
+        json_array_append_new(rows,
+                              s_row_on(s_depths[k], 2, 2.0 + 2 * s_depths[k],
+                                       S_FP_B, "n2", "B", 0, true));
+    }
+    json_t *a = s_analyse(rows);
+    const json_t *g = json_array_get(json_object_get(a, "groups"), 0);
+    assert_string_equal(json_string_value(json_object_get(g, "time_fit_basis")),
+                        "normalised");
+    assert_true(json_is_null(json_object_get(g, "time_fit")));
+    assert_true(json_is_null(json_object_get(g, "time_fit_reference_gflops")));
+    assert_int_equal(s_int(g, "time_fit_n_uncalibrated"), 8);
+    assert_true(fabs(s_num(json_object_get(s_class(g, "bbbbbbbbbbbb"), "fit"),
+                           "slope") -
+                     2.0) < 1e-12);
+    char *text = ms_analysis_format_text(a);
+    assert_non_null(strstr(text, "time fit: needs calibrated ok runs"));
+    assert_non_null(strstr(text, "no run has a calibration figure"));
+    assert_non_null(strstr(text, "no calibration, 4 runs on 1 node: 2 + 2 * "
+                                 "depth s"));
+    free(text);
+    json_decref(a);
+    json_decref(rows);
+}
+
 int
 main(void)
 {
@@ -626,6 +903,9 @@ main(void)
         cmocka_unit_test(test_failed_rows_counted),
         cmocka_unit_test(test_counts_per_mean),
         cmocka_unit_test(test_swept_parameters_group),
+        cmocka_unit_test(test_two_fingerprint_classes),
+        cmocka_unit_test(test_one_fingerprint_class),
+        cmocka_unit_test(test_classes_without_calibration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
