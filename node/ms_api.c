@@ -654,14 +654,27 @@ s_get_results(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
 static enum MHD_Result
 s_get_analysis(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
 {
+    // ?verified=1: the analysis of the verified rows only (as the results
+    // route's verified=1 and `meshsweep results --analyze --verified`).
+    const char *t =
+        MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "verified");
+    ms_analysis_options_t opts;
+    ms_analysis_options_default(&opts);
+    if (t && (!strcmp(t, "1") || !strcmp(t, "true")))
+        opts.verified_only = true;
+    else if (t && strcmp(t, "0") && strcmp(t, "false"))
+        return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                             "verified: '%.64s' is not 0 or 1", t);
     ms_diag_t diag;
     ms_diag_clear(&diag);
     json_t *rows = NULL;
-    int rc = ms_results_rows(self->hooks.store, id, &rows, &diag);
+    int rc = ms_results_page_ex(self->hooks.store, id,
+                                opts.verified_only ? MS_RESULTS_VERIFIED : 0,
+                                NULL, 0, &rows, NULL, &diag);
     if (rc != MS_OK)
         return s_reply_diag(self, conn, s_status_of(rc), &diag, rc);
     json_t *analysis = NULL;
-    rc = ms_analysis_compute(rows, NULL, &analysis, &diag);
+    rc = ms_analysis_compute(rows, &opts, &analysis, &diag);
     json_decref(rows);
     if (rc != MS_OK)
         return s_reply_diag(self, conn, rc == MS_ERR_NOMEM ? 500 : 422, &diag,

@@ -22,6 +22,8 @@
                                            "next" (null on the last page);
                                            CSV gives every row
       GET  /api/v1/sweeps/{id}/analysis    ms_analysis_compute over the rows
+                                           (?verified=1: the verified rows
+                                           only, "verified_only": true)
       POST /api/v1/sweeps/{id}/control     {"action":"cancel|pause|resume|
                                            priority","priority":N}; 200
                                            {"sweep_id","action","state",

@@ -28,6 +28,7 @@
 
 #include <jansson.h>
 
+#include "ms_analysis.h"
 #include "ms_err.h"
 
 //  Exit codes of every command.
@@ -158,14 +159,21 @@ int ms_cli_print_rows(json_t *rows, const char *format);
 //  {"rows": [...], "analysis": {...}}. Returns an exit code.
 int ms_cli_print_results(json_t *rows, const char *format, bool analyze);
 
+//  As ms_cli_print_results, analysing with the options analyze (NULL: no
+//  analysis; borrowed): `results --analyze --verified` sets verified_only.
+int ms_cli_print_results_opts(json_t *rows, const char *format,
+                              const ms_analysis_options_t *analyze);
+
 //  Print the analysis (ms_analysis) of rows: text, or JSON when json_out.
 //  Returns an exit code.
 int ms_cli_print_analysis(const json_t *rows, bool json_out);
 
-//  Compute the analysis (ms_analysis_compute) of rows into a new JSON
-//  object *analysis (caller decrefs). Returns an exit code; on failure the
-//  error line is printed.
-int ms_cli_compute_analysis(const json_t *rows, json_t **analysis);
+//  Compute the analysis (ms_analysis_compute, with opts: NULL = defaults)
+//  of rows into a new JSON object *analysis (caller decrefs). Returns an
+//  exit code; on failure the error line is printed.
+int ms_cli_compute_analysis(const json_t *rows,
+                            const ms_analysis_options_t *opts,
+                            json_t **analysis);
 
 //  Print a JSON value indented by 2, reals in their shortest round-trip
 //  form (ms_wire_canon_format_double), keys in their stored order, then a

@@ -549,12 +549,13 @@ ms_cli_print_rows(json_t *rows, const char *format)
 //  Compute the --analyze object of rows.
 
 int
-ms_cli_compute_analysis(const json_t *rows, json_t **analysis)
+ms_cli_compute_analysis(const json_t *rows, const ms_analysis_options_t *opts,
+                        json_t **analysis)
 {
     *analysis = NULL;
     ms_diag_t diag;
     ms_diag_clear(&diag);
-    int rc = ms_analysis_compute(rows, NULL, analysis, &diag);
+    int rc = ms_analysis_compute(rows, opts, analysis, &diag);
     if (rc != MS_OK)
         return ms_cli_diag_exit(&diag, rc, "--analyze");
     return MS_CLI_EXIT_OK;
@@ -564,10 +565,11 @@ ms_cli_compute_analysis(const json_t *rows, json_t **analysis)
 //  Print the --analyze summary of rows to out (text or JSON).
 
 static int
-s_print_analysis(FILE *out, const json_t *rows, bool json_out)
+s_print_analysis(FILE *out, const json_t *rows,
+                 const ms_analysis_options_t *opts, bool json_out)
 {
     json_t *analysis = NULL;
-    int rc = ms_cli_compute_analysis(rows, &analysis);
+    int rc = ms_cli_compute_analysis(rows, opts, &analysis);
     if (rc != MS_CLI_EXIT_OK)
         return rc;
     if (json_out) {
@@ -592,7 +594,7 @@ s_print_analysis(FILE *out, const json_t *rows, bool json_out)
 int
 ms_cli_print_analysis(const json_t *rows, bool json_out)
 {
-    return s_print_analysis(stdout, rows, json_out);
+    return s_print_analysis(stdout, rows, NULL, json_out);
 }
 
 //  --------------------------------------------------------------------------
@@ -604,9 +606,21 @@ ms_cli_print_analysis(const json_t *rows, bool json_out)
 int
 ms_cli_print_results(json_t *rows, const char *format, bool analyze)
 {
+    ms_analysis_options_t opts;
+    ms_analysis_options_default(&opts);
+    return ms_cli_print_results_opts(rows, format, analyze ? &opts : NULL);
+}
+
+//  --------------------------------------------------------------------------
+//  As ms_cli_print_results, the analysis with options (NULL: none).
+
+int
+ms_cli_print_results_opts(json_t *rows, const char *format,
+                          const ms_analysis_options_t *analyze)
+{
     if (analyze && format && strcmp(format, "json") == 0) {
         json_t *analysis = NULL;
-        int rc = ms_cli_compute_analysis(rows, &analysis);
+        int rc = ms_cli_compute_analysis(rows, analyze, &analysis);
         if (rc != MS_CLI_EXIT_OK)
             return rc;
         json_t *sorted = json_copy(rows);
@@ -623,7 +637,7 @@ ms_cli_print_results(json_t *rows, const char *format, bool analyze)
         bool csv = format && strcmp(format, "csv") == 0;
         FILE *out = csv ? stderr : stdout;
         fprintf(out, "\n");
-        rc = s_print_analysis(out, rows, false);
+        rc = s_print_analysis(out, rows, analyze, false);
     }
     return rc;
 }

@@ -713,14 +713,17 @@ s_results_usage(FILE *out)
             "curve) or json\n"
             "  --analyze    also print the plateau depth and the time-vs-depth "
             "fit\n               (with --format csv the analysis goes to "
-            "stderr)\n"
+            "stderr); the fit\n               is per machine class "
+            "(fingerprint), normalised by the nodes'\n               "
+            "calibration when runs span classes: its basis is printed\n"
             "  --all        also list extra replicas (a node's result for a "
             "slot another\n               node holds: \"replica\": "
             "\"extra\", counted false); never\n               in the "
             "analysis\n"
             "  --verified   only verified rows (results in the agreeing set "
             "of a verified\n               task; with replicas 1, accepted "
-            "is not verified)\n"
+            "is not verified); with\n               --analyze, the "
+            "analysis of those rows only\n"
             "  --by-task    one row per task: the lower-median counted "
             "result, with the\n               operators behind the verdict\n"
             "  --data-dir D read the store in D instead of asking a node\n"
@@ -806,7 +809,10 @@ ms_cli_results_main(int argc, char **argv)
     if (rc != MS_CLI_EXIT_OK)
         return rc;
     // Extra replicas carry "counted": false: the analysis leaves them out.
-    rc = ms_cli_print_results(rows, format, analyze);
+    ms_analysis_options_t aopts;
+    ms_analysis_options_default(&aopts);
+    aopts.verified_only = (flags & MS_RESULTS_VERIFIED) != 0;
+    rc = ms_cli_print_results_opts(rows, format, analyze ? &aopts : NULL);
     json_decref(rows);
     return rc;
 }
