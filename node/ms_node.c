@@ -442,6 +442,7 @@ struct ms_node {
     double training_seconds;   // their train_seconds summed
     uint64_t n_worker_crashes; // worker deaths
     json_t *platform;          // last platform seen, or NULL
+    double calibration_gflops; // the workers' median figure (0: none yet)
     json_t *peers_json;        // peers snapshot for HTTP threads
     json_t *pool_counters;     // counters snapshot for /metrics
     json_t *remote_running;    // {sweep hex: tasks peers run now} snapshot
@@ -5162,7 +5163,9 @@ s_refresh_snapshots(ms_node_t *self)
         ms_store_pending_tasks_filtered(self->store, s_count_remote,
                                         s_collect_task, &rc);
     }
+    double gflops = self->pool ? ms_worker_pool_calibration(self->pool) : 0;
     pthread_mutex_lock(&self->lock);
+    self->calibration_gflops = gflops;
     if (peers) {
         json_decref(self->peers_json);
         self->peers_json = peers;
@@ -7884,6 +7887,13 @@ s_api_status(void *arg)
                                 : json_object());
         json_object_set_new(obj, "claim_to_start_ms",
                             s_claim_to_start_json(self));
+        // Single-thread SGEMM GFLOP/s, the median of what the workers
+        // measured at start (null until one has): what the analysis
+        // normalises timings with (ms_analysis.h "Time fits").
+        json_object_set_new(obj, "calibration_gflops",
+                            self->calibration_gflops > 0
+                                ? json_real(self->calibration_gflops)
+                                : json_null());
         json_t *backend = ms_gpu_plan_json(&self->gpu);
         json_object_set_new(obj, "backend", backend ? backend : json_null());
         json_object_set_new(

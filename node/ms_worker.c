@@ -73,6 +73,7 @@ typedef struct {
     int fd;                            // node's end of the socketpair
     bool busy;                         // a task was sent, no end seen yet
     char task_id[MS_HASH_HEX_LEN + 1]; // task it runs ("" when idle)
+    double gflops; // calibration its "ready" announced (0: none yet)
 } s_worker_t;
 
 struct ms_worker_pool {
@@ -202,6 +203,7 @@ typedef struct {
     const char *backend_name;        // what this worker opens
     ms_backend_t *backend;           // opened at the first train task
     json_t *platform;                // detected once, with the backend
+    double gflops;                   // calibration measured at start
     char *data_key;                  // canonical text of the cached dataset
     ms_dataset_t *train_raw;         // cached, unscaled
     ms_dataset_t *test_raw;          // cached, unscaled
@@ -567,7 +569,10 @@ s_child_platform(s_child_t *self)
         ms_platform_t p;
         memset(&p, 0, sizeof p);
         ms_platform_detect(&p, self->backend);
-        p.calibration_gflops = ms_platform_calibrate();
+        // The figure the worker announced at start (the node publishes
+        // it on /status), so rows and /status say the same.
+        p.calibration_gflops =
+            self->gflops > 0 ? self->gflops : ms_platform_calibrate();
         json_t *obj = json_object();
         if (obj) {
             ms_platform_fields(&p, s_platform_field, obj);
@@ -884,8 +889,13 @@ static void
 s_child_main(int fd, const ms_worker_options_t *opts, const char *backend)
 {
     s_child_t self = {.fd = fd, .opts = opts, .backend_name = backend};
-    json_t *hello =
-        json_pack("{s:s, s:i}", "op", "ready", "pid", (json_int_t) getpid());
+    // Calibrate once, before the first task (a few ms of single-thread
+    // SGEMM): the node publishes the figure, and every row this worker
+    // produces carries it.
+    self.gflops = ms_platform_calibrate();
+    json_t *hello = json_pack("{s:s, s:i, s:o}", "op", "ready", "pid",
+                              (json_int_t) getpid(), "calibration_gflops",
+                              s_real_or_null(self.gflops));
     if (!hello || s_frame_send(fd, hello) != MS_OK)
         _exit(1);
     json_decref(hello);
@@ -1072,6 +1082,33 @@ int
 ms_worker_pool_size(const ms_worker_pool_t *self)
 {
     return self->n_workers;
+}
+
+//  --------------------------------------------------------------------------
+//  Order two doubles (qsort).
+
+static int
+s_double_cmp(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+//  --------------------------------------------------------------------------
+//  Median of the calibration figures the workers announced.
+
+double
+ms_worker_pool_calibration(const ms_worker_pool_t *self)
+{
+    double v[256];
+    size_t n = 0;
+    for (int i = 0; i < self->n_workers && n < 256; i++)
+        if (self->workers[i].gflops > 0)
+            v[n++] = self->workers[i].gflops;
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof v[0], s_double_cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 //  --------------------------------------------------------------------------
@@ -1281,6 +1318,10 @@ s_read_event(ms_worker_pool_t *self, int i, ms_worker_event_t *ev)
     const char *op = json_string_value(json_object_get(msg, "op"));
     const char *task_id = json_string_value(json_object_get(msg, "task_id"));
     if (op && strcmp(op, "ready") == 0) {
+        const json_t *gf = json_object_get(msg, "calibration_gflops");
+        if (json_is_number(gf) && isfinite(json_number_value(gf)) &&
+            json_number_value(gf) > 0)
+            w->gflops = json_number_value(gf);
         json_decref(msg);
         return MS_ERR_NOTFOUND;
     }

@@ -12,7 +12,8 @@
       node -> worker  {"op":"task","task_id","sweep_id","config":{...},
                        "dataset":{...},"attempt":N[,"weights_path":P]
                        [,"reeval":true]}
-      worker -> node  {"op":"ready","pid"}              once, at start
+      worker -> node  {"op":"ready","pid",              once, at start
+                       "calibration_gflops"}            (its figure)
                       {"op":"started","task_id","mono_us"}  once per task,
                        when its work starts (first minibatch; noop: at
                        once), CLOCK_MONOTONIC in microseconds
@@ -141,6 +142,13 @@ void ms_worker_pool_destroy(ms_worker_pool_t **self_p);
 
 //  Number of workers.
 int ms_worker_pool_size(const ms_worker_pool_t *self);
+
+//  The worker calibration figure: the median of the single-thread SGEMM
+//  GFLOP/s (ms_platform_calibrate) that the workers measured at start and
+//  announced in "ready" (a worker's rows carry its own figure in
+//  platform.calibration_gflops); 0 before any has. Read as messages are
+//  polled (ms_worker_pool_poll): call from the thread that polls.
+double ms_worker_pool_calibration(const ms_worker_pool_t *self);
 
 //  Number of idle workers (ready for a task).
 int ms_worker_pool_idle(const ms_worker_pool_t *self);
