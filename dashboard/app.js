@@ -31,7 +31,7 @@ const state = {
   loadingRows: false,
   analysis: null,
   extraKeys: [],         // config keys that vary among rows (table columns)
-  sort: { key: 'task', dir: 1 },
+  sort: { key: null, dir: 1 },  // null: the node's order (task index)
   sorted: null,          // rows in display order (null = to sort again)
   page: 0,
   chosen: null,          // row whose learning curve is shown
@@ -200,6 +200,15 @@ async function loadSweeps() {
     }
   }
   for (const id of [...state.sweeps.keys()]) if (!seen.has(id)) state.sweeps.delete(id);
+  // A sweep selected by its prefix (a link) gets its full id.
+  if (state.selected && state.selected.length < 64) {
+    const full = [...seen].find((id) => id.startsWith(state.selected));
+    if (full) {
+      state.selected = full;
+      const s = state.sweeps.get(full);
+      if (s && s.name) $('#sweep-title').firstChild.textContent = 'Sweep ' + s.name + ' ';
+    }
+  }
   renderSweeps();
   if (!state.selected && state.sweeps.size) {
     const want = new URLSearchParams(location.hash.slice(1)).get('sweep');
@@ -218,7 +227,7 @@ function finishedOf(c) {
 // the selected sweep: rows, analysis, plots, table
 
 async function selectSweep(id) {
-  if (state.selected === id && state.rows.length) return;
+  if (state.selected && (state.selected === id || id.startsWith(state.selected)) && state.rows.length) return;
   state.selected = id;
   history.replaceState(null, '', '#sweep=' + id.slice(0, 12));
   state.rows = [];
@@ -236,7 +245,9 @@ async function selectSweep(id) {
   await Promise.all([loadRows(), loadAnalysis()]);
 }
 
-// Every row of the selected sweep, in pages of 20,000.
+// Every row of the selected sweep: first one table page (drawn at once,
+// in the node's task order, while the rest loads), then the rest in
+// pages of 20,000 (a big sweep's rows take the node seconds to build).
 async function loadRows() {
   const id = state.selected;
   if (state.loadingRows) { state.reloadRows = true; return; }
@@ -245,14 +256,21 @@ async function loadRows() {
     const rows = [];
     let after = null;
     for (let guard = 0; guard < 1000; guard++) {
-      const q = new URLSearchParams({ limit: '20000' });
+      const q = new URLSearchParams({ limit: guard === 0 ? String(PAGE_ROWS) : '20000' });
       if (after !== null) q.set('after', after);
       const page = await getJSON(`${API}/sweeps/${id}/results?${q}`);
+      if (!isSelected(id)) return;
       rows.push(...page.rows);
       if (page.next === null || page.next === undefined || !page.rows.length) break;
       after = page.next;
+      if (guard === 0 && !state.rows.length) {
+        for (const r of rows) upsertRow(r, false);
+        state.partial = true;
+        drawTable();
+      }
     }
-    if (id !== state.selected) return;
+    state.partial = false;
+    if (!isSelected(id)) return;
     state.rows = [];
     state.rowIndex = new Map();
     for (const r of rows) upsertRow(r, false);
@@ -266,6 +284,12 @@ async function loadRows() {
     state.loadingRows = false;
     if (state.reloadRows) { state.reloadRows = false; loadRows(); }
   }
+}
+
+// Is id (full, or the prefix a link gave) the selected sweep?
+function isSelected(id) {
+  const s = state.selected;
+  return !!s && !!id && (s.startsWith(id) || id.startsWith(s));
 }
 
 function rowKey(r) { return r.task_id + '/' + (r.node_id || '') + '/' + (r.replica || ''); }
@@ -288,7 +312,7 @@ async function loadAnalysis() {
   const id = state.selected;
   try {
     const a = await getJSON(`${API}/sweeps/${id}/analysis`);
-    if (id !== state.selected) return;
+    if (!isSelected(id)) return;
     state.analysis = a;
     schedulePlots();
   } catch (e) {
@@ -507,7 +531,8 @@ function compare(a, b) {
 
 function sortedRows() {
   if (state.sorted) return state.sorted;
-  const col = columns().find((c) => c.key === state.sort.key) || columns()[0];
+  const col = columns().find((c) => c.key === state.sort.key);
+  if (!col) return (state.sorted = state.rows.slice());
   const dir = state.sort.dir;
   // Decorate once, then sort: 10,000 rows take a few milliseconds.
   const dec = state.rows.map((r, i) => [col.get(r), i, r]);
@@ -555,7 +580,7 @@ function drawTable() {
     body.push(tr);
   }
   $('#results tbody').replaceChildren(...body);
-  $('#rows-count').textContent = `(${rows.length})`;
+  $('#rows-count').textContent = state.partial ? '(loading all rows…)' : `(${rows.length})`;
   $('#page-info').textContent = rows.length ? `${first + 1}–${Math.min(first + PAGE_ROWS, rows.length)} of ${rows.length}` : 'none yet';
   if (!state.drawn.table && rows.length) state.drawn.table = performance.now();
 }
@@ -778,6 +803,9 @@ function start() {
   }
   $('#page-prev').addEventListener('click', () => { state.page = Math.max(0, state.page - 1); drawTable(); });
   $('#page-next').addEventListener('click', () => { state.page += 1; drawTable(); });
+  // A link to a sweep (#sweep=PREFIX) loads it at once, beside the list.
+  const want = new URLSearchParams(location.hash.slice(1)).get('sweep');
+  if (want && /^[0-9a-f]{12,64}$/.test(want)) selectSweep(want);
   loadSweeps().catch((e) => showBanner('Cannot reach the node: ' + e.message));
   loadPool();
   setInterval(loadPool, POOL_POLL_MS);

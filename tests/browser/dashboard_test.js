@@ -164,20 +164,25 @@ async function big(page) {
   const n = Number(env.N);
   const nav = Date.now();
   await page.goto(URL + '#sweep=' + env.SWEEP, { waitUntil: 'load' });
-  await page.waitForFunction((rows) => {
-    const val = document.getElementById('plot-val');
-    const time = document.getElementById('plot-time');
-    return val && Array.isArray(val.data) && val.data.length > 0 && time && Array.isArray(time.data) &&
-      document.querySelector('#rows-count').textContent === `(${rows})` &&
+  // Drawn: both accuracy plots and the time plot hold data, and the
+  // table shows its first page.
+  await page.waitForFunction(() => {
+    const has = (id) => { const d = document.getElementById(id); return d && Array.isArray(d.data) && d.data.length > 0; };
+    return has('plot-val') && has('plot-test') && has('plot-time') &&
       document.querySelectorAll('#results tbody tr').length > 0;
-  }, n, { timeout: 60000, polling: 'raf' });
+  }, null, { timeout: 60000, polling: 'raf' });
   const ms = Date.now() - nav;
+  // Then every row loaded (the table sortable over all of them).
+  await page.waitForFunction((rows) => document.querySelector('#rows-count').textContent === `(${rows})`,
+    n, { timeout: 60000, polling: 100 });
+  const allMs = Date.now() - nav;
   const inner = await page.evaluate(() => {
     const d = window.meshsweep.state.drawn;
     return { plots: d.plots - d.t0, table: d.table - d.t0 };
   });
   console.log(`dashboard with ${n} results: navigation to plots and table drawn: ${ms} ms ` +
-    `(in the page, from selecting the sweep: plots ${inner.plots.toFixed(0)} ms, table ${inner.table.toFixed(0)} ms; target < 2000 ms, not asserted)`);
+    `(in the page, from selecting the sweep: plots ${inner.plots.toFixed(0)} ms, first table page ${inner.table.toFixed(0)} ms; ` +
+    `target < 2000 ms, not asserted); all ${n} rows loaded and sortable: ${allMs} ms`);
   // Sorting all rows stays quick.
   const sortMs = await page.evaluate(async () => {
     const t = performance.now();
