@@ -36,6 +36,7 @@
     memory); /api/v1/status reports the split and the GPU under "backend".
     Exit codes: 0 success, 1 failure, 2 bad usage or bad input.
 */
+#include "ms_dashboard.h"
 #include "ms_gpu.h"
 #include "ms_node.h"
 #include "ms_wire.h"
@@ -50,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #define S_USAGE                                                                \
     "usage: meshsweepd --data-dir DIR [--api ADDR:PORT] [--workers N]\n"       \
@@ -70,6 +72,9 @@
     "  --blas-threads N    BLAS threads per worker (default 1)\n"              \
     "  --retry-cap N       local retries of a crashing task (default 2)\n"     \
     "  --worker-nice N     nice increment of workers (default 10)\n"           \
+    "  --dashboard-dir DIR the dashboard's assets, served at / (default:\n"    \
+    "                      $MESHSWEEP_DASHBOARD_DIR, else the build tree's,\n" \
+    "                      else the installed ones; docs/DASHBOARD.md)\n"      \
     "  --config FILE       INI file of the same options (key = value,\n"       \
     "                      '-' written '_'); the command line wins\n"          \
     "  --verbose           log to stderr\n"                                    \
@@ -137,6 +142,7 @@ static s_opt_t s_opts[] = {
     {"reevaluate_fraction", false, NULL, false, 0},
     {"reeval_timeout_s", false, NULL, false, 0},
     {"keep_retention_s", false, NULL, false, 0},
+    {"dashboard_dir", false, NULL, false, 0},
 };
 
 //  Static peers (repeatable option): from the command line, else from the
@@ -548,6 +554,8 @@ s_main(int argc, char **argv)
             opts.data_dir = o->value;
         else if (strcmp(n, "api") == 0)
             opts.api_bind = o->value;
+        else if (strcmp(n, "dashboard_dir") == 0)
+            opts.dashboard_dir = o->value;
         else if (strcmp(n, "backend") == 0)
             opts.backend = o->value;
         else if (strcmp(n, "gpu_workers") == 0) {
@@ -700,6 +708,22 @@ s_main(int argc, char **argv)
     opts.peers = (const char *const *) s_peers;
     opts.n_peers = s_n_peers;
 
+    // The dashboard: --dashboard-dir, else $MESHSWEEP_DASHBOARD_DIR, else
+    // the build tree's assets when this binary runs from it, else the
+    // installed ones; none when that is not a directory.
+    if (!opts.dashboard_dir)
+        opts.dashboard_dir = ms_dashboard_default_dir(
+            MESHSWEEP_BUILD_DASHBOARD_DIR, MESHSWEEP_INSTALLED_DASHBOARD_DIR);
+    struct stat dash_st;
+    if (opts.dashboard_dir && (stat(opts.dashboard_dir, &dash_st) != 0 ||
+                               !S_ISDIR(dash_st.st_mode))) {
+        fprintf(stderr,
+                "meshsweepd: dashboard: '%s' is not a directory; / serves "
+                "no dashboard\n",
+                opts.dashboard_dir);
+        opts.dashboard_dir = NULL;
+    }
+
     signal(SIGPIPE, SIG_IGN);
     ms_node_t *node = NULL;
     ms_diag_t diag;
@@ -724,6 +748,9 @@ s_main(int argc, char **argv)
     int n_busy = 0;
     printf("meshsweepd: node %s\n", ms_node_id_hex(node));
     printf("meshsweepd: API http://%s/api/v1\n", ms_node_api_address(node));
+    if (opts.dashboard_dir && ms_node_api_address(node))
+        printf("meshsweepd: dashboard http://%s/ (assets %s)\n",
+               ms_node_api_address(node), opts.dashboard_dir);
     const char *gpu_name = NULL;
     int n_gpu = ms_node_gpu_workers(node, &gpu_name);
     if (n_gpu > 0)

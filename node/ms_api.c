@@ -13,6 +13,7 @@
 */
 #include "ms_api.h"
 #include "ms_analysis.h"
+#include "ms_dashboard.h"
 #include "ms_hash.h"
 #include "ms_results.h"
 #include "ms_wire_canon.h"
@@ -922,6 +923,77 @@ s_upload_write(ms_api_t *self, s_request_t *req, const char *data, size_t n)
 }
 
 //  --------------------------------------------------------------------------
+//  GET|HEAD / and /dashboard/{rel}: a file of the dashboard directory
+//  (ms_dashboard checks the name and that the file stays inside), with
+//  an ETag and Last-Modified; 304 when the client's copy is current.
+
+static enum MHD_Result
+s_get_dashboard(ms_api_t *self, struct MHD_Connection *conn, const char *rel,
+                const char *method)
+{
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                             "dashboard: method %s not allowed (GET, HEAD)",
+                             method);
+    if (!self->hooks.dashboard_dir) {
+        static const char page[] =
+            "<!doctype html><meta charset=utf-8><title>meshsweep</title>"
+            "<p>This meshsweep node serves no dashboard (no assets "
+            "directory: see --dashboard-dir and docs/DASHBOARD.md). The "
+            "API is at <a href=\"/api/v1/status\">/api/v1/status</a>.\n";
+        return s_reply(self, conn, *rel ? MHD_HTTP_NOT_FOUND : MHD_HTTP_OK,
+                       "text/html; charset=utf-8", page, sizeof page - 1);
+    }
+    ms_dashboard_file_t file;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    const char *name = *rel ? rel : "index.html";
+    int rc = ms_dashboard_open_file(self->hooks.dashboard_dir, name,
+                                    strlen(name), &file, &diag);
+    if (rc != MS_OK) {
+        // Whatever the reason (bad name, outside, missing), a 404: the
+        // answer tells nothing about what lies outside the directory.
+        if (rc == MS_ERR_NOMEM)
+            return s_reply_error(self, conn, 500, "out of memory");
+        return s_reply_error(self, conn, MHD_HTTP_NOT_FOUND,
+                             "/dashboard/%.200s: no such file", rel);
+    }
+    const char *match =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
+    bool current = match && strstr(match, file.etag) != NULL;
+    struct MHD_Response *resp =
+        current
+            ? MHD_create_response_from_buffer(0, (void *) "",
+                                              MHD_RESPMEM_PERSISTENT)
+            : MHD_create_response_from_fd((uint64_t) file.size_bytes, file.fd);
+    if (current || !resp)
+        close(file.fd); // from_fd owns the descriptor once it succeeded
+    if (!resp)
+        return MHD_NO;
+    char modified[64] = "";
+    time_t t = (time_t) file.mtime_s;
+    struct tm tm;
+    if (gmtime_r(&t, &tm))
+        strftime(modified, sizeof modified, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    MHD_add_response_header(resp, "Content-Type", file.mime);
+    MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    MHD_add_response_header(resp, "ETag", file.etag);
+    if (modified[0])
+        MHD_add_response_header(resp, "Last-Modified", modified);
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    if (strcmp(name, "index.html") == 0)
+        MHD_add_response_header(
+            resp, "Content-Security-Policy",
+            "default-src 'self'; style-src 'self' 'unsafe-inline'; "
+            "img-src 'self' data: blob:; frame-ancestors 'none'");
+    enum MHD_Result r = MHD_queue_response(
+        conn, current ? MHD_HTTP_NOT_MODIFIED : MHD_HTTP_OK, resp);
+    MHD_destroy_response(resp);
+    atomic_fetch_add(&self->n_requests, 1);
+    return r;
+}
+
+//  --------------------------------------------------------------------------
 //  Route a finished request.
 
 static enum MHD_Result
@@ -930,6 +1002,13 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
 {
     bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     bool post = strcmp(method, "POST") == 0;
+    if (strcmp(url, "/") == 0)
+        return s_get_dashboard(self, conn, "", method);
+    const char *dash = "/dashboard/";
+    if (strncmp(url, dash, strlen(dash)) == 0)
+        return s_get_dashboard(self, conn, url + strlen(dash), method);
+    if (strcmp(url, "/dashboard") == 0)
+        return s_get_dashboard(self, conn, "", method);
     char path[512];
     snprintf(path, sizeof path, "%s", url);
     size_t n = strlen(path);

@@ -47,6 +47,12 @@
                                            seq held per incarnation; the cut
                                            of `meshsweep pool clear --node`)
       GET  /metrics                        Prometheus text format
+      GET  /                               the dashboard (index.html of
+                                           dashboard_dir; without one, a
+                                           small page saying so)
+      GET  /dashboard/{path}               its files (ms_dashboard: inside
+                                           the directory, regular files
+                                           only; ETag, 304, no-cache)
 
     Unknown paths answer 404 and known paths with another method 405, both
     with a JSON {"error"} body. A bad request is answered and counted
@@ -124,6 +130,10 @@ typedef struct {
     //  route answers 501).
     int (*authority)(void *arg, const char *text, size_t n, char **summary_json,
                      ms_diag_t *diag);
+    //  The dashboard's assets directory (docs/DASHBOARD.md; borrowed,
+    //  must outlive the API), served at / and /dashboard/ (GET and HEAD).
+    //  NULL = no dashboard: / answers a small page saying so.
+    const char *dashboard_dir;
 } ms_api_hooks_t;
 
 //  Start serving on bind ("ADDR:PORT"; ADDR an IPv4 address or a host

@@ -394,6 +394,7 @@ struct ms_node {
     char *backend;                         // backend name
     ms_gpu_plan_t gpu;                     // which workers use the GPU
     char *api_bind;                        // API bind address, or NULL
+    char *dashboard_dir;                   // dashboard assets, or NULL
     char *open_pool;                       // open pool name, or NULL
     char *enroll_key;                      // enrollment kit path, or NULL
     char *interface;                       // zbeacon interface, or NULL
@@ -681,6 +682,7 @@ ms_node_options_defaults(ms_node_options_t *opts)
     opts->worker_nice = MS_DEFAULT_WORKER_NICE;
     opts->api_bind = NULL;
     opts->api_token_file = NULL;
+    opts->dashboard_dir = NULL;
     opts->verbose = false;
     opts->open_pool = NULL;
     opts->mesh_port = MS_DEFAULT_MESH_PORT;
@@ -1006,13 +1008,17 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     self->opts.backend = self->backend;
     self->opts.api_bind = self->api_bind;
     self->opts.api_token_file = NULL;
+    self->dashboard_dir =
+        opts->dashboard_dir ? strdup(opts->dashboard_dir) : NULL;
+    self->opts.dashboard_dir = self->dashboard_dir;
     if (self->opts.blas_threads < 1)
         self->opts.blas_threads = 1;
     self->opened_at = s_now();
     self->settle_ms_ewma = -1.0;
     int rc = MS_ERR_NOMEM;
     if (!self->data_dir || !self->backend ||
-        (opts->api_bind && !self->api_bind))
+        (opts->api_bind && !self->api_bind) ||
+        (opts->dashboard_dir && !self->dashboard_dir))
         goto fail;
     self->open_pool = opts->open_pool ? strdup(opts->open_pool) : NULL;
     self->interface = opts->interface ? strdup(opts->interface) : NULL;
@@ -1175,7 +1181,8 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
             .control = s_api_control,
             .authority = s_api_authority,
             .peers = s_api_peers,
-            .running_elsewhere = s_api_running_elsewhere};
+            .running_elsewhere = s_api_running_elsewhere,
+            .dashboard_dir = self->dashboard_dir};
         rc = ms_api_open(&self->api, self->api_bind, &hooks, diag);
         if (rc != MS_OK)
             goto fail;
@@ -1286,6 +1293,7 @@ ms_node_destroy(ms_node_t **self_p)
     free(self->data_dir);
     free(self->backend);
     free(self->api_bind);
+    free(self->dashboard_dir);
     *self_p = NULL;
     free(self);
 }

@@ -63,6 +63,8 @@ typedef struct {
     const char *api_bind;       // "ADDR:PORT"; NULL = no HTTP API (embedded
                                 // `meshsweep run`); port 0 = ephemeral
     const char *api_token_file; // reserved for the pool issue; NULL
+    const char *dashboard_dir;  // the dashboard's assets served at / by
+                                // the API (ms_dashboard.h); NULL = none
     const char *enroll_key;     // enrollment kit (ms_cert_enroll_load):
                                 // with no identity/node.cert, issue our
                                 // own certificate with it and save it
@@ -127,7 +129,8 @@ typedef struct {
 //  Fill opts with the defaults: data_dir "meshsweep-data", n_workers 0
 //  (one per online core), backend "auto", gpu_workers auto, blas_threads
 //  1, retry_cap 2,
-//  worker_nice 10, api_bind NULL, api_token_file NULL, verbose false;
+//  worker_nice 10, api_bind NULL, api_token_file NULL, dashboard_dir
+//  NULL, verbose false;
 //  pool: open_pool NULL (no links), the MS_DEFAULT_* ports and times
 //  above, no static peers, beacon on, interface NULL.
 //  (meshsweepd sets api_bind to MS_DEFAULT_API_BIND itself.)

@@ -11,6 +11,13 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 2
 fi
 mapfile -t pkgs < <(grep -v -E '^\s*(#|$)' "$here/packaging/build-deps.txt")
+# npm installs the dashboard's plotting library and the browser test's
+# playwright-core at build time (package-lock.json files). Debian's `npm`
+# only where no npm command exists: a Node.js from elsewhere (e.g. a
+# nodesource nodejs, which includes npm) is kept, not replaced.
+if ! command -v npm >/dev/null; then
+    pkgs+=(npm)
+fi
 export DEBIAN_FRONTEND=noninteractive
 # tshark (the capture test) asks whether non-root users may capture: no
 # (dumpcap stays root-only; the test runs as root in its own namespace).

@@ -16,6 +16,9 @@ quick=0
 # The suite keeps the machine's OpenBLAS settings (tests that pin a core
 # type say so themselves); BLAS runs one thread per worker.
 export OPENBLAS_NUM_THREADS=1
+# The dashboard's browser test must run here, not skip: a missing chromium
+# or npm package fails it (tests/browser/lib.sh).
+export MESHSWEEP_REQUIRE_BROWSER=1
 status=0
 
 echo "== [1/4] Release build and tests (not slow)"

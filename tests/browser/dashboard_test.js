@@ -1,0 +1,201 @@
+// dashboard_test.js - drive the dashboard in headless Chromium (Debian's
+// /usr/bin/chromium, through playwright-core) against a live meshsweepd.
+// Run by ms_dashboard_browser_test.sh (live) and
+// ms_dashboard_10k_test.sh (big); see there for the setup.
+//
+//   MODE=live URL=http://127.0.0.1:PORT/ SUBMIT="cmd to submit" SHOT=FILE
+//       opens the page before the sweep exists, submits it (SUBMIT runs
+//       in a shell), then checks that the sweep appears, that its
+//       progress bar advances (two increasing readings of done), that the
+//       validation-accuracy-vs-depth plot gains points as results arrive
+//       (points counted from the Plotly graph div's .data), that the
+//       table fills and a click on a row draws that run's learning curve,
+//       and that no console error or page error happened; saves a
+//       screenshot to SHOT.
+//   MODE=big URL=... SWEEP=ID N=ROWS SHOT=FILE
+//       times the navigation to a finished sweep of N results until its
+//       plots and its table are drawn, and prints the figure.
+'use strict';
+
+const { chromium } = require('playwright-core');
+const { execSync } = require('child_process');
+
+const env = process.env;
+const MODE = env.MODE || 'live';
+const URL = env.URL;
+const SHOT = env.SHOT;
+const DEADLINE_MS = Number(env.DEADLINE_S || 150) * 1000;
+const t0 = Date.now();
+
+function fail(msg) {
+  console.error('FAIL: ' + msg);
+  process.exitCode = 1;
+  throw new Error(msg);
+}
+function ok(msg) { console.log('ok - ' + msg); }
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function main() {
+  const browser = await chromium.launch({
+    executablePath: env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: process.getuid && process.getuid() === 0 ? ['--no-sandbox'] : [],
+  });
+  const errors = [];
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
+    page.on('console', (m) => {
+      if (m.type() !== 'error') return;
+      const text = m.text();
+      const where = (m.location() && m.location().url) || '';
+      // The one error the page expects: a node without /api/v1/events
+      // answers 404 (the page then polls). Anything else fails the test.
+      if (/404/.test(text) && /\/api\/v1\/events/.test(text + ' ' + where)) return;
+      errors.push(text + (where ? ' (' + where + ')' : ''));
+    });
+    page.on('pageerror', (e) => errors.push('page error: ' + e.message));
+
+    if (MODE === 'big') {
+      await big(page);
+    } else {
+      await live(page);
+    }
+    await page.screenshot({ path: SHOT, fullPage: true });
+    console.log('screenshot: ' + SHOT);
+    if (errors.length) fail('console errors:\n  ' + errors.join('\n  '));
+    ok('no console errors');
+  } finally {
+    await browser.close();
+  }
+}
+
+async function live(page) {
+  await page.goto(URL, { waitUntil: 'load' });
+  const hasPlotly = await page.evaluate(() => typeof window.Plotly !== 'undefined');
+  if (!hasPlotly) fail('the page has no Plotly (vendor/plotly.min.js not served)');
+  ok('page loaded with the plotting library');
+  execSync(env.SUBMIT, { stdio: ['ignore', 'inherit', 'inherit'] });
+  const sweep = (await page.waitForSelector('#sweeps .sweep', { timeout: 20000 })) &&
+    (await page.$eval('#sweeps .sweep', (e) => e.dataset.id));
+  ok('the sweep appears in the list: ' + sweep.slice(0, 12));
+  const mode = await page.$eval('#live', (e) => e.textContent);
+  console.log('page updates by: ' + mode);
+
+  const done = [];   // distinct readings of the progress bar's done count
+  const points = []; // distinct readings of the val-vs-depth point count
+  let total = 0;
+  let lastPoints = -1;
+  while (Date.now() - t0 < DEADLINE_MS) {
+    const r = await page.evaluate((id) => {
+      const row = document.querySelector(`#sweeps .sweep[data-id="${id}"]`);
+      const bar = row && row.querySelector('.b-done');
+      return {
+        done: row ? Number(row.dataset.done) : -1,
+        total: row ? Number(row.dataset.total) : 0,
+        width: bar ? bar.style.width : '',
+        text: row ? row.querySelector('.counts').textContent : '',
+        points: (function (id2) {
+          const div = document.getElementById(id2);
+          if (!div || !Array.isArray(div.data)) return 0;
+          let n = 0;
+          for (const t of div.data) for (const y of t.y || []) if (y !== null && y !== undefined) n++;
+          return n;
+        })('plot-val'),
+      };
+    }, sweep);
+    total = r.total;
+    if (!done.length || r.done !== done[done.length - 1].done) {
+      done.push(r);
+      console.log(`  progress: ${r.text} (bar ${r.width}) at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    }
+    if (r.points !== lastPoints) {
+      points.push(r.points);
+      lastPoints = r.points;
+      console.log(`  val-vs-depth plot: ${r.points} points at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    }
+    if (total > 0 && r.done === total && r.points >= Number(env.EXPECT_POINTS || 1)) break;
+    await sleep(250);
+  }
+  // The bar advanced: two readings, the later one higher, and it moved
+  // visibly (its width follows done).
+  const inc = done.filter((r) => r.done > 0 && r.done < total);
+  if (inc.length < 2 || !(inc[1].done > inc[0].done)) {
+    fail('the progress bar did not show two increasing readings before the end: ' + JSON.stringify(done.map((r) => r.done)));
+  }
+  ok(`progress bar advanced: ${done.map((r) => r.done).join(' -> ')} of ${total}`);
+  if (done[done.length - 1].done !== total) fail(`the sweep did not finish in time (${done[done.length - 1].done}/${total})`);
+  const grew = points.filter((n, i) => i > 0 && n > points[i - 1]).length;
+  const firstNonZero = points.find((n) => n > 0);
+  if (grew < 2 || firstNonZero === undefined || firstNonZero >= points[points.length - 1]) {
+    fail('the accuracy-vs-depth plot did not gain points as results arrived: ' + points.join(' -> '));
+  }
+  ok(`accuracy-vs-depth plot gained points: ${points.join(' -> ')}`);
+  const want = Number(env.EXPECT_POINTS || 0);
+  if (want && points[points.length - 1] !== want) fail(`plot has ${points[points.length - 1]} points, expected ${want}`);
+
+  // The table holds every result; clicking a row draws its learning curve.
+  await page.waitForFunction((n) => document.querySelectorAll('#results tbody tr').length === Math.min(n, 50) &&
+    document.querySelector('#rows-count').textContent === `(${n})`, total, { timeout: 10000 });
+  ok(`results table: ${total} rows`);
+  await page.click('#results thead th[data-key="val_accuracy"]');
+  await page.click('#results thead th[data-key="val_accuracy"]'); // descending
+  const col = await page.$$eval('#results thead th', (ths) => ths.findIndex((th) => th.dataset.key === 'val_accuracy'));
+  const accs = await page.$$eval('#results tbody tr', (trs, c) => trs.map((tr) => tr.children[c].textContent), col);
+  const best = accs[0];
+  if (!/^[01]\.\d{4}$/.test(best)) fail('val acc column reads ' + best);
+  const sorted = [...accs].sort((a, b) => Number(b) - Number(a));
+  if (JSON.stringify(accs) !== JSON.stringify(sorted)) fail('the table is not sorted by val acc: ' + accs.join(','));
+  ok('table sorts by validation accuracy (best ' + best + ')');
+  await page.click('#results tbody tr');
+  await page.waitForFunction(() => {
+    const d = document.getElementById('plot-curve');
+    return d && Array.isArray(d.data) && d.data.length > 0 && d.data[0].x.length > 1;
+  }, null, { timeout: 10000 });
+  ok('clicking a row draws its learning curve');
+  const timePts = await page.evaluate(() => document.getElementById('plot-time').data.length);
+  if (timePts < 2) fail('time-per-epoch plot has no fit lines');
+  ok('time-per-epoch plot with fit lines (' + timePts + ' traces)');
+  await page.waitForFunction(() => document.querySelectorAll('#nodes tbody tr').length >= 1, null, { timeout: 10000 });
+  ok('pool table shows this node');
+  await page.mouse.move(0, 0);
+}
+
+async function big(page) {
+  const n = Number(env.N);
+  const nav = Date.now();
+  await page.goto(URL + '#sweep=' + env.SWEEP, { waitUntil: 'load' });
+  // Drawn: both accuracy plots and the time plot hold data, and the
+  // table shows its first page.
+  await page.waitForFunction(() => {
+    const has = (id) => { const d = document.getElementById(id); return d && Array.isArray(d.data) && d.data.length > 0; };
+    return has('plot-val') && has('plot-test') && has('plot-time') &&
+      document.querySelectorAll('#results tbody tr').length > 0;
+  }, null, { timeout: 60000, polling: 'raf' });
+  const ms = Date.now() - nav;
+  // Then every row loaded (the table sortable over all of them).
+  await page.waitForFunction((rows) => document.querySelector('#rows-count').textContent === `(${rows})`,
+    n, { timeout: 60000, polling: 100 });
+  const allMs = Date.now() - nav;
+  const inner = await page.evaluate(() => {
+    const d = window.meshsweep.state.drawn;
+    return { plots: d.plots - d.t0, table: d.table - d.t0 };
+  });
+  console.log(`dashboard with ${n} results: navigation to plots and table drawn: ${ms} ms ` +
+    `(in the page, from selecting the sweep: plots ${inner.plots.toFixed(0)} ms, first table page ${inner.table.toFixed(0)} ms; ` +
+    `target < 2000 ms, not asserted); all ${n} rows loaded and sortable: ${allMs} ms`);
+  // Sorting all rows stays quick.
+  const sortMs = await page.evaluate(async () => {
+    const t = performance.now();
+    document.querySelector('#results thead th[data-key="test_accuracy"]').click();
+    return performance.now() - t;
+  });
+  console.log(`sorting ${n} rows by test accuracy and redrawing the page of rows: ${sortMs.toFixed(0)} ms`);
+  ok('big sweep drawn');
+}
+
+main().catch((e) => {
+  if (!process.exitCode) {
+    console.error('FAIL: ' + (e && e.stack ? e.stack : e));
+    process.exitCode = 1;
+  }
+});
