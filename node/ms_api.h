@@ -44,8 +44,7 @@
                                            "max_seq"}]} (highest contiguous
                                            seq held per incarnation; the cut
                                            of `meshsweep pool clear --node`)
-      GET  /metrics                        Prometheus text format 0.0.4
-                                           (docs/METRICS.md)
+      GET  /metrics                        Prometheus text format
 
     Unknown paths answer 404 and known paths with another method 405, both
     with a JSON {"error"} body. A bad request is answered and counted
