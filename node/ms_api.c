@@ -15,7 +15,9 @@
 #include "ms_analysis.h"
 #include "ms_dashboard.h"
 #include "ms_hash.h"
+#include "ms_prom.h"
 #include "ms_results.h"
+#include "ms_verdict.h"
 #include "ms_wire_canon.h"
 
 #include <microhttpd.h>
@@ -308,30 +310,424 @@ s_get_status(ms_api_t *self, struct MHD_Connection *conn)
 }
 
 //  --------------------------------------------------------------------------
-//  Append "name value" (with optional labels) in Prometheus text format.
+//  /metrics (docs/METRICS.md). Every figure comes from a counter or a
+//  snapshot kept elsewhere, never from a walk of the store's rows: tasks
+//  and sweeps by state from the sweeps' headers (one read per sweep),
+//  verdicts from the store's verdict counts (one read), the rest from
+//  the node's status object (its snapshots, refreshed by the node loop
+//  every 200 ms) and the store's counters.
 
-static void s_metric(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+//  One figure of the node's pool_counters: the family it belongs to
+//  (NULL: not printed, another family carries it), and a label.
+typedef struct {
+    const char *key;    // pool_counters key
+    const char *family; // metric name, or NULL
+    ms_prom_type_t type;
+    const char *help;
+    const char *label, *value; // one label pair, or NULLs
+} s_counter_map_t;
+
+static const s_counter_map_t s_counter_map[] = {
+    // record log and store
+    {"records", "meshsweep_records", MS_PROM_GAUGE,
+     "Records held in this node's log (all origins).", NULL, NULL},
+    {"blocks", "meshsweep_blocks", MS_PROM_GAUGE,
+     "Blocks of records held in this node's log.", NULL, NULL},
+    {"store_commits_total", NULL, MS_PROM_COUNTER, NULL, NULL, NULL},
+    {"store_writes_total", "meshsweep_store_writes_total", MS_PROM_COUNTER,
+     "Store write calls applied (accepted or refused).", NULL, NULL},
+    {"equivocations_total", "meshsweep_equivocations_total", MS_PROM_COUNTER,
+     "Conflicting records kept as evidence of equivocation.", NULL, NULL},
+    // leases
+    {"lease_claims_total", "meshsweep_lease_claims_total", MS_PROM_COUNTER,
+     "Lease claims this node made.", NULL, NULL},
+    {"lease_conflicts_total", "meshsweep_lease_conflicts_total",
+     MS_PROM_COUNTER,
+     "Claims this node lost to a higher-ranked claim of another node "
+     "(in the settle window or while running).",
+     NULL, NULL},
+    {"lease_settle_lost_total", "meshsweep_lease_settle_lost_total",
+     MS_PROM_COUNTER, "Claims dropped in the settle window.", NULL, NULL},
+    {"lease_settle_capped_total", "meshsweep_lease_settle_capped_total",
+     MS_PROM_COUNTER, "Claims not made because the settle list was full.", NULL,
+     NULL},
+    {"lease_expiries_total", "meshsweep_lease_expiries_total", MS_PROM_COUNTER,
+     "Leases that expired (their holder went quiet).", NULL, NULL},
+    {"leases", "meshsweep_leases", MS_PROM_GAUGE,
+     "Entries in this node's lease table.", NULL, NULL},
+    {"block_acks_sent_total", "meshsweep_block_acks_total", MS_PROM_COUNTER,
+     "Block acknowledgements, by direction.", "direction", "sent"},
+    {"block_acks_received_total", "meshsweep_block_acks_total", MS_PROM_COUNTER,
+     "Block acknowledgements, by direction.", "direction", "received"},
+    {"results_refused_invalid_total", "meshsweep_results_refused_invalid_total",
+     MS_PROM_COUNTER, "Results refused because they were not valid.", NULL,
+     NULL},
+    // gossip (messages and bytes come labelled from "metrics")
+    {"gossip_messages_total", NULL, MS_PROM_COUNTER, NULL, NULL, NULL},
+    {"gossip_bytes_total", NULL, MS_PROM_COUNTER, NULL, NULL, NULL},
+    {"gossip_blocks_merged_total", "meshsweep_gossip_blocks_merged_total",
+     MS_PROM_COUNTER, "Gossiped blocks that brought new records.", NULL, NULL},
+    {"gossip_records_merged_total", "meshsweep_gossip_records_merged_total",
+     MS_PROM_COUNTER, "Records newly stored from gossip.", NULL, NULL},
+    {"gossip_range_requests_total", "meshsweep_gossip_range_requests_total",
+     MS_PROM_COUNTER, "Range requests (pulls) sent.", NULL, NULL},
+    {"gossip_ranges_served_total", "meshsweep_gossip_ranges_served_total",
+     MS_PROM_COUNTER, "Range requests answered.", NULL, NULL},
+    {"gossip_pulls_timed_out_total", "meshsweep_gossip_pulls_timed_out_total",
+     MS_PROM_COUNTER, "Pulls asked again after their timeout.", NULL, NULL},
+    {"gossip_pulls_dropped_total", "meshsweep_gossip_pulls_dropped_total",
+     MS_PROM_COUNTER, "Pulls given up after their retries.", NULL, NULL},
+    {"gossip_gaps_buffered_total", "meshsweep_gossip_gaps_buffered_total",
+     MS_PROM_COUNTER, "Blocks put in the gap buffer (arrived early).", NULL,
+     NULL},
+    {"gossip_gaps_dropped_total", "meshsweep_gossip_gaps_dropped_total",
+     MS_PROM_COUNTER, "Buffered blocks evicted or made useless.", NULL, NULL},
+    {"gossip_batches_total", "meshsweep_gossip_batches_total", MS_PROM_COUNTER,
+     "Batched merges of gossiped blocks.", NULL, NULL},
+    {"mesh_frames_in_total", "meshsweep_mesh_frames_total", MS_PROM_COUNTER,
+     "Mesh frames, by direction.", "direction", "received"},
+    {"mesh_frames_out_total", "meshsweep_mesh_frames_total", MS_PROM_COUNTER,
+     "Mesh frames, by direction.", "direction", "sent"},
+    // admission (per reason: admission_refused_REASON_total, below)
+    {"admission_refused_total", NULL, MS_PROM_COUNTER, NULL, NULL, NULL},
+    {"admission_hello_timeouts_total",
+     "meshsweep_admission_hello_timeouts_total", MS_PROM_COUNTER,
+     "Keys let in without a valid HELLO in time.", NULL, NULL},
+    {"admission_unauthorized_frames_total",
+     "meshsweep_admission_unauthorized_frames_total", MS_PROM_COUNTER,
+     "Frames dropped: the sender is not the link's key.", NULL, NULL},
+    {"admission_links_closed_total", "meshsweep_admission_links_closed_total",
+     MS_PROM_COUNTER, "Links closed by a revocation or an expiry.", NULL, NULL},
+    {"members", "meshsweep_members", MS_PROM_GAUGE,
+     "Members admitted (this node's member table).", NULL, NULL},
+    {"rejected_messages_total", NULL, MS_PROM_COUNTER, NULL, NULL, NULL},
+    // blocks refused (all reasons: blocks_rejected_total)
+    {"blocks_rejected_total", NULL, MS_PROM_COUNTER, NULL, NULL, NULL},
+    {"blocks_unsigned_total", "meshsweep_blocks_rejected_total",
+     MS_PROM_COUNTER, "Peers' blocks refused, by reason.", "reason",
+     "unsigned"},
+    {"blocks_bad_signature_total", "meshsweep_blocks_rejected_total",
+     MS_PROM_COUNTER, "Peers' blocks refused, by reason.", "reason",
+     "bad_signature"},
+    {"blocks_not_admitted_total", "meshsweep_blocks_rejected_total",
+     MS_PROM_COUNTER, "Peers' blocks refused, by reason.", "reason",
+     "not_admitted"},
+    {"authority_items", "meshsweep_authority_items", MS_PROM_GAUGE,
+     "Authority items held.", NULL, NULL},
+    {"authority_items_added_total", "meshsweep_authority_items_added_total",
+     MS_PROM_COUNTER, "Authority items checked and kept.", NULL, NULL},
+    {"authority_items_refused_total", "meshsweep_authority_items_refused_total",
+     MS_PROM_COUNTER, "Authority items refused (malformed or forged).", NULL,
+     NULL},
+    {"revocations_applied_total", "meshsweep_revocations_applied_total",
+     MS_PROM_COUNTER, "Revocations applied.", NULL, NULL},
+    {"records_ignored_no_role_total", "meshsweep_records_ignored_no_role_total",
+     MS_PROM_COUNTER,
+     "Records stored but ignored: their origin lacks the role.", NULL, NULL},
+    {"blocks_resigned_total", "meshsweep_blocks_resigned_total",
+     MS_PROM_COUNTER, "Own blocks signed again.", NULL, NULL},
+    // datasets and blobs
+    {"datasets_fetched_total", "meshsweep_datasets_fetched_total",
+     MS_PROM_COUNTER, "Datasets fetched from peers.", NULL, NULL},
+    {"datasets_local_total", "meshsweep_datasets_local_total", MS_PROM_COUNTER,
+     "Datasets found as local files.", NULL, NULL},
+    {"datasets_local_mismatch_total", "meshsweep_datasets_local_mismatch_total",
+     MS_PROM_COUNTER, "Local dataset files whose hash did not match.", NULL,
+     NULL},
+    {"dataset_fetches_asked_total", "meshsweep_dataset_fetches_asked_total",
+     MS_PROM_COUNTER, "Dataset fetches asked for.", NULL, NULL},
+    {"blob_fetch_failures_total", "meshsweep_blob_fetch_failures_total",
+     MS_PROM_COUNTER, "Blob fetches that failed.", NULL, NULL},
+    {"blob_fetches_completed_total", "meshsweep_blob_fetches_completed_total",
+     MS_PROM_COUNTER, "Blob fetches completed.", NULL, NULL},
+    {"blob_fetches_running", "meshsweep_blob_fetches_running", MS_PROM_GAUGE,
+     "Blob fetches running now.", NULL, NULL},
+    {"blob_requests_sent_total", "meshsweep_blob_requests_sent_total",
+     MS_PROM_COUNTER, "Blob chunk requests sent.", NULL, NULL},
+    {"blob_bytes_received_total", "meshsweep_blob_bytes_received_total",
+     MS_PROM_COUNTER, "Blob bytes received from peers.", NULL, NULL},
+    {"blob_request_timeouts_total", "meshsweep_blob_request_timeouts_total",
+     MS_PROM_COUNTER, "Blob chunk requests that timed out.", NULL, NULL},
+    {"blob_hash_mismatches_total", "meshsweep_blob_hash_mismatches_total",
+     MS_PROM_COUNTER, "Fetched blobs whose hash did not match.", NULL, NULL},
+    {"blob_requests_served_total", "meshsweep_blob_requests_served_total",
+     MS_PROM_COUNTER, "Blob chunk requests served to peers.", NULL, NULL},
+    {"blob_uploads_total", "meshsweep_blob_uploads_total", MS_PROM_COUNTER,
+     "Blobs uploaded through the API.", NULL, NULL},
+    {"blob_bytes", "meshsweep_blob_bytes", MS_PROM_GAUGE,
+     "Bytes held in the blob store.", NULL, NULL},
+    {"blob_evictions_total", "meshsweep_blob_evictions_total", MS_PROM_COUNTER,
+     "Blobs evicted from the blob store.", NULL, NULL},
+    // re-evaluation (outcomes come labelled from "metrics")
+    {"reevaluations_sampled_total", "meshsweep_reevaluations_sampled_total",
+     MS_PROM_COUNTER, "Other operators' results sampled for re-evaluation.",
+     NULL, NULL},
+    {"reevaluations_published_total", NULL, MS_PROM_COUNTER, NULL, NULL, NULL},
+    {"reevaluations_failed_total", NULL, MS_PROM_COUNTER, NULL, NULL, NULL},
+    {"reevaluations_pending", "meshsweep_reevaluations_pending", MS_PROM_GAUGE,
+     "Re-evaluations (and weight copies) in progress.", NULL, NULL},
+    {"weights_kept_total", "meshsweep_weights_kept_total", MS_PROM_COUNTER,
+     "Own trained weights kept as blobs.", NULL, NULL},
+    {"weights_copies_total", "meshsweep_weights_copies_total", MS_PROM_COUNTER,
+     "Copies of other operators' weights held.", NULL, NULL},
+    {"weights_pinned", "meshsweep_weights_pinned", MS_PROM_GAUGE,
+     "Weight blobs pinned here.", NULL, NULL},
+};
+
+//  --------------------------------------------------------------------------
+//  Declare a family and add one sample (labels: up to two pairs, NULL for
+//  none). A refused sample (a second with the same labels) is dropped:
+//  the page stays valid.
 
 static void
-s_metric(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+s_prom(ms_prom_t *p, const char *name, ms_prom_type_t type, const char *help,
+       double value, const char *k1, const char *v1, const char *k2,
+       const char *v2)
 {
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = *buf ? vsnprintf(*buf + *len, *cap - *len, fmt, ap) : -1;
-        va_end(ap);
-        if (n >= 0 && (size_t) n < *cap - *len) {
-            *len += (size_t) n;
-            return;
+    if (ms_prom_family(p, name, type, help) != MS_OK)
+        return;
+    if (!k1)
+        ms_prom_sample(p, name, value, NULL);
+    else if (!k2)
+        ms_prom_sample(p, name, value, k1, v1, NULL);
+    else
+        ms_prom_sample(p, name, value, k1, v1, k2, v2, NULL);
+}
+
+//  --------------------------------------------------------------------------
+//  A number of a JSON object (0 when missing or not a number).
+
+static double
+s_num(const json_t *obj, const char *key)
+{
+    const json_t *v = json_object_get(obj, key);
+    return json_is_number(v) ? json_number_value(v) : 0.0;
+}
+
+//  Tasks and sweeps by state over every sweep (sweep headers only).
+typedef struct {
+    uint64_t tasks[MS_TASK_N_STATES];   // tasks per ms_task_state_t
+    uint64_t sweeps[MS_SWEEP_N_STATES]; // sweeps per ms_sweep_state_t
+} s_by_state_t;
+
+//  --------------------------------------------------------------------------
+//  Add one sweep.
+
+static int
+s_by_state_one(void *arg, const ms_store_sweep_t *sweep)
+{
+    s_by_state_t *t = arg;
+    for (int s = 0; s < MS_TASK_N_STATES; s++)
+        t->tasks[s] += sweep->counts[s];
+    if ((unsigned) sweep->state < MS_SWEEP_N_STATES)
+        t->sweeps[sweep->state]++;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  The pool's figures: the node's pool_counters (mapped by s_counter_map;
+//  a key the map does not know yet is printed as meshsweep_KEY, so no
+//  counter a later change adds goes missing) and its labelled "metrics".
+
+static void
+s_metrics_pool(ms_prom_t *p, const json_t *st)
+{
+    const json_t *pc = json_object_get(st, "pool_counters");
+    const char *key;
+    json_t *value;
+    json_object_foreach((json_t *) pc, key, value)
+    {
+        if (!json_is_number(value))
+            continue;
+        double v = json_number_value(value);
+        const s_counter_map_t *m = NULL;
+        for (size_t i = 0; !m && i < sizeof s_counter_map / sizeof *m; i++)
+            if (strcmp(s_counter_map[i].key, key) == 0)
+                m = &s_counter_map[i];
+        size_t n = strlen(key);
+        static const char pre[] = "admission_refused_", suf[] = "_total";
+        if (m) {
+            if (m->family)
+                s_prom(p, m->family, m->type, m->help, v, m->label, m->value,
+                       NULL, NULL);
+        } else if (n > sizeof pre - 1 + sizeof suf - 1 &&
+                   strncmp(key, pre, sizeof pre - 1) == 0 &&
+                   strcmp(key + n - (sizeof suf - 1), suf) == 0) {
+            char reason[64];
+            snprintf(reason, sizeof reason, "%.*s",
+                     (int) (n - (sizeof pre - 1) - (sizeof suf - 1)),
+                     key + sizeof pre - 1);
+            s_prom(p, "meshsweep_admission_refused_total", MS_PROM_COUNTER,
+                   "HELLOs and certificates refused, by reason.", v, "reason",
+                   reason, NULL, NULL);
+        } else {
+            char name[160];
+            snprintf(name, sizeof name, "meshsweep_%s", key);
+            bool total = n > 6 && strcmp(key + n - 6, "_total") == 0;
+            s_prom(p, name, total ? MS_PROM_COUNTER : MS_PROM_GAUGE,
+                   "Node counter (see /api/v1/status pool_counters).", v, NULL,
+                   NULL, NULL, NULL);
         }
-        size_t want = *cap ? *cap * 2 : 4096;
-        char *p = realloc(*buf, want);
-        if (!p)
-            return;
-        *buf = p;
-        *cap = want;
     }
+    const json_t *m = json_object_get(st, "metrics");
+    // Gossip messages and bytes by direction and message type.
+    const json_t *g = json_object_get(m, "gossip");
+    static const char *dirs[] = {"sent", "received"};
+    for (int d = 0; g && d < 2; d++) {
+        const json_t *dir = json_object_get(g, dirs[d]);
+        json_t *kind;
+        json_object_foreach((json_t *) dir, key, kind)
+        {
+            s_prom(p, "meshsweep_gossip_messages_total", MS_PROM_COUNTER,
+                   "Gossip messages, by direction and message type.",
+                   s_num(kind, "messages"), "direction", dirs[d], "type", key);
+            s_prom(p, "meshsweep_gossip_bytes_total", MS_PROM_COUNTER,
+                   "Gossip bytes (fixed fields, payloads and signatures), by "
+                   "direction and message type.",
+                   s_num(kind, "bytes"), "direction", dirs[d], "type", key);
+        }
+    }
+    json_object_foreach(json_object_get(m, "rejected"), key, value)
+        s_prom(p, "meshsweep_rejected_messages_total", MS_PROM_COUNTER,
+               "Messages from peers refused, by reason.",
+               json_number_value(value), "reason", key, NULL, NULL);
+    // Peers by state, each peer once (revoked, quarantined, then its
+    // liveness), so that they sum to the peers this node knows.
+    json_object_foreach(json_object_get(m, "peer_states"), key, value)
+        s_prom(p, "meshsweep_peers", MS_PROM_GAUGE,
+               "Peers this node knows, by state (each peer once: revoked, "
+               "else quarantined, else alive, suspect or dead).",
+               json_number_value(value), "state", key, NULL, NULL);
+    json_object_foreach(json_object_get(m, "reevaluations"), key, value)
+        s_prom(p, "meshsweep_reevaluations_total", MS_PROM_COUNTER,
+               "Re-evaluations this node published, by outcome (agree: "
+               "within the sweep's tolerances of the result's metrics).",
+               json_number_value(value), "outcome", key, NULL, NULL);
+    if (json_object_get(m, "tasks_completed_total")) {
+        s_prom(p, "meshsweep_tasks_completed_total", MS_PROM_COUNTER,
+               "Tasks of this store that reached done or failed since the "
+               "node started (any node's results, as they arrive here).",
+               s_num(m, "tasks_completed_total"), NULL, NULL, NULL, NULL);
+        s_prom(p, "meshsweep_tasks_per_second", MS_PROM_GAUGE,
+               "Tasks completed per second over the last "
+               "meshsweep_tasks_per_second_window_seconds (60 s at most).",
+               s_num(m, "tasks_per_second"), NULL, NULL, NULL, NULL);
+        s_prom(p, "meshsweep_tasks_per_second_window_seconds", MS_PROM_GAUGE,
+               "Seconds meshsweep_tasks_per_second is measured over.",
+               s_num(m, "tasks_per_second_window_seconds"), NULL, NULL, NULL,
+               NULL);
+    }
+    // Verification standing of this node and its peers (stratum 1).
+    const json_t *ver = json_object_get(st, "verification");
+    const json_t *node;
+    size_t i;
+    json_array_foreach(json_object_get(ver, "nodes"), i, node)
+    {
+        const char *id = json_string_value(json_object_get(node, "node"));
+        if (!id)
+            continue;
+        s_prom(p, "meshsweep_node_counted_results", MS_PROM_GAUGE,
+               "Counted results of a node in this store's verdicts.",
+               s_num(node, "counted"), "node", id, NULL, NULL);
+        s_prom(p, "meshsweep_node_strikes", MS_PROM_GAUGE,
+               "Strikes of a node in this store's verdicts.",
+               s_num(node, "strikes"), "node", id, NULL, NULL);
+        s_prom(p, "meshsweep_node_quarantined", MS_PROM_GAUGE,
+               "1 when this store's verdicts quarantine a node.",
+               json_is_true(json_object_get(node, "quarantined")) ? 1 : 0,
+               "node", id, NULL, NULL);
+    }
+    if (ver) {
+        s_prom(p, "meshsweep_pool_operators", MS_PROM_GAUGE,
+               "Operators in the pool as this node sees it (itself and its "
+               "live peers).",
+               s_num(ver, "pool_operators"), NULL, NULL, NULL, NULL);
+        s_prom(p, "meshsweep_results_held", MS_PROM_GAUGE,
+               "Own results held back until their reveal.",
+               s_num(ver, "results_held"), NULL, NULL, NULL, NULL);
+        s_prom(p, "meshsweep_reveals_total", MS_PROM_COUNTER,
+               "Own results revealed after their commit.",
+               s_num(ver, "reveals_total"), NULL, NULL, NULL, NULL);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Write the whole page into P.
+
+static void
+s_metrics_write(ms_api_t *self, ms_prom_t *p, const json_t *st)
+{
+    const char *id = json_string_value(json_object_get(st, "node_id"));
+    const char *version = json_string_value(json_object_get(st, "version"));
+    const char *pool = json_string_value(json_object_get(st, "pool_id"));
+    s_prom(p, "meshsweep_node_info", MS_PROM_GAUGE,
+           "Always 1; the labels name this node and its version.", 1, "node_id",
+           id ? id : "", "version", version ? version : "");
+    if (pool)
+        s_prom(p, "meshsweep_pool_info", MS_PROM_GAUGE,
+               "Always 1; the label names the pool this node is linked to.", 1,
+               "pool_id", pool, NULL, NULL);
+    s_by_state_t t = {0};
+    ms_store_list_sweeps(self->hooks.store, s_by_state_one, &t);
+    for (int s = 0; s < MS_TASK_N_STATES; s++)
+        s_prom(p, "meshsweep_tasks", MS_PROM_GAUGE,
+               "Tasks in this node's store, by state.", (double) t.tasks[s],
+               "state", ms_task_state_name((ms_task_state_t) s), NULL, NULL);
+    for (int s = 0; s < MS_SWEEP_N_STATES; s++)
+        s_prom(p, "meshsweep_sweeps", MS_PROM_GAUGE,
+               "Sweeps in this node's store, by state.", (double) t.sweeps[s],
+               "state", ms_sweep_state_name((ms_sweep_state_t) s), NULL, NULL);
+    uint64_t vc[MS_STORE_VERDICT_STATES];
+    if (ms_store_verdict_counts(self->hooks.store, vc) == MS_OK)
+        for (int s = 0; s < MS_STORE_VERDICT_STATES; s++)
+            s_prom(p, "meshsweep_verdicts", MS_PROM_GAUGE,
+                   "Tasks with a counted result in this node's store, by "
+                   "verdict.",
+                   (double) vc[s], "state",
+                   ms_verdict_state_name((ms_verdict_state_t) s), NULL, NULL);
+    const struct {
+        const char *name, *key, *help;
+        ms_prom_type_t type;
+    } fields[] = {
+        {"meshsweep_tasks_trained_total", "tasks_trained_total",
+         "Training results stored by this node since it started.",
+         MS_PROM_COUNTER},
+        {"meshsweep_training_seconds_total", "training_seconds_total",
+         "Seconds of training behind those results.", MS_PROM_COUNTER},
+        {"meshsweep_worker_crashes_total", "worker_crashes_total",
+         "Worker processes that died.", MS_PROM_COUNTER},
+        {"meshsweep_workers", "workers", "Worker processes.", MS_PROM_GAUGE},
+        {"meshsweep_workers_busy", "workers_busy", "Workers running a task.",
+         MS_PROM_GAUGE},
+        {"meshsweep_store_bytes", "store_bytes",
+         "Size of the store's data file.", MS_PROM_GAUGE},
+        {"meshsweep_uptime_seconds", "uptime_seconds",
+         "Seconds since the node started.", MS_PROM_GAUGE},
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        s_prom(p, fields[i].name, fields[i].type, fields[i].help,
+               s_num(st, fields[i].key), NULL, NULL, NULL, NULL);
+    s_prom(p, "meshsweep_http_requests_total", MS_PROM_COUNTER,
+           "HTTP requests answered (this one included).",
+           (double) atomic_load(&self->n_requests) + 1, NULL, NULL, NULL, NULL);
+    s_prom(p, "meshsweep_rejected_requests_total", MS_PROM_COUNTER,
+           "HTTP requests answered with an error status.",
+           (double) atomic_load(&self->n_rejected), NULL, NULL, NULL, NULL);
+    ms_store_stats_t ss;
+    ms_store_stats(self->hooks.store, &ss);
+    s_prom(p, "meshsweep_store_commits_total", MS_PROM_COUNTER,
+           "Store write transactions committed.", (double) ss.n_commits, NULL,
+           NULL, NULL, NULL);
+    s_prom(p, "meshsweep_store_map_bytes", MS_PROM_GAUGE,
+           "Store map size (the most the data file may grow to now).",
+           (double) ss.map_size_bytes, NULL, NULL, NULL, NULL);
+    s_prom(p, "meshsweep_store_map_grows_total", MS_PROM_COUNTER,
+           "Store map doublings.", (double) ss.n_map_grows, NULL, NULL, NULL,
+           NULL);
+    s_prom(p, "meshsweep_store_stale_readers_total", MS_PROM_COUNTER,
+           "Stale store readers cleared.", (double) ss.n_stale_readers, NULL,
+           NULL, NULL, NULL);
+    s_metrics_pool(p, st);
 }
 
 //  --------------------------------------------------------------------------
@@ -341,104 +737,21 @@ static enum MHD_Result
 s_get_metrics(ms_api_t *self, struct MHD_Connection *conn)
 {
     json_t *st = self->hooks.status(self->hooks.arg);
-    s_totals_t t = {0};
-    ms_store_list_sweeps(self->hooks.store, s_total_one, &t);
-    ms_store_stats_t ss;
-    ms_store_stats(self->hooks.store, &ss);
-    char *b = NULL;
-    size_t len = 0, cap = 0;
-    s_metric(&b, &len, &cap,
-             "# HELP meshsweep_tasks Tasks in this node's store by state.\n"
-             "# TYPE meshsweep_tasks gauge\n");
-    for (int s = 0; s < MS_TASK_N_STATES; s++)
-        s_metric(&b, &len, &cap, "meshsweep_tasks{state=\"%s\"} %" PRIu64 "\n",
-                 ms_task_state_name((ms_task_state_t) s), t.counts[s]);
-    s_metric(&b, &len, &cap,
-             "# HELP meshsweep_sweeps Sweeps in this node's store.\n"
-             "# TYPE meshsweep_sweeps gauge\nmeshsweep_sweeps %" PRIu64 "\n",
-             t.n_sweeps);
-    struct {
-        const char *name, *type, *help, *key;
-    } fields[] = {
-        {"meshsweep_tasks_trained_total", "counter",
-         "Training results stored by this node since it started.",
-         "tasks_trained_total"},
-        {"meshsweep_training_seconds_total", "counter",
-         "Seconds of training behind those results.", "training_seconds_total"},
-        {"meshsweep_worker_crashes_total", "counter",
-         "Worker processes that died.", "worker_crashes_total"},
-        {"meshsweep_workers", "gauge", "Worker processes.", "workers"},
-        {"meshsweep_workers_busy", "gauge", "Workers running a task.",
-         "workers_busy"},
-        {"meshsweep_store_bytes", "gauge", "Size of the store's data file.",
-         "store_bytes"},
-        {"meshsweep_uptime_seconds", "gauge", "Seconds since the node started.",
-         "uptime_seconds"},
-    };
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-        json_t *v = json_object_get(st, fields[i].key);
-        s_metric(&b, &len, &cap, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n",
-                 fields[i].name, fields[i].help, fields[i].name, fields[i].type,
-                 fields[i].name,
-                 json_is_number(v) ? json_number_value(v) : 0.0);
+    ms_prom_t *p = ms_prom_new();
+    char *text = NULL;
+    size_t len = 0;
+    if (p) {
+        s_metrics_write(self, p, st);
+        text = ms_prom_text(p, &len);
     }
-    s_metric(&b, &len, &cap,
-             "# HELP meshsweep_http_requests_total HTTP requests answered.\n"
-             "# TYPE meshsweep_http_requests_total counter\n"
-             "meshsweep_http_requests_total %" PRIu64 "\n"
-             "# HELP meshsweep_rejected_requests_total Requests answered "
-             "with an error status.\n"
-             "# TYPE meshsweep_rejected_requests_total counter\n"
-             "meshsweep_rejected_requests_total %" PRIu64 "\n",
-             (uint64_t) atomic_load(&self->n_requests) + 1,
-             (uint64_t) atomic_load(&self->n_rejected));
-    s_metric(&b, &len, &cap,
-             "# HELP meshsweep_store_commits_total Store write transactions.\n"
-             "# TYPE meshsweep_store_commits_total counter\n"
-             "meshsweep_store_commits_total %" PRIu64 "\n"
-             "# HELP meshsweep_store_map_bytes Store map size.\n"
-             "# TYPE meshsweep_store_map_bytes gauge\n"
-             "meshsweep_store_map_bytes %" PRIu64 "\n"
-             "# HELP meshsweep_store_map_grows_total Store map growths.\n"
-             "# TYPE meshsweep_store_map_grows_total counter\n"
-             "meshsweep_store_map_grows_total %" PRIu64 "\n"
-             "# HELP meshsweep_store_stale_readers_total Stale store "
-             "readers cleared.\n"
-             "# TYPE meshsweep_store_stale_readers_total counter\n"
-             "meshsweep_store_stale_readers_total %" PRIu64 "\n",
-             ss.n_commits, ss.map_size_bytes, ss.n_map_grows,
-             ss.n_stale_readers);
-    // The pool: peers by state, and the counters the node keeps (gossip
-    // messages and bytes, lease conflicts, rejected messages, records,
-    // blocks), each as meshsweep_<name>.
-    s_metric(&b, &len, &cap,
-             "# HELP meshsweep_peers Peers by state, as this node sees "
-             "them.\n# TYPE meshsweep_peers gauge\n");
-    static const char *peer_states[] = {"alive", "suspect", "dead"};
-    json_t *peers = json_object_get(st, "peers");
-    for (size_t i = 0; i < 3; i++)
-        s_metric(&b, &len, &cap, "meshsweep_peers{state=\"%s\"} %lld\n",
-                 peer_states[i],
-                 (long long) json_integer_value(
-                     json_object_get(peers, peer_states[i])));
-    const char *key;
-    json_t *value;
-    json_object_foreach(json_object_get(st, "pool_counters"), key, value)
-    {
-        if (!json_is_number(value))
-            continue;
-        bool total =
-            strlen(key) > 6 && !strcmp(key + strlen(key) - 6, "_total");
-        s_metric(&b, &len, &cap, "# TYPE meshsweep_%s %s\nmeshsweep_%s %.17g\n",
-                 key, total ? "counter" : "gauge", key,
-                 json_number_value(value));
-    }
+    ms_prom_destroy(&p);
     json_decref(st);
-    if (!b)
+    if (!text)
         return s_reply_error(self, conn, 500, "out of memory");
     enum MHD_Result r =
-        s_reply(self, conn, MHD_HTTP_OK, "text/plain; version=0.0.4", b, len);
-    free(b);
+        s_reply(self, conn, MHD_HTTP_OK,
+                "text/plain; version=0.0.4; charset=utf-8", text, len);
+    free(text);
     return r;
 }
 

@@ -107,8 +107,13 @@ typedef struct {
     //  tasks_trained_total, training_seconds_total, worker_crashes_total,
     //  store_bytes, platform. Caller (the API) releases it.
     //  status also carries "peers" ({state: count}), "pool_id" (hex or
-    //  null) and "pool_counters" ({name: number}, each printed on
-    //  /metrics as meshsweep_<name>).
+    //  null), "pool_counters" ({name: number}, printed on /metrics under
+    //  the names docs/METRICS.md lists), "verification" ({"nodes":
+    //  [{node, counted, strikes, quarantined}], ...}) and "metrics" (the
+    //  labelled figures: {"gossip": {"sent"|"received": {TYPE:
+    //  {"messages", "bytes"}}}, "rejected": {REASON: n}, "peer_states":
+    //  {STATE: n}, "reevaluations": {OUTCOME: n}, "tasks_completed_total",
+    //  "tasks_per_second", "tasks_per_second_window_seconds"}).
     json_t *(*status)(void *arg);
     //  Apply a sweep life-cycle action ("cancel", "pause", "resume",
     //  "priority" with PRIORITY); as ms_node_control. May be NULL (then

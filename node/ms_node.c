@@ -281,6 +281,8 @@ typedef struct {
     ms_hash_t blob;                   // the row's weights_blob
     uint64_t blob_size;               // its weights_bytes
     char digest[MS_HASH_HEX_LEN + 1]; // the row's weights_digest
+    double target_accuracy;           // the row's test_accuracy (NaN: none)
+    double target_loss;               // the row's test_loss (NaN: none)
     int64_t deadline_ms;              // monotonic ms: then it fails
     int64_t retry_at_ms;              // monotonic ms: next try
     char why[200];                    // last reason it could not go on
@@ -347,6 +349,9 @@ typedef struct {
 #define S_MAX_LIVE_CLAIMS 1024  // live claims listed in one heartbeat
 #define S_CHECK_RUNNING_MS 500  // how often running tasks are re-checked
 #define S_C2S_RING 256          // claim-to-start figures kept for /status
+#define S_TPS_RING 64           // /metrics completion samples kept (ring)
+#define S_TPS_WINDOW_MS 60000   // tasks_per_second: over the last minute
+#define S_TPS_SAMPLE_MS 1000    // ... sampled once a second
 #define S_RESCAN_MS                                                            \
     250                    // scan the tasks at least this often when
                            // workers are idle (else on changes)
@@ -446,6 +451,7 @@ struct ms_node {
     double calibration_gflops; // the workers' median figure (0: none yet)
     json_t *peers_json;        // peers snapshot for HTTP threads
     json_t *pool_counters;     // counters snapshot for /metrics
+    json_t *metrics_json;      // labelled /metrics figures snapshot
     json_t *remote_running;    // {sweep hex: tasks peers run now} snapshot
     double c2s_ms[S_C2S_RING]; // recent claim-to-start figures (ring)
     uint64_t n_c2s;            // figures recorded in all
@@ -539,6 +545,17 @@ struct ms_node {
     uint64_t n_reevals_failed;     // ... of which failed (no weights)
     uint64_t n_weights_kept;       // own weights kept as blobs
     uint64_t n_weights_copied;     // copies held for other operators
+    uint64_t n_reevals_agreed;     // published ok, within the sweep's
+                                   // tolerances of the target's metrics
+    uint64_t n_reevals_disagreed;  // published ok, outside them
+    // /metrics: tasks this store saw reach done or failed (loop thread)
+    uint64_t done_seen;         // done + failed tasks at the last look
+    bool done_seen_set;         // done_seen holds a first look
+    uint64_t n_completed;       // increases of done_seen, summed
+    int64_t tps_at[S_TPS_RING]; // monotonic ms of the samples (ring)
+    uint64_t tps_n[S_TPS_RING]; // n_completed at each sample
+    uint64_t n_tps;             // samples taken in all
+    int64_t tps_next_at;        // monotonic ms: next sample
 };
 
 //  --------------------------------------------------------------------------
@@ -1271,6 +1288,7 @@ ms_node_destroy(ms_node_t **self_p)
     json_decref(self->platform);
     json_decref(self->peers_json);
     json_decref(self->pool_counters);
+    json_decref(self->metrics_json);
     json_decref(self->remote_running);
     free(self->peer_tab);
     ms_settle_destroy(&self->settle);
@@ -4999,6 +5017,189 @@ s_count_remote(void *arg, const uint8_t *task_id, const uint8_t *sweep_id,
 }
 
 //  --------------------------------------------------------------------------
+//  Add one sweep's finished tasks (done, failed).
+
+static int
+s_sum_finished(void *arg, const ms_store_sweep_t *sweep)
+{
+    *(uint64_t *) arg +=
+        sweep->counts[MS_TASK_DONE] + sweep->counts[MS_TASK_FAILED];
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  At every snapshot: tasks this store saw reach done or failed since
+//  the node started (the increases of their count over the sweeps'
+//  headers: O(sweeps), no task row read); once a second a sample of it
+//  in the ring that tasks_per_second is computed over.
+
+static void
+s_tps_sample(ms_node_t *self, int64_t now)
+{
+    uint64_t finished = 0;
+    if (ms_store_list_sweeps(self->store, s_sum_finished, &finished) != MS_OK)
+        return;
+    if (self->done_seen_set && finished > self->done_seen)
+        self->n_completed += finished - self->done_seen;
+    self->done_seen = finished;
+    self->done_seen_set = true;
+    if (now < self->tps_next_at)
+        return;
+    self->tps_next_at = now + S_TPS_SAMPLE_MS;
+    size_t at = (size_t) (self->n_tps % S_TPS_RING);
+    self->tps_at[at] = now;
+    self->tps_n[at] = self->n_completed;
+    self->n_tps++;
+}
+
+//  --------------------------------------------------------------------------
+//  Tasks per second over the last S_TPS_WINDOW_MS (or since the first
+//  sample when the node is younger): the increase of n_completed between
+//  the oldest sample inside the window and the newest; *window_s gets
+//  the seconds it spans.
+
+static double
+s_tps(const ms_node_t *self, double *window_s)
+{
+    *window_s = 0;
+    if (self->n_tps < 2)
+        return 0;
+    size_t newest = (size_t) ((self->n_tps - 1) % S_TPS_RING);
+    size_t kept = self->n_tps < S_TPS_RING ? (size_t) self->n_tps : S_TPS_RING;
+    size_t oldest = newest;
+    for (size_t k = 1; k < kept; k++) {
+        size_t i = (newest + S_TPS_RING - k) % S_TPS_RING;
+        if (self->tps_at[newest] - self->tps_at[i] > S_TPS_WINDOW_MS)
+            break;
+        oldest = i;
+    }
+    int64_t span = self->tps_at[newest] - self->tps_at[oldest];
+    if (span <= 0)
+        return 0;
+    *window_s = (double) span / 1000.0;
+    return (double) (self->tps_n[newest] - self->tps_n[oldest]) / *window_s;
+}
+
+//  --------------------------------------------------------------------------
+//  The labelled figures /metrics prints (ms_api.c "GET /metrics"): gossip
+//  messages and bytes by direction and kind, rejected messages by reason,
+//  peers by state, re-evaluations by outcome, tasks completed and their
+//  rate. PEERS is the mesh's peer list (borrowed). Loop thread.
+
+static json_t *
+s_metrics_snapshot(ms_node_t *self, const json_t *peers)
+{
+    s_tps_sample(self, s_mono_ms());
+    json_t *m = json_object();
+    if (!m)
+        return NULL;
+    if (self->gossip) {
+        static const char *kinds[MS_GOSSIP_MSG_KINDS] = {
+            NULL, "digest", "vector", "range_request", "block"};
+        ms_gossip_stats_t gs;
+        ms_gossip_stats(self->gossip, &gs);
+        json_t *g = json_object();
+        for (int d = 0; g && d < 2; d++) {
+            json_t *dir = json_object();
+            for (int k = 1; dir && k < MS_GOSSIP_MSG_KINDS; k++)
+                json_object_set_new(
+                    dir, kinds[k],
+                    json_pack("{s:I, s:I}", "messages",
+                              (json_int_t) (d ? gs.received[k] : gs.sent[k]),
+                              "bytes",
+                              (json_int_t) (d ? gs.received_bytes[k]
+                                              : gs.sent_bytes[k])));
+            json_object_set_new(g, d ? "received" : "sent",
+                                dir ? dir : json_object());
+        }
+        if (g)
+            json_object_set_new(m, "gossip", g);
+    }
+    // Rejected messages by reason; they sum to rejected_messages_total.
+    json_t *rej = json_object();
+    if (rej) {
+        uint64_t gossip_invalid = 0, malformed = 0, hello = 0;
+        if (self->gossip) {
+            ms_gossip_stats_t gs;
+            ms_gossip_stats(self->gossip, &gs);
+            gossip_invalid = gs.rejected;
+        }
+        if (self->mesh) {
+            ms_mesh_stats_t ms;
+            ms_mesh_stats(self->mesh, &ms);
+            malformed = ms.n_malformed;
+            hello = ms.n_rejected;
+        }
+        const struct {
+            const char *name;
+            uint64_t value;
+        } r[] = {
+            {"frame_malformed", malformed},
+            {"hello_refused", hello},
+            {"gossip_invalid", gossip_invalid},
+            {"message_refused", self->n_rejected_messages},
+            {"block_unsigned", self->n_blocks_unsigned},
+            {"block_bad_signature", self->n_blocks_bad_sig},
+            {"block_not_admitted", self->n_blocks_not_admitted},
+        };
+        for (size_t k = 0; k < sizeof r / sizeof r[0]; k++)
+            json_object_set_new(rej, r[k].name,
+                                json_integer((json_int_t) r[k].value));
+        json_object_set_new(m, "rejected", rej);
+    }
+    // Peers by state, each peer once: revoked (by the authority) before
+    // quarantined (by this store's verdicts) before its liveness.
+    json_int_t n_state[5] = {0};
+    static const char *states[5] = {"alive", "suspect", "dead", "revoked",
+                                    "quarantined"};
+    size_t i;
+    const json_t *peer;
+    json_array_foreach(peers, i, peer)
+    {
+        const char *hex = json_string_value(json_object_get(peer, "node_id"));
+        const char *st = json_string_value(json_object_get(peer, "state"));
+        ms_hash_t id;
+        if (!hex || !st || ms_hash_from_hex(hex, &id) != MS_OK)
+            continue;
+        const ms_member_t *mem =
+            self->members ? ms_members_find(self->members, id.bytes) : NULL;
+        uint32_t counted = 0, strikes = 0;
+        bool quarantined = false;
+        int k = 0;
+        if (mem && mem->state == MS_MEMBER_REVOKED)
+            k = 3;
+        else if (ms_store_node_standing(self->store, id.bytes, &counted,
+                                        &strikes, &quarantined) == MS_OK &&
+                 quarantined)
+            k = 4;
+        else if (strcmp(st, "suspect") == 0)
+            k = 1;
+        else if (strcmp(st, "dead") == 0)
+            k = 2;
+        n_state[k]++;
+    }
+    json_t *ps = json_object();
+    for (int k = 0; ps && k < 5; k++)
+        json_object_set_new(ps, states[k], json_integer(n_state[k]));
+    if (ps)
+        json_object_set_new(m, "peer_states", ps);
+    json_object_set_new(
+        m, "reevaluations",
+        json_pack("{s:I, s:I, s:I}", "agree",
+                  (json_int_t) self->n_reevals_agreed, "disagree",
+                  (json_int_t) self->n_reevals_disagreed, "failed",
+                  (json_int_t) self->n_reevals_failed));
+    double window_s = 0;
+    double tps = s_tps(self, &window_s);
+    json_object_set_new(m, "tasks_completed_total",
+                        json_integer((json_int_t) self->n_completed));
+    json_object_set_new(m, "tasks_per_second", json_real(tps));
+    json_object_set_new(m, "tasks_per_second_window_seconds",
+                        json_real(window_s));
+    return m;
+}
+
+//  --------------------------------------------------------------------------
 //  Refresh the snapshots HTTP threads read (peers, pool counters).
 
 static void
@@ -5162,6 +5363,7 @@ s_refresh_snapshots(ms_node_t *self)
                                     json_integer((json_int_t) b[k].value));
         }
     }
+    json_t *m = s_metrics_snapshot(self, peers);
     json_t *rr = json_object();
     if (rr && self->mesh && self->leases) {
         // Counted from the state index alone (no task row is read): the
@@ -5185,6 +5387,10 @@ s_refresh_snapshots(ms_node_t *self)
     if (c) {
         json_decref(self->pool_counters);
         self->pool_counters = c;
+    }
+    if (m) {
+        json_decref(self->metrics_json);
+        self->metrics_json = m;
     }
     pthread_mutex_unlock(&self->lock);
 }
@@ -5686,6 +5892,42 @@ s_reeval_sample(ms_node_t *self, const ms_store_new_result_t *nr, int64_t now)
 }
 
 //  --------------------------------------------------------------------------
+//  Whether the recomputed metrics of E agree with JOB's target by the
+//  verdict engine's rule (the sweep's verify tolerances, regression for
+//  an mse task), for /metrics' reevaluations_total{outcome}. The store's
+//  verdict decides what counts; this is the verifier's own view of it.
+
+static bool
+s_reeval_agrees(ms_node_t *self, const s_reeval_job_t *job,
+                const ms_wire_reevaluation_t *e)
+{
+    ms_verdict_params_t p;
+    ms_verdict_params_default(&p);
+    ms_store_task_t *task = NULL;
+    if (ms_store_get_task(self->store, job->task_id.bytes, &task) == MS_OK) {
+        p.regression = task->config_json &&
+                       strstr(task->config_json, "\"loss\":\"mse\"") != NULL;
+        ms_store_sweep_t *sweep = NULL;
+        if (ms_store_get_sweep(self->store, task->sweep_id, &sweep) == MS_OK) {
+            json_t *spec =
+                json_loadb(sweep->spec_json, sweep->spec_len, 0, NULL);
+            json_t *verify = json_object_get(spec, "verify");
+            json_t *acc = json_object_get(verify, "accuracy_tolerance");
+            json_t *loss = json_object_get(verify, "loss_tolerance");
+            if (json_is_number(acc))
+                p.accuracy_tolerance = json_number_value(acc);
+            if (json_is_number(loss))
+                p.loss_tolerance = json_number_value(loss);
+            json_decref(spec);
+            ms_store_sweep_destroy(&sweep);
+        }
+        ms_store_task_destroy(&task);
+    }
+    return ms_verdict_reeval_agrees(&p, e->test_accuracy, e->test_loss,
+                                    job->target_accuracy, job->target_loss);
+}
+
+//  --------------------------------------------------------------------------
 //  Publish the outcome of JOB: ok with the worker's BODY, or failed with
 //  REASON.
 
@@ -5733,6 +5975,10 @@ s_reeval_publish(ms_node_t *self, const s_reeval_job_t *job, const json_t *body,
     self->n_reevals_published++;
     if (!body)
         self->n_reevals_failed++;
+    else if (s_reeval_agrees(self, job, e))
+        self->n_reevals_agreed++;
+    else
+        self->n_reevals_disagreed++;
     if (body)
         s_log(self,
               "task %.12s: re-evaluated node %.12s's result: test_accuracy "
@@ -5788,6 +6034,12 @@ s_reeval_row_fn(void *arg, const char *text, size_t n, bool extra)
         if (f->has_blob)
             f->job->blob_size = (uint64_t) json_integer_value(size);
         snprintf(f->job->digest, sizeof f->job->digest, "%s", dig ? dig : "");
+        const json_t *acc = json_object_get(row, "test_accuracy");
+        const json_t *loss = json_object_get(row, "test_loss");
+        f->job->target_accuracy =
+            json_is_number(acc) ? json_number_value(acc) : NAN;
+        f->job->target_loss =
+            json_is_number(loss) ? json_number_value(loss) : NAN;
     }
     json_decref(row);
     return 0;
@@ -7893,6 +8145,9 @@ s_api_status(void *arg)
                             self->pool_counters
                                 ? json_incref(self->pool_counters)
                                 : json_object());
+        json_object_set_new(obj, "metrics",
+                            self->metrics_json ? json_incref(self->metrics_json)
+                                               : json_object());
         json_object_set_new(obj, "claim_to_start_ms",
                             s_claim_to_start_json(self));
         // Single-thread SGEMM GFLOP/s, the median of what the workers

@@ -1402,6 +1402,8 @@ s_mkdir_p(const char *dir)
     return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? MS_OK : MS_ERR_IO;
 }
 
+static int s_verdict_counts_init(ms_store_t *self, MDB_txn *txn);
+
 //  --------------------------------------------------------------------------
 //  Open the named databases and read or make the incarnation.
 
@@ -1509,6 +1511,16 @@ s_open_dbs(ms_store_t *self, const char *dir, ms_diag_t *diag)
             return ms_diag_set_code(diag, MS_ERR_STORE, dir,
                                     "cannot open database '%s': %s",
                                     vdbs[i].name, mdb_strerror(rc));
+        }
+    }
+    // Verdict counts: made once from the rows for a store from before
+    // them (every later change keeps them, in its own txn).
+    if (self->has_verdicts && !self->read_only) {
+        rc = s_verdict_counts_init(self, txn);
+        if (rc != MS_OK) {
+            mdb_txn_abort(txn);
+            return ms_diag_set_code(diag, rc, dir,
+                                    "cannot count the verdict rows");
         }
     }
     // Re-evaluations (optional when an older store is read).
@@ -2389,6 +2401,9 @@ ms_sweep_state_name(ms_sweep_state_t state)
                      reason + NUL
       datasets       hash -> the dataset record's payload
       meta           "bad_fragments" -> u64 (fragment sets not applied)
+                     "verdict_counts" -> u64 x MS_STORE_VERDICT_STATES
+                     (verdict rows per ms_verdict_state_t, kept by
+                     s_verdict_derive; /metrics reads it, not the rows)
 
     Contiguity. A block is merged only when its first seq is at most
     held + 1, so the records of (origin, incarnation) are always exactly
@@ -6336,6 +6351,107 @@ s_reevals_load(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id,
 }
 
 //  --------------------------------------------------------------------------
+//  Move one verdict row from state FROM to state TO in meta
+//  "verdict_counts" (-1: no row before / after), in the row's txn.
+
+_Static_assert(MS_STORE_VERDICT_STATES == MS_VERDICT_FAILED + 1,
+               "MS_STORE_VERDICT_STATES counts every ms_verdict_state_t");
+
+static int
+s_verdict_counts_add(ms_store_t *self, MDB_txn *txn, int from, int to)
+{
+    uint64_t c[MS_STORE_VERDICT_STATES] = {0};
+    MDB_val mk = {strlen("verdict_counts"), "verdict_counts"}, mv;
+    int rc = mdb_get(txn, self->db_meta, &mk, &mv);
+    if (rc == 0 && mv.mv_size == sizeof c)
+        memcpy(c, mv.mv_data, sizeof c);
+    else if (rc != 0 && rc != MDB_NOTFOUND)
+        return s_mdb(rc, "get verdict_counts");
+    if (from >= 0 && from < MS_STORE_VERDICT_STATES && c[from] > 0)
+        c[from]--;
+    if (to >= 0 && to < MS_STORE_VERDICT_STATES)
+        c[to]++;
+    mv.mv_size = sizeof c;
+    mv.mv_data = c;
+    return s_mdb(mdb_put(txn, self->db_meta, &mk, &mv, 0),
+                 "put verdict_counts");
+}
+
+//  --------------------------------------------------------------------------
+//  Count the verdict rows of TXN by state (one walk of the verdicts db).
+
+static int
+s_verdict_counts_walk(ms_store_t *self, MDB_txn *txn,
+                      uint64_t c[MS_STORE_VERDICT_STATES])
+{
+    memset(c, 0, MS_STORE_VERDICT_STATES * sizeof c[0]);
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn, self->db_verdicts, &cur);
+    if (rc != 0)
+        return s_mdb(rc, "cursor verdicts");
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        s_vrow_t hdr;
+        if (v.mv_size < sizeof hdr)
+            continue;
+        memcpy(&hdr, v.mv_data, sizeof hdr);
+        if (hdr.verdict < MS_STORE_VERDICT_STATES)
+            c[hdr.verdict]++;
+    }
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? MS_OK : s_mdb(rc, "cursor verdicts");
+}
+
+//  --------------------------------------------------------------------------
+//  Make meta "verdict_counts" from the rows when the store has none yet.
+
+static int
+s_verdict_counts_init(ms_store_t *self, MDB_txn *txn)
+{
+    MDB_val mk = {strlen("verdict_counts"), "verdict_counts"}, mv;
+    int rc = mdb_get(txn, self->db_meta, &mk, &mv);
+    if (rc == 0)
+        return MS_OK;
+    if (rc != MDB_NOTFOUND)
+        return s_mdb(rc, "get verdict_counts");
+    uint64_t c[MS_STORE_VERDICT_STATES];
+    int status = s_verdict_counts_walk(self, txn, c);
+    if (status != MS_OK)
+        return status;
+    mv.mv_size = sizeof c;
+    mv.mv_data = c;
+    return s_mdb(mdb_put(txn, self->db_meta, &mk, &mv, 0),
+                 "put verdict_counts");
+}
+
+//  --------------------------------------------------------------------------
+//  Verdict rows by state.
+
+int
+ms_store_verdict_counts(ms_store_t *self,
+                        uint64_t counts[MS_STORE_VERDICT_STATES])
+{
+    memset(counts, 0, MS_STORE_VERDICT_STATES * sizeof counts[0]);
+    if (!self->has_verdicts)
+        return MS_OK;
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    MDB_val mk = {strlen("verdict_counts"), "verdict_counts"}, mv;
+    int mrc = mdb_get(txn, self->db_meta, &mk, &mv);
+    if (mrc == 0 && mv.mv_size == MS_STORE_VERDICT_STATES * sizeof counts[0])
+        memcpy(counts, mv.mv_data, mv.mv_size);
+    else if (mrc == MDB_NOTFOUND)
+        rc = s_verdict_counts_walk(self, txn, counts); // old, read-only
+    else
+        rc = s_mdb(mrc ? mrc : MDB_CORRUPTED, "get verdict_counts");
+    s_read_end(self, txn);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
 //  Evaluate one task and write its verdict row (see the prose above).
 //  *verdict_out gets the verdict (-1: no counted result, no row kept),
 //  *final_out whether the scheduler is done with the task.
@@ -6676,10 +6792,15 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
             rc = mdb_del(txn, self->db_verdicts, &k, NULL);
             status = rc == 0 || rc == MDB_NOTFOUND ? MS_OK
                                                    : s_mdb(rc, "del verdict");
+            if (status == MS_OK)
+                status = s_verdict_counts_add(self, txn, old.verdict, -1);
         } else if (buf && !same) {
             MDB_val nv = {len, buf};
             status = s_mdb(mdb_put(txn, self->db_verdicts, &k, &nv, 0),
                            "put verdict");
+            if (status == MS_OK && (!old_copy || old.verdict != row.verdict))
+                status = s_verdict_counts_add(
+                    self, txn, old_copy ? (int) old.verdict : -1, row.verdict);
         }
         // An event for every change this node sees: the revision's, and
         // a change of S that no revision counts (a revoked producer's

@@ -879,6 +879,16 @@ int ms_store_operator(ms_store_t *self,
 //  MS_ERR_STORE_FULL; MS_ERR_STORE.
 int ms_store_set_pool_operators(ms_store_t *self, uint32_t n_operators);
 
+#define MS_STORE_VERDICT_STATES 5 // ms_verdict_state_t values (pending..)
+
+//  Tasks with a verdict row, by verdict (counts[s] for ms_verdict_state_t
+//  s; a task with no counted result has no row). Kept by the store as
+//  rows change (one read, no walk: cheap enough for every /metrics
+//  scrape); a read-only store from before the counts is walked once.
+//  Thread: any (its own read txn). Errors: MS_ERR_STORE.
+int ms_store_verdict_counts(ms_store_t *self,
+                            uint64_t counts[MS_STORE_VERDICT_STATES]);
+
 //  A node's standing across tasks (stratum 1): counted results, strikes,
 //  quarantined. A node never seen gives zeros. Errors: MS_ERR_STORE.
 int ms_store_node_standing(ms_store_t *self,

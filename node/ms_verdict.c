@@ -373,6 +373,16 @@ s_within(const ms_verdict_params_t *p, double acc, double loss, double ref_acc,
 }
 
 //  --------------------------------------------------------------------------
+//  A re-evaluation against its target, at 1x the tolerances.
+
+bool
+ms_verdict_reeval_agrees(const ms_verdict_params_t *params, double acc,
+                         double loss, double ref_acc, double ref_loss)
+{
+    return s_within(params, acc, loss, ref_acc, ref_loss, 1.0);
+}
+
+//  --------------------------------------------------------------------------
 //  Check params; MS_OK or MS_ERR_INVALID with diag at PREFIX.FIELD.
 
 static int

@@ -321,6 +321,13 @@ bool ms_verdict_revise(ms_verdict_revision_t *self, ms_verdict_state_t next);
 //  "refused_metric", "refused_range", "refused_status",
 //  "refused_operator"; re-evaluation roles likewise ("agrees",
 //  "disagrees", "no_target", "self", ...). "unknown" for other values.
+//  Whether a re-evaluation's recomputed test metrics (ACC, LOSS) agree
+//  with its target's (REF_ACC, REF_LOSS) under params' tolerances, by the
+//  rule ms_verdict_evaluate applies (accuracy ignored for regression).
+//  False when a figure is NaN.
+bool ms_verdict_reeval_agrees(const ms_verdict_params_t *params, double acc,
+                              double loss, double ref_acc, double ref_loss);
+
 const char *ms_verdict_state_name(ms_verdict_state_t verdict);
 const char *ms_verdict_role_name(ms_verdict_role_t role);
 const char *ms_verdict_reeval_role_name(ms_verdict_reeval_role_t role);

@@ -114,7 +114,7 @@ ok "priority, pause, resume and cancel given to one node reach the others"
 
 curl -s "$N1/metrics" >"$T/metrics.txt"
 grep -q '^meshsweep_peers{state="alive"} 2' "$T/metrics.txt" || fail "metrics: peers"
-grep -q '^meshsweep_gossip_messages_total ' "$T/metrics.txt" || fail "metrics: gossip"
+grep -q '^meshsweep_gossip_messages_total{direction="sent",type="block"} ' "$T/metrics.txt" || fail "metrics: gossip"
 grep -q '^meshsweep_records ' "$T/metrics.txt" || fail "metrics: records"
 curl -s "$N2/api/v1/status" >"$T/status2.json"
 [ "$(ms_json_get "$T/status2.json" 'd["peers"]["alive"]')" = 2 ] || fail "status: peers"
