@@ -44,6 +44,12 @@
                                            "max_seq"}]} (highest contiguous
                                            seq held per incarnation; the cut
                                            of `meshsweep pool clear --node`)
+      GET  /api/v1/events                  server-sent events (progress,
+                                           result, verdict, peer, sweep;
+                                           ?sweep=ID, Last-Event-ID or
+                                           ?last_event_id=N resumes):
+                                           docs/EVENTS.md; 503 beyond
+                                           the open streams allowed
       GET  /metrics                        Prometheus text format
 
     Unknown paths answer 404 and known paths with another method 405, both
@@ -64,6 +70,7 @@
 #include <jansson.h>
 
 #include "ms_err.h"
+#include "ms_events.h"
 #include "ms_hash.h"
 #include "ms_store.h"
 
@@ -122,6 +129,9 @@ typedef struct {
     //  route answers 501).
     int (*authority)(void *arg, const char *text, size_t n, char **summary_json,
                      ms_diag_t *diag);
+    //  The node's events, streamed by GET /api/v1/events (borrowed; the
+    //  API shuts it down before it stops). NULL: the route answers 501.
+    ms_events_t *events;
 } ms_api_hooks_t;
 
 //  Start serving on bind ("ADDR:PORT"; ADDR an IPv4 address or a host
