@@ -16,7 +16,7 @@ source "$HERE/lib.sh"
 source "$HERE/pool_lib.sh"
 [ -x "$MSD" ] || { echo "meshsweepd not built: skipped"; exit 77; }
 command -v curl >/dev/null || { echo "curl not installed: skipped"; exit 77; }
-ms_tiny_dataset --train 2000 --test 100 --side 28
+ms_tiny_dataset --train 1500 --test 100 --side 28
 
 pool_lo_ports 2
 POOL=(--open-pool=events --workers 1 "${POOL_TIMES[@]}")
@@ -37,7 +37,7 @@ parameters:
   hidden_layers: {values: [1, 2]}
   seed:          {values: [1, 2, 3, 4]}
   width:         {value: 64}
-  epochs:        {value: 20}
+  epochs:        {value: 12}
   batch_size:    {value: 50}
 verify: {replicas: 2}
 Y
@@ -191,6 +191,24 @@ assert all(e["data"].get("sweep_id") == sweep for e in f), "filter let others th
 print(f"resumed after {mid}; filtered {len(f)} events from {first}")
 EOF
 ok "Last-Event-ID and ?last_event_id= resume without gap or duplicate; an old id gets reset; ?sweep= filters"
+
+# the client: one event a line, the same events
+"$MS" events --node "$API2" --sweep "${sweep:0:12}" --last-event-id "$first" \
+    --max-seconds 3 >"$T/cli.txt" || fail "meshsweep events failed"
+python3 - "$T" "$first" "$sweep" <<'EOF' || fail "meshsweep events printed other events"
+import json, sys
+T, first, sweep = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+sys.path.insert(0, T)
+from sse import events
+want = [e for e in events(f"{T}/ev2.txt") if e["id"] > first
+        and e["event"] != "peer" and e["data"].get("sweep_id") == sweep]
+got = []
+for line in open(f"{T}/cli.txt"):
+    i, t, d = line.rstrip("\n").split(" ", 2)
+    got.append({"id": int(i), "event": t, "data": json.loads(d)})
+assert want and got[:len(want)] == want, (len(got), len(want))
+EOF
+ok "meshsweep events prints the same events, one a line"
 
 code=$(curl -s -o "$T/bad.json" -w '%{http_code}' -H "Last-Event-ID: x1" "$API2/api/v1/events")
 [ "$code" = 400 ] && grep -q Last-Event-ID "$T/bad.json" || fail "bad Last-Event-ID: $code $(cat "$T/bad.json")"
