@@ -16,7 +16,7 @@ source "$HERE/lib.sh"
 source "$HERE/pool_lib.sh"
 [ -x "$MSD" ] || { echo "meshsweepd not built: skipped"; exit 77; }
 command -v curl >/dev/null || { echo "curl not installed: skipped"; exit 77; }
-ms_tiny_dataset --train 1500 --test 100 --side 28
+ms_tiny_dataset --train 2000 --test 100 --side 28
 
 pool_lo_ports 2
 POOL=(--open-pool=events --workers 1 "${POOL_TIMES[@]}")
@@ -37,7 +37,7 @@ parameters:
   hidden_layers: {values: [1, 2]}
   seed:          {values: [1, 2, 3, 4]}
   width:         {value: 64}
-  epochs:        {value: 12}
+  epochs:        {value: 20}
   batch_size:    {value: 50}
 verify: {replicas: 2}
 Y
