@@ -14,6 +14,7 @@
 #include "ms_api.h"
 #include "ms_analysis.h"
 #include "ms_dashboard.h"
+#include "ms_events.h"
 #include "ms_hash.h"
 #include "ms_prom.h"
 #include "ms_results.h"
@@ -1137,6 +1138,59 @@ s_get_log(ms_api_t *self, struct MHD_Connection *conn, const char *hex)
 }
 
 //  --------------------------------------------------------------------------
+//  GET /api/v1/events[?sweep=ID]: server-sent events (ms_events_serve),
+//  resumed after Last-Event-ID (or ?last_event_id=N).
+
+static enum MHD_Result
+s_get_events(ms_api_t *self, struct MHD_Connection *conn)
+{
+    if (!self->hooks.events)
+        return s_reply_error(self, conn, MHD_HTTP_NOT_IMPLEMENTED,
+                             "events: not served by this node");
+    const char *sweep =
+        MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "sweep");
+    ms_hash_t id;
+    if (sweep) {
+        ms_diag_t diag;
+        ms_diag_clear(&diag);
+        int rc = ms_results_find_sweep(self->hooks.store, sweep, &id, &diag);
+        if (rc != MS_OK)
+            return s_reply_diag(self, conn, s_status_of(rc), &diag, rc);
+    }
+    const char *last =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Last-Event-ID");
+    const char *what = "Last-Event-ID";
+    if (!last || !*last) {
+        last = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND,
+                                           "last_event_id");
+        what = "last_event_id";
+    }
+    uint64_t last_id = 0;
+    bool resume = last && *last;
+    if (resume && ms_events_parse_id(last, &last_id) != MS_OK)
+        return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                             "%s: '%.64s' is not an event id (a decimal "
+                             "number)",
+                             what, last);
+    int rc = ms_events_serve(self->hooks.events, conn, sweep ? id.bytes : NULL,
+                             resume, last_id);
+    if (rc == MS_ERR_RANGE)
+        return s_reply_error(self, conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+                             "events: %d streams open already (the most); "
+                             "try again later",
+                             MS_EVENTS_DEFAULT_READERS);
+    if (rc == MS_ERR_INTERRUPTED)
+        return s_reply_error(self, conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+                             "events: the node is stopping");
+    if (rc == MS_ERR_NOMEM)
+        return s_reply_error(self, conn, 500, "out of memory");
+    if (rc != MS_OK)
+        return MHD_NO;
+    atomic_fetch_add(&self->n_requests, 1);
+    return MHD_YES;
+}
+
+//  --------------------------------------------------------------------------
 //  PUT /api/v1/blobs/{hex}: the body (streamed to req->tmp_path) becomes
 //  the blob of that hash, checked by the node.
 
@@ -1338,6 +1392,10 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
                                    "%s: method %s not allowed", path, method);
     if (strcmp(path, "/api/v1/peers") == 0)
         return get ? s_get_peers(self, conn)
+                   : s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                   "%s: method %s not allowed", path, method);
+    if (strcmp(path, "/api/v1/events") == 0)
+        return get ? s_get_events(self, conn)
                    : s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
                                    "%s: method %s not allowed", path, method);
     if (strcmp(path, "/api/v1/authority") == 0)
@@ -1543,10 +1601,10 @@ ms_api_open(ms_api_t **out, const char *bind, const ms_api_hooks_t *hooks,
     //  fill the server while real requests wait. Idle connections are
     //  closed after S_API_IDLE_S seconds.
     self->daemon = MHD_start_daemon(
-        MHD_USE_AUTO_INTERNAL_THREAD, ntohs(addr.sin_port), NULL, NULL,
-        s_handler, self, MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &addr,
-        MHD_OPTION_NOTIFY_COMPLETED, s_completed, self,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned) S_API_THREADS,
+        MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME,
+        ntohs(addr.sin_port), NULL, NULL, s_handler, self, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *) &addr, MHD_OPTION_NOTIFY_COMPLETED, s_completed,
+        self, MHD_OPTION_THREAD_POOL_SIZE, (unsigned) S_API_THREADS,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) S_API_IDLE_S,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned) S_API_MAX_CONNECTIONS,
         MHD_OPTION_END);
@@ -1576,6 +1634,10 @@ ms_api_destroy(ms_api_t **self_p)
     if (!self_p || !*self_p)
         return;
     ms_api_t *self = *self_p;
+    // End the event streams first: libmicrohttpd must not be stopped
+    // with suspended (waiting) connections.
+    if (self->hooks.events)
+        ms_events_shutdown(self->hooks.events);
     if (self->daemon)
         MHD_stop_daemon(self->daemon);
     free(self);

@@ -46,6 +46,12 @@
                                            "max_seq"}]} (highest contiguous
                                            seq held per incarnation; the cut
                                            of `meshsweep pool clear --node`)
+      GET  /api/v1/events                  server-sent events (progress,
+                                           result, verdict, peer, sweep;
+                                           ?sweep=ID, Last-Event-ID or
+                                           ?last_event_id=N resumes):
+                                           docs/EVENTS.md; 503 beyond
+                                           the open streams allowed
       GET  /metrics                        Prometheus text format
       GET  /                               the dashboard (index.html of
                                            dashboard_dir; without one, a
@@ -72,6 +78,7 @@
 #include <jansson.h>
 
 #include "ms_err.h"
+#include "ms_events.h"
 #include "ms_hash.h"
 #include "ms_store.h"
 
@@ -139,6 +146,9 @@ typedef struct {
     //  must outlive the API), served at / and /dashboard/ (GET and HEAD).
     //  NULL = no dashboard: / answers a small page saying so.
     const char *dashboard_dir;
+    //  The node's events, streamed by GET /api/v1/events (borrowed; the
+    //  API shuts it down before it stops). NULL: the route answers 501.
+    ms_events_t *events;
 } ms_api_hooks_t;
 
 //  Start serving on bind ("ADDR:PORT"; ADDR an IPv4 address or a host

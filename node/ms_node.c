@@ -147,6 +147,8 @@
 #define _DEFAULT_SOURCE // realpath
 #include "ms_node.h"
 #include "ms_api.h"
+#include "ms_events.h"
+#include "ms_results.h"
 #include "ms_config_json.h"
 #include "ms_dataset.h"
 #include "ms_identity.h"
@@ -392,6 +394,23 @@ typedef struct {
 
 #define S_REJECT_LOG_MAX 1024 // peers remembered; beyond, not logged
 
+#define S_EV_RESULTS_MAX 4096  // results queued for events; beyond: reset
+#define S_EV_ROWS_PER_TURN 256 // result rows built per loop turn at most
+#define S_EV_TICK_MS 1000      // progress and sweep scan, keepalives
+
+//  A result to publish as an event (task, producer).
+typedef struct {
+    uint8_t task_id[MS_HASH_BYTES];
+    uint8_t node_id[MS_HASH_BYTES];
+} s_ev_result_t;
+
+//  A sweep as the events last saw it.
+typedef struct {
+    uint8_t sweep_id[MS_HASH_BYTES];
+    ms_sweep_state_t state;           // last state seen
+    int64_t counts[MS_TASK_N_STATES]; // counts last published (progress)
+} s_ev_sweep_t;
+
 struct ms_node {
     // options (owned copies)
     ms_node_options_t opts;                // strings point to the copies below
@@ -556,6 +575,15 @@ struct ms_node {
     uint64_t tps_n[S_TPS_RING]; // n_completed at each sample
     uint64_t n_tps;             // samples taken in all
     int64_t tps_next_at;        // monotonic ms: next sample
+    // events (GET /api/v1/events; see "Events" above s_ev_result)
+    ms_events_t *events;       // the ring, or NULL (no API)
+    s_ev_result_t *ev_results; // results to publish (queue)
+    size_t n_ev_results;       // entries in ev_results
+    bool ev_overflow;          // results dropped: publish a reset
+    s_ev_sweep_t *ev_sweeps;   // sweeps seen by the scan
+    size_t n_ev_sweeps;        // entries in ev_sweeps
+    bool ev_scanned;           // the first scan (a silent baseline) ran
+    int64_t ev_tick_at;        // monotonic ms of the next scan
 };
 
 //  --------------------------------------------------------------------------
@@ -666,6 +694,13 @@ s_log(const ms_node_t *self, const char *fmt, ...)
 
 static void s_held_load(ms_node_t *self);
 static void s_reveal_held(ms_node_t *self, int64_t now);
+static void s_ev_result(ms_node_t *self, const uint8_t *task_id,
+                        const uint8_t *node_id);
+static void s_ev_verdict(ms_node_t *self, const uint8_t *task_id,
+                         const ms_store_verdict_t *v);
+static void s_ev_peer(ms_node_t *self, const uint8_t *id, ms_peer_state_t state,
+                      int previous);
+static void s_ev_turn(ms_node_t *self);
 static void s_result_clear(s_result_t *res);
 
 //  --------------------------------------------------------------------------
@@ -1187,6 +1222,16 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     if (rc != MS_OK)
         goto fail;
     if (self->api_bind) {
+        // Event ids start at the wall time in ms x 1000, so that they
+        // keep increasing across restarts (a client's Last-Event-ID from
+        // before a restart then gets `reset`, not wrong events).
+        self->events =
+            ms_events_new(MS_EVENTS_DEFAULT_CAPACITY, MS_EVENTS_DEFAULT_READERS,
+                          (uint64_t) s_wall_ms() * 1000 + 1);
+        if (!self->events) {
+            rc = MS_ERR_NOMEM;
+            goto fail;
+        }
         ms_api_hooks_t hooks = {
             .store = self->store,
             .arg = self,
@@ -1199,7 +1244,8 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
             .authority = s_api_authority,
             .peers = s_api_peers,
             .running_elsewhere = s_api_running_elsewhere,
-            .dashboard_dir = self->dashboard_dir};
+            .dashboard_dir = self->dashboard_dir,
+            .events = self->events};
         rc = ms_api_open(&self->api, self->api_bind, &hooks, diag);
         if (rc != MS_OK)
             goto fail;
@@ -1248,7 +1294,10 @@ ms_node_destroy(ms_node_t **self_p)
     ms_node_t *self = *self_p;
     self->stopping = 1;
     s_fail_commands(self, MS_ERR_INTERRUPTED);
-    ms_api_destroy(&self->api); // no HTTP thread runs after this
+    ms_api_destroy(&self->api);       // no HTTP thread runs after this
+    ms_events_destroy(&self->events); // (the API closed every stream)
+    free(self->ev_results);
+    free(self->ev_sweeps);
     s_fail_commands(self, MS_ERR_INTERRUPTED);
     s_pool_close(self); // release our claims first (records), then stop
     int n_workers = self->pool ? ms_worker_pool_size(self->pool) : 0;
@@ -3057,6 +3106,10 @@ s_append(ms_node_t *self, size_t n, const ms_store_payload_t *payloads)
     if (rc == MS_OK) {
         self->last_append_seq = keys[n - 1].seq;
         s_push_own(self, keys[0].seq, keys[n - 1].seq);
+        for (size_t i = 0; i < n; i++)
+            if (payloads[i].kind == MS_RECORD_RESULT)
+                s_ev_result(self, payloads[i].u.result.task_id,
+                            s_node_pk(self));
     }
     return rc;
 }
@@ -3135,10 +3188,11 @@ s_lease_feed(ms_node_t *self, const uint8_t *origin, uint32_t kind,
     }
     if (rc != MS_OK)
         return;
-    if (kind == MS_RECORD_RESULT)
+    if (kind == MS_RECORD_RESULT) {
         ms_lease_table_finish(self->leases, p->u.result.task_id,
                               MS_LEASE_SLOT_ANY, origin);
-    else if (p->u.claim.epoch >= 1 && p->u.claim.epoch <= UINT32_MAX) {
+        s_ev_result(self, p->u.result.task_id, origin);
+    } else if (p->u.claim.epoch >= 1 && p->u.claim.epoch <= UINT32_MAX) {
         ms_claim_t c;
         memcpy(c.task_id, p->u.claim.task_id, MS_LEASE_ID_BYTES);
         c.slot = p->u.claim.slot;
@@ -3391,6 +3445,7 @@ s_emit_verdicts(ms_node_t *self)
     for (size_t i = 0; v && i < n; i++) {
         if (ms_store_get_verdict(self->store, ids[i], v) != MS_OK)
             continue;
+        s_ev_verdict(self, ids[i], v);
         ms_hash_t tid;
         char thex[MS_HASH_HEX_LEN + 1];
         memcpy(tid.bytes, ids[i], MS_HASH_BYTES);
@@ -4670,6 +4725,7 @@ s_on_peer(void *arg, const uint8_t id[MS_MESH_ID_BYTES], ms_peer_state_t state,
     for (size_t i = 0; i < self->n_peer_tab; i++)
         if (memcmp(self->peer_tab[i].id, id, MS_MESH_ID_BYTES) == 0)
             p = &self->peer_tab[i];
+    int previous = p ? (int) p->state : -1; // -1: it appears
     if (!p) {
         s_peer_t *grown =
             realloc(self->peer_tab, (self->n_peer_tab + 1) * sizeof *grown);
@@ -4684,6 +4740,8 @@ s_on_peer(void *arg, const uint8_t id[MS_MESH_ID_BYTES], ms_peer_state_t state,
     bool was_up = p->linked && p->state == MS_PEER_ALIVE;
     p->state = state;
     p->linked = linked;
+    if (previous != (int) state)
+        s_ev_peer(self, id, state, previous);
     if (state == MS_PEER_DEAD)
         ms_lease_table_node_dead(self->leases, id);
     if (!linked || state == MS_PEER_DEAD)
@@ -6985,6 +7043,7 @@ s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
         int rc = ms_store_put_result(self->store, r->task_id.bytes,
                                      s_node_pk(self), text, len);
         if (rc == MS_OK) {
+            s_ev_result(self, r->task_id.bytes, s_node_pk(self));
             s_drop_checkpoint(self, &r->task_id);
             s_crash_forget(self, &r->task_id);
             if (info && info->summed && isfinite(secs))
@@ -7631,6 +7690,270 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     return MS_OK;
 }
 
+//  ==========================================================================
+//  Events (GET /api/v1/events, ms_events; docs/EVENTS.md)
+//
+//  Published from this loop only. `result`: every result record that
+//  lands here (s_append for our own, s_lease_feed for the merged ones)
+//  queues (task, producer); once a turn the queue becomes rows, built by
+//  ms_results_task_row (the row the results listing gives, verdict laid
+//  over), at most S_EV_ROWS_PER_TURN a turn. `verdict`: from
+//  s_emit_verdicts (the store's queue of verdict changes). `peer`: from
+//  s_on_peer when a peer's state changes or it appears. `sweep` and
+//  `progress`: a scan of the stored sweeps once a second, which compares
+//  each sweep's state and counts (as GET /api/v1/sweeps/{id} gives them,
+//  peers' running tasks moved from pending to running) with what it saw
+//  last: one `progress` per changed sweep per second (coalesced), a
+//  `sweep` when one appears or changes state. The first scan is a silent
+//  baseline (sweeps stored before the process started do not "appear").
+//
+//  Nobody listening (ms_events_wanted false: no stream open, and none
+//  closed in the last minute) means nothing is built: the result queue
+//  is dropped, no row is read, no verdict's task is looked up; the scan
+//  still notes sweep states (one read txn a second), so a stream opened
+//  later does not see every old sweep "appear". The ring notes the gap
+//  and a client resuming across it gets `reset` (it refetches over
+//  REST, as every client does when it connects). A queue overflow (a
+//  catch-up of thousands of results while streams are open) publishes
+//  `reset` instead of the rows it dropped.
+//  ==========================================================================
+
+//  --------------------------------------------------------------------------
+//  Queue a stored result for its event.
+
+static void
+s_ev_result(ms_node_t *self, const uint8_t *task_id, const uint8_t *node_id)
+{
+    if (!self->events)
+        return;
+    if (!self->ev_results) {
+        self->ev_results = malloc(S_EV_RESULTS_MAX * sizeof *self->ev_results);
+        if (!self->ev_results) {
+            self->ev_overflow = true;
+            return;
+        }
+    }
+    if (self->n_ev_results >= S_EV_RESULTS_MAX) {
+        self->ev_overflow = true;
+        return;
+    }
+    s_ev_result_t *e = &self->ev_results[self->n_ev_results++];
+    memcpy(e->task_id, task_id, MS_HASH_BYTES);
+    memcpy(e->node_id, node_id, MS_HASH_BYTES);
+}
+
+//  --------------------------------------------------------------------------
+//  Publish a JSON object (taken) as an event; canonical numbers, as the
+//  API writes them.
+
+static void
+s_ev_publish(ms_node_t *self, const char *type, const uint8_t *sweep_id,
+             json_t *data)
+{
+    char *text = data ? ms_wire_canon_dump(data) : NULL;
+    json_decref(data);
+    if (!text ||
+        ms_events_publish(self->events, type, sweep_id, text, NULL) != MS_OK)
+        s_log(self, "an event (%s) was lost: out of memory", type);
+    free(text);
+}
+
+//  --------------------------------------------------------------------------
+//  Build and publish the queued results' rows (a bounded number a turn).
+
+static void
+s_ev_flush_results(ms_node_t *self, bool wanted)
+{
+    if (!wanted) {
+        self->n_ev_results = 0;
+        self->ev_overflow = false;
+        return;
+    }
+    if (self->ev_overflow) {
+        s_ev_publish(self, "reset", NULL, json_object());
+        self->n_ev_results = 0;
+        self->ev_overflow = false;
+        return;
+    }
+    size_t n = self->n_ev_results < S_EV_ROWS_PER_TURN ? self->n_ev_results
+                                                       : S_EV_ROWS_PER_TURN;
+    for (size_t i = 0; i < n; i++) {
+        json_t *row = NULL;
+        if (ms_results_task_row(self->store, self->ev_results[i].task_id,
+                                self->ev_results[i].node_id, &row) != MS_OK ||
+            !row)
+            continue; // not counted (a second result of its node), gone
+        ms_hash_t sid;
+        const char *hex = json_string_value(json_object_get(row, "sweep_id"));
+        bool has_sweep = hex && strlen(hex) == MS_HASH_HEX_LEN &&
+                         ms_hash_from_hex(hex, &sid) == MS_OK;
+        s_ev_publish(self, "result", has_sweep ? sid.bytes : NULL, row);
+    }
+    memmove(self->ev_results, self->ev_results + n,
+            (self->n_ev_results - n) * sizeof *self->ev_results);
+    self->n_ev_results -= n;
+}
+
+//  --------------------------------------------------------------------------
+//  Publish a verdict change.
+
+static void
+s_ev_verdict(ms_node_t *self, const uint8_t *task_id,
+             const ms_store_verdict_t *v)
+{
+    if (!self->events || !ms_events_wanted(self->events, ms_events_now_ms()))
+        return;
+    ms_store_task_t *task = NULL;
+    if (ms_store_get_task(self->store, task_id, &task) != MS_OK)
+        return;
+    ms_hash_t tid, sid;
+    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
+    memcpy(tid.bytes, task_id, MS_HASH_BYTES);
+    memcpy(sid.bytes, task->sweep_id, MS_HASH_BYTES);
+    ms_store_task_destroy(&task);
+    ms_hash_hex(&tid, thex);
+    ms_hash_hex(&sid, shex);
+    json_t *ops = json_array();
+    char text[MS_STORE_OPERATORS_TEXT];
+    snprintf(text, sizeof text, "%s", v->operators);
+    for (char *save = NULL, *t = strtok_r(text, ",", &save); ops && t;
+         t = strtok_r(NULL, ",", &save))
+        json_array_append_new(ops, json_string(t));
+    s_ev_publish(
+        self, "verdict", sid.bytes,
+        json_pack("{s:s, s:s, s:s, s:I, s:o}", "sweep_id", shex, "task_id",
+                  thex, "verdict",
+                  ms_verdict_state_name((ms_verdict_state_t) v->verdict),
+                  "verdict_revision", (json_int_t) v->revision,
+                  "verdict_operators", ops ? ops : json_array()));
+}
+
+//  --------------------------------------------------------------------------
+//  Name of a peer state.
+
+static const char *
+s_peer_state_name(int state)
+{
+    return state == MS_PEER_ALIVE     ? "alive"
+           : state == MS_PEER_SUSPECT ? "suspect"
+                                      : "dead";
+}
+
+//  --------------------------------------------------------------------------
+//  Publish a peer's change of state (PREVIOUS -1: it appears).
+
+static void
+s_ev_peer(ms_node_t *self, const uint8_t *id, ms_peer_state_t state,
+          int previous)
+{
+    if (!self->events || !ms_events_wanted(self->events, ms_events_now_ms()))
+        return;
+    ms_hash_t h;
+    char hex[MS_HASH_HEX_LEN + 1];
+    memcpy(h.bytes, id, MS_HASH_BYTES);
+    ms_hash_hex(&h, hex);
+    s_ev_publish(self, "peer", NULL,
+                 json_pack("{s:s, s:s, s:o}", "node_id", hex, "state",
+                           s_peer_state_name((int) state), "previous_state",
+                           previous < 0
+                               ? json_null()
+                               : json_string(s_peer_state_name(previous))));
+}
+
+//  State of one scan.
+typedef struct {
+    ms_node_t *node; // the node
+    bool wanted;     // publish (somebody listens)
+} s_ev_scan_t;
+
+//  --------------------------------------------------------------------------
+//  One stored sweep of the scan: `sweep` on a new one or a new state,
+//  `progress` when its counts changed.
+
+static int
+s_ev_scan_one(void *arg, const ms_store_sweep_t *sweep)
+{
+    s_ev_scan_t *scan = arg;
+    ms_node_t *self = scan->node;
+    s_ev_sweep_t *e = NULL;
+    for (size_t i = 0; i < self->n_ev_sweeps && !e; i++)
+        if (memcmp(self->ev_sweeps[i].sweep_id, sweep->sweep_id,
+                   MS_HASH_BYTES) == 0)
+            e = &self->ev_sweeps[i];
+    // The counts as GET /api/v1/sweeps/{id} gives them: tasks that peers
+    // run now are pending in our store and shown as running.
+    int64_t counts[MS_TASK_N_STATES];
+    for (int k = 0; k < MS_TASK_N_STATES; k++)
+        counts[k] = (int64_t) sweep->counts[k];
+    ms_hash_t sid;
+    char hex[MS_HASH_HEX_LEN + 1];
+    memcpy(sid.bytes, sweep->sweep_id, MS_HASH_BYTES);
+    ms_hash_hex(&sid, hex);
+    int64_t moved =
+        json_integer_value(json_object_get(self->remote_running, hex));
+    if (moved > counts[MS_TASK_PENDING])
+        moved = counts[MS_TASK_PENDING];
+    if (moved > 0) {
+        counts[MS_TASK_PENDING] -= moved;
+        counts[MS_TASK_RUNNING] += moved;
+    }
+    bool appeared = !e, changed = e && e->state != sweep->state;
+    if (!e) {
+        s_ev_sweep_t *grown =
+            realloc(self->ev_sweeps, (self->n_ev_sweeps + 1) * sizeof *grown);
+        if (!grown)
+            return 0;
+        self->ev_sweeps = grown;
+        e = &self->ev_sweeps[self->n_ev_sweeps++];
+        memcpy(e->sweep_id, sweep->sweep_id, MS_HASH_BYTES);
+        memcpy(e->counts, counts, sizeof counts); // baseline
+    }
+    e->state = sweep->state;
+    const char *state = ms_sweep_state_name(sweep->state);
+    if (!scan->wanted)
+        return 0;
+    if ((appeared && self->ev_scanned) || changed)
+        s_ev_publish(self, "sweep", sweep->sweep_id,
+                     json_pack("{s:s, s:s}", "sweep_id", hex, "state", state));
+    if ((appeared && self->ev_scanned) ||
+        memcmp(e->counts, counts, sizeof counts) != 0) {
+        memcpy(e->counts, counts, sizeof counts);
+        s_ev_publish(self, "progress", sweep->sweep_id,
+                     json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+                               "sweep_id", hex, "state", state, "total",
+                               (json_int_t) sweep->n_tasks, "pending",
+                               (json_int_t) counts[MS_TASK_PENDING], "claimed",
+                               (json_int_t) counts[MS_TASK_CLAIMED], "running",
+                               (json_int_t) counts[MS_TASK_RUNNING], "done",
+                               (json_int_t) counts[MS_TASK_DONE], "failed",
+                               (json_int_t) counts[MS_TASK_FAILED], "cancelled",
+                               (json_int_t) counts[MS_TASK_CANCELLED]));
+    }
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Once a loop turn: the queued results; once a second: keepalives and
+//  the sweep scan.
+
+static void
+s_ev_turn(ms_node_t *self)
+{
+    if (!self->events)
+        return;
+    int64_t now = ms_events_now_ms();
+    bool wanted = ms_events_wanted(self->events, now);
+    if (self->n_ev_results || self->ev_overflow)
+        s_ev_flush_results(self, wanted);
+    if (now < self->ev_tick_at)
+        return;
+    self->ev_tick_at = now + S_EV_TICK_MS;
+    ms_events_tick(self->events, now);
+    s_ev_scan_t scan = {.node = self, .wanted = wanted};
+    ms_store_list_sweeps(self->store, s_ev_scan_one, &scan);
+    self->ev_scanned = true;
+}
+
 //  --------------------------------------------------------------------------
 //  One turn of the loop.
 
@@ -7642,6 +7965,7 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
     s_reload_if_asked(self);
     s_run_commands(self);
     s_emit_verdicts(self);
+    s_ev_turn(self);
     s_reeval_tick(self, s_mono_ms());
     int rc = s_schedule(self);
     if (rc != MS_OK)
@@ -7654,6 +7978,7 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
             return MS_ERR_INTERRUPTED;
         s_run_commands(self);
         s_emit_verdicts(self);
+        s_ev_turn(self);
         return s_schedule(self);
     }
     ms_worker_event_t ev;

@@ -430,6 +430,47 @@ ms_results_rows_all(ms_store_t *store, const ms_hash_t *sweep_id, bool all,
 }
 
 //  --------------------------------------------------------------------------
+//  The row of one node's result of one task (events).
+
+int
+ms_results_task_row(ms_store_t *store, const uint8_t *task_id,
+                    const uint8_t *node_id, json_t **row)
+{
+    *row = NULL;
+    s_walk_t walk = {.store = store,
+                     .after = -1,
+                     .all = true,
+                     .flags = MS_RESULTS_ALL,
+                     .last_index = -1};
+    walk.rows = json_array();
+    walk.verdict = malloc(sizeof *walk.verdict);
+    if (!walk.rows || !walk.verdict) {
+        json_decref(walk.rows);
+        free(walk.verdict);
+        return MS_ERR_NOMEM;
+    }
+    walk.has_verdict =
+        ms_store_get_verdict(store, task_id, walk.verdict) == MS_OK;
+    int rc =
+        ms_store_results_by_task_all(store, task_id, s_walk_replica, &walk);
+    free(walk.verdict);
+    ms_hash_t node;
+    char hex[MS_HASH_HEX_LEN + 1];
+    memcpy(node.bytes, node_id, MS_HASH_BYTES);
+    ms_hash_hex(&node, hex);
+    size_t i;
+    json_t *r;
+    json_array_foreach(walk.rows, i, r)
+    {
+        const char *id = json_string_value(json_object_get(r, "node_id"));
+        if (rc == MS_OK && !*row && id && strcmp(id, hex) == 0)
+            *row = json_incref(r);
+    }
+    json_decref(walk.rows);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
 //  A number field as text with precision digits (< 0: %g), "-" when null.
 
 static void

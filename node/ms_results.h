@@ -78,6 +78,16 @@ int ms_results_page_ex(ms_store_t *store, const ms_hash_t *sweep_id,
                        unsigned flags, const char *after, int limit,
                        json_t **rows, char **next, ms_diag_t *diag);
 
+//  The row of NODE_ID's result of TASK_ID as the results listing gives it
+//  (ms_results_page_ex with MS_RESULTS_ALL): the stored row with the
+//  task's verdict laid over it, flagged "replica": "extra" and "counted":
+//  false when it is an extra replica. *row (caller owns: json_decref) is
+//  NULL when the store holds no counted result of that node for the task
+//  (a later result of the same node, a refused one). One read txn per
+//  call. Returns MS_OK; MS_ERR_STORE; MS_ERR_NOMEM.
+int ms_results_task_row(ms_store_t *store, const uint8_t *task_id,
+                        const uint8_t *node_id, json_t **row);
+
 //  The rows as a fixed-width text table for a terminal: short task id,
 //  the architecture (hidden sizes), activation, optimizer, learning rate,
 //  seed, status, epochs, val and test accuracy, seconds per epoch.

@@ -35,6 +35,8 @@ static const s_command_t s_commands[] = {
     {"priority", ms_cli_control_main,
      "set a sweep's priority (higher is served first)"},
     {"peers", ms_cli_peers_main, "the pool as a node sees it"},
+    {"events", ms_cli_events_main,
+     "follow a node's events (progress, results, verdicts, peers)"},
     {"pool", ms_cli_pool_main,
      "pool authority: init|invite|join|enroll|revoke|clear|publish|show"},
 };

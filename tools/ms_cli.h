@@ -47,6 +47,7 @@ int ms_cli_submit_main(int argc, char **argv);
 int ms_cli_status_main(int argc, char **argv);
 int ms_cli_results_main(int argc, char **argv);
 int ms_cli_peers_main(int argc, char **argv);   // ms_cli_pool.c
+int ms_cli_events_main(int argc, char **argv);  // ms_cli_events.c
 int ms_cli_control_main(int argc, char **argv); // cancel|pause|resume|
                                                 // priority (ms_cli_pool.c)
 int ms_cli_pool_main(int argc, char **argv);    // pool init|invite|join|
@@ -111,6 +112,10 @@ const char *ms_cli_node_url(const char *option);
 //  Send "Authorization: Bearer TOKEN" (--token) with every request;
 //  without it, $MESHSWEEP_TOKEN is used when set. token is borrowed.
 void ms_cli_set_token(const char *token);
+
+//  The token ms_cli_http sends (--token, else $MESHSWEEP_TOKEN), or NULL.
+//  Borrowed.
+const char *ms_cli_token(void);
 
 //  One HTTP exchange with the node API: METHOD base_url + path, with an
 //  optional body (content_type given when body is not NULL) and the bearer

@@ -232,6 +232,15 @@ ms_cli_set_token(const char *token)
 }
 
 //  --------------------------------------------------------------------------
+//  The bearer token in use.
+
+const char *
+ms_cli_token(void)
+{
+    return s_token ? s_token : getenv("MESHSWEEP_TOKEN");
+}
+
+//  --------------------------------------------------------------------------
 //  Node API base URL from option, environment or default.
 
 const char *
