@@ -111,6 +111,12 @@ const char *ms_cli_node_url(const char *option);
 //  without it, $MESHSWEEP_TOKEN is used when set. token is borrowed.
 void ms_cli_set_token(const char *token);
 
+//  Without a token (--token, $MESHSWEEP_TOKEN), read it from the file at
+//  PATH (--token-file; without it, $MESHSWEEP_TOKEN_FILE when set): its
+//  first line, blanks trimmed (as meshsweepd's api-token). path is
+//  borrowed. A file that cannot be read fails the request (MS_ERR_IO).
+void ms_cli_set_token_file(const char *path);
+
 //  One HTTP exchange with the node API: METHOD base_url + path, with an
 //  optional body (content_type given when body is not NULL) and the bearer
 //  token (ms_cli_set_token, else $MESHSWEEP_TOKEN) when set. Loopback only by

@@ -231,6 +231,44 @@ ms_cli_set_token(const char *token)
     s_token = token;
 }
 
+//  Token file given with --token-file (NULL: $MESHSWEEP_TOKEN_FILE).
+static const char *s_token_file = NULL;
+
+//  --------------------------------------------------------------------------
+//  Read the bearer token from a file when no token is given.
+
+void
+ms_cli_set_token_file(const char *path)
+{
+    s_token_file = path;
+}
+
+//  --------------------------------------------------------------------------
+//  The token from the token file (first line, blanks trimmed) into out.
+
+static int
+s_read_token_file(const char *path, char *out, size_t n, ms_diag_t *diag)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return ms_diag_set_code(diag, MS_ERR_IO, path,
+                                "cannot read the token file: %s",
+                                strerror(errno));
+    char line[1024] = "";
+    bool got = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    char *p = line;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    size_t len = strcspn(p, " \t\r\n");
+    if (!got || len == 0 || len >= n)
+        return ms_diag_set_code(diag, MS_ERR_IO, path,
+                                "no token on the first line");
+    memcpy(out, p, len);
+    out[len] = 0;
+    return MS_OK;
+}
+
 //  --------------------------------------------------------------------------
 //  Node API base URL from option, environment or default.
 
@@ -307,7 +345,16 @@ ms_cli_http(const char *method, const char *base_url, const char *path,
         goto cleanup;
     }
     char header[1024];
+    char file_token[512];
     const char *token = s_token ? s_token : getenv("MESHSWEEP_TOKEN");
+    const char *token_file =
+        s_token_file ? s_token_file : getenv("MESHSWEEP_TOKEN_FILE");
+    if ((!token || !*token) && token_file && *token_file) {
+        rc = s_read_token_file(token_file, file_token, sizeof file_token, diag);
+        if (rc != MS_OK)
+            goto cleanup;
+        token = file_token;
+    }
     if (token && *token) {
         snprintf(header, sizeof header, "Authorization: Bearer %s", token);
         headers = curl_slist_append(headers, header);
