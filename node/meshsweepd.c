@@ -51,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 
 #define S_USAGE                                                                \
     "usage: meshsweepd --data-dir DIR [--api ADDR:PORT] [--workers N]\n"       \
@@ -711,6 +712,17 @@ s_main(int argc, char **argv)
     opts.n_peers = s_n_peers;
 
     signal(SIGPIPE, SIG_IGN);
+    // The API keeps up to 1024 connections open (ms_api.c): raise the
+    // soft limit of open files to the hard one (at most 8192), so a burst
+    // of clients meets the API's own limit, not EMFILE at accept.
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < 8192) {
+        rlim_t want = nofile.rlim_max < 8192 ? nofile.rlim_max : 8192;
+        if (want > nofile.rlim_cur) {
+            nofile.rlim_cur = want;
+            setrlimit(RLIMIT_NOFILE, &nofile);
+        }
+    }
     ms_node_t *node = NULL;
     ms_diag_t diag;
     ms_diag_clear(&diag);
