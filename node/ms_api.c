@@ -1038,6 +1038,22 @@ s_post_sweeps(ms_api_t *self, struct MHD_Connection *conn, s_request_t *req)
         return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
                              "body: empty (send the sweep spec as YAML or "
                              "JSON)");
+    // ?priority=N (meshsweep submit --priority): set after the
+    // submission, as POST /sweeps/{id}/control would.
+    const char *prio_text =
+        MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "priority");
+    long priority = 0;
+    if (prio_text) {
+        char *end = NULL;
+        errno = 0;
+        priority = strtol(prio_text, &end, 10);
+        if (!*prio_text || *end || errno || priority < -1000000 ||
+            priority > 1000000)
+            return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                                 "priority: '%.64s' is not a whole number in "
+                                 "-1000000..1000000",
+                                 prio_text);
+    }
     ms_diag_t diag;
     ms_diag_clear(&diag);
     char *summary = NULL;
@@ -1058,6 +1074,22 @@ s_post_sweeps(ms_api_t *self, struct MHD_Connection *conn, s_request_t *req)
     unsigned status = json_is_true(json_object_get(sum, "existed"))
                           ? MHD_HTTP_OK
                           : MHD_HTTP_CREATED;
+    ms_hash_t id;
+    const char *id_hex = json_string_value(json_object_get(sum, "sweep_id"));
+    if (prio_text && self->hooks.control && id_hex &&
+        ms_hash_from_hex(id_hex, &id) == MS_OK) {
+        ms_diag_clear(&diag);
+        rc = self->hooks.control(self->hooks.arg, &id, "priority",
+                                 (int32_t) priority, &diag);
+        if (rc != MS_OK) {
+            json_decref(sum);
+            return s_reply_diag(self, conn,
+                                rc == MS_ERR_CONFLICT ? MHD_HTTP_CONFLICT
+                                                      : s_status_of(rc),
+                                &diag, rc);
+        }
+        json_object_set_new(sum, "priority", json_integer(priority));
+    }
     return s_reply_json(self, conn, status, sum);
 }
 
@@ -2026,7 +2058,7 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
         const char *method, s_request_t *req)
 {
     static const char *const none[] = {NULL};
-    static const char *const submit_args[] = {"files", NULL};
+    static const char *const submit_args[] = {"files", "priority", NULL};
     static const char *const results_args[] = {
         "format", "limit", "after", "all", "verified", "by_task", NULL};
     bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;

@@ -7,7 +7,8 @@
 # assets), 200 slow clients sending headers a byte a second (a normal
 # request still answers promptly), 500 concurrent connections from wrk
 # (every one served). Then the node still answers and the sweep finishes
-# with every task done; the results filters and /tasks, /datasets answer.
+# with every task done (and the priority given at submit); the results
+# filters and /tasks, /datasets answer.
 # Beyond loopback, in a private network namespace (unshare -n, a dummy
 # interface with a 10.x address, no beacons): 401 without or with a wrong
 # token, 200 with the Bearer token, /?token= gives 302 and the cookie, the
@@ -38,7 +39,7 @@ parameters:
   batch_size:    {value: 50}
   seed:          {values: [1, 2, 3, 4]}
 Y
-"$MS" submit "$T/grid.yaml" >"$T/id" 2>"$T/submit.err"
+"$MS" submit "$T/grid.yaml" --priority 3 >"$T/id" 2>"$T/submit.err"
 sweep=$(cat "$T/id")
 [[ "$sweep" =~ ^[0-9a-f]{64}$ ]] || fail "submit printed '$sweep'"
 ok "sweep $sweep submitted (24 tasks; $(progress))"
@@ -215,6 +216,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["state"] == "done", d["state"]
 assert d["counts"]["done"] == d["n_tasks"] == 24, d["counts"]
+assert d["priority"] == 3, "submit --priority 3 gave %r" % d["priority"]
 PY
 kill -0 "$DAEMON_PID" || fail "meshsweepd died"
 curl -sS "$NODE/metrics" >"$T/metrics.txt"
