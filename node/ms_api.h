@@ -11,7 +11,8 @@
       GET  /api/v1/sweeps                  every sweep with its counts
       POST /api/v1/sweeps                  submit a spec (YAML or JSON body,
                                            at most MS_API_MAX_BODY bytes:
-                                           else 413); 201 {"sweep_id",
+                                           else 413); ?files=ROLE:HEX,...
+                                           ?priority=N; 201 {"sweep_id",
                                            "existed","n_tasks","warnings"},
                                            400 {"error":"where: reason"}
       GET  /api/v1/sweeps/{id}             spec summary, state, counts by
