@@ -22,27 +22,26 @@ static void
 s_control_usage(FILE *out, const char *cmd)
 {
     bool prio = strcmp(cmd, "priority") == 0;
-    fprintf(
-        out,
-        "usage: meshsweep %s SWEEP%s [--node URL] [--json]\n"
-        "\n"
-        "%s, for the whole pool (a sweep-control record every node\n"
-        "receives). SWEEP: 64 hex characters or a unique prefix of 12 "
-        "or more.\n"
-        "\n"
-        "  --node URL     node API (default $MESHSWEEP_NODE or %s)\n"
-        "  --token T      API bearer token (default $MESHSWEEP_TOKEN)\n"
-        "  --token-file F token from file F (default $MESHSWEEP_TOKEN_FILE)\n"
-        "  --json         print the node's answer as JSON\n",
-        cmd, prio ? " N" : "",
-        !strcmp(cmd, "cancel")  ? "Cancel a sweep: pending tasks are "
-                                  "cancelled, running ones stopped"
-        : !strcmp(cmd, "pause") ? "Pause a sweep: no new task starts"
-        : !strcmp(cmd, "resume")
-            ? "Resume a paused sweep"
-            : "Set a sweep's priority (higher is served first; "
-              "default 0)",
-        MS_CLI_DEFAULT_NODE);
+    fprintf(out,
+            "usage: meshsweep %s SWEEP%s [--node URL] [--json]\n"
+            "\n"
+            "%s, for the whole pool (a sweep-control record every node\n"
+            "receives). SWEEP: 64 hex characters or a unique prefix of 12 "
+            "or more.\n"
+            "\n"
+            "  --node URL     node API (default $MESHSWEEP_NODE or %s)\n"
+            "  --token T      API bearer token (default $MESHSWEEP_TOKEN)\n"
+            "  --token-file F the token from file F ($MESHSWEEP_TOKEN_FILE)\n"
+            "  --json         print the node's answer as JSON\n",
+            cmd, prio ? " N" : "",
+            !strcmp(cmd, "cancel")  ? "Cancel a sweep: pending tasks are "
+                                      "cancelled, running ones stopped"
+            : !strcmp(cmd, "pause") ? "Pause a sweep: no new task starts"
+            : !strcmp(cmd, "resume")
+                ? "Resume a paused sweep"
+                : "Set a sweep's priority (higher is served first; "
+                  "default 0)",
+            MS_CLI_DEFAULT_NODE);
 }
 
 //  --------------------------------------------------------------------------
@@ -133,18 +132,17 @@ ms_cli_control_main(int argc, char **argv)
 static void
 s_peers_usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: meshsweep peers [--node URL] [--json]\n"
-        "\n"
-        "The pool as a node sees it: each peer's node id, state (alive,\n"
-        "suspect, dead) and address.\n"
-        "\n"
-        "  --node URL     node API (default $MESHSWEEP_NODE or %s)\n"
-        "  --token T      API bearer token (default $MESHSWEEP_TOKEN)\n"
-        "  --token-file F token from file F (default $MESHSWEEP_TOKEN_FILE)\n"
-        "  --json         print the node's answer as JSON\n",
-        MS_CLI_DEFAULT_NODE);
+    fprintf(out,
+            "usage: meshsweep peers [--node URL] [--json]\n"
+            "\n"
+            "The pool as a node sees it: each peer's node id, state (alive,\n"
+            "suspect, dead) and address.\n"
+            "\n"
+            "  --node URL     node API (default $MESHSWEEP_NODE or %s)\n"
+            "  --token T      API bearer token (default $MESHSWEEP_TOKEN)\n"
+            "  --token-file F the token from file F ($MESHSWEEP_TOKEN_FILE)\n"
+            "  --json         print the node's answer as JSON\n",
+            MS_CLI_DEFAULT_NODE);
 }
 
 //  --------------------------------------------------------------------------

@@ -42,22 +42,21 @@
 static void
 s_submit_usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: meshsweep submit SPEC.yaml [--priority N] [--node URL] "
-        "[--json]\n"
-        "\n"
-        "Hand a sweep to the pool through a node's API and print its "
-        "id.\nThe same spec submitted again gives the same id (\"already "
-        "submitted\").\nA dataset of files (train/test) is uploaded to the "
-        "node first; the pool\nfetches it from there by hash.\n"
-        "\n"
-        "  --priority N   serve this sweep before lower ones (default 0)\n"
-        "  --node URL     node API (default $MESHSWEEP_NODE or %s)\n"
-        "  --token T      API bearer token (default $MESHSWEEP_TOKEN)\n"
-        "  --token-file F token from file F (default $MESHSWEEP_TOKEN_FILE)\n"
-        "  --json         print the node's answer as JSON\n",
-        MS_CLI_DEFAULT_NODE);
+    fprintf(out,
+            "usage: meshsweep submit SPEC.yaml [--priority N] [--node URL] "
+            "[--json]\n"
+            "\n"
+            "Hand a sweep to the pool through a node's API and print its "
+            "id.\nThe same spec submitted again gives the same id (\"already "
+            "submitted\").\nA dataset of files (train/test) is uploaded to the "
+            "node first; the pool\nfetches it from there by hash.\n"
+            "\n"
+            "  --priority N   serve this sweep before lower ones (default 0)\n"
+            "  --node URL     node API (default $MESHSWEEP_NODE or %s)\n"
+            "  --token T      API bearer token (default $MESHSWEEP_TOKEN)\n"
+            "  --token-file F the token from file F ($MESHSWEEP_TOKEN_FILE)\n"
+            "  --json         print the node's answer as JSON\n",
+            MS_CLI_DEFAULT_NODE);
 }
 
 //  --------------------------------------------------------------------------
@@ -505,21 +504,20 @@ s_on_sigint(int sig)
 static void
 s_status_usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: meshsweep status [SWEEP] [--watch] [--node URL] "
-        "[--json]\n"
-        "\n"
-        "Progress of the sweeps a node knows (or of one SWEEP, a unique "
-        "id prefix\nof 12+ hex characters): a bar, tasks by state, "
-        "throughput and ETA.\n"
-        "\n"
-        "  --watch      redraw every second until done or Ctrl-C\n"
-        "  --node URL   node API (default $MESHSWEEP_NODE or %s)\n"
-        "  --token T    API bearer token (default $MESHSWEEP_TOKEN)\n"
-        "  --token-file F token from file F (default $MESHSWEEP_TOKEN_FILE)\n"
-        "  --json       print the node's answer as JSON\n",
-        MS_CLI_DEFAULT_NODE);
+    fprintf(out,
+            "usage: meshsweep status [SWEEP] [--watch] [--node URL] "
+            "[--json]\n"
+            "\n"
+            "Progress of the sweeps a node knows (or of one SWEEP, a unique "
+            "id prefix\nof 12+ hex characters): a bar, tasks by state, "
+            "throughput and ETA.\n"
+            "\n"
+            "  --watch      redraw every second until done or Ctrl-C\n"
+            "  --node URL   node API (default $MESHSWEEP_NODE or %s)\n"
+            "  --token T    API bearer token (default $MESHSWEEP_TOKEN)\n"
+            "  --token-file F the token from file F ($MESHSWEEP_TOKEN_FILE)\n"
+            "  --json       print the node's answer as JSON\n",
+            MS_CLI_DEFAULT_NODE);
 }
 
 //  --------------------------------------------------------------------------
@@ -712,44 +710,43 @@ s_store_rows(const char *data_dir, const char *sweep, unsigned flags,
 static void
 s_results_usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: meshsweep results SWEEP [--format table|csv|json] "
-        "[--analyze] [--all]\n"
-        "                         [--verified] [--by-task]\n"
-        "                         [--data-dir DIR | --node URL] "
-        "[--json]\n"
-        "\n"
-        "The results of a sweep (a unique id prefix of 12+ hex "
-        "characters is\naccepted), from a node's API or, with --data-dir, "
-        "straight from a store\n(read-only; no daemon needed).\n"
-        "\n"
-        "  --format F   table (default), csv (config.* flattened, no "
-        "curve) or json\n"
-        "  --analyze    also print the plateau depth and the time-vs-depth "
-        "fit\n               (with --format csv the analysis goes to "
-        "stderr)\n"
-        "  --all        also list extra replicas (a node's result for a "
-        "slot another\n               node holds: \"replica\": "
-        "\"extra\", counted false); never\n               in the "
-        "analysis\n"
-        "  --verified   only verified rows (results in the agreeing set "
-        "of a verified\n               task; with replicas 1, accepted "
-        "is not verified)\n"
-        "  --by-task    one row per task: the lower-median counted "
-        "result, with the\n               operators behind the verdict\n"
-        "  --data-dir D read the store in D instead of asking a node\n"
-        "  --node URL   node API (default $MESHSWEEP_NODE or %s)\n"
-        "  --token T    API bearer token (default $MESHSWEEP_TOKEN)\n"
-        "  --token-file F token from file F (default $MESHSWEEP_TOKEN_FILE)\n"
-        "  --json       same as --format json (with --analyze: the "
-        "analysis too)\n"
-        "\n"
-        "The table ends with each row's verdict and revision (verified "
-        "r2) and the\noperators behind it; a row that does not count is "
-        "marked * (CSV and JSON:\nverdict, verdict_revision, "
-        "verdict_operators, counted).\n",
-        MS_CLI_DEFAULT_NODE);
+    fprintf(out,
+            "usage: meshsweep results SWEEP [--format table|csv|json] "
+            "[--analyze] [--all]\n"
+            "                         [--verified] [--by-task]\n"
+            "                         [--data-dir DIR | --node URL] "
+            "[--json]\n"
+            "\n"
+            "The results of a sweep (a unique id prefix of 12+ hex "
+            "characters is\naccepted), from a node's API or, with --data-dir, "
+            "straight from a store\n(read-only; no daemon needed).\n"
+            "\n"
+            "  --format F   table (default), csv (config.* flattened, no "
+            "curve) or json\n"
+            "  --analyze    also print the plateau depth and the time-vs-depth "
+            "fit\n               (with --format csv the analysis goes to "
+            "stderr)\n"
+            "  --all        also list extra replicas (a node's result for a "
+            "slot another\n               node holds: \"replica\": "
+            "\"extra\", counted false); never\n               in the "
+            "analysis\n"
+            "  --verified   only verified rows (results in the agreeing set "
+            "of a verified\n               task; with replicas 1, accepted "
+            "is not verified)\n"
+            "  --by-task    one row per task: the lower-median counted "
+            "result, with the\n               operators behind the verdict\n"
+            "  --data-dir D read the store in D instead of asking a node\n"
+            "  --node URL   node API (default $MESHSWEEP_NODE or %s)\n"
+            "  --token T    API bearer token (default $MESHSWEEP_TOKEN)\n"
+            "  --token-file F the token from file F ($MESHSWEEP_TOKEN_FILE)\n"
+            "  --json       same as --format json (with --analyze: the "
+            "analysis too)\n"
+            "\n"
+            "The table ends with each row's verdict and revision (verified "
+            "r2) and the\noperators behind it; a row that does not count is "
+            "marked * (CSV and JSON:\nverdict, verdict_revision, "
+            "verdict_operators, counted).\n",
+            MS_CLI_DEFAULT_NODE);
 }
 
 //  --------------------------------------------------------------------------
