@@ -3,7 +3,8 @@
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
-    meshsweepd --data-dir DIR [--api ADDR:PORT] [--workers N]
+    meshsweepd --data-dir DIR [--api ADDR:PORT] [--api-token-file FILE]
+               [--workers N]
                [--backend auto|cpu|cuda] [--gpu-workers N|auto]
                [--config FILE] [--verbose]
                [--mesh-port N] [--beacon-port N] [--interface NAME|*]
@@ -52,6 +53,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 
 #define S_USAGE                                                                \
     "usage: meshsweepd --data-dir DIR [--api ADDR:PORT] [--workers N]\n"       \
@@ -64,6 +66,9 @@
     "  --data-dir DIR      identity/ and store/ live here (created 0700)\n"    \
     "  --api ADDR:PORT     HTTP API address (default 127.0.0.1:5872;\n"        \
     "                      port 0 picks a free one)\n"                         \
+    "  --api-token-file FILE  bearer token the API asks for beyond\n"          \
+    "                      loopback (default DATA_DIR/api-token, made\n"       \
+    "                      0600 with a random token when missing)\n"           \
     "  --workers N         worker processes (0 or default: one per core)\n"    \
     "  --backend NAME      auto, cpu or cuda (default auto: the GPU when\n"    \
     "                      one is usable, else the CPU)\n"                     \
@@ -116,6 +121,7 @@ typedef struct {
 static s_opt_t s_opts[] = {
     {"data_dir", false, NULL, false, 0},
     {"api", false, NULL, false, 0},
+    {"api_token_file", false, NULL, false, 0},
     {"workers", false, NULL, false, 0},
     {"backend", false, NULL, false, 0},
     {"gpu_workers", false, NULL, false, 0},
@@ -556,7 +562,12 @@ s_main(int argc, char **argv)
             opts.api_bind = o->value;
         else if (strcmp(n, "dashboard_dir") == 0)
             opts.dashboard_dir = o->value;
-        else if (strcmp(n, "backend") == 0)
+        else if (strcmp(n, "api_token_file") == 0) {
+            if (!*o->value)
+                return s_value_error(o, config->value,
+                                     "api_token_file: empty path");
+            opts.api_token_file = o->value;
+        } else if (strcmp(n, "backend") == 0)
             opts.backend = o->value;
         else if (strcmp(n, "gpu_workers") == 0) {
             ms_diag_t gdiag;
@@ -725,6 +736,17 @@ s_main(int argc, char **argv)
     }
 
     signal(SIGPIPE, SIG_IGN);
+    // The API keeps up to 1024 connections open (ms_api.c): raise the
+    // soft limit of open files to the hard one (at most 8192), so a burst
+    // of clients meets the API's own limit, not EMFILE at accept.
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < 8192) {
+        rlim_t want = nofile.rlim_max < 8192 ? nofile.rlim_max : 8192;
+        if (want > nofile.rlim_cur) {
+            nofile.rlim_cur = want;
+            setrlimit(RLIMIT_NOFILE, &nofile);
+        }
+    }
     ms_node_t *node = NULL;
     ms_diag_t diag;
     ms_diag_clear(&diag);
@@ -751,6 +773,11 @@ s_main(int argc, char **argv)
     if (opts.dashboard_dir && ms_node_api_address(node))
         printf("meshsweepd: dashboard http://%s/ (assets %s)\n",
                ms_node_api_address(node), opts.dashboard_dir);
+    if (ms_node_api_token_file(node))
+        printf("meshsweepd: the API listens beyond loopback: every request "
+               "needs the token in %s (Authorization: Bearer TOKEN; a "
+               "browser opens http://%s/?token=TOKEN once)\n",
+               ms_node_api_token_file(node), ms_node_api_address(node));
     const char *gpu_name = NULL;
     int n_gpu = ms_node_gpu_workers(node, &gpu_name);
     if (n_gpu > 0)

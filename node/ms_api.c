@@ -1,5 +1,5 @@
 /*  =========================================================================
-    ms_api - the node's HTTP/JSON API (libmicrohttpd), minimal first cut
+    ms_api - the node's HTTP/JSON API (libmicrohttpd)
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
@@ -10,21 +10,41 @@
     that grows past the limit is drained and refused with 413); the last
     call routes and answers. Every answer is JSON (CSV and the Prometheus
     text aside), with Cache-Control: no-store.
+
+    Authentication: beyond loopback the node gives a token (hooks.token)
+    and the first call of every request checks it before anything else is
+    read: "Authorization: Bearer TOKEN" or the cookie meshsweep_token,
+    which GET /?token=TOKEN sets (HttpOnly, SameSite=Strict: a browser
+    sends it with same-origin fetches and EventSource, never with another
+    site's requests) before redirecting to /. Comparison in constant time.
+
+    Query parameters: each route has its list; any other parameter is a
+    400 naming it (a typo such as ?limt=5 would otherwise be silently
+    ignored). Result filters (ms_api_filter_*) are applied to the rows of
+    ms_results_page_ex page by page, so a filtered page is as long as an
+    unfiltered one and its cursor is the index of the last task looked at.
 */
 #include "ms_api.h"
 #include "ms_analysis.h"
 #include "ms_dashboard.h"
 #include "ms_events.h"
+#include "ms_dataset.h"
 #include "ms_hash.h"
 #include "ms_prom.h"
 #include "ms_results.h"
+#include "ms_spec.h"
+#include "ms_store_payload.h"
 #include "ms_verdict.h"
 #include "ms_wire_canon.h"
 
 #include <microhttpd.h>
+#include <sodium.h>
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <math.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -34,7 +54,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,11 +66,12 @@
 #define S_API_MAX_CONNECTIONS 1024 // open connections at most
 
 struct ms_api {
-    ms_api_hooks_t hooks;            // the node's hooks (copy)
-    struct MHD_Daemon *daemon;       // libmicrohttpd
-    char address[128];               // "ADDR:PORT" bound
-    atomic_uint_fast64_t n_requests; // answered
-    atomic_uint_fast64_t n_rejected; // answered with 4xx/5xx
+    ms_api_hooks_t hooks;             // the node's hooks (copy)
+    struct MHD_Daemon *daemon;        // libmicrohttpd
+    char address[128];                // "ADDR:PORT" bound
+    atomic_uint_fast64_t n_requests;  // answered
+    atomic_uint_fast64_t n_rejected;  // answered with 4xx/5xx
+    char token[MS_API_TOKEN_MAX + 1]; // bearer token; "" = none asked
 };
 
 //  One request in progress.
@@ -62,6 +85,7 @@ typedef struct {
     char *tmp_path;   // its path (malloc'd), or NULL once handed over
     uint64_t n_up;    // bytes written to it
     bool write_error; // a write failed
+    bool answered;    // refused at the first call (401): body dropped
 } s_request_t;
 
 //  --------------------------------------------------------------------------
@@ -79,6 +103,9 @@ s_reply(ms_api_t *self, struct MHD_Connection *conn, unsigned status,
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
         MHD_add_response_header(resp, "Allow", "GET, POST");
+    if (status == MHD_HTTP_UNAUTHORIZED)
+        MHD_add_response_header(resp, "WWW-Authenticate",
+                                "Bearer realm=\"meshsweep\"");
     enum MHD_Result r = MHD_queue_response(conn, status, resp);
     MHD_destroy_response(resp);
     atomic_fetch_add(&self->n_requests, 1);
@@ -164,6 +191,562 @@ s_status_of(int rc)
     default:
         return MHD_HTTP_INTERNAL_SERVER_ERROR;
     }
+}
+
+static int s_parse_bind(const char *bind, struct sockaddr_in *addr,
+                        ms_diag_t *diag);
+
+//  ==========================================================================
+//  Tokens (beyond loopback)
+
+//  --------------------------------------------------------------------------
+//  True for a character a token may hold (cookie- and header-safe).
+
+static bool
+s_token_char(int c)
+{
+    return isalnum(c) || strchr("-._~+/=", c) != NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Make a new token file: 32 random bytes as hex, mode 0600, never over
+//  an existing file.
+
+static int
+s_token_create(const char *path, char token[MS_API_TOKEN_MAX + 1],
+               ms_diag_t *diag)
+{
+    if (sodium_init() < 0)
+        return ms_diag_set_code(diag, MS_ERR_IO, path,
+                                "cannot initialise libsodium");
+    unsigned char raw[32];
+    randombytes_buf(raw, sizeof raw);
+    sodium_bin2hex(token, MS_API_TOKEN_MAX + 1, raw, sizeof raw);
+    sodium_memzero(raw, sizeof raw);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot create: %s",
+                                strerror(errno));
+    char line[MS_API_TOKEN_MAX + 2];
+    int n = snprintf(line, sizeof line, "%s\n", token);
+    bool ok = write(fd, line, (size_t) n) == n && fsync(fd) == 0;
+    sodium_memzero(line, sizeof line);
+    if (close(fd) != 0)
+        ok = false;
+    if (!ok) {
+        unlink(path);
+        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot write: %s",
+                                strerror(errno));
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Read (or create) the token file.
+
+int
+ms_api_token_open(const char *path, char token[MS_API_TOKEN_MAX + 1],
+                  bool *created, ms_diag_t *diag)
+{
+    token[0] = 0;
+    if (created)
+        *created = false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        int rc = s_token_create(path, token, diag);
+        if (rc == MS_OK && created)
+            *created = true;
+        return rc;
+    }
+    if (fd < 0)
+        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot read: %s",
+                                strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return ms_diag_set_code(diag, MS_ERR_IO, path, "not a regular file");
+    }
+    if (st.st_mode & 077) {
+        close(fd);
+        return ms_diag_set(diag, path,
+                           "others may read this token file (mode %03o): "
+                           "chmod 600 it",
+                           (unsigned) (st.st_mode & 0777));
+    }
+    char buf[MS_API_TOKEN_MAX + 64];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n < 0)
+        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot read: %s",
+                                strerror(errno));
+    buf[n] = 0;
+    char *p = buf;
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+        p++;
+    size_t len = 0;
+    while (p[len] && s_token_char((unsigned char) p[len]))
+        len++;
+    const char *rest = p + len;
+    while (*rest == ' ' || *rest == '\t' || *rest == '\r' || *rest == '\n')
+        rest++;
+    int rc = MS_OK;
+    if (*rest)
+        rc = ms_diag_set(diag, path,
+                         "the token must be one line of letters, digits "
+                         "and -._~+/= (found other characters)");
+    else if (len < 16 || len > MS_API_TOKEN_MAX)
+        rc = ms_diag_set(diag, path,
+                         "the token must have 16..%d characters (has %zu)",
+                         MS_API_TOKEN_MAX, len);
+    else {
+        memcpy(token, p, len);
+        token[len] = 0;
+    }
+    sodium_memzero(buf, sizeof buf);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Constant-time equality of a candidate with the token.
+
+static bool
+s_token_equal(const char *token, const char *candidate, size_t n)
+{
+    size_t len = strlen(token);
+    if (len == 0 || n != len) // the length is no secret (64 hex)
+        return false;
+    return sodium_memcmp(token, candidate, len) == 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Whether a request carries the token.
+
+bool
+ms_api_token_matches(const char *token, const char *authorization,
+                     const char *cookie)
+{
+    if (!token || !*token)
+        return false;
+    if (authorization) {
+        const char *p = authorization;
+        while (*p == ' ')
+            p++;
+        if (strncasecmp(p, "Bearer", 6) == 0 && (p[6] == ' ' || !p[6])) {
+            p += 6;
+            while (*p == ' ')
+                p++;
+            size_t n = strlen(p);
+            while (n > 0 && p[n - 1] == ' ')
+                n--;
+            if (s_token_equal(token, p, n))
+                return true;
+        }
+    }
+    return cookie && s_token_equal(token, cookie, strlen(cookie));
+}
+
+//  --------------------------------------------------------------------------
+//  Whether a bind address is on loopback.
+
+bool
+ms_api_bind_loopback(const char *bind)
+{
+    struct sockaddr_in addr;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    if (s_parse_bind(bind, &addr, &diag) != MS_OK)
+        return false;
+    return (ntohl(addr.sin_addr.s_addr) >> 24) == 127;
+}
+
+//  --------------------------------------------------------------------------
+//  GET /?token=TOKEN: set the cookie and go to the dashboard (302), or 401.
+//  With no token asked (loopback) it just redirects.
+
+static enum MHD_Result
+s_login(ms_api_t *self, struct MHD_Connection *conn, const char *given)
+{
+    if (self->token[0] &&
+        !ms_api_token_matches(self->token, NULL, given ? given : ""))
+        return s_reply_error(self, conn, MHD_HTTP_UNAUTHORIZED,
+                             "token: not this node's API token (see the "
+                             "token file named in meshsweepd's start "
+                             "lines)");
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(0, (void *) "", MHD_RESPMEM_PERSISTENT);
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, "Location", "/");
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    if (self->token[0]) {
+        char cookie[MS_API_TOKEN_MAX + 96];
+        snprintf(cookie, sizeof cookie,
+                 "meshsweep_token=%s; Path=/; HttpOnly; SameSite=Strict",
+                 self->token);
+        MHD_add_response_header(resp, "Set-Cookie", cookie);
+        sodium_memzero(cookie, sizeof cookie);
+    }
+    enum MHD_Result r = MHD_queue_response(conn, MHD_HTTP_FOUND, resp);
+    MHD_destroy_response(resp);
+    atomic_fetch_add(&self->n_requests, 1);
+    return r;
+}
+
+//  --------------------------------------------------------------------------
+//  Whether a request may go on: no token asked, or it carries the token.
+
+static bool
+s_authorized(ms_api_t *self, struct MHD_Connection *conn)
+{
+    if (!self->token[0])
+        return true;
+    return ms_api_token_matches(
+        self->token,
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
+        MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, "meshsweep_token"));
+}
+
+//  ==========================================================================
+//  Query parameters
+
+//  One parameter walk: the first parameter not allowed.
+typedef struct {
+    const char *const *allowed; // NULL-ended names
+    bool filters;               // result filters allowed too
+    const char *unknown;        // the first other one (borrowed), or NULL
+} s_args_t;
+
+//  --------------------------------------------------------------------------
+//  True when NAME is a result filter (status, verdict, node, config.KEY).
+
+static bool
+s_filter_name(const char *name)
+{
+    return strcmp(name, "status") == 0 || strcmp(name, "verdict") == 0 ||
+           strcmp(name, "node") == 0 ||
+           (strncmp(name, "config.", 7) == 0 && name[7]);
+}
+
+static enum MHD_Result
+s_arg_one(void *cls, enum MHD_ValueKind kind, const char *key,
+          const char *value)
+{
+    (void) kind;
+    (void) value;
+    s_args_t *a = cls;
+    for (size_t i = 0; a->allowed[i]; i++)
+        if (strcmp(key, a->allowed[i]) == 0)
+            return MHD_YES;
+    if (a->filters && s_filter_name(key))
+        return MHD_YES;
+    a->unknown = key;
+    return MHD_NO;
+}
+
+//  --------------------------------------------------------------------------
+//  Answer 400 when the request has a query parameter not in ALLOWED
+//  (NULL-ended); returns true when it did.
+
+static bool
+s_bad_args(ms_api_t *self, struct MHD_Connection *conn, const char *path,
+           const char *const *allowed, bool filters, enum MHD_Result *r)
+{
+    s_args_t a = {.allowed = allowed, .filters = filters};
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, s_arg_one, &a);
+    if (!a.unknown)
+        return false;
+    char list[400] = "";
+    size_t len = 0;
+    for (size_t i = 0; allowed[i] && len < sizeof list - 80; i++)
+        len += (size_t) snprintf(list + len, sizeof list - len, "%s%s",
+                                 i ? ", " : "", allowed[i]);
+    if (filters)
+        snprintf(list + len, sizeof list - len,
+                 "%sstatus, verdict, node, "
+                 "config.KEY",
+                 len ? ", " : "");
+    *r = s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                       "%.64s: unknown query parameter of %.100s (%s)",
+                       a.unknown, path, list[0] ? list : "it takes none");
+    return true;
+}
+
+//  ==========================================================================
+//  Result filters
+
+#define S_FILTER_MAX 64 // conditions in one filter
+
+//  What a condition compares.
+typedef enum {
+    S_COND_STATUS = 0,  // row "status"
+    S_COND_VERDICT = 1, // row "verdict"
+    S_COND_NODE = 2,    // row "node_id", by prefix
+    S_COND_CONFIG = 3,  // row config[key]
+} s_cond_kind_t;
+
+//  One condition.
+typedef struct {
+    s_cond_kind_t kind; // what
+    char *key;          // config key (CONFIG), malloc'd
+    char *value;        // the text asked, malloc'd
+} s_cond_t;
+
+struct ms_api_filter {
+    s_cond_t conds[S_FILTER_MAX]; // all must hold
+    size_t n;                     // conditions held
+};
+
+//  --------------------------------------------------------------------------
+//  A new filter that matches all.
+
+ms_api_filter_t *
+ms_api_filter_new(void)
+{
+    return calloc(1, sizeof(ms_api_filter_t));
+}
+
+//  --------------------------------------------------------------------------
+//  Free a filter.
+
+void
+ms_api_filter_destroy(ms_api_filter_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    ms_api_filter_t *self = *self_p;
+    for (size_t i = 0; i < self->n; i++) {
+        free(self->conds[i].key);
+        free(self->conds[i].value);
+    }
+    free(self);
+    *self_p = NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  True when TEXT is one of the NULL-ended WORDS.
+
+static bool
+s_one_of(const char *text, const char *const *words)
+{
+    for (size_t i = 0; words[i]; i++)
+        if (strcmp(text, words[i]) == 0)
+            return true;
+    return false;
+}
+
+//  --------------------------------------------------------------------------
+//  Add a condition.
+
+int
+ms_api_filter_add(ms_api_filter_t *self, const char *name, const char *value,
+                  ms_diag_t *diag)
+{
+    static const char *const statuses[] = {"ok", "diverged", "failed", NULL};
+    static const char *const verdicts[] = {"pending",  "accepted", "verified",
+                                           "disputed", "failed",   NULL};
+    if (!s_filter_name(name))
+        return MS_ERR_NOTFOUND;
+    if (!value)
+        value = "";
+    s_cond_t c = {.kind = S_COND_CONFIG};
+    if (strcmp(name, "status") == 0) {
+        if (!s_one_of(value, statuses))
+            return ms_diag_set(diag, "status",
+                               "'%.64s' is not ok, diverged or failed", value);
+        c.kind = S_COND_STATUS;
+    } else if (strcmp(name, "verdict") == 0) {
+        if (!s_one_of(value, verdicts))
+            return ms_diag_set(diag, "verdict",
+                               "'%.64s' is not pending, accepted, verified, "
+                               "disputed or failed",
+                               value);
+        c.kind = S_COND_VERDICT;
+    } else if (strcmp(name, "node") == 0) {
+        size_t n = strlen(value);
+        if (n < 1 || n > MS_HASH_HEX_LEN ||
+            strspn(value, "0123456789abcdef"
+                          "ABCDEF") != n)
+            return ms_diag_set(diag, "node",
+                               "'%.80s' is not a node id prefix (1..64 hex "
+                               "characters)",
+                               value);
+        c.kind = S_COND_NODE;
+    }
+    if (self->n >= S_FILTER_MAX)
+        return ms_diag_set_code(diag, MS_ERR_RANGE, name,
+                                "more than %d filters", S_FILTER_MAX);
+    c.value = strdup(value);
+    c.key = c.kind == S_COND_CONFIG ? strdup(name + 7) : NULL;
+    if (!c.value || (c.kind == S_COND_CONFIG && !c.key)) {
+        free(c.value);
+        free(c.key);
+        return MS_ERR_NOMEM;
+    }
+    if (c.kind == S_COND_NODE)
+        for (char *p = c.value; *p; p++)
+            *p = (char) tolower((unsigned char) *p);
+    self->conds[self->n++] = c;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Conditions held.
+
+size_t
+ms_api_filter_size(const ms_api_filter_t *self)
+{
+    return self->n;
+}
+
+//  --------------------------------------------------------------------------
+//  A number written in TEXT[0 .. n) into *out; false when it is not one.
+
+static bool
+s_number(const char *text, size_t n, double *out)
+{
+    char buf[64];
+    if (n == 0 || n >= sizeof buf)
+        return false;
+    memcpy(buf, text, n);
+    buf[n] = 0;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (errno || *end || !isfinite(v) || isspace((unsigned char) buf[0]))
+        return false;
+    *out = v;
+    return true;
+}
+
+//  --------------------------------------------------------------------------
+//  Whether a scalar JSON value equals TEXT[0 .. n): a number numerically,
+//  a string exactly, true/false/null by name.
+
+static bool
+s_scalar_equal(const json_t *v, const char *text, size_t n)
+{
+    double x;
+    switch (json_typeof(v)) {
+    case JSON_INTEGER:
+    case JSON_REAL:
+        return s_number(text, n, &x) && x == json_number_value(v);
+    case JSON_STRING:
+        return json_string_length(v) == n &&
+               memcmp(json_string_value(v), text, n) == 0;
+    case JSON_TRUE:
+        return n == 4 && memcmp(text, "true", 4) == 0;
+    case JSON_FALSE:
+        return n == 5 && memcmp(text, "false", 5) == 0;
+    case JSON_NULL:
+        return n == 4 && memcmp(text, "null", 4) == 0;
+    default:
+        return false;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Whether a config value equals the text asked. A list is written as
+//  JSON ("[100,10]") or as CSV writes it ("100;10").
+
+static bool
+s_config_equal(const json_t *v, const char *text)
+{
+    if (!v)
+        return false;
+    if (!json_is_array(v))
+        return s_scalar_equal(v, text, strlen(text));
+    size_t len = strlen(text);
+    const char *p = text;
+    char sep = ';';
+    if (len >= 2 && text[0] == '[' && text[len - 1] == ']') {
+        p = text + 1;
+        len -= 2;
+        sep = ',';
+    }
+    const char *end = p + len;
+    size_t i = 0;
+    if (len == 0)
+        return json_array_size(v) == 0;
+    for (;;) {
+        const char *q = memchr(p, sep, (size_t) (end - p));
+        const char *stop = q ? q : end;
+        const char *a = p, *b = stop;
+        while (a < b && *a == ' ')
+            a++;
+        while (b > a && b[-1] == ' ')
+            b--;
+        if (b - a >= 2 && *a == '"' && b[-1] == '"') { // JSON string
+            a++;
+            b--;
+        }
+        json_t *item = json_array_get(v, i++);
+        if (!item || json_is_array(item) ||
+            !s_scalar_equal(item, a, (size_t) (b - a)))
+            return false;
+        if (!q)
+            break;
+        p = q + 1;
+    }
+    return i == json_array_size(v);
+}
+
+//  --------------------------------------------------------------------------
+//  Whether a row meets every condition.
+
+bool
+ms_api_filter_match(const ms_api_filter_t *self, const json_t *row)
+{
+    for (size_t i = 0; i < self->n; i++) {
+        const s_cond_t *c = &self->conds[i];
+        const char *text = NULL;
+        switch (c->kind) {
+        case S_COND_STATUS:
+            text = json_string_value(json_object_get(row, "status"));
+            if (!text || strcmp(text, c->value) != 0)
+                return false;
+            break;
+        case S_COND_VERDICT:
+            text = json_string_value(json_object_get(row, "verdict"));
+            if (!text || strcmp(text, c->value) != 0)
+                return false;
+            break;
+        case S_COND_NODE:
+            text = json_string_value(json_object_get(row, "node_id"));
+            if (!text || strncmp(text, c->value, strlen(c->value)) != 0)
+                return false;
+            break;
+        case S_COND_CONFIG:
+            if (!s_config_equal(
+                    json_object_get(json_object_get(row, "config"), c->key),
+                    c->value))
+                return false;
+            break;
+        }
+    }
+    return true;
+}
+
+//  One walk over the query parameters into a filter.
+typedef struct {
+    ms_api_filter_t *filter; // being filled
+    int rc;                  // first error
+    ms_diag_t *diag;         // its detail
+} s_filter_walk_t;
+
+static enum MHD_Result
+s_filter_one(void *cls, enum MHD_ValueKind kind, const char *key,
+             const char *value)
+{
+    (void) kind;
+    s_filter_walk_t *w = cls;
+    int rc = ms_api_filter_add(w->filter, key, value, w->diag);
+    if (rc == MS_ERR_NOTFOUND)
+        return MHD_YES; // another parameter
+    if (rc != MS_OK) {
+        w->rc = rc;
+        return MHD_NO;
+    }
+    return MHD_YES;
 }
 
 //  --------------------------------------------------------------------------
@@ -769,6 +1352,22 @@ s_post_sweeps(ms_api_t *self, struct MHD_Connection *conn, s_request_t *req)
         return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
                              "body: empty (send the sweep spec as YAML or "
                              "JSON)");
+    // ?priority=N (meshsweep submit --priority): set after the
+    // submission, as POST /sweeps/{id}/control would.
+    const char *prio_text =
+        MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "priority");
+    long priority = 0;
+    if (prio_text) {
+        char *end = NULL;
+        errno = 0;
+        priority = strtol(prio_text, &end, 10);
+        if (!*prio_text || *end || errno || priority < -1000000 ||
+            priority > 1000000)
+            return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                                 "priority: '%.64s' is not a whole number in "
+                                 "-1000000..1000000",
+                                 prio_text);
+    }
     ms_diag_t diag;
     ms_diag_clear(&diag);
     char *summary = NULL;
@@ -789,6 +1388,22 @@ s_post_sweeps(ms_api_t *self, struct MHD_Connection *conn, s_request_t *req)
     unsigned status = json_is_true(json_object_get(sum, "existed"))
                           ? MHD_HTTP_OK
                           : MHD_HTTP_CREATED;
+    ms_hash_t id;
+    const char *id_hex = json_string_value(json_object_get(sum, "sweep_id"));
+    if (prio_text && self->hooks.control && id_hex &&
+        ms_hash_from_hex(id_hex, &id) == MS_OK) {
+        ms_diag_clear(&diag);
+        rc = self->hooks.control(self->hooks.arg, &id, "priority",
+                                 (int32_t) priority, &diag);
+        if (rc != MS_OK) {
+            json_decref(sum);
+            return s_reply_diag(self, conn,
+                                rc == MS_ERR_CONFLICT ? MHD_HTTP_CONFLICT
+                                                      : s_status_of(rc),
+                                &diag, rc);
+        }
+        json_object_set_new(sum, "priority", json_integer(priority));
+    }
     return s_reply_json(self, conn, status, sum);
 }
 
@@ -888,6 +1503,92 @@ s_get_sweep(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
 }
 
 //  --------------------------------------------------------------------------
+//  A page of rows that meet FILTER: pages of ms_results_page_ex are read
+//  and filtered until LIMIT rows are kept (limit <= 0: every row) or the
+//  sweep ends. A page ends at a task boundary as unfiltered ones do;
+//  *next (when not NULL) is the index of the last task looked at, or NULL
+//  at the end.
+
+static int
+s_results_filtered(ms_api_t *self, const ms_hash_t *id, unsigned flags,
+                   const ms_api_filter_t *filter, const char *after, int limit,
+                   json_t **rows, char **next, ms_diag_t *diag)
+{
+    if (ms_api_filter_size(filter) == 0)
+        return ms_results_page_ex(self->hooks.store, id, flags, after, limit,
+                                  rows, next, diag);
+    *rows = NULL;
+    if (next)
+        *next = NULL;
+    json_t *kept = json_array();
+    char *cursor = after && *after ? strdup(after) : NULL;
+    if (!kept || (after && *after && !cursor)) {
+        json_decref(kept);
+        return MS_ERR_NOMEM;
+    }
+    int rc = MS_OK;
+    for (;;) {
+        size_t have = json_array_size(kept);
+        int want = limit > 0 ? limit - (int) have : 0;
+        if (limit > 0 && want < 256)
+            want = 256; // read in chunks; cut at a task boundary below
+        json_t *page = NULL;
+        char *page_next = NULL;
+        rc = ms_results_page_ex(self->hooks.store, id, flags, cursor, want,
+                                &page, limit > 0 ? &page_next : NULL, diag);
+        if (rc != MS_OK)
+            break;
+        size_t i;
+        json_t *row;
+        const char *prev_task = NULL;
+        bool cut = false;
+        json_array_foreach(page, i, row)
+        {
+            const char *task =
+                json_string_value(json_object_get(row, "task_id"));
+            if (limit > 0 && json_array_size(kept) >= (size_t) limit &&
+                prev_task && task && strcmp(task, prev_task) != 0) {
+                // Full, and a new task starts: the cursor is the index of
+                // the task before it.
+                ms_hash_t tid;
+                ms_store_task_t *t = NULL;
+                if (ms_hash_from_hex(prev_task, &tid) == MS_OK &&
+                    ms_store_get_task(self->hooks.store, tid.bytes, &t) ==
+                        MS_OK) {
+                    char text[24];
+                    snprintf(text, sizeof text, "%" PRIu32, t->index);
+                    ms_store_task_destroy(&t);
+                    free(page_next);
+                    page_next = strdup(text);
+                    cut = true;
+                    break;
+                }
+            }
+            if (ms_api_filter_match(filter, row))
+                json_array_append(kept, row);
+            prev_task = task;
+        }
+        json_decref(page);
+        free(cursor);
+        cursor = page_next;
+        if (!cursor || cut ||
+            (limit > 0 && json_array_size(kept) >= (size_t) limit))
+            break;
+    }
+    if (rc != MS_OK) {
+        free(cursor);
+        json_decref(kept);
+        return rc;
+    }
+    if (next)
+        *next = cursor;
+    else
+        free(cursor);
+    *rows = kept;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
 //  GET /api/v1/sweeps/{id}/results
 
 static enum MHD_Result
@@ -939,11 +1640,23 @@ s_get_results(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
     }
     ms_diag_t diag;
     ms_diag_clear(&diag);
+    ms_api_filter_t *filter = ms_api_filter_new();
+    if (!filter)
+        return s_reply_error(self, conn, 500, "out of memory");
+    s_filter_walk_t fw = {.filter = filter, .rc = MS_OK, .diag = &diag};
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, s_filter_one, &fw);
+    if (fw.rc != MS_OK) {
+        ms_api_filter_destroy(&filter);
+        return s_reply_diag(self, conn,
+                            fw.rc == MS_ERR_NOMEM ? 500 : MHD_HTTP_BAD_REQUEST,
+                            &diag, fw.rc);
+    }
     json_t *rows = NULL;
     char *next = NULL;
     int rc =
-        ms_results_page_ex(self->hooks.store, id, flags, csv ? NULL : after,
+        s_results_filtered(self, id, flags, filter, csv ? NULL : after,
                            csv ? 0 : limit, &rows, csv ? NULL : &next, &diag);
+    ms_api_filter_destroy(&filter);
     if (rc != MS_OK)
         return s_reply_diag(self, conn, s_status_of(rc), &diag, rc);
     if (csv) {
@@ -1076,6 +1789,21 @@ s_get_peers(ms_api_t *self, struct MHD_Connection *conn)
         self->hooks.peers ? self->hooks.peers(self->hooks.arg) : json_array();
     if (!peers)
         return s_reply_error(self, conn, 500, "out of memory");
+    // Incarnations are 64 random bits: as JSON numbers a client would
+    // round those above 2^53, so they go out as 16 hex digits (as in
+    // /api/v1/logs).
+    size_t i;
+    json_t *peer;
+    json_array_foreach(peers, i, peer)
+    {
+        json_t *inc = json_object_get(peer, "incarnation");
+        if (json_is_integer(inc)) {
+            char hex[17];
+            snprintf(hex, sizeof hex, "%016" PRIx64,
+                     (uint64_t) json_integer_value(inc));
+            json_object_set_new(peer, "incarnation", json_string(hex));
+        }
+    }
     return s_reply_json(self, conn, MHD_HTTP_OK, peers);
 }
 
@@ -1108,18 +1836,82 @@ s_log_one(void *arg, const uint8_t *origin, uint64_t incarnation, uint64_t seq)
     return 0;
 }
 
+//  A node id prefix search over the log's origins and the peers.
+typedef struct {
+    char prefix[MS_HASH_HEX_LEN + 1]; // lowercase
+    size_t n_prefix;                  // its length
+    size_t n_found;                   // distinct ids matching
+    char found[MS_HASH_HEX_LEN + 1];  // the first
+} s_node_find_t;
+
+static void
+s_node_find_hex(s_node_find_t *f, const char *hex)
+{
+    if (!hex || strncmp(hex, f->prefix, f->n_prefix) != 0)
+        return;
+    if (f->n_found && strcmp(f->found, hex) == 0)
+        return;
+    if (f->n_found++ == 0)
+        snprintf(f->found, sizeof f->found, "%s", hex);
+}
+
+static int
+s_node_find_origin(void *arg, const uint8_t *origin, uint64_t incarnation,
+                   uint64_t seq)
+{
+    (void) incarnation;
+    (void) seq;
+    ms_hash_t h;
+    memcpy(h.bytes, origin, MS_HASH_BYTES);
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&h, hex);
+    s_node_find_hex(arg, hex);
+    return 0;
+}
+
 static enum MHD_Result
 s_get_log(ms_api_t *self, struct MHD_Connection *conn, const char *hex)
 {
     ms_hash_t id;
-    if (strlen(hex) != MS_HASH_HEX_LEN || ms_hash_from_hex(hex, &id) != MS_OK)
+    size_t n_hex = strlen(hex);
+    if (n_hex < MS_RESULTS_PREFIX_MIN || n_hex > MS_HASH_HEX_LEN ||
+        strspn(hex, "0123456789abcdef") != n_hex)
         return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
-                             "/api/v1/logs/%.80s: not a node id (64 hex "
-                             "characters)",
-                             hex);
+                             "/api/v1/logs/%.80s: not a node id (64 "
+                             "lowercase hex characters, or a unique prefix "
+                             "of %d or more)",
+                             hex, MS_RESULTS_PREFIX_MIN);
     if (!self->hooks.store)
         return s_reply_error(self, conn, MHD_HTTP_NOT_IMPLEMENTED,
                              "logs: not served by this node");
+    if (n_hex < MS_HASH_HEX_LEN) {
+        s_node_find_t f = {.n_prefix = n_hex};
+        memcpy(f.prefix, hex, n_hex + 1);
+        ms_store_vector(self->hooks.store, s_node_find_origin, &f);
+        json_t *peers =
+            self->hooks.peers ? self->hooks.peers(self->hooks.arg) : NULL;
+        size_t i;
+        json_t *peer;
+        json_array_foreach(peers, i, peer)
+        {
+            s_node_find_hex(
+                &f, json_string_value(json_object_get(peer, "node_id")));
+        }
+        json_decref(peers);
+        if (f.n_found == 0)
+            return s_reply_error(self, conn, MHD_HTTP_NOT_FOUND,
+                                 "/api/v1/logs/%s: no node with this prefix "
+                                 "in this node's log or peers",
+                                 hex);
+        if (f.n_found > 1)
+            return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                                 "/api/v1/logs/%s: prefix matches several "
+                                 "nodes (give more characters)",
+                                 hex);
+        ms_hash_from_hex(f.found, &id);
+    } else if (ms_hash_from_hex(hex, &id) != MS_OK)
+        return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                             "/api/v1/logs/%.80s: not a node id", hex);
     s_log_view_t v = {.cut = json_array()};
     memcpy(v.node, id.bytes, MS_HASH_BYTES);
     if (!v.cut)
@@ -1289,6 +2081,355 @@ s_upload_write(ms_api_t *self, s_request_t *req, const char *data, size_t n)
     }
 }
 
+//  ==========================================================================
+//  Tasks and datasets
+
+//  A task id prefix search.
+typedef struct {
+    ms_store_t *store;                // the store
+    char prefix[MS_HASH_HEX_LEN + 1]; // lowercase hex prefix
+    size_t n_prefix;                  // its length
+    size_t n_found;                   // tasks matching
+    ms_hash_t found;                  // the first one
+} s_task_find_t;
+
+static int
+s_task_find_one(void *arg, const ms_store_task_t *task)
+{
+    s_task_find_t *f = arg;
+    ms_hash_t id;
+    memcpy(id.bytes, task->task_id, MS_HASH_BYTES);
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&id, hex);
+    if (strncmp(hex, f->prefix, f->n_prefix) == 0 && f->n_found++ == 0)
+        f->found = id;
+    return f->n_found > 1 ? 1 : 0; // two are enough to say "ambiguous"
+}
+
+static int
+s_task_find_sweep(void *arg, const ms_store_sweep_t *sweep)
+{
+    s_task_find_t *f = arg;
+    int rc =
+        ms_store_tasks_by_sweep(f->store, sweep->sweep_id, s_task_find_one, f);
+    return rc == 1 || f->n_found > 1 ? 1 : rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Resolve a task id: 64 hex, or a unique prefix of >= 12 (every task is
+//  looked at: a read of the task table, fine for an interactive lookup).
+
+static int
+s_find_task(ms_store_t *store, const char *text, ms_hash_t *out,
+            ms_diag_t *diag)
+{
+    size_t n = strlen(text);
+    char low[MS_HASH_HEX_LEN + 1];
+    if (n < MS_RESULTS_PREFIX_MIN || n > MS_HASH_HEX_LEN ||
+        strspn(text, "0123456789abcdefABCDEF") != n)
+        return ms_diag_set(diag, "task",
+                           "'%.80s' is not a task id (64 hex characters, "
+                           "or a unique prefix of %d or more)",
+                           text, MS_RESULTS_PREFIX_MIN);
+    for (size_t i = 0; i <= n; i++)
+        low[i] = (char) tolower((unsigned char) text[i]);
+    if (n == MS_HASH_HEX_LEN)
+        return ms_hash_from_hex(low, out) == MS_OK
+                   ? MS_OK
+                   : ms_diag_set(diag, "task", "'%s' is not hex", text);
+    s_task_find_t f = {.store = store, .n_prefix = n};
+    memcpy(f.prefix, low, n + 1);
+    int rc = ms_store_list_sweeps(store, s_task_find_sweep, &f);
+    if (rc != MS_OK && rc != 1)
+        return ms_diag_set_code(diag, rc, "store", "%s", ms_strerror(rc));
+    if (f.n_found == 0)
+        return ms_diag_set_code(diag, MS_ERR_NOTFOUND, low, "no such task");
+    if (f.n_found > 1)
+        return ms_diag_set_code(diag, MS_ERR_CONFLICT, low,
+                                "prefix matches several tasks (give more "
+                                "characters)");
+    *out = f.found;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  32 id bytes as a new JSON hex string, or null when all zero.
+
+static json_t *
+s_id_json(const uint8_t *bytes)
+{
+    static const uint8_t zero[MS_HASH_BYTES];
+    if (memcmp(bytes, zero, MS_HASH_BYTES) == 0)
+        return json_null();
+    ms_hash_t h;
+    memcpy(h.bytes, bytes, MS_HASH_BYTES);
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&h, hex);
+    return json_string(hex);
+}
+
+static int
+s_claim_one(void *arg, const ms_store_claim_t *claim)
+{
+    json_t *list = arg;
+    json_t *c = json_pack("{s:i, s:I, s:o, s:b, s:b}", "slot",
+                          (int) claim->slot, "epoch", (json_int_t) claim->epoch,
+                          "node_id", s_id_json(claim->node_id), "claimed",
+                          claim->claimed, "released", claim->released);
+    return c && json_array_append_new(list, c) == 0 ? 0 : MS_ERR_NOMEM;
+}
+
+//  --------------------------------------------------------------------------
+//  GET /api/v1/tasks/{id}
+
+static enum MHD_Result
+s_get_task(ms_api_t *self, struct MHD_Connection *conn, const char *text)
+{
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    ms_hash_t id;
+    int rc = s_find_task(self->hooks.store, text, &id, &diag);
+    if (rc != MS_OK)
+        return s_reply_diag(self, conn, s_status_of(rc), &diag, rc);
+    ms_store_task_t *task = NULL;
+    rc = ms_store_get_task(self->hooks.store, id.bytes, &task);
+    if (rc != MS_OK)
+        return s_reply_error(
+            self, conn, s_status_of(rc), "task %.64s: %s", text,
+            rc == MS_ERR_NOTFOUND ? "no such task" : ms_strerror(rc));
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&id, hex);
+    json_error_t jerr;
+    json_t *config = json_loadb(task->config_json, task->config_len, 0, &jerr);
+    json_t *obj = json_pack(
+        "{s:s, s:o, s:I, s:o, s:s, s:I, s:I, s:o, s:o}", "task_id", hex,
+        "sweep_id", s_id_json(task->sweep_id), "index",
+        (json_int_t) task->index, "config", config ? config : json_null(),
+        "state", ms_task_state_name(task->state), "attempts",
+        (json_int_t) task->attempts, "updated_at_ms",
+        (json_int_t) task->updated_at_ms, "holder", s_id_json(task->holder),
+        "error",
+        task->error && *task->error ? json_string(task->error) : json_null());
+    uint32_t index = task->index;
+    ms_hash_t sweep_id;
+    memcpy(sweep_id.bytes, task->sweep_id, MS_HASH_BYTES);
+    ms_store_task_destroy(&task);
+    if (!obj)
+        return s_reply_error(self, conn, 500, "out of memory");
+    // The claims the store holds, and the leases in the node's view.
+    json_t *claims = json_array();
+    if (claims && ms_store_claims_by_task(self->hooks.store, id.bytes,
+                                          s_claim_one, claims) != MS_OK) {
+        json_decref(claims);
+        claims = NULL;
+    }
+    json_object_set_new(obj, "claims", claims ? claims : json_null());
+    json_t *leases = self->hooks.task_leases
+                         ? self->hooks.task_leases(self->hooks.arg, &id)
+                         : NULL;
+    json_object_set_new(obj, "leases", leases ? leases : json_null());
+    // The verdict and the result rows (as the results route gives them).
+    ms_store_verdict_t *v = malloc(sizeof *v);
+    if (v && ms_store_get_verdict(self->hooks.store, id.bytes, v) == MS_OK) {
+        json_object_set_new(obj, "verdict",
+                            json_string(ms_verdict_state_name(
+                                (ms_verdict_state_t) v->verdict)));
+        json_object_set_new(obj, "verdict_revision",
+                            json_integer((json_int_t) v->revision));
+    } else {
+        json_object_set_new(obj, "verdict", json_string("pending"));
+        json_object_set_new(obj, "verdict_revision", json_integer(0));
+    }
+    free(v);
+    char after[24];
+    snprintf(after, sizeof after, "%" PRId64, (int64_t) index - 1);
+    json_t *rows = NULL;
+    ms_diag_clear(&diag);
+    rc = ms_results_page_ex(self->hooks.store, &sweep_id, MS_RESULTS_ALL,
+                            index ? after : NULL, 1, &rows, NULL, &diag);
+    json_t *mine = json_array();
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        const char *t = json_string_value(json_object_get(row, "task_id"));
+        if (mine && t && strcmp(t, hex) == 0)
+            json_array_append(mine, row);
+    }
+    json_decref(rows);
+    json_object_set_new(obj, "results", mine ? mine : json_array());
+    return s_reply_json(self, conn, MHD_HTTP_OK, obj);
+}
+
+//  A dataset listing being built.
+typedef struct {
+    json_t *list;   // the datasets
+    json_t *hashes; // every file hash (for the blobs_held hook)
+} s_datasets_t;
+
+static int
+s_dataset_one(void *arg, const uint8_t *hash, const uint8_t *payload,
+              size_t len)
+{
+    s_datasets_t *d = arg;
+    ms_store_payload_t *p = NULL;
+    if (ms_store_payload_decode(MS_RECORD_DATASET, payload, len, &p) != MS_OK)
+        return 0; // the store applied it, so this cannot happen: skip
+    json_t *files = json_array();
+    for (size_t i = 0; files && i < p->u.dataset.n_files; i++) {
+        const ms_wire_dataset_file_t *f = &p->u.dataset.files[i];
+        json_t *fh = s_id_json(f->hash);
+        if (json_is_string(fh))
+            json_array_append(d->hashes, fh);
+        json_array_append_new(
+            files, json_pack("{s:s, s:I, s:o, s:n}", "role", f->role, "size",
+                             (json_int_t) f->size, "hash", fh, "present"));
+    }
+    const char *name = p->u.dataset.name ? p->u.dataset.name : "";
+    json_t *obj = json_pack(
+        "{s:o, s:s, s:s, s:o, s:n, s:[]}", "hash", s_id_json(hash), "name",
+        name, "kind", strcmp(name, "files") == 0 ? "files" : "builtin", "files",
+        files ? files : json_array(), "present", "sweeps");
+    ms_store_payload_destroy(&p);
+    if (!obj || json_array_append_new(d->list, obj) != 0)
+        return MS_ERR_NOMEM;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Attach a sweep to the datasets it uses: a built-in by name, files by
+//  the hashes of its train and test files.
+
+static int
+s_dataset_sweep(void *arg, const ms_store_sweep_t *sweep)
+{
+    s_datasets_t *d = arg;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    json_t *named =
+        ms_spec_canonical_dataset(sweep->spec_json, sweep->spec_len, &diag);
+    if (!named)
+        return 0;
+    const char *builtin = json_string_value(json_object_get(named, "name"));
+    const char *train = json_string_value(json_object_get(named, "train"));
+    size_t i;
+    json_t *ds;
+    json_array_foreach(d->list, i, ds)
+    {
+        bool uses = false;
+        const char *kind = json_string_value(json_object_get(ds, "kind"));
+        if (builtin)
+            uses = strcmp(kind, "builtin") == 0 &&
+                   strcmp(json_string_value(json_object_get(ds, "name")),
+                          builtin) == 0;
+        else if (train) {
+            size_t k;
+            json_t *f;
+            json_array_foreach(json_object_get(ds, "files"), k, f)
+            {
+                const char *h = json_string_value(json_object_get(f, "hash"));
+                uses = uses || (h && strcmp(h, train) == 0);
+            }
+        }
+        if (uses)
+            json_array_append_new(json_object_get(ds, "sweeps"),
+                                  s_id_json(sweep->sweep_id));
+    }
+    json_decref(named);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  A built-in dataset whose files are on this machine but of which no
+//  record is held yet: listed with its files' sizes (hashes unknown until
+//  a sweep uses it: hashing 60 MB is not done for a listing).
+
+static void
+s_dataset_builtin_local(s_datasets_t *d, const char *name)
+{
+    size_t i;
+    json_t *ds;
+    json_array_foreach(d->list, i, ds)
+    {
+        if (strcmp(json_string_value(json_object_get(ds, "name")), name) == 0)
+            return;
+    }
+    char *p[4] = {NULL, NULL, NULL, NULL};
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    static const char *const roles[4] = {"train-images", "train-labels",
+                                         "test-images", "test-labels"};
+    if (ms_dataset_builtin_paths(name, &p[0], &p[1], &p[2], &p[3], &diag) ==
+        MS_OK) {
+        json_t *files = json_array();
+        for (int k = 0; files && k < 4; k++) {
+            struct stat st;
+            json_array_append_new(
+                files,
+                json_pack("{s:s, s:I, s:n, s:b}", "role", roles[k], "size",
+                          (json_int_t) (p[k] && stat(p[k], &st) == 0
+                                            ? st.st_size
+                                            : 0),
+                          "hash", "present", true));
+        }
+        json_t *obj =
+            json_pack("{s:n, s:s, s:s, s:o, s:b, s:[]}", "hash", "name", name,
+                      "kind", "builtin", "files", files ? files : json_array(),
+                      "present", true, "sweeps");
+        if (obj)
+            json_array_append_new(d->list, obj);
+    }
+    for (int k = 0; k < 4; k++)
+        free(p[k]);
+}
+
+//  --------------------------------------------------------------------------
+//  GET /api/v1/datasets
+
+static enum MHD_Result
+s_get_datasets(ms_api_t *self, struct MHD_Connection *conn)
+{
+    s_datasets_t d = {.list = json_array(), .hashes = json_array()};
+    if (!d.list || !d.hashes) {
+        json_decref(d.list);
+        json_decref(d.hashes);
+        return s_reply_error(self, conn, 500, "out of memory");
+    }
+    int rc = ms_store_list_datasets(self->hooks.store, s_dataset_one, &d);
+    if (rc == MS_OK && self->hooks.blobs_held && json_array_size(d.hashes)) {
+        json_t *held = self->hooks.blobs_held(self->hooks.arg, d.hashes);
+        size_t i, k;
+        json_t *ds, *f;
+        json_array_foreach(d.list, i, ds)
+        {
+            bool all = held != NULL;
+            json_array_foreach(json_object_get(ds, "files"), k, f)
+            {
+                const char *h = json_string_value(json_object_get(f, "hash"));
+                json_t *v = h && held ? json_object_get(held, h) : NULL;
+                bool yes = json_is_true(v);
+                all = all && yes;
+                if (held)
+                    json_object_set_new(f, "present", json_boolean(yes));
+            }
+            if (held)
+                json_object_set_new(ds, "present", json_boolean(all));
+        }
+        json_decref(held);
+    }
+    json_decref(d.hashes);
+    if (rc == MS_OK)
+        rc = ms_store_list_sweeps(self->hooks.store, s_dataset_sweep, &d);
+    if (rc != MS_OK) {
+        json_decref(d.list);
+        return s_reply_error(self, conn, 500, "store: %s", ms_strerror(rc));
+    }
+    s_dataset_builtin_local(&d, "fashion-mnist");
+    s_dataset_builtin_local(&d, "mnist");
+    return s_reply_json(self, conn, MHD_HTTP_OK,
+                        json_pack("{s:o}", "datasets", d.list));
+}
+
 //  --------------------------------------------------------------------------
 //  GET|HEAD / and /dashboard/{rel}: a file of the dashboard directory
 //  (ms_dashboard checks the name and that the file stays inside), with
@@ -1367,6 +2508,11 @@ static enum MHD_Result
 s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
         const char *method, s_request_t *req)
 {
+    static const char *const none[] = {NULL};
+    static const char *const submit_args[] = {"files", "priority", NULL};
+    static const char *const results_args[] = {
+        "format", "limit", "after", "all", "verified", "by_task", NULL};
+    static const char *const analysis_args[] = {"verified", NULL};
     bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     bool post = strcmp(method, "POST") == 0;
     if (strcmp(url, "/") == 0)
@@ -1381,43 +2527,92 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/')
         path[--n] = 0;
+    enum MHD_Result r;
 
-    if (strcmp(path, "/metrics") == 0)
-        return get ? s_get_metrics(self, conn)
-                   : s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                   "%s: method %s not allowed", path, method);
-    if (strcmp(path, "/api/v1/status") == 0)
-        return get ? s_get_status(self, conn)
-                   : s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                   "%s: method %s not allowed", path, method);
-    if (strcmp(path, "/api/v1/peers") == 0)
-        return get ? s_get_peers(self, conn)
-                   : s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                   "%s: method %s not allowed", path, method);
-    if (strcmp(path, "/api/v1/events") == 0)
-        return get ? s_get_events(self, conn)
-                   : s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                   "%s: method %s not allowed", path, method);
-    if (strcmp(path, "/api/v1/authority") == 0)
-        return post ? s_post_authority(self, conn, req)
-                    : s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                    "%s: method %s not allowed", path, method);
+    if (strcmp(path, "/metrics") == 0) {
+        if (!get)
+            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                 "%s: method %s not allowed", path, method);
+        return s_bad_args(self, conn, path, none, false, &r)
+                   ? r
+                   : s_get_metrics(self, conn);
+    }
+    if (strcmp(path, "/api/v1/status") == 0) {
+        if (!get)
+            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                 "%s: method %s not allowed", path, method);
+        return s_bad_args(self, conn, path, none, false, &r)
+                   ? r
+                   : s_get_status(self, conn);
+    }
+    if (strcmp(path, "/api/v1/peers") == 0) {
+        if (!get)
+            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                 "%s: method %s not allowed", path, method);
+        return s_bad_args(self, conn, path, none, false, &r)
+                   ? r
+                   : s_get_peers(self, conn);
+    }
+    if (strcmp(path, "/api/v1/events") == 0) {
+        static const char *const events_args[] = {"sweep", "last_event_id",
+                                                  NULL};
+        if (!get)
+            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                 "%s: method %s not allowed", path, method);
+        return s_bad_args(self, conn, path, events_args, false, &r)
+                   ? r
+                   : s_get_events(self, conn);
+    }
+    if (strcmp(path, "/api/v1/datasets") == 0) {
+        if (!get)
+            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                 "%s: method %s not allowed", path, method);
+        return s_bad_args(self, conn, path, none, false, &r)
+                   ? r
+                   : s_get_datasets(self, conn);
+    }
+    if (strcmp(path, "/api/v1/authority") == 0) {
+        if (!post)
+            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                 "%s: method %s not allowed", path, method);
+        return s_bad_args(self, conn, path, none, false, &r)
+                   ? r
+                   : s_post_authority(self, conn, req);
+    }
     const char *logs = "/api/v1/logs/";
-    if (strncmp(path, logs, strlen(logs)) == 0)
-        return get ? s_get_log(self, conn, path + strlen(logs))
-                   : s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                   "%.200s: method %s not allowed", path,
-                                   method);
+    if (strncmp(path, logs, strlen(logs)) == 0) {
+        if (!get)
+            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                 "%.200s: method %s not allowed", path, method);
+        return s_bad_args(self, conn, "/api/v1/logs/{node}", none, false, &r)
+                   ? r
+                   : s_get_log(self, conn, path + strlen(logs));
+    }
+    const char *tasks = "/api/v1/tasks/";
+    if (strncmp(path, tasks, strlen(tasks)) == 0) {
+        const char *rest = path + strlen(tasks);
+        if (!*rest || strchr(rest, '/'))
+            return s_reply_error(self, conn, MHD_HTTP_NOT_FOUND,
+                                 "%.200s: no such resource", path);
+        if (!get)
+            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                 "%.200s: method %s not allowed", path, method);
+        return s_bad_args(self, conn, "/api/v1/tasks/{id}", none, false, &r)
+                   ? r
+                   : s_get_task(self, conn, rest);
+    }
     const char *blobs = "/api/v1/blobs/";
     if (strncmp(path, blobs, strlen(blobs)) == 0)
-        return s_put_blob(self, conn, path + strlen(blobs), method, req);
+        return s_bad_args(self, conn, "/api/v1/blobs/{hash}", none, false, &r)
+                   ? r
+                   : s_put_blob(self, conn, path + strlen(blobs), method, req);
     if (strcmp(path, "/api/v1/sweeps") == 0) {
-        if (get)
-            return s_get_sweeps(self, conn);
-        if (post)
-            return s_post_sweeps(self, conn, req);
-        return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                             "%s: method %s not allowed", path, method);
+        if (!get && !post)
+            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                 "%s: method %s not allowed", path, method);
+        if (s_bad_args(self, conn, path, get ? none : submit_args, false, &r))
+            return r;
+        return get ? s_get_sweeps(self, conn) : s_post_sweeps(self, conn, req);
     }
     const char *prefix = "/api/v1/sweeps/";
     if (strncmp(path, prefix, strlen(prefix)) == 0) {
@@ -1427,14 +2622,24 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
         size_t id_len = slash ? (size_t) (slash - rest) : strlen(rest);
         const char *sub = slash ? slash + 1 : "";
         bool control = strcmp(sub, "control") == 0;
+        bool results = strcmp(sub, "results") == 0;
         if (id_len == 0 || id_len >= sizeof id_text ||
-            (*sub && strcmp(sub, "results") != 0 &&
-             strcmp(sub, "analysis") != 0 && !control))
+            (*sub && !results && strcmp(sub, "analysis") != 0 && !control))
             return s_reply_error(self, conn, MHD_HTTP_NOT_FOUND,
                                  "%.200s: no such resource", path);
         if (control ? !post : !get)
             return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
                                  "%.200s: method %s not allowed", path, method);
+        char route[64];
+        snprintf(route, sizeof route, "/api/v1/sweeps/{id}%s%s",
+                 *sub ? "/" : "", sub);
+        bool analysis = strcmp(sub, "analysis") == 0;
+        if (s_bad_args(self, conn, route,
+                       results    ? results_args
+                       : analysis ? analysis_args
+                                  : none,
+                       results, &r))
+            return r;
         memcpy(id_text, rest, id_len);
         id_text[id_len] = 0;
         ms_hash_t id;
@@ -1447,7 +2652,7 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
             return s_get_sweep(self, conn, &id);
         if (control)
             return s_post_control(self, conn, req, &id);
-        if (strcmp(sub, "results") == 0)
+        if (results)
             return s_get_results(self, conn, &id);
         return s_get_analysis(self, conn, &id);
     }
@@ -1472,6 +2677,26 @@ s_handler(void *cls, struct MHD_Connection *conn, const char *url,
             return MHD_NO;
         *con_cls = req;
         req->fd = -1;
+        // The token (beyond loopback) before anything else; GET
+        // /?token= is the login that sets the cookie.
+        const char *login = strcmp(method, "GET") == 0 && strcmp(url, "/") == 0
+                                ? MHD_lookup_connection_value(
+                                      conn, MHD_GET_ARGUMENT_KIND, "token")
+                                : NULL;
+        if (login) {
+            req->answered = true;
+            return s_login(self, conn, login);
+        }
+        if (!s_authorized(self, conn)) {
+            req->answered = true;
+            return s_reply_error(self, conn, MHD_HTTP_UNAUTHORIZED,
+                                 "this node's API listens beyond loopback "
+                                 "and needs its token: send "
+                                 "'Authorization: Bearer TOKEN' (the token "
+                                 "file is named in meshsweepd's start "
+                                 "lines), or open /?token=TOKEN once in a "
+                                 "browser");
+        }
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                      "Content-Length");
         if (strcmp(method, "PUT") == 0 &&
@@ -1496,6 +2721,8 @@ s_handler(void *cls, struct MHD_Connection *conn, const char *url,
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
+        if (req->answered)
+            return MHD_YES; // refused already: drop the body
         if (req->upload) {
             s_upload_write(self, req, upload_data, n);
             return MHD_YES;
@@ -1516,6 +2743,8 @@ s_handler(void *cls, struct MHD_Connection *conn, const char *url,
         req->body[req->len] = 0;
         return MHD_YES;
     }
+    if (req->answered)
+        return MHD_YES; // the answer is queued
     return s_route(self, conn, url, method, req);
 }
 
@@ -1593,6 +2822,15 @@ ms_api_open(ms_api_t **out, const char *bind, const ms_api_hooks_t *hooks,
     if (!self)
         return MS_ERR_NOMEM;
     self->hooks = *hooks;
+    self->hooks.token = NULL; // copied below, not borrowed
+    if (hooks->token && *hooks->token) {
+        if (strlen(hooks->token) > MS_API_TOKEN_MAX) {
+            free(self);
+            return ms_diag_set(diag, "api", "token longer than %d characters",
+                               MS_API_TOKEN_MAX);
+        }
+        snprintf(self->token, sizeof self->token, "%s", hooks->token);
+    }
     atomic_init(&self->n_requests, 0);
     atomic_init(&self->n_rejected, 0);
     //  Event-driven (epoll) with a small pool of handler threads, not a
@@ -1640,6 +2878,7 @@ ms_api_destroy(ms_api_t **self_p)
         ms_events_shutdown(self->hooks.events);
     if (self->daemon)
         MHD_stop_daemon(self->daemon);
+    sodium_memzero(self->token, sizeof self->token);
     free(self);
     *self_p = NULL;
 }

@@ -1,5 +1,5 @@
 /*  =========================================================================
-    ms_api - the node's HTTP/JSON API (libmicrohttpd), minimal first cut
+    ms_api - the node's HTTP/JSON API (libmicrohttpd)
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
@@ -11,7 +11,8 @@
       GET  /api/v1/sweeps                  every sweep with its counts
       POST /api/v1/sweeps                  submit a spec (YAML or JSON body,
                                            at most MS_API_MAX_BODY bytes:
-                                           else 413); 201 {"sweep_id",
+                                           else 413); ?files=ROLE:HEX,...
+                                           ?priority=N; 201 {"sweep_id",
                                            "existed","n_tasks","warnings"},
                                            400 {"error":"where: reason"}
       GET  /api/v1/sweeps/{id}             spec summary, state, counts by
@@ -20,7 +21,13 @@
       GET  /api/v1/sweeps/{id}/results     ?format=json|csv&limit=N
                                            &after=CURSOR; JSON pages carry
                                            "next" (null on the last page);
-                                           CSV gives every row
+                                           CSV gives every row. Filters
+                                           (ms_api_filter_*): status=,
+                                           verdict=, node=HEX-PREFIX,
+                                           config.KEY=VALUE; a filtered
+                                           page still has up to limit rows
+                                           and a "next" that goes on after
+                                           the last task it looked at
       GET  /api/v1/sweeps/{id}/analysis    ms_analysis_compute over the rows
                                            (?verified=1: the verified rows
                                            only, "verified_only": true)
@@ -52,6 +59,21 @@
                                            ?last_event_id=N resumes):
                                            docs/EVENTS.md; 503 beyond
                                            the open streams allowed
+      GET  /api/v1/tasks/{id}              one task (64 hex or a unique
+                                           prefix of >= 12): sweep, index,
+                                           config, state, attempts,
+                                           holder, claims (the store's),
+                                           leases (the node's view, slot
+                                           by slot), verdict,
+                                           verdict_revision and its result
+                                           rows
+      GET  /api/v1/datasets                the dataset records held: hash,
+                                           name, kind (builtin|files),
+                                           files (role, size, hash,
+                                           present here), present, sweeps
+      GET  /?token=TOKEN                   login: sets the HttpOnly,
+                                           SameSite=Strict cookie
+                                           meshsweep_token, 302 to /
       GET  /metrics                        Prometheus text format
       GET  /                               the dashboard (index.html of
                                            dashboard_dir; without one, a
@@ -59,6 +81,15 @@
       GET  /dashboard/{path}               its files (ms_dashboard: inside
                                            the directory, regular files
                                            only; ETag, 304, no-cache)
+
+    /api/v1/logs/{node} also takes a unique prefix of >= 12 hex. Unknown
+    query parameters answer 400 naming the parameter. Beyond loopback
+    (hooks.token set) every request needs the token, as "Authorization:
+    Bearer TOKEN" or the meshsweep_token cookie; else 401 with a JSON
+    error and "WWW-Authenticate: Bearer" (counted as rejected). Tokens
+    are compared in constant time. /api/v1/peers gives each peer's
+    incarnation as 16 hex digits (a string: JSON numbers lose bits above
+    2^53). docs/API.md documents every route.
 
     Unknown paths answer 404 and known paths with another method 405, both
     with a JSON {"error"} body. A bad request is answered and counted
@@ -72,6 +103,7 @@
 #ifndef MS_API_H
 #define MS_API_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -149,7 +181,22 @@ typedef struct {
     //  The node's events, streamed by GET /api/v1/events (borrowed; the
     //  API shuts it down before it stops). NULL: the route answers 501.
     ms_events_t *events;
+    //  The bearer token every request must carry (copied; at most
+    //  MS_API_TOKEN_MAX characters). NULL or "": no token is asked. The
+    //  node sets it only when the API listens beyond loopback
+    //  (ms_api_bind_loopback false).
+    const char *token;
+    //  The leases of a task's slots in the node's view, a new JSON array
+    //  of {"slot", "holder" (hex), "epoch", "live"} (empty when none is
+    //  known). May be NULL (GET /tasks/{id} then says "leases": null).
+    json_t *(*task_leases)(void *arg, const ms_hash_t *task_id);
+    //  Which blobs this node holds: for a JSON array of hash hex strings
+    //  (borrowed), a new JSON object {hex: true|false}. May be NULL
+    //  (GET /datasets then says "present": null).
+    json_t *(*blobs_held)(void *arg, const json_t *hashes);
 } ms_api_hooks_t;
+
+#define MS_API_TOKEN_MAX 256 // longest bearer token accepted (characters)
 
 //  Start serving on bind ("ADDR:PORT"; ADDR an IPv4 address or a host
 //  name; PORT 0 picks a free port). hooks is copied. Caller owns *out;
@@ -169,5 +216,58 @@ const char *ms_api_address(const ms_api_t *self);
 //  Requests served, and requests refused with a 4xx status, so far.
 uint64_t ms_api_requests(const ms_api_t *self);
 uint64_t ms_api_rejected(const ms_api_t *self);
+
+//  True when BIND ("ADDR:PORT", as ms_api_open takes it) resolves to a
+//  loopback address (127.0.0.0/8): the API then asks for no token. False
+//  for any other address (0.0.0.0 included) and for malformed text.
+bool ms_api_bind_loopback(const char *bind);
+
+//  Read the bearer token from the file at PATH (its first line, blanks
+//  around it trimmed; 16..MS_API_TOKEN_MAX characters out of letters,
+//  digits and -._~+/=) into token. When PATH does not exist, create it
+//  (mode 0600, O_EXCL) with 32 random bytes (libsodium) written as 64
+//  hex characters and a newline, and set *created (may be NULL) true.
+//  Returns MS_OK; MS_ERR_INVALID (a token too short or long, or with
+//  other characters, or a file others may read: chmod 600; diag);
+//  MS_ERR_IO (cannot read or create it: diag).
+int ms_api_token_open(const char *path, char token[MS_API_TOKEN_MAX + 1],
+                      bool *created, ms_diag_t *diag);
+
+//  True when a request carries TOKEN: AUTHORIZATION (the header's value,
+//  or NULL) is "Bearer TOKEN" (scheme in any case), or COOKIE (the
+//  meshsweep_token cookie's value, or NULL) is TOKEN. Compares in
+//  constant time (sodium_memcmp). An empty TOKEN matches nothing.
+bool ms_api_token_matches(const char *token, const char *authorization,
+                          const char *cookie);
+
+//  Filters of GET /api/v1/sweeps/{id}/results: rows whose status, verdict,
+//  node id (by prefix) and config values are all those asked.
+typedef struct ms_api_filter ms_api_filter_t;
+
+//  A new filter that matches every row. Caller owns it; free it with
+//  ms_api_filter_destroy(). NULL only when memory runs out.
+ms_api_filter_t *ms_api_filter_new(void);
+
+//  Free a filter; NULL-safe; nulls *self_p.
+void ms_api_filter_destroy(ms_api_filter_t **self_p);
+
+//  Add one query parameter to the filter (every condition must hold):
+//  status=ok|diverged|failed, verdict=pending|accepted|verified|disputed|
+//  failed, node=HEX-PREFIX (1..64 hex, any case), config.KEY=VALUE (KEY a
+//  config key; VALUE compared with the row's config value: numerically
+//  for a number, exactly for a string, true/false for a boolean, null,
+//  a list as JSON "[100,10]" or as in CSV "100;10"). Returns MS_OK;
+//  MS_ERR_NOTFOUND when NAME is no filter (the caller decides: another
+//  parameter, or unknown); MS_ERR_INVALID for a value out of its set
+//  (diag: the parameter and the values allowed); MS_ERR_RANGE beyond 64
+//  conditions; MS_ERR_NOMEM.
+int ms_api_filter_add(ms_api_filter_t *self, const char *name,
+                      const char *value, ms_diag_t *diag);
+
+//  Conditions held.
+size_t ms_api_filter_size(const ms_api_filter_t *self);
+
+//  True when ROW (a result row object) meets every condition.
+bool ms_api_filter_match(const ms_api_filter_t *self, const json_t *row);
 
 #endif

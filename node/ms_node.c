@@ -204,6 +204,8 @@ typedef enum {
     S_COMMAND_CONTROL = 1,   // a sweep life-cycle action
     S_COMMAND_BLOB_PUT = 2,  // an uploaded file to adopt as a blob
     S_COMMAND_AUTHORITY = 3, // an authority item or certificate bundle
+    S_COMMAND_LEASES = 4,    // the leases of a task's slots (GET /tasks)
+    S_COMMAND_BLOBS = 5,     // which blobs are held (GET /datasets)
 } s_command_kind_t;
 
 //  A command queued by an HTTP thread.
@@ -419,6 +421,9 @@ struct ms_node {
     ms_gpu_plan_t gpu;                     // which workers use the GPU
     char *api_bind;                        // API bind address, or NULL
     char *dashboard_dir;                   // dashboard assets, or NULL
+    char *api_token_file;                  // token file when the API asks
+                                           // for a token (beyond
+                                           // loopback), else NULL
     char *open_pool;                       // open pool name, or NULL
     char *enroll_key;                      // enrollment kit path, or NULL
     char *interface;                       // zbeacon interface, or NULL
@@ -960,6 +965,8 @@ static int s_api_control(void *arg, const ms_hash_t *sweep_id,
                          const char *action, int32_t priority, ms_diag_t *diag);
 static json_t *s_api_peers(void *arg);
 static int64_t s_api_running_elsewhere(void *arg, const uint8_t *sweep_id);
+static json_t *s_api_task_leases(void *arg, const ms_hash_t *task_id);
+static json_t *s_api_blobs_held(void *arg, const json_t *hashes);
 static json_t *s_api_status(void *arg);
 
 //  --------------------------------------------------------------------------
@@ -1059,7 +1066,7 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     self->opts.data_dir = self->data_dir;
     self->opts.backend = self->backend;
     self->opts.api_bind = self->api_bind;
-    self->opts.api_token_file = NULL;
+    self->opts.api_token_file = NULL; // set below when a token is asked
     self->dashboard_dir =
         opts->dashboard_dir ? strdup(opts->dashboard_dir) : NULL;
     self->opts.dashboard_dir = self->dashboard_dir;
@@ -1221,6 +1228,24 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     rc = s_pool_open(self, diag);
     if (rc != MS_OK)
         goto fail;
+    // Beyond loopback the API asks for the token of api_token_file
+    // (default DATA_DIR/api-token, made 0600 when missing).
+    char token[MS_API_TOKEN_MAX + 1] = "";
+    if (self->api_bind && !ms_api_bind_loopback(self->api_bind)) {
+        if (opts->api_token_file && *opts->api_token_file)
+            self->api_token_file = strdup(opts->api_token_file);
+        else if ((self->api_token_file = malloc(strlen(self->data_dir) + 16)) !=
+                 NULL)
+            sprintf(self->api_token_file, "%s/api-token", self->data_dir);
+        if (!self->api_token_file) {
+            rc = MS_ERR_NOMEM;
+            goto fail;
+        }
+        self->opts.api_token_file = self->api_token_file;
+        rc = ms_api_token_open(self->api_token_file, token, NULL, diag);
+        if (rc != MS_OK)
+            goto fail;
+    }
     if (self->api_bind) {
         // Event ids start at the wall time in ms x 1000, so that they
         // keep increasing across restarts (a client's Last-Event-ID from
@@ -1245,8 +1270,12 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
             .peers = s_api_peers,
             .running_elsewhere = s_api_running_elsewhere,
             .dashboard_dir = self->dashboard_dir,
-            .events = self->events};
+            .events = self->events,
+            .token = token,
+            .task_leases = s_api_task_leases,
+            .blobs_held = s_api_blobs_held};
         rc = ms_api_open(&self->api, self->api_bind, &hooks, diag);
+        sodium_memzero(token, sizeof token);
         if (rc != MS_OK)
             goto fail;
     }
@@ -1361,6 +1390,7 @@ ms_node_destroy(ms_node_t **self_p)
     free(self->backend);
     free(self->api_bind);
     free(self->dashboard_dir);
+    free(self->api_token_file);
     *self_p = NULL;
     free(self);
 }
@@ -7288,6 +7318,66 @@ s_trim(ms_node_t *self)
 }
 
 //  --------------------------------------------------------------------------
+//  The leases of a task's slots in this node's view, as JSON text in
+//  *summary: [{"slot","holder","epoch","live"}] (empty when the node keeps
+//  no lease table: no pool).
+
+static int
+s_task_leases(ms_node_t *self, const ms_hash_t *task_id, char **summary)
+{
+    json_t *list = json_array();
+    uint32_t n_slots = 0, replicas = 1;
+    if (list && self->leases)
+        ms_store_task_slots(self->store, task_id->bytes, &n_slots, &replicas);
+    for (uint32_t slot = 0; list && self->leases && slot < replicas; slot++) {
+        ms_claim_t holder;
+        bool live = false;
+        if (ms_lease_table_holder(self->leases, task_id->bytes, slot, &holder,
+                                  &live) != MS_OK)
+            continue;
+        ms_hash_t h;
+        memcpy(h.bytes, holder.node_id, MS_HASH_BYTES);
+        char hex[MS_HASH_HEX_LEN + 1];
+        ms_hash_hex(&h, hex);
+        json_array_append_new(
+            list,
+            json_pack("{s:i, s:s, s:I, s:b}", "slot", (int) slot, "holder", hex,
+                      "epoch", (json_int_t) holder.epoch, "live", live));
+    }
+    *summary = list ? json_dumps(list, JSON_COMPACT) : NULL;
+    json_decref(list);
+    return *summary ? MS_OK : MS_ERR_NOMEM;
+}
+
+//  --------------------------------------------------------------------------
+//  Which of the blobs named in TEXT (a JSON array of hex hashes) this
+//  node holds, as JSON text {hex: bool} in *summary.
+
+static int
+s_blobs_held(ms_node_t *self, const char *text, char **summary)
+{
+    json_error_t err;
+    json_t *hashes = json_loads(text ? text : "[]", 0, &err);
+    json_t *held = json_object();
+    size_t i;
+    json_t *h;
+    json_array_foreach(hashes, i, h)
+    {
+        ms_hash_t hash;
+        const char *hex = json_string_value(h);
+        if (!held || !hex || ms_hash_from_hex(hex, &hash) != MS_OK)
+            continue;
+        json_object_set_new(
+            held, hex,
+            json_boolean(self->blobs && ms_blob_store_has(self->blobs, &hash)));
+    }
+    json_decref(hashes);
+    *summary = held ? json_dumps(held, JSON_COMPACT) : NULL;
+    json_decref(held);
+    return *summary ? MS_OK : MS_ERR_NOMEM;
+}
+
+//  --------------------------------------------------------------------------
 //  Run the queued API commands.
 
 static void
@@ -7316,6 +7406,10 @@ s_run_commands(ms_node_t *self)
             rc = s_blob_put(self, &cmd->hash, cmd->files, &diag);
         else if (cmd->kind == S_COMMAND_AUTHORITY)
             rc = s_item_text(self, cmd->text, cmd->n, &summary, &diag);
+        else if (cmd->kind == S_COMMAND_LEASES)
+            rc = s_task_leases(self, &cmd->hash, &summary);
+        else if (cmd->kind == S_COMMAND_BLOBS)
+            rc = s_blobs_held(self, cmd->text, &summary);
         else {
             rc = s_submit(self, cmd->text, cmd->n, false, cmd->files, NULL,
                           NULL, &summary, &diag);
@@ -8167,6 +8261,15 @@ ms_node_api_address(ms_node_t *self)
 }
 
 //  --------------------------------------------------------------------------
+//  The API token file, when the API asks for a token.
+
+const char *
+ms_node_api_token_file(ms_node_t *self)
+{
+    return self->api ? self->api_token_file : NULL;
+}
+
+//  --------------------------------------------------------------------------
 //  The start line about the backend.
 
 const char *
@@ -8357,6 +8460,63 @@ s_api_control(void *arg, const ms_hash_t *sweep_id, const char *action,
     cmd->action = act;
     cmd->priority = priority;
     return s_api_queue(self, cmd, NULL, diag);
+}
+
+//  --------------------------------------------------------------------------
+//  Ask the loop for the leases of a task's slots (it owns the lease
+//  table); NULL when it cannot answer.
+
+static json_t *
+s_api_task_leases(void *arg, const ms_hash_t *task_id)
+{
+    ms_node_t *self = arg;
+    s_command_t *cmd = calloc(1, sizeof *cmd);
+    if (!cmd)
+        return NULL;
+    cmd->kind = S_COMMAND_LEASES;
+    cmd->hash = *task_id;
+    char *summary = NULL;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    if (s_api_queue(self, cmd, &summary, &diag) != MS_OK || !summary) {
+        free(summary);
+        return NULL;
+    }
+    json_error_t err;
+    json_t *list = json_loads(summary, 0, &err);
+    free(summary);
+    return list;
+}
+
+//  --------------------------------------------------------------------------
+//  Ask the loop which blobs it holds (it owns the blob store); NULL when
+//  it cannot answer.
+
+static json_t *
+s_api_blobs_held(void *arg, const json_t *hashes)
+{
+    ms_node_t *self = arg;
+    s_command_t *cmd = calloc(1, sizeof *cmd);
+    if (!cmd)
+        return NULL;
+    cmd->kind = S_COMMAND_BLOBS;
+    cmd->text = json_dumps(hashes, JSON_COMPACT);
+    if (!cmd->text) {
+        free(cmd);
+        return NULL;
+    }
+    cmd->n = strlen(cmd->text);
+    char *summary = NULL;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    if (s_api_queue(self, cmd, &summary, &diag) != MS_OK || !summary) {
+        free(summary);
+        return NULL;
+    }
+    json_error_t err;
+    json_t *held = json_loads(summary, 0, &err);
+    free(summary);
+    return held;
 }
 
 //  --------------------------------------------------------------------------

@@ -62,7 +62,9 @@ typedef struct {
     int worker_nice;            // nice increment of workers (default 10)
     const char *api_bind;       // "ADDR:PORT"; NULL = no HTTP API (embedded
                                 // `meshsweep run`); port 0 = ephemeral
-    const char *api_token_file; // reserved for the pool issue; NULL
+    const char *api_token_file; // bearer token file of an API beyond
+                                // loopback (ms_api_token_open); NULL =
+                                // DATA_DIR/api-token. Unused on loopback
     const char *dashboard_dir;  // the dashboard's assets served at / by
                                 // the API (ms_dashboard.h); NULL = none
     const char *enroll_key;     // enrollment kit (ms_cert_enroll_load):
@@ -246,6 +248,11 @@ const char *ms_node_id_hex(ms_node_t *self);
 //  The address the HTTP API is bound to, "ADDR:PORT" with the real port
 //  (useful with port 0), or NULL when the API is off. Borrowed.
 const char *ms_node_api_address(ms_node_t *self);
+
+//  The file of the API's bearer token when the API listens beyond
+//  loopback and asks for it (made 0600 at open when it was missing), or
+//  NULL (loopback, or no API). Borrowed, valid for the node's life.
+const char *ms_node_api_token_file(ms_node_t *self);
 
 //  The line the node has to say about its backend once, at start (an
 //  `--backend auto` that fell back to the CPU, and why), or NULL.

@@ -2014,6 +2014,39 @@ ms_store_get_dataset(ms_store_t *self, const uint8_t hash[MS_STORE_ID_BYTES],
 }
 
 //  --------------------------------------------------------------------------
+//  Call fn for every dataset record.
+
+int
+ms_store_list_datasets(ms_store_t *self, ms_store_dataset_fn fn, void *arg)
+{
+    MDB_txn *txn;
+    int rc = s_read_begin(self, &txn);
+    if (rc != MS_OK)
+        return rc;
+    MDB_cursor *cur;
+    int status = MS_OK;
+    rc = mdb_cursor_open(txn, self->db_datasets, &cur);
+    if (rc != 0) {
+        s_read_end(self, txn);
+        return s_mdb(rc, "cursor datasets");
+    }
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != S_ID)
+            continue; // not a dataset hash: not ours to show
+        status = fn(arg, k.mv_data, v.mv_data, v.mv_size);
+        if (status != MS_OK)
+            break;
+    }
+    if (status == MS_OK && rc != MDB_NOTFOUND)
+        status = s_mdb(rc, "cursor datasets");
+    mdb_cursor_close(cur);
+    s_read_end(self, txn);
+    return status;
+}
+
+//  --------------------------------------------------------------------------
 //  Call fn for every sweep.
 
 int

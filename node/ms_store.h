@@ -240,6 +240,15 @@ int ms_store_get_dataset(ms_store_t *self,
 //  Errors: MS_ERR_STORE, or fn's nonzero return.
 int ms_store_list_sweeps(ms_store_t *self, ms_store_sweep_fn fn, void *arg);
 
+//  Dataset callback: a dataset record's hash and payload (as
+//  ms_store_get_dataset gives it), borrowed during the call.
+typedef int (*ms_store_dataset_fn)(void *arg, const uint8_t *hash,
+                                   const uint8_t *payload, size_t len);
+
+//  Call fn for every dataset record held, in hash order (one read txn).
+//  Errors: MS_ERR_STORE, or fn's nonzero return.
+int ms_store_list_datasets(ms_store_t *self, ms_store_dataset_fn fn, void *arg);
+
 //  Set a sweep's state. Cancelling also moves its pending tasks to
 //  cancelled (running ones are left to the node to stop). A sweep turns
 //  done by itself when no task is pending, claimed or running.

@@ -113,9 +113,16 @@ const char *ms_cli_node_url(const char *option);
 //  without it, $MESHSWEEP_TOKEN is used when set. token is borrowed.
 void ms_cli_set_token(const char *token);
 
-//  The token ms_cli_http sends (--token, else $MESHSWEEP_TOKEN), or NULL.
-//  Borrowed.
-const char *ms_cli_token(void);
+//  The token ms_cli_http sends: --token, else $MESHSWEEP_TOKEN, else the
+//  first line of --token-file (else $MESHSWEEP_TOKEN_FILE); *token NULL
+//  when none is given (borrowed, valid until the next call). Returns MS_OK;
+//  MS_ERR_IO (the token file cannot be read, or holds no token: diag).
+int ms_cli_token(const char **token, ms_diag_t *diag);
+//  Without a token (--token, $MESHSWEEP_TOKEN), read it from the file at
+//  PATH (--token-file; without it, $MESHSWEEP_TOKEN_FILE when set): its
+//  first line, blanks trimmed (as meshsweepd's api-token). path is
+//  borrowed. A file that cannot be read fails the request (MS_ERR_IO).
+void ms_cli_set_token_file(const char *path);
 
 //  One HTTP exchange with the node API: METHOD base_url + path, with an
 //  optional body (content_type given when body is not NULL) and the bearer

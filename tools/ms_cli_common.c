@@ -231,13 +231,63 @@ ms_cli_set_token(const char *token)
     s_token = token;
 }
 
+//  Token file given with --token-file (NULL: $MESHSWEEP_TOKEN_FILE).
+static const char *s_token_file = NULL;
+
+//  --------------------------------------------------------------------------
+//  Read the bearer token from a file when no token is given.
+
+void
+ms_cli_set_token_file(const char *path)
+{
+    s_token_file = path;
+}
+
+//  --------------------------------------------------------------------------
+//  The token from the token file (first line, blanks trimmed) into out.
+
+static int
+s_read_token_file(const char *path, char *out, size_t n, ms_diag_t *diag)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return ms_diag_set_code(diag, MS_ERR_IO, path,
+                                "cannot read the token file: %s",
+                                strerror(errno));
+    char line[1024] = "";
+    bool got = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    char *p = line;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    size_t len = strcspn(p, " \t\r\n");
+    if (!got || len == 0 || len >= n)
+        return ms_diag_set_code(diag, MS_ERR_IO, path,
+                                "no token on the first line");
+    memcpy(out, p, len);
+    out[len] = 0;
+    return MS_OK;
+}
+
 //  --------------------------------------------------------------------------
 //  The bearer token in use.
 
-const char *
-ms_cli_token(void)
+int
+ms_cli_token(const char **token, ms_diag_t *diag)
 {
-    return s_token ? s_token : getenv("MESHSWEEP_TOKEN");
+    static char file_token[512]; // the CLI is single-threaded
+    *token = s_token ? s_token : getenv("MESHSWEEP_TOKEN");
+    if (*token && **token)
+        return MS_OK;
+    *token = NULL;
+    const char *path =
+        s_token_file ? s_token_file : getenv("MESHSWEEP_TOKEN_FILE");
+    if (!path || !*path)
+        return MS_OK;
+    int rc = s_read_token_file(path, file_token, sizeof file_token, diag);
+    if (rc == MS_OK)
+        *token = file_token;
+    return rc;
 }
 
 //  --------------------------------------------------------------------------
@@ -316,7 +366,10 @@ ms_cli_http(const char *method, const char *base_url, const char *path,
         goto cleanup;
     }
     char header[1024];
-    const char *token = s_token ? s_token : getenv("MESHSWEEP_TOKEN");
+    const char *token = NULL;
+    rc = ms_cli_token(&token, diag);
+    if (rc != MS_OK)
+        goto cleanup;
     if (token && *token) {
         snprintf(header, sizeof header, "Authorization: Bearer %s", token);
         headers = curl_slist_append(headers, header);

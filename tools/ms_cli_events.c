@@ -118,7 +118,7 @@ s_usage(FILE *out)
     fprintf(out,
             "usage: meshsweep events [--node URL] [--sweep ID]\n"
             "                        [--last-event-id N] [--max-seconds S]\n"
-            "                        [--token TOKEN]\n"
+            "                        [--token TOKEN | --token-file F]\n"
             "\n"
             "Follow a node's events (docs/EVENTS.md), one a line:\n"
             "  ID TYPE DATA\n"
@@ -150,6 +150,11 @@ ms_cli_events_main(int argc, char **argv)
             if (missing)
                 return ms_cli_usage_error("--token", "needs a token");
             ms_cli_set_token(v);
+        } else if (ms_cli_arg_value(argc, argv, &i, "--token-file", &v,
+                                    &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--token-file", "needs a file");
+            ms_cli_set_token_file(v);
         } else if (ms_cli_arg_value(argc, argv, &i, "--sweep", &v, &missing)) {
             if (missing || strspn(v, "0123456789abcdef") != strlen(v) ||
                 strlen(v) < 12 || strlen(v) > 64)
@@ -187,7 +192,13 @@ ms_cli_events_main(int argc, char **argv)
     s.curl = curl_easy_init();
     struct curl_slist *headers = NULL;
     char header[1024];
-    const char *token = ms_cli_token();
+    const char *token = NULL;
+    ms_diag_t tdiag;
+    ms_diag_clear(&tdiag);
+    if (ms_cli_token(&token, &tdiag) != MS_OK) {
+        curl_easy_cleanup(s.curl);
+        return ms_cli_failure(tdiag.where, "%s", tdiag.reason);
+    }
     if (token && *token) {
         snprintf(header, sizeof header, "Authorization: Bearer %s", token);
         headers = curl_slist_append(headers, header);

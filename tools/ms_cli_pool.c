@@ -31,6 +31,7 @@ s_control_usage(FILE *out, const char *cmd)
             "\n"
             "  --node URL     node API (default $MESHSWEEP_NODE or %s)\n"
             "  --token T      API bearer token (default $MESHSWEEP_TOKEN)\n"
+            "  --token-file F the token from file F ($MESHSWEEP_TOKEN_FILE)\n"
             "  --json         print the node's answer as JSON\n",
             cmd, prio ? " N" : "",
             !strcmp(cmd, "cancel")  ? "Cancel a sweep: pending tasks are "
@@ -66,6 +67,11 @@ ms_cli_control_main(int argc, char **argv)
             if (missing)
                 return ms_cli_usage_error("--token", "needs a token");
             ms_cli_set_token(v);
+        } else if (ms_cli_arg_value(argc, argv, &i, "--token-file", &v,
+                                    &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--token-file", "needs a file");
+            ms_cli_set_token_file(v);
         } else if (strcmp(argv[i], "--json") == 0)
             json_out = true;
         else if (argv[i][0] == '-' && argv[i][1] &&
@@ -134,6 +140,7 @@ s_peers_usage(FILE *out)
             "\n"
             "  --node URL     node API (default $MESHSWEEP_NODE or %s)\n"
             "  --token T      API bearer token (default $MESHSWEEP_TOKEN)\n"
+            "  --token-file F the token from file F ($MESHSWEEP_TOKEN_FILE)\n"
             "  --json         print the node's answer as JSON\n",
             MS_CLI_DEFAULT_NODE);
 }
@@ -159,6 +166,11 @@ ms_cli_peers_main(int argc, char **argv)
             if (missing)
                 return ms_cli_usage_error("--token", "needs a token");
             ms_cli_set_token(v);
+        } else if (ms_cli_arg_value(argc, argv, &i, "--token-file", &v,
+                                    &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--token-file", "needs a file");
+            ms_cli_set_token_file(v);
         } else if (strcmp(argv[i], "--json") == 0)
             json_out = true;
         else

@@ -54,6 +54,7 @@ s_submit_usage(FILE *out)
             "  --priority N   serve this sweep before lower ones (default 0)\n"
             "  --node URL     node API (default $MESHSWEEP_NODE or %s)\n"
             "  --token T      API bearer token (default $MESHSWEEP_TOKEN)\n"
+            "  --token-file F the token from file F ($MESHSWEEP_TOKEN_FILE)\n"
             "  --json         print the node's answer as JSON\n",
             MS_CLI_DEFAULT_NODE);
 }
@@ -157,6 +158,11 @@ ms_cli_submit_main(int argc, char **argv)
             if (missing)
                 return ms_cli_usage_error("--token", "needs a token");
             ms_cli_set_token(v);
+        } else if (ms_cli_arg_value(argc, argv, &i, "--token-file", &v,
+                                    &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--token-file", "needs a file");
+            ms_cli_set_token_file(v);
         } else if (ms_cli_arg_value(argc, argv, &i, "--priority", &v,
                                     &missing)) {
             long p;
@@ -509,6 +515,7 @@ s_status_usage(FILE *out)
             "  --watch      redraw every second until done or Ctrl-C\n"
             "  --node URL   node API (default $MESHSWEEP_NODE or %s)\n"
             "  --token T    API bearer token (default $MESHSWEEP_TOKEN)\n"
+            "  --token-file F the token from file F ($MESHSWEEP_TOKEN_FILE)\n"
             "  --json       print the node's answer as JSON\n",
             MS_CLI_DEFAULT_NODE);
 }
@@ -534,6 +541,11 @@ ms_cli_status_main(int argc, char **argv)
             if (missing)
                 return ms_cli_usage_error("--token", "needs a token");
             ms_cli_set_token(v);
+        } else if (ms_cli_arg_value(argc, argv, &i, "--token-file", &v,
+                                    &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--token-file", "needs a file");
+            ms_cli_set_token_file(v);
         } else if (strcmp(argv[i], "--watch") == 0)
             watch = true;
         else if (strcmp(argv[i], "--json") == 0)
@@ -729,6 +741,7 @@ s_results_usage(FILE *out)
             "  --data-dir D read the store in D instead of asking a node\n"
             "  --node URL   node API (default $MESHSWEEP_NODE or %s)\n"
             "  --token T    API bearer token (default $MESHSWEEP_TOKEN)\n"
+            "  --token-file F the token from file F ($MESHSWEEP_TOKEN_FILE)\n"
             "  --json       same as --format json (with --analyze: the "
             "analysis too)\n"
             "\n"
@@ -762,6 +775,11 @@ ms_cli_results_main(int argc, char **argv)
             if (missing)
                 return ms_cli_usage_error("--token", "needs a token");
             ms_cli_set_token(v);
+        } else if (ms_cli_arg_value(argc, argv, &i, "--token-file", &v,
+                                    &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--token-file", "needs a file");
+            ms_cli_set_token_file(v);
         } else if (ms_cli_arg_value(argc, argv, &i, "--data-dir", &v,
                                     &missing)) {
             if (missing)

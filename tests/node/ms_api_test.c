@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "ms_api.h"
 #include "ms_node.h"
 #include "ms_node_testdata.h"
 
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,6 +38,7 @@ static char s_root[256];
 typedef struct {
     int status; // HTTP status, 0 when the exchange failed
     char *body; // response body (malloc'd, NUL-terminated)
+    char *head; // status line and headers (malloc'd; s_http_h only)
 } s_reply_t;
 
 //  --------------------------------------------------------------------------
@@ -45,7 +48,7 @@ static s_reply_t
 s_http(int port, const char *method, const char *path, const char *body,
        size_t body_len)
 {
-    s_reply_t out = {0, NULL};
+    s_reply_t out = {0, NULL, NULL};
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0)
         return out;
@@ -95,6 +98,52 @@ s_http(int port, const char *method, const char *path, const char *body,
 }
 
 //  --------------------------------------------------------------------------
+//  One HTTP/1.0 request with no body and an optional extra header line;
+//  the head of the answer is kept too.
+
+static s_reply_t
+s_http_h(int port, const char *method, const char *path, const char *header)
+{
+    s_reply_t out = {0, NULL, NULL};
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET,
+                               .sin_port = htons((uint16_t) port)};
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    if (fd < 0 || connect(fd, (struct sockaddr *) &addr, sizeof addr) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return out;
+    }
+    char head[1024];
+    int n = snprintf(
+        head, sizeof head, "%s %s HTTP/1.0\r\nHost: localhost\r\n%s%s%s\r\n",
+        method, path, header ? header : "", header ? "\r\n" : "",
+        strcmp(method, "POST") == 0 ? "Content-Length: 5\r\n" : "");
+    if (send(fd, head, (size_t) n, MSG_NOSIGNAL) != n) {
+        close(fd);
+        return out;
+    }
+    char buf[65536];
+    size_t len = 0;
+    for (;;) {
+        ssize_t r = recv(fd, buf + len, sizeof buf - len - 1, 0);
+        if (r <= 0)
+            break;
+        len += (size_t) r;
+    }
+    close(fd);
+    buf[len] = 0;
+    if (sscanf(buf, "HTTP/1.%*d %d", &out.status) != 1)
+        out.status = 0;
+    char *start = strstr(buf, "\r\n\r\n");
+    out.body = strdup(start ? start + 4 : "");
+    if (start)
+        *start = 0;
+    out.head = strdup(buf);
+    return out;
+}
+
+//  --------------------------------------------------------------------------
 //  The body parsed as JSON (caller owns), or NULL.
 
 static json_t *
@@ -113,7 +162,11 @@ typedef struct {
     s_reply_t bad_json, too_big, unknown_sweep, short_prefix, not_hex;
     s_reply_t unknown_path, wrong_method, bad_limit, bad_cursor, bad_format;
     s_reply_t file_dataset, empty_body, status_after;
-    char sweep_id[65]; // from the first POST
+    s_reply_t f_depth, f_depth_real, f_bad_status, f_unknown_arg, f_csv;
+    s_reply_t task, task_prefix, task_short, task_unknown, datasets;
+    s_reply_t f_pages[4]; // status=ok&limit=1, page by page
+    int n_f_pages;        // pages read
+    char sweep_id[65];    // from the first POST
 } s_client_t;
 
 //  --------------------------------------------------------------------------
@@ -209,6 +262,55 @@ s_client(void *arg)
     c->file_dataset =
         s_http(port, "POST", "/api/v1/sweeps", files, strlen(files));
     c->empty_body = s_http(port, "POST", "/api/v1/sweeps", "", 0);
+    // Filters, tasks, datasets (after the counted bad requests above).
+    snprintf(path, sizeof path,
+             "/api/v1/sweeps/%s/results?config.hidden_layers=2", c->sweep_id);
+    c->f_depth = s_http(port, "GET", path, NULL, 0);
+    snprintf(path, sizeof path,
+             "/api/v1/sweeps/%s/results?config.hidden_layers=2.0&status=ok",
+             c->sweep_id);
+    c->f_depth_real = s_http(port, "GET", path, NULL, 0);
+    snprintf(path, sizeof path,
+             "/api/v1/sweeps/%s/results?format=csv&config.hidden_layers=3",
+             c->sweep_id);
+    c->f_csv = s_http(port, "GET", path, NULL, 0);
+    char after[64] = "";
+    for (c->n_f_pages = 0; c->n_f_pages < 4; c->n_f_pages++) {
+        snprintf(path, sizeof path,
+                 "/api/v1/sweeps/%s/results?status=ok&limit=1%s%s", c->sweep_id,
+                 after[0] ? "&after=" : "", after);
+        s_reply_t *r = &c->f_pages[c->n_f_pages];
+        *r = s_http(port, "GET", path, NULL, 0);
+        obj = s_json(r);
+        next = json_string_value(json_object_get(obj, "next"));
+        snprintf(after, sizeof after, "%s", next ? next : "");
+        json_decref(obj);
+        if (!after[0]) {
+            c->n_f_pages++;
+            break;
+        }
+    }
+    snprintf(path, sizeof path, "/api/v1/sweeps/%s/results?status=fine",
+             c->sweep_id);
+    c->f_bad_status = s_http(port, "GET", path, NULL, 0);
+    snprintf(path, sizeof path, "/api/v1/sweeps/%s/results?limt=5",
+             c->sweep_id);
+    c->f_unknown_arg = s_http(port, "GET", path, NULL, 0);
+    obj = s_json(&c->page1);
+    const char *task_id = json_string_value(json_object_get(
+        json_array_get(json_object_get(obj, "rows"), 0), "task_id"));
+    char tid[65];
+    snprintf(tid, sizeof tid, "%s", task_id ? task_id : "");
+    json_decref(obj);
+    snprintf(path, sizeof path, "/api/v1/tasks/%s", tid);
+    c->task = s_http(port, "GET", path, NULL, 0);
+    snprintf(path, sizeof path, "/api/v1/tasks/%.12s", tid);
+    c->task_prefix = s_http(port, "GET", path, NULL, 0);
+    snprintf(path, sizeof path, "/api/v1/tasks/%.6s", tid);
+    c->task_short = s_http(port, "GET", path, NULL, 0);
+    c->task_unknown =
+        s_http(port, "GET", "/api/v1/tasks/000000000000000000000000", NULL, 0);
+    c->datasets = s_http(port, "GET", "/api/v1/datasets", NULL, 0);
     c->metrics = s_http(port, "GET", "/metrics", NULL, 0);
     c->status_after = s_http(port, "GET", "/api/v1/status", NULL, 0);
     c->done = 1;
@@ -249,6 +351,14 @@ s_free_client(s_client_t *c)
                         &c->file_dataset, &c->empty_body,    &c->status_after};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         free(all[i]->body);
+    s_reply_t *more[] = {&c->f_depth,       &c->f_depth_real, &c->f_bad_status,
+                         &c->f_unknown_arg, &c->f_csv,        &c->task,
+                         &c->task_prefix,   &c->task_short,   &c->task_unknown,
+                         &c->datasets};
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+        free(more[i]->body);
+    for (int i = 0; i < c->n_f_pages; i++)
+        free(c->f_pages[i].body);
 }
 
 //  --------------------------------------------------------------------------
@@ -374,9 +484,59 @@ test_api_end_to_end(void **state)
     assert_non_null(strstr(c.metrics.body, "meshsweep_worker_crashes_total 0"));
     assert_non_null(strstr(c.metrics.body, "meshsweep_http_requests_total"));
     assert_non_null(
-        strstr(c.metrics.body, "meshsweep_rejected_requests_total 12"));
+        strstr(c.metrics.body, "meshsweep_rejected_requests_total 16"));
     assert_non_null(strstr(c.metrics.body, "meshsweep_store_bytes"));
     assert_int_equal(c.status_after.status, 200); // still serving
+
+    // Filters: one row of depth 2 (numbers compare numerically), CSV too,
+    // and pages of one row chain through all three ok rows.
+    assert_int_equal(c.f_depth.status, 200);
+    obj = s_json(&c.f_depth);
+    json_t *rows = json_object_get(obj, "rows");
+    assert_int_equal(json_array_size(rows), 1);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(json_array_get(rows, 0), "config"),
+                         "hidden_layers")),
+                     2);
+    json_decref(obj);
+    obj = s_json(&c.f_depth_real);
+    assert_int_equal(json_array_size(json_object_get(obj, "rows")), 1);
+    json_decref(obj);
+    assert_int_equal(c.f_csv.status, 200);
+    lines = 0;
+    for (const char *p = c.f_csv.body; *p; p++)
+        lines += *p == '\n';
+    assert_int_equal(lines, 2); // header + one row
+    assert_int_equal(c.n_f_pages, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(c.f_pages[i].status, 200);
+        obj = s_json(&c.f_pages[i]);
+        assert_int_equal(json_array_size(json_object_get(obj, "rows")), 1);
+        assert_true(i < 2 ? json_is_string(json_object_get(obj, "next"))
+                          : json_is_null(json_object_get(obj, "next")));
+        json_decref(obj);
+    }
+    s_check_error(&c.f_bad_status, 400, "status");
+    s_check_error(&c.f_unknown_arg, 400, "limt");
+    // Tasks: by id and by prefix; a short prefix 400, unknown 404.
+    assert_int_equal(c.task.status, 200);
+    obj = s_json(&c.task);
+    assert_string_equal(json_string_value(json_object_get(obj, "state")),
+                        "done");
+    assert_string_equal(json_string_value(json_object_get(obj, "sweep_id")),
+                        c.sweep_id);
+    assert_int_equal(json_array_size(json_object_get(obj, "results")), 1);
+    assert_true(json_is_object(json_object_get(obj, "config")));
+    assert_true(json_is_string(json_object_get(obj, "verdict")));
+    assert_true(json_is_integer(json_object_get(obj, "verdict_revision")));
+    json_decref(obj);
+    assert_int_equal(c.task_prefix.status, 200);
+    s_check_error(&c.task_short, 400, "12");
+    s_check_error(&c.task_unknown, 404, "no such task");
+    assert_int_equal(c.datasets.status, 200);
+    obj = s_json(&c.datasets);
+    assert_true(json_is_array(json_object_get(obj, "datasets")));
+    json_decref(obj);
     s_free_client(&c);
     ms_node_destroy(&node);
 }
@@ -481,6 +641,215 @@ test_slow_clients_do_not_block(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  Filters: each kind of condition, numbers numerically, lists both ways,
+//  bad values refused, non-filters left to the caller.
+
+static void
+test_filter_match(void **state)
+{
+    (void) state;
+    json_error_t err;
+    json_t *row = json_loads(
+        "{\"status\": \"ok\", \"verdict\": \"accepted\", \"node_id\": "
+        "\"ab12cd\", \"config\": {\"activation\": \"relu\", "
+        "\"hidden_layers\": 4, \"lr\": 0.01, \"hidden_sizes\": [100, 10], "
+        "\"shuffle\": true}}",
+        0, &err);
+    assert_non_null(row);
+    struct {
+        const char *name, *value;
+        bool match;
+    } cases[] = {
+        {"status", "ok", true},
+        {"status", "failed", false},
+        {"verdict", "accepted", true},
+        {"verdict", "verified", false},
+        {"node", "AB12", true},
+        {"node", "ab13", false},
+        {"config.activation", "relu", true},
+        {"config.activation", "tanh", false},
+        {"config.hidden_layers", "4", true},
+        {"config.hidden_layers", "4.0", true},
+        {"config.hidden_layers", "5", false},
+        {"config.lr", "0.01", true},
+        {"config.lr", "1e-2", true},
+        {"config.lr", "0.010001", false},
+        {"config.hidden_sizes", "[100,10]", true},
+        {"config.hidden_sizes", "100;10", true},
+        {"config.hidden_sizes", "100;10;1", false},
+        {"config.shuffle", "true", true},
+        {"config.missing", "1", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ms_api_filter_t *f = ms_api_filter_new();
+        ms_diag_t diag;
+        ms_diag_clear(&diag);
+        assert_int_equal(
+            ms_api_filter_add(f, cases[i].name, cases[i].value, &diag), MS_OK);
+        if (ms_api_filter_match(f, row) != cases[i].match)
+            fail_msg("%s=%s should %smatch", cases[i].name, cases[i].value,
+                     cases[i].match ? "" : "not ");
+        ms_api_filter_destroy(&f);
+        assert_null(f);
+    }
+    // All conditions must hold.
+    ms_api_filter_t *f = ms_api_filter_new();
+    ms_diag_t diag;
+    assert_int_equal(ms_api_filter_add(f, "status", "ok", &diag), MS_OK);
+    assert_int_equal(ms_api_filter_add(f, "config.activation", "tanh", &diag),
+                     MS_OK);
+    assert_int_equal(ms_api_filter_size(f), 2);
+    assert_false(ms_api_filter_match(f, row));
+    assert_int_equal(ms_api_filter_add(f, "status", "fine", &diag),
+                     MS_ERR_INVALID);
+    assert_non_null(strstr(diag.where, "status"));
+    assert_int_equal(ms_api_filter_add(f, "verdict", "good", &diag),
+                     MS_ERR_INVALID);
+    assert_int_equal(ms_api_filter_add(f, "node", "xyz", &diag),
+                     MS_ERR_INVALID);
+    assert_int_equal(ms_api_filter_add(f, "limit", "5", &diag),
+                     MS_ERR_NOTFOUND);
+    assert_int_equal(ms_api_filter_add(f, "config.", "5", &diag),
+                     MS_ERR_NOTFOUND);
+    ms_api_filter_destroy(&f);
+    json_decref(row);
+}
+
+//  --------------------------------------------------------------------------
+//  Token files: made 0600 with 64 hex when missing, read back the same;
+//  a file others may read, or a malformed token, is refused. Matching:
+//  Bearer (any case) or cookie, nothing else.
+
+static void
+test_token_file(void **state)
+{
+    (void) state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/api-token", s_root);
+    char a[MS_API_TOKEN_MAX + 1], b[MS_API_TOKEN_MAX + 1];
+    bool created = false;
+    ms_diag_t diag;
+    assert_int_equal(ms_api_token_open(path, a, &created, &diag), MS_OK);
+    assert_true(created);
+    assert_int_equal(strlen(a), 64);
+    assert_int_equal(strspn(a, "0123456789abcdef"), 64);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(ms_api_token_open(path, b, &created, &diag), MS_OK);
+    assert_false(created);
+    assert_string_equal(a, b);
+    assert_int_equal(chmod(path, 0644), 0);
+    assert_int_equal(ms_api_token_open(path, b, NULL, &diag), MS_ERR_INVALID);
+    assert_non_null(strstr(diag.reason, "chmod 600"));
+    snprintf(path, sizeof path, "%s/short-token", s_root);
+    FILE *f = fopen(path, "w");
+    fputs("abc\n", f);
+    fclose(f);
+    chmod(path, 0600);
+    assert_int_equal(ms_api_token_open(path, b, NULL, &diag), MS_ERR_INVALID);
+    snprintf(path, sizeof path, "%s/no-dir/api-token", s_root);
+    assert_int_equal(ms_api_token_open(path, b, NULL, &diag), MS_ERR_IO);
+
+    char header[200];
+    snprintf(header, sizeof header, "Bearer %s", a);
+    assert_true(ms_api_token_matches(a, header, NULL));
+    snprintf(header, sizeof header, "bearer  %s ", a);
+    assert_true(ms_api_token_matches(a, header, NULL));
+    assert_true(ms_api_token_matches(a, NULL, a));
+    assert_true(ms_api_token_matches(a, "Basic xyz", a));
+    assert_false(ms_api_token_matches(a, "Basic xyz", NULL));
+    snprintf(header, sizeof header, "Bearer %.63s", a);
+    assert_false(ms_api_token_matches(a, header, NULL));
+    assert_false(ms_api_token_matches(a, NULL, "x"));
+    assert_false(ms_api_token_matches(a, NULL, NULL));
+    assert_false(ms_api_token_matches("", "Bearer ", ""));
+
+    assert_true(ms_api_bind_loopback("127.0.0.1:5872"));
+    assert_true(ms_api_bind_loopback("127.1.2.3:0"));
+    assert_true(ms_api_bind_loopback("localhost:0"));
+    assert_false(ms_api_bind_loopback("0.0.0.0:5872"));
+    assert_false(ms_api_bind_loopback("10.1.2.3:5872"));
+    assert_false(ms_api_bind_loopback("nonsense"));
+}
+
+//  A node that only answers /status (the auth test).
+static json_t *
+s_stub_status(void *arg)
+{
+    (void) arg;
+    return json_pack("{s:s}", "node_id", "stub");
+}
+
+//  --------------------------------------------------------------------------
+//  With a token: 401 + WWW-Authenticate without it or with a wrong one,
+//  200 with Bearer, /?token= sets the cookie (302), the cookie works;
+//  refusals are counted.
+
+static void
+test_token_required(void **state)
+{
+    (void) state;
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/store", s_root);
+    ms_store_t *store = NULL;
+    ms_diag_t diag;
+    assert_int_equal(ms_store_open(&store, dir, NULL, &diag), MS_OK);
+    const char *token = "0123456789abcdef0123456789abcdef";
+    ms_api_hooks_t hooks = {
+        .store = store, .status = s_stub_status, .token = token};
+    ms_api_t *api = NULL;
+    assert_int_equal(ms_api_open(&api, "127.0.0.1:0", &hooks, &diag), MS_OK);
+    int port = atoi(strrchr(ms_api_address(api), ':') + 1);
+
+    s_reply_t r = s_http_h(port, "GET", "/api/v1/status", NULL);
+    s_check_error(&r, 401, "token");
+    assert_non_null(strstr(r.head, "WWW-Authenticate: Bearer"));
+    free(r.body);
+    free(r.head);
+    r = s_http_h(port, "GET", "/api/v1/status",
+                 "Authorization: Bearer 0123456789abcdef0123456789abcdee");
+    s_check_error(&r, 401, NULL);
+    free(r.body);
+    free(r.head);
+    r = s_http_h(port, "POST", "/api/v1/sweeps", NULL); // before the body
+    s_check_error(&r, 401, NULL);
+    free(r.body);
+    free(r.head);
+    r = s_http_h(port, "GET", "/api/v1/status",
+                 "Authorization: Bearer 0123456789abcdef0123456789abcdef");
+    assert_int_equal(r.status, 200);
+    free(r.body);
+    free(r.head);
+    r = s_http_h(port, "GET", "/?token=wrong", NULL);
+    s_check_error(&r, 401, NULL);
+    free(r.body);
+    free(r.head);
+    r = s_http_h(port, "GET", "/?token=0123456789abcdef0123456789abcdef", NULL);
+    assert_int_equal(r.status, 302);
+    assert_non_null(strstr(r.head, "Location: /"));
+    assert_non_null(strstr(r.head, "Set-Cookie: meshsweep_token="
+                                   "0123456789abcdef0123456789abcdef"));
+    assert_non_null(strstr(r.head, "HttpOnly"));
+    assert_non_null(strstr(r.head, "SameSite=Strict"));
+    free(r.body);
+    free(r.head);
+    r = s_http_h(port, "GET", "/api/v1/status",
+                 "Cookie: meshsweep_token=0123456789abcdef0123456789abcdef");
+    assert_int_equal(r.status, 200);
+    free(r.body);
+    free(r.head);
+    r = s_http_h(port, "GET", "/api/v1/status?verbose=1",
+                 "Cookie: meshsweep_token=0123456789abcdef0123456789abcdef");
+    s_check_error(&r, 400, "verbose");
+    free(r.body);
+    free(r.head);
+    assert_int_equal(ms_api_rejected(api), 5);
+    ms_api_destroy(&api);
+    ms_store_destroy(&store);
+}
+
+//  --------------------------------------------------------------------------
 //  Temp dir with data.
 
 static int
@@ -510,6 +879,10 @@ main(void)
         cmocka_unit_test_setup_teardown(test_bind_in_use_refused, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_slow_clients_do_not_block, s_setup,
+                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_filter_match, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_token_file, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_token_required, s_setup,
                                         s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
