@@ -2772,6 +2772,44 @@ s_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 }
 
 //  --------------------------------------------------------------------------
+//  Percent-decoding of the path and query arguments, in place (libmicrohttpd's
+//  unescape callback): as libmicrohttpd's own, except that %00 is kept as
+//  the three characters "%00". A decoded NUL would cut the C string short,
+//  so "/dashboard/%00/../../etc/passwd" would reach the router as
+//  "/dashboard/"; kept literal, it is a name no route or file has.
+
+static int
+s_hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static size_t
+s_unescape(void *cls, struct MHD_Connection *conn, char *text)
+{
+    (void) cls;
+    (void) conn;
+    char *out = text;
+    for (const char *in = text; *in; in++) {
+        int hi = in[0] == '%' ? s_hex_digit(in[1]) : -1;
+        int lo = hi >= 0 ? s_hex_digit(in[2]) : -1;
+        if (lo >= 0 && (hi | lo) != 0) {
+            *out++ = (char) (hi * 16 + lo);
+            in += 2;
+        } else
+            *out++ = *in;
+    }
+    *out = 0;
+    return (size_t) (out - text);
+}
+
+//  --------------------------------------------------------------------------
 //  Parse "ADDR:PORT" into an IPv4 socket address.
 
 static int
@@ -2845,7 +2883,7 @@ ms_api_open(ms_api_t **out, const char *bind, const ms_api_hooks_t *hooks,
         self, MHD_OPTION_THREAD_POOL_SIZE, (unsigned) S_API_THREADS,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) S_API_IDLE_S,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned) S_API_MAX_CONNECTIONS,
-        MHD_OPTION_END);
+        MHD_OPTION_UNESCAPE_CALLBACK, s_unescape, NULL, MHD_OPTION_END);
     if (!self->daemon) {
         free(self);
         return ms_diag_set_code(diag, MS_ERR_IO, "api",

@@ -303,7 +303,9 @@ grep -q "token in $T/far/api-token" "$T/far.log" || die "start line: $(cat "$T/f
 [ "$(c $URL/api/v1/status)" = 401 ] || die "no token"
 grep -qi '^WWW-Authenticate: Bearer' "$T/far.head" || die "no WWW-Authenticate"
 grep -q '"error"' "$T/far.body" || die "401 without JSON error"
-[ "$(c -H "Authorization: Bearer ${TOKEN%?}0" $URL/api/v1/status)" = 401 ] || die "wrong token"
+# A wrong token: the right one with its last digit changed.
+case $TOKEN in *0) WRONG=${TOKEN%?}1 ;; *) WRONG=${TOKEN%?}0 ;; esac
+[ "$(c -H "Authorization: Bearer $WRONG" $URL/api/v1/status)" = 401 ] || die "wrong token"
 [ "$(c -H "Authorization: Bearer $TOKEN" $URL/api/v1/status)" = 200 ] || die "Bearer"
 [ "$(c -H "Authorization: Bearer $TOKEN" $URL/metrics)" = 200 ] || die "Bearer /metrics"
 [ "$(c $URL/metrics)" = 401 ] || die "/metrics without token"
