@@ -751,7 +751,7 @@ test_token_file(void **state)
     snprintf(path, sizeof path, "%s/no-dir/api-token", s_root);
     assert_int_equal(ms_api_token_open(path, b, NULL, &diag), MS_ERR_IO);
 
-    char header[200];
+    char header[400];
     snprintf(header, sizeof header, "Bearer %s", a);
     assert_true(ms_api_token_matches(a, header, NULL));
     snprintf(header, sizeof header, "bearer  %s ", a);
