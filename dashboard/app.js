@@ -374,7 +374,7 @@ function timeTraces() {
       out.push({
         type: 'scatter', mode: 'lines', name: `fit ${f.slope.toExponential(2)} s/layer, r²=${fmt(f.r2, 3)}`,
         x: [lo, hi], y: [f.intercept + f.slope * lo, f.intercept + f.slope * hi],
-        line: { color, dash: 'dot' }, legendgroup: 'g' + i, showlegend: false,
+        line: { color, dash: 'dot' }, legendgroup: 'g' + i,
         hovertemplate: `fit: %{y:.3s} s/epoch (slope ${f.slope.toExponential(2)}, r² ${fmt(f.r2, 3)})<extra></extra>`,
       });
     }
@@ -453,7 +453,10 @@ function drawPlots() {
   }
   const r = state.chosen;
   const lay = baseLayout(r ? `Learning curve: ${r.config.activation}, depth ${r.__depth}, width ${r.__width}, seed ${r.config.seed} (${short(r.task_id)})` : 'Learning curve (click a table row or a point)', 'epoch', 'loss');
-  lay.xaxis.dtick = undefined;
+  // Whole epochs only: a run of a few epochs would get ticks 1, 1.2, 1.4...
+  const nEp = r && Array.isArray(r.curve) ? r.curve.length : 0;
+  lay.xaxis.tick0 = 1;
+  lay.xaxis.dtick = Math.max(1, Math.ceil(nEp / 10));
   lay.yaxis2 = { title: { text: 'accuracy' }, overlaying: 'y', side: 'right', range: [0, 1.02], tickmode: 'linear', tick0: 0, dtick: 0.2, showgrid: false };
   lay.margin.r = 55;
   Plotly.react('plot-curve', curveTraces(), lay, PLOT_CONFIG);

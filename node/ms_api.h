@@ -148,7 +148,8 @@ typedef struct {
     //  status also carries "peers" ({state: count}), "pool_id" (hex or
     //  null), "pool_counters" ({name: number}, printed on /metrics under
     //  the names docs/METRICS.md lists), "verification" ({"nodes":
-    //  [{node, counted, strikes, quarantined}], ...}) and "metrics" (the
+    //  [{node, counted, strikes, forgiven, strikes_left, quarantined}],
+    //  ...}) and "metrics" (the
     //  labelled figures: {"gossip": {"sent"|"received": {TYPE:
     //  {"messages", "bytes"}}}, "rejected": {REASON: n}, "peer_states":
     //  {STATE: n}, "reevaluations": {OUTCOME: n}, "tasks_completed_total",

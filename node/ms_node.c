@@ -5249,16 +5249,11 @@ s_metrics_snapshot(ms_node_t *self, const json_t *peers)
         ms_hash_t id;
         if (!hex || !st || ms_hash_from_hex(hex, &id) != MS_OK)
             continue;
-        const ms_member_t *mem =
-            self->members ? ms_members_find(self->members, id.bytes) : NULL;
-        uint32_t counted = 0, strikes = 0;
-        bool quarantined = false;
+        // "revoked" and "quarantined" as s_peers_standing set them.
         int k = 0;
-        if (mem && mem->state == MS_MEMBER_REVOKED)
+        if (json_is_true(json_object_get(peer, "revoked")))
             k = 3;
-        else if (ms_store_node_standing(self->store, id.bytes, &counted,
-                                        &strikes, &quarantined) == MS_OK &&
-                 quarantined)
+        else if (json_is_true(json_object_get(peer, "quarantined")))
             k = 4;
         else if (strcmp(st, "suspect") == 0)
             k = 1;
@@ -5288,12 +5283,45 @@ s_metrics_snapshot(ms_node_t *self, const json_t *peers)
 }
 
 //  --------------------------------------------------------------------------
+//  Mark each peer of the mesh's table (ms_mesh_peers_json) with its
+//  standing in this node's view: "revoked" (the pool authority revoked its
+//  certificate) and "quarantined" (this store's verdicts quarantine it).
+//  Its "state" stays the link's liveness (alive, suspect, dead): a revoked
+//  peer is cut off and so dead, but not only dead. /api/v1/peers, the
+//  peer_states metric and `meshsweep peers` read these.
+
+static void
+s_peers_standing(ms_node_t *self, json_t *peers)
+{
+    size_t i;
+    json_t *peer;
+    json_array_foreach(peers, i, peer)
+    {
+        const char *hex = json_string_value(json_object_get(peer, "node_id"));
+        ms_hash_t id;
+        if (!hex || ms_hash_from_hex(hex, &id) != MS_OK)
+            continue;
+        const ms_member_t *mem =
+            self->members ? ms_members_find(self->members, id.bytes) : NULL;
+        bool quarantined = false;
+        if (ms_store_node_standing(self->store, id.bytes, NULL, NULL,
+                                   &quarantined) != MS_OK)
+            quarantined = false;
+        json_object_set_new(
+            peer, "revoked",
+            json_boolean(mem && mem->state == MS_MEMBER_REVOKED));
+        json_object_set_new(peer, "quarantined", json_boolean(quarantined));
+    }
+}
+
+//  --------------------------------------------------------------------------
 //  Refresh the snapshots HTTP threads read (peers, pool counters).
 
 static void
 s_refresh_snapshots(ms_node_t *self)
 {
     json_t *peers = self->mesh ? ms_mesh_peers_json(self->mesh) : json_array();
+    s_peers_standing(self, peers);
     json_t *c = json_object();
     if (c) {
         ms_store_stats_t ss;
@@ -5462,8 +5490,14 @@ s_refresh_snapshots(ms_node_t *self)
                                         s_collect_task, &rc);
     }
     double gflops = self->pool ? ms_worker_pool_calibration(self->pool) : 0;
+    const json_t *wplat =
+        self->pool ? ms_worker_pool_platform(self->pool) : NULL;
     pthread_mutex_lock(&self->lock);
     self->calibration_gflops = gflops;
+    // The platform on /status: the last result's; before any, what a
+    // worker announced at start (the same object its rows will carry).
+    if (!self->platform && wplat)
+        self->platform = json_deep_copy(wplat);
     if (peers) {
         json_decref(self->peers_json);
         self->peers_json = peers;
@@ -8662,17 +8696,25 @@ s_api_status(void *arg)
                     : json_string_value(json_object_get(
                           json_array_get(self->peers_json, k - 1), "node_id"));
             ms_hash_t id;
-            uint32_t counted = 0, strikes = 0;
+            uint32_t counted = 0, strikes = 0, forgiven = 0;
             bool quarantined = false;
             if (!hex || ms_hash_from_hex(hex, &id) != MS_OK ||
-                ms_store_node_standing(self->store, id.bytes, &counted,
-                                       &strikes, &quarantined) != MS_OK)
+                ms_store_node_standing_ex(self->store, id.bytes, &counted,
+                                          &strikes, &forgiven,
+                                          &quarantined) != MS_OK)
                 continue;
-            json_array_append_new(nodes,
-                                  json_pack("{s:s, s:i, s:i, s:b}", "node", hex,
-                                            "counted", (json_int_t) counted,
-                                            "strikes", (json_int_t) strikes,
-                                            "quarantined", quarantined));
+            // strikes: every strike earned; forgiven: those a quarantine
+            // clear forgave; strikes_left: what the quarantine rule
+            // weighs (so a cleared node shows 3 strikes, 3 forgiven, 0
+            // left, not quarantined).
+            json_array_append_new(
+                nodes,
+                json_pack(
+                    "{s:s, s:i, s:i, s:i, s:i, s:b}", "node", hex, "counted",
+                    (json_int_t) counted, "strikes", (json_int_t) strikes,
+                    "forgiven", (json_int_t) forgiven, "strikes_left",
+                    (json_int_t) (strikes > forgiven ? strikes - forgiven : 0),
+                    "quarantined", quarantined));
         }
         json_object_set_new(obj, "verification",
                             json_pack("{s:i, s:i, s:i, s:o}", "pool_operators",

@@ -7269,6 +7269,19 @@ ms_store_node_standing(ms_store_t *self,
                        uint32_t *n_counted, uint32_t *n_strikes,
                        bool *quarantined)
 {
+    return ms_store_node_standing_ex(self, node_id, n_counted, n_strikes, NULL,
+                                     quarantined);
+}
+
+//  --------------------------------------------------------------------------
+//  A node's standing with its forgiven strikes.
+
+int
+ms_store_node_standing_ex(ms_store_t *self,
+                          const uint8_t node_id[MS_STORE_ID_BYTES],
+                          uint32_t *n_counted, uint32_t *n_strikes,
+                          uint32_t *n_forgiven, bool *quarantined)
+{
     MDB_txn *txn;
     int rc = s_read_begin(self, &txn);
     if (rc != MS_OK)
@@ -7280,6 +7293,8 @@ ms_store_node_standing(ms_store_t *self,
         *n_counted = vn.n_counted;
     if (n_strikes)
         *n_strikes = vn.n_strikes;
+    if (n_forgiven)
+        *n_forgiven = vn.n_forgiven;
     if (quarantined)
         *quarantined = vn.quarantined;
     return rc;

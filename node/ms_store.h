@@ -905,6 +905,17 @@ int ms_store_node_standing(ms_store_t *self,
                            uint32_t *n_counted, uint32_t *n_strikes,
                            bool *quarantined);
 
+//  ms_store_node_standing, plus *n_forgiven: how many of those strikes the
+//  pool authority's quarantine clears forgave (ms_store_put_clear: the
+//  strikes of the node's results inside the clears' cut; 0 when none).
+//  n_strikes counts them too: the quarantine rule weighs n_strikes -
+//  n_forgiven (ms_verdict_quarantined). Any out pointer may be NULL. A
+//  node never seen gives zeros. Errors: MS_ERR_STORE.
+int ms_store_node_standing_ex(ms_store_t *self,
+                              const uint8_t node_id[MS_STORE_ID_BYTES],
+                              uint32_t *n_counted, uint32_t *n_strikes,
+                              uint32_t *n_forgiven, bool *quarantined);
+
 //  Commit then reveal (DESIGN.md "Verification"): how many distinct
 //  operators (as verdicts count them, ms_store_operator) have a commit
 //  record for TASK_ID in this store, into *n_operators; *has_own (may be

@@ -73,7 +73,8 @@ typedef struct {
     int fd;                            // node's end of the socketpair
     bool busy;                         // a task was sent, no end seen yet
     char task_id[MS_HASH_HEX_LEN + 1]; // task it runs ("" when idle)
-    double gflops; // calibration its "ready" announced (0: none yet)
+    double gflops;    // calibration its "ready" announced (0: none yet)
+    json_t *platform; // the platform its "ready" announced (NULL: none)
 } s_worker_t;
 
 struct ms_worker_pool {
@@ -893,9 +894,20 @@ s_child_main(int fd, const ms_worker_options_t *opts, const char *backend)
     // SGEMM): the node publishes the figure, and every row this worker
     // produces carries it.
     self.gflops = ms_platform_calibrate();
-    json_t *hello = json_pack("{s:s, s:i, s:o}", "op", "ready", "pid",
-                              (json_int_t) getpid(), "calibration_gflops",
-                              s_real_or_null(self.gflops));
+    // Open the backend now, as the first task would, so that the platform
+    // (what rows carry) goes out with the figure and the node's /status
+    // shows it before any task ran. A backend that does not open is left
+    // to the first task, which reports why (as before).
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    if (ms_backend_open(&self.backend, self.backend_name, opts->blas_threads,
+                        &diag) != MS_OK)
+        self.backend = NULL;
+    json_t *platform = self.backend ? s_child_platform(&self) : NULL;
+    json_t *hello =
+        json_pack("{s:s, s:i, s:o, s:O?}", "op", "ready", "pid",
+                  (json_int_t) getpid(), "calibration_gflops",
+                  s_real_or_null(self.gflops), "platform", platform);
     if (!hello || s_frame_send(fd, hello) != MS_OK)
         _exit(1);
     json_decref(hello);
@@ -1067,6 +1079,8 @@ ms_worker_pool_destroy(ms_worker_pool_t **self_p)
                 ;
         }
         w->pid = -1;
+        json_decref(w->platform);
+        w->platform = NULL;
     }
     free(self->workers);
     free(self->backend);
@@ -1109,6 +1123,18 @@ ms_worker_pool_calibration(const ms_worker_pool_t *self)
         return 0;
     qsort(v, n, sizeof v[0], s_double_cmp);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+//  --------------------------------------------------------------------------
+//  The platform the first worker that has one announced.
+
+const json_t *
+ms_worker_pool_platform(const ms_worker_pool_t *self)
+{
+    for (int i = 0; i < self->n_workers; i++)
+        if (self->workers[i].platform)
+            return self->workers[i].platform;
+    return NULL;
 }
 
 //  --------------------------------------------------------------------------
@@ -1322,6 +1348,11 @@ s_read_event(ms_worker_pool_t *self, int i, ms_worker_event_t *ev)
         if (json_is_number(gf) && isfinite(json_number_value(gf)) &&
             json_number_value(gf) > 0)
             w->gflops = json_number_value(gf);
+        json_t *platform = json_object_get(msg, "platform");
+        if (json_is_object(platform)) {
+            json_decref(w->platform);
+            w->platform = json_incref(platform);
+        }
         json_decref(msg);
         return MS_ERR_NOTFOUND;
     }

@@ -150,6 +150,13 @@ int ms_worker_pool_size(const ms_worker_pool_t *self);
 //  polled (ms_worker_pool_poll): call from the thread that polls.
 double ms_worker_pool_calibration(const ms_worker_pool_t *self);
 
+//  The platform (the JSON object a row's "platform" holds: the fingerprint
+//  fields, blas_config, calibration_gflops) that a worker announced in
+//  "ready" at start, the first worker's that has one; NULL before any has
+//  (or when no worker's backend opened at start). Borrowed: valid until
+//  the next ms_worker_pool_poll or destroy. Call from the polling thread.
+const json_t *ms_worker_pool_platform(const ms_worker_pool_t *self);
+
 //  Number of idle workers (ready for a task).
 int ms_worker_pool_idle(const ms_worker_pool_t *self);
 

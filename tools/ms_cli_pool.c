@@ -135,8 +135,11 @@ s_peers_usage(FILE *out)
     fprintf(out,
             "usage: meshsweep peers [--node URL] [--json]\n"
             "\n"
-            "The pool as a node sees it: each peer's node id, state (alive,\n"
-            "suspect, dead) and address.\n"
+            "The pool as a node sees it, as GET /api/v1/peers gives it: each\n"
+            "peer's node id (12 hex), state of its link (alive, suspect,\n"
+            "dead), standing (revoked by the pool authority, quarantined by\n"
+            "this node's verdicts, or ok), incarnation (16 hex: a new one\n"
+            "each time the peer restarts), operator and address.\n"
             "\n"
             "  --node URL     node API (default $MESHSWEEP_NODE or %s)\n"
             "  --token T      API bearer token (default $MESHSWEEP_TOKEN)\n"
@@ -190,7 +193,8 @@ ms_cli_peers_main(int argc, char **argv)
     if (!json_is_array(doc) || json_array_size(doc) == 0)
         printf("no peers\n");
     else {
-        printf("%-14s %-8s %s\n", "node", "state", "address");
+        printf("%-12s  %-7s  %-11s  %-16s  %-16s  %s\n", "node", "state",
+               "standing", "incarnation", "operator", "address");
         size_t i;
         json_t *peer;
         json_array_foreach(doc, i, peer)
@@ -198,12 +202,23 @@ ms_cli_peers_main(int argc, char **argv)
             const char *id =
                 json_string_value(json_object_get(peer, "node_id"));
             const char *st = json_string_value(json_object_get(peer, "state"));
+            const char *inc =
+                json_string_value(json_object_get(peer, "incarnation"));
+            const char *op =
+                json_string_value(json_object_get(peer, "operator"));
             const char *ep =
                 json_string_value(json_object_get(peer, "endpoint"));
             if (!ep)
                 ep = json_string_value(json_object_get(peer, "address"));
-            printf("%-14.12s %-8s %s\n", id ? id : "?", st ? st : "?",
-                   ep ? ep : "");
+            // A revoked peer's link is dead too; its standing says why.
+            const char *standing =
+                json_is_true(json_object_get(peer, "revoked")) ? "revoked"
+                : json_is_true(json_object_get(peer, "quarantined"))
+                    ? "quarantined"
+                    : "ok";
+            printf("%-12.12s  %-7s  %-11s  %-16s  %-16s  %s\n", id ? id : "?",
+                   st ? st : "?", standing, inc ? inc : "-",
+                   op && *op ? op : "-", ep && *ep ? ep : "-");
         }
     }
     json_decref(doc);

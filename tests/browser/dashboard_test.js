@@ -5,13 +5,19 @@
 //
 //   MODE=live URL=http://127.0.0.1:PORT/ SUBMIT="cmd to submit" SHOT=FILE
 //       opens the page before the sweep exists, submits it (SUBMIT runs
-//       in a shell), then checks that the sweep appears, that its
-//       progress bar advances (two increasing readings of done), that the
-//       validation-accuracy-vs-depth plot gains points as results arrive
-//       (points counted from the Plotly graph div's .data), that the
+//       in a shell), then checks that the page is live through
+//       /api/v1/events (the stream answers 200 text/event-stream, the
+//       pill says "live (events)" and never "polling"; results reach the
+//       table and the bar moves between two readings with no REST request
+//       of the rows or the sweep list in between: pushed, not polled),
+//       that the sweep appears, that its progress bar advances (two
+//       increasing readings of done), that the validation-accuracy-vs-
+//       depth plot gains points as results arrive (points counted from the
+//       Plotly graph div's .data; every point at least MIN_ACC), that the
 //       table fills and a click on a row draws that run's learning curve,
-//       and that no console error or page error happened; saves a
-//       screenshot to SHOT.
+//       and that no console error or page error happened (none is
+//       expected: the node serves /api/v1/events); saves a screenshot to
+//       SHOT.
 //   MODE=big URL=... SWEEP=ID N=ROWS SHOT=FILE
 //       times the navigation to a finished sweep of N results until its
 //       plots and its table are drawn, and prints the figure.
@@ -48,9 +54,6 @@ async function main() {
       if (m.type() !== 'error') return;
       const text = m.text();
       const where = (m.location() && m.location().url) || '';
-      // The one error the page expects: a node without /api/v1/events
-      // answers 404 (the page then polls). Anything else fails the test.
-      if (/404/.test(text) && /\/api\/v1\/events/.test(text + ' ' + where)) return;
       errors.push(text + (where ? ' (' + where + ')' : ''));
     });
     page.on('pageerror', (e) => errors.push('page error: ' + e.message));
@@ -70,52 +73,107 @@ async function main() {
 }
 
 async function live(page) {
+  // The REST requests the page makes (rows and the sweep list), to tell
+  // what events brought from what a fetch brought; and the event stream.
+  const net = { results: 0, sweeps: 0, inFlight: 0, events: [] };
+  const isRows = (u) => /\/api\/v1\/sweeps\/[0-9a-f]+\/results/.test(u);
+  const isList = (u) => /\/api\/v1\/sweeps(\?|$)/.test(u);
+  page.on('request', (r) => {
+    const u = r.url();
+    if (isRows(u)) { net.results++; net.inFlight++; }
+    if (isList(u)) { net.sweeps++; net.inFlight++; }
+  });
+  const settled = (r) => { if (isRows(r.url()) || isList(r.url())) net.inFlight--; };
+  page.on('requestfinished', settled);
+  page.on('requestfailed', settled);
+  page.on('response', (r) => {
+    if (/\/api\/v1\/events/.test(r.url())) {
+      net.events.push(`${r.status()} ${r.headers()['content-type'] || ''}`);
+    }
+  });
+
   await page.goto(URL, { waitUntil: 'load' });
   const hasPlotly = await page.evaluate(() => typeof window.Plotly !== 'undefined');
   if (!hasPlotly) fail('the page has no Plotly (vendor/plotly.min.js not served)');
   ok('page loaded with the plotting library');
+  // Live through events before anything happens: the pill turns to
+  // "live (events)" when the EventSource opens.
+  await page.waitForFunction(() => document.querySelector('#live').textContent === 'live (events)',
+    null, { timeout: 20000 }).catch(async () => fail('the page did not go live through events: the pill says "' +
+      (await page.$eval('#live', (e) => e.textContent)) + '"; /api/v1/events answers: ' + JSON.stringify(net.events)));
+  if (!net.events.length || !/^200 text\/event-stream/.test(net.events[0])) {
+    fail('/api/v1/events did not answer 200 text/event-stream: ' + JSON.stringify(net.events));
+  }
+  ok(`live through /api/v1/events (${net.events[0]}; pill "live (events)")`);
   execSync(env.SUBMIT, { stdio: ['ignore', 'inherit', 'inherit'] });
   const sweep = (await page.waitForSelector('#sweeps .sweep', { timeout: 20000 })) &&
     (await page.$eval('#sweeps .sweep', (e) => e.dataset.id));
   ok('the sweep appears in the list: ' + sweep.slice(0, 12));
-  const mode = await page.$eval('#live', (e) => e.textContent);
-  console.log('page updates by: ' + mode);
 
   const done = [];   // distinct readings of the progress bar's done count
   const points = []; // distinct readings of the val-vs-depth point count
+  const modes = new Set();
+  let pushedRows = 0;  // rows that reached the table with no fetch of rows
+  let pushedBar = 0;   // bar moves with no fetch of the sweep list
+  let prev = null;
   let total = 0;
   let lastPoints = -1;
   while (Date.now() - t0 < DEADLINE_MS) {
+    const before = { results: net.results, sweeps: net.sweeps, idle: net.inFlight === 0 };
     const r = await page.evaluate((id) => {
       const row = document.querySelector(`#sweeps .sweep[data-id="${id}"]`);
       const bar = row && row.querySelector('.b-done');
+      const rc = /^\((\d+)\)$/.exec(document.querySelector('#rows-count').textContent);
+      let minY = 1;
+      const points = (function (id2) {
+        const div = document.getElementById(id2);
+        if (!div || !Array.isArray(div.data)) return 0;
+        let n = 0;
+        for (const t of div.data) for (const y of t.y || []) if (y !== null && y !== undefined) { n++; minY = Math.min(minY, y); }
+        return n;
+      })('plot-val');
       return {
         done: row ? Number(row.dataset.done) : -1,
         total: row ? Number(row.dataset.total) : 0,
         width: bar ? bar.style.width : '',
         text: row ? row.querySelector('.counts').textContent : '',
-        points: (function (id2) {
-          const div = document.getElementById(id2);
-          if (!div || !Array.isArray(div.data)) return 0;
-          let n = 0;
-          for (const t of div.data) for (const y of t.y || []) if (y !== null && y !== undefined) n++;
-          return n;
-        })('plot-val'),
+        rows: rc ? Number(rc[1]) : -1,
+        mode: document.querySelector('#live').textContent,
+        points,
+        minY,
       };
     }, sweep);
+    r.net = before;
+    modes.add(r.mode);
     total = r.total;
+    // Between the previous reading and this one, no fetch started and
+    // none was running at either end: what changed came by events.
+    if (prev && prev.net.idle && before.idle && before.results === prev.net.results) {
+      if (prev.rows >= 0 && r.rows > prev.rows) pushedRows += r.rows - prev.rows;
+    }
+    if (prev && prev.net.idle && before.idle && before.sweeps === prev.net.sweeps && r.done > prev.done) {
+      pushedBar++;
+    }
+    prev = r;
     if (!done.length || r.done !== done[done.length - 1].done) {
       done.push(r);
-      console.log(`  progress: ${r.text} (bar ${r.width}) at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      console.log(`  progress: ${r.text} (bar ${r.width}; table ${r.rows} rows; ${r.mode}) at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
     if (r.points !== lastPoints) {
       points.push(r.points);
       lastPoints = r.points;
-      console.log(`  val-vs-depth plot: ${r.points} points at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      console.log(`  val-vs-depth plot: ${r.points} points (lowest ${r.minY.toFixed(4)}) at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
-    if (total > 0 && r.done === total && r.points >= Number(env.EXPECT_POINTS || 1)) break;
+    if (total > 0 && r.done === total && r.rows === total && r.points >= Number(env.EXPECT_POINTS || 1)) break;
     await sleep(250);
   }
+  if ([...modes].some((m) => m !== 'live (events)')) fail('the page left the event stream: pill read ' + [...modes].join(', '));
+  ok('the pill said "live (events)" at every reading');
+  if (pushedRows < 1) fail(`no result reached the table without a fetch of the rows (${net.results} fetches of rows)`);
+  ok(`${pushedRows} of ${total} results reached the table by events, with no fetch of rows in between ` +
+    `(${net.results} fetches of rows in all, ${net.sweeps} of the sweep list)`);
+  if (pushedBar < 1) fail('the progress bar never moved without a fetch of the sweep list');
+  ok(`the progress bar moved ${pushedBar} times by events, with no fetch of the sweep list in between`);
   // The bar advanced: two readings, the later one higher, and it moved
   // visibly (its width follows done).
   const inc = done.filter((r) => r.done > 0 && r.done < total);
@@ -132,6 +190,9 @@ async function live(page) {
   ok(`accuracy-vs-depth plot gained points: ${points.join(' -> ')}`);
   const want = Number(env.EXPECT_POINTS || 0);
   if (want && points[points.length - 1] !== want) fail(`plot has ${points[points.length - 1]} points, expected ${want}`);
+  const minAcc = Number(env.MIN_ACC || 0);
+  if (minAcc && !(prev.minY >= minAcc)) fail(`a point of the val-vs-depth plot is below ${minAcc}: ${prev.minY}`);
+  if (minAcc) ok(`every point of the val-vs-depth plot is at least ${minAcc} (lowest ${prev.minY.toFixed(4)})`);
 
   // The table holds every result; clicking a row draws its learning curve.
   await page.waitForFunction((n) => document.querySelectorAll('#results tbody tr').length === Math.min(n, 50) &&
@@ -157,6 +218,12 @@ async function live(page) {
   ok('time-per-epoch plot with fit lines (' + timePts + ' traces)');
   await page.waitForFunction(() => document.querySelectorAll('#nodes tbody tr').length >= 1, null, { timeout: 10000 });
   ok('pool table shows this node');
+  // The pool card polls /status every 5 s: wait until it shows the sweep
+  // finished, so the screenshot does not show a stale "1 running".
+  await page.waitForFunction((n) => document.querySelector('#pool-summary').textContent
+    .includes(`store: ${n} done, 0 running, 0 pending`), total, { timeout: 15000 })
+    .catch(() => fail('the pool card does not show the finished sweep: ' + JSON.stringify(total)));
+  ok('pool card: ' + (await page.$eval('#pool-summary', (e) => e.textContent)));
   await page.mouse.move(0, 0);
 }
 

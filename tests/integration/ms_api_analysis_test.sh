@@ -22,6 +22,11 @@ status_gflops() {
 }
 ms_wait_until 20 status_gflops || fail "/api/v1/status has no calibration_gflops: $(cat "$T/node-status.json")"
 ok "/api/v1/status carries calibration_gflops ($(ms_json_get "$T/node-status.json" 'd["calibration_gflops"]') GFLOP/s)"
+# ... and the platform, before any task ran (the worker announces it with
+# the figure); the rows below carry the same object.
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d.get("platform"); sys.exit(0 if isinstance(p,dict) and p.get("backend") and p.get("calibration_gflops")==d["calibration_gflops"] and d["tasks_trained_total"]==0 else 1)' "$T/node-status.json" ||
+    fail "/api/v1/status has no platform before the first task: $(cat "$T/node-status.json")"
+ok "/api/v1/status carries the platform before any task ($(ms_json_get "$T/node-status.json" 'd["platform"]["backend"]'), $(ms_json_get "$T/node-status.json" 'd["platform"]["cpu_model"]'))"
 
 cat >"$T/depth.yaml" <<'Y'
 name: analysis-test
@@ -106,6 +111,9 @@ assert all(d["n_seconds_normalised"] == d["n_seconds"] == 2 for d in g["depths"]
 # and which is then the reference of the normalised fit.
 figs = {r["platform"]["calibration_gflops"] for r in rows}
 assert figs == {status_gflops}, (figs, status_gflops)
+# The platform /status showed before the first task is the rows' own.
+start_platform = load("node-status.json")["platform"]
+assert all(r["platform"] == start_platform for r in rows), (start_platform, rows[0]["platform"])
 assert api["time_reference_gflops"] == status_gflops and api["time_reference"] == "median"
 assert c["calibration_gflops"] == status_gflops
 # At the node's own speed the normalised fit is the plain one.

@@ -137,6 +137,23 @@ for k in 1 2; do
     ms_wait_until 20 lifted "$k" || fail "node $k still quarantines the liar after the clear: $(pool_standing "$k" "$L")"
     ms_wait_until 20 counted_again "$k" || fail "node $k: the liar's rows do not count again: $(liar_rows "$k")"
 done
+# /api/v1/status says why the liar is no longer quarantined: its strikes
+# are still counted, and that many were forgiven by the clear.
+for k in 1 2; do
+    pool_curl "$k" /api/v1/status >"$T/status$k.json"
+    python3 - "$T/status$k.json" "$L" <<'PY' || fail "node $k: /status does not show the forgiven strikes: $(cat "$T/status$k.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = [n for n in d["verification"]["nodes"] if n["node"] == sys.argv[2]]
+assert len(n) == 1, n
+n = n[0]
+assert n["quarantined"] is False, n
+assert n["strikes"] >= 3 and 3 <= n["forgiven"] <= n["strikes"], n
+assert n["strikes_left"] == n["strikes"] - n["forgiven"], n
+print("node: strikes %d, forgiven %d, strikes_left %d, quarantined %s" % (
+    n["strikes"], n["forgiven"], n["strikes_left"], n["quarantined"]))
+PY
+done
 read -r c1 u1 < <(liar_rows 1)
 "$MS" pool publish "$T/l.clear" --node "${POOL_API[2]}" --json >"$T/again.json"
 [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["new"])' "$T/again.json")" = False ] ||

@@ -78,6 +78,18 @@ took=$((SECONDS - t0))
 grep -q "revoked by the pool authority" "${POOL_LOG[2]}" || fail "node B did not log the revocation"
 kill -0 "${POOL_PID[3]}" 2>/dev/null || fail "C stopped (it is not told; it should keep running)"
 ok "revocation published to A reached B; A and B closed their links to C within ${took} s"
+# `meshsweep peers` shows C as /api/v1/peers gives it: revoked (its link
+# dead), its incarnation (16 hex) and its operator.
+c_shown_revoked() { # K
+    pool_cli "$1" peers >"$T/peers$1.txt" 2>&1 &&
+        grep -Eq "^${C:0:12}  dead +revoked +[0-9a-f]{16}  op3 " "$T/peers$1.txt" &&
+        pool_cli "$1" peers --json >"$T/peers$1.json" 2>&1 &&
+        python3 -c 'import json,sys; p=[p for p in json.load(open(sys.argv[1])) if p["node_id"]==sys.argv[2]]; sys.exit(0 if len(p)==1 and p[0]["revoked"] is True and p[0]["quarantined"] is False and len(p[0]["incarnation"])==16 else 1)' "$T/peers$1.json" "$C"
+}
+for k in 1 2; do
+    ms_wait_until 10 c_shown_revoked "$k" || fail "node $k: meshsweep peers does not show C revoked: $(cat "$T/peers$k.txt")"
+done
+ok "meshsweep peers on A and B: $(grep "${C:0:12}" "$T/peers1.txt")"
 
 # ---- 3. the sweep completes without C ------------------------------------
 for k in 1 2; do
