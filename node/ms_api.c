@@ -88,7 +88,6 @@ struct ms_api {
     pthread_mutex_t cache_mu;           // guards the analysis cache
     s_cached_t cache[S_ANALYSIS_CACHE]; // analyses (GET .../analysis)
     uint64_t cache_tick;                // use counter (LRU)
-    atomic_uint_fast64_t n_cache_hits;  // analyses answered from the cache
 };
 
 //  One request in progress.
@@ -1940,7 +1939,6 @@ s_get_analysis(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
     char *text =
         gen ? s_cache_get(self, id, opts.verified_only, gen, &len) : NULL;
     if (text) {
-        atomic_fetch_add(&self->n_cache_hits, 1);
         enum MHD_Result r =
             s_reply(self, conn, MHD_HTTP_OK, "application/json", text, len);
         free(text);
@@ -3143,7 +3141,6 @@ ms_api_open(ms_api_t **out, const char *bind, const ms_api_hooks_t *hooks,
     }
     atomic_init(&self->n_requests, 0);
     atomic_init(&self->n_rejected, 0);
-    atomic_init(&self->n_cache_hits, 0);
     pthread_mutex_init(&self->cache_mu, NULL);
     //  Event-driven (epoll) with a small pool of handler threads, not a
     //  thread per connection: an idle or slow client then costs a socket,
