@@ -8,7 +8,13 @@
 // remote user opens /?token=..., the node sets a cookie, and same-origin
 // fetch and EventSource send it.
 //
-// Speed: rows live in one array; sorting is over all of them, but only
+// Speed: on opening, the sweep list, the shown sweep's analysis (the
+// plots are drawn from it, not from the rows) and the table's first page
+// are fetched at once, while plotly.js still loads; the rest of the rows
+// follow in the background in large pages of only the columns the table
+// shows (?fields=, no curve, no platform: a run's curve is fetched when
+// it is chosen), each page added and the table redrawn as it arrives.
+// Rows live in one array; sorting is over all of them, but only
 // one page of the table is in the DOM. Plot redraws (Plotly.react) and
 // table redraws are coalesced (at most a few per second), and the
 // analysis is refetched at most once a second, so a burst of results
@@ -17,6 +23,11 @@
 
 const API = '/api/v1';
 const PAGE_ROWS = 50;           // table rows in the DOM at once
+const FETCH_ROWS = 2500;        // rows per background request
+// The row fields the table, the pool and the plots' point clicks read.
+const TABLE_FIELDS = ['task_id', 'node_id', 'replica', 'config', 'status', 'val_accuracy',
+  'test_accuracy', 'seconds_per_epoch', 'epochs', 'params', 'verdict', 'verdict_revision',
+  'verdict_operators', 'counted'].join(',');
 const POLL_MS = 2000;           // fallback polling interval
 const POOL_POLL_MS = 5000;      // /status and /peers
 const ANALYSIS_MIN_MS = 1000;   // analysis refetched at most this often
@@ -45,7 +56,22 @@ const state = {
 };
 
 const $ = (sel) => document.querySelector(sel);
-const hasPlotly = typeof window.Plotly !== 'undefined';
+// plotly.js loads after this script (both deferred), so that the data is
+// fetched while it loads: draw only once it is there (DOMContentLoaded).
+const hasPlotly = () => typeof window.Plotly !== 'undefined';
+const plotlyWaiting = new Set();
+let domReady = false;
+document.addEventListener('DOMContentLoaded', () => {
+  domReady = true;
+  for (const fn of plotlyWaiting) fn();
+  plotlyWaiting.clear();
+});
+// True when plotly.js is there; else fn runs once it may be (false).
+function whenPlotly(fn) {
+  if (hasPlotly()) return true;
+  if (!domReady) plotlyWaiting.add(fn);
+  return false;
+}
 const PLOT_CONFIG = { displaylogo: false, responsive: true };
 
 // ---------------------------------------------------------------------------
@@ -246,8 +272,9 @@ async function selectSweep(id) {
 }
 
 // Every row of the selected sweep: first one table page (drawn at once,
-// in the node's task order, while the rest loads), then the rest in
-// pages of 20,000 (a big sweep's rows take the node seconds to build).
+// in the node's task order), then the rest in pages of FETCH_ROWS, only
+// the table's fields, each page added and the table redrawn (throttled)
+// as it arrives, so the page stays responsive while a big sweep streams in.
 async function loadRows() {
   const id = state.selected;
   if (state.loadingRows) { state.reloadRows = true; return; }
@@ -255,19 +282,22 @@ async function loadRows() {
   try {
     const rows = [];
     let after = null;
-    for (let guard = 0; guard < 1000; guard++) {
-      const q = new URLSearchParams({ limit: guard === 0 ? String(PAGE_ROWS) : '20000' });
+    const fresh = !state.rows.length;
+    for (let guard = 0; guard < 10000; guard++) {
+      const q = new URLSearchParams({ limit: guard === 0 ? String(PAGE_ROWS) : String(FETCH_ROWS), fields: TABLE_FIELDS });
       if (after !== null) q.set('after', after);
       const page = await getJSON(`${API}/sweeps/${id}/results?${q}`);
       if (!isSelected(id)) return;
       rows.push(...page.rows);
-      if (page.next === null || page.next === undefined || !page.rows.length) break;
-      after = page.next;
-      if (guard === 0 && !state.rows.length) {
-        for (const r of rows) upsertRow(r, false);
+      const more = !(page.next === null || page.next === undefined || !page.rows.length);
+      if (fresh && more) {
+        // Show what has come so far; the rows from events stay.
+        for (const r of page.rows) upsertRow(r, true);
         state.partial = true;
-        drawTable();
+        if (guard === 0) { computeExtraKeys(); drawTable(); } else scheduleTable();
       }
+      if (!more) break;
+      after = page.next;
     }
     state.partial = false;
     if (!isSelected(id)) return;
@@ -430,7 +460,7 @@ function accuracyLayout(title, label, traces) {
 }
 
 function drawPlots() {
-  if (!hasPlotly) return;
+  if (!whenPlotly(schedulePlots)) return;
   const a = state.analysis;
   if (a) {
     const val = accuracyTraces('val_accuracy');
@@ -477,10 +507,19 @@ function chooseFromPoint(ev) {
   if (cands.length) choose(cands[0]);
 }
 
+// Rows come without their curve (?fields=): the chosen run's is fetched
+// from its task (GET /tasks/{id} gives its rows whole).
 function choose(r) {
   state.chosen = r;
   schedulePlots();
   scheduleTable();
+  if (r.curve === undefined && r.task_id) {
+    getJSON(`${API}/tasks/${r.task_id}`).then((t) => {
+      const whole = (t.results || []).find((x) => x.node_id === r.node_id) || {};
+      r.curve = Array.isArray(whole.curve) ? whole.curve : [];
+      if (state.chosen === r) schedulePlots();
+    }).catch((e) => { $('#analysis-note').textContent = 'curve: ' + e.message; });
+  }
 }
 
 // Config keys that vary among the rows (beyond activation, depth, width
@@ -583,7 +622,7 @@ function drawTable() {
     body.push(tr);
   }
   $('#results tbody').replaceChildren(...body);
-  $('#rows-count').textContent = state.partial ? '(loading all rows…)' : `(${rows.length})`;
+  $('#rows-count').textContent = state.partial ? `(${rows.length} so far, loading…)` : `(${rows.length})`;
   $('#page-info').textContent = rows.length ? `${first + 1}–${Math.min(first + PAGE_ROWS, rows.length)} of ${rows.length}` : 'none yet';
   if (!state.drawn.table && rows.length) state.drawn.table = performance.now();
 }
@@ -658,7 +697,7 @@ function sampleThroughput() {
 }
 
 function drawThroughput() {
-  if (!hasPlotly) return;
+  if (!whenPlotly(schedulePool)) return;
   const tp = state.throughput;
   const x = [], y = [];
   // Rate over the last 10 s at each sample (smooths one task per sample).
@@ -800,10 +839,11 @@ function stopPolling() {
 // start
 
 function start() {
-  if (!hasPlotly) {
-    showBanner('The plotting library is missing: this node serves no vendor/plotly.min.js ' +
+  const checkPlotly = () => {
+    if (!hasPlotly()) showBanner('The plotting library is missing: this node serves no vendor/plotly.min.js ' +
       '(it is installed by `npm ci` when meshsweep is built; see docs/DASHBOARD.md). Tables still work.');
-  }
+  };
+  if (whenPlotly(checkPlotly) === false && domReady) checkPlotly();
   $('#page-prev').addEventListener('click', () => { state.page = Math.max(0, state.page - 1); drawTable(); });
   $('#page-next').addEventListener('click', () => { state.page += 1; drawTable(); });
   // A link to a sweep (#sweep=PREFIX) loads it at once, beside the list.

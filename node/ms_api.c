@@ -38,6 +38,7 @@
 #include "ms_wire_canon.h"
 
 #include <microhttpd.h>
+#include <pthread.h>
 #include <sodium.h>
 
 #include <arpa/inet.h>
@@ -64,14 +65,29 @@
 #define S_API_THREADS 4            // handler threads (epoll, thread pool)
 #define S_API_IDLE_S 10            // an idle connection is closed after this
 #define S_API_MAX_CONNECTIONS 1024 // open connections at most
+#define S_ANALYSIS_CACHE 16        // analyses kept (sweep, verified)
+
+//  One cached analysis: the answer's text, labelled with the sweep's
+//  store generation when its rows were read (ms_store_sweep_generation).
+typedef struct {
+    uint8_t sweep_id[MS_HASH_BYTES]; // the sweep
+    bool verified;                   // ?verified=1
+    uint64_t generation;             // 0: empty slot
+    uint64_t used;                   // last use (a tick of the cache)
+    char *text;                      // the JSON answer, malloc'd
+    size_t len;                      // its bytes
+} s_cached_t;
 
 struct ms_api {
-    ms_api_hooks_t hooks;             // the node's hooks (copy)
-    struct MHD_Daemon *daemon;        // libmicrohttpd
-    char address[128];                // "ADDR:PORT" bound
-    atomic_uint_fast64_t n_requests;  // answered
-    atomic_uint_fast64_t n_rejected;  // answered with 4xx/5xx
-    char token[MS_API_TOKEN_MAX + 1]; // bearer token; "" = none asked
+    ms_api_hooks_t hooks;               // the node's hooks (copy)
+    struct MHD_Daemon *daemon;          // libmicrohttpd
+    char address[128];                  // "ADDR:PORT" bound
+    atomic_uint_fast64_t n_requests;    // answered
+    atomic_uint_fast64_t n_rejected;    // answered with 4xx/5xx
+    char token[MS_API_TOKEN_MAX + 1];   // bearer token; "" = none asked
+    pthread_mutex_t cache_mu;           // guards the analysis cache
+    s_cached_t cache[S_ANALYSIS_CACHE]; // analyses (GET .../analysis)
+    uint64_t cache_tick;                // use counter (LRU)
 };
 
 //  One request in progress.
@@ -786,8 +802,19 @@ s_sweep_json(ms_api_t *self, const ms_store_sweep_t *sweep)
     memcpy(h.bytes, sweep->sweep_id, MS_HASH_BYTES);
     char hex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(&h, hex);
-    json_error_t err;
-    json_t *spec = json_loadb(sweep->spec_json, sweep->spec_len, 0, &err);
+    // The stored spec lists every task's config (megabytes for a big
+    // sweep): only the few top-level members shown are parsed.
+    json_t *spec = json_object();
+    static const char *const shown[] = {"name", "method", "dataset", "metric"};
+    for (size_t i = 0; spec && i < sizeof shown / sizeof *shown; i++) {
+        const char *v;
+        size_t n;
+        json_error_t err;
+        if (ms_results_row_member(sweep->spec_json, sweep->spec_len, shown[i],
+                                  &v, &n) == MS_OK)
+            json_object_set_new(spec, shown[i],
+                                json_loadb(v, n, JSON_DECODE_ANY, &err));
+    }
     json_t *obj = json_pack(
         "{s:s, s:O, s:O, s:O, s:s, s:i, s:I, s:o, s:I, s:I}", "sweep_id", hex,
         "name",
@@ -1456,13 +1483,21 @@ static int
 s_sum_row(void *arg, const char *json, size_t n)
 {
     s_sum_t *sum = arg;
-    json_error_t err;
-    json_t *row = json_loadb(json, n, 0, &err);
-    json_t *v = json_object_get(row, "train_seconds");
-    if (json_is_number(v))
-        sum->seconds += json_number_value(v);
+    // One member of each row: scanned for, not parsed (the rows of a
+    // big sweep are megabytes).
+    const char *v;
+    size_t len;
+    if (ms_results_row_member(json, n, "train_seconds", &v, &len) == MS_OK &&
+        len > 0 && len < 64 && (isdigit((unsigned char) v[0]) || v[0] == '-')) {
+        char text[64];
+        memcpy(text, v, len);
+        text[len] = 0;
+        char *end = NULL;
+        double x = strtod(text, &end);
+        if (end && *end == 0 && isfinite(x))
+            sum->seconds += x;
+    }
     sum->n_rows++;
-    json_decref(row);
     return 0;
 }
 
@@ -1511,12 +1546,13 @@ s_get_sweep(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
 
 static int
 s_results_filtered(ms_api_t *self, const ms_hash_t *id, unsigned flags,
-                   const ms_api_filter_t *filter, const char *after, int limit,
-                   json_t **rows, char **next, ms_diag_t *diag)
+                   const char *const *keep, const ms_api_filter_t *filter,
+                   const char *after, int limit, json_t **rows, char **next,
+                   ms_diag_t *diag)
 {
     if (ms_api_filter_size(filter) == 0)
-        return ms_results_page_ex(self->hooks.store, id, flags, after, limit,
-                                  rows, next, diag);
+        return ms_results_page_fields(self->hooks.store, id, flags, keep, after,
+                                      limit, rows, next, diag);
     *rows = NULL;
     if (next)
         *next = NULL;
@@ -1534,8 +1570,9 @@ s_results_filtered(ms_api_t *self, const ms_hash_t *id, unsigned flags,
             want = 256; // read in chunks; cut at a task boundary below
         json_t *page = NULL;
         char *page_next = NULL;
-        rc = ms_results_page_ex(self->hooks.store, id, flags, cursor, want,
-                                &page, limit > 0 ? &page_next : NULL, diag);
+        rc = ms_results_page_fields(self->hooks.store, id, flags, keep, cursor,
+                                    want, &page, limit > 0 ? &page_next : NULL,
+                                    diag);
         if (rc != MS_OK)
             break;
         size_t i;
@@ -1585,6 +1622,122 @@ s_results_filtered(ms_api_t *self, const ms_hash_t *id, unsigned flags,
     else
         free(cursor);
     *rows = kept;
+    return MS_OK;
+}
+
+//  The top-level members of a result row (DESIGN.md "result row", and
+//  those the listing adds), the names ?fields= may ask for.
+static const char *const s_row_fields[] = {"task_id",
+                                           "sweep_id",
+                                           "config",
+                                           "node_id",
+                                           "operator",
+                                           "status",
+                                           "error",
+                                           "epochs",
+                                           "train_seconds",
+                                           "seconds_per_epoch",
+                                           "val_accuracy",
+                                           "val_loss",
+                                           "test_accuracy",
+                                           "test_loss",
+                                           "params",
+                                           "platform",
+                                           "fingerprint",
+                                           "weights_digest",
+                                           "verdict",
+                                           "verdict_revision",
+                                           "verdict_operators",
+                                           "counted",
+                                           "curve",
+                                           "replica",
+                                           "operators",
+                                           "n_results",
+                                           NULL};
+
+#define S_FIELDS_MAX 32 // names in one ?fields=
+
+//  A parsed ?fields=: the names asked (pointers into text), and the
+//  members to parse (those, plus what the filters read).
+typedef struct {
+    char text[1024];                     // the list, split in place
+    const char *names[S_FIELDS_MAX + 1]; // asked, NULL-terminated
+    const char *parse[S_FIELDS_MAX + 4]; // to parse, NULL-terminated
+    size_t n;                            // names asked
+} s_fields_t;
+
+//  --------------------------------------------------------------------------
+//  Parse ?fields=a,b,c into F: every name must be a row member (unknown,
+//  empty or repeated names, or too many: MS_ERR_INVALID with diag).
+
+static int
+s_fields_parse(const char *list, s_fields_t *f, ms_diag_t *diag)
+{
+    memset(f, 0, sizeof *f);
+    if (strlen(list) >= sizeof f->text)
+        return ms_diag_set(diag, "fields", "longer than %zu characters",
+                           sizeof f->text - 1);
+    snprintf(f->text, sizeof f->text, "%s", list);
+    char *save = NULL;
+    for (char *t = strtok_r(f->text, ",", &save); t;
+         t = strtok_r(NULL, ",", &save)) {
+        bool known = false;
+        for (size_t i = 0; s_row_fields[i] && !known; i++)
+            known = strcmp(s_row_fields[i], t) == 0;
+        if (!known)
+            return ms_diag_set(diag, "fields",
+                               "unknown field '%.64s' (a row's fields: "
+                               "task_id, sweep_id, config, node_id, "
+                               "operator, status, error, epochs, "
+                               "train_seconds, seconds_per_epoch, "
+                               "val_accuracy, val_loss, test_accuracy, "
+                               "test_loss, params, platform, fingerprint, "
+                               "weights_digest, verdict, verdict_revision, "
+                               "verdict_operators, counted, curve, replica, "
+                               "operators, n_results)",
+                               t);
+        for (size_t i = 0; i < f->n; i++)
+            if (strcmp(f->names[i], t) == 0)
+                return ms_diag_set(diag, "fields", "'%.64s' named twice", t);
+        if (f->n == S_FIELDS_MAX)
+            return ms_diag_set(diag, "fields", "more than %d names",
+                               S_FIELDS_MAX);
+        f->names[f->n] = t;
+        f->parse[f->n] = t;
+        f->n++;
+    }
+    if (f->n == 0)
+        return ms_diag_set(diag, "fields",
+                           "empty (name a row's fields, "
+                           "comma-separated)");
+    // The filters read status and config (the verdict is laid over).
+    size_t k = f->n;
+    f->parse[k++] = "status";
+    f->parse[k++] = "config";
+    f->parse[k] = NULL;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Keep only F's names in every row of ROWS (in place).
+
+static int
+s_fields_apply(json_t *rows, const s_fields_t *f)
+{
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        json_t *slim = json_object();
+        if (!slim)
+            return MS_ERR_NOMEM;
+        for (size_t k = 0; k < f->n; k++) {
+            json_t *v = json_object_get(row, f->names[k]);
+            if (v)
+                json_object_set(slim, f->names[k], v);
+        }
+        json_array_set_new(rows, i, slim);
+    }
     return MS_OK;
 }
 
@@ -1640,6 +1793,18 @@ s_get_results(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
     }
     ms_diag_t diag;
     ms_diag_clear(&diag);
+    // ?fields=a,b,c: only those members of each row (JSON; CSV has its
+    // fixed columns). The members not asked are not even parsed.
+    const char *fields_text =
+        MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "fields");
+    s_fields_t fields;
+    if (fields_text && csv)
+        return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                             "fields: for JSON only (CSV has fixed "
+                             "columns)");
+    if (fields_text && s_fields_parse(fields_text, &fields, &diag) != MS_OK)
+        return s_reply_diag(self, conn, MHD_HTTP_BAD_REQUEST, &diag,
+                            MS_ERR_INVALID);
     ms_api_filter_t *filter = ms_api_filter_new();
     if (!filter)
         return s_reply_error(self, conn, 500, "out of memory");
@@ -1653,12 +1818,17 @@ s_get_results(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
     }
     json_t *rows = NULL;
     char *next = NULL;
-    int rc =
-        s_results_filtered(self, id, flags, filter, csv ? NULL : after,
-                           csv ? 0 : limit, &rows, csv ? NULL : &next, &diag);
+    int rc = s_results_filtered(
+        self, id, flags, fields_text ? fields.parse : NULL, filter,
+        csv ? NULL : after, csv ? 0 : limit, &rows, csv ? NULL : &next, &diag);
     ms_api_filter_destroy(&filter);
-    if (rc != MS_OK)
+    if (rc == MS_OK && fields_text)
+        rc = s_fields_apply(rows, &fields);
+    if (rc != MS_OK) {
+        json_decref(rows);
+        free(next);
         return s_reply_diag(self, conn, s_status_of(rc), &diag, rc);
+    }
     if (csv) {
         char *text = ms_results_format_csv(rows);
         json_decref(rows);
@@ -1674,6 +1844,76 @@ s_get_results(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
                              next ? json_string(next) : json_null());
     free(next);
     return s_reply_json(self, conn, MHD_HTTP_OK, page);
+}
+
+/*  Analysis cache. A sweep's analysis is a function of its rows and
+    verdicts, which change only when results, verdicts or task states do:
+    the store's sweep generation (ms_store_sweep_generation) counts those
+    changes. An answer is kept, as its JSON text, with the generation
+    read before its rows were; a request whose generation is the same is
+    answered from the text. Generation 0 (unknown) is never stored. At
+    most S_ANALYSIS_CACHE answers (least recently used out); the
+    computation runs outside the lock, so two first requests may both
+    compute (the later one stores). */
+
+//  --------------------------------------------------------------------------
+//  The cached answer of (sweep, verified) at GENERATION, copied (caller
+//  frees), or NULL.
+
+static char *
+s_cache_get(ms_api_t *self, const ms_hash_t *id, bool verified,
+            uint64_t generation, size_t *len)
+{
+    char *text = NULL;
+    pthread_mutex_lock(&self->cache_mu);
+    for (size_t i = 0; i < S_ANALYSIS_CACHE && !text; i++) {
+        s_cached_t *c = &self->cache[i];
+        if (c->generation != generation || c->verified != verified ||
+            memcmp(c->sweep_id, id->bytes, MS_HASH_BYTES) != 0)
+            continue;
+        text = malloc(c->len + 1);
+        if (text) {
+            memcpy(text, c->text, c->len + 1);
+            *len = c->len;
+            c->used = ++self->cache_tick;
+        }
+    }
+    pthread_mutex_unlock(&self->cache_mu);
+    return text;
+}
+
+//  --------------------------------------------------------------------------
+//  Keep a copy of TEXT as the answer of (sweep, verified) at GENERATION,
+//  in that key's slot or the least recently used one.
+
+static void
+s_cache_put(ms_api_t *self, const ms_hash_t *id, bool verified,
+            uint64_t generation, const char *text, size_t len)
+{
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return;
+    memcpy(copy, text, len + 1);
+    pthread_mutex_lock(&self->cache_mu);
+    s_cached_t *slot = NULL;
+    for (size_t i = 0; i < S_ANALYSIS_CACHE; i++) {
+        s_cached_t *c = &self->cache[i];
+        if (c->generation && c->verified == verified &&
+            memcmp(c->sweep_id, id->bytes, MS_HASH_BYTES) == 0) {
+            slot = c; // this key's older answer
+            break;
+        }
+        if (!slot || c->used < slot->used)
+            slot = c;
+    }
+    free(slot->text);
+    memcpy(slot->sweep_id, id->bytes, MS_HASH_BYTES);
+    slot->verified = verified;
+    slot->generation = generation;
+    slot->text = copy;
+    slot->len = len;
+    slot->used = ++self->cache_tick;
+    pthread_mutex_unlock(&self->cache_mu);
 }
 
 //  --------------------------------------------------------------------------
@@ -1693,12 +1933,29 @@ s_get_analysis(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
     else if (t && strcmp(t, "0") && strcmp(t, "false"))
         return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
                              "verified: '%.64s' is not 0 or 1", t);
+    // The generation first: rows read after it are at least that new.
+    uint64_t gen = ms_store_sweep_generation(self->hooks.store, id->bytes);
+    size_t len = 0;
+    char *text =
+        gen ? s_cache_get(self, id, opts.verified_only, gen, &len) : NULL;
+    if (text) {
+        enum MHD_Result r =
+            s_reply(self, conn, MHD_HTTP_OK, "application/json", text, len);
+        free(text);
+        return r;
+    }
     ms_diag_t diag;
     ms_diag_clear(&diag);
     json_t *rows = NULL;
-    int rc = ms_results_page_ex(self->hooks.store, id,
-                                opts.verified_only ? MS_RESULTS_VERIFIED : 0,
-                                NULL, 0, &rows, NULL, &diag);
+    // The members the analysis reads (ms_analysis.h); the rest of each
+    // row (its curve above all) is not parsed.
+    static const char *const keep[] = {
+        "status",       "counted",       "config",
+        "val_accuracy", "test_accuracy", "seconds_per_epoch",
+        "fingerprint",  "platform",      NULL};
+    int rc = ms_results_page_fields(
+        self->hooks.store, id, opts.verified_only ? MS_RESULTS_VERIFIED : 0,
+        keep, NULL, 0, &rows, NULL, &diag);
     if (rc != MS_OK)
         return s_reply_diag(self, conn, s_status_of(rc), &diag, rc);
     json_t *analysis = NULL;
@@ -1707,7 +1964,19 @@ s_get_analysis(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
     if (rc != MS_OK)
         return s_reply_diag(self, conn, rc == MS_ERR_NOMEM ? 500 : 422, &diag,
                             rc);
-    return s_reply_json(self, conn, MHD_HTTP_OK, analysis);
+    text = ms_wire_canon_dump(analysis);
+    if (!text)
+        text = json_dumps(analysis, JSON_COMPACT);
+    json_decref(analysis);
+    if (!text)
+        return s_reply_error(self, conn, 500, "out of memory");
+    len = strlen(text);
+    if (gen)
+        s_cache_put(self, id, opts.verified_only, gen, text, len);
+    enum MHD_Result r =
+        s_reply(self, conn, MHD_HTTP_OK, "application/json", text, len);
+    free(text);
+    return r;
 }
 
 //  --------------------------------------------------------------------------
@@ -2510,8 +2779,9 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
 {
     static const char *const none[] = {NULL};
     static const char *const submit_args[] = {"files", "priority", NULL};
-    static const char *const results_args[] = {
-        "format", "limit", "after", "all", "verified", "by_task", NULL};
+    static const char *const results_args[] = {"format", "limit",    "after",
+                                               "all",    "verified", "by_task",
+                                               "fields", NULL};
     static const char *const analysis_args[] = {"verified", NULL};
     bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     bool post = strcmp(method, "POST") == 0;
@@ -2871,6 +3141,7 @@ ms_api_open(ms_api_t **out, const char *bind, const ms_api_hooks_t *hooks,
     }
     atomic_init(&self->n_requests, 0);
     atomic_init(&self->n_rejected, 0);
+    pthread_mutex_init(&self->cache_mu, NULL);
     //  Event-driven (epoll) with a small pool of handler threads, not a
     //  thread per connection: an idle or slow client then costs a socket,
     //  not a thread, so a hundred half-open connections (slowloris) cannot
@@ -2885,6 +3156,7 @@ ms_api_open(ms_api_t **out, const char *bind, const ms_api_hooks_t *hooks,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned) S_API_MAX_CONNECTIONS,
         MHD_OPTION_UNESCAPE_CALLBACK, s_unescape, NULL, MHD_OPTION_END);
     if (!self->daemon) {
+        pthread_mutex_destroy(&self->cache_mu);
         free(self);
         return ms_diag_set_code(diag, MS_ERR_IO, "api",
                                 "cannot listen on %s (address in use, or "
@@ -2917,6 +3189,9 @@ ms_api_destroy(ms_api_t **self_p)
     if (self->daemon)
         MHD_stop_daemon(self->daemon);
     sodium_memzero(self->token, sizeof self->token);
+    for (size_t i = 0; i < S_ANALYSIS_CACHE; i++)
+        free(self->cache[i].text);
+    pthread_mutex_destroy(&self->cache_mu);
     free(self);
     *self_p = NULL;
 }

@@ -28,9 +28,15 @@
                                            page still has up to limit rows
                                            and a "next" that goes on after
                                            the last task it looked at
+                                           (JSON) &fields=a,b,c: only those
+                                           top-level members of each row
+                                           (config stays an object; an
+                                           unknown name, or with CSV: 400)
       GET  /api/v1/sweeps/{id}/analysis    ms_analysis_compute over the rows
                                            (?verified=1: the verified rows
-                                           only, "verified_only": true)
+                                           only, "verified_only": true); cached
+                                           per (sweep, verified) until the
+                                           sweep's store generation moves
       POST /api/v1/sweeps/{id}/control     {"action":"cancel|pause|resume|
                                            priority","priority":N}; 200
                                            {"sweep_id","action","state",

@@ -95,6 +95,17 @@ s_buf_finish(s_buf_t *b)
     return b->data;
 }
 
+#define S_MEMO 8 // nested members remembered per walk (with a keep list)
+
+//  The last value text of one nested member and its parse: rows of one
+//  node carry the same "platform" object, parsed once and shared.
+typedef struct {
+    char key[24]; // member name ("" = free)
+    char *text;   // its value's text, malloc'd
+    size_t len;   // bytes of text
+    json_t *val;  // the parsed value (one reference held)
+} s_memo_t;
+
 //  State of one row walk.
 typedef struct {
     ms_store_t *store;           // the store (borrowed)
@@ -109,7 +120,214 @@ typedef struct {
     bool has_verdict;            // verdict holds the current task's verdict row
     ms_store_verdict_t *verdict; // scratch (heap: it is large)
     json_t *task_rows;           // by task: the current task's rows
+    const char *const *keep;     // top-level members to parse (NULL: all)
+    s_memo_t memo[S_MEMO];       // keep: the last nested values parsed
 } s_walk_t;
+
+/*  Row text scanning. A stored row is a JSON object checked by the store;
+    most listings need a few of its members (the dashboard's table none of
+    "curve" and "platform", the analysis no "curve"), and parsing is what
+    a big listing costs (jansson builds every member: about 30 us per
+    1.7 KB row here). So the walk parses only the wanted top-level
+    members, each on its own: skipping a value is a byte scan for its end
+    (strings and nesting), no allocation. A nested value whose text is
+    the same as the one before it under that name (the producer's
+    "platform" on every row of a node) is parsed once and shared between
+    the rows: rows from ms_results_page_fields are for reading. */
+
+//  --------------------------------------------------------------------------
+//  Skip JSON white space.
+
+static const char *
+s_skip_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
+//  --------------------------------------------------------------------------
+//  P at a '"': the byte after the closing quote, or NULL.
+
+static const char *
+s_skip_string(const char *p, const char *end)
+{
+    for (p++; p < end; p++) {
+        if (*p == '\\')
+            p++;
+        else if (*p == '"')
+            return p + 1;
+    }
+    return NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  P at a value: the byte after it, or NULL when the text ends first.
+
+static const char *
+s_skip_value(const char *p, const char *end)
+{
+    if (p >= end)
+        return NULL;
+    if (*p == '"')
+        return s_skip_string(p, end);
+    if (*p != '{' && *p != '[') { // number, true, false, null
+        while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' &&
+               *p != '\t' && *p != '\n' && *p != '\r')
+            p++;
+        return p;
+    }
+    int depth = 0;
+    while (p < end) {
+        if (*p == '"') {
+            p = s_skip_string(p, end);
+            if (!p)
+                return NULL;
+            continue;
+        }
+        if (*p == '{' || *p == '[')
+            depth++;
+        else if (*p == '}' || *p == ']') {
+            if (--depth == 0)
+                return p + 1;
+        }
+        p++;
+    }
+    return NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  True when the key text [k, k + n) (between its quotes) is kept.
+
+static bool
+s_kept(const char *k, size_t n, const char *const *keep)
+{
+    // task_id and node_id always: pages end at task boundaries and the
+    // verdict overlay finds a row's mark by its node.
+    if ((n == 7 && memcmp(k, "task_id", 7) == 0) ||
+        (n == 7 && memcmp(k, "node_id", 7) == 0))
+        return true;
+    for (; *keep; keep++)
+        if (strlen(*keep) == n && memcmp(*keep, k, n) == 0)
+            return true;
+    return false;
+}
+
+//  --------------------------------------------------------------------------
+
+int
+ms_results_row_member(const char *json, size_t n, const char *key,
+                      const char **value, size_t *value_len)
+{
+    const char *end = json + n, *p = s_skip_ws(json, end);
+    size_t key_len = strlen(key);
+    if (p >= end || *p != '{')
+        return MS_ERR_INVALID;
+    p = s_skip_ws(p + 1, end);
+    while (p < end && *p == '"') {
+        const char *k = p + 1, *ke = s_skip_string(p, end);
+        if (!ke)
+            return MS_ERR_INVALID;
+        p = s_skip_ws(ke, end);
+        if (p >= end || *p != ':')
+            return MS_ERR_INVALID;
+        const char *v = s_skip_ws(p + 1, end), *ve = s_skip_value(v, end);
+        if (!ve)
+            return MS_ERR_INVALID;
+        if ((size_t) (ke - 1 - k) == key_len && memcmp(k, key, key_len) == 0) {
+            *value = v;
+            *value_len = (size_t) (ve - v);
+            return MS_OK;
+        }
+        p = s_skip_ws(ve, end);
+        if (p < end && *p == ',')
+            p = s_skip_ws(p + 1, end);
+    }
+    return MS_ERR_NOTFOUND;
+}
+
+//  --------------------------------------------------------------------------
+//  The parsed value of member KEY (K_LEN bytes) whose text is [v, v + n):
+//  the walk's remembered one when the text is the same, else parsed (and
+//  remembered when nested). A new reference, or NULL.
+
+static json_t *
+s_walk_value(s_walk_t *walk, const char *key, size_t k_len, const char *v,
+             size_t n)
+{
+    json_error_t err;
+    if ((*v != '{' && *v != '[') || k_len >= sizeof walk->memo[0].key)
+        return json_loadb(v, n, JSON_DECODE_ANY, &err);
+    s_memo_t *m = NULL;
+    for (size_t i = 0; i < S_MEMO && !m; i++)
+        if (strlen(walk->memo[i].key) == k_len &&
+            memcmp(walk->memo[i].key, key, k_len) == 0)
+            m = &walk->memo[i];
+    if (m && m->len == n && memcmp(m->text, v, n) == 0)
+        return json_incref(m->val);
+    json_t *val = json_loadb(v, n, JSON_DECODE_ANY, &err);
+    if (!val)
+        return NULL;
+    for (size_t i = 0; i < S_MEMO && !m; i++)
+        if (!walk->memo[i].key[0])
+            m = &walk->memo[i];
+    char *copy = m ? malloc(n) : NULL;
+    if (copy) {
+        memcpy(copy, v, n);
+        free(m->text);
+        json_decref(m->val);
+        memcpy(m->key, key, k_len);
+        m->key[k_len] = 0;
+        m->text = copy;
+        m->len = n;
+        m->val = json_incref(val);
+    }
+    return val;
+}
+
+//  --------------------------------------------------------------------------
+//  Parse a row's text: whole, or only the walk's kept members when it has
+//  a list (text that does not scan as a plain object is parsed whole:
+//  jansson judges it). NULL when it does not parse.
+
+static json_t *
+s_walk_parse(s_walk_t *walk, const char *json, size_t n)
+{
+    json_error_t err;
+    if (!walk->keep)
+        return json_loadb(json, n, 0, &err);
+    const char *end = json + n, *p = s_skip_ws(json, end);
+    json_t *row = json_object();
+    if (!row)
+        return NULL;
+    if (p >= end || *p != '{')
+        goto whole;
+    p = s_skip_ws(p + 1, end);
+    while (p < end && *p == '"') {
+        const char *k = p + 1, *ke = s_skip_string(p, end);
+        if (!ke || memchr(k, '\\', (size_t) (ke - 1 - k)))
+            goto whole; // (a key with escapes: let jansson read it)
+        size_t k_len = (size_t) (ke - 1 - k);
+        p = s_skip_ws(ke, end);
+        if (p >= end || *p != ':')
+            goto whole;
+        const char *v = s_skip_ws(p + 1, end), *ve = s_skip_value(v, end);
+        if (!ve)
+            goto whole;
+        if (s_kept(k, k_len, walk->keep)) {
+            json_t *val = s_walk_value(walk, k, k_len, v, (size_t) (ve - v));
+            if (!val || json_object_setn_new(row, k, k_len, val) != 0)
+                goto whole;
+        }
+        p = s_skip_ws(ve, end);
+        if (p < end && *p == ',')
+            p = s_skip_ws(p + 1, end);
+    }
+    return row;
+whole:
+    json_decref(row);
+    return json_loadb(json, n, 0, &err);
+}
 
 //  --------------------------------------------------------------------------
 //  Lay the store's verdict over a row as the producer published it
@@ -182,8 +400,7 @@ static int
 s_walk_row(void *arg, const char *json, size_t n)
 {
     s_walk_t *walk = arg;
-    json_error_t err;
-    json_t *row = json_loadb(json, n, 0, &err);
+    json_t *row = s_walk_parse(walk, json, n);
     if (!row)
         return 0; // the store checked it; skip rather than stop a listing
     s_walk_add(walk, row, false);
@@ -198,8 +415,7 @@ static int
 s_walk_replica(void *arg, const char *json, size_t n, bool extra)
 {
     s_walk_t *walk = arg;
-    json_error_t err;
-    json_t *row = json_loadb(json, n, 0, &err);
+    json_t *row = s_walk_parse(walk, json, n);
     if (!row)
         return 0; // the store checked it; skip rather than stop a listing
     if (extra && json_is_object(row)) {
@@ -350,6 +566,19 @@ ms_results_page_ex(ms_store_t *store, const ms_hash_t *sweep_id, unsigned flags,
                    const char *after, int limit, json_t **rows, char **next,
                    ms_diag_t *diag)
 {
+    return ms_results_page_fields(store, sweep_id, flags, NULL, after, limit,
+                                  rows, next, diag);
+}
+
+//  --------------------------------------------------------------------------
+//  One page of rows, as FLAGS say, each parsed for the KEEP members only.
+
+int
+ms_results_page_fields(ms_store_t *store, const ms_hash_t *sweep_id,
+                       unsigned flags, const char *const *keep,
+                       const char *after, int limit, json_t **rows, char **next,
+                       ms_diag_t *diag)
+{
     bool all = flags & MS_RESULTS_ALL;
     *rows = NULL;
     if (next)
@@ -359,6 +588,7 @@ ms_results_page_ex(ms_store_t *store, const ms_hash_t *sweep_id, unsigned flags,
                      .limit = limit,
                      .all = all,
                      .flags = flags,
+                     .keep = keep,
                      .last_index = -1};
     if (after && *after) {
         char *end = NULL;
@@ -383,6 +613,10 @@ ms_results_page_ex(ms_store_t *store, const ms_hash_t *sweep_id, unsigned flags,
     int rc =
         ms_store_tasks_by_sweep(store, sweep_id->bytes, s_walk_task, &walk);
     free(walk.verdict);
+    for (size_t i = 0; i < S_MEMO; i++) {
+        free(walk.memo[i].text);
+        json_decref(walk.memo[i].val);
+    }
     json_decref(walk.task_rows); // left by a walk stopped inside a task
     if (rc == 1)
         rc = walk.error;

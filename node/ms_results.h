@@ -78,6 +78,25 @@ int ms_results_page_ex(ms_store_t *store, const ms_hash_t *sweep_id,
                        unsigned flags, const char *after, int limit,
                        json_t **rows, char **next, ms_diag_t *diag);
 
+//  As ms_results_page_ex, each stored row parsed for the top-level
+//  members named in KEEP only (a NULL-terminated list; NULL: all), plus
+//  task_id and node_id always, and the verdict fields laid over it; a
+//  failed task's synthesized row is whole. The members left out are never
+//  parsed, which is where a big listing's time goes. KEEP is borrowed for
+//  the call. Returns as ms_results_page_ex.
+int ms_results_page_fields(ms_store_t *store, const ms_hash_t *sweep_id,
+                           unsigned flags, const char *const *keep,
+                           const char *after, int limit, json_t **rows,
+                           char **next, ms_diag_t *diag);
+
+//  Find the top-level member KEY of the JSON object text JSON (N bytes;
+//  a stored row): *value points at its value's text inside JSON and
+//  *value_len is its length (borrowed; no parse, no allocation; a key
+//  written with escapes does not match). Returns MS_OK; MS_ERR_NOTFOUND
+//  (no such member); MS_ERR_INVALID (the text is not a JSON object).
+int ms_results_row_member(const char *json, size_t n, const char *key,
+                          const char **value, size_t *value_len);
+
 //  The row of NODE_ID's result of TASK_ID as the results listing gives it
 //  (ms_results_page_ex with MS_RESULTS_ALL): the stored row with the
 //  task's verdict laid over it, flagged "replica": "extra" and "counted":

@@ -99,8 +99,10 @@
 #define S_ID MS_STORE_ID_BYTES
 #define S_SCHEMA 1u
 #define S_MAX_GROWS 48 // doublings tried for one batch
-#define S_VC_MAX 4096  // changed verdicts queued for the node's events
-#define S_NR_MAX 4096  // new ok results queued for re-evaluation sampling
+#define S_GEN_SLOTS 64 // sweep generation counters (a power of two <= 64)
+#define S_GEN_SLOT(id) ((id)[0] & (S_GEN_SLOTS - 1))
+#define S_VC_MAX 4096 // changed verdicts queued for the node's events
+#define S_NR_MAX 4096 // new ok results queued for re-evaluation sampling
 // Page cache warmed ahead of the data file's last page (see s_warm_ahead)
 #define S_WARM_AHEAD_BYTES (64u << 20)
 #define S_WARM_READ_BYTES (1u << 20) // one pread of the warming
@@ -249,17 +251,23 @@ struct ms_store {
     uint32_t n_members;        // failure rule; writer thread only
     s_open_block_t block;      // writer thread only: current txn's block
     bool txn_vec_changed;      // writer thread only: txn moved a vector
-    uint64_t vec_gen;          // gate_mu: bumped after vector commits
-    uint64_t digest_gen;       // gate_mu: vec_gen of the cached digest
-    bool digest_valid;         // gate_mu: cache filled
-    uint8_t digest[32];        // gate_mu: cached vector digest
-    uint64_t digest_n;         // gate_mu: entries in it
-    bool read_only;            // opened with opts.read_only
-    unsigned max_batch;        // writes per commit
-    int data_fd;               // writer: LMDB's data file (-1: unknown)
-    uint64_t warm_end;         // writer: bytes of data.mdb warmed
-    bool warm_failed;          // writer: warming gave up (logged once)
-    uint64_t incarnation;      // 64 random bits, made at creation
+    uint64_t gen_dirty;        // writer thread only: sweep slots this txn
+                               // touched (bit = S_GEN_SLOT(sweep id))
+    bool gen_dirty_all;        // writer thread only: every sweep touched
+    uint64_t gen_slots[S_GEN_SLOTS]; // gate_mu: see "Sweep generations"
+    uint64_t gen_all;                // gate_mu: bumped when every sweep changes
+    size_t gen_txnid;                // gate_mu: last txn id this process wrote
+    uint64_t vec_gen;                // gate_mu: bumped after vector commits
+    uint64_t digest_gen;             // gate_mu: vec_gen of the cached digest
+    bool digest_valid;               // gate_mu: cache filled
+    uint8_t digest[32];              // gate_mu: cached vector digest
+    uint64_t digest_n;               // gate_mu: entries in it
+    bool read_only;                  // opened with opts.read_only
+    unsigned max_batch;              // writes per commit
+    int data_fd;                     // writer: LMDB's data file (-1: unknown)
+    uint64_t warm_end;               // writer: bytes of data.mdb warmed
+    bool warm_failed;                // writer: warming gave up (logged once)
+    uint64_t incarnation;            // 64 random bits, made at creation
 
     pthread_mutex_t role_mu;    // guards the no-submit list below
     uint8_t (*no_submit)[S_ID]; // origins lacking the `submit` role
@@ -592,6 +600,48 @@ s_sweep_hdr_put(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id,
                  "put sweep_meta");
 }
 
+/*  Sweep generations. ms_store_sweep_generation gives readers a number
+    that changes whenever what a sweep's result rows and verdicts derive
+    from may have changed, so the HTTP API can cache a sweep's analysis
+    (node/ms_api.c) without reading the rows to see whether it is stale.
+    The writer notes the sweeps a txn touches (a task entering or leaving
+    done or failed, a result row or its counted flags, a verdict) in a
+    64-bit mask of slots, a slot being the sweep id's first byte mod 64,
+    and bumps those slots' counters after the commit, so a reader that
+    sees the new count also sees the commit. A change that may touch any
+    sweep (an operator's name, a node's quarantine, a revoked origin's
+    cut) bumps them all. Sweeps sharing a slot invalidate each other: a
+    cache miss, never a stale answer. The counters live in memory (they
+    start again at each open; a cache is per process too). A write by
+    another process shows as a gap in LMDB's txn ids: until this
+    process's writer commits again (and then bumps every slot) the
+    generation is 0, "unknown", which a cache must not store. */
+
+//  --------------------------------------------------------------------------
+//  Note that the current write txn touches SWEEP_ID.
+
+static void
+s_gen_touch_sweep(ms_store_t *self, const uint8_t *sweep_id)
+{
+    self->gen_dirty |= (uint64_t) 1 << S_GEN_SLOT(sweep_id);
+}
+
+//  --------------------------------------------------------------------------
+//  Note that the current write txn touches TASK_ID's sweep (every sweep
+//  when the task is not known).
+
+static void
+s_gen_touch_task(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id)
+{
+    MDB_val k = {S_ID, (void *) task_id}, v;
+    if (mdb_get(txn, self->db_tasks, &k, &v) == 0 &&
+        v.mv_size >= sizeof(s_task_hdr_t))
+        s_gen_touch_sweep(self, (const uint8_t *) v.mv_data +
+                                    offsetof(s_task_hdr_t, sweep_id));
+    else
+        self->gen_dirty_all = true;
+}
+
 //  --------------------------------------------------------------------------
 //  Move a task (record HDR, raw value VAL) to NEW_STATE inside a write
 //  txn: rewrite the record, move its task_state key, update the sweep's
@@ -610,6 +660,9 @@ s_task_move(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id,
         err_len = UINT32_MAX / 2;
     nh.state = (uint8_t) new_state;
     nh.error_len = (uint32_t) err_len;
+    if (hdr->state == MS_TASK_DONE || hdr->state == MS_TASK_FAILED ||
+        new_state == MS_TASK_DONE || new_state == MS_TASK_FAILED)
+        s_gen_touch_sweep(self, hdr->sweep_id); // its rows change
     nh.updated_at_ms = s_now_ms();
     if (count_attempt)
         nh.attempts++;
@@ -678,6 +731,7 @@ s_op_put_sweep(ms_store_t *self, MDB_txn *txn, s_op_t *op)
     }
     if (rc != MDB_NOTFOUND)
         return s_mdb(rc, "get sweep");
+    s_gen_touch_sweep(self, op->id);
 
     // Check first (a refused op must write nothing): no task id may be
     // stored yet. Duplicates inside tasks[] were refused by the caller.
@@ -1012,6 +1066,7 @@ s_op_put_result(ms_store_t *self, MDB_txn *txn, s_op_t *op)
     memcpy(rk, op->id, S_ID);
     memcpy(rk + S_ID, op->node, S_ID);
     MDB_val rkey = {sizeof rk, rk}, rval = {op->len + 1, NULL};
+    s_gen_touch_sweep(self, hdr.sweep_id);
     rc = mdb_put(txn, self->db_results, &rkey, &rval,
                  MDB_NOOVERWRITE | MDB_RESERVE);
     if (rc == MDB_KEYEXIST) {
@@ -1141,6 +1196,9 @@ s_batch_apply(ms_store_t *self, s_op_t *batch, size_t n_ops)
         int broken = MS_OK;
         self->block.open = false;
         self->txn_vec_changed = false;
+        self->gen_dirty = 0;
+        self->gen_dirty_all = false;
+        size_t txnid = mdb_txn_id(txn);
         for (s_op_t *op = batch; op; op = op->next) {
             s_op_reset(op);
             op->rc = s_op_apply(self, txn, op);
@@ -1182,9 +1240,22 @@ s_batch_apply(ms_store_t *self, s_op_t *batch, size_t n_ops)
             }
             return;
         }
+        // A commit that wrote nothing keeps the txn id; a later id than
+        // this txn's means another process wrote between (or just after).
+        MDB_envinfo info;
+        mdb_env_info(self->env, &info);
         pthread_mutex_lock(&self->gate_mu);
         if (self->txn_vec_changed)
             self->vec_gen++;
+        if (txnid != self->gen_txnid + 1 ||
+            (info.me_last_txnid != txnid && info.me_last_txnid + 1 != txnid))
+            self->gen_dirty_all = true; // another process wrote
+        self->gen_txnid = info.me_last_txnid;
+        if (self->gen_dirty_all)
+            self->gen_all++;
+        for (unsigned b = 0; b < S_GEN_SLOTS; b++)
+            if (self->gen_dirty & ((uint64_t) 1 << b))
+                self->gen_slots[b]++;
         self->stats.n_commits++;
         self->stats.n_writes += n_ops;
         self->stats.n_verdict_evals = self->v_evals;
@@ -1731,6 +1802,7 @@ ms_store_open(ms_store_t **out, const char *dir, const ms_store_options_t *opts,
     MDB_envinfo info;
     mdb_env_info(self->env, &info);
     self->stats.map_size_bytes = info.me_mapsize;
+    self->gen_txnid = info.me_last_txnid; // "Sweep generations"
     if (!self->read_only) {
         self->data_fd = -1;
         mdb_filehandle_t fd;
@@ -1815,6 +1887,25 @@ void
 ms_store_set_unchecked_appends(ms_store_t *self, bool unchecked)
 {
     __atomic_store_n(&self->unchecked_appends, unchecked, __ATOMIC_RELAXED);
+}
+
+//  --------------------------------------------------------------------------
+//  A sweep's generation ("Sweep generations" above the task moves).
+
+uint64_t
+ms_store_sweep_generation(ms_store_t *self,
+                          const uint8_t sweep_id[MS_STORE_ID_BYTES])
+{
+    MDB_envinfo info;
+    if (mdb_env_info(self->env, &info) != 0)
+        return 0;
+    pthread_mutex_lock(&self->gate_mu);
+    uint64_t gen =
+        info.me_last_txnid == self->gen_txnid
+            ? 1 + self->gen_all + self->gen_slots[S_GEN_SLOT(sweep_id)]
+            : 0; // another process wrote: unknown
+    pthread_mutex_unlock(&self->gate_mu);
+    return gen;
 }
 
 //  --------------------------------------------------------------------------
@@ -2822,6 +2913,7 @@ s_cut_put(ms_store_t *self, MDB_txn *txn, const uint8_t *key, size_t key_len,
         s_put_be64(buf + 3 + 16 * i + 8, cut->upto[i].seq);
     }
     MDB_val ck = {key_len, (void *) key}, cv = {3 + 16 * n, buf};
+    self->gen_dirty_all = true; // a revoked origin's results leave
     return s_mdb(mdb_put(txn, self->db_cuts, &ck, &cv, 0), "put cut");
 }
 
@@ -3389,6 +3481,7 @@ s_results_recount(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix_in)
 {
     uint8_t prefix[2 * S_ID];
     memcpy(prefix, prefix_in, sizeof prefix); // may point into the map
+    s_gen_touch_task(self, txn, prefix);
     s_result_ent_t *ents = NULL;
     size_t n = 0, cap = 0;
     MDB_cursor *cur;
@@ -3556,6 +3649,7 @@ s_results_rank(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
 {
     uint8_t task_id[S_ID];
     memcpy(task_id, task_id_in, S_ID); // may point into the map
+    s_gen_touch_task(self, txn, task_id);
     s_rank_ent_t *ents = NULL;
     size_t n = 0, cap = 0;
     uint32_t n_counted = 0;
@@ -3803,6 +3897,7 @@ s_apply_result(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     uint8_t mk[2 * S_ID + 16];
     memcpy(mk, p->u.result.task_id, S_ID);
     memcpy(mk + S_ID, key, S_KEY); // node || incarnation || seq
+    s_gen_touch_task(self, txn, mk);
     size_t row_len = p->u.result.row_len;
     MDB_val k = {sizeof mk, mk}, v = {S_RM_ROW + row_len + 1, NULL};
     int rc = mdb_put(txn, self->db_result_meta, &k, &v,
@@ -6500,6 +6595,7 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
     self->v_evals++;
     uint8_t task_id[S_ID];
     memcpy(task_id, task_id_in, S_ID);
+    s_gen_touch_task(self, txn, task_id); // its verdict may change
     MDB_val k = {S_ID, task_id}, v;
     int rc = mdb_get(txn, self->db_tasks, &k, &v);
     if (rc == MDB_NOTFOUND)
@@ -6753,6 +6849,7 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
                 was_q[n_touched++] = vn.quarantined != 0;
             }
             vn.quarantined = q;
+            self->gen_dirty_all = true; // counted and marks of many tasks
             MDB_val nk = {S_ID, (void *) node}, nv = {sizeof vn, &vn};
             status = s_mdb(mdb_put(txn, self->db_verdict_nodes, &nk, &nv, 0),
                            "put verdict_nodes");
@@ -6998,6 +7095,7 @@ s_op_operator(ms_store_t *self, MDB_txn *txn, s_op_t *op)
     rc = mdb_put(txn, self->db_operators, &k, &v, 0);
     if (rc != 0)
         return s_mdb(rc, "put operator");
+    self->gen_dirty_all = true; // rows show operators' names
     return s_verdict_requeue_node(self, txn, op->node);
 }
 

@@ -224,6 +224,20 @@ int ms_store_get_sweep(ms_store_t *self,
                        const uint8_t sweep_id[MS_STORE_ID_BYTES],
                        ms_store_sweep_t **out);
 
+//  A number that changes whenever what SWEEP_ID's result rows, their
+//  verdicts and its analysis derive from may have changed (results,
+//  counted flags, verdicts, tasks entering or leaving done and failed,
+//  operator names, quarantines), counted by this process's writer after
+//  each commit (ms_store.c "Sweep generations"). Equal numbers from the
+//  same open store mean nothing of that changed between the two calls,
+//  provided the first was taken before the rows it labels were read.
+//  0 means unknown (another process wrote the store since this
+//  process's writer last committed): do not cache on it. Other sweeps
+//  may bump it too (a false change, never a missed one). Lock-free for
+//  LMDB (one env info and a mutex); any thread.
+uint64_t ms_store_sweep_generation(ms_store_t *self,
+                                   const uint8_t sweep_id[MS_STORE_ID_BYTES]);
+
 //  Free a sweep from ms_store_get_sweep; NULL-safe; nulls *sweep_p.
 void ms_store_sweep_destroy(ms_store_sweep_t **sweep_p);
 

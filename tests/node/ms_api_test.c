@@ -22,6 +22,7 @@
 
 #include <arpa/inet.h>
 #include <jansson.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -33,6 +34,10 @@
 #include <unistd.h>
 
 static char s_root[256];
+
+// Sweep ids in different generation slots of the store (ms_store.c
+// "Sweep generations": the first byte modulo 64).
+#define S_SLOT_DIFFERS(a, b) (((a)[0] & 63) != ((b)[0] & 63))
 
 //  One HTTP exchange's answer.
 typedef struct {
@@ -850,6 +855,223 @@ test_token_required(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  A result row of task I as a worker writes it (config with activation,
+//  hidden_layers and width: the analysis reads those; a curve and a
+//  platform the table projection leaves out).
+
+static char *
+s_cache_row(const uint8_t *task, const uint8_t *sweep, const uint8_t *node,
+            int i, double val)
+{
+    char t[65], s[65], n[65];
+    for (int k = 0; k < 32; k++) {
+        snprintf(t + 2 * k, 3, "%02x", task[k]);
+        snprintf(s + 2 * k, 3, "%02x", sweep[k]);
+        snprintf(n + 2 * k, 3, "%02x", node[k]);
+    }
+    char *row = malloc(2048);
+    snprintf(row, 2048,
+             "{\"task_id\":\"%s\",\"sweep_id\":\"%s\",\"node_id\":\"%s\","
+             "\"config\":{\"activation\":\"relu\",\"hidden_layers\":%d,"
+             "\"width\":4,\"seed\":%d,\"note\":\"a \\\"quoted\\\" {brace]\"},"
+             "\"status\":\"ok\",\"error\":null,\"epochs\":1,"
+             "\"train_seconds\":0.5,\"seconds_per_epoch\":0.5,"
+             "\"val_accuracy\":%.3f,\"val_loss\":1.0,\"test_accuracy\":0.5,"
+             "\"test_loss\":1.0,\"params\":10,"
+             "\"platform\":{\"backend\":\"cpu\",\"calibration_gflops\":10},"
+             "\"fingerprint\":null,\"weights_digest\":null,"
+             "\"curve\":[{\"epoch\":1,\"train_loss\":1.0}]}",
+             t, s, n, 1 + i % 2, i, val);
+    return row;
+}
+
+//  --------------------------------------------------------------------------
+//  GET .../results?fields= keeps only the fields asked (unknown ones, and
+//  fields with CSV, are 400s); GET .../analysis is answered from its
+//  cache until a new result changes the sweep's generation, and then
+//  includes that result. The API runs over a store filled directly.
+
+static void
+test_fields_and_analysis_cache(void **state)
+{
+    (void) state;
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/store", s_root);
+    ms_store_t *store = NULL;
+    ms_diag_t diag;
+    assert_int_equal(ms_store_open(&store, dir, NULL, &diag), MS_OK);
+    uint8_t sweep[32], other[32], node[32], tasks[3][32], otask[32];
+    memset(sweep, 0x5a, 32);
+    memset(other, 0x6b, 32);
+    memset(node, 0x11, 32);
+    memset(otask, 0x70, 32);
+    ms_store_task_input_t in[3];
+    char cfg[3][64];
+    for (int i = 0; i < 3; i++) {
+        memset(tasks[i], 0x30 + i, 32);
+        snprintf(cfg[i], sizeof cfg[i], "{\"seed\":%d}", i);
+        in[i] = (ms_store_task_input_t){tasks[i], cfg[i], strlen(cfg[i])};
+    }
+    const char *spec = "{\"name\":\"cache\",\"method\":\"grid\","
+                       "\"tasks\":[{\"name\":\"not shown\"}]}";
+    assert_int_equal(
+        ms_store_put_sweep(store, sweep, spec, strlen(spec), 0, in, 3, NULL),
+        MS_OK);
+    ms_store_task_input_t oin = {otask, "{\"seed\":1}", 10};
+    assert_int_equal(ms_store_put_sweep(store, other, "{\"name\":\"o\"}", 12, 0,
+                                        &oin, 1, NULL),
+                     MS_OK);
+    for (int i = 0; i < 2; i++) {
+        char *row = s_cache_row(tasks[i], sweep, node, i, 0.5 + 0.1 * i);
+        assert_int_equal(
+            ms_store_put_result(store, tasks[i], node, row, strlen(row)),
+            MS_OK);
+        free(row);
+    }
+    ms_api_hooks_t hooks = {.store = store, .status = s_stub_status};
+    ms_api_t *api = NULL;
+    assert_int_equal(ms_api_open(&api, "127.0.0.1:0", &hooks, &diag), MS_OK);
+    int port = atoi(strrchr(ms_api_address(api), ':') + 1);
+    char hex[65];
+    for (int k = 0; k < 32; k++)
+        snprintf(hex + 2 * k, 3, "%02x", sweep[k]);
+    char path[400];
+
+    // The list shows the spec's name and method, parsed from its text.
+    s_reply_t r = s_http(port, "GET", "/api/v1/sweeps", NULL, 0);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"name\":\"cache\""));
+    assert_non_null(strstr(r.body, "\"method\":\"grid\""));
+    assert_null(strstr(r.body, "not shown"));
+    free(r.body);
+
+    // fields: exactly the members asked, in every row.
+    snprintf(path, sizeof path,
+             "/api/v1/sweeps/%s/results?fields=task_id,val_accuracy,config,"
+             "status",
+             hex);
+    r = s_http(port, "GET", path, NULL, 0);
+    assert_int_equal(r.status, 200);
+    json_t *obj = s_json(&r);
+    json_t *rows = json_object_get(obj, "rows");
+    assert_int_equal(json_array_size(rows), 2);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *row = json_array_get(rows, i);
+        assert_int_equal(json_object_size(row), 4);
+        assert_true(json_is_string(json_object_get(row, "task_id")));
+        assert_true(json_is_real(json_object_get(row, "val_accuracy")));
+        assert_string_equal(json_string_value(json_object_get(
+                                json_object_get(row, "config"), "note")),
+                            "a \"quoted\" {brace]");
+        assert_string_equal(json_string_value(json_object_get(row, "status")),
+                            "ok");
+    }
+    assert_true(fabs(json_real_value(json_object_get(json_array_get(rows, 1),
+                                                     "val_accuracy")) -
+                     0.6) < 1e-9);
+    json_decref(obj);
+    free(r.body);
+    // ... with a filter on a field not asked, and with paging.
+    snprintf(path, sizeof path,
+             "/api/v1/sweeps/%s/results?fields=params&config.hidden_layers=2"
+             "&limit=1",
+             hex);
+    r = s_http(port, "GET", path, NULL, 0);
+    assert_int_equal(r.status, 200);
+    obj = s_json(&r);
+    rows = json_object_get(obj, "rows");
+    assert_int_equal(json_array_size(rows), 1);
+    assert_int_equal(json_object_size(json_array_get(rows, 0)), 1);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_array_get(rows, 0), "params")),
+        10);
+    json_decref(obj);
+    free(r.body);
+    // Unknown, repeated or empty names, and CSV: 400 naming the problem.
+    snprintf(path, sizeof path,
+             "/api/v1/sweeps/%s/results?fields=task_id,val_acc", hex);
+    r = s_http(port, "GET", path, NULL, 0);
+    s_check_error(&r, 400, "unknown field 'val_acc'");
+    free(r.body);
+    snprintf(path, sizeof path,
+             "/api/v1/sweeps/%s/results?fields=status,status", hex);
+    r = s_http(port, "GET", path, NULL, 0);
+    s_check_error(&r, 400, "twice");
+    free(r.body);
+    snprintf(path, sizeof path, "/api/v1/sweeps/%s/results?fields=", hex);
+    r = s_http(port, "GET", path, NULL, 0);
+    s_check_error(&r, 400, "fields");
+    free(r.body);
+    snprintf(path, sizeof path,
+             "/api/v1/sweeps/%s/results?format=csv&fields=status", hex);
+    r = s_http(port, "GET", path, NULL, 0);
+    s_check_error(&r, 400, "JSON only");
+    free(r.body);
+
+    // The analysis: computed, then the same answer from the cache while
+    // the sweep's generation stays (another sweep's result aside).
+    snprintf(path, sizeof path, "/api/v1/sweeps/%s/analysis", hex);
+    uint64_t gen = ms_store_sweep_generation(store, sweep);
+    assert_true(gen > 0);
+    r = s_http(port, "GET", path, NULL, 0);
+    assert_int_equal(r.status, 200);
+    obj = s_json(&r);
+    assert_int_equal(json_integer_value(json_object_get(obj, "n_rows")), 2);
+    json_decref(obj);
+    s_reply_t again = s_http(port, "GET", path, NULL, 0);
+    assert_int_equal(again.status, 200);
+    assert_string_equal(again.body, r.body);
+    free(again.body);
+    free(r.body);
+    assert_int_equal(ms_store_sweep_generation(store, sweep), gen);
+    ms_store_task_t *t = NULL;
+    while (ms_store_claim_next(store, node, &t) == MS_OK && t) {
+        bool ours = memcmp(t->task_id, otask, 32) == 0;
+        ms_store_task_destroy(&t);
+        if (ours)
+            break;
+    }
+    char *orow = s_cache_row(otask, other, node, 0, 0.9);
+    assert_int_equal(
+        ms_store_put_result(store, otask, node, orow, strlen(orow)), MS_OK);
+    free(orow);
+    // (another sweep may share the slot: then this one's count moves too)
+    if (S_SLOT_DIFFERS(sweep, other))
+        assert_int_equal(ms_store_sweep_generation(store, sweep), gen);
+
+    // A new result of this sweep: a new generation, and the next
+    // analysis includes it (3 rows, depth 1's mean over two seeds).
+    char *row = s_cache_row(tasks[2], sweep, node, 2, 0.7);
+    assert_int_equal(
+        ms_store_put_result(store, tasks[2], node, row, strlen(row)), MS_OK);
+    free(row);
+    assert_true(ms_store_sweep_generation(store, sweep) != gen);
+    r = s_http(port, "GET", path, NULL, 0);
+    assert_int_equal(r.status, 200);
+    obj = s_json(&r);
+    assert_int_equal(json_integer_value(json_object_get(obj, "n_rows")), 3);
+    json_t *group = json_array_get(json_object_get(obj, "groups"), 0);
+    json_t *depth1 = json_array_get(json_object_get(group, "depths"), 0);
+    assert_int_equal(json_integer_value(json_object_get(depth1, "depth")), 1);
+    assert_int_equal(json_integer_value(json_object_get(depth1, "n")), 2);
+    assert_true(
+        fabs(json_number_value(json_object_get(depth1, "val_accuracy_mean")) -
+             0.6) < 1e-9);
+    json_decref(obj);
+    free(r.body);
+    // ?verified=1 is its own entry (no row is verified: none).
+    snprintf(path, sizeof path, "/api/v1/sweeps/%s/analysis?verified=1", hex);
+    r = s_http(port, "GET", path, NULL, 0);
+    assert_int_equal(r.status, 200);
+    obj = s_json(&r);
+    assert_int_equal(json_integer_value(json_object_get(obj, "n_rows")), 0);
+    json_decref(obj);
+    free(r.body);
+    ms_api_destroy(&api);
+    ms_store_destroy(&store);
+}
+
+//  --------------------------------------------------------------------------
 //  Temp dir with data.
 
 static int
@@ -883,6 +1105,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_filter_match, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_token_file, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_token_required, s_setup,
+                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_fields_and_analysis_cache, s_setup,
                                         s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -319,12 +319,75 @@ test_find_sweep_by_prefix(void **state)
                      MS_ERR_INVALID);
 }
 
+//  --------------------------------------------------------------------------
+//  ms_results_row_member finds top-level members only, past strings with
+//  braces and escapes and nested values; ms_results_page_fields parses
+//  the members asked (and task_id, node_id) and gives the same values.
+
+static void
+test_row_member_and_fields(void **state)
+{
+    (void) state;
+    const char *text = " {\"a\": {\"b\": 1, \"s\": \"x}\\\"]\"},"
+                       " \"s\" : \"q\\\"\", \"b\":[1,[2,{\"b\":3}]] ,"
+                       "\"n\":-1.5e3,\"t\":true}";
+    const char *v = NULL;
+    size_t n = 0;
+    assert_int_equal(ms_results_row_member(text, strlen(text), "b", &v, &n),
+                     MS_OK);
+    assert_int_equal(n, strlen("[1,[2,{\"b\":3}]]"));
+    assert_memory_equal(v, "[1,[2,{\"b\":3}]]", n);
+    assert_int_equal(ms_results_row_member(text, strlen(text), "s", &v, &n),
+                     MS_OK);
+    assert_memory_equal(v, "\"q\\\"\"", n);
+    assert_int_equal(ms_results_row_member(text, strlen(text), "n", &v, &n),
+                     MS_OK);
+    assert_memory_equal(v, "-1.5e3", n);
+    assert_int_equal(ms_results_row_member(text, strlen(text), "t", &v, &n),
+                     MS_OK);
+    assert_memory_equal(v, "true", n);
+    assert_int_equal(ms_results_row_member(text, strlen(text), "x", &v, &n),
+                     MS_ERR_NOTFOUND);
+    assert_int_equal(ms_results_row_member("[1]", 3, "x", &v, &n),
+                     MS_ERR_INVALID);
+    assert_int_equal(ms_results_row_member("{\"x\": [1", 8, "x", &v, &n),
+                     MS_ERR_INVALID);
+
+    ms_hash_t id;
+    memcpy(id.bytes, s_sweep_a, 32);
+    json_t *whole = NULL, *some = NULL;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    assert_int_equal(
+        ms_results_page_ex(s_store, &id, 0, NULL, 0, &whole, NULL, &diag),
+        MS_OK);
+    static const char *const keep[] = {"status", "val_accuracy", NULL};
+    assert_int_equal(ms_results_page_fields(s_store, &id, 0, keep, NULL, 0,
+                                            &some, NULL, &diag),
+                     MS_OK);
+    assert_int_equal(json_array_size(some), json_array_size(whole));
+    json_t *w = json_array_get(whole, 0), *p = json_array_get(some, 0);
+    assert_true(json_equal(json_object_get(w, "val_accuracy"),
+                           json_object_get(p, "val_accuracy")));
+    assert_true(json_equal(json_object_get(w, "task_id"),
+                           json_object_get(p, "task_id")));
+    assert_true(json_equal(json_object_get(w, "node_id"),
+                           json_object_get(p, "node_id")));
+    assert_string_equal(json_string_value(json_object_get(p, "status")), "ok");
+    assert_null(json_object_get(p, "config"));
+    assert_null(json_object_get(p, "curve"));
+    json_decref(whole);
+    json_decref(some);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rows_in_task_order_with_failed_row,
                                         s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_row_member_and_fields, s_setup,
+                                        s_teardown),
         cmocka_unit_test_setup_teardown(test_pages_follow_cursor, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_table_and_csv, s_setup,
