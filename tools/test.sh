@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # test.sh - the whole test suite, as CI runs it (about 10-15 minutes on 2 cores):
-#   1. Release build (-Werror) and every test not labelled slow;
+#   1. Release build (-Werror) and every test not labelled slow (among them
+#      ms_packaging_lint_test: tools/lint-packaging.sh --self-test lints the
+#      Dockerfile, the Kubernetes manifests and the Slurm script);
 #   2. ASan + UBSan build and the unit tests;
 #   3. the clang-format check;
 #   4. each libFuzzer target for MESHSWEEP_FUZZ_SECONDS (default 20) seconds
