@@ -822,9 +822,11 @@ s_check_pool_options(const ms_node_options_t *opts, ms_diag_t *diag)
     if (opts->max_pause_s < 0)
         return ms_diag_set(diag, "max_pause_s", "must be 0 or more, not %d",
                            opts->max_pause_s);
-    if (opts->worker_memory_mb < 0)
+    if (opts->worker_memory_mb < 0 ||
+        (opts->worker_memory_mb > 0 && opts->worker_memory_mb < 256))
         return ms_diag_set(diag, "worker_memory_mb",
-                           "must be 0 (no cap) or more, not %d",
+                           "must be 0 (no cap) or 256 MiB or more, not %d (a "
+                           "worker needs about 150 MiB before its first task)",
                            opts->worker_memory_mb);
     if (opts->idle_cpu_pct < 0 || opts->idle_cpu_pct > 100)
         return ms_diag_set(diag, "idle_cpu_pct", "must be 0..100, not %d",
