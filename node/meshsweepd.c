@@ -10,6 +10,9 @@
                [--mesh-port N] [--beacon-port N] [--interface NAME|*]
                [--peer [NODE_ID@]tcp://HOST:PORT]... [--no-beacon]
                [--open-pool[=NAME]] [--enroll-key FILE]
+               [--idle-only [--idle-cpu-pct N] [--idle-busy-s N]
+                [--idle-quiet-s N] [--max-pause-s N]]
+               [--worker-nice N] [--worker-memory-mb N]
                [pool timing and limit options]
 
     Runs in the foreground (systemd runs it as is). Options can also come
@@ -77,12 +80,22 @@
     "  --blas-threads N    BLAS threads per worker (default 1)\n"              \
     "  --retry-cap N       local retries of a crashing task (default 2)\n"     \
     "  --worker-nice N     nice increment of workers (default 10)\n"           \
+    "  --worker-memory-mb N  cap each worker's memory at N MiB (a task\n"      \
+    "                      beyond it fails as a resource failure; default\n"   \
+    "                      0: no cap)\n"                                       \
     "  --dashboard-dir DIR the dashboard's assets, served at / (default:\n"    \
     "                      $MESHSWEEP_DASHBOARD_DIR, else the build tree's,\n" \
     "                      else the installed ones; docs/DASHBOARD.md)\n"      \
     "  --config FILE       INI file of the same options (key = value,\n"       \
     "                      '-' written '_'); the command line wins\n"          \
     "  --verbose           log to stderr\n"                                    \
+    "\n"                                                                       \
+    "Volunteer behaviour (docs/VOLUNTEER.md):\n"                               \
+    "  --idle-only         pause training while others use the CPU\n"          \
+    "  --idle-cpu-pct N    others' CPU above N % of all cores is busy (25)\n"  \
+    "  --idle-busy-s N     busy this many seconds: pause (default 5)\n"        \
+    "  --idle-quiet-s N    paused, quiet this many seconds: resume (30)\n"     \
+    "  --max-pause-s N     paused this long: release the claims (600)\n"       \
     "\n"                                                                       \
     "The pool:\n"                                                              \
     "  --open-pool[=NAME]  join the open pool NAME (default 'default'); no\n"  \
@@ -99,7 +112,6 @@
     "  --heartbeat-ms N    heartbeat interval, under TTL/2 (default 1000)\n"   \
     "  --settle-ms N|auto  longest wait for the peers' claim acks (auto)\n"    \
     "  --beacon-interval-ms N, --antientropy-ms N   (default 1000 each)\n"     \
-    "  --max-pause-s N     a paused node releases its claims (600)\n"          \
     "  --max-tasks-per-sweep N, --max-dataset-bytes N   pool limits at\n"      \
     "                      submit (1000000 tasks, 4 GiB)\n"                    \
     "  --reevaluate-fraction F  chance to re-evaluate a result of another\n"   \
@@ -128,6 +140,11 @@ static s_opt_t s_opts[] = {
     {"blas_threads", false, NULL, false, 0},
     {"retry_cap", false, NULL, false, 0},
     {"worker_nice", false, NULL, false, 0},
+    {"worker_memory_mb", false, NULL, false, 0},
+    {"idle_only", true, NULL, false, 0},
+    {"idle_cpu_pct", false, NULL, false, 0},
+    {"idle_busy_s", false, NULL, false, 0},
+    {"idle_quiet_s", false, NULL, false, 0},
     {"config", false, NULL, false, 0},
     {"verbose", true, NULL, false, 0},
     {"open_pool", true, NULL, false, 0},
@@ -580,7 +597,8 @@ s_main(int argc, char **argv)
             }
         } else if (strcmp(n, "enroll_key") == 0)
             opts.enroll_key = o->value;
-        else if (strcmp(n, "verbose") == 0 || strcmp(n, "no_beacon") == 0) {
+        else if (strcmp(n, "verbose") == 0 || strcmp(n, "no_beacon") == 0 ||
+                 strcmp(n, "idle_only") == 0) {
             int b = s_bool(o->value);
             if (b < 0) {
                 char msg[300];
@@ -589,6 +607,8 @@ s_main(int argc, char **argv)
             }
             if (n[0] == 'v')
                 opts.verbose = b;
+            else if (n[0] == 'i')
+                opts.idle_only = b;
             else
                 opts.no_beacon = b;
         } else if (strcmp(n, "open_pool") == 0) {
@@ -608,6 +628,34 @@ s_main(int argc, char **argv)
                 return s_value_error(o, config->value, msg);
             }
             opts.reevaluate_fraction = f;
+        } else if (strcmp(n, "idle_cpu_pct") == 0) {
+            v = s_int(o->value, 100);
+            if (v < 0) {
+                char msg[300];
+                snprintf(msg, sizeof msg,
+                         "%s: '%.100s' is not a whole number in 0..100", n,
+                         o->value);
+                return s_value_error(o, config->value, msg);
+            }
+            opts.idle_cpu_pct = v;
+        } else if (strcmp(n, "idle_busy_s") == 0 ||
+                   strcmp(n, "idle_quiet_s") == 0 ||
+                   strcmp(n, "worker_memory_mb") == 0) {
+            bool mem = n[0] == 'w';
+            v = s_int(o->value, INT_MAX);
+            if (v < (mem ? 0 : 1)) {
+                char msg[300];
+                snprintf(msg, sizeof msg,
+                         "%s: '%.100s' is not a whole number of %d or more", n,
+                         o->value, mem ? 0 : 1);
+                return s_value_error(o, config->value, msg);
+            }
+            if (mem)
+                opts.worker_memory_mb = v;
+            else if (n[5] == 'b')
+                opts.idle_busy_s = v;
+            else
+                opts.idle_quiet_s = v;
         } else if (strcmp(n, "reeval_timeout_s") == 0 ||
                    strcmp(n, "keep_retention_s") == 0) {
             v = s_int(o->value, INT_MAX);

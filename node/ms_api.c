@@ -1314,10 +1314,21 @@ s_metrics_write(ms_api_t *self, ms_prom_t *p, const json_t *st)
          "Size of the store's data file.", MS_PROM_GAUGE},
         {"meshsweep_uptime_seconds", "uptime_seconds",
          "Seconds since the node started.", MS_PROM_GAUGE},
+        {"meshsweep_pauses_total", "pauses_total",
+         "Times an idle_only node paused for the machine's owner.",
+         MS_PROM_COUNTER},
+        {"meshsweep_pause_releases_total", "pause_releases_total",
+         "Claims released because a pause outlasted max_pause_s.",
+         MS_PROM_COUNTER},
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         s_prom(p, fields[i].name, fields[i].type, fields[i].help,
                s_num(st, fields[i].key), NULL, NULL, NULL, NULL);
+    s_prom(p, "meshsweep_paused", MS_PROM_GAUGE,
+           "1 while an idle_only node is paused for the machine's owner, "
+           "else 0.",
+           json_is_true(json_object_get(st, "paused")) ? 1 : 0, NULL, NULL,
+           NULL, NULL);
     s_prom(p, "meshsweep_http_requests_total", MS_PROM_COUNTER,
            "HTTP requests answered (this one included).",
            (double) atomic_load(&self->n_requests) + 1, NULL, NULL, NULL, NULL);

@@ -39,8 +39,9 @@
     rows). No claim before the startup grace (two beacon intervals and
     one anti-entropy round), so nodes started together do not claim
     blind. Not done here: leases renewed while the node loop is stalled
-    (a stalled loop lets its leases lapse, which is the point), and the
-    `max_pause_s` of idle-only volunteers (no such mode yet).
+    (a stalled loop lets its leases lapse, which is the point). The
+    `max_pause_s` of idle-only volunteers: see "Volunteer behaviour"
+    above s_idle_tick.
 
     The settle rule (replaces DESIGN.md's "starts after a short settle
     window" with a better rule). Two nodes may claim one slot at the same
@@ -160,6 +161,7 @@
 #include "ms_blob_store.h"
 #include "ms_cert.h"
 #include "ms_gossip.h"
+#include "ms_idle.h"
 #include "ms_lease_table.h"
 #include "ms_items.h"
 #include "ms_members.h"
@@ -269,6 +271,9 @@ typedef struct {
     bool reeval;        // a re-evaluation of the result whose record hash
                         // is target (see "Re-evaluation")
     uint8_t target[MS_HASH_BYTES];
+    bool paused_out; // idle_only: its claim was released after
+                     // max_pause_s and the worker killed; whatever it
+                     // still sends is dropped
 } s_running_t;
 
 //  A result this node re-evaluates, or whose kept weights it holds a copy
@@ -589,6 +594,19 @@ struct ms_node {
     size_t n_ev_sweeps;        // entries in ev_sweeps
     bool ev_scanned;           // the first scan (a silent baseline) ran
     int64_t ev_tick_at;        // monotonic ms of the next scan
+    // idle_only (see "Volunteer behaviour" above s_idle_tick). Loop
+    // thread; the fields marked (lock) are read by HTTP threads under lock
+    ms_idle_t *idle;           // others' CPU and the pause rule, or NULL
+    int64_t idle_next_at;      // monotonic ms: next sample
+    int64_t paused_at_ms;      // monotonic ms the pause began
+    bool pause_released;       // this pause released its claims
+    bool paused;               // paused for the machine's owner (lock)
+    time_t paused_since;       // wall time the pause began (lock)
+    char pause_reason[200];    // why, "" when not paused (lock)
+    uint64_t n_pauses;         // pauses begun (lock)
+    uint64_t n_pause_releases; // claims released after max_pause_s (lock)
+    double idle_others_pct;    // others' CPU, last sample, -1 (lock)
+    double idle_own_pct;       // own CPU, last sample, -1 (lock)
 };
 
 //  --------------------------------------------------------------------------
@@ -737,6 +755,11 @@ ms_node_options_defaults(ms_node_options_t *opts)
     opts->blas_threads = 1;
     opts->retry_cap = MS_DEFAULT_RETRY_CAP;
     opts->worker_nice = MS_DEFAULT_WORKER_NICE;
+    opts->worker_memory_mb = 0;
+    opts->idle_only = false;
+    opts->idle_cpu_pct = MS_DEFAULT_IDLE_CPU_PCT;
+    opts->idle_busy_s = MS_DEFAULT_IDLE_BUSY_S;
+    opts->idle_quiet_s = MS_DEFAULT_IDLE_QUIET_S;
     opts->api_bind = NULL;
     opts->api_token_file = NULL;
     opts->dashboard_dir = NULL;
@@ -799,6 +822,21 @@ s_check_pool_options(const ms_node_options_t *opts, ms_diag_t *diag)
     if (opts->max_pause_s < 0)
         return ms_diag_set(diag, "max_pause_s", "must be 0 or more, not %d",
                            opts->max_pause_s);
+    if (opts->worker_memory_mb < 0 ||
+        (opts->worker_memory_mb > 0 && opts->worker_memory_mb < 256))
+        return ms_diag_set(diag, "worker_memory_mb",
+                           "must be 0 (no cap) or 256 MiB or more, not %d (a "
+                           "worker needs about 150 MiB before its first task)",
+                           opts->worker_memory_mb);
+    if (opts->idle_cpu_pct < 0 || opts->idle_cpu_pct > 100)
+        return ms_diag_set(diag, "idle_cpu_pct", "must be 0..100, not %d",
+                           opts->idle_cpu_pct);
+    if (opts->idle_busy_s < 1)
+        return ms_diag_set(diag, "idle_busy_s", "must be 1 or more, not %d",
+                           opts->idle_busy_s);
+    if (opts->idle_quiet_s < 1)
+        return ms_diag_set(diag, "idle_quiet_s", "must be 1 or more, not %d",
+                           opts->idle_quiet_s);
     if (opts->max_tasks_per_sweep < 1)
         return ms_diag_set(diag, "max_tasks_per_sweep",
                            "must be 1 or more, not %lld",
@@ -1214,9 +1252,25 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     wopts.n_gpu_workers = self->gpu.n_gpu_workers;
     wopts.checkpoint_dir = self->checkpoint_dir;
     wopts.verbose = self->opts.verbose;
+    wopts.memory_mb = self->opts.worker_memory_mb;
     rc = ms_worker_pool_open(&self->pool, &wopts, diag);
     if (rc != MS_OK)
         goto fail;
+    self->idle_others_pct = -1;
+    self->idle_own_pct = -1;
+    if (self->opts.idle_only) {
+        ms_idle_options_t io;
+        ms_idle_options_defaults(&io);
+        io.cpu_pct = self->opts.idle_cpu_pct;
+        io.busy_s = self->opts.idle_busy_s;
+        io.quiet_s = self->opts.idle_quiet_s;
+        rc = ms_idle_open(&self->idle, &io, diag);
+        if (rc != MS_OK)
+            goto fail;
+        if (ms_idle_source(self->idle) == MS_IDLE_SOURCE_CGROUP)
+            s_log(self, "idle_only: own CPU time from %s",
+                  ms_idle_cgroup(self->idle));
+    }
     self->running =
         calloc((size_t) ms_worker_pool_size(self->pool), sizeof(s_running_t));
     self->worker_free_us =
@@ -1345,6 +1399,7 @@ ms_node_destroy(ms_node_t **self_p)
         s_result_clear(&self->held[i]); // their files stay for the next run
     free(self->held);
     ms_worker_pool_destroy(&self->pool);
+    ms_idle_destroy(&self->idle);
     ms_store_destroy(&self->store);
     ms_identity_destroy(&self->identity);
     ms_members_destroy(&self->members);
@@ -2169,10 +2224,15 @@ s_update_busy(ms_node_t *self)
 //  Start pending tasks on idle workers.
 
 static int s_schedule_pool(ms_node_t *self);
+static bool s_idle_tick(ms_node_t *self);
 
 static int
 s_schedule(ms_node_t *self)
 {
+    if (s_idle_tick(self)) {
+        s_update_busy(self);
+        return MS_OK; // paused for the machine's owner: start nothing
+    }
     if (self->leases)
         return s_schedule_pool(self);
     while (!self->stopping && ms_worker_pool_idle(self->pool) > 0) {
@@ -3536,7 +3596,11 @@ s_available_memory(const ms_node_t *self)
         avail = pages > 0 && size > 0 ? (int64_t) pages * size : INT64_MAX;
     }
     int n = ms_worker_pool_size(self->pool);
-    return n > 1 ? avail / n : avail;
+    int64_t per = n > 1 ? avail / n : avail;
+    // A worker cannot use more than its cap (worker_memory_mb): a task
+    // estimated beyond it is left to nodes with more room.
+    int64_t cap = (int64_t) self->opts.worker_memory_mb << 20;
+    return cap > 0 && per > cap ? cap : per;
 }
 
 //  --------------------------------------------------------------------------
@@ -3825,6 +3889,8 @@ s_settle_claims(ms_node_t *self, const ms_store_payload_t *claims,
 static void
 s_start_settled(ms_node_t *self, int64_t now)
 {
+    if (self->paused)
+        return; // idle_only: nothing starts while paused
     ms_settle_claim_t st;
     while (ms_worker_pool_idle(self->pool) > 0 &&
            ms_settle_take_ready(self->settle, now, s_settle_held, self, &st)) {
@@ -4201,6 +4267,7 @@ s_stop_worker(ms_node_t *self, int i)
     int pid = ms_worker_pool_pid(self->pool, i);
     if (pid > 0 && kill(pid, SIGTERM) == 0)
         r->stopping = true;
+    ms_worker_pool_resume(self->pool, i); // paused: SIGTERM lands on SIGCONT
 }
 
 //  --------------------------------------------------------------------------
@@ -4353,6 +4420,170 @@ s_release_all(ms_node_t *self)
         ms_settle_remove(self->settle, st.task_id, st.slot, NULL);
         s_release(self, &tid, st.slot, st.epoch, MS_RELEASE_REASON_SHUTDOWN);
     }
+}
+
+//  ==========================================================================
+//  Volunteer behaviour: idle_only (DESIGN.md "Workers", "Work, claims and
+//  leases"; docs/VOLUNTEER.md)
+//
+//  Once a second the loop samples others' CPU use (ms_idle: all busy CPU
+//  time minus this node's process tree, or its service cgroup). When
+//  others stay above idle_cpu_pct for idle_busy_s, the node pauses: every
+//  busy worker is stopped (SIGSTOP) and nothing is claimed or started
+//  (s_schedule, s_start_settled, s_reeval_start return early). Our claims
+//  stay ours: the loop itself keeps running, so heartbeats (alone: the
+//  renew in s_lease_tick) go on renewing them, and a short pause costs the
+//  pool nothing. After max_pause_s of one pause the node releases them
+//  (release records with reason "paused", the tasks back to pending) so
+//  peers can take the tasks, and kills the workers that ran them: a
+//  released task must not go on to a result under a claim that is no
+//  longer ours (the store would keep it as an extra replica, but the
+//  machine's owner gets the memory back, and a peer's run is the one that
+//  counts). The checkpoint written after each epoch stays, so when this
+//  node claims the task again (a new epoch) it resumes from it: at most
+//  one epoch is lost. Settling claims (not started) are released too.
+//  When others stay at or below the threshold for idle_quiet_s, the node
+//  resumes: stopped workers continue (SIGCONT) where they were.
+//
+//  Why SIGSTOP and not a cooperative pause between minibatches: it is
+//  immediate (a minibatch of a deep network takes seconds, a dataset load
+//  or an epoch's evaluation longer), needs no change to the worker
+//  protocol, and holds in every phase of a worker's life. Its cost: a
+//  stopped worker keeps its memory (the owner's programs may push it to
+//  swap), which worker_memory_mb bounds and max_pause_s ends.
+
+//  --------------------------------------------------------------------------
+//  Pause: stop the busy workers; from now on nothing starts.
+
+static void
+s_idle_pause(ms_node_t *self, int64_t now)
+{
+    int n = ms_worker_pool_pause(self->pool);
+    char reason[200];
+    snprintf(reason, sizeof reason,
+             "others used %.0f%% of the CPU, over idle_cpu_pct %d%% for %d s",
+             ms_idle_others_pct(self->idle), self->opts.idle_cpu_pct,
+             self->opts.idle_busy_s);
+    pthread_mutex_lock(&self->lock);
+    self->paused = true;
+    self->paused_since = time(NULL);
+    snprintf(self->pause_reason, sizeof self->pause_reason, "%s", reason);
+    self->n_pauses++;
+    pthread_mutex_unlock(&self->lock);
+    self->paused_at_ms = now;
+    self->pause_released = false;
+    // One line whether verbose or not: the owner's and the operator's
+    // record of when the node stood aside.
+    fprintf(stderr,
+            "meshsweepd: paused: %s; %d worker%s stopped, claims kept up to "
+            "max_pause_s %d s\n",
+            reason, n, n == 1 ? "" : "s", self->opts.max_pause_s);
+}
+
+//  --------------------------------------------------------------------------
+//  Resume: continue the stopped workers; the scheduler runs again.
+
+static void
+s_idle_resume(ms_node_t *self, int64_t now)
+{
+    int n = ms_worker_pool_resume(self->pool, -1);
+    pthread_mutex_lock(&self->lock);
+    self->paused = false;
+    self->pause_reason[0] = 0;
+    pthread_mutex_unlock(&self->lock);
+    self->work_changed = true;
+    fprintf(stderr,
+            "meshsweepd: resumed after %.1f s: others used %.0f%% of the CPU, "
+            "at or under idle_cpu_pct %d%% for %d s; %d worker%s continued%s\n",
+            (double) (now - self->paused_at_ms) / 1000.0,
+            ms_idle_others_pct(self->idle), self->opts.idle_cpu_pct,
+            self->opts.idle_quiet_s, n, n == 1 ? "" : "s",
+            self->pause_released ? " (its claims were released)" : "");
+}
+
+//  --------------------------------------------------------------------------
+//  A pause outlasted max_pause_s: release our claims (running and
+//  settling) so that peers can take the tasks, and kill the workers that
+//  ran them (their checkpoints stay).
+
+static void
+s_idle_release(ms_node_t *self)
+{
+    int n = 0;
+    for (int i = 0; self->leases && i < ms_worker_pool_size(self->pool); i++) {
+        s_running_t *r = &self->running[i];
+        if (!r->busy || !r->leased || r->stopping || r->reeval)
+            continue;
+        s_release(self, &r->task_id, r->slot, r->epoch,
+                  MS_RELEASE_REASON_PAUSED);
+        ms_store_set_task_state(self->store, r->task_id.bytes, MS_TASK_PENDING,
+                                NULL, NULL);
+        r->leased = false;
+        r->stopping = true;
+        r->paused_out = true;
+        int pid = ms_worker_pool_pid(self->pool, i);
+        if (pid > 0)
+            kill(pid, SIGKILL); // stopped or not, it dies now
+        n++;
+    }
+    ms_settle_claim_t st;
+    while (self->settle && ms_settle_get(self->settle, 0, &st)) {
+        ms_hash_t tid;
+        memcpy(tid.bytes, st.task_id, MS_HASH_BYTES);
+        ms_settle_remove(self->settle, st.task_id, st.slot, NULL);
+        s_release(self, &tid, st.slot, st.epoch, MS_RELEASE_REASON_PAUSED);
+        n++;
+    }
+    self->pause_released = true;
+    pthread_mutex_lock(&self->lock);
+    self->n_pause_releases += (uint64_t) n;
+    pthread_mutex_unlock(&self->lock);
+    fprintf(stderr,
+            "meshsweepd: paused for max_pause_s %d s: %d claim%s released "
+            "(peers may take the tasks; checkpoints kept)\n",
+            self->opts.max_pause_s, n, n == 1 ? "" : "s");
+    self->work_changed = true;
+}
+
+//  --------------------------------------------------------------------------
+//  idle_only: sample others' CPU use once a second, pause, release after
+//  max_pause_s, resume. Returns true while paused (start nothing).
+
+static bool
+s_idle_tick(ms_node_t *self)
+{
+    if (!self->idle)
+        return false;
+    int64_t now = s_mono_ms();
+    if (now >= self->idle_next_at) {
+        self->idle_next_at = now + 1000;
+        int n = ms_worker_pool_size(self->pool);
+        int *pids = calloc((size_t) (n > 0 ? n : 1), sizeof *pids);
+        for (int i = 0; pids && i < n; i++)
+            pids[i] = ms_worker_pool_pid(self->pool, i);
+        ms_idle_change_t change = MS_IDLE_CHANGE_NONE;
+        int rc = ms_idle_sample(self->idle, pids, pids ? (size_t) n : 0, now,
+                                &change);
+        free(pids);
+        if (rc == MS_OK) {
+            pthread_mutex_lock(&self->lock);
+            self->idle_others_pct = ms_idle_others_pct(self->idle);
+            self->idle_own_pct = ms_idle_own_pct(self->idle);
+            pthread_mutex_unlock(&self->lock);
+        }
+        if (change == MS_IDLE_CHANGE_PAUSE)
+            s_idle_pause(self, now);
+        else if (change == MS_IDLE_CHANGE_RESUME)
+            s_idle_resume(self, now);
+    }
+    if (self->paused && !self->pause_released &&
+        now - self->paused_at_ms >= (int64_t) self->opts.max_pause_s * 1000)
+        s_idle_release(self);
+    // A worker that went busy while paused cannot exist (nothing starts),
+    // but a retry or a respawn must not run either: stop any busy worker.
+    if (self->paused)
+        ms_worker_pool_pause(self->pool);
+    return self->paused;
 }
 
 //  ==========================================================================
@@ -6174,7 +6405,7 @@ s_reeval_row_fn(void *arg, const char *text, size_t n, bool extra)
 static bool
 s_reeval_start(ms_node_t *self, s_reeval_job_t *job, int64_t now)
 {
-    if (ms_worker_pool_idle(self->pool) < 1) {
+    if (ms_worker_pool_idle(self->pool) < 1 || self->paused) {
         job->retry_at_ms = now + S_REEVAL_TICK_MS;
         return false;
     }
@@ -7190,6 +7421,29 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
     char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(&r->task_id, thex);
     ms_hash_hex(&r->sweep_id, shex);
+    if (r->busy && r->paused_out) {
+        // idle_only: its claim was released after max_pause_s and the
+        // worker killed (s_idle_release); the task is pending again with
+        // its checkpoint. A message it sent before it was stopped is
+        // dropped: it no longer runs under a claim of ours.
+        if (ev->kind == MS_WORKER_EVENT_EPOCH ||
+            ev->kind == MS_WORKER_EVENT_STARTED)
+            return;
+        if (ev->kind == MS_WORKER_EVENT_DIED) {
+            pthread_mutex_lock(&self->lock);
+            self->n_worker_crashes++;
+            pthread_mutex_unlock(&self->lock);
+        }
+        s_log(self,
+              "task %.12s: worker %d ended after its claim was released "
+              "(paused past max_pause_s)",
+              thex, ev->worker);
+        s_crash_forget(self, &r->task_id);
+        self->worker_free_us[ev->worker] = s_mono_us();
+        json_decref(r->config);
+        memset(r, 0, sizeof *r);
+        return;
+    }
     switch (ev->kind) {
     case MS_WORKER_EVENT_EPOCH: {
         json_t *out = json_copy(ev->body);
@@ -7688,6 +7942,8 @@ s_next_deadline(ms_node_t *self, int64_t now)
                                 : INT64_MAX; // our clock
         d = b < d ? b : d;
     }
+    if (self->idle && self->idle_next_at < d)
+        d = self->idle_next_at; // idle_only: the next CPU sample
     if (self->leases) {
         int64_t e = ms_lease_table_next_expiry(self->leases);
         d = e < d ? e : d;
@@ -8669,6 +8925,39 @@ s_api_status(void *arg)
                                                : json_object());
         json_object_set_new(obj, "claim_to_start_ms",
                             s_claim_to_start_json(self));
+        // idle_only (docs/VOLUNTEER.md): paused for the machine's owner
+        char since[32] = "";
+        struct tm tm;
+        if (self->paused && gmtime_r(&self->paused_since, &tm))
+            strftime(since, sizeof since, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        json_object_set_new(obj, "paused", json_boolean(self->paused));
+        json_object_set_new(obj, "pause_reason",
+                            self->paused ? json_string(self->pause_reason)
+                                         : json_null());
+        json_object_set_new(obj, "paused_since",
+                            since[0] ? json_string(since) : json_null());
+        json_object_set_new(obj, "pauses_total",
+                            json_integer((json_int_t) self->n_pauses));
+        json_object_set_new(obj, "pause_releases_total",
+                            json_integer((json_int_t) self->n_pause_releases));
+        json_object_set_new(
+            obj, "volunteer",
+            json_pack(
+                "{s:b, s:i, s:i, s:i, s:i, s:i, s:o, s:o, s:s?, s:s?}",
+                "idle_only", self->opts.idle_only, "idle_cpu_pct",
+                self->opts.idle_cpu_pct, "idle_busy_s", self->opts.idle_busy_s,
+                "idle_quiet_s", self->opts.idle_quiet_s, "max_pause_s",
+                self->opts.max_pause_s, "worker_memory_mb",
+                self->opts.worker_memory_mb, "others_cpu_pct",
+                self->idle_others_pct >= 0 ? json_real(self->idle_others_pct)
+                                           : json_null(),
+                "own_cpu_pct",
+                self->idle_own_pct >= 0 ? json_real(self->idle_own_pct)
+                                        : json_null(),
+                "source",
+                self->idle ? ms_idle_source_name(ms_idle_source(self->idle))
+                           : NULL,
+                "cgroup", self->idle ? ms_idle_cgroup(self->idle) : NULL));
         // Single-thread SGEMM GFLOP/s, the median of what the workers
         // measured at start (null until one has): what the analysis
         // normalises timings with (ms_analysis.h "Time fits").
@@ -8798,6 +9087,7 @@ s_stop_sweep_workers(ms_node_t *self, const ms_hash_t *sweep_id)
         int pid = ms_worker_pool_pid(self->pool, i);
         if (pid > 0 && kill(pid, SIGTERM) == 0)
             r->stopping = true;
+        ms_worker_pool_resume(self->pool, i); // paused: SIGTERM on SIGCONT
     }
 }
 

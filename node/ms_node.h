@@ -51,15 +51,24 @@ typedef struct ms_node ms_node_t;
 #define MS_DEFAULT_WORKER_NICE 10            // workers run at nice +10
 
 typedef struct {
-    const char *data_dir;       // holds identity/ and store/ (created 0700)
-    int n_workers;              // worker processes; 0 = one per online core
-    const char *backend;        // "auto" | "cpu" | "cuda"
-    int gpu_workers;            // workers that use the GPU (ms_gpu.h);
-                                // MS_GPU_WORKERS_AUTO (-1, default) or
-                                // 0..n_workers
-    int blas_threads;           // BLAS threads per worker (default 1)
-    int retry_cap;              // local retries before a task is failed (2)
-    int worker_nice;            // nice increment of workers (default 10)
+    const char *data_dir; // holds identity/ and store/ (created 0700)
+    int n_workers;        // worker processes; 0 = one per online core
+    const char *backend;  // "auto" | "cpu" | "cuda"
+    int gpu_workers;      // workers that use the GPU (ms_gpu.h);
+                          // MS_GPU_WORKERS_AUTO (-1, default) or
+                          // 0..n_workers
+    int blas_threads;     // BLAS threads per worker (default 1)
+    int retry_cap;        // local retries before a task is failed (2)
+    int worker_nice;      // nice increment of workers (default 10)
+    int worker_memory_mb; // cap of each worker's data memory, MiB
+                          // (RLIMIT_DATA); 0 = none (default). The
+                          // node also claims no task estimated
+                          // beyond it
+    // Volunteer behaviour (docs/VOLUNTEER.md, ms_idle.h)
+    bool idle_only;             // pause training while others use the CPU
+    int idle_cpu_pct;           // others' CPU above this, % of all cores (25)
+    int idle_busy_s;            // ... for this many seconds: pause (5)
+    int idle_quiet_s;           // paused, below it this long: resume (30)
     const char *api_bind;       // "ADDR:PORT"; NULL = no HTTP API (embedded
                                 // `meshsweep run`); port 0 = ephemeral
     const char *api_token_file; // bearer token file of an API beyond
@@ -90,7 +99,8 @@ typedef struct {
                                  // (one heartbeat interval); 0 = no wait
     int beacon_interval_ms;      // beacon interval (1000)
     int antientropy_ms;          // anti-entropy round (1000)
-    int max_pause_s;             // a paused node releases after this (600)
+    int max_pause_s;             // a paused node (idle_only) releases its
+                                 // claims after this many seconds (600)
     int64_t max_tasks_per_sweep; // pool limit at submit (1000000)
     int64_t max_dataset_bytes;   // pool limit at submit (4 GiB)
     // Re-evaluation and kept weights (docs/VERIFICATION.md "Re-evaluation")
@@ -131,8 +141,9 @@ typedef struct {
 //  Fill opts with the defaults: data_dir "meshsweep-data", n_workers 0
 //  (one per online core), backend "auto", gpu_workers auto, blas_threads
 //  1, retry_cap 2,
-//  worker_nice 10, api_bind NULL, api_token_file NULL, dashboard_dir
-//  NULL, verbose false;
+//  worker_nice 10, worker_memory_mb 0 (none), idle_only false with
+//  idle_cpu_pct 25, idle_busy_s 5, idle_quiet_s 30, api_bind NULL,
+//  api_token_file NULL, dashboard_dir NULL, verbose false;
 //  pool: open_pool NULL (no links), the MS_DEFAULT_* ports and times
 //  above, no static peers, beacon on, interface NULL.
 //  (meshsweepd sets api_bind to MS_DEFAULT_API_BIND itself.)

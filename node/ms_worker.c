@@ -75,6 +75,7 @@ typedef struct {
     char task_id[MS_HASH_HEX_LEN + 1]; // task it runs ("" when idle)
     double gflops;    // calibration its "ready" announced (0: none yet)
     json_t *platform; // the platform its "ready" announced (NULL: none)
+    bool stopped;     // SIGSTOPped by ms_worker_pool_pause
 } s_worker_t;
 
 struct ms_worker_pool {
@@ -231,10 +232,11 @@ s_child_log(const s_child_t *self, const char *fmt, ...)
 
 //  --------------------------------------------------------------------------
 //  Put the child in shape: default signals, die with the node, low
-//  priority, no inherited descriptors but keep_fd and stdio.
+//  priority, the memory cap (MiB, 0 = none), no inherited descriptors but
+//  keep_fd and stdio.
 
 static void
-s_child_setup(int keep_fd, pid_t parent, int nice_incr)
+s_child_setup(int keep_fd, pid_t parent, int nice_incr, int memory_mb)
 {
     const int dfl[] = {SIGTERM, SIGHUP, SIGPIPE, SIGSEGV, SIGABRT,
                        SIGBUS,  SIGFPE, SIGILL,  SIGCHLD, SIGQUIT};
@@ -254,6 +256,15 @@ s_child_setup(int keep_fd, pid_t parent, int nice_incr)
         int prio = getpriority(PRIO_PROCESS, 0);
         if (errno == 0)
             setpriority(PRIO_PROCESS, 0, prio + nice_incr);
+    }
+    if (memory_mb > 0) {
+        struct rlimit cap;
+        cap.rlim_cur = cap.rlim_max = (rlim_t) memory_mb << 20;
+        if (setrlimit(RLIMIT_DATA, &cap) != 0)
+            fprintf(stderr,
+                    "meshsweep worker %d: cannot cap its memory at %d MiB: "
+                    "%s\n",
+                    (int) getpid(), memory_mb, strerror(errno));
     }
     int fds[1024];
     int n = 0;
@@ -276,6 +287,25 @@ s_child_setup(int keep_fd, pid_t parent, int nice_incr)
             if (fd != keep_fd)
                 close(fd);
     }
+}
+
+//  --------------------------------------------------------------------------
+//  The reason of a resource failure with code rc: under a memory cap, an
+//  allocation that failed names the cap (the likely cause), else the
+//  detail given (may be empty) or the code's text. Returns out.
+
+static const char *
+s_resource_reason(const s_child_t *self, int rc, const char *detail, char *out,
+                  size_t n)
+{
+    if (rc == MS_ERR_NOMEM && self->opts->memory_mb > 0)
+        snprintf(out, n,
+                 "out of memory: the task needs more than worker_memory_mb "
+                 "(%d MiB)",
+                 self->opts->memory_mb);
+    else
+        snprintf(out, n, "%s", detail && *detail ? detail : ms_strerror(rc));
+    return out;
 }
 
 //  --------------------------------------------------------------------------
@@ -754,7 +784,9 @@ s_child_task(s_child_t *self, const json_t *msg)
     // ms_train_config_t is large (explicit sizes): keep it off the stack.
     ms_train_config_t *cfg = malloc(sizeof *cfg);
     if (!cfg)
-        return s_child_fail(self, task_id, "resource", "out of memory");
+        return s_child_fail(
+            self, task_id, "resource",
+            s_resource_reason(self, MS_ERR_NOMEM, "", reason, sizeof reason));
     if (ms_config_decode_json(config, cfg, &diag) != MS_OK) {
         ms_diag_format(&diag, reason, sizeof reason);
         free(cfg);
@@ -784,9 +816,10 @@ s_child_task(s_child_t *self, const json_t *msg)
     if (rc != MS_OK) {
         ms_diag_format(&diag, reason, sizeof reason);
         free(cfg);
-        return s_child_fail(self, task_id,
-                            rc == MS_ERR_NOMEM ? "resource" : "task",
-                            reason[0] ? reason : ms_strerror(rc));
+        char why[sizeof reason];
+        return s_child_fail(
+            self, task_id, rc == MS_ERR_NOMEM ? "resource" : "task",
+            s_resource_reason(self, rc, reason, why, sizeof why));
     }
     ms_dataset_t *train = NULL, *val = NULL, *test = NULL;
     ms_diag_clear(&diag);
@@ -794,17 +827,20 @@ s_child_task(s_child_t *self, const json_t *msg)
     if (rc != MS_OK) {
         ms_diag_format(&diag, reason, sizeof reason);
         free(cfg);
-        return s_child_fail(self, task_id,
-                            rc == MS_ERR_NOMEM ? "resource" : "task",
-                            diag.reason[0] ? reason : ms_strerror(rc));
+        char why[sizeof reason];
+        return s_child_fail(
+            self, task_id, rc == MS_ERR_NOMEM ? "resource" : "task",
+            s_resource_reason(self, rc, diag.reason[0] ? reason : "", why,
+                              sizeof why));
     }
     ms_trainer_t *trainer = NULL;
     rc = ms_trainer_open(&trainer, cfg, train, val, test, self->backend, &diag);
     if (rc != MS_OK) {
         ms_diag_format(&diag, reason, sizeof reason);
+        char why[sizeof reason];
         rc = s_child_fail(self, task_id,
                           rc == MS_ERR_NOMEM ? "resource" : "task",
-                          reason[0] ? reason : ms_strerror(rc));
+                          s_resource_reason(self, rc, reason, why, sizeof why));
         goto done;
     }
     if (json_is_true(json_object_get(msg, "reeval"))) {
@@ -838,7 +874,9 @@ s_child_task(s_child_t *self, const json_t *msg)
         ms_epoch_metrics_t m;
         rc = ms_trainer_epoch(trainer, &m);
         if (rc != MS_OK) {
-            rc = s_child_fail(self, task_id, "resource", ms_strerror(rc));
+            rc = s_child_fail(
+                self, task_id, "resource",
+                s_resource_reason(self, rc, "", reason, sizeof reason));
             goto done;
         }
         if (ms_trainer_save(trainer, &bytes, &n_bytes) == MS_OK) {
@@ -868,7 +906,9 @@ s_child_task(s_child_t *self, const json_t *msg)
     if (rc == MS_OK && wpath && result.status == MS_RUN_OK)
         s_child_write_weights(self, trainer, wpath);
     if (rc != MS_OK)
-        rc = s_child_fail(self, task_id, "resource", ms_strerror(rc));
+        rc = s_child_fail(
+            self, task_id, "resource",
+            s_resource_reason(self, rc, "", reason, sizeof reason));
     else
         rc = s_child_send_result(self, task_id,
                                  s_result_json(self, &result, trainer));
@@ -989,7 +1029,7 @@ s_spawn(ms_worker_pool_t *self, int i)
         return MS_ERR_IO;
     }
     if (pid == 0) {
-        s_child_setup(sv[1], parent, self->opts.nice);
+        s_child_setup(sv[1], parent, self->opts.nice, self->opts.memory_mb);
         s_child_main(sv[1], &self->opts, ms_worker_pool_backend(self, i));
         _exit(0);
     }
@@ -1067,6 +1107,9 @@ ms_worker_pool_destroy(ms_worker_pool_t **self_p)
         s_worker_t *w = &self->workers[i];
         if (w->pid > 0 && w->busy)
             kill(w->pid, SIGTERM);
+        if (w->pid > 0 && w->stopped)
+            kill(w->pid, SIGCONT); // SIGTERM is delivered once it runs
+        w->stopped = false;
         if (w->fd >= 0)
             close(w->fd); // an idle worker reads EOF and exits
         w->fd = -1;
@@ -1159,6 +1202,51 @@ ms_worker_pool_idle(const ms_worker_pool_t *self)
         if (self->workers[i].pid > 0 && !self->workers[i].busy)
             n++;
     return n;
+}
+
+//  --------------------------------------------------------------------------
+//  Stop the busy workers (idle_only pause).
+
+int
+ms_worker_pool_pause(ms_worker_pool_t *self)
+{
+    int n = 0;
+    for (int i = 0; i < self->n_workers; i++) {
+        s_worker_t *w = &self->workers[i];
+        if (w->pid > 0 && w->busy && !w->stopped &&
+            kill(w->pid, SIGSTOP) == 0) {
+            w->stopped = true;
+            n++;
+        }
+    }
+    return n;
+}
+
+//  --------------------------------------------------------------------------
+//  Continue stopped workers (one, or all when i < 0).
+
+int
+ms_worker_pool_resume(ms_worker_pool_t *self, int i)
+{
+    int n = 0;
+    for (int k = i < 0 ? 0 : i; k < self->n_workers && (i < 0 || k == i); k++) {
+        s_worker_t *w = &self->workers[k];
+        if (w->stopped) {
+            w->stopped = false;
+            if (w->pid > 0 && kill(w->pid, SIGCONT) == 0)
+                n++;
+        }
+    }
+    return n;
+}
+
+//  --------------------------------------------------------------------------
+//  Whether worker i is stopped.
+
+bool
+ms_worker_pool_stopped(const ms_worker_pool_t *self, int i)
+{
+    return i >= 0 && i < self->n_workers && self->workers[i].stopped;
 }
 
 //  --------------------------------------------------------------------------
@@ -1283,6 +1371,7 @@ s_reap(ms_worker_pool_t *self, int i, bool force, ms_worker_event_t *ev)
     self->n_crashes++;
     w->pid = -1;
     w->busy = false;
+    w->stopped = false;
     w->task_id[0] = 0;
     s_spawn(self, i); // when it fails, ms_worker_pool_poll tries again
 }

@@ -49,6 +49,15 @@
     platform (object, null for noop), curve, peak_rss_bytes. The node
     deletes the checkpoint once the result is stored.
 
+    Memory cap (opts.memory_mb, meshsweepd --worker-memory-mb): each
+    worker sets RLIMIT_DATA after the fork, so an allocation beyond it
+    fails instead of pushing the machine into swap or the OOM killer; the
+    task then ends "failed" with class "resource" and the reason "out of
+    memory: the task needs more than worker_memory_mb (N MiB)" (the node
+    survives, and the task is left to nodes with more memory). RLIMIT_DATA
+    rather than RLIMIT_AS: it counts what malloc and private writable
+    mappings take, not address space reserved by a CUDA runtime.
+
     Bad data (missing or malformed dataset, config the trainer refuses)
     ends the task with "failed" and the loader's diag as reason: it is not
     a crash, and not retried (it would fail the same way). A worker that
@@ -91,6 +100,9 @@ typedef struct {
                                 // opens backend (-1, the default)
     const char *checkpoint_dir; // where <task_id>.ckpt files live
     bool verbose;               // workers log to stderr
+    int memory_mb;              // cap of each worker's data memory in MiB
+                                // (RLIMIT_DATA: heap and private
+                                // mappings); 0 = none (the default)
 } ms_worker_options_t;
 
 //  One task to run. Borrowed by ms_worker_pool_start for the call.
@@ -159,6 +171,23 @@ const json_t *ms_worker_pool_platform(const ms_worker_pool_t *self);
 
 //  Number of idle workers (ready for a task).
 int ms_worker_pool_idle(const ms_worker_pool_t *self);
+
+//  Stop (SIGSTOP) every worker that runs a task, for an idle_only node
+//  whose machine's owner is busy (docs/VOLUNTEER.md). A stopped worker
+//  keeps its memory and its task, and goes on where it was at
+//  ms_worker_pool_resume. Idle workers are left alone (they use no CPU;
+//  the caller starts no task while paused). Returns how many workers
+//  were stopped by this call.
+int ms_worker_pool_pause(ms_worker_pool_t *self);
+
+//  Continue (SIGCONT) worker i if it is stopped, or every stopped worker
+//  when i < 0. Call it after sending a stopped worker SIGTERM too: the
+//  signal is delivered only once it runs. Returns how many workers were
+//  continued.
+int ms_worker_pool_resume(ms_worker_pool_t *self, int i);
+
+//  Whether worker i is stopped by ms_worker_pool_pause.
+bool ms_worker_pool_stopped(const ms_worker_pool_t *self, int i);
 
 //  The task id (hex) worker i is running, or NULL when it is idle.
 //  Borrowed until the next pool call.

@@ -454,6 +454,122 @@ test_pool_runs_in_parallel_and_stops_busy(void **state)
     json_decref(dataset);
 }
 
+//  --------------------------------------------------------------------------
+//  The scheduler state letter of a process ('T' when stopped).
+
+static char
+s_proc_state(int pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' ? p[2] : 0;
+}
+
+//  --------------------------------------------------------------------------
+//  idle_only: pause stops the busy worker (state T, no events), resume
+//  continues it where it was; a pool destroyed while paused still stops.
+
+static void
+test_pause_stops_and_resume_continues(void **state)
+{
+    (void) state;
+    ms_worker_pool_t *pool = s_pool(2);
+    json_t *config = s_config("train", 200);
+    json_t *dataset = json_pack("{s:s}", "name", "fashion-mnist");
+    s_start(pool, S_TASK_A, config, dataset);
+    ms_worker_event_t ev;
+    s_next_work(pool, &ev); // it trains
+    assert_int_equal(ev.kind, MS_WORKER_EVENT_EPOCH);
+    ms_worker_event_clear(&ev);
+    int busy = ms_worker_pool_pid(pool, 0), idle = ms_worker_pool_pid(pool, 1);
+    assert_int_equal(ms_worker_pool_pause(pool), 1); // the busy one only
+    assert_true(ms_worker_pool_stopped(pool, 0));
+    assert_false(ms_worker_pool_stopped(pool, 1));
+    assert_int_equal(ms_worker_pool_pause(pool), 0); // already stopped
+    char st = 0;
+    for (int i = 0; i < 100 && st != 'T'; i++) {
+        st = s_proc_state(busy);
+        if (st != 'T')
+            nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+    }
+    assert_int_equal(st, 'T');
+    assert_int_not_equal(s_proc_state(idle), 'T');
+    // Drain what it sent before it stopped; then nothing comes.
+    while (ms_worker_pool_poll(pool, 300, -1, &ev) == MS_OK)
+        ms_worker_event_clear(&ev);
+    assert_int_equal(ms_worker_pool_poll(pool, 1000, -1, &ev), MS_ERR_TIMEOUT);
+    assert_int_equal(ms_worker_pool_resume(pool, -1), 1);
+    assert_false(ms_worker_pool_stopped(pool, 0));
+    s_next_work(pool, &ev); // it goes on
+    assert_int_equal(ev.kind, MS_WORKER_EVENT_EPOCH);
+    assert_string_equal(ev.task_id, S_TASK_A);
+    ms_worker_event_clear(&ev);
+    assert_int_equal(ms_worker_pool_pid(pool, 0), busy);
+    assert_int_equal(ms_worker_pool_pause(pool), 1);
+    ms_worker_pool_destroy(&pool); // SIGTERM + SIGCONT: reaped, no hang
+    assert_int_equal(kill(busy, 0), -1);
+    json_decref(config);
+    json_decref(dataset);
+}
+
+//  --------------------------------------------------------------------------
+//  worker_memory_mb: a network beyond the cap fails as a resource failure
+//  naming the cap; the worker survives and runs the next task.
+
+static void
+test_memory_cap_fails_task_not_worker(void **state)
+{
+    (void) state;
+    ms_worker_options_t opts;
+    ms_worker_options_defaults(&opts);
+    opts.n_workers = 1;
+    opts.backend = "cpu";
+    opts.checkpoint_dir = s_ckpt;
+    opts.memory_mb = 1024;
+    ms_worker_pool_t *pool = NULL;
+    ms_diag_t diag;
+    assert_int_equal(ms_worker_pool_open(&pool, &opts, &diag), MS_OK);
+    int pid = ms_worker_pool_pid(pool, 0);
+    ms_train_config_t *cfg = malloc(sizeof *cfg);
+    assert_non_null(cfg);
+    ms_train_config_defaults(cfg);
+    ms_train_config_set_uniform(cfg, 8,
+                                6144); // 302 M parameters: 1.2 GB a block
+    cfg->epochs = 1;
+    cfg->batch_size = 50;
+    json_t *big = ms_config_encode_json(cfg);
+    free(cfg);
+    assert_non_null(big);
+    json_t *dataset = json_pack("{s:s}", "name", "fashion-mnist");
+    s_start(pool, S_TASK_A, big, dataset);
+    ms_worker_event_t ev;
+    s_next_work(pool, &ev);
+    assert_int_equal(ev.kind, MS_WORKER_EVENT_FAILED);
+    assert_non_null(strstr(ev.reason, "worker_memory_mb (1024 MiB)"));
+    ms_worker_event_clear(&ev);
+    assert_int_equal(ms_worker_pool_pid(pool, 0), pid);
+    assert_int_equal(ms_worker_pool_crashes(pool), 0);
+    // A small task fits under the cap.
+    json_t *small = s_config("train", 1);
+    int epochs = 0, first = 0;
+    json_t *body =
+        s_run_to_result(pool, S_TASK_B, small, dataset, &epochs, &first);
+    assert_string_equal(json_string_value(json_object_get(body, "status")),
+                        "ok");
+    json_decref(body);
+    json_decref(small);
+    json_decref(big);
+    json_decref(dataset);
+    ms_worker_pool_destroy(&pool);
+}
+
 int
 main(void)
 {
@@ -470,6 +586,10 @@ main(void)
                                         s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(
             test_pool_runs_in_parallel_and_stops_busy, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_pause_stops_and_resume_continues,
+                                        s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_memory_cap_fails_task_not_worker,
+                                        s_setup, s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
