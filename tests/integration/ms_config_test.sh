@@ -90,7 +90,8 @@ for opt in "${OPTS[@]}"; do
     n_sampled=$((n_sampled + 1))
 done
 [ "$n_sampled" -ge 25 ] || fail "only $n_sampled keys checked"
-[ ! -e "$D" ] && [ ! -e "$T/other" ] || fail "--check-config made a data dir"
+[ ! -e "$D" ] || fail "--check-config made a data dir"
+[ ! -e "$T/other" ] || fail "--check-config made a data dir"
 # --check-config lists exactly the keys of --help's options (and peer)
 check --data-dir "$D"
 [ "$CC_RC" = 0 ] || fail "--check-config with no file: exit $CC_RC: $(cat "$T/cc.err")"
@@ -134,8 +135,8 @@ bad() {
     local rc=0
     "$MSD" --data-dir "$D" --config "$F" --api 127.0.0.1:0 --no-beacon \
         >/dev/null 2>"$T/start.err" || rc=$?
-    [ "$rc" = 2 ] && grep -qF -- "$F:$2" "$T/start.err" ||
-        fail "'$1': meshsweepd started with exit $rc: $(cat "$T/start.err")"
+    [ "$rc" = 2 ] || fail "'$1': meshsweepd exit $rc: $(cat "$T/start.err")"
+    grep -qF -- "$F:$2" "$T/start.err" || fail "'$1': meshsweepd said: $(cat "$T/start.err")"
     [ ! -e "$D" ] || fail "'$1': a data dir was made"
 }
 bad 'workers = 1\nmesh_size = 5\n' "2: unknown key 'mesh_size'"
@@ -165,5 +166,6 @@ grep -A1 '^peer *= tcp://127.0.0.1:9 #' "$T/cc.out" | tail -1 |
     fail "peers.conf's peer not listed after the file's: $(cat "$T/cc.out")"
 echo 'workers = 2' >>"$D/identity/peers.conf"
 check --data-dir "$D" --config "$F"
-[ "$CC_RC" = 2 ] && grep -q 'peers.conf:2' "$T/cc.err" || fail "bad peers.conf: exit $CC_RC: $(cat "$T/cc.err")"
+[ "$CC_RC" = 2 ] || fail "bad peers.conf: exit $CC_RC: $(cat "$T/cc.err")"
+grep -q 'peers.conf:2' "$T/cc.err" || fail "bad peers.conf: $(cat "$T/cc.err")"
 ok "peers.conf's peers listed after the file's with their source; a bad line: exit 2 naming peers.conf:2"
