@@ -6,7 +6,7 @@
     meshsweepd --data-dir DIR [--api ADDR:PORT] [--api-token-file FILE]
                [--workers N]
                [--backend auto|cpu|cuda] [--gpu-workers N|auto]
-               [--config FILE] [--verbose]
+               [--config FILE] [--check-config] [--verbose]
                [--mesh-port N] [--beacon-port N] [--interface NAME|*]
                [--peer [NODE_ID@]tcp://HOST:PORT]... [--no-beacon]
                [--open-pool[=NAME]] [--enroll-key FILE]
@@ -20,8 +20,12 @@
     written '_' (data_dir, api, workers, backend, gpu_workers, retry_cap,
     open_pool,
     lease_ttl_ms, ...), in no section or in [meshsweepd]; the command line
-    wins; an unknown key is an error naming FILE:LINE. `peer` may be given
-    several times (a --peer on the command line replaces the file's).
+    wins; an unknown key, a key set twice, or a key written with '-'
+    (mesh-port: the file writes mesh_port, the command line --mesh-port,
+    one spelling each) is an error naming FILE:LINE (docs/CONFIG.md).
+    `peer` may be given several times (a --peer on the command line
+    replaces the file's). --check-config prints the effective settings
+    and where each came from, and exits (0, or 2 with the error line).
     DATA_DIR/identity/node.cert (a bundle from `meshsweep pool invite`,
     installed by `meshsweep pool join`) puts the node in that pool, with
     CURVE links and certificates in HELLO; --enroll-key FILE issues it at
@@ -88,6 +92,10 @@
     "                      else the installed ones; docs/DASHBOARD.md)\n"      \
     "  --config FILE       INI file of the same options (key = value,\n"       \
     "                      '-' written '_'); the command line wins\n"          \
+    "  --check-config      parse the options, the config file and\n"           \
+    "                      DATA_DIR/identity/peers.conf, print the\n"          \
+    "                      effective settings and exit (0, or 2 with\n"        \
+    "                      the error); starts nothing\n"                       \
     "  --verbose           log to stderr\n"                                    \
     "\n"                                                                       \
     "Volunteer behaviour (docs/VOLUNTEER.md):\n"                               \
@@ -209,21 +217,41 @@ s_on_signal(int sig)
         ms_node_stop(node);
 }
 
+//  Line of each option's key in the config file (0: not in it), by index
+//  in s_opts; a key set twice is an error (a file has one value per key).
+static int s_file_lines[S_N_OPTS];
+
 //  --------------------------------------------------------------------------
-//  Find an option by name ('-' or '_' spelling); NULL when unknown.
+//  Find an option by its name as the command line (from = '-') or the
+//  config file (from = '_') writes it: the name of s_opts with '_' written
+//  `from`. The other separator is refused (NULL; *other_p set when the
+//  name would be known in the other spelling), so each source has one
+//  spelling and a file cannot set one option twice under two names.
 
 static s_opt_t *
-s_find(const char *name, size_t len)
+s_find(const char *name, size_t len, char from, bool *other_p)
 {
     char norm[64];
+    bool other = false;
+    if (other_p)
+        *other_p = false;
     if (len >= sizeof norm)
         return NULL;
-    for (size_t i = 0; i < len; i++)
-        norm[i] = name[i] == '-' ? '_' : name[i];
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        if (c == '-' || c == '_') {
+            other = other || c != from;
+            c = '_';
+        }
+        norm[i] = c;
+    }
     norm[len] = 0;
     for (size_t i = 0; i < S_N_OPTS; i++)
-        if (strcmp(s_opts[i].name, norm) == 0)
-            return &s_opts[i];
+        if (strcmp(s_opts[i].name, norm) == 0) {
+            if (other && other_p)
+                *other_p = true;
+            return other ? NULL : &s_opts[i];
+        }
     return NULL;
 }
 
@@ -392,11 +420,30 @@ s_ini_key(void *user, const char *section, const char *name, const char *value)
                  section);
         return 0;
     }
-    s_opt_t *opt = s_find(name, strlen(name));
+    bool dashed = false;
+    s_opt_t *opt = s_find(name, strlen(name), '_', &dashed);
+    if (dashed) {
+        char fixed[64];
+        snprintf(fixed, sizeof fixed, "%s", name);
+        for (char *c = fixed; *c; c++)
+            *c = *c == '-' ? '_' : *c;
+        snprintf(ini->error, sizeof ini->error,
+                 "key '%.60s': config keys are written with '_' where the "
+                 "option has '-' (%s)",
+                 name, fixed);
+        return 0;
+    }
     if (!opt || strcmp(opt->name, "config") == 0) {
         snprintf(ini->error, sizeof ini->error, "unknown key '%s'", name);
         return 0;
     }
+    int *file_line = &s_file_lines[opt - s_opts];
+    if (*file_line > 0 && strcmp(opt->name, "peer") != 0) {
+        snprintf(ini->error, sizeof ini->error,
+                 "key '%s' is set twice (line %d and here)", name, *file_line);
+        return 0;
+    }
+    *file_line = ini->line;
     if (strcmp(opt->name, "peer") == 0) {
         char why[200];
         if (!s_peer_ok(value, why, sizeof why)) {
@@ -476,16 +523,155 @@ s_free_opts(void)
 }
 
 //  --------------------------------------------------------------------------
+//  The effective value of option o as text (what the node will use,
+//  defaults included); false when this function does not know the option
+//  (then its text, or "(default)", is printed).
+
+static bool
+s_effective(const s_opt_t *o, const ms_node_options_t *opts, char *buf,
+            size_t n)
+{
+    const char *k = o->name;
+    const char *text = NULL;
+    long long v = 0;
+    bool num = true;
+    if (strcmp(k, "data_dir") == 0)
+        text = opts->data_dir, num = false;
+    else if (strcmp(k, "api") == 0)
+        text = opts->api_bind, num = false;
+    else if (strcmp(k, "api_token_file") == 0) {
+        if (!opts->api_token_file) {
+            snprintf(buf, n, "%s/api-token", opts->data_dir);
+            return true;
+        }
+        text = opts->api_token_file, num = false;
+    } else if (strcmp(k, "workers") == 0)
+        v = opts->n_workers;
+    else if (strcmp(k, "backend") == 0)
+        text = opts->backend ? opts->backend : "auto", num = false;
+    else if (strcmp(k, "gpu_workers") == 0) {
+        if (opts->gpu_workers < 0)
+            text = "auto", num = false;
+        v = opts->gpu_workers;
+    } else if (strcmp(k, "blas_threads") == 0)
+        v = opts->blas_threads;
+    else if (strcmp(k, "retry_cap") == 0)
+        v = opts->retry_cap;
+    else if (strcmp(k, "worker_nice") == 0)
+        v = opts->worker_nice;
+    else if (strcmp(k, "dashboard_dir") == 0)
+        text = opts->dashboard_dir ? opts->dashboard_dir : "(none)",
+        num = false;
+    else if (strcmp(k, "verbose") == 0)
+        text = opts->verbose ? "true" : "false", num = false;
+    else if (strcmp(k, "no_beacon") == 0)
+        text = opts->no_beacon ? "true" : "false", num = false;
+    else if (strcmp(k, "open_pool") == 0)
+        text = opts->open_pool ? opts->open_pool : "(none)", num = false;
+    else if (strcmp(k, "enroll_key") == 0)
+        text = opts->enroll_key ? opts->enroll_key : "(none)", num = false;
+    else if (strcmp(k, "interface") == 0)
+        text = opts->interface ? opts->interface : "(czmq's choice)",
+        num = false;
+    else if (strcmp(k, "mesh_port") == 0)
+        v = opts->mesh_port;
+    else if (strcmp(k, "beacon_port") == 0)
+        v = opts->beacon_port;
+    else if (strcmp(k, "lease_ttl_ms") == 0)
+        v = opts->lease_ttl_ms;
+    else if (strcmp(k, "heartbeat_ms") == 0)
+        v = opts->heartbeat_ms;
+    else if (strcmp(k, "settle_ms") == 0) {
+        if (opts->settle_ms < 0)
+            text = "auto", num = false;
+        v = opts->settle_ms;
+    } else if (strcmp(k, "beacon_interval_ms") == 0)
+        v = opts->beacon_interval_ms;
+    else if (strcmp(k, "antientropy_ms") == 0)
+        v = opts->antientropy_ms;
+    else if (strcmp(k, "max_pause_s") == 0)
+        v = opts->max_pause_s;
+    else if (strcmp(k, "max_tasks_per_sweep") == 0)
+        v = opts->max_tasks_per_sweep;
+    else if (strcmp(k, "max_dataset_bytes") == 0)
+        v = opts->max_dataset_bytes;
+    else if (strcmp(k, "reevaluate_fraction") == 0) {
+        snprintf(buf, n, "%g", opts->reevaluate_fraction);
+        return true;
+    } else if (strcmp(k, "reeval_timeout_s") == 0)
+        v = opts->reeval_timeout_s;
+    else if (strcmp(k, "keep_retention_s") == 0)
+        v = opts->keep_retention_s;
+    else {
+        snprintf(buf, n, "%s", o->value ? o->value : "(default)");
+        return false;
+    }
+    if (num)
+        snprintf(buf, n, "%lld", v);
+    else
+        snprintf(buf, n, "%s", text ? text : "(none)");
+    return true;
+}
+
+//  --------------------------------------------------------------------------
+//  --check-config: print every config key with its effective value and
+//  where it came from (the command line, FILE:LINE, or the default), then
+//  the static peers (the first n_primary from the command line or the
+//  file, the others from DATA_DIR/identity/peers.conf). For people: the
+//  comments after '#' are not INI comments.
+
+static void
+s_print_effective(const ms_node_options_t *opts, const char *config_path,
+                  int n_primary)
+{
+    printf("# meshsweepd %s: effective settings (the command line wins over "
+           "%s, which wins over the defaults)\n",
+           MESHSWEEP_VERSION, config_path ? config_path : "no config file");
+    for (size_t i = 0; i < S_N_OPTS; i++) {
+        const s_opt_t *o = &s_opts[i];
+        if (strcmp(o->name, "config") == 0 || strcmp(o->name, "peer") == 0)
+            continue;
+        char value[PATH_MAX + 64], from[PATH_MAX + 32];
+        s_effective(o, opts, value, sizeof value);
+        if (o->from_cli)
+            snprintf(from, sizeof from, "command line");
+        else if (o->line > 0 && config_path)
+            snprintf(from, sizeof from, "%s:%d", config_path, o->line);
+        else
+            snprintf(from, sizeof from, "default");
+        printf("%-20s = %-28s # %s\n", o->name, value, from);
+    }
+    for (int i = 0; i < opts->n_peers; i++) {
+        char from[PATH_MAX + 32];
+        if (i >= n_primary)
+            snprintf(from, sizeof from, "%s/identity/peers.conf",
+                     opts->data_dir);
+        else
+            snprintf(from, sizeof from, "%s",
+                     s_peers_from_cli ? "command line"
+                                      : (config_path ? config_path : "?"));
+        printf("%-20s = %s # %s\n", "peer", opts->peers[i], from);
+    }
+    if (opts->n_peers == 0)
+        printf("# no static peer\n");
+}
+
+//  --------------------------------------------------------------------------
 //  Parse options, run the node until a signal.
 
 static int
 s_main(int argc, char **argv)
 {
+    bool check_config = false; // --check-config: print and start nothing
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             fputs(S_USAGE, stdout);
             return 0;
+        }
+        if (strcmp(arg, "--check-config") == 0) {
+            check_config = true;
+            continue;
         }
         if (strcmp(arg, "--version") == 0) {
             printf("meshsweepd %s\n", MESHSWEEP_VERSION);
@@ -499,10 +685,21 @@ s_main(int argc, char **argv)
         const char *name = arg + 2;
         const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t) (eq - name) : strlen(name);
-        s_opt_t *opt = s_find(name, len);
+        bool underscored = false;
+        s_opt_t *opt = s_find(name, len, '-', &underscored);
         if (!opt) {
-            char msg[300];
-            snprintf(msg, sizeof msg, "unknown option '%.200s'", arg);
+            char msg[400];
+            if (underscored) {
+                char fixed[64];
+                snprintf(fixed, sizeof fixed, "%.*s", (int) len, name);
+                for (char *c = fixed; *c; c++)
+                    *c = *c == '_' ? '-' : *c;
+                snprintf(msg, sizeof msg,
+                         "unknown option '%.200s' (options are written with "
+                         "'-': --%s)",
+                         arg, fixed);
+            } else
+                snprintf(msg, sizeof msg, "unknown option '%.200s'", arg);
             return s_usage_error(msg);
         }
         if (strcmp(opt->name, "open_pool") == 0) {
@@ -539,7 +736,7 @@ s_main(int argc, char **argv)
         }
         s_set(opt, value, true);
     }
-    s_opt_t *config = s_find("config", 6);
+    s_opt_t *config = s_find("config", 6, '_', NULL);
     if (config->value) {
         s_ini_t ini = {.path = config->value, .at_line_start = true};
         ini.file = fopen(config->value, "r");
@@ -740,6 +937,7 @@ s_main(int argc, char **argv)
     //  peers come after those of the config file and the command line
     char **conf_peers = NULL;
     size_t n_conf_peers = 0;
+    int n_primary_peers = s_n_peers; // from the command line or the file
     ms_diag_t pdiag;
     ms_diag_clear(&pdiag);
     int prc = ms_node_peers_conf_load(opts.data_dir, &conf_peers, &n_conf_peers,
@@ -767,6 +965,18 @@ s_main(int argc, char **argv)
     opts.peers = (const char *const *) s_peers;
     opts.n_peers = s_n_peers;
 
+    // The checks ms_node_open makes first, here so that a bad value from
+    // the config file names its line (and --check-config makes them too).
+    ms_diag_t cdiag;
+    ms_diag_clear(&cdiag);
+    if (ms_node_options_check(&opts, &cdiag) != MS_OK) {
+        s_opt_t *bad = s_find(cdiag.where, strlen(cdiag.where), '_', NULL);
+        char text[1100];
+        ms_diag_format(&cdiag, text, sizeof text);
+        return bad ? s_value_error(bad, config->value, text)
+                   : s_usage_error(text);
+    }
+
     // The dashboard: --dashboard-dir, else $MESHSWEEP_DASHBOARD_DIR, else
     // the build tree's assets when this binary runs from it, else the
     // installed ones; none when that is not a directory.
@@ -781,6 +991,11 @@ s_main(int argc, char **argv)
                 "no dashboard\n",
                 opts.dashboard_dir);
         opts.dashboard_dir = NULL;
+    }
+
+    if (check_config) {
+        s_print_effective(&opts, config->value, n_primary_peers);
+        return 0;
     }
 
     signal(SIGPIPE, SIG_IGN);

@@ -1049,18 +1049,11 @@ s_lock_data_dir(ms_node_t *self, ms_diag_t *diag)
 }
 
 //  --------------------------------------------------------------------------
-//  Open a node.
+//  Check the options before anything is opened.
 
 int
-ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
+ms_node_options_check(const ms_node_options_t *opts, ms_diag_t *diag)
 {
-    *out = NULL;
-    // czmq installs its own SIGINT/SIGTERM handlers (they only set
-    // zsys_interrupted, which nothing here reads) the first time a czmq
-    // object is made. A node that opens its mesh later - its first
-    // certificate on SIGHUP - would then ignore SIGTERM: the embedding
-    // program's handlers must stay in force (meshsweepd.c s_on_signal).
-    zsys_handler_set(NULL);
     if (!opts->data_dir || !*opts->data_dir)
         return ms_diag_set(diag, "data_dir", "no data dir given");
     if (opts->retry_cap < 0)
@@ -1084,9 +1077,26 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
                            "%d GPU workers with backend cpu (use backend "
                            "auto or cuda, or gpu_workers 0)",
                            opts->gpu_workers);
-    int prc = s_check_pool_options(opts, diag);
+    return s_check_pool_options(opts, diag);
+}
+
+//  --------------------------------------------------------------------------
+//  Open a node.
+
+int
+ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
+{
+    *out = NULL;
+    // czmq installs its own SIGINT/SIGTERM handlers (they only set
+    // zsys_interrupted, which nothing here reads) the first time a czmq
+    // object is made. A node that opens its mesh later - its first
+    // certificate on SIGHUP - would then ignore SIGTERM: the embedding
+    // program's handlers must stay in force (meshsweepd.c s_on_signal).
+    zsys_handler_set(NULL);
+    int prc = ms_node_options_check(opts, diag);
     if (prc != MS_OK)
         return prc;
+    const char *backend = opts->backend ? opts->backend : "auto";
     // A backend cuda that cannot run is refused at the GPU probe, before
     // the workers start (below): rather than fail every task.
 

@@ -149,6 +149,14 @@ typedef struct {
 //  (meshsweepd sets api_bind to MS_DEFAULT_API_BIND itself.)
 void ms_node_options_defaults(ms_node_options_t *opts);
 
+//  Check opts as ms_node_open does before it touches anything: a data dir
+//  given, the counts, the backend name, the pool's ports and times
+//  (heartbeat_ms under lease_ttl_ms/2 ...), the static peers' form. Reads
+//  no file and starts nothing (`meshsweepd --check-config` uses it).
+//  Returns MS_OK, or MS_ERR_INVALID with diag naming the option and why.
+//  Any thread.
+int ms_node_options_check(const ms_node_options_t *opts, ms_diag_t *diag);
+
 //  Open a node: create data_dir (0700) with identity/ (Ed25519 key pair,
 //  made on first start) and store/ (LMDB); reset tasks left `running` by
 //  a previous process to `pending` (their checkpoints in

@@ -44,6 +44,8 @@
 #include "ms_cli.h"
 #include "ms_wire.h"
 
+#include <ini.h>
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -943,6 +945,9 @@ s_enroll_main(int argc, char **argv)
 
 //  ---- pool join ---------------------------------------------------------
 
+//  meshsweepd's config file of a packaged node (packaging/).
+#define S_JOIN_CONFIG "/etc/meshsweep/meshsweepd.conf"
+
 //  --------------------------------------------------------------------------
 //  Help for meshsweep pool join.
 
@@ -951,9 +956,8 @@ s_join_usage(FILE *out)
 {
     fprintf(
         out,
-        "usage: meshsweep pool join CERT --data-dir DIR "
-        "[--peer NODE_ID@tcp://HOST:PORT]...\n"
-        "           [--restart] [--json]\n"
+        "usage: meshsweep pool join CERT [--data-dir DIR | --config FILE]\n"
+        "           [--peer NODE_ID@tcp://HOST:PORT]... [--restart] [--json]\n"
         "\n"
         "Install the certificate file CERT (from `meshsweep pool invite`) for "
         "the\nnode whose data dir is DIR: it must be valid and certify that "
@@ -962,7 +966,14 @@ s_join_usage(FILE *out)
         "and reloads it;\nwith no running node it takes effect at the next "
         "start.\n"
         "\n"
-        "  --data-dir DIR     the node's data dir (required)\n"
+        "  --data-dir DIR     the node's data dir (default: the data_dir of "
+        "the\n"
+        "                     config file)\n"
+        "  --config FILE      meshsweepd's config file, read for data_dir "
+        "(default:\n"
+        "                     $MESHSWEEP_CONFIG, else " S_JOIN_CONFIG " when\n"
+        "                     it exists: a packaged node needs neither "
+        "option)\n"
         "  --peer ID@tcp://HOST:PORT\n"
         "                     a static peer of the pool, where broadcast does "
         "not\n"
@@ -977,6 +988,9 @@ s_join_usage(FILE *out)
         "                     SIGHUP\n"
         "  --restart          run `systemctl restart meshsweepd` instead of "
         "SIGHUP\n"
+        "                     (a failure says so, exit 1; the certificate "
+        "stays\n"
+        "                     installed)\n"
         "  --json             print what was done as JSON\n");
 }
 
@@ -1044,6 +1058,64 @@ s_running_node(const char *data_dir, char lock_path[PATH_MAX])
     return pid > 0 ? pid : 0;
 }
 
+//  What the config reader keeps.
+typedef struct {
+    char *data_dir;     // the data_dir key's value (owned), NULL when none
+    bool other_section; // a section other than [meshsweepd] was met
+} s_join_ini_t;
+
+//  --------------------------------------------------------------------------
+//  libinih handler: keep data_dir (no section or [meshsweepd], as
+//  meshsweepd reads it); meshsweepd itself checks every other key.
+
+static int
+s_join_ini_key(void *user, const char *section, const char *name,
+               const char *value)
+{
+    s_join_ini_t *ini = user;
+    if (section && *section && strcmp(section, "meshsweepd") != 0) {
+        ini->other_section = true;
+        return 1;
+    }
+    if (strcmp(name, "data_dir") == 0) {
+        free(ini->data_dir);
+        ini->data_dir = strdup(value);
+        return ini->data_dir != NULL;
+    }
+    return 1;
+}
+
+//  --------------------------------------------------------------------------
+//  The data dir named by meshsweepd's config file path, into *out (owned).
+//  Exit code (a usage error naming the file when it has no data_dir).
+
+static int
+s_join_config_data_dir(const char *path, char **out)
+{
+    *out = NULL;
+    s_join_ini_t ini = {0};
+    int line = ini_parse(path, s_join_ini_key, &ini);
+    if (line == -1)
+        return ms_cli_usage_error(path, "cannot read meshsweepd's config: %s",
+                                  strerror(errno));
+    if (line != 0) {
+        free(ini.data_dir);
+        if (line < 0)
+            return ms_cli_failure(path, "out of memory");
+        return ms_cli_usage_error(path,
+                                  "line %d: not INI (meshsweepd "
+                                  "--config %s --check-config says more)",
+                                  line, path);
+    }
+    if (!ini.data_dir || !*ini.data_dir) {
+        free(ini.data_dir);
+        return ms_cli_usage_error(path, "sets no data_dir: give --data-dir "
+                                        "DIR (the node's data dir)");
+    }
+    *out = ini.data_dir;
+    return MS_CLI_EXIT_OK;
+}
+
 //  --------------------------------------------------------------------------
 //  Run `systemctl restart meshsweepd`. Exit code.
 
@@ -1054,7 +1126,12 @@ s_systemctl_restart(void)
     pid_t pid = 0;
     int err = posix_spawnp(&pid, "systemctl", NULL, NULL, args, environ);
     if (err != 0)
-        return ms_cli_failure("systemctl", "cannot run: %s", strerror(err));
+        return ms_cli_failure("systemctl restart meshsweepd",
+                              "cannot run systemctl: %s (no systemd here?); "
+                              "the certificate is installed: start "
+                              "meshsweepd, or join again without --restart "
+                              "to signal a running node",
+                              strerror(err));
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
@@ -1067,6 +1144,10 @@ s_systemctl_restart(void)
     return MS_CLI_EXIT_OK;
 }
 
+static int s_join_in(const char *cert, const char *data_dir,
+                     const char *const *peers, int n_peers, bool restart,
+                     bool json_out);
+
 //  --------------------------------------------------------------------------
 //  meshsweep pool join
 
@@ -1075,7 +1156,7 @@ s_join_main(int argc, char **argv)
 {
     if (ms_cli_wants_help(argc, argv))
         return s_join_usage(stdout), MS_CLI_EXIT_OK;
-    const char *cert = NULL, *data_dir = NULL;
+    const char *cert = NULL, *data_dir = NULL, *config = NULL;
     const char *peers[256];
     int n_peers = 0;
     bool restart = false, json_out = false;
@@ -1086,6 +1167,10 @@ s_join_main(int argc, char **argv)
             if (missing || !*v)
                 return ms_cli_usage_error("--data-dir", "needs a directory");
             data_dir = v;
+        } else if (ms_cli_arg_value(argc, argv, &i, "--config", &v, &missing)) {
+            if (missing || !*v)
+                return ms_cli_usage_error("--config", "needs a file");
+            config = v;
         } else if (ms_cli_arg_value(argc, argv, &i, "--peer", &v, &missing)) {
             if (missing)
                 return ms_cli_usage_error("--peer",
@@ -1110,9 +1195,40 @@ s_join_main(int argc, char **argv)
     if (!cert)
         return s_join_usage(stderr),
                ms_cli_usage_error("pool join", "missing CERT");
-    if (!data_dir)
-        return ms_cli_usage_error("--data-dir", "required: the node's data "
-                                                "dir");
+    // The data dir: --data-dir, else the data_dir of meshsweepd's config
+    // file (--config, else $MESHSWEEP_CONFIG, else the packaged one when
+    // it exists).
+    char *config_dir = NULL;
+    if (!data_dir) {
+        const char *env = getenv("MESHSWEEP_CONFIG");
+        if (!config && env && *env)
+            config = env;
+        if (!config && access(S_JOIN_CONFIG, F_OK) == 0)
+            config = S_JOIN_CONFIG;
+        if (!config)
+            return ms_cli_usage_error(
+                "--data-dir",
+                "required: the node's data dir (or --config "
+                "FILE, meshsweepd's config file with data_dir; "
+                "%s does not exist)",
+                S_JOIN_CONFIG);
+        int ccode = s_join_config_data_dir(config, &config_dir);
+        if (ccode != MS_CLI_EXIT_OK)
+            return ccode;
+        data_dir = config_dir;
+    }
+    int jcode = s_join_in(cert, data_dir, peers, n_peers, restart, json_out);
+    free(config_dir);
+    return jcode;
+}
+
+//  --------------------------------------------------------------------------
+//  pool join once the data dir is known. Exit code.
+
+static int
+s_join_in(const char *cert, const char *data_dir, const char *const *peers,
+          int n_peers, bool restart, bool json_out)
+{
     if (sodium_init() < 0)
         return ms_cli_failure("libsodium", "cannot initialise");
 
@@ -1137,7 +1253,11 @@ s_join_main(int argc, char **argv)
     char *pub = NULL;
     if (ms_cli_read_file(path, &pub, NULL, &d) != MS_OK) {
         if (access(path, F_OK) == 0 || errno != ENOENT)
-            return ms_cli_failure(path, "%s", d.reason); // e.g. permissions
+            return ms_cli_failure(path, "%s%s", d.reason,
+                                  errno == EACCES
+                                      ? " (run it as root or as the node's "
+                                        "user: sudo meshsweep pool join ...)"
+                                      : ""); // e.g. permissions
         return ms_cli_usage_error(path,
                                   "no node identity here (start `meshsweepd "
                                   "--data-dir %s` once to make one, then "
