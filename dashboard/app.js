@@ -48,7 +48,9 @@ const state = {
   chosen: null,          // row whose learning curve is shown
   status: null,
   peers: [],
-  throughput: [],        // [{t, finished}] samples
+  throughput: [],        // [{t, finished}] samples (Date.now() ms)
+  tpSeed: null,          // the throughput before the page opened (throughputSeed)
+  clockSkew: 0,          // node's clock - this browser's, ms
   live: 'connecting',    // 'events' | 'polling' | 'connecting'
   lastEventId: null,
   timers: {},
@@ -77,8 +79,9 @@ const PLOT_CONFIG = { displaylogo: false, responsive: true };
 // ---------------------------------------------------------------------------
 // helpers
 
-async function getJSON(path) {
+async function getJSON(path, onResponse) {
   const r = await fetch(path, { headers: { Accept: 'application/json' } });
+  if (onResponse) onResponse(r);
   if (!r.ok) {
     let msg = r.status + ' ' + r.statusText;
     try { msg = (await r.json()).error || msg; } catch (e) { /* not JSON */ }
@@ -101,6 +104,17 @@ function el(tag, attrs, ...children) {
 }
 
 const short = (hex) => (hex ? String(hex).slice(0, 12) : '');
+// A node, task or operator id as 12 hex with the whole id in a tooltip
+// (an operator that is a name is shown as it is, cut with an ellipsis
+// by the cell's CSS when long, also with a tooltip).
+const isLongHex = (s) => typeof s === 'string' && /^[0-9a-f]{16,}$/.test(s);
+function idCell(id, cls, suffix) {
+  if (id === null || id === undefined || id === '') return el('td', { class: cls || '' }, '–');
+  const text = String(id);
+  const td = el('td', { class: ((cls || '') + ' id-cell').trim(), title: text },
+    (isLongHex(text) ? short(text) : text) + (suffix || ''));
+  return td;
+}
 function fmt(v, digits) {
   if (v === null || v === undefined || Number.isNaN(v)) return '–';
   if (typeof v !== 'number') return String(v);
@@ -183,7 +197,7 @@ function renderSweeps() {
     let row = existing.get(s.sweep_id);
     if (!row) {
       row = el('div', { class: 'sweep', dataset: { id: s.sweep_id } },
-        el('div', {}, el('div', { class: 'name' }), el('div', { class: 'id' }, short(s.sweep_id))),
+        el('div', {}, el('div', { class: 'name' }), el('div', { class: 'id', title: s.sweep_id }, short(s.sweep_id))),
         el('div', { class: 'state' }),
         el('div', { class: 'bar', role: 'progressbar' },
           el('span', { class: 'b-done' }), el('span', { class: 'b-failed' }), el('span', { class: 'b-running' })),
@@ -226,6 +240,7 @@ async function loadSweeps() {
     }
   }
   for (const id of [...state.sweeps.keys()]) if (!seen.has(id)) state.sweeps.delete(id);
+  state.sweepsLoaded = true;
   // A sweep selected by its prefix (a link) gets its full id.
   if (state.selected && state.selected.length < 64) {
     const full = [...seen].find((id) => id.startsWith(state.selected));
@@ -428,17 +443,43 @@ function curveTraces() {
   return tr;
 }
 
+// The legend sits at the bottom of the plot's box (yref 'container'),
+// under the x axis's title: plotly reserves the room for both (automargin),
+// so a legend of many rows never covers the title. A legend placed in
+// paper units below the axis (y: -0.3) grew upwards over the title when
+// it wrapped, as the time plot's (a point and a fit line per group) does.
 function baseLayout(title, xTitle, yTitle) {
   return {
     title: { text: title, font: { size: 14 } },
-    margin: { l: 55, r: 15, t: 40, b: 80 },
-    xaxis: { title: { text: xTitle }, dtick: 1, zeroline: false },
+    margin: { l: 55, r: 15, t: 40, b: 20 },
+    xaxis: { title: { text: xTitle }, dtick: 1, zeroline: false, automargin: true },
     yaxis: { title: { text: yTitle }, zeroline: false },
-    legend: { orientation: 'h', y: -0.3, font: { size: 11 } },
+    legend: { orientation: 'h', font: { size: 11 }, x: 0, xanchor: 'left', yref: 'container', y: 0, yanchor: 'bottom', maxheight: 1000 },
     hovermode: 'closest',
     paper_bgcolor: '#fff',
     plot_bgcolor: '#fff',
   };
+}
+
+// Plotly.react, then the box grows with its legend (each row of legend
+// beyond the first two takes its height from the plot area otherwise),
+// back to PLOT_H when the legend shrinks again.
+const PLOT_H = 300;
+const LEGEND_ROOM = 50; // a legend of up to two rows fits in PLOT_H
+function reactPlot(id, traces, lay) {
+  const gd = document.getElementById(id);
+  state.plotH = state.plotH || {};
+  lay.height = state.plotH[id] || PLOT_H;
+  return Plotly.react(gd, traces, lay, PLOT_CONFIG).then(() => {
+    const lg = gd.querySelector('.legend');
+    const lh = lg && lay.showlegend !== false ? lg.getBoundingClientRect().height : 0;
+    const want = Math.round(Math.max(PLOT_H, PLOT_H - LEGEND_ROOM + lh));
+    if (Math.abs(want - lay.height) > 8) {
+      state.plotH[id] = want;
+      return Plotly.relayout(gd, { height: want });
+    }
+    return null;
+  });
 }
 
 // An accuracy axis: the data's span with a margin, inside [0, 1].
@@ -465,9 +506,9 @@ function drawPlots() {
   if (a) {
     const val = accuracyTraces('val_accuracy');
     const test = accuracyTraces('test_accuracy');
-    Plotly.react('plot-val', val, accuracyLayout('Validation accuracy vs depth (mean ± std over seeds)', 'val accuracy', val), PLOT_CONFIG);
-    Plotly.react('plot-test', test, accuracyLayout('Test accuracy vs depth (mean ± std over seeds)', 'test accuracy', test), PLOT_CONFIG);
-    Plotly.react('plot-time', timeTraces(), baseLayout('Time per epoch vs depth, with the linear fit', 'hidden layers', 'seconds per epoch'), PLOT_CONFIG);
+    reactPlot('plot-val', val, accuracyLayout('Validation accuracy vs depth (mean ± std over seeds)', 'val accuracy', val));
+    reactPlot('plot-test', test, accuracyLayout('Test accuracy vs depth (mean ± std over seeds)', 'test accuracy', test));
+    reactPlot('plot-time', timeTraces(), baseLayout('Time per epoch vs depth, with the linear fit', 'hidden layers', 'seconds per epoch'));
     for (const id of ['plot-val', 'plot-test']) {
       const div = document.getElementById(id);
       if (!div.__clickBound) {
@@ -489,7 +530,7 @@ function drawPlots() {
   lay.xaxis.dtick = Math.max(1, Math.ceil(nEp / 10));
   lay.yaxis2 = { title: { text: 'accuracy' }, overlaying: 'y', side: 'right', range: [0, 1.02], tickmode: 'linear', tick0: 0, dtick: 0.2, showgrid: false };
   lay.margin.r = 55;
-  Plotly.react('plot-curve', curveTraces(), lay, PLOT_CONFIG);
+  reactPlot('plot-curve', curveTraces(), lay);
 }
 
 function schedulePlots() { throttle('plots', DRAW_MIN_MS, drawPlots); }
@@ -540,7 +581,7 @@ function computeExtraKeys() {
 
 function columns() {
   const cols = [
-    { key: 'task', title: 'task', get: (r) => r.task_id, show: (r) => short(r.task_id), cls: 'mono' },
+    { key: 'task', title: 'task', get: (r) => r.task_id, show: (r) => short(r.task_id), tip: (r) => r.task_id, cls: 'mono' },
     { key: 'activation', title: 'activation', get: (r) => r.config.activation },
     { key: 'depth', title: 'depth', get: (r) => r.__depth, cls: 'num' },
     { key: 'width', title: 'width', get: (r) => r.__width, cls: 'num' },
@@ -556,7 +597,7 @@ function columns() {
     { key: 'seconds_per_epoch', title: 's/epoch', get: (r) => r.seconds_per_epoch, show: (r) => fmtSeconds(r.seconds_per_epoch), cls: 'num' },
     { key: 'epochs', title: 'epochs', get: (r) => r.epochs, cls: 'num' },
     { key: 'params', title: 'params', get: (r) => r.params, cls: 'num' },
-    { key: 'node', title: 'node', get: (r) => r.node_id, show: (r) => short(r.node_id), cls: 'mono' },
+    { key: 'node', title: 'node', get: (r) => r.node_id, show: (r) => short(r.node_id), tip: (r) => r.node_id, cls: 'mono' },
     { key: 'verdict', title: 'verdict (rev)', get: (r) => (r.verdict || '') + '/' + String(r.verdict_revision || 0).padStart(6, '0'),
       show: (r) => `${r.verdict || '–'} r${r.verdict_revision || 0}${r.counted === false ? ' · not counted' : ''}`,
       clsOf: (r) => 'verdict-' + r.verdict },
@@ -613,7 +654,7 @@ function drawTable() {
     if (r === state.chosen) tr.className = 'chosen';
     for (const c of cols) {
       const v = c.show ? c.show(r) : fmt(c.get(r));
-      const td = el('td', {}, v);
+      const td = el('td', c.tip ? { title: c.tip(r) || '' } : {}, v);
       const cls = [c.cls, c.clsOf ? c.clsOf(r) : null].filter(Boolean).join(' ');
       if (cls) td.className = cls;
       tr.append(td);
@@ -634,8 +675,15 @@ function scheduleTable() { throttle('table', DRAW_MIN_MS, drawTable); }
 
 async function loadPool() {
   try {
-    const [st, peers] = await Promise.all([getJSON(API + '/status'), getJSON(API + '/peers')]);
+    // The node's clock against this browser's (its Date header, whole
+    // seconds): sweeps' updated_at_ms are the node's.
+    const onStatus = (r) => {
+      const d = Date.parse(r.headers.get('Date') || '');
+      if (!Number.isNaN(d)) state.clockSkew = d + 500 - Date.now();
+    };
+    const [st, peers] = await Promise.all([getJSON(API + '/status', onStatus), getJSON(API + '/peers')]);
     state.status = st;
+    state.statusAt = Date.now();
     state.peers = Array.isArray(peers) ? peers : [];
     $('#node').textContent = 'node ' + short(st.node_id) + (st.version ? ' · v' + st.version : '');
     schedulePool();
@@ -650,10 +698,10 @@ function drawPool() {
   const perNode = new Map();
   for (const r of state.rows) perNode.set(r.node_id, (perNode.get(r.node_id) || 0) + 1);
   const trs = [];
-  const selfRow = el('tr', {},
-    el('td', { class: 'mono' }, short(st.node_id) + ' (this node)'),
+  const selfRow = el('tr', { class: 'self' },
+    idCell(st.node_id, 'mono', ' (this node)'),
     el('td', { class: 'peer-alive' }, 'alive'),
-    el('td', {}, st.operator || '–'),
+    idCell(st.operator, isLongHex(st.operator) ? 'mono operator' : 'operator'),
     el('td', {}, `${st.workers_busy || 0}/${st.workers || 0} busy`),
     el('td', { class: 'num' }, perNode.get(st.node_id) || 0),
     el('td', {}, '–'),
@@ -661,9 +709,9 @@ function drawPool() {
   trs.push(selfRow);
   for (const p of state.peers) {
     trs.push(el('tr', {},
-      el('td', { class: 'mono' }, short(p.node_id)),
+      idCell(p.node_id, 'mono'),
       el('td', { class: 'peer-' + p.state }, p.state || '?'),
-      el('td', {}, p.operator || '–'),
+      idCell(p.operator, isLongHex(p.operator) ? 'mono operator' : 'operator'),
       el('td', {}, p.n_workers !== undefined ? `${p.n_busy || 0}/${p.n_workers} busy` : '–'),
       el('td', { class: 'num' }, perNode.get(p.node_id) || 0),
       el('td', {}, p.rtt_ms !== null && p.rtt_ms !== undefined ? p.rtt_ms + ' ms' : '–'),
@@ -683,36 +731,170 @@ function drawPool() {
 
 function schedulePool() { throttle('pool', DRAW_MIN_MS, drawPool); }
 
-// Finished tasks over every sweep, sampled at most every 2 s; the plot
-// shows tasks per second between samples over the last five minutes.
-function sampleThroughput() {
+// Throughput: tasks finished per second over every sweep of this node's
+// store, drawn over a fixed window (the last THROUGHPUT_WINDOW_S seconds,
+// ending now) from the first draw on, so that a page opened after the
+// sweeps finished shows zeros rather than an empty axis.
+//
+// What the page measures itself: the finished count (done + failed over
+// the sweeps it holds, kept current by events or polling) sampled at most
+// every 2 s; each interval between two samples gets the rate over the
+// last 10 s (one task per sample would make a comb otherwise).
+//
+// What came before the page opened is seeded once, from what the node
+// knows (throughputSeed): nothing finishes in a node's store while the
+// node is down (before now - /status uptime_seconds), nor in a sweep
+// outside its span, from its created_at_ms (when this node got it) to
+// its updated_at_ms (its last count change). A sweep this node got since
+// it started finished its done + failed tasks inside its span; the
+// sweeps it held before then finished, since then, what
+// metrics.tasks_completed_total (tasks this store saw finish since the
+// node started) leaves. Each count is spread evenly over its span (an
+// average: drawn lighter than what the page measured itself). What no
+// figure tells (a node without them) is left blank, "not known".
+function sampleThroughput(noDraw) {
   const now = Date.now();
   let finished = 0;
   for (const s of state.sweeps.values()) { const c = counts(s); finished += c.done + c.failed; }
   const tp = state.throughput;
   if (tp.length && now - tp[tp.length - 1].t < 2000) { tp[tp.length - 1].finished = Math.max(tp[tp.length - 1].finished, finished); return; }
   tp.push({ t: now, finished });
-  while (tp.length && now - tp[0].t > THROUGHPUT_WINDOW_S * 1000) tp.shift();
-  schedulePool();
+  // Keep one sample older than the window (the first interval's start).
+  while (tp.length > 2 && now - tp[1].t > THROUGHPUT_WINDOW_S * 1000) tp.shift();
+  if (!noDraw) schedulePool();
 }
+
+// The seed: [[from_ms, to_ms, tasks_per_s or null (unknown)], ...] in
+// this browser's clock, in order, covering the window before /status
+// answered. Once, when both /status and the sweep list are there.
+function throughputSeed() {
+  const st = state.status;
+  if (state.tpSeed || !st || !state.sweepsLoaded) return state.tpSeed;
+  const t0 = state.statusAt;
+  const from = t0 - THROUGHPUT_WINDOW_S * 1000;
+  const m = st.metrics || {};
+  const skew = state.clockSkew || 0;
+  const num = (v) => typeof v === 'number' && Number.isFinite(v);
+  const started = num(st.uptime_seconds) ? t0 - st.uptime_seconds * 1000 : null;
+  // Boxes [a, b, tasks per second or null]: where they overlap, rates add.
+  const boxes = [];
+  const older = [];  // spans of the sweeps held before the node started
+  let counted = 0;   // tasks of the sweeps got since
+  for (const s of state.sweeps.values()) {
+    const c = counts(s);
+    const n = c.done + c.failed;
+    const b = num(s.updated_at_ms) ? Math.min(t0, s.updated_at_ms - skew) : t0;
+    const a0 = num(s.created_at_ms) ? s.created_at_ms - skew : null;
+    if (started !== null && a0 !== null && a0 >= started) {
+      const a = Math.min(a0, b - 1000); // one instant (a catch-up): a second
+      if (n > 0) boxes.push([a, b, (n * 1000) / (b - a)]);
+      counted += n;
+    } else if (started === null || b > started) {
+      older.push([started === null ? -Infinity : started, b]);
+    }
+  }
+  if (older.length) {
+    const rest = started !== null && num(m.tasks_completed_total) ? Math.max(0, m.tasks_completed_total - counted) : null;
+    older.sort((x, y) => x[0] - y[0]);
+    const merged = [];
+    for (const [a, b] of older) {
+      if (merged.length && a <= merged[merged.length - 1][1]) merged[merged.length - 1][1] = Math.max(merged[merged.length - 1][1], b);
+      else merged.push([a, b]);
+    }
+    const ms = merged.reduce((t, [a, b]) => t + (b - a), 0);
+    for (const [a, b] of merged) {
+      if (rest !== 0) boxes.push([a, b, rest === null || !(ms > 0) ? null : (rest * 1000) / ms]);
+    }
+  }
+  // The sum of the boxes over [from, t0], piece by piece.
+  const edges = [...new Set([from, t0, ...boxes.flatMap(([a, b]) => [a, b])])]
+    .filter((t) => t >= from && t <= t0).sort((x, y) => x - y);
+  const iv = [];
+  for (let i = 1; i < edges.length; i++) {
+    const a = edges[i - 1], b = edges[i];
+    let r = 0;
+    for (const [x, y, rate] of boxes) if (x < b && y > a) r = r === null || rate === null ? null : r + rate;
+    const last = iv[iv.length - 1];
+    if (last && last[2] === r) last[1] = b; else iv.push([a, b, r]);
+  }
+  state.tpSeed = iv;
+  return iv;
+}
+
+// A time as plotly's date axis reads it, in this browser's local time.
+function localTime(ms) {
+  const d = new Date(ms);
+  const p = (n, w) => String(n).padStart(w || 2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
+}
+const clock = (ms) => localTime(ms).slice(11, 19);
 
 function drawThroughput() {
   if (!whenPlotly(schedulePool)) return;
+  sampleThroughput(true);
+  const now = Date.now();
+  const from = now - THROUGHPUT_WINDOW_S * 1000;
   const tp = state.throughput;
-  const x = [], y = [];
-  // Rate over the last 10 s at each sample (smooths one task per sample).
+  // Intervals [a, b, rate, seeded]: the seed up to the page's first
+  // sample, then the page's own.
+  const iv = [];
+  const seed = throughputSeed();
+  const firstSample = tp.length ? tp[0].t : now;
+  for (const [a, b, r] of seed || []) if (a < firstSample) iv.push([a, Math.min(b, firstSample), r, true]);
+  if (!seed) iv.push([from, firstSample, null, true]);
   let j = 0;
   for (let i = 1; i < tp.length; i++) {
     while (j < i - 1 && tp[i].t - tp[j + 1].t >= 10000) j++;
     const dt = (tp[i].t - tp[j].t) / 1000;
-    if (dt <= 0) continue;
-    x.push(new Date(tp[i].t));
-    y.push(Math.max(0, tp[i].finished - tp[j].finished) / dt);
+    if (dt > 0) iv.push([tp[i - 1].t, tp[i].t, Math.max(0, tp[i].finished - tp[j].finished) / dt, false]);
   }
-  const lay = baseLayout('Throughput (tasks finished per second, all sweeps)', '', 'tasks/s');
-  lay.xaxis = { type: 'date' };
+  // Two step lines (seeded, measured), each with a break (null) wherever
+  // two of its intervals do not touch; unknown stretches left blank.
+  const line = { seeded: { x: [], y: [], end: null }, measured: { x: [], y: [], end: null } };
+  let top = 0, unknown = null, quietFrom = null, end = null;
+  for (const [a0, b, r, seeded] of iv) {
+    if (b <= from) continue;
+    const a = Math.max(a0, from);
+    if (r === null) {
+      if (!unknown || b - a > unknown[1] - unknown[0]) unknown = [a, b];
+      continue;
+    }
+    const L = seeded ? line.seeded : line.measured;
+    if (L.end !== null && a - L.end > 1000) { L.x.push(localTime(L.end)); L.y.push(null); }
+    L.x.push(localTime(a), localTime(b));
+    L.y.push(r, r);
+    L.end = b;
+    // The zero stretch that ends now (for the note below).
+    if (r > 0) quietFrom = null;
+    else if (quietFrom === null || (end !== null && a - end > 1000)) quietFrom = a;
+    end = b;
+    top = Math.max(top, r);
+  }
+  const lay = baseLayout(`Throughput (tasks finished per second, all sweeps, last ${THROUGHPUT_WINDOW_S / 60} min)`, '', 'tasks/s');
+  lay.xaxis = { type: 'date', range: [localTime(from), localTime(now)], tickformat: '%H:%M', dtick: 60000, zeroline: false, automargin: true };
+  lay.yaxis.rangemode = 'tozero';
+  if (top === 0) lay.yaxis.range = [0, 1];
+  lay.margin.b = 35;
   lay.showlegend = false;
-  Plotly.react('plot-throughput', [{ type: 'scatter', mode: 'lines', fill: 'tozeroy', x, y, line: { color: '#2f9e5b', shape: 'hv' } }], lay, PLOT_CONFIG);
+  const notes = [];
+  const note = { font: { size: 11, color: '#6b7385' }, showarrow: false, yref: 'paper', bgcolor: 'rgba(255,255,255,0.85)' };
+  if (unknown && unknown[1] - unknown[0] > 20000) {
+    notes.push(Object.assign({ x: localTime((unknown[0] + unknown[1]) / 2), y: 0.5, text: 'not known' }, note));
+  }
+  if (quietFrom !== null && end !== null && now - end < 3000 && now - quietFrom > 20000) {
+    const mins = Math.floor((now - quietFrom) / 60000);
+    notes.push(Object.assign({ x: localTime(now), xanchor: 'right', y: 1, yanchor: 'top',
+      text: quietFrom <= from + 1000 ? `no tasks finished in the last ${THROUGHPUT_WINDOW_S / 60} min`
+        : mins >= 1 ? `no tasks finished in the last ${mins} min` : `no tasks finished since ${clock(quietFrom)}` }, note));
+  }
+  lay.annotations = notes;
+  Plotly.react('plot-throughput', [
+    { type: 'scatter', mode: 'lines', fill: 'tozeroy', x: line.seeded.x, y: line.seeded.y, connectgaps: false,
+      line: { color: '#2f9e5b', width: 1, dash: 'dot' }, fillcolor: 'rgba(47,158,91,0.18)',
+      hovertemplate: '%{x|%H:%M:%S}: %{y:.3f} tasks/s (before this page opened: the node\'s counters, averaged)<extra></extra>' },
+    { type: 'scatter', mode: 'lines', fill: 'tozeroy', x: line.measured.x, y: line.measured.y, connectgaps: false,
+      line: { color: '#2f9e5b' }, hovertemplate: '%{x|%H:%M:%S}: %{y:.3f} tasks/s<extra></extra>' },
+  ], lay, PLOT_CONFIG);
 }
 
 // ---------------------------------------------------------------------------

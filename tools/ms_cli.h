@@ -156,7 +156,8 @@ char *ms_cli_format_table(const json_t *rows);
 
 //  Format rows as CSV with ms_results_format_csv (RFC 4180; top-level
 //  fields, then config.* flattened; no platform, no curve), one line per
-//  row, in the table's order. Caller frees; NULL when out of memory.
+//  row, in the order of ROWS (the API's: task index; the table sorts,
+//  CSV does not). Caller frees; NULL when out of memory.
 char *ms_cli_format_csv(const json_t *rows);
 
 //  Sort rows (a JSON array) in place in the table's order.

@@ -13,12 +13,14 @@
     footer when the row does not count; the operators behind the
     verdict), CSV has every top-level
     field and config.* flattened (no platform, no curve), JSON is the rows
-    themselves. All three list rows in one order: activation, width (first
-    hidden size for explicit sizes), the other config keys (compact JSON
-    with sorted keys), depth, the sizes, seed, task id - the order in
-    which a depth sweep reads as a plateau. The CSV writer is the node's
-    (ms_results_format_csv), so the client and
-    GET .../results?format=csv write one CSV format.
+    themselves. The table lists rows in the order in which a depth sweep
+    reads as a plateau: activation, width (first hidden size for explicit
+    sizes), the other config keys (compact JSON with sorted keys), depth,
+    the sizes, seed, task id. CSV and JSON, read by programs, keep the
+    rows in the order they came (the node's and the store's: task index),
+    and the CSV writer is the node's (ms_results_format_csv), so
+    `meshsweep results --format csv` and GET .../results?format=csv give
+    the same text.
 */
 #include "ms_cli.h"
 #include "ms_analysis.h"
@@ -502,18 +504,12 @@ ms_cli_format_table(const json_t *rows)
 }
 
 //  --------------------------------------------------------------------------
-//  Rows as CSV, in table order.
+//  Rows as CSV, in their order (the API's).
 
 char *
 ms_cli_format_csv(const json_t *rows)
 {
-    json_t *sorted = json_copy((json_t *) rows);
-    if (!sorted)
-        return NULL;
-    ms_cli_sort_rows(sorted);
-    char *text = ms_results_format_csv(sorted);
-    json_decref(sorted);
-    return text;
+    return ms_results_format_csv(rows);
 }
 
 //  --------------------------------------------------------------------------
@@ -527,15 +523,9 @@ ms_cli_print_rows(json_t *rows, const char *format)
         text = ms_cli_format_table(rows);
     else if (strcmp(format, "csv") == 0)
         text = ms_cli_format_csv(rows);
-    else if (strcmp(format, "json") == 0) {
-        json_t *sorted = json_copy(rows);
-        if (!sorted)
-            return ms_cli_failure(NULL, "out of memory");
-        ms_cli_sort_rows(sorted);
-        int rc = ms_cli_json_print(stdout, sorted);
-        json_decref(sorted);
-        return rc;
-    } else
+    else if (strcmp(format, "json") == 0)
+        return ms_cli_json_print(stdout, rows);
+    else
         return ms_cli_usage_error(
             "--format", "unknown format '%s' (table, csv or json)", format);
     if (!text)
@@ -623,10 +613,8 @@ ms_cli_print_results_opts(json_t *rows, const char *format,
         int rc = ms_cli_compute_analysis(rows, analyze, &analysis);
         if (rc != MS_CLI_EXIT_OK)
             return rc;
-        json_t *sorted = json_copy(rows);
-        ms_cli_sort_rows(sorted);
         json_t *doc =
-            json_pack("{s:o, s:o}", "rows", sorted, "analysis", analysis);
+            json_pack("{s:O, s:o}", "rows", rows, "analysis", analysis);
         rc = doc ? ms_cli_json_print(stdout, doc)
                  : ms_cli_failure(NULL, "out of memory");
         json_decref(doc);

@@ -15,8 +15,8 @@ cat >"$T/grid.yaml" <<'Y'
 name: daemon-test
 dataset: fashion-mnist
 parameters:
-  activation:    {values: [relu, tanh]}
-  hidden_layers: {values: [1, 2]}
+  activation:    {values: [tanh, relu]}
+  hidden_layers: {values: [2, 1]}
   width:         {value: 16}
   epochs:        {value: 3}
   batch_size:    {value: 50}
@@ -49,15 +49,27 @@ ok "status --watch follows the sweep to the end"
 "$MS" results "$sweep" --data-dir "$T/node" --format json >"$T/rows-store.json"
 [ "$(($(wc -l <"$T/table.txt") - 1))" = 4 ] || fail "table rows"
 cmp -s "$T/table.txt" "$T/table-store.txt" || fail "results --data-dir differs from the API's"
-python3 - "$T/table.txt" "$T/rows.csv" "$T/rows.json" "$T/rows-store.json" <<'PY'
-import csv, json, sys
+# The table reads as a plateau (activation, then depth); CSV and JSON keep
+# the API's order (task index: tanh before relu, depth 2 before 1, as the
+# spec lists them), and the CSV is the API's, byte for byte.
+python3 - "$T/table.txt" "$T/rows.csv" "$T/rows.json" "$T/rows-store.json" "$NODE/api/v1/sweeps/$sweep/results" <<'PY'
+import csv, json, sys, urllib.request
 table = [l.split() for l in open(sys.argv[1]).read().splitlines()[1:]]
 rows = list(csv.DictReader(open(sys.argv[2])))
 js = json.load(open(sys.argv[3]))
 store = json.load(open(sys.argv[4]))
+api_csv = urllib.request.urlopen(sys.argv[5] + "?format=csv").read().decode()
+api_js = json.load(urllib.request.urlopen(sys.argv[5]))["rows"]
 assert len(rows) == len(js) == len(table) == 4
 assert js == store, "API rows and store rows differ"
-for t, c, j in zip(table, rows, js):
+assert open(sys.argv[2]).read() == api_csv, "results --format csv is not the API's CSV"
+assert [r["task_id"] for r in js] == [r["task_id"] for r in api_js], "json: not the API's order"
+assert [(t[1], int(t[2])) for t in table] == [("relu", 1), ("relu", 2), ("tanh", 1), ("tanh", 2)], table
+assert [(r["config.activation"], r["config.hidden_layers"]) for r in rows] == [
+    ("tanh", "2"), ("tanh", "1"), ("relu", "2"), ("relu", "1")], "csv: not in task order"
+by_id = {r["task_id"][:12]: (r, j) for r, j in zip(rows, js)}
+for t in table:
+    c, j = by_id[t[0]]
     assert t[0] == j["task_id"][:12] == c["task_id"][:12]
     assert t[1] == j["config"]["activation"] == c["config.activation"]
     assert int(t[2]) == j["config"]["hidden_layers"] == int(c["config.hidden_layers"])
@@ -66,7 +78,7 @@ for t, c, j in zip(table, rows, js):
     assert float(c["test_accuracy"]) == j["test_accuracy"]
     assert c["weights_digest"] == j["weights_digest"]
 PY
-ok "results: table, csv and json carry the same rows (API and --data-dir)"
+ok "results: table, csv and json carry the same rows (API and --data-dir); csv and json in the API's order, the csv the API's own"
 
 "$MS" results "$sweep" --analyze >"$T/analyze.txt"
 grep -qi plateau "$T/analyze.txt" || fail "results --analyze: no plateau"
