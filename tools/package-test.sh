@@ -15,8 +15,8 @@
 # the unit; the system user and /var/lib/meshsweep; the unit enabled for
 # boot; the config file read by meshsweepd started as the user (loopback,
 # no beacon, a temporary data dir) and the installed dashboard served;
-# dpkg -r keeps the config and the data, dpkg -P deletes the config and
-# keeps the data. Then it removes what the package leaves by design (the
+# reinstalling (the upgrade path) keeps an edited config; dpkg -r keeps the
+# config and the data, dpkg -P deletes the config and keeps the data. Then it removes what the package leaves by design (the
 # user, /var/lib/meshsweep) when they were not there before, and compares
 # the machine's state with the state it started from.
 # The package must not be installed already (a real installation is never
@@ -292,6 +292,18 @@ if [ -n "$api" ]; then
 else
     fail "meshsweepd did not start with $conf: $(cat "$tmp/daemon.err")"
 fi
+
+# ---- upgrade (the same version again): an admin's config edit is kept -----
+echo "== package: upgrade"
+echo "# package-test: an admin's edit" >>"$conf"
+dpkg -i "$deb" >"$tmp/dpkg-u.log" 2>&1 && pass "dpkg -i over the installed package (upgrade path)" ||
+    fail "dpkg -i again: $(tail -5 "$tmp/dpkg-u.log")"
+grep -q "^# package-test: an admin's edit$" "$conf" && pass "upgrade kept the edited $conf" ||
+    fail "upgrade replaced the edited $conf"
+[ "$(dpkg-query -W -f='${Status}' "$pkg")" = "install ok installed" ] &&
+    [ "$(stat -c '%U' "$state")" = meshsweep ] && [ -L "$wants" ] &&
+    pass "after the upgrade: installed, $state and the boot link as before" ||
+    fail "after the upgrade: $(dpkg-query -W -f='${Status}' "$pkg"), $(ls -ld "$state" "$wants" 2>&1)"
 
 # ---- remove and purge --------------------------------------------------------
 echo "== package: remove, purge"
