@@ -75,7 +75,7 @@ snapshot() {
         dpkg-query -W -f='${Package} ${Status}\n' | grep ' installed$' | sort
     }
 }
-before=$(mktemp)
+before=$(mktemp /tmp/ms-package-test.before.XXXXXX)
 snapshot >"$before"
 had_user=0
 getent passwd meshsweep >/dev/null && had_user=1
@@ -83,7 +83,7 @@ had_group=0
 getent group meshsweep >/dev/null && had_group=1
 had_state=0
 [ -e "$state" ] && had_state=1
-tmp=$(mktemp -d)
+tmp=$(mktemp -d /tmp/ms-package-test.XXXXXX)
 chmod 0755 "$tmp"
 daemon_pid=
 
@@ -119,7 +119,7 @@ cleanup() {
     [ $had_state -eq 0 ] && rm -rf "$state"
     rm -rf "$tmp"
     local after
-    after=$(mktemp)
+    after=$(mktemp /tmp/ms-package-test.after.XXXXXX)
     snapshot >"$after"
     if ! diff -u "$before" "$after" >"$tmp.diff" 2>&1; then
         echo "package-test.sh: the machine is not as it was found:"
@@ -231,6 +231,15 @@ for opt in $(/usr/bin/meshsweepd --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
 done
 [ -z "$missing" ] && pass "meshsweepd(8) documents every option of meshsweepd --help" ||
     fail "meshsweepd(8) lacks:$missing"
+# ... and the installed config lists each one (commented or not) as a key.
+missing=""
+for opt in $(/usr/bin/meshsweepd --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+    case $opt in --help | --version | --config) continue ;; esac
+    key=$(tr - _ <<<"${opt#--}")
+    grep -Eq "^#?$key = " "$conf" || missing="$missing $key"
+done
+[ -z "$missing" ] && pass "$conf lists every option of meshsweepd --help" ||
+    fail "$conf lacks the keys:$missing"
 
 if systemd-analyze verify /lib/systemd/system/$unit >"$tmp/verify" 2>&1 &&
     ! grep -q . "$tmp/verify"; then
@@ -271,7 +280,7 @@ setpriv --reuid meshsweep --regid meshsweep --init-groups /usr/bin/meshsweepd --
 daemon_pid=$!
 api=""
 for _ in $(seq 1 100); do # at most 20 s
-    api=$(sed -n 's|^meshsweepd: API http://\([0-9.:]*\)/api/v1$|\1|p' "$tmp/daemon.out")
+    api=$(sed -n 's|^meshsweepd: API http://\([0-9.:]*\)/api/v1$|\1|p' "$tmp/daemon.out" 2>/dev/null || true)
     [ -n "$api" ] && break
     kill -0 "$daemon_pid" 2>/dev/null || break
     sleep 0.2
