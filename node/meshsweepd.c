@@ -44,6 +44,7 @@
     memory); /api/v1/status reports the split and the GPU under "backend".
     Exit codes: 0 success, 1 failure, 2 bad usage or bad input.
 */
+#define _DEFAULT_SOURCE // realpath
 #include "ms_dashboard.h"
 #include "ms_gpu.h"
 #include "ms_node.h"
@@ -61,6 +62,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #define S_USAGE                                                                \
     "usage: meshsweepd --data-dir DIR [--api ADDR:PORT] [--workers N]\n"       \
@@ -657,6 +659,24 @@ s_print_effective(const ms_node_options_t *opts, const char *config_path,
 }
 
 //  --------------------------------------------------------------------------
+//  True when this executable lies inside the build tree it was built in
+//  (MESHSWEEP_BUILD_TREE), so the build tree's dashboard is the one to
+//  serve; an installed copy (/usr/bin/meshsweepd) serves the installed
+//  assets even on the machine that built it.
+
+static bool
+s_runs_from_build_tree(void)
+{
+    char exe[PATH_MAX], tree[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0 || !realpath(MESHSWEEP_BUILD_TREE, tree))
+        return false;
+    exe[n] = 0;
+    size_t len = strlen(tree);
+    return strncmp(exe, tree, len) == 0 && exe[len] == '/';
+}
+
+//  --------------------------------------------------------------------------
 //  Parse options, run the node until a signal.
 
 static int
@@ -982,7 +1002,8 @@ s_main(int argc, char **argv)
     // installed ones; none when that is not a directory.
     if (!opts.dashboard_dir)
         opts.dashboard_dir = ms_dashboard_default_dir(
-            MESHSWEEP_BUILD_DASHBOARD_DIR, MESHSWEEP_INSTALLED_DASHBOARD_DIR);
+            s_runs_from_build_tree() ? MESHSWEEP_BUILD_DASHBOARD_DIR : NULL,
+            MESHSWEEP_INSTALLED_DASHBOARD_DIR);
     struct stat dash_st;
     if (opts.dashboard_dir && (stat(opts.dashboard_dir, &dash_st) != 0 ||
                                !S_ISDIR(dash_st.st_mode))) {

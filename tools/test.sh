@@ -3,9 +3,11 @@
 #   1. Release build (-Werror) and every test not labelled slow (among them
 #      ms_packaging_lint_test: tools/lint-packaging.sh --self-test lints the
 #      Dockerfile, the Kubernetes manifests and the Slurm script);
-#   2. ASan + UBSan build and the unit tests;
-#   3. the clang-format check;
-#   4. each libFuzzer target for MESHSWEEP_FUZZ_SECONDS (default 20) seconds
+#   2. the Debian package from that build: tools/package-test.sh installs,
+#      checks and removes it (as root; skipped with a line otherwise);
+#   3. ASan + UBSan build and the unit tests;
+#   4. the clang-format check;
+#   5. each libFuzzer target for MESHSWEEP_FUZZ_SECONDS (default 20) seconds
 #      (clang build in build-fuzz/, seeds in tests/fuzz/corpus/).
 # Usage: tools/test.sh [--quick]   (--quick: step 1 only)
 # Build folders: build-ci/, build-asan/, build-fuzz/ (left for inspection).
@@ -23,8 +25,10 @@ export OPENBLAS_NUM_THREADS=1
 export MESHSWEEP_REQUIRE_BROWSER=1
 status=0
 
-echo "== [1/4] Release build and tests (not slow)"
-cmake -S . -B build-ci -DCMAKE_BUILD_TYPE=Release -DMESHSWEEP_WERROR=ON >/dev/null
+echo "== [1/5] Release build and tests (not slow)"
+# Prefix /usr: the Debian package of step 2 is made from this build.
+cmake -S . -B build-ci -DCMAKE_BUILD_TYPE=Release -DMESHSWEEP_WERROR=ON \
+    -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
 cmake --build build-ci -j "$jobs"
 # Where a CUDA toolkit is installed (as on these machines, GPU or not), the
 # CUDA backend must have been compiled and linked into that build.
@@ -39,7 +43,15 @@ fi
 ctest --test-dir build-ci -LE slow -j "$jobs" --output-on-failure --timeout 600 || status=1
 
 if [ $quick -eq 0 ]; then
-    echo "== [2/4] ASan + UBSan build and unit tests"
+    echo "== [2/5] Debian package (tools/package-test.sh)"
+    if [ "$(id -u)" -eq 0 ]; then
+        tools/package-test.sh build-ci || status=1
+    else
+        echo "package: SKIPPED: not root (tools/package-test.sh installs the" \
+            "package with dpkg; CI runs it as root)"
+    fi
+
+    echo "== [3/5] ASan + UBSan build and unit tests"
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMESHSWEEP_CUDA=OFF \
         -DMESHSWEEP_SANITIZE=address,undefined -DMESHSWEEP_WERROR=ON >/dev/null
     cmake --build build-asan -j "$jobs"
@@ -48,7 +60,7 @@ if [ $quick -eq 0 ]; then
         ctest --test-dir build-asan -L unit -LE slow -j "$jobs" --output-on-failure \
         --timeout 600 || status=1
 
-    echo "== [3/4] clang-format check"
+    echo "== [4/5] clang-format check"
     if command -v clang-format >/dev/null; then
         files=$(git ls-files '*.c' '*.h' '*.cu' | grep -v '^build')
         if ! clang-format --dry-run -Werror $files; then
@@ -61,7 +73,7 @@ if [ $quick -eq 0 ]; then
         echo "clang-format not installed: format check skipped"
     fi
 
-    echo "== [4/4] fuzz targets, ${MESHSWEEP_FUZZ_SECONDS:-20} s each"
+    echo "== [5/5] fuzz targets, ${MESHSWEEP_FUZZ_SECONDS:-20} s each"
     if command -v clang >/dev/null; then
         CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug \
             -DMESHSWEEP_CUDA=OFF -DMESHSWEEP_FUZZ=ON >/dev/null
