@@ -234,12 +234,18 @@ done
 # ... and the installed config lists each one (commented or not) as a key.
 missing=""
 for opt in $(/usr/bin/meshsweepd --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
-    case $opt in --help | --version | --config) continue ;; esac
+    case $opt in --help | --version | --config | --check-config) continue ;; esac
     key=$(tr - _ <<<"${opt#--}")
     grep -Eq "^#?$key = " "$conf" || missing="$missing $key"
 done
 [ -z "$missing" ] && pass "$conf lists every option of meshsweepd --help" ||
     fail "$conf lacks the keys:$missing"
+# The installed config as the service reads it, checked without starting.
+if /usr/bin/meshsweepd --config "$conf" --check-config >"$tmp/check" 2>&1; then
+    pass "meshsweepd --config $conf --check-config: $(grep -c ' = ' "$tmp/check") settings, exit 0"
+else
+    fail "meshsweepd --check-config refused $conf: $(tail -1 "$tmp/check")"
+fi
 
 if systemd-analyze verify /lib/systemd/system/$unit >"$tmp/verify" 2>&1 &&
     ! grep -q . "$tmp/verify"; then
