@@ -39,10 +39,15 @@ b1, t1 = read()
 print(int(100 * (b1 - b0) / max(1, t1 - t0)))
 EOF
 }
-base=$(busy_pct 3)
+# Wait up to about 30 s for other work (a build, a test ending) to calm
+# down before deciding the machine is too busy.
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+    base=$(busy_pct 3)
+    [ "$base" -le 40 ] && break
+done
 if [ "$base" -gt 40 ]; then
-    echo "the machine is busy with other work ($base % of all cores over 3 s):"
-    echo "an idle_only node cannot tell the test's load from it: skipped"
+    echo "the machine is busy with other work ($base % of all cores over 3 s,"
+    echo "10 tries): an idle_only node cannot tell the test's load from it: skipped"
     exit 77
 fi
 ok "machine quiet enough: $base % busy before the test"
