@@ -8763,6 +8763,26 @@ s_api_control(void *arg, const ms_hash_t *sweep_id, const char *action,
 }
 
 //  --------------------------------------------------------------------------
+//  Run a query command on the loop (s_api_queue; cmd is consumed) and parse
+//  its answer as JSON: a new value, or NULL when it could not answer.
+
+static json_t *
+s_api_queue_json(ms_node_t *self, s_command_t *cmd)
+{
+    char *summary = NULL;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    if (s_api_queue(self, cmd, &summary, &diag) != MS_OK || !summary) {
+        free(summary);
+        return NULL;
+    }
+    json_error_t err;
+    json_t *value = json_loads(summary, 0, &err);
+    free(summary);
+    return value;
+}
+
+//  --------------------------------------------------------------------------
 //  Ask the loop for the leases of a task's slots (it owns the lease
 //  table); NULL when it cannot answer.
 
@@ -8775,17 +8795,7 @@ s_api_task_leases(void *arg, const ms_hash_t *task_id)
         return NULL;
     cmd->kind = S_COMMAND_LEASES;
     cmd->hash = *task_id;
-    char *summary = NULL;
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
-    if (s_api_queue(self, cmd, &summary, &diag) != MS_OK || !summary) {
-        free(summary);
-        return NULL;
-    }
-    json_error_t err;
-    json_t *list = json_loads(summary, 0, &err);
-    free(summary);
-    return list;
+    return s_api_queue_json(self, cmd);
 }
 
 //  --------------------------------------------------------------------------
@@ -8806,17 +8816,7 @@ s_api_blobs_held(void *arg, const json_t *hashes)
         return NULL;
     }
     cmd->n = strlen(cmd->text);
-    char *summary = NULL;
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
-    if (s_api_queue(self, cmd, &summary, &diag) != MS_OK || !summary) {
-        free(summary);
-        return NULL;
-    }
-    json_error_t err;
-    json_t *held = json_loads(summary, 0, &err);
-    free(summary);
-    return held;
+    return s_api_queue_json(self, cmd);
 }
 
 //  --------------------------------------------------------------------------
