@@ -561,6 +561,16 @@ s_effective(const s_opt_t *o, const ms_node_options_t *opts, char *buf,
         v = opts->retry_cap;
     else if (strcmp(k, "worker_nice") == 0)
         v = opts->worker_nice;
+    else if (strcmp(k, "worker_memory_mb") == 0)
+        v = opts->worker_memory_mb;
+    else if (strcmp(k, "idle_only") == 0)
+        text = opts->idle_only ? "true" : "false", num = false;
+    else if (strcmp(k, "idle_cpu_pct") == 0)
+        v = opts->idle_cpu_pct;
+    else if (strcmp(k, "idle_busy_s") == 0)
+        v = opts->idle_busy_s;
+    else if (strcmp(k, "idle_quiet_s") == 0)
+        v = opts->idle_quiet_s;
     else if (strcmp(k, "dashboard_dir") == 0)
         text = opts->dashboard_dir ? opts->dashboard_dir : "(none)",
         num = false;

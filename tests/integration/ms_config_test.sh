@@ -61,7 +61,8 @@ declare -A SAMPLE=(
     [beacon_interval_ms]=300 [antientropy_ms]=400 [max_pause_s]=60
     [max_tasks_per_sweep]=99 [max_dataset_bytes]=12345
     [reevaluate_fraction]=0.25 [reeval_timeout_s]=30 [keep_retention_s]=100
-    [dashboard_dir]=$T/dash [peer]=tcp://127.0.0.1:9)
+    [dashboard_dir]=$T/dash [peer]=tcp://127.0.0.1:9 [worker_memory_mb]=1024
+    [idle_only]=true [idle_cpu_pct]=30 [idle_busy_s]=4 [idle_quiet_s]=9)
 n_sampled=0
 KEYS=()
 for opt in "${OPTS[@]}"; do
