@@ -214,6 +214,8 @@ typedef struct s_command {
     s_command_kind_t kind;    // what to do
     char *text;               // spec text (owned; SUBMIT)
     size_t n;                 // bytes in text
+    ms_spec_t *spec;          // text parsed by the HTTP thread (owned;
+                              // SUBMIT), or NULL
     char *files;              // uploaded files "ROLE:HEX,..." (owned;
                               // SUBMIT) or NULL; blob path (BLOB_PUT)
     ms_hash_t hash;           // the blob (BLOB_PUT)
@@ -226,6 +228,16 @@ typedef struct s_command {
     ms_diag_t diag;           // answer
     char *summary;            // answer (malloc'd), taken by the HTTP thread
 } s_command_t;
+
+//  Free a command and what it owns (not its summary).
+static void
+s_command_free(s_command_t *cmd)
+{
+    free(cmd->text);
+    free(cmd->files);
+    ms_spec_destroy(&cmd->spec);
+    free(cmd);
+}
 
 //  What the node knows about one sweep it serves.
 typedef struct {
@@ -1303,9 +1315,7 @@ s_fail_commands(ms_node_t *self, int rc)
         ms_diag_set_code(&cmd->diag, rc, "node", "the node is stopping");
         cmd->done = true;
         if (cmd->abandoned) {
-            free(cmd->text);
-            free(cmd->files);
-            free(cmd);
+            s_command_free(cmd);
         }
     }
     pthread_cond_broadcast(&self->answered);
@@ -1702,38 +1712,41 @@ s_blob_dataset(ms_node_t *self, const ms_hash_t fh[S_FILE_ROLES],
 //  Submit a spec.
 
 static int s_submit(ms_node_t *self, const char *spec_text, size_t n,
-                    bool local_files, const char *uploaded, ms_hash_t *sweep_id,
-                    bool *existed, char **summary_json, ms_diag_t *diag);
+                    ms_spec_t *parsed, bool local_files, const char *uploaded,
+                    ms_hash_t *sweep_id, bool *existed, char **summary_json,
+                    ms_diag_t *diag);
 
 int
 ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
                bool local_files, ms_hash_t *sweep_id, bool *existed,
                char **summary_json, ms_diag_t *diag)
 {
-    return s_submit(self, spec_text, n, local_files, NULL, sweep_id, existed,
-                    summary_json, diag);
+    return s_submit(self, spec_text, n, NULL, local_files, NULL, sweep_id,
+                    existed, summary_json, diag);
 }
 
-//  ms_node_submit, plus uploaded: the uploaded files of a file dataset
-//  ("ROLE:HEX,...", see s_parse_uploaded) or NULL.
+//  ms_node_submit, plus parsed: spec_text already parsed by
+//  ms_spec_parse with default options (taken; NULL: parse it here), and
+//  uploaded: the uploaded files of a file dataset ("ROLE:HEX,...", see
+//  s_parse_uploaded) or NULL.
 static int
-s_submit(ms_node_t *self, const char *spec_text, size_t n, bool local_files,
-         const char *uploaded, ms_hash_t *sweep_id, bool *existed,
-         char **summary_json, ms_diag_t *diag)
+s_submit(ms_node_t *self, const char *spec_text, size_t n, ms_spec_t *parsed,
+         bool local_files, const char *uploaded, ms_hash_t *sweep_id,
+         bool *existed, char **summary_json, ms_diag_t *diag)
 {
     if (summary_json)
         *summary_json = NULL;
     if (existed)
         *existed = false;
     ms_diag_clear(diag);
-    ms_spec_t *spec = NULL;
+    ms_spec_t *spec = parsed;
     json_t *local = NULL;
     ms_store_task_input_t *tasks = NULL;
     ms_wire_dataset_file_t rec_files[S_FILE_ROLES];
     size_t n_rec_files = 0;
     ms_hash_t fh[S_FILE_ROLES];
     bool have[S_FILE_ROLES] = {false, false, false, false};
-    int rc = ms_spec_parse(spec_text, n, NULL, &spec, diag);
+    int rc = spec ? MS_OK : ms_spec_parse(spec_text, n, NULL, &spec, diag);
     if (rc != MS_OK)
         return rc;
     const ms_spec_dataset_t *d = ms_spec_dataset(spec);
@@ -7445,8 +7458,9 @@ s_run_commands(ms_node_t *self)
         else if (cmd->kind == S_COMMAND_BLOBS)
             rc = s_blobs_held(self, cmd->text, &summary);
         else {
-            rc = s_submit(self, cmd->text, cmd->n, false, cmd->files, NULL,
-                          NULL, &summary, &diag);
+            rc = s_submit(self, cmd->text, cmd->n, cmd->spec, false, cmd->files,
+                          NULL, NULL, &summary, &diag);
+            cmd->spec = NULL; // taken
             s_trim(self);
         }
         pthread_mutex_lock(&self->lock);
@@ -7456,9 +7470,7 @@ s_run_commands(ms_node_t *self)
         cmd->done = true;
         if (cmd->abandoned) {
             free(cmd->summary);
-            free(cmd->text);
-            free(cmd->files);
-            free(cmd);
+            s_command_free(cmd);
         }
         pthread_cond_broadcast(&self->answered);
         pthread_mutex_unlock(&self->lock);
@@ -8360,9 +8372,7 @@ s_api_queue(ms_node_t *self, s_command_t *cmd, char **summary, ms_diag_t *diag)
     pthread_mutex_lock(&self->lock);
     if (self->stopping) {
         pthread_mutex_unlock(&self->lock);
-        free(cmd->text);
-        free(cmd->files);
-        free(cmd);
+        s_command_free(cmd);
         return ms_diag_set_code(diag, MS_ERR_INTERRUPTED, "node",
                                 "the node is stopping");
     }
@@ -8391,9 +8401,7 @@ s_api_queue(ms_node_t *self, s_command_t *cmd, char **summary, ms_diag_t *diag)
             *summary = cmd->summary;
         else
             free(cmd->summary);
-        free(cmd->text);
-        free(cmd->files);
-        free(cmd);
+        s_command_free(cmd);
     } else {
         cmd->abandoned = true; // the loop frees it when it gets to it
         rc = ms_diag_set_code(diag, MS_ERR_TIMEOUT, "node",
@@ -8419,14 +8427,20 @@ s_api_submit(void *arg, const char *text, size_t n, const char *files,
     cmd->text = malloc(n + 1);
     cmd->files = files ? strdup(files) : NULL;
     if (!cmd->text || (files && !cmd->files)) {
-        free(cmd->text);
-        free(cmd->files);
-        free(cmd);
+        s_command_free(cmd);
         return MS_ERR_NOMEM;
     }
     memcpy(cmd->text, text, n);
     cmd->text[n] = 0;
     cmd->n = n;
+    // Parse and validate here, in the HTTP thread: a bad or hostile spec
+    // is refused without reaching the node loop, and the loop does not
+    // spend a good one's parse and expansion either (it only stores it).
+    int rc = ms_spec_parse(cmd->text, n, NULL, &cmd->spec, diag);
+    if (rc != MS_OK) {
+        s_command_free(cmd);
+        return rc;
+    }
     return s_api_queue(self, cmd, summary, diag);
 }
 
