@@ -186,7 +186,6 @@
 #include <malloc.h>
 #include <math.h>
 #include <pthread.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -444,8 +443,8 @@ struct ms_node {
     char checkpoint_dir[PATH_MAX];         // DATA_DIR/checkpoints
     char datasets_dir[PATH_MAX];           // DATA_DIR/datasets
     char store_dir[PATH_MAX];              // DATA_DIR/store
-    char operator_name[MS_CERT_OPERATOR_MAX + 1]; // local user, or the
-                                                  // certificate's
+    char operator_name[MS_CERT_OPERATOR_MAX + 1]; // the node id (hex), or
+                                                  // the certificate's
     // parts
     ms_identity_t *identity;        // node key pair
     ms_store_t *store;              // the store
@@ -1122,15 +1121,6 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
         ms_hash_hex(&pid, self->pool_id_hex);
     }
 
-    const char *user = NULL;
-    struct passwd *pw = getpwuid(geteuid());
-    if (pw && pw->pw_name && *pw->pw_name)
-        user = pw->pw_name;
-    else if (getenv("USER") && *getenv("USER"))
-        user = getenv("USER");
-    snprintf(self->operator_name, sizeof self->operator_name, "%s",
-             user ? user : "local");
-
     char path[PATH_MAX + 32];
     rc = s_mkdirs(self->data_dir, diag);
     if (rc != MS_OK)
@@ -1142,6 +1132,12 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     rc = ms_identity_open(&self->identity, path, diag);
     if (rc != MS_OK)
         goto fail;
+    // Without a certificate (alone, or in an open pool) a node is its own
+    // operator, named by its node id: what it announces to peers and what
+    // the store gives for its rows (s_take_certificate names the
+    // certificate's operator instead).
+    snprintf(self->operator_name, sizeof self->operator_name, "%s",
+             ms_identity_node_id(self->identity));
     rc = s_open_certificate(self, diag);
     if (rc != MS_OK)
         goto fail;
@@ -7899,6 +7895,24 @@ s_ev_publish(ms_node_t *self, const char *type, const uint8_t *sweep_id,
 }
 
 //  --------------------------------------------------------------------------
+//  Build and publish one queued result's row.
+
+static void
+s_ev_publish_row(ms_node_t *self, const s_ev_result_t *e)
+{
+    json_t *row = NULL;
+    if (ms_results_task_row(self->store, e->task_id, e->node_id, &row) !=
+            MS_OK ||
+        !row)
+        return; // not counted (a second result of its node), gone
+    ms_hash_t sid;
+    const char *hex = json_string_value(json_object_get(row, "sweep_id"));
+    bool has_sweep = hex && strlen(hex) == MS_HASH_HEX_LEN &&
+                     ms_hash_from_hex(hex, &sid) == MS_OK;
+    s_ev_publish(self, "result", has_sweep ? sid.bytes : NULL, row);
+}
+
+//  --------------------------------------------------------------------------
 //  Build and publish the queued results' rows (a bounded number a turn).
 
 static void
@@ -7917,18 +7931,8 @@ s_ev_flush_results(ms_node_t *self, bool wanted)
     }
     size_t n = self->n_ev_results < S_EV_ROWS_PER_TURN ? self->n_ev_results
                                                        : S_EV_ROWS_PER_TURN;
-    for (size_t i = 0; i < n; i++) {
-        json_t *row = NULL;
-        if (ms_results_task_row(self->store, self->ev_results[i].task_id,
-                                self->ev_results[i].node_id, &row) != MS_OK ||
-            !row)
-            continue; // not counted (a second result of its node), gone
-        ms_hash_t sid;
-        const char *hex = json_string_value(json_object_get(row, "sweep_id"));
-        bool has_sweep = hex && strlen(hex) == MS_HASH_HEX_LEN &&
-                         ms_hash_from_hex(hex, &sid) == MS_OK;
-        s_ev_publish(self, "result", has_sweep ? sid.bytes : NULL, row);
-    }
+    for (size_t i = 0; i < n; i++)
+        s_ev_publish_row(self, &self->ev_results[i]);
     memmove(self->ev_results, self->ev_results + n,
             (self->n_ev_results - n) * sizeof *self->ev_results);
     self->n_ev_results -= n;
@@ -7943,6 +7947,19 @@ s_ev_verdict(ms_node_t *self, const uint8_t *task_id,
 {
     if (!self->events || !ms_events_wanted(self->events, ms_events_now_ms()))
         return;
+    // The task's queued results first: a client sees a result before the
+    // verdict it brought (the verdict is stored with the result, the row
+    // would otherwise wait for the next turn's s_ev_flush_results).
+    for (size_t i = 0; i < self->n_ev_results;) {
+        if (memcmp(self->ev_results[i].task_id, task_id, MS_HASH_BYTES) != 0) {
+            i++;
+            continue;
+        }
+        s_ev_publish_row(self, &self->ev_results[i]);
+        memmove(self->ev_results + i, self->ev_results + i + 1,
+                (self->n_ev_results - i - 1) * sizeof *self->ev_results);
+        self->n_ev_results--;
+    }
     ms_store_task_t *task = NULL;
     if (ms_store_get_task(self->store, task_id, &task) != MS_OK)
         return;
@@ -8437,6 +8454,13 @@ s_api_submit(void *arg, const char *text, size_t n, const char *files,
     // is refused without reaching the node loop, and the loop does not
     // spend a good one's parse and expansion either (it only stores it).
     int rc = ms_spec_parse(cmd->text, n, NULL, &cmd->spec, diag);
+    const ms_spec_dataset_t *d = cmd->spec ? ms_spec_dataset(cmd->spec) : NULL;
+    if (rc == MS_OK && files && d->builtin)
+        rc = ms_diag_set(diag, "files",
+                         "given for the built-in dataset %s, which takes no "
+                         "files (?files= is for a spec naming train and "
+                         "test files)",
+                         d->name);
     if (rc != MS_OK) {
         s_command_free(cmd);
         return rc;
