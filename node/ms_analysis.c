@@ -737,6 +737,10 @@ s_time_fits(json_t *g, const s_row_t *rows, size_t n, double ref)
         basis = json_string("normalised");
         at = s_real_or_null(!isnan(ref), ref);
     }
+    if (json_is_null(fit)) { // no fit: no basis either (docs/RESULTS.md)
+        json_decref(basis);
+        basis = json_null();
+    }
     if (!s_set(g, "time_fit", fit) || !s_set(g, "time_fit_basis", basis) ||
         !s_set(g, "time_fit_reference_gflops", at) ||
         !s_set(g, "time_fit_n_uncalibrated",
@@ -1004,6 +1008,18 @@ fail:
 }
 
 //  --------------------------------------------------------------------------
+//  A fit {intercept, slope} as "A + B * depth", or "A - |B| * depth"
+//  when the slope is negative.
+
+static void
+s_print_line(FILE *f, const json_t *fit)
+{
+    double a = json_number_value(json_object_get(fit, "intercept"));
+    double b = json_number_value(json_object_get(fit, "slope"));
+    fprintf(f, "%.4g %c %.4g * depth", a, signbit(b) ? '-' : '+', fabs(b));
+}
+
+//  --------------------------------------------------------------------------
 //  Print a number field of width w with prec decimals, or "-" for null.
 
 static void
@@ -1087,9 +1103,7 @@ s_format_group(FILE *f, const json_t *g)
     fprintf(f, "\n");
     //  Runs of several machine classes: the seconds at the reference speed
     //  too (what the normalised fit is over).
-    const char *fit_basis =
-        json_string_value(json_object_get(g, "time_fit_basis"));
-    bool norm = fit_basis && strcmp(fit_basis, "normalised") == 0;
+    bool norm = json_array_size(json_object_get(g, "time_fits")) > 1;
     fprintf(f, "  %5s %4s %4s  %-22s  %-22s  %9s%s\n", "depth", "n", "div",
             "val acc (+- std)", "test acc (+- std)", "s/epoch",
             norm ? "   s/ep@ref" : "");
@@ -1134,15 +1148,14 @@ s_format_group(FILE *f, const json_t *g)
     const json_t *fits = json_object_get(g, "time_fits");
     long long n_uncal = (long long) json_integer_value(
         json_object_get(g, "time_fit_n_uncalibrated"));
-    if (json_is_object(fit))
-        fprintf(f,
-                "  time per epoch = %.4g + %.4g * depth s (R^2 %.3f, %lld "
-                "runs)\n",
-                json_number_value(json_object_get(fit, "intercept")),
-                json_number_value(json_object_get(fit, "slope")),
+    bool classes = json_array_size(fits) > 1;
+    if (json_is_object(fit)) {
+        fprintf(f, "  time per epoch = ");
+        s_print_line(f, fit);
+        fprintf(f, " s (R^2 %.3f, %lld runs)\n",
                 json_number_value(json_object_get(fit, "r2")),
                 (long long) json_integer_value(json_object_get(fit, "n")));
-    else if (basis && strcmp(basis, "normalised") == 0)
+    } else if (classes)
         fprintf(f, "  time fit: needs calibrated ok runs at two or more "
                    "depths\n");
     else
@@ -1154,9 +1167,15 @@ s_format_group(FILE *f, const json_t *g)
                 json_string_value(json_object_get(c, "label"))
                     ? json_string_value(json_object_get(c, "label"))
                     : "?");
-    } else if (basis) {
+    } else if (classes) {
         const json_t *ref = json_object_get(g, "time_fit_reference_gflops");
-        if (json_is_number(ref))
+        if (!basis)
+            fprintf(f, "  fit basis: none (%zu machine classes; %s)",
+                    json_array_size(fits),
+                    json_is_number(ref)
+                        ? "too few calibrated ok runs for a normalised fit"
+                        : "no run has a calibration figure");
+        else if (json_is_number(ref))
             fprintf(f,
                     "  fit basis: normalised to %.2f GFLOP/s (%zu machine "
                     "classes: seconds x calibration / reference)",
@@ -1190,12 +1209,11 @@ s_format_group(FILE *f, const json_t *g)
                 f, "%lld runs on %zu node%s: ",
                 (long long) json_integer_value(json_object_get(c, "n_rows")),
                 n_nodes, n_nodes == 1 ? "" : "s");
-            if (json_is_object(cf))
-                fprintf(f, "%.4g + %.4g * depth s (R^2 %.3f)\n",
-                        json_number_value(json_object_get(cf, "intercept")),
-                        json_number_value(json_object_get(cf, "slope")),
+            if (json_is_object(cf)) {
+                s_print_line(f, cf);
+                fprintf(f, " s (R^2 %.3f)\n",
                         json_number_value(json_object_get(cf, "r2")));
-            else
+            } else
                 fprintf(f, "no fit (one depth)\n");
         }
     }

@@ -106,10 +106,11 @@ typedef struct {
 
 //  --------------------------------------------------------------------------
 //  Queue a response with a body (copied) and a content type; count it.
+//  allow: the Allow header of a 405 (the route's methods), or NULL.
 
 static enum MHD_Result
-s_reply(ms_api_t *self, struct MHD_Connection *conn, unsigned status,
-        const char *type, const char *body, size_t len)
+s_reply_allow(ms_api_t *self, struct MHD_Connection *conn, unsigned status,
+              const char *type, const char *body, size_t len, const char *allow)
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer(
         len, (void *) body, MHD_RESPMEM_MUST_COPY);
@@ -117,8 +118,8 @@ s_reply(ms_api_t *self, struct MHD_Connection *conn, unsigned status,
         return MHD_NO;
     MHD_add_response_header(resp, "Content-Type", type);
     MHD_add_response_header(resp, "Cache-Control", "no-store");
-    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-        MHD_add_response_header(resp, "Allow", "GET, POST");
+    if (allow)
+        MHD_add_response_header(resp, "Allow", allow);
     if (status == MHD_HTTP_UNAUTHORIZED)
         MHD_add_response_header(resp, "WWW-Authenticate",
                                 "Bearer realm=\"meshsweep\"");
@@ -128,6 +129,15 @@ s_reply(ms_api_t *self, struct MHD_Connection *conn, unsigned status,
     if (status >= 400)
         atomic_fetch_add(&self->n_rejected, 1);
     return r;
+}
+
+//  Queue a response without an Allow header (see s_reply_allow).
+
+static enum MHD_Result
+s_reply(ms_api_t *self, struct MHD_Connection *conn, unsigned status,
+        const char *type, const char *body, size_t len)
+{
+    return s_reply_allow(self, conn, status, type, body, len, NULL);
 }
 
 //  --------------------------------------------------------------------------
@@ -169,6 +179,30 @@ s_reply_error(ms_api_t *self, struct MHD_Connection *conn, unsigned status,
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     return s_reply_json(self, conn, status, json_pack("{s:s}", "error", msg));
+}
+
+//  --------------------------------------------------------------------------
+//  Answer 405 {"error": "WHAT: method M not allowed (ALLOW)"} with the
+//  route's methods in the Allow header.
+
+static enum MHD_Result
+s_not_allowed(ms_api_t *self, struct MHD_Connection *conn, const char *what,
+              const char *method, const char *allow)
+{
+    char msg[400];
+    snprintf(msg, sizeof msg, "%.200s: method %.32s not allowed (%s)", what,
+             method, allow);
+    json_t *err = json_pack("{s:s}", "error", msg);
+    char *text = err ? ms_wire_canon_dump(err) : NULL;
+    json_decref(err);
+    if (!text)
+        return s_reply(self, conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                       "application/json", "{\"error\":\"out of memory\"}", 25);
+    enum MHD_Result r =
+        s_reply_allow(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                      "application/json", text, strlen(text), allow);
+    free(text);
+    return r;
 }
 
 //  --------------------------------------------------------------------------
@@ -425,11 +459,17 @@ s_authorized(ms_api_t *self, struct MHD_Connection *conn)
 //  ==========================================================================
 //  Query parameters
 
-//  One parameter walk: the first parameter not allowed.
+#define S_ARGS_MAX 64 // query parameters one request may give
+
+//  One parameter walk: the first parameter not allowed, or given twice.
 typedef struct {
-    const char *const *allowed; // NULL-ended names
-    bool filters;               // result filters allowed too
-    const char *unknown;        // the first other one (borrowed), or NULL
+    const char *const *allowed;   // NULL-ended names
+    bool filters;                 // result filters allowed too
+    const char *unknown;          // the first other one (borrowed), or NULL
+    const char *twice;            // the first one given again, or NULL
+    bool too_many;                // more than S_ARGS_MAX parameters
+    const char *seen[S_ARGS_MAX]; // the names so far (borrowed)
+    size_t n_seen;                // how many
 } s_args_t;
 
 //  --------------------------------------------------------------------------
@@ -450,18 +490,32 @@ s_arg_one(void *cls, enum MHD_ValueKind kind, const char *key,
     (void) kind;
     (void) value;
     s_args_t *a = cls;
-    for (size_t i = 0; a->allowed[i]; i++)
-        if (strcmp(key, a->allowed[i]) == 0)
-            return MHD_YES;
-    if (a->filters && s_filter_name(key))
-        return MHD_YES;
-    a->unknown = key;
-    return MHD_NO;
+    bool known = a->filters && s_filter_name(key);
+    for (size_t i = 0; !known && a->allowed[i]; i++)
+        known = strcmp(key, a->allowed[i]) == 0;
+    if (!known) {
+        a->unknown = key;
+        return MHD_NO;
+    }
+    // A parameter given twice (?limit=1&limit=2) would silently mean its
+    // first value: refused.
+    for (size_t i = 0; i < a->n_seen; i++)
+        if (strcmp(a->seen[i], key) == 0) {
+            a->twice = key;
+            return MHD_NO;
+        }
+    if (a->n_seen == S_ARGS_MAX) {
+        a->too_many = true;
+        return MHD_NO;
+    }
+    a->seen[a->n_seen++] = key;
+    return MHD_YES;
 }
 
 //  --------------------------------------------------------------------------
 //  Answer 400 when the request has a query parameter not in ALLOWED
-//  (NULL-ended); returns true when it did.
+//  (NULL-ended), one given twice, or more than S_ARGS_MAX of them;
+//  returns true when it did.
 
 static bool
 s_bad_args(ms_api_t *self, struct MHD_Connection *conn, const char *path,
@@ -469,6 +523,18 @@ s_bad_args(ms_api_t *self, struct MHD_Connection *conn, const char *path,
 {
     s_args_t a = {.allowed = allowed, .filters = filters};
     MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, s_arg_one, &a);
+    if (a.twice) {
+        *r = s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                           "%.64s: query parameter given twice (give it "
+                           "once)",
+                           a.twice);
+        return true;
+    }
+    if (a.too_many) {
+        *r = s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                           "more than %d query parameters", S_ARGS_MAX);
+        return true;
+    }
     if (!a.unknown)
         return false;
     char list[400] = "";
@@ -1755,6 +1821,79 @@ s_fields_apply(json_t *rows, const s_fields_t *f)
 //  --------------------------------------------------------------------------
 //  GET /api/v1/sweeps/{id}/results
 
+//  --------------------------------------------------------------------------
+//  The config keys of a sweep: those of its first task's config (every
+//  task of a sweep has the same keys: a spec sweeps either hidden_sizes
+//  or hidden_layers and width).
+
+static int
+s_first_config(void *arg, const ms_store_task_t *task)
+{
+    json_t **out = arg;
+    *out = json_loadb(task->config_json, task->config_len, 0, NULL);
+    return 1; // stop after the first task
+}
+
+//  One walk over the query parameters: the first config.KEY that the
+//  sweep's configs lack.
+typedef struct {
+    const json_t *config; // the first task's config
+    const char *missing;  // config.KEY (borrowed), or NULL
+} s_config_walk_t;
+
+static enum MHD_Result
+s_config_one(void *cls, enum MHD_ValueKind kind, const char *key,
+             const char *value)
+{
+    (void) kind;
+    (void) value;
+    s_config_walk_t *w = cls;
+    if (strncmp(key, "config.", 7) == 0 &&
+        !json_object_get(w->config, key + 7)) {
+        w->missing = key;
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+//  Answer 400 when a config.KEY filter names a key that no task of the
+//  sweep has (a typo would otherwise match no row, silently); returns
+//  true when it did.
+
+static bool
+s_bad_config_filter(ms_api_t *self, struct MHD_Connection *conn,
+                    const ms_hash_t *id, enum MHD_Result *r)
+{
+    json_t *config = NULL;
+    ms_store_tasks_by_sweep(self->hooks.store, id->bytes, s_first_config,
+                            &config);
+    if (!json_is_object(config)) { // no task (or unreadable): no check
+        json_decref(config);
+        return false;
+    }
+    s_config_walk_t w = {.config = config};
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, s_config_one, &w);
+    if (w.missing) {
+        char keys[600] = "";
+        size_t len = 0;
+        const char *key;
+        json_t *value;
+        json_object_foreach(config, key, value)
+        {
+            if (len >= sizeof keys - 80)
+                break;
+            len += (size_t) snprintf(keys + len, sizeof keys - len, "%s%s",
+                                     len ? ", " : "", key);
+        }
+        *r = s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                           "%.64s: no task of this sweep has config key "
+                           "'%.56s' (its keys: %s)",
+                           w.missing, w.missing + 7, keys);
+    }
+    json_decref(config);
+    return w.missing != NULL;
+}
+
 static enum MHD_Result
 s_get_results(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
 {
@@ -1826,6 +1965,11 @@ s_get_results(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
         return s_reply_diag(self, conn,
                             fw.rc == MS_ERR_NOMEM ? 500 : MHD_HTTP_BAD_REQUEST,
                             &diag, fw.rc);
+    }
+    enum MHD_Result bad = MHD_NO;
+    if (s_bad_config_filter(self, conn, id, &bad)) {
+        ms_api_filter_destroy(&filter);
+        return bad;
     }
     json_t *rows = NULL;
     char *next = NULL;
@@ -2015,6 +2159,23 @@ s_post_control(ms_api_t *self, struct MHD_Connection *conn, s_request_t *req,
     json_t *pv = json_object_get(body, "priority");
     int32_t priority = 0;
     enum MHD_Result r;
+    const char *key;
+    json_t *value;
+    json_object_foreach(body, key, value)
+    {
+        if (strcmp(key, "action") != 0 && strcmp(key, "priority") != 0) {
+            r = s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                              "%.64s: unknown member of the control body "
+                              "(action, priority)",
+                              key);
+            goto done;
+        }
+    }
+    if (pv && action && strcmp(action, "priority") != 0) {
+        r = s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                          "priority: only with \"action\": \"priority\"");
+        goto done;
+    }
     if (!action) {
         r = s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
                           "action: missing (cancel, pause, resume or "
@@ -2271,9 +2432,7 @@ s_put_blob(ms_api_t *self, struct MHD_Connection *conn, const char *hex,
            const char *method, s_request_t *req)
 {
     if (strcmp(method, "PUT") != 0)
-        return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                             "/api/v1/blobs/%.80s: method %s not allowed", hex,
-                             method);
+        return s_not_allowed(self, conn, "/api/v1/blobs/{hash}", method, "PUT");
     if (!self->hooks.blob_put || !self->hooks.upload_dir)
         return s_reply_error(self, conn, MHD_HTTP_NOT_IMPLEMENTED,
                              "this node takes no uploads");
@@ -2720,9 +2879,7 @@ s_get_dashboard(ms_api_t *self, struct MHD_Connection *conn, const char *rel,
                 const char *method)
 {
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-        return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                             "dashboard: method %s not allowed (GET, HEAD)",
-                             method);
+        return s_not_allowed(self, conn, "dashboard", method, "GET, HEAD");
     if (!self->hooks.dashboard_dir) {
         static const char page[] =
             "<!doctype html><meta charset=utf-8><title>meshsweep</title>"
@@ -2812,24 +2969,21 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
 
     if (strcmp(path, "/metrics") == 0) {
         if (!get)
-            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                 "%s: method %s not allowed", path, method);
+            return s_not_allowed(self, conn, path, method, "GET, HEAD");
         return s_bad_args(self, conn, path, none, false, &r)
                    ? r
                    : s_get_metrics(self, conn);
     }
     if (strcmp(path, "/api/v1/status") == 0) {
         if (!get)
-            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                 "%s: method %s not allowed", path, method);
+            return s_not_allowed(self, conn, path, method, "GET, HEAD");
         return s_bad_args(self, conn, path, none, false, &r)
                    ? r
                    : s_get_status(self, conn);
     }
     if (strcmp(path, "/api/v1/peers") == 0) {
         if (!get)
-            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                 "%s: method %s not allowed", path, method);
+            return s_not_allowed(self, conn, path, method, "GET, HEAD");
         return s_bad_args(self, conn, path, none, false, &r)
                    ? r
                    : s_get_peers(self, conn);
@@ -2838,24 +2992,21 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
         static const char *const events_args[] = {"sweep", "last_event_id",
                                                   NULL};
         if (!get)
-            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                 "%s: method %s not allowed", path, method);
+            return s_not_allowed(self, conn, path, method, "GET, HEAD");
         return s_bad_args(self, conn, path, events_args, false, &r)
                    ? r
                    : s_get_events(self, conn);
     }
     if (strcmp(path, "/api/v1/datasets") == 0) {
         if (!get)
-            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                 "%s: method %s not allowed", path, method);
+            return s_not_allowed(self, conn, path, method, "GET, HEAD");
         return s_bad_args(self, conn, path, none, false, &r)
                    ? r
                    : s_get_datasets(self, conn);
     }
     if (strcmp(path, "/api/v1/authority") == 0) {
         if (!post)
-            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                 "%s: method %s not allowed", path, method);
+            return s_not_allowed(self, conn, path, method, "POST");
         return s_bad_args(self, conn, path, none, false, &r)
                    ? r
                    : s_post_authority(self, conn, req);
@@ -2863,8 +3014,7 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
     const char *logs = "/api/v1/logs/";
     if (strncmp(path, logs, strlen(logs)) == 0) {
         if (!get)
-            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                 "%.200s: method %s not allowed", path, method);
+            return s_not_allowed(self, conn, path, method, "GET, HEAD");
         return s_bad_args(self, conn, "/api/v1/logs/{node}", none, false, &r)
                    ? r
                    : s_get_log(self, conn, path + strlen(logs));
@@ -2876,8 +3026,7 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
             return s_reply_error(self, conn, MHD_HTTP_NOT_FOUND,
                                  "%.200s: no such resource", path);
         if (!get)
-            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                 "%.200s: method %s not allowed", path, method);
+            return s_not_allowed(self, conn, path, method, "GET, HEAD");
         return s_bad_args(self, conn, "/api/v1/tasks/{id}", none, false, &r)
                    ? r
                    : s_get_task(self, conn, rest);
@@ -2889,8 +3038,7 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
                    : s_put_blob(self, conn, path + strlen(blobs), method, req);
     if (strcmp(path, "/api/v1/sweeps") == 0) {
         if (!get && !post)
-            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                 "%s: method %s not allowed", path, method);
+            return s_not_allowed(self, conn, path, method, "GET, HEAD, POST");
         if (s_bad_args(self, conn, path, get ? none : submit_args, false, &r))
             return r;
         return get ? s_get_sweeps(self, conn) : s_post_sweeps(self, conn, req);
@@ -2909,8 +3057,8 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
             return s_reply_error(self, conn, MHD_HTTP_NOT_FOUND,
                                  "%.200s: no such resource", path);
         if (control ? !post : !get)
-            return s_reply_error(self, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                 "%.200s: method %s not allowed", path, method);
+            return s_not_allowed(self, conn, path, method,
+                                 control ? "POST" : "GET, HEAD");
         char route[64];
         snprintf(route, sizeof route, "/api/v1/sweeps/{id}%s%s",
                  *sub ? "/" : "", sub);

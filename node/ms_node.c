@@ -188,7 +188,6 @@
 #include <malloc.h>
 #include <math.h>
 #include <pthread.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -216,6 +215,8 @@ typedef struct s_command {
     s_command_kind_t kind;    // what to do
     char *text;               // spec text (owned; SUBMIT)
     size_t n;                 // bytes in text
+    ms_spec_t *spec;          // text parsed by the HTTP thread (owned;
+                              // SUBMIT), or NULL
     char *files;              // uploaded files "ROLE:HEX,..." (owned;
                               // SUBMIT) or NULL; blob path (BLOB_PUT)
     ms_hash_t hash;           // the blob (BLOB_PUT)
@@ -228,6 +229,16 @@ typedef struct s_command {
     ms_diag_t diag;           // answer
     char *summary;            // answer (malloc'd), taken by the HTTP thread
 } s_command_t;
+
+//  Free a command and what it owns (not its summary).
+static void
+s_command_free(s_command_t *cmd)
+{
+    free(cmd->text);
+    free(cmd->files);
+    ms_spec_destroy(&cmd->spec);
+    free(cmd);
+}
 
 //  What the node knows about one sweep it serves.
 typedef struct {
@@ -437,8 +448,8 @@ struct ms_node {
     char checkpoint_dir[PATH_MAX];         // DATA_DIR/checkpoints
     char datasets_dir[PATH_MAX];           // DATA_DIR/datasets
     char store_dir[PATH_MAX];              // DATA_DIR/store
-    char operator_name[MS_CERT_OPERATOR_MAX + 1]; // local user, or the
-                                                  // certificate's
+    char operator_name[MS_CERT_OPERATOR_MAX + 1]; // the node id (hex), or
+                                                  // the certificate's
     // parts
     ms_identity_t *identity;        // node key pair
     ms_store_t *store;              // the store
@@ -1158,15 +1169,6 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
         ms_hash_hex(&pid, self->pool_id_hex);
     }
 
-    const char *user = NULL;
-    struct passwd *pw = getpwuid(geteuid());
-    if (pw && pw->pw_name && *pw->pw_name)
-        user = pw->pw_name;
-    else if (getenv("USER") && *getenv("USER"))
-        user = getenv("USER");
-    snprintf(self->operator_name, sizeof self->operator_name, "%s",
-             user ? user : "local");
-
     char path[PATH_MAX + 32];
     rc = s_mkdirs(self->data_dir, diag);
     if (rc != MS_OK)
@@ -1178,6 +1180,12 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     rc = ms_identity_open(&self->identity, path, diag);
     if (rc != MS_OK)
         goto fail;
+    // Without a certificate (alone, or in an open pool) a node is its own
+    // operator, named by its node id: what it announces to peers and what
+    // the store gives for its rows (s_take_certificate names the
+    // certificate's operator instead).
+    snprintf(self->operator_name, sizeof self->operator_name, "%s",
+             ms_identity_node_id(self->identity));
     rc = s_open_certificate(self, diag);
     if (rc != MS_OK)
         goto fail;
@@ -1367,9 +1375,7 @@ s_fail_commands(ms_node_t *self, int rc)
         ms_diag_set_code(&cmd->diag, rc, "node", "the node is stopping");
         cmd->done = true;
         if (cmd->abandoned) {
-            free(cmd->text);
-            free(cmd->files);
-            free(cmd);
+            s_command_free(cmd);
         }
     }
     pthread_cond_broadcast(&self->answered);
@@ -1767,38 +1773,41 @@ s_blob_dataset(ms_node_t *self, const ms_hash_t fh[S_FILE_ROLES],
 //  Submit a spec.
 
 static int s_submit(ms_node_t *self, const char *spec_text, size_t n,
-                    bool local_files, const char *uploaded, ms_hash_t *sweep_id,
-                    bool *existed, char **summary_json, ms_diag_t *diag);
+                    ms_spec_t *parsed, bool local_files, const char *uploaded,
+                    ms_hash_t *sweep_id, bool *existed, char **summary_json,
+                    ms_diag_t *diag);
 
 int
 ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
                bool local_files, ms_hash_t *sweep_id, bool *existed,
                char **summary_json, ms_diag_t *diag)
 {
-    return s_submit(self, spec_text, n, local_files, NULL, sweep_id, existed,
-                    summary_json, diag);
+    return s_submit(self, spec_text, n, NULL, local_files, NULL, sweep_id,
+                    existed, summary_json, diag);
 }
 
-//  ms_node_submit, plus uploaded: the uploaded files of a file dataset
-//  ("ROLE:HEX,...", see s_parse_uploaded) or NULL.
+//  ms_node_submit, plus parsed: spec_text already parsed by
+//  ms_spec_parse with default options (taken; NULL: parse it here), and
+//  uploaded: the uploaded files of a file dataset ("ROLE:HEX,...", see
+//  s_parse_uploaded) or NULL.
 static int
-s_submit(ms_node_t *self, const char *spec_text, size_t n, bool local_files,
-         const char *uploaded, ms_hash_t *sweep_id, bool *existed,
-         char **summary_json, ms_diag_t *diag)
+s_submit(ms_node_t *self, const char *spec_text, size_t n, ms_spec_t *parsed,
+         bool local_files, const char *uploaded, ms_hash_t *sweep_id,
+         bool *existed, char **summary_json, ms_diag_t *diag)
 {
     if (summary_json)
         *summary_json = NULL;
     if (existed)
         *existed = false;
     ms_diag_clear(diag);
-    ms_spec_t *spec = NULL;
+    ms_spec_t *spec = parsed;
     json_t *local = NULL;
     ms_store_task_input_t *tasks = NULL;
     ms_wire_dataset_file_t rec_files[S_FILE_ROLES];
     size_t n_rec_files = 0;
     ms_hash_t fh[S_FILE_ROLES];
     bool have[S_FILE_ROLES] = {false, false, false, false};
-    int rc = ms_spec_parse(spec_text, n, NULL, &spec, diag);
+    int rc = spec ? MS_OK : ms_spec_parse(spec_text, n, NULL, &spec, diag);
     if (rc != MS_OK)
         return rc;
     const ms_spec_dataset_t *d = ms_spec_dataset(spec);
@@ -7709,8 +7718,9 @@ s_run_commands(ms_node_t *self)
         else if (cmd->kind == S_COMMAND_BLOBS)
             rc = s_blobs_held(self, cmd->text, &summary);
         else {
-            rc = s_submit(self, cmd->text, cmd->n, false, cmd->files, NULL,
-                          NULL, &summary, &diag);
+            rc = s_submit(self, cmd->text, cmd->n, cmd->spec, false, cmd->files,
+                          NULL, NULL, &summary, &diag);
+            cmd->spec = NULL; // taken
             s_trim(self);
         }
         pthread_mutex_lock(&self->lock);
@@ -7720,9 +7730,7 @@ s_run_commands(ms_node_t *self)
         cmd->done = true;
         if (cmd->abandoned) {
             free(cmd->summary);
-            free(cmd->text);
-            free(cmd->files);
-            free(cmd);
+            s_command_free(cmd);
         }
         pthread_cond_broadcast(&self->answered);
         pthread_mutex_unlock(&self->lock);
@@ -8153,6 +8161,24 @@ s_ev_publish(ms_node_t *self, const char *type, const uint8_t *sweep_id,
 }
 
 //  --------------------------------------------------------------------------
+//  Build and publish one queued result's row.
+
+static void
+s_ev_publish_row(ms_node_t *self, const s_ev_result_t *e)
+{
+    json_t *row = NULL;
+    if (ms_results_task_row(self->store, e->task_id, e->node_id, &row) !=
+            MS_OK ||
+        !row)
+        return; // not counted (a second result of its node), gone
+    ms_hash_t sid;
+    const char *hex = json_string_value(json_object_get(row, "sweep_id"));
+    bool has_sweep = hex && strlen(hex) == MS_HASH_HEX_LEN &&
+                     ms_hash_from_hex(hex, &sid) == MS_OK;
+    s_ev_publish(self, "result", has_sweep ? sid.bytes : NULL, row);
+}
+
+//  --------------------------------------------------------------------------
 //  Build and publish the queued results' rows (a bounded number a turn).
 
 static void
@@ -8171,18 +8197,8 @@ s_ev_flush_results(ms_node_t *self, bool wanted)
     }
     size_t n = self->n_ev_results < S_EV_ROWS_PER_TURN ? self->n_ev_results
                                                        : S_EV_ROWS_PER_TURN;
-    for (size_t i = 0; i < n; i++) {
-        json_t *row = NULL;
-        if (ms_results_task_row(self->store, self->ev_results[i].task_id,
-                                self->ev_results[i].node_id, &row) != MS_OK ||
-            !row)
-            continue; // not counted (a second result of its node), gone
-        ms_hash_t sid;
-        const char *hex = json_string_value(json_object_get(row, "sweep_id"));
-        bool has_sweep = hex && strlen(hex) == MS_HASH_HEX_LEN &&
-                         ms_hash_from_hex(hex, &sid) == MS_OK;
-        s_ev_publish(self, "result", has_sweep ? sid.bytes : NULL, row);
-    }
+    for (size_t i = 0; i < n; i++)
+        s_ev_publish_row(self, &self->ev_results[i]);
     memmove(self->ev_results, self->ev_results + n,
             (self->n_ev_results - n) * sizeof *self->ev_results);
     self->n_ev_results -= n;
@@ -8197,6 +8213,19 @@ s_ev_verdict(ms_node_t *self, const uint8_t *task_id,
 {
     if (!self->events || !ms_events_wanted(self->events, ms_events_now_ms()))
         return;
+    // The task's queued results first: a client sees a result before the
+    // verdict it brought (the verdict is stored with the result, the row
+    // would otherwise wait for the next turn's s_ev_flush_results).
+    for (size_t i = 0; i < self->n_ev_results;) {
+        if (memcmp(self->ev_results[i].task_id, task_id, MS_HASH_BYTES) != 0) {
+            i++;
+            continue;
+        }
+        s_ev_publish_row(self, &self->ev_results[i]);
+        memmove(self->ev_results + i, self->ev_results + i + 1,
+                (self->n_ev_results - i - 1) * sizeof *self->ev_results);
+        self->n_ev_results--;
+    }
     ms_store_task_t *task = NULL;
     if (ms_store_get_task(self->store, task_id, &task) != MS_OK)
         return;
@@ -8626,9 +8655,7 @@ s_api_queue(ms_node_t *self, s_command_t *cmd, char **summary, ms_diag_t *diag)
     pthread_mutex_lock(&self->lock);
     if (self->stopping) {
         pthread_mutex_unlock(&self->lock);
-        free(cmd->text);
-        free(cmd->files);
-        free(cmd);
+        s_command_free(cmd);
         return ms_diag_set_code(diag, MS_ERR_INTERRUPTED, "node",
                                 "the node is stopping");
     }
@@ -8657,9 +8684,7 @@ s_api_queue(ms_node_t *self, s_command_t *cmd, char **summary, ms_diag_t *diag)
             *summary = cmd->summary;
         else
             free(cmd->summary);
-        free(cmd->text);
-        free(cmd->files);
-        free(cmd);
+        s_command_free(cmd);
     } else {
         cmd->abandoned = true; // the loop frees it when it gets to it
         rc = ms_diag_set_code(diag, MS_ERR_TIMEOUT, "node",
@@ -8685,14 +8710,27 @@ s_api_submit(void *arg, const char *text, size_t n, const char *files,
     cmd->text = malloc(n + 1);
     cmd->files = files ? strdup(files) : NULL;
     if (!cmd->text || (files && !cmd->files)) {
-        free(cmd->text);
-        free(cmd->files);
-        free(cmd);
+        s_command_free(cmd);
         return MS_ERR_NOMEM;
     }
     memcpy(cmd->text, text, n);
     cmd->text[n] = 0;
     cmd->n = n;
+    // Parse and validate here, in the HTTP thread: a bad or hostile spec
+    // is refused without reaching the node loop, and the loop does not
+    // spend a good one's parse and expansion either (it only stores it).
+    int rc = ms_spec_parse(cmd->text, n, NULL, &cmd->spec, diag);
+    const ms_spec_dataset_t *d = cmd->spec ? ms_spec_dataset(cmd->spec) : NULL;
+    if (rc == MS_OK && files && d->builtin)
+        rc = ms_diag_set(diag, "files",
+                         "given for the built-in dataset %s, which takes no "
+                         "files (?files= is for a spec naming train and "
+                         "test files)",
+                         d->name);
+    if (rc != MS_OK) {
+        s_command_free(cmd);
+        return rc;
+    }
     return s_api_queue(self, cmd, summary, diag);
 }
 

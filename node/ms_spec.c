@@ -80,6 +80,7 @@
 #include <yaml.h>
 
 #define S_PATH_MAX 256                      // longest key path we print
+#define S_MAX_ANCHORS 256                   // distinct anchors in one spec
 #define S_RNG_STREAM_RANDOM 0x5357454550ULL // "SWEEP"
 #define S_RNG_STREAM_SOBOL 0x534f424f4cULL  // "SOBOL"
 
@@ -403,8 +404,9 @@ s_node_json(s_ctx_t *ctx, const yaml_node_t *node, const char *path, int depth,
             json_t **out)
 {
     *out = NULL;
-    if (depth > 64)
-        return s_fail(ctx, MS_ERR_INVALID, node, path, "nested too deeply");
+    if (depth > MS_SPEC_MAX_DEPTH) // s_prescan refused deeper text already
+        return s_fail(ctx, MS_ERR_INVALID, node, path,
+                      "nested deeper than %d levels", MS_SPEC_MAX_DEPTH);
     if (node->type == YAML_SCALAR_NODE)
         return s_scalar_json(ctx, node, path, out);
     if (node->type == YAML_SEQUENCE_NODE) {
@@ -460,7 +462,26 @@ s_node_json(s_ctx_t *ctx, const yaml_node_t *node, const char *path, int depth,
 }
 
 //  --------------------------------------------------------------------------
-//  Check a mapping has no duplicate keys and only scalar keys.
+//  A mapping's key and its position, for s_check_mapping's sort.
+
+typedef struct {
+    const char *key; // the key's text (borrowed from the document)
+    size_t index;    // its pair's position in the mapping
+} s_key_t;
+
+static int
+s_key_compare(const void *a, const void *b)
+{
+    const s_key_t *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+//  --------------------------------------------------------------------------
+//  Check a mapping has no duplicate keys and only scalar keys. The
+//  duplicate named is the first pair, in the text's order, whose key an
+//  earlier pair has; found by sorting the keys (a mapping of 100,000 keys
+//  would cost 5e9 comparisons pair by pair).
 
 static int
 s_check_mapping(s_ctx_t *ctx, const yaml_node_t *node, const char *path)
@@ -468,23 +489,35 @@ s_check_mapping(s_ctx_t *ctx, const yaml_node_t *node, const char *path)
     if (!node || node->type != YAML_MAPPING_NODE)
         return s_fail(ctx, MS_ERR_INVALID, node, path,
                       "must be a mapping, not %s", s_node_kind(node));
-    for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
-         pair < node->data.mapping.pairs.top; pair++) {
-        yaml_node_t *key_node = s_node(ctx, pair->key);
-        const char *key = s_text(key_node);
-        if (!key)
+    size_t n = (size_t) (node->data.mapping.pairs.top -
+                         node->data.mapping.pairs.start);
+    s_key_t *keys = calloc(n ? n : 1, sizeof *keys);
+    if (!keys)
+        return MS_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_t *key_node =
+            s_node(ctx, node->data.mapping.pairs.start[i].key);
+        keys[i].key = s_text(key_node);
+        keys[i].index = i;
+        if (!keys[i].key) {
+            free(keys);
             return s_fail(ctx, MS_ERR_INVALID, key_node, path,
                           "keys must be scalars");
-        for (yaml_node_pair_t *prev = node->data.mapping.pairs.start;
-             prev < pair; prev++)
-            if (strcmp(s_text(s_node(ctx, prev->key)), key) == 0) {
-                char sub[S_PATH_MAX];
-                s_pathf(sub, "%s%s%s", path, *path ? "." : "", key);
-                return s_fail(ctx, MS_ERR_INVALID, key_node, sub,
-                              "duplicate key");
-            }
+        }
     }
-    return MS_OK;
+    qsort(keys, n, sizeof *keys, s_key_compare);
+    size_t dup = n; // the first duplicate's pair, in the text's order
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(keys[i].key, keys[i - 1].key) == 0 && keys[i].index < dup)
+            dup = keys[i].index;
+    free(keys);
+    if (dup == n)
+        return MS_OK;
+    yaml_node_t *key_node =
+        s_node(ctx, node->data.mapping.pairs.start[dup].key);
+    char sub[S_PATH_MAX];
+    s_pathf(sub, "%s%s%s", path, *path ? "." : "", s_text(key_node));
+    return s_fail(ctx, MS_ERR_INVALID, key_node, sub, "duplicate key");
 }
 
 //  --------------------------------------------------------------------------
@@ -1661,6 +1694,181 @@ s_parse_document(s_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
 }
 
 //  --------------------------------------------------------------------------
+//  Report libyaml's error (a syntax error, or out of memory) in diag.
+
+static int
+s_yaml_error(const yaml_parser_t *parser, ms_diag_t *diag)
+{
+    int rc =
+        ms_diag_set(diag, "", "%s",
+                    parser->problem ? parser->problem : "cannot parse YAML");
+    if (diag)
+        snprintf(diag->where, sizeof diag->where, "line %zu, column %zu",
+                 parser->problem_mark.line + 1,
+                 parser->problem_mark.column + 1);
+    if (diag && parser->context)
+        snprintf(diag->reason + strlen(diag->reason),
+                 sizeof diag->reason - strlen(diag->reason), " (%s)",
+                 parser->context);
+    return parser->error == YAML_MEMORY_ERROR ? MS_ERR_NOMEM : rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Refuse at mark with where "line L, column C".
+
+static int s_mark_fail(ms_diag_t *diag, const yaml_mark_t *mark,
+                       const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+s_mark_fail(ms_diag_t *diag, const yaml_mark_t *mark, const char *fmt, ...)
+{
+    char where[64];
+    char reason[MS_DIAG_REASON_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    snprintf(where, sizeof where, "line %zu, column %zu", mark->line + 1,
+             mark->column + 1);
+    return ms_diag_set(diag, where, "%s", reason);
+}
+
+//  One anchor seen by s_prescan: its name and the weight of its node.
+typedef struct {
+    char *name;    // the anchor (malloc'd)
+    size_t weight; // nodes + scalar bytes under it; 0 while still open
+} s_anchor_t;
+
+//  --------------------------------------------------------------------------
+//  Walk the first document's events (libyaml's parser, no tree) and
+//  refuse, before anything is built, what would cost far more than the
+//  text's size: nesting deeper than MS_SPEC_MAX_DEPTH (libyaml's scanner
+//  costs O(depth) per token, so 100,000 '[' took 45 s before this check;
+//  events are produced lazily, so the walk stops after about 1 KiB past
+//  the 65th level), and aliases whose expansion ("billion laughs": each
+//  alias is copied wherever the tree is turned into values) would weigh
+//  more than MS_SPEC_MAX_EXPANDED nodes plus scalar bytes, or that refer
+//  to the node they sit in. A syntax error is reported as
+//  yaml_parser_load would report it.
+
+static int
+s_prescan(const char *text, size_t n, ms_diag_t *diag)
+{
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser))
+        return MS_ERR_NOMEM;
+    yaml_parser_set_input_string(&parser, (const unsigned char *) text, n);
+    s_anchor_t anchors[S_MAX_ANCHORS];
+    size_t n_anchors = 0;
+    //  Per open collection: its anchor (index, or -1) and the weight when
+    //  it opened.
+    int open_anchor[MS_SPEC_MAX_DEPTH + 1];
+    size_t open_weight[MS_SPEC_MAX_DEPTH + 1];
+    int depth = 0;
+    size_t weight = 0;
+    int rc = MS_OK;
+    bool end = false;
+    while (rc == MS_OK && !end) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&parser, &ev)) {
+            rc = s_yaml_error(&parser, diag);
+            break;
+        }
+        const yaml_char_t *anchor = NULL;
+        switch (ev.type) {
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            anchor = ev.type == YAML_SEQUENCE_START_EVENT
+                         ? ev.data.sequence_start.anchor
+                         : ev.data.mapping_start.anchor;
+            if (depth == MS_SPEC_MAX_DEPTH) {
+                rc = s_mark_fail(diag, &ev.start_mark,
+                                 "nested deeper than %d levels (the most a "
+                                 "spec may nest)",
+                                 MS_SPEC_MAX_DEPTH);
+                break;
+            }
+            open_anchor[depth] = -1;
+            open_weight[depth] = weight;
+            weight++;
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+            if (depth > 0) {
+                depth--;
+                if (open_anchor[depth] >= 0)
+                    anchors[open_anchor[depth]].weight =
+                        weight - open_weight[depth];
+            }
+            break;
+        case YAML_SCALAR_EVENT:
+            anchor = ev.data.scalar.anchor;
+            weight += 1 + ev.data.scalar.length;
+            break;
+        case YAML_ALIAS_EVENT: {
+            const char *name = (const char *) ev.data.alias.anchor;
+            size_t i = 0;
+            while (i < n_anchors && strcmp(anchors[i].name, name) != 0)
+                i++;
+            if (i == n_anchors) // yaml_parser_load says "found undefined alias"
+                break;
+            if (anchors[i].weight == 0) {
+                rc = s_mark_fail(diag, &ev.start_mark,
+                                 "alias *%.64s refers to a node that "
+                                 "contains it",
+                                 name);
+                break;
+            }
+            weight += anchors[i].weight;
+            break;
+        }
+        case YAML_DOCUMENT_END_EVENT: // yaml_parser_load reads one document
+        case YAML_STREAM_END_EVENT:
+            end = true;
+            break;
+        default:
+            break;
+        }
+        if (rc == MS_OK && anchor) {
+            size_t i = 0;
+            while (i < n_anchors &&
+                   strcmp(anchors[i].name, (const char *) anchor) != 0)
+                i++;
+            if (i == n_anchors && n_anchors == S_MAX_ANCHORS)
+                rc = s_mark_fail(diag, &ev.start_mark,
+                                 "more than %d anchors (&name)", S_MAX_ANCHORS);
+            else if (i == n_anchors && !(anchors[n_anchors++].name =
+                                             strdup((const char *) anchor))) {
+                n_anchors--;
+                rc = MS_ERR_NOMEM;
+            }
+            if (rc == MS_OK) {
+                // A redefined anchor: later aliases mean the new node.
+                anchors[i].weight = 0;
+                if (ev.type == YAML_SCALAR_EVENT)
+                    anchors[i].weight = 1 + ev.data.scalar.length;
+                else
+                    open_anchor[depth] = (int) i;
+            }
+        }
+        if (rc == MS_OK && (ev.type == YAML_SEQUENCE_START_EVENT ||
+                            ev.type == YAML_MAPPING_START_EVENT))
+            depth++;
+        if (rc == MS_OK && weight > MS_SPEC_MAX_EXPANDED + n)
+            rc = s_mark_fail(diag, &ev.start_mark,
+                             "aliases (*name) expand the spec to more than "
+                             "%d nodes and bytes",
+                             MS_SPEC_MAX_EXPANDED);
+        yaml_event_delete(&ev);
+    }
+    for (size_t i = 0; i < n_anchors; i++)
+        free(anchors[i].name);
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
 //  Parse and expand a spec.
 
 int
@@ -1671,25 +1879,16 @@ ms_spec_parse(const char *text, size_t n, const ms_spec_options_t *opts,
     ms_diag_clear(diag);
     int64_t max_tasks = opts && opts->max_tasks > 0 ? opts->max_tasks
                                                     : MS_SPEC_DEFAULT_MAX_TASKS;
+    int prc = s_prescan(text, n, diag);
+    if (prc != MS_OK)
+        return prc;
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&parser))
         return MS_ERR_NOMEM;
     yaml_parser_set_input_string(&parser, (const unsigned char *) text, n);
     if (!yaml_parser_load(&parser, &doc)) {
-        int rc =
-            ms_diag_set(diag, "", "%s",
-                        parser.problem ? parser.problem : "cannot parse YAML");
-        if (diag)
-            snprintf(diag->where, sizeof diag->where, "line %zu, column %zu",
-                     parser.problem_mark.line + 1,
-                     parser.problem_mark.column + 1);
-        if (diag && parser.context)
-            snprintf(diag->reason + strlen(diag->reason),
-                     sizeof diag->reason - strlen(diag->reason), " (%s)",
-                     parser.context);
-        if (parser.error == YAML_MEMORY_ERROR)
-            rc = MS_ERR_NOMEM;
+        int rc = s_yaml_error(&parser, diag);
         yaml_parser_delete(&parser);
         return rc;
     }

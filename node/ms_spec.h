@@ -74,6 +74,9 @@
 #define MS_SPEC_DEFAULT_MAX_PARAMS                                             \
     (INT64_C(1) << 31) // parameters of one network (8 GiB of float32)
 #define MS_SPEC_SOBOL_MAX_DIMS 21 // Joe & Kuo dimensions built in
+#define MS_SPEC_MAX_DEPTH 64      // nesting levels a spec text may have
+#define MS_SPEC_MAX_EXPANDED                                                   \
+    (16 * 1024 * 1024) // nodes + scalar bytes that aliases may add
 
 typedef struct ms_spec ms_spec_t;
 
@@ -142,8 +145,11 @@ void ms_spec_options_defaults(ms_spec_options_t *opts);
 //  ms_spec_destroy) and warnings (W&B keys ignored, duplicates dropped)
 //  are available through ms_spec_warning(). Returns MS_OK;
 //  MS_ERR_INVALID with diag: YAML syntax error (where "line L, column C",
-//  reason from libyaml), unknown key, wrong type, empty list, a
-//  distribution under grid, unknown parameter or enum name, unknown
+//  reason from libyaml), nesting deeper than MS_SPEC_MAX_DEPTH levels or
+//  aliases that expand past MS_SPEC_MAX_EXPANDED (where "line L, column
+//  C", checked on the parser's events before any tree is built, so a
+//  hostile text costs about what its size does), unknown key, wrong type, empty
+//  list, a distribution under grid, unknown parameter or enum name, unknown
 //  dataset, a config failing ms_train_config_check (where = the key path
 //  such as "parameters.width.values[1]", reason with "(line N)" when
 //  known); MS_ERR_UNSUPPORTED with diag for method bayes and

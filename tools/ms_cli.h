@@ -160,6 +160,15 @@ char *ms_cli_format_table(const json_t *rows);
 //  CSV does not). Caller frees; NULL when out of memory.
 char *ms_cli_format_csv(const json_t *rows);
 
+//  Format GET /api/v1/peers (an array) as `meshsweep peers` prints it:
+//  node (12 hex), state, standing (revoked, quarantined or ok),
+//  incarnation, operator, address, one line a peer, columns aligned. An
+//  operator that is a node id (64 hex: an open pool's node is its own
+//  operator) is shown as its first 12 hex, as node ids are; the operator
+//  column is as wide as its longest entry. "no peers\n" for an empty
+//  array. Caller frees; NULL only when out of memory.
+char *ms_cli_format_peers(const json_t *peers);
+
 //  Sort rows (a JSON array) in place in the table's order.
 void ms_cli_sort_rows(json_t *rows);
 

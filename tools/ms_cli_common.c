@@ -451,7 +451,21 @@ ms_cli_http_error(long status, const char *body, const char *what,
         ((size_t) (colon - reason) == n_what ||
          strspn(reason, "0123456789abcdef") == (size_t) (colon - reason)))
         reason = colon + 2;
-    if (reason)
+    if (status == 401) {
+        // The node's own text speaks to curl and browsers; a CLI user
+        // needs the CLI's ways to give the token.
+        const char *token = NULL;
+        ms_diag_t ignored;
+        bool given = ms_cli_token(&token, &ignored) == MS_OK && token;
+        ms_diag_set(diag, what,
+                    "%s: give the node's API token with --token TOKEN, "
+                    "--token-file FILE or $MESHSWEEP_TOKEN_FILE (or "
+                    "$MESHSWEEP_TOKEN); it is in the node's "
+                    "DATA_DIR/api-token, named in meshsweepd's start lines",
+                    given ? "the node refused the token given"
+                          : "the node's API listens beyond loopback and "
+                            "needs its token");
+    } else if (reason)
         ms_diag_set(diag, where && *where ? where : what, "%s", reason);
     else if (body && *body && !doc)
         ms_diag_set(diag, what, "HTTP %ld: %.200s", status, body);

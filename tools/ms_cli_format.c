@@ -28,6 +28,7 @@
 #include "ms_wire_canon.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -501,6 +502,75 @@ ms_cli_format_table(const json_t *rows)
     json_decref(extra);
     json_decref(sorted);
     return s_str_take(&out);
+}
+
+#define MS_CLI_OPERATOR_COL 64 // longest operator name (MS_CERT_OPERATOR_MAX)
+
+//  --------------------------------------------------------------------------
+//  An operator as the peers table shows it: a node id's first 12 hex.
+
+static void
+s_peer_operator(const char *op, char out[MS_CLI_OPERATOR_COL + 1])
+{
+    size_t n = op ? strlen(op) : 0;
+    bool hex = n == 64 && strspn(op, "0123456789abcdef") == 64;
+    if (!n)
+        snprintf(out, MS_CLI_OPERATOR_COL + 1, "-");
+    else
+        snprintf(out, MS_CLI_OPERATOR_COL + 1, "%.*s", hex ? 12 : (int) n, op);
+}
+
+//  --------------------------------------------------------------------------
+//  The peers table.
+
+char *
+ms_cli_format_peers(const json_t *peers)
+{
+    if (!json_is_array(peers) || json_array_size(peers) == 0)
+        return strdup("no peers\n");
+    int width = (int) strlen("operator");
+    size_t i;
+    const json_t *peer;
+    char op[MS_CLI_OPERATOR_COL + 1];
+    json_array_foreach(peers, i, peer)
+    {
+        s_peer_operator(json_string_value(json_object_get(peer, "operator")),
+                        op);
+        if ((int) strlen(op) > width)
+            width = (int) strlen(op);
+    }
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f)
+        return NULL;
+    fprintf(f, "%-12s  %-7s  %-11s  %-16s  %-*s  %s\n", "node", "state",
+            "standing", "incarnation", width, "operator", "address");
+    json_array_foreach(peers, i, peer)
+    {
+        const char *id = json_string_value(json_object_get(peer, "node_id"));
+        const char *st = json_string_value(json_object_get(peer, "state"));
+        const char *inc =
+            json_string_value(json_object_get(peer, "incarnation"));
+        const char *ep = json_string_value(json_object_get(peer, "endpoint"));
+        if (!ep)
+            ep = json_string_value(json_object_get(peer, "address"));
+        s_peer_operator(json_string_value(json_object_get(peer, "operator")),
+                        op);
+        // A revoked peer's link is dead too; its standing says why.
+        const char *standing =
+            json_is_true(json_object_get(peer, "revoked"))       ? "revoked"
+            : json_is_true(json_object_get(peer, "quarantined")) ? "quarantined"
+                                                                 : "ok";
+        fprintf(f, "%-12.12s  %-7s  %-11s  %-16s  %-*s  %s\n", id ? id : "?",
+                st ? st : "?", standing, inc ? inc : "-", width, op,
+                ep && *ep ? ep : "-");
+    }
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
 }
 
 //  --------------------------------------------------------------------------

@@ -190,37 +190,13 @@ ms_cli_peers_main(int argc, char **argv)
         json_decref(doc);
         return MS_CLI_EXIT_OK;
     }
-    if (!json_is_array(doc) || json_array_size(doc) == 0)
-        printf("no peers\n");
-    else {
-        printf("%-12s  %-7s  %-11s  %-16s  %-16s  %s\n", "node", "state",
-               "standing", "incarnation", "operator", "address");
-        size_t i;
-        json_t *peer;
-        json_array_foreach(doc, i, peer)
-        {
-            const char *id =
-                json_string_value(json_object_get(peer, "node_id"));
-            const char *st = json_string_value(json_object_get(peer, "state"));
-            const char *inc =
-                json_string_value(json_object_get(peer, "incarnation"));
-            const char *op =
-                json_string_value(json_object_get(peer, "operator"));
-            const char *ep =
-                json_string_value(json_object_get(peer, "endpoint"));
-            if (!ep)
-                ep = json_string_value(json_object_get(peer, "address"));
-            // A revoked peer's link is dead too; its standing says why.
-            const char *standing =
-                json_is_true(json_object_get(peer, "revoked")) ? "revoked"
-                : json_is_true(json_object_get(peer, "quarantined"))
-                    ? "quarantined"
-                    : "ok";
-            printf("%-12.12s  %-7s  %-11s  %-16s  %-16s  %s\n", id ? id : "?",
-                   st ? st : "?", standing, inc ? inc : "-",
-                   op && *op ? op : "-", ep && *ep ? ep : "-");
-        }
-    }
+    char *table = ms_cli_format_peers(doc);
     json_decref(doc);
+    if (!table) {
+        fprintf(stderr, "meshsweep: peers: out of memory\n");
+        return MS_CLI_EXIT_FAILURE;
+    }
+    fputs(table, stdout);
+    free(table);
     return MS_CLI_EXIT_OK;
 }

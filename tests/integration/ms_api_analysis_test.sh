@@ -128,7 +128,7 @@ grep -q "fit basis: one machine class, fingerprint $prefix (" "$T/cli-node.txt" 
     fail "the text does not name the fit basis: $(grep -i 'basis\|time' "$T/cli-node.txt")"
 grep -q '^Time fits: per machine class (backend fingerprint)' "$T/cli-node.txt" ||
     fail "the text does not say how times are fitted"
-grep -Eq 'time per epoch = [-0-9.e]+ \+ [-0-9.e]+ \* depth s' "$T/cli-node.txt" ||
+grep -Eq 'time per epoch = [-0-9.e]+ [+-] [0-9][-+0-9.e]* \* depth s' "$T/cli-node.txt" ||
     fail "no time fit in the text"
 grep -q '^Rows: counted results' "$T/cli-node.txt" || fail "the text does not say which rows"
 grep -q '^Rows: verified results only' "$T/cli-node-verified.txt" ||

@@ -152,6 +152,14 @@ assert set(vd) == tasks, f"verdict events for {len(vd)} of {len(tasks)} tasks"
 for t, d in vd.items():
     assert d["verdict"] == "verified", d
     assert len(d["verdict_operators"]) == 2, d
+# order: a task's first result comes before its first verdict (the
+# verdict follows from the result; the row used to wait a loop turn)
+first = {}
+for i, e in enumerate(ev):
+    if e["event"] in ("result", "verdict"):
+        first.setdefault((e["data"]["task_id"], e["event"]), i)
+late = [t for t in tasks if first.get((t, "verdict"), 1 << 30) < first.get((t, "result"), -1)]
+assert not late, f"{len(late)} task(s) with a verdict event before any result event"
 print(f"{len(ev)} events: {len(pr)} progress, {len(res)} results, {len(vd)} tasks with verdicts")
 EOF
 ok "node 2's stream: sweep, progress to done, a result per stored result (both nodes), verdicts"

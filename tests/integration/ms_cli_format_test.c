@@ -491,6 +491,77 @@ test_csv_analyze(void **state)
     json_decref(rows);
 }
 
+//  --------------------------------------------------------------------------
+//  The peers table: an operator that is a node id shows as 12 hex, and
+//  the columns stay aligned with a long operator name.
+
+static void
+test_peers_table(void **state)
+{
+    (void) state;
+    const char *id1 =
+        "4b82aa00000000000000000000000000000000000000000000000000000000aa";
+    const char *id2 =
+        "4c10bb00000000000000000000000000000000000000000000000000000000bb";
+    json_t *peers = json_pack(
+        "[{s:s, s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s, s:s, s:b}]",
+        "node_id", id1, "state", "alive", "incarnation", "0123456789abcdef",
+        "operator", id1, "endpoint", "tcp://10.0.0.1:5871", "node_id", id2,
+        "state", "dead", "incarnation", "fedcba9876543210", "operator",
+        "a-lab-with-a-long-operator-name", "endpoint", "tcp://10.0.0.2:5871",
+        "revoked", 1);
+    assert_non_null(peers);
+    char *text = ms_cli_format_peers(peers);
+    assert_non_null(text);
+    print_message("%s", text);
+    assert_null(strstr(text, id1)); // no 64-hex operator
+    assert_non_null(strstr(text, "4b82aa000000  alive    ok           "
+                                 "0123456789abcdef  4b82aa000000   "));
+    assert_non_null(strstr(text, "revoked      fedcba9876543210  "
+                                 "a-lab-with-a-long-operator-name  "
+                                 "tcp://10.0.0.2"));
+    // Every line has its address at the same column.
+    const char *l1 = strstr(text, "tcp://10.0.0.1"),
+               *l2 = strstr(text, "tcp://10.0.0.2"),
+               *h = strstr(text, "address");
+    const char *n1 = strchr(text, '\n'), *n2 = strchr(n1 + 1, '\n');
+    assert_int_equal(h - text, l1 - (n1 + 1));
+    assert_int_equal(h - text, l2 - (n2 + 1));
+    free(text);
+    json_decref(peers);
+    text = ms_cli_format_peers(json_array());
+    assert_string_equal(text, "no peers\n");
+    free(text);
+}
+
+//  --------------------------------------------------------------------------
+//  A 401 says how the CLI gives the token (not the browser login).
+
+static void
+test_http_401(void **state)
+{
+    (void) state;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    unsetenv("MESHSWEEP_TOKEN");
+    unsetenv("MESHSWEEP_TOKEN_FILE");
+    assert_int_equal(
+        ms_cli_http_error(401,
+                          "{\"error\": \"... or open /?token=TOKEN once in "
+                          "a browser\"}",
+                          "status", &diag),
+        MS_CLI_EXIT_FAILURE);
+    assert_null(strstr(diag.reason, "token="));
+    assert_non_null(strstr(diag.reason, "needs its token: give the node's API "
+                                        "token with --token TOKEN, "
+                                        "--token-file FILE or "
+                                        "$MESHSWEEP_TOKEN_FILE"));
+    ms_cli_set_token("wrong");
+    ms_cli_http_error(401, NULL, "status", &diag);
+    assert_non_null(strstr(diag.reason, "refused the token given"));
+    ms_cli_set_token(NULL);
+}
+
 int
 main(void)
 {
@@ -505,6 +576,8 @@ main(void)
         cmocka_unit_test(test_json_print),
         cmocka_unit_test(test_arg_value),
         cmocka_unit_test(test_http_error),
+        cmocka_unit_test(test_http_401),
+        cmocka_unit_test(test_peers_table),
         cmocka_unit_test(test_node_url),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

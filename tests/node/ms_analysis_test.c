@@ -869,8 +869,8 @@ test_classes_without_calibration(void **state)
     }
     json_t *a = s_analyse(rows);
     const json_t *g = json_array_get(json_object_get(a, "groups"), 0);
-    assert_string_equal(json_string_value(json_object_get(g, "time_fit_basis")),
-                        "normalised");
+    // No fit, so no basis (docs/RESULTS.md).
+    assert_true(json_is_null(json_object_get(g, "time_fit_basis")));
     assert_true(json_is_null(json_object_get(g, "time_fit")));
     assert_true(json_is_null(json_object_get(g, "time_fit_reference_gflops")));
     assert_int_equal(s_int(g, "time_fit_n_uncalibrated"), 8);
@@ -882,6 +882,64 @@ test_classes_without_calibration(void **state)
     assert_non_null(strstr(text, "no run has a calibration figure"));
     assert_non_null(strstr(text, "no calibration, 4 runs on 1 node: 2 + 2 * "
                                  "depth s"));
+    free(text);
+    json_decref(a);
+    json_decref(rows);
+}
+
+//  A fit with a negative slope prints "A - B * depth", not "A + -B";
+//  a group without a time fit has no basis either (time_fit and
+//  time_fit_basis null): one class at one depth, and two classes of
+//  which no run has a calibration figure (the per-class fits still print).
+
+static void
+test_negative_slope_and_null_basis(void **state)
+{
+    (void) state;
+    json_t *rows = json_array();
+    for (int d = 1; d <= 4; d *= 2)
+        for (int seed = 1; seed <= 2; seed++)
+            json_array_append_new(rows, s_row("relu", 64, d, seed, "ok", 0.8,
+                                              0.79, 0.1585 - 0.01788 * d));
+    json_t *a = s_analyse(rows);
+    char *text = ms_analysis_format_text(a);
+    assert_non_null(
+        strstr(text, "time per epoch = 0.1585 - 0.01788 * depth s"));
+    assert_null(strstr(text, "+ -"));
+    free(text);
+    json_decref(a);
+    json_decref(rows);
+
+    rows = json_array();
+    json_array_append_new(
+        rows, s_row_on(2, 1, 1.0, S_FP_A, "n1", "Fast CPU", 40.0, true));
+    json_array_append_new(
+        rows, s_row_on(2, 2, 1.1, S_FP_A, "n1", "Fast CPU", 40.0, true));
+    a = s_analyse(rows);
+    const json_t *g = json_array_get(json_object_get(a, "groups"), 0);
+    assert_true(json_is_null(json_object_get(g, "time_fit")));
+    assert_true(json_is_null(json_object_get(g, "time_fit_basis")));
+    json_decref(a);
+    json_decref(rows);
+
+    rows = json_array();
+    for (int d = 1; d <= 4; d *= 2) {
+        json_array_append_new(rows, s_row_on(d, 1, 0.5 + 0.25 * d, S_FP_A, "n1",
+                                             "Fast CPU", 0, true));
+        json_array_append_new(rows, s_row_on(d, 1, 1.0 + 0.5 * d, S_FP_B, "n2",
+                                             "Slow CPU", 0, true));
+    }
+    a = s_analyse(rows);
+    g = json_array_get(json_object_get(a, "groups"), 0);
+    assert_true(json_is_null(json_object_get(g, "time_fit")));
+    assert_true(json_is_null(json_object_get(g, "time_fit_basis")));
+    assert_int_equal(json_array_size(json_object_get(g, "time_fits")), 2);
+    text = ms_analysis_format_text(a);
+    print_message("%s", text);
+    assert_non_null(strstr(text, "time fit: needs calibrated ok runs"));
+    assert_non_null(strstr(text, "fit basis: none (2 machine classes; no run "
+                                 "has a calibration figure)"));
+    assert_non_null(strstr(text, "0.5 + 0.25 * depth s"));
     free(text);
     json_decref(a);
     json_decref(rows);
@@ -905,6 +963,7 @@ main(void)
         cmocka_unit_test(test_swept_parameters_group),
         cmocka_unit_test(test_two_fingerprint_classes),
         cmocka_unit_test(test_one_fingerprint_class),
+        cmocka_unit_test(test_negative_slope_and_null_basis),
         cmocka_unit_test(test_classes_without_calibration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -906,10 +906,16 @@ test_fields_and_analysis_cache(void **state)
     memset(node, 0x11, 32);
     memset(otask, 0x70, 32);
     ms_store_task_input_t in[3];
-    char cfg[3][64];
+    char cfg[3][160];
     for (int i = 0; i < 3; i++) {
         memset(tasks[i], 0x30 + i, 32);
-        snprintf(cfg[i], sizeof cfg[i], "{\"seed\":%d}", i);
+        // The rows' configs (s_cache_row): config.KEY filters are checked
+        // against the tasks' keys.
+        snprintf(cfg[i], sizeof cfg[i],
+                 "{\"activation\":\"relu\",\"hidden_layers\":%d,"
+                 "\"note\":\"a \\\"quoted\\\" {brace]\",\"seed\":%d,"
+                 "\"width\":4}",
+                 1 + i % 2, i);
         in[i] = (ms_store_task_input_t){tasks[i], cfg[i], strlen(cfg[i])};
     }
     const char *spec = "{\"name\":\"cache\",\"method\":\"grid\","
@@ -986,6 +992,20 @@ test_fields_and_analysis_cache(void **state)
         json_integer_value(json_object_get(json_array_get(rows, 0), "params")),
         10);
     json_decref(obj);
+    free(r.body);
+    // A config key that no task has: 400 naming it and the keys.
+    snprintf(path, sizeof path, "/api/v1/sweeps/%s/results?config.widht=4",
+             hex);
+    r = s_http(port, "GET", path, NULL, 0);
+    s_check_error(&r, 400,
+                  "config.widht: no task of this sweep has config key "
+                  "'widht' (its keys: activation, hidden_layers, note, seed, "
+                  "width)");
+    free(r.body);
+    snprintf(path, sizeof path, "/api/v1/sweeps/%s/results?limit=1&limit=2",
+             hex);
+    r = s_http(port, "GET", path, NULL, 0);
+    s_check_error(&r, 400, "limit: query parameter given twice");
     free(r.body);
     // Unknown, repeated or empty names, and CSV: 400 naming the problem.
     snprintf(path, sizeof path,

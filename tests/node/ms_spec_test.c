@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 //  The example of DESIGN.md "Sweep specification": 6*2*3*2*3 = 216 tasks.
@@ -881,6 +882,110 @@ test_examples_parse(void **state)
     }
 }
 
+//  --------------------------------------------------------------------------
+//  Parse text, expecting an error; returns the formatted diag (static).
+
+static const char *
+s_parse_fails(const char *text, size_t n, double *seconds)
+{
+    static char out[MS_DIAG_WHERE_MAX + MS_DIAG_REASON_MAX + 8];
+    ms_spec_t *spec = NULL;
+    ms_diag_t diag = {{0}, {0}};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = ms_spec_parse(text, n, NULL, &spec, &diag);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    *seconds = (double) (t1.tv_sec - t0.tv_sec) +
+               (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    assert_int_not_equal(rc, MS_OK);
+    assert_null(spec);
+    ms_diag_format(&diag, out, sizeof out);
+    return out;
+}
+
+//  Hostile texts under the API's 1 MiB: 100,000 nested '[' (libyaml's
+//  scanner is quadratic in depth: this took 45 s before the depth
+//  check), a "billion laughs" of aliases, an alias inside its own
+//  anchor, 100,000 keys with one duplicate at the end. Each is refused
+//  with where it is, in well under a second (the bound below is 10x
+//  that, for a loaded machine).
+static void
+test_hostile_texts(void **state)
+{
+    (void) state;
+    double s;
+    size_t depth = 100000;
+    char *deep = malloc(2 * depth + 1);
+    assert_non_null(deep);
+    memset(deep, '[', depth);
+    memset(deep + depth, ']', depth);
+    deep[2 * depth] = 0;
+    const char *e = s_parse_fails(deep, 2 * depth, &s);
+    assert_string_equal(e, "line 1, column 65: nested deeper than 64 levels "
+                           "(the most a spec may nest)");
+    assert_true(s < 5.0);
+    // Block style too, and 64 levels are still fine (for the depth check:
+    // the spec then fails on what it says, not how deep it is).
+    char nested[8192] = "dataset: fashion-mnist\nparameters:\n";
+    for (int i = 0; i < 70; i++) {
+        size_t len = strlen(nested);
+        snprintf(nested + len, sizeof nested - len, "%*sk%d:\n", 2 * i + 2, "",
+                 i);
+    }
+    e = s_parse_fails(nested, strlen(nested), &s);
+    assert_non_null(strstr(e, "nested deeper than 64 levels"));
+    assert_non_null(strstr(e, "line 66, column 129"));
+    memset(deep, '[', 63);
+    memset(deep + 63, ']', 63);
+    snprintf(deep + 126, 64, "%s", "");
+    e = s_parse_fails(deep, 126, &s);
+    assert_null(strstr(e, "nested"));
+    free(deep);
+
+    // Billion laughs: 10^9 scalars through 9 levels of aliases.
+    char laughs[4096] = "dataset: fashion-mnist\nparameters:\n"
+                        "  hidden_sizes:\n    values:\n"
+                        "      - &a0 [1,1,1,1,1,1,1,1,1,1]\n";
+    for (int i = 1; i < 10; i++) {
+        size_t len = strlen(laughs);
+        len += (size_t) snprintf(laughs + len, sizeof laughs - len,
+                                 "      - &a%d [", i);
+        for (int k = 0; k < 10; k++)
+            len += (size_t) snprintf(laughs + len, sizeof laughs - len,
+                                     "%s*a%d", k ? "," : "", i - 1);
+        snprintf(laughs + len, sizeof laughs - len, "]\n");
+    }
+    e = s_parse_fails(laughs, strlen(laughs), &s);
+    assert_non_null(strstr(e, "aliases (*name) expand the spec to more than"));
+    assert_non_null(strstr(e, "line "));
+    assert_true(s < 5.0);
+    static const char self_alias[] = "dataset: fashion-mnist\n"
+                                     "parameters: &p {width: {values: *p}}\n";
+    e = s_parse_fails(self_alias, strlen(self_alias), &s);
+    assert_non_null(strstr(e, "alias *p refers to a node that contains it"));
+    // A few aliases stay fine.
+    ms_spec_t *spec = s_parse("dataset: fashion-mnist\n"
+                              "parameters:\n"
+                              "  width: {values: &w [16, 32]}\n"
+                              "  seed: {values: *w}\n");
+    assert_int_equal(ms_spec_task_count(spec), 4);
+    ms_spec_destroy(&spec);
+
+    // 100,000 keys, the last one a duplicate of the first: named.
+    size_t cap = 100000 * 12 + 100, len = 0;
+    char *keys = malloc(cap);
+    assert_non_null(keys);
+    len +=
+        (size_t) snprintf(keys, cap, "dataset: fashion-mnist\nparameters: {");
+    for (int i = 0; i < 100000; i++)
+        len += (size_t) snprintf(keys + len, cap - len, "k%x: 1, ", i);
+    len += (size_t) snprintf(keys + len, cap - len, "k0: 2}\n");
+    e = s_parse_fails(keys, len, &s);
+    assert_string_equal(e, "parameters.k0: duplicate key (line 2)");
+    assert_true(s < 5.0);
+    free(keys);
+}
+
 static void
 test_names(void **state)
 {
@@ -910,6 +1015,7 @@ main(void)
         cmocka_unit_test(test_file_dataset_ids),
         cmocka_unit_test(test_examples_parse),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_hostile_texts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
