@@ -4,7 +4,11 @@
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
 */
+#define _GNU_SOURCE
 #include "ms_platform.h"
+
+#include <sched.h>
+#include <unistd.h>
 
 #include <cblas.h>
 #include <stdbool.h>
@@ -223,4 +227,65 @@ ms_platform_fields(const ms_platform_t *self, ms_platform_field_fn fn,
     fn(arg, "tf32", self->tf32 ? "on" : "off");
     fn(arg, "cublas_workspace_bytes", workspace);
     fn(arg, "gemm", self->tiny_gemm ? "cublas+small" : "cublas");
+}
+
+//  --------------------------------------------------------------------------
+//  The CPU quota of the cgroup v2 at dir (its cpu.max), in whole CPUs
+//  rounded up; 0 when it sets none or cannot be read.
+
+static long
+s_cgroup_cpu_quota(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/cpu.max", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char quota[32] = "";
+    long period = 0;
+    int n = fscanf(f, "%31s %ld", quota, &period);
+    fclose(f);
+    if (n != 2 || period <= 0 || strcmp(quota, "max") == 0)
+        return 0;
+    long q = strtol(quota, NULL, 10);
+    return q > 0 ? (q + period - 1) / period : 0;
+}
+
+//  --------------------------------------------------------------------------
+//  The CPUs this process may use.
+
+int
+ms_platform_usable_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        n = CPU_COUNT(&set);
+    // cgroup v2: "0::/PATH" in /proc/self/cgroup; the quota of PATH and of
+    // every cgroup above it (the smallest wins).
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    char line[4096];
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "0::", 3) != 0)
+            continue;
+        char dir[4096 + 16];
+        line[strcspn(line, "\n")] = 0;
+        snprintf(dir, sizeof dir, "/sys/fs/cgroup%s", line + 3);
+        for (;;) {
+            long q = s_cgroup_cpu_quota(dir);
+            if (q > 0 && q < n)
+                n = q;
+            char *slash = strrchr(dir, '/');
+            if (!slash || slash == dir + strlen("/sys/fs/cgroup"))
+                break;
+            *slash = 0;
+        }
+        long q = s_cgroup_cpu_quota("/sys/fs/cgroup");
+        if (q > 0 && q < n)
+            n = q;
+        break;
+    }
+    if (f)
+        fclose(f);
+    return n > 0 ? (int) (n > 4096 ? 4096 : n) : 1;
 }

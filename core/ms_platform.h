@@ -62,6 +62,15 @@ int ms_platform_detect(ms_platform_t *out, const ms_backend_t *backend);
 //  thread for the measurement and restores the previous count.
 double ms_platform_calibrate(void);
 
+//  The CPUs this process may use: the CPUs of its affinity mask
+//  (sched_getaffinity: taskset, cpusets, Slurm), lowered to the CPU quota
+//  of its cgroup v2 and the cgroups above it (cpu.max "QUOTA PERIOD",
+//  rounded up: docker --cpus, Kubernetes limits, systemd CPUQuota=), at
+//  least 1. The default worker count ("one per core") uses this, so a
+//  node in a 4-CPU container on a 64-core host starts 4 workers, not 64.
+//  Never fails: what cannot be read does not lower the count.
+int ms_platform_usable_cpus(void);
+
 //  Call fn(arg, name, value) for each fingerprint field in a fixed order:
 //  backend, cpu_model, cpu_flags, blas, blas_core, blas_threads, build,
 //  compiler, build_flags, libc (blas_config is covered by blas and

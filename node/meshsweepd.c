@@ -740,12 +740,19 @@ s_main(int argc, char **argv)
             continue;
         }
         if (opt->flag) {
-            if (eq) {
-                char msg[300];
-                snprintf(msg, sizeof msg, "--%s takes no value", opt->name);
+            // --flag, or --flag=true|false (so the command line can turn
+            // off what the config file turns on)
+            if (eq && s_bool(eq + 1) < 0) {
+                char msg[300], dashed[64];
+                snprintf(dashed, sizeof dashed, "%s", opt->name);
+                for (char *c = dashed; *c; c++)
+                    *c = *c == '_' ? '-' : *c;
+                snprintf(msg, sizeof msg,
+                         "--%s=%.100s: the value is true or false (or none)",
+                         dashed, eq + 1);
                 return s_usage_error(msg);
             }
-            s_set(opt, "true", true);
+            s_set(opt, eq ? eq + 1 : "true", true);
             continue;
         }
         const char *value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
@@ -957,8 +964,17 @@ s_main(int argc, char **argv)
                 opts.blas_threads = v;
             else if (strcmp(n, "retry_cap") == 0)
                 opts.retry_cap = v;
-            else if (strcmp(n, "worker_nice") == 0)
-                opts.worker_nice = v > 19 ? 19 : v;
+            else if (strcmp(n, "worker_nice") == 0) {
+                if (v > 19) {
+                    char msg[300];
+                    snprintf(msg, sizeof msg,
+                             "worker_nice: %d is above 19, the lowest "
+                             "priority there is",
+                             v);
+                    return s_value_error(o, config->value, msg);
+                }
+                opts.worker_nice = v;
+            }
         }
     }
     if (!opts.data_dir)

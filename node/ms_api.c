@@ -3274,6 +3274,16 @@ s_parse_bind(const char *bind, struct sockaddr_in *addr, ms_diag_t *diag)
 }
 
 //  --------------------------------------------------------------------------
+//  Check a bind address without listening.
+
+int
+ms_api_bind_check(const char *bind, ms_diag_t *diag)
+{
+    struct sockaddr_in addr;
+    return s_parse_bind(bind, &addr, diag);
+}
+
+//  --------------------------------------------------------------------------
 //  Start serving.
 
 int

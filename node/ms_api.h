@@ -213,6 +213,11 @@ typedef struct {
 int ms_api_open(ms_api_t **out, const char *bind, const ms_api_hooks_t *hooks,
                 ms_diag_t *diag);
 
+//  Check bind ("ADDR:PORT", as ms_api_open takes it) without listening:
+//  the form, the port's range and that ADDR resolves to an IPv4 address.
+//  Returns MS_OK; MS_ERR_INVALID with diag (where "api").
+int ms_api_bind_check(const char *bind, ms_diag_t *diag);
+
 //  Stop serving (waits for the connection threads) and free; NULL-safe;
 //  nulls *self_p.
 void ms_api_destroy(ms_api_t **self_p);

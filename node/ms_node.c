@@ -162,6 +162,7 @@
 #include "ms_cert.h"
 #include "ms_gossip.h"
 #include "ms_idle.h"
+#include "ms_platform.h"
 #include "ms_lease_table.h"
 #include "ms_items.h"
 #include "ms_members.h"
@@ -955,9 +956,7 @@ s_capped_workers(const ms_node_t *self)
         return n;
     long want = n;
     if (want < 1) {
-        want = sysconf(_SC_NPROCESSORS_ONLN);
-        if (want < 1)
-            want = 1;
+        want = ms_platform_usable_cpus();
     }
     if ((uint64_t) want <= self->chain.leaf.max_workers)
         return n;
@@ -1070,6 +1069,11 @@ ms_node_options_check(const ms_node_options_t *opts, ms_diag_t *diag)
     if (opts->retry_cap < 0)
         return ms_diag_set(diag, "retry_cap", "must be 0 or more, not %d",
                            opts->retry_cap);
+    if (opts->api_bind) {
+        int arc = ms_api_bind_check(opts->api_bind, diag);
+        if (arc != MS_OK)
+            return arc;
+    }
     if (opts->n_workers < 0 || opts->n_workers > 4096)
         return ms_diag_set(diag, "workers", "must be 0..4096, not %d",
                            opts->n_workers);
@@ -1254,8 +1258,7 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     wopts.n_workers = s_capped_workers(self);
     int n_workers = wopts.n_workers;
     if (n_workers < 1) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        n_workers = cores > 0 ? (int) cores : 1;
+        n_workers = ms_platform_usable_cpus();
     }
     rc = ms_gpu_plan(&self->gpu, self->backend, self->opts.gpu_workers,
                      n_workers, ms_gpu_probe, diag);

@@ -1061,8 +1061,7 @@ ms_worker_pool_open(ms_worker_pool_t **out, const ms_worker_options_t *opts,
     self->opts.checkpoint_dir = self->checkpoint_dir;
     self->n_workers = opts->n_workers;
     if (self->n_workers < 1) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        self->n_workers = cores > 0 ? (int) cores : 1;
+        self->n_workers = ms_platform_usable_cpus();
     }
     if (self->opts.blas_threads < 1)
         self->opts.blas_threads = 1;

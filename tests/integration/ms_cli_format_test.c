@@ -529,7 +529,9 @@ test_peers_table(void **state)
     assert_int_equal(h - text, l2 - (n2 + 1));
     free(text);
     json_decref(peers);
-    text = ms_cli_format_peers(json_array());
+    json_t *none = json_array();
+    text = ms_cli_format_peers(none);
+    json_decref(none);
     assert_string_equal(text, "no peers\n");
     free(text);
 }

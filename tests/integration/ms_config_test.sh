@@ -150,11 +150,30 @@ bad 'workers = many\n' "1: workers: 'many' is not a whole number"
 bad 'lease_ttl_ms = 1000\nheartbeat_ms = 600\n' "2: heartbeat_ms: 600 must be under lease_ttl_ms/2"
 bad 'backend = tpu\n' "1: backend: unknown backend 'tpu'"
 bad '[other]\nworkers = 1\n' "1: unknown section [other]"
+bad 'worker_nice = 25\n' "1: worker_nice: 25 is above 19"
+# A port out of range in the file's api: --check-config and a start say
+# FILE:LINE and make nothing (the start's own --api would win over the
+# file, so it is checked here, not by bad).
+printf 'workers = 1\napi = 127.0.0.1:70000\n' >"$F"
+for extra in --check-config --no-beacon; do
+    "$MSD" --data-dir "$D" --config "$F" $extra >/dev/null 2>"$T/cc.err" && fail "api port 70000 taken ($extra)"
+    grep -qF -- "$F:2: api: '70000': port must be 0..65535" "$T/cc.err" || fail "api port 70000 ($extra): $(cat "$T/cc.err")"
+    [ ! -e "$D" ] || fail "api port 70000 ($extra): a data dir was made"
+done
+# A flag the file turns on, the command line turns off (the command line
+# wins); a flag's value is true or false.
+printf 'no_beacon = true\nidle_only = yes\n' >"$F"
+"$MSD" --data-dir "$D" --config "$F" --no-beacon=false --idle-only=off --check-config >"$T/cc.out" 2>"$T/cc.err" ||
+    fail "--no-beacon=false: $(cat "$T/cc.err")"
+grep -Eq '^no_beacon += false +# command line' "$T/cc.out" || fail "--no-beacon=false did not win: $(grep no_beacon "$T/cc.out")"
+grep -Eq '^idle_only += false +# command line' "$T/cc.out" || fail "--idle-only=off did not win: $(grep idle_only "$T/cc.out")"
+"$MSD" --data-dir "$D" --no-beacon=maybe --check-config >/dev/null 2>"$T/cc.err" && fail "--no-beacon=maybe taken"
+grep -qF -- "--no-beacon=maybe: the value is true or false" "$T/cc.err" || fail "--no-beacon=maybe: $(cat "$T/cc.err")"
 "$MSD" --data-dir "$D" --mesh_port 6000 --check-config >/dev/null 2>"$T/cc.err" && fail "--mesh_port taken"
 grep -qF -- "unknown option '--mesh_port' (options are written with '-': --mesh-port)" "$T/cc.err" ||
     fail "--mesh_port: $(cat "$T/cc.err")"
 [ ! -e "$D" ] || fail "a data dir was made"
-ok "unknown key, key twice, dash-form key, bad value, unknown section: exit 2, one line with FILE:LINE and the key, nothing made; --mesh_port refused naming --mesh-port"
+ok "unknown key, key twice, dash-form key, bad value (a port out of range, worker_nice 25), unknown section: exit 2, one line with FILE:LINE and the key, nothing made; --mesh_port refused naming --mesh-port; --no-beacon=false and --idle-only=off win over the file"
 
 # ---- 4. peers.conf ------------------------------------------------------------
 mkdir -p "$D/identity"
