@@ -351,6 +351,9 @@ function upsertRow(r, live) {
     state.rows[i] = r;
   }
   if (live) state.sorted = null;
+  // The learning-curve plot shows the first finished run until one is
+  // chosen (a click on a table row or a point), never empty axes.
+  if (!state.chosen && r.status === 'ok') choose(r);
 }
 
 async function loadAnalysis() {
