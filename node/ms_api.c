@@ -1702,36 +1702,6 @@ s_results_filtered(ms_api_t *self, const ms_hash_t *id, unsigned flags,
     return MS_OK;
 }
 
-//  The top-level members of a result row (DESIGN.md "result row", and
-//  those the listing adds), the names ?fields= may ask for.
-static const char *const s_row_fields[] = {"task_id",
-                                           "sweep_id",
-                                           "config",
-                                           "node_id",
-                                           "operator",
-                                           "status",
-                                           "error",
-                                           "epochs",
-                                           "train_seconds",
-                                           "seconds_per_epoch",
-                                           "val_accuracy",
-                                           "val_loss",
-                                           "test_accuracy",
-                                           "test_loss",
-                                           "params",
-                                           "platform",
-                                           "fingerprint",
-                                           "weights_digest",
-                                           "verdict",
-                                           "verdict_revision",
-                                           "verdict_operators",
-                                           "counted",
-                                           "curve",
-                                           "replica",
-                                           "operators",
-                                           "n_results",
-                                           NULL};
-
 #define S_FIELDS_MAX 32 // names in one ?fields=
 
 //  A parsed ?fields=: the names asked (pointers into text), and the
@@ -1759,20 +1729,19 @@ s_fields_parse(const char *list, s_fields_t *f, ms_diag_t *diag)
     for (char *t = strtok_r(f->text, ",", &save); t;
          t = strtok_r(NULL, ",", &save)) {
         bool known = false;
-        for (size_t i = 0; s_row_fields[i] && !known; i++)
-            known = strcmp(s_row_fields[i], t) == 0;
-        if (!known)
+        for (size_t i = 0; ms_results_row_members[i] && !known; i++)
+            known = strcmp(ms_results_row_members[i], t) == 0;
+        if (!known) {
+            char names[600] = "";
+            size_t len = 0;
+            for (size_t i = 0; ms_results_row_members[i]; i++)
+                len +=
+                    (size_t) snprintf(names + len, sizeof names - len, "%s%s",
+                                      i ? ", " : "", ms_results_row_members[i]);
             return ms_diag_set(diag, "fields",
-                               "unknown field '%.64s' (a row's fields: "
-                               "task_id, sweep_id, config, node_id, "
-                               "operator, status, error, epochs, "
-                               "train_seconds, seconds_per_epoch, "
-                               "val_accuracy, val_loss, test_accuracy, "
-                               "test_loss, params, platform, fingerprint, "
-                               "weights_digest, verdict, verdict_revision, "
-                               "verdict_operators, counted, curve, replica, "
-                               "operators, n_results)",
-                               t);
+                               "unknown field '%.64s' (a row's fields: %s)", t,
+                               names);
+        }
         for (size_t i = 0; i < f->n; i++)
             if (strcmp(f->names[i], t) == 0)
                 return ms_diag_set(diag, "fields", "'%.64s' named twice", t);
@@ -3207,18 +3176,6 @@ s_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 //  so "/dashboard/%00/../../etc/passwd" would reach the router as
 //  "/dashboard/"; kept literal, it is a name no route or file has.
 
-static int
-s_hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static size_t
 s_unescape(void *cls, struct MHD_Connection *conn, char *text)
 {
@@ -3226,10 +3183,12 @@ s_unescape(void *cls, struct MHD_Connection *conn, char *text)
     (void) conn;
     char *out = text;
     for (const char *in = text; *in; in++) {
-        int hi = in[0] == '%' ? s_hex_digit(in[1]) : -1;
-        int lo = hi >= 0 ? s_hex_digit(in[2]) : -1;
-        if (lo >= 0 && (hi | lo) != 0) {
-            *out++ = (char) (hi * 16 + lo);
+        unsigned char byte = 0;
+        size_t n = 0;
+        if (in[0] == '%' &&
+            sodium_hex2bin(&byte, 1, in + 1, 2, NULL, &n, NULL) == 0 &&
+            n == 1 && byte != 0) {
+            *out++ = (char) byte;
             in += 2;
         } else
             *out++ = *in;

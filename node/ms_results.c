@@ -849,6 +849,35 @@ s_csv_value(s_buf_t *b, const json_t *v)
     }
 }
 
+//  The members a row can have (ms_results.h).
+const char *const ms_results_row_members[] = {"task_id",
+                                              "sweep_id",
+                                              "config",
+                                              "node_id",
+                                              "operator",
+                                              "status",
+                                              "error",
+                                              "epochs",
+                                              "train_seconds",
+                                              "seconds_per_epoch",
+                                              "val_accuracy",
+                                              "val_loss",
+                                              "test_accuracy",
+                                              "test_loss",
+                                              "params",
+                                              "platform",
+                                              "fingerprint",
+                                              "weights_digest",
+                                              "verdict",
+                                              "verdict_revision",
+                                              "verdict_operators",
+                                              "counted",
+                                              "curve",
+                                              "replica",
+                                              "operators",
+                                              "n_results",
+                                              NULL};
+
 //  Top-level columns of the CSV form, in order.
 static const char *s_csv_columns[] = {
     "task_id",

@@ -33,6 +33,11 @@
 
 #define MS_RESULTS_PREFIX_MIN 12 // shortest id prefix accepted
 
+//  The top-level members a result row can have (DESIGN.md "result row",
+//  and those the listings add: replica, operators, n_results), in the
+//  row's order; NULL-terminated. The names GET .../results?fields= takes.
+extern const char *const ms_results_row_members[];
+
 //  Every result row of a sweep, as a new JSON array of row objects
 //  (caller owns *rows: json_decref). A sweep with no results yet gives an
 //  empty array. Returns MS_OK; MS_ERR_NOTFOUND (no such sweep: diag);
