@@ -6482,7 +6482,10 @@ s_reeval_start(ms_node_t *self, s_reeval_job_t *job, int64_t now)
     r->started_ms = now;
     memcpy(r->target, job->target, MS_HASH_BYTES);
     job->running = true;
-    s_log(self, "task %.12s: re-evaluation started on worker %d", thex, worker);
+    s_log(
+        self,
+        "re-evaluation of a result of task %.12s: worker %d checks its weights",
+        thex, worker);
     return true;
 }
 

@@ -159,6 +159,7 @@
 #include <string.h>
 
 #define S_SLACK 1e-9 // absolute slack of every tolerance comparison
+#define S_SMALL 64   // results (and re-evaluations) evaluated on the stack
 
 //  One input result during an evaluation.
 typedef struct {
@@ -432,15 +433,26 @@ s_evaluate(const ms_verdict_params_t *p, const ms_verdict_result_t *results,
     out->n_needed = ms_verdict_needed(p->replicas, p->n_pool_operators);
     out->slots_wanted = out->n_needed;
 
+    //  Work arrays: on the stack for the common sizes (the store evaluates
+    //  every canonical prefix of a task's results, so this runs n + 2
+    //  times per derivation), else on the heap.
     int rc = MS_ERR_NOMEM;
-    s_item_t *items = calloc(n_results ? n_results : 1, sizeof *items);
-    s_item_t **order = calloc(n_results ? n_results : 1, sizeof *order);
-    s_item_t **view = calloc(n_results ? n_results : 1, sizeof *view);
-    s_reeval_item_t *ritems = calloc(n_reevals ? n_reevals : 1, sizeof *ritems);
+    s_item_t items_s[S_SMALL], *order_s[S_SMALL], *view_s[S_SMALL];
+    s_reeval_item_t ritems_s[S_SMALL], rsorted_s[S_SMALL];
+    bool small_r = n_results <= S_SMALL, small_e = n_reevals <= S_SMALL;
+    s_item_t *items = small_r ? items_s : calloc(n_results, sizeof *items);
+    s_item_t **order = small_r ? order_s : calloc(n_results, sizeof *order);
+    s_item_t **view = small_r ? view_s : calloc(n_results, sizeof *view);
+    s_reeval_item_t *ritems =
+        small_e ? ritems_s : calloc(n_reevals, sizeof *ritems);
     s_reeval_item_t *rsorted =
-        calloc(n_reevals ? n_reevals : 1, sizeof *rsorted);
+        small_e ? rsorted_s : calloc(n_reevals, sizeof *rsorted);
     if (!items || !order || !view || !ritems || !rsorted)
         goto cleanup;
+    if (small_r)
+        memset(items, 0, n_results * sizeof *items);
+    if (small_e)
+        memset(ritems, 0, n_reevals * sizeof *ritems);
     memset(marks, 0, n_results * sizeof *marks);
 
     //  1-2. Refuse malformed results, leave out quarantined nodes.
@@ -734,11 +746,15 @@ s_evaluate(const ms_verdict_params_t *p, const ms_verdict_result_t *results,
     rc = MS_OK;
 
 cleanup:
-    free(items);
-    free(order);
-    free(view);
-    free(ritems);
-    free(rsorted);
+    if (!small_r) {
+        free(items);
+        free(order);
+        free(view);
+    }
+    if (!small_e) {
+        free(ritems);
+        free(rsorted);
+    }
     return rc;
 }
 
@@ -844,14 +860,16 @@ ms_verdict_evaluate(const ms_verdict_params_t *params,
     int rc = s_check_params(params, "", diag);
     if (rc != MS_OK)
         return rc;
-    ms_verdict_mark_t *own_marks = NULL;
-    ms_verdict_reeval_role_t *own_roles = NULL;
+    ms_verdict_mark_t *own_marks = NULL, marks_s[S_SMALL];
+    ms_verdict_reeval_role_t *own_roles = NULL, roles_s[S_SMALL];
     if (!marks)
-        marks = own_marks =
-            calloc(n_results ? n_results : 1, sizeof *own_marks);
+        marks = n_results <= S_SMALL
+                    ? marks_s
+                    : (own_marks = calloc(n_results, sizeof *own_marks));
     if (!reeval_roles)
-        reeval_roles = own_roles =
-            calloc(n_reevals ? n_reevals : 1, sizeof *own_roles);
+        reeval_roles = n_reevals <= S_SMALL
+                           ? roles_s
+                           : (own_roles = calloc(n_reevals, sizeof *own_roles));
     rc = MS_ERR_NOMEM;
     if (marks && reeval_roles) {
         rc = s_evaluate(params, results, n_results, reevals, n_reevals,

@@ -54,7 +54,9 @@ taken() {
     echo $(($(counter "$a" lease_claims_total) + $(counter "$b" lease_claims_total) -
         $(counter "$a" lease_settle_lost_total) - $(counter "$b" lease_settle_lost_total)))
 }
-starts() { cat "${POOL_LOG[$a]}" "${POOL_LOG[$b]}" | grep -c "task .* started on worker" || true; }
+# training starts only (a verifier logs "re-evaluation of a result of task
+# X: worker N checks its weights", which is no training start)
+starts() { cat "${POOL_LOG[$a]}" "${POOL_LOG[$b]}" | grep -cE "^meshsweepd: task [0-9a-f]{12} started on worker" || true; }
 claims0=$(taken)
 starts0=$(starts)
 exp0=$(($(counter "$a" lease_expiries_total) + $(counter "$b" lease_expiries_total)))

@@ -2065,9 +2065,11 @@ test_catch_up_100k(void **state)
     ms_store_stats(store, &st);
     fprintf(stderr,
             "catch-up: %d records merged in %.2f s (%.0f records/s, %llu "
-            "commits); read back in %.2f s (%.0f records/s)\n",
+            "commits, %llu verdict evaluations); read back in %.2f s (%.0f "
+            "records/s)\n",
             BIG_TASKS * BIG_NODES, t1 - t0, BIG_TASKS * BIG_NODES / (t1 - t0),
-            (unsigned long long) st.n_commits, t2 - t1,
+            (unsigned long long) st.n_commits,
+            (unsigned long long) st.n_verdict_evals, t2 - t1,
             BIG_TASKS * BIG_NODES / (t2 - t1));
     for (size_t i = 0; i < (size_t) BIG_NODES * BIG_TASKS; i++)
         free(recs[i].bytes);

@@ -152,7 +152,7 @@ typedef struct {
 //  of origin 0xEE.
 
 static void
-s_sweep(sweep_t *s, int replicas, int tag)
+s_sweep_of_kind(sweep_t *s, int replicas, int tag, bool noop)
 {
     char yaml[512];
     snprintf(yaml, sizeof yaml,
@@ -160,8 +160,8 @@ s_sweep(sweep_t *s, int replicas, int tag)
              "verify: {replicas: %d}\n"
              "parameters:\n  hidden_layers: {value: 1}\n"
              "  width: {value: 8}\n  epochs: {value: 1}\n"
-             "  seed: {value: %d}\n",
-             tag, replicas, tag);
+             "  seed: {value: %d}\n%s",
+             tag, replicas, tag, noop ? "  kind: {value: noop}\n" : "");
     ms_spec_t *spec = NULL;
     ms_diag_t diag;
     int rc = ms_spec_parse(yaml, strlen(yaml), NULL, &spec, &diag);
@@ -180,6 +180,12 @@ s_sweep(sweep_t *s, int replicas, int tag)
     assert_int_equal(ms_store_payload_encode(&p, &s->rec.bytes, &s->rec.len),
                      MS_OK);
     ms_spec_destroy(&spec);
+}
+
+static void
+s_sweep(sweep_t *s, int replicas, int tag)
+{
+    s_sweep_of_kind(s, replicas, tag, false);
 }
 
 //  --------------------------------------------------------------------------
@@ -749,6 +755,74 @@ s_merge_one(ms_store_t *store, const uint8_t *origin, uint64_t seq,
                      MS_OK);
     assert_int_equal(out.n_new, 1);
     free(bytes);
+}
+
+//  --------------------------------------------------------------------------
+//  A noop task has no weights: its results are never queued for
+//  re-evaluation sampling, and a re-evaluation of one (a node of an older
+//  version sampled them and published "weights not found") changes
+//  nothing: the result stays accepted and no slot opens.
+
+static void
+test_noop_never_reevaluated(void **state)
+{
+    fixture_t *fx = *state;
+    sweep_t s;
+    s_sweep_of_kind(&s, 1, 43, true);
+    const char *row = "{\"status\":\"ok\",\"test_accuracy\":0,"
+                      "\"test_loss\":0}";
+    ms_store_payload_t res = {.kind = MS_RECORD_RESULT};
+    memcpy(res.u.result.task_id, s.task_id, ID);
+    res.u.result.row_json = row;
+    res.u.result.row_len = strlen(row);
+    res.u.result.epoch = 1;
+    uint8_t o_sweep[ID], o11[ID], o22[ID];
+    memset(o_sweep, 0xEE, ID);
+    memset(o11, 0x11, ID);
+    memset(o22, 0x22, ID);
+    ms_store_t *store = s_open(fx);
+    assert_int_equal(ms_store_set_pool_operators(store, 3), MS_OK);
+    const uint8_t *pl[1] = {s.rec.bytes};
+    uint32_t kinds[1] = {MS_RECORD_SWEEP};
+    size_t lens[1] = {s.rec.len};
+    ms_store_merge_result_t mo;
+    assert_int_equal(ms_store_merge_block(store, o_sweep, 1, 1, 1, kinds, pl,
+                                          lens, NULL, 0, &mo),
+                     MS_OK);
+    s_merge_one(store, o11, 1, &res);
+    ms_store_new_result_t nr[4];
+    assert_int_equal(ms_store_new_results(store, nr, 4), 0);
+    ms_store_verdict_t v;
+    assert_int_equal(ms_store_get_verdict(store, s.task_id, &v), MS_OK);
+    assert_int_equal(v.verdict, MS_VERDICT_ACCEPTED);
+    ms_store_payload_t e = {.kind = MS_RECORD_REEVALUATION};
+    memcpy(e.u.reeval.task_id, s.task_id, ID);
+    // its target: the result's record hash, BLAKE2b(origin || incarnation
+    // || seq || kind || payload), all big-endian (ms_store.c "Record log")
+    uint8_t *bytes = NULL, key[ID + 16] = {0}, kb[4] = {0, 0, 0, 0};
+    size_t len = 0;
+    assert_int_equal(ms_store_payload_encode(&res, &bytes, &len), MS_OK);
+    memcpy(key, o11, ID);
+    key[ID + 7] = 1;  // incarnation 1
+    key[ID + 15] = 1; // seq 1
+    kb[3] = (uint8_t) MS_RECORD_RESULT;
+    ms_hasher_t h;
+    ms_hash_t target;
+    ms_hasher_init(&h);
+    ms_hasher_update(&h, key, sizeof key);
+    ms_hasher_update(&h, kb, 4);
+    ms_hasher_update(&h, bytes, len);
+    ms_hasher_final(&h, &target);
+    free(bytes);
+    memcpy(e.u.reeval.target, target.bytes, ID);
+    e.u.reeval.status = MS_WIRE_REEVAL_FAILED;
+    snprintf(e.u.reeval.reason, sizeof e.u.reeval.reason, "weights not found");
+    s_merge_one(store, o22, 1, &e);
+    assert_int_equal(ms_store_get_verdict(store, s.task_id, &v), MS_OK);
+    assert_int_equal(v.verdict, MS_VERDICT_ACCEPTED);
+    assert_int_equal(v.slots_wanted, 1);
+    ms_store_destroy(&store);
+    free(s.rec.bytes);
 }
 
 static void
@@ -1402,6 +1476,7 @@ main(void)
         cmocka_unit_test(test_commit_reveal),
         cmocka_unit_test(test_void_slot),
         cmocka_unit_test(test_quarantine_flip),
+        cmocka_unit_test(test_noop_never_reevaluated),
         cmocka_unit_test(test_clear_cut_every_order),
         cmocka_unit_test(test_revision_counts_operators),
         cmocka_unit_test(test_commitment),
