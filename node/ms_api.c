@@ -1143,6 +1143,10 @@ static const s_counter_map_t s_counter_map[] = {
     {"reevaluations_failed_total", NULL, MS_PROM_COUNTER, NULL, NULL, NULL},
     {"reevaluations_pending", "meshsweep_reevaluations_pending", MS_PROM_GAUGE,
      "Re-evaluations (and weight copies) in progress.", NULL, NULL},
+    // the node loop
+    {"loop_turn_max_us", "meshsweep_loop_turn_max_microseconds", MS_PROM_GAUGE,
+     "Longest turn of the node loop since start (work between two waits).",
+     NULL, NULL},
     {"weights_kept_total", "meshsweep_weights_kept_total", MS_PROM_COUNTER,
      "Own trained weights kept as blobs.", NULL, NULL},
     {"weights_copies_total", "meshsweep_weights_copies_total", MS_PROM_COUNTER,

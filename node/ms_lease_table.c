@@ -67,6 +67,8 @@
 */
 #include "ms_lease_table.h"
 
+#include "ms_claim_rank.h"
+
 #include "ms_hash.h"
 
 #include <assert.h>
@@ -379,16 +381,7 @@ s_entry_get(s_task_t *task, s_slot_t *slot, uint32_t epoch,
     memset(e, 0, sizeof *e);
     e->epoch = epoch;
     memcpy(e->node_id, node_id, S_ID);
-    uint8_t buf[S_ID + 4 + S_ID];
-    memcpy(buf, task->task_id, S_ID);
-    buf[S_ID + 0] = (uint8_t) (slot->slot >> 24);
-    buf[S_ID + 1] = (uint8_t) (slot->slot >> 16);
-    buf[S_ID + 2] = (uint8_t) (slot->slot >> 8);
-    buf[S_ID + 3] = (uint8_t) slot->slot;
-    memcpy(buf + S_ID + 4, node_id, S_ID);
-    ms_hash_t h;
-    ms_hash_bytes(buf, sizeof buf, &h);
-    memcpy(e->rank_hash, h.bytes, S_ID);
+    ms_claim_rank_hash(task->task_id, slot->slot, node_id, e->rank_hash);
     return e;
 }
 
@@ -422,9 +415,7 @@ s_entry_finished(const s_task_t *task, const s_slot_t *slot, const s_entry_t *e)
 static bool
 s_claim_wins(const s_entry_t *a, const s_entry_t *b)
 {
-    if (a->epoch != b->epoch)
-        return a->epoch > b->epoch;
-    return memcmp(a->rank_hash, b->rank_hash, S_ID) < 0;
+    return ms_claim_rank_before(a->epoch, a->rank_hash, b->epoch, b->rank_hash);
 }
 
 //  --------------------------------------------------------------------------

@@ -565,6 +565,10 @@ struct ms_node {
     uint64_t n_blocks_bad_sig;      // ... whose signature does not verify
     uint64_t n_blocks_not_admitted; // ... whose origin is not admitted
     uint64_t n_blocks_resigned;     // own old blocks signed again to serve
+    int64_t turn_started_us;        // monotonic us: the loop woke (0: not
+                                    // yet)
+    uint64_t loop_turn_max_us;      // longest turn so far: work between two
+                                    // waits of the loop, in us
     s_reject_log_t *reject_log;     // (peer, reasons) already logged
     size_t n_reject_log;            // entries in reject_log
     // test hooks (ms_node.h "Test hooks"): NULL in meshsweepd
@@ -728,6 +732,8 @@ s_log(const ms_node_t *self, const char *fmt, ...)
 }
 
 static void s_held_load(ms_node_t *self);
+static void s_turn_begin(ms_node_t *self);
+static void s_turn_end(ms_node_t *self);
 static void s_reveal_held(ms_node_t *self, int64_t now);
 static void s_ev_result(ms_node_t *self, const uint8_t *task_id,
                         const uint8_t *node_id);
@@ -5691,6 +5697,7 @@ s_refresh_snapshots(ms_node_t *self)
             {"records_ignored_no_role_total",
              ms_store_ignored_no_role(self->store)},
             {"blocks_resigned_total", self->n_blocks_resigned},
+            {"loop_turn_max_us", self->loop_turn_max_us},
         };
         for (size_t k = 0; k < sizeof sb / sizeof sb[0]; k++)
             json_object_set_new(c, sb[k].name,
@@ -8053,7 +8060,9 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
         wait = deadline - now;
     if (wait < 0)
         wait = 0;
+    s_turn_end(self);
     zmq_poll(items, n, (long) wait);
+    s_turn_begin(self);
     free(items);
     free(fds);
     //  Blocks read in one drain merge in one store commit (catch-up).
@@ -8384,6 +8393,29 @@ s_ev_turn(ms_node_t *self)
 }
 
 //  --------------------------------------------------------------------------
+//  The loop turn gauge: a turn is the work between two waits (the loop
+//  woke at s_turn_begin and is about to wait again at s_turn_end); the
+//  longest is exported as loop_turn_max_us (/status pool_counters,
+//  /metrics meshsweep_loop_turn_max_microseconds), so a store or scheduler
+//  step that holds the loop shows.
+
+static void
+s_turn_begin(ms_node_t *self)
+{
+    self->turn_started_us = s_mono_us();
+}
+
+static void
+s_turn_end(ms_node_t *self)
+{
+    if (!self->turn_started_us)
+        return;
+    int64_t d = s_mono_us() - self->turn_started_us;
+    if (d > 0 && (uint64_t) d > self->loop_turn_max_us)
+        self->loop_turn_max_us = (uint64_t) d;
+}
+
+//  --------------------------------------------------------------------------
 //  One turn of the loop.
 
 int
@@ -8421,7 +8453,11 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
             wait = deadline - now < 0 ? 0 : (int) (deadline - now);
     }
     for (;;) {
+        if (wait > 0)
+            s_turn_end(self);
         rc = ms_worker_pool_poll(self->pool, wait, self->wake[0], &ev);
+        if (wait > 0)
+            s_turn_begin(self);
         if (rc == MS_OK) {
             s_on_event(self, &ev);
             ms_worker_event_clear(&ev);

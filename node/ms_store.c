@@ -74,6 +74,7 @@
 */
 #include "ms_store.h"
 
+#include "ms_claim_rank.h"
 #include "ms_hash.h"
 #include "ms_ring.h"
 #include "ms_store_payload.h"
@@ -3688,9 +3689,7 @@ typedef struct {
 static bool
 s_rank_before(const s_rank_ent_t *a, const s_rank_ent_t *b)
 {
-    if (a->epoch != b->epoch)
-        return a->epoch > b->epoch;
-    return memcmp(a->rank, b->rank, 32) < 0;
+    return ms_claim_rank_before(a->epoch, a->rank, b->epoch, b->rank);
 }
 
 //  --------------------------------------------------------------------------
@@ -3761,13 +3760,7 @@ s_results_rank(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
         e->fills = e->counted && replicas == 0;
         if (!e->counted || replicas == 0)
             continue;
-        uint8_t buf[S_ID + 4 + S_ID];
-        memcpy(buf, task_id, S_ID);
-        s_put_be32(buf + S_ID, e->slot);
-        memcpy(buf + S_ID + 4, e->key + S_ID, S_ID);
-        ms_hash_t h;
-        ms_hash_bytes(buf, sizeof buf, &h);
-        memcpy(e->rank, h.bytes, 32);
+        ms_claim_rank_hash(task_id, e->slot, e->key + S_ID, e->rank);
     }
     uint32_t chosen = 0;
     for (uint32_t slot = 0; status == MS_OK && slot < replicas; slot++) {

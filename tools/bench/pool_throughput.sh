@@ -20,9 +20,16 @@
 # awaited through the rpc:// backend (tools/bench/celery_noop.py, run with
 # /usr/bin/python3). Prints tasks/s of both and the ratio.
 #
+# For each daemon it also prints the figures that noise moves little (the
+# CI guard checks them, tests/integration/ms_pool_guard_test.sh): CPU time
+# (user + system, of the daemon process, from /proc/PID/stat) per task,
+# bytes it wrote to storage (/proc/PID/io write_bytes) per task and 4 KiB
+# pages per record of its log, its records, and its longest loop turn.
+#
 # Environment: BUILD (default build-bench3, a Release build of meshsweep
 # and meshsweepd), WORKERS (2), CHUNKS ("5000 1000 500 200 100 50"),
-# SKIP_CELERY=1 / SKIP_POOL=1, OUT (a file to append the result lines).
+# SKIP_CELERY=1 / SKIP_POOL=1, OUT (a file to append the result lines),
+# FIGURES (a file to write one JSON line per node with those figures).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 N=${1:-100000}
@@ -135,6 +142,26 @@ if [ -z "${SKIP_POOL:-}" ]; then
         "http://127.0.0.1:${A[1]}" "http://127.0.0.1:${A[2]}" "http://127.0.0.1:${A[3]}" ||
         { echo "the pool did not finish $N tasks" >&2; exit 1; }
     t1=$(now)
+    tck=$(getconf CLK_TCK)
+    for k in 1 2 3; do
+        pid=${PIDS[$((k - 1))]}
+        # fields 14 and 15 of /proc/PID/stat, counted after the ')' that
+        # ends the command name
+        cpu=$(sed 's/.*) //' "/proc/$pid/stat" | awk -v t="$tck" '{print ($12 + $13) / t}')
+        wbytes=$(awk '/^write_bytes:/ {print $2}' "/proc/$pid/io")
+        fig=$(curl -s --max-time 10 "http://127.0.0.1:${A[$k]}/api/v1/status" |
+            $PY -c 'import json,sys
+n, cpu, wb = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+c = json.load(sys.stdin)["pool_counters"]
+rec = max(int(c.get("records", 0)), 1)
+print(json.dumps({"node": int(sys.argv[4]), "tasks": n, "cpu_seconds": cpu,
+    "cpu_us_per_task": round(cpu * 1e6 / n, 1), "write_bytes": wb,
+    "bytes_per_task": round(wb / n, 1), "records": rec,
+    "pages_per_record": round(wb / 4096 / rec, 3),
+    "loop_turn_max_us": int(c.get("loop_turn_max_us", 0))}))' "$N" "$cpu" "$wbytes" "$k")
+        say "node $k: $fig"
+        [ -z "${FIGURES:-}" ] || echo "$fig" >>"$FIGURES"
+    done
     secs=$(python3 -c "print(round($t1 - $t0, 3))")
     pool_rate=$(python3 -c "print(round($N / ($t1 - $t0), 1))")
     say "meshsweep pool: $N noop tasks, 3 nodes x $WORKERS workers, $n_sweeps sweep(s) of up to ${sizes[$si]} tasks;" \
