@@ -128,7 +128,7 @@ function fmtSeconds(s) {
 }
 
 // Depth and width of a config: hidden_sizes (list) or hidden_layers and
-// width, as node/ms_analysis.h reads them.
+// width, as node/derive/ms_analysis.h reads them.
 function depthOf(c) {
   if (!c) return null;
   if (Array.isArray(c.hidden_sizes)) return c.hidden_sizes.length;

@@ -270,7 +270,7 @@ typedef struct {
 //  seq (contiguous), and its own log was at own_seq of own_incarnation
 //  when it said so (0: no record yet). Sent to the origin of a block
 //  holding a claim once that block is merged (the claim settle rule of
-//  node/ms_node.c). Decoder: seq >= 1.
+//  node/actor/ms_node.c). Decoder: seq >= 1.
 typedef struct {
     uint64_t incarnation;     // receiver's store incarnation
     uint64_t seq;             // highest contiguous seq of it held, >= 1
@@ -279,7 +279,7 @@ typedef struct {
 } ms_wire_block_ack_t;
 
 //  ITEM_DIGEST: the digest of the sender's set of authority items (hash
-//  of its sorted item digests, node/ms_items.h) and how many it holds.
+//  of its sorted item digests, node/mesh/ms_items.h) and how many it holds.
 typedef struct {
     uint8_t digest[MS_WIRE_ID_BYTES];
     uint32_t n_items;

@@ -25,7 +25,7 @@
       A node in no pool (`meshsweep run`) signs with the zero pool id; its
       blocks never travel (the node re-signs an old block it serves
       when the signature does not verify under its current pool, see
-      node/ms_node.c "Signed blocks").
+      node/actor/ms_node.c "Signed blocks").
     - Per record its seq, its kind and the BLAKE2b-256 of its payload,
       not the payload itself: the signature is over at most 2,918 bytes
       whatever the payloads weigh (a block may carry 64 x 64 KiB), and

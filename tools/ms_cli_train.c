@@ -13,7 +13,7 @@
     (--early-stopping). As in a spec, the init follows the activation
     (ms_init_default_for) unless --init is given.
 
-    The data is prepared as a worker prepares it (node/ms_worker.h): load,
+    The data is prepared as a worker prepares it (node/work/ms_worker.h): load,
     check, split off the validation set with the task's seed, scale with
     the training part's statistics; so `meshsweep train` with a task's
     config gives that task's numbers on the same machine.
@@ -330,7 +330,7 @@ s_platform_row_fields(const ms_backend_t *backend, json_t **platform,
     ms_platform_detect(&p, backend);
     json_t *obj = json_object();
     ms_platform_fields(&p, s_platform_field, obj);
-    // As a worker records it (node/ms_worker.c): the fingerprint fields
+    // As a worker records it (node/work/ms_worker.c): the fingerprint fields
     // plus blas_config, all hashed; calibration_gflops added after.
     json_object_set_new(obj, "blas_config", json_string(p.blas_config));
     char *canon = ms_wire_canon_dump(obj);

@@ -4,7 +4,7 @@
 # Fashion-MNIST-shaped data), then GET /api/v1/sweeps/{id}/results?
 # format=csv read by Debian's python3-pandas (pandas.read_csv, defaults):
 #   - the columns are exactly the documented ones (docs/API.md "CSV
-#     columns", node/ms_results.h), in order: the top-level fields, then
+#     columns", node/derive/ms_results.h), in order: the top-level fields, then
 #     config.KEY for every config key, sorted;
 #   - one line per result, the same results as the JSON route;
 #   - the numeric columns parse as numbers (int64 or float64), counted as
@@ -54,7 +54,7 @@ csv_path, json_path, query = sys.argv[1:4]
 rows = json.load(open(json_path))["rows"]
 assert isinstance(rows, list)
 
-# The documented columns (docs/API.md "CSV columns", node/ms_results.h).
+# The documented columns (docs/API.md "CSV columns", node/derive/ms_results.h).
 TOP = ["task_id", "sweep_id", "node_id", "operator", "status", "error",
        "epochs", "train_seconds", "seconds_per_epoch", "val_accuracy",
        "val_loss", "test_accuracy", "test_loss", "params", "fingerprint",

@@ -8,7 +8,7 @@
 # "Claimed again once": both survivors see the lease expire at about the
 # same moment and may both write a claim at the same epoch; the node
 # starts a claim only once every live peer acknowledged it (the settle
-# rule, node/ms_node.c "Leases"), so exactly one of them takes the task
+# rule, node/actor/ms_node.c "Leases"), so exactly one of them takes the task
 # and starts it, and the other withdraws its claim unstarted (counted in
 # lease_settle_lost_total). So: claims written minus claims lost while
 # settling = 1, and task 2 starts again on exactly one survivor.

@@ -667,7 +667,7 @@ typedef struct {
     } upto[MS_STORE_MAX_CUT];
 } ms_store_cut_t;
 
-//  Keep an authority item (node/ms_items.h; checked by the caller) under
+//  Keep an authority item (node/mesh/ms_items.h; checked by the caller) under
 //  its digest, durably; grow-only (an item held already is MS_OK with
 //  *added false). For a revocation, revoked is its subject and cut its
 //  cut (NULL: all): in the same commit the subject's cut becomes the

@@ -207,7 +207,7 @@ int ms_lease_table_pick_slot(ms_lease_table_t *self,
 //  lease by the boot clock, and writes it to *out for the caller to sign
 //  and publish as a claim record (its return through add_claim is a
 //  duplicate). Older own claims on the slot are dropped silently. The
-//  caller then settles (node/ms_node.c) and starts only if
+//  caller then settles (node/actor/ms_node.c) and starts only if
 //  ms_lease_table_holder still names this claim. Returns MS_OK;
 //  MS_ERR_CONFLICT when the rule refuses (out untouched); MS_ERR_NOMEM.
 int ms_lease_table_claim(ms_lease_table_t *self,

@@ -11,7 +11,7 @@
     being live (ms_settle_peer_gone); it asks which claims may start now
     (ms_settle_take_ready), passing a callback that says how far it holds
     a peer's log. The rule itself, and why it makes the start decision
-    independent of timing, is in the prose block of node/ms_node.c
+    independent of timing, is in the prose block of node/actor/ms_node.c
     ("Leases").
 
     A claim is ready when, for every peer it waits for, either the peer

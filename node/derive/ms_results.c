@@ -334,7 +334,7 @@ whole:
 //  (DESIGN.md "result row": verdict and verdict_revision of the task,
 //  counted, operator, and the operators behind the verdict). The row
 //  text is signed by its producer and kept as is; these fields are
-//  derived by every node alike (node/ms_store.c "Verdicts in the store").
+//  derived by every node alike (node/store/ms_store.c "Verdicts in the store").
 //  Returns false when the row is filtered out (--verified).
 
 static bool

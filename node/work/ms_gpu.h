@@ -13,7 +13,7 @@
     after the probe: a probe in the node itself would leave every worker
     unable to use the GPU.
 
-    Workers per process (node/ms_worker.c) share the GPU: each GPU worker
+    Workers per process (node/work/ms_worker.c) share the GPU: each GPU worker
     has its own CUDA context and stream, and the driver time-slices them.
     `gpu_workers` says how many of the node's workers open the GPU; the
     others stay on the CPU. Its default, auto, is every worker, at most
@@ -23,7 +23,7 @@
     A worker of either kind gets an equal share of its memory: host
     memory for the CPU workers, device memory (less a context's reserve)
     for the GPU workers. The scheduler claims a task only when it fits
-    every kind of worker the node runs (node/ms_node.c "claim only what
+    every kind of worker the node runs (node/actor/ms_node.c "claim only what
     fits"), so any idle worker can take it.
 */
 #ifndef MS_GPU_H

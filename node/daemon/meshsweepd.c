@@ -40,7 +40,7 @@
     run here, else on the CPU, and then says why in one line on stderr at
     start; --backend cuda without a usable GPU is refused (exit 2).
     --gpu-workers N of the workers use the GPU, the others the CPU
-    (node/ms_gpu.h; default auto: all, at most one per 2 GiB of GPU
+    (node/work/ms_gpu.h; default auto: all, at most one per 2 GiB of GPU
     memory); /api/v1/status reports the split and the GPU under "backend".
     Exit codes: 0 success, 1 failure, 2 bad usage or bad input.
 */

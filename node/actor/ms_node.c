@@ -2526,7 +2526,7 @@ s_serve_signature(ms_node_t *self, const uint8_t *origin, uint64_t incarnation,
 //  The membership hook: may records of ORIGIN (of its store INCARNATION,
 //  up to SEQ) be stored, forwarded and counted here? In an open pool
 //  every node that speaks the pool's id is a member: true. With a pool
-//  authority it will ask the membership table (node/ms_members): the
+//  authority it will ask the membership table (node/mesh/ms_members): the
 //  origin must hold a valid certificate of this pool (a member in good
 //  standing, known from its HELLO or from the authority items), and,
 //  once the origin is revoked, SEQ must lie within the revocation's cut
@@ -2660,7 +2660,7 @@ s_block_check(ms_node_t *self, const uint8_t from[MS_MESH_ID_BYTES],
     prove membership: members' certificate chains (every node adds the
     chain of each peer it admits at a HELLO, so every node learns every
     member's operator and roles, also of members it never linked to),
-    revocations and quarantine clears (node/ms_items.h). An item is
+    revocations and quarantine clears (node/mesh/ms_items.h). An item is
     checked before anything else (authority signature, pool id; a chain
     with expiry ignored), refused and counted when bad, else kept in the
     store (durable, by digest), applied, and pushed at once to every

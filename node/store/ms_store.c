@@ -661,7 +661,7 @@ s_sweep_hdr_put(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id,
 /*  Sweep generations. ms_store_sweep_generation gives readers a number
     that changes whenever what a sweep's result rows and verdicts derive
     from may have changed, so the HTTP API can cache a sweep's analysis
-    (node/ms_api.c) without reading the rows to see whether it is stale.
+    (node/http/ms_api.c) without reading the rows to see whether it is stale.
     The writer notes the sweeps a txn touches (a task entering or leaving
     done or failed, a result row or its counted flags, a verdict) in a
     64-bit mask of slots, a slot being the sweep id's first byte mod 64,
@@ -2712,7 +2712,7 @@ ms_sweep_state_name(ms_sweep_state_t state)
 
     Signatures. The store neither makes nor checks them itself: blocks
     of this node get the signature of the signer set with
-    ms_store_set_signer (node/ms_node.c signs with the node's key over
+    ms_store_set_signer (node/actor/ms_node.c signs with the node's key over
     proto/ms_wire_sign.h's bytes), computed in the writer inside the txn
     that writes the block, so an own block is never durable unsigned
     while a signer is set; merged blocks are stored with the signature
