@@ -85,6 +85,16 @@ int ms_cli_exit_code(int code);
 bool ms_cli_arg_value(int argc, char **argv, int *i, const char *name,
                       const char **value, bool *missing);
 
+//  The options every command that talks to a node takes, in one place:
+//  when argv[*i] is --node URL, --token TOKEN or --token-file FILE (or
+//  --opt=VALUE), take it and return true: *node_url gets --node's value
+//  (borrowed from argv), the tokens go to ms_cli_set_token and
+//  ms_cli_set_token_file, and *exit_code is MS_CLI_EXIT_OK, or
+//  MS_CLI_EXIT_USAGE after one usage line when the value is missing.
+//  False (nothing taken, *exit_code untouched) for any other argument.
+bool ms_cli_connection_arg(int argc, char **argv, int *i, const char **node_url,
+                           int *exit_code);
+
 //  Parse a non-negative decimal int option value; returns MS_OK or
 //  prints "meshsweep: NAME: ..." and returns MS_ERR_INVALID.
 int ms_cli_parse_int(const char *name, const char *text, long min, long max,

@@ -126,6 +126,40 @@ ms_cli_arg_value(int argc, char **argv, int *i, const char *name,
 }
 
 //  --------------------------------------------------------------------------
+//  The connection options: --node, --token, --token-file.
+
+bool
+ms_cli_connection_arg(int argc, char **argv, int *i, const char **node_url,
+                      int *exit_code)
+{
+    static const struct {
+        const char *name; // the option
+        const char *what; // what its value must be
+    } opts[] = {{"--node", "needs a URL"},
+                {"--token", "needs a token"},
+                {"--token-file", "needs a file"}};
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        bool missing = false;
+        const char *v = NULL;
+        if (!ms_cli_arg_value(argc, argv, i, opts[k].name, &v, &missing))
+            continue;
+        if (missing) {
+            *exit_code = ms_cli_usage_error(opts[k].name, "%s", opts[k].what);
+            return true;
+        }
+        if (k == 0)
+            *node_url = v;
+        else if (k == 1)
+            ms_cli_set_token(v);
+        else
+            ms_cli_set_token_file(v);
+        *exit_code = MS_CLI_EXIT_OK;
+        return true;
+    }
+    return false;
+}
+
+//  --------------------------------------------------------------------------
 //  Parse a bounded decimal integer option value.
 
 int

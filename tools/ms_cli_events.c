@@ -142,19 +142,10 @@ ms_cli_events_main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         bool missing = false;
         const char *v = NULL;
-        if (ms_cli_arg_value(argc, argv, &i, "--node", &v, &missing)) {
-            if (missing)
-                return ms_cli_usage_error("--node", "needs a URL");
-            node_opt = v;
-        } else if (ms_cli_arg_value(argc, argv, &i, "--token", &v, &missing)) {
-            if (missing)
-                return ms_cli_usage_error("--token", "needs a token");
-            ms_cli_set_token(v);
-        } else if (ms_cli_arg_value(argc, argv, &i, "--token-file", &v,
-                                    &missing)) {
-            if (missing)
-                return ms_cli_usage_error("--token-file", "needs a file");
-            ms_cli_set_token_file(v);
+        int rc_arg = MS_CLI_EXIT_OK;
+        if (ms_cli_connection_arg(argc, argv, &i, &node_opt, &rc_arg)) {
+            if (rc_arg != MS_CLI_EXIT_OK)
+                return rc_arg;
         } else if (ms_cli_arg_value(argc, argv, &i, "--sweep", &v, &missing)) {
             if (missing || strspn(v, "0123456789abcdef") != strlen(v) ||
                 strlen(v) < 12 || strlen(v) > 64)
