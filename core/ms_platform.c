@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "ms_platform.h"
 
+#include "ms_clock.h"
 #include <sched.h>
 #include <unistd.h>
 
@@ -159,9 +160,7 @@ ms_platform_detect(ms_platform_t *out, const ms_backend_t *backend)
 static double
 s_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+    return ms_clock_mono_s();
 }
 
 //  --------------------------------------------------------------------------

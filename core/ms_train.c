@@ -66,6 +66,7 @@
 */
 #include "ms_train.h"
 
+#include "ms_clock.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,9 +156,7 @@ struct ms_trainer {
 static double
 s_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+    return ms_clock_mono_s();
 }
 
 //  --------------------------------------------------------------------------

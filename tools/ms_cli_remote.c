@@ -16,6 +16,7 @@
     the node (or ms_results_find_sweep for a store) resolves it.
 */
 #include "ms_cli.h"
+#include "ms_clock.h"
 #include "ms_hash.h"
 #include "ms_results.h"
 #include "ms_spec.h"
@@ -376,9 +377,7 @@ typedef struct {
 static double
 s_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+    return ms_clock_mono_s();
 }
 
 //  --------------------------------------------------------------------------
@@ -409,11 +408,9 @@ s_print_sweep(const json_t *sweep, s_seen_t *seen, int *n_seen, bool tty)
         rate = json_number_value(json_object_get(sweep, "tasks_per_second"));
     else if (json_is_integer(created) && finished > 0 && c.total > finished) {
         // Since the sweep was created (wall clock of the node's host).
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        double elapsed = (double) now.tv_sec -
-                         (double) json_integer_value(created) / 1000.0 +
-                         (double) now.tv_nsec / 1e9;
+        double elapsed =
+            (double) (ms_clock_wall_ms() - json_integer_value(created)) /
+            1000.0;
         if (elapsed > 1)
             rate = (double) finished / elapsed;
     }

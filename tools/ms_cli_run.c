@@ -31,6 +31,7 @@
     failed task, which is what logs and tests read.
 */
 #include "ms_cli.h"
+#include "ms_clock.h"
 #include "ms_config.h"
 #include "ms_dataset.h"
 #include "ms_hash.h"
@@ -102,9 +103,7 @@ s_on_signal(int sig)
 static double
 s_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+    return ms_clock_mono_s();
 }
 
 //  --------------------------------------------------------------------------

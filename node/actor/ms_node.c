@@ -147,6 +147,8 @@
 */
 #define _DEFAULT_SOURCE // realpath
 #include "ms_node.h"
+
+#include "ms_clock.h"
 #include "ms_api.h"
 #include "ms_events.h"
 #include "ms_results.h"
@@ -626,29 +628,6 @@ struct ms_node {
 };
 
 //  --------------------------------------------------------------------------
-//  Monotonic seconds.
-
-static double
-s_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
-
-//  --------------------------------------------------------------------------
-//  Monotonic microseconds (CLOCK_MONOTONIC: the same clock in the workers,
-//  so their timestamps compare with ours).
-
-static int64_t
-s_mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-//  --------------------------------------------------------------------------
 //  Note that a sweep record was committed here at at_us (monotonic us; 0
 //  = before this process). The first note of a sweep wins.
 
@@ -1005,7 +984,6 @@ static int s_sign_block(void *arg, const uint8_t *origin, uint64_t incarnation,
                         uint8_t *sig, size_t *sig_len);
 static int s_append(ms_node_t *self, size_t n,
                     const ms_store_payload_t *payloads);
-static int64_t s_wall_ms(void);
 static void s_pool_close(ms_node_t *self);
 static int s_api_submit(void *arg, const char *text, size_t n,
                         const char *files, char **summary, ms_diag_t *diag);
@@ -1141,7 +1119,7 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     self->opts.dashboard_dir = self->dashboard_dir;
     if (self->opts.blas_threads < 1)
         self->opts.blas_threads = 1;
-    self->opened_at = s_now();
+    self->opened_at = ms_clock_mono_s();
     self->settle_ms_ewma = -1.0;
     int rc = MS_ERR_NOMEM;
     if (!self->data_dir || !self->backend ||
@@ -1333,7 +1311,7 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
         // before a restart then gets `reset`, not wrong events).
         self->events =
             ms_events_new(MS_EVENTS_DEFAULT_CAPACITY, MS_EVENTS_DEFAULT_READERS,
-                          (uint64_t) s_wall_ms() * 1000 + 1);
+                          (uint64_t) ms_clock_wall_ms() * 1000 + 1);
         if (!self->events) {
             rc = MS_ERR_NOMEM;
             goto fail;
@@ -1626,7 +1604,7 @@ s_submit_records(ms_node_t *self, const ms_spec_t *spec, const ms_hash_t *sid,
     p[0].u.sweep.spec_json = canon;
     p[0].u.sweep.spec_len = canon_len;
     p[0].u.sweep.priority = 0;
-    p[0].u.sweep.created_at_ms = s_wall_ms();
+    p[0].u.sweep.created_at_ms = ms_clock_wall_ms();
     p[0].u.sweep.n_tasks = n_tasks;
     p[0].u.sweep.tasks = tasks;
     ms_hash_t dh;
@@ -1646,7 +1624,7 @@ s_submit_records(ms_node_t *self, const ms_spec_t *spec, const ms_hash_t *sid,
     rc = s_append(self, n, p);
     if (rc == MS_OK) {
         *existed = false;
-        s_sweep_committed(self, sid, s_mono_us());
+        s_sweep_committed(self, sid, ms_clock_mono_us());
     }
     return rc;
 }
@@ -2070,10 +2048,11 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
     for (size_t i = 0; i < self->n_sweeps; i++)
         if (ms_hash_equal(&self->sweeps[i].sweep_id, &sid)) {
             s_sweep_info_t *info = &self->sweeps[i];
-            if (!info->dataset && self->mesh && s_now() >= info->retry_at) {
+            if (!info->dataset && self->mesh &&
+                ms_clock_mono_s() >= info->retry_at) {
                 // In a pool the dataset may arrive later (the blob store
                 // writes DATA_DIR/datasets/<sweep>.json): look again.
-                info->retry_at = s_now() + 1.0;
+                info->retry_at = ms_clock_mono_s() + 1.0;
                 char path[PATH_MAX + 80];
                 s_dataset_file(self, &sid, path, sizeof path);
                 json_error_t err;
@@ -2320,7 +2299,7 @@ s_schedule(ms_node_t *self)
         if (r->train)
             self->n_trainings++;
         if (info->started_at == 0)
-            info->started_at = s_now();
+            info->started_at = ms_clock_mono_s();
         s_log(self, "task %.12s started on worker %d (attempt %d)", thex,
               worker, attempt);
         s_emit(self,
@@ -2371,28 +2350,6 @@ static void s_claim_to_start(ms_node_t *self, const ms_hash_t *sweep_id,
 //  only if it is still the holder. The local task states (running, with
 //  this node as holder) are still kept for progress displays; they are
 //  local fields, not records, and stay out of the state digest.
-
-//  --------------------------------------------------------------------------
-//  Monotonic milliseconds.
-
-static int64_t
-s_mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-//  --------------------------------------------------------------------------
-//  Wall-clock milliseconds since the epoch.
-
-static int64_t
-s_wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*  --------------------------------------------------------------------------
     Signed blocks (DESIGN.md "Records and anti-entropy", issue 4 item 4).
@@ -2823,7 +2780,7 @@ static void
 s_items_send_list(ms_node_t *self, const uint8_t to[MS_MESH_ID_BYTES])
 {
     s_peer_t *p = s_peer_entry(self, to);
-    int64_t now = s_mono_ms();
+    int64_t now = ms_clock_mono_ms();
     if (p && p->items_list_at && now - p->items_list_at < S_ITEMS_LIST_GAP_MS)
         return;
     if (p)
@@ -3774,22 +3731,22 @@ s_start_leased(ms_node_t *self, const ms_hash_t *tid, uint32_t slot,
                             .leased = true,
                             .slot = slot,
                             .epoch = epoch,
-                            .started_ms = s_mono_ms()};
+                            .started_ms = ms_clock_mono_ms()};
         // Claim-to-start: its start is now; "idle since" is the end of
         // the previous noop done here (as a worker's idle time).
-        int64_t now_us = s_mono_us();
+        int64_t now_us = ms_clock_mono_us();
         s_log(self, "task %.12s started in the node (%s; slot %u, epoch %u)",
               thex, made_up ? "work hook" : "noop", slot, epoch);
         s_claim_to_start(self, &sid, self->noop_free_us, thex, now_us);
         json_t *body = made_up ? made_up : ms_worker_noop_result();
-        self->noop_free_us = s_mono_us();
+        self->noop_free_us = ms_clock_mono_us();
         if (!body) {
             s_release(self, tid, slot, epoch, MS_RELEASE_REASON_FAILED);
             json_decref(config);
             return MS_ERR_NOMEM;
         }
         if (info->started_at == 0)
-            info->started_at = s_now();
+            info->started_at = ms_clock_mono_s();
         s_on_result(self, &done, body);
         json_decref(body);
         json_decref(config);
@@ -3815,11 +3772,11 @@ s_start_leased(ms_node_t *self, const ms_hash_t *tid, uint32_t slot,
     r->leased = true;
     r->slot = slot;
     r->epoch = epoch;
-    r->started_ms = s_mono_ms();
+    r->started_ms = ms_clock_mono_ms();
     if (r->train)
         self->n_trainings++;
     if (info->started_at == 0)
-        info->started_at = s_now();
+        info->started_at = ms_clock_mono_s();
     s_log(self,
           "task %.12s started on worker %d (slot %u, epoch %u, "
           "attempt %d)",
@@ -4069,7 +4026,7 @@ s_pick_slot(ms_node_t *self, const uint8_t *task_id, uint32_t *slot)
 static int
 s_schedule_pool(ms_node_t *self)
 {
-    int64_t now = s_mono_ms();
+    int64_t now = ms_clock_mono_ms();
     s_start_settled(self, now);
     // Claims for idle workers, and beyond them (prefetch) only from
     // sweeps whose tasks are short here.
@@ -4582,7 +4539,7 @@ s_idle_tick(ms_node_t *self)
 {
     if (!self->idle)
         return false;
-    int64_t now = s_mono_ms();
+    int64_t now = ms_clock_mono_ms();
     if (now >= self->idle_next_at) {
         self->idle_next_at = now + 1000;
         int n = ms_worker_pool_size(self->pool);
@@ -5241,8 +5198,9 @@ s_on_message(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
     }
     case MS_WIRE_BODY_BLOB_CHUNK:
     case MS_WIRE_BODY_BLOB_MISSING:
-        if (self->fetch && ms_blob_fetch_on_message(self->fetch, from, env,
-                                                    s_mono_ms()) != MS_OK)
+        if (self->fetch &&
+            ms_blob_fetch_on_message(self->fetch, from, env,
+                                     ms_clock_mono_ms()) != MS_OK)
             self->n_rejected_messages++;
         return;
     default:
@@ -5436,7 +5394,7 @@ s_tps(const ms_node_t *self, double *window_s)
 static json_t *
 s_metrics_snapshot(ms_node_t *self, const json_t *peers)
 {
-    s_tps_sample(self, s_mono_ms());
+    s_tps_sample(self, ms_clock_mono_ms());
     json_t *m = json_object();
     if (!m)
         return NULL;
@@ -6064,7 +6022,7 @@ s_kept_add(ms_node_t *self, const ms_hash_t *blob, const ms_hash_t *task_id,
     k->task_id = *task_id;
     k->until_checked = until_checked;
     k->forever = forever;
-    k->kept_ms = s_mono_ms();
+    k->kept_ms = ms_clock_mono_ms();
     if (target) {
         memcpy(k->target, target, MS_HASH_BYTES);
         k->has_target = true;
@@ -6608,7 +6566,7 @@ s_reeval_blob_done(ms_node_t *self, const ms_hash_t *hash, int status,
         if (!job->fetching || !ms_hash_equal(&job->blob, hash))
             continue;
         job->fetching = false;
-        job->retry_at_ms = status == MS_OK ? 0 : s_mono_ms() + 2000;
+        job->retry_at_ms = status == MS_OK ? 0 : ms_clock_mono_ms() + 2000;
         if (status != MS_OK)
             snprintf(job->why, sizeof job->why, "weights fetch failed: %s",
                      reason ? reason : ms_strerror(status));
@@ -6627,7 +6585,7 @@ s_reeval_event(ms_node_t *self, s_running_t *r, const ms_worker_event_t *ev)
     job->running = false;
     if (ev->kind == MS_WORKER_EVENT_DIED) {
         snprintf(job->why, sizeof job->why, "%.190s", ev->reason);
-        job->retry_at_ms = s_mono_ms() + 5 * S_REEVAL_RETRY_MS;
+        job->retry_at_ms = ms_clock_mono_ms() + 5 * S_REEVAL_RETRY_MS;
         return; // tried again until the deadline
     }
     if (ev->kind == MS_WORKER_EVENT_RESULT) {
@@ -6717,7 +6675,7 @@ s_blob_done(void *arg, const ms_hash_t *hash, int status, const char *reason)
         s_log(self, "blob %.12s: fetch failed (%s): tried again later", hex,
               reason ? reason : ms_strerror(status));
     }
-    int64_t now = s_mono_ms();
+    int64_t now = ms_clock_mono_ms();
     s_reeval_blob_done(self, hash, status, reason);
     for (size_t i = 0; i < self->n_sweeps; i++) {
         s_sweep_info_t *info = &self->sweeps[i];
@@ -6759,7 +6717,7 @@ s_dataset_missing(ms_node_t *self, const ms_hash_t *sweep_id)
     if (!info || info->dataset || info->fetching || !self->blobs ||
         !self->fetch)
         return;
-    int64_t now = s_mono_ms();
+    int64_t now = ms_clock_mono_ms();
     info->fetch_asked = false; // asked again on later scans until it runs
     if (now < info->fetch_retry_at)
         return;
@@ -7355,7 +7313,7 @@ s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
     // scheduler claims from it.
     s_sweep_info_t *info = s_sweep_info(self, r->sweep_id.bytes);
     if (info) {
-        double ran_ms = (double) (s_mono_ms() - r->started_ms);
+        double ran_ms = (double) (ms_clock_mono_ms() - r->started_ms);
         info->task_ms_ewma = info->task_ms_ewma < 0
                                  ? ran_ms
                                  : 0.8 * info->task_ms_ewma + 0.2 * ran_ms;
@@ -7445,7 +7403,7 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
             self->n_worker_crashes++;
             pthread_mutex_unlock(&self->lock);
         }
-        self->worker_free_us[ev->worker] = s_mono_us();
+        self->worker_free_us[ev->worker] = ms_clock_mono_us();
         json_decref(r->config);
         memset(r, 0, sizeof *r);
         return;
@@ -7471,7 +7429,7 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
               "(paused past max_pause_s)",
               thex, ev->worker);
         s_crash_forget(self, &r->task_id);
-        self->worker_free_us[ev->worker] = s_mono_us();
+        self->worker_free_us[ev->worker] = ms_clock_mono_us();
         json_decref(r->config);
         memset(r, 0, sizeof *r);
         return;
@@ -7566,7 +7524,7 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
             // Retry at once under the same claim (we still hold it: it
             // settled before its first start, nothing to wait for).
             if (ms_settle_add(self->settle, r->task_id.bytes, r->slot, r->epoch,
-                              0, NULL, 0, s_mono_ms(), 0) != MS_OK)
+                              0, NULL, 0, ms_clock_mono_ms(), 0) != MS_OK)
                 s_release(self, &r->task_id, r->slot, r->epoch,
                           MS_RELEASE_REASON_FAILED);
             s_emit(self,
@@ -7585,7 +7543,7 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
     }
     }
     if (r->busy)
-        self->worker_free_us[ev->worker] = s_mono_us();
+        self->worker_free_us[ev->worker] = ms_clock_mono_us();
     json_decref(r->config);
     memset(r, 0, sizeof *r);
 }
@@ -7630,7 +7588,7 @@ s_blob_put(ms_node_t *self, const ms_hash_t *hash, const char *tmp_path,
 static void
 s_trim(ms_node_t *self)
 {
-    int64_t now = s_mono_ms();
+    int64_t now = ms_clock_mono_ms();
     if (now < self->trim_at)
         return;
     self->trim_at = now + 1000;
@@ -7830,7 +7788,7 @@ s_mesh_open(ms_node_t *self, ms_diag_t *diag)
     ms_members_refusal_t why;
     if (self->has_cert)
         ms_members_admit(self->members, &self->chain, (int64_t) time(NULL),
-                         s_mono_ms(), &why);
+                         ms_clock_mono_ms(), &why);
     else
         ms_members_admit_open(self->members, s_node_pk(self),
                               ms_identity_node_id(self->identity), 0, &why);
@@ -7923,9 +7881,9 @@ s_mesh_open(ms_node_t *self, ms_diag_t *diag)
     if (!self->fetch)
         return MS_ERR_NOMEM;
     self->grace_until =
-        s_mono_ms() + ms_assign_grace_ms(self->opts.beacon_interval_ms,
-                                         self->opts.antientropy_ms);
-    self->grace_limit = s_mono_ms() + S_CATCH_UP_GRACE_MS;
+        ms_clock_mono_ms() + ms_assign_grace_ms(self->opts.beacon_interval_ms,
+                                                self->opts.antientropy_ms);
+    self->grace_limit = ms_clock_mono_ms() + S_CATCH_UP_GRACE_MS;
     return MS_OK; // meshsweepd prints the pool, port and peers at start
 }
 
@@ -7940,8 +7898,8 @@ s_pool_close(ms_node_t *self)
         s_release_all(self);
     if (self->mesh) {
         // Give the releases a moment on the wire (bounded).
-        int64_t until = s_mono_ms() + 100;
-        while (s_mono_ms() < until) {
+        int64_t until = ms_clock_mono_ms() + 100;
+        while (ms_clock_mono_ms() < until) {
             zmq_pollitem_t items[MS_MESH_MAX_POLL_ITEMS];
             int n =
                 ms_mesh_poll_items(self->mesh, items, MS_MESH_MAX_POLL_ITEMS);
@@ -8015,7 +7973,7 @@ s_hold_grace(ms_node_t *self)
 {
     if (self->caught_up || !self->gossip)
         return;
-    int64_t now = s_mono_ms();
+    int64_t now = ms_clock_mono_ms();
     if (ms_gossip_pull_count(self->gossip) > 0 && now < self->grace_limit) {
         if (self->grace_until < now + S_CATCH_UP_HOLD_MS)
             self->grace_until = now + S_CATCH_UP_HOLD_MS;
@@ -8053,7 +8011,7 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
             items[n].events = ZMQ_POLLIN;
             n++;
         }
-    int64_t now = s_mono_ms();
+    int64_t now = ms_clock_mono_ms();
     int64_t deadline = s_next_deadline(self, now);
     int64_t wait = timeout_ms;
     if (deadline != INT64_MAX && deadline - now < wait)
@@ -8074,7 +8032,7 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     if (self->sweeps_due) {
         // Commit times of the sweeps the drain merged (claim-to-start); a
         // batch of pull answers may hold blocks a little longer.
-        s_note_sweeps(self, s_mono_us());
+        s_note_sweeps(self, ms_clock_mono_us());
         self->sweeps_due = ms_gossip_pull_count(self->gossip) > 0;
         s_trim(self); // the store parsed the sweeps' specs
     }
@@ -8090,18 +8048,18 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     if (self->n_results) {
         // Hand the freed workers their next settled claims first, so they
         // run while this turn's results are made durable.
-        s_start_settled(self, s_mono_ms());
+        s_start_settled(self, ms_clock_mono_ms());
         s_flush_results(self);
     }
     ms_mesh_tick(self->mesh, ms_mesh_now());
     ms_gossip_tick(self->gossip, ms_mesh_now());
-    s_items_tick(self, s_mono_ms());
+    s_items_tick(self, ms_clock_mono_ms());
     if (self->fetch)
-        ms_blob_fetch_tick(self->fetch, s_mono_ms());
-    s_lease_tick(self, s_mono_ms());
+        ms_blob_fetch_tick(self->fetch, ms_clock_mono_ms());
+    s_lease_tick(self, ms_clock_mono_ms());
     static const int64_t refresh_ms = 200;
-    if (s_mono_ms() >= self->snapshot_at) {
-        self->snapshot_at = s_mono_ms() + refresh_ms;
+    if (ms_clock_mono_ms() >= self->snapshot_at) {
+        self->snapshot_at = ms_clock_mono_ms() + refresh_ms;
         s_refresh_snapshots(self);
     }
     return MS_OK;
@@ -8402,7 +8360,7 @@ s_ev_turn(ms_node_t *self)
 static void
 s_turn_begin(ms_node_t *self)
 {
-    self->turn_started_us = s_mono_us();
+    self->turn_started_us = ms_clock_mono_us();
 }
 
 static void
@@ -8410,7 +8368,7 @@ s_turn_end(ms_node_t *self)
 {
     if (!self->turn_started_us)
         return;
-    int64_t d = s_mono_us() - self->turn_started_us;
+    int64_t d = ms_clock_mono_us() - self->turn_started_us;
     if (d > 0 && (uint64_t) d > self->loop_turn_max_us)
         self->loop_turn_max_us = (uint64_t) d;
 }
@@ -8427,7 +8385,7 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
     s_run_commands(self);
     s_emit_verdicts(self);
     s_ev_turn(self);
-    s_reeval_tick(self, s_mono_ms());
+    s_reeval_tick(self, ms_clock_mono_ms());
     int rc = s_schedule(self);
     if (rc != MS_OK)
         return rc;
@@ -8447,7 +8405,7 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
     if (self->leases) {
         // Alone: nothing but worker events and commands to wait for, and
         // the settle list (retries under a held claim).
-        int64_t now = s_mono_ms();
+        int64_t now = ms_clock_mono_ms();
         int64_t deadline = s_next_deadline(self, now);
         if (deadline != INT64_MAX && deadline - now < wait)
             wait = deadline - now < 0 ? 0 : (int) (deadline - now);
@@ -8474,15 +8432,15 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
         break;
     }
     if (self->n_results) {
-        s_start_settled(self, s_mono_ms());
+        s_start_settled(self, ms_clock_mono_ms());
         s_flush_results(self);
     }
     if (self->stopping)
         return MS_ERR_INTERRUPTED;
     if (self->leases) {
-        s_lease_tick(self, s_mono_ms());
-        if (s_mono_ms() >= self->snapshot_at) {
-            self->snapshot_at = s_mono_ms() + 200;
+        s_lease_tick(self, ms_clock_mono_ms());
+        if (ms_clock_mono_ms() >= self->snapshot_at) {
+            self->snapshot_at = ms_clock_mono_ms() + 200;
             s_refresh_snapshots(self);
         }
     }
@@ -8590,7 +8548,7 @@ ms_node_sweep_progress(ms_node_t *self, const ms_hash_t *sweep_id,
     }
     out->train_seconds = info->train_seconds;
     if (info->started_at > 0)
-        out->elapsed_seconds = s_now() - info->started_at;
+        out->elapsed_seconds = ms_clock_mono_s() - info->started_at;
     return MS_OK;
 }
 
@@ -8981,7 +8939,7 @@ s_api_status(void *arg)
     json_t *obj = json_pack(
         "{s:s, s:s, s:f, s:i, s:i, s:I, s:f, s:I, s:I, s:O, s:s}", "node_id",
         ms_identity_node_id(self->identity), "version", MESHSWEEP_VERSION,
-        "uptime_seconds", s_now() - self->opened_at, "workers",
+        "uptime_seconds", ms_clock_mono_s() - self->opened_at, "workers",
         ms_worker_pool_size(self->pool), "workers_busy", self->n_busy,
         "tasks_trained_total", (json_int_t) self->n_trained,
         "training_seconds_total", self->training_seconds,
@@ -9437,7 +9395,7 @@ ms_node_reload_certificate(ms_node_t *self, ms_diag_t *diag)
             return rc;
         ms_members_refusal_t why;
         ms_members_admit(self->members, &chain, (int64_t) time(NULL),
-                         s_mono_ms(), &why);
+                         ms_clock_mono_ms(), &why);
         s_take_certificate(self, authority, &chain);
         return MS_OK;
     }

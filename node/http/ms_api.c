@@ -25,6 +25,7 @@
     unfiltered one and its cursor is the index of the last task looked at.
 */
 #include "ms_api.h"
+#include "ms_clock.h"
 #include "ms_analysis.h"
 #include "ms_dashboard.h"
 #include "ms_events.h"
@@ -1597,9 +1598,7 @@ s_get_sweep(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
     s_sum_t sum = {0};
     ms_store_results_by_sweep(self->hooks.store, id->bytes, 0, 0, s_sum_row,
                               &sum, NULL);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    int64_t now_ms = (int64_t) now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    int64_t now_ms = ms_clock_wall_ms();
     int64_t end_ms =
         sweep->state == MS_SWEEP_ACTIVE ? now_ms : sweep->updated_at_ms;
     double elapsed = (double) (end_ms - sweep->created_at_ms) / 1000.0;

@@ -45,6 +45,7 @@
 */
 #include "ms_events.h"
 
+#include "ms_clock.h"
 #include <microhttpd.h>
 
 #include <assert.h>
@@ -101,9 +102,7 @@ struct ms_events_reader {
 int64_t
 ms_events_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return ms_clock_mono_ms();
 }
 
 //  --------------------------------------------------------------------------

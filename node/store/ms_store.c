@@ -74,6 +74,7 @@
 */
 #include "ms_store.h"
 
+#include "ms_clock.h"
 #include "ms_claim_rank.h"
 #include "ms_hash.h"
 #include "ms_ring.h"
@@ -316,9 +317,7 @@ static _Thread_local unsigned s_tls_depth[S_TLS_SLOTS];
 static int64_t
 s_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return ms_clock_wall_ms();
 }
 
 //  --------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 */
 #include "ms_gpu.h"
 
+#include "ms_clock.h"
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -57,9 +58,7 @@ ms_gpu_workers_parse(const char *text, int *out, ms_diag_t *diag)
 static int64_t
 s_mono_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return ms_clock_mono_ms();
 }
 
 //  --------------------------------------------------------------------------

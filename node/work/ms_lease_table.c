@@ -68,6 +68,7 @@
 #include "ms_lease_table.h"
 
 #include "ms_claim_rank.h"
+#include "ms_clock.h"
 
 #include "ms_hash.h"
 
@@ -132,38 +133,20 @@ struct ms_lease_table {
 };
 
 //  --------------------------------------------------------------------------
-//  Read a clock_gettime clock in ms.
-
-static int64_t
-s_clock_ms(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-//  --------------------------------------------------------------------------
-//  CLOCK_MONOTONIC in ms.
+//  The system's clocks (core/ms_clock), as this table's clock reads them.
 
 static int64_t
 s_sys_mono_ms(void *ctx)
 {
     (void) ctx;
-    return s_clock_ms(CLOCK_MONOTONIC);
+    return ms_clock_mono_ms();
 }
-
-//  --------------------------------------------------------------------------
-//  CLOCK_BOOTTIME in ms (Linux; CLOCK_MONOTONIC where it does not exist).
 
 static int64_t
 s_sys_boot_ms(void *ctx)
 {
     (void) ctx;
-#ifdef CLOCK_BOOTTIME
-    return s_clock_ms(CLOCK_BOOTTIME);
-#else
-    return s_clock_ms(CLOCK_MONOTONIC);
-#endif
+    return ms_clock_boot_ms();
 }
 
 static const ms_lease_clock_t s_system_clock = {s_sys_mono_ms, s_sys_boot_ms,

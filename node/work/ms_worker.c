@@ -41,6 +41,7 @@
 #define _GNU_SOURCE // prctl(PR_SET_PDEATHSIG), dirfd
 #include "ms_worker.h"
 
+#include "ms_clock.h"
 #include "ms_backend.h"
 #include "ms_config_json.h"
 #include "ms_dataset.h"
@@ -682,9 +683,7 @@ s_child_send_result(s_child_t *self, const char *task_id, json_t *body)
 static int
 s_child_started(s_child_t *self, const char *task_id)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    json_int_t us = (json_int_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    json_int_t us = (json_int_t) ms_clock_mono_us();
     json_t *msg = json_pack("{s:s, s:s, s:I}", "op", "started", "task_id",
                             task_id, "mono_us", us);
     int rc = msg ? s_frame_send(self->fd, msg) : MS_ERR_NOMEM;
