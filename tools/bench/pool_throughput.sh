@@ -28,7 +28,8 @@
 #
 # Environment: BUILD (default build-bench3, a Release build of meshsweep
 # and meshsweepd), WORKERS (2), CHUNKS ("5000 1000 500 200 100 50"),
-# SKIP_CELERY=1 / SKIP_POOL=1, OUT (a file to append the result lines),
+# SKIP_CELERY=1 / SKIP_POOL=1, OPENBLAS_UNSET=1 (both OPENBLAS variables
+# unset for both sides), OUT (a file to append the result lines),
 # FIGURES (a file to write one JSON line per node with those figures).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -39,8 +40,16 @@ CHUNKS=${CHUNKS:-"5000 1000 500 200 100 50"}
 MS=$BUILD/tools/meshsweep
 MSD=$BUILD/node/meshsweepd
 PY=/usr/bin/python3
-export OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
-export OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-512} no_proxy='*' NO_PROXY='*'
+export OPENBLAS_NUM_THREADS=1 no_proxy='*' NO_PROXY='*'
+# Both sides run with the machine's OpenBLAS settings (Haswell and 512 when
+# none are set), or with both unset when OPENBLAS_UNSET=1 (the benchmark's
+# second way, docs/BENCHMARKS.md).
+if [ "${OPENBLAS_UNSET:-0}" = 1 ]; then
+    unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+else
+    export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
+    export OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-512}
+fi
 unset MESHSWEEP_NODE MESHSWEEP_TOKEN
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/ms-bench.XXXXXX")
