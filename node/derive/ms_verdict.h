@@ -307,6 +307,34 @@ int ms_verdict_evaluate_all(const ms_verdict_task_t *tasks, size_t n_tasks,
                             ms_verdict_node_t **nodes, size_t *n_nodes,
                             ms_diag_t *diag);
 
+//  Operators of S a verdict's view names (the first, by name): as many
+//  as a stored verdict row describes (MS_STORE_VERDICT_MAX_MARKS).
+#define MS_VERDICT_VIEW_OPERATORS 16
+
+//  The revision of a task's verdict (DESIGN.md "Verification": "a verdict
+//  may change when late replicas arrive: it carries a revision";
+//  docs/VERIFICATION.md "Revision"), as every node computes it: the
+//  number of changes of the verdict's view - its state, and once it is no
+//  longer pending the operators of S (the first MS_VERDICT_VIEW_OPERATORS
+//  names) and the verified values (m and its loss, bit for bit) - when
+//  the task's counted RESULTS (N_RESULTS, any order) are taken one by one
+//  in their canonical order (seq, record hash) with no node quarantined
+//  and the REEVALS of the task, then once more for FINAL, the outcome of
+//  the evaluation with quarantine applied (ms_verdict_evaluate over the
+//  same RESULTS in the given order, FINAL_MARKS its marks). A pure
+//  function of the inputs: two nodes that got the records in different
+//  orders get the same revision. The view starts pending, so a task whose
+//  verdict never leaves pending has revision 0.
+//  Cost: N_RESULTS + 1 evaluations (the store calls it once per derived
+//  task). Returns MS_OK with *revision set; MS_ERR_INVALID (bad params,
+//  diag as ms_verdict_evaluate's, here not reported), MS_ERR_NOMEM.
+int ms_verdict_revision(const ms_verdict_params_t *params,
+                        const ms_verdict_result_t *results, size_t n_results,
+                        const ms_verdict_reeval_t *reevals, size_t n_reevals,
+                        const ms_verdict_outcome_t *final,
+                        const ms_verdict_mark_t *final_marks,
+                        uint32_t *revision);
+
 //  Revise *self by the verdict just computed (DESIGN.md: "A verdict may
 //  change when late replicas arrive: it carries a revision, and the
 //  change is an event"). When next differs from self->verdict, sets it

@@ -6062,7 +6062,7 @@ ms_store_results_digest(ms_store_t *self, uint8_t digest[32])
     are a pure function of (records, operators, count).
 
     The revision is a pure function too, not a local history: it is the
-    number of changes of the verdict's view (s_vview_t: the state, and
+    number of changes of the verdict's view (ms_verdict_revision: the state, and
     once decided the operators of S and the lower median m and its loss)
     when the task's counted results are taken one by one in their
     canonical order (seq, record hash) with no node quarantined, then once
@@ -6108,6 +6108,9 @@ ms_store_results_digest(ms_store_t *self, uint8_t digest[32])
 */
 
 #define S_VMAX 64 // counted results of one task evaluated (first by order)
+// The view a revision counts names as many operators as a row describes.
+_Static_assert(MS_VERDICT_VIEW_OPERATORS == MS_STORE_VERDICT_MAX_MARKS,
+               "a verdict's view and its row describe the same operators");
 
 //  Verdict row header (verdicts db). Native endianness: local.
 typedef struct {
@@ -6326,17 +6329,6 @@ s_verdict_note(ms_store_t *self, const uint8_t *task_id)
 }
 
 //  --------------------------------------------------------------------------
-//  Order of results for the revision: (seq, record hash).
-
-static int
-s_vorder_cmp(const ms_verdict_result_t *x, const ms_verdict_result_t *y)
-{
-    if (x->seq != y->seq)
-        return x->seq < y->seq ? -1 : 1;
-    return memcmp(x->record_hash, y->record_hash, 32);
-}
-
-//  --------------------------------------------------------------------------
 //  The operators of a verdict's agreeing set S: the names of the results
 //  whose mark agrees, sorted, unique, comma-joined into out (cap bytes, at
 //  most MS_STORE_VERDICT_MAX_MARKS names). Returns the length written.
@@ -6371,100 +6363,6 @@ s_agreeing_operators(const ms_verdict_result_t *res,
         used += (size_t) w;
     }
     return used;
-}
-
-//  What a user sees of a task's verdict, and what a revision counts the
-//  changes of (docs/VERIFICATION.md "Revision"): the state, and once it is
-//  no longer pending the operators of S and the verified values (the lower
-//  median m and its loss, bit for bit).
-//  The operators of S are a set of ranks: bit r stands for the operator
-//  whose name is the r-th smallest among the task's counted results (the
-//  ranks of one derivation, s_operator_ranks), cut to the first
-//  MS_STORE_VERDICT_MAX_MARKS names as the row's text of them is: the
-//  same equality as comparing those texts, without building a text per
-//  prefix (which took a third of the derivation's time).
-typedef struct {
-    ms_verdict_state_t verdict;
-    uint64_t operators; // ranks of the operators of S (see above)
-    uint64_t accuracy_bits;
-    uint64_t loss_bits;
-} s_vview_t;
-
-//  --------------------------------------------------------------------------
-//  Rank the operators of RES (n <= S_VMAX results) into RANKS: equal names
-//  get equal ranks, and ranks follow strcmp order.
-
-static void
-s_operator_ranks(const ms_verdict_result_t *res, size_t n, uint8_t *ranks)
-{
-    uint8_t idx[S_VMAX];
-    for (size_t i = 0; i < n; i++)
-        idx[i] = (uint8_t) i;
-    for (size_t i = 1; i < n; i++) // insertion sort: n is small
-        for (size_t j = i; j > 0 && strcmp(res[idx[j - 1]].operator_name,
-                                           res[idx[j]].operator_name) > 0;
-             j--) {
-            uint8_t t = idx[j];
-            idx[j] = idx[j - 1];
-            idx[j - 1] = t;
-        }
-    uint8_t r = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0 && strcmp(res[idx[i]].operator_name,
-                            res[idx[i - 1]].operator_name) != 0)
-            r++;
-        ranks[idx[i]] = r;
-    }
-}
-
-//  --------------------------------------------------------------------------
-//  The view of an outcome evaluated over marks (n results, RANKS their
-//  operators' ranks).
-
-static void
-s_vview_of(s_vview_t *view, const ms_verdict_outcome_t *o,
-           const ms_verdict_mark_t *marks, const uint8_t *ranks, size_t n)
-{
-    memset(view, 0, sizeof *view);
-    view->verdict = o->verdict;
-    if (o->verdict == MS_VERDICT_PENDING)
-        return; // nothing decided yet: the state alone
-    uint64_t set = 0;
-    for (size_t i = 0; i < n; i++)
-        if (marks[i].agrees)
-            set |= (uint64_t) 1 << ranks[i];
-    // the first MS_STORE_VERDICT_MAX_MARKS names only, as in the text
-    uint64_t kept = 0;
-    for (int k = 0; set && k < MS_STORE_VERDICT_MAX_MARKS; k++) {
-        uint64_t low = set & (~set + 1);
-        kept |= low;
-        set &= ~low;
-    }
-    view->operators = kept;
-    double m = o->median_accuracy, l = o->median_loss;
-    if (isnan(m))
-        m = NAN; // one NaN pattern
-    if (isnan(l))
-        l = NAN;
-    memcpy(&view->accuracy_bits, &m, sizeof m);
-    memcpy(&view->loss_bits, &l, sizeof l);
-}
-
-//  --------------------------------------------------------------------------
-//  Step a revision: *rev counts one more when next differs from *seen,
-//  which becomes next.
-
-static void
-s_vview_step(s_vview_t *seen, const s_vview_t *next, uint32_t *rev)
-{
-    if (seen->verdict == next->verdict &&
-        seen->accuracy_bits == next->accuracy_bits &&
-        seen->loss_bits == next->loss_bits &&
-        seen->operators == next->operators)
-        return;
-    *seen = *next;
-    if (*rev < UINT32_MAX)
-        (*rev)++;
 }
 
 //  --------------------------------------------------------------------------
@@ -6827,13 +6725,11 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
     }
     if (status == MS_OK && n > 0) {
         ms_verdict_result_t *nq = calloc(n, sizeof *nq);
-        size_t *ord = calloc(n, sizeof *ord);
-        if (!nq || !ord)
+        if (!nq)
             status = MS_ERR_NOMEM;
         for (size_t i = 0; status == MS_OK && i < n; i++) {
             nq[i] = res[i];
             nq[i].quarantined = false;
-            ord[i] = i;
         }
         if (status == MS_OK)
             status = ms_verdict_evaluate(&params, nq, n, rv_nq, n_rv, &out_raw,
@@ -6841,50 +6737,15 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
         if (status == MS_OK)
             status = ms_verdict_evaluate(&params, res, n, rv, n_rv, &out, fin,
                                          NULL, NULL);
-        // Revision: the changes of the view (state; operators of S and
-        // verified values once decided) over the canonical prefixes of
-        // the counted results with no node quarantined, then the final
-        // evaluation (quarantine applied): a pure function of the
-        // records, the same on every node whatever the arrival order.
+        // Revision: the changes of the verdict's view over the canonical
+        // prefixes of the counted results, then the final evaluation
+        // (ms_verdict_revision: the rule, in ms_verdict).
         if (status == MS_OK) {
-            for (size_t i = 1; i < n; i++) // insertion sort: n is small
-                for (size_t j = i;
-                     j > 0 && s_vorder_cmp(&res[ord[j - 1]], &res[ord[j]]) > 0;
-                     j--) {
-                    size_t t = ord[j];
-                    ord[j] = ord[j - 1];
-                    ord[j - 1] = t;
-                }
-            ms_verdict_result_t *pre = nq; // reuse as the prefix buffer
-            ms_verdict_mark_t pm[S_VMAX];
-            uint8_t ranks[S_VMAX] = {0}, pre_ranks[S_VMAX] = {0};
-            s_operator_ranks(res, n, ranks);
-            s_vview_t seen = {.verdict = MS_VERDICT_PENDING};
-            s_vview_t next;
-            uint32_t count = 0;
-            for (size_t j = 0; j < n; j++) {
-                pre[j] = res[ord[j]];
-                pre[j].quarantined = false;
-                pre_ranks[j] = ranks[ord[j]];
-            }
-            for (size_t j = 0; status == MS_OK && j < n; j++) {
-                ms_verdict_outcome_t o;
-                status = ms_verdict_evaluate(&params, pre, j + 1, rv_nq, n_rv,
-                                             &o, pm, NULL, NULL);
-                if (status == MS_OK) {
-                    s_vview_of(&next, &o, pm, pre_ranks, j + 1);
-                    s_vview_step(&seen, &next, &count);
-                }
-            }
-            if (status == MS_OK) {
-                s_vview_of(&next, &out, fin, ranks, n);
-                s_vview_step(&seen, &next, &count);
-                rev.verdict = out.verdict;
-                rev.revision = count;
-            }
+            rev.verdict = out.verdict;
+            status = ms_verdict_revision(&params, res, n, rv, n_rv, &out, fin,
+                                         &rev.revision);
         }
         free(nq);
-        free(ord);
         if (status == MS_ERR_INVALID) // bad stored params: defaults
             status = MS_OK, n = 0;
     }

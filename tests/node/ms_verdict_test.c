@@ -1405,6 +1405,106 @@ test_names(void **state)
                         "refuted");
 }
 
+//  --------------------------------------------------------------------------
+//  The revision (what the store derives for every task): the changes of
+//  the verdict's view over the canonical prefixes of the results, then
+//  the final evaluation. replicas 1 in a pool of 3: the first result is
+//  accepted (1 change); a second operator that agrees makes it verified
+//  with S = {a, b} (2); a third that agrees changes S only (3); the same
+//  results given in any order give the same revision; a quarantined
+//  producer that leaves S in the final evaluation is one more change.
+
+static void
+test_revision_prefixes(void **state)
+{
+    (void) state;
+    ms_verdict_params_t p = s_params(1, 3);
+    ms_verdict_result_t r[3] = {s_ok(1, "a", 0.900, 0.30, 1, 1, 1),
+                                s_ok(2, "b", 0.901, 0.30, 2, 2, 2),
+                                s_ok(3, "c", 0.902, 0.30, 3, 3, 3)};
+    uint32_t want[3] = {1, 2, 3};
+    for (size_t n = 1; n <= 3; n++) {
+        ms_verdict_outcome_t out;
+        ms_verdict_mark_t marks[3];
+        assert_int_equal(
+            ms_verdict_evaluate(&p, r, n, NULL, 0, &out, marks, NULL, NULL),
+            MS_OK);
+        uint32_t rev = 99;
+        assert_int_equal(
+            ms_verdict_revision(&p, r, n, NULL, 0, &out, marks, &rev), MS_OK);
+        assert_int_equal(rev, want[n - 1]);
+    }
+    //  Another arrival order: the same revision.
+    ms_verdict_result_t back[3] = {r[2], r[0], r[1]};
+    ms_verdict_outcome_t out;
+    ms_verdict_mark_t marks[3];
+    assert_int_equal(
+        ms_verdict_evaluate(&p, back, 3, NULL, 0, &out, marks, NULL, NULL),
+        MS_OK);
+    uint32_t rev = 0;
+    assert_int_equal(
+        ms_verdict_revision(&p, back, 3, NULL, 0, &out, marks, &rev), MS_OK);
+    assert_int_equal(rev, 3);
+    //  c quarantined: the final evaluation leaves it out of S.
+    back[0].quarantined = true;
+    assert_int_equal(
+        ms_verdict_evaluate(&p, back, 3, NULL, 0, &out, marks, NULL, NULL),
+        MS_OK);
+    assert_int_equal(
+        ms_verdict_revision(&p, back, 3, NULL, 0, &out, marks, &rev), MS_OK);
+    assert_int_equal(rev, 4);
+    //  Nothing counted: never left pending.
+    ms_verdict_outcome_t none;
+    assert_int_equal(
+        ms_verdict_evaluate(&p, NULL, 0, NULL, 0, &none, NULL, NULL, NULL),
+        MS_OK);
+    assert_int_equal(
+        ms_verdict_revision(&p, NULL, 0, NULL, 0, &none, NULL, &rev), MS_OK);
+    assert_int_equal(rev, 0);
+}
+
+//  --------------------------------------------------------------------------
+//  The view names the first MS_VERDICT_VIEW_OPERATORS operators of S: a
+//  late operator whose name sorts after them changes no view (the same
+//  rows), one that sorts before them does.
+
+static void
+test_revision_view_operators(void **state)
+{
+    (void) state;
+    enum { N = MS_VERDICT_VIEW_OPERATORS + 2 };
+    ms_verdict_params_t p = s_params(1, N + 1);
+    ms_verdict_result_t r[N + 1];
+    char names[N + 1][8];
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "op%02d", i + 10);
+        r[i] = s_ok(i + 1, names[i], 0.9, 0.3, i + 1, i + 1, (uint64_t) i + 1);
+    }
+    ms_verdict_outcome_t out;
+    ms_verdict_mark_t marks[N + 1];
+    uint32_t before = 0, after = 0;
+    assert_int_equal(
+        ms_verdict_evaluate(&p, r, N, NULL, 0, &out, marks, NULL, NULL), MS_OK);
+    assert_int_equal(
+        ms_verdict_revision(&p, r, N, NULL, 0, &out, marks, &before), MS_OK);
+    //  "zz" sorts after every name: its arrival is no change of the view.
+    r[N] = s_ok(N + 1, "zz", 0.9, 0.3, N + 1, N + 1, (uint64_t) N + 1);
+    assert_int_equal(
+        ms_verdict_evaluate(&p, r, N + 1, NULL, 0, &out, marks, NULL, NULL),
+        MS_OK);
+    assert_int_equal(
+        ms_verdict_revision(&p, r, N + 1, NULL, 0, &out, marks, &after), MS_OK);
+    assert_int_equal(after, before);
+    //  "aa" sorts first: the view's first names change.
+    r[N].operator_name = "aa";
+    assert_int_equal(
+        ms_verdict_evaluate(&p, r, N + 1, NULL, 0, &out, marks, NULL, NULL),
+        MS_OK);
+    assert_int_equal(
+        ms_verdict_revision(&p, r, N + 1, NULL, 0, &out, marks, &after), MS_OK);
+    assert_int_equal(after, before + 1);
+}
+
 int
 main(void)
 {
@@ -1432,6 +1532,8 @@ main(void)
         cmocka_unit_test(test_revisions),
         cmocka_unit_test(test_order_independence),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_revision_prefixes),
+        cmocka_unit_test(test_revision_view_operators),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
