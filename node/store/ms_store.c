@@ -6772,12 +6772,21 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
     // evaluated again drops to K - 1 between the passes, and taking that
     // for two flips would derive all its tasks again, twice, each of which
     // would do the same (a cascade that held the writer for seconds).
+    // The two passes are summed per node first, so only the tallies that
+    // change are read and written (a task's re-derivation leaves all but
+    // the new result's producer as they were: writing each back cost two
+    // LMDB operations per result per derivation).
     uint8_t touched[2 * S_VMAX][S_ID]; // nodes whose tally changed
     bool was_q[2 * S_VMAX];            // ... quarantined before
     size_t n_touched = 0;
+    struct {
+        const uint8_t *node;                 // the producer
+        int32_t d_counted, d_strikes, d_for; // net change of its tally
+    } delta[2 * S_VMAX];
+    size_t n_delta = 0;
     for (int pass = 0; status == MS_OK && pass < 2; pass++) {
         size_t count = pass == 0 ? old.n_marks : n;
-        for (size_t i = 0; status == MS_OK && i < count; i++) {
+        for (size_t i = 0; i < count; i++) {
             const uint8_t *node = pass == 0 ? old_marks[i].node : in[i].node;
             bool counted = pass == 0 ? old_marks[i].flags & S_VM_RAW_COUNTED
                                      : raw[i].counted;
@@ -6788,40 +6797,48 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
                                      : forgiven[i]);
             if (!counted && !strike)
                 continue;
-            s_vnode_t vn;
-            status = s_vnode_get(self, txn, node, &vn);
-            if (status != MS_OK)
-                break;
-            int sign = pass == 0 ? -1 : 1;
-            if (counted)
-                vn.n_counted += (uint32_t) sign;
-            if (strike)
-                vn.n_strikes += (uint32_t) sign;
-            if (forgive)
-                vn.n_forgiven += (uint32_t) sign;
-            if ((int32_t) vn.n_counted < 0)
-                vn.n_counted = 0;
-            if ((int32_t) vn.n_strikes < 0)
-                vn.n_strikes = 0;
-            if ((int32_t) vn.n_forgiven < 0)
-                vn.n_forgiven = 0;
-            ms_verdict_policy_t pol;
-            ms_verdict_policy_default(&pol);
-            bool q = ms_verdict_quarantined(&pol, vn.n_counted, vn.n_strikes,
-                                            vn.n_forgiven);
-            bool seen = false;
-            for (size_t j = 0; j < n_touched && !seen; j++)
-                seen = memcmp(touched[j], node, S_ID) == 0;
-            if (!seen && n_touched < 2 * S_VMAX) {
-                memcpy(touched[n_touched], node, S_ID);
-                was_q[n_touched++] = vn.quarantined != 0;
+            size_t d = 0;
+            while (d < n_delta && memcmp(delta[d].node, node, S_ID) != 0)
+                d++;
+            if (d == n_delta) {
+                if (n_delta == 2 * S_VMAX)
+                    continue; // (marks are at most S_VMAX a pass)
+                delta[n_delta].node = node;
+                delta[n_delta].d_counted = delta[n_delta].d_strikes =
+                    delta[n_delta].d_for = 0;
+                n_delta++;
             }
-            vn.quarantined = q;
-            self->gen_dirty_all = true; // counted and marks of many tasks
-            MDB_val nk = {S_ID, (void *) node}, nv = {sizeof vn, &vn};
-            status = s_mdb(mdb_put(txn, self->db_verdict_nodes, &nk, &nv, 0),
-                           "put verdict_nodes");
+            int32_t sign = pass == 0 ? -1 : 1;
+            delta[d].d_counted += counted ? sign : 0;
+            delta[d].d_strikes += strike ? sign : 0;
+            delta[d].d_for += forgive ? sign : 0;
         }
+    }
+    for (size_t d = 0; status == MS_OK && d < n_delta; d++) {
+        if (!delta[d].d_counted && !delta[d].d_strikes && !delta[d].d_for)
+            continue;
+        const uint8_t *node = delta[d].node;
+        s_vnode_t vn;
+        status = s_vnode_get(self, txn, node, &vn);
+        if (status != MS_OK)
+            break;
+        int64_t c = (int64_t) vn.n_counted + delta[d].d_counted;
+        int64_t st = (int64_t) vn.n_strikes + delta[d].d_strikes;
+        int64_t f = (int64_t) vn.n_forgiven + delta[d].d_for;
+        vn.n_counted = c < 0 ? 0 : (uint32_t) c;
+        vn.n_strikes = st < 0 ? 0 : (uint32_t) st;
+        vn.n_forgiven = f < 0 ? 0 : (uint32_t) f;
+        ms_verdict_policy_t pol;
+        ms_verdict_policy_default(&pol);
+        bool q = ms_verdict_quarantined(&pol, vn.n_counted, vn.n_strikes,
+                                        vn.n_forgiven);
+        memcpy(touched[n_touched], node, S_ID);
+        was_q[n_touched++] = vn.quarantined != 0;
+        vn.quarantined = q;
+        self->gen_dirty_all = true; // counted and marks of many tasks
+        MDB_val nk = {S_ID, (void *) node}, nv = {sizeof vn, &vn};
+        status = s_mdb(mdb_put(txn, self->db_verdict_nodes, &nk, &nv, 0),
+                       "put verdict_nodes");
     }
 
     // The new row.
