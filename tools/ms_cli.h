@@ -109,8 +109,9 @@ void ms_cli_print_version(void);
 //  ---- files ----------------------------------------------------------
 
 //  Read a whole file into a NUL-terminated malloc'd buffer (caller frees).
-//  Returns MS_OK, MS_ERR_IO (diag: the path and errno text) or
-//  MS_ERR_NOMEM.
+//  Returns MS_OK; MS_ERR_INVALID when the file the user named is missing,
+//  unreadable or a directory (bad input: exit 2); MS_ERR_IO for another
+//  failure (diag: the path and errno text); MS_ERR_NOMEM.
 int ms_cli_read_file(const char *path, char **text, size_t *n, ms_diag_t *diag);
 
 //  ---- HTTP (libcurl) --------------------------------------------------

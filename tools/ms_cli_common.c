@@ -8,6 +8,8 @@
 #include "ms_cli.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <ctype.h>
@@ -214,10 +216,22 @@ ms_cli_read_file(const char *path, char **text, size_t *n, ms_diag_t *diag)
     *text = NULL;
     if (n)
         *n = 0;
+    //  A file the user named that is missing, unreadable or a directory
+    //  is bad input (exit 2), like a malformed one; other failures are
+    //  failures (exit 1).
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot open: %s",
-                                strerror(errno));
+    if (!f) {
+        int e = errno;
+        bool user = e == ENOENT || e == EACCES || e == ENOTDIR || e == EISDIR;
+        return ms_diag_set_code(diag, user ? MS_ERR_INVALID : MS_ERR_IO, path,
+                                "cannot open: %s", strerror(e));
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return ms_diag_set_code(diag, MS_ERR_INVALID, path,
+                                "is a directory, not a file");
+    }
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     if (!buf) {
@@ -243,8 +257,10 @@ ms_cli_read_file(const char *path, char **text, size_t *n, ms_diag_t *diag)
     int failed = ferror(f);
     fclose(f);
     if (failed) {
+        int e = errno;
         free(buf);
-        return ms_diag_set_code(diag, MS_ERR_IO, path, "read failed");
+        return ms_diag_set_code(diag, MS_ERR_IO, path, "read failed: %s",
+                                strerror(e));
     }
     buf[len] = '\0';
     *text = buf;

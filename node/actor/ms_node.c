@@ -1577,6 +1577,8 @@ s_dataset_hash(const ms_spec_dataset_t *d, ms_hash_t *out,
 //  and its dataset (name and content hash), one block. Already stored:
 //  *existed, nothing written.
 
+#define S_SWEEP_RECORD_SLACK 4096 // a sweep record's bytes beyond its spec
+
 static int
 s_submit_records(ms_node_t *self, const ms_spec_t *spec, const ms_hash_t *sid,
                  const char *canon, size_t canon_len,
@@ -1586,7 +1588,6 @@ s_submit_records(ms_node_t *self, const ms_spec_t *spec, const ms_hash_t *sid,
 {
     ms_store_sweep_t *old = NULL;
     int rc = ms_store_get_sweep(self->store, sid->bytes, &old);
-    (void) diag; // the store fragments big sweeps: no size to refuse here
     if (rc == MS_OK) {
         bool same = old->spec_len == canon_len &&
                     memcmp(old->spec_json, canon, canon_len) == 0;
@@ -1620,6 +1621,22 @@ s_submit_records(ms_node_t *self, const ms_spec_t *spec, const ms_hash_t *sid,
         p[1].u.dataset.files = d->builtin ? builtin : files;
         p[1].u.dataset.n_files = d->builtin ? 4 : n_files;
         n = 2;
+    }
+    // One sweep record carries the whole expanded spec (DESIGN.md "Store":
+    // chunked sweeps are not built yet): refuse one that does not fit,
+    // saying how many such tasks would (the record adds the sweep id and
+    // a few bytes of framing to the spec).
+    if (canon_len + S_SWEEP_RECORD_SLACK > MS_STORE_MAX_LOGICAL_BYTES) {
+        size_t fit =
+            (size_t) ((double) n_tasks *
+                      (MS_STORE_MAX_LOGICAL_BYTES - S_SWEEP_RECORD_SLACK) /
+                      (double) canon_len);
+        return ms_diag_set_code(
+            diag, MS_ERR_RANGE, "parameters",
+            "the sweep's %zu tasks make a sweep record of %zu MiB; one "
+            "sweep record carries at most %u MiB (about %zu tasks like "
+            "these): lower run_cap or split the sweep",
+            n_tasks, canon_len >> 20, MS_STORE_MAX_LOGICAL_BYTES >> 20, fit);
     }
     rc = s_append(self, n, p);
     if (rc == MS_OK) {

@@ -96,3 +96,17 @@ ok "bad specs: exit 2 naming the key, store unchanged"
 ms_expect_exit 2 "$T/e" "$MS" run "$T/empty-grid.yaml" --data-dir "$T/fresh" --quiet
 [ ! -e "$T/fresh" ] || fail "a refused spec created its data dir"
 ok "a refused spec creates nothing"
+
+# A spec file that is missing or a directory is bad input (exit 2, one
+# line naming it), for submit as for run; no node is needed to say so.
+# (port 9 of loopback: nothing listens, so contacting a node would fail)
+for cmd in "submit --node http://127.0.0.1:9" "run --data-dir $T/unused"; do
+    # shellcheck disable=SC2086 # the command and its option, split
+    ms_expect_exit 2 "$T/e" "$MS" $cmd "$T/no-such-spec.yaml"
+    ms_one_error_line "$T/e" 'no-such-spec.yaml: cannot open'
+    # shellcheck disable=SC2086
+    ms_expect_exit 2 "$T/e" "$MS" $cmd "$T"
+    ms_one_error_line "$T/e" 'is a directory'
+done
+[ ! -e "$T/unused" ] || fail "a missing spec created a data dir"
+ok "a missing spec file or a directory: exit 2, one line"
