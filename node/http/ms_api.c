@@ -2150,8 +2150,11 @@ s_post_control(ms_api_t *self, struct MHD_Connection *conn, s_request_t *req,
     }
     if (!action) {
         r = s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
-                          "action: missing (cancel, pause, resume or "
-                          "priority)");
+                          json_object_get(body, "action")
+                              ? "action: must be a string (cancel, pause, "
+                                "resume or priority)"
+                              : "action: missing (cancel, pause, resume or "
+                                "priority)");
         goto done;
     }
     if (strcmp(action, "priority") == 0) {

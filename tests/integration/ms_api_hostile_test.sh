@@ -236,6 +236,10 @@ expect_error ctl_extra 400 '^extra: unknown member of the control body' -X POST 
     -d '{"action":"pause","extra":1}' "$API/sweeps/$sweep/control"
 expect_error ctl_prio 400 '^priority: only with' -X POST \
     -d '{"action":"pause","priority":1}' "$API/sweeps/$sweep/control"
+expect_error ctl_type 400 '^action: must be a string' -X POST \
+    -d '{"action":[["pause"]]}' "$API/sweeps/$sweep/control"
+expect_error ctl_none 400 '^action: missing' -X POST \
+    -d '{}' "$API/sweeps/$sweep/control"
 expect_error files_builtin 400 '^files: given for the built-in dataset fashion-mnist' \
     -X POST --data-binary @"$T/grid.yaml" "$API/sweeps?files=zz"
 ok "unknown paths 404, wrong methods 405, unknown query parameters 400"
