@@ -19,6 +19,9 @@ static const char *s_optim_names[] = {"sgd", "momentum", "nesterov", "adam",
                                       "adamw"};
 static const char *s_schedule_names[] = {"constant", "step", "cosine"};
 static const char *s_scale_names[] = {"unit", "standard", "none"};
+static const char *s_architecture_names[] = {"plain", "residual"};
+static const char *s_norm_names[] = {"none", "layer", "batch"};
+static const char *s_residual_scale_names[] = {"1", "rezero"};
 
 #define S_COUNT(a) ((int) (sizeof(a) / sizeof((a)[0])))
 
@@ -69,6 +72,11 @@ S_NAME_PARSE(ms_optim_name, ms_optim_parse, ms_optim_kind_t, s_optim_names)
 S_NAME_PARSE(ms_schedule_name, ms_schedule_parse, ms_schedule_t,
              s_schedule_names)
 S_NAME_PARSE(ms_scale_name, ms_scale_parse, ms_scale_t, s_scale_names)
+S_NAME_PARSE(ms_architecture_name, ms_architecture_parse, ms_architecture_t,
+             s_architecture_names)
+S_NAME_PARSE(ms_norm_name, ms_norm_parse, ms_norm_t, s_norm_names)
+S_NAME_PARSE(ms_residual_scale_name, ms_residual_scale_parse,
+             ms_residual_scale_t, s_residual_scale_names)
 
 //  --------------------------------------------------------------------------
 //  Default init for an activation.
@@ -120,6 +128,13 @@ ms_train_config_defaults(ms_train_config_t *cfg)
     cfg->scale = MS_SCALE_UNIT;
     cfg->validation_split = 0.1;
     cfg->seed = 1;
+    cfg->architecture = MS_ARCH_PLAIN;
+    cfg->block_layers = 1;
+    cfg->norm = MS_NORM_NONE;
+    cfg->residual_scale = MS_RESIDUAL_SCALE_ONE;
+    cfg->gain = 0.0;
+    cfg->warmup_epochs = 0.0;
+    cfg->clip_norm = 0.0;
 }
 
 //  --------------------------------------------------------------------------
@@ -183,6 +198,36 @@ ms_train_config_check(const ms_train_config_t *cfg, ms_diag_t *diag)
         return ms_diag_set(diag, "patience", "must be >= 1");
     if (!(cfg->validation_split >= 0 && cfg->validation_split < 1))
         return ms_diag_set(diag, "validation_split", "must be in [0, 1)");
+    if (cfg->block_layers < 1 || cfg->block_layers > 2)
+        return ms_diag_set(diag, "block_layers", "must be 1 or 2, not %d",
+                           (int) cfg->block_layers);
+    if (!(cfg->gain >= 0) || !isfinite(cfg->gain))
+        return ms_diag_set(diag, "gain", "must be auto or a number > 0");
+    if (!(cfg->warmup_epochs >= 0) || !isfinite(cfg->warmup_epochs))
+        return ms_diag_set(diag, "warmup_epochs", "must be >= 0");
+    if (!(cfg->clip_norm >= 0) || !isfinite(cfg->clip_norm))
+        return ms_diag_set(diag, "clip_norm", "must be >= 0 (0: off)");
+    if (cfg->architecture == MS_ARCH_RESIDUAL) {
+        if (cfg->n_hidden < 1)
+            return ms_diag_set(diag, "architecture",
+                               "a residual network needs hidden_layers >= 1 "
+                               "(layer 0 is its input projection)");
+        //  Each block must keep its width: h + f(h).
+        for (int32_t first = 1, block = 1; first < cfg->n_hidden; block++) {
+            int32_t last = first + cfg->block_layers - 1;
+            if (last >= cfg->n_hidden)
+                last = cfg->n_hidden - 1;
+            if (cfg->hidden_sizes[last] != cfg->hidden_sizes[first - 1])
+                return ms_diag_set(
+                    diag, "hidden_sizes",
+                    "residual block %d (hidden layers %d to %d) maps %d units "
+                    "to %d; a residual block must keep its width",
+                    (int) block, (int) first, (int) last,
+                    (int) cfg->hidden_sizes[first - 1],
+                    (int) cfg->hidden_sizes[last]);
+            first = last + 1;
+        }
+    }
     return MS_OK;
 }
 

@@ -62,6 +62,21 @@ typedef enum {
 } ms_schedule_t;
 
 typedef enum { MS_SCALE_UNIT, MS_SCALE_STANDARD, MS_SCALE_NONE } ms_scale_t;
+//  Plain: dense layers in a chain. Residual: hidden layer 0 is the input
+//  projection (a dense layer as in a plain network); the remaining
+//  hidden layers form blocks h + s * f(h) of block_layers dense layers
+//  each (the last block takes the remainder), f the pre-normalised dense
+//  layers with the activation (He et al. 2016, "Identity mappings").
+typedef enum { MS_ARCH_PLAIN, MS_ARCH_RESIDUAL } ms_architecture_t;
+//  Normalisation of the input of every dense layer after the first
+//  (layer norm, Ba et al. 2016; batch norm, Ioffe and Szegedy 2015).
+typedef enum { MS_NORM_NONE, MS_NORM_LAYER, MS_NORM_BATCH } ms_norm_t;
+//  The residual branch's scale s: 1, or rezero (a learnable scalar per
+//  block, starting at 0; Bachlechner et al. 2020).
+typedef enum {
+    MS_RESIDUAL_SCALE_ONE,
+    MS_RESIDUAL_SCALE_REZERO
+} ms_residual_scale_t;
 
 typedef struct {
     ms_task_kind_t kind; // train, or noop (benchmarks)
@@ -89,13 +104,23 @@ typedef struct {
     ms_scale_t scale;          // input scaling
     double validation_split;   // fraction of train held out, [0,1)
     int64_t seed;              // init, split, shuffle and dropout RNG
+    //  From here on, each field is written into a task's config only
+    //  where it differs from its default (so older sweeps keep their ids).
+    ms_architecture_t architecture;     // plain or residual
+    int32_t block_layers;               // dense layers per residual block, 1..2
+    ms_norm_t norm;                     // none, layer or batch
+    ms_residual_scale_t residual_scale; // 1 or rezero
+    double gain;          // init gain; 0 = auto (ms_activation_gain)
+    double warmup_epochs; // linear learning-rate warm-up, epochs, >= 0
+    double clip_norm;     // global gradient-norm clip, 0 = off
 } ms_train_config_t;
 
 //  Fill cfg with every default of DESIGN.md: train, 1 hidden layer of 100,
 //  relu, cross_entropy, he, adam 0.001 (0.9, 0.999, 1e-8), momentum 0.9,
 //  constant schedule (step 10, gamma 0.1), l2 1e-4, dropout 0, batch 200,
 //  10 epochs, no early stopping (patience 5), unit scaling, validation
-//  0.1, seed 1.
+//  0.1, seed 1; plain architecture (block_layers 1), no norm, residual
+//  scale 1, gain auto (0), no warm-up, no clipping.
 void ms_train_config_defaults(ms_train_config_t *cfg);
 
 //  Default init for an activation: he for relu-like (relu, leaky_relu,
@@ -128,6 +153,9 @@ const char *ms_init_name(ms_init_t init);
 const char *ms_optim_name(ms_optim_kind_t optimizer);
 const char *ms_schedule_name(ms_schedule_t schedule);
 const char *ms_scale_name(ms_scale_t scale);
+const char *ms_architecture_name(ms_architecture_t architecture);
+const char *ms_norm_name(ms_norm_t norm);
+const char *ms_residual_scale_name(ms_residual_scale_t scale);
 int ms_task_kind_parse(const char *name, ms_task_kind_t *out);
 int ms_activation_parse(const char *name, ms_activation_t *out);
 int ms_loss_parse(const char *name, ms_loss_kind_t *out);
@@ -135,5 +163,8 @@ int ms_init_parse(const char *name, ms_init_t *out);
 int ms_optim_parse(const char *name, ms_optim_kind_t *out);
 int ms_schedule_parse(const char *name, ms_schedule_t *out);
 int ms_scale_parse(const char *name, ms_scale_t *out);
+int ms_architecture_parse(const char *name, ms_architecture_t *out);
+int ms_norm_parse(const char *name, ms_norm_t *out);
+int ms_residual_scale_parse(const char *name, ms_residual_scale_t *out);
 
 #endif

@@ -86,6 +86,7 @@ struct ms_mlp {
     int64_t max_width;             // widest fan_out of any layer
     ms_activation_t act;           // hidden activation
     float slope;                   // leaky_relu slope
+    double gain;                   // the config's init gain; 0 = auto
     ms_loss_kind_t loss;           // output loss
     bool classify;                 // labels (true) or targets (false)
     float keep;                    // 1 - dropout
@@ -138,6 +139,7 @@ ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
     self->max_rows = max_rows < 1 ? 1 : max_rows;
     self->act = cfg->activation;
     self->slope = (float) cfg->leaky_slope;
+    self->gain = cfg->gain;
     self->loss = cfg->loss;
     self->classify = n_outputs >= 2;
     self->dropout = cfg->dropout > 0;
@@ -373,24 +375,30 @@ ms_mlp_init(ms_mlp_t *self, ms_init_t init, ms_rng_t *rng)
             return MS_ERR_NOMEM;
     }
     memset(host, 0, (size_t) self->n_params * sizeof(float));
-    double gain = ms_activation_gain(self->act, self->slope);
+    double gain = self->gain > 0 ? self->gain
+                                 : ms_activation_gain(self->act, self->slope);
     int rc = MS_OK;
     for (int32_t l = 0; l < self->n_layers && rc == MS_OK; l++) {
         int64_t fi = self->fan_in[l], fo = self->fan_out[l];
         float *w = host + self->w_off[l];
+        //  A set gain scales the scheme's unit-gain deviation (as
+        //  torch.nn.init does): he sqrt(1/fan_in) (auto gain sqrt 2),
+        //  xavier sqrt(2/(fan_in+fan_out)), lecun sqrt(1/fan_in) (auto 1).
+        double set = self->gain > 0 ? self->gain : 0.0;
         double std;
         switch (init) {
         case MS_INIT_XAVIER:
-            std = sqrt(2.0 / (double) (fi + fo));
+            std = (set > 0 ? set : 1.0) * sqrt(2.0 / (double) (fi + fo));
             break;
         case MS_INIT_LECUN:
-            std = sqrt(1.0 / (double) fi);
+            std = (set > 0 ? set : 1.0) * sqrt(1.0 / (double) fi);
             break;
         case MS_INIT_ORTHOGONAL:
             std = 0;
             break;
         default:
-            std = sqrt(2.0 / (double) fi);
+            std = set > 0 ? set * sqrt(1.0 / (double) fi)
+                          : sqrt(2.0 / (double) fi);
             break;
         }
         if (init == MS_INIT_ORTHOGONAL) {

@@ -55,8 +55,12 @@ void ms_mlp_destroy(ms_mlp_t **self_p);
 //  he N(0, 2/fan_in) (He et al. 2015); xavier N(0, 2/(fan_in+fan_out))
 //  (Glorot and Bengio 2010); lecun N(0, 1/fan_in) (LeCun et al. 1998);
 //  orthogonal: a Gaussian matrix orthonormalised along its shorter side
-//  by modified Gram-Schmidt in double, times ms_activation_gain (Saxe et
-//  al. 2014). Returns MS_OK, MS_ERR_NOMEM (orthogonal scratch) or
+//  by modified Gram-Schmidt in double, times the gain (Saxe et al. 2014).
+//  The gain is the config's `gain` when set (> 0), else auto:
+//  ms_activation_gain for orthogonal and the schemes' own (sqrt 2 for he,
+//  1 for xavier and lecun); a set gain scales the unit-gain deviation:
+//  he and lecun gain * sqrt(1/fan_in), xavier gain * sqrt(2/(fan_in +
+//  fan_out)). Returns MS_OK, MS_ERR_NOMEM (orthogonal scratch) or
 //  MS_ERR_BACKEND.
 int ms_mlp_init(ms_mlp_t *self, ms_init_t init, ms_rng_t *rng);
 

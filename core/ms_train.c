@@ -211,6 +211,19 @@ s_config_hash(const ms_train_config_t *c, int32_t n_inputs, int32_t n_outputs,
     S_HASH(h, (int32_t) c->early_stopping);
     S_HASH(h, c->patience);
     S_HASH(h, c->seed);
+    //  The later parameters only where set, so that checkpoints of plain
+    //  networks written before them still resume.
+    if (c->architecture != MS_ARCH_PLAIN || c->norm != MS_NORM_NONE ||
+        c->block_layers != 1 || c->residual_scale != MS_RESIDUAL_SCALE_ONE ||
+        c->gain != 0.0 || c->warmup_epochs != 0.0 || c->clip_norm != 0.0) {
+        S_HASH(h, (int32_t) c->architecture);
+        S_HASH(h, c->block_layers);
+        S_HASH(h, (int32_t) c->norm);
+        S_HASH(h, (int32_t) c->residual_scale);
+        S_HASH(h, c->gain);
+        S_HASH(h, c->warmup_epochs);
+        S_HASH(h, c->clip_norm);
+    }
     S_HASH(h, n_inputs);
     S_HASH(h, n_outputs);
     S_HASH(h, n_train);
@@ -317,6 +330,13 @@ ms_trainer_open(ms_trainer_t **out, const ms_train_config_t *cfg,
     int rc = ms_train_config_check(cfg, diag);
     if (rc != MS_OK)
         return rc;
+    if (cfg->architecture != MS_ARCH_PLAIN || cfg->norm != MS_NORM_NONE ||
+        cfg->residual_scale != MS_RESIDUAL_SCALE_ONE ||
+        cfg->block_layers != 1 || cfg->warmup_epochs != 0.0 ||
+        cfg->clip_norm != 0.0)
+        return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "architecture",
+                                "residual networks, norm, warm-up and "
+                                "clipping are not in this engine yet");
     ms_trainer_t *self = calloc(1, sizeof *self);
     if (!self)
         return MS_ERR_NOMEM;

@@ -24,13 +24,17 @@
 //  Every parameter, in sorted name order.
 typedef enum {
     S_P_ACTIVATION,
+    S_P_ARCHITECTURE,
     S_P_BATCH_SIZE,
     S_P_BETA1,
     S_P_BETA2,
+    S_P_BLOCK_LAYERS,
+    S_P_CLIP_NORM,
     S_P_DROPOUT,
     S_P_EARLY_STOPPING,
     S_P_EPOCHS,
     S_P_EPS,
+    S_P_GAIN,
     S_P_GAMMA,
     S_P_HIDDEN_LAYERS,
     S_P_HIDDEN_SIZES,
@@ -41,13 +45,16 @@ typedef enum {
     S_P_LEARNING_RATE,
     S_P_LOSS,
     S_P_MOMENTUM,
+    S_P_NORM,
     S_P_OPTIMIZER,
     S_P_PATIENCE,
+    S_P_RESIDUAL_SCALE,
     S_P_SCALE,
     S_P_SCHEDULE,
     S_P_SEED,
     S_P_STEP_SIZE,
     S_P_VALIDATION_SPLIT,
+    S_P_WARMUP_EPOCHS,
     S_P_WIDTH,
     S_P_COUNT
 } s_param_t;
@@ -59,13 +66,17 @@ typedef struct {
 
 static const s_param_info_t s_params[S_P_COUNT] = {
     [S_P_ACTIVATION] = {"activation", MS_CONFIG_PARAM_ENUM},
+    [S_P_ARCHITECTURE] = {"architecture", MS_CONFIG_PARAM_ENUM},
     [S_P_BATCH_SIZE] = {"batch_size", MS_CONFIG_PARAM_INT},
     [S_P_BETA1] = {"beta1", MS_CONFIG_PARAM_FLOAT},
     [S_P_BETA2] = {"beta2", MS_CONFIG_PARAM_FLOAT},
+    [S_P_BLOCK_LAYERS] = {"block_layers", MS_CONFIG_PARAM_INT},
+    [S_P_CLIP_NORM] = {"clip_norm", MS_CONFIG_PARAM_FLOAT},
     [S_P_DROPOUT] = {"dropout", MS_CONFIG_PARAM_FLOAT},
     [S_P_EARLY_STOPPING] = {"early_stopping", MS_CONFIG_PARAM_BOOL},
     [S_P_EPOCHS] = {"epochs", MS_CONFIG_PARAM_INT},
     [S_P_EPS] = {"eps", MS_CONFIG_PARAM_FLOAT},
+    [S_P_GAIN] = {"gain", MS_CONFIG_PARAM_FLOAT},
     [S_P_GAMMA] = {"gamma", MS_CONFIG_PARAM_FLOAT},
     [S_P_HIDDEN_LAYERS] = {"hidden_layers", MS_CONFIG_PARAM_INT},
     [S_P_HIDDEN_SIZES] = {"hidden_sizes", MS_CONFIG_PARAM_SIZES},
@@ -76,13 +87,16 @@ static const s_param_info_t s_params[S_P_COUNT] = {
     [S_P_LEARNING_RATE] = {"learning_rate", MS_CONFIG_PARAM_FLOAT},
     [S_P_LOSS] = {"loss", MS_CONFIG_PARAM_ENUM},
     [S_P_MOMENTUM] = {"momentum", MS_CONFIG_PARAM_FLOAT},
+    [S_P_NORM] = {"norm", MS_CONFIG_PARAM_ENUM},
     [S_P_OPTIMIZER] = {"optimizer", MS_CONFIG_PARAM_ENUM},
     [S_P_PATIENCE] = {"patience", MS_CONFIG_PARAM_INT},
+    [S_P_RESIDUAL_SCALE] = {"residual_scale", MS_CONFIG_PARAM_ENUM},
     [S_P_SCALE] = {"scale", MS_CONFIG_PARAM_ENUM},
     [S_P_SCHEDULE] = {"schedule", MS_CONFIG_PARAM_ENUM},
     [S_P_SEED] = {"seed", MS_CONFIG_PARAM_INT},
     [S_P_STEP_SIZE] = {"step_size", MS_CONFIG_PARAM_INT},
     [S_P_VALIDATION_SPLIT] = {"validation_split", MS_CONFIG_PARAM_FLOAT},
+    [S_P_WARMUP_EPOCHS] = {"warmup_epochs", MS_CONFIG_PARAM_FLOAT},
     [S_P_WIDTH] = {"width", MS_CONFIG_PARAM_INT},
 };
 
@@ -118,6 +132,15 @@ s_enum_name(int param, int v)
     switch (param) {
     case S_P_ACTIVATION:
         name = ms_activation_name((ms_activation_t) v);
+        break;
+    case S_P_ARCHITECTURE:
+        name = ms_architecture_name((ms_architecture_t) v);
+        break;
+    case S_P_NORM:
+        name = ms_norm_name((ms_norm_t) v);
+        break;
+    case S_P_RESIDUAL_SCALE:
+        name = ms_residual_scale_name((ms_residual_scale_t) v);
         break;
     case S_P_INIT:
         name = ms_init_name((ms_init_t) v);
@@ -192,6 +215,12 @@ s_enum_get(const ms_train_config_t *cfg, int param)
     switch (param) {
     case S_P_ACTIVATION:
         return (int) cfg->activation;
+    case S_P_ARCHITECTURE:
+        return (int) cfg->architecture;
+    case S_P_NORM:
+        return (int) cfg->norm;
+    case S_P_RESIDUAL_SCALE:
+        return (int) cfg->residual_scale;
     case S_P_INIT:
         return (int) cfg->init;
     case S_P_KIND:
@@ -220,6 +249,10 @@ s_float_field(ms_train_config_t *cfg, int param)
         return &cfg->beta1;
     case S_P_BETA2:
         return &cfg->beta2;
+    case S_P_CLIP_NORM:
+        return &cfg->clip_norm;
+    case S_P_GAIN:
+        return &cfg->gain;
     case S_P_DROPOUT:
         return &cfg->dropout;
     case S_P_EPS:
@@ -236,6 +269,8 @@ s_float_field(ms_train_config_t *cfg, int param)
         return &cfg->momentum;
     case S_P_VALIDATION_SPLIT:
         return &cfg->validation_split;
+    case S_P_WARMUP_EPOCHS:
+        return &cfg->warmup_epochs;
     default:
         return NULL;
     }
@@ -250,6 +285,8 @@ s_int32_field(ms_train_config_t *cfg, int param)
     switch (param) {
     case S_P_BATCH_SIZE:
         return &cfg->batch_size;
+    case S_P_BLOCK_LAYERS:
+        return &cfg->block_layers;
     case S_P_EPOCHS:
         return &cfg->epochs;
     case S_P_PATIENCE:
@@ -308,6 +345,36 @@ s_json_type_name(const json_t *value)
 }
 
 //  --------------------------------------------------------------------------
+//  True for a parameter added after the first sweeps were made (DESIGN.md:
+//  "architecture" down) whose value in cfg is its default: such a key is
+//  left out of the JSON, so the task ids of older sweeps do not change.
+
+static bool
+s_omitted_at_default(const ms_train_config_t *cfg, int param)
+{
+    ms_train_config_t d;
+    ms_train_config_defaults(&d);
+    switch (param) {
+    case S_P_ARCHITECTURE:
+        return cfg->architecture == d.architecture;
+    case S_P_BLOCK_LAYERS:
+        return cfg->block_layers == d.block_layers;
+    case S_P_NORM:
+        return cfg->norm == d.norm;
+    case S_P_RESIDUAL_SCALE:
+        return cfg->residual_scale == d.residual_scale;
+    case S_P_GAIN:
+        return cfg->gain == d.gain;
+    case S_P_WARMUP_EPOCHS:
+        return cfg->warmup_epochs == d.warmup_epochs;
+    case S_P_CLIP_NORM:
+        return cfg->clip_norm == d.clip_norm;
+    default:
+        return false;
+    }
+}
+
+//  --------------------------------------------------------------------------
 //  Encode a config as a JSON object.
 
 json_t *
@@ -321,6 +388,8 @@ ms_config_encode_json(const ms_train_config_t *cfg)
     for (int p = 0; p < S_P_COUNT && ok; p++) {
         const char *name = s_params[p].name;
         json_t *value = NULL;
+        if (s_omitted_at_default(cfg, p))
+            continue;
         switch (s_params[p].type) {
         case MS_CONFIG_PARAM_ENUM: {
             const char *v = s_enum_name(p, s_enum_get(cfg, p));
@@ -379,6 +448,11 @@ s_set(ms_train_config_t *cfg, int p, const char *key, const json_t *value,
     switch (s_params[p].type) {
     case MS_CONFIG_PARAM_ENUM: {
         char choices[256];
+        if (p == S_P_RESIDUAL_SCALE && json_is_number(value) &&
+            json_number_value(value) == 1.0) {
+            cfg->residual_scale = MS_RESIDUAL_SCALE_ONE; // YAML's 1
+            return MS_OK;
+        }
         if (!json_is_string(value))
             return ms_diag_set(diag, key, "%s must be one of %s, not %s", name,
                                s_choices(p, choices, sizeof choices),
@@ -411,18 +485,35 @@ s_set(ms_train_config_t *cfg, int p, const char *key, const json_t *value,
         case S_P_SCHEDULE:
             cfg->schedule = (ms_schedule_t) v;
             break;
+        case S_P_ARCHITECTURE:
+            cfg->architecture = (ms_architecture_t) v;
+            break;
+        case S_P_NORM:
+            cfg->norm = (ms_norm_t) v;
+            break;
+        case S_P_RESIDUAL_SCALE:
+            cfg->residual_scale = (ms_residual_scale_t) v;
+            break;
         default:
             break;
         }
         return MS_OK;
     }
     case MS_CONFIG_PARAM_FLOAT: {
+        if (p == S_P_GAIN && json_is_string(value) &&
+            strcmp(json_string_value(value), "auto") == 0) {
+            cfg->gain = 0.0; // auto: the activation's gain
+            return MS_OK;
+        }
         if (!json_is_number(value))
             return ms_diag_set(diag, key, "%s must be a number, not %s", name,
                                s_json_type_name(value));
         double v = json_number_value(value);
         if (!isfinite(v))
             return ms_diag_set(diag, key, "%s must be finite", name);
+        if (p == S_P_GAIN && !(v > 0))
+            return ms_diag_set(diag, key, "gain must be auto or > 0, not %g",
+                               v);
         *s_float_field(cfg, p) = v;
         return MS_OK;
     }
@@ -649,6 +740,10 @@ ms_config_set_param_string(ms_train_config_t *cfg, const char *key,
         char *end;
         if (!s_trim(text, buf, sizeof buf) || !buf[0])
             return ms_diag_set(diag, key, "'%s' is not a number", text);
+        if (p == S_P_GAIN && strcmp(buf, "auto") == 0) {
+            value = json_string("auto");
+            break;
+        }
         errno = 0;
         double v = strtod(buf, &end);
         if (*end || !isfinite(v) || errno == ERANGE)

@@ -14,6 +14,12 @@
       batch_size, epochs, early_stopping, patience, scale,
       validation_split, seed
 
+    and, only where they differ from their defaults (so that the ids of
+    sweeps made before them do not change): architecture, block_layers,
+    norm, residual_scale, gain, warmup_epochs, clip_norm. gain is a float
+    (> 0) or "auto" (the default, 0 in the struct); residual_scale is
+    "1" or "rezero" (the number 1 is read as "1").
+
     plus the architecture: "hidden_layers" and "width" (integers) for a
     uniform network, or "hidden_sizes" (array of integers) when the config
     has explicit sizes (then neither hidden_layers nor width appears).

@@ -61,16 +61,23 @@ test_encode_defaults(void **state)
     char *text = s_canon(cfg);
     assert_string_equal(text, S_DEFAULT_CANON);
     free(text);
-    //  Every named parameter except hidden_sizes is a key.
+    //  Every named parameter except hidden_sizes and the seven written
+    //  only away from their defaults is a key.
+    static const char *s_later[] = {
+        "architecture", "block_layers",  "norm",     "residual_scale",
+        "gain",         "warmup_epochs", "clip_norm"};
     json_t *obj = ms_config_encode_json(cfg);
     for (int i = 0; i < ms_config_param_count(); i++) {
         const char *name = ms_config_param_name(i);
-        if (strcmp(name, "hidden_sizes") == 0)
+        bool later = strcmp(name, "hidden_sizes") == 0;
+        for (size_t k = 0; k < sizeof s_later / sizeof *s_later; k++)
+            later = later || strcmp(name, s_later[k]) == 0;
+        if (later)
             assert_null(json_object_get(obj, name));
         else
             assert_non_null(json_object_get(obj, name));
     }
-    assert_int_equal(json_object_size(obj), ms_config_param_count() - 1);
+    assert_int_equal(json_object_size(obj), ms_config_param_count() - 8);
     json_decref(obj);
     free(cfg);
 }
@@ -346,11 +353,11 @@ static void
 test_param_table(void **state)
 {
     (void) state;
-    assert_int_equal(ms_config_param_count(), 26);
+    assert_int_equal(ms_config_param_count(), 33);
     for (int i = 1; i < ms_config_param_count(); i++)
         assert_true(
             strcmp(ms_config_param_name(i - 1), ms_config_param_name(i)) < 0);
-    assert_null(ms_config_param_name(26));
+    assert_null(ms_config_param_name(33));
     assert_int_equal(ms_config_param_type("width"), MS_CONFIG_PARAM_INT);
     assert_int_equal(ms_config_param_type("learning-rate"),
                      MS_CONFIG_PARAM_FLOAT);
@@ -366,6 +373,80 @@ test_param_table(void **state)
     assert_string_equal(ms_config_param_choices("width", out, sizeof out), "");
 }
 
+//  The depth parameters: written only away from their defaults, read
+//  back, and checked (residual widths, gain, block_layers).
+static void
+test_depth_params(void **state)
+{
+    (void) state;
+    ms_train_config_t *cfg = s_config();
+    ms_train_config_t *back = s_config();
+    ms_diag_t diag = {0};
+    assert_int_equal(
+        ms_config_set_param_string(cfg, "architecture", "residual", &diag),
+        MS_OK);
+    assert_int_equal(ms_config_set_param_string(cfg, "norm", "layer", &diag),
+                     MS_OK);
+    assert_int_equal(
+        ms_config_set_param_string(cfg, "residual-scale", "rezero", &diag),
+        MS_OK);
+    assert_int_equal(ms_config_set_param_string(cfg, "gain", "1", &diag),
+                     MS_OK);
+    assert_int_equal(
+        ms_config_set_param_string(cfg, "warmup_epochs", "0.5", &diag), MS_OK);
+    assert_int_equal(ms_config_set_param_string(cfg, "clip_norm", "1", &diag),
+                     MS_OK);
+    assert_int_equal(
+        ms_config_set_param_string(cfg, "block_layers", "2", &diag), MS_OK);
+    ms_train_config_set_uniform(cfg, 5, 64);
+    char *text = s_canon(cfg);
+    json_t *obj = ms_config_encode_json(cfg);
+    assert_string_equal(json_string_value(json_object_get(obj, "norm")),
+                        "layer");
+    assert_string_equal(
+        json_string_value(json_object_get(obj, "residual_scale")), "rezero");
+    assert_true(json_real_value(json_object_get(obj, "gain")) == 1.0);
+    assert_int_equal(ms_config_decode_json(obj, back, &diag), MS_OK);
+    char *again = s_canon(back);
+    assert_string_equal(text, again);
+    assert_int_equal(back->architecture, MS_ARCH_RESIDUAL);
+    assert_int_equal(back->block_layers, 2);
+    assert_true(back->warmup_epochs == 0.5 && back->clip_norm == 1.0);
+    free(text);
+    free(again);
+    json_decref(obj);
+    //  auto gain and residual_scale 1 (YAML's number) are the defaults.
+    obj = json_pack("{s:s, s:i}", "gain", "auto", "residual_scale", 1);
+    assert_int_equal(ms_config_decode_json(obj, back, &diag), MS_OK);
+    assert_true(back->gain == 0.0);
+    assert_int_equal(back->residual_scale, MS_RESIDUAL_SCALE_ONE);
+    json_decref(obj);
+    text = s_canon(back);
+    assert_string_equal(text, S_DEFAULT_CANON);
+    free(text);
+    //  Refusals, each naming its key.
+    obj = json_pack("{s:f}", "gain", -1.0);
+    assert_int_equal(ms_config_decode_json(obj, back, &diag), MS_ERR_INVALID);
+    assert_string_equal(diag.where, "gain");
+    json_decref(obj);
+    obj = json_pack("{s:i}", "block_layers", 3);
+    assert_int_equal(ms_config_decode_json(obj, back, &diag), MS_ERR_INVALID);
+    assert_string_equal(diag.where, "block_layers");
+    json_decref(obj);
+    obj = json_pack("{s:s, s:[i, i, i]}", "architecture", "residual",
+                    "hidden_sizes", 64, 64, 32);
+    assert_int_equal(ms_config_decode_json(obj, back, &diag), MS_ERR_INVALID);
+    assert_string_equal(diag.where, "hidden_sizes");
+    assert_non_null(strstr(diag.reason, "residual block 2"));
+    json_decref(obj);
+    obj = json_pack("{s:s}", "norm", "group");
+    assert_int_equal(ms_config_decode_json(obj, back, &diag), MS_ERR_INVALID);
+    assert_non_null(strstr(diag.reason, "none, layer, batch"));
+    json_decref(obj);
+    free(back);
+    free(cfg);
+}
+
 int
 main(void)
 {
@@ -378,6 +459,7 @@ main(void)
         cmocka_unit_test(test_set_param_types),
         cmocka_unit_test(test_set_param_string),
         cmocka_unit_test(test_param_table),
+        cmocka_unit_test(test_depth_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
