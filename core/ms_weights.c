@@ -7,6 +7,7 @@
 #include "ms_weights.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,7 +87,8 @@ ms_weights_n_params(const uint32_t *sizes, uint32_t n_sizes)
 
 int
 ms_weights_encode(const uint32_t *sizes, uint32_t n_sizes, const float *params,
-                  int64_t n_params, void **out, size_t *n, ms_diag_t *diag)
+                  int64_t n_params, const char *meta_json, void **out,
+                  size_t *n, ms_diag_t *diag)
 {
     *out = NULL;
     *n = 0;
@@ -94,16 +96,25 @@ ms_weights_encode(const uint32_t *sizes, uint32_t n_sizes, const float *params,
     if (want < 0)
         return ms_diag_set(diag, "weights",
                            "layer sizes out of range (%u sizes)", n_sizes);
-    if (want != n_params || (!params && n_params > 0))
+    if ((meta_json ? n_params < want : n_params != want) ||
+        n_params > MS_WEIGHTS_MAX_PARAMS || (!params && n_params > 0))
         return ms_diag_set(diag, "weights",
-                           "%lld parameters given, the shapes need %lld",
-                           (long long) n_params, (long long) want);
+                           "%lld parameters given, the shapes need %s%lld",
+                           (long long) n_params, meta_json ? "at least " : "",
+                           (long long) want);
+    size_t meta_len = meta_json ? strlen(meta_json) : 0;
+    if (meta_json && (meta_len == 0 || meta_len > MS_WEIGHTS_MAX_META))
+        return ms_diag_set(diag, "weights.meta",
+                           "%zu bytes of metadata (must be 1..%u)", meta_len,
+                           MS_WEIGHTS_MAX_META);
     size_t len = S_HEAD + 4 * (size_t) n_sizes + 8 + 4 * (size_t) n_params + 4;
+    if (meta_json)
+        len += 4 + meta_len;
     uint8_t *b = malloc(len);
     if (!b)
         return MS_ERR_NOMEM;
     memcpy(b, MS_WEIGHTS_MAGIC, 8);
-    s_put32(b + 8, MS_WEIGHTS_VERSION);
+    s_put32(b + 8, meta_json ? MS_WEIGHTS_VERSION_META : MS_WEIGHTS_VERSION);
     s_put32(b + 12, n_sizes);
     size_t off = S_HEAD;
     for (uint32_t l = 0; l < n_sizes; l++, off += 4)
@@ -114,6 +125,11 @@ ms_weights_encode(const uint32_t *sizes, uint32_t n_sizes, const float *params,
         uint32_t bits;
         memcpy(&bits, &params[i], 4);
         s_put32(b + off, bits);
+    }
+    if (meta_json) {
+        s_put32(b + off, (uint32_t) meta_len);
+        memcpy(b + off + 4, meta_json, meta_len);
+        off += 4 + meta_len;
     }
     s_put32(b + off, s_crc(b, off));
     *out = b;
@@ -137,10 +153,13 @@ ms_weights_decode(const void *bytes, size_t n, ms_weights_t **out,
         return ms_diag_set(diag, "weights",
                            "bad magic: not a meshsweep weights file");
     uint32_t version = s_get32(b + 8);
-    if (version != MS_WEIGHTS_VERSION)
+    if (version != MS_WEIGHTS_VERSION && version != MS_WEIGHTS_VERSION_META)
         return ms_diag_set(diag, "weights",
-                           "unsupported version %u (this build reads %u)",
-                           version, MS_WEIGHTS_VERSION);
+                           "unsupported version %u (this build reads %u and "
+                           "%u)",
+                           version, MS_WEIGHTS_VERSION,
+                           MS_WEIGHTS_VERSION_META);
+    bool with_meta = version == MS_WEIGHTS_VERSION_META;
     uint32_t n_sizes = s_get32(b + 12);
     if (n_sizes < 2 || n_sizes > MS_WEIGHTS_MAX_SIZES)
         return ms_diag_set(diag, "weights.n_sizes",
@@ -156,6 +175,20 @@ ms_weights_decode(const void *bytes, size_t n, ms_weights_t **out,
         return ms_diag_set(diag, "weights.n_params", "%llu parameters",
                            (unsigned long long) n_params);
     size_t len = head + 4 * (size_t) n_params + 4;
+    size_t meta_len = 0;
+    if (with_meta) {
+        if (n < len + 4)
+            return ms_diag_set(diag, "weights",
+                               "truncated: %zu bytes, the metadata length "
+                               "needs %zu",
+                               n, len + 4);
+        meta_len = s_get32(b + len - 4);
+        if (meta_len == 0 || meta_len > MS_WEIGHTS_MAX_META)
+            return ms_diag_set(diag, "weights.meta",
+                               "%zu bytes of metadata (must be 1..%u)",
+                               meta_len, MS_WEIGHTS_MAX_META);
+        len += 4 + meta_len;
+    }
     if (n < len)
         return ms_diag_set(diag, "weights",
                            "truncated: %zu bytes, the header needs %zu", n,
@@ -173,14 +206,27 @@ ms_weights_decode(const void *bytes, size_t n, ms_weights_t **out,
     w->n_sizes = n_sizes;
     w->sizes = malloc(4 * (size_t) n_sizes);
     w->params = malloc(n_params ? 4 * (size_t) n_params : 1);
-    if (!w->sizes || !w->params) {
+    if (with_meta)
+        w->meta_json = malloc(meta_len + 1);
+    if (!w->sizes || !w->params || (with_meta && !w->meta_json)) {
         ms_weights_destroy(&w);
         return MS_ERR_NOMEM;
+    }
+    if (with_meta) {
+        const uint8_t *meta = b + head + 4 * (size_t) n_params + 4;
+        if (memchr(meta, 0, meta_len)) {
+            ms_weights_destroy(&w);
+            return ms_diag_set(diag, "weights.meta",
+                               "the metadata holds a NUL byte");
+        }
+        memcpy(w->meta_json, meta, meta_len);
+        w->meta_json[meta_len] = '\0';
     }
     for (uint32_t l = 0; l < n_sizes; l++)
         w->sizes[l] = s_get32(b + S_HEAD + 4 * (size_t) l);
     int64_t want = ms_weights_n_params(w->sizes, n_sizes);
-    if (want < 0 || (uint64_t) want != n_params) {
+    if (want < 0 || (with_meta ? (uint64_t) want > n_params
+                               : (uint64_t) want != n_params)) {
         ms_weights_destroy(&w);
         return ms_diag_set(diag, "weights.sizes",
                            "the layer sizes do not give %llu parameters",
@@ -204,6 +250,7 @@ ms_weights_destroy(ms_weights_t **self_p)
         return;
     free((*self_p)->sizes);
     free((*self_p)->params);
+    free((*self_p)->meta_json);
     free(*self_p);
     *self_p = NULL;
 }
@@ -212,12 +259,13 @@ ms_weights_destroy(ms_weights_t **self_p)
 
 int
 ms_weights_write_file(const char *path, const uint32_t *sizes, uint32_t n_sizes,
-                      const float *params, int64_t n_params, ms_diag_t *diag)
+                      const float *params, int64_t n_params,
+                      const char *meta_json, ms_diag_t *diag)
 {
     void *buf = NULL;
     size_t n = 0;
-    int rc =
-        ms_weights_encode(sizes, n_sizes, params, n_params, &buf, &n, diag);
+    int rc = ms_weights_encode(sizes, n_sizes, params, n_params, meta_json,
+                               &buf, &n, diag);
     if (rc != MS_OK)
         return rc;
     char tmp[4200];

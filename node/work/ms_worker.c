@@ -707,7 +707,7 @@ s_child_write_weights(s_child_t *self, ms_trainer_t *trainer, const char *path)
     if (n_sizes < 2 || n_sizes > 4096 || !params)
         s_child_log(self, "weights not written: %d layer sizes", n_sizes);
     else if (ms_weights_write_file(path, sizes, (uint32_t) n_sizes, params,
-                                   n_params, &diag) != MS_OK)
+                                   n_params, NULL, &diag) != MS_OK)
         s_child_log(self, "weights not written: %s: %s", diag.where,
                     diag.reason);
 }
