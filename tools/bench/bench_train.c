@@ -5,12 +5,15 @@
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
     Usage: bench_train [--layers N] [--width W] [--batch B] [--epochs E]
-                       [--dataset NAME]
+                       [--seed S] [--dataset NAME] [--param KEY=VALUE]...
 
     Trains an MLP (relu, he init, adam lr 0.001, no L2, no validation
     split) on the whole Fashion-MNIST training set (60000 x 784, scaled to
     [0, 1]) with the CPU backend and one BLAS thread, and prints one
-    "key value" line per figure:
+    "key value" line per figure. --param sets any sweep parameter as
+    `meshsweep train` does (architecture=residual, norm=layer, ...); the
+    FLOP counts follow the network's layer sizes, so the residual adds
+    and norm passes count as overhead, not as work.
 
       epoch_seconds      median time per epoch over the epochs after the
                          first (the first warms caches and pages; for an
@@ -32,6 +35,7 @@
                          sides, so time spent descheduled on a shared
                          machine counts on neither
       sgemm_fraction_wall  the same with the epoch's wall time
+      test_accuracy      the final parameters on the test set
       peak_rss_mib       getrusage ru_maxrss of this process
       rss_budget_mib     2 (dataset float32 bytes + 4 x params x 4) + 64 MiB
 
@@ -44,6 +48,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "ms_config_json.h"
 #include "ms_dataset.h"
 #include "ms_train.h"
 
@@ -138,7 +143,10 @@ int
 main(int argc, char **argv)
 {
     int layers = 1, width = 100, batch = 200, epochs = 3;
+    long seed = 1;
     const char *dataset = "fashion-mnist";
+    const char *params[64];
+    int n_params_set = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--layers") == 0)
             layers = atoi(argv[i + 1]);
@@ -150,6 +158,10 @@ main(int argc, char **argv)
             epochs = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--dataset") == 0)
             dataset = argv[i + 1];
+        else if (strcmp(argv[i], "--seed") == 0)
+            seed = atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--param") == 0 && n_params_set < 64)
+            params[n_params_set++] = argv[i + 1];
         else {
             fprintf(stderr, "bench_train: unknown option %s\n", argv[i]);
             return 2;
@@ -178,6 +190,24 @@ main(int argc, char **argv)
     cfg.epochs = epochs;
     cfg.l2 = 0;
     cfg.validation_split = 0;
+    cfg.seed = seed;
+    for (int i = 0; i < n_params_set; i++) {
+        char key[64];
+        const char *eq = strchr(params[i], '=');
+        if (!eq || (size_t) (eq - params[i]) >= sizeof key) {
+            fprintf(stderr, "bench_train: --param %s: expected KEY=VALUE\n",
+                    params[i]);
+            return 2;
+        }
+        memcpy(key, params[i], (size_t) (eq - params[i]));
+        key[eq - params[i]] = '\0';
+        if (ms_config_set_param_string(&cfg, key, eq + 1, &diag) != MS_OK) {
+            char text[1100];
+            fprintf(stderr, "bench_train: --param: %s\n",
+                    ms_diag_format(&diag, text, sizeof text));
+            return 2;
+        }
+    }
 
     ms_backend_t *backend = ms_backend_cpu_new(1);
     ms_trainer_t *t = NULL;
@@ -190,11 +220,11 @@ main(int argc, char **argv)
     }
     //  Shapes and FLOPs per minibatch (the rule: 6 B in out per
     //  layer), and what is executed (layer 0's input gradient is skipped).
+    uint32_t sizes[4100];
+    layers = ms_trainer_layer_sizes(t, sizes, 4100) - 2;
     int *fan = calloc((size_t) layers + 2, sizeof(int));
-    fan[0] = train->n_features;
-    for (int l = 1; l <= layers; l++)
-        fan[l] = width;
-    fan[layers + 1] = train->n_classes;
+    for (int l = 0; l <= layers + 1; l++)
+        fan[l] = (int) sizes[l];
     double flops = 0;
     for (int l = 0; l <= layers; l++)
         flops += 6.0 * batch * fan[l] * (double) fan[l + 1];
@@ -237,15 +267,21 @@ main(int argc, char **argv)
     double frac_wall = s_median(walls + 1, rest);
 
     int64_t n_params = 0;
-    ms_trainer_params(t, &n_params);
+    const float *final = ms_trainer_params(t, &n_params);
+    double test_loss = 0, test_acc = 0;
+    if (ms_trainer_evaluate(t, final, test, &test_loss, &test_acc) != MS_OK)
+        return 1;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double data_bytes =
         (double) (ms_dataset_bytes(train) + ms_dataset_bytes(test));
     double budget =
         2.0 * (data_bytes + 16.0 * (double) n_params) + 64.0 * 1048576.0;
-    printf("network %d-%s-%d relu batch %d adam\n", fan[0],
-           layers == 1 ? "100" : "hidden", fan[layers + 1], batch);
+    printf("network %d-%s-%d %s %s%s batch %d adam\n", fan[0],
+           layers == 1 ? "100" : "hidden", fan[layers + 1],
+           ms_activation_name(cfg.activation),
+           ms_architecture_name(cfg.architecture),
+           cfg.norm != MS_NORM_NONE ? "+norm" : "", batch);
     printf("layers %d\nwidth %d\nparams %lld\n", layers, width,
            (long long) n_params);
     printf("blas_core %s\n", openblas_get_corename());
@@ -259,6 +295,7 @@ main(int argc, char **argv)
     printf("sgemm_gflops %.2f\n", sgemm_gflops);
     printf("sgemm_fraction %.3f\n", frac);
     printf("sgemm_fraction_wall %.3f\n", frac_wall);
+    printf("test_accuracy %.4f\n", test_acc);
     printf("peak_rss_mib %.1f\n", (double) ru.ru_maxrss / 1024.0);
     printf("rss_budget_mib %.1f\n", budget / 1048576.0);
     free(fan);
