@@ -52,7 +52,7 @@ if(MESHSWEEP_DASHBOARD)
             -DWORK=${_work} -DOUT=${MESHSWEEP_DASHBOARD_BUILD_DIR}
             -DSTAMP=${_assembled}
             -P ${PROJECT_SOURCE_DIR}/cmake/MeshsweepNpm.cmake
-        DEPENDS ${_src}/index.html ${_src}/app.js ${_src}/style.css
+        DEPENDS ${_src}/index.html ${_src}/app.js ${_src}/new-sweep.js ${_src}/style.css
             ${ms_dashboard_npm_STAMP}
             ${PROJECT_SOURCE_DIR}/cmake/MeshsweepNpm.cmake
         COMMENT "dashboard: assembling ${MESHSWEEP_DASHBOARD_BUILD_DIR}"

@@ -12,7 +12,7 @@
 #       plotting library is missing, and the browser test skips, or fails
 #       where MESHSWEEP_REQUIRE_BROWSER=1 (tools/test.sh, CI).
 #   -DMODE=assemble -DSRC=DIR -DWORK=DIR -DOUT=DIR -DSTAMP=FILE
-#       copy SRC's index.html, app.js and style.css into OUT, and WORK's
+#       copy SRC's index.html, app.js, new-sweep.js and style.css into OUT, and WORK's
 #       node_modules/plotly.js-basic-dist-min/plotly-basic.min.js (when
 #       installed) to OUT/vendor/plotly.min.js. (The basic bundle: scatter,
 #       bar and pie traces, error bars, all the page draws; 1.2 MB where the
@@ -34,7 +34,7 @@ if(MODE STREQUAL "ci")
     endif()
 elseif(MODE STREQUAL "assemble")
     file(MAKE_DIRECTORY ${OUT}/vendor)
-    foreach(_f index.html app.js style.css)
+    foreach(_f index.html app.js new-sweep.js style.css)
         file(COPY_FILE ${SRC}/${_f} ${OUT}/${_f} ONLY_IF_DIFFERENT)
     endforeach()
     set(_plotly

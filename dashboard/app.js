@@ -1043,5 +1043,6 @@ function start() {
 }
 
 // For tests and curious users: window.meshsweep.state in the console.
-window.meshsweep = { state, refetchAll };
+// The New sweep panel (new-sweep.js) shows what it submitted with these.
+window.meshsweep = { state, refetchAll, showSweep: selectSweep, refreshSweeps: () => loadSweeps().catch(() => {}) };
 start();

@@ -2402,17 +2402,23 @@ s_get_events(ms_api_t *self, struct MHD_Connection *conn)
 //  PUT /api/v1/blobs/{hex}: the body (streamed to req->tmp_path) becomes
 //  the blob of that hash, checked by the node.
 
+//  hex NULL: POST /api/v1/blobs, the node hashes the body (a browser has
+//  no BLAKE2b) and the answer names the hash.
+
 static enum MHD_Result
 s_put_blob(ms_api_t *self, struct MHD_Connection *conn, const char *hex,
            const char *method, s_request_t *req)
 {
-    if (strcmp(method, "PUT") != 0)
+    if (hex && strcmp(method, "PUT") != 0)
         return s_not_allowed(self, conn, "/api/v1/blobs/{hash}", method, "PUT");
+    if (!hex && strcmp(method, "POST") != 0)
+        return s_not_allowed(self, conn, "/api/v1/blobs", method, "POST");
     if (!self->hooks.blob_put || !self->hooks.upload_dir)
         return s_reply_error(self, conn, MHD_HTTP_NOT_IMPLEMENTED,
                              "this node takes no uploads");
     ms_hash_t hash;
-    if (strlen(hex) != MS_HASH_HEX_LEN || ms_hash_from_hex(hex, &hash) != MS_OK)
+    if (hex && (strlen(hex) != MS_HASH_HEX_LEN ||
+                ms_hash_from_hex(hex, &hash) != MS_OK))
         return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
                              "/api/v1/blobs/%.80s: not a BLAKE2b-256 hash (64 "
                              "lowercase hex characters)",
@@ -2429,10 +2435,20 @@ s_put_blob(ms_api_t *self, struct MHD_Connection *conn, const char *hex,
         return s_reply_error(self, conn, 500, "cannot write the upload");
     }
     req->fd = -1;
-    char *tmp = req->tmp_path;
-    req->tmp_path = NULL; // the hook consumes it
     ms_diag_t diag;
     ms_diag_clear(&diag);
+    char computed[MS_HASH_HEX_LEN + 1];
+    if (!hex) {
+        if (req->n_up == 0)
+            return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                                 "body: empty (send the file's bytes)");
+        if (ms_hash_file(req->tmp_path, &hash, &diag) != MS_OK)
+            return s_reply_error(self, conn, 500, "cannot hash the upload");
+        ms_hash_hex(&hash, computed);
+        hex = computed;
+    }
+    char *tmp = req->tmp_path;
+    req->tmp_path = NULL; // the hook consumes it
     int rc = self->hooks.blob_put(self->hooks.arg, &hash, tmp, &diag);
     free(tmp);
     if (rc != MS_OK)
@@ -3006,6 +3022,10 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
                    ? r
                    : s_get_task(self, conn, rest);
     }
+    if (strcmp(path, "/api/v1/blobs") == 0)
+        return s_bad_args(self, conn, path, none, false, &r)
+                   ? r
+                   : s_put_blob(self, conn, NULL, method, req);
     const char *blobs = "/api/v1/blobs/";
     if (strncmp(path, blobs, strlen(blobs)) == 0)
         return s_bad_args(self, conn, "/api/v1/blobs/{hash}", none, false, &r)
@@ -3103,8 +3123,10 @@ s_handler(void *cls, struct MHD_Connection *conn, const char *url,
         }
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                      "Content-Length");
-        if (strcmp(method, "PUT") == 0 &&
-            strncmp(url, "/api/v1/blobs/", 14) == 0) {
+        if ((strcmp(method, "PUT") == 0 &&
+             strncmp(url, "/api/v1/blobs/", 14) == 0) ||
+            (strcmp(method, "POST") == 0 &&
+             strcmp(url, "/api/v1/blobs") == 0)) {
             if (cl && strtoull(cl, NULL, 10) > self->hooks.max_upload_bytes) {
                 req->too_large = true;
                 return s_reply_error(self, conn, MHD_HTTP_CONTENT_TOO_LARGE,

@@ -262,6 +262,7 @@ cases = [("DELETE", "/api/v1/status", "GET, HEAD"),
          ("POST", "/api/v1/sweeps/%s/analysis" % sweep, "GET, HEAD"),
          ("GET", "/api/v1/sweeps/%s/control" % sweep, "POST"),
          ("GET", "/api/v1/blobs/" + "0" * 64, "PUT"),
+         ("GET", "/api/v1/blobs", "POST"),
          ("POST", "/", "GET, HEAD"),
          ("DELETE", "/dashboard/index.html", "GET, HEAD")]
 for method, path, allow in cases:
