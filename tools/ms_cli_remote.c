@@ -67,18 +67,27 @@ s_submit_usage(FILE *out)
 //  hashes to *query ("&files=train:HEX,test:HEX[,train_labels:HEX,
 //  test_labels:HEX]"; IDX labels files are found as the node's loader
 //  does: "images-idx3" in the name becomes "labels-idx1"). Built-in
-//  datasets: nothing to do. Returns MS_CLI_EXIT_OK or an exit code
-//  (after printing the error).
+//  datasets: nothing to do. A spec that is malformed is refused here,
+//  before the node is contacted, with the words the node would use (exit
+//  2); one over a size limit (MS_ERR_RANGE: tasks, parameters) goes on,
+//  since the node's own limits decide. Returns MS_CLI_EXIT_OK or an exit
+//  code (after printing the error).
 
 static int
-s_upload_dataset(const char *node, const char *spec, size_t n_spec, char *query,
-                 size_t query_size)
+s_upload_dataset(const char *node, const char *spec_path, const char *spec,
+                 size_t n_spec, char *query, size_t query_size)
 {
     ms_diag_t diag;
     ms_diag_clear(&diag);
     ms_spec_t *parsed = NULL;
     int rc = ms_spec_parse(spec, n_spec, NULL, &parsed, &diag);
-    if (rc != MS_OK) // the node says it again, with the same words
+    if (rc == MS_ERR_INVALID) {
+        char text[MS_DIAG_WHERE_MAX + MS_DIAG_REASON_MAX + 8];
+        fprintf(stderr, "meshsweep: %s: %s\n", spec_path,
+                ms_diag_format(&diag, text, sizeof text));
+        return MS_CLI_EXIT_USAGE;
+    }
+    if (rc != MS_OK) // a limit: the node decides, and says so
         return MS_CLI_EXIT_OK;
     const ms_spec_dataset_t *d = ms_spec_dataset(parsed);
     int code = MS_CLI_EXIT_OK;
@@ -173,8 +182,8 @@ ms_cli_submit_main(int argc, char **argv)
             return ms_cli_usage_error(argv[i], "one spec file at a time");
     }
     if (!spec_path)
-        return s_submit_usage(stderr),
-               ms_cli_usage_error("submit", "missing SPEC.yaml");
+        return ms_cli_usage_error(
+            "submit", "missing SPEC.yaml (meshsweep submit --help)");
     ms_diag_t diag;
     ms_diag_clear(&diag);
     char *spec = NULL;
@@ -189,7 +198,7 @@ ms_cli_submit_main(int argc, char **argv)
         snprintf(path, sizeof path, "/api/v1/sweeps?priority=%s", priority);
     else
         snprintf(path, sizeof path, "/api/v1/sweeps");
-    int up = s_upload_dataset(node, spec, n_spec, path, sizeof path);
+    int up = s_upload_dataset(node, spec_path, spec, n_spec, path, sizeof path);
     if (up != MS_CLI_EXIT_OK) {
         free(spec);
         return up;
@@ -782,8 +791,8 @@ ms_cli_results_main(int argc, char **argv)
         return ms_cli_usage_error(
             "--format", "unknown format '%s' (table, csv or json)", format);
     if (!sweep)
-        return s_results_usage(stderr),
-               ms_cli_usage_error("results", "missing SWEEP");
+        return ms_cli_usage_error("results",
+                                  "missing SWEEP (meshsweep results --help)");
     if (ms_cli_check_sweep_id(sweep) != MS_CLI_EXIT_OK)
         return MS_CLI_EXIT_USAGE;
     json_t *rows = NULL;

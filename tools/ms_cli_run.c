@@ -582,8 +582,8 @@ ms_cli_run_main(int argc, char **argv)
         return ms_cli_usage_error(
             "--format", "unknown format '%s' (table, csv or json)", format);
     if (!spec_path)
-        return s_run_usage(stderr),
-               ms_cli_usage_error("run", "missing SPEC.yaml");
+        return ms_cli_usage_error("run",
+                                  "missing SPEC.yaml (meshsweep run --help)");
 
     int exit_code = MS_CLI_EXIT_FAILURE;
     ms_diag_t diag;

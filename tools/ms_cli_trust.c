@@ -763,8 +763,8 @@ s_invite_main(int argc, char **argv)
         node = argv[i];
     }
     if (!node)
-        return s_invite_usage(stderr),
-               ms_cli_usage_error("pool invite", "missing NODE_ID");
+        return ms_cli_usage_error(
+            "pool invite", "missing NODE_ID (meshsweep pool invite --help)");
     ms_cert_t c;
     memset(&c, 0, sizeof c);
     int code = s_parse_node_id(node, c.subject);
@@ -1193,8 +1193,8 @@ s_join_main(int argc, char **argv)
             cert = argv[i];
     }
     if (!cert)
-        return s_join_usage(stderr),
-               ms_cli_usage_error("pool join", "missing CERT");
+        return ms_cli_usage_error("pool join",
+                                  "missing CERT (meshsweep pool join --help)");
     // The data dir: --data-dir, else the data_dir of meshsweepd's config
     // file (--config, else $MESHSWEEP_CONFIG, else the packaged one when
     // it exists).
@@ -2054,8 +2054,8 @@ s_publish_main(int argc, char **argv)
             file = argv[i];
     }
     if (!file)
-        return s_publish_usage(stderr),
-               ms_cli_usage_error("pool publish", "missing FILE");
+        return ms_cli_usage_error(
+            "pool publish", "missing FILE (meshsweep pool publish --help)");
     return s_publish(file, node_url, json_out);
 }
 
@@ -2250,8 +2250,8 @@ int
 ms_cli_pool_main(int argc, char **argv)
 {
     if (argc < 2)
-        return s_pool_usage(stderr),
-               ms_cli_usage_error("pool", "missing SUBCOMMAND");
+        return ms_cli_usage_error("pool",
+                                  "missing SUBCOMMAND (meshsweep pool --help)");
     const char *sub = argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 ||
         strcmp(sub, "help") == 0)

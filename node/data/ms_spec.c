@@ -1769,6 +1769,7 @@ s_prescan(const char *text, size_t n, ms_diag_t *diag)
     size_t weight = 0;
     int rc = MS_OK;
     bool end = false;
+    bool ended_one = false; // a document has ended: no second may start
     while (rc == MS_OK && !end) {
         yaml_event_t ev;
         if (!yaml_parser_parse(&parser, &ev)) {
@@ -1777,6 +1778,13 @@ s_prescan(const char *text, size_t n, ms_diag_t *diag)
         }
         const yaml_char_t *anchor = NULL;
         switch (ev.type) {
+        case YAML_DOCUMENT_START_EVENT:
+            if (ended_one)
+                rc = s_mark_fail(diag, &ev.start_mark,
+                                 "a second YAML document: a spec is one "
+                                 "sweep (submit each document as its own "
+                                 "spec)");
+            break;
         case YAML_SEQUENCE_START_EVENT:
         case YAML_MAPPING_START_EVENT:
             anchor = ev.type == YAML_SEQUENCE_START_EVENT
@@ -1824,6 +1832,8 @@ s_prescan(const char *text, size_t n, ms_diag_t *diag)
             break;
         }
         case YAML_DOCUMENT_END_EVENT: // yaml_parser_load reads one document
+            ended_one = true;
+            break;
         case YAML_STREAM_END_EVENT:
             end = true;
             break;
@@ -1879,6 +1889,16 @@ ms_spec_parse(const char *text, size_t n, const ms_spec_options_t *opts,
     ms_diag_clear(diag);
     int64_t max_tasks = opts && opts->max_tasks > 0 ? opts->max_tasks
                                                     : MS_SPEC_DEFAULT_MAX_TASKS;
+    const char *nul = memchr(text, '\0', n);
+    if (nul) {
+        size_t line = 1;
+        for (const char *c = text; c < nul; c++)
+            line += *c == '\n';
+        return ms_diag_set(diag, "spec",
+                           "line %zu: a NUL byte (byte %zu): a spec is YAML "
+                           "text",
+                           line, (size_t) (nul - text) + 1);
+    }
     int prc = s_prescan(text, n, diag);
     if (prc != MS_OK)
         return prc;

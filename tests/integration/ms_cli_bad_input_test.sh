@@ -110,3 +110,11 @@ for cmd in "submit --node http://127.0.0.1:9" "run --data-dir $T/unused"; do
 done
 [ ! -e "$T/unused" ] || fail "a missing spec created a data dir"
 ok "a missing spec file or a directory: exit 2, one line"
+
+# A malformed spec is refused by submit before any node is contacted: the
+# key named, exit 2 (port 9: nothing listens, so a "cannot reach" would
+# mean the node was asked first).
+printf 'name: x\ndataset: fashion-mnist\ncolour: red\nparameters:\n  width: {value: 3}\n' >"$T/colour.yaml"
+ms_expect_exit 2 "$T/e" "$MS" submit --node http://127.0.0.1:9 "$T/colour.yaml"
+ms_one_error_line "$T/e" 'colour.yaml: colour: unknown key'
+ok "a malformed spec is refused before the node is contacted"

@@ -84,7 +84,8 @@ ok "results: table, csv and json carry the same rows (API and --data-dir); csv a
 grep -qi plateau "$T/analyze.txt" || fail "results --analyze: no plateau"
 ok "results --analyze"
 
-# Bad specs over the API: exit 2, the key named, nothing stored.
+# Bad specs: exit 2, the key named, nothing stored (submit refuses them
+# before it contacts the node; ms_api_hostile_test posts them to the API).
 "$MS" status --json >"$T/before.json"
 printf 'name: x\ndataset: fashion-mnist\nparameters:\n  width: {values: []}\n' >"$T/empty.yaml"
 ms_expect_exit 2 "$T/e" "$MS" submit "$T/empty.yaml"
@@ -103,7 +104,7 @@ assert ids(json.load(open(sys.argv[1]))) == ids(json.load(open(sys.argv[2])))
 PY
 ms_expect_exit 2 "$T/e" "$MS" results 000000000000
 ms_one_error_line "$T/e" '000000000000'
-ok "bad specs over the API: exit 2 naming the key, nothing stored"
+ok "bad specs: exit 2 naming the key, nothing stored"
 
 kill -TERM "$DAEMON_PID"
 ms_wait_exit "$DAEMON_PID" 30

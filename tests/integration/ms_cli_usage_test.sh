@@ -33,8 +33,13 @@ ms_expect_exit 2 "$T/e" "$MS" train --width
 ms_one_error_line "$T/e" '--width'
 ms_expect_exit 2 "$T/e" "$MS" run "$T/missing.yaml"
 ms_one_error_line "$T/e" 'missing.yaml'
-ms_expect_exit 2 "$T/e" "$MS" run
-ms_expect_exit 2 "$T/e" "$MS" results
+# A missing argument: one line naming it and where the help is, not the
+# whole usage text.
+for cmd in run submit results "pool join" "pool"; do
+    # shellcheck disable=SC2086 # "pool join": a command and its subcommand
+    ms_expect_exit 2 "$T/e" "$MS" $cmd
+    ms_one_error_line "$T/e" "missing .*(meshsweep $cmd --help)"
+done
 ms_expect_exit 2 "$T/e" "$MS" results abc
 ms_one_error_line "$T/e" 'abc'
 ms_expect_exit 2 "$T/e" "$MS" results 0123456789abcdef --format xml

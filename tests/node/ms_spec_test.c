@@ -984,6 +984,26 @@ test_hostile_texts(void **state)
     assert_string_equal(e, "parameters.k0: duplicate key (line 2)");
     assert_true(s < 5.0);
     free(keys);
+
+    // A NUL byte inside the text is named with its line, not cut off
+    // there (the rest of the spec would be lost silently).
+    static const char nul[] = "dataset: fashion-mnist\nname: a\0b\n"
+                              "parameters: {width: {value: 8}}\n";
+    e = s_parse_fails(nul, sizeof nul - 1, &s);
+    assert_string_equal(e, "spec: line 2: a NUL byte (byte 31): a spec is "
+                           "YAML text");
+    // A second YAML document is refused, not ignored.
+    static const char two[] = "dataset: fashion-mnist\n"
+                              "parameters: {width: {value: 8}}\n---\n"
+                              "dataset: mnist\n";
+    e = s_parse_fails(two, sizeof two - 1, &s);
+    assert_non_null(strstr(e, "a second YAML document"));
+    assert_non_null(strstr(e, "line 3"));
+    // One document with its markers is fine.
+    spec = s_parse("---\ndataset: fashion-mnist\n"
+                   "parameters: {width: {value: 8}}\n...\n");
+    assert_int_equal(ms_spec_task_count(spec), 1);
+    ms_spec_destroy(&spec);
 }
 
 static void
