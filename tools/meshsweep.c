@@ -11,6 +11,7 @@
 #include "ms_cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 //  One command of the client.
@@ -35,6 +36,8 @@ static const s_command_t s_commands[] = {
     {"priority", ms_cli_control_main,
      "set a sweep's priority (higher is served first)"},
     {"peers", ms_cli_peers_main, "the pool as a node sees it"},
+    {"datasets", ms_cli_datasets_main,
+     "the datasets a node knows (built-in and uploaded)"},
     {"events", ms_cli_events_main,
      "follow a node's events (progress, results, verdicts, peers)"},
     {"pool", ms_cli_pool_main,
@@ -47,7 +50,8 @@ static const s_command_t s_commands[] = {
 static void
 s_usage(FILE *out)
 {
-    fprintf(out, "usage: meshsweep COMMAND [OPTIONS]\n"
+    fprintf(out, "usage: meshsweep [--node URL] [--token T | --token-file F] "
+                 "COMMAND [OPTIONS]\n"
                  "\n"
                  "Sweeps of neural networks on a pool of ordinary machines.\n"
                  "\n"
@@ -58,8 +62,36 @@ s_usage(FILE *out)
             "\n"
             "Every command takes --help and --version. Exit codes: 0 "
             "success,\n1 failure, 2 bad usage or bad input.\n"
-            "Node API: --node URL, or $MESHSWEEP_NODE (default %s).\n",
+            "Node API: --node URL, or $MESHSWEEP_NODE (default %s); the\n"
+            "connection options may come before the command or after it.\n",
             MS_CLI_DEFAULT_NODE);
+}
+
+//  --------------------------------------------------------------------------
+//  The connection options, which may come before the command as well
+//  (`meshsweep --node URL status`, as `git -C`, `docker -H` and `kubectl
+//  --context` take theirs): each takes a value, as the next argument or
+//  after '='.
+
+static const char *const s_global_options[] = {"--node", "--token",
+                                               "--token-file"};
+
+//  How many arguments of argv at i are one global option (1 or 2), 0 when
+//  argv[i] is none.
+static int
+s_global_option(int argc, char **argv, int i)
+{
+    for (size_t k = 0; k < sizeof s_global_options / sizeof *s_global_options;
+         k++) {
+        size_t n = strlen(s_global_options[k]);
+        if (strncmp(argv[i], s_global_options[k], n) != 0)
+            continue;
+        if (argv[i][n] == '=')
+            return 1;
+        if (argv[i][n] == '\0')
+            return i + 1 < argc ? 2 : 1; // a missing value: the command says
+    }
+    return 0;
 }
 
 //  --------------------------------------------------------------------------
@@ -68,6 +100,29 @@ s_usage(FILE *out)
 int
 main(int argc, char **argv)
 {
+    //  Global options first: move them after the command's name, where
+    //  every command that talks to a node reads them (one parser of them,
+    //  ms_cli_connection_arg).
+    int first = 1;
+    while (first < argc && s_global_option(argc, argv, first))
+        first += s_global_option(argc, argv, first);
+    if (first > 1) {
+        if (first >= argc)
+            return ms_cli_usage_error(argv[1], "a connection option needs a "
+                                               "command after it (try "
+                                               "meshsweep --help)");
+        char **moved = calloc((size_t) argc + 1, sizeof *moved);
+        if (!moved)
+            return MS_CLI_EXIT_FAILURE;
+        int n = 0;
+        moved[n++] = argv[0];
+        moved[n++] = argv[first];
+        for (int a = 1; a < first; a++)
+            moved[n++] = argv[a];
+        for (int a = first + 1; a < argc; a++)
+            moved[n++] = argv[a];
+        argv = moved; // lives until exit
+    }
     if (argc < 2)
         return s_usage(stderr), MS_CLI_EXIT_USAGE;
     const char *cmd = argv[1];

@@ -46,13 +46,14 @@ int ms_cli_run_main(int argc, char **argv);
 int ms_cli_submit_main(int argc, char **argv);
 int ms_cli_status_main(int argc, char **argv);
 int ms_cli_results_main(int argc, char **argv);
-int ms_cli_peers_main(int argc, char **argv);   // ms_cli_pool.c
-int ms_cli_events_main(int argc, char **argv);  // ms_cli_events.c
-int ms_cli_control_main(int argc, char **argv); // cancel|pause|resume|
-                                                // priority (ms_cli_pool.c)
-int ms_cli_pool_main(int argc, char **argv);    // pool init|invite|join|
-                                                // enroll|revoke|show
-                                                // (ms_cli_trust.c)
+int ms_cli_peers_main(int argc, char **argv);    // ms_cli_pool.c
+int ms_cli_datasets_main(int argc, char **argv); // ms_cli_pool.c
+int ms_cli_events_main(int argc, char **argv);   // ms_cli_events.c
+int ms_cli_control_main(int argc, char **argv);  // cancel|pause|resume|
+                                                 // priority (ms_cli_pool.c)
+int ms_cli_pool_main(int argc, char **argv);     // pool init|invite|join|
+                                                 // enroll|revoke|show
+                                                 // (ms_cli_trust.c)
 
 //  ---- errors ---------------------------------------------------------
 
@@ -179,6 +180,16 @@ char *ms_cli_format_csv(const json_t *rows);
 //  column is as wide as its longest entry. "no peers\n" for an empty
 //  array. Caller frees; NULL only when out of memory.
 char *ms_cli_format_peers(const json_t *peers);
+
+//  Format the "datasets" array of GET /api/v1/datasets as `meshsweep
+//  datasets` prints it, one line a dataset: name, kind (builtin or files),
+//  hash (12 hex, or "-" for a built-in set found here of which no record
+//  is held), the size of its files (B, KiB, MiB, ... one decimal), whether
+//  every file is held here (yes, no, or "-" where the node does not say:
+//  a node in no pool keeps no blobs), and how many sweeps use it. "no
+//  datasets\n"
+//  for an empty array. Caller frees; NULL only when out of memory.
+char *ms_cli_format_datasets(const json_t *datasets);
 
 //  Sort rows (a JSON array) in place in the table's order.
 void ms_cli_sort_rows(json_t *rows);

@@ -574,6 +574,64 @@ ms_cli_format_peers(const json_t *peers)
 }
 
 //  --------------------------------------------------------------------------
+//  The datasets table.
+
+char *
+ms_cli_format_datasets(const json_t *datasets)
+{
+    if (!json_is_array(datasets) || json_array_size(datasets) == 0)
+        return strdup("no datasets\n");
+    int width = (int) strlen("name");
+    size_t i;
+    const json_t *d;
+    json_array_foreach(datasets, i, d)
+    {
+        const char *name = json_string_value(json_object_get(d, "name"));
+        if (name && (int) strlen(name) > width)
+            width = (int) strlen(name) > 40 ? 40 : (int) strlen(name);
+    }
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f)
+        return NULL;
+    fprintf(f, "%-*s  %-8s  %-12s  %9s  %-7s  %s\n", width, "name", "kind",
+            "hash", "size", "present", "sweeps");
+    json_array_foreach(datasets, i, d)
+    {
+        const char *name = json_string_value(json_object_get(d, "name"));
+        const char *kind = json_string_value(json_object_get(d, "kind"));
+        const char *hash = json_string_value(json_object_get(d, "hash"));
+        double bytes = 0;
+        size_t k;
+        const json_t *file;
+        json_array_foreach(json_object_get(d, "files"), k, file) bytes +=
+            json_number_value(json_object_get(file, "size"));
+        const json_t *sweeps = json_object_get(d, "sweeps");
+        const json_t *present = json_object_get(d, "present");
+        static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+        int u = 0;
+        while (bytes >= 1024.0 && u < 4)
+            bytes /= 1024.0, u++;
+        char size_text[32];
+        snprintf(size_text, sizeof size_text, u ? "%.1f %s" : "%.0f %s", bytes,
+                 units[u]);
+        fprintf(f, "%-*.*s  %-8s  %-12.12s  %9s  %-7s  %zu\n", width, width,
+                name ? name : "?", kind ? kind : "?", hash ? hash : "-",
+                size_text,
+                json_is_true(present)    ? "yes"
+                : json_is_false(present) ? "no"
+                                         : "-",
+                json_is_array(sweeps) ? json_array_size(sweeps) : 0);
+    }
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+//  --------------------------------------------------------------------------
 //  Rows as CSV, in their order (the API's).
 
 char *

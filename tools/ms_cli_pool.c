@@ -138,13 +138,16 @@ s_peers_usage(FILE *out)
 }
 
 //  --------------------------------------------------------------------------
-//  meshsweep peers
+//  A listing command (peers, datasets): connection options and --json,
+//  GET PATH, then FORMAT of the answer's KEY member (the whole answer when
+//  KEY is NULL), or the answer itself with --json.
 
-int
-ms_cli_peers_main(int argc, char **argv)
+static int
+s_list_main(int argc, char **argv, const char *name, void (*usage)(FILE *),
+            const char *path, const char *key, char *(*format)(const json_t *) )
 {
     if (ms_cli_wants_help(argc, argv))
-        return s_peers_usage(stdout), MS_CLI_EXIT_OK;
+        return usage(stdout), MS_CLI_EXIT_OK;
     const char *node_opt = NULL;
     bool json_out = false;
     for (int i = 1; i < argc; i++) {
@@ -155,12 +158,11 @@ ms_cli_peers_main(int argc, char **argv)
         } else if (strcmp(argv[i], "--json") == 0)
             json_out = true;
         else
-            return ms_cli_usage_error(argv[i], "unknown argument of peers");
+            return ms_cli_usage_error(argv[i], "unknown argument of %s", name);
     }
     const char *node = ms_cli_node_url(node_opt);
     json_t *doc = NULL;
-    int code =
-        ms_cli_api_json("GET", node, "/api/v1/peers", NULL, "peers", &doc);
+    int code = ms_cli_api_json("GET", node, path, NULL, name, &doc);
     if (code != MS_CLI_EXIT_OK)
         return code;
     if (json_out) {
@@ -168,13 +170,56 @@ ms_cli_peers_main(int argc, char **argv)
         json_decref(doc);
         return MS_CLI_EXIT_OK;
     }
-    char *table = ms_cli_format_peers(doc);
+    char *table = format(key ? json_object_get(doc, key) : doc);
     json_decref(doc);
     if (!table) {
-        fprintf(stderr, "meshsweep: peers: out of memory\n");
+        fprintf(stderr, "meshsweep: %s: out of memory\n", name);
         return MS_CLI_EXIT_FAILURE;
     }
     fputs(table, stdout);
     free(table);
     return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep peers
+
+int
+ms_cli_peers_main(int argc, char **argv)
+{
+    return s_list_main(argc, argv, "peers", s_peers_usage, "/api/v1/peers",
+                       NULL, ms_cli_format_peers);
+}
+
+//  --------------------------------------------------------------------------
+//  Help for datasets.
+
+static void
+s_datasets_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: meshsweep datasets [--node URL] [--json]\n"
+            "\n"
+            "The datasets a node knows, as GET /api/v1/datasets gives them:\n"
+            "each dataset record it holds (a built-in set or a user's files,\n"
+            "by content hash), with the size of its files, whether every file\n"
+            "is held on that node, and how many sweeps use it; then each\n"
+            "built-in set whose files are on that machine but that no sweep\n"
+            "has used yet (hash \"-\": not hashed for a listing).\n"
+            "\n"
+            "  --node URL     node API (default $MESHSWEEP_NODE or %s)\n"
+            "  --token T      API bearer token (default $MESHSWEEP_TOKEN)\n"
+            "  --token-file F the token from file F ($MESHSWEEP_TOKEN_FILE)\n"
+            "  --json         print the node's answer as JSON\n",
+            MS_CLI_DEFAULT_NODE);
+}
+
+//  --------------------------------------------------------------------------
+//  meshsweep datasets
+
+int
+ms_cli_datasets_main(int argc, char **argv)
+{
+    return s_list_main(argc, argv, "datasets", s_datasets_usage,
+                       "/api/v1/datasets", "datasets", ms_cli_format_datasets);
 }

@@ -34,6 +34,15 @@ grep -q "^${sweep:0:12} " "$T/status.txt" || fail "status does not list the swee
 grep -Eq '\[[#.]{30}\] [0-9]+/4' "$T/status.txt" || fail "status has no progress bar: $(cat "$T/status.txt")"
 ok "status shows a progress bar"
 
+# The connection options before the command too (as `git -C` and
+# `docker -H` take theirs), and the datasets the node knows.
+env -u MESHSWEEP_NODE "$MS" --node "$NODE" status >"$T/status2.txt"
+grep -q "^${sweep:0:12} " "$T/status2.txt" || fail "meshsweep --node URL status: $(cat "$T/status2.txt")"
+env -u MESHSWEEP_NODE "$MS" --node="$NODE" datasets >"$T/datasets.txt"
+cat "$T/datasets.txt"
+grep -Eq '^fashion-mnist +builtin ' "$T/datasets.txt" || fail "datasets does not list fashion-mnist"
+ok "connection options before the command; datasets lists the node's sets"
+
 # --watch redraws until the sweep is done (bounded by timeout).
 timeout 120 "$MS" status "${sweep:0:12}" --watch >"$T/watch.txt" ||
     fail "status --watch did not end with the sweep (rc $?)"

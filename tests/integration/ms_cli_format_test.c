@@ -536,6 +536,43 @@ test_peers_table(void **state)
     free(text);
 }
 
+//  The datasets table: sizes summed over the files in human units,
+//  presence yes / no / unknown, sweeps counted, a listed built-in set
+//  without a record shown with hash "-".
+static void
+test_datasets_table(void **state)
+{
+    (void) state;
+    json_t *list =
+        json_pack("[{s:s, s:s, s:s, s:[{s:I}, {s:I}], s:b, s:[s, s]},"
+                  " {s:n, s:s, s:s, s:[{s:I}], s:b, s:[]},"
+                  " {s:s, s:s, s:s, s:[], s:n, s:[]}]",
+                  "hash", "cd0ed7c6447c00000000000000000000", "name", "files",
+                  "kind", "files", "files", "size", (json_int_t) 1048576,
+                  "size", (json_int_t) 524288, "present", 0, "sweeps", "a", "b",
+                  "hash", "name", "fashion-mnist", "kind", "builtin", "files",
+                  "size", (json_int_t) 31000000, "present", 1, "sweeps", "hash",
+                  "0123456789abcdef", "name", "mnist", "kind", "builtin",
+                  "files", "present", "sweeps");
+    assert_non_null(list);
+    char *text = ms_cli_format_datasets(list);
+    assert_non_null(text);
+    print_message("%s", text);
+    assert_string_equal(
+        text,
+        "name           kind      hash               size  present  sweeps\n"
+        "files          files     cd0ed7c6447c    1.5 MiB  no       2\n"
+        "fashion-mnist  builtin   -              29.6 MiB  yes      0\n"
+        "mnist          builtin   0123456789ab        0 B  -        0\n");
+    free(text);
+    json_decref(list);
+    json_t *none = json_array();
+    text = ms_cli_format_datasets(none);
+    json_decref(none);
+    assert_string_equal(text, "no datasets\n");
+    free(text);
+}
+
 //  --------------------------------------------------------------------------
 //  A 401 says how the CLI gives the token (not the browser login).
 
@@ -580,6 +617,7 @@ main(void)
         cmocka_unit_test(test_http_error),
         cmocka_unit_test(test_http_401),
         cmocka_unit_test(test_peers_table),
+        cmocka_unit_test(test_datasets_table),
         cmocka_unit_test(test_node_url),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

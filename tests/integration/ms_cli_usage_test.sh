@@ -5,7 +5,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-for cmd in train run submit status results; do
+for cmd in train run submit status results peers datasets; do
     "$MS" $cmd --help >"$T/help.txt"
     grep -q "usage: meshsweep $cmd" "$T/help.txt" || fail "$cmd --help has no usage line"
     "$MS" $cmd --version | grep -Eq '^meshsweep [0-9]+\.[0-9]+' || fail "$cmd --version"
