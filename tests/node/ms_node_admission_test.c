@@ -45,25 +45,6 @@ s_teardown(void **state)
 }
 
 //  --------------------------------------------------------------------------
-//  A free loopback TCP port (bound once, closed).
-
-static int
-s_free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *) &a, sizeof a) != 0 ||
-        getsockname(fd, (struct sockaddr *) &a, &len) != 0)
-        fail_msg("no free port");
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-//  --------------------------------------------------------------------------
 //  Open node NAME (no open pool) on port with static peers.
 
 static ms_node_t *
@@ -192,7 +173,7 @@ test_reload_joins_revoke_cuts(void **state)
     ms_node_destroy(&a);
     ms_node_destroy(&b);
 
-    int port_a = s_free_port(), port_b = s_free_port();
+    int port_a = ms_td_free_port(), port_b = ms_td_free_port();
     char spec_a[200], spec_b[200];
     snprintf(spec_a, sizeof spec_a, "%s@tcp://127.0.0.1:%d", p.a_hex, port_a);
     snprintf(spec_b, sizeof spec_b, "%s@tcp://127.0.0.1:%d", p.b_hex, port_b);

@@ -59,25 +59,6 @@ s_teardown(void **state)
 }
 
 //  --------------------------------------------------------------------------
-//  A free loopback TCP port (bound once, closed).
-
-static int
-s_free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *) &a, sizeof a) != 0 ||
-        getsockname(fd, (struct sockaddr *) &a, &len) != 0)
-        fail_msg("no free port");
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-//  --------------------------------------------------------------------------
 //  Open node NAME on its mesh port with the given static peers.
 
 static ms_node_t *
@@ -224,7 +205,7 @@ static void
 test_three_nodes_share_a_sweep(void **state)
 {
     (void) state;
-    int pa = s_free_port(), pb = s_free_port(), pc = s_free_port();
+    int pa = ms_td_free_port(), pb = ms_td_free_port(), pc = ms_td_free_port();
     char ea[64], eb[64];
     snprintf(ea, sizeof ea, "tcp://127.0.0.1:%d", pa);
     snprintf(eb, sizeof eb, "tcp://127.0.0.1:%d", pb);
@@ -379,7 +360,7 @@ static void
 test_killed_node_tasks_redone_and_catch_up(void **state)
 {
     (void) state;
-    int pa = s_free_port(), pb = s_free_port(), pc = s_free_port();
+    int pa = ms_td_free_port(), pb = ms_td_free_port(), pc = ms_td_free_port();
     char ea[64], eb[64], ec[64];
     snprintf(ea, sizeof ea, "tcp://127.0.0.1:%d", pa);
     snprintf(eb, sizeof eb, "tcp://127.0.0.1:%d", pb);

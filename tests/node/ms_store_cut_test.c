@@ -31,52 +31,17 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "ms_store_fixture.h"
+
 #define ID MS_STORE_ID_BYTES
 #define MAX_RECS 5
 
-typedef struct {
-    char root[256]; // the temporary dir
-    int n_stores;   // stores opened so far (their dir names)
-} fixture_t;
+typedef ms_sf_t fixture_t;
 
 static int
 s_setup(void **state)
 {
-    fixture_t *fx = calloc(1, sizeof *fx);
-    snprintf(fx->root, sizeof fx->root, "/tmp/ms_store_replica_test.XXXXXX");
-    if (!mkdtemp(fx->root))
-        return -1;
-    *state = fx;
-    return 0;
-}
-
-static int
-s_teardown(void **state)
-{
-    fixture_t *fx = *state;
-    ms_tf_rm_rf(fx->root);
-    free(fx);
-    return 0;
-}
-
-//  --------------------------------------------------------------------------
-//  Open (create) a new store under the fixture's root.
-
-static ms_store_t *
-s_open(fixture_t *fx)
-{
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s/s%d", fx->root, fx->n_stores++);
-    ms_store_t *store = NULL;
-    ms_diag_t diag;
-    ms_store_options_t opts;
-    ms_store_options_default(&opts);
-    opts.map_size_bytes = 4 << 20; // grows as needed
-    int rc = ms_store_open(&store, dir, &opts, &diag);
-    if (rc != MS_OK)
-        fprintf(stderr, "open %s: %s: %s\n", dir, diag.where, diag.reason);
-    assert_int_equal(rc, MS_OK);
-    return store;
+    return ms_sf_setup(state, "ms_store_cut_test");
 }
 
 // One record of some origin (seq 1 of incarnation 1: each record of a
@@ -203,7 +168,7 @@ static void
 test_revocation_cut(void **state)
 {
     fixture_t *fx = *state;
-    ms_store_t *store = s_open(fx);
+    ms_store_t *store = ms_sf_open(fx, NULL, 4 << 20);
     sweep_t s;
     s_sweep(&s, 1, 1);
     const uint8_t *pl = s.rec.bytes;
@@ -276,7 +241,7 @@ test_revocation_cut(void **state)
     //  reopen: items and cuts are durable; a later result of node 1 is
     //  stored (its log converges) and not counted
     fx->n_stores--;
-    store = s_open(fx);
+    store = ms_sf_open(fx, NULL, 4 << 20);
     int n_items = 0;
     assert_int_equal(ms_store_items(store, s_count_item, &n_items), MS_OK);
     assert_int_equal(n_items, 2);
@@ -299,7 +264,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_revocation_cut, s_setup,
-                                        s_teardown),
+                                        ms_sf_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,64 +40,16 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "ms_store_fixture.h"
+
 #define ID MS_STORE_ID_BYTES
 
-typedef struct {
-    char root[256]; // the temporary dir
-} fixture_t;
+typedef ms_sf_t fixture_t;
 
 static int
 s_setup(void **state)
 {
-    fixture_t *fx = calloc(1, sizeof *fx);
-    snprintf(fx->root, sizeof fx->root, "/tmp/ms_store_log_test.XXXXXX");
-    if (!mkdtemp(fx->root))
-        return -1;
-    *state = fx;
-    return 0;
-}
-
-static int
-s_teardown(void **state)
-{
-    fixture_t *fx = *state;
-    ms_tf_rm_rf(fx->root);
-    free(fx);
-    return 0;
-}
-
-//  --------------------------------------------------------------------------
-//  Open (create) the store root/NAME.
-
-static ms_store_t *
-s_open(const fixture_t *fx, const char *name)
-{
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s/%s", fx->root, name);
-    ms_store_t *store = NULL;
-    ms_diag_t diag;
-    ms_store_options_t opts;
-    ms_store_options_default(&opts);
-    opts.map_size_bytes = 1 << 20; // grows as needed
-    int rc = ms_store_open(&store, dir, &opts, &diag);
-    if (rc != MS_OK)
-        fprintf(stderr, "open %s: %s: %s\n", dir, diag.where, diag.reason);
-    assert_int_equal(rc, MS_OK);
-    return store;
-}
-
-//  --------------------------------------------------------------------------
-//  A test id: 32 bytes from a tag and a number.
-
-static void
-s_id(uint8_t id[ID], uint8_t tag, uint32_t n)
-{
-    memset(id, tag, ID);
-    id[0] = tag;
-    id[28] = (uint8_t) (n >> 24);
-    id[29] = (uint8_t) (n >> 16);
-    id[30] = (uint8_t) (n >> 8);
-    id[31] = (uint8_t) n;
+    return ms_sf_setup(state, "ms_store_log_test");
 }
 
 // One encoded record (owned bytes).
@@ -137,7 +89,7 @@ s_task_id(uint8_t id[ID], uint8_t tag, uint32_t i)
     if (s_sweeps[tag].made && i < s_sweeps[tag].n_tasks)
         memcpy(id, s_sweeps[tag].task_ids + (size_t) i * ID, ID);
     else
-        s_id(id, tag, i);
+        ms_sf_id(id, tag, i);
 }
 
 //  --------------------------------------------------------------------------
@@ -238,7 +190,7 @@ static void
 s_rec_dataset(rec_t *r, uint8_t tag)
 {
     ms_store_payload_t p = {.kind = MS_RECORD_DATASET};
-    s_id(p.u.dataset.hash, tag, 7);
+    ms_sf_id(p.u.dataset.hash, tag, 7);
     p.u.dataset.name = "fashion-mnist";
     s_enc(r, &p);
 }
@@ -403,9 +355,9 @@ static void
 test_append_read_blocks(void **state)
 {
     fixture_t *fx = *state;
-    ms_store_t *store = s_open(fx, "a");
+    ms_store_t *store = ms_sf_open(fx, "a", 1 << 20);
     uint8_t me[ID];
-    s_id(me, 0xA1, 0);
+    ms_sf_id(me, 0xA1, 0);
     rec_t r[8];
     s_rec_sweep(&r[0], 1, 4, 0, 1000);
     ms_record_key_t key;
@@ -563,9 +515,9 @@ static void
 test_group_commit_blocks(void **state)
 {
     fixture_t *fx = *state;
-    ms_store_t *store = s_open(fx, "g");
+    ms_store_t *store = ms_sf_open(fx, "g", 1 << 20);
     uint8_t me[ID];
-    s_id(me, 0xA2, 0);
+    ms_sf_id(me, 0xA2, 0);
     pthread_t th[8];
     appender_t a = {.store = store, .origin = me, .n = 40};
     for (int i = 0; i < 8; i++)
@@ -671,7 +623,7 @@ test_signed_blocks(void **state)
     signer_t sg = {0};
     assert_int_equal(ms_identity_open(&sg.id, dir, NULL), MS_OK);
     memset(sg.pool, 0x42, sizeof sg.pool);
-    ms_store_t *store = s_open(fx, "s");
+    ms_store_t *store = ms_sf_open(fx, "s", 1 << 20);
     ms_store_set_signer(store, s_signer, &sg);
     const uint8_t *me = ms_identity_public_key(sg.id);
     pthread_t th[8];
@@ -735,9 +687,9 @@ static void
 test_merge_gap_duplicate(void **state)
 {
     fixture_t *fx = *state;
-    ms_store_t *store = s_open(fx, "m");
+    ms_store_t *store = ms_sf_open(fx, "m", 1 << 20);
     uint8_t peer[ID];
-    s_id(peer, 0xB1, 0);
+    ms_sf_id(peer, 0xB1, 0);
     uint64_t inc = 0x1234;
     rec_t r[6];
     s_rec_sweep(&r[0], 2, 3, 5, 2000);
@@ -842,9 +794,9 @@ static void
 test_merge_blocks_batch(void **state)
 {
     fixture_t *fx = *state;
-    ms_store_t *store = s_open(fx, "mb");
+    ms_store_t *store = ms_sf_open(fx, "mb", 1 << 20);
     uint8_t peer[ID];
-    s_id(peer, 0xB4, 0);
+    ms_sf_id(peer, 0xB4, 0);
     rec_t r[4];
     uint32_t kinds[4];
     const uint8_t *pls[4];
@@ -892,7 +844,7 @@ static void
 test_merge_blocks_one_commit(void **state)
 {
     fixture_t *fx = *state;
-    ms_store_t *store = s_open(fx, "mb1");
+    ms_store_t *store = ms_sf_open(fx, "mb1", 1 << 20);
     enum { N_ORIGINS = 3, N_PER = 500 }; // 1,500 blocks > max_batch 1024
     uint8_t origins[N_ORIGINS][ID];
     rec_t *r = calloc(N_ORIGINS * N_PER, sizeof *r);
@@ -908,7 +860,7 @@ test_merge_blocks_one_commit(void **state)
     //  held back (the gap), so its seqs 251.. are refused.
     for (uint32_t seq = 1; seq <= N_PER; seq++)
         for (int o = 0; o < N_ORIGINS; o++) {
-            s_id(origins[o], (uint8_t) (0xC0 + o), 0);
+            ms_sf_id(origins[o], (uint8_t) (0xC0 + o), 0);
             size_t i = (size_t) o * N_PER + (seq - 1);
             s_rec_result(&r[i], (uint8_t) (0x40 + o), seq, MS_RESULT_STATUS_OK,
                          0.5);
@@ -1136,10 +1088,10 @@ static void
 test_equivocation(void **state)
 {
     fixture_t *fx = *state;
-    ms_store_t *store = s_open(fx, "e");
+    ms_store_t *store = ms_sf_open(fx, "e", 1 << 20);
     uint8_t peer[ID], other[ID];
-    s_id(peer, 0xB2, 0);
-    s_id(other, 0xB3, 0);
+    ms_sf_id(peer, 0xB2, 0);
+    ms_sf_id(other, 0xB3, 0);
     rec_t a, b;
     s_rec_result(&a, 3, 0, MS_RESULT_STATUS_OK, 0.80);
     s_rec_result(&b, 3, 0, MS_RESULT_STATUS_OK, 0.99); // cloned disk
@@ -1203,12 +1155,12 @@ static void
 test_equivocator_uncounted(void **state)
 {
     fixture_t *fx = *state;
-    ms_store_t *store = s_open(fx, "eu");
+    ms_store_t *store = ms_sf_open(fx, "eu", 1 << 20);
     uint8_t sub[ID], p1[ID], p2[ID], p3[ID];
-    s_id(sub, 0xB5, 0);
-    s_id(p1, 0xB6, 0);
-    s_id(p2, 0xB7, 0);
-    s_id(p3, 0xB8, 0);
+    ms_sf_id(sub, 0xB5, 0);
+    ms_sf_id(p1, 0xB6, 0);
+    ms_sf_id(p2, 0xB7, 0);
+    ms_sf_id(p3, 0xB8, 0);
     rec_t r;
     s_rec_sweep(&r, 4, 2, 0, 0);
     s_merge1(store, sub, 1, &r);
@@ -1290,7 +1242,7 @@ s_world_make(world_t *w, uint64_t seed)
     memset(w, 0, sizeof *w);
     uint64_t rs = seed * 2654435761u + 1;
     for (int o = 0; o < W_ORIGINS; o++) {
-        s_id(w->origin[o], (uint8_t) (0xC0 + (o == 4 ? 3 : o)), 0);
+        ms_sf_id(w->origin[o], (uint8_t) (0xC0 + (o == 4 ? 3 : o)), 0);
         w->inc[o] = 1000 + (uint64_t) o;
     }
     s_rec_sweep(s_world_add(w, 0), 10, 16, 1, 5000);
@@ -1443,8 +1395,9 @@ test_derived_order_independent(void **state)
         snprintf(na, sizeof na, "o%llu-a", (unsigned long long) seed);
         snprintf(nb, sizeof nb, "o%llu-b", (unsigned long long) seed);
         snprintf(nc, sizeof nc, "o%llu-c", (unsigned long long) seed);
-        ms_store_t *a = s_open(fx, na), *b = s_open(fx, nb),
-                   *c = s_open(fx, nc);
+        ms_store_t *a = ms_sf_open(fx, na, 1 << 20),
+                   *b = ms_sf_open(fx, nb, 1 << 20),
+                   *c = ms_sf_open(fx, nc, 1 << 20);
         s_world_deliver(a, &w, seed);
         s_world_deliver(b, &w, seed + 1000);
         blks_t bs = {0};
@@ -1552,18 +1505,18 @@ test_first_result_counts(void **state)
 {
     fixture_t *fx = *state;
     uint8_t node[ID];
-    s_id(node, 0xD1, 0);
+    ms_sf_id(node, 0xD1, 0);
     rec_t sweep, r1, r2, r3;
     s_rec_sweep(&sweep, 20, 2, 0, 1);
     s_rec_result(&r1, 20, 0, MS_RESULT_STATUS_FAILED, 0.11);
     s_rec_result(&r2, 20, 0, MS_RESULT_STATUS_OK, 0.22);
     s_rec_result(&r3, 20, 0, MS_RESULT_STATUS_OK, 0.33);
     uint8_t sub[ID];
-    s_id(sub, 0xD2, 0);
+    ms_sf_id(sub, 0xD2, 0);
     for (int order = 0; order < 2; order++) {
         char name[16];
         snprintf(name, sizeof name, "f%d", order);
-        ms_store_t *store = s_open(fx, name);
+        ms_store_t *store = ms_sf_open(fx, name, 1 << 20);
         const uint8_t *p;
         ms_store_merge_result_t out;
         p = sweep.bytes;
@@ -1687,11 +1640,11 @@ static void
 test_claims_failures_controls(void **state)
 {
     fixture_t *fx = *state;
-    ms_store_t *store = s_open(fx, "c");
+    ms_store_t *store = ms_sf_open(fx, "c", 1 << 20);
     uint8_t n1[ID], n2[ID], n3[ID];
-    s_id(n1, 0xE1, 0);
-    s_id(n2, 0xE2, 0);
-    s_id(n3, 0xE3, 0);
+    ms_sf_id(n1, 0xE1, 0);
+    ms_sf_id(n2, 0xE2, 0);
+    ms_sf_id(n3, 0xE3, 0);
     rec_t r, sw30, sw31;
     const uint8_t *p;
     ms_store_merge_result_t out;
@@ -1832,9 +1785,10 @@ test_exchange_and_wiped_node(void **state)
 {
     fixture_t *fx = *state;
     uint8_t ida[ID], idb[ID];
-    s_id(ida, 0xF1, 0);
-    s_id(idb, 0xF2, 0);
-    ms_store_t *a = s_open(fx, "xa"), *b = s_open(fx, "xb");
+    ms_sf_id(ida, 0xF1, 0);
+    ms_sf_id(idb, 0xF2, 0);
+    ms_store_t *a = ms_sf_open(fx, "xa", 1 << 20),
+               *b = ms_sf_open(fx, "xb", 1 << 20);
     rec_t r;
     s_rec_sweep(&r, 40, 8, 0, 10);
     assert_int_equal(ms_store_append(a, ida, r.kind, r.bytes, r.len, NULL),
@@ -1894,7 +1848,7 @@ test_exchange_and_wiped_node(void **state)
     char dir[512];
     snprintf(dir, sizeof dir, "%s/xb", fx->root);
     ms_tf_rm_rf(dir);
-    b = s_open(fx, "xb");
+    b = ms_sf_open(fx, "xb", 1 << 20);
     assert_int_not_equal(ms_store_incarnation(b), old_inc);
     s_rec_result(&r, 40, 0, MS_RESULT_STATUS_OK, 0.77); // a re-run
     ms_record_key_t key;
@@ -1971,7 +1925,7 @@ static void
 test_catch_up_100k(void **state)
 {
     fixture_t *fx = *state;
-    ms_store_t *store = s_open(fx, "big");
+    ms_store_t *store = ms_sf_open(fx, "big", 1 << 20);
     // 20 sweeps of 100 tasks (a sweep record's spec must fit one wire
     // payload, 64 KiB), one block from the submitter.
     rec_t sw[BIG_SWEEPS];
@@ -1985,7 +1939,7 @@ test_catch_up_100k(void **state)
         sw_lens[i] = sw[i].len;
     }
     uint8_t sub[ID];
-    s_id(sub, 0x6F, 0);
+    ms_sf_id(sub, 0x6F, 0);
     assert_int_equal(ms_store_merge_block(store, sub, 1, 1, BIG_SWEEPS,
                                           sw_kinds, sw_pls, sw_lens, NULL, 0,
                                           NULL),
@@ -2001,7 +1955,7 @@ test_catch_up_100k(void **state)
     const uint8_t **pls = calloc((size_t) BIG_NODES * BIG_TASKS, sizeof *pls);
     size_t *lens = calloc((size_t) BIG_NODES * BIG_TASKS, sizeof *lens);
     for (int node = 0; node < BIG_NODES; node++) {
-        s_id(origins[node], 0x70, (uint32_t) node);
+        ms_sf_id(origins[node], 0x70, (uint32_t) node);
         for (uint32_t t = 0; t < BIG_TASKS; t++) {
             size_t i = (size_t) node * BIG_TASKS + t;
             s_rec_result(&recs[i],
@@ -2035,7 +1989,7 @@ test_catch_up_100k(void **state)
     size_t n_read = 0;
     for (int node = 0; node < BIG_NODES; node++) {
         uint8_t origin[ID];
-        s_id(origin, 0x70, (uint32_t) node);
+        ms_sf_id(origin, 0x70, (uint32_t) node);
         assert_int_equal(ms_store_read_blocks(store, origin, 1, 1, UINT64_MAX,
                                               0, s_count_block, &n_read),
                          MS_OK);
@@ -2095,7 +2049,7 @@ s_crash_child(const fixture_t *fx, int fd)
     if (ms_store_open(&store, dir, NULL, NULL) != MS_OK)
         _exit(2);
     uint8_t origin[ID];
-    s_id(origin, 0x71, 0);
+    ms_sf_id(origin, 0x71, 0);
     for (uint32_t b = 0; b < 100000; b++) {
         rec_t recs[8];
         uint32_t kinds[8];
@@ -2147,9 +2101,9 @@ test_merge_crash_safety(void **state)
     close(fds[0]);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 
-    ms_store_t *store = s_open(fx, "crash");
+    ms_store_t *store = ms_sf_open(fx, "crash", 1 << 20);
     uint8_t origin[ID];
-    s_id(origin, 0x71, 0);
+    ms_sf_id(origin, 0x71, 0);
     uint64_t held;
     assert_int_equal(ms_store_held(store, origin, 1, &held), MS_OK);
     assert_true(held >= (uint64_t) n_reported * 8);
@@ -2228,7 +2182,7 @@ test_payload_codec(void **state)
     ms_store_payload_destroy(&p);
     // A sweep whose id is not its spec's hash is refused.
     ms_store_payload_t bad = {.kind = MS_RECORD_SWEEP};
-    s_id(bad.u.sweep.sweep_id, 9, 9);
+    ms_sf_id(bad.u.sweep.sweep_id, 9, 9);
     bad.u.sweep.spec_json = "{\"name\":\"x\"}";
     bad.u.sweep.spec_len = strlen(bad.u.sweep.spec_json);
     uint8_t *bytes;
@@ -2273,9 +2227,9 @@ test_controls_lamport_order(void **state)
 {
     fixture_t *fx = *state;
     uint8_t a[ID], b[ID], c[ID];
-    s_id(a, 0xA1, 0);
-    s_id(b, 0xB2, 0);
-    s_id(c, 0x05, 0); // sorts first: its old resume came first by key
+    ms_sf_id(a, 0xA1, 0);
+    ms_sf_id(b, 0xB2, 0);
+    ms_sf_id(c, 0x05, 0); // sorts first: its old resume came first by key
     ctl_rec_t recs[12];
     size_t n = 0;
 #define ADD(node, sq)                                                          \
@@ -2327,7 +2281,7 @@ test_controls_lamport_order(void **state)
         for (int order = 0; order < 6; order++) {
             char name[32];
             snprintf(name, sizeof name, "ctl%d-%d", stage, order);
-            ms_store_t *store = s_open(fx, name);
+            ms_store_t *store = ms_sf_open(fx, name, 1 << 20);
             // A random interleaving; order 0 is the issue order.
             size_t next[3] = {0, 0, 0}; // per origin: records merged
             const uint8_t *origins[3] = {a, b, c};
@@ -2387,35 +2341,36 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_payload_codec),
         cmocka_unit_test_setup_teardown(test_append_read_blocks, s_setup,
-                                        s_teardown),
+                                        ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_group_commit_blocks, s_setup,
-                                        s_teardown),
+                                        ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_signed_blocks, s_setup,
-                                        s_teardown),
+                                        ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_merge_gap_duplicate, s_setup,
-                                        s_teardown),
+                                        ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_merge_blocks_batch, s_setup,
-                                        s_teardown),
+                                        ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_merge_blocks_one_commit, s_setup,
-                                        s_teardown),
+                                        ms_sf_teardown),
         cmocka_unit_test(test_result_row_status_like_jansson),
-        cmocka_unit_test_setup_teardown(test_equivocation, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_equivocation, s_setup,
+                                        ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_equivocator_uncounted, s_setup,
-                                        s_teardown),
+                                        ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_derived_order_independent, s_setup,
-                                        s_teardown),
+                                        ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_first_result_counts, s_setup,
-                                        s_teardown),
+                                        ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_claims_failures_controls, s_setup,
-                                        s_teardown),
+                                        ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_controls_lamport_order, s_setup,
-                                        s_teardown),
+                                        ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_exchange_and_wiped_node, s_setup,
-                                        s_teardown),
+                                        ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_catch_up_100k, s_setup,
-                                        s_teardown),
+                                        ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_merge_crash_safety, s_setup,
-                                        s_teardown),
+                                        ms_sf_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,52 +60,17 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "ms_store_fixture.h"
+
 #define ID MS_STORE_ID_BYTES
 #define MAX_RECS 5
 
-typedef struct {
-    char root[256]; // the temporary dir
-    int n_stores;   // stores opened so far (their dir names)
-} fixture_t;
+typedef ms_sf_t fixture_t;
 
 static int
 s_setup(void **state)
 {
-    fixture_t *fx = calloc(1, sizeof *fx);
-    snprintf(fx->root, sizeof fx->root, "/tmp/ms_store_replica_test.XXXXXX");
-    if (!mkdtemp(fx->root))
-        return -1;
-    *state = fx;
-    return 0;
-}
-
-static int
-s_teardown(void **state)
-{
-    fixture_t *fx = *state;
-    ms_tf_rm_rf(fx->root);
-    free(fx);
-    return 0;
-}
-
-//  --------------------------------------------------------------------------
-//  Open (create) a new store under the fixture's root.
-
-static ms_store_t *
-s_open(fixture_t *fx)
-{
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s/s%d", fx->root, fx->n_stores++);
-    ms_store_t *store = NULL;
-    ms_diag_t diag;
-    ms_store_options_t opts;
-    ms_store_options_default(&opts);
-    opts.map_size_bytes = 4 << 20; // grows as needed
-    int rc = ms_store_open(&store, dir, &opts, &diag);
-    if (rc != MS_OK)
-        fprintf(stderr, "open %s: %s: %s\n", dir, diag.where, diag.reason);
-    assert_int_equal(rc, MS_OK);
-    return store;
+    return ms_sf_setup(state, "ms_store_replica_test");
 }
 
 // One record of some origin (seq 1 of incarnation 1: each record of a
@@ -304,7 +269,7 @@ static void
 s_merge_in_order(fixture_t *fx, const sweep_t *s, rec_t *const *recs,
                  const int *order, int n, seen_t *seen)
 {
-    ms_store_t *store = s_open(fx);
+    ms_store_t *store = ms_sf_open(fx, NULL, 4 << 20);
     if (s_pool_ops)
         assert_int_equal(ms_store_set_pool_operators(store, s_pool_ops), MS_OK);
     for (int i = 0; i < n; i++) {
@@ -780,7 +745,7 @@ test_noop_never_reevaluated(void **state)
     memset(o_sweep, 0xEE, ID);
     memset(o11, 0x11, ID);
     memset(o22, 0x22, ID);
-    ms_store_t *store = s_open(fx);
+    ms_store_t *store = ms_sf_open(fx, NULL, 4 << 20);
     assert_int_equal(ms_store_set_pool_operators(store, 3), MS_OK);
     const uint8_t *pl[1] = {s.rec.bytes};
     uint32_t kinds[1] = {MS_RECORD_SWEEP};
@@ -844,7 +809,7 @@ test_reevaluation_verdicts(void **state)
     memset(o22, 0x22, ID);
     memset(o33, 0x33, ID);
     for (int variant = 0; variant < 2; variant++) {
-        ms_store_t *store = s_open(fx);
+        ms_store_t *store = ms_sf_open(fx, NULL, 4 << 20);
         assert_int_equal(ms_store_set_pool_operators(store, 3), MS_OK);
         const uint8_t *pl[1] = {s.rec.bytes};
         uint32_t kinds[1] = {MS_RECORD_SWEEP};
@@ -932,7 +897,8 @@ test_big_row(void **state)
     assert_int_equal(ms_store_payload_encode(&p, &payload, &len), MS_OK);
     assert_true(len > MS_WIRE_MAX_PAYLOAD_BYTES);
 
-    ms_store_t *a = s_open(fx), *b = s_open(fx);
+    ms_store_t *a = ms_sf_open(fx, NULL, 4 << 20),
+               *b = ms_sf_open(fx, NULL, 4 << 20);
     const uint8_t *pl = s.rec.bytes;
     assert_int_equal(ms_store_merge_block(a, s.rec.origin, 1, 1, 1, &s.rec.kind,
                                           &pl, &s.rec.len, NULL, 0, NULL),
@@ -1091,7 +1057,7 @@ static void
 test_quarantine_flip(void **state)
 {
     fixture_t *fx = *state;
-    ms_store_t *store = s_open(fx);
+    ms_store_t *store = ms_sf_open(fx, NULL, 4 << 20);
     assert_int_equal(ms_store_set_pool_operators(store, 3), MS_OK);
     const uint8_t liar = 0x30, alice = 0x31, bob = 0x32, carol = 0x33;
     const char *ops[4] = {"op4", "op1", "op2", "op3"};
@@ -1243,7 +1209,7 @@ s_clear_every_order(fixture_t *fx, const ms_store_cut_t *cut, bool want_q)
     s_clear_view_t ref, got;
     int n_orders = 0;
     do {
-        ms_store_t *store = s_open(fx);
+        ms_store_t *store = ms_sf_open(fx, NULL, 4 << 20);
         assert_int_equal(ms_store_set_pool_operators(store, 3), MS_OK);
         for (uint8_t k = 0; k < 3; k++) {
             uint8_t id[ID];
@@ -1319,7 +1285,7 @@ test_clear_cut_every_order(void **state)
     s_clear_every_order(fx, &one, true);
 
     // A clear without a proper cut is refused.
-    ms_store_t *store = s_open(fx);
+    ms_store_t *store = ms_sf_open(fx, NULL, 4 << 20);
     uint8_t node[ID], digest[ID];
     memset(node, 0x30, ID);
     memset(digest, 0xC2, ID);
@@ -1358,7 +1324,7 @@ static void
 s_revision_store(fixture_t *fx, const sweep_t *s, const int *order,
                  ms_store_verdict_t *v)
 {
-    ms_store_t *store = s_open(fx);
+    ms_store_t *store = ms_sf_open(fx, NULL, 4 << 20);
     assert_int_equal(ms_store_set_pool_operators(store, 3), MS_OK);
     const char *ops[3] = {"op1", "op2", "op3"};
     for (uint8_t k = 0; k < 3; k++) {
@@ -1405,7 +1371,7 @@ test_revision_counts_operators(void **state)
     // alice and bob): verified by op1, op2, op4. Its lies on tasks 0..2
     // (0.95 against alice and bob) quarantine it: task 3 stays verified,
     // by op1 and op2, a new revision.
-    ms_store_t *store = s_open(fx);
+    ms_store_t *store = ms_sf_open(fx, NULL, 4 << 20);
     assert_int_equal(ms_store_set_pool_operators(store, 3), MS_OK);
     const uint8_t liar = 0x30, alice = 0x31, bob = 0x32;
     const char *names[3] = {"op4", "op1", "op2"};
@@ -1482,5 +1448,5 @@ main(void)
         cmocka_unit_test(test_commitment),
         cmocka_unit_test(test_big_row),
     };
-    return cmocka_run_group_tests(tests, s_setup, s_teardown);
+    return cmocka_run_group_tests(tests, s_setup, ms_sf_teardown);
 }

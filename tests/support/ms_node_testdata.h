@@ -14,10 +14,13 @@
 #ifndef MS_NODE_TESTDATA_H
 #define MS_NODE_TESTDATA_H
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -106,6 +109,28 @@ ms_td_setup(char *root, size_t n)
     snprintf(path, sizeof path, "%s/data", root);
     setenv("MESHSWEEP_DATASETS_DIR", path, 1);
     return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  A free loopback TCP port (bound once, then closed for the caller to
+//  use). Aborts the test when no port can be had.
+
+static inline int
+ms_td_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *) &a, sizeof a) != 0 ||
+        getsockname(fd, (struct sockaddr *) &a, &len) != 0) {
+        fprintf(stderr, "no free loopback port\n");
+        abort();
+    }
+    close(fd);
+    return ntohs(a.sin_port);
 }
 
 //  --------------------------------------------------------------------------
