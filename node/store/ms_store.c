@@ -342,6 +342,114 @@ s_mdb(int rc, const char *what)
 }
 
 //  --------------------------------------------------------------------------
+//  Scans. Every read of a range of a table is the same loop: a cursor at
+//  the first key with a prefix (MDB_SET_RANGE; MDB_FIRST for the whole
+//  table), MDB_NEXT while the key still has the prefix, and the cursor's
+//  own error told apart from the end. Written once here:
+//
+//      s_scan_t it;
+//      int status = s_scan_open(&it, txn, dbi, prefix, prefix_len, "what");
+//      while (status == MS_OK && s_scan_next(&it)) {
+//          ... it.k, it.v (valid until the next call) ...
+//      }
+//      status = s_scan_close(&it, status);
+//
+//  A body may break out of the loop, or set status to stop it with that
+//  error; s_scan_close keeps the first error and closes the cursor (a
+//  zeroed s_scan_t, never opened, closes as nothing). The prefix is
+//  borrowed for the scan's life.
+
+typedef struct {
+    MDB_cursor *cur;    // NULL once closed (or never opened)
+    MDB_val k, v;       // the current entry
+    const void *prefix; // keys must start with it
+    size_t prefix_len;  // 0: the whole table
+    const void *from;   // the first key looked at (default: the prefix)
+    size_t from_len;    // its length
+    bool started;       // the first get was made
+    bool borrowed;      // the cursor is the caller's: left open
+    int mrc;            // the last mdb_cursor_get's return
+    const char *what;   // the table, for messages ("cursor results")
+} s_scan_t;
+
+static int
+s_scan_open(s_scan_t *it, MDB_txn *txn, MDB_dbi dbi, const void *prefix,
+            size_t prefix_len, const char *what)
+{
+    memset(it, 0, sizeof *it);
+    it->prefix = it->from = prefix;
+    it->prefix_len = it->from_len = prefix_len;
+    it->what = what;
+    int rc = mdb_cursor_open(txn, dbi, &it->cur);
+    if (rc != 0) {
+        it->cur = NULL;
+        it->mrc = MDB_NOTFOUND; // nothing to report at close
+        return s_mdb(rc, what);
+    }
+    return MS_OK;
+}
+
+//  A scan on the caller's open cursor (one cursor for many scans of a
+//  table in one txn): as s_scan_open, but s_scan_close leaves it open.
+static void
+s_scan_use(s_scan_t *it, MDB_cursor *cur, const void *prefix, size_t prefix_len,
+           const char *what)
+{
+    memset(it, 0, sizeof *it);
+    it->cur = cur;
+    it->borrowed = true;
+    it->prefix = it->from = prefix;
+    it->prefix_len = it->from_len = prefix_len;
+    it->what = what;
+}
+
+//  Start an open scan at the first key >= from (from_len bytes, which
+//  should start with the prefix), not at the prefix itself: a page that
+//  goes on from where the last one stopped. Borrowed, as the prefix.
+static void
+s_scan_from(s_scan_t *it, const void *from, size_t from_len)
+{
+    it->from = from;
+    it->from_len = from_len;
+}
+
+//  Move to the next entry with the prefix: true when there is one.
+static bool
+s_scan_next(s_scan_t *it)
+{
+    if (!it->cur)
+        return false;
+    if (!it->started) {
+        it->started = true;
+        it->k.mv_size = it->from_len;
+        it->k.mv_data = (void *) it->from;
+        it->mrc = mdb_cursor_get(it->cur, &it->k, &it->v,
+                                 it->from_len ? MDB_SET_RANGE : MDB_FIRST);
+    } else
+        it->mrc = mdb_cursor_get(it->cur, &it->k, &it->v, MDB_NEXT);
+    if (it->mrc != 0)
+        return false;
+    if (it->prefix_len && (it->k.mv_size < it->prefix_len ||
+                           memcmp(it->k.mv_data, it->prefix, it->prefix_len))) {
+        it->mrc = MDB_NOTFOUND; // past the prefix: the end
+        return false;
+    }
+    return true;
+}
+
+//  Close the scan: status, or the cursor's error when status is MS_OK.
+static int
+s_scan_close(s_scan_t *it, int status)
+{
+    if (status == MS_OK && it->mrc != 0 && it->mrc != MDB_NOTFOUND)
+        status = s_mdb(it->mrc, it->what);
+    if (it->cur && !it->borrowed)
+        mdb_cursor_close(it->cur);
+    it->cur = NULL;
+    return status;
+}
+
+//  --------------------------------------------------------------------------
 //  Write a u32 big-endian (so byte order is numeric order).
 
 static void
@@ -865,17 +973,11 @@ s_collect_state(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix,
     *ids = NULL;
     *n = 0;
     size_t cap = 0;
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(txn, self->db_task_state, &cur);
-    if (rc != 0)
-        return s_mdb(rc, "cursor task_state");
-    MDB_val k = {prefix_len, (void *) prefix}, v;
-    int status = MS_OK;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size < prefix_len || memcmp(k.mv_data, prefix, prefix_len))
-            break;
-        if (v.mv_size != S_ID) {
+    s_scan_t it;
+    int status = s_scan_open(&it, txn, self->db_task_state, prefix, prefix_len,
+                             "cursor task_state");
+    while (status == MS_OK && s_scan_next(&it)) {
+        if (it.v.mv_size != S_ID) {
             status = s_mdb(MDB_CORRUPTED, "task_state value");
             break;
         }
@@ -888,12 +990,10 @@ s_collect_state(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix,
             }
             *ids = grown;
         }
-        memcpy(*ids + *n * S_ID, v.mv_data, S_ID);
+        memcpy(*ids + *n * S_ID, it.v.mv_data, S_ID);
         (*n)++;
     }
-    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
-        status = s_mdb(rc, "cursor task_state");
-    mdb_cursor_close(cur);
+    status = s_scan_close(&it, status);
     if (status != MS_OK) {
         free(*ids);
         *ids = NULL;
@@ -988,20 +1088,17 @@ s_op_sweep_set(ms_store_t *self, MDB_txn *txn, s_op_t *op)
 static int
 s_op_claim_next(ms_store_t *self, MDB_txn *txn, s_op_t *op)
 {
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(txn, self->db_sweep_meta, &cur);
-    if (rc != 0)
-        return s_mdb(rc, "cursor sweep_meta");
     bool found = false;
     uint8_t best[S_ID];
     s_sweep_hdr_t bh = {0};
-    MDB_val k, v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    s_scan_t it;
+    int rc = s_scan_open(&it, txn, self->db_sweep_meta, NULL, 0,
+                         "cursor sweep_meta");
+    while (rc == MS_OK && s_scan_next(&it)) {
         s_sweep_hdr_t sh;
-        if (k.mv_size != S_ID || v.mv_size != sizeof sh)
+        if (it.k.mv_size != S_ID || it.v.mv_size != sizeof sh)
             continue;
-        memcpy(&sh, v.mv_data, sizeof sh);
+        memcpy(&sh, it.v.mv_data, sizeof sh);
         if (sh.state != MS_SWEEP_ACTIVE || sh.counts[MS_TASK_PENDING] == 0)
             continue;
         // Keys come in id order, so on equal (priority, created) the
@@ -1011,33 +1108,30 @@ s_op_claim_next(ms_store_t *self, MDB_txn *txn, s_op_t *op)
              sh.created_at_ms < bh.created_at_ms)) {
             found = true;
             bh = sh;
-            memcpy(best, k.mv_data, S_ID);
+            memcpy(best, it.k.mv_data, S_ID);
         }
     }
-    mdb_cursor_close(cur);
-    if (rc != MDB_NOTFOUND)
-        return s_mdb(rc, "cursor sweep_meta");
+    rc = s_scan_close(&it, rc);
+    if (rc != MS_OK)
+        return rc;
     if (!found)
         return MS_ERR_NOTFOUND;
 
     uint8_t prefix[1 + S_ID];
     prefix[0] = MS_TASK_PENDING;
     memcpy(prefix + 1, best, S_ID);
-    rc = mdb_cursor_open(txn, self->db_task_state, &cur);
-    if (rc != 0)
-        return s_mdb(rc, "cursor task_state");
-    k.mv_size = sizeof prefix;
-    k.mv_data = prefix;
-    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    rc = s_scan_open(&it, txn, self->db_task_state, prefix, sizeof prefix,
+                     "cursor task_state");
     uint8_t id[S_ID];
-    bool have = rc == 0 && k.mv_size >= sizeof prefix &&
-                memcmp(k.mv_data, prefix, sizeof prefix) == 0 &&
-                v.mv_size == S_ID;
+    bool have = rc == MS_OK && s_scan_next(&it) && it.v.mv_size == S_ID;
     if (have)
-        memcpy(id, v.mv_data, S_ID);
-    mdb_cursor_close(cur);
+        memcpy(id, it.v.mv_data, S_ID);
+    rc = s_scan_close(&it, rc);
+    if (rc != MS_OK)
+        return rc;
     if (!have) // counts say pending, index has none
-        return s_mdb(rc ? rc : MDB_CORRUPTED, "pending index");
+        return it.mrc == MDB_NOTFOUND ? MS_ERR_NOTFOUND
+                                      : s_mdb(MDB_CORRUPTED, "pending index");
     return s_move_by_id(self, txn, id, MS_TASK_RUNNING, op->node, NULL, true,
                         &op->task);
 }
@@ -2175,25 +2269,15 @@ ms_store_list_datasets(ms_store_t *self, ms_store_dataset_fn fn, void *arg)
     int rc = s_read_begin(self, &txn);
     if (rc != MS_OK)
         return rc;
-    MDB_cursor *cur;
-    int status = MS_OK;
-    rc = mdb_cursor_open(txn, self->db_datasets, &cur);
-    if (rc != 0) {
-        s_read_end(self, txn);
-        return s_mdb(rc, "cursor datasets");
-    }
-    MDB_val k, v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != S_ID)
+    s_scan_t it;
+    int status =
+        s_scan_open(&it, txn, self->db_datasets, NULL, 0, "cursor datasets");
+    while (status == MS_OK && s_scan_next(&it)) {
+        if (it.k.mv_size != S_ID)
             continue; // not a dataset hash: not ours to show
-        status = fn(arg, k.mv_data, v.mv_data, v.mv_size);
-        if (status != MS_OK)
-            break;
+        status = fn(arg, it.k.mv_data, it.v.mv_data, it.v.mv_size);
     }
-    if (status == MS_OK && rc != MDB_NOTFOUND)
-        status = s_mdb(rc, "cursor datasets");
-    mdb_cursor_close(cur);
+    status = s_scan_close(&it, status);
     s_read_end(self, txn);
     return status;
 }
@@ -2208,32 +2292,22 @@ ms_store_list_sweeps(ms_store_t *self, ms_store_sweep_fn fn, void *arg)
     int rc = s_read_begin(self, &txn);
     if (rc != MS_OK)
         return rc;
-    MDB_cursor *cur;
-    int status = MS_OK;
-    rc = mdb_cursor_open(txn, self->db_sweep_meta, &cur);
-    if (rc != 0) {
-        s_read_end(self, txn);
-        return s_mdb(rc, "cursor sweep_meta");
-    }
-    MDB_val k, v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    s_scan_t it;
+    int status = s_scan_open(&it, txn, self->db_sweep_meta, NULL, 0,
+                             "cursor sweep_meta");
+    while (status == MS_OK && s_scan_next(&it)) {
         s_sweep_hdr_t sh;
         ms_store_sweep_t view;
-        if (k.mv_size != S_ID || v.mv_size != sizeof sh) {
+        if (it.k.mv_size != S_ID || it.v.mv_size != sizeof sh) {
             status = s_mdb(MDB_CORRUPTED, "sweep_meta record");
             break;
         }
-        memcpy(&sh, v.mv_data, sizeof sh);
-        status = s_sweep_view(self, txn, k.mv_data, &sh, &view);
+        memcpy(&sh, it.v.mv_data, sizeof sh);
+        status = s_sweep_view(self, txn, it.k.mv_data, &sh, &view);
         if (status == MS_OK)
             status = fn(arg, &view);
-        if (status != MS_OK)
-            break;
     }
-    if (status == MS_OK && rc != MDB_NOTFOUND)
-        status = s_mdb(rc, "cursor sweep_meta");
-    mdb_cursor_close(cur);
+    status = s_scan_close(&it, status);
     s_read_end(self, txn);
     return status;
 }
@@ -2323,35 +2397,25 @@ ms_store_tasks_by_sweep(ms_store_t *self,
         return rc;
     s_sweep_hdr_t sh;
     int status = s_sweep_hdr_get(self, txn, sweep_id, &sh);
-    MDB_cursor *cur = NULL;
-    if (status == MS_OK) {
-        rc = mdb_cursor_open(txn, self->db_sweep_tasks, &cur);
-        if (rc != 0)
-            status = s_mdb(rc, "cursor sweep_tasks");
-    }
-    if (status == MS_OK) {
-        MDB_val k = {S_ID, (void *) sweep_id}, v;
-        for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-             rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-            if (k.mv_size != S_ID + 4 || memcmp(k.mv_data, sweep_id, S_ID))
-                break;
-            MDB_val tk = v, tv;
-            s_task_hdr_t hdr;
-            ms_store_task_t view;
-            rc = mdb_get(txn, self->db_tasks, &tk, &tv);
-            if (rc != 0 || tk.mv_size != S_ID ||
-                s_task_decode(tk.mv_data, &tv, &hdr, &view) != MS_OK) {
-                status = s_mdb(rc ? rc : MDB_CORRUPTED, "task record");
-                break;
-            }
-            status = fn(arg, &view);
-            if (status != MS_OK)
-                break;
+    s_scan_t it = {0}; // closes as nothing when never opened
+    if (status == MS_OK)
+        status = s_scan_open(&it, txn, self->db_sweep_tasks, sweep_id, S_ID,
+                             "cursor sweep_tasks");
+    while (status == MS_OK && s_scan_next(&it)) {
+        if (it.k.mv_size != S_ID + 4)
+            break;
+        MDB_val tk = it.v, tv;
+        s_task_hdr_t hdr;
+        ms_store_task_t view;
+        int mrc = mdb_get(txn, self->db_tasks, &tk, &tv);
+        if (mrc != 0 || tk.mv_size != S_ID ||
+            s_task_decode(tk.mv_data, &tv, &hdr, &view) != MS_OK) {
+            status = s_mdb(mrc ? mrc : MDB_CORRUPTED, "task record");
+            break;
         }
-        if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
-            status = s_mdb(rc, "cursor sweep_tasks");
-        mdb_cursor_close(cur);
+        status = fn(arg, &view);
     }
+    status = s_scan_close(&it, status);
     s_read_end(self, txn);
     return status;
 }
@@ -2438,20 +2502,20 @@ s_task_rows(ms_store_t *self, MDB_txn *txn, MDB_cursor *cur,
 {
     (void) self;
     (void) txn;
-    MDB_val k = {S_ID, (void *) task_id}, v;
-    int rc;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != 2 * S_ID || memcmp(k.mv_data, task_id, S_ID))
+    s_scan_t it;
+    s_scan_use(&it, cur, task_id, S_ID, "cursor results");
+    int status = MS_OK;
+    while (status == MS_OK && s_scan_next(&it)) {
+        if (it.k.mv_size != 2 * S_ID)
             break;
-        if (v.mv_size == 0)
-            return s_mdb(MDB_CORRUPTED, "result row");
+        if (it.v.mv_size == 0) {
+            status = s_mdb(MDB_CORRUPTED, "result row");
+            break;
+        }
         (*n_rows)++;
-        int status = fn(arg, v.mv_data, v.mv_size - 1);
-        if (status != 0)
-            return status;
+        status = fn(arg, it.v.mv_data, it.v.mv_size - 1);
     }
-    return rc == 0 || rc == MDB_NOTFOUND ? MS_OK : s_mdb(rc, "cursor");
+    return s_scan_close(&it, status);
 }
 
 //  --------------------------------------------------------------------------
@@ -2471,45 +2535,39 @@ ms_store_results_by_sweep(ms_store_t *self,
         return rc;
     s_sweep_hdr_t sh;
     int status = s_sweep_hdr_get(self, txn, sweep_id, &sh);
-    MDB_cursor *tcur = NULL, *rcur = NULL;
+    MDB_cursor *rcur = NULL;
     if (status == MS_OK) {
-        rc = mdb_cursor_open(txn, self->db_sweep_tasks, &tcur);
-        if (rc == 0)
-            rc = mdb_cursor_open(txn, self->db_results, &rcur);
+        rc = mdb_cursor_open(txn, self->db_results, &rcur);
         if (rc != 0)
-            status = s_mdb(rc, "cursor");
+            status = s_mdb(rc, "cursor results");
     }
-    if (status == MS_OK) {
-        uint8_t start[S_ID + 4];
-        memcpy(start, sweep_id, S_ID);
-        s_put_be32(start + S_ID, first_index);
-        MDB_val k = {sizeof start, start}, v;
-        size_t n_rows = 0;
-        for (rc = mdb_cursor_get(tcur, &k, &v, MDB_SET_RANGE); rc == 0;
-             rc = mdb_cursor_get(tcur, &k, &v, MDB_NEXT)) {
-            if (k.mv_size != S_ID + 4 || memcmp(k.mv_data, sweep_id, S_ID))
-                break;
-            if (v.mv_size != S_ID) {
-                status = s_mdb(MDB_CORRUPTED, "sweep_tasks value");
-                break;
-            }
-            uint32_t index = s_get_be32((const uint8_t *) k.mv_data + S_ID);
-            status = s_task_rows(self, txn, rcur, v.mv_data, fn, arg, &n_rows);
-            if (status != MS_OK)
-                break;
-            if (max_rows > 0 && n_rows >= max_rows) {
-                if (next_index && (uint64_t) index + 1 < sh.n_tasks)
-                    *next_index = index + 1;
-                break;
-            }
+    uint8_t start[S_ID + 4];
+    memcpy(start, sweep_id, S_ID);
+    s_put_be32(start + S_ID, first_index);
+    s_scan_t it = {0}; // closes as nothing when never opened
+    if (status == MS_OK)
+        status = s_scan_open(&it, txn, self->db_sweep_tasks, sweep_id, S_ID,
+                             "cursor sweep_tasks");
+    s_scan_from(&it, start, sizeof start);
+    size_t n_rows = 0;
+    while (status == MS_OK && s_scan_next(&it)) {
+        if (it.k.mv_size != S_ID + 4)
+            break;
+        if (it.v.mv_size != S_ID) {
+            status = s_mdb(MDB_CORRUPTED, "sweep_tasks value");
+            break;
         }
-        if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
-            status = s_mdb(rc, "cursor sweep_tasks");
+        uint32_t index = s_get_be32((const uint8_t *) it.k.mv_data + S_ID);
+        status = s_task_rows(self, txn, rcur, it.v.mv_data, fn, arg, &n_rows);
+        if (status == MS_OK && max_rows > 0 && n_rows >= max_rows) {
+            if (next_index && (uint64_t) index + 1 < sh.n_tasks)
+                *next_index = index + 1;
+            break;
+        }
     }
+    status = s_scan_close(&it, status);
     if (rcur)
         mdb_cursor_close(rcur);
-    if (tcur)
-        mdb_cursor_close(tcur);
     s_read_end(self, txn);
     return status;
 }
@@ -3058,65 +3116,47 @@ s_task_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
         return s_mdb(MDB_CORRUPTED, "task record");
 
     bool any_meta = false, done = false;
-    MDB_cursor *cur;
-    rc = mdb_cursor_open(txn, self->db_result_meta, &cur);
-    if (rc != 0)
-        return s_mdb(rc, "cursor result_meta");
-    MDB_val ck = {S_ID, task_id}, cv;
-    for (rc = mdb_cursor_get(cur, &ck, &cv, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &ck, &cv, MDB_NEXT)) {
-        if (ck.mv_size < S_ID || memcmp(ck.mv_data, task_id, S_ID))
-            break;
-        const uint8_t *m = cv.mv_data;
+    s_scan_t it;
+    rc = s_scan_open(&it, txn, self->db_result_meta, task_id, S_ID,
+                     "cursor result_meta");
+    while (rc == MS_OK && s_scan_next(&it)) {
+        const uint8_t *m = it.v.mv_data;
         any_meta = true;
-        if (cv.mv_size >= 4 && m[0] &&
+        if (it.v.mv_size >= 4 && m[0] &&
             (m[1] == MS_RESULT_STATUS_OK || m[1] == MS_RESULT_STATUS_DIVERGED))
             done = true;
     }
-    mdb_cursor_close(cur);
-    if (rc != 0 && rc != MDB_NOTFOUND)
-        return s_mdb(rc, "cursor result_meta");
+    rc = s_scan_close(&it, rc);
+    if (rc != MS_OK)
+        return rc;
 
     uint32_t n_nodes = 0;
     bool any_failure = false;
     uint8_t last[S_ID];
-    rc = mdb_cursor_open(txn, self->db_failures, &cur);
-    if (rc != 0)
-        return s_mdb(rc, "cursor failures");
-    ck.mv_size = S_ID;
-    ck.mv_data = task_id;
-    for (rc = mdb_cursor_get(cur, &ck, &cv, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &ck, &cv, MDB_NEXT)) {
-        if (ck.mv_size != S_ID * 2 + 16 || memcmp(ck.mv_data, task_id, S_ID))
+    rc = s_scan_open(&it, txn, self->db_failures, task_id, S_ID,
+                     "cursor failures");
+    while (rc == MS_OK && s_scan_next(&it)) {
+        if (it.k.mv_size != S_ID * 2 + 16)
             break;
         any_failure = true;
-        const uint8_t *node = (const uint8_t *) ck.mv_data + S_ID;
-        if (cv.mv_size < 1 ||
-            ((const uint8_t *) cv.mv_data)[0] != MS_FAILURE_CLASS_TASK)
+        const uint8_t *node = (const uint8_t *) it.k.mv_data + S_ID;
+        if (it.v.mv_size < 1 ||
+            ((const uint8_t *) it.v.mv_data)[0] != MS_FAILURE_CLASS_TASK)
             continue;
         if (n_nodes == 0 || memcmp(last, node, S_ID) != 0) {
-            int eq_rc = MS_OK;
-            bool skip = s_is_equivocator(self, txn, node, &eq_rc);
-            if (eq_rc != MS_OK) {
-                mdb_cursor_close(cur);
-                return eq_rc;
-            }
-            if (skip)
-                continue; // no longer counted
-            if (!s_key_counts(self, txn, node, &eq_rc) || eq_rc != MS_OK) {
-                if (eq_rc != MS_OK) {
-                    mdb_cursor_close(cur);
-                    return eq_rc;
-                }
-                continue; // above its origin's revocation cut
-            }
+            bool skip = s_is_equivocator(self, txn, node, &rc);
+            if (rc != MS_OK || skip)
+                continue; // an error ends the loop; an equivocator counts no
+                          // more
+            if (!s_key_counts(self, txn, node, &rc) || rc != MS_OK)
+                continue; // above its origin's revocation cut (or an error)
             n_nodes++;
             memcpy(last, node, S_ID);
         }
     }
-    mdb_cursor_close(cur);
-    if (rc != 0 && rc != MDB_NOTFOUND)
-        return s_mdb(rc, "cursor failures");
+    rc = s_scan_close(&it, rc);
+    if (rc != MS_OK)
+        return rc;
     uint32_t needed = self->n_members < 3 ? self->n_members : 3;
     bool failed = n_nodes > 0 && n_nodes >= needed;
     // Verification: with counted results the verdict decides (DESIGN.md
@@ -3181,16 +3221,11 @@ s_sweep_derive_tasks(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id)
 {
     uint8_t *ids = NULL;
     size_t n = 0, cap = 0;
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(txn, self->db_sweep_tasks, &cur);
-    if (rc != 0)
-        return s_mdb(rc, "cursor sweep_tasks");
-    MDB_val k = {S_ID, (void *) sweep_id}, v;
-    int status = MS_OK;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != S_ID + 4 || memcmp(k.mv_data, sweep_id, S_ID) ||
-            v.mv_size != S_ID)
+    s_scan_t it;
+    int status = s_scan_open(&it, txn, self->db_sweep_tasks, sweep_id, S_ID,
+                             "cursor sweep_tasks");
+    while (status == MS_OK && s_scan_next(&it)) {
+        if (it.k.mv_size != S_ID + 4 || it.v.mv_size != S_ID)
             break;
         if (n == cap) {
             cap = cap ? cap * 2 : 256;
@@ -3201,11 +3236,9 @@ s_sweep_derive_tasks(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id)
             }
             ids = grown;
         }
-        memcpy(ids + n++ * S_ID, v.mv_data, S_ID);
+        memcpy(ids + n++ * S_ID, it.v.mv_data, S_ID);
     }
-    mdb_cursor_close(cur);
-    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
-        status = s_mdb(rc, "cursor sweep_tasks");
+    status = s_scan_close(&it, status);
     for (size_t i = 0; status == MS_OK && i < n; i++)
         status = s_task_derive(self, txn, ids + i * S_ID);
     free(ids);
@@ -3258,20 +3291,16 @@ s_control_rows(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id,
     *rows = NULL;
     *n = 0;
     size_t cap = 0;
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(txn, self->db_controls, &cur);
-    if (rc != 0)
-        return s_mdb(rc, "cursor sweep_controls");
-    MDB_val k = {S_ID, (void *) sweep_id}, v;
-    int status = MS_OK;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != S_ID + S_KEY || memcmp(k.mv_data, sweep_id, S_ID))
+    s_scan_t it;
+    int status = s_scan_open(&it, txn, self->db_controls, sweep_id, S_ID,
+                             "cursor sweep_controls");
+    while (status == MS_OK && s_scan_next(&it)) {
+        if (it.k.mv_size != S_ID + S_KEY)
             break;
         s_control_row_t row;
-        if (!s_control_value(&v, &row.action, &row.value, &row.lamport))
+        if (!s_control_value(&it.v, &row.action, &row.value, &row.lamport))
             continue;
-        memcpy(row.key, (const uint8_t *) k.mv_data + S_ID, S_KEY);
+        memcpy(row.key, (const uint8_t *) it.k.mv_data + S_ID, S_KEY);
         if (*n == cap) {
             cap = cap ? cap * 2 : 16;
             s_control_row_t *grown = realloc(*rows, cap * sizeof *grown);
@@ -3283,9 +3312,7 @@ s_control_rows(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id,
         }
         (*rows)[(*n)++] = row;
     }
-    mdb_cursor_close(cur);
-    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
-        status = s_mdb(rc, "cursor sweep_controls");
+    status = s_scan_close(&it, status);
     if (status != MS_OK) {
         free(*rows);
         *rows = NULL;
@@ -3546,17 +3573,14 @@ s_results_recount(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix_in)
     s_gen_touch_task(self, txn, prefix);
     s_result_ent_t *ents = NULL;
     size_t n = 0, cap = 0;
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(txn, self->db_result_meta, &cur);
-    if (rc != 0)
-        return s_mdb(rc, "cursor result_meta");
-    MDB_val k = {2 * S_ID, prefix}, v;
-    int status = MS_OK;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != 2 * S_ID + 16 || memcmp(k.mv_data, prefix, 2 * S_ID))
+    int rc;
+    s_scan_t it;
+    int status = s_scan_open(&it, txn, self->db_result_meta, prefix, 2 * S_ID,
+                             "cursor result_meta");
+    while (status == MS_OK && s_scan_next(&it)) {
+        if (it.k.mv_size != 2 * S_ID + 16)
             break;
-        if (v.mv_size < S_RM_ROW + 1)
+        if (it.v.mv_size < S_RM_ROW + 1)
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 4;
@@ -3568,15 +3592,13 @@ s_results_recount(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix_in)
             ents = grown;
         }
         s_result_ent_t *e = &ents[n++];
-        memcpy(e->key, k.mv_data, sizeof e->key);
+        memcpy(e->key, it.k.mv_data, sizeof e->key);
         e->incarnation = s_get_be64(e->key + 2 * S_ID);
-        memcpy(e->hash, (const uint8_t *) v.mv_data + S_RM_HASH, 32);
-        e->counted = ((const uint8_t *) v.mv_data)[0] != 0;
-        e->committed = ((const uint8_t *) v.mv_data)[3] != 0;
+        memcpy(e->hash, (const uint8_t *) it.v.mv_data + S_RM_HASH, 32);
+        e->counted = ((const uint8_t *) it.v.mv_data)[0] != 0;
+        e->committed = ((const uint8_t *) it.v.mv_data)[3] != 0;
     }
-    mdb_cursor_close(cur);
-    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
-        status = s_mdb(rc, "cursor result_meta");
+    status = s_scan_close(&it, status);
     size_t best = SIZE_MAX;
     bool excluded =
         status == MS_OK && s_is_equivocator(self, txn, prefix + S_ID, &status);
@@ -3713,17 +3735,14 @@ s_results_rank(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
     s_rank_ent_t *ents = NULL;
     size_t n = 0, cap = 0;
     uint32_t n_counted = 0;
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(txn, self->db_result_meta, &cur);
-    if (rc != 0)
-        return s_mdb(rc, "cursor result_meta");
-    MDB_val k = {S_ID, task_id}, v;
-    int status = MS_OK;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != 2 * S_ID + 16 || memcmp(k.mv_data, task_id, S_ID))
+    int rc;
+    s_scan_t it;
+    int status = s_scan_open(&it, txn, self->db_result_meta, task_id, S_ID,
+                             "cursor result_meta");
+    while (status == MS_OK && s_scan_next(&it)) {
+        if (it.k.mv_size != 2 * S_ID + 16)
             break;
-        if (v.mv_size < S_RM_ROW + 1)
+        if (it.v.mv_size < S_RM_ROW + 1)
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 4;
@@ -3734,19 +3753,17 @@ s_results_rank(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
             }
             ents = grown;
         }
-        const uint8_t *m = v.mv_data;
+        const uint8_t *m = it.v.mv_data;
         s_rank_ent_t *e = &ents[n++];
         memset(e, 0, sizeof *e);
-        memcpy(e->key, k.mv_data, sizeof e->key);
+        memcpy(e->key, it.k.mv_data, sizeof e->key);
         e->counted = m[0] != 0;
         e->place = m[2];
         e->slot = s_get_be32(m + S_RM_SLOT);
         e->epoch = s_get_be32(m + S_RM_EPOCH);
         n_counted += e->counted;
     }
-    mdb_cursor_close(cur);
-    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
-        status = s_mdb(rc, "cursor result_meta");
+    status = s_scan_close(&it, status);
     uint32_t replicas = 1;
     if (status == MS_OK && n > 0)
         status = s_task_replicas(self, txn, task_id, &replicas);
@@ -3876,27 +3893,19 @@ s_commit_matches(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     memcpy(prefix, p->u.result.task_id, S_ID);
     memcpy(prefix + S_ID, key, S_ID + 8); // node || incarnation
     uint64_t seq = s_get_be64(key + S_ID + 8);
-    MDB_cursor *cur;
-    rc = mdb_cursor_open(txn, self->db_commits, &cur);
-    if (rc != 0)
-        return s_mdb(rc, "cursor commits");
-    MDB_val k = {sizeof prefix, prefix}, v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != 2 * S_ID + 16 ||
-            memcmp(k.mv_data, prefix, sizeof prefix) != 0 ||
-            s_get_be64((const uint8_t *) k.mv_data + 2 * S_ID + 8) >= seq)
+    s_scan_t it;
+    int status = s_scan_open(&it, txn, self->db_commits, prefix, sizeof prefix,
+                             "cursor commits");
+    while (status == MS_OK && s_scan_next(&it)) {
+        if (it.k.mv_size != 2 * S_ID + 16 ||
+            s_get_be64((const uint8_t *) it.k.mv_data + 2 * S_ID + 8) >= seq)
             break;
-        if (v.mv_size >= S_ID && memcmp(v.mv_data, want, S_ID) == 0) {
+        if (it.v.mv_size >= S_ID && memcmp(it.v.mv_data, want, S_ID) == 0) {
             *match = true;
             break;
         }
     }
-    int status = MS_OK;
-    if (!*match && rc != 0 && rc != MDB_NOTFOUND)
-        status = s_mdb(rc, "cursor commits");
-    mdb_cursor_close(cur);
-    return status;
+    return s_scan_close(&it, status);
 }
 
 //  --------------------------------------------------------------------------
@@ -3911,19 +3920,18 @@ s_results_recount_task(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id)
     memset(prefix + S_ID, 0, S_ID);
     bool any = false;
     for (;;) {
-        MDB_cursor *cur;
-        int rc = mdb_cursor_open(txn, self->db_result_meta, &cur);
-        if (rc != 0)
-            return s_mdb(rc, "cursor result_meta");
-        MDB_val k = {sizeof prefix, prefix}, v;
-        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-        bool found = rc == 0 && k.mv_size == 2 * S_ID + 16 &&
-                     memcmp(k.mv_data, task_id, S_ID) == 0;
+        //  The first result of the task at or after node prefix + S_ID.
+        s_scan_t it;
+        int rc = s_scan_open(&it, txn, self->db_result_meta, task_id, S_ID,
+                             "cursor result_meta");
+        s_scan_from(&it, prefix, sizeof prefix);
+        bool found =
+            rc == MS_OK && s_scan_next(&it) && it.k.mv_size == 2 * S_ID + 16;
         if (found)
-            memcpy(prefix + S_ID, (const uint8_t *) k.mv_data + S_ID, S_ID);
-        mdb_cursor_close(cur);
-        if (rc != 0 && rc != MDB_NOTFOUND)
-            return s_mdb(rc, "cursor result_meta");
+            memcpy(prefix + S_ID, (const uint8_t *) it.k.mv_data + S_ID, S_ID);
+        rc = s_scan_close(&it, rc);
+        if (rc != MS_OK)
+            return rc;
         if (!found)
             break;
         any = true;
@@ -4523,19 +4531,14 @@ s_origin_uncount(ms_store_t *self, MDB_txn *txn, const uint8_t *origin_in)
     int status = MS_OK;
     MDB_dbi dbis[2] = {self->db_result_meta, self->db_failures};
     for (int t = 0; t < 2 && status == MS_OK; t++) {
-        MDB_cursor *cur;
-        int rc = mdb_cursor_open(txn, dbis[t], &cur);
-        if (rc != 0) {
-            status = s_mdb(rc, "cursor (uncount)");
-            break;
-        }
-        MDB_val k, v;
-        for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-             rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-            if (k.mv_size != 2 * S_ID + 16 ||
-                memcmp((const uint8_t *) k.mv_data + S_ID, origin, S_ID))
+        s_scan_t it;
+        status = s_scan_open(&it, txn, dbis[t], NULL, 0, "cursor (uncount)");
+        while (status == MS_OK && s_scan_next(&it)) {
+            if (it.k.mv_size != 2 * S_ID + 16 ||
+                memcmp((const uint8_t *) it.k.mv_data + S_ID, origin, S_ID))
                 continue;
-            if (n > 0 && memcmp(tasks + (n - 1) * S_ID, k.mv_data, S_ID) == 0)
+            if (n > 0 &&
+                memcmp(tasks + (n - 1) * S_ID, it.k.mv_data, S_ID) == 0)
                 continue;
             if (n == cap) {
                 cap = cap ? cap * 2 : 64;
@@ -4546,11 +4549,9 @@ s_origin_uncount(ms_store_t *self, MDB_txn *txn, const uint8_t *origin_in)
                 }
                 tasks = grown;
             }
-            memcpy(tasks + n++ * S_ID, k.mv_data, S_ID);
+            memcpy(tasks + n++ * S_ID, it.k.mv_data, S_ID);
         }
-        mdb_cursor_close(cur);
-        if (status == MS_OK && rc != MDB_NOTFOUND)
-            status = s_mdb(rc, "cursor (uncount)");
+        status = s_scan_close(&it, status);
     }
     for (size_t i = 0; status == MS_OK && i < n; i++) {
         uint8_t prefix[2 * S_ID];
@@ -4683,16 +4684,12 @@ s_op_members(ms_store_t *self, MDB_txn *txn, s_op_t *op)
     self->n_members = (uint32_t) op->value;
     uint8_t *ids = NULL;
     size_t n = 0, cap = 0;
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(txn, self->db_failures, &cur);
-    if (rc != 0)
-        return s_mdb(rc, "cursor failures");
-    MDB_val k, v;
-    int status = MS_OK;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size < S_ID ||
-            (n > 0 && memcmp(ids + (n - 1) * S_ID, k.mv_data, S_ID) == 0))
+    s_scan_t it;
+    int status =
+        s_scan_open(&it, txn, self->db_failures, NULL, 0, "cursor failures");
+    while (status == MS_OK && s_scan_next(&it)) {
+        if (it.k.mv_size < S_ID ||
+            (n > 0 && memcmp(ids + (n - 1) * S_ID, it.k.mv_data, S_ID) == 0))
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
@@ -4703,11 +4700,9 @@ s_op_members(ms_store_t *self, MDB_txn *txn, s_op_t *op)
             }
             ids = grown;
         }
-        memcpy(ids + n++ * S_ID, k.mv_data, S_ID);
+        memcpy(ids + n++ * S_ID, it.k.mv_data, S_ID);
     }
-    mdb_cursor_close(cur);
-    if (status == MS_OK && rc != MDB_NOTFOUND)
-        status = s_mdb(rc, "cursor failures");
+    status = s_scan_close(&it, status);
     for (size_t i = 0; status == MS_OK && i < n; i++)
         status = s_written(s_task_derive(self, txn, ids + i * S_ID));
     free(ids);
@@ -4847,25 +4842,14 @@ ms_store_items(ms_store_t *self, ms_store_item_fn fn, void *arg)
     int rc = s_read_begin(self, &txn);
     if (rc != MS_OK)
         return rc;
-    MDB_cursor *cur;
-    rc = mdb_cursor_open(txn, self->db_items, &cur);
-    if (rc != 0) {
-        s_read_end(self, txn);
-        return s_mdb(rc, "cursor items");
-    }
-    int status = MS_OK;
-    MDB_val k, v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != S_ID)
+    s_scan_t it;
+    int status = s_scan_open(&it, txn, self->db_items, NULL, 0, "cursor items");
+    while (status == MS_OK && s_scan_next(&it)) {
+        if (it.k.mv_size != S_ID)
             continue;
-        status = fn(arg, k.mv_data, v.mv_data, v.mv_size);
-        if (status != 0)
-            break;
+        status = fn(arg, it.k.mv_data, it.v.mv_data, it.v.mv_size);
     }
-    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
-        status = s_mdb(rc, "cursor items");
-    mdb_cursor_close(cur);
+    status = s_scan_close(&it, status);
     s_read_end(self, txn);
     return status;
 }
@@ -5313,29 +5297,19 @@ ms_store_vector(ms_store_t *self, ms_store_vector_fn fn, void *arg)
     int rc = s_read_begin(self, &txn);
     if (rc != MS_OK)
         return rc;
-    MDB_cursor *cur;
-    rc = mdb_cursor_open(txn, self->db_vectors, &cur);
-    if (rc != 0) {
-        s_read_end(self, txn);
-        return s_mdb(rc, "cursor vectors");
-    }
-    int status = MS_OK;
-    MDB_val k, v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != S_ID + 8 || v.mv_size != 8) {
+    s_scan_t it;
+    int status =
+        s_scan_open(&it, txn, self->db_vectors, NULL, 0, "cursor vectors");
+    while (status == MS_OK && s_scan_next(&it)) {
+        if (it.k.mv_size != S_ID + 8 || it.v.mv_size != 8) {
             status = s_mdb(MDB_CORRUPTED, "vector entry");
             break;
         }
-        status =
-            fn(arg, k.mv_data, s_get_be64((const uint8_t *) k.mv_data + S_ID),
-               s_get_be64(v.mv_data));
-        if (status != 0)
-            break;
+        status = fn(arg, it.k.mv_data,
+                    s_get_be64((const uint8_t *) it.k.mv_data + S_ID),
+                    s_get_be64(it.v.mv_data));
     }
-    if (status == MS_OK && rc != MDB_NOTFOUND)
-        status = s_mdb(rc, "cursor vectors");
-    mdb_cursor_close(cur);
+    status = s_scan_close(&it, status);
     s_read_end(self, txn);
     return status;
 }
@@ -5591,29 +5565,23 @@ ms_store_claims_by_task(ms_store_t *self,
     int rc = s_read_begin(self, &txn);
     if (rc != MS_OK)
         return rc;
-    MDB_cursor *cur;
-    rc = mdb_cursor_open(txn, self->db_claims, &cur);
-    if (rc != 0) {
-        s_read_end(self, txn);
-        return s_mdb(rc, "cursor claims");
-    }
-    int status = MS_OK;
-    MDB_val k = {S_ID, (void *) task_id}, v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != 2 * S_ID + 12 || memcmp(k.mv_data, task_id, S_ID))
+    s_scan_t it;
+    int status =
+        s_scan_open(&it, txn, self->db_claims, task_id, S_ID, "cursor claims");
+    while (status == MS_OK && s_scan_next(&it)) {
+        if (it.k.mv_size != 2 * S_ID + 12)
             break;
         s_claim_row_t row;
-        if (v.mv_size != sizeof row) {
+        if (it.v.mv_size != sizeof row) {
             status = s_mdb(MDB_CORRUPTED, "claim row");
             break;
         }
-        memcpy(&row, v.mv_data, sizeof row);
+        memcpy(&row, it.v.mv_data, sizeof row);
         if (row.claimed && !s_key_counts(self, txn, row.claim_key, &status))
             continue; // above its origin's revocation cut: holds nothing
         if (status != MS_OK)
             break;
-        const uint8_t *kp = k.mv_data;
+        const uint8_t *kp = it.k.mv_data;
         ms_store_claim_t c = {.slot = s_get_be32(kp + S_ID),
                               .epoch = s_get_be64(kp + S_ID + 4),
                               .claimed = row.claimed,
@@ -5626,12 +5594,8 @@ ms_store_claims_by_task(ms_store_t *self,
         if (row.released)
             s_key_parse(row.release_key, &c.release_key);
         status = fn(arg, &c);
-        if (status != 0)
-            break;
     }
-    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
-        status = s_mdb(rc, "cursor claims");
-    mdb_cursor_close(cur);
+    status = s_scan_close(&it, status);
     s_read_end(self, txn);
     return status;
 }
@@ -5676,18 +5640,14 @@ ms_store_pending_tasks_filtered(ms_store_t *self, ms_store_task_skip_fn skip,
         return rc;
     s_sweep_order_t *sweeps = NULL;
     size_t n = 0, cap = 0;
-    int status = MS_OK;
-    MDB_cursor *cur = NULL;
-    rc = mdb_cursor_open(txn, self->db_sweep_meta, &cur);
-    if (rc != 0)
-        status = s_mdb(rc, "cursor sweep_meta");
-    MDB_val k, v;
-    for (rc = status ? MDB_NOTFOUND : mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-         rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    s_scan_t it;
+    int status = s_scan_open(&it, txn, self->db_sweep_meta, NULL, 0,
+                             "cursor sweep_meta");
+    while (status == MS_OK && s_scan_next(&it)) {
         s_sweep_hdr_t sh;
-        if (k.mv_size != S_ID || v.mv_size != sizeof sh)
+        if (it.k.mv_size != S_ID || it.v.mv_size != sizeof sh)
             continue;
-        memcpy(&sh, v.mv_data, sizeof sh);
+        memcpy(&sh, it.v.mv_data, sizeof sh);
         if (sh.state != MS_SWEEP_ACTIVE)
             continue;
         if (n == cap) {
@@ -5699,14 +5659,12 @@ ms_store_pending_tasks_filtered(ms_store_t *self, ms_store_task_skip_fn skip,
             }
             sweeps = grown;
         }
-        memcpy(sweeps[n].id, k.mv_data, S_ID);
+        memcpy(sweeps[n].id, it.k.mv_data, S_ID);
         sweeps[n].priority = sh.priority;
         sweeps[n].created_at_ms = sh.created_at_ms;
         n++;
     }
-    if (cur)
-        mdb_cursor_close(cur);
-    cur = NULL;
+    status = s_scan_close(&it, status);
     if (status == MS_OK && n > 1)
         qsort(sweeps, n, sizeof *sweeps, s_sweep_order_cmp);
     // Per sweep, walk the task_state index of the unfinished states
@@ -5800,8 +5758,6 @@ ms_store_pending_tasks_filtered(ms_store_t *self, ms_store_task_skip_fn skip,
     for (int r = 0; r < S_OPEN_STATES; r++)
         if (runs[r])
             mdb_cursor_close(runs[r]);
-    if (cur)
-        mdb_cursor_close(cur);
     free(sweeps);
     s_read_end(self, txn);
     return status;
@@ -5869,15 +5825,13 @@ s_hash_item(ms_hasher_t *h, const void *data, size_t len)
 static int
 s_hash_db(MDB_txn *txn, MDB_dbi dbi, const char *name, int mode, ms_hasher_t *h)
 {
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(txn, dbi, &cur);
-    if (rc != 0)
-        return s_mdb(rc, "cursor (digest)");
+    s_scan_t it;
+    int status = s_scan_open(&it, txn, dbi, NULL, 0, "cursor (digest)");
+    if (status != MS_OK)
+        return status;
     s_hash_item(h, name, strlen(name));
-    MDB_val k, v;
-    int status = MS_OK;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    while (status == MS_OK && s_scan_next(&it)) {
+        MDB_val k = it.k, v = it.v;
         s_hash_item(h, k.mv_data, k.mv_size);
         if (mode == 1 && v.mv_size == sizeof(s_sweep_hdr_t)) {
             s_sweep_hdr_t sh;
@@ -5916,10 +5870,7 @@ s_hash_db(MDB_txn *txn, MDB_dbi dbi, const char *name, int mode, ms_hasher_t *h)
             s_hash_item(h, v.mv_data, v.mv_size);
         }
     }
-    if (status == MS_OK && rc != MDB_NOTFOUND)
-        status = s_mdb(rc, "cursor (digest)");
-    mdb_cursor_close(cur);
-    return status;
+    return s_scan_close(&it, status);
 }
 
 //  --------------------------------------------------------------------------
@@ -5939,35 +5890,26 @@ ms_store_results_by_task_all(ms_store_t *self,
     int status = MS_OK;
     MDB_dbi dbis[2] = {self->db_results, self->db_result_meta};
     for (int t = 0; t < 2 && status == MS_OK; t++) {
-        MDB_cursor *cur;
-        rc = mdb_cursor_open(txn, dbis[t], &cur);
-        if (rc != 0) {
-            status = s_mdb(rc, "cursor results");
-            break;
-        }
-        MDB_val k = {S_ID, (void *) task_id}, v;
+        s_scan_t it;
+        status = s_scan_open(&it, txn, dbis[t], task_id, S_ID,
+                             t == 0 ? "cursor results" : "cursor result_meta");
         size_t key_len = t == 0 ? 2 * S_ID : 2 * S_ID + 16;
-        for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-             rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-            if (k.mv_size != key_len || memcmp(k.mv_data, task_id, S_ID))
+        while (status == MS_OK && s_scan_next(&it)) {
+            if (it.k.mv_size != key_len)
                 break;
-            const uint8_t *m = v.mv_data;
-            if (t == 0 && v.mv_size == 0) {
+            const uint8_t *m = it.v.mv_data;
+            if (t == 0 && it.v.mv_size == 0) {
                 status = s_mdb(MDB_CORRUPTED, "result row");
                 break;
             }
             if (t == 1 &&
-                (v.mv_size < S_RM_ROW + 1 || !m[0] || m[2] != S_PLACE_EXTRA))
+                (it.v.mv_size < S_RM_ROW + 1 || !m[0] || m[2] != S_PLACE_EXTRA))
                 continue; // not counted, or it fills a slot
             size_t off = t == 0 ? 0 : S_RM_ROW;
             status =
-                fn(arg, (const char *) m + off, v.mv_size - off - 1, t == 1);
-            if (status != 0)
-                break;
+                fn(arg, (const char *) m + off, it.v.mv_size - off - 1, t == 1);
         }
-        if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
-            status = s_mdb(rc, "cursor results");
-        mdb_cursor_close(cur);
+        status = s_scan_close(&it, status);
     }
     s_read_end(self, txn);
     return status;
@@ -6418,24 +6360,18 @@ s_reevals_load(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id,
         return MS_OK;
     ms_verdict_reeval_t *e = calloc(S_RVMAX, sizeof *e);
     s_vin_t *in = calloc(S_RVMAX, sizeof *in);
-    MDB_cursor *cur = NULL;
     int status = e && in ? MS_OK : MS_ERR_NOMEM;
-    int rc = MDB_NOTFOUND;
-    if (status == MS_OK) {
-        rc = mdb_cursor_open(txn, self->db_reevals, &cur);
-        if (rc != 0)
-            status = s_mdb(rc, "cursor reevals");
-    }
+    s_scan_t it = {0}; // closes as nothing when never opened
+    if (status == MS_OK)
+        status = s_scan_open(&it, txn, self->db_reevals, task_id, S_ID,
+                             "cursor reevals");
     size_t n = 0;
-    MDB_val k = {S_ID, (void *) task_id}, v;
-    for (rc = status == MS_OK ? mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE)
-                              : MDB_NOTFOUND;
-         rc == 0 && n < S_RVMAX; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != S_ID + S_KEY || memcmp(k.mv_data, task_id, S_ID))
+    while (status == MS_OK && n < S_RVMAX && s_scan_next(&it)) {
+        if (it.k.mv_size != S_ID + S_KEY)
             break;
-        if (v.mv_size != sizeof(s_reeval_val_t))
+        if (it.v.mv_size != sizeof(s_reeval_val_t))
             continue;
-        const uint8_t *rkey = (const uint8_t *) k.mv_data + S_ID;
+        const uint8_t *rkey = (const uint8_t *) it.k.mv_data + S_ID;
         int kst = MS_OK;
         bool counts = s_key_counts(self, txn, rkey, &kst);
         if (kst != MS_OK) {
@@ -6445,7 +6381,7 @@ s_reevals_load(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id,
         if (!counts)
             continue;
         s_reeval_val_t rv;
-        memcpy(&rv, v.mv_data, sizeof rv);
+        memcpy(&rv, it.v.mv_data, sizeof rv);
         ms_verdict_reeval_t *x = &e[n];
         memcpy(x->target, rv.target, S_ID);
         memcpy(x->verifier_node, rkey, S_ID);
@@ -6457,10 +6393,7 @@ s_reevals_load(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id,
         x->test_loss = rv.test_loss;
         n++;
     }
-    if (cur)
-        mdb_cursor_close(cur);
-    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND && n < S_RVMAX)
-        status = s_mdb(rc, "cursor reevals");
+    status = s_scan_close(&it, status);
     for (size_t i = 0; status == MS_OK && i < n; i++) {
         status = s_operator_of(self, txn, in[i].node, in[i].op);
         e[i].verifier_operator = in[i].op;
@@ -6515,22 +6448,18 @@ s_verdict_counts_walk(ms_store_t *self, MDB_txn *txn,
                       uint64_t c[MS_STORE_VERDICT_STATES])
 {
     memset(c, 0, MS_STORE_VERDICT_STATES * sizeof c[0]);
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(txn, self->db_verdicts, &cur);
-    if (rc != 0)
-        return s_mdb(rc, "cursor verdicts");
-    MDB_val k, v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    s_scan_t it;
+    int status =
+        s_scan_open(&it, txn, self->db_verdicts, NULL, 0, "cursor verdicts");
+    while (status == MS_OK && s_scan_next(&it)) {
         s_vrow_t hdr;
-        if (v.mv_size < sizeof hdr)
+        if (it.v.mv_size < sizeof hdr)
             continue;
-        memcpy(&hdr, v.mv_data, sizeof hdr);
+        memcpy(&hdr, it.v.mv_data, sizeof hdr);
         if (hdr.verdict < MS_STORE_VERDICT_STATES)
             c[hdr.verdict]++;
     }
-    mdb_cursor_close(cur);
-    return rc == MDB_NOTFOUND ? MS_OK : s_mdb(rc, "cursor verdicts");
+    return s_scan_close(&it, status);
 }
 
 //  --------------------------------------------------------------------------
@@ -6625,20 +6554,15 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
     uint32_t other[S_VMAX];    // slots of results left out (no commit, a
     size_t n = 0, n_other = 0; // revocation cut, ...)
     int status = res && in ? MS_OK : MS_ERR_NOMEM;
-    MDB_cursor *cur = NULL;
-    if (status == MS_OK) {
-        rc = mdb_cursor_open(txn, self->db_result_meta, &cur);
-        if (rc != 0)
-            status = s_mdb(rc, "cursor result_meta");
-    }
-    MDB_val ck = {S_ID, task_id}, cv;
-    for (rc = status == MS_OK ? mdb_cursor_get(cur, &ck, &cv, MDB_SET_RANGE)
-                              : MDB_NOTFOUND;
-         rc == 0 && n < S_VMAX; rc = mdb_cursor_get(cur, &ck, &cv, MDB_NEXT)) {
-        if (ck.mv_size != 2 * S_ID + 16 || memcmp(ck.mv_data, task_id, S_ID))
+    s_scan_t it = {0}; // closes as nothing when never opened
+    if (status == MS_OK)
+        status = s_scan_open(&it, txn, self->db_result_meta, task_id, S_ID,
+                             "cursor result_meta");
+    while (status == MS_OK && n < S_VMAX && s_scan_next(&it)) {
+        if (it.k.mv_size != 2 * S_ID + 16)
             break;
-        const uint8_t *m = cv.mv_data;
-        if (cv.mv_size < S_RM_ROW + 1)
+        const uint8_t *m = it.v.mv_data;
+        if (it.v.mv_size < S_RM_ROW + 1)
             continue;
         if (!m[0]) {
             if (n_other < S_VMAX)
@@ -6647,7 +6571,7 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
         }
         ms_verdict_result_t *r = &res[n];
         slot_of[n] = s_get_be32(m + S_RM_SLOT);
-        const uint8_t *node = (const uint8_t *) ck.mv_data + S_ID;
+        const uint8_t *node = (const uint8_t *) it.k.mv_data + S_ID;
         memcpy(r->node_id, node, S_ID);
         memcpy(in[n].node, node, S_ID);
         inc_of[n] = s_get_be64(node + S_ID);
@@ -6659,17 +6583,14 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
         // (a row that is not an object reads as all zero, as before)
         ms_store_row_verdict_t rv;
         (void) ms_store_payload_row_verdict((const char *) m + S_RM_ROW,
-                                            cv.mv_size - S_RM_ROW - 1, &rv);
+                                            it.v.mv_size - S_RM_ROW - 1, &rv);
         r->test_accuracy = noop ? 0.0 : rv.test_accuracy;
         r->test_loss = noop ? 0.0 : rv.test_loss;
         memcpy(r->fingerprint, rv.fingerprint, 32);
         memcpy(r->weights_digest, rv.weights_digest, 32);
         n++;
     }
-    if (cur)
-        mdb_cursor_close(cur);
-    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND && n < S_VMAX)
-        status = s_mdb(rc, "cursor result_meta");
+    status = s_scan_close(&it, status);
     for (size_t i = 0; status == MS_OK && i < n; i++) {
         status = s_operator_of(self, txn, in[i].node, in[i].op);
         res[i].operator_name = in[i].op;
@@ -6980,14 +6901,11 @@ s_verdict_tasks(ms_store_t *self, MDB_txn *txn, const uint8_t *node, bool multi,
     *n_out = 0;
     uint8_t *ids = NULL;
     size_t n = 0, cap = 0;
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(txn, self->db_verdicts, &cur);
-    if (rc != 0)
-        return s_mdb(rc, "cursor verdicts");
-    MDB_val k, v;
-    int status = MS_OK;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    s_scan_t it;
+    int status =
+        s_scan_open(&it, txn, self->db_verdicts, NULL, 0, "cursor verdicts");
+    while (status == MS_OK && s_scan_next(&it)) {
+        MDB_val k = it.k, v = it.v;
         if (k.mv_size != S_ID || v.mv_size < sizeof(s_vrow_t))
             continue;
         s_vrow_t hdr;
@@ -7022,9 +6940,7 @@ s_verdict_tasks(ms_store_t *self, MDB_txn *txn, const uint8_t *node, bool multi,
         }
         memcpy(ids + n++ * S_ID, k.mv_data, S_ID);
     }
-    mdb_cursor_close(cur);
-    if (status == MS_OK && rc != MDB_NOTFOUND)
-        status = s_mdb(rc, "cursor verdicts");
+    status = s_scan_close(&it, status);
     if (status != MS_OK)
         free(ids);
     else {
@@ -7292,22 +7208,16 @@ ms_store_commit_operators(ms_store_t *self,
         return rc;
     enum { MAX_OPS = 64 };
     char(*ops)[MS_STORE_OPERATOR_MAX + 1] = calloc(MAX_OPS, sizeof *ops);
-    MDB_cursor *cur = NULL;
     int status = ops ? MS_OK : MS_ERR_NOMEM;
-    if (status == MS_OK) {
-        rc = mdb_cursor_open(txn, self->db_commits, &cur);
-        if (rc != 0)
-            status = s_mdb(rc, "cursor commits");
-    }
+    s_scan_t it = {0}; // closes as nothing when never opened
+    if (status == MS_OK)
+        status = s_scan_open(&it, txn, self->db_commits, task_id, S_ID,
+                             "cursor commits");
     uint8_t last[S_ID];
     bool have_last = false;
-    MDB_val k = {S_ID, (void *) task_id}, v;
-    for (rc = status == MS_OK ? mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE)
-                              : MDB_NOTFOUND;
-         rc == 0 && *n_operators < MAX_OPS;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        const uint8_t *key = k.mv_data;
-        if (k.mv_size != 2 * S_ID + 16 || memcmp(key, task_id, S_ID) != 0)
+    while (status == MS_OK && *n_operators < MAX_OPS && s_scan_next(&it)) {
+        const uint8_t *key = it.k.mv_data;
+        if (it.k.mv_size != 2 * S_ID + 16)
             break;
         if (have_last && memcmp(last, key + S_ID, S_ID) == 0)
             continue; // the same node again
@@ -7325,10 +7235,7 @@ ms_store_commit_operators(ms_store_t *self,
         if (!seen)
             strcpy(ops[(*n_operators)++], op);
     }
-    if (status == MS_OK && rc != 0 && rc != MDB_NOTFOUND)
-        status = s_mdb(rc, "cursor commits");
-    if (cur)
-        mdb_cursor_close(cur);
+    status = s_scan_close(&it, status);
     free(ops);
     s_read_end(self, txn);
     return status;
@@ -7430,26 +7337,21 @@ ms_store_reevals_of(ms_store_t *self, const uint8_t task_id[MS_STORE_ID_BYTES],
     int rc = s_read_begin(self, &txn);
     if (rc != MS_OK)
         return rc;
-    MDB_cursor *cur;
-    rc = mdb_cursor_open(txn, self->db_reevals, &cur);
-    if (rc != 0) {
-        s_read_end(self, txn);
-        return s_mdb(rc, "cursor reevals");
-    }
-    MDB_val k = {S_ID, (void *) task_id}, v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != S_ID + S_KEY || memcmp(k.mv_data, task_id, S_ID))
+    s_scan_t it;
+    int status = s_scan_open(&it, txn, self->db_reevals, task_id, S_ID,
+                             "cursor reevals");
+    while (status == MS_OK && s_scan_next(&it)) {
+        if (it.k.mv_size != S_ID + S_KEY)
             break;
-        if (v.mv_size != sizeof(s_reeval_val_t) ||
-            memcmp(v.mv_data, target, S_ID) != 0)
+        if (it.v.mv_size != sizeof(s_reeval_val_t) ||
+            memcmp(it.v.mv_data, target, S_ID) != 0)
             continue;
         (*n)++;
         if (by_verifier && verifier &&
-            memcmp((const uint8_t *) k.mv_data + S_ID, verifier, S_ID) == 0)
+            memcmp((const uint8_t *) it.k.mv_data + S_ID, verifier, S_ID) == 0)
             *by_verifier = true;
     }
-    mdb_cursor_close(cur);
+    status = s_scan_close(&it, status);
     s_read_end(self, txn);
-    return rc == 0 || rc == MDB_NOTFOUND ? MS_OK : s_mdb(rc, "cursor reevals");
+    return status;
 }
