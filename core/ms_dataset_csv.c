@@ -1005,6 +1005,12 @@ s_parse_file(s_parse_t *p)
                     "IDX file needs its labels file too)");
                 break;
             }
+            if (n >= 4 && buf[0] == 0 && buf[1] == 0 && buf[2] == 0x08) {
+                p->rc = ms_diag_set_code(p->diag, MS_ERR_DATASET, p->path,
+                                         "is an IDX file: give its labels "
+                                         "file too");
+                break;
+            }
             if (n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
                 at += 3; // UTF-8 byte order mark
         }
