@@ -1778,6 +1778,30 @@ s_blob_dataset(ms_node_t *self, const ms_hash_t fh[S_FILE_ROLES],
 }
 
 //  --------------------------------------------------------------------------
+//  A loader's diag of an uploaded file names its blob path, which means
+//  nothing to the user: name the file as the spec wrote it instead (the
+//  path is only printed, never opened). "BLOB:LINE" becomes "PATH:LINE".
+
+static void
+s_diag_spec_path(ms_diag_t *diag, const json_t *local,
+                 const ms_spec_dataset_t *d)
+{
+    const char *roles[2] = {"train", "test"};
+    const char *paths[2] = {d->train_path, d->test_path};
+    for (int r = 0; diag && r < 2; r++) {
+        const char *blob = json_string_value(json_object_get(local, roles[r]));
+        size_t n = blob ? strlen(blob) : 0;
+        if (!n || !paths[r] || strncmp(diag->where, blob, n) != 0 ||
+            (diag->where[n] && diag->where[n] != ':'))
+            continue;
+        char where[MS_DIAG_WHERE_MAX];
+        snprintf(where, sizeof where, "%s%s", paths[r], diag->where + n);
+        snprintf(diag->where, sizeof diag->where, "%s", where);
+        return;
+    }
+}
+
+//  --------------------------------------------------------------------------
 //  Submit a spec.
 
 static int s_submit(ms_node_t *self, const char *spec_text, size_t n,
@@ -1864,6 +1888,8 @@ s_submit(ms_node_t *self, const char *spec_text, size_t n, ms_spec_t *parsed,
             rc = ms_worker_load_dataset(local, &tr, &te, diag);
             ms_dataset_destroy(&tr);
             ms_dataset_destroy(&te);
+            if (rc != MS_OK)
+                s_diag_spec_path(diag, local, d);
         }
         if (rc != MS_OK)
             goto done;

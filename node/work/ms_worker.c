@@ -660,6 +660,35 @@ s_child_platform(s_child_t *self)
 }
 
 //  --------------------------------------------------------------------------
+//  The class names of a dataset with string labels, class i at index i
+//  (a result row's "classes"), or NULL: integer labels, or more names
+//  than a row should carry (S_MAX_CLASSES_ROW classes, S_MAX_CLASSES_BYTES
+//  bytes of names).
+
+#define S_MAX_CLASSES_ROW 1024
+#define S_MAX_CLASSES_BYTES (64 * 1024)
+
+static json_t *
+s_classes_json(const ms_dataset_t *d)
+{
+    if (!d || !d->class_names || d->n_classes > S_MAX_CLASSES_ROW)
+        return NULL;
+    size_t bytes = 0;
+    for (int32_t i = 0; i < d->n_classes; i++)
+        bytes += strlen(ms_dataset_class_name(d, i)) + 4;
+    if (bytes > S_MAX_CLASSES_BYTES)
+        return NULL;
+    json_t *list = json_array();
+    for (int32_t i = 0; list && i < d->n_classes; i++)
+        if (json_array_append_new(list,
+                                  json_string(ms_dataset_class_name(d, i)))) {
+            json_decref(list);
+            return NULL;
+        }
+    return list;
+}
+
+//  --------------------------------------------------------------------------
 //  The result message body of a finished run.
 
 static json_t *
@@ -686,7 +715,7 @@ s_result_json(s_child_t *self, const ms_run_result_t *r, ms_trainer_t *t)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     json_t *platform = s_child_platform(self);
-    return json_pack(
+    json_t *body = json_pack(
         "{s:s, s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:s, s:O, s:o, "
         "s:I}",
         "status", ms_run_status_name(r->status), "error",
@@ -700,6 +729,12 @@ s_result_json(s_child_t *self, const ms_run_result_t *r, ms_trainer_t *t)
         s_real_or_null(r->test_loss), "params", (json_int_t) r->params,
         "weights_digest", hex, "platform", platform, "curve", curve,
         "peak_rss_bytes", (json_int_t) ru.ru_maxrss * 1024);
+    json_t *classes = s_classes_json(self->train_raw);
+    if (body && classes)
+        json_object_set_new(body, "classes", classes);
+    else
+        json_decref(classes);
+    return body;
 }
 
 //  --------------------------------------------------------------------------
