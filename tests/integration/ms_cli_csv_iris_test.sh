@@ -9,10 +9,12 @@
 #      least 0.8, the classes in sorted order in the --json row;
 #   2. a CSV with a missing value is refused, exit 2, one line naming the
 #      file, the line, the row and the column; --missing mean trains it;
-#   3. a one-node pool (meshsweepd --no-beacon): a spec with
-#      {file: iris.csv, label: species, split: 0.2} is submitted (the client
-#      uploads the file), its tasks finish (bounded wait), each row is ok
-#      with test accuracy >= 0.8 and carries the classes;
+#   3. a pool of two meshsweepd (--no-beacon, --peer, loopback): a spec
+#      with {file: iris.csv, label: species, split: 0.2} is submitted to
+#      node 1 (the client uploads the file), node 2 fetches it by hash;
+#      the tasks finish (bounded wait), both nodes ran some and hold the
+#      same table, each row is ok with test accuracy >= 0.8 and carries
+#      the classes (every node parsed the same bytes the same way);
 #   4. the same spec over the missing-value CSV is refused at submission
 #      naming the file as the spec names it, the row and the column, a bad
 #      dataset key with its key path, and
@@ -107,35 +109,45 @@ ok "missing value refused: $(cat "$T/e")"
 acc=$(check_row "$T/mean.json")
 ok "train --missing mean: $acc"
 
-# ---- 3. a one-node pool: submit (the client uploads the file), results ----
+# ---- 3. a pool: submit to node 1 (the client uploads the file); node 2
+# fetches it by hash and parses the same bytes with the spec's options ----
 [ -x "$MSD" ] || { echo "meshsweepd not built: pool part skipped"; exit 0; }
-pool_lo_ports 1
-pool_start_lo 1 --open-pool="csv-$$" --workers 1 "${POOL_TIMES[@]}"
+pool_lo_ports 2
+for k in 1 2; do
+    pool_start_lo "$k" --open-pool="csv-$$" --workers 1 "${POOL_TIMES[@]}"
+done
+pool_wait_alive 10 1 1 2 || fail "the two nodes did not link"
 cat >"$T/iris.yaml" <<Y
 name: iris-depth
 dataset: {file: $T/iris.csv, label: species, split: 0.2}
 keep_weights: none
 parameters:
   hidden_layers: {values: [1, 2]}
+  seed:          {values: [1, 2, 3, 4]}
   width:         {value: 16}
   batch_size:    {value: 8}
   learning_rate: {value: 0.01}
   epochs:        {value: 40}
 Y
 sweep=$(pool_submit 1 "$T/iris.yaml")
-ms_wait_until 120 pool_finished 1 "$sweep" || fail "the iris sweep did not finish in 120 s"
+any_finished() { pool_finished 1 "$1" || pool_finished 2 "$1"; }
+ms_wait_until 150 any_finished "$sweep" || fail "the iris sweep did not finish in 150 s"
+ms_wait_until 20 pool_same_digest "$sweep" 1 2 || fail "the two nodes' tables differ"
 pool_rows_json 1 "$sweep" "$T/rows.json"
 python3 - "$T/rows.json" <<'PY' || fail "pool rows (above)"
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
-assert len(rows) == 2, "%d rows" % len(rows)
+assert len(rows) == 8, "%d rows" % len(rows)
 for r in rows:
     assert r["status"] == "ok", r
     assert r["test_accuracy"] >= 0.8, r["test_accuracy"]
     assert r["classes"] == ["setosa", "versicolor", "virginica"], r.get("classes")
-print(" ".join("%.4f" % r["test_accuracy"] for r in rows))
+nodes = {r["node_id"] for r in rows}
+assert len(nodes) == 2, "rows from %d node(s)" % len(nodes)
+print("test accuracy %.4f..%.4f" % (min(r["test_accuracy"] for r in rows),
+                                    max(r["test_accuracy"] for r in rows)))
 PY
-ok "one-node pool: 2 tasks on the uploaded iris CSV finished"
+ok "two-node pool: 8 tasks on the uploaded iris CSV, rows from both nodes, one table"
 
 # ---- 4. refused at submission, nothing stored ----
 sed "s#$T/iris.csv#$T/missing.csv#" "$T/iris.yaml" >"$T/missing.yaml"
