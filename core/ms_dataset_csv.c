@@ -442,16 +442,16 @@ s_row(const s_parse_t *p)
 }
 
 //  --------------------------------------------------------------------------
-//  Trim blanks around a field in place; returns its start.
+//  Trim blanks around a field of len bytes (NUL-terminated) in place;
+//  returns its start.
 
 static char *
-s_trim(char *s)
+s_trim_n(char *s, size_t len)
 {
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t len = strlen(s);
     while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
         s[--len] = '\0';
+    while (*s == ' ' || *s == '\t')
+        s++;
     return s;
 }
 
@@ -464,6 +464,9 @@ s_is_missing(const char *s)
     static const char *const tokens[] = {"na", "n/a", "nan", "null", "?"};
     if (!*s)
         return true;
+    if (*s != 'n' && *s != 'N' && *s != '?')
+        return false; // the common case: a number or a name
+
     for (size_t i = 0; i < sizeof tokens / sizeof *tokens; i++)
         if (strcasecmp(s, tokens[i]) == 0)
             return true;
@@ -503,7 +506,7 @@ s_header_field(s_parse_t *p, char *text)
         p->names = names;
         p->cap_names = cap;
     }
-    char *name = strdup(s_trim(text));
+    char *name = strdup(text); // trimmed by s_on_field
     if (!name) {
         s_nomem(p);
         return;
@@ -826,10 +829,10 @@ static void
 s_on_field(void *s, size_t len, void *data)
 {
     s_parse_t *p = data;
-    (void) len; // CSV_APPEND_NULL: s is NUL-terminated
     if (p->rc)
         return;
-    char *text = s ? s_trim(s) : (char *) "";
+    //  CSV_APPEND_NULL: s[len] is a NUL (NUL bytes inside were refused).
+    char *text = s ? s_trim_n(s, len) : (char *) "";
     if (!p->header_done) {
         s_header_field(p, text);
         return;
@@ -1312,6 +1315,94 @@ s_materialize(const s_parse_t *p, ms_dataset_encoding_t *e, const int64_t *idx,
 }
 
 //  --------------------------------------------------------------------------
+//  Whether an encoding one-hot encodes any column.
+
+static bool
+s_has_categorical(const ms_dataset_encoding_t *e)
+{
+    for (int32_t j = 0; j < e->n_cols; j++)
+        if (e->categorical[j])
+            return true;
+    return false;
+}
+
+//  --------------------------------------------------------------------------
+//  s_materialize for every row of p when no column is categorical: the
+//  cells become the feature array in place (a numeric cell is a float
+//  already; the label column is dropped, missing values filled), so the
+//  peak is the dataset once, not twice. p gives up its cells. Row i's
+//  features land at or before its own cells and after every earlier
+//  row's, and a cell is read before anything is written over it, so the
+//  compaction is safe front to back. Caller owns *out.
+
+static int
+s_materialize_in_place(s_parse_t *p, ms_dataset_encoding_t *e,
+                       ms_dataset_t **out)
+{
+    *out = NULL;
+    int64_t n = p->rows;
+    int32_t nc = p->n_cols, nf = e->n_features;
+    ms_dataset_t *d = ms_dataset_new(0, nf, e->n_classes);
+    if (!d)
+        return ms_diag_set_code(p->diag, MS_ERR_NOMEM, p->path,
+                                "out of memory");
+    size_t nl = (size_t) (n > 0 ? n : 1);
+    if (e->n_classes)
+        d->labels = malloc(nl * sizeof *d->labels);
+    else
+        d->targets = malloc(nl * sizeof *d->targets);
+    if (!d->labels && !d->targets) {
+        ms_dataset_destroy(&d);
+        return ms_diag_set_code(p->diag, MS_ERR_NOMEM, p->path,
+                                "out of memory");
+    }
+    //  Every access to the shared slots is a memcpy (a char access), so
+    //  no type-based alias rule lets the compiler move a float store
+    //  above the read of a cell it overwrites.
+    unsigned char *slots = (unsigned char *) p->cells;
+    for (int64_t r = 0; r < n; r++) {
+        const unsigned char *row = slots + (size_t) (r * nc) * 4;
+        if (e->string_labels) {
+            uint32_t id;
+            memcpy(&id, row + (size_t) p->label_col * 4, sizeof id);
+            d->labels[r] = (int32_t) id;
+        } else if (d->labels) {
+            float v = p->label_num[r];
+            if (!(v >= 0 && v < MS_DATASET_MAX_CLASSES && v == floorf(v))) {
+                ms_dataset_destroy(&d);
+                return ms_diag_set_code(
+                    p->diag, MS_ERR_DATASET, p->path,
+                    "row %lld: label %g is not a class (an integer in [0, "
+                    "%d)) like the training file's labels",
+                    (long long) r + 2, (double) v, (int) e->n_classes);
+            }
+            d->labels[r] = (int32_t) v;
+        } else
+            d->targets[r] = p->label_num[r];
+        for (int32_t j = 0; j < nc; j++) {
+            int32_t f = e->first_feature[j];
+            if (f < 0)
+                continue;
+            float v;
+            memcpy(&v, row + (size_t) j * 4, sizeof v);
+            if (isnan(v))
+                v = e->fill[f];
+            memcpy(slots + (size_t) (r * nf + f) * 4, &v, sizeof v);
+        }
+    }
+    float *shrunk = realloc(slots, (size_t) nl * (size_t) nf * sizeof(float));
+    d->x = shrunk ? shrunk : (float *) slots;
+    p->cells = NULL;
+    p->cap_rows = 0;
+    d->n_samples = n;
+    ms_dataset_owner_t *owner = d->owner_;
+    owner->encoding = ms_dataset_encoding_ref(e);
+    d->class_names = (const char *const *) e->class_names;
+    *out = d;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
 //  Parse path with options o (and the training encoding ref, or NULL).
 
 static int
@@ -1401,12 +1492,16 @@ ms_dataset_load_csv_files(const char *train_path, const char *test_path,
         goto done;
     }
     rc = s_encoding_fill(&p, e, NULL, p.rows);
-    if (rc == MS_OK)
+    if (rc == MS_OK && !s_has_categorical(e))
+        rc = s_materialize_in_place(&p, e, train);
+    else if (rc == MS_OK)
         rc = s_materialize(&p, e, NULL, p.rows, train);
     s_parse_free(&p); // the training cells are done with
     if (rc == MS_OK && test) {
         rc = s_parse(&q, test_path, opts, e, diag);
-        if (rc == MS_OK)
+        if (rc == MS_OK && !s_has_categorical(e))
+            rc = s_materialize_in_place(&q, e, test);
+        else if (rc == MS_OK)
             rc = s_materialize(&q, e, NULL, q.rows, test);
     }
 done:
