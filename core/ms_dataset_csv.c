@@ -699,6 +699,12 @@ s_label_field(s_parse_t *p, char *text)
                    "row %lld: label \"%.60s\" (column \"%s\") is not a "
                    "number, and the training file's labels are numbers",
                    (long long) s_row(p), text, col);
+        else if (e->n_classes > 0 &&
+                 !(v >= 0 && v < e->n_classes && v == floor(v)))
+            s_fail(p, p->line,
+                   "row %lld: label %.60s (column \"%s\") is not a class of "
+                   "the training data (0 to %d)",
+                   (long long) s_row(p), text, col, (int) e->n_classes - 1);
         return;
     }
     if (!num)
@@ -1255,6 +1261,23 @@ s_encoding_fill(const s_parse_t *p, ms_dataset_encoding_t *e,
 }
 
 //  --------------------------------------------------------------------------
+//  Set the label (or target) of row i of d from row r of p: id is the
+//  label cell (a class rank for string labels). Parsing checked the value
+//  (s_label_field), so nothing can fail here.
+
+static void
+s_set_label(const s_parse_t *p, const ms_dataset_encoding_t *e, int64_t r,
+            uint32_t id, ms_dataset_t *d, int64_t i)
+{
+    if (e->string_labels)
+        d->labels[i] = (int32_t) id;
+    else if (d->labels)
+        d->labels[i] = (int32_t) p->label_num[r];
+    else
+        d->targets[i] = p->label_num[r];
+}
+
+//  --------------------------------------------------------------------------
 //  Build a dataset of the rows idx[0 .. n) (idx NULL: all) of p with the
 //  encoding e (p's cells hold e's ranks). Caller owns *out.
 
@@ -1294,21 +1317,7 @@ s_materialize(const s_parse_t *p, ms_dataset_encoding_t *e, const int64_t *idx,
             memcpy(&v, &row[j], sizeof v);
             x[f] = isnan(v) ? e->fill[f] : v;
         }
-        if (e->string_labels)
-            d->labels[i] = (int32_t) row[p->label_col];
-        else if (d->labels) {
-            float v = p->label_num[r];
-            if (!(v >= 0 && v < MS_DATASET_MAX_CLASSES && v == floorf(v))) {
-                ms_dataset_destroy(&d);
-                return ms_diag_set_code(
-                    p->diag, MS_ERR_DATASET, p->path,
-                    "row %lld: label %g is not a class (an integer in [0, "
-                    "%d)) like the training file's labels",
-                    (long long) r + 2, (double) v, (int) e->n_classes);
-            }
-            d->labels[i] = (int32_t) v;
-        } else
-            d->targets[i] = p->label_num[r];
+        s_set_label(p, e, r, row[p->label_col], d, i);
     }
     *out = d;
     return MS_OK;
@@ -1362,23 +1371,9 @@ s_materialize_in_place(s_parse_t *p, ms_dataset_encoding_t *e,
     unsigned char *slots = (unsigned char *) p->cells;
     for (int64_t r = 0; r < n; r++) {
         const unsigned char *row = slots + (size_t) (r * nc) * 4;
-        if (e->string_labels) {
-            uint32_t id;
-            memcpy(&id, row + (size_t) p->label_col * 4, sizeof id);
-            d->labels[r] = (int32_t) id;
-        } else if (d->labels) {
-            float v = p->label_num[r];
-            if (!(v >= 0 && v < MS_DATASET_MAX_CLASSES && v == floorf(v))) {
-                ms_dataset_destroy(&d);
-                return ms_diag_set_code(
-                    p->diag, MS_ERR_DATASET, p->path,
-                    "row %lld: label %g is not a class (an integer in [0, "
-                    "%d)) like the training file's labels",
-                    (long long) r + 2, (double) v, (int) e->n_classes);
-            }
-            d->labels[r] = (int32_t) v;
-        } else
-            d->targets[r] = p->label_num[r];
+        uint32_t id;
+        memcpy(&id, row + (size_t) p->label_col * 4, sizeof id);
+        s_set_label(p, e, r, id, d, r);
         for (int32_t j = 0; j < nc; j++) {
             int32_t f = e->first_feature[j];
             if (f < 0)

@@ -839,6 +839,17 @@ test_csv_string_labels(void **state)
     ms_dataset_destroy(&te);
     s_load_fails("a,label\n1,0\n2,3\n", "a,label\n1,cat\n", NULL, 1, 2,
                  "row 2: label \"cat\" (column \"label\") is not a number");
+    s_load_fails("a,label\n1,0\n2,3\n", "a,label\n1,2\n1,4\n", NULL, 1, 3,
+                 "row 3: label 4 (column \"label\") is not a class of the "
+                 "training data (0 to 3)");
+    s_load_fails("a,label\n1,0\n2,3\n", "a,label\n1,2.5\n", NULL, 1, 2,
+                 "row 2: label 2.5 (column \"label\") is not a class");
+    //  Regression: the test file's targets are any numbers.
+    s_load_ok("a,label\n1,0.5\n2,3\n", "a,label\n1,-7.25\n", NULL, &tr, &te);
+    assert_int_equal(te->n_classes, 0);
+    assert_true(te->targets[0] == -7.25f);
+    ms_dataset_destroy(&tr);
+    ms_dataset_destroy(&te);
 }
 
 static void
