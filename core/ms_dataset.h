@@ -29,6 +29,7 @@
 #ifndef MS_DATASET_H
 #define MS_DATASET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ms_config.h"
@@ -130,14 +131,53 @@ int ms_dataset_load_csv_files(const char *train_path, const char *test_path,
                               ms_dataset_t **train, ms_dataset_t **test,
                               ms_diag_t *diag);
 
-//  Load a CSV file the way the CSV dataset like was loaded: its classes,
-//  categories and missing-value fills (for data to predict on, or a test
-//  file loaded later). opts gives label and missing as for like (split is
-//  ignored). Returns as ms_dataset_load_csv_files; MS_ERR_INVALID when
-//  like did not come from a CSV file.
+//  Load a CSV file the way the CSV dataset like was loaded: its label
+//  column, classes, categories and missing-value fills (data to predict
+//  on, or a test file loaded later). The header must be like's, or like's
+//  without the label column: then the file is data without labels, and
+//  the result has labels and targets NULL (for predictions only; never
+//  hand it to a trainer). opts gives missing (label, categorical and
+//  split are like's; opts may be NULL: missing values refused). Returns
+//  as ms_dataset_load_csv_files; MS_ERR_INVALID when like did not come
+//  from a CSV file or ms_dataset_csv_reference_new.
 int ms_dataset_load_csv_like(ms_dataset_t **out, const char *path,
                              const ms_dataset_csv_options_t *opts,
                              const ms_dataset_t *like, ms_diag_t *diag);
+
+//  How a CSV dataset turns text into numbers, as plain data: what a
+//  weights file's metadata needs to keep (with the class names) so that
+//  `meshsweep predict` can read new CSV files exactly as training did,
+//  without the training file. Arrays are borrowed.
+typedef struct {
+    int32_t n_columns;                    // header columns
+    const char *const *column_names;      // n_columns names, header order
+    int32_t label_column;                 // index of the label column
+    int32_t n_classes;                    // classes (0: regression)
+    const char *const *class_names;       // n_classes sorted names, or NULL
+                                          // (labels are numbers)
+    const bool *categorical;              // per column: one-hot encoded
+    const uint32_t *n_categories;         // per column: categories it has
+    const char *const *const *categories; // per column: sorted names
+                                          // (NULL for a numeric one)
+    int32_t n_features;                   // features after encoding
+    const float *fill; // n_features: what a missing value becomes
+} ms_dataset_csv_schema_t;
+
+//  The schema of a dataset loaded from CSV (or split or copied from one),
+//  borrowed from it (valid while it lives). Returns MS_OK or
+//  MS_ERR_INVALID (not from CSV: *out zeroed).
+int ms_dataset_csv_schema(const ms_dataset_t *self,
+                          ms_dataset_csv_schema_t *out);
+
+//  An empty dataset (0 rows) that carries a schema (deep-copied), to pass
+//  as like to ms_dataset_load_csv_like: the reader of a weights file
+//  rebuilds it from the metadata. Returns MS_OK; MS_ERR_INVALID with
+//  diag "schema.FIELD" (columns, label out of range, class names or
+//  categories not sorted and distinct, a feature count that does not
+//  add up, a fill that is not finite); MS_ERR_NOMEM. Caller owns *out.
+int ms_dataset_csv_reference_new(ms_dataset_t **out,
+                                 const ms_dataset_csv_schema_t *schema,
+                                 ms_diag_t *diag);
 
 //  Name of class i of a dataset with string labels; NULL when the labels
 //  are integers (or for i out of range). Borrowed from the dataset.

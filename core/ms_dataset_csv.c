@@ -134,6 +134,9 @@ typedef struct {
     bool labels_int;                   // ... an integer in [0, MAX)
     int32_t max_label;                 // largest integer label
     bool label_tab_off;                // too many labels to intern
+    bool unlabelled_ok;                // a file without the label column
+                                       // may load (data to predict on)
+    bool unlabelled;                   // ... and this one has none
 } s_parse_t;
 
 //  --------------------------------------------------------------------------
@@ -265,8 +268,10 @@ s_strtab_sorted(s_strtab_t *t, uint32_t *rank)
     char **sorted = malloc((t->n ? t->n : 1) * sizeof *sorted);
     if (!sorted)
         return NULL;
-    memcpy(sorted, t->names, t->n * sizeof *sorted);
-    qsort(sorted, t->n, sizeof *sorted, s_cmp_str);
+    if (t->n) { // an all-missing categorical column interned nothing
+        memcpy(sorted, t->names, t->n * sizeof *sorted);
+        qsort(sorted, t->n, sizeof *sorted, s_cmp_str);
+    }
     for (uint32_t id = 0; id < t->n; id++)
         rank[id] = (uint32_t) s_find_sorted(sorted, t->n, t->names[id]);
     free(t->names);
@@ -552,6 +557,25 @@ s_alloc_columns(s_parse_t *p)
 }
 
 //  --------------------------------------------------------------------------
+//  Whether the header just read is the training header (p->ref) without
+//  its label column.
+
+static bool
+s_header_unlabelled(const s_parse_t *p)
+{
+    const ms_dataset_encoding_t *e = p->ref;
+    if (p->n_cols != e->n_cols - 1)
+        return false;
+    for (int32_t j = 0, k = 0; j < e->n_cols; j++) {
+        if (j == e->label_col)
+            continue;
+        if (strcmp(p->names[k++], e->col_names[j]) != 0)
+            return false;
+    }
+    return true;
+}
+
+//  --------------------------------------------------------------------------
 //  The header row is complete: find the label and categorical columns.
 
 static void
@@ -562,6 +586,20 @@ s_header_end(s_parse_t *p)
     if (p->n_cols == 0 || (p->n_cols == 1 && !p->names[0][0])) {
         s_fail(p, p->line, "empty header row");
         return;
+    }
+    if (p->ref && p->unlabelled_ok && s_header_unlabelled(p)) {
+        //  The training header less its label column: data to predict
+        //  on. The row keeps the training layout (the label cell unused),
+        //  so p->names becomes the training names.
+        const ms_dataset_encoding_t *e = p->ref;
+        for (int32_t j = 0; j < p->n_cols; j++)
+            free(p->names[j]);
+        p->n_cols = 0;
+        for (int32_t j = 0; j < e->n_cols && !p->rc; j++)
+            s_header_field(p, e->col_names[j]);
+        if (p->rc)
+            return;
+        p->unlabelled = true;
     }
     if (p->ref) {
         const ms_dataset_encoding_t *e = p->ref;
@@ -844,6 +882,8 @@ s_on_field(void *s, size_t len, void *data)
         return;
     }
     int32_t j = p->field++;
+    if (p->unlabelled && j >= p->label_col)
+        j++; // the file has no label column: skip its slot
     if (j >= p->n_cols)
         return; // counted; the row end refuses it
     switch (p->kind[j]) {
@@ -898,11 +938,11 @@ s_on_row(int c, void *data)
         return;
     }
     int32_t n = p->field;
+    int32_t want = p->n_cols - (p->unlabelled ? 1 : 0);
     p->field = 0;
-    if (n != p->n_cols) {
+    if (n != want) {
         s_fail(p, p->line, "row %lld has %d field%s, the header has %d",
-               (long long) s_row(p), (int) n, n == 1 ? "" : "s",
-               (int) p->n_cols);
+               (long long) s_row(p), (int) n, n == 1 ? "" : "s", (int) want);
         return;
     }
     if (s_grow(p) != MS_OK) {
@@ -1269,6 +1309,8 @@ static void
 s_set_label(const s_parse_t *p, const ms_dataset_encoding_t *e, int64_t r,
             uint32_t id, ms_dataset_t *d, int64_t i)
 {
+    if (p->unlabelled)
+        return; // no label column: the caller drops the arrays
     if (e->string_labels)
         d->labels[i] = (int32_t) id;
     else if (d->labels)
@@ -1537,12 +1579,215 @@ ms_dataset_load_csv_like(ms_dataset_t **out, const char *path,
     if (rc)
         return rc;
     s_parse_t q;
-    rc = s_parse(&q, path, &o, e, diag);
-    if (rc == MS_OK) {
-        //  The header matched e's, so kinds follow e.
+    memset(&q, 0, sizeof q);
+    q.path = path;
+    q.diag = diag;
+    q.o = &o;
+    q.ref = e;
+    q.unlabelled_ok = true;
+    rc = s_parse_file(&q);
+    if (rc == MS_OK) //  the header matched e's, so kinds follow e
         rc = s_materialize(&q, e, NULL, q.rows, out);
+    if (rc == MS_OK && q.unlabelled) {
+        free((*out)->labels);
+        free((*out)->targets);
+        (*out)->labels = NULL;
+        (*out)->targets = NULL;
     }
     s_parse_free(&q);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  The schema of a CSV dataset.
+
+int
+ms_dataset_csv_schema(const ms_dataset_t *self, ms_dataset_csv_schema_t *out)
+{
+    memset(out, 0, sizeof *out);
+    const ms_dataset_encoding_t *e = s_encoding_of(self);
+    if (!e)
+        return MS_ERR_INVALID;
+    out->n_columns = e->n_cols;
+    out->column_names = (const char *const *) e->col_names;
+    out->label_column = e->label_col;
+    out->n_classes = e->n_classes;
+    out->class_names = (const char *const *) e->class_names;
+    out->categorical = e->categorical;
+    out->n_categories = e->n_categories;
+    out->categories = (const char *const *const *) e->categories;
+    out->n_features = e->n_features;
+    out->fill = e->fill;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Copy n strings (each non-NULL, sorted and distinct when sorted is
+//  set); NULL on a bad list or out of memory (*bad says which).
+
+static char **
+s_copy_names(const char *const *names, uint32_t n, bool sorted, bool *bad)
+{
+    *bad = false;
+    if (n && !names) {
+        *bad = true;
+        return NULL;
+    }
+    char **copy = calloc(n ? n : 1, sizeof *copy);
+    for (uint32_t i = 0; copy && i < n; i++) {
+        if (!names[i] || (sorted && i && strcmp(names[i - 1], names[i]) >= 0))
+            *bad = true;
+        else
+            copy[i] = strdup(names[i]);
+        if (!copy[i]) {
+            for (uint32_t k = 0; k < i; k++)
+                free(copy[k]);
+            free(copy);
+            return NULL;
+        }
+    }
+    return copy;
+}
+
+//  --------------------------------------------------------------------------
+//  An empty dataset that carries a schema.
+
+int
+ms_dataset_csv_reference_new(ms_dataset_t **out,
+                             const ms_dataset_csv_schema_t *schema,
+                             ms_diag_t *diag)
+{
+    *out = NULL;
+    const ms_dataset_csv_schema_t *sc = schema;
+    int32_t n = sc->n_columns;
+    if (n < 2 || n > MS_DATASET_MAX_FEATURES || sc->label_column < 0 ||
+        sc->label_column >= n || !sc->column_names)
+        return ms_diag_set(diag, "schema", "bad columns (%d, label column %d)",
+                           (int) n, (int) sc->label_column);
+    if (sc->n_classes < 0 || sc->n_classes > MS_DATASET_MAX_CLASSES ||
+        sc->n_classes == 1 || (sc->class_names && sc->n_classes < 2))
+        return ms_diag_set(diag, "schema.classes", "bad class count %d",
+                           (int) sc->n_classes);
+    ms_dataset_encoding_t *e = calloc(1, sizeof *e);
+    if (!e)
+        return MS_ERR_NOMEM;
+    atomic_init(&e->refs, 1);
+    e->n_cols = n;
+    e->label_col = sc->label_column;
+    e->n_classes = sc->n_classes;
+    e->string_labels = sc->class_names != NULL;
+    e->categorical = calloc((size_t) n, sizeof *e->categorical);
+    e->n_categories = calloc((size_t) n, sizeof *e->n_categories);
+    e->categories = calloc((size_t) n, sizeof *e->categories);
+    e->first_feature = calloc((size_t) n, sizeof *e->first_feature);
+    int rc = MS_OK;
+    bool bad = false;
+    if (!e->categorical || !e->n_categories || !e->categories ||
+        !e->first_feature) {
+        rc = MS_ERR_NOMEM;
+        goto fail;
+    }
+    e->col_names = s_copy_names(sc->column_names, (uint32_t) n, false, &bad);
+    if (bad || !e->col_names) {
+        rc = bad ? ms_diag_set(diag, "schema.columns", "a NULL name")
+                 : MS_ERR_NOMEM;
+        goto fail;
+    }
+    if (e->string_labels) {
+        e->class_names =
+            s_copy_names(sc->class_names, (uint32_t) sc->n_classes, true, &bad);
+        if (bad || !e->class_names) {
+            rc = bad ? ms_diag_set(diag, "schema.classes",
+                                   "class names must be distinct and "
+                                   "sorted by byte value")
+                     : MS_ERR_NOMEM;
+            goto fail;
+        }
+    }
+    int64_t nf = 0;
+    for (int32_t j = 0; j < n; j++) {
+        if (j == e->label_col) {
+            e->first_feature[j] = -1;
+            continue;
+        }
+        e->first_feature[j] = (int32_t) nf;
+        if (!sc->categorical || !sc->categorical[j]) {
+            nf++;
+            continue;
+        }
+        uint32_t k = sc->n_categories ? sc->n_categories[j] : 0;
+        if (k > MS_DATASET_MAX_CATEGORIES || !sc->categories) {
+            rc = ms_diag_set(diag, "schema.categories", "column %d: bad list",
+                             (int) j);
+            goto fail;
+        }
+        e->categorical[j] = true;
+        e->n_categories[j] = k;
+        e->categories[j] = s_copy_names(sc->categories[j], k, true, &bad);
+        if (bad || !e->categories[j]) {
+            rc = bad ? ms_diag_set(diag, "schema.categories",
+                                   "column %d: categories must be distinct "
+                                   "and sorted by byte value",
+                                   (int) j)
+                     : MS_ERR_NOMEM;
+            goto fail;
+        }
+        nf += k;
+    }
+    if (nf < 1 || nf > MS_DATASET_MAX_FEATURES || nf != sc->n_features) {
+        rc = ms_diag_set(diag, "schema.features",
+                         "%d features, the columns give %lld",
+                         (int) sc->n_features, (long long) nf);
+        goto fail;
+    }
+    e->n_features = (int32_t) nf;
+    e->fill = calloc((size_t) nf, sizeof *e->fill);
+    e->feature_names = calloc((size_t) nf, sizeof *e->feature_names);
+    if (!e->fill || !e->feature_names) {
+        rc = MS_ERR_NOMEM;
+        goto fail;
+    }
+    for (int64_t f = 0; f < nf; f++) {
+        float v = sc->fill ? sc->fill[f] : 0.0f;
+        if (!isfinite(v)) {
+            rc = ms_diag_set(diag, "schema.fill", "feature %lld: not finite",
+                             (long long) f);
+            goto fail;
+        }
+        e->fill[f] = v;
+    }
+    for (int32_t j = 0; j < n; j++) {
+        int32_t f = e->first_feature[j];
+        uint32_t k = e->categorical[j] ? e->n_categories[j] : 1;
+        for (uint32_t q = 0; f >= 0 && q < k; q++) {
+            const char *cat = e->categorical[j] ? e->categories[j][q] : NULL;
+            size_t len = strlen(e->col_names[j]) + (cat ? strlen(cat) + 2 : 1);
+            char *name = malloc(len);
+            if (!name) {
+                rc = MS_ERR_NOMEM;
+                goto fail;
+            }
+            if (cat)
+                snprintf(name, len, "%s=%s", e->col_names[j], cat);
+            else
+                snprintf(name, len, "%s", e->col_names[j]);
+            e->feature_names[f + (int32_t) q] = name;
+        }
+    }
+    ms_dataset_t *d = ms_dataset_new(0, e->n_features, e->n_classes);
+    if (!d) {
+        rc = MS_ERR_NOMEM;
+        goto fail;
+    }
+    ms_dataset_owner_t *owner = d->owner_;
+    owner->encoding = e;
+    d->class_names = (const char *const *) e->class_names;
+    *out = d;
+    return MS_OK;
+fail:
+    if (rc == MS_ERR_NOMEM)
+        ms_diag_set_code(diag, rc, "schema", "out of memory");
+    s_encoding_free(e);
     return rc;
 }
 

@@ -956,6 +956,17 @@ test_csv_categorical(void **state)
     assert_true(fabsf(tr->x[7] - 2.0f / 3) < 1e-6f);
     assert_true(tr->x[8] == 3.0f);
     ms_dataset_destroy(&tr);
+    //  A categorical column with no value at all gives no feature
+    //  (found by the fuzz target: nothing to sort).
+    o.missing = MS_DATASET_MISSING_ZERO;
+    s_load_ok("label,colour,size\n0,,1\n1,NA,2\n", NULL, &o, &tr, NULL);
+    assert_int_equal(tr->n_features, 1);
+    assert_string_equal(ms_dataset_feature_name(tr, 0), "size");
+    ms_dataset_destroy(&tr);
+    o.missing = MS_DATASET_MISSING_MEAN;
+    s_load_fails("label,colour,size\n0,,1\n1,NA,2\n", NULL, &o, 0, 0,
+                 "column \"colour\": every value of the training rows is "
+                 "missing");
     //  Names that are not columns, or the label.
     const char *bad[1] = {"shape"};
     o.categorical = bad;
@@ -1072,7 +1083,49 @@ test_csv_like(void **state)
     assert_int_equal(d->labels[0], 0);
     assert_string_equal(ms_dataset_class_name(d, 1), "yes");
     ms_dataset_destroy(&d);
-    ms_dataset_destroy(&tr);
+    //  Data to predict on: the header without the label column.
+    s_write_text(s_tmp(3, "unlabelled.csv"), "colour\nred\nblue\n");
+    assert_int_equal(ms_dataset_load_csv_like(&d, s_path[3], NULL, tr, &diag),
+                     MS_OK);
+    assert_int_equal(d->n_samples, 2);
+    assert_null(d->labels);
+    assert_null(d->targets);
+    assert_true(d->x[0] == 0.0f && d->x[1] == 1.0f && d->x[2] == 1.0f);
+    ms_dataset_destroy(&d);
+    //  The schema as plain data (a weights file's metadata), rebuilt
+    //  without the training file, reads the same.
+    ms_dataset_csv_schema_t sc;
+    assert_int_equal(ms_dataset_csv_schema(tr, &sc), MS_OK);
+    assert_int_equal(sc.n_columns, 2);
+    assert_int_equal(sc.label_column, 1);
+    assert_int_equal(sc.n_classes, 2);
+    assert_string_equal(sc.class_names[1], "yes");
+    assert_true(sc.categorical[0]);
+    assert_int_equal(sc.n_categories[0], 2);
+    assert_string_equal(sc.categories[0][1], "red");
+    assert_int_equal(sc.n_features, 2);
+    ms_dataset_t *ref = NULL;
+    assert_int_equal(ms_dataset_csv_reference_new(&ref, &sc, &diag), MS_OK);
+    ms_dataset_destroy(&tr); // the reference owns copies
+    assert_int_equal(ref->n_samples, 0);
+    assert_string_equal(ms_dataset_class_name(ref, 0), "no");
+    assert_string_equal(ms_dataset_feature_name(ref, 0), "colour=blue");
+    assert_int_equal(ms_dataset_load_csv_like(&d, s_path[2], NULL, ref, &diag),
+                     MS_OK);
+    assert_true(d->x[0] == 1.0f && d->x[1] == 0.0f);
+    assert_int_equal(d->labels[0], 0);
+    ms_dataset_destroy(&d);
+    //  A schema whose names are out of order is refused.
+    assert_int_equal(ms_dataset_csv_schema(ref, &sc), MS_OK);
+    const char *backwards[2] = {"yes", "no"};
+    sc.class_names = backwards;
+    ms_dataset_t *bad = NULL;
+    assert_int_equal(ms_dataset_csv_reference_new(&bad, &sc, &diag),
+                     MS_ERR_INVALID);
+    assert_null(bad);
+    assert_string_equal(diag.where, "schema.classes");
+    ms_dataset_destroy(&ref);
+    assert_int_equal(ms_dataset_csv_schema(NULL, &sc), MS_ERR_INVALID);
     ms_dataset_t *idx = ms_dataset_new(1, 1, 2);
     assert_int_equal(ms_dataset_load_csv_like(&d, s_path[2], NULL, idx, &diag),
                      MS_ERR_INVALID);
