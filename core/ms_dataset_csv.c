@@ -1100,6 +1100,39 @@ s_parse_file(s_parse_t *p)
 //  From cells to a dataset
 
 //  --------------------------------------------------------------------------
+//  Give e its nf features (first_feature and the categories set): the
+//  fills (0) and the names, "COLUMN" or "COLUMN=CATEGORY". Returns MS_OK
+//  or MS_ERR_NOMEM.
+
+static int
+s_encoding_features(ms_dataset_encoding_t *e, int64_t nf)
+{
+    int32_t n = e->n_cols;
+    e->n_features = (int32_t) nf;
+    e->fill = calloc((size_t) nf, sizeof *e->fill);
+    e->feature_names = calloc((size_t) nf, sizeof *e->feature_names);
+    if (!e->fill || !e->feature_names)
+        return MS_ERR_NOMEM;
+    for (int32_t j = 0; j < n; j++) {
+        int32_t f = e->first_feature[j];
+        uint32_t k = e->categorical[j] ? e->n_categories[j] : 1;
+        for (uint32_t q = 0; f >= 0 && q < k; q++) {
+            const char *cat = e->categorical[j] ? e->categories[j][q] : NULL;
+            size_t len = strlen(e->col_names[j]) + (cat ? strlen(cat) + 2 : 1);
+            char *name = malloc(len);
+            if (!name)
+                return MS_ERR_NOMEM;
+            if (cat)
+                snprintf(name, len, "%s=%s", e->col_names[j], cat);
+            else
+                snprintf(name, len, "%s", e->col_names[j]);
+            e->feature_names[f + (int32_t) q] = name;
+        }
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
 //  Build the encoding of a parsed training file: rank its classes and
 //  categories (rewriting the cells), lay out the features. Fills are set
 //  later (s_encoding_fill). Returns MS_OK, MS_ERR_DATASET or MS_ERR_NOMEM.
@@ -1195,36 +1228,8 @@ s_encode(s_parse_t *p, ms_dataset_encoding_t **out)
                               (long long) nf, MS_DATASET_MAX_FEATURES);
         goto fail;
     }
-    e->n_features = (int32_t) nf;
-    e->fill = calloc((size_t) nf, sizeof *e->fill);
-    e->feature_names = calloc((size_t) nf, sizeof *e->feature_names);
-    if (!e->fill || !e->feature_names) {
-        rc = MS_ERR_NOMEM;
+    if ((rc = s_encoding_features(e, nf)) != MS_OK)
         goto fail;
-    }
-    for (int32_t j = 0; j < n; j++) {
-        int32_t f = e->first_feature[j];
-        if (f < 0)
-            continue;
-        if (!e->categorical[j]) {
-            if (!(e->feature_names[f] = strdup(e->col_names[j]))) {
-                rc = MS_ERR_NOMEM;
-                goto fail;
-            }
-            continue;
-        }
-        for (uint32_t k = 0; k < e->n_categories[j]; k++) {
-            size_t len =
-                strlen(e->col_names[j]) + strlen(e->categories[j][k]) + 2;
-            char *name = malloc(len);
-            if (!name) {
-                rc = MS_ERR_NOMEM;
-                goto fail;
-            }
-            snprintf(name, len, "%s=%s", e->col_names[j], e->categories[j][k]);
-            e->feature_names[f + (int32_t) k] = name;
-        }
-    }
     free(rank);
     *out = e;
     return MS_OK;
@@ -1740,13 +1745,8 @@ ms_dataset_csv_reference_new(ms_dataset_t **out,
                          (int) sc->n_features, (long long) nf);
         goto fail;
     }
-    e->n_features = (int32_t) nf;
-    e->fill = calloc((size_t) nf, sizeof *e->fill);
-    e->feature_names = calloc((size_t) nf, sizeof *e->feature_names);
-    if (!e->fill || !e->feature_names) {
-        rc = MS_ERR_NOMEM;
+    if ((rc = s_encoding_features(e, nf)) != MS_OK)
         goto fail;
-    }
     for (int64_t f = 0; f < nf; f++) {
         float v = sc->fill ? sc->fill[f] : 0.0f;
         if (!isfinite(v)) {
@@ -1755,24 +1755,6 @@ ms_dataset_csv_reference_new(ms_dataset_t **out,
             goto fail;
         }
         e->fill[f] = v;
-    }
-    for (int32_t j = 0; j < n; j++) {
-        int32_t f = e->first_feature[j];
-        uint32_t k = e->categorical[j] ? e->n_categories[j] : 1;
-        for (uint32_t q = 0; f >= 0 && q < k; q++) {
-            const char *cat = e->categorical[j] ? e->categories[j][q] : NULL;
-            size_t len = strlen(e->col_names[j]) + (cat ? strlen(cat) + 2 : 1);
-            char *name = malloc(len);
-            if (!name) {
-                rc = MS_ERR_NOMEM;
-                goto fail;
-            }
-            if (cat)
-                snprintf(name, len, "%s=%s", e->col_names[j], cat);
-            else
-                snprintf(name, len, "%s", e->col_names[j]);
-            e->feature_names[f + (int32_t) q] = name;
-        }
     }
     ms_dataset_t *d = ms_dataset_new(0, e->n_features, e->n_classes);
     if (!d) {
