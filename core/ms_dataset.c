@@ -18,8 +18,8 @@
     header may claim terabytes, so the float array grows geometrically as
     data really arrives (glibc moves big blocks with mremap, no copy) up
     to what the header claims. CSV rows are parsed one line at a time
-    (getline) into arrays that grow the same way; the text is never held
-    whole.
+    by libcsv (ms_dataset_csv.c) into arrays that grow the same way; the
+    text is never held whole.
 
     Errors. Every refusal names the file: IDX errors put the path in
     diag.where and say what (bad magic, type, dimensions, truncation with
@@ -45,12 +45,12 @@
     rows are copied into two new datasets and the source is untouched (a
     worker caches one pristine copy across tasks).
 
-    Not done: quoted CSV fields (not needed by any dataset we target),
-    IDX element types other than unsigned byte (the MNIST family uses
+    Not done: IDX element types other than unsigned byte (the MNIST family uses
     only those), and memory-mapping raw files (the data must become
     float32 anyway).
 */
 #include "ms_dataset.h"
+#include "ms_dataset_internal.h"
 #include "ms_rng.h"
 
 #include <errno.h>
@@ -70,10 +70,7 @@
 #define S_GROW_START (16 * 1024 * 1024) // first capacity (elements)
 #define S_SYSTEM_DIR "/usr/share/datasets"
 
-//  Private record behind ms_dataset_t.owner_.
-typedef struct {
-    bool byte_range; // values are raw 0..255 bytes (IDX ubyte)
-} s_owner_t;
+typedef ms_dataset_owner_t s_owner_t;
 
 //  --------------------------------------------------------------------------
 //  Allocate a zero-filled dataset; NULL on out of memory.
@@ -117,6 +114,9 @@ ms_dataset_destroy(ms_dataset_t **self_p)
     free(self->x);
     free(self->labels);
     free(self->targets);
+    s_owner_t *owner = self->owner_;
+    if (owner)
+        ms_dataset_encoding_release(&owner->encoding);
     free(self->owner_);
     free(self);
     *self_p = NULL;
@@ -552,389 +552,6 @@ fail:
     return rc;
 }
 
-//  ==========================================================================
-//  CSV
-
-//  Growing column arrays of a CSV being parsed.
-typedef struct {
-    const char *path;  // for diagnostics (borrowed)
-    ms_diag_t *diag;   // where errors go (may be NULL)
-    int32_t n_cols;    // header fields
-    int32_t label_col; // index of the label column
-    char **names;      // n_cols column names (point into header)
-    char *header;      // the header line (owned)
-    float *x;          // rows * (n_cols - 1)
-    float *y;          // rows labels/targets
-    int64_t rows;      // rows parsed
-    int64_t cap;       // rows allocated
-    bool all_int;      // every label an integer in [0, MAX_CLASSES)
-    int32_t max_label; // largest label when all_int
-} s_csv_t;
-
-//  --------------------------------------------------------------------------
-//  Set a CSV diagnostic at "PATH:LINE"; returns MS_ERR_DATASET.
-
-static int s_csv_fail(s_csv_t *c, int64_t line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-s_csv_fail(s_csv_t *c, int64_t line, const char *fmt, ...)
-{
-    if (c->diag) {
-        snprintf(c->diag->where, sizeof c->diag->where, "%s:%lld", c->path,
-                 (long long) line);
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(c->diag->reason, sizeof c->diag->reason, fmt, ap);
-        va_end(ap);
-    }
-    return MS_ERR_DATASET;
-}
-
-//  --------------------------------------------------------------------------
-//  Whether a character is blank inside a field.
-
-static bool
-s_blank(char ch)
-{
-    return ch == ' ' || ch == '\t';
-}
-
-//  --------------------------------------------------------------------------
-//  Cut a line into fields in place (',' becomes NUL). Returns the number
-//  of fields; fills at most max starts into fields[].
-
-static int64_t
-s_csv_split(char *line, char **fields, int64_t max)
-{
-    int64_t n = 0;
-    char *p = line;
-    for (;;) {
-        if (n < max)
-            fields[n] = p;
-        n++;
-        char *comma = strchr(p, ',');
-        if (!comma)
-            break;
-        *comma = '\0';
-        p = comma + 1;
-    }
-    return n;
-}
-
-//  --------------------------------------------------------------------------
-//  Trim blanks around a NUL-terminated field in place; returns its start.
-
-static char *
-s_trim(char *s)
-{
-    while (s_blank(*s))
-        s++;
-    size_t len = strlen(s);
-    while (len > 0 && s_blank(s[len - 1]))
-        s[--len] = '\0';
-    return s;
-}
-
-//  --------------------------------------------------------------------------
-//  Parse one field as a finite number that fits a float.
-
-static int
-s_csv_number(s_csv_t *c, int64_t line, int32_t col, char *field, double *value)
-{
-    char *text = s_trim(field);
-    const char *name = c->names[col];
-    if (!*text)
-        return s_csv_fail(c, line, "empty field in column \"%s\" (field %d)",
-                          name, col + 1);
-    errno = 0;
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (end == text || *end)
-        return s_csv_fail(c, line,
-                          "column \"%s\" (field %d): \"%.40s\" is not a "
-                          "number",
-                          name, col + 1, text);
-    if (!isfinite(v) || fabs(v) > FLT_MAX)
-        return s_csv_fail(c, line,
-                          "column \"%s\" (field %d): \"%.40s\" is not a "
-                          "finite float32 number",
-                          name, col + 1, text);
-    *value = v;
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Make room for one more row.
-
-static int
-s_csv_grow(s_csv_t *c)
-{
-    if (c->rows < c->cap)
-        return MS_OK;
-    int64_t cap = c->cap ? c->cap * 2 : 1024;
-    size_t nf = (size_t) c->n_cols - 1;
-    float *x = realloc(c->x, (size_t) cap * nf * sizeof(float));
-    if (!x)
-        return MS_ERR_NOMEM;
-    c->x = x;
-    float *y = realloc(c->y, (size_t) cap * sizeof(float));
-    if (!y)
-        return MS_ERR_NOMEM;
-    c->y = y;
-    c->cap = cap;
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Strip CR/LF at the end of a line; refuse NUL bytes. Returns the length.
-
-static int
-s_csv_line(s_csv_t *c, int64_t lineno, char *line, ssize_t len)
-{
-    if ((ssize_t) strlen(line) != len)
-        return s_csv_fail(c, lineno,
-                          "contains a NUL byte: not a text CSV file");
-    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-        line[--len] = '\0';
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Read and check the header line.
-
-static int
-s_csv_header(s_csv_t *c, FILE *file, const char *label_column)
-{
-    size_t size = 0;
-    errno = 0;
-    ssize_t len = getline(&c->header, &size, file);
-    if (len < 0) {
-        if (ferror(file))
-            return ms_diag_set_code(c->diag, MS_ERR_IO, c->path,
-                                    "read failed: %s", strerror(errno));
-        return s_csv_fail(c, 1, "empty file: expected a header row");
-    }
-    int rc = s_csv_line(c, 1, c->header, len);
-    if (rc)
-        return rc;
-    char *text = c->header;
-    const unsigned char *u = (const unsigned char *) text;
-    if (u[0] == 0xEF && u[1] == 0xBB && u[2] == 0xBF)
-        text += 3; // UTF-8 byte order mark
-    if (!*s_trim(text))
-        return s_csv_fail(c, 1, "empty header row");
-    int64_t n = 1;
-    for (const char *p = text; (p = strchr(p, ',')) != NULL; p++)
-        n++;
-    if (n > INT32_MAX / 2)
-        return s_csv_fail(c, 1, "too many columns (%lld)", (long long) n);
-    c->names = calloc((size_t) n, sizeof(char *));
-    if (!c->names)
-        return MS_ERR_NOMEM;
-    s_csv_split(text, c->names, n);
-    c->n_cols = (int32_t) n;
-    c->label_col = -1;
-    for (int32_t i = 0; i < c->n_cols; i++) {
-        c->names[i] = s_trim(c->names[i]);
-        if (strcmp(c->names[i], label_column) == 0) {
-            if (c->label_col >= 0)
-                return s_csv_fail(c, 1,
-                                  "label column \"%s\" appears twice "
-                                  "(fields %d and %d)",
-                                  label_column, c->label_col + 1, i + 1);
-            c->label_col = i;
-        }
-    }
-    if (c->label_col < 0) {
-        char cols[256] = "";
-        size_t used = 0;
-        for (int32_t i = 0; i < c->n_cols && used < sizeof cols - 8; i++) {
-            int w = snprintf(cols + used, sizeof cols - used, "%s\"%s\"",
-                             i ? ", " : "", c->names[i]);
-            if (w < 0)
-                break;
-            used += (size_t) w;
-        }
-        if (used >= sizeof cols - 8)
-            snprintf(cols + sizeof cols - 8, 8, ", ...");
-        return s_csv_fail(c, 1,
-                          "no label column \"%s\" in the header "
-                          "(columns: %s)",
-                          label_column, cols);
-    }
-    if (c->n_cols < 2)
-        return s_csv_fail(c, 1,
-                          "the header has only the label column "
-                          "\"%s\": no feature columns",
-                          label_column);
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Parse the data rows.
-
-static int
-s_csv_rows(s_csv_t *c, FILE *file)
-{
-    char *line = NULL;
-    size_t size = 0;
-    char **fields = malloc((size_t) c->n_cols * sizeof(char *));
-    if (!fields)
-        return MS_ERR_NOMEM;
-    int rc = MS_OK;
-    int64_t lineno = 1;
-    int32_t nf = c->n_cols - 1;
-    c->all_int = true;
-    for (;;) {
-        errno = 0;
-        ssize_t len = getline(&line, &size, file);
-        if (len < 0) {
-            if (ferror(file))
-                rc = ms_diag_set_code(c->diag, MS_ERR_IO, c->path,
-                                      "read failed after line %lld: %s",
-                                      (long long) lineno, strerror(errno));
-            break;
-        }
-        lineno++;
-        rc = s_csv_line(c, lineno, line, len);
-        if (rc)
-            break;
-        char *p = line;
-        while (s_blank(*p))
-            p++;
-        if (!*p)
-            continue; // blank line
-        int64_t n = s_csv_split(line, fields, c->n_cols);
-        if (n != c->n_cols) {
-            rc =
-                s_csv_fail(c, lineno, "row has %lld field%s, the header has %d",
-                           (long long) n, n == 1 ? "" : "s", c->n_cols);
-            break;
-        }
-        rc = s_csv_grow(c);
-        if (rc) {
-            ms_diag_set_code(c->diag, rc, c->path,
-                             "cannot allocate memory for %lld rows",
-                             (long long) c->rows + 1);
-            break;
-        }
-        float *row = c->x + c->rows * nf;
-        for (int32_t j = 0, k = 0; j < c->n_cols && rc == MS_OK; j++) {
-            double v = 0;
-            rc = s_csv_number(c, lineno, j, fields[j], &v);
-            if (rc)
-                break;
-            if (j != c->label_col) {
-                row[k++] = (float) v;
-                continue;
-            }
-            c->y[c->rows] = (float) v;
-            if (c->all_int && v >= 0 && v < MS_DATASET_MAX_CLASSES &&
-                v == floor(v)) {
-                if ((int32_t) v > c->max_label)
-                    c->max_label = (int32_t) v;
-            } else
-                c->all_int = false;
-        }
-        if (rc)
-            break;
-        c->rows++;
-    }
-    if (rc == MS_OK && c->rows == 0)
-        rc = s_csv_fail(c, lineno + 1, "no data rows after the header");
-    free(line);
-    free(fields);
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  Load a CSV file with a header and a label column.
-
-int
-ms_dataset_load_csv(ms_dataset_t **out, const char *path,
-                    const char *label_column, ms_diag_t *diag)
-{
-    *out = NULL;
-    if (!label_column)
-        label_column = "label";
-    s_csv_t c;
-    memset(&c, 0, sizeof c);
-    c.path = path;
-    c.diag = diag;
-    ms_dataset_t *self = NULL;
-    FILE *file = fopen(path, "rbe");
-    if (!file)
-        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot open: %s",
-                                strerror(errno));
-    //  Only regular files: a device such as /dev/zero or a pipe has no
-    //  end a reader can rely on (it would read forever), as for IDX.
-    struct stat st;
-    if (fstat(fileno(file), &st) == 0 && !S_ISREG(st.st_mode)) {
-        fclose(file);
-        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot read: %s",
-                                S_ISDIR(st.st_mode) ? "is a directory"
-                                                    : "not a regular file");
-    }
-    int c0 = getc(file), c1 = getc(file);
-    if (c0 == 0x1f && c1 == 0x8b) {
-        fclose(file);
-        return ms_diag_set_code(diag, MS_ERR_DATASET, path,
-                                "is gzip-compressed: a CSV file must be "
-                                "plain text (an IDX file needs its "
-                                "labels file too)");
-    }
-    rewind(file);
-    int rc = s_csv_header(&c, file, label_column);
-    if (rc == MS_OK)
-        rc = s_csv_rows(&c, file);
-    if (rc == MS_ERR_NOMEM && diag && !diag->reason[0])
-        ms_diag_set_code(diag, rc, path, "out of memory");
-    if (rc)
-        goto fail;
-    self = ms_dataset_new(0, c.n_cols - 1, 0);
-    if (!self) {
-        rc = ms_diag_set_code(diag, MS_ERR_NOMEM, path, "out of memory");
-        goto fail;
-    }
-    self->n_samples = c.rows;
-    //  Give back the unused tail of the arrays.
-    float *x = realloc(c.x, (size_t) c.rows * (size_t) self->n_features *
-                                sizeof(float));
-    self->x = x ? x : c.x;
-    c.x = NULL;
-    if (c.all_int) {
-        self->n_classes = c.max_label + 1 < 2 ? 2 : c.max_label + 1;
-        self->labels = malloc((size_t) c.rows * sizeof(int32_t));
-        if (!self->labels) {
-            rc = ms_diag_set_code(diag, MS_ERR_NOMEM, path, "out of memory");
-            goto fail;
-        }
-        for (int64_t i = 0; i < c.rows; i++)
-            self->labels[i] = (int32_t) c.y[i];
-    } else {
-        float *y = realloc(c.y, (size_t) c.rows * sizeof(float));
-        self->targets = y ? y : c.y;
-        c.y = NULL;
-    }
-    fclose(file);
-    free(c.x);
-    free(c.y);
-    free(c.names);
-    free(c.header);
-    *out = self;
-    return MS_OK;
-
-fail:
-    fclose(file);
-    free(c.x);
-    free(c.y);
-    free(c.names);
-    free(c.header);
-    ms_dataset_destroy(&self);
-    return rc;
-}
-
 //  --------------------------------------------------------------------------
 //  Load IDX (when labels_path is given) or CSV.
 
@@ -1288,6 +905,12 @@ s_gather(const ms_dataset_t *src, const int64_t *idx, int64_t n)
     if (!d)
         return NULL;
     s_set_byte_range(d, s_byte_range(src));
+    const s_owner_t *so = src->owner_;
+    s_owner_t *dst = d->owner_;
+    if (so && dst) {
+        dst->encoding = ms_dataset_encoding_ref(so->encoding);
+        d->class_names = src->class_names;
+    }
     size_t row_bytes = (size_t) src->n_features * sizeof(float);
     for (int64_t i = 0; i < n; i++) {
         memcpy(d->x + i * src->n_features, src->x + idx[i] * src->n_features,

@@ -17,8 +17,11 @@
       byte, DD = number of dimensions), DD big-endian uint32 sizes, data.
       Files may be gzip-compressed (detected by magic bytes, read through
       zlib). Images: ubyte, 3 dims; labels: ubyte, 1 dim.
-    - CSV with a header row; the label column is named; every other column
-      is a feature. Fields are decimal numbers; blank lines are skipped.
+    - CSV (RFC 4180, read with libcsv): a header row, quoted fields
+      (embedded commas, quotes, newlines), CRLF, a UTF-8 BOM; the label
+      column chosen by name or index; string class labels; missing values,
+      categorical (one-hot) columns and a seeded train/test split on
+      request. See ms_dataset_csv_options_t and ms_dataset_csv.c.
 
     Errors are precise: the file path plus, where it helps, the line, the
     record index or the byte offset, in the ms_diag_t.
@@ -26,6 +29,7 @@
 #ifndef MS_DATASET_H
 #define MS_DATASET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ms_config.h"
@@ -38,8 +42,150 @@ typedef struct {
     float *x;           // n_samples * n_features, row-major
     int32_t *labels;    // n_samples class indices, or NULL
     float *targets;     // n_samples regression targets, or NULL
-    void *owner_;       // private: allocation backing x/labels/targets
+    //  CSV string labels: the n_classes class names, sorted by byte value
+    //  (strcmp), class i being class_names[i]; NULL for integer labels,
+    //  regression and IDX. Owned by the dataset (read-only, shared with
+    //  the datasets split or copied from it); ms_dataset_class_name()
+    //  reads it safely.
+    const char *const *class_names;
+    void *owner_; // private: allocation backing x/labels/targets
 } ms_dataset_t;
+
+//  What a missing CSV value becomes (DESIGN.md "Sweep specification",
+//  dataset.missing). A value is missing when its field is empty (after
+//  trimming blanks, quoted or not) or is one of NA, N/A, NaN, null or ?
+//  (case-insensitive).
+typedef enum {
+    MS_DATASET_MISSING_ERROR = 0, // refuse the file, naming row and column
+    MS_DATASET_MISSING_ZERO,      // 0 (a categorical column: all-zero)
+    MS_DATASET_MISSING_MEAN,      // the column's mean over the training rows
+                                  // (a categorical column: each category's
+                                  // frequency); the test file uses the
+                                  // training means
+} ms_dataset_missing_t;
+
+//  How a CSV file becomes numbers. Borrowed strings; zero it with
+//  ms_dataset_csv_options_init().
+typedef struct {
+    const char *label;              // label column by name; NULL: "label"
+    int32_t label_index;            // >= 0: the label column by 0-based index
+                                    // (label is then ignored); -1: by name
+    ms_dataset_missing_t missing;   // default MS_DATASET_MISSING_ERROR
+    const char *const *categorical; // columns to one-hot encode, by name
+    int32_t n_categorical;          // entries in categorical
+    double split;                   // > 0: one file; this fraction of its
+                                    // rows is the test set (0.2: 80/20)
+    uint64_t split_seed;            // seed of that split (a sweep's
+                                    // sweep_seed)
+} ms_dataset_csv_options_t;
+
+//  Most categories a categorical column may hold, and most feature
+//  columns a CSV may have after one-hot encoding.
+#define MS_DATASET_MAX_CATEGORIES 65536
+#define MS_DATASET_MAX_FEATURES (1 << 20)
+
+//  RNG stream of the CSV train/test split: the ASCII bytes of "csvsplit".
+#define MS_DATASET_RNG_STREAM_CSV_SPLIT 0x63737673706c6974ULL
+
+//  Defaults: label "label", missing values refused, nothing categorical,
+//  no split.
+void ms_dataset_csv_options_init(ms_dataset_csv_options_t *opts);
+
+//  Load a CSV training file and its test file with opts, or (opts->split
+//  > 0) one file split into both, test_path then ignored (may be NULL).
+//
+//  Labels: when every label of the training file is a number, today's
+//  meaning holds (integers >= 0: classes 0..max, n_classes = max + 1, at
+//  least 2; any other number: regression). Otherwise the labels are class
+//  names: the classes are the distinct names sorted by byte value
+//  (strcmp: "setosa" < "versicolor" < "virginica", "B" < "a"), kept in
+//  class_names; the test file's labels must be among them. A missing label
+//  is always refused.
+//  Features: every other column is a number, or (named in
+//  opts->categorical) one-hot encoded in place, in the header's order:
+//  column "colour" with categories blue, red gives features "colour=blue",
+//  "colour=red" (categories sorted by byte value, from the training data;
+//  a category of the test file that training never saw is refused,
+//  naming it). A non-numeric value in another column is refused naming the
+//  column ("list it under categorical: to one-hot encode it").
+//  Split: a permutation of the rows from ms_rng (split_seed,
+//  MS_DATASET_RNG_STREAM_CSV_SPLIT), the first n - round(n * split) rows
+//  train, the rest test; classes and categories come from the whole file,
+//  missing-value means from the training rows only.
+//  The test file must have the training file's header.
+//
+//  Errors name the file and the physical line in diag.where ("PATH:LINE")
+//  and the row and column in the reason. Rows count as a spreadsheet counts
+//  them: the header is row 1, the first data row row 2 (blank lines are
+//  skipped and not counted; a quoted field with newlines is one row).
+//  Caller owns both results (ms_dataset_destroy); both are NULL on
+//  failure. Returns MS_OK; MS_ERR_IO (cannot open or read); MS_ERR_DATASET
+//  (malformed quoting, an unterminated quote, ragged rows, a NUL byte, a
+//  missing value under MISSING_ERROR, a non-numeric feature, an unknown
+//  label or categorical column, a test class or category unseen in
+//  training, a header that differs, too few rows for the split, one class
+//  only); MS_ERR_INVALID (options out of range: split outside (0, 1));
+//  MS_ERR_NOMEM.
+int ms_dataset_load_csv_files(const char *train_path, const char *test_path,
+                              const ms_dataset_csv_options_t *opts,
+                              ms_dataset_t **train, ms_dataset_t **test,
+                              ms_diag_t *diag);
+
+//  Load a CSV file the way the CSV dataset like was loaded: its label
+//  column, classes, categories and missing-value fills (data to predict
+//  on, or a test file loaded later). The header must be like's, or like's
+//  without the label column: then the file is data without labels, and
+//  the result has labels and targets NULL (for predictions only; never
+//  hand it to a trainer). opts gives missing (label, categorical and
+//  split are like's; opts may be NULL: missing values refused). Returns
+//  as ms_dataset_load_csv_files; MS_ERR_INVALID when like did not come
+//  from a CSV file or ms_dataset_csv_reference_new.
+int ms_dataset_load_csv_like(ms_dataset_t **out, const char *path,
+                             const ms_dataset_csv_options_t *opts,
+                             const ms_dataset_t *like, ms_diag_t *diag);
+
+//  How a CSV dataset turns text into numbers, as plain data: what a
+//  weights file's metadata needs to keep (with the class names) so that
+//  `meshsweep predict` can read new CSV files exactly as training did,
+//  without the training file. Arrays are borrowed.
+typedef struct {
+    int32_t n_columns;                    // header columns
+    const char *const *column_names;      // n_columns names, header order
+    int32_t label_column;                 // index of the label column
+    int32_t n_classes;                    // classes (0: regression)
+    const char *const *class_names;       // n_classes sorted names, or NULL
+                                          // (labels are numbers)
+    const bool *categorical;              // per column: one-hot encoded
+    const uint32_t *n_categories;         // per column: categories it has
+    const char *const *const *categories; // per column: sorted names
+                                          // (NULL for a numeric one)
+    int32_t n_features;                   // features after encoding
+    const float *fill; // n_features: what a missing value becomes
+} ms_dataset_csv_schema_t;
+
+//  The schema of a dataset loaded from CSV (or split or copied from one),
+//  borrowed from it (valid while it lives). Returns MS_OK or
+//  MS_ERR_INVALID (not from CSV: *out zeroed).
+int ms_dataset_csv_schema(const ms_dataset_t *self,
+                          ms_dataset_csv_schema_t *out);
+
+//  An empty dataset (0 rows) that carries a schema (deep-copied), to pass
+//  as like to ms_dataset_load_csv_like: the reader of a weights file
+//  rebuilds it from the metadata. Returns MS_OK; MS_ERR_INVALID with
+//  diag "schema.FIELD" (columns, label out of range, class names or
+//  categories not sorted and distinct, a feature count that does not
+//  add up, a fill that is not finite); MS_ERR_NOMEM. Caller owns *out.
+int ms_dataset_csv_reference_new(ms_dataset_t **out,
+                                 const ms_dataset_csv_schema_t *schema,
+                                 ms_diag_t *diag);
+
+//  Name of class i of a dataset with string labels; NULL when the labels
+//  are integers (or for i out of range). Borrowed from the dataset.
+const char *ms_dataset_class_name(const ms_dataset_t *self, int32_t i);
+
+//  Name of feature j of a CSV dataset: the column name, or "COLUMN=VALUE"
+//  for a one-hot feature; NULL for IDX data or j out of range. Borrowed.
+const char *ms_dataset_feature_name(const ms_dataset_t *self, int32_t j);
 
 //  Load an IDX image file and its IDX label file (raw or gzip). n_classes
 //  is max(label) + 1 (at least 2). Caller owns *out; free it with
@@ -50,11 +196,10 @@ typedef struct {
 int ms_dataset_load_idx(ms_dataset_t **out, const char *images_path,
                         const char *labels_path, ms_diag_t *diag);
 
-//  Load a CSV file with a header; label_column names the target column
-//  (NULL: "label"). Integer labels >= 0 make a classification dataset
-//  (n_classes = max + 1); any non-integer label makes it regression.
-//  Errors (MS_ERR_IO, MS_ERR_DATASET with diag "PATH:LINE" for ragged
-//  rows, non-numbers, a missing label column, no rows) as for IDX.
+//  Load one CSV file with a header; label_column names the target column
+//  (NULL: "label"); other options at their defaults (missing values
+//  refused, no categorical columns): ms_dataset_load_csv_files() with one
+//  file, its labels as described there. Errors as there.
 int ms_dataset_load_csv(ms_dataset_t **out, const char *path,
                         const char *label_column, ms_diag_t *diag);
 

@@ -418,9 +418,12 @@ s_check_dataset(const ms_spec_t *spec, ms_diag_t *diag)
     if (ds->builtin)
         rc = ms_dataset_load_builtin(ds->name, &train, &test, diag);
     else {
-        rc = ms_dataset_load(&train, ds->train_path, NULL, ds->label, diag);
-        if (rc == MS_OK)
-            rc = ms_dataset_load(&test, ds->test_path, NULL, ds->label, diag);
+        //  CSV files with the spec's options, so classes, categories and
+        //  a split are what the workers will see.
+        ms_dataset_csv_options_t o;
+        ms_spec_dataset_csv_options(spec, &o);
+        rc = ms_dataset_load_csv_files(ds->train_path, ds->test_path, &o,
+                                       &train, &test, diag);
     }
     if (rc == MS_OK)
         rc = ms_dataset_check(train, train_name, 0, diag);

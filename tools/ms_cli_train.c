@@ -40,20 +40,28 @@
 #include <string.h>
 #include <unistd.h>
 
+//  Most columns --categorical may list.
+#define S_MAX_CATEGORICAL 256
+
 //  Command-line state of one `meshsweep train`.
 typedef struct {
-    ms_train_config_t cfg;    // the task config being built
-    bool init_given;          // --init was given (keep it)
-    const char *dataset;      // built-in name
-    const char *train_path;   // --train (CSV or IDX images)
-    const char *train_labels; // --train-labels (IDX)
-    const char *test_path;    // --test
-    const char *test_labels;  // --test-labels (IDX)
-    const char *label;        // --label (CSV column)
-    const char *backend;      // --backend
-    long threads;             // --threads (BLAS threads)
-    bool json_out;            // --json
-    bool quiet;               // --quiet: no per-epoch lines
+    ms_train_config_t cfg;        // the task config being built
+    bool init_given;              // --init was given (keep it)
+    const char *dataset;          // built-in name
+    const char *train_path;       // --train (CSV or IDX images)
+    const char *train_labels;     // --train-labels (IDX)
+    const char *test_path;        // --test
+    const char *test_labels;      // --test-labels (IDX)
+    const char *label;            // --label (CSV column)
+    const char *file;             // --file: one CSV split into train and test
+    const char *backend;          // --backend
+    long threads;                 // --threads (BLAS threads)
+    bool json_out;                // --json
+    bool quiet;                   // --quiet: no per-epoch lines
+    ms_dataset_csv_options_t csv; // --label-index, --missing,
+                                  // --categorical, --split, --split-seed
+    char *categorical_text;       // --categorical's value, cut at commas
+    const char *categorical[S_MAX_CATEGORICAL]; // the names, into it
 } s_train_args_t;
 
 //  --------------------------------------------------------------------------
@@ -66,7 +74,8 @@ s_train_usage(FILE *out)
             "usage: meshsweep train [--dataset NAME | --train FILE --test "
             "FILE\n"
             "                        [--train-labels FILE --test-labels "
-            "FILE] [--label NAME]]\n"
+            "FILE] [--label NAME]\n"
+            "                        | --file FILE [--split F]]\n"
             "                       [--hidden-layers N] [--width W] "
             "[--hidden-sizes 100,10]\n"
             "                       [--activation A] [--PARAMETER VALUE]... "
@@ -86,6 +95,17 @@ s_train_usage(FILE *out)
             "                        default \"label\"), or IDX image files "
             "with\n"
             "  --train-labels/--test-labels FILE  their IDX label files\n"
+            "  --file FILE           one CSV, split into train and test "
+            "(--split)\n"
+            "CSV (quoted fields, string class labels sorted by name):\n"
+            "  --label NAME          the label column (default \"label\")\n"
+            "  --label-index N       the label column by 0-based index\n"
+            "  --missing M           error (default), zero or mean (the "
+            "training mean)\n"
+            "  --categorical A,B     columns to one-hot encode\n"
+            "  --split F             with --file: this fraction is the test "
+            "set (0.2)\n"
+            "  --split-seed N        seed of that split (default 0)\n"
             "run:\n"
             "  --backend NAME        auto (default), cpu or cuda\n"
             "  --threads N           BLAS threads (default 1)\n"
@@ -131,6 +151,7 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
     args->dataset = NULL;
     args->backend = "auto";
     args->threads = 1;
+    ms_dataset_csv_options_init(&args->csv);
     struct {
         const char *name;
         const char **slot;
@@ -140,6 +161,7 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
                  {"--test", &args->test_path},
                  {"--test-labels", &args->test_labels},
                  {"--label", &args->label},
+                 {"--file", &args->file},
                  {"--backend", &args->backend}};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -159,6 +181,70 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
                 return ms_cli_usage_error("--threads", "needs a number");
             if (ms_cli_parse_int("--threads", v, 1, 256, &args->threads))
                 return MS_CLI_EXIT_USAGE;
+            continue;
+        }
+        if (ms_cli_arg_value(argc, argv, &i, "--label-index", &v, &missing)) {
+            long index = 0;
+            if (missing)
+                return ms_cli_usage_error("--label-index", "needs a number");
+            if (ms_cli_parse_int("--label-index", v, 0,
+                                 MS_DATASET_MAX_FEATURES - 1, &index))
+                return MS_CLI_EXIT_USAGE;
+            args->csv.label_index = (int32_t) index;
+            continue;
+        }
+        if (ms_cli_arg_value(argc, argv, &i, "--split-seed", &v, &missing)) {
+            long seed = 0;
+            if (missing)
+                return ms_cli_usage_error("--split-seed", "needs a number");
+            if (ms_cli_parse_int("--split-seed", v, 0, INT32_MAX, &seed))
+                return MS_CLI_EXIT_USAGE;
+            args->csv.split_seed = (uint64_t) seed;
+            continue;
+        }
+        if (ms_cli_arg_value(argc, argv, &i, "--missing", &v, &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--missing", "needs a value");
+            if (strcmp(v, "error") == 0)
+                args->csv.missing = MS_DATASET_MISSING_ERROR;
+            else if (strcmp(v, "zero") == 0)
+                args->csv.missing = MS_DATASET_MISSING_ZERO;
+            else if (strcmp(v, "mean") == 0)
+                args->csv.missing = MS_DATASET_MISSING_MEAN;
+            else
+                return ms_cli_usage_error("--missing",
+                                          "must be error, zero or mean");
+            continue;
+        }
+        if (ms_cli_arg_value(argc, argv, &i, "--split", &v, &missing)) {
+            char *end = NULL;
+            double f = missing ? 0 : strtod(v, &end);
+            if (missing || end == v || *end || !(f > 0 && f < 1))
+                return ms_cli_usage_error("--split",
+                                          "must be a fraction between 0 and "
+                                          "1 (0.2: 80%% train, 20%% test)");
+            args->csv.split = f;
+            continue;
+        }
+        if (ms_cli_arg_value(argc, argv, &i, "--categorical", &v, &missing)) {
+            if (missing || !*v)
+                return ms_cli_usage_error("--categorical",
+                                          "needs column names (A,B)");
+            free(args->categorical_text);
+            args->categorical_text = strdup(v);
+            if (!args->categorical_text)
+                return ms_cli_failure("train", "out of memory");
+            args->csv.n_categorical = 0;
+            char *save = NULL;
+            for (char *t = strtok_r(args->categorical_text, ",", &save); t;
+                 t = strtok_r(NULL, ",", &save)) {
+                if (args->csv.n_categorical == S_MAX_CATEGORICAL)
+                    return ms_cli_usage_error("--categorical",
+                                              "at most %d columns",
+                                              S_MAX_CATEGORICAL);
+                args->categorical[args->csv.n_categorical++] = t;
+            }
+            args->csv.categorical = args->categorical;
             continue;
         }
         if (strcmp(arg, "--json") == 0) {
@@ -212,9 +298,20 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
     }
     if (!args->init_given)
         args->cfg.init = ms_init_default_for(args->cfg.activation);
-    if (args->dataset && (args->train_path || args->test_path))
-        return ms_cli_usage_error("--dataset",
-                                  "give either --dataset or --train/--test");
+    if (args->dataset && (args->train_path || args->test_path || args->file))
+        return ms_cli_usage_error("--dataset", "give either --dataset or "
+                                               "--train/--test or --file");
+    if (args->file && (args->train_path || args->test_path))
+        return ms_cli_usage_error("--file",
+                                  "give either --file or --train/--test");
+    if (args->csv.split > 0 && !args->file)
+        return ms_cli_usage_error("--split", "splits one file: give --file");
+    if (args->file) {
+        args->train_path = args->test_path = args->file;
+        if (args->csv.split == 0)
+            args->csv.split = 0.2; // the 2015 system's 80/20
+    }
+    args->csv.label = args->label;
     if ((args->train_path != NULL) != (args->test_path != NULL))
         return ms_cli_usage_error(args->train_path ? "--test" : "--train",
                                   "--train and --test go together");
@@ -252,13 +349,16 @@ s_load_data(const s_train_args_t *args, ms_dataset_t **train,
     ms_dataset_t *full = NULL;
     *train = *val = *test = NULL;
     int rc;
-    if (args->train_path) {
+    if (args->train_path && args->train_labels) {
         rc = ms_dataset_load(&full, args->train_path, args->train_labels,
                              args->label, diag);
         if (rc == MS_OK)
             rc = ms_dataset_load(test, args->test_path, args->test_labels,
                                  args->label, diag);
-    } else
+    } else if (args->train_path)
+        rc = ms_dataset_load_csv_files(args->train_path, args->test_path,
+                                       &args->csv, &full, test, diag);
+    else
         rc = ms_dataset_load_builtin(args->dataset, &full, test, diag);
     if (rc == MS_OK)
         rc = ms_dataset_check(
@@ -478,6 +578,7 @@ ms_cli_train_main(int argc, char **argv)
         return ms_cli_failure(NULL, "out of memory");
     int exit_code = s_parse_args(argc, argv, args);
     if (exit_code != MS_CLI_EXIT_OK) {
+        free(args->categorical_text);
         free(args);
         return exit_code;
     }
@@ -543,6 +644,13 @@ ms_cli_train_main(int argc, char **argv)
 
     if (args->json_out) {
         row = s_result_row(args, &result, digest_hex, backend);
+        //  String labels: the class names, class i at index i.
+        json_t *classes = row && train->class_names ? json_array() : NULL;
+        for (int32_t c = 0; classes && c < train->n_classes; c++)
+            json_array_append_new(classes,
+                                  json_string(ms_dataset_class_name(train, c)));
+        if (classes)
+            json_object_set_new(row, "classes", classes);
         if (!row) {
             exit_code = ms_cli_failure("train", "out of memory");
             goto cleanup;
@@ -564,6 +672,12 @@ ms_cli_train_main(int argc, char **argv)
         printf("epochs         %d\n", (int) result.epochs);
         printf("s/epoch        %.3f\n", result.seconds_per_epoch);
         printf("weights        %.12s\n", digest_hex);
+        if (train->class_names) {
+            printf("classes        ");
+            for (int32_t c = 0; c < train->n_classes; c++)
+                printf("%s%s", c ? ", " : "", ms_dataset_class_name(train, c));
+            printf("\n");
+        }
     }
     exit_code =
         result.status == MS_RUN_FAILED ? MS_CLI_EXIT_FAILURE : MS_CLI_EXIT_OK;
@@ -575,6 +689,8 @@ cleanup:
     ms_dataset_destroy(&train);
     ms_dataset_destroy(&val);
     ms_dataset_destroy(&test);
+    if (args)
+        free(args->categorical_text);
     free(args);
     return exit_code;
 }

@@ -259,7 +259,7 @@ typedef struct {
     int64_t fetch_retry_at;        // monotonic ms: no new try before
     ms_wire_dataset_file_t *files; // the dataset record's files
     size_t n_files;                // entries in files
-    char *label;                   // label column name (CSV), or NULL
+    json_t *csv;                   // CSV options of its dataset, or NULL
     double task_ms_ewma; // mean run time of its tasks here (ms), or -1
     int keep;            // ms_keep_weights_t of its spec; -1 not read yet
     char metric[32];     // the spec's metric name (keep_weights best)
@@ -1414,7 +1414,7 @@ ms_node_destroy(ms_node_t **self_p)
         json_decref(self->sweeps[i].dataset);
         free(self->sweeps[i].dataset_error);
         free(self->sweeps[i].files);
-        free(self->sweeps[i].label);
+        json_decref(self->sweeps[i].csv);
     }
     ms_blob_fetch_destroy(&self->fetch); // removes its temp files
     ms_blob_store_destroy(&self->blobs);
@@ -1491,9 +1491,10 @@ s_write_small(const char *path, const char *text)
 //  dataset object for workers (caller owns *out).
 
 static int
-s_local_dataset(const ms_spec_dataset_t *d, json_t **out, ms_diag_t *diag)
+s_local_dataset(const ms_spec_t *spec, json_t **out, ms_diag_t *diag)
 {
     *out = NULL;
+    const ms_spec_dataset_t *d = ms_spec_dataset(spec);
     char train[PATH_MAX], test[PATH_MAX];
     if (!realpath(d->train_path, train))
         return ms_diag_set_code(diag, MS_ERR_IO, d->train_path, "%s",
@@ -1504,11 +1505,12 @@ s_local_dataset(const ms_spec_dataset_t *d, json_t **out, ms_diag_t *diag)
     char th[MS_HASH_HEX_LEN + 1], eh[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(&d->train_hash, th);
     ms_hash_hex(&d->test_hash, eh);
-    json_t *obj = json_pack("{s:s, s:s, s:s, s:s, s:s}", "train", train, "test",
-                            test, "label", d->label ? d->label : "label",
-                            "train_hash", th, "test_hash", eh);
-    if (!obj)
+    json_t *obj = json_pack("{s:s, s:s, s:s, s:s}", "train", train, "test",
+                            test, "train_hash", th, "test_hash", eh);
+    if (!obj || ms_spec_dataset_options_json(spec, true, obj) != MS_OK) {
+        json_decref(obj);
         return MS_ERR_NOMEM;
+    }
     // Load once here so a bad file is refused at submission, with the
     // loader's diag, and nothing is stored.
     ms_dataset_t *tr = NULL, *te = NULL;
@@ -1725,12 +1727,13 @@ s_parse_uploaded(ms_node_t *self, const char *files, ms_hash_t fh[S_FILE_ROLES],
 }
 
 //  The workers' dataset object of a file dataset held as blobs: paths in
-//  the blob store by role, label, and the train/test hashes (the worker
-//  re-checks them). Pins the blobs when pin is true. *bytes gets the
-//  files' total size.
+//  the blob store by role, the CSV options (csv: label, missing,
+//  categorical, split, split_seed; ms_spec_dataset_options_json), and the
+//  train/test hashes (the worker re-checks them). Pins the blobs when pin
+//  is true. *bytes gets the files' total size.
 static int
 s_blob_dataset(ms_node_t *self, const ms_hash_t fh[S_FILE_ROLES],
-               const bool have[S_FILE_ROLES], const char *label, bool pin,
+               const bool have[S_FILE_ROLES], const json_t *csv, bool pin,
                json_t **out, int64_t *bytes)
 {
     *out = NULL;
@@ -1760,8 +1763,9 @@ s_blob_dataset(ms_node_t *self, const ms_hash_t fh[S_FILE_ROLES],
     ms_hash_hex(&fh[0], th);
     ms_hash_hex(&fh[1], eh);
     if (rc == MS_OK &&
-        (json_object_set_new(obj, "label",
-                             json_string(label ? label : "label")) ||
+        ((csv && json_object_update(obj, (json_t *) csv)) ||
+         (!json_object_get(obj, "label") &&
+          json_object_set_new(obj, "label", json_string("label"))) ||
          json_object_set_new(obj, "train_hash", json_string(th)) ||
          json_object_set_new(obj, "test_hash", json_string(eh))))
         rc = MS_ERR_NOMEM;
@@ -1771,6 +1775,30 @@ s_blob_dataset(ms_node_t *self, const ms_hash_t fh[S_FILE_ROLES],
     }
     *out = obj;
     return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  A loader's diag of an uploaded file names its blob path, which means
+//  nothing to the user: name the file as the spec wrote it instead (the
+//  path is only printed, never opened). "BLOB:LINE" becomes "PATH:LINE".
+
+static void
+s_diag_spec_path(ms_diag_t *diag, const json_t *local,
+                 const ms_spec_dataset_t *d)
+{
+    const char *roles[2] = {"train", "test"};
+    const char *paths[2] = {d->train_path, d->test_path};
+    for (int r = 0; diag && r < 2; r++) {
+        const char *blob = json_string_value(json_object_get(local, roles[r]));
+        size_t n = blob ? strlen(blob) : 0;
+        if (!n || !paths[r] || strncmp(diag->where, blob, n) != 0 ||
+            (diag->where[n] && diag->where[n] != ':'))
+            continue;
+        char where[MS_DIAG_WHERE_MAX];
+        snprintf(where, sizeof where, "%s%s", paths[r], diag->where + n);
+        snprintf(diag->where, sizeof diag->where, "%s", where);
+        return;
+    }
 }
 
 //  --------------------------------------------------------------------------
@@ -1848,14 +1876,20 @@ s_submit(ms_node_t *self, const char *spec_text, size_t n, ms_spec_t *parsed,
             goto done;
         }
         d = ms_spec_dataset(spec);
-        rc = s_blob_dataset(self, fh, have, d->label, false, &local,
-                            &data_bytes);
+        json_t *csv = json_object();
+        rc = csv ? ms_spec_dataset_options_json(spec, true, csv) : MS_ERR_NOMEM;
+        if (rc == MS_OK)
+            rc =
+                s_blob_dataset(self, fh, have, csv, false, &local, &data_bytes);
+        json_decref(csv);
         if (rc == MS_OK) {
             // Load once here so a bad file is refused at submission.
             ms_dataset_t *tr = NULL, *te = NULL;
             rc = ms_worker_load_dataset(local, &tr, &te, diag);
             ms_dataset_destroy(&tr);
             ms_dataset_destroy(&te);
+            if (rc != MS_OK)
+                s_diag_spec_path(diag, local, d);
         }
         if (rc != MS_OK)
             goto done;
@@ -1879,7 +1913,7 @@ s_submit(ms_node_t *self, const char *spec_text, size_t n, ms_spec_t *parsed,
         }
         rc = ms_spec_bind_dataset_files(spec, diag);
         if (rc == MS_OK)
-            rc = s_local_dataset(ms_spec_dataset(spec), &local, diag);
+            rc = s_local_dataset(spec, &local, diag);
         if (rc != MS_OK)
             goto done;
         const char *files[2] = {
@@ -5777,7 +5811,7 @@ s_refresh_snapshots(ms_node_t *self)
 
 //  --------------------------------------------------------------------------
 //  Read the dataset record of a sweep of a file dataset into info->files
-//  (roles checked) and info->label. MS_OK; MS_ERR_NOTFOUND (no record);
+//  (roles checked) and info->csv. MS_OK; MS_ERR_NOTFOUND (no record);
 //  MS_ERR_UNSUPPORTED (a built-in dataset); MS_ERR_PROTOCOL (a record out
 //  of contract: roles, sizes).
 
@@ -5837,12 +5871,14 @@ s_load_dataset_record(ms_node_t *self, s_sweep_info_t *info, char *why,
         goto done;
     }
     info->files = calloc(rec->u.dataset.n_files, sizeof *info->files);
-    info->label = strdup(d->label ? d->label : "label");
-    if (!info->files || !info->label) {
+    json_decref(info->csv);
+    info->csv = json_object();
+    if (!info->files || !info->csv ||
+        ms_spec_dataset_options_json(spec, true, info->csv) != MS_OK) {
         free(info->files);
-        free(info->label);
+        json_decref(info->csv);
         info->files = NULL;
-        info->label = NULL;
+        info->csv = NULL;
         rc = MS_ERR_NOMEM;
         goto done;
     }
@@ -5881,8 +5917,7 @@ s_dataset_check_ready(ms_node_t *self, s_sweep_info_t *info, bool fetched)
     }
     json_t *obj = NULL;
     int64_t bytes = 0;
-    if (s_blob_dataset(self, fh, have, info->label, false, &obj, &bytes) !=
-        MS_OK)
+    if (s_blob_dataset(self, fh, have, info->csv, false, &obj, &bytes) != MS_OK)
         return false;
     char path[PATH_MAX + 80];
     s_dataset_file(self, &info->sweep_id, path, sizeof path);

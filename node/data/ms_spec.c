@@ -128,6 +128,11 @@ struct ms_spec {
     char *dataset_name;             // built-in name, or NULL
     char *train_path, *test_path;   // file dataset paths, or NULL
     char *label;                    // file dataset label, or NULL
+    int32_t label_index;            // >= 0: label column by index
+    ms_dataset_missing_t missing;   // dataset.missing
+    char **categorical;             // dataset.categorical (owned)
+    size_t n_categorical;           // entries in categorical
+    double split;                   // dataset.split (0: train and test)
     ms_spec_method_t method;        // expansion method
     ms_spec_metric_t metric;        // metric to optimise
     char *metric_name;              // owns metric.name
@@ -822,6 +827,68 @@ s_param_compare(const void *a, const void *b)
 }
 
 //  --------------------------------------------------------------------------
+//  Parse dataset.label: a name, or (a plain integer) a 0-based index.
+
+static int
+s_parse_dataset_label(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *v)
+{
+    if (v && v->type == YAML_SCALAR_NODE &&
+        v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+        s_looks_int(s_text(v))) {
+        errno = 0;
+        long long index = strtoll(s_text(v), NULL, 10);
+        if (errno == ERANGE || index < 0 || index >= MS_DATASET_MAX_FEATURES)
+            return s_fail(ctx, MS_ERR_INVALID, v, "dataset.label",
+                          "must be a column name or a 0-based column index, "
+                          "not %s",
+                          s_text(v));
+        self->label_index = (int32_t) index;
+        return s_strdup_to(&self->label, "") ? MS_OK : MS_ERR_NOMEM;
+    }
+    const char *label;
+    int rc = s_get_string(ctx, v, "dataset.label", &label);
+    if (rc)
+        return rc;
+    return s_strdup_to(&self->label, label) ? MS_OK : MS_ERR_NOMEM;
+}
+
+//  --------------------------------------------------------------------------
+//  Parse dataset.categorical: a list of distinct column names.
+
+static int
+s_parse_dataset_categorical(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *v)
+{
+    if (!v || v->type != YAML_SEQUENCE_NODE)
+        return s_fail(ctx, MS_ERR_INVALID, v, "dataset.categorical",
+                      "must be a list of column names, not %s", s_node_kind(v));
+    size_t n =
+        (size_t) (v->data.sequence.items.top - v->data.sequence.items.start);
+    self->categorical = calloc(n ? n : 1, sizeof *self->categorical);
+    if (!self->categorical)
+        return MS_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_t *item = s_node(ctx, v->data.sequence.items.start[i]);
+        char sub[S_PATH_MAX];
+        s_pathf(sub, "dataset.categorical[%zu]", i);
+        const char *name;
+        if (!item || item->type != YAML_SCALAR_NODE)
+            return s_fail(ctx, MS_ERR_INVALID, item ? item : v, sub,
+                          "must be a column name, not %s", s_node_kind(item));
+        int rc = s_get_string(ctx, item, sub, &name);
+        if (rc)
+            return rc;
+        for (size_t k = 0; k < self->n_categorical; k++)
+            if (strcmp(self->categorical[k], name) == 0)
+                return s_fail(ctx, MS_ERR_INVALID, item, sub,
+                              "'%s' is listed twice", name);
+        if (!(self->categorical[self->n_categorical] = strdup(name)))
+            return MS_ERR_NOMEM;
+        self->n_categorical++;
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
 //  Parse the dataset key.
 
 static int
@@ -847,7 +914,10 @@ s_parse_dataset(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
     int rc = s_check_mapping(ctx, node, "dataset");
     if (rc)
         return rc;
-    const char *train = NULL, *test = NULL, *label = "label";
+    const char *train = NULL, *test = NULL, *file = NULL;
+    const yaml_node_t *file_node = NULL, *split_node = NULL;
+    const yaml_node_t *label_node = NULL;
+    self->label_index = -1;
     for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
          pair < node->data.mapping.pairs.top; pair++) {
         yaml_node_t *k = s_node(ctx, pair->key);
@@ -855,24 +925,86 @@ s_parse_dataset(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
         const char *key = s_text(k);
         char sub[S_PATH_MAX];
         s_pathf(sub, "dataset.%s", key);
-        const char **slot = strcmp(key, "train") == 0   ? &train
-                            : strcmp(key, "test") == 0  ? &test
-                            : strcmp(key, "label") == 0 ? &label
-                                                        : NULL;
+        if (strcmp(key, "label") == 0) {
+            label_node = v;
+            if ((rc = s_parse_dataset_label(ctx, self, v)))
+                return rc;
+            continue;
+        }
+        if (strcmp(key, "categorical") == 0) {
+            if ((rc = s_parse_dataset_categorical(ctx, self, v)))
+                return rc;
+            continue;
+        }
+        if (strcmp(key, "missing") == 0) {
+            static const char *s_missing[] = {"error", "zero", "mean"};
+            int m = v && v->type == YAML_SCALAR_NODE
+                        ? s_index_of(s_missing, S_COUNT(s_missing), s_text(v))
+                        : -1;
+            if (m < 0)
+                return s_fail(ctx, MS_ERR_INVALID, v ? v : k, sub,
+                              "must be error, zero or mean");
+            self->missing = (ms_dataset_missing_t) m;
+            continue;
+        }
+        if (strcmp(key, "split") == 0) {
+            double real = 0;
+            int64_t integer = 0;
+            split_node = v;
+            if ((rc = s_get_number(ctx, v, sub, false, &real, &integer)))
+                return rc;
+            if (!(real > 0 && real < 1))
+                return s_fail(ctx, MS_ERR_INVALID, v, sub,
+                              "must be a fraction between 0 and 1 (0.2: "
+                              "80%% train, 20%% test), not %s",
+                              s_text(v));
+            self->split = real;
+            continue;
+        }
+        const char **slot = strcmp(key, "train") == 0  ? &train
+                            : strcmp(key, "test") == 0 ? &test
+                            : strcmp(key, "file") == 0 ? &file
+                                                       : NULL;
         if (!slot)
             return s_fail(ctx, MS_ERR_INVALID, k, sub,
-                          "unknown key (expected train, test, label)");
+                          "unknown key (expected train, test, file, label, "
+                          "missing, categorical, split)");
+        if (slot == &file)
+            file_node = v;
         rc = s_get_string(ctx, v, sub, slot);
         if (rc)
             return rc;
     }
-    if (!train || !test)
+    if (file && (train || test))
+        return s_fail(ctx, MS_ERR_INVALID, file_node, "dataset.file",
+                      "give either file (one file, split into train and "
+                      "test) or train and test");
+    if (split_node && !file)
+        return s_fail(ctx, MS_ERR_INVALID, split_node, "dataset.split",
+                      "splits one file: give dataset.file instead of train "
+                      "and test");
+    if (!file && (!train || !test))
         return s_fail(ctx, MS_ERR_INVALID, node,
                       train ? "dataset.test" : "dataset.train",
-                      "missing: a file dataset needs train and test");
+                      "missing: a file dataset needs train and test (or "
+                      "file and split)");
+    if (file) {
+        train = test = file;
+        if (self->split == 0)
+            self->split = 0.2; // the 2015 system's 80/20
+    }
+    if (!self->label && !s_strdup_to(&self->label, "label"))
+        return MS_ERR_NOMEM;
+    for (size_t i = 0; i < self->n_categorical; i++)
+        if (self->label_index < 0 &&
+            strcmp(self->categorical[i], self->label) == 0)
+            return s_fail(ctx, MS_ERR_INVALID, label_node ? label_node : node,
+                          "dataset.categorical",
+                          "'%s' is the label column; it cannot also be "
+                          "categorical",
+                          self->label);
     if (!s_strdup_to(&self->train_path, train) ||
-        !s_strdup_to(&self->test_path, test) ||
-        !s_strdup_to(&self->label, label))
+        !s_strdup_to(&self->test_path, test))
         return MS_ERR_NOMEM;
     return MS_OK;
 }
@@ -974,6 +1106,7 @@ static int
 s_spec_defaults(ms_spec_t *self)
 {
     self->method = MS_SPEC_METHOD_GRID;
+    self->label_index = -1;
     self->metric.maximize = true;
     self->verify.replicas = 1;
     self->verify.accuracy_tolerance = 0.01;
@@ -998,6 +1131,11 @@ s_dataset_view(ms_spec_t *self)
     d->train_path = self->train_path;
     d->test_path = self->test_path;
     d->label = self->label;
+    d->label_index = self->label_index;
+    d->missing = self->missing;
+    d->categorical = (const char *const *) self->categorical;
+    d->n_categorical = self->n_categorical;
+    d->split = self->split;
 }
 
 //  ==========================================================================
@@ -1437,8 +1575,133 @@ s_dataset_json(const ms_spec_t *self)
     char train[MS_HASH_HEX_LEN + 1], test[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(&self->dataset.train_hash, train);
     ms_hash_hex(&self->dataset.test_hash, test);
-    return json_pack("{s:s, s:s, s:s}", "label", self->label, "test", test,
-                     "train", train);
+    json_t *obj = json_pack("{s:s, s:s, s:s}", "label", self->label, "test",
+                            test, "train", train);
+    //  The CSV options, each only away from its default so sweeps made
+    //  before them keep their ids.
+    if (obj && ms_spec_dataset_options_json(self, false, obj) != MS_OK)
+        json_decref(obj), obj = NULL;
+    return obj;
+}
+
+//  --------------------------------------------------------------------------
+//  Set the CSV options of a file dataset on obj.
+
+int
+ms_spec_dataset_options_json(const ms_spec_t *self, bool with_seed, json_t *obj)
+{
+    if (self->dataset_name)
+        return MS_OK;
+    int rc = 0;
+    if (self->label_index >= 0)
+        rc |=
+            json_object_set_new(obj, "label", json_integer(self->label_index));
+    else
+        rc |= json_object_set_new(
+            obj, "label", json_string(self->label ? self->label : "label"));
+    static const char *s_missing[] = {"error", "zero", "mean"};
+    if (self->missing != MS_DATASET_MISSING_ERROR)
+        rc |= json_object_set_new(obj, "missing",
+                                  json_string(s_missing[self->missing]));
+    if (self->n_categorical) {
+        json_t *list = json_array();
+        for (size_t i = 0; list && i < self->n_categorical; i++)
+            rc |=
+                json_array_append_new(list, json_string(self->categorical[i]));
+        rc |= json_object_set_new(obj, "categorical", list);
+    }
+    if (self->split > 0)
+        rc |= json_object_set_new(obj, "split", json_real(self->split));
+    if (self->split > 0 && with_seed)
+        rc |= json_object_set_new(obj, "split_seed",
+                                  json_integer(self->sweep_seed));
+    return rc ? MS_ERR_NOMEM : MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  The CSV options of a file dataset.
+
+void
+ms_spec_dataset_csv_options(const ms_spec_t *self,
+                            ms_dataset_csv_options_t *out)
+{
+    ms_dataset_csv_options_init(out);
+    if (self->dataset_name)
+        return;
+    out->label = self->label_index >= 0 ? NULL : self->label;
+    out->label_index = self->label_index;
+    out->missing = self->missing;
+    out->categorical = (const char *const *) self->categorical;
+    out->n_categorical = (int32_t) self->n_categorical;
+    out->split = self->split;
+    out->split_seed = (uint64_t) self->sweep_seed;
+}
+
+//  --------------------------------------------------------------------------
+//  Read the CSV options of a dataset object (canonical or a worker's).
+
+int
+ms_spec_dataset_options_from_json(const json_t *obj,
+                                  ms_dataset_csv_options_t *out,
+                                  ms_diag_t *diag)
+{
+    ms_dataset_csv_options_init(out);
+    const json_t *label = json_object_get(obj, "label");
+    if (json_is_integer(label)) {
+        json_int_t i = json_integer_value(label);
+        if (i < 0 || i >= MS_DATASET_MAX_FEATURES)
+            return ms_diag_set(diag, "dataset.label", "bad column index");
+        out->label_index = (int32_t) i;
+    } else if (json_is_string(label))
+        out->label = json_string_value(label);
+    else if (label)
+        return ms_diag_set(diag, "dataset.label", "must be a name or index");
+    const char *missing = json_string_value(json_object_get(obj, "missing"));
+    if (json_object_get(obj, "missing")) {
+        if (missing && strcmp(missing, "error") == 0)
+            out->missing = MS_DATASET_MISSING_ERROR;
+        else if (missing && strcmp(missing, "zero") == 0)
+            out->missing = MS_DATASET_MISSING_ZERO;
+        else if (missing && strcmp(missing, "mean") == 0)
+            out->missing = MS_DATASET_MISSING_MEAN;
+        else
+            return ms_diag_set(diag, "dataset.missing",
+                               "must be error, zero or mean");
+    }
+    const json_t *split = json_object_get(obj, "split");
+    if (split) {
+        double f = json_number_value(split);
+        if (!json_is_number(split) || !(f > 0 && f < 1))
+            return ms_diag_set(diag, "dataset.split",
+                               "must be a fraction between 0 and 1");
+        out->split = f;
+    }
+    const json_t *seed = json_object_get(obj, "split_seed");
+    if (seed) {
+        if (!json_is_integer(seed))
+            return ms_diag_set(diag, "dataset.split_seed",
+                               "must be an integer");
+        out->split_seed = (uint64_t) json_integer_value(seed);
+    }
+    const json_t *cats = json_object_get(obj, "categorical");
+    if (cats) {
+        size_t n = json_array_size(cats);
+        if (!json_is_array(cats) || n > MS_DATASET_MAX_FEATURES)
+            return ms_diag_set(diag, "dataset.categorical",
+                               "must be a list of column names");
+        const char **names = calloc(n ? n : 1, sizeof *names);
+        if (!names)
+            return MS_ERR_NOMEM;
+        for (size_t i = 0; i < n; i++)
+            if (!(names[i] = json_string_value(json_array_get(cats, i)))) {
+                free(names);
+                return ms_diag_set(diag, "dataset.categorical",
+                                   "must be a list of column names");
+            }
+        out->categorical = names;
+        out->n_categorical = (int32_t) n;
+    }
+    return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
@@ -1946,6 +2209,7 @@ s_load_canonical(ms_spec_t *self, const char *text, size_t n, ms_diag_t *diag)
     json_error_t error;
     json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &error);
     int rc = MS_OK;
+    self->label_index = -1;
     if (!root)
         return ms_diag_set(diag, "", "not JSON: %s (line %d, column %d)",
                            error.text, error.line, error.column);
@@ -2037,19 +2301,62 @@ s_load_canonical(ms_spec_t *self, const char *text, size_t n, ms_diag_t *diag)
             goto cleanup;
         }
     } else {
-        json_t *label = s_member(dataset, "label", JSON_STRING);
+        json_t *label = json_object_get(dataset, "label");
         json_t *train = s_member(dataset, "train", JSON_STRING);
         json_t *test = s_member(dataset, "test", JSON_STRING);
+        static const char *s_ds_keys[] = {"categorical", "label", "missing",
+                                          "split",       "test",  "train"};
+        const char *dkey;
+        json_t *dval;
+        json_object_foreach(dataset, dkey, dval)
+        {
+            if (s_index_of(s_ds_keys, S_COUNT(s_ds_keys), dkey) < 0) {
+                rc = ms_diag_set(diag, "dataset", "unknown key '%.40s'", dkey);
+                goto cleanup;
+            }
+        }
+        ms_dataset_csv_options_t o;
+        ms_diag_t od;
+        if (ms_spec_dataset_options_from_json(dataset, &o, &od) != MS_OK) {
+            rc = ms_diag_set(diag, od.where, "%s", od.reason);
+            goto cleanup;
+        }
+        self->label_index = o.label_index;
+        self->missing = o.missing;
+        self->split = o.split;
+        self->n_categorical = (size_t) o.n_categorical;
+        self->categorical =
+            calloc(self->n_categorical ? self->n_categorical : 1,
+                   sizeof *self->categorical);
+        for (size_t i = 0; self->categorical && i < self->n_categorical; i++)
+            self->categorical[i] = strdup(o.categorical[i]);
+        free((void *) o.categorical);
+        if (!self->categorical) {
+            rc = MS_ERR_NOMEM;
+            goto cleanup;
+        }
+        for (size_t i = 0; i < self->n_categorical; i++)
+            if (!self->categorical[i]) {
+                rc = MS_ERR_NOMEM;
+                goto cleanup;
+            }
+        if (json_is_integer(label))
+            label = json_string("");
+        else
+            label = json_is_string(label) ? json_incref(label) : NULL;
         if (!label || !train || !test ||
             ms_hash_from_hex(json_string_value(train),
                              &self->dataset.train_hash) ||
             ms_hash_from_hex(json_string_value(test),
                              &self->dataset.test_hash)) {
+            json_decref(label);
             rc = ms_diag_set(diag, "dataset",
                              "needs name, or label and train/test hashes");
             goto cleanup;
         }
-        if (!s_strdup_to(&self->label, json_string_value(label))) {
+        bool copied = s_strdup_to(&self->label, json_string_value(label));
+        json_decref(label);
+        if (!copied) {
             rc = MS_ERR_NOMEM;
             goto cleanup;
         }
@@ -2167,6 +2474,9 @@ ms_spec_destroy(ms_spec_t **self_p)
     free(self->train_path);
     free(self->test_path);
     free(self->label);
+    for (size_t i = 0; self->categorical && i < self->n_categorical; i++)
+        free(self->categorical[i]);
+    free(self->categorical);
     free(self->metric_name);
     for (size_t i = 0; i < self->n_warnings; i++)
         free(self->warnings[i]);

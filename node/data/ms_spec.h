@@ -18,7 +18,12 @@
     ms_config_encode_json object, run_cap 0 when the spec gave none, and
     D = {"name": "fashion-mnist"} for a built-in dataset or
     {"label": NAME, "test": HEX, "train": HEX} for files (BLAKE2b-256 of
-    each file's bytes). Then
+    each file's bytes), plus the CSV options where they differ from their
+    defaults: "label" an integer when the column is given by index,
+    "missing": "zero" | "mean", "categorical": [NAMES] (as listed),
+    "split": FRACTION (a dataset.file: train and test are the same hash;
+    the split's seed is sweep_seed). Every node parses the uploaded bytes
+    with these options, so all get the same classes and features. Then
 
       sweep_id = BLAKE2b-256(canonical expanded spec bytes)
       task_id  = BLAKE2b-256(sweep_id's 32 bytes || canonical config bytes)
@@ -67,6 +72,7 @@
 #include <jansson.h>
 
 #include "ms_config.h"
+#include "ms_dataset.h"
 #include "ms_err.h"
 #include "ms_hash.h"
 
@@ -109,10 +115,17 @@ typedef struct {
     const char *name;       // built-in name ("fashion-mnist"); NULL for files
     const char *train_path; // files as written in the spec; NULL for a
     const char *test_path;  //   built-in, and after load_canonical
-    const char *label;      // label column / name for files ("label")
-    bool hashed;            // train_hash / test_hash are set
-    ms_hash_t train_hash;   // BLAKE2b-256 of the train file's bytes
-    ms_hash_t test_hash;    // BLAKE2b-256 of the test file's bytes
+    const char *label;      // label column / name for files ("label";
+                            // "" when chosen by index)
+    int32_t label_index;    // >= 0: the label column by 0-based index
+    ms_dataset_missing_t missing;   // dataset.missing (default error)
+    const char *const *categorical; // dataset.categorical column names
+    size_t n_categorical;           // entries in categorical
+    double split;                   // > 0: dataset.file split, this fraction to
+                  // test (train_path == test_path == the file)
+    bool hashed;          // train_hash / test_hash are set
+    ms_hash_t train_hash; // BLAKE2b-256 of the train file's bytes
+    ms_hash_t test_hash;  // BLAKE2b-256 of the test file's bytes
 } ms_spec_dataset_t;
 
 typedef struct {
@@ -126,6 +139,29 @@ typedef struct {
                       // test_accuracy, test_loss, train_loss
     bool maximize;    // goal: maximize (default) / minimize
 } ms_spec_metric_t;
+
+//  Set the CSV options of a file dataset on obj (a canonical dataset
+//  object, or a worker's): "label" (name or index), and "missing",
+//  "categorical", "split" where they differ from the defaults; with_seed
+//  adds "split_seed" (the sweep_seed) when there is a split. Nothing for
+//  a built-in dataset. Returns MS_OK or MS_ERR_NOMEM.
+int ms_spec_dataset_options_json(const ms_spec_t *self, bool with_seed,
+                                 json_t *obj);
+
+//  The CSV options of a file dataset as ms_dataset_load_csv_files takes
+//  them (split_seed: the sweep_seed); defaults for a built-in dataset.
+//  Strings borrowed from the spec.
+void ms_spec_dataset_csv_options(const ms_spec_t *self,
+                                 ms_dataset_csv_options_t *out);
+
+//  Read those options back from a dataset object into out (defaults for
+//  keys absent). Strings are borrowed from obj; out->categorical is
+//  malloc'd when set (caller frees it: free((void *) out->categorical)).
+//  Returns MS_OK, MS_ERR_INVALID (a value of the wrong type or range;
+//  diag names the key) or MS_ERR_NOMEM.
+int ms_spec_dataset_options_from_json(const json_t *obj,
+                                      ms_dataset_csv_options_t *out,
+                                      ms_diag_t *diag);
 
 //  The "dataset" object of a canonical expanded spec text[0 .. n) (as
 //  ms_spec_canonical returns it: {"name": N} for a built-in, {"label",

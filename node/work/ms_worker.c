@@ -46,6 +46,7 @@
 #include "ms_config_json.h"
 #include "ms_dataset.h"
 #include "ms_platform.h"
+#include "ms_spec.h"
 #include "ms_train.h"
 #include "ms_weights.h"
 
@@ -366,6 +367,46 @@ s_load_file(const json_t *ds, const char *images_key, const char *labels_key,
 }
 
 //  --------------------------------------------------------------------------
+//  Whether a file dataset object names IDX files (labels files given, or
+//  derivable from the images file's name); else it is CSV.
+
+static bool
+s_is_idx(const json_t *ds)
+{
+    if (json_object_get(ds, "train_labels"))
+        return true;
+    const char *images = json_string_value(json_object_get(ds, "train"));
+    char *derived = images ? s_idx_labels_path(images) : NULL;
+    bool idx = derived != NULL;
+    free(derived);
+    return idx;
+}
+
+//  --------------------------------------------------------------------------
+//  Load a CSV dataset object: train and test files (the same file when
+//  the options split it) parsed with the options the spec carries
+//  (ms_spec_dataset_options_json), so every node gets the same classes
+//  and features from the same bytes.
+
+static int
+s_load_csv(const json_t *ds, ms_dataset_t **train, ms_dataset_t **test,
+           ms_diag_t *diag)
+{
+    const char *train_path = json_string_value(json_object_get(ds, "train"));
+    const char *test_path = json_string_value(json_object_get(ds, "test"));
+    if (!train_path || !test_path)
+        return ms_diag_set(diag, "dataset", "no %s file",
+                           train_path ? "test" : "train");
+    ms_dataset_csv_options_t o;
+    int rc = ms_spec_dataset_options_from_json(ds, &o, diag);
+    if (rc == MS_OK)
+        rc = ms_dataset_load_csv_files(train_path, test_path, &o, train, test,
+                                       diag);
+    free((void *) o.categorical);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
 //  When the dataset object carries the hash of a file (hash_key), check
 //  the file still has it: a file changed after submission is refused.
 
@@ -407,11 +448,12 @@ ms_worker_load_dataset(const json_t *ds, ms_dataset_t **train,
     else if ((rc = s_check_hash(ds, "train", "train_hash", diag)) != MS_OK ||
              (rc = s_check_hash(ds, "test", "test_hash", diag)) != MS_OK)
         return rc;
-    else {
+    else if (s_is_idx(ds)) {
         rc = s_load_file(ds, "train", "train_labels", train, diag);
         if (rc == MS_OK)
             rc = s_load_file(ds, "test", "test_labels", test, diag);
-    }
+    } else
+        rc = s_load_csv(ds, train, test, diag);
     if (rc == MS_OK)
         rc = ms_dataset_check(*train, "train", 0, diag);
     if (rc == MS_OK)
@@ -618,6 +660,35 @@ s_child_platform(s_child_t *self)
 }
 
 //  --------------------------------------------------------------------------
+//  The class names of a dataset with string labels, class i at index i
+//  (a result row's "classes"), or NULL: integer labels, or more names
+//  than a row should carry (S_MAX_CLASSES_ROW classes, S_MAX_CLASSES_BYTES
+//  bytes of names).
+
+#define S_MAX_CLASSES_ROW 1024
+#define S_MAX_CLASSES_BYTES (64 * 1024)
+
+static json_t *
+s_classes_json(const ms_dataset_t *d)
+{
+    if (!d || !d->class_names || d->n_classes > S_MAX_CLASSES_ROW)
+        return NULL;
+    size_t bytes = 0;
+    for (int32_t i = 0; i < d->n_classes; i++)
+        bytes += strlen(ms_dataset_class_name(d, i)) + 4;
+    if (bytes > S_MAX_CLASSES_BYTES)
+        return NULL;
+    json_t *list = json_array();
+    for (int32_t i = 0; list && i < d->n_classes; i++)
+        if (json_array_append_new(list,
+                                  json_string(ms_dataset_class_name(d, i)))) {
+            json_decref(list);
+            return NULL;
+        }
+    return list;
+}
+
+//  --------------------------------------------------------------------------
 //  The result message body of a finished run.
 
 static json_t *
@@ -644,7 +715,7 @@ s_result_json(s_child_t *self, const ms_run_result_t *r, ms_trainer_t *t)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     json_t *platform = s_child_platform(self);
-    return json_pack(
+    json_t *body = json_pack(
         "{s:s, s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:s, s:O, s:o, "
         "s:I}",
         "status", ms_run_status_name(r->status), "error",
@@ -658,6 +729,12 @@ s_result_json(s_child_t *self, const ms_run_result_t *r, ms_trainer_t *t)
         s_real_or_null(r->test_loss), "params", (json_int_t) r->params,
         "weights_digest", hex, "platform", platform, "curve", curve,
         "peak_rss_bytes", (json_int_t) ru.ru_maxrss * 1024);
+    json_t *classes = s_classes_json(self->train_raw);
+    if (body && classes)
+        json_object_set_new(body, "classes", classes);
+    else
+        json_decref(classes);
+    return body;
 }
 
 //  --------------------------------------------------------------------------

@@ -586,11 +586,15 @@ test_csv_ragged_rows(void **state)
 {
     (void) state;
     s_expect_csv_error("rag1.csv", "label,a,b\n1,2,3\n4,5\n", NULL, 3,
-                       "row has 2 fields, the header has 3");
+                       "row 3 has 2 fields, the header has 3");
+    //  The blank line is skipped and not counted as a row; line 4.
     s_expect_csv_error("rag2.csv", "label,a,b\r\n1,2,3\r\n\r\n4,5,6,7\r\n",
-                       NULL, 4, "row has 4 fields, the header has 3");
+                       NULL, 4, "row 3 has 4 fields, the header has 3");
     s_expect_csv_error("rag3.csv", "label,a\n1,2\n1\n", NULL, 3,
-                       "row has 1 field, the header has 2");
+                       "row 3 has 1 field, the header has 2");
+    //  A quoted comma is not a separator: this row has 3 fields, too many.
+    s_expect_csv_error("rag4.csv", "label,a\n\"x,y\",2,3\n", NULL, 2,
+                       "row 2 has 3 fields, the header has 2");
 }
 
 static void
@@ -598,21 +602,27 @@ test_csv_non_numbers(void **state)
 {
     (void) state;
     s_expect_csv_error("nn1.csv", "label,a,b\n1,2,abc\n", NULL, 2,
-                       "column \"b\" (field 3): \"abc\" is not a number");
+                       "column \"b\" is not numeric (row 2: \"abc\"); list "
+                       "it under categorical: to one-hot encode it");
     s_expect_csv_error("nn2.csv", "label,a\n1,2\n0,1.5x\n", NULL, 3,
-                       "column \"a\" (field 2): \"1.5x\" is not a number");
-    s_expect_csv_error("nn3.csv", "label,a\n1,nan\n", NULL, 2,
-                       "\"nan\" is not a finite float32 number");
+                       "column \"a\" is not numeric (row 3: \"1.5x\")");
     s_expect_csv_error("nn4.csv", "label,a\n1,1e999\n", NULL, 2,
-                       "\"1e999\" is not a finite float32 number");
+                       "row 2, column \"a\": \"1e999\" is not a finite "
+                       "float32 number");
     s_expect_csv_error("nn5.csv", "label,a\n1,1e39\n", NULL, 2,
                        "not a finite float32 number");
+    s_expect_csv_error("nn5b.csv", "label,a\n1,inf\n", NULL, 2,
+                       "not a finite float32 number");
+    s_expect_csv_error("nn8.csv", "label,a\n1,2 3\n", NULL, 2, "\"2 3\"");
+    //  Missing values are refused by default, naming row and column.
+    s_expect_csv_error("nn3.csv", "label,a\n1,nan\n", NULL, 2,
+                       "row 2, column \"a\": missing value \"nan\"");
     s_expect_csv_error("nn6.csv", "label,a\n1,\n", NULL, 2,
-                       "empty field in column \"a\" (field 2)");
-    s_expect_csv_error("nn7.csv", "label,a\nx,1\n", NULL, 2,
-                       "column \"label\" (field 1): \"x\" is not a number");
-    s_expect_csv_error("nn8.csv", "label,a\n1,2 3\n", NULL, 2,
-                       "\"2 3\" is not a number");
+                       "row 2, column \"a\": missing value (empty, NA, N/A, "
+                       "NaN, null and ? are missing; set missing: zero or "
+                       "mean to fill it)");
+    s_expect_csv_error("nn7.csv", "label,a\n,1\n", NULL, 2,
+                       "row 2: the label (column \"label\") is missing");
 }
 
 static void
@@ -666,6 +676,460 @@ test_csv_binary_input(void **state)
                      MS_OK);
     s_check_standard(d);
     ms_dataset_destroy(&d);
+}
+
+//  --------------------------------------------------------------------------
+//  Load train (and test, or a split) with options; expect MS_OK.
+
+static void
+s_load_ok(const char *train_text, const char *test_text,
+          const ms_dataset_csv_options_t *o, ms_dataset_t **train,
+          ms_dataset_t **test)
+{
+    s_write_text(s_tmp(0, "train.csv"), train_text);
+    if (test_text)
+        s_write_text(s_tmp(1, "test.csv"), test_text);
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    int rc = ms_dataset_load_csv_files(s_path[0], test_text ? s_path[1] : NULL,
+                                       o, train, test, &diag);
+    if (rc != MS_OK)
+        print_error("got rc %d, where \"%s\", reason \"%s\"\n", rc, diag.where,
+                    diag.reason);
+    assert_int_equal(rc, MS_OK);
+}
+
+//  --------------------------------------------------------------------------
+//  Load train and test with options; expect MS_ERR_DATASET in the file
+//  (slot 0: train, 1: test) at line, reason containing part.
+
+static void
+s_load_fails(const char *train_text, const char *test_text,
+             const ms_dataset_csv_options_t *o, int slot, int line,
+             const char *part)
+{
+    s_write_text(s_tmp(0, "train.csv"), train_text);
+    s_write_text(s_tmp(1, "test.csv"), test_text ? test_text : train_text);
+    ms_dataset_t *train = (ms_dataset_t *) 0x1, *test = (ms_dataset_t *) 0x1;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    int rc = ms_dataset_load_csv_files(s_path[0], s_path[1], o, &train, &test,
+                                       &diag);
+    char where[600];
+    if (line > 0)
+        snprintf(where, sizeof where, "%s:%d", s_path[slot], line);
+    else
+        snprintf(where, sizeof where, "%s", s_path[slot]);
+    if (rc != MS_ERR_DATASET || strcmp(diag.where, where) != 0 ||
+        !strstr(diag.reason, part))
+        print_error("got rc %d, where \"%s\", reason \"%s\"\n", rc, diag.where,
+                    diag.reason);
+    assert_int_equal(rc, MS_ERR_DATASET);
+    assert_null(train);
+    assert_null(test);
+    assert_string_equal(diag.where, where);
+    assert_non_null(strstr(diag.reason, part));
+}
+
+static void
+test_csv_quoted_fields(void **state)
+{
+    (void) state;
+    //  A BOM, CRLF, a quoted header name with a space, quoted numbers,
+    //  a label with a comma and one with a doubled quote, no final newline.
+    ms_dataset_csv_options_t o;
+    ms_dataset_csv_options_init(&o);
+    o.label = "species";
+    ms_dataset_t *d = NULL;
+    s_load_ok("\xEF\xBB\xBF\"sepal length\",width,species\r\n"
+              "5.1,\"3.5\",setosa\r\n"
+              "4.9, 3.0 ,\"versi, color\"\r\n"
+              "6.3,\"3.3\",\"vir\"\"ginica\"\r\n"
+              "5.0,3.6,setosa",
+              NULL, &o, &d, NULL);
+    ms_dataset_destroy(&d);
+    ms_diag_t diag;
+    //  Without label: the default column "label" is not there.
+    assert_int_equal(ms_dataset_load_csv(&d, s_path[0], NULL, &diag),
+                     MS_ERR_DATASET);
+    assert_non_null(strstr(diag.reason, "no label column \"label\""));
+    assert_int_equal(ms_dataset_load_csv(&d, s_path[0], "species", &diag),
+                     MS_OK);
+    assert_int_equal(d->n_samples, 4);
+    assert_int_equal(d->n_features, 2);
+    assert_int_equal(d->n_classes, 3);
+    assert_string_equal(ms_dataset_class_name(d, 0), "setosa");
+    assert_string_equal(ms_dataset_class_name(d, 1), "versi, color");
+    assert_string_equal(ms_dataset_class_name(d, 2), "vir\"ginica");
+    assert_null(ms_dataset_class_name(d, 3));
+    assert_null(ms_dataset_class_name(d, -1));
+    assert_string_equal(ms_dataset_feature_name(d, 0), "sepal length");
+    assert_string_equal(ms_dataset_feature_name(d, 1), "width");
+    assert_null(ms_dataset_feature_name(d, 2));
+    int want_labels[4] = {0, 1, 2, 0};
+    float want_x[8] = {5.1f, 3.5f, 4.9f, 3.0f, 6.3f, 3.3f, 5.0f, 3.6f};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(d->labels[i], want_labels[i]);
+    for (int i = 0; i < 8; i++)
+        assert_true(d->x[i] == want_x[i]);
+    //  The class names travel with a split's parts.
+    ms_dataset_t *a = NULL, *b = NULL;
+    assert_int_equal(ms_dataset_split(d, 0.25, 3, &a, &b), MS_OK);
+    assert_string_equal(ms_dataset_class_name(a, 2), "vir\"ginica");
+    assert_string_equal(ms_dataset_class_name(b, 0), "setosa");
+    ms_dataset_destroy(&d); // the parts keep the names alive
+    assert_string_equal(ms_dataset_class_name(a, 1), "versi, color");
+    ms_dataset_destroy(&a);
+    ms_dataset_destroy(&b);
+    //  A quoted field with a newline is one row: the bad field of the
+    //  next row is on line 4 but in row 3.
+    s_expect_csv_error("nl.csv", "label,a\n\"x\ny\",1\n\"z\",oops\n", NULL, 4,
+                       "column \"a\" is not numeric (row 3: \"oops\")");
+    //  IDX data has no class names.
+    assert_null(ms_dataset_class_name(NULL, 0));
+}
+
+static void
+test_csv_string_labels(void **state)
+{
+    (void) state;
+    ms_dataset_csv_options_t o;
+    ms_dataset_csv_options_init(&o);
+    o.label = "species";
+    ms_dataset_t *tr = NULL, *te = NULL;
+    //  Sorted by name whatever the order of the rows; the test file maps
+    //  to the training classes (and may miss one).
+    s_load_ok("a,species\n1,virginica\n2,setosa\n3,versicolor\n4,setosa\n",
+              "a,species\n5,versicolor\n6,virginica\n", &o, &tr, &te);
+    assert_int_equal(tr->n_classes, 3);
+    assert_int_equal(te->n_classes, 3);
+    assert_int_equal(tr->labels[0], 2);
+    assert_int_equal(tr->labels[1], 0);
+    assert_int_equal(tr->labels[2], 1);
+    assert_int_equal(te->labels[0], 1);
+    assert_int_equal(te->labels[1], 2);
+    assert_string_equal(ms_dataset_class_name(te, 1), "versicolor");
+    ms_dataset_destroy(&tr);
+    ms_dataset_destroy(&te);
+    //  A class the training file never had: refused in the test file.
+    s_load_fails("a,species\n1,x\n2,y\n", "a,species\n1,y\n2,z\n", &o, 1, 3,
+                 "row 3: class \"z\" (column \"species\") is not a class of "
+                 "the training data (classes: x, y)");
+    //  The test file must have the training file's header.
+    s_load_fails("a,species\n1,x\n2,y\n", "b,species\n1,y\n", &o, 1, 1,
+                 "the header differs from the training file's: column 1 is "
+                 "\"b\" here, \"a\" there");
+    //  One class only cannot train a classifier.
+    s_load_fails("a,species\n1,x\n2,x\n", NULL, &o, 0, 0,
+                 "holds one class only (\"x\")");
+    //  A mixed column is names: "10" < "9" < "x" by byte value.
+    s_load_ok("a,label\n1,9\n2,x\n3,10\n", NULL, NULL, &tr, NULL);
+    assert_string_equal(ms_dataset_class_name(tr, 0), "10");
+    assert_string_equal(ms_dataset_class_name(tr, 1), "9");
+    assert_string_equal(ms_dataset_class_name(tr, 2), "x");
+    assert_int_equal(tr->labels[0], 1);
+    ms_dataset_destroy(&tr);
+    //  Integer labels keep their meaning and have no names; the test
+    //  file's labels must then be numbers.
+    s_load_ok("a,label\n1,0\n2,3\n", "a,label\n1,2\n", NULL, &tr, &te);
+    assert_int_equal(tr->n_classes, 4);
+    assert_null(tr->class_names);
+    assert_int_equal(te->labels[0], 2);
+    ms_dataset_destroy(&tr);
+    ms_dataset_destroy(&te);
+    s_load_fails("a,label\n1,0\n2,3\n", "a,label\n1,cat\n", NULL, 1, 2,
+                 "row 2: label \"cat\" (column \"label\") is not a number");
+    s_load_fails("a,label\n1,0\n2,3\n", "a,label\n1,2\n1,4\n", NULL, 1, 3,
+                 "row 3: label 4 (column \"label\") is not a class of the "
+                 "training data (0 to 3)");
+    s_load_fails("a,label\n1,0\n2,3\n", "a,label\n1,2.5\n", NULL, 1, 2,
+                 "row 2: label 2.5 (column \"label\") is not a class");
+    //  Regression: the test file's targets are any numbers.
+    s_load_ok("a,label\n1,0.5\n2,3\n", "a,label\n1,-7.25\n", NULL, &tr, &te);
+    assert_int_equal(te->n_classes, 0);
+    assert_true(te->targets[0] == -7.25f);
+    ms_dataset_destroy(&tr);
+    ms_dataset_destroy(&te);
+}
+
+static void
+test_csv_label_by_index(void **state)
+{
+    (void) state;
+    ms_dataset_csv_options_t o;
+    ms_dataset_csv_options_init(&o);
+    o.label_index = 0;
+    o.label = "ignored";
+    ms_dataset_t *d = NULL;
+    s_load_ok("kind,x,y\nb,1,2\na,3,4\n", NULL, &o, &d, NULL);
+    assert_int_equal(d->n_features, 2);
+    assert_int_equal(d->labels[0], 1);
+    assert_true(d->x[0] == 1.0f && d->x[3] == 4.0f);
+    ms_dataset_destroy(&d);
+    o.label_index = 3;
+    s_load_fails("kind,x,y\nb,1,2\na,3,4\n", NULL, &o, 0, 1,
+                 "label column index 3 is out of range: the header has 3 "
+                 "columns (0..2)");
+}
+
+static void
+test_csv_missing_fill(void **state)
+{
+    (void) state;
+    const char *train = "label,a,b\n0,1,NA\n1,3,4\n0,,6\n";
+    const char *test = "label,a,b\n1,?,\n1,7,N/A\n";
+    ms_dataset_csv_options_t o;
+    ms_dataset_csv_options_init(&o);
+    //  Refused by default, naming the file, row and column.
+    s_load_fails(train, test, &o, 0, 2,
+                 "row 2, column \"b\": missing value \"NA\"");
+    s_load_fails("label,a,b\n0,1,2\n", test, &o, 1, 2,
+                 "row 2, column \"a\": missing value \"?\"");
+    ms_dataset_t *tr = NULL, *te = NULL;
+    o.missing = MS_DATASET_MISSING_ZERO;
+    s_load_ok(train, test, &o, &tr, &te);
+    float zero_tr[6] = {1, 0, 3, 4, 0, 6}, zero_te[4] = {0, 0, 7, 0};
+    for (int i = 0; i < 6; i++)
+        assert_true(tr->x[i] == zero_tr[i]);
+    for (int i = 0; i < 4; i++)
+        assert_true(te->x[i] == zero_te[i]);
+    ms_dataset_destroy(&tr);
+    ms_dataset_destroy(&te);
+    //  Means of the training file (a: 2, b: 5), used for the test file too.
+    o.missing = MS_DATASET_MISSING_MEAN;
+    s_load_ok(train, test, &o, &tr, &te);
+    float mean_tr[6] = {1, 5, 3, 4, 2, 6}, mean_te[4] = {2, 5, 7, 5};
+    for (int i = 0; i < 6; i++)
+        assert_true(tr->x[i] == mean_tr[i]);
+    for (int i = 0; i < 4; i++)
+        assert_true(te->x[i] == mean_te[i]);
+    ms_dataset_destroy(&tr);
+    ms_dataset_destroy(&te);
+    //  A column with no value at all has no mean.
+    s_load_fails("label,a,b\n0,1,\n1,2,NA\n", NULL, &o, 0, 0,
+                 "column \"b\": every value of the training rows is missing");
+    //  A missing label is never filled.
+    s_load_fails("label,a\n0,1\nNA,2\n", NULL, &o, 0, 3,
+                 "row 3: the label (column \"label\") is missing");
+}
+
+static void
+test_csv_categorical(void **state)
+{
+    (void) state;
+    const char *train = "label,colour,size\n0,red,1\n1,blue,2\n0,green,3\n"
+                        "1,red,4\n";
+    ms_dataset_csv_options_t o;
+    ms_dataset_csv_options_init(&o);
+    //  Not listed: refused by name, saying what to do.
+    s_load_fails(train, NULL, &o, 0, 2,
+                 "column \"colour\" is not numeric (row 2: \"red\"); list it "
+                 "under categorical: to one-hot encode it");
+    const char *cats[1] = {"colour"};
+    o.categorical = cats;
+    o.n_categorical = 1;
+    ms_dataset_t *tr = NULL, *te = NULL;
+    s_load_ok(train, "label,colour,size\n1,green,9\n", &o, &tr, &te);
+    assert_int_equal(tr->n_features, 4);
+    assert_string_equal(ms_dataset_feature_name(tr, 0), "colour=blue");
+    assert_string_equal(ms_dataset_feature_name(tr, 1), "colour=green");
+    assert_string_equal(ms_dataset_feature_name(tr, 2), "colour=red");
+    assert_string_equal(ms_dataset_feature_name(tr, 3), "size");
+    float want[16] = {0, 0, 1, 1, 1, 0, 0, 2, 0, 1, 0, 3, 0, 0, 1, 4};
+    for (int i = 0; i < 16; i++)
+        assert_true(tr->x[i] == want[i]);
+    float want_te[4] = {0, 1, 0, 9};
+    for (int i = 0; i < 4; i++)
+        assert_true(te->x[i] == want_te[i]);
+    ms_dataset_destroy(&tr);
+    ms_dataset_destroy(&te);
+    //  A category training never saw: refused, naming it.
+    s_load_fails(train, "label,colour,size\n1,red,1\n1,purple,9\n", &o, 1, 3,
+                 "row 3, column \"colour\": category \"purple\" is not in the "
+                 "training data (categories: blue, green, red)");
+    //  A missing category under mean: each category's frequency.
+    o.missing = MS_DATASET_MISSING_MEAN;
+    s_load_ok("label,colour,size\n0,red,1\n1,blue,2\n0,,3\n1,red,4\n", NULL, &o,
+              &tr, NULL);
+    assert_int_equal(tr->n_features, 3);
+    assert_true(fabsf(tr->x[6] - 1.0f / 3) < 1e-6f);
+    assert_true(fabsf(tr->x[7] - 2.0f / 3) < 1e-6f);
+    assert_true(tr->x[8] == 3.0f);
+    ms_dataset_destroy(&tr);
+    //  A categorical column with no value at all gives no feature
+    //  (found by the fuzz target: nothing to sort).
+    o.missing = MS_DATASET_MISSING_ZERO;
+    s_load_ok("label,colour,size\n0,,1\n1,NA,2\n", NULL, &o, &tr, NULL);
+    assert_int_equal(tr->n_features, 1);
+    assert_string_equal(ms_dataset_feature_name(tr, 0), "size");
+    ms_dataset_destroy(&tr);
+    o.missing = MS_DATASET_MISSING_MEAN;
+    s_load_fails("label,colour,size\n0,,1\n1,NA,2\n", NULL, &o, 0, 0,
+                 "column \"colour\": every value of the training rows is "
+                 "missing");
+    //  Names that are not columns, or the label.
+    const char *bad[1] = {"shape"};
+    o.categorical = bad;
+    s_load_fails(train, NULL, &o, 0, 1,
+                 "categorical column \"shape\" is not in the header (columns: "
+                 "label, colour, size)");
+    const char *lab[1] = {"label"};
+    o.categorical = lab;
+    s_load_fails(train, NULL, &o, 0, 1,
+                 "column \"label\" is the label column; it cannot also be "
+                 "categorical");
+}
+
+//  --------------------------------------------------------------------------
+//  A CSV text of n rows "i % 3 class, i" (caller frees).
+
+static char *
+s_rows_text(int n)
+{
+    size_t size = 32 + (size_t) n * 24;
+    char *text = malloc(size);
+    assert_non_null(text);
+    size_t used = (size_t) snprintf(text, size, "label,id\n");
+    for (int i = 0; i < n; i++)
+        used += (size_t) snprintf(text + used, size - used, "%c,%d\n",
+                                  "abc"[i % 3], i);
+    return text;
+}
+
+static void
+test_csv_split(void **state)
+{
+    (void) state;
+    char *text = s_rows_text(100);
+    ms_dataset_csv_options_t o;
+    ms_dataset_csv_options_init(&o);
+    o.split = 0.2;
+    o.split_seed = 7;
+    ms_dataset_t *tr = NULL, *te = NULL, *tr2 = NULL, *te2 = NULL;
+    s_load_ok(text, NULL, &o, &tr, &te);
+    assert_int_equal(tr->n_samples, 80);
+    assert_int_equal(te->n_samples, 20);
+    assert_int_equal(te->n_classes, 3);
+    assert_string_equal(ms_dataset_class_name(te, 2), "c");
+    //  Every row once, in one part or the other.
+    int seen[100] = {0};
+    for (int64_t i = 0; i < 80; i++)
+        seen[(int) tr->x[i]]++;
+    for (int64_t i = 0; i < 20; i++)
+        seen[(int) te->x[i]]++;
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(seen[i], 1);
+    //  The same seed gives the same split; another seed another.
+    s_load_ok(text, NULL, &o, &tr2, &te2);
+    assert_memory_equal(te->x, te2->x, 20 * sizeof(float));
+    assert_memory_equal(tr->labels, tr2->labels, 80 * sizeof(int32_t));
+    ms_dataset_destroy(&tr2);
+    ms_dataset_destroy(&te2);
+    o.split_seed = 8;
+    s_load_ok(text, NULL, &o, &tr2, &te2);
+    assert_memory_not_equal(te->x, te2->x, 20 * sizeof(float));
+    ms_dataset_destroy(&tr);
+    ms_dataset_destroy(&te);
+    ms_dataset_destroy(&tr2);
+    ms_dataset_destroy(&te2);
+    free(text);
+    //  Too few rows for a test row.
+    s_load_fails("label,id\na,1\nb,2\n", NULL, &o, 0, 0,
+                 "split 0.2 of 2 rows leaves no test row");
+    //  Out of range: refused as options.
+    o.split = 1.5;
+    ms_diag_t diag;
+    assert_int_equal(
+        ms_dataset_load_csv_files(s_path[0], NULL, &o, &tr, &te, &diag),
+        MS_ERR_INVALID);
+    assert_string_equal(diag.where, "split");
+}
+
+static void
+test_csv_malformed(void **state)
+{
+    (void) state;
+    s_expect_csv_error("unterminated.csv", "label,a\n1,\"2\n0,3\n", NULL, 4,
+                       "row 2: the file ends inside a quoted field");
+    s_expect_csv_error("quote-inside.csv", "label,a\n1,2\n0,3\"4\n", NULL, 3,
+                       "row 3: malformed quoting");
+    s_expect_csv_error("after-quote.csv", "label,a\n1,\"2\"x\n", NULL, 2,
+                       "row 2: malformed quoting");
+    s_expect_csv_error("header-quote.csv", "label,\"a\n", NULL, 2,
+                       "row 1: the file ends inside a quoted field");
+}
+
+static void
+test_csv_like(void **state)
+{
+    (void) state;
+    const char *cats[1] = {"colour"};
+    ms_dataset_csv_options_t o;
+    ms_dataset_csv_options_init(&o);
+    o.label = "y";
+    o.categorical = cats;
+    o.n_categorical = 1;
+    ms_dataset_t *tr = NULL, *d = NULL;
+    s_load_ok("colour,y\nred,no\nblue,yes\n", NULL, &o, &tr, NULL);
+    s_write_text(s_tmp(2, "more.csv"), "colour,y\nblue,no\n");
+    ms_diag_t diag;
+    //  No categorical list given: the reference decides.
+    ms_dataset_csv_options_t plain;
+    ms_dataset_csv_options_init(&plain);
+    assert_int_equal(ms_dataset_load_csv_like(&d, s_path[2], &plain, tr, &diag),
+                     MS_OK);
+    assert_int_equal(d->n_features, 2);
+    assert_true(d->x[0] == 1.0f && d->x[1] == 0.0f);
+    assert_int_equal(d->labels[0], 0);
+    assert_string_equal(ms_dataset_class_name(d, 1), "yes");
+    ms_dataset_destroy(&d);
+    //  Data to predict on: the header without the label column.
+    s_write_text(s_tmp(3, "unlabelled.csv"), "colour\nred\nblue\n");
+    assert_int_equal(ms_dataset_load_csv_like(&d, s_path[3], NULL, tr, &diag),
+                     MS_OK);
+    assert_int_equal(d->n_samples, 2);
+    assert_null(d->labels);
+    assert_null(d->targets);
+    assert_true(d->x[0] == 0.0f && d->x[1] == 1.0f && d->x[2] == 1.0f);
+    ms_dataset_destroy(&d);
+    //  The schema as plain data (a weights file's metadata), rebuilt
+    //  without the training file, reads the same.
+    ms_dataset_csv_schema_t sc;
+    assert_int_equal(ms_dataset_csv_schema(tr, &sc), MS_OK);
+    assert_int_equal(sc.n_columns, 2);
+    assert_int_equal(sc.label_column, 1);
+    assert_int_equal(sc.n_classes, 2);
+    assert_string_equal(sc.class_names[1], "yes");
+    assert_true(sc.categorical[0]);
+    assert_int_equal(sc.n_categories[0], 2);
+    assert_string_equal(sc.categories[0][1], "red");
+    assert_int_equal(sc.n_features, 2);
+    ms_dataset_t *ref = NULL;
+    assert_int_equal(ms_dataset_csv_reference_new(&ref, &sc, &diag), MS_OK);
+    ms_dataset_destroy(&tr); // the reference owns copies
+    assert_int_equal(ref->n_samples, 0);
+    assert_string_equal(ms_dataset_class_name(ref, 0), "no");
+    assert_string_equal(ms_dataset_feature_name(ref, 0), "colour=blue");
+    assert_int_equal(ms_dataset_load_csv_like(&d, s_path[2], NULL, ref, &diag),
+                     MS_OK);
+    assert_true(d->x[0] == 1.0f && d->x[1] == 0.0f);
+    assert_int_equal(d->labels[0], 0);
+    ms_dataset_destroy(&d);
+    //  A schema whose names are out of order is refused.
+    assert_int_equal(ms_dataset_csv_schema(ref, &sc), MS_OK);
+    const char *backwards[2] = {"yes", "no"};
+    sc.class_names = backwards;
+    ms_dataset_t *bad = NULL;
+    assert_int_equal(ms_dataset_csv_reference_new(&bad, &sc, &diag),
+                     MS_ERR_INVALID);
+    assert_null(bad);
+    assert_string_equal(diag.where, "schema.classes");
+    ms_dataset_destroy(&ref);
+    assert_int_equal(ms_dataset_csv_schema(NULL, &sc), MS_ERR_INVALID);
+    ms_dataset_t *idx = ms_dataset_new(1, 1, 2);
+    assert_int_equal(ms_dataset_load_csv_like(&d, s_path[2], NULL, idx, &diag),
+                     MS_ERR_INVALID);
+    ms_dataset_destroy(&idx);
 }
 
 //  --------------------------------------------------------------------------
@@ -1076,6 +1540,14 @@ main(void)
         cmocka_unit_test(test_csv_non_numbers),
         cmocka_unit_test(test_csv_structure_errors),
         cmocka_unit_test(test_csv_binary_input),
+        cmocka_unit_test(test_csv_quoted_fields),
+        cmocka_unit_test(test_csv_string_labels),
+        cmocka_unit_test(test_csv_label_by_index),
+        cmocka_unit_test(test_csv_missing_fill),
+        cmocka_unit_test(test_csv_categorical),
+        cmocka_unit_test(test_csv_split),
+        cmocka_unit_test(test_csv_malformed),
+        cmocka_unit_test(test_csv_like),
         cmocka_unit_test(test_new_and_bytes),
         cmocka_unit_test(test_split_deterministic),
         cmocka_unit_test(test_split_checked_diag),

@@ -4,8 +4,12 @@
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
-    The first input byte picks the format; the rest is written to files in
-    a private temp dir and loaded. Every input must load or be refused with
+    The first input byte picks the format (bit 0: CSV) and, for CSV, the
+    options (bit 1: missing mean, bit 2: column "colour"
+    categorical, bit 3: label by index 0, bit 4: a 0.3 split of the one
+    file, else the file is its own test file, parsed with the training
+    encoding); the rest is written to files in a private temp dir and
+    loaded. Every input must load or be refused with
     MS_ERR_DATASET / MS_ERR_IO and a diagnostic naming the file.
 */
 #include "ms_dataset.h"
@@ -53,9 +57,32 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ms_dataset_t *ds = NULL;
     ms_diag_t diag;
     int rc;
+    ms_dataset_t *other = NULL;
     if (data[0] & 1) {
         s_write(a, data + 1, size - 1);
-        rc = ms_dataset_load_csv(&ds, a, "label", &diag);
+        static const char *const cats[1] = {"colour"};
+        ms_dataset_csv_options_t o;
+        ms_dataset_csv_options_init(&o);
+        if (data[0] & 2)
+            o.missing = MS_DATASET_MISSING_MEAN;
+        if (data[0] & 4) {
+            o.categorical = cats;
+            o.n_categorical = 1;
+        }
+        if (data[0] & 8)
+            o.label_index = 0;
+        if (data[0] & 16) {
+            o.split = 0.3;
+            o.split_seed = data[0];
+        }
+        rc = ms_dataset_load_csv_files(a, a, &o, &ds, &other, &diag);
+        if (rc == MS_OK) {
+            assert(other && other->n_features == ds->n_features);
+            for (int32_t i = 0; i < ds->n_classes && ds->class_names; i++)
+                assert(ms_dataset_class_name(ds, i));
+            ms_dataset_destroy(&other);
+        } else
+            assert(!other);
     } else {
         size_t rest = size - 2;
         size_t cut = rest ? (size_t) data[1] * rest / 255 : 0;

@@ -475,7 +475,38 @@ test_errors_name_key_path(void **state)
         {"dataset: {train: a.csv}\n", MS_ERR_INVALID, "dataset.test",
          "needs train and test"},
         {"dataset: {train: a.csv, test: b.csv, labels: y}\n", MS_ERR_INVALID,
-         "dataset.labels", "unknown key"},
+         "dataset.labels",
+         "unknown key (expected train, test, file, label, "
+         "missing, categorical, split)"},
+        {"dataset: {train: a.csv, test: b.csv, missing: drop}\n",
+         MS_ERR_INVALID, "dataset.missing", "must be error, zero or mean"},
+        {"dataset: {train: a.csv, test: b.csv, missing: [zero]}\n",
+         MS_ERR_INVALID, "dataset.missing", "must be error, zero or mean"},
+        {"dataset: {train: a.csv, test: b.csv, categorical: colour}\n",
+         MS_ERR_INVALID, "dataset.categorical",
+         "must be a list of column "
+         "names"},
+        {"dataset: {train: a.csv, test: b.csv, categorical: [a, a]}\n",
+         MS_ERR_INVALID, "dataset.categorical[1]", "'a' is listed twice"},
+        {"dataset: {train: a.csv, test: b.csv, categorical: [[a]]}\n",
+         MS_ERR_INVALID, "dataset.categorical[0]", "must be a column name"},
+        {"dataset: {train: a.csv, test: b.csv, label: species, categorical: "
+         "[species]}\n",
+         MS_ERR_INVALID, "dataset.categorical",
+         "'species' is the label "
+         "column"},
+        {"dataset: {train: a.csv, test: b.csv, label: -1}\n", MS_ERR_INVALID,
+         "dataset.label", "must be a column name or a 0-based column index"},
+        {"dataset: {file: a.csv, split: 1.2}\n", MS_ERR_INVALID,
+         "dataset.split", "must be a fraction between 0 and 1"},
+        {"dataset: {file: a.csv, split: 0}\n", MS_ERR_INVALID, "dataset.split",
+         "must be a fraction between 0 and 1"},
+        {"dataset: {file: a.csv, split: lots}\n", MS_ERR_INVALID,
+         "dataset.split", "must be a number"},
+        {"dataset: {train: a.csv, test: b.csv, split: 0.2}\n", MS_ERR_INVALID,
+         "dataset.split", "give dataset.file instead of train and test"},
+        {"dataset: {file: a.csv, train: b.csv}\n", MS_ERR_INVALID,
+         "dataset.file", "give either file"},
         {"name: x\n", MS_ERR_INVALID, "dataset", "missing"},
         {"dataset: fashion-mnist\nrun_cap: many\n", MS_ERR_INVALID, "run_cap",
          "must be an integer"},
@@ -840,6 +871,95 @@ test_file_dataset_ids(void **state)
     ms_spec_destroy(&builtin);
 }
 
+static void
+test_file_dataset_csv_options(void **state)
+{
+    (void) state;
+    char path[] = "/tmp/ms_spec_iris_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "a,species\n1,x\n2,y\n", 18), 18);
+    close(fd);
+    char text[512];
+    //  One file, the label by index, means, a categorical column.
+    snprintf(text, sizeof text,
+             "dataset: {file: %s, label: 1, missing: mean, categorical: "
+             "[colour]}\nsweep_seed: 5\nparameters:\n  width: {value: 4}\n",
+             path);
+    ms_spec_t *spec = s_parse(text);
+    const ms_spec_dataset_t *ds = ms_spec_dataset(spec);
+    assert_string_equal(ds->train_path, path);
+    assert_string_equal(ds->test_path, path);
+    assert_int_equal(ds->label_index, 1);
+    assert_int_equal(ds->missing, MS_DATASET_MISSING_MEAN);
+    assert_int_equal(ds->n_categorical, 1);
+    assert_string_equal(ds->categorical[0], "colour");
+    assert_true(ds->split == 0.2); // the default with file:
+    ms_dataset_csv_options_t o;
+    ms_spec_dataset_csv_options(spec, &o);
+    assert_int_equal(o.label_index, 1);
+    assert_true(o.split == 0.2);
+    assert_int_equal(o.split_seed, 5);
+    assert_int_equal(o.n_categorical, 1);
+    ms_diag_t diag;
+    assert_int_equal(ms_spec_bind_dataset_files(spec, &diag), MS_OK);
+    const char *canon = ms_spec_canonical(spec, NULL);
+    assert_non_null(strstr(canon, "{\"dataset\":{\"categorical\":[\"colour\"],"
+                                  "\"label\":1,\"missing\":\"mean\","
+                                  "\"split\":0.2,\"test\":\""));
+    //  The options are part of the id: another fill, another sweep.
+    snprintf(text, sizeof text,
+             "dataset: {file: %s, label: 1, missing: zero, categorical: "
+             "[colour]}\nsweep_seed: 5\nparameters:\n  width: {value: 4}\n",
+             path);
+    ms_spec_t *other = s_parse(text);
+    assert_int_equal(ms_spec_bind_dataset_files(other, &diag), MS_OK);
+    assert_false(
+        ms_hash_equal(ms_spec_sweep_id(spec), ms_spec_sweep_id(other)));
+    //  Loaded back from canonical form, with the same options.
+    size_t len = 0;
+    canon = ms_spec_canonical(spec, &len);
+    ms_spec_t *loaded = NULL;
+    assert_int_equal(ms_spec_load_canonical(canon, len, &loaded, &diag), MS_OK);
+    ds = ms_spec_dataset(loaded);
+    assert_int_equal(ds->label_index, 1);
+    assert_int_equal(ds->missing, MS_DATASET_MISSING_MEAN);
+    assert_true(ds->split == 0.2);
+    assert_string_equal(ds->categorical[0], "colour");
+    //  Workers' objects carry the split's seed.
+    json_t *obj = json_object();
+    assert_int_equal(ms_spec_dataset_options_json(loaded, true, obj), MS_OK);
+    assert_int_equal(json_integer_value(json_object_get(obj, "split_seed")), 5);
+    assert_int_equal(ms_spec_dataset_options_from_json(obj, &o, &diag), MS_OK);
+    assert_int_equal(o.label_index, 1);
+    assert_int_equal(o.split_seed, 5);
+    assert_string_equal(o.categorical[0], "colour");
+    free((void *) o.categorical);
+    json_object_set_new(obj, "missing", json_string("drop"));
+    assert_int_equal(ms_spec_dataset_options_from_json(obj, &o, &diag),
+                     MS_ERR_INVALID);
+    assert_string_equal(diag.where, "dataset.missing");
+    json_decref(obj);
+    //  A spec without the new keys keeps its canonical dataset (and ids).
+    snprintf(text, sizeof text,
+             "dataset: {train: %s, test: %s}\nparameters:\n"
+             "  width: {value: 4}\n",
+             path, path);
+    ms_spec_t *plain = s_parse(text);
+    assert_int_equal(ms_spec_bind_dataset_files(plain, &diag), MS_OK);
+    assert_non_null(strstr(ms_spec_canonical(plain, NULL),
+                           "{\"dataset\":{\"label\":\"label\",\"test\":\""));
+    canon = ms_spec_canonical(plain, &len);
+    json_t *named = ms_spec_canonical_dataset(canon, len, &diag);
+    assert_int_equal(json_object_size(named), 3); // label, test, train
+    json_decref(named);
+    unlink(path);
+    ms_spec_destroy(&spec);
+    ms_spec_destroy(&other);
+    ms_spec_destroy(&loaded);
+    ms_spec_destroy(&plain);
+}
+
 //  --------------------------------------------------------------------------
 //  Read examples/NAME from the source tree (malloc'd, NUL-terminated).
 
@@ -1033,6 +1153,7 @@ main(void)
         cmocka_unit_test(test_max_params),
         cmocka_unit_test(test_canonical_round_trip),
         cmocka_unit_test(test_file_dataset_ids),
+        cmocka_unit_test(test_file_dataset_csv_options),
         cmocka_unit_test(test_examples_parse),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_hostile_texts),
