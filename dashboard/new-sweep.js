@@ -170,10 +170,13 @@
         const test = form.csvTest.files[0];
         if (!train) throw new Error('choose a CSV file');
         setStatus('uploading ' + train.name + ' …');
-        roles.push([test ? 'train' : 'file', await upload(train)]);
+        const trainHash = await upload(train);
+        roles.push(['train', trainHash]);
         if (test) {
           setStatus('uploading ' + test.name + ' …');
           roles.push(['test', await upload(test)]);
+        } else {
+          roles.push(['test', trainHash]); // `file:` + `split:`: one file in both roles
         }
       } else if (src === 'idx') {
         const idx = idxFiles();

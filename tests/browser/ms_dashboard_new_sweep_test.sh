@@ -38,17 +38,22 @@ sweep=$(awk '$1 == "sweep" { print $2 }' "$T/browser.out")
 # The node trained on the uploaded file: its rows carry accuracies well
 # above chance (3 classes).
 python3 - "$NODE" "$sweep" <<'PY' || fail "the node's results of the sweep are not what the panel submitted"
-import json, sys, urllib.request
+import json, sys, time, urllib.request
 node, sweep = sys.argv[1], sys.argv[2]
 sweeps = json.load(urllib.request.urlopen(node + "/api/v1/sweeps", timeout=10))
 full = [s["sweep_id"] for s in sweeps["sweeps"] if s["sweep_id"].startswith(sweep)]
 assert len(full) == 1, full
-rows = json.load(urllib.request.urlopen(node + "/api/v1/sweeps/%s/results" % full[0], timeout=10))
-rows = rows["rows"]
-done = [r for r in rows if r.get("status") == "ok"]
-assert done, rows
+done = []
+for _ in range(120):  # the 4 tasks finish within a minute here
+    rows = json.load(urllib.request.urlopen(node + "/api/v1/sweeps/%s/results" % full[0], timeout=10))["rows"]
+    done = [r for r in rows if r.get("status") == "ok"]
+    if len(done) >= 4:
+        break
+    time.sleep(0.5)
+assert len(done) == 4, rows
 best = max(r["test_accuracy"] for r in done)
-assert best > 0.6, best
+assert best > 0.8, best
+assert all(r.get("classes") == ["setosa", "versicolor", "virginica"] for r in done), done[0].get("classes")
 print("results: %d ok rows, best test accuracy %.3f" % (len(done), best))
 PY
 [ -s "$shot" ] || fail "no screenshot at $shot"
