@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# ms_cli_onnx_test - the trained network, taken out: `meshsweep train
+# --save x.onnx` writes a file that passes onnx.checker.check_model
+# (Debian's python3-onnx) and whose graph, evaluated with numpy over its
+# initializers (onnx_eval.py), gives the run's test accuracy to 1e-4, for
+# every activation and input scaling; `--save x.weights` (native) and the
+# ONNX file both give that accuracy through `meshsweep predict`; bad
+# weights files and data of the wrong shape are refused with exit 2 and
+# one line naming the file. On a 5,000-image subset of the real
+# Fashion-MNIST (its full test set) when Debian's dataset-fashion-mnist is
+# installed, else on the tiny synthetic set.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3
+$PY -c 'import onnx, numpy' 2>/dev/null ||
+    { echo "python3-onnx or python3-numpy not installed: skipped"; exit 77; }
+FM=/usr/share/datasets/fashion-mnist
+D=$T/datasets/fashion-mnist
+if [ -f "$FM/train-images-idx3-ubyte.gz" ]; then
+    mkdir -p "$D"
+    python3 - "$FM" "$D" 5000 <<'PY'
+import gzip, shutil, struct, sys
+src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for kind, size in (("images-idx3", 784), ("labels-idx1", 1)):
+    data = gzip.open("%s/train-%s-ubyte.gz" % (src, kind)).read()
+    dims = data[3]
+    head = bytearray(data[:4 + 4 * dims])
+    struct.pack_into(">I", head, 4, n)
+    with gzip.open("%s/train-%s-ubyte.gz" % (dst, kind), "wb") as f:
+        f.write(bytes(head) + data[4 + 4 * dims:4 + 4 * dims + n * size])
+    shutil.copy("%s/t10k-%s-ubyte.gz" % (src, kind), dst)
+PY
+    what="Fashion-MNIST (5,000 training images, 10,000 test images)"
+else
+    ms_tiny_dataset --train 1000 --test 500
+    what="the tiny synthetic set"
+fi
+export MESHSWEEP_DATASETS_DIR=$T/datasets
+IMAGES=$D/t10k-images-idx3-ubyte.gz
+LABELS=$D/t10k-labels-idx1-ubyte.gz
+
+# check NAME OPTIONS...: train twice (ONNX, native), the same weights; the
+# graph outside meshsweep and predict on both files give the run's test
+# accuracy.
+check() {
+    local name=$1
+    shift
+    "$MS" train --quiet --json "$@" --save "$T/$name.onnx" >"$T/$name.row" 2>"$T/$name.err" ||
+        { cat "$T/$name.err" >&2; fail "$name: train --save .onnx failed"; }
+    "$MS" train --quiet --json "$@" --save "$T/$name.weights" >"$T/$name.row2" 2>>"$T/$name.err" ||
+        fail "$name: train --save .weights failed"
+    local acc d1 d2
+    acc=$(ms_json_get "$T/$name.row" 'repr(d["test_accuracy"])')
+    d1=$(ms_json_get "$T/$name.row" 'd["weights_digest"]')
+    d2=$(ms_json_get "$T/$name.row2" 'd["weights_digest"]')
+    [ "$d1" = "$d2" ] || fail "$name: the two runs differ ($d1, $d2)"
+    $PY "$HERE/onnx_eval.py" "$T/$name.onnx" "$IMAGES" "$LABELS" "$acc" \
+        --config "$T/$name.row" >"$T/$name.eval" ||
+        fail "$name: the ONNX graph does not give the run's accuracy"
+    local f got
+    for f in "$T/$name.weights" "$T/$name.onnx"; do
+        "$MS" predict --weights "$f" --data "$IMAGES" --labels "$LABELS" --json >"$T/$name.pred"
+        got=$(ms_json_get "$T/$name.pred" 'repr(d["accuracy"])')
+        python3 -c "import sys; sys.exit(abs($got - $acc) > 1e-4)" ||
+            fail "$name: predict --weights $(basename "$f"): accuracy $got, the run's $acc"
+    done
+    ok "$name: $(cat "$T/$name.eval"); predict agrees on both files"
+}
+
+check relu --hidden-layers 2 --width 32 --epochs 3 --learning-rate 0.003
+check gelu-standard --hidden-sizes 24,16 --activation gelu --scale standard --epochs 1
+check tanh-none --hidden-layers 1 --width 16 --activation tanh --scale none --epochs 1
+for act in leaky_relu elu selu sigmoid linear; do
+    check "$act" --hidden-layers 1 --width 16 --activation "$act" --epochs 1
+done
+check softmax-regression --hidden-layers 0 --epochs 1
+ok "every network checks and reproduces its accuracy on $what"
+
+# --predictions: one line per row, then the accuracy.
+"$MS" predict --weights "$T/relu.onnx" --data "$IMAGES" --labels "$LABELS" --predictions >"$T/pred.txt"
+n_rows=$(grep -cE '^[0-9]+ [0-9] [0-9.]+$' "$T/pred.txt" || true)
+n_test=$(python3 -c "import gzip,struct; print(struct.unpack('>I', gzip.open('$LABELS').read()[4:8])[0])")
+[ "$n_rows" = "$n_test" ] || fail "--predictions: $n_rows prediction lines for $n_test rows"
+grep -q '^accuracy ' "$T/pred.txt" || fail "--predictions: no accuracy line"
+ok "predict --predictions prints each row's class and probability"
+
+# Bad input: exit 2, one line naming the file and what is wrong.
+head -c 300 "$T/relu.weights" >"$T/cut.weights"
+ms_expect_exit 2 "$T/e1" "$MS" predict --weights "$T/cut.weights" --data "$IMAGES" --labels "$LABELS"
+ms_one_error_line "$T/e1" "cut\.weights: .*truncated"
+$PY - "$T/other.onnx" <<'PY'
+import sys
+from onnx import TensorProto, helper, save
+g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+save(helper.make_model(g), sys.argv[1])
+PY
+ms_expect_exit 2 "$T/e2" "$MS" predict --weights "$T/other.onnx" --data "$IMAGES" --labels "$LABELS"
+ms_one_error_line "$T/e2" "other\.onnx: .*not written by meshsweep"
+python3 "$HERE/make_tiny_idx.py" idx "$T/small" --train 20 --test 20 --side 6
+ms_expect_exit 2 "$T/e3" "$MS" predict --weights "$T/relu.onnx" \
+    --data "$T/small/t10k-images-idx3-ubyte.gz" --labels "$T/small/t10k-labels-idx1-ubyte.gz"
+ms_one_error_line "$T/e3" "t10k-images-idx3-ubyte\.gz: 36 features per row, the network of .*relu\.onnx takes [0-9]+"
+ms_expect_exit 2 "$T/e4" "$MS" predict --weights "$T/none.onnx" --data "$IMAGES" --labels "$LABELS"
+ms_one_error_line "$T/e4" "none\.onnx: "
+ok "truncated weights, a foreign ONNX file, data of the wrong width, a missing file: exit 2, one line"
