@@ -210,6 +210,7 @@ typedef enum {
     S_COMMAND_AUTHORITY = 3, // an authority item or certificate bundle
     S_COMMAND_LEASES = 4,    // the leases of a task's slots (GET /tasks)
     S_COMMAND_BLOBS = 5,     // which blobs are held (GET /datasets)
+    S_COMMAND_BLOB_PATH = 6, // the file of a held blob (GET .../weights)
 } s_command_kind_t;
 
 //  A command queued by an HTTP thread.
@@ -999,6 +1000,7 @@ static json_t *s_api_peers(void *arg);
 static int64_t s_api_running_elsewhere(void *arg, const uint8_t *sweep_id);
 static json_t *s_api_task_leases(void *arg, const ms_hash_t *task_id);
 static json_t *s_api_blobs_held(void *arg, const json_t *hashes);
+static char *s_api_blob_path(void *arg, const ms_hash_t *hash);
 static json_t *s_api_status(void *arg);
 
 //  --------------------------------------------------------------------------
@@ -1332,7 +1334,8 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
             .events = self->events,
             .token = token,
             .task_leases = s_api_task_leases,
-            .blobs_held = s_api_blobs_held};
+            .blobs_held = s_api_blobs_held,
+            .blob_path = s_api_blob_path};
         rc = ms_api_open(&self->api, self->api_bind, &hooks, diag);
         sodium_memzero(token, sizeof token);
         if (rc != MS_OK)
@@ -7673,6 +7676,25 @@ s_blobs_held(ms_node_t *self, const char *text, char **summary)
 }
 
 //  --------------------------------------------------------------------------
+//  The file of a held blob, as JSON text {"path": PATH} in *summary.
+//  MS_ERR_NOTFOUND when it is not held.
+
+static int
+s_blob_file(ms_node_t *self, const ms_hash_t *hash, char **summary)
+{
+    char *path = NULL;
+    int rc = self->blobs ? ms_blob_store_path(self->blobs, hash, &path)
+                         : MS_ERR_NOTFOUND;
+    if (rc != MS_OK)
+        return rc;
+    json_t *obj = json_pack("{s:s}", "path", path);
+    free(path);
+    *summary = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+    json_decref(obj);
+    return *summary ? MS_OK : MS_ERR_NOMEM;
+}
+
+//  --------------------------------------------------------------------------
 //  Run the queued API commands.
 
 static void
@@ -7705,6 +7727,8 @@ s_run_commands(ms_node_t *self)
             rc = s_task_leases(self, &cmd->hash, &summary);
         else if (cmd->kind == S_COMMAND_BLOBS)
             rc = s_blobs_held(self, cmd->text, &summary);
+        else if (cmd->kind == S_COMMAND_BLOB_PATH)
+            rc = s_blob_file(self, &cmd->hash, &summary);
         else {
             rc = s_submit(self, cmd->text, cmd->n, cmd->spec, false, cmd->files,
                           NULL, NULL, &summary, &diag);
@@ -8872,6 +8896,26 @@ s_api_blobs_held(void *arg, const json_t *hashes)
     }
     cmd->n = strlen(cmd->text);
     return s_api_queue_json(self, cmd);
+}
+
+//  --------------------------------------------------------------------------
+//  Ask the loop for the file of a held blob (it owns the blob store); NULL
+//  when it is not held or the loop cannot answer.
+
+static char *
+s_api_blob_path(void *arg, const ms_hash_t *hash)
+{
+    ms_node_t *self = arg;
+    s_command_t *cmd = calloc(1, sizeof *cmd);
+    if (!cmd)
+        return NULL;
+    cmd->kind = S_COMMAND_BLOB_PATH;
+    cmd->hash = *hash;
+    json_t *obj = s_api_queue_json(self, cmd);
+    const char *path = json_string_value(json_object_get(obj, "path"));
+    char *copy = path ? strdup(path) : NULL;
+    json_decref(obj);
+    return copy;
 }
 
 //  --------------------------------------------------------------------------

@@ -201,6 +201,11 @@ typedef struct {
     //  (borrowed), a new JSON object {hex: true|false}. May be NULL
     //  (GET /datasets then says "present": null).
     json_t *(*blobs_held)(void *arg, const json_t *hashes);
+    //  The file of a blob this node holds (GET /tasks/{id}/weights reads
+    //  the kept weights from it): a malloc'd path the caller frees, or
+    //  NULL when the blob is not held. The file is immutable (named by
+    //  its hash) while held. May be NULL (then the route answers 501).
+    char *(*blob_path)(void *arg, const ms_hash_t *hash);
 } ms_api_hooks_t;
 
 #define MS_API_TOKEN_MAX 256 // longest bearer token accepted (characters)
