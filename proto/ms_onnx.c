@@ -618,6 +618,34 @@ cleanup:
 }
 
 //  --------------------------------------------------------------------------
+//  The ONNX model of an encoded native weights file.
+
+int
+ms_onnx_encode_weights(const void *bytes, size_t n, void **out, size_t *n_out,
+                       ms_diag_t *diag)
+{
+    *out = NULL;
+    *n_out = 0;
+    ms_weights_t *w = NULL;
+    ms_weights_meta_t *meta = NULL;
+    int rc = ms_weights_decode(bytes, n, &w, diag);
+    if (rc == MS_OK && !w->meta_json)
+        rc = ms_diag_set_code(diag, MS_ERR_CONFLICT, "weights",
+                              "no metadata (a version 1 file, written before "
+                              "version 2): nothing says its config and input "
+                              "scaling");
+    if (rc == MS_OK)
+        rc = ms_weights_meta_decode(w->meta_json, &meta, diag);
+    if (rc == MS_OK)
+        rc = ms_weights_meta_match(meta, w, diag);
+    if (rc == MS_OK)
+        rc = ms_onnx_encode(meta, w->params, w->n_params, out, n_out, diag);
+    ms_weights_meta_destroy(&meta);
+    ms_weights_destroy(&w);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
 //  Encode and write to path atomically.
 
 int

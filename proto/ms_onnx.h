@@ -83,6 +83,15 @@
 int ms_onnx_encode(const ms_weights_meta_t *meta, const float *params,
                    int64_t n_params, void **out, size_t *n, ms_diag_t *diag);
 
+//  The ONNX model of an encoded native weights file (n bytes; version 2,
+//  its metadata says the network): decode, check the metadata against
+//  the parameters, encode. *out malloc'd (caller frees). Returns MS_OK;
+//  MS_ERR_CONFLICT (diag) for a version 1 file (no metadata, so no
+//  config or input scaling); MS_ERR_INVALID (diag) for a damaged file or
+//  metadata that does not match; MS_ERR_NOMEM.
+int ms_onnx_encode_weights(const void *bytes, size_t n, void **out,
+                           size_t *n_out, ms_diag_t *diag);
+
 //  ms_onnx_encode, written to path atomically (path.tmp, fsync, rename).
 //  Returns MS_OK, MS_ERR_IO (diag: the path and errno text) or an encode
 //  error.

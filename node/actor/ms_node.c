@@ -169,6 +169,7 @@
 #include "ms_items.h"
 #include "ms_members.h"
 #include "ms_mesh.h"
+#include "ms_onnx.h"
 #include "ms_settle.h"
 #include "ms_store_payload.h"
 #include "ms_verdict.h"
@@ -3729,12 +3730,14 @@ s_start_leased(ms_node_t *self, const ms_hash_t *tid, uint32_t slot,
     int attempt = (crash ? crash->crashes : 0) + 1;
     char wpath[PATH_MAX + 100];
     snprintf(wpath, sizeof wpath, "%s/%s.weights", self->weights_dir, thex);
-    ms_worker_task_t wt = {.task_id = thex,
-                           .sweep_id = shex,
-                           .config = config,
-                           .dataset = info->dataset,
-                           .attempt = attempt,
-                           .weights_path = self->blobs ? wpath : NULL};
+    ms_worker_task_t wt = {
+        .task_id = thex,
+        .sweep_id = shex,
+        .config = config,
+        .dataset = info->dataset,
+        .attempt = attempt,
+        .weights_path =
+            self->blobs || self->opts.weights_out_dir ? wpath : NULL};
     const char *kind = json_string_value(json_object_get(config, "kind"));
     json_t *made_up = NULL; // a body from the work hook (tests only)
     if (self->work_hook && !(kind && strcmp(kind, "noop") == 0))
@@ -6146,6 +6149,47 @@ s_keep_weights(ms_node_t *self, const s_running_t *r, json_t *row)
 }
 
 //  --------------------------------------------------------------------------
+//  Our training result R (row being built): with weights_out_dir, copy
+//  its weights there as TASK.weights and TASK.onnx (an ok result only);
+//  without a blob store the worker's file is then removed (s_keep_weights
+//  removes it otherwise). A failure is logged: the result stands.
+
+static void
+s_export_weights(ms_node_t *self, const s_running_t *r, const json_t *row)
+{
+    char thex[MS_HASH_HEX_LEN + 1], path[PATH_MAX + 100];
+    ms_hash_hex(&r->task_id, thex);
+    snprintf(path, sizeof path, "%s/%s.weights", self->weights_dir, thex);
+    const char *st = json_string_value(json_object_get(row, "status"));
+    uint8_t *bytes = NULL;
+    size_t n = 0;
+    int rc = st && strcmp(st, "ok") == 0 ? s_read_weights_file(path, &bytes, &n)
+                                         : MS_ERR_NOTFOUND;
+    if (!self->blobs)
+        unlink(path);
+    if (rc != MS_OK)
+        return;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    void *model = NULL;
+    size_t n_model = 0;
+    char out[PATH_MAX + 100];
+    snprintf(out, sizeof out, "%s/%s.weights", self->opts.weights_out_dir,
+             thex);
+    rc = ms_weights_write_bytes(out, bytes, n, &diag);
+    if (rc == MS_OK)
+        rc = ms_onnx_encode_weights(bytes, n, &model, &n_model, &diag);
+    snprintf(out, sizeof out, "%s/%s.onnx", self->opts.weights_out_dir, thex);
+    if (rc == MS_OK)
+        rc = ms_weights_write_bytes(out, model, n_model, &diag);
+    if (rc != MS_OK)
+        s_log(self, "task %.12s: weights not written to %s: %s: %s", thex,
+              self->opts.weights_out_dir, diag.where, diag.reason);
+    free(model);
+    free(bytes);
+}
+
+//  --------------------------------------------------------------------------
 //  The job of TARGET, or NULL.
 
 static s_reeval_job_t *
@@ -7288,6 +7332,8 @@ s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
     json_object_set_new(row, "verdict", json_string("pending"));
     json_object_set_new(row, "verdict_revision", json_integer(0));
     json_object_set_new(row, "counted", json_true());
+    if (r->train && self->opts.weights_out_dir)
+        s_export_weights(self, r, row);
     if (r->train && self->blobs)
         s_keep_weights(self, r, row);
     if (self->result_hook)

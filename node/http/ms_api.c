@@ -37,8 +37,6 @@
 #include "ms_spec.h"
 #include "ms_store_payload.h"
 #include "ms_verdict.h"
-#include "ms_weights.h"
-#include "ms_weights_meta.h"
 #include "ms_wire_canon.h"
 
 #include <microhttpd.h>
@@ -2748,34 +2746,6 @@ s_read_weights(const char *path, uint8_t **bytes, size_t *n)
 }
 
 //  --------------------------------------------------------------------------
-//  Native kept weights as an ONNX model (the metadata of the file says
-//  the config and input scaling). Returns MS_OK with *out malloc'd, or an
-//  error with diag.
-
-static int
-s_weights_to_onnx(const uint8_t *bytes, size_t n, void **out, size_t *n_out,
-                  ms_diag_t *diag)
-{
-    ms_weights_t *w = NULL;
-    ms_weights_meta_t *meta = NULL;
-    int rc = ms_weights_decode(bytes, n, &w, diag);
-    if (rc == MS_OK && !w->meta_json)
-        rc = ms_diag_set_code(diag, MS_ERR_CONFLICT, "weights",
-                              "the kept file has no metadata (a version 1 "
-                              "file, kept by a node of an older version): "
-                              "ask for format=native");
-    if (rc == MS_OK)
-        rc = ms_weights_meta_decode(w->meta_json, &meta, diag);
-    if (rc == MS_OK)
-        rc = ms_weights_meta_match(meta, w, diag);
-    if (rc == MS_OK)
-        rc = ms_onnx_encode(meta, w->params, w->n_params, out, n_out, diag);
-    ms_weights_meta_destroy(&meta);
-    ms_weights_destroy(&w);
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
 //  GET /api/v1/tasks/{id}/weights?format=onnx|native: the kept weights
 //  of the task's result (the first row naming a blob this node holds).
 
@@ -2841,7 +2811,7 @@ s_get_task_weights(ms_api_t *self, struct MHD_Connection *conn,
     void *model = NULL;
     size_t n_model = 0;
     if (onnx) {
-        rc = s_weights_to_onnx(bytes, n, &model, &n_model, &diag);
+        rc = ms_onnx_encode_weights(bytes, n, &model, &n_model, &diag);
         free(bytes);
         if (rc != MS_OK)
             return s_reply_diag(self, conn,

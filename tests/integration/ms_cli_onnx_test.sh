@@ -105,3 +105,32 @@ ms_one_error_line "$T/e3" "t10k-images-idx3-ubyte\.gz: 36 features per row, the 
 ms_expect_exit 2 "$T/e4" "$MS" predict --weights "$T/none.onnx" --data "$IMAGES" --labels "$LABELS"
 ms_one_error_line "$T/e4" "none\.onnx: "
 ok "truncated weights, a foreign ONNX file, data of the wrong width, a missing file: exit 2, one line"
+
+# meshsweep run --keep-weights DIR: each task's weights as TASK.weights and
+# TASK.onnx; the ONNX graph and predict on the native file give the row's
+# test accuracy.
+cat >"$T/run.yaml" <<'Y'
+name: keep
+dataset: fashion-mnist
+parameters:
+  hidden_layers: {values: [1, 2]}
+  width:         {value: 16}
+  epochs:        {value: 1}
+Y
+"$MS" run "$T/run.yaml" --data-dir "$T/run-data" --keep-weights "$T/kept" \
+    --quiet --json >"$T/run.json"
+n_rows=$(ms_json_get "$T/run.json" 'len(d)')
+[ "$n_rows" = 2 ] || fail "run: $n_rows rows"
+for k in 0 1; do
+    task=$(ms_json_get "$T/run.json" "d[$k]['task_id']")
+    acc=$(ms_json_get "$T/run.json" "repr(d[$k]['test_accuracy'])")
+    [ -f "$T/kept/$task.weights" ] && [ -f "$T/kept/$task.onnx" ] ||
+        fail "run --keep-weights: no files for task ${task:0:12}: $(ls "$T/kept")"
+    $PY "$HERE/onnx_eval.py" "$T/kept/$task.onnx" "$IMAGES" "$LABELS" "$acc" >/dev/null ||
+        fail "run --keep-weights: task ${task:0:12}: the ONNX graph does not give $acc"
+    "$MS" predict --weights "$T/kept/$task.weights" --data "$IMAGES" --labels "$LABELS" --json >"$T/kp.json"
+    got=$(ms_json_get "$T/kp.json" 'repr(d["accuracy"])')
+    python3 -c "import sys; sys.exit(abs($got - $acc) > 1e-4)" ||
+        fail "run --keep-weights: predict gives $got, the row $acc"
+done
+ok "run --keep-weights DIR writes each task's network; both files reproduce the rows"
