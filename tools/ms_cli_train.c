@@ -18,6 +18,11 @@
     the training part's statistics; so `meshsweep train` with a task's
     config gives that task's numbers on the same machine.
 
+    --save FILE writes the trained network (an ok run only) with its
+    metadata (proto/ms_weights_meta.h: the config and the input transform
+    fitted to the training part): ONNX (proto/ms_onnx.h) when FILE ends
+    in .onnx or with --format onnx, else the native weights file.
+
     With --json the result row (DESIGN.md "result row") goes to stdout and
     the per-epoch lines to stderr. Outside a sweep the row has no sweep
     (sweep_id null) and its task_id is H(32 zero bytes || canonical

@@ -73,6 +73,10 @@
                                            by slot), verdict,
                                            verdict_revision and its result
                                            rows
+      GET  /api/v1/tasks/{id}/weights      its kept network (?format=native,
+                                           the blob; or onnx, ms_onnx.h);
+                                           404 naming why when none is
+                                           kept or held here
       GET  /api/v1/datasets                the dataset records held: hash,
                                            name, kind (builtin|files),
                                            files (role, size, hash,
