@@ -474,13 +474,13 @@ ms_dataset_load_idx(ms_dataset_t **out, const char *images_path,
     rc = s_idx_header(&img, 3, "image", idims, diag);
     if (rc)
         goto fail;
-    rc = s_idx_open(&lab, labels_path, diag);
+    rc = labels_path ? s_idx_open(&lab, labels_path, diag) : MS_OK;
     if (rc)
         goto fail;
-    rc = s_idx_header(&lab, 1, "label", ldims, diag);
+    rc = labels_path ? s_idx_header(&lab, 1, "label", ldims, diag) : MS_OK;
     if (rc)
         goto fail;
-    if (ldims[0] != idims[0]) {
+    if (labels_path && ldims[0] != idims[0]) {
         rc = ms_diag_set_code(diag, MS_ERR_DATASET, labels_path,
                               "holds %u labels but the image file %s holds "
                               "%u images",
@@ -495,7 +495,7 @@ ms_dataset_load_idx(ms_dataset_t **out, const char *images_path,
                               idims[1], idims[2]);
         goto fail;
     }
-    rc = s_idx_check_size(&lab, n, "labels", diag);
+    rc = labels_path ? s_idx_check_size(&lab, n, "labels", diag) : MS_OK;
     if (rc == MS_OK)
         rc = s_idx_check_size(&img, n * n_features, "pixels", diag);
     if (rc)
@@ -506,6 +506,9 @@ ms_dataset_load_idx(ms_dataset_t **out, const char *images_path,
         rc = MS_ERR_NOMEM;
         goto fail;
     }
+    self->n_samples = n;
+    if (!labels_path) // the images alone: unlabelled rows
+        goto pixels;
     //  Labels first: they are small, and a bad label file is then
     //  reported before the big pixel array is read.
     void *labels = NULL;
@@ -532,6 +535,7 @@ ms_dataset_load_idx(ms_dataset_t **out, const char *images_path,
     self->n_classes = max_label + 1 < 2 ? 2 : max_label + 1;
     s_idx_close(&lab);
 
+pixels:;
     void *x = NULL;
     rc = s_idx_read_payload(&img, n * n_features, true, &x, "pixel", diag);
     if (rc)

@@ -42,8 +42,10 @@ typedef struct {
 } ms_dataset_t;
 
 //  Load an IDX image file and its IDX label file (raw or gzip). n_classes
-//  is max(label) + 1 (at least 2). Caller owns *out; free it with
-//  ms_dataset_destroy(). Returns MS_OK; MS_ERR_IO (cannot open or read:
+//  is max(label) + 1 (at least 2). labels_path NULL: the images alone,
+//  as unlabelled rows (n_classes 0, labels and targets NULL: what
+//  `meshsweep predict` classifies; not training data). Caller owns *out; free
+//  it with ms_dataset_destroy(). Returns MS_OK; MS_ERR_IO (cannot open or read:
 //  diag names the file and errno text); MS_ERR_DATASET (bad magic, wrong
 //  dims, truncated data, counts that differ between the two files, a
 //  label > 254: diag names the file and what); MS_ERR_NOMEM.

@@ -18,8 +18,10 @@
     - with --predictions, each row's predicted class (its name when the
       data named them) and its probability, from ms_mlp_forward.
 
-    The data needs its labels (an IDX pair, or a CSV with its label
-    column), as the loaders of core/ms_dataset.h read them.
+    Data with labels (an IDX pair, or a CSV with its label column) gives
+    the accuracy; IDX images alone (--data without --labels) are
+    unlabelled rows, and then each row's prediction is printed (a CSV
+    needs its label column: core/ms_dataset.h reads no other).
 */
 #include "ms_cli.h"
 #include "ms_backend.h"
@@ -133,6 +135,17 @@ static int
 s_load_data(const s_predict_args_t *a, ms_dataset_t **data, ms_diag_t *diag)
 {
     *data = NULL;
+    if (a->data && !a->labels) {
+        // IDX images alone (raw: 00 00 08, or gzip: 1f 8b) are unlabelled.
+        unsigned char head[4] = {0};
+        FILE *f = fopen(a->data, "rb");
+        size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+        if (f)
+            fclose(f);
+        if (got == 4 && ((head[0] == 0x1f && head[1] == 0x8b) ||
+                         (head[0] == 0 && head[1] == 0 && head[2] == 0x08)))
+            return ms_dataset_load_idx(data, a->data, NULL, diag);
+    }
     if (a->data)
         return ms_dataset_load(data, a->data, a->labels, a->label, diag);
     ms_dataset_t *train = NULL;
@@ -240,6 +253,8 @@ s_print(const s_predict_args_t *a, const ms_weights_meta_t *meta,
             printf("%lld %d %.4f\n", (long long) i, classes[i],
                    (double) probs[i]);
     }
+    if (!isfinite(loss)) // unlabelled rows: the predictions only
+        return MS_CLI_EXIT_OK;
     if (classify)
         printf("accuracy  %.4f (%lld rows)\n", accuracy,
                (long long) data->n_samples);
@@ -288,7 +303,8 @@ ms_cli_predict_main(int argc, char **argv)
     if (rc == MS_OK && data->n_samples < 1)
         rc = ms_diag_set_code(&diag, MS_ERR_DATASET, data_name, "no rows");
     bool classify = meta->cfg.loss == MS_LOSS_CROSS_ENTROPY;
-    if (rc == MS_OK && classify != (data->n_classes >= 2))
+    bool labelled = rc == MS_OK && (data->labels || data->targets);
+    if (rc == MS_OK && labelled && classify != (data->n_classes >= 2))
         rc = ms_diag_set_code(&diag, MS_ERR_DATASET, data_name,
                               "%s data, the network is a %s network",
                               data->n_classes >= 2 ? "classification"
@@ -299,21 +315,23 @@ ms_cli_predict_main(int argc, char **argv)
         ms_cli_diag_exit(&diag, rc, data_name);
         goto cleanup;
     }
-    if (classify)
+    if (classify && labelled)
         data->n_classes = meta->n_outputs; // a test set may miss a class
     ms_dataset_transform_apply(&meta->input, data);
-    empty_val = ms_dataset_new(0, data->n_features, data->n_classes);
-    empty_test = ms_dataset_new(0, data->n_features, data->n_classes);
-    rc = empty_val && empty_test ? MS_OK : MS_ERR_NOMEM;
-    if (rc == MS_OK)
-        rc = ms_backend_open(&backend, a.backend, (int) a.threads, &diag);
-    if (rc == MS_OK)
-        rc = ms_trainer_open(&trainer, &meta->cfg, data, empty_val, empty_test,
-                             backend, &diag);
+    rc = ms_backend_open(&backend, a.backend, (int) a.threads, &diag);
     double loss = NAN, accuracy = NAN;
-    if (rc == MS_OK)
-        rc = ms_trainer_evaluate(trainer, w->params, data, &loss, &accuracy);
-    if (rc == MS_OK && a.predictions)
+    if (rc == MS_OK && labelled) {
+        empty_val = ms_dataset_new(0, data->n_features, data->n_classes);
+        empty_test = ms_dataset_new(0, data->n_features, data->n_classes);
+        rc = empty_val && empty_test ? MS_OK : MS_ERR_NOMEM;
+        if (rc == MS_OK)
+            rc = ms_trainer_open(&trainer, &meta->cfg, data, empty_val,
+                                 empty_test, backend, &diag);
+        if (rc == MS_OK)
+            rc =
+                ms_trainer_evaluate(trainer, w->params, data, &loss, &accuracy);
+    }
+    if (rc == MS_OK && (a.predictions || !labelled))
         rc = s_predict_rows(meta, w, data, backend, &classes, &probs);
     if (rc != MS_OK) {
         exit_code = ms_cli_diag_exit(&diag, rc, "predict");

@@ -84,6 +84,21 @@ n_test=$(python3 -c "import gzip,struct; print(struct.unpack('>I', gzip.open('$L
 grep -q '^accuracy ' "$T/pred.txt" || fail "--predictions: no accuracy line"
 ok "predict --predictions prints each row's class and probability"
 
+# IDX images alone: unlabelled rows, the predictions only; they are the
+# run's (their hits over the labels give its test accuracy).
+"$MS" predict --weights "$T/relu.weights" --data "$IMAGES" --json >"$T/unlabelled.json"
+acc=$(ms_json_get "$T/relu.row" 'repr(d["test_accuracy"])')
+python3 - "$T/unlabelled.json" "$LABELS" "$acc" <<'PY'
+import gzip, json, sys
+d = json.load(open(sys.argv[1]))
+labels = gzip.open(sys.argv[2]).read()[8:]
+assert d["accuracy"] is None and d["rows"] == len(labels), (d["accuracy"], d["rows"])
+hits = sum(p["class"] == l for p, l in zip(d["predictions"], labels))
+got = hits / len(labels)
+assert abs(got - float(sys.argv[3])) <= 1e-4, "predictions give %s, the run %s" % (got, sys.argv[3])
+PY
+ok "predict on IDX images alone prints the predictions, which are the run's"
+
 # Bad input: exit 2, one line naming the file and what is wrong.
 head -c 300 "$T/relu.weights" >"$T/cut.weights"
 ms_expect_exit 2 "$T/e1" "$MS" predict --weights "$T/cut.weights" --data "$IMAGES" --labels "$LABELS"
