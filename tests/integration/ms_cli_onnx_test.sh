@@ -99,6 +99,36 @@ assert abs(got - float(sys.argv[3])) <= 1e-4, "predictions give %s, the run %s" 
 PY
 ok "predict on IDX images alone prints the predictions, which are the run's"
 
+# A regression network on CSV data (mse, standard scaling): its graph ends
+# at "logits" [N, 1], which give predict's values.
+python3 - "$T" <<'PY'
+import random, sys
+r = random.Random(1)
+for name, n in (("rtrain.csv", 400), ("rtest.csv", 100)):
+    with open("%s/%s" % (sys.argv[1], name), "w") as f:
+        f.write("a,b,c,label\n")
+        for i in range(n):
+            a, b, c = [r.uniform(-1, 1) for _ in range(3)]
+            f.write("%f,%f,%f,%f\n" % (a, b, c, 0.5 * a - b + 0.25 * c + 0.013))
+PY
+"$MS" train --train "$T/rtrain.csv" --test "$T/rtest.csv" --loss mse --hidden-layers 1 \
+    --width 8 --epochs 3 --scale standard --save "$T/reg.onnx" --quiet >/dev/null
+"$MS" predict --weights "$T/reg.onnx" --data "$T/rtest.csv" --predictions --json >"$T/reg.json"
+$PY - "$T/reg.onnx" "$T/rtest.csv" "$T/reg.json" "$HERE" <<'PY'
+import json, sys
+import numpy as np, onnx
+sys.path.insert(0, sys.argv[4])
+from onnx_eval import evaluate
+m = onnx.load(sys.argv[1])
+onnx.checker.check_model(m, full_check=True)
+assert [o.name for o in m.graph.output] == ["logits"]
+x = np.loadtxt(sys.argv[2], delimiter=",", skiprows=1, dtype=np.float32)[:, :3].copy()
+got = evaluate(m, x)["logits"].ravel()
+want = np.array([p["value"] for p in json.load(open(sys.argv[3]))["predictions"]])
+assert np.allclose(got, want, rtol=1e-5, atol=1e-6), (got[:3], want[:3])
+PY
+ok "a regression network: its graph's output is predict's value for every row"
+
 # Bad input: exit 2, one line naming the file and what is wrong.
 head -c 300 "$T/relu.weights" >"$T/cut.weights"
 ms_expect_exit 2 "$T/e1" "$MS" predict --weights "$T/cut.weights" --data "$IMAGES" --labels "$LABELS"
