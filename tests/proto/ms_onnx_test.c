@@ -30,8 +30,8 @@ typedef struct {
 } s_net_t;
 
 //  --------------------------------------------------------------------------
-//  A network of n_hidden layers of width, n_in inputs, n_out outputs,
-//  with cfg changes applied by the caller after; params are 0.01 * k.
+//  Size net's parameter block for its metadata (ms_param_layout) and fill
+//  it with 0.01 * k.
 
 static void
 s_net_params(s_net_t *net)
@@ -46,6 +46,11 @@ s_net_params(s_net_t *net)
     for (int64_t k = 0; k < net->n_params; k++)
         net->params[k] = 0.01f * (float) k;
 }
+
+//  --------------------------------------------------------------------------
+//  A plain relu network of n_hidden layers of width, n_in inputs (unit
+//  scaling, x/255), n_out outputs; change cfg and call s_net_params again
+//  for other architectures.
 
 static void
 s_net_open(s_net_t *net, int32_t n_hidden, int32_t width, int32_t n_in,
@@ -66,6 +71,9 @@ s_net_open(s_net_t *net, int32_t n_hidden, int32_t width, int32_t n_in,
         t->divisor[j] = 255.0;
     s_net_params(net);
 }
+
+//  --------------------------------------------------------------------------
+//  Free a network under test.
 
 static void
 s_net_close(s_net_t *net)
