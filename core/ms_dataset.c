@@ -474,13 +474,13 @@ ms_dataset_load_idx(ms_dataset_t **out, const char *images_path,
     rc = s_idx_header(&img, 3, "image", idims, diag);
     if (rc)
         goto fail;
-    rc = s_idx_open(&lab, labels_path, diag);
+    rc = labels_path ? s_idx_open(&lab, labels_path, diag) : MS_OK;
     if (rc)
         goto fail;
-    rc = s_idx_header(&lab, 1, "label", ldims, diag);
+    rc = labels_path ? s_idx_header(&lab, 1, "label", ldims, diag) : MS_OK;
     if (rc)
         goto fail;
-    if (ldims[0] != idims[0]) {
+    if (labels_path && ldims[0] != idims[0]) {
         rc = ms_diag_set_code(diag, MS_ERR_DATASET, labels_path,
                               "holds %u labels but the image file %s holds "
                               "%u images",
@@ -495,7 +495,7 @@ ms_dataset_load_idx(ms_dataset_t **out, const char *images_path,
                               idims[1], idims[2]);
         goto fail;
     }
-    rc = s_idx_check_size(&lab, n, "labels", diag);
+    rc = labels_path ? s_idx_check_size(&lab, n, "labels", diag) : MS_OK;
     if (rc == MS_OK)
         rc = s_idx_check_size(&img, n * n_features, "pixels", diag);
     if (rc)
@@ -506,6 +506,9 @@ ms_dataset_load_idx(ms_dataset_t **out, const char *images_path,
         rc = MS_ERR_NOMEM;
         goto fail;
     }
+    self->n_samples = n;
+    if (!labels_path) // the images alone: unlabelled rows
+        goto pixels;
     //  Labels first: they are small, and a bad label file is then
     //  reported before the big pixel array is read.
     void *labels = NULL;
@@ -532,6 +535,7 @@ ms_dataset_load_idx(ms_dataset_t **out, const char *images_path,
     self->n_classes = max_label + 1 < 2 ? 2 : max_label + 1;
     s_idx_close(&lab);
 
+pixels:;
     void *x = NULL;
     rc = s_idx_read_payload(&img, n * n_features, true, &x, "pixel", diag);
     if (rc)
@@ -784,34 +788,15 @@ ms_dataset_check(const ms_dataset_t *self, const char *name,
     return MS_OK;
 }
 
-//  --------------------------------------------------------------------------
-//  Map x to (x - lo) / range (or x - lo when range is 0) in float.
-
-static void
-s_affine_all(ms_dataset_t *d, float lo, float range)
-{
-    if (!d || !d->x)
-        return;
-    int64_t count = d->n_samples * d->n_features;
-    float *x = d->x;
-    if (range > 0)
-        for (int64_t k = 0; k < count; k++)
-            x[k] = (x[k] - lo) / range;
-    else
-        for (int64_t k = 0; k < count; k++)
-            x[k] = x[k] - lo;
-    s_set_byte_range(d, false);
-}
-
 #define S_FEATURE_BLOCK 256
 
 //  --------------------------------------------------------------------------
-//  Standardise features [j0, j0 + nb) of train and others with train
-//  statistics.
+//  Mean and standard deviation (biased, in double) of features [j0, j0 +
+//  nb) of train, into t->shift and t->divisor (1 where the spread is 0).
 
 static void
-s_standard_block(ms_dataset_t *train, ms_dataset_t *const *others, int n_others,
-                 int32_t j0, int32_t nb)
+s_standard_fit_block(const ms_dataset_t *train, ms_dataset_transform_t *t,
+                     int32_t j0, int32_t nb)
 {
     double mean[S_FEATURE_BLOCK] = {0};
     double sd[S_FEATURE_BLOCK] = {0};
@@ -831,31 +816,34 @@ s_standard_block(ms_dataset_t *train, ms_dataset_t *const *others, int n_others,
             sd[j] += dev * dev;
         }
     }
-    for (int32_t j = 0; j < nb; j++)
+    for (int32_t j = 0; j < nb; j++) {
         sd[j] = sqrt(sd[j] / (double) n);
-    for (int s = -1; s < n_others; s++) {
-        ms_dataset_t *d = s < 0 ? train : others[s];
-        if (!d || !d->x || d->n_features != f)
-            continue;
-        for (int64_t i = 0; i < d->n_samples; i++) {
-            float *row = d->x + i * f + j0;
-            for (int32_t j = 0; j < nb; j++) {
-                double v = row[j] - mean[j];
-                row[j] = (float) (sd[j] > 0 ? v / sd[j] : v);
-            }
-        }
+        t->shift[j0 + j] = mean[j];
+        t->divisor[j0 + j] = sd[j] > 0 ? sd[j] : 1.0;
     }
 }
 
 //  --------------------------------------------------------------------------
-//  Scale train and any number of other sets with train statistics.
+//  Fit the input transform of a scaling to train.
 
-void
-ms_dataset_scale_sets(ms_dataset_t *train, ms_dataset_t *const *others,
-                      int n_others, ms_scale_t scale)
+int
+ms_dataset_transform_fit(const ms_dataset_t *train, ms_scale_t scale,
+                         ms_dataset_transform_t *out)
 {
-    if (!train || scale == MS_SCALE_NONE || train->n_samples == 0)
-        return;
+    memset(out, 0, sizeof *out);
+    out->n_features = train ? train->n_features : 0;
+    if (!train || scale == MS_SCALE_NONE || train->n_samples == 0 ||
+        train->n_features < 1) {
+        out->scale = MS_SCALE_NONE;
+        return MS_OK;
+    }
+    out->scale = scale;
+    out->shift = malloc((size_t) train->n_features * sizeof(double));
+    out->divisor = malloc((size_t) train->n_features * sizeof(double));
+    if (!out->shift || !out->divisor) {
+        ms_dataset_transform_clear(out);
+        return MS_ERR_NOMEM;
+    }
     if (scale == MS_SCALE_UNIT) {
         float lo = 0.0f, hi = 255.0f;
         if (!s_byte_range(train)) {
@@ -868,31 +856,88 @@ ms_dataset_scale_sets(ms_dataset_t *train, ms_dataset_t *const *others,
             }
         }
         float range = hi - lo;
-        for (int s = 0; s < n_others; s++)
-            if (others[s] && others[s]->n_features == train->n_features)
-                s_affine_all(others[s], lo, range);
-        s_affine_all(train, lo, range);
-        return;
+        for (int32_t j = 0; j < train->n_features; j++) {
+            out->shift[j] = lo;
+            out->divisor[j] = range > 0 ? range : 1.0f;
+        }
+        return MS_OK;
     }
     for (int32_t j0 = 0; j0 < train->n_features; j0 += S_FEATURE_BLOCK) {
         int32_t nb = train->n_features - j0;
         if (nb > S_FEATURE_BLOCK)
             nb = S_FEATURE_BLOCK;
-        s_standard_block(train, others, n_others, j0, nb);
+        s_standard_fit_block(train, out, j0, nb);
     }
-    s_set_byte_range(train, false);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Apply an input transform to a dataset in place.
+
+int
+ms_dataset_transform_apply(const ms_dataset_transform_t *self,
+                           ms_dataset_t *data)
+{
+    if (!data || self->scale == MS_SCALE_NONE)
+        return MS_OK;
+    if (data->n_features != self->n_features)
+        return MS_ERR_INVALID;
+    int32_t f = data->n_features;
+    for (int64_t i = 0; data->x && i < data->n_samples; i++) {
+        float *row = data->x + i * f;
+        if (self->scale == MS_SCALE_UNIT)
+            for (int32_t j = 0; j < f; j++)
+                row[j] = (row[j] - (float) self->shift[j]) /
+                         (float) self->divisor[j];
+        else
+            for (int32_t j = 0; j < f; j++)
+                row[j] = (float) (((double) row[j] - self->shift[j]) /
+                                  self->divisor[j]);
+    }
+    s_set_byte_range(data, false);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Free a transform's arrays.
+
+void
+ms_dataset_transform_clear(ms_dataset_transform_t *self)
+{
+    if (!self)
+        return;
+    free(self->shift);
+    free(self->divisor);
+    memset(self, 0, sizeof *self);
+    self->scale = MS_SCALE_NONE;
+}
+
+//  --------------------------------------------------------------------------
+//  Scale train and any number of other sets with train statistics.
+
+int
+ms_dataset_scale_sets(ms_dataset_t *train, ms_dataset_t *const *others,
+                      int n_others, ms_scale_t scale)
+{
+    ms_dataset_transform_t t;
+    int rc = ms_dataset_transform_fit(train, scale, &t);
+    if (rc != MS_OK)
+        return rc;
     for (int s = 0; s < n_others; s++)
         if (others[s] && others[s]->n_features == train->n_features)
-            s_set_byte_range(others[s], false);
+            ms_dataset_transform_apply(&t, others[s]);
+    ms_dataset_transform_apply(&t, train);
+    ms_dataset_transform_clear(&t);
+    return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
 //  Scale train and test in place with train statistics.
 
-void
+int
 ms_dataset_scale(ms_dataset_t *train, ms_dataset_t *test, ms_scale_t scale)
 {
-    ms_dataset_scale_sets(train, &test, 1, scale);
+    return ms_dataset_scale_sets(train, &test, 1, scale);
 }
 
 //  --------------------------------------------------------------------------

@@ -188,8 +188,10 @@ const char *ms_dataset_class_name(const ms_dataset_t *self, int32_t i);
 const char *ms_dataset_feature_name(const ms_dataset_t *self, int32_t j);
 
 //  Load an IDX image file and its IDX label file (raw or gzip). n_classes
-//  is max(label) + 1 (at least 2). Caller owns *out; free it with
-//  ms_dataset_destroy(). Returns MS_OK; MS_ERR_IO (cannot open or read:
+//  is max(label) + 1 (at least 2). labels_path NULL: the images alone,
+//  as unlabelled rows (n_classes 0, labels and targets NULL: what
+//  `meshsweep predict` classifies; not training data). Caller owns *out; free
+//  it with ms_dataset_destroy(). Returns MS_OK; MS_ERR_IO (cannot open or read:
 //  diag names the file and errno text); MS_ERR_DATASET (bad magic, wrong
 //  dims, truncated data, counts that differ between the two files, a
 //  label > 254: diag names the file and what); MS_ERR_NOMEM.
@@ -251,20 +253,54 @@ int ms_dataset_load_builtin(const char *name, ms_dataset_t **train,
 int ms_dataset_check(const ms_dataset_t *self, const char *name,
                      int32_t n_classes_expected, ms_diag_t *diag);
 
+//  The input transform of a scaling, fitted to a training set: for every
+//  feature j, x'_j = (x_j - shift[j]) / divisor[j]. unit: one shift (the
+//  train minimum; 0 for raw 8-bit images) and one divisor (max - min;
+//  255 for 8-bit images; 1 when every value is the same) for all
+//  features, the arithmetic in float32. standard: the per-feature train
+//  mean and biased standard deviation (1 where it is 0), in double, the
+//  result rounded to float32 once. none (or an empty train): the
+//  identity, shift and divisor NULL. What a weights file's metadata and
+//  an exported ONNX graph carry, so that raw inputs give the numbers the
+//  training run saw, bit for bit. Owned by the caller: free the arrays
+//  with ms_dataset_transform_clear.
+typedef struct {
+    ms_scale_t scale;   // unit, standard or none
+    int32_t n_features; // entries in shift and divisor
+    double *shift;      // n_features, or NULL for none
+    double *divisor;    // n_features (never 0), or NULL for none
+} ms_dataset_transform_t;
+
+//  Fit the transform of scale to train (statistics of train only) into
+//  *out (overwritten; clear it after). Returns MS_OK or MS_ERR_NOMEM
+//  (*out then the identity).
+int ms_dataset_transform_fit(const ms_dataset_t *train, ms_scale_t scale,
+                             ms_dataset_transform_t *out);
+
+//  Apply a fitted transform to data in place. Returns MS_OK, or
+//  MS_ERR_INVALID (data untouched) when data's feature count is not the
+//  transform's (the identity accepts any).
+int ms_dataset_transform_apply(const ms_dataset_transform_t *self,
+                               ms_dataset_t *data);
+
+//  Free a transform's arrays and make it the identity; NULL-safe.
+void ms_dataset_transform_clear(ms_dataset_transform_t *self);
+
 //  Scale train and test in place with statistics of train only: unit maps
 //  the train min..max of all features to [0, 1] (for 8-bit images: x/255);
 //  standard subtracts the per-feature train mean and divides by the
 //  per-feature standard deviation (features with zero spread are left
-//  centred); none does nothing. test may be NULL.
-void ms_dataset_scale(ms_dataset_t *train, ms_dataset_t *test,
-                      ms_scale_t scale);
+//  centred); none does nothing. test may be NULL. The transform is
+//  ms_dataset_transform_fit's, applied by ms_dataset_transform_apply.
+//  Returns MS_OK or MS_ERR_NOMEM (nothing scaled).
+int ms_dataset_scale(ms_dataset_t *train, ms_dataset_t *test, ms_scale_t scale);
 
 //  As ms_dataset_scale, for a training set and n_others further sets
 //  (validation and test, say; NULL entries are skipped), all scaled with
 //  the statistics of train only. A set whose n_features differs from
-//  train's is left alone (a caller bug).
-void ms_dataset_scale_sets(ms_dataset_t *train, ms_dataset_t *const *others,
-                           int n_others, ms_scale_t scale);
+//  train's is left alone (a caller bug). Returns MS_OK or MS_ERR_NOMEM.
+int ms_dataset_scale_sets(ms_dataset_t *train, ms_dataset_t *const *others,
+                          int n_others, ms_scale_t scale);
 
 //  Deterministic validation split: draw a permutation of 0..n-1 from a
 //  generator seeded by seed (it depends on seed and n only, never on the

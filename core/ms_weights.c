@@ -268,12 +268,24 @@ ms_weights_write_file(const char *path, const uint32_t *sizes, uint32_t n_sizes,
                                &buf, &n, diag);
     if (rc != MS_OK)
         return rc;
+    rc = ms_weights_write_bytes(path, buf, n, diag);
+    free(buf);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Write bytes to path atomically: path.tmp, fsync, rename.
+
+int
+ms_weights_write_bytes(const char *path, const void *bytes, size_t n,
+                       ms_diag_t *diag)
+{
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    rc = fd < 0 ? MS_ERR_IO : MS_OK;
+    int rc = fd < 0 ? MS_ERR_IO : MS_OK;
     for (size_t done = 0; rc == MS_OK && done < n;) {
-        ssize_t w = write(fd, (uint8_t *) buf + done, n - done);
+        ssize_t w = write(fd, (const uint8_t *) bytes + done, n - done);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
@@ -288,7 +300,6 @@ ms_weights_write_file(const char *path, const uint32_t *sizes, uint32_t n_sizes,
         rc = MS_ERR_IO, err = errno;
     if (rc == MS_OK && rename(tmp, path) != 0)
         rc = MS_ERR_IO, err = errno;
-    free(buf);
     if (rc != MS_OK) {
         unlink(tmp);
         return ms_diag_set_code(diag, rc, path, "cannot write weights: %s",

@@ -106,6 +106,13 @@ int ms_weights_write_file(const char *path, const uint32_t *sizes,
                           int64_t n_params, const char *meta_json,
                           ms_diag_t *diag);
 
+//  Write n encoded bytes (a weights file, or an ONNX model of one) to
+//  path atomically (path.tmp, fsync, rename; mode 0600 before the
+//  umask, as the trained weights of a private run). Returns MS_OK or
+//  MS_ERR_IO (diag: the path and errno text).
+int ms_weights_write_bytes(const char *path, const void *bytes, size_t n,
+                           ms_diag_t *diag);
+
 //  Read and decode the file at path (at most max_bytes; 0: no limit).
 //  Returns MS_OK; MS_ERR_NOTFOUND or MS_ERR_IO (diag: path, reason);
 //  MS_ERR_INVALID (diag names the path and what is wrong); MS_ERR_NOMEM.

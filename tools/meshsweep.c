@@ -1,6 +1,6 @@
 /*  =========================================================================
     meshsweep - the command-line client: train, run, submit, status, results,
-    cancel, pause, resume, priority, peers, pool
+    cancel, pause, resume, priority, peers, weights, predict, pool
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
@@ -40,6 +40,10 @@ static const s_command_t s_commands[] = {
      "the datasets a node knows (built-in and uploaded)"},
     {"events", ms_cli_events_main,
      "follow a node's events (progress, results, verdicts, peers)"},
+    {"weights", ms_cli_weights_main,
+     "a pool's kept network of a task, as ONNX or native weights"},
+    {"predict", ms_cli_predict_main,
+     "evaluate a saved network on data: accuracy or predictions"},
     {"pool", ms_cli_pool_main,
      "pool authority: init|invite|join|enroll|revoke|clear|publish|show"},
 };

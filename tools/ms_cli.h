@@ -9,6 +9,8 @@
         ms_cli_run.c      meshsweep run       (an embedded single node)
         ms_cli_remote.c   meshsweep submit | status | results (HTTP API,
                           or a store opened read-only with --data-dir)
+        ms_cli_weights.c  meshsweep weights   (a kept network, HTTP API)
+        ms_cli_predict.c  meshsweep predict   (a saved network on data)
         ms_cli_format.c   results as an aligned table or CSV
         ms_cli_trust.c    meshsweep pool init | invite | join | enroll |
                           revoke | show (authority, certificates; files only)
@@ -51,6 +53,8 @@ int ms_cli_datasets_main(int argc, char **argv); // ms_cli_pool.c
 int ms_cli_events_main(int argc, char **argv);   // ms_cli_events.c
 int ms_cli_control_main(int argc, char **argv);  // cancel|pause|resume|
                                                  // priority (ms_cli_pool.c)
+int ms_cli_predict_main(int argc, char **argv);  // ms_cli_predict.c
+int ms_cli_weights_main(int argc, char **argv);  // ms_cli_weights.c
 int ms_cli_pool_main(int argc, char **argv);     // pool init|invite|join|
                                                  // enroll|revoke|show
                                                  // (ms_cli_trust.c)
@@ -85,6 +89,19 @@ int ms_cli_exit_code(int code);
 //  value, sets *missing to true (the caller reports a usage error).
 bool ms_cli_arg_value(int argc, char **argv, int *i, const char *name,
                       const char **value, bool *missing);
+
+//  A string option of a command and where its value goes.
+typedef struct {
+    const char *name;  // "--data"
+    const char **slot; // receives the value (borrowed from argv)
+} ms_cli_value_opt_t;
+
+//  True when argv[*i] is one of the n options of opts (as
+//  ms_cli_arg_value): its value goes to the option's slot, or, given
+//  without a value, *exit_code becomes the usage error (printed).
+bool ms_cli_value_option(int argc, char **argv, int *i,
+                         const ms_cli_value_opt_t *opts, size_t n,
+                         int *exit_code);
 
 //  The options every command that talks to a node takes, in one place:
 //  when argv[*i] is --node URL, --token TOKEN or --token-file FILE (or
@@ -146,6 +163,13 @@ void ms_cli_set_token_file(const char *path);
 int ms_cli_http(const char *method, const char *base_url, const char *path,
                 const char *content_type, const char *body, size_t n_body,
                 long *status, char **response, ms_diag_t *diag);
+
+//  As ms_cli_http, also giving the body's length in *n_response (for a
+//  binary body, which may hold NUL bytes; still NUL-terminated).
+int ms_cli_http_bytes(const char *method, const char *base_url,
+                      const char *path, const char *content_type,
+                      const char *body, size_t n_body, long *status,
+                      char **response, size_t *n_response, ms_diag_t *diag);
 
 //  Turn a non-2xx API answer into a diag: the body's
 //  {"error": {"where", "reason"}} or {"where", "reason"} or {"error":

@@ -128,6 +128,27 @@ ms_cli_arg_value(int argc, char **argv, int *i, const char *name,
 }
 
 //  --------------------------------------------------------------------------
+//  One of a command's string options at argv[*i].
+
+bool
+ms_cli_value_option(int argc, char **argv, int *i,
+                    const ms_cli_value_opt_t *opts, size_t n, int *exit_code)
+{
+    for (size_t k = 0; k < n; k++) {
+        bool missing = false;
+        const char *v = NULL;
+        if (!ms_cli_arg_value(argc, argv, i, opts[k].name, &v, &missing))
+            continue;
+        if (missing)
+            *exit_code = ms_cli_usage_error(opts[k].name, "needs a value");
+        else
+            *opts[k].slot = v;
+        return true;
+    }
+    return false;
+}
+
+//  --------------------------------------------------------------------------
 //  The connection options: --node, --token, --token-file.
 
 bool
@@ -382,14 +403,16 @@ s_write_cb(char *ptr, size_t size, size_t nmemb, void *arg)
 }
 
 //  --------------------------------------------------------------------------
-//  One HTTP request to the node API.
+//  One HTTP request to the node API, the body's length in *n_response.
 
 int
-ms_cli_http(const char *method, const char *base_url, const char *path,
-            const char *content_type, const char *body, size_t n_body,
-            long *status, char **response, ms_diag_t *diag)
+ms_cli_http_bytes(const char *method, const char *base_url, const char *path,
+                  const char *content_type, const char *body, size_t n_body,
+                  long *status, char **response, size_t *n_response,
+                  ms_diag_t *diag)
 {
     *response = NULL;
+    *n_response = 0;
     *status = 0;
     static bool s_initialised = false;
     if (!s_initialised) {
@@ -459,6 +482,7 @@ ms_cli_http(const char *method, const char *base_url, const char *path,
     }
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
     *response = buf.data;
+    *n_response = buf.size;
     buf.data = NULL;
 cleanup:
     free(buf.data);
@@ -467,6 +491,19 @@ cleanup:
         curl_easy_cleanup(curl);
     free(url);
     return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  One HTTP request to the node API.
+
+int
+ms_cli_http(const char *method, const char *base_url, const char *path,
+            const char *content_type, const char *body, size_t n_body,
+            long *status, char **response, ms_diag_t *diag)
+{
+    size_t n = 0;
+    return ms_cli_http_bytes(method, base_url, path, content_type, body, n_body,
+                             status, response, &n, diag);
 }
 
 //  --------------------------------------------------------------------------

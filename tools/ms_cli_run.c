@@ -494,6 +494,7 @@ s_run_usage(FILE *out)
             "auto|cpu|cuda]\n"
             "                     [--threads N] [--dry-run [--all]] "
             "[--quiet] [--verbose]\n"
+            "                     [--keep-weights DIR]\n"
             "\n"
             "Run a whole sweep on this machine (an embedded node, no daemon) "
             "and print\nthe results table. Ctrl-C stops cleanly; the same "
@@ -507,6 +508,11 @@ s_run_usage(FILE *out)
             "  --format F     table (default), csv or json\n"
             "  --json         same as --format json\n"
             "  --backend B    auto (default), cpu or cuda\n"
+            "  --keep-weights DIR  write the weights of each task this run "
+            "trains\n"
+            "                 (ok results) to DIR as TASK.weights and "
+            "TASK.onnx\n"
+            "                 (meshsweep predict reads both)\n"
             "  --threads N    BLAS threads per worker (default 1)\n"
             "  --dry-run      check the spec and data, list the tasks "
             "(id, network);\n"
@@ -528,7 +534,7 @@ ms_cli_run_main(int argc, char **argv)
     if (ms_cli_wants_help(argc, argv))
         return s_run_usage(stdout), MS_CLI_EXIT_OK;
     const char *spec_path = NULL, *data_dir = "meshsweep-data";
-    const char *format = "table", *backend = "auto";
+    const char *format = "table", *backend = "auto", *keep_dir = NULL;
     long n_workers = 0, threads = 1;
     bool analyze = false, quiet = false, verbose = false, dry_run = false;
     bool all = false;
@@ -561,6 +567,12 @@ ms_cli_run_main(int argc, char **argv)
             if (missing)
                 return ms_cli_usage_error("--backend", "needs a name");
             backend = v;
+        } else if (ms_cli_arg_value(argc, argv, &i, "--keep-weights", &v,
+                                    &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--keep-weights",
+                                          "needs a directory");
+            keep_dir = v;
         } else if (strcmp(argv[i], "--analyze") == 0)
             analyze = true;
         else if (strcmp(argv[i], "--json") == 0)
@@ -652,6 +664,14 @@ ms_cli_run_main(int argc, char **argv)
         exit_code = ms_cli_usage_error(data_dir, "not a directory");
         goto cleanup;
     }
+    if (keep_dir && mkdir(keep_dir, 0755) != 0 &&
+        (stat(keep_dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        exit_code = ms_cli_usage_error("--keep-weights",
+                                       "%s: not a directory that "
+                                       "can be made",
+                                       keep_dir);
+        goto cleanup;
+    }
     ms_node_options_t opts;
     ms_node_options_defaults(&opts);
     opts.data_dir = data_dir;
@@ -660,6 +680,7 @@ ms_cli_run_main(int argc, char **argv)
     opts.blas_threads = (int) threads;
     opts.api_bind = NULL;
     opts.verbose = verbose;
+    opts.weights_out_dir = keep_dir;
     rc = ms_node_open(&node, &opts, &diag);
     if (rc != MS_OK) {
         exit_code = ms_cli_diag_exit(&diag, rc, data_dir);

@@ -18,6 +18,11 @@
     the training part's statistics; so `meshsweep train` with a task's
     config gives that task's numbers on the same machine.
 
+    --save FILE writes the trained network (an ok run only) with its
+    metadata (proto/ms_weights_meta.h: the config and the input transform
+    fitted to the training part): ONNX (proto/ms_onnx.h) when FILE ends
+    in .onnx or with --format onnx, else the native weights file.
+
     With --json the result row (DESIGN.md "result row") goes to stdout and
     the per-epoch lines to stderr. Outside a sweep the row has no sweep
     (sweep_id null) and its task_id is H(32 zero bytes || canonical
@@ -29,8 +34,11 @@
 #include "ms_config_json.h"
 #include "ms_dataset.h"
 #include "ms_hash.h"
+#include "ms_onnx.h"
 #include "ms_platform.h"
 #include "ms_train.h"
+#include "ms_weights.h"
+#include "ms_weights_meta.h"
 #include "ms_wire_canon.h"
 
 #include <math.h>
@@ -58,6 +66,8 @@ typedef struct {
     long threads;                 // --threads (BLAS threads)
     bool json_out;                // --json
     bool quiet;                   // --quiet: no per-epoch lines
+    const char *save_path;        // --save FILE: write the trained weights
+    const char *save_format;      // --format native|onnx (NULL: by extension)
     ms_dataset_csv_options_t csv; // --label-index, --missing,
                                   // --categorical, --split, --split-seed
     char *categorical_text;       // --categorical's value, cut at commas
@@ -81,6 +91,7 @@ s_train_usage(FILE *out)
             "                       [--activation A] [--PARAMETER VALUE]... "
             "[--backend auto|cpu|cuda]\n"
             "                       [--threads N] [--json] [--quiet]\n"
+            "                       [--save FILE [--format native|onnx]]\n"
             "\n"
             "Train one network here: a line per epoch (epoch, train loss, "
             "val loss,\nval accuracy, seconds), then test accuracy and loss, "
@@ -109,6 +120,13 @@ s_train_usage(FILE *out)
             "run:\n"
             "  --backend NAME        auto (default), cpu or cuda\n"
             "  --threads N           BLAS threads (default 1)\n"
+            "  --save FILE           write the trained network: ONNX when "
+            "FILE ends in\n"
+            "                        .onnx, else the native weights file "
+            "(both with\n"
+            "                        the config and input scaling; see "
+            "meshsweep predict)\n"
+            "  --format F            native or onnx, whatever FILE's name\n"
             "parameters (DESIGN.md table; '_' written '-'):\n");
     int n = ms_config_param_count();
     for (int i = 0; i < n; i++) {
@@ -152,30 +170,27 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
     args->backend = "auto";
     args->threads = 1;
     ms_dataset_csv_options_init(&args->csv);
-    struct {
-        const char *name;
-        const char **slot;
-    } paths[] = {{"--dataset", &args->dataset},
-                 {"--train", &args->train_path},
-                 {"--train-labels", &args->train_labels},
-                 {"--test", &args->test_path},
-                 {"--test-labels", &args->test_labels},
-                 {"--label", &args->label},
-                 {"--file", &args->file},
-                 {"--backend", &args->backend}};
+    const ms_cli_value_opt_t paths[] = {{"--dataset", &args->dataset},
+                                        {"--train", &args->train_path},
+                                        {"--train-labels", &args->train_labels},
+                                        {"--test", &args->test_path},
+                                        {"--test-labels", &args->test_labels},
+                                        {"--label", &args->label},
+                                        {"--file", &args->file},
+                                        {"--backend", &args->backend},
+                                        {"--save", &args->save_path},
+                                        {"--format", &args->save_format}};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        bool missing = false, matched = false;
+        bool missing = false;
         const char *v = NULL;
-        for (size_t k = 0; k < sizeof paths / sizeof *paths && !matched; k++)
-            if (ms_cli_arg_value(argc, argv, &i, paths[k].name, &v, &missing)) {
-                if (missing)
-                    return ms_cli_usage_error(paths[k].name, "needs a value");
-                *paths[k].slot = v;
-                matched = true;
-            }
-        if (matched)
+        int bad = MS_CLI_EXIT_OK;
+        if (ms_cli_value_option(argc, argv, &i, paths,
+                                sizeof paths / sizeof *paths, &bad)) {
+            if (bad != MS_CLI_EXIT_OK)
+                return bad;
             continue;
+        }
         if (ms_cli_arg_value(argc, argv, &i, "--threads", &v, &missing)) {
             if (missing)
                 return ms_cli_usage_error("--threads", "needs a number");
@@ -323,6 +338,12 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
         return ms_cli_usage_error("--train-labels", "needs --train");
     if (!args->train_path && !args->dataset)
         args->dataset = "fashion-mnist";
+    if (args->save_format && strcmp(args->save_format, "native") != 0 &&
+        strcmp(args->save_format, "onnx") != 0)
+        return ms_cli_usage_error("--format", "'%s': native or onnx",
+                                  args->save_format);
+    if (args->save_format && !args->save_path)
+        return ms_cli_usage_error("--format", "needs --save FILE");
     ms_diag_t diag;
     ms_diag_clear(&diag);
     int rc = ms_train_config_check(&args->cfg, &diag);
@@ -339,13 +360,16 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
 }
 
 //  --------------------------------------------------------------------------
-//  Load and prepare train / val / test as a worker does. Returns MS_OK or
-//  an error with diag.
+//  Load and prepare train / val / test as a worker does; *transform gets
+//  the input scaling (fitted to the training part; caller clears it).
+//  Returns MS_OK or an error with diag.
 
 static int
 s_load_data(const s_train_args_t *args, ms_dataset_t **train,
-            ms_dataset_t **val, ms_dataset_t **test, ms_diag_t *diag)
+            ms_dataset_t **val, ms_dataset_t **test,
+            ms_dataset_transform_t *transform, ms_diag_t *diag)
 {
+    memset(transform, 0, sizeof *transform);
     ms_dataset_t *full = NULL;
     *train = *val = *test = NULL;
     int rc;
@@ -376,26 +400,63 @@ s_load_data(const s_train_args_t *args, ms_dataset_t **train,
         rc = ms_dataset_split_checked(full, args->cfg.validation_split,
                                       (uint64_t) args->cfg.seed, train, val,
                                       diag);
+    if (rc == MS_OK) // statistics of the training part only
+        rc = ms_dataset_transform_fit(*train, args->cfg.scale, transform);
     if (rc == MS_OK) {
-        // Statistics of the training part only: ms_dataset_scale takes
-        // them from its first argument, so val is scaled against an
-        // unscaled copy of train, then train and test together.
-        ms_dataset_t *train_copy = NULL, *unused = NULL;
-        rc = ms_dataset_split(*train, 0.0, 0, &train_copy, &unused);
-        ms_dataset_destroy(&unused);
-        if (rc == MS_OK) {
-            ms_dataset_scale(train_copy, *val, args->cfg.scale);
-            ms_dataset_scale(*train, *test, args->cfg.scale);
-        }
-        ms_dataset_destroy(&train_copy);
+        ms_dataset_transform_apply(transform, *val);
+        ms_dataset_transform_apply(transform, *test);
+        ms_dataset_transform_apply(transform, *train);
     }
     ms_dataset_destroy(&full);
     if (rc != MS_OK) {
         ms_dataset_destroy(train);
         ms_dataset_destroy(val);
         ms_dataset_destroy(test);
+        ms_dataset_transform_clear(transform);
     }
     return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  --save: write the trained network with its metadata (the config and
+//  the input transform, which moves into the metadata). Returns an exit
+//  code.
+
+static int
+s_save(const s_train_args_t *args, const ms_trainer_t *trainer,
+       ms_dataset_transform_t *transform)
+{
+    uint32_t sizes[MS_MAX_HIDDEN_LAYERS + 2];
+    int32_t n_sizes =
+        ms_trainer_layer_sizes(trainer, sizes, MS_MAX_HIDDEN_LAYERS + 2);
+    int64_t n_params = 0;
+    const float *params = ms_trainer_params(trainer, &n_params);
+    ms_weights_meta_t *meta = ms_weights_meta_new();
+    if (!meta)
+        return ms_cli_failure("--save", "out of memory");
+    meta->cfg = args->cfg;
+    meta->input = *transform;
+    memset(transform, 0, sizeof *transform);
+    meta->n_outputs = n_sizes >= 2 ? (int32_t) sizes[n_sizes - 1] : 0;
+    const char *ext = strrchr(args->save_path, '.');
+    bool onnx = args->save_format ? strcmp(args->save_format, "onnx") == 0
+                                  : ext && strcmp(ext, ".onnx") == 0;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    int rc = MS_ERR_NOMEM;
+    char *meta_json = NULL;
+    if (n_sizes < 2 || !params)
+        rc = ms_diag_set(&diag, "--save", "the run has no network");
+    else if (onnx)
+        rc = ms_onnx_write_file(args->save_path, meta, params, n_params, &diag);
+    else if ((meta_json = ms_weights_meta_encode(meta)))
+        rc = ms_weights_write_file(args->save_path, sizes, (uint32_t) n_sizes,
+                                   params, n_params, meta_json, &diag);
+    free(meta_json);
+    ms_weights_meta_destroy(&meta);
+    if (rc != MS_OK)
+        return ms_cli_diag_exit(&diag, rc, args->save_path);
+    return MS_CLI_EXIT_OK;
 }
 
 //  --------------------------------------------------------------------------
@@ -585,6 +646,8 @@ ms_cli_train_main(int argc, char **argv)
     ms_diag_t diag;
     ms_diag_clear(&diag);
     ms_dataset_t *train = NULL, *val = NULL, *test = NULL;
+    ms_dataset_transform_t transform;
+    memset(&transform, 0, sizeof transform);
     ms_backend_t *backend = NULL;
     ms_trainer_t *trainer = NULL;
     ms_run_result_t result;
@@ -592,7 +655,7 @@ ms_cli_train_main(int argc, char **argv)
     json_t *row = NULL;
     FILE *progress = args->json_out ? stderr : stdout;
 
-    int rc = s_load_data(args, &train, &val, &test, &diag);
+    int rc = s_load_data(args, &train, &val, &test, &transform, &diag);
     if (rc != MS_OK) {
         exit_code = ms_cli_diag_exit(&diag, rc, "dataset");
         if (rc == MS_ERR_IO)
@@ -681,7 +744,13 @@ ms_cli_train_main(int argc, char **argv)
     }
     exit_code =
         result.status == MS_RUN_FAILED ? MS_CLI_EXIT_FAILURE : MS_CLI_EXIT_OK;
+    if (args->save_path && result.status == MS_RUN_OK)
+        exit_code = s_save(args, trainer, &transform);
+    else if (args->save_path)
+        fprintf(stderr, "meshsweep: --save: not written: the run is %s\n",
+                ms_run_status_name(result.status));
 cleanup:
+    ms_dataset_transform_clear(&transform);
     json_decref(row);
     ms_run_result_clear(&result);
     ms_trainer_destroy(&trainer);

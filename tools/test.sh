@@ -79,8 +79,8 @@ if [ $quick -eq 0 ]; then
             -DMESHSWEEP_CUDA=OFF -DMESHSWEEP_FUZZ=ON >/dev/null
         cmake --build build-fuzz -j "$jobs" --target ms_spec_fuzz \
             ms_canonical_fuzz ms_dataset_fuzz ms_wire_envelope_fuzz \
-            ms_wire_payload_fuzz ms_beacon_fuzz
-        for t in spec canonical dataset wire_envelope wire_payload beacon; do
+            ms_wire_payload_fuzz ms_beacon_fuzz ms_onnx_fuzz
+        for t in spec canonical dataset wire_envelope wire_payload beacon onnx; do
             corpus=$(mktemp -d)
             if ! build-fuzz/tests/fuzz/ms_${t}_fuzz "$corpus" tests/fuzz/corpus/$t \
                 -max_total_time="${MESHSWEEP_FUZZ_SECONDS:-20}" -rss_limit_mb=2048 \

@@ -169,6 +169,7 @@
 #include "ms_items.h"
 #include "ms_members.h"
 #include "ms_mesh.h"
+#include "ms_onnx.h"
 #include "ms_settle.h"
 #include "ms_store_payload.h"
 #include "ms_verdict.h"
@@ -210,6 +211,7 @@ typedef enum {
     S_COMMAND_AUTHORITY = 3, // an authority item or certificate bundle
     S_COMMAND_LEASES = 4,    // the leases of a task's slots (GET /tasks)
     S_COMMAND_BLOBS = 5,     // which blobs are held (GET /datasets)
+    S_COMMAND_BLOB_PATH = 6, // the file of a held blob (GET .../weights)
 } s_command_kind_t;
 
 //  A command queued by an HTTP thread.
@@ -999,6 +1001,7 @@ static json_t *s_api_peers(void *arg);
 static int64_t s_api_running_elsewhere(void *arg, const uint8_t *sweep_id);
 static json_t *s_api_task_leases(void *arg, const ms_hash_t *task_id);
 static json_t *s_api_blobs_held(void *arg, const json_t *hashes);
+static char *s_api_blob_path(void *arg, const ms_hash_t *hash);
 static json_t *s_api_status(void *arg);
 
 //  --------------------------------------------------------------------------
@@ -1332,7 +1335,8 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
             .events = self->events,
             .token = token,
             .task_leases = s_api_task_leases,
-            .blobs_held = s_api_blobs_held};
+            .blobs_held = s_api_blobs_held,
+            .blob_path = s_api_blob_path};
         rc = ms_api_open(&self->api, self->api_bind, &hooks, diag);
         sodium_memzero(token, sizeof token);
         if (rc != MS_OK)
@@ -3760,12 +3764,14 @@ s_start_leased(ms_node_t *self, const ms_hash_t *tid, uint32_t slot,
     int attempt = (crash ? crash->crashes : 0) + 1;
     char wpath[PATH_MAX + 100];
     snprintf(wpath, sizeof wpath, "%s/%s.weights", self->weights_dir, thex);
-    ms_worker_task_t wt = {.task_id = thex,
-                           .sweep_id = shex,
-                           .config = config,
-                           .dataset = info->dataset,
-                           .attempt = attempt,
-                           .weights_path = self->blobs ? wpath : NULL};
+    ms_worker_task_t wt = {
+        .task_id = thex,
+        .sweep_id = shex,
+        .config = config,
+        .dataset = info->dataset,
+        .attempt = attempt,
+        .weights_path =
+            self->blobs || self->opts.weights_out_dir ? wpath : NULL};
     const char *kind = json_string_value(json_object_get(config, "kind"));
     json_t *made_up = NULL; // a body from the work hook (tests only)
     if (self->work_hook && !(kind && strcmp(kind, "noop") == 0))
@@ -6178,6 +6184,47 @@ s_keep_weights(ms_node_t *self, const s_running_t *r, json_t *row)
 }
 
 //  --------------------------------------------------------------------------
+//  Our training result R (row being built): with weights_out_dir, copy
+//  its weights there as TASK.weights and TASK.onnx (an ok result only);
+//  without a blob store the worker's file is then removed (s_keep_weights
+//  removes it otherwise). A failure is logged: the result stands.
+
+static void
+s_export_weights(ms_node_t *self, const s_running_t *r, const json_t *row)
+{
+    char thex[MS_HASH_HEX_LEN + 1], path[PATH_MAX + 100];
+    ms_hash_hex(&r->task_id, thex);
+    snprintf(path, sizeof path, "%s/%s.weights", self->weights_dir, thex);
+    const char *st = json_string_value(json_object_get(row, "status"));
+    uint8_t *bytes = NULL;
+    size_t n = 0;
+    int rc = st && strcmp(st, "ok") == 0 ? s_read_weights_file(path, &bytes, &n)
+                                         : MS_ERR_NOTFOUND;
+    if (!self->blobs)
+        unlink(path);
+    if (rc != MS_OK)
+        return;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    void *model = NULL;
+    size_t n_model = 0;
+    char out[PATH_MAX + 100];
+    snprintf(out, sizeof out, "%s/%s.weights", self->opts.weights_out_dir,
+             thex);
+    rc = ms_weights_write_bytes(out, bytes, n, &diag);
+    if (rc == MS_OK)
+        rc = ms_onnx_encode_weights(bytes, n, &model, &n_model, &diag);
+    snprintf(out, sizeof out, "%s/%s.onnx", self->opts.weights_out_dir, thex);
+    if (rc == MS_OK)
+        rc = ms_weights_write_bytes(out, model, n_model, &diag);
+    if (rc != MS_OK)
+        s_log(self, "task %.12s: weights not written to %s: %s: %s", thex,
+              self->opts.weights_out_dir, diag.where, diag.reason);
+    free(model);
+    free(bytes);
+}
+
+//  --------------------------------------------------------------------------
 //  The job of TARGET, or NULL.
 
 static s_reeval_job_t *
@@ -7320,6 +7367,8 @@ s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
     json_object_set_new(row, "verdict", json_string("pending"));
     json_object_set_new(row, "verdict_revision", json_integer(0));
     json_object_set_new(row, "counted", json_true());
+    if (r->train && self->opts.weights_out_dir)
+        s_export_weights(self, r, row);
     if (r->train && self->blobs)
         s_keep_weights(self, r, row);
     if (self->result_hook)
@@ -7708,6 +7757,25 @@ s_blobs_held(ms_node_t *self, const char *text, char **summary)
 }
 
 //  --------------------------------------------------------------------------
+//  The file of a held blob, as JSON text {"path": PATH} in *summary.
+//  MS_ERR_NOTFOUND when it is not held.
+
+static int
+s_blob_file(ms_node_t *self, const ms_hash_t *hash, char **summary)
+{
+    char *path = NULL;
+    int rc = self->blobs ? ms_blob_store_path(self->blobs, hash, &path)
+                         : MS_ERR_NOTFOUND;
+    if (rc != MS_OK)
+        return rc;
+    json_t *obj = json_pack("{s:s}", "path", path);
+    free(path);
+    *summary = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+    json_decref(obj);
+    return *summary ? MS_OK : MS_ERR_NOMEM;
+}
+
+//  --------------------------------------------------------------------------
 //  Run the queued API commands.
 
 static void
@@ -7740,6 +7808,8 @@ s_run_commands(ms_node_t *self)
             rc = s_task_leases(self, &cmd->hash, &summary);
         else if (cmd->kind == S_COMMAND_BLOBS)
             rc = s_blobs_held(self, cmd->text, &summary);
+        else if (cmd->kind == S_COMMAND_BLOB_PATH)
+            rc = s_blob_file(self, &cmd->hash, &summary);
         else {
             rc = s_submit(self, cmd->text, cmd->n, cmd->spec, false, cmd->files,
                           NULL, NULL, &summary, &diag);
@@ -8907,6 +8977,26 @@ s_api_blobs_held(void *arg, const json_t *hashes)
     }
     cmd->n = strlen(cmd->text);
     return s_api_queue_json(self, cmd);
+}
+
+//  --------------------------------------------------------------------------
+//  Ask the loop for the file of a held blob (it owns the blob store); NULL
+//  when it is not held or the loop cannot answer.
+
+static char *
+s_api_blob_path(void *arg, const ms_hash_t *hash)
+{
+    ms_node_t *self = arg;
+    s_command_t *cmd = calloc(1, sizeof *cmd);
+    if (!cmd)
+        return NULL;
+    cmd->kind = S_COMMAND_BLOB_PATH;
+    cmd->hash = *hash;
+    json_t *obj = s_api_queue_json(self, cmd);
+    const char *path = json_string_value(json_object_get(obj, "path"));
+    char *copy = path ? strdup(path) : NULL;
+    json_decref(obj);
+    return copy;
 }
 
 //  --------------------------------------------------------------------------

@@ -65,22 +65,27 @@ typedef struct {
                           // node also claims no task estimated
                           // beyond it
     // Volunteer behaviour (docs/VOLUNTEER.md, ms_idle.h)
-    bool idle_only;             // pause training while others use the CPU
-    int idle_cpu_pct;           // others' CPU above this, % of all cores (25)
-    int idle_busy_s;            // ... for this many seconds: pause (5)
-    int idle_quiet_s;           // paused, below it this long: resume (30)
-    const char *api_bind;       // "ADDR:PORT"; NULL = no HTTP API (embedded
-                                // `meshsweep run`); port 0 = ephemeral
-    const char *api_token_file; // bearer token file of an API beyond
-                                // loopback (ms_api_token_open); NULL =
-                                // DATA_DIR/api-token. Unused on loopback
-    const char *dashboard_dir;  // the dashboard's assets served at / by
-                                // the API (ms_dashboard.h); NULL = none
-    const char *enroll_key;     // enrollment kit (ms_cert_enroll_load):
-                                // with no identity/node.cert, issue our
-                                // own certificate with it and save it
-                                // there; NULL = none
-    bool verbose;               // log to stderr
+    bool idle_only;              // pause training while others use the CPU
+    int idle_cpu_pct;            // others' CPU above this, % of all cores (25)
+    int idle_busy_s;             // ... for this many seconds: pause (5)
+    int idle_quiet_s;            // paused, below it this long: resume (30)
+    const char *api_bind;        // "ADDR:PORT"; NULL = no HTTP API (embedded
+                                 // `meshsweep run`); port 0 = ephemeral
+    const char *api_token_file;  // bearer token file of an API beyond
+                                 // loopback (ms_api_token_open); NULL =
+                                 // DATA_DIR/api-token. Unused on loopback
+    const char *dashboard_dir;   // the dashboard's assets served at / by
+                                 // the API (ms_dashboard.h); NULL = none
+    const char *enroll_key;      // enrollment kit (ms_cert_enroll_load):
+                                 // with no identity/node.cert, issue our
+                                 // own certificate with it and save it
+                                 // there; NULL = none
+    bool verbose;                // log to stderr
+    const char *weights_out_dir; // also write each ok training result's
+                                 // weights here, as TASK.weights (native,
+                                 // with metadata) and TASK.onnx
+                                 // (`meshsweep run --keep-weights DIR`);
+                                 // NULL = none. Must exist; borrowed
     // The pool (DESIGN.md "The pool", "Defaults"). A node links to peers
     // only with open_pool set (certificates come with the trust issue);
     // the embedded `meshsweep run` leaves it NULL and runs alone.

@@ -31,6 +31,7 @@
 #include "ms_events.h"
 #include "ms_dataset.h"
 #include "ms_hash.h"
+#include "ms_onnx.h"
 #include "ms_prom.h"
 #include "ms_results.h"
 #include "ms_spec.h"
@@ -2610,23 +2611,70 @@ s_claim_one(void *arg, const ms_store_claim_t *claim)
 }
 
 //  --------------------------------------------------------------------------
+//  The task named by text (an id or a unique prefix) into *id and *task
+//  (caller destroys it). False when there is none: then the error reply
+//  is queued and its result is in *refused.
+
+static bool
+s_open_task(ms_api_t *self, struct MHD_Connection *conn, const char *text,
+            ms_hash_t *id, ms_store_task_t **task, enum MHD_Result *refused)
+{
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    int rc = s_find_task(self->hooks.store, text, id, &diag);
+    if (rc != MS_OK) {
+        *refused = s_reply_diag(self, conn, s_status_of(rc), &diag, rc);
+        return false;
+    }
+    rc = ms_store_get_task(self->hooks.store, id->bytes, task);
+    if (rc != MS_OK) {
+        *refused = s_reply_error(
+            self, conn, s_status_of(rc), "task %.64s: %s", text,
+            rc == MS_ERR_NOTFOUND ? "no such task" : ms_strerror(rc));
+        return false;
+    }
+    return true;
+}
+
+//  --------------------------------------------------------------------------
+//  The result rows of task hex (index in its sweep), as the results route
+//  gives them; a new array, or NULL when memory runs out.
+
+static json_t *
+s_task_rows(ms_api_t *self, const ms_hash_t *sweep_id, uint32_t index,
+            const char *hex)
+{
+    char after[24];
+    snprintf(after, sizeof after, "%" PRId64, (int64_t) index - 1);
+    json_t *rows = NULL;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    ms_results_page_ex(self->hooks.store, sweep_id, MS_RESULTS_ALL,
+                       index ? after : NULL, 1, &rows, NULL, &diag);
+    json_t *mine = json_array();
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        const char *t = json_string_value(json_object_get(row, "task_id"));
+        if (mine && t && strcmp(t, hex) == 0)
+            json_array_append(mine, row);
+    }
+    json_decref(rows);
+    return mine;
+}
+
+//  --------------------------------------------------------------------------
 //  GET /api/v1/tasks/{id}
 
 static enum MHD_Result
 s_get_task(ms_api_t *self, struct MHD_Connection *conn, const char *text)
 {
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
     ms_hash_t id;
-    int rc = s_find_task(self->hooks.store, text, &id, &diag);
-    if (rc != MS_OK)
-        return s_reply_diag(self, conn, s_status_of(rc), &diag, rc);
     ms_store_task_t *task = NULL;
-    rc = ms_store_get_task(self->hooks.store, id.bytes, &task);
-    if (rc != MS_OK)
-        return s_reply_error(
-            self, conn, s_status_of(rc), "task %.64s: %s", text,
-            rc == MS_ERR_NOTFOUND ? "no such task" : ms_strerror(rc));
+    enum MHD_Result refused;
+    if (!s_open_task(self, conn, text, &id, &task, &refused))
+        return refused;
     char hex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(&id, hex);
     json_error_t jerr;
@@ -2671,24 +2719,128 @@ s_get_task(ms_api_t *self, struct MHD_Connection *conn, const char *text)
         json_object_set_new(obj, "verdict_revision", json_integer(0));
     }
     free(v);
-    char after[24];
-    snprintf(after, sizeof after, "%" PRId64, (int64_t) index - 1);
-    json_t *rows = NULL;
+    json_t *mine = s_task_rows(self, &sweep_id, index, hex);
+    json_object_set_new(obj, "results", mine ? mine : json_array());
+    return s_reply_json(self, conn, MHD_HTTP_OK, obj);
+}
+
+//  --------------------------------------------------------------------------
+//  Read the kept weights file at path (at most 2 GiB) into *bytes.
+
+static int
+s_read_weights(const char *path, uint8_t **bytes, size_t *n)
+{
+    *bytes = NULL;
+    *n = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size > ((off_t) 2 << 30)) {
+        if (fd >= 0)
+            close(fd);
+        return MS_ERR_IO;
+    }
+    uint8_t *buf = malloc((size_t) st.st_size + 1);
+    size_t done = 0;
+    while (buf && done < (size_t) st.st_size) {
+        ssize_t got = read(fd, buf + done, (size_t) st.st_size - done);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        done += (size_t) got;
+    }
+    close(fd);
+    if (!buf)
+        return MS_ERR_NOMEM;
+    if (done != (size_t) st.st_size) {
+        free(buf);
+        return MS_ERR_IO;
+    }
+    *bytes = buf;
+    *n = done;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  GET /api/v1/tasks/{id}/weights?format=onnx|native: the kept weights
+//  of the task's result (the first row naming a blob this node holds).
+
+static enum MHD_Result
+s_get_task_weights(ms_api_t *self, struct MHD_Connection *conn,
+                   const char *text)
+{
+    const char *format =
+        MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "format");
+    if (!format)
+        format = "native";
+    bool onnx = strcmp(format, "onnx") == 0;
+    if (!onnx && strcmp(format, "native") != 0)
+        return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                             "format: '%.32s' is not onnx or native", format);
+    if (!self->hooks.blob_path)
+        return s_reply_error(self, conn, MHD_HTTP_NOT_IMPLEMENTED,
+                             "this node serves no kept weights");
+    ms_diag_t diag;
     ms_diag_clear(&diag);
-    rc = ms_results_page_ex(self->hooks.store, &sweep_id, MS_RESULTS_ALL,
-                            index ? after : NULL, 1, &rows, NULL, &diag);
-    json_t *mine = json_array();
+    ms_hash_t id;
+    ms_store_task_t *task = NULL;
+    enum MHD_Result refused;
+    if (!s_open_task(self, conn, text, &id, &task, &refused))
+        return refused;
+    int rc = MS_OK;
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&id, hex);
+    ms_hash_t sweep_id;
+    memcpy(sweep_id.bytes, task->sweep_id, MS_HASH_BYTES);
+    uint32_t index = task->index;
+    ms_store_task_destroy(&task);
+    json_t *rows = s_task_rows(self, &sweep_id, index, hex);
+    char *path = NULL;
+    bool named = false;
     size_t i;
     json_t *row;
     json_array_foreach(rows, i, row)
     {
-        const char *t = json_string_value(json_object_get(row, "task_id"));
-        if (mine && t && strcmp(t, hex) == 0)
-            json_array_append(mine, row);
+        ms_hash_t blob;
+        const char *b = json_string_value(json_object_get(row, "weights_blob"));
+        if (path || !b || ms_hash_from_hex(b, &blob) != MS_OK)
+            continue;
+        named = true;
+        path = self->hooks.blob_path(self->hooks.arg, &blob);
     }
     json_decref(rows);
-    json_object_set_new(obj, "results", mine ? mine : json_array());
-    return s_reply_json(self, conn, MHD_HTTP_OK, obj);
+    if (!path)
+        return s_reply_error(
+            self, conn, MHD_HTTP_NOT_FOUND, "task %.12s: %s", hex,
+            named ? "its kept weights are not held by this node (ask a node "
+                    "that trained or copied them)"
+                  : "no kept weights (no result names any: the sweep's "
+                    "keep_weights is none, or best kept another task's, or "
+                    "the task has no ok result yet)");
+    uint8_t *bytes = NULL;
+    size_t n = 0;
+    rc = s_read_weights(path, &bytes, &n);
+    free(path);
+    if (rc != MS_OK)
+        return s_reply_error(self, conn, 500, "task %.12s: weights: %s", hex,
+                             ms_strerror(rc));
+    void *model = NULL;
+    size_t n_model = 0;
+    if (onnx) {
+        rc = ms_onnx_encode_weights(bytes, n, &model, &n_model, &diag);
+        free(bytes);
+        if (rc != MS_OK)
+            return s_reply_diag(self, conn,
+                                rc == MS_ERR_CONFLICT ? MHD_HTTP_CONFLICT : 500,
+                                &diag, rc);
+        bytes = model;
+        n = n_model;
+    }
+    enum MHD_Result r =
+        s_reply(self, conn, MHD_HTTP_OK, "application/octet-stream",
+                (const char *) bytes, n);
+    free(bytes);
+    return r;
 }
 
 //  A dataset listing being built.
@@ -3013,7 +3165,23 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
     const char *tasks = "/api/v1/tasks/";
     if (strncmp(path, tasks, strlen(tasks)) == 0) {
         const char *rest = path + strlen(tasks);
-        if (!*rest || strchr(rest, '/'))
+        const char *slash = strchr(rest, '/');
+        if (slash && strcmp(slash, "/weights") == 0 && slash > rest) {
+            static const char *const weights_args[] = {"format", NULL};
+            char id_text[MS_HASH_HEX_LEN + 2];
+            snprintf(id_text, sizeof id_text, "%.*s",
+                     (int) (slash - rest < MS_HASH_HEX_LEN + 1
+                                ? slash - rest
+                                : MS_HASH_HEX_LEN + 1),
+                     rest);
+            if (!get)
+                return s_not_allowed(self, conn, path, method, "GET, HEAD");
+            return s_bad_args(self, conn, "/api/v1/tasks/{id}/weights",
+                              weights_args, false, &r)
+                       ? r
+                       : s_get_task_weights(self, conn, id_text);
+        }
+        if (!*rest || slash)
             return s_reply_error(self, conn, MHD_HTTP_NOT_FOUND,
                                  "%.200s: no such resource", path);
         if (!get)

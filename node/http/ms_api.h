@@ -73,6 +73,10 @@
                                            by slot), verdict,
                                            verdict_revision and its result
                                            rows
+      GET  /api/v1/tasks/{id}/weights      its kept network (?format=native,
+                                           the blob; or onnx, ms_onnx.h);
+                                           404 naming why when none is
+                                           kept or held here
       GET  /api/v1/datasets                the dataset records held: hash,
                                            name, kind (builtin|files),
                                            files (role, size, hash,
@@ -201,6 +205,11 @@ typedef struct {
     //  (borrowed), a new JSON object {hex: true|false}. May be NULL
     //  (GET /datasets then says "present": null).
     json_t *(*blobs_held)(void *arg, const json_t *hashes);
+    //  The file of a blob this node holds (GET /tasks/{id}/weights reads
+    //  the kept weights from it): a malloc'd path the caller frees, or
+    //  NULL when the blob is not held. The file is immutable (named by
+    //  its hash) while held. May be NULL (then the route answers 501).
+    char *(*blob_path)(void *arg, const ms_hash_t *hash);
 } ms_api_hooks_t;
 
 #define MS_API_TOKEN_MAX 256 // longest bearer token accepted (characters)

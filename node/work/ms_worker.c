@@ -28,8 +28,8 @@
     Memory. A worker holds one raw copy of the dataset (train + test) for
     reuse across tasks; per task it makes the split copy (train' + val)
     and a copy of test, and scales the three with the statistics of train'
-    (ms_dataset_scale_sets). Peak: twice the dataset plus the trainer's
-    buffers, within the bound the issue sets (measured on Fashion-MNIST
+    (ms_dataset_transform_fit and _apply). Peak: twice the dataset plus the
+   trainer's buffers, within the bound the issue sets (measured on Fashion-MNIST
     with 784-100-10: 429 MiB against a bound of 485 MiB).
 
     Failures. A config or dataset the worker cannot use is reported as
@@ -49,6 +49,7 @@
 #include "ms_spec.h"
 #include "ms_train.h"
 #include "ms_weights.h"
+#include "ms_weights_meta.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -504,12 +505,13 @@ s_child_dataset(s_child_t *self, const json_t *ds, ms_diag_t *diag)
 //  --------------------------------------------------------------------------
 //  Split and scale the cached data for one task: *train and *val from the
 //  split, *test a copy of the cached test set; all three owned by the
-//  caller and scaled with the statistics of *train.
+//  caller and scaled with the statistics of *train, whose transform goes
+//  to *transform (the caller clears it; the kept weights' metadata).
 
 static int
 s_child_prepare(s_child_t *self, const ms_train_config_t *cfg,
                 ms_dataset_t **train, ms_dataset_t **val, ms_dataset_t **test,
-                ms_diag_t *diag)
+                ms_dataset_transform_t *transform, ms_diag_t *diag)
 {
     int rc = ms_dataset_split_checked(self->train_raw, cfg->validation_split,
                                       (uint64_t) cfg->seed, train, val, diag);
@@ -533,8 +535,16 @@ s_child_prepare(s_child_t *self, const ms_train_config_t *cfg,
             memcpy((*test)->targets, te->targets,
                    (size_t) te->n_samples * sizeof(float));
     }
-    ms_dataset_t *const others[2] = {*val, *test};
-    ms_dataset_scale_sets(*train, others, 2, cfg->scale);
+    int rc_fit = ms_dataset_transform_fit(*train, cfg->scale, transform);
+    if (rc_fit != MS_OK) {
+        ms_dataset_destroy(train);
+        ms_dataset_destroy(val);
+        ms_dataset_destroy(test);
+        return rc_fit;
+    }
+    ms_dataset_transform_apply(transform, *val);
+    ms_dataset_transform_apply(transform, *test);
+    ms_dataset_transform_apply(transform, *train);
     return MS_OK;
 }
 
@@ -769,24 +779,48 @@ s_child_started(s_child_t *self, const char *task_id)
 }
 
 //  --------------------------------------------------------------------------
-//  Write the trained weights to path (ms_weights format). A failure is
-//  logged, not fatal: the result stands without kept weights.
+//  Write the trained weights to path (ms_weights format, version 2 with
+//  the metadata of proto/ms_weights_meta.h: the config, the input
+//  transform, the task id; what `meshsweep weights` and GET
+//  /tasks/{id}/weights export). The metadata is a function of the task
+//  and its dataset only (canonical JSON), so every node that trains a
+//  task writes the same bytes. A failure is logged, not fatal: the
+//  result stands without kept weights.
 
 static void
-s_child_write_weights(s_child_t *self, ms_trainer_t *trainer, const char *path)
+s_child_write_weights(s_child_t *self, ms_trainer_t *trainer, const char *path,
+                      const char *task_id, const ms_train_config_t *cfg,
+                      const ms_dataset_transform_t *transform)
 {
-    uint32_t sizes[4096];
-    int32_t n_sizes = ms_trainer_layer_sizes(trainer, sizes, 4096);
+    uint32_t sizes[MS_MAX_HIDDEN_LAYERS + 2];
+    int32_t n_sizes =
+        ms_trainer_layer_sizes(trainer, sizes, MS_MAX_HIDDEN_LAYERS + 2);
     int64_t n_params = 0;
     const float *params = ms_trainer_params(trainer, &n_params);
     ms_diag_t diag;
     ms_diag_clear(&diag);
-    if (n_sizes < 2 || n_sizes > 4096 || !params)
+    if (n_sizes < 2 || !params) {
         s_child_log(self, "weights not written: %d layer sizes", n_sizes);
+        return;
+    }
+    ms_weights_meta_t *meta = ms_weights_meta_new();
+    char *meta_json = NULL;
+    if (meta) {
+        meta->cfg = *cfg;
+        meta->input = *transform; // borrowed: not cleared through meta
+        meta->n_outputs = (int32_t) sizes[n_sizes - 1];
+        snprintf(meta->task_id, sizeof meta->task_id, "%s", task_id);
+        meta_json = ms_weights_meta_encode(meta);
+        memset(&meta->input, 0, sizeof meta->input);
+        ms_weights_meta_destroy(&meta);
+    }
+    if (!meta_json)
+        s_child_log(self, "weights not written: out of memory");
     else if (ms_weights_write_file(path, sizes, (uint32_t) n_sizes, params,
-                                   n_params, NULL, &diag) != MS_OK)
+                                   n_params, meta_json, &diag) != MS_OK)
         s_child_log(self, "weights not written: %s: %s", diag.where,
                     diag.reason);
+    free(meta_json);
 }
 
 //  --------------------------------------------------------------------------
@@ -898,8 +932,10 @@ s_child_task(s_child_t *self, const json_t *msg)
             s_resource_reason(self, rc, reason, why, sizeof why));
     }
     ms_dataset_t *train = NULL, *val = NULL, *test = NULL;
+    ms_dataset_transform_t transform;
+    memset(&transform, 0, sizeof transform);
     ms_diag_clear(&diag);
-    rc = s_child_prepare(self, cfg, &train, &val, &test, &diag);
+    rc = s_child_prepare(self, cfg, &train, &val, &test, &transform, &diag);
     if (rc != MS_OK) {
         ms_diag_format(&diag, reason, sizeof reason);
         free(cfg);
@@ -980,7 +1016,7 @@ s_child_task(s_child_t *self, const json_t *msg)
     rc = ms_trainer_finish(trainer, &result);
     const char *wpath = json_string_value(json_object_get(msg, "weights_path"));
     if (rc == MS_OK && wpath && result.status == MS_RUN_OK)
-        s_child_write_weights(self, trainer, wpath);
+        s_child_write_weights(self, trainer, wpath, task_id, cfg, &transform);
     if (rc != MS_OK)
         rc = s_child_fail(
             self, task_id, "resource",
@@ -995,6 +1031,7 @@ done:
     ms_dataset_destroy(&train);
     ms_dataset_destroy(&val);
     ms_dataset_destroy(&test);
+    ms_dataset_transform_clear(&transform);
     free(cfg);
     return rc;
 }
