@@ -386,12 +386,12 @@ function accuracyTraces(metric) {
   const a = state.analysis;
   if (!a) return [];
   return (a.groups || []).map((g, i) => {
-    const ds = (g.depths || []).filter((d) => d[metric + '_mean'] !== null && d[metric + '_mean'] !== undefined);
+    const ds = (g.points || []).filter((d) => d[metric + '_mean'] !== null && d[metric + '_mean'] !== undefined);
     return {
       type: 'scatter',
       mode: 'lines+markers',
       name: groupName(g, a.group_keys),
-      x: ds.map((d) => d.depth),
+      x: ds.map((d) => d.x),
       y: ds.map((d) => d[metric + '_mean']),
       error_y: { type: 'data', array: ds.map((d) => d[metric + '_std'] || 0), visible: true, thickness: 1 },
       text: ds.map((d) => `n=${d.n}`),
@@ -408,16 +408,16 @@ function timeTraces() {
   const out = [];
   (a.groups || []).forEach((g, i) => {
     const color = PALETTE[i % PALETTE.length];
-    const ds = (g.depths || []).filter((d) => d.seconds_per_epoch_mean !== null && d.seconds_per_epoch_mean !== undefined);
+    const ds = (g.points || []).filter((d) => d.seconds_per_epoch_mean !== null && d.seconds_per_epoch_mean !== undefined);
     out.push({
       type: 'scatter', mode: 'markers', name: groupName(g, a.group_keys),
-      x: ds.map((d) => d.depth), y: ds.map((d) => d.seconds_per_epoch_mean),
+      x: ds.map((d) => d.x), y: ds.map((d) => d.seconds_per_epoch_mean),
       marker: { color }, legendgroup: 'g' + i,
       hovertemplate: 'depth %{x}: %{y:.3s} s/epoch<extra>%{fullData.name}</extra>',
     });
     const f = g.time_fit;
     if (f && ds.length) {
-      const xs = ds.map((d) => d.depth);
+      const xs = ds.map((d) => d.x);
       const lo = Math.min(...xs), hi = Math.max(...xs);
       out.push({
         type: 'scatter', mode: 'lines', name: `fit ${f.slope.toExponential(2)} s/layer, r²=${fmt(f.r2, 3)}`,
@@ -519,7 +519,7 @@ function drawPlots() {
         div.on('plotly_click', (ev) => chooseFromPoint(ev));
       }
     }
-    const plateaus = (a.groups || []).map((g) => `${groupName(g, a.group_keys)}: plateau at depth ${fmt(g.plateau_depth)}, best ${fmt(g.best_depth)} (${fmt(g.best_val_accuracy, 4)})`);
+    const plateaus = (a.groups || []).map((g) => `${groupName(g, a.group_keys)}: ${g.plateau_text}`);
     $('#analysis-note').textContent = (a.rule ? a.rule + ' — ' : '') + plateaus.join('; ');
     $('#sweep-summary').textContent = `${a.n_rows} results: ${a.n_ok} ok, ${a.n_diverged} diverged, ${a.n_failed} failed` +
       (a.n_not_counted ? `, ${a.n_not_counted} not counted` : '');

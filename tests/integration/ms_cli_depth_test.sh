@@ -33,7 +33,7 @@ doc = json.load(open(sys.argv[1]))
 rows, analysis = doc["rows"], doc["analysis"]
 assert len(rows) == 7
 g = analysis["groups"][0]
-assert g["plateau_depth"] in (1, 2, 4, 8, 16, 32, 64), g["plateau_depth"]
+assert g["plateau_to"] in (1, 2, 4, 8, 16, 32, 64), g["plateau_to"]
 assert g["time_fit"] and "slope" in g["time_fit"] and "r2" in g["time_fit"]
 PY
 ok "--analyze --format json gives the rows and the analysis"

@@ -1071,8 +1071,8 @@ test_fields_and_analysis_cache(void **state)
     obj = s_json(&r);
     assert_int_equal(json_integer_value(json_object_get(obj, "n_rows")), 3);
     json_t *group = json_array_get(json_object_get(obj, "groups"), 0);
-    json_t *depth1 = json_array_get(json_object_get(group, "depths"), 0);
-    assert_int_equal(json_integer_value(json_object_get(depth1, "depth")), 1);
+    json_t *depth1 = json_array_get(json_object_get(group, "points"), 0);
+    assert_int_equal(json_integer_value(json_object_get(depth1, "x")), 1);
     assert_int_equal(json_integer_value(json_object_get(depth1, "n")), 2);
     assert_true(
         fabs(json_number_value(json_object_get(depth1, "val_accuracy_mean")) -
