@@ -484,36 +484,45 @@ s_dry_run(const ms_spec_t *spec, bool json_list, bool all)
 static void
 s_run_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: meshsweep run SPEC.yaml [--workers N] [--data-dir DIR] "
-            "[--analyze]\n"
-            "                     [--format table|csv|json] [--backend "
-            "auto|cpu|cuda]\n"
-            "                     [--threads N] [--dry-run [--all]] "
-            "[--quiet] [--verbose]\n"
-            "\n"
-            "Run a whole sweep on this machine (an embedded node, no daemon) "
-            "and print\nthe results table. Ctrl-C stops cleanly; the same "
-            "command resumes (only\nmissing tasks are trained).\n"
-            "\n"
-            "  --workers N    worker processes (default: one per core)\n"
-            "  --data-dir D   node data dir (default ./meshsweep-data)\n"
-            "  --analyze      print the plateau depth and time-vs-depth fit\n"
-            "                 (with --format csv the analysis goes to stderr,\n"
-            "                 so stdout stays CSV)\n"
-            "  --format F     table (default), csv or json\n"
-            "  --json         same as --format json\n"
-            "  --backend B    auto (default), cpu or cuda\n"
-            "  --threads N    BLAS threads per worker (default 1)\n"
-            "  --dry-run      check the spec and data, list the tasks "
-            "(id, network);\n"
-            "                 nothing is stored or trained; the first 1000 "
-            "tasks\n"
-            "                 and a count of the rest (--json: every task, "
-            "as JSON)\n"
-            "  --all          with --dry-run: list every task\n"
-            "  --quiet        no progress display\n"
-            "  --verbose      node log on stderr\n");
+    fprintf(
+        out,
+        "usage: meshsweep run SPEC.yaml [--workers N] [--data-dir DIR] "
+        "[--analyze]\n"
+        "                     [--x PARAM] [--metric NAME]\n"
+        "                     [--format table|csv|json] [--backend "
+        "auto|cpu|cuda]\n"
+        "                     [--threads N] [--dry-run [--all]] "
+        "[--quiet] [--verbose]\n"
+        "\n"
+        "Run a whole sweep on this machine (an embedded node, no daemon) "
+        "and print\nthe results table. Ctrl-C stops cleanly; the same "
+        "command resumes (only\nmissing tasks are trained).\n"
+        "\n"
+        "  --workers N    worker processes (default: one per core)\n"
+        "  --data-dir D   node data dir (default ./meshsweep-data)\n"
+        "  --analyze      print the plateau depth and time-vs-depth fit\n"
+        "                 (with --format csv the analysis goes to stderr,\n"
+        "                 so stdout stays CSV); each point has its mean\n"
+        "                 over seeds and 95%% interval\n"
+        "  --x PARAM      analyse against PARAM, a swept numeric parameter\n"
+        "                 (default hidden_layers; implies --analyze)\n"
+        "  --metric NAME  the metric analysed (default: the spec's "
+        "metric;\n"
+        "                 implies --analyze; see meshsweep results "
+        "--help)\n"
+        "  --format F     table (default), csv or json\n"
+        "  --json         same as --format json\n"
+        "  --backend B    auto (default), cpu or cuda\n"
+        "  --threads N    BLAS threads per worker (default 1)\n"
+        "  --dry-run      check the spec and data, list the tasks "
+        "(id, network);\n"
+        "                 nothing is stored or trained; the first 1000 "
+        "tasks\n"
+        "                 and a count of the rest (--json: every task, "
+        "as JSON)\n"
+        "  --all          with --dry-run: list every task\n"
+        "  --quiet        no progress display\n"
+        "  --verbose      node log on stderr\n");
 }
 
 //  --------------------------------------------------------------------------
@@ -526,12 +535,14 @@ ms_cli_run_main(int argc, char **argv)
         return s_run_usage(stdout), MS_CLI_EXIT_OK;
     const char *spec_path = NULL, *data_dir = "meshsweep-data";
     const char *format = "table", *backend = "auto";
+    const char *x = NULL, *metric_name = NULL;
     long n_workers = 0, threads = 1;
     bool analyze = false, quiet = false, verbose = false, dry_run = false;
     bool all = false;
     for (int i = 1; i < argc; i++) {
         bool missing = false;
         const char *v = NULL;
+        int rc_arg = MS_CLI_EXIT_OK;
         if (ms_cli_arg_value(argc, argv, &i, "--workers", &v, &missing)) {
             if (missing)
                 return ms_cli_usage_error("--workers", "needs a number");
@@ -558,6 +569,10 @@ ms_cli_run_main(int argc, char **argv)
             if (missing)
                 return ms_cli_usage_error("--backend", "needs a name");
             backend = v;
+        } else if (ms_cli_analysis_arg(argc, argv, &i, &x, &metric_name,
+                                       &analyze, &rc_arg)) {
+            if (rc_arg != MS_CLI_EXIT_OK)
+                return rc_arg;
         } else if (strcmp(argv[i], "--analyze") == 0)
             analyze = true;
         else if (strcmp(argv[i], "--json") == 0)
@@ -584,6 +599,19 @@ ms_cli_run_main(int argc, char **argv)
     if (!spec_path)
         return s_run_usage(stderr),
                ms_cli_usage_error("run", "missing SPEC.yaml");
+    //  An unknown --metric is refused before anything runs (the axis
+    //  needs the results: it is checked after them).
+    if (metric_name) {
+        ms_analysis_options_t check;
+        ms_analysis_options_default(&check);
+        check.metric = metric_name;
+        json_t *none = json_array(), *analysis = NULL;
+        int rc_metric = ms_cli_compute_analysis(none, &check, &analysis);
+        json_decref(none);
+        json_decref(analysis);
+        if (rc_metric != MS_CLI_EXIT_OK)
+            return rc_metric;
+    }
 
     int exit_code = MS_CLI_EXIT_FAILURE;
     ms_diag_t diag;
@@ -764,7 +792,17 @@ ms_cli_run_main(int argc, char **argv)
                 interrupted ? " (interrupted: run the same command again to "
                               "resume)"
                             : "");
-    exit_code = ms_cli_print_results(rows, format, analyze);
+    // The analysis: the spec's metric with its goal, unless --metric.
+    const ms_spec_metric_t *sm = ms_spec_metric(spec);
+    json_t *spec_metric = json_pack("{s:s, s:s}", "name", sm->name, "goal",
+                                    sm->maximize ? "maximize" : "minimize");
+    ms_analysis_options_t aopts;
+    ms_analysis_options_default(&aopts);
+    ms_analysis_options_metric(&aopts, spec_metric, metric_name);
+    aopts.x = x;
+    exit_code =
+        ms_cli_print_results_opts(rows, format, analyze ? &aopts : NULL);
+    json_decref(spec_metric);
     if (interrupted && exit_code == MS_CLI_EXIT_OK)
         exit_code = MS_CLI_EXIT_FAILURE;
 restore_signals:
