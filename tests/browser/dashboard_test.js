@@ -246,6 +246,18 @@ function plotOf(page, id) {
   }, id);
 }
 
+// Wait until the metric plot's axis titles match (a RegExp source per
+// axis, 'xaxis' and/or 'yaxis'), else fail with what.
+async function waitTitles(page, want, what) {
+  await page.waitForFunction((w) => {
+    const d = document.getElementById('plot-val');
+    return Object.entries(w).every(([axis, src]) => {
+      const t = d && d.layout && d.layout[axis] && d.layout[axis].title;
+      return t && new RegExp(src).test(t.text !== undefined ? t.text : t);
+    });
+  }, want, { timeout: 10000 }).catch(() => fail(what));
+}
+
 // The axis and metric selects: the sweep's swept numeric parameters
 // (depth, width) are offered; choosing width redraws the metric plot
 // against width (its axis title and its points change: one line per
@@ -260,11 +272,7 @@ async function axes(page) {
   const before = await plotOf(page, 'plot-val');
   if (!/^hidden layers/.test(before.x)) fail('the metric plot\'s x axis reads "' + before.x + '"');
   await page.selectOption('#axis-x', 'width');
-  await page.waitForFunction(() => {
-    const d = document.getElementById('plot-val');
-    const t = d && d.layout && d.layout.xaxis && d.layout.xaxis.title;
-    return t && (t.text || t) === 'width';
-  }, null, { timeout: 10000 }).catch(() => fail('choosing width did not change the plot\'s x axis title'));
+  await waitTitles(page, { xaxis: '^width$' }, 'choosing width did not change the plot\'s x axis title');
   const after = await plotOf(page, 'plot-val');
   const xs = [...new Set(after.traces.flatMap((t) => t.x))].sort((a, b) => a - b);
   if (JSON.stringify(xs) !== '[32,64]') fail('against width the points are at ' + JSON.stringify(xs));
@@ -290,22 +298,14 @@ async function axes(page) {
   const timeX = await plotOf(page, 'plot-time');
   if (timeX.x !== 'width') fail('the time plot does not follow the axis: "' + timeX.x + '"');
   await page.selectOption('#axis-metric', 'test_loss');
-  await page.waitForFunction(() => {
-    const d = document.getElementById('plot-val');
-    const t = d && d.layout && d.layout.yaxis && d.layout.yaxis.title;
-    return t && (t.text || t) === 'test_loss';
-  }, null, { timeout: 10000 }).catch(() => fail('choosing test_loss did not change the metric plot\'s y axis'));
+  await waitTitles(page, { yaxis: '^test_loss$' }, 'choosing test_loss did not change the metric plot\'s y axis');
   const loss = await plotOf(page, 'plot-val');
   if (!/^test_loss vs width/.test(loss.title)) fail('the metric plot\'s title reads "' + loss.title + '"');
   ok(`choosing test_loss: "${loss.title}"; the time plot follows the axis too`);
   await page.selectOption('#axis-metric', 'val_accuracy');
   await page.selectOption('#axis-x', 'hidden_layers');
-  await page.waitForFunction(() => {
-    const d = document.getElementById('plot-val');
-    const t = d && d.layout && d.layout.xaxis && d.layout.xaxis.title;
-    const y = d && d.layout && d.layout.yaxis && d.layout.yaxis.title;
-    return t && /^hidden layers/.test(t.text || t) && y && (y.text || y) === 'val_accuracy';
-  }, null, { timeout: 10000 }).catch(() => fail('back to depth and val_accuracy: the plot did not follow'));
+  await waitTitles(page, { xaxis: '^hidden layers', yaxis: '^val_accuracy$' },
+    'back to depth and val_accuracy: the plot did not follow');
   ok('back to depth and val_accuracy');
 }
 
