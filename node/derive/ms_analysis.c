@@ -1349,7 +1349,7 @@ s_check_axis(const s_row_t *rows, size_t n, const char *x, s_ctx_t *ctx,
              json_t **axes, ms_diag_t *diag)
 {
     int why = 0;
-    bool depth = !x || strcmp(x, "hidden_layers") == 0 ||
+    bool depth = !x || !*x || strcmp(x, "hidden_layers") == 0 ||
                  strcmp(x, "depth") == 0 || strcmp(x, "hidden_sizes") == 0;
     bool width = !depth && strcmp(x, "width") == 0;
     *axes = s_axes(rows, n, depth || width ? NULL : x, &why);

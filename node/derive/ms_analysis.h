@@ -144,7 +144,7 @@ typedef struct {
     bool verified_only;       // the caller gave verified rows only (echoed
                               // as "verified_only"; rows are not filtered
                               // here)
-    const char *x;            // the axis: NULL, "hidden_layers" or
+    const char *x;            // the axis: NULL or "", "hidden_layers",
                               // "depth" (the depth, default), "width", or
                               // a swept numeric config key (borrowed)
     const char *metric;       // NULL = val_accuracy; one of

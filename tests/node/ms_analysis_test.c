@@ -1323,6 +1323,11 @@ test_bad_axis_and_metric(void **state)
     assert_string_equal(json_string_value(json_object_get(a, "x")),
                         "hidden_layers");
     json_decref(a);
+    opts.x = ""; // ?x= with no value: the default
+    a = s_analyse_opts(rows, &opts);
+    assert_string_equal(json_string_value(json_object_get(a, "x")),
+                        "hidden_layers");
+    json_decref(a);
     opts.x = NULL;
     opts.metric = "accuracy";
     s_expect_refused(rows, &opts, "metric",
