@@ -1705,8 +1705,9 @@ s_format_group(FILE *f, const json_t *g, const char *label, const char *metric)
     bool norm = json_array_size(json_object_get(g, "time_fits")) > 1;
     char head[40];
     snprintf(head, sizeof head, "%.20s (95%% interval)", metric);
-    fprintf(f, "  %8s %4s %4s  %-28s  %-22s  %-22s  %9s%s\n", label, "n", "div",
-            head, "val acc (+- std)", "test acc (+- std)", "s/epoch",
+    int w = strlen(label) > 8 ? (int) strlen(label) : 8; // x's column
+    fprintf(f, "  %*s %4s %4s  %-28s  %-22s  %-22s  %9s%s\n", w, label, "n",
+            "div", head, "val acc (+- std)", "test acc (+- std)", "s/epoch",
             norm ? "   s/ep@ref" : "");
     const json_t *points = json_object_get(g, "points");
     for (size_t i = 0; i < json_array_size(points); i++) {
@@ -1714,9 +1715,9 @@ s_format_group(FILE *f, const json_t *g, const char *label, const char *metric)
         fprintf(f, "  ");
         const json_t *x = json_object_get(d, "x");
         if (json_is_integer(x))
-            fprintf(f, "%8lld", (long long) json_integer_value(x));
+            fprintf(f, "%*lld", w, (long long) json_integer_value(x));
         else
-            fprintf(f, "%8.3g", json_number_value(x));
+            fprintf(f, "%*.3g", w, json_number_value(x));
         fprintf(
             f, " %4lld %4lld  ",
             (long long) json_integer_value(json_object_get(d, "n")),

@@ -169,7 +169,8 @@ extern const char *const ms_analysis_metric_names[];
 //  none). The override takes the spec's goal when it names the spec's
 //  metric, else the goal by its name. opts->metric borrows from spec or
 //  override, which must outlive the compute call. The name is checked by
-//  ms_analysis_compute, not here.
+//  ms_analysis_compute, not here. No errors; thread-safe (touches opts
+//  only).
 void ms_analysis_options_metric(ms_analysis_options_t *opts,
                                 const json_t *spec_metric,
                                 const char *override);
@@ -178,7 +179,7 @@ void ms_analysis_options_metric(ms_analysis_options_t *opts,
 //  of freedom: a table for df 1 to 30 (NIST/SEMATECH e-Handbook of
 //  Statistical Methods, 1.3.6.7.2, to four decimals), above 30 the
 //  Cornish-Fisher expansion in 1/df (Abramowitz and Stegun 26.7.5, three
-//  terms; error under 1e-4 there). NAN for df < 1.
+//  terms; error under 1e-4 there). NAN for df < 1. Pure, thread-safe.
 double ms_analysis_t975(long df);
 
 //  Analyse a sweep's result rows (borrowed JSON array of row objects; opts
