@@ -2985,7 +2985,8 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
     static const char *const results_args[] = {"format", "limit",    "after",
                                                "all",    "verified", "by_task",
                                                "fields", NULL};
-    static const char *const analysis_args[] = {"verified", "x", "metric", NULL};
+    static const char *const analysis_args[] = {"verified", "x", "metric",
+                                                NULL};
     bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     bool post = strcmp(method, "POST") == 0;
     if (strcmp(url, "/") == 0)
