@@ -526,6 +526,40 @@ s_run_usage(FILE *out)
 }
 
 //  --------------------------------------------------------------------------
+//  --x and --metric checked before anything runs: the analysis of the
+//  spec's task configs, as if each had finished ok, refuses what the
+//  analysis of the results would (an axis that is not swept or not
+//  numeric, an unknown metric), with the same line and exit code.
+
+static int
+s_check_analysis(const ms_spec_t *spec, const char *x, const char *metric)
+{
+    json_t *rows = json_array();
+    for (size_t i = 0; rows && i < ms_spec_task_count(spec); i++) {
+        json_error_t err;
+        json_t *config = json_loads(ms_spec_task_json(spec, i), 0, &err);
+        json_t *row =
+            config ? json_pack("{s:s, s:o}", "status", "ok", "config", config)
+                   : NULL;
+        if (!row || json_array_append_new(rows, row) != 0) {
+            json_decref(rows);
+            rows = NULL;
+        }
+    }
+    if (!rows)
+        return ms_cli_failure(NULL, "out of memory");
+    ms_analysis_options_t opts;
+    ms_analysis_options_default(&opts);
+    opts.x = x;
+    opts.metric = metric;
+    json_t *analysis = NULL;
+    int rc = ms_cli_compute_analysis(rows, &opts, &analysis);
+    json_decref(analysis);
+    json_decref(rows);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
 //  meshsweep run SPEC.yaml
 
 int
@@ -599,19 +633,6 @@ ms_cli_run_main(int argc, char **argv)
     if (!spec_path)
         return s_run_usage(stderr),
                ms_cli_usage_error("run", "missing SPEC.yaml");
-    //  An unknown --metric is refused before anything runs (the axis
-    //  needs the results: it is checked after them).
-    if (metric_name) {
-        ms_analysis_options_t check;
-        ms_analysis_options_default(&check);
-        check.metric = metric_name;
-        json_t *none = json_array(), *analysis = NULL;
-        int rc_metric = ms_cli_compute_analysis(none, &check, &analysis);
-        json_decref(none);
-        json_decref(analysis);
-        if (rc_metric != MS_CLI_EXIT_OK)
-            return rc_metric;
-    }
 
     int exit_code = MS_CLI_EXIT_FAILURE;
     ms_diag_t diag;
@@ -665,6 +686,12 @@ ms_cli_run_main(int argc, char **argv)
         goto cleanup;
     }
 
+    if (x || metric_name) {
+        exit_code = s_check_analysis(spec, x, metric_name);
+        if (exit_code != MS_CLI_EXIT_OK)
+            goto cleanup;
+        exit_code = MS_CLI_EXIT_FAILURE;
+    }
     if (dry_run) {
         exit_code = s_dry_run(spec, strcmp(format, "json") == 0, all);
         goto cleanup;
