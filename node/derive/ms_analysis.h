@@ -1,6 +1,8 @@
 /*  =========================================================================
     ms_analysis - answers to the 2015 paper's questions from a sweep's
-    result rows: accuracy by depth, the plateau depth, time against depth
+    result rows: a metric against any swept parameter (depth by default)
+    with 95% intervals over seeds, where it stops improving, and time
+    against that parameter
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
