@@ -1145,6 +1145,23 @@ test_plateau_cases(void **state)
     s_expect_plateau(rows, NULL, 2, 4, 1,
                      "val_accuracy stops improving at depth 2 to 4");
     json_decref(rows);
+
+    //  Minimised (the goal forced, so these values read as a loss): the
+    //  best is the smallest mean, 0.41 at depth 4 (half-width 0.0248),
+    //  the level 0.4348 from above; depth 2's seeds 0.4, 0.5, 0.6 reach it
+    //  with their interval's low end (0.252), not their mean.
+    ms_analysis_options_t opts;
+    ms_analysis_options_default(&opts);
+    opts.goal = MS_ANALYSIS_GOAL_MINIMIZE;
+    rows = json_array();
+    s_add_point(rows, 1, (double[]){1.0, 1.1, 1.2}, 3);
+    s_add_point(rows, 2, (double[]){0.4, 0.5, 0.6}, 3);
+    s_add_point(rows, 4, (double[]){0.40, 0.41, 0.42}, 3);
+    s_add_point(rows, 8, (double[]){0.41, 0.42, 0.43}, 3);
+    s_expect_plateau(rows, &opts, 2, 4, 1,
+                     "val_accuracy stops improving at depth 2 to 4 (best "
+                     "0.41 at depth 4");
+    json_decref(rows);
 }
 
 //  --------------------------------------------------------------------------
