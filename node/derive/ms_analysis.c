@@ -76,7 +76,9 @@
     depth FROM to TO" (or "at depth X" when both agree). When plateau_to
     is the last x with a mean, nothing after it confirms a plateau:
     plateau_reached is false, and the sentence says "still improving at
-    the largest x". Means over seeds, not single runs, so one lucky seed
+    the largest x" (and, when plateau_from is earlier, that the interval
+    there reaches the best's level: the seeds cannot rule a plateau from
+    there out). Means over seeds, not single runs, so one lucky seed
     does not move the plateau, and the best point's own interval widens
     the level, so three noisy seeds cannot claim a plateau later than
     the noise allows. The tolerance (absolute, default 0.005) keeps
@@ -1181,11 +1183,17 @@ s_plateau(json_t *g, const s_point_t *pts, size_t n, const s_ctx_t *ctx,
         snprintf(text, sizeof text,
                  "%s: one %s only, no plateau can be stated (%s)", ctx->metric,
                  label, best_text);
-    else if (!reached)
+    else if (!reached && from == to)
         snprintf(text, sizeof text,
                  "%s still improving at %s %g, the largest with results "
                  "(%s)",
                  ctx->metric, label, pts[to].x, best_text);
+    else if (!reached) // the seeds cannot rule a plateau from FROM out
+        snprintf(text, sizeof text,
+                 "%s still improving at %s %g, the largest with results, "
+                 "though the interval at %s %g reaches the best's level "
+                 "(%s)",
+                 ctx->metric, label, pts[to].x, label, pts[from].x, best_text);
     else if (from == to)
         snprintf(text, sizeof text, "%s stops improving at %s %g (%s)",
                  ctx->metric, label, pts[to].x, best_text);

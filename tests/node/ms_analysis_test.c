@@ -1130,7 +1130,20 @@ test_plateau_cases(void **state)
         s_add_point(rows, 1 << k, &rising[k], 1);
     s_expect_plateau(rows, NULL, 8, 8, 0,
                      "val_accuracy still improving at depth 8, the largest "
-                     "with results");
+                     "with results (best 0.8 at depth 8");
+    json_decref(rows);
+
+    //  Still improving, but a noisy earlier point cannot be told from
+    //  the best: depth 2's seeds 0.5, 0.7, 0.9 (interval up to 1.197)
+    //  reach the level 0.85 - 0.0248; its mean 0.7 does not.
+    rows = json_array();
+    s_add_point(rows, 1, (double[]){0.49, 0.50, 0.51}, 3);
+    s_add_point(rows, 2, (double[]){0.5, 0.7, 0.9}, 3);
+    s_add_point(rows, 4, (double[]){0.84, 0.85, 0.86}, 3);
+    s_expect_plateau(rows, NULL, 2, 4, 0,
+                     "val_accuracy still improving at depth 4, the largest "
+                     "with results, though the interval at depth 2 reaches "
+                     "the best's level");
     json_decref(rows);
 
     //  Noisy: depth 2's seeds 0.7, 0.8, 0.9 (s 0.1, interval up to 1.048)
