@@ -1094,87 +1094,121 @@ s_expect_plateau(const json_t *rows, const ms_analysis_options_t *opts,
     json_decref(a);
 }
 
-static void
-test_plateau_cases(void **state)
-{
-    (void) state;
+//  Plateau cases on constructed data whose answer is known: per case the
+//  depths, each depth's seed values (n_seeds of them), the goal, and the
+//  expected range, whether it is reached and a part of the sentence.
+typedef struct {
+    int n_points;
+    int depths[6];
+    int n_seeds;
+    double vals[6][3];
+    ms_analysis_goal_t goal;
+    double from, to;
+    int reached;
+    const char *text;
+} s_plateau_case_t;
+
+static const s_plateau_case_t s_plateau_cases[] = {
     //  Exact data, one seed: the tolerance alone. 0.9 at 16 and 32: it
     //  stops improving at 16.
-    json_t *rows = json_array();
-    double exact[6] = {0.5, 0.7, 0.8, 0.85, 0.9, 0.9};
-    for (int k = 0; k < 6; k++)
-        s_add_point(rows, 1 << k, &exact[k], 1);
-    s_expect_plateau(rows, NULL, 16, 16, 1,
-                     "val_accuracy stops improving at depth 16 (best 0.9 at "
-                     "depth 16, n=1, no interval)");
-    json_decref(rows);
-
+    {6,
+     {1, 2, 4, 8, 16, 32},
+     1,
+     {{0.5}, {0.7}, {0.8}, {0.85}, {0.9}, {0.9}},
+     MS_ANALYSIS_GOAL_AUTO,
+     16,
+     16,
+     1,
+     "val_accuracy stops improving at depth 16 (best 0.9 at depth 16, n=1, "
+     "no interval)"},
     //  A range: depth 16 (mean 0.88, s 0.01: its interval reaches 0.9048)
     //  can not be told from the plateau, whose level is 0.9 - 0.005 (the
     //  best point's half-width 4.3027 x 0.001 / sqrt(3) = 0.0025 is
     //  narrower than the tolerance); depth 32's mean 0.9 is level.
-    rows = json_array();
-    s_add_point(rows, 8, (double[]){0.84, 0.85, 0.86}, 3);
-    s_add_point(rows, 16, (double[]){0.87, 0.88, 0.89}, 3);
-    s_add_point(rows, 32, (double[]){0.899, 0.900, 0.901}, 3);
-    s_add_point(rows, 64, (double[]){0.898, 0.899, 0.900}, 3);
-    s_expect_plateau(rows, NULL, 16, 32, 1,
-                     "val_accuracy stops improving at depth 16 to 32 (best "
-                     "0.9 at depth 32, 95% interval 0.8975 to 0.9025, n=3)");
-    json_decref(rows);
-
+    {4,
+     {8, 16, 32, 64},
+     3,
+     {{0.84, 0.85, 0.86},
+      {0.87, 0.88, 0.89},
+      {0.899, 0.900, 0.901},
+      {0.898, 0.899, 0.900}},
+     MS_ANALYSIS_GOAL_AUTO,
+     16,
+     32,
+     1,
+     "val_accuracy stops improving at depth 16 to 32 (best 0.9 at depth 32, "
+     "95% interval 0.8975 to 0.9025, n=3)"},
     //  No plateau: still improving at the largest depth.
-    rows = json_array();
-    double rising[4] = {0.5, 0.6, 0.7, 0.8};
-    for (int k = 0; k < 4; k++)
-        s_add_point(rows, 1 << k, &rising[k], 1);
-    s_expect_plateau(rows, NULL, 8, 8, 0,
-                     "val_accuracy still improving at depth 8, the largest "
-                     "with results (best 0.8 at depth 8");
-    json_decref(rows);
-
-    //  Still improving, but a noisy earlier point cannot be told from
-    //  the best: depth 2's seeds 0.5, 0.7, 0.9 (interval up to 1.197)
-    //  reach the level 0.85 - 0.0248; its mean 0.7 does not.
-    rows = json_array();
-    s_add_point(rows, 1, (double[]){0.49, 0.50, 0.51}, 3);
-    s_add_point(rows, 2, (double[]){0.5, 0.7, 0.9}, 3);
-    s_add_point(rows, 4, (double[]){0.84, 0.85, 0.86}, 3);
-    s_expect_plateau(rows, NULL, 2, 4, 0,
-                     "val_accuracy still improving at depth 4, the largest "
-                     "with results, though the interval at depth 2 reaches "
-                     "the best's level");
-    json_decref(rows);
-
+    {4,
+     {1, 2, 4, 8},
+     1,
+     {{0.5}, {0.6}, {0.7}, {0.8}},
+     MS_ANALYSIS_GOAL_AUTO,
+     8,
+     8,
+     0,
+     "val_accuracy still improving at depth 8, the largest with results "
+     "(best 0.8 at depth 8"},
+    //  Still improving, but a noisy earlier point cannot be told from the
+    //  best: depth 2's seeds 0.5, 0.7, 0.9 (interval up to 1.197) reach
+    //  the level 0.85 - 0.0248; its mean 0.7 does not.
+    {3,
+     {1, 2, 4},
+     3,
+     {{0.49, 0.50, 0.51}, {0.5, 0.7, 0.9}, {0.84, 0.85, 0.86}},
+     MS_ANALYSIS_GOAL_AUTO,
+     2,
+     4,
+     0,
+     "val_accuracy still improving at depth 4, the largest with results, "
+     "though the interval at depth 2 reaches the best's level"},
     //  Noisy: depth 2's seeds 0.7, 0.8, 0.9 (s 0.1, interval up to 1.048)
     //  reach the level 0.85 - 0.0248 although its mean 0.80 does not;
     //  depth 4 (0.85, the best) is the first level mean, depth 8 (0.84)
     //  confirms.
-    rows = json_array();
-    s_add_point(rows, 1, (double[]){0.69, 0.70, 0.71}, 3);
-    s_add_point(rows, 2, (double[]){0.7, 0.8, 0.9}, 3);
-    s_add_point(rows, 4, (double[]){0.84, 0.85, 0.86}, 3);
-    s_add_point(rows, 8, (double[]){0.83, 0.84, 0.85}, 3);
-    s_expect_plateau(rows, NULL, 2, 4, 1,
-                     "val_accuracy stops improving at depth 2 to 4");
-    json_decref(rows);
-
+    {4,
+     {1, 2, 4, 8},
+     3,
+     {{0.69, 0.70, 0.71},
+      {0.7, 0.8, 0.9},
+      {0.84, 0.85, 0.86},
+      {0.83, 0.84, 0.85}},
+     MS_ANALYSIS_GOAL_AUTO,
+     2,
+     4,
+     1,
+     "val_accuracy stops improving at depth 2 to 4"},
     //  Minimised (the goal forced, so these values read as a loss): the
     //  best is the smallest mean, 0.41 at depth 4 (half-width 0.0248),
     //  the level 0.4348 from above; depth 2's seeds 0.4, 0.5, 0.6 reach it
     //  with their interval's low end (0.252), not their mean.
-    ms_analysis_options_t opts;
-    ms_analysis_options_default(&opts);
-    opts.goal = MS_ANALYSIS_GOAL_MINIMIZE;
-    rows = json_array();
-    s_add_point(rows, 1, (double[]){1.0, 1.1, 1.2}, 3);
-    s_add_point(rows, 2, (double[]){0.4, 0.5, 0.6}, 3);
-    s_add_point(rows, 4, (double[]){0.40, 0.41, 0.42}, 3);
-    s_add_point(rows, 8, (double[]){0.41, 0.42, 0.43}, 3);
-    s_expect_plateau(rows, &opts, 2, 4, 1,
-                     "val_accuracy stops improving at depth 2 to 4 (best "
-                     "0.41 at depth 4");
-    json_decref(rows);
+    {4,
+     {1, 2, 4, 8},
+     3,
+     {{1.0, 1.1, 1.2}, {0.4, 0.5, 0.6}, {0.40, 0.41, 0.42}, {0.41, 0.42, 0.43}},
+     MS_ANALYSIS_GOAL_MINIMIZE,
+     2,
+     4,
+     1,
+     "val_accuracy stops improving at depth 2 to 4 (best 0.41 at depth 4"},
+};
+
+static void
+test_plateau_cases(void **state)
+{
+    (void) state;
+    for (size_t c = 0; c < sizeof s_plateau_cases / sizeof *s_plateau_cases;
+         c++) {
+        const s_plateau_case_t *pc = &s_plateau_cases[c];
+        json_t *rows = json_array();
+        for (int k = 0; k < pc->n_points; k++)
+            s_add_point(rows, pc->depths[k], pc->vals[k], pc->n_seeds);
+        ms_analysis_options_t opts;
+        ms_analysis_options_default(&opts);
+        opts.goal = pc->goal;
+        s_expect_plateau(rows, &opts, pc->from, pc->to, pc->reached, pc->text);
+        json_decref(rows);
+    }
 }
 
 //  --------------------------------------------------------------------------
