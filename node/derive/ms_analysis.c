@@ -100,6 +100,7 @@
     so).
 */
 #include "ms_analysis.h"
+#include "ms_config_json.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -125,9 +126,11 @@ typedef struct {
     const char *node_id;     // producer (borrowed; NULL: none)
     double gflops;           // platform.calibration_gflops (has_gflops)
     bool has_gflops;
-    const char *task_id; // the task (borrowed; NULL: a task of its own)
-    double x;            // the axis value
-    double m;            // the chosen metric (valid when has_m)
+    const json_t *defaults; // every parameter at its default (borrowed):
+                            // what a key the config leaves out reads as
+    const char *task_id;    // the task (borrowed; NULL: a task of its own)
+    double x;               // the axis value
+    double m;               // the chosen metric (valid when has_m)
     bool has_m;
     int64_t gw; // width as a group field; -1 when x is width
     int64_t gd; // depth as a group field; -1 when x is depth
@@ -284,6 +287,30 @@ s_real_or_null(bool have, double v)
 }
 
 //  --------------------------------------------------------------------------
+//  A config key's value in a row: the config's, else its default (a
+//  canonical config leaves the newer parameters out at their defaults:
+//  warmup_epochs 0 is written nowhere). NULL: neither has it.
+
+static const json_t *
+s_value(const s_row_t *r, const char *key)
+{
+    const json_t *v = json_object_get(r->config, key);
+    return v ? v : json_object_get(r->defaults, key);
+}
+
+//  --------------------------------------------------------------------------
+//  The defaults of every parameter as JSON (ms_config_encode_json_all of
+//  ms_train_config_defaults); NULL when memory runs out.
+
+static json_t *
+s_defaults(void)
+{
+    ms_train_config_t d;
+    ms_train_config_defaults(&d);
+    return ms_config_encode_json_all(&d);
+}
+
+//  --------------------------------------------------------------------------
 //  Read an optional metric: a number, or null/missing (has = false).
 
 static int
@@ -308,12 +335,13 @@ s_metric(const json_t *row, size_t i, const char *key, double *v, bool *has,
 //  Flatten one row; *skip is set for rows that are not counted.
 
 static int
-s_parse_row(const json_t *row, size_t i, const s_ctx_t *ctx, s_row_t *r,
-            bool *skip, ms_diag_t *diag)
+s_parse_row(const json_t *row, size_t i, const s_ctx_t *ctx,
+            const json_t *defaults, s_row_t *r, bool *skip, ms_diag_t *diag)
 {
     char where[96];
     *skip = false;
     memset(r, 0, sizeof *r);
+    r->defaults = defaults;
     if (!json_is_object(row)) {
         snprintf(where, sizeof where, "rows[%zu]", i);
         return ms_diag_set(diag, where, "must be an object");
@@ -516,7 +544,7 @@ s_key_follows(const s_row_t *rows, size_t n, const char *key)
         char id[160];
         snprintf(id, sizeof id, "%.100s|%lld", rows[i].activation,
                  (long long) rows[i].width);
-        json_t *v = json_object_get(rows[i].config, key);
+        json_t *v = (json_t *) s_value(&rows[i], key);
         if (!v)
             v = json_null(); // absent reads as null here
         json_t *before = json_object_get(seen, id);
@@ -558,11 +586,10 @@ s_group_keys(const s_row_t *rows, size_t n, const char *x)
     if (!sorted)
         goto fail;
     for (size_t k = 0; k < n_names; k++) {
-        const json_t *first = json_object_get(rows[0].config, sorted[k]);
+        const json_t *first = s_value(&rows[0], sorted[k]);
         bool varies = false;
         for (size_t i = 1; i < n && !varies; i++)
-            varies =
-                !s_json_same(first, json_object_get(rows[i].config, sorted[k]));
+            varies = !s_json_same(first, s_value(&rows[i], sorted[k]));
         if (varies && !s_key_follows(rows, n, sorted[k]) &&
             json_array_append_new(keys, json_string(sorted[k])) != 0) {
             free(sorted);
@@ -994,7 +1021,7 @@ s_x_json(const s_row_t *r, const s_ctx_t *ctx)
         return json_integer(r->depth);
     if (ctx->axis == S_AXIS_WIDTH)
         return json_integer(r->width);
-    return json_deep_copy(json_object_get(r->config, ctx->x));
+    return json_deep_copy(s_value(r, ctx->x));
 }
 
 //  What a point's entry hands back to its group for the plateau.
@@ -1321,9 +1348,9 @@ s_axes(const s_row_t *rows, size_t n, const char *key, int *why_key)
         //  than one value.
         bool numeric = json_is_true(json_object_get(keys, sorted[m]));
         bool varies = false;
-        const json_t *first = json_object_get(rows[0].config, sorted[m]);
+        const json_t *first = s_value(&rows[0], sorted[m]);
         for (size_t i = 0; numeric && i < n; i++) {
-            const json_t *x = json_object_get(rows[i].config, sorted[m]);
+            const json_t *x = s_value(&rows[i], sorted[m]);
             if (!json_is_number(x))
                 numeric = false;
             else if (json_number_value(x) != json_number_value(first))
@@ -1438,17 +1465,18 @@ ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
     s_row_t *flat = malloc((total ? total : 1) * sizeof(s_row_t));
     const json_t **gv = NULL;
     json_t *keys = NULL, *axes = NULL, *metrics = NULL, *metric = NULL;
+    json_t *param_defaults = s_defaults();
     json_t *result = json_object();
     json_t *groups = json_array();
     int rc = MS_ERR_NOMEM;
-    if (!flat || !result || !groups)
+    if (!flat || !param_defaults || !result || !groups)
         goto fail;
     size_t n = 0;
     int64_t n_status[3] = {0, 0, 0}, n_skipped = 0;
     for (size_t i = 0; i < total; i++) {
         bool skip;
-        rc = s_parse_row(json_array_get(rows, i), i, &ctx, &flat[n], &skip,
-                         diag);
+        rc = s_parse_row(json_array_get(rows, i), i, &ctx, param_defaults,
+                         &flat[n], &skip, diag);
         if (rc)
             goto fail;
         if (skip) {
@@ -1470,7 +1498,7 @@ ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
         r->x = ctx.axis == S_AXIS_DEPTH ? (double) r->depth
                : ctx.axis == S_AXIS_WIDTH
                    ? (double) r->width
-                   : json_number_value(json_object_get(r->config, ctx.x));
+                   : json_number_value(s_value(r, ctx.x));
         if (r->x < x_min)
             x_min = r->x;
         if (r->x > x_max)
@@ -1497,8 +1525,8 @@ ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
         flat[i].gv = gv + i * n_keys;
         flat[i].n_gv = n_keys;
         for (size_t k = 0; k < n_keys; k++)
-            flat[i].gv[k] = json_object_get(
-                flat[i].config, json_string_value(json_array_get(keys, k)));
+            flat[i].gv[k] =
+                s_value(&flat[i], json_string_value(json_array_get(keys, k)));
     }
     qsort(flat, n, sizeof *flat, s_row_cmp);
     int64_t n_uncalibrated = 0;
@@ -1565,6 +1593,7 @@ ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
     json_decref(axes);
     json_decref(metrics);
     json_decref(metric);
+    json_decref(param_defaults);
     free(gv);
     free(flat);
     *out = result;
@@ -1579,6 +1608,7 @@ fail:
     json_decref(axes);
     json_decref(metrics);
     json_decref(metric);
+    json_decref(param_defaults);
     free(gv);
     free(flat);
     return rc;
@@ -1911,19 +1941,24 @@ ms_analysis_group_keys(const json_t *rows)
 {
     size_t total = json_array_size(rows);
     s_row_t *flat = malloc((total ? total : 1) * sizeof(s_row_t));
-    if (!flat)
+    json_t *defaults = s_defaults();
+    if (!flat || !defaults) {
+        free(flat);
+        json_decref(defaults);
         return NULL;
+    }
     size_t n = 0;
     for (size_t i = 0; i < total; i++) {
         bool skip = false;
         ms_diag_t diag;
         ms_diag_clear(&diag);
-        if (s_parse_row(json_array_get(rows, i), i, NULL, &flat[n], &skip,
-                        &diag) == MS_OK &&
+        if (s_parse_row(json_array_get(rows, i), i, NULL, defaults, &flat[n],
+                        &skip, &diag) == MS_OK &&
             !skip)
             n++;
     }
     json_t *keys = s_group_keys(flat, n, NULL);
     free(flat);
+    json_decref(defaults);
     return keys;
 }

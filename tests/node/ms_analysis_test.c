@@ -1359,6 +1359,50 @@ s_expect_refused(const json_t *rows, const ms_analysis_options_t *opts,
 }
 
 static void
+test_axis_omitted_default(void **state)
+{
+    (void) state;
+    //  A canonical config leaves warmup_epochs out at its default (0): a
+    //  sweep of warmup_epochs [0, 2] has it in half the rows. It is a
+    //  swept numeric axis all the same, its absent value read as 0, and
+    //  as a group key (against depth) the group says 0, not null.
+    json_t *rows = json_array();
+    for (int w = 0; w < 2; w++)
+        for (int d = 1; d <= 2; d++)
+            for (int seed = 1; seed <= 2; seed++) {
+                json_t *row = s_row("relu", 16, d, seed, "ok",
+                                    0.8 + 0.05 * w + 0.01 * d, 0.8, 1.0);
+                if (w)
+                    json_object_set_new(json_object_get(row, "config"),
+                                        "warmup_epochs", json_real(2.0));
+                json_array_append_new(rows, row);
+            }
+    json_t *a = s_analyse(rows);
+    json_t *axes = json_object_get(a, "axes");
+    assert_int_equal(json_array_size(axes), 2);
+    assert_string_equal(json_string_value(json_array_get(axes, 1)),
+                        "warmup_epochs");
+    json_t *g0 = json_array_get(json_object_get(a, "groups"), 0);
+    json_t *w0 =
+        json_object_get(json_object_get(g0, "params"), "warmup_epochs");
+    assert_true(json_is_number(w0) && json_number_value(w0) == 0.0);
+    json_decref(a);
+    ms_analysis_options_t opts;
+    ms_analysis_options_default(&opts);
+    opts.x = "warmup_epochs";
+    a = s_analyse_opts(rows, &opts);
+    json_t *groups = json_object_get(a, "groups");
+    assert_int_equal(json_array_size(groups), 2); // one per depth
+    json_t *pts = json_object_get(json_array_get(groups, 0), "points");
+    assert_int_equal(json_array_size(pts), 2);
+    assert_true(s_num(json_array_get(pts, 0), "x") == 0.0);
+    assert_true(s_num(json_array_get(pts, 1), "x") == 2.0);
+    assert_true(fabs(s_num(json_array_get(pts, 1), "mean") - 0.86) < 1e-12);
+    json_decref(a);
+    json_decref(rows);
+}
+
+static void
 test_bad_axis_and_metric(void **state)
 {
     (void) state;
@@ -1506,6 +1550,7 @@ main(void)
         cmocka_unit_test(test_plateau_cases),
         cmocka_unit_test(test_axis_width_and_learning_rate),
         cmocka_unit_test(test_bad_axis_and_metric),
+        cmocka_unit_test(test_axis_omitted_default),
         cmocka_unit_test(test_replicas_count_once),
         cmocka_unit_test(test_options_metric),
     };
