@@ -85,15 +85,6 @@ int ms_cli_exit_code(int code);
 bool ms_cli_arg_value(int argc, char **argv, int *i, const char *name,
                       const char **value, bool *missing);
 
-//  The analysis options of `results` and `run`, in one place: when
-//  argv[*i] is --x PARAM or --metric NAME (or --opt=VALUE), take it
-//  (borrowed from argv) into *x or *metric, set *analyze (each implies
-//  --analyze) and return true; *rc gets MS_CLI_EXIT_OK, or the usage exit
-//  code (one line printed) when the value is missing. The names are
-//  checked by ms_analysis_compute.
-bool ms_cli_analysis_arg(int argc, char **argv, int *i, const char **x,
-                         const char **metric, bool *analyze, int *rc);
-
 //  The options every command that talks to a node takes, in one place:
 //  when argv[*i] is --node URL, --token TOKEN or --token-file FILE (or
 //  --opt=VALUE), take it and return true: *node_url gets --node's value
@@ -103,6 +94,15 @@ bool ms_cli_analysis_arg(int argc, char **argv, int *i, const char **x,
 //  False (nothing taken, *exit_code untouched) for any other argument.
 bool ms_cli_connection_arg(int argc, char **argv, int *i, const char **node_url,
                            int *exit_code);
+
+//  The analysis options of `results` and `run`, in one place: when
+//  argv[*i] is --x PARAM or --metric NAME (or --opt=VALUE), take it
+//  (borrowed from argv) into *x or *metric, set *analyze (each implies
+//  --analyze) and return true; *rc gets MS_CLI_EXIT_OK, or the usage exit
+//  code (one line printed) when the value is missing. The names are
+//  checked by ms_analysis_compute.
+bool ms_cli_analysis_arg(int argc, char **argv, int *i, const char **x,
+                         const char **metric, bool *analyze, int *rc);
 
 //  Parse a non-negative decimal int option value; returns MS_OK or
 //  prints "meshsweep: NAME: ..." and returns MS_ERR_INVALID.

@@ -484,46 +484,43 @@ s_dry_run(const ms_spec_t *spec, bool json_list, bool all)
 static void
 s_run_usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: meshsweep run SPEC.yaml [--workers N] [--data-dir DIR] "
-        "[--analyze]\n"
-        "                     [--x PARAM] [--metric NAME]\n"
-        "                     [--format table|csv|json] [--backend "
-        "auto|cpu|cuda]\n"
-        "                     [--threads N] [--dry-run [--all]] "
-        "[--quiet] [--verbose]\n"
-        "\n"
-        "Run a whole sweep on this machine (an embedded node, no daemon) "
-        "and print\nthe results table. Ctrl-C stops cleanly; the same "
-        "command resumes (only\nmissing tasks are trained).\n"
-        "\n"
-        "  --workers N    worker processes (default: one per core)\n"
-        "  --data-dir D   node data dir (default ./meshsweep-data)\n"
-        "  --analyze      print where the metric stops improving and the\n"
-        "                 time fit against the axis (depth by default)\n"
-        "                 (with --format csv the analysis goes to stderr,\n"
-        "                 so stdout stays CSV); each point has its mean\n"
-        "                 over seeds and 95%% interval\n"
-        "  --x PARAM      analyse against PARAM, a swept numeric parameter\n"
-        "                 (default hidden_layers; implies --analyze)\n"
-        "  --metric NAME  the metric analysed (default: the spec's "
-        "metric;\n"
-        "                 implies --analyze; see meshsweep results "
-        "--help)\n"
-        "  --format F     table (default), csv or json\n"
-        "  --json         same as --format json\n"
-        "  --backend B    auto (default), cpu or cuda\n"
-        "  --threads N    BLAS threads per worker (default 1)\n"
-        "  --dry-run      check the spec and data, list the tasks "
-        "(id, network);\n"
-        "                 nothing is stored or trained; the first 1000 "
-        "tasks\n"
-        "                 and a count of the rest (--json: every task, "
-        "as JSON)\n"
-        "  --all          with --dry-run: list every task\n"
-        "  --quiet        no progress display\n"
-        "  --verbose      node log on stderr\n");
+    fprintf(out,
+            "usage: meshsweep run SPEC.yaml [--workers N] [--data-dir DIR] "
+            "[--analyze]\n"
+            "                     [--x PARAM] [--metric NAME]\n"
+            "                     [--format table|csv|json] [--backend "
+            "auto|cpu|cuda]\n"
+            "                     [--threads N] [--dry-run [--all]] "
+            "[--quiet] [--verbose]\n"
+            "\n"
+            "Run a whole sweep on this machine (an embedded node, no daemon) "
+            "and print\nthe results table. Ctrl-C stops cleanly; the same "
+            "command resumes (only\nmissing tasks are trained).\n"
+            "\n"
+            "  --workers N    worker processes (default: one per core)\n"
+            "  --data-dir D   node data dir (default ./meshsweep-data)\n"
+            "  --analyze      print each point's mean over seeds and 95%%\n"
+            "                 interval, where the metric stops improving\n"
+            "                 and the time fit against the axis (with\n"
+            "                 --format csv the analysis goes to stderr,\n"
+            "                 so stdout stays CSV)\n"
+            "  --x PARAM      analyse against PARAM, a swept numeric\n"
+            "                 parameter (default hidden_layers)\n"
+            "  --metric NAME  the metric analysed (default: the spec's);\n"
+            "                 each implies --analyze (see results --help)\n"
+            "  --format F     table (default), csv or json\n"
+            "  --json         same as --format json\n"
+            "  --backend B    auto (default), cpu or cuda\n"
+            "  --threads N    BLAS threads per worker (default 1)\n"
+            "  --dry-run      check the spec and data, list the tasks "
+            "(id, network);\n"
+            "                 nothing is stored or trained; the first 1000 "
+            "tasks\n"
+            "                 and a count of the rest (--json: every task, "
+            "as JSON)\n"
+            "  --all          with --dry-run: list every task\n"
+            "  --quiet        no progress display\n"
+            "  --verbose      node log on stderr\n");
 }
 
 //  --------------------------------------------------------------------------
@@ -570,10 +567,10 @@ ms_cli_run_main(int argc, char **argv)
         return s_run_usage(stdout), MS_CLI_EXIT_OK;
     const char *spec_path = NULL, *data_dir = "meshsweep-data";
     const char *format = "table", *backend = "auto";
-    const char *x = NULL, *metric_name = NULL;
     long n_workers = 0, threads = 1;
     bool analyze = false, quiet = false, verbose = false, dry_run = false;
     bool all = false;
+    const char *x = NULL, *metric_name = NULL; // --x, --metric
     for (int i = 1; i < argc; i++) {
         bool missing = false;
         const char *v = NULL;
@@ -604,13 +601,13 @@ ms_cli_run_main(int argc, char **argv)
             if (missing)
                 return ms_cli_usage_error("--backend", "needs a name");
             backend = v;
-        } else if (ms_cli_analysis_arg(argc, argv, &i, &x, &metric_name,
-                                       &analyze, &rc_arg)) {
-            if (rc_arg != MS_CLI_EXIT_OK)
-                return rc_arg;
         } else if (strcmp(argv[i], "--analyze") == 0)
             analyze = true;
-        else if (strcmp(argv[i], "--json") == 0)
+        else if (ms_cli_analysis_arg(argc, argv, &i, &x, &metric_name, &analyze,
+                                     &rc_arg)) {
+            if (rc_arg != MS_CLI_EXIT_OK)
+                return rc_arg;
+        } else if (strcmp(argv[i], "--json") == 0)
             format = "json";
         else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
             quiet = true;
