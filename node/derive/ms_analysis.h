@@ -85,11 +85,13 @@
     A group is (activation, width, depth, every other config key that
     takes more than one value among the rows and does not follow from
     activation and width), less the axis: group_keys lists those other
-    keys, and each group's "params" their values (seed never groups). With x
-    width, a group's "width" is null; with x other than the depth, the
-    group has "hidden_layers" (its depth) as a field. A
-    mean over no values (every run of that x diverged) is null, as are
-    the best and plateau fields of a group with no usable run. The
+    keys, and each group's "params" their values (seed never groups).
+    With x width, a group's "width" is null; with x other than the depth,
+    the group has "hidden_layers" (its depth) as a field. A key that a
+    canonical config leaves out at its default (warmup_epochs 0) reads as
+    that default (ms_config_encode_json_all), as an axis and as a group
+    key. A mean over no values (every run of that x diverged) is null, as
+    are the best and plateau fields of a group with no usable run. The
     plateau rule is stated in the output's "rule" and in ms_analysis.c.
 
     Time fits (the "time_rule" says it in words). Timings from different
