@@ -15,7 +15,10 @@
     whose values are all JSON numbers and take more than one value among
     the counted rows. Anything else is refused naming the key and listing
     the swept numeric ones: an axis that is not swept gives one point per
-    group, which answers nothing. The metric is the sweep's (spec
+    group, which answers nothing. A key a canonical config leaves out at
+    its default (the depth parameters: warmup_epochs 0 is written nowhere,
+    so task ids made before them stay) reads as that default, here and in
+    the grouping. The metric is the sweep's (spec
     `metric`, val_accuracy by default) or an override, with its goal
     (maximize or minimize; by its name when not given: accuracies up,
     losses, seconds and sizes down). The axis is called "log" when every
