@@ -41,6 +41,8 @@ const state = {
   rowIndex: new Map(),   // task_id/node_id -> index in rows
   loadingRows: false,
   analysis: null,
+  x: null,               // the analysis axis asked for (null: the default, depth)
+  metric: null,          // the metric asked for (null: the sweep's own)
   extraKeys: [],         // config keys that vary among rows (table columns)
   sort: { key: null, dir: 1 },  // null: the node's order (task index)
   sorted: null,          // rows in display order (null = to sort again)
@@ -277,6 +279,8 @@ async function selectSweep(id) {
   state.page = 0;
   state.chosen = null;
   state.analysis = null;
+  state.x = null;
+  state.metric = null;
   state.drawn = { t0: performance.now() };
   renderSweeps();
   $('#sweep-card').hidden = false;
@@ -356,17 +360,54 @@ function upsertRow(r, live) {
   if (!state.chosen && r.status === 'ok') choose(r);
 }
 
+// The analysis along the chosen axis for the chosen metric: the node
+// computes it (node/derive/ms_analysis.c: points, 95% intervals, plateau);
+// the page only draws what it answers.
 async function loadAnalysis() {
   const id = state.selected;
+  const q = new URLSearchParams();
+  if (state.x) q.set('x', state.x);
+  if (state.metric) q.set('metric', state.metric);
+  const want = q.toString();
   try {
-    const a = await getJSON(`${API}/sweeps/${id}/analysis`);
-    if (!isSelected(id)) return;
+    const a = await getJSON(`${API}/sweeps/${id}/analysis${want ? '?' + want : ''}`);
+    if (!isSelected(id) || want !== analysisQuery()) return;
     state.analysis = a;
+    fillAxisControls(a);
     schedulePlots();
   } catch (e) {
     // 422: rows the analysis refuses (e.g. no activation): say so, keep the table.
     $('#analysis-note').textContent = 'analysis: ' + e.message;
   }
+}
+
+function analysisQuery() {
+  const q = new URLSearchParams();
+  if (state.x) q.set('x', state.x);
+  if (state.metric) q.set('metric', state.metric);
+  return q.toString();
+}
+
+// The axis and metric selects offer what the analysis says it can take:
+// its swept numeric parameters ("axes") and its metrics.
+function fillAxisControls(a) {
+  const fill = (sel, values, current, label) => {
+    const have = [...sel.options].map((o) => o.value).join('\n');
+    if (have !== values.join('\n')) {
+      sel.replaceChildren(...values.map((v) => el('option', { value: v }, label ? label(v) : v)));
+    }
+    sel.value = current;
+  };
+  fill($('#axis-x'), a.axes || [a.x], a.x, (v) => (v === 'hidden_layers' ? 'depth (hidden_layers)' : v));
+  fill($('#axis-metric'), a.metrics || [a.metric.name], a.metric.name);
+  $('#axis-note').textContent = `${a.metric.name}: ${a.metric.goal}` +
+    (a.x_scale === 'log' ? ` · ${a.x} spans orders of magnitude: log scale` : '');
+}
+
+function onAxisChange() {
+  state.x = $('#axis-x').value || null;
+  state.metric = $('#axis-metric').value || null;
+  loadAnalysis();
 }
 
 // Results arrived for the selected sweep: analysis at most once a second.
@@ -375,29 +416,68 @@ function onSelectedProgress() {
 }
 
 function groupName(g, keys) {
-  let n = `${g.activation} · width ${g.width}`;
+  let n = g.activation;
+  if (g.width !== null && g.width !== undefined) n += ` · width ${g.width}`;
+  if (g.hidden_layers !== undefined) n += ` · depth ${g.hidden_layers}`;
   for (const k of keys || []) if (g.params && g.params[k] !== undefined) n += ` · ${k} ${g.params[k]}`;
   return n;
 }
 
 const PALETTE = ['#3b7dd8', '#e0793b', '#2f9e5b', '#c2458a', '#7a5cc9', '#8c6d31', '#1fa4b5', '#d64545', '#5b6b7f', '#a3b61f'];
 
-function accuracyTraces(metric) {
+// The axis's name on a plot and in a hover.
+function xTitle(a) {
+  const t = a.x === 'hidden_layers' ? 'hidden layers (depth)' : a.x;
+  return a.x_scale === 'log' ? t + ' (log scale)' : t;
+}
+
+// The chosen metric against x: each group's means over seeds, with the
+// 95% interval the analysis gives as (asymmetric) error bars; a point of
+// one seed has none (its hover says so).
+function metricTraces() {
   const a = state.analysis;
   if (!a) return [];
+  const xl = a.x_label || a.x;
   return (a.groups || []).map((g, i) => {
-    const ds = (g.depths || []).filter((d) => d[metric + '_mean'] !== null && d[metric + '_mean'] !== undefined);
+    const ds = (g.points || []).filter((d) => d.mean !== null && d.mean !== undefined);
+    const has = (d) => d.lo !== null && d.lo !== undefined;
     return {
       type: 'scatter',
       mode: 'lines+markers',
       name: groupName(g, a.group_keys),
-      x: ds.map((d) => d.depth),
+      x: ds.map((d) => d.x),
+      y: ds.map((d) => d.mean),
+      error_y: {
+        type: 'data', symmetric: false, visible: true, thickness: 1,
+        array: ds.map((d) => (has(d) ? d.hi - d.mean : 0)),
+        arrayminus: ds.map((d) => (has(d) ? d.mean - d.lo : 0)),
+      },
+      text: ds.map((d) => (has(d) ? `n=${d.n_metric}, 95% ${fmt(d.lo, 4)} to ${fmt(d.hi, 4)}` : `n=${d.n_metric}, no interval`)),
+      line: { color: PALETTE[i % PALETTE.length] },
+      customdata: ds.map(() => i),
+      hovertemplate: `${xl} %{x}: %{y:.4f} (%{text})<extra>%{fullData.name}</extra>`,
+    };
+  });
+}
+
+// Test accuracy against x (mean ± std over seeds), beside the metric.
+function accuracyTraces(metric) {
+  const a = state.analysis;
+  if (!a) return [];
+  const xl = a.x_label || a.x;
+  return (a.groups || []).map((g, i) => {
+    const ds = (g.points || []).filter((d) => d[metric + '_mean'] !== null && d[metric + '_mean'] !== undefined);
+    return {
+      type: 'scatter',
+      mode: 'lines+markers',
+      name: groupName(g, a.group_keys),
+      x: ds.map((d) => d.x),
       y: ds.map((d) => d[metric + '_mean']),
       error_y: { type: 'data', array: ds.map((d) => d[metric + '_std'] || 0), visible: true, thickness: 1 },
       text: ds.map((d) => `n=${d.n}`),
       line: { color: PALETTE[i % PALETTE.length] },
       customdata: ds.map(() => i),
-      hovertemplate: 'depth %{x}: %{y:.4f} (%{text})<extra>%{fullData.name}</extra>',
+      hovertemplate: `${xl} %{x}: %{y:.4f} (%{text})<extra>%{fullData.name}</extra>`,
     };
   });
 }
@@ -405,23 +485,25 @@ function accuracyTraces(metric) {
 function timeTraces() {
   const a = state.analysis;
   if (!a) return [];
+  const xl = a.x_label || a.x;
   const out = [];
   (a.groups || []).forEach((g, i) => {
     const color = PALETTE[i % PALETTE.length];
-    const ds = (g.depths || []).filter((d) => d.seconds_per_epoch_mean !== null && d.seconds_per_epoch_mean !== undefined);
+    const ds = (g.points || []).filter((d) => d.seconds_per_epoch_mean !== null && d.seconds_per_epoch_mean !== undefined);
     out.push({
       type: 'scatter', mode: 'markers', name: groupName(g, a.group_keys),
-      x: ds.map((d) => d.depth), y: ds.map((d) => d.seconds_per_epoch_mean),
+      x: ds.map((d) => d.x), y: ds.map((d) => d.seconds_per_epoch_mean),
       marker: { color }, legendgroup: 'g' + i,
-      hovertemplate: 'depth %{x}: %{y:.3s} s/epoch<extra>%{fullData.name}</extra>',
+      hovertemplate: `${xl} %{x}: %{y:.3s} s/epoch<extra>%{fullData.name}</extra>`,
     });
     const f = g.time_fit;
     if (f && ds.length) {
-      const xs = ds.map((d) => d.depth);
-      const lo = Math.min(...xs), hi = Math.max(...xs);
+      // The line through each x (straight on a linear axis, and drawn
+      // right on a log one).
+      const xs = ds.map((d) => d.x);
       out.push({
-        type: 'scatter', mode: 'lines', name: `fit ${f.slope.toExponential(2)} s/layer, r²=${fmt(f.r2, 3)}`,
-        x: [lo, hi], y: [f.intercept + f.slope * lo, f.intercept + f.slope * hi],
+        type: 'scatter', mode: 'lines', name: `fit ${f.slope.toExponential(2)} s per ${xl}, r²=${fmt(f.r2, 3)}`,
+        x: xs, y: xs.map((x) => f.intercept + f.slope * x),
         line: { color, dash: 'dot' }, legendgroup: 'g' + i,
         hovertemplate: `fit: %{y:.3s} s/epoch (slope ${f.slope.toExponential(2)}, r² ${fmt(f.r2, 3)})<extra></extra>`,
       });
@@ -485,20 +567,32 @@ function reactPlot(id, traces, lay) {
   });
 }
 
-// An accuracy axis: the data's span with a margin, inside [0, 1].
-function accuracyLayout(title, label, traces) {
-  const lay = baseLayout(title, 'hidden layers', label);
-  let lo = 1, hi = 0;
+// The x axis of the analysis: its title, a log axis where the analysis
+// says the values span orders of magnitude, one tick per layer on a
+// linear depth axis.
+function xLayout(lay, a) {
+  lay.xaxis.title.text = xTitle(a);
+  if (a.x_scale === 'log') { lay.xaxis.type = 'log'; delete lay.xaxis.dtick; }
+  else if (a.x !== 'hidden_layers') delete lay.xaxis.dtick;
+  return lay;
+}
+
+// A metric's y axis: the data's span with a margin (error bars
+// included), kept inside [0, 1] for an accuracy.
+function accuracyLayout(title, label, traces, a, bounded) {
+  const lay = xLayout(baseLayout(title, '', label), a);
+  let lo = Infinity, hi = -Infinity;
   for (const t of traces) {
     t.y.forEach((y, i) => {
-      const e = (t.error_y && t.error_y.array[i]) || 0;
-      lo = Math.min(lo, y - e);
-      hi = Math.max(hi, y + e);
+      const up = (t.error_y && t.error_y.array[i]) || 0;
+      const down = (t.error_y && (t.error_y.arrayminus || t.error_y.array)[i]) || 0;
+      lo = Math.min(lo, y - down);
+      hi = Math.max(hi, y + up);
     });
   }
   if (hi >= lo) {
-    const pad = Math.max(0.01, (hi - lo) * 0.1);
-    lay.yaxis.range = [Math.max(0, lo - pad), Math.min(1.005, hi + pad)];
+    const pad = Math.max(bounded ? 0.01 : 1e-9, (hi - lo) * 0.1);
+    lay.yaxis.range = bounded ? [Math.max(0, lo - pad), Math.min(1.005, hi + pad)] : [lo - pad, hi + pad];
   }
   return lay;
 }
@@ -507,11 +601,13 @@ function drawPlots() {
   if (!whenPlotly(schedulePlots)) return;
   const a = state.analysis;
   if (a) {
-    const val = accuracyTraces('val_accuracy');
+    const m = a.metric ? a.metric.name : 'val_accuracy';
+    const xl = a.x_label || a.x;
+    const val = metricTraces();
     const test = accuracyTraces('test_accuracy');
-    reactPlot('plot-val', val, accuracyLayout('Validation accuracy vs depth (mean ± std over seeds)', 'val accuracy', val));
-    reactPlot('plot-test', test, accuracyLayout('Test accuracy vs depth (mean ± std over seeds)', 'test accuracy', test));
-    reactPlot('plot-time', timeTraces(), baseLayout('Time per epoch vs depth, with the linear fit', 'hidden layers', 'seconds per epoch'));
+    reactPlot('plot-val', val, accuracyLayout(`${m} vs ${xl} (mean, 95% interval over seeds)`, m, val, a, /accuracy/.test(m)));
+    reactPlot('plot-test', test, accuracyLayout(`Test accuracy vs ${xl} (mean ± std over seeds)`, 'test accuracy', test, a, true));
+    reactPlot('plot-time', timeTraces(), xLayout(baseLayout(`Time per epoch vs ${xl}, with the linear fit`, '', 'seconds per epoch'), a));
     for (const id of ['plot-val', 'plot-test']) {
       const div = document.getElementById(id);
       if (!div.__clickBound) {
@@ -519,7 +615,7 @@ function drawPlots() {
         div.on('plotly_click', (ev) => chooseFromPoint(ev));
       }
     }
-    const plateaus = (a.groups || []).map((g) => `${groupName(g, a.group_keys)}: plateau at depth ${fmt(g.plateau_depth)}, best ${fmt(g.best_depth)} (${fmt(g.best_val_accuracy, 4)})`);
+    const plateaus = (a.groups || []).map((g) => `${groupName(g, a.group_keys)}: ${g.plateau_text}`);
     $('#analysis-note').textContent = (a.rule ? a.rule + ' — ' : '') + plateaus.join('; ');
     $('#sweep-summary').textContent = `${a.n_rows} results: ${a.n_ok} ok, ${a.n_diverged} diverged, ${a.n_failed} failed` +
       (a.n_not_counted ? `, ${a.n_not_counted} not counted` : '');
@@ -543,9 +639,12 @@ function chooseFromPoint(ev) {
   if (!p || !state.analysis) return;
   const g = state.analysis.groups[p.data.customdata ? p.data.customdata[0] : p.curveNumber];
   if (!g) return;
-  const depth = p.x;
-  const cands = state.rows.filter((r) => r.status === 'ok' && r.__depth === depth &&
-    r.config.activation === g.activation && r.__width === g.width &&
+  const a = state.analysis;
+  const xOf = (r) => (a.x === 'hidden_layers' ? r.__depth : a.x === 'width' ? r.__width : r.config[a.x]);
+  const cands = state.rows.filter((r) => r.status === 'ok' && xOf(r) === p.x &&
+    r.config.activation === g.activation &&
+    (g.width === null || r.__width === g.width) &&
+    (g.hidden_layers === undefined || r.__depth === g.hidden_layers) &&
     Object.entries(g.params || {}).every(([k, v]) => r.config[k] === v));
   cands.sort((a, b) => (b.val_accuracy || 0) - (a.val_accuracy || 0));
   if (cands.length) choose(cands[0]);
@@ -1031,6 +1130,8 @@ function start() {
   if (whenPlotly(checkPlotly) === false && domReady) checkPlotly();
   $('#page-prev').addEventListener('click', () => { state.page = Math.max(0, state.page - 1); drawTable(); });
   $('#page-next').addEventListener('click', () => { state.page += 1; drawTable(); });
+  $('#axis-x').addEventListener('change', onAxisChange);
+  $('#axis-metric').addEventListener('change', onAxisChange);
   // A link to a sweep (#sweep=PREFIX) loads it at once, beside the list.
   const want = new URLSearchParams(location.hash.slice(1)).get('sweep');
   if (want && /^[0-9a-f]{12,64}$/.test(want)) selectSweep(want);

@@ -375,10 +375,11 @@ s_omitted_at_default(const ms_train_config_t *cfg, int param)
 }
 
 //  --------------------------------------------------------------------------
-//  Encode a config as a JSON object.
+//  Encode a config as a JSON object; all: the parameters omitted at their
+//  defaults too.
 
-json_t *
-ms_config_encode_json(const ms_train_config_t *cfg)
+static json_t *
+s_encode(const ms_train_config_t *cfg, bool all)
 {
     json_t *obj = json_object();
     if (!obj)
@@ -388,7 +389,7 @@ ms_config_encode_json(const ms_train_config_t *cfg)
     for (int p = 0; p < S_P_COUNT && ok; p++) {
         const char *name = s_params[p].name;
         json_t *value = NULL;
-        if (s_omitted_at_default(cfg, p))
+        if (!all && s_omitted_at_default(cfg, p))
             continue;
         switch (s_params[p].type) {
         case MS_CONFIG_PARAM_ENUM: {
@@ -435,6 +436,24 @@ ms_config_encode_json(const ms_train_config_t *cfg)
         return NULL;
     }
     return obj;
+}
+
+//  --------------------------------------------------------------------------
+//  Encode a config as a JSON object (the canonical form).
+
+json_t *
+ms_config_encode_json(const ms_train_config_t *cfg)
+{
+    return s_encode(cfg, false);
+}
+
+//  --------------------------------------------------------------------------
+//  Encode a config with every parameter, those at their defaults too.
+
+json_t *
+ms_config_encode_json_all(const ms_train_config_t *cfg)
+{
+    return s_encode(cfg, true);
 }
 
 //  --------------------------------------------------------------------------

@@ -57,6 +57,13 @@ typedef enum {
 //  ms_train_config_check refuses anyway).
 json_t *ms_config_encode_json(const ms_train_config_t *cfg);
 
+//  As ms_config_encode_json, with the parameters it leaves out at their
+//  defaults written too (gain "auto" as 0.0, its struct value): a value
+//  for every key, for readers of canonical configs that need one (the
+//  analysis reads an absent warmup_epochs as this object's). Not the
+//  canonical form: never hash it. Same ownership and NULL.
+json_t *ms_config_encode_json_all(const ms_train_config_t *cfg);
+
 //  Decode a JSON object into *cfg: start from ms_train_config_defaults,
 //  apply every key with ms_config_set_param (architecture keys first,
 //  so key order never matters), then, when "init" is absent, set init to

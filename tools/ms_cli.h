@@ -113,6 +113,15 @@ bool ms_cli_value_option(int argc, char **argv, int *i,
 bool ms_cli_connection_arg(int argc, char **argv, int *i, const char **node_url,
                            int *exit_code);
 
+//  The analysis options of `results` and `run`, in one place: when
+//  argv[*i] is --x PARAM or --metric NAME (or --opt=VALUE), take it
+//  (borrowed from argv) into *x or *metric, set *analyze (each implies
+//  --analyze) and return true; *rc gets MS_CLI_EXIT_OK, or the usage exit
+//  code (one line printed) when the value is missing. The names are
+//  checked by ms_analysis_compute.
+bool ms_cli_analysis_arg(int argc, char **argv, int *i, const char **x,
+                         const char **metric, bool *analyze, int *rc);
+
 //  Parse a non-negative decimal int option value; returns MS_OK or
 //  prints "meshsweep: NAME: ..." and returns MS_ERR_INVALID.
 int ms_cli_parse_int(const char *name, const char *text, long min, long max,

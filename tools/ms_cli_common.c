@@ -183,6 +183,34 @@ ms_cli_connection_arg(int argc, char **argv, int *i, const char **node_url,
 }
 
 //  --------------------------------------------------------------------------
+//  The analysis options: --x, --metric.
+
+bool
+ms_cli_analysis_arg(int argc, char **argv, int *i, const char **x,
+                    const char **metric, bool *analyze, int *rc)
+{
+    bool missing = false;
+    *rc = MS_CLI_EXIT_OK;
+    const char **into = NULL;
+    const char *v = NULL;
+    if (ms_cli_arg_value(argc, argv, i, "--x", &v, &missing))
+        into = x;
+    else if (ms_cli_arg_value(argc, argv, i, "--metric", &v, &missing))
+        into = metric;
+    else
+        return false;
+    if (missing)
+        *rc = ms_cli_usage_error(into == x ? "--x" : "--metric",
+                                 into == x ? "needs a parameter name"
+                                           : "needs a metric name");
+    else {
+        *into = v;
+        *analyze = true;
+    }
+    return true;
+}
+
+//  --------------------------------------------------------------------------
 //  Parse a bounded decimal integer option value.
 
 int

@@ -674,20 +674,32 @@ ms_cli_compute_analysis(const json_t *rows, const ms_analysis_options_t *opts,
     ms_diag_t diag;
     ms_diag_clear(&diag);
     int rc = ms_analysis_compute(rows, opts, analysis, &diag);
-    if (rc != MS_OK)
+    if (rc != MS_OK) {
+        //  A bad axis or metric is the option's fault: name it.
+        if (strcmp(diag.where, "x") == 0 || strcmp(diag.where, "metric") == 0) {
+            char reason[sizeof diag.reason];
+            snprintf(reason, sizeof reason, "%s", diag.reason);
+            ms_diag_set_code(&diag, rc,
+                             strcmp(diag.where, "x") == 0 ? "--x" : "--metric",
+                             "%s", reason);
+        }
         return ms_cli_diag_exit(&diag, rc, "--analyze");
+    }
     return MS_CLI_EXIT_OK;
 }
 
 //  --------------------------------------------------------------------------
-//  Print the --analyze summary of rows to out (text or JSON).
+//  Print the --analyze summary of rows to out (text or JSON); analysis:
+//  computed already (taken), or NULL to compute it here.
 
 static int
 s_print_analysis(FILE *out, const json_t *rows,
-                 const ms_analysis_options_t *opts, bool json_out)
+                 const ms_analysis_options_t *opts, json_t *analysis,
+                 bool json_out)
 {
-    json_t *analysis = NULL;
-    int rc = ms_cli_compute_analysis(rows, opts, &analysis);
+    int rc = MS_CLI_EXIT_OK;
+    if (!analysis)
+        rc = ms_cli_compute_analysis(rows, opts, &analysis);
     if (rc != MS_CLI_EXIT_OK)
         return rc;
     if (json_out) {
@@ -712,7 +724,7 @@ s_print_analysis(FILE *out, const json_t *rows,
 int
 ms_cli_print_analysis(const json_t *rows, bool json_out)
 {
-    return s_print_analysis(stdout, rows, NULL, json_out);
+    return s_print_analysis(stdout, rows, NULL, NULL, json_out);
 }
 
 //  --------------------------------------------------------------------------
@@ -748,13 +760,21 @@ ms_cli_print_results_opts(json_t *rows, const char *format,
         json_decref(doc);
         return rc;
     }
-    int rc = ms_cli_print_rows(rows, format);
+    //  The analysis first: a bad --x or --metric is refused before any
+    //  row is printed.
+    json_t *analysis = NULL;
+    int rc = analyze ? ms_cli_compute_analysis(rows, analyze, &analysis)
+                     : MS_CLI_EXIT_OK;
+    if (rc == MS_CLI_EXIT_OK)
+        rc = ms_cli_print_rows(rows, format);
     if (rc == MS_CLI_EXIT_OK && analyze) {
         bool csv = format && strcmp(format, "csv") == 0;
         FILE *out = csv ? stderr : stdout;
         fprintf(out, "\n");
-        rc = s_print_analysis(out, rows, analyze, false);
+        rc = s_print_analysis(out, rows, analyze, analysis, false);
+        analysis = NULL; // taken
     }
+    json_decref(analysis);
     return rc;
 }
 

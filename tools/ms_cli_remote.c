@@ -661,13 +661,37 @@ s_api_rows(const char *node, const char *sweep, unsigned flags, json_t **rows)
 }
 
 //  --------------------------------------------------------------------------
-//  Read every result row of a sweep from a store opened read-only.
+//  The "metric" object of a sweep ({name, goal}) from a node's API, into
+//  *metric (caller decrefs; NULL when the node's answer has none).
+
+static int
+s_api_metric(const char *node, const char *sweep, json_t **metric)
+{
+    *metric = NULL;
+    char path[256];
+    snprintf(path, sizeof path, "/api/v1/sweeps/%s", sweep);
+    json_t *doc = NULL;
+    int rc = ms_cli_api_json("GET", node, path, NULL, sweep, &doc);
+    if (rc != MS_CLI_EXIT_OK)
+        return rc;
+    json_t *m = json_object_get(doc, "metric");
+    *metric = json_is_object(m) ? json_incref(m) : NULL;
+    json_decref(doc);
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Read every result row of a sweep from a store opened read-only, and
+//  (metric not NULL) its spec's "metric" object into *metric (caller
+//  decrefs; NULL when the spec has none).
 
 static int
 s_store_rows(const char *data_dir, const char *sweep, unsigned flags,
-             json_t **rows)
+             json_t **rows, json_t **metric)
 {
     *rows = NULL;
+    if (metric)
+        *metric = NULL;
     ms_diag_t diag;
     ms_diag_clear(&diag);
     ms_store_t *store = NULL;
@@ -684,6 +708,17 @@ s_store_rows(const char *data_dir, const char *sweep, unsigned flags,
     if (rc == MS_OK)
         rc = ms_results_page_ex(store, &sweep_id, flags, NULL, 0, rows, NULL,
                                 &diag);
+    ms_store_sweep_t *record = NULL;
+    if (rc == MS_OK && metric &&
+        ms_store_get_sweep(store, sweep_id.bytes, &record) == MS_OK) {
+        const char *v;
+        size_t n;
+        json_error_t err;
+        if (ms_results_row_member(record->spec_json, record->spec_len, "metric",
+                                  &v, &n) == MS_OK)
+            *metric = json_loadb(v, n, JSON_DECODE_ANY, &err);
+        ms_store_sweep_destroy(&record);
+    }
     ms_store_destroy(&store);
     if (rc != MS_OK)
         return ms_cli_diag_exit(&diag, rc, sweep);
@@ -699,7 +734,8 @@ s_results_usage(FILE *out)
     fprintf(out,
             "usage: meshsweep results SWEEP [--format table|csv|json] "
             "[--analyze] [--all]\n"
-            "                         [--verified] [--by-task]\n"
+            "                         [--x PARAM] [--metric NAME] "
+            "[--verified] [--by-task]\n"
             "                         [--data-dir DIR | --node URL] "
             "[--json]\n"
             "\n"
@@ -709,11 +745,22 @@ s_results_usage(FILE *out)
             "\n"
             "  --format F   table (default), csv (config.* flattened, no "
             "curve) or json\n"
-            "  --analyze    also print the plateau depth and the time-vs-depth "
-            "fit\n               (with --format csv the analysis goes to "
-            "stderr); the fit\n               is per machine class "
-            "(fingerprint), normalised by the nodes'\n               "
-            "calibration when runs span classes: its basis is printed\n"
+            "  --analyze    also print the analysis: each point's mean over "
+            "seeds and\n               95%% interval, where the metric "
+            "stops improving, and the\n               time fit against "
+            "the axis, per machine class (fingerprint),\n               "
+            "normalised by the nodes' calibration when runs span "
+            "classes\n               (its basis is printed); with --format "
+            "csv the analysis\n               goes to stderr\n"
+            "  --x PARAM    analyse against PARAM, any swept numeric "
+            "parameter (default\n               hidden_layers, the depth; "
+            "width, learning_rate, ...); implies\n               --analyze"
+            "; a log-spread axis is said to be one\n"
+            "  --metric NAME the metric analysed (default: the sweep's "
+            "metric, with its\n               goal): val_accuracy, "
+            "test_accuracy, val_loss, test_loss,\n               "
+            "train_loss, train_seconds, seconds_per_epoch, params; implies\n"
+            "               --analyze\n"
             "  --all        also list extra replicas (a node's result for a "
             "slot another\n               node holds: \"replica\": "
             "\"extra\", counted false); never\n               in the "
@@ -747,7 +794,7 @@ ms_cli_results_main(int argc, char **argv)
     if (ms_cli_wants_help(argc, argv))
         return s_results_usage(stdout), MS_CLI_EXIT_OK;
     const char *sweep = NULL, *node_opt = NULL, *data_dir = NULL;
-    const char *format = "table";
+    const char *format = "table", *x = NULL, *metric_name = NULL;
     bool analyze = false, json_out = false, all = false;
     unsigned flags = 0;
     for (int i = 1; i < argc; i++) {
@@ -767,6 +814,10 @@ ms_cli_results_main(int argc, char **argv)
                 return ms_cli_usage_error("--format",
                                           "needs table, csv or json");
             format = v;
+        } else if (ms_cli_analysis_arg(argc, argv, &i, &x, &metric_name,
+                                       &analyze, &rc_arg)) {
+            if (rc_arg != MS_CLI_EXIT_OK)
+                return rc_arg;
         } else if (strcmp(argv[i], "--analyze") == 0)
             analyze = true;
         else if (strcmp(argv[i], "--all") == 0)
@@ -795,19 +846,28 @@ ms_cli_results_main(int argc, char **argv)
                                   "missing SWEEP (meshsweep results --help)");
     if (ms_cli_check_sweep_id(sweep) != MS_CLI_EXIT_OK)
         return MS_CLI_EXIT_USAGE;
-    json_t *rows = NULL;
+    json_t *rows = NULL, *spec_metric = NULL;
     if (all)
         flags |= MS_RESULTS_ALL;
     int rc = data_dir
-                 ? s_store_rows(data_dir, sweep, flags, &rows)
+                 ? s_store_rows(data_dir, sweep, flags, &rows,
+                                analyze ? &spec_metric : NULL)
                  : s_api_rows(ms_cli_node_url(node_opt), sweep, flags, &rows);
-    if (rc != MS_CLI_EXIT_OK)
+    if (rc == MS_CLI_EXIT_OK && analyze && !data_dir)
+        rc = s_api_metric(ms_cli_node_url(node_opt), sweep, &spec_metric);
+    if (rc != MS_CLI_EXIT_OK) {
+        json_decref(rows);
         return rc;
+    }
     // Extra replicas carry "counted": false: the analysis leaves them out.
+    // The metric is the sweep's (with its goal) unless --metric names one.
     ms_analysis_options_t aopts;
     ms_analysis_options_default(&aopts);
     aopts.verified_only = (flags & MS_RESULTS_VERIFIED) != 0;
+    ms_analysis_options_metric(&aopts, spec_metric, metric_name);
+    aopts.x = x;
     rc = ms_cli_print_results_opts(rows, format, analyze ? &aopts : NULL);
     json_decref(rows);
+    json_decref(spec_metric);
     return rc;
 }

@@ -490,6 +490,7 @@ s_run_usage(FILE *out)
     fprintf(out,
             "usage: meshsweep run SPEC.yaml [--workers N] [--data-dir DIR] "
             "[--analyze]\n"
+            "                     [--x PARAM] [--metric NAME]\n"
             "                     [--format table|csv|json] [--backend "
             "auto|cpu|cuda]\n"
             "                     [--threads N] [--dry-run [--all]] "
@@ -502,9 +503,15 @@ s_run_usage(FILE *out)
             "\n"
             "  --workers N    worker processes (default: one per core)\n"
             "  --data-dir D   node data dir (default ./meshsweep-data)\n"
-            "  --analyze      print the plateau depth and time-vs-depth fit\n"
-            "                 (with --format csv the analysis goes to stderr,\n"
+            "  --analyze      print each point's mean over seeds and 95%%\n"
+            "                 interval, where the metric stops improving\n"
+            "                 and the time fit against the axis (with\n"
+            "                 --format csv the analysis goes to stderr,\n"
             "                 so stdout stays CSV)\n"
+            "  --x PARAM      analyse against PARAM, a swept numeric\n"
+            "                 parameter (default hidden_layers)\n"
+            "  --metric NAME  the metric analysed (default: the spec's);\n"
+            "                 each implies --analyze (see results --help)\n"
             "  --format F     table (default), csv or json\n"
             "  --json         same as --format json\n"
             "  --backend B    auto (default), cpu or cuda\n"
@@ -526,6 +533,40 @@ s_run_usage(FILE *out)
 }
 
 //  --------------------------------------------------------------------------
+//  --x and --metric checked before anything runs: the analysis of the
+//  spec's task configs, as if each had finished ok, refuses what the
+//  analysis of the results would (an axis that is not swept or not
+//  numeric, an unknown metric), with the same line and exit code.
+
+static int
+s_check_analysis(const ms_spec_t *spec, const char *x, const char *metric)
+{
+    json_t *rows = json_array();
+    for (size_t i = 0; rows && i < ms_spec_task_count(spec); i++) {
+        json_error_t err;
+        json_t *config = json_loads(ms_spec_task_json(spec, i), 0, &err);
+        json_t *row =
+            config ? json_pack("{s:s, s:o}", "status", "ok", "config", config)
+                   : NULL;
+        if (!row || json_array_append_new(rows, row) != 0) {
+            json_decref(rows);
+            rows = NULL;
+        }
+    }
+    if (!rows)
+        return ms_cli_failure(NULL, "out of memory");
+    ms_analysis_options_t opts;
+    ms_analysis_options_default(&opts);
+    opts.x = x;
+    opts.metric = metric;
+    json_t *analysis = NULL;
+    int rc = ms_cli_compute_analysis(rows, &opts, &analysis);
+    json_decref(analysis);
+    json_decref(rows);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
 //  meshsweep run SPEC.yaml
 
 int
@@ -538,9 +579,11 @@ ms_cli_run_main(int argc, char **argv)
     long n_workers = 0, threads = 1;
     bool analyze = false, quiet = false, verbose = false, dry_run = false;
     bool all = false;
+    const char *x = NULL, *metric_name = NULL; // --x, --metric
     for (int i = 1; i < argc; i++) {
         bool missing = false;
         const char *v = NULL;
+        int rc_arg = MS_CLI_EXIT_OK;
         if (ms_cli_arg_value(argc, argv, &i, "--workers", &v, &missing)) {
             if (missing)
                 return ms_cli_usage_error("--workers", "needs a number");
@@ -575,7 +618,11 @@ ms_cli_run_main(int argc, char **argv)
             keep_dir = v;
         } else if (strcmp(argv[i], "--analyze") == 0)
             analyze = true;
-        else if (strcmp(argv[i], "--json") == 0)
+        else if (ms_cli_analysis_arg(argc, argv, &i, &x, &metric_name, &analyze,
+                                     &rc_arg)) {
+            if (rc_arg != MS_CLI_EXIT_OK)
+                return rc_arg;
+        } else if (strcmp(argv[i], "--json") == 0)
             format = "json";
         else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
             quiet = true;
@@ -652,6 +699,12 @@ ms_cli_run_main(int argc, char **argv)
         goto cleanup;
     }
 
+    if (x || metric_name) {
+        exit_code = s_check_analysis(spec, x, metric_name);
+        if (exit_code != MS_CLI_EXIT_OK)
+            goto cleanup;
+        exit_code = MS_CLI_EXIT_FAILURE;
+    }
     if (dry_run) {
         exit_code = s_dry_run(spec, strcmp(format, "json") == 0, all);
         goto cleanup;
@@ -788,7 +841,17 @@ ms_cli_run_main(int argc, char **argv)
                 interrupted ? " (interrupted: run the same command again to "
                               "resume)"
                             : "");
-    exit_code = ms_cli_print_results(rows, format, analyze);
+    // The analysis: the spec's metric with its goal, unless --metric.
+    const ms_spec_metric_t *sm = ms_spec_metric(spec);
+    json_t *spec_metric = json_pack("{s:s, s:s}", "name", sm->name, "goal",
+                                    sm->maximize ? "maximize" : "minimize");
+    ms_analysis_options_t aopts;
+    ms_analysis_options_default(&aopts);
+    ms_analysis_options_metric(&aopts, spec_metric, metric_name);
+    aopts.x = x;
+    exit_code =
+        ms_cli_print_results_opts(rows, format, analyze ? &aopts : NULL);
+    json_decref(spec_metric);
     if (interrupted && exit_code == MS_CLI_EXIT_OK)
         exit_code = MS_CLI_EXIT_FAILURE;
 restore_signals:

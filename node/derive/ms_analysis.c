@@ -8,52 +8,102 @@
     number of hidden layers, and where accuracy stops improving. DESIGN.md
     ("Programs", `--analyze`) asks for the same per activation and width.
 
-    Grouping. A row's group is (activation, width, every other swept
-    parameter). Uniform networks (hidden_layers + width) use their width;
-    networks given as hidden_sizes use their largest layer (so (100) and
-    (100, 10) are one group, at depths 1 and 2: the wide layer dominates
-    capacity, and the label stays one number). Depth is hidden_layers, or
-    the length of hidden_sizes. "Other swept parameter": a config key
-    (other than activation, width, hidden_layers, hidden_sizes and seed)
+    Axis and metric. The analysis is laid out along x, a swept numeric
+    parameter: the depth (hidden_layers, or the length of hidden_sizes;
+    the default, as the paper's question is about depth), the width
+    (width, or the largest entry of hidden_sizes), or any config key
+    whose values are all JSON numbers and take more than one value among
+    the counted rows. Anything else is refused naming the key and listing
+    the swept numeric ones: an axis that is not swept gives one point per
+    group, which answers nothing. A key a canonical config leaves out at
+    its default (the depth parameters: warmup_epochs 0 is written nowhere,
+    so task ids made before them stay) reads as that default, here and in
+    the grouping. The metric is the sweep's (spec
+    `metric`, val_accuracy by default) or an override, with its goal
+    (maximize or minimize; by its name when not given: accuracies up,
+    losses, seconds and sizes down). The axis is called "log" when every
+    x is positive and the largest is at least MS_ANALYSIS_LOG_SPREAD
+    times the smallest (learning rates 1e-4 to 1e-1; depths 1 to 1024):
+    a statement for the plot and the reader; every rule below works on
+    the x values themselves.
+
+    Grouping. A row's group is (activation, width, depth, every other
+    swept parameter) less the axis. Uniform networks (hidden_layers +
+    width) use their width; networks given as hidden_sizes use their
+    largest layer (so (100) and (100, 10) are one group, at depths 1 and
+    2: the wide layer dominates capacity, and the label stays one
+    number). "Other swept parameter": a config key (other than
+    activation, width, hidden_layers, hidden_sizes, seed and the axis)
     that takes more than one value among the counted rows, unless its
     value follows from (activation, width) alone - init, which follows
     the activation, would only clutter the label. So a sweep of optimizer
     [adam, sgd] gives one group per optimizer, and inside a group the rows
-    of one depth differ only by seed: the seeds are what is averaged. The
+    of one x differ only by seed: the seeds are what is averaged. The
     group's "params" object holds those extra keys and their values
-    ("activation" and "width" stay fields of their own).
+    ("activation", "width" and, off the depth axis, "hidden_layers" are
+    fields of their own).
 
     Counting. A row's status decides: "failed" rows (ms_results
     synthesizes them with "counted": false, as no result was stored) are
     counted as failed; an "ok" or "diverged" row with "counted": false is
     a duplicate or an extra replica and is skipped (n_not_counted).
-    "diverged" and "failed" rows are counted per depth but never enter a
+    "diverged" and "failed" rows are counted per point but never enter a
     mean: a diverged network has no meaningful accuracy, and counting it
-    as 0 would mix "cannot train" with "trains worse". Each mean carries
-    its own count (n_val_accuracy, n_test_accuracy, n_seconds): a run
-    with validation_split 0 has no validation accuracy but a test
-    accuracy. A standard deviation over fewer than two values is null.
+    as 0 would mix "cannot train" with "trains worse". Samples are tasks:
+    with verify.replicas 2 a task has two counted rows of one config and
+    seed, which are one measurement twice (bit-identical where the
+    machines are), not two seeds, so they are collapsed to one value, the
+    lower median of the task's ok rows (the rule of `results --by-task`).
+    A task is ok when one of its rows is. Each mean carries its own count
+    (n_metric, n_val_accuracy, n_test_accuracy): a run with
+    validation_split 0 has no validation accuracy but a test accuracy.
+    Times are per row: each run is one timing on one machine.
 
-    Plateau rule (stated in the output): the smallest depth whose mean
-    validation accuracy is within a tolerance (absolute, default 0.005)
-    of the best mean validation accuracy of the group. Deeper networks
-    then add no more than the tolerance. Means over seeds, not single
-    runs, so one lucky seed does not move the plateau. Validation, not
-    test, accuracy: the test set stays out of every choice.
+    Intervals. Per point, over its n tasks with a value: the mean, the
+    sample standard deviation s (divisor n - 1) and the 95% interval
+    mean +- t(0.975, n - 1) s / sqrt(n), Student's t because n is a few
+    seeds (ms_analysis_t975: the table of t for df 1 to 30, the
+    Cornish-Fisher expansion above). With n = 1 there is no interval
+    (lo and hi null; the text says "n/a (n=1)").
 
-    Time fit. Ordinary least squares of seconds_per_epoch against depth
-    over every ok run with a time (each run one point, so depths with
-    more surviving seeds weigh more, as they are better measured), in
-    double with centred sums. Needs two distinct depths, else null. R^2 =
-    1 - SS_res / SS_tot, and 1 when every time is equal (the line is
-    exact).
+    Plateau rule (stated in the output). Let B be the best point of a
+    group (largest mean for maximize, smallest for minimize; the smallest
+    x on a tie) and h its interval's half-width (0 without interval). A
+    point is level with the best when its mean is within r = max(
+    tolerance, h) of B's mean. The plateau is the range of x from
+    plateau_from, the smallest x whose interval reaches that level (its
+    hi for maximize, lo for minimize; its mean without interval): the
+    earliest x the data cannot tell from the plateau; to plateau_to,
+    the smallest x whose mean is level with the best: from there on the
+    means stop improving by more than r. "accuracy stops improving at
+    depth FROM to TO" (or "at depth X" when both agree). When plateau_to
+    is the last x with a mean, nothing after it confirms a plateau:
+    plateau_reached is false, and the sentence says "still improving at
+    the largest x" (and, when plateau_from is earlier, that the interval
+    there reaches the best's level: the seeds cannot rule a plateau from
+    there out). Means over seeds, not single runs, so one lucky seed
+    does not move the plateau, and the best point's own interval widens
+    the level, so three noisy seeds cannot claim a plateau later than
+    the noise allows. The tolerance (absolute, default 0.005) keeps
+    exact data (no spread) from calling a gain of 0.001 an improvement.
+    Validation, not test, accuracy by default: the test set stays out of
+    every choice.
 
-    Not done: confidence intervals or significance tests for the plateau
-    (three seeds make them weak; the std is reported so a reader can
-    judge), and fits other than linear (the paper reported linear growth
-    of time with depth, which is what a plain MLP's cost predicts).
+    Time fit. Ordinary least squares of seconds_per_epoch against x over
+    every ok run with a time (each run one point, so values with more
+    surviving seeds weigh more, as they are better measured), in double
+    with centred sums. Needs two distinct x, else null. R^2 = 1 - SS_res
+    / SS_tot, and 1 when every time is equal (the line is exact).
+
+    Not done: significance tests between points (three seeds make them
+    weak; the intervals are reported so a reader can judge), intervals
+    over the time fit, and fits other than linear (the paper reported
+    linear growth of time with depth, which is what a plain MLP's cost
+    predicts; against width or batch size it is not linear, and R^2 says
+    so).
 */
 #include "ms_analysis.h"
+#include "ms_config_json.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -79,7 +129,26 @@ typedef struct {
     const char *node_id;     // producer (borrowed; NULL: none)
     double gflops;           // platform.calibration_gflops (has_gflops)
     bool has_gflops;
+    const json_t *defaults; // every parameter at its default (borrowed):
+                            // what a key the config leaves out reads as
+    const char *task_id;    // the task (borrowed; NULL: a task of its own)
+    double x;               // the axis value
+    double m;               // the chosen metric (valid when has_m)
+    bool has_m;
+    int64_t gw; // width as a group field; -1 when x is width
+    int64_t gd; // depth as a group field; -1 when x is depth
 } s_row_t;
+
+//  The axis and metric of one analysis.
+typedef enum { S_AXIS_DEPTH, S_AXIS_WIDTH, S_AXIS_KEY } s_axis_t;
+
+typedef struct {
+    s_axis_t axis;      // which x
+    const char *x;      // its name ("hidden_layers", "width", a key)
+    const char *metric; // the metric's name (a ms_analysis_metric_names
+                        // entry)
+    bool maximize;      // the metric's goal
+} s_ctx_t;
 
 enum { S_OK, S_DIVERGED, S_FAILED };
 
@@ -113,6 +182,90 @@ ms_analysis_options_default(ms_analysis_options_t *opts)
 {
     memset(opts, 0, sizeof *opts);
     opts->plateau_tolerance = MS_ANALYSIS_PLATEAU_TOLERANCE;
+    opts->goal = MS_ANALYSIS_GOAL_AUTO;
+}
+
+const char *const ms_analysis_metric_names[] = {
+    "val_accuracy",  "test_accuracy",     "val_loss", "test_loss", "train_loss",
+    "train_seconds", "seconds_per_epoch", "params",   NULL};
+
+//  --------------------------------------------------------------------------
+//  Whether name is one of the metrics.
+
+static bool
+s_known_metric(const char *name)
+{
+    for (size_t i = 0; ms_analysis_metric_names[i]; i++)
+        if (strcmp(name, ms_analysis_metric_names[i]) == 0)
+            return true;
+    return false;
+}
+
+//  --------------------------------------------------------------------------
+//  The goal a metric's name implies: accuracies are maximised, the rest
+//  (losses, seconds, parameter counts) minimised.
+
+static bool
+s_maximize_by_name(const char *name)
+{
+    return strstr(name, "accuracy") != NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  The metric and goal from a sweep's metric object and an override.
+
+void
+ms_analysis_options_metric(ms_analysis_options_t *opts,
+                           const json_t *spec_metric, const char *override)
+{
+    const char *name = json_string_value(json_object_get(spec_metric, "name"));
+    const char *goal = json_string_value(json_object_get(spec_metric, "goal"));
+    ms_analysis_goal_t spec_goal = MS_ANALYSIS_GOAL_AUTO;
+    if (goal && strcmp(goal, "maximize") == 0)
+        spec_goal = MS_ANALYSIS_GOAL_MAXIMIZE;
+    else if (goal && strcmp(goal, "minimize") == 0)
+        spec_goal = MS_ANALYSIS_GOAL_MINIMIZE;
+    if (override && *override) {
+        opts->metric = override;
+        opts->goal = name && strcmp(name, override) == 0
+                         ? spec_goal
+                         : MS_ANALYSIS_GOAL_AUTO;
+    } else if (name) {
+        opts->metric = name;
+        opts->goal = spec_goal;
+    } else {
+        opts->metric = NULL;
+        opts->goal = MS_ANALYSIS_GOAL_AUTO;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  t(0.975, df): the table (NIST/SEMATECH e-Handbook 1.3.6.7.2) to 30
+//  degrees of freedom, the Cornish-Fisher expansion (Abramowitz and
+//  Stegun 26.7.5) above: t = z + g1/df + g2/df^2 + g3/df^3 with z the
+//  normal quantile 1.959964, g1 = (z^3 + z)/4, g2 = (5z^5 + 16z^3 +
+//  3z)/96, g3 = (3z^7 + 19z^5 + 17z^3 - 15z)/384 (2.04227 at df 30,
+//  where the table says 2.0423).
+
+double
+ms_analysis_t975(long df)
+{
+    static const double table[30] = {
+        12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060,
+        2.2622,  2.2281, 2.2010, 2.1788, 2.1604, 2.1448, 2.1314, 2.1199,
+        2.1098,  2.1009, 2.0930, 2.0860, 2.0796, 2.0739, 2.0687, 2.0639,
+        2.0595,  2.0555, 2.0518, 2.0484, 2.0452, 2.0423};
+    if (df < 1)
+        return NAN;
+    if (df <= 30)
+        return table[df - 1];
+    const double z = 1.959963984540054;
+    double z3 = z * z * z, z5 = z3 * z * z, z7 = z5 * z * z;
+    double g1 = (z3 + z) / 4.0;
+    double g2 = (5.0 * z5 + 16.0 * z3 + 3.0 * z) / 96.0;
+    double g3 = (3.0 * z7 + 19.0 * z5 + 17.0 * z3 - 15.0 * z) / 384.0;
+    double v = (double) df;
+    return z + g1 / v + g2 / (v * v) + g3 / (v * v * v);
 }
 
 //  --------------------------------------------------------------------------
@@ -134,6 +287,30 @@ static json_t *
 s_real_or_null(bool have, double v)
 {
     return have && isfinite(v) ? json_real(v) : json_null();
+}
+
+//  --------------------------------------------------------------------------
+//  A config key's value in a row: the config's, else its default (a
+//  canonical config leaves the newer parameters out at their defaults:
+//  warmup_epochs 0 is written nowhere). NULL: neither has it.
+
+static const json_t *
+s_value(const s_row_t *r, const char *key)
+{
+    const json_t *v = json_object_get(r->config, key);
+    return v ? v : json_object_get(r->defaults, key);
+}
+
+//  --------------------------------------------------------------------------
+//  The defaults of every parameter as JSON (ms_config_encode_json_all of
+//  ms_train_config_defaults); NULL when memory runs out.
+
+static json_t *
+s_defaults(void)
+{
+    ms_train_config_t d;
+    ms_train_config_defaults(&d);
+    return ms_config_encode_json_all(&d);
 }
 
 //  --------------------------------------------------------------------------
@@ -161,12 +338,13 @@ s_metric(const json_t *row, size_t i, const char *key, double *v, bool *has,
 //  Flatten one row; *skip is set for rows that are not counted.
 
 static int
-s_parse_row(const json_t *row, size_t i, s_row_t *r, bool *skip,
-            ms_diag_t *diag)
+s_parse_row(const json_t *row, size_t i, const s_ctx_t *ctx,
+            const json_t *defaults, s_row_t *r, bool *skip, ms_diag_t *diag)
 {
     char where[96];
     *skip = false;
     memset(r, 0, sizeof *r);
+    r->defaults = defaults;
     if (!json_is_object(row)) {
         snprintf(where, sizeof where, "rows[%zu]", i);
         return ms_diag_set(diag, where, "must be an object");
@@ -238,6 +416,26 @@ s_parse_row(const json_t *row, size_t i, s_row_t *r, bool *skip,
         rc = s_metric(row, i, "test_accuracy", &r->test, &r->has_test, diag);
     if (rc == MS_OK)
         rc = s_metric(row, i, "seconds_per_epoch", &r->sec, &r->has_sec, diag);
+    if (rc == MS_OK && ctx)
+        rc = s_metric(row, i, ctx->metric, &r->m, &r->has_m, diag);
+    //  train_loss: the row's, else its curve's last epoch (a row carries
+    //  the losses of validation and test only; the curve has training's).
+    if (rc == MS_OK && ctx && !r->has_m &&
+        strcmp(ctx->metric, "train_loss") == 0 &&
+        !json_object_get(row, "train_loss")) {
+        const json_t *curve = json_object_get(row, "curve");
+        size_t n_ep = json_array_size(curve);
+        const json_t *last =
+            n_ep
+                ? json_object_get(json_array_get(curve, n_ep - 1), "train_loss")
+                : NULL;
+        if (json_is_number(last) && isfinite(json_number_value(last))) {
+            r->m = json_number_value(last);
+            r->has_m = true;
+        }
+    }
+    const char *task = json_string_value(json_object_get(row, "task_id"));
+    r->task_id = task && *task ? task : NULL;
     //  Where the run ran: descriptive fields, read leniently (a row
     //  without them, or with them of another type, has no class and no
     //  calibration; it is not refused).
@@ -262,6 +460,26 @@ static int
 s_str_ptr_cmp(const void *a, const void *b)
 {
     return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+//  --------------------------------------------------------------------------
+//  The member names of obj in byte order (json_object_foreach follows
+//  insertion order), borrowed from obj, in a new array of *n (caller
+//  frees); NULL when memory runs out.
+
+static const char **
+s_sorted_keys(const json_t *obj, size_t *n)
+{
+    *n = json_object_size(obj);
+    const char **sorted = calloc(*n ? *n : 1, sizeof *sorted);
+    if (!sorted)
+        return NULL;
+    size_t k = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *) obj, key, v) sorted[k++] = key;
+    qsort(sorted, *n, sizeof *sorted, s_str_ptr_cmp);
+    return sorted;
 }
 
 //  --------------------------------------------------------------------------
@@ -329,7 +547,7 @@ s_key_follows(const s_row_t *rows, size_t n, const char *key)
         char id[160];
         snprintf(id, sizeof id, "%.100s|%lld", rows[i].activation,
                  (long long) rows[i].width);
-        json_t *v = json_object_get(rows[i].config, key);
+        json_t *v = (json_t *) s_value(&rows[i], key);
         if (!v)
             v = json_null(); // absent reads as null here
         json_t *before = json_object_get(seen, id);
@@ -349,7 +567,7 @@ s_key_follows(const s_row_t *rows, size_t n, const char *key)
 //  out.
 
 static json_t *
-s_group_keys(const s_row_t *rows, size_t n)
+s_group_keys(const s_row_t *rows, size_t n, const char *x)
 {
     json_t *names = json_object(); // set of every config key seen
     json_t *keys = json_array();
@@ -360,27 +578,21 @@ s_group_keys(const s_row_t *rows, size_t n)
         json_t *v;
         json_object_foreach((json_t *) rows[i].config, key, v)
         {
-            if (!s_fixed_key(key) && !json_object_get(names, key) &&
+            if (!s_fixed_key(key) && (!x || strcmp(key, x) != 0) &&
+                !json_object_get(names, key) &&
                 json_object_set_new(names, key, json_true()) != 0)
                 goto fail;
         }
     }
-    //  Sorted names: json_object_foreach follows insertion order.
-    size_t n_names = json_object_size(names);
-    const char **sorted = calloc(n_names ? n_names : 1, sizeof *sorted);
+    size_t n_names = 0;
+    const char **sorted = s_sorted_keys(names, &n_names);
     if (!sorted)
         goto fail;
-    size_t k = 0;
-    const char *key;
-    json_t *v;
-    json_object_foreach(names, key, v) sorted[k++] = key;
-    qsort(sorted, n_names, sizeof *sorted, s_str_ptr_cmp);
-    for (k = 0; k < n_names; k++) {
-        const json_t *first = json_object_get(rows[0].config, sorted[k]);
+    for (size_t k = 0; k < n_names; k++) {
+        const json_t *first = s_value(&rows[0], sorted[k]);
         bool varies = false;
         for (size_t i = 1; i < n && !varies; i++)
-            varies =
-                !s_json_same(first, json_object_get(rows[i].config, sorted[k]));
+            varies = !s_json_same(first, s_value(&rows[i], sorted[k]));
         if (varies && !s_key_follows(rows, n, sorted[k]) &&
             json_array_append_new(keys, json_string(sorted[k])) != 0) {
             free(sorted);
@@ -398,7 +610,19 @@ fail:
 }
 
 //  --------------------------------------------------------------------------
-//  Order rows by activation, width, the extra group keys, depth.
+//  Order two task ids (NULL, a task of its own, first).
+
+static int
+s_task_cmp(const char *a, const char *b)
+{
+    if (!a || !b)
+        return (a != NULL) - (b != NULL);
+    return strcmp(a, b);
+}
+
+//  --------------------------------------------------------------------------
+//  Order rows by group (activation, width, depth, the extra group keys),
+//  then x, then task.
 
 static int
 s_row_cmp(const void *a, const void *b)
@@ -407,14 +631,16 @@ s_row_cmp(const void *a, const void *b)
     int c = strcmp(x->activation, y->activation);
     if (c)
         return c;
-    if (x->width != y->width)
-        return x->width < y->width ? -1 : 1;
+    if (x->gw != y->gw)
+        return x->gw < y->gw ? -1 : 1;
+    if (x->gd != y->gd)
+        return x->gd < y->gd ? -1 : 1;
     for (size_t k = 0; k < x->n_gv; k++)
         if ((c = s_json_cmp(x->gv[k], y->gv[k])) != 0)
             return c;
-    if (x->depth != y->depth)
-        return x->depth < y->depth ? -1 : 1;
-    return 0;
+    if (x->x != y->x)
+        return x->x < y->x ? -1 : 1;
+    return s_task_cmp(x->task_id, y->task_id);
 }
 
 //  --------------------------------------------------------------------------
@@ -423,7 +649,8 @@ s_row_cmp(const void *a, const void *b)
 static bool
 s_same_group(const s_row_t *a, const s_row_t *b)
 {
-    if (strcmp(a->activation, b->activation) != 0 || a->width != b->width)
+    if (strcmp(a->activation, b->activation) != 0 || a->gw != b->gw ||
+        a->gd != b->gd)
         return false;
     for (size_t k = 0; k < a->n_gv; k++)
         if (s_json_cmp(a->gv[k], b->gv[k]) != 0)
@@ -617,7 +844,7 @@ s_class_entry(const s_row_t *const *p, size_t n, double *x, double *y)
     s_class_name(p[0]->fingerprint, name);
     size_t n_cal = 0;
     for (size_t i = 0; i < n; i++) {
-        x[i] = (double) p[i]->depth;
+        x[i] = p[i]->x;
         y[i] = p[i]->sec;
     }
     json_t *fit = s_fit(x, y, n);
@@ -717,7 +944,7 @@ s_time_fits(json_t *g, const s_row_t *rows, size_t n, double ref)
     size_t m = 0;
     for (size_t i = 0; i < n && !isnan(ref); i++)
         if (s_timed(&rows[i]) && rows[i].has_gflops) {
-            x[m] = (double) rows[i].depth;
+            x[m] = rows[i].x;
             y[m] = rows[i].sec * rows[i].gflops / ref;
             m++;
         }
@@ -763,49 +990,134 @@ out:
 }
 
 //  --------------------------------------------------------------------------
-//  One depth's entry from rows[0 .. n) (all of that depth). *mean_val
-//  gets the mean validation accuracy, NAN when there is none.
+//  The lower median of v[0 .. n) (sorts v); n > 0.
+
+static double
+s_lower_median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, s_double_cmp);
+    return v[(n - 1) / 2];
+}
+
+//  --------------------------------------------------------------------------
+//  A statistic's JSON members prefix_mean and prefix_std (sample, null
+//  below two values) into e; false when memory runs out.
+
+static bool
+s_set_mean_std(json_t *e, const char *mean_key, const char *std_key,
+               const s_stat_t *st)
+{
+    return s_set(e, mean_key, s_real_or_null(st->n > 0, st->mean)) &&
+           s_set(
+               e, std_key,
+               s_real_or_null(st->n > 1, sqrt(st->m2 / (double) (st->n - 1))));
+}
+
+//  --------------------------------------------------------------------------
+//  A JSON copy of a row's x: the config's own value for a key axis
+//  (integer or real as written), an integer for depth and width.
 
 static json_t *
-s_depth_entry(const s_row_t *rows, size_t n, double *mean_val, double ref)
+s_x_json(const s_row_t *r, const s_ctx_t *ctx)
 {
-    s_stat_t val = {0}, test = {0}, sec = {0}, norm = {0};
+    if (ctx->axis == S_AXIS_DEPTH)
+        return json_integer(r->depth);
+    if (ctx->axis == S_AXIS_WIDTH)
+        return json_integer(r->width);
+    return json_deep_copy(s_value(r, ctx->x));
+}
+
+//  What a point's entry hands back to its group for the plateau.
+typedef struct {
+    double x;      // the point's x
+    json_t *xj;    // its JSON value (borrowed from the point's entry)
+    double mean;   // the metric's mean over tasks; NAN: none
+    double lo, hi; // its 95% interval; NAN: none (fewer than two)
+    int64_t n;     // tasks with a value
+} s_point_t;
+
+//  --------------------------------------------------------------------------
+//  One point's entry from rows[0 .. n) (all of one x, sorted by task):
+//  the tasks' values (lower median of each task's ok rows) averaged, with
+//  the 95% Student-t interval of the chosen metric; times per row. *pt
+//  gets what the plateau needs. NULL when memory runs out.
+
+static json_t *
+s_point_entry(const s_row_t *rows, size_t n, const s_ctx_t *ctx, double ref,
+              s_point_t *pt)
+{
+    s_stat_t met = {0}, val = {0}, test = {0}, sec = {0}, norm = {0};
     int64_t n_ok = 0, n_div = 0, n_fail = 0;
-    for (size_t i = 0; i < n; i++) {
-        const s_row_t *r = &rows[i];
-        if (r->status == S_DIVERGED) {
+    double *buf = malloc((n ? n : 1) * 3 * sizeof *buf);
+    if (!buf)
+        return NULL;
+    double *bm = buf, *bv = buf + n, *bt = buf + 2 * n;
+    for (size_t i = 0; i < n;) {
+        //  One task: rows i .. j (a NULL task id is a task of its own).
+        size_t j = i + 1;
+        while (rows[i].task_id && j < n && rows[j].task_id &&
+               strcmp(rows[i].task_id, rows[j].task_id) == 0)
+            j++;
+        size_t km = 0, kv = 0, kt = 0, k_ok = 0;
+        bool diverged = false;
+        for (size_t k = i; k < j; k++) {
+            const s_row_t *r = &rows[k];
+            if (r->status == S_DIVERGED)
+                diverged = true;
+            if (r->status != S_OK)
+                continue;
+            k_ok++;
+            if (r->has_m)
+                bm[km++] = r->m;
+            if (r->has_val)
+                bv[kv++] = r->val;
+            if (r->has_test)
+                bt[kt++] = r->test;
+            if (r->has_sec)
+                s_stat_add(&sec, r->sec);
+            if (r->has_sec && r->has_gflops && !isnan(ref))
+                s_stat_add(&norm, r->sec * r->gflops / ref);
+        }
+        if (k_ok > 0) {
+            n_ok++;
+            if (km)
+                s_stat_add(&met, s_lower_median(bm, km));
+            if (kv)
+                s_stat_add(&val, s_lower_median(bv, kv));
+            if (kt)
+                s_stat_add(&test, s_lower_median(bt, kt));
+        } else if (diverged)
             n_div++;
-            continue;
-        }
-        if (r->status == S_FAILED) {
+        else
             n_fail++;
-            continue;
-        }
-        n_ok++;
-        if (r->has_val)
-            s_stat_add(&val, r->val);
-        if (r->has_test)
-            s_stat_add(&test, r->test);
-        if (r->has_sec)
-            s_stat_add(&sec, r->sec);
-        if (r->has_sec && r->has_gflops && !isnan(ref))
-            s_stat_add(&norm, r->sec * r->gflops / ref);
+        i = j;
     }
-    *mean_val = val.n ? val.mean : NAN;
+    free(buf);
+    pt->x = rows[0].x;
+    pt->n = met.n;
+    pt->mean = met.n ? met.mean : NAN;
+    pt->lo = pt->hi = NAN;
+    if (met.n > 1) {
+        double sd = sqrt(met.m2 / (double) (met.n - 1));
+        double h =
+            ms_analysis_t975((long) met.n - 1) * sd / sqrt((double) met.n);
+        pt->lo = met.mean - h;
+        pt->hi = met.mean + h;
+    }
     json_t *e = json_object();
-    if (!e || !s_set(e, "depth", json_integer(rows[0].depth)) ||
+    if (!e || !s_set(e, "x", s_x_json(&rows[0], ctx)) ||
         !s_set(e, "n", json_integer(n_ok)) ||
         !s_set(e, "n_diverged", json_integer(n_div)) ||
         !s_set(e, "n_failed", json_integer(n_fail)) ||
+        !s_set(e, "n_metric", json_integer(met.n)) ||
+        !s_set_mean_std(e, "mean", "std", &met) ||
+        !s_set(e, "lo", s_real_or_null(met.n > 1, pt->lo)) ||
+        !s_set(e, "hi", s_real_or_null(met.n > 1, pt->hi)) ||
         !s_set(e, "n_val_accuracy", json_integer(val.n)) ||
         !s_set(e, "n_test_accuracy", json_integer(test.n)) ||
         !s_set(e, "n_seconds", json_integer(sec.n)) ||
-        !s_set(e, "val_accuracy_mean", s_real_or_null(val.n, val.mean)) ||
-        !s_set(e, "val_accuracy_std",
-               s_real_or_null(val.n > 1, sqrt(val.m2 / (double) val.n))) ||
-        !s_set(e, "test_accuracy_mean", s_real_or_null(test.n, test.mean)) ||
-        !s_set(e, "test_accuracy_std",
-               s_real_or_null(test.n > 1, sqrt(test.m2 / (double) test.n))) ||
+        !s_set_mean_std(e, "val_accuracy_mean", "val_accuracy_std", &val) ||
+        !s_set_mean_std(e, "test_accuracy_mean", "test_accuracy_std", &test) ||
         !s_set(e, "seconds_per_epoch_mean", s_real_or_null(sec.n, sec.mean)) ||
         !s_set(e, "n_seconds_normalised", json_integer(norm.n)) ||
         !s_set(e, "seconds_per_epoch_normalised_mean",
@@ -813,23 +1125,135 @@ s_depth_entry(const s_row_t *rows, size_t n, double *mean_val, double ref)
         json_decref(e);
         return NULL;
     }
+    pt->xj = json_object_get(e, "x");
     return e;
 }
 
 //  --------------------------------------------------------------------------
-//  One group's entry from rows[0 .. n) (sorted by depth).
+//  The name an axis is spoken of by: "depth" for hidden_layers.
+
+static const char *
+s_x_label(const char *x)
+{
+    return strcmp(x, "hidden_layers") == 0 ? "depth" : x;
+}
+
+//  --------------------------------------------------------------------------
+//  Whether mean a is at least as good as level for the goal.
+
+static bool
+s_reaches(double a, double level, bool maximize)
+{
+    return maximize ? a >= level - 1e-12 : a <= level + 1e-12;
+}
+
+//  --------------------------------------------------------------------------
+//  The plateau of a group's points pts[0 .. n) (by x) into g: best_x,
+//  best_mean, best_lo, best_hi, plateau_from, plateau_to, plateau_reached
+//  and plateau_text (the rule: the prose at the top of this file). False
+//  when memory runs out.
+
+static bool
+s_plateau(json_t *g, const s_point_t *pts, size_t n, const s_ctx_t *ctx,
+          double tolerance)
+{
+    size_t best = n, n_means = 0, last = n;
+    for (size_t k = 0; k < n; k++) {
+        if (isnan(pts[k].mean))
+            continue;
+        n_means++;
+        last = k;
+        if (best == n || (ctx->maximize ? pts[k].mean > pts[best].mean
+                                        : pts[k].mean < pts[best].mean))
+            best = k;
+    }
+    const char *label = s_x_label(ctx->x);
+    char text[512];
+    if (best == n) {
+        snprintf(text, sizeof text, "no plateau: no run of this group has a %s",
+                 ctx->metric);
+        return s_set(g, "best_x", json_null()) &&
+               s_set(g, "best_mean", json_null()) &&
+               s_set(g, "best_lo", json_null()) &&
+               s_set(g, "best_hi", json_null()) &&
+               s_set(g, "plateau_from", json_null()) &&
+               s_set(g, "plateau_to", json_null()) &&
+               s_set(g, "plateau_reached", json_null()) &&
+               s_set(g, "plateau_text", json_string(text));
+    }
+    const s_point_t *b = &pts[best];
+    double h = isnan(b->hi) ? 0 : (b->hi - b->lo) / 2;
+    double r = h > tolerance ? h : tolerance;
+    double level = ctx->maximize ? b->mean - r : b->mean + r;
+    size_t from = n, to = n;
+    for (size_t k = 0; k < n; k++) {
+        if (isnan(pts[k].mean))
+            continue;
+        double reach = isnan(pts[k].hi)
+                           ? pts[k].mean
+                           : (ctx->maximize ? pts[k].hi : pts[k].lo);
+        if (from == n && s_reaches(reach, level, ctx->maximize))
+            from = k;
+        if (to == n && s_reaches(pts[k].mean, level, ctx->maximize))
+            to = k;
+    }
+    //  to exists (the best reaches its own level) and from <= to (an
+    //  interval's optimistic end is at least its mean).
+    bool reached = n_means > 1 && to != last;
+    char best_text[200];
+    if (isnan(b->hi))
+        snprintf(best_text, sizeof best_text,
+                 "best %.4g at %s %g, n=%lld, no interval", b->mean, label,
+                 b->x, (long long) b->n);
+    else
+        snprintf(best_text, sizeof best_text,
+                 "best %.4g at %s %g, 95%% interval %.4g to %.4g, n=%lld",
+                 b->mean, label, b->x, b->lo, b->hi, (long long) b->n);
+    if (n_means < 2)
+        snprintf(text, sizeof text,
+                 "%s: one %s only, no plateau can be stated (%s)", ctx->metric,
+                 label, best_text);
+    else if (!reached && from == to)
+        snprintf(text, sizeof text,
+                 "%s still improving at %s %g, the largest with results "
+                 "(%s)",
+                 ctx->metric, label, pts[to].x, best_text);
+    else if (!reached) // the seeds cannot rule a plateau from FROM out
+        snprintf(text, sizeof text,
+                 "%s still improving at %s %g, the largest with results, "
+                 "though the interval at %s %g reaches the best's level "
+                 "(%s)",
+                 ctx->metric, label, pts[to].x, label, pts[from].x, best_text);
+    else if (from == to)
+        snprintf(text, sizeof text, "%s stops improving at %s %g (%s)",
+                 ctx->metric, label, pts[to].x, best_text);
+    else
+        snprintf(text, sizeof text, "%s stops improving at %s %g to %g (%s)",
+                 ctx->metric, label, pts[from].x, pts[to].x, best_text);
+    return s_set(g, "best_x", json_incref(b->xj)) &&
+           s_set(g, "best_mean", json_real(b->mean)) &&
+           s_set(g, "best_lo", s_real_or_null(!isnan(b->lo), b->lo)) &&
+           s_set(g, "best_hi", s_real_or_null(!isnan(b->hi), b->hi)) &&
+           s_set(g, "plateau_from", json_incref(pts[from].xj)) &&
+           s_set(g, "plateau_to", json_incref(pts[to].xj)) &&
+           s_set(g, "plateau_reached",
+                 n_means > 1 ? json_boolean(reached) : json_null()) &&
+           s_set(g, "plateau_text", json_string(text));
+}
+
+//  --------------------------------------------------------------------------
+//  One group's entry from rows[0 .. n) (sorted by x, then task).
 
 static json_t *
 s_group_entry(const s_row_t *rows, size_t n, const json_t *keys,
-              double tolerance, double ref)
+              const s_ctx_t *ctx, double tolerance, double ref)
 {
     json_t *g = json_object();
-    json_t *depths = json_array();
+    json_t *points = json_array();
     json_t *params = json_object();
-    double *means = malloc(n * sizeof(double));
-    int64_t *ds = malloc(n * sizeof(int64_t));
-    size_t n_depths = 0;
-    if (!g || !depths || !params || !means || !ds)
+    s_point_t *pts = malloc((n ? n : 1) * sizeof *pts);
+    size_t n_pts = 0;
+    if (!g || !points || !params || !pts)
         goto fail;
     for (size_t k = 0; k < json_array_size(keys); k++)
         if (json_object_set(params, json_string_value(json_array_get(keys, k)),
@@ -838,54 +1262,172 @@ s_group_entry(const s_row_t *rows, size_t n, const json_t *keys,
             goto fail;
     for (size_t i = 0; i < n;) {
         size_t j = i;
-        while (j < n && rows[j].depth == rows[i].depth)
+        while (j < n && rows[j].x == rows[i].x)
             j++;
-        json_t *e = s_depth_entry(rows + i, j - i, &means[n_depths], ref);
-        if (!e || json_array_append_new(depths, e) != 0)
+        json_t *e = s_point_entry(rows + i, j - i, ctx, ref, &pts[n_pts]);
+        if (!e || json_array_append_new(points, e) != 0)
             goto fail;
-        ds[n_depths++] = rows[i].depth;
+        n_pts++;
         i = j;
     }
-    //  Best: the largest mean (the shallowest on a tie); plateau: the
-    //  shallowest depth within tolerance of it.
-    bool have = false;
-    double best = 0;
-    int64_t best_depth = 0, plateau = 0;
-    for (size_t k = 0; k < n_depths; k++)
-        if (!isnan(means[k]) && (!have || means[k] > best)) {
-            have = true;
-            best = means[k];
-            best_depth = ds[k];
-        }
-    for (size_t k = 0; have && k < n_depths; k++)
-        if (!isnan(means[k]) && means[k] >= best - tolerance - 1e-12) {
-            plateau = ds[k];
-            break;
-        }
     if (!s_set(g, "activation", json_string(rows[0].activation)) ||
-        !s_set(g, "width", json_integer(rows[0].width)) ||
+        !s_set(g, "width",
+               rows[0].gw >= 0 ? json_integer(rows[0].gw) : json_null()) ||
+        (rows[0].gd >= 0 &&
+         !s_set(g, "hidden_layers", json_integer(rows[0].gd))) ||
         json_object_set(g, "params", params) != 0 ||
-        json_object_set(g, "depths", depths) != 0 ||
-        !s_set(g, "plateau_depth",
-               have ? json_integer(plateau) : json_null()) ||
-        !s_set(g, "best_depth",
-               have ? json_integer(best_depth) : json_null()) ||
-        !s_set(g, "best_val_accuracy", s_real_or_null(have, best)) ||
+        json_object_set(g, "points", points) != 0 ||
+        !s_plateau(g, pts, n_pts, ctx, tolerance) ||
         !s_time_fits(g, rows, n, ref))
         goto fail;
-    json_decref(depths);
+    json_decref(points);
     json_decref(params);
-    free(means);
-    free(ds);
+    free(pts);
     return g;
 
 fail:
     json_decref(g);
-    json_decref(depths);
+    json_decref(points);
     json_decref(params);
-    free(means);
-    free(ds);
+    free(pts);
     return NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Append name to a comma-separated list in out (size out_n).
+
+static void
+s_list_add(char *out, size_t out_n, const char *name)
+{
+    size_t used = strlen(out);
+    if (used < out_n)
+        snprintf(out + used, out_n - used, "%s%s", used ? ", " : "", name);
+}
+
+//  --------------------------------------------------------------------------
+//  The swept numeric parameters of rows[0 .. n): "hidden_layers" first
+//  (the default axis, always), "width" when it takes more than one
+//  value, then the config keys (not fixed ones) whose values are all
+//  numbers and take more than one value, sorted. *why_key (for a key
+//  that is not among them) gets why: 0 absent, 1 not numeric, 2 not
+//  swept. New JSON array; NULL when memory runs out.
+
+static json_t *
+s_axes(const s_row_t *rows, size_t n, const char *key, int *why_key)
+{
+    json_t *axes = json_array();
+    json_t *keys = json_object(); // key -> true (numeric so far) / false
+    if (!axes || !keys ||
+        json_array_append_new(axes, json_string("hidden_layers")))
+        goto fail;
+    bool width_varies = false;
+    for (size_t i = 1; i < n; i++)
+        if (rows[i].width != rows[0].width)
+            width_varies = true;
+    if (width_varies && json_array_append_new(axes, json_string("width")))
+        goto fail;
+    for (size_t i = 0; i < n; i++) {
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *) rows[i].config, k, v)
+        {
+            if (s_fixed_key(k))
+                continue;
+            json_t *before = json_object_get(keys, k);
+            bool numeric =
+                json_is_number(v) && (!before || json_is_true(before));
+            if ((!before || json_is_true(before) != numeric) &&
+                json_object_set_new(keys, k, json_boolean(numeric)))
+                goto fail;
+        }
+    }
+    size_t n_names = 0;
+    const char **sorted = s_sorted_keys(keys, &n_names);
+    if (!sorted)
+        goto fail;
+    *why_key = 0;
+    for (size_t m = 0; m < n_names; m++) {
+        //  Numeric in every row (a row without the key is not), and more
+        //  than one value.
+        bool numeric = json_is_true(json_object_get(keys, sorted[m]));
+        bool varies = false;
+        const json_t *first = s_value(&rows[0], sorted[m]);
+        for (size_t i = 0; numeric && i < n; i++) {
+            const json_t *x = s_value(&rows[i], sorted[m]);
+            if (!json_is_number(x))
+                numeric = false;
+            else if (json_number_value(x) != json_number_value(first))
+                varies = true;
+        }
+        if (key && strcmp(key, sorted[m]) == 0)
+            *why_key = !numeric ? 1 : !varies ? 2 : 3;
+        if (numeric && varies &&
+            json_array_append_new(axes, json_string(sorted[m]))) {
+            free(sorted);
+            goto fail;
+        }
+    }
+    free(sorted);
+    json_decref(keys);
+    return axes;
+
+fail:
+    json_decref(axes);
+    json_decref(keys);
+    return NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Check the axis name against the rows' swept numeric parameters and
+//  fill ctx->axis and ctx->x. MS_ERR_INVALID (where "x") naming it and
+//  listing the swept numeric ones; MS_ERR_NOMEM.
+
+static int
+s_check_axis(const s_row_t *rows, size_t n, const char *x, s_ctx_t *ctx,
+             json_t **axes, ms_diag_t *diag)
+{
+    int why = 0;
+    bool depth = !x || !*x || strcmp(x, "hidden_layers") == 0 ||
+                 strcmp(x, "depth") == 0 || strcmp(x, "hidden_sizes") == 0;
+    bool width = !depth && strcmp(x, "width") == 0;
+    *axes = s_axes(rows, n, depth || width ? NULL : x, &why);
+    if (!*axes)
+        return ms_diag_set_code(diag, MS_ERR_NOMEM, "x", "out of memory");
+    char list[400] = "";
+    for (size_t i = 0; i < json_array_size(*axes); i++)
+        s_list_add(list, sizeof list,
+                   json_string_value(json_array_get(*axes, i)));
+    ctx->axis = depth ? S_AXIS_DEPTH : width ? S_AXIS_WIDTH : S_AXIS_KEY;
+    ctx->x = depth ? "hidden_layers" : width ? "width" : x;
+    if (depth)
+        return MS_OK;
+    if (width) {
+        for (size_t i = 0; i < json_array_size(*axes); i++)
+            if (strcmp(json_string_value(json_array_get(*axes, i)), "width") ==
+                0)
+                return MS_OK;
+        why = 2;
+    } else if (why == 3)
+        return MS_OK;
+    if (!width && strcmp(x, "seed") == 0)
+        return ms_diag_set(diag, "x",
+                           "'seed' is what the analysis averages over, not "
+                           "an axis (swept numeric parameters: %s)",
+                           list);
+    if (!width && (strcmp(x, "activation") == 0 || why == 1))
+        return ms_diag_set(diag, "x",
+                           "'%.64s' is not numeric (swept numeric "
+                           "parameters: %s)",
+                           x, list);
+    if (why == 2)
+        return ms_diag_set(diag, "x",
+                           "'%.64s' is not swept: it takes one value%s "
+                           "(swept numeric parameters: %s)",
+                           x, n ? "" : " (no results yet)", list);
+    return ms_diag_set(diag, "x",
+                       "'%.64s' is not a parameter of this sweep%s (swept "
+                       "numeric parameters: %s)",
+                       x, n ? "" : " (no results yet)", list);
 }
 
 //  --------------------------------------------------------------------------
@@ -911,20 +1453,33 @@ ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
         return ms_diag_set(diag, "rows",
                            "must be a JSON array of result "
                            "rows");
+    s_ctx_t ctx = {.metric = opts->metric ? opts->metric : "val_accuracy"};
+    if (!s_known_metric(ctx.metric)) {
+        char list[300] = "";
+        for (size_t i = 0; ms_analysis_metric_names[i]; i++)
+            s_list_add(list, sizeof list, ms_analysis_metric_names[i]);
+        return ms_diag_set(diag, "metric", "unknown metric '%.64s' (one of %s)",
+                           ctx.metric, list);
+    }
+    ctx.maximize = opts->goal == MS_ANALYSIS_GOAL_AUTO
+                       ? s_maximize_by_name(ctx.metric)
+                       : opts->goal == MS_ANALYSIS_GOAL_MAXIMIZE;
     size_t total = json_array_size(rows);
     s_row_t *flat = malloc((total ? total : 1) * sizeof(s_row_t));
     const json_t **gv = NULL;
-    json_t *keys = NULL;
+    json_t *keys = NULL, *axes = NULL, *metrics = NULL, *metric = NULL;
+    json_t *param_defaults = s_defaults();
     json_t *result = json_object();
     json_t *groups = json_array();
     int rc = MS_ERR_NOMEM;
-    if (!flat || !result || !groups)
+    if (!flat || !param_defaults || !result || !groups)
         goto fail;
     size_t n = 0;
     int64_t n_status[3] = {0, 0, 0}, n_skipped = 0;
     for (size_t i = 0; i < total; i++) {
         bool skip;
-        rc = s_parse_row(json_array_get(rows, i), i, &flat[n], &skip, diag);
+        rc = s_parse_row(json_array_get(rows, i), i, &ctx, param_defaults,
+                         &flat[n], &skip, diag);
         if (rc)
             goto fail;
         if (skip) {
@@ -934,8 +1489,37 @@ ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
         n_status[flat[n].status]++;
         n++;
     }
+    rc = s_check_axis(flat, n, opts->x, &ctx, &axes, diag);
+    if (rc)
+        goto fail;
+    //  x, and the width and depth as group fields where they are not it.
+    double x_min = INFINITY, x_max = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        s_row_t *r = &flat[i];
+        r->gw = ctx.axis == S_AXIS_WIDTH ? -1 : r->width;
+        r->gd = ctx.axis == S_AXIS_DEPTH ? -1 : r->depth;
+        r->x = ctx.axis == S_AXIS_DEPTH ? (double) r->depth
+               : ctx.axis == S_AXIS_WIDTH
+                   ? (double) r->width
+                   : json_number_value(s_value(r, ctx.x));
+        if (r->x < x_min)
+            x_min = r->x;
+        if (r->x > x_max)
+            x_max = r->x;
+    }
+    bool log_scale =
+        n > 0 && x_min > 0 && x_max >= MS_ANALYSIS_LOG_SPREAD * x_min;
     rc = MS_ERR_NOMEM;
-    keys = s_group_keys(flat, n);
+    metrics = json_array();
+    for (size_t i = 0; metrics && ms_analysis_metric_names[i]; i++)
+        if (json_array_append_new(metrics,
+                                  json_string(ms_analysis_metric_names[i])))
+            goto fail;
+    metric = json_pack("{s:s, s:s}", "name", ctx.metric, "goal",
+                       ctx.maximize ? "maximize" : "minimize");
+    if (!metrics || !metric)
+        goto fail;
+    keys = s_group_keys(flat, n, ctx.axis == S_AXIS_KEY ? ctx.x : NULL);
     size_t n_keys = json_array_size(keys);
     gv = calloc(n * n_keys > 0 ? n * n_keys : 1, sizeof *gv);
     if (!keys || !gv)
@@ -944,8 +1528,8 @@ ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
         flat[i].gv = gv + i * n_keys;
         flat[i].n_gv = n_keys;
         for (size_t k = 0; k < n_keys; k++)
-            flat[i].gv[k] = json_object_get(
-                flat[i].config, json_string_value(json_array_get(keys, k)));
+            flat[i].gv[k] =
+                s_value(&flat[i], json_string_value(json_array_get(keys, k)));
     }
     qsort(flat, n, sizeof *flat, s_row_cmp);
     int64_t n_uncalibrated = 0;
@@ -956,22 +1540,40 @@ ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
         size_t j = i;
         while (j < n && s_same_group(&flat[i], &flat[j]))
             j++;
-        json_t *g =
-            s_group_entry(flat + i, j - i, keys, opts->plateau_tolerance, ref);
+        json_t *g = s_group_entry(flat + i, j - i, keys, &ctx,
+                                  opts->plateau_tolerance, ref);
         if (!g || json_array_append_new(groups, g) != 0)
             goto fail;
         i = j;
     }
-    char rule[600];
+    char rule[1200];
+    const char *label = s_x_label(ctx.x);
     snprintf(rule, sizeof rule,
-             "plateau depth: the smallest depth whose mean validation "
-             "accuracy (over seeds, ok runs only) is within %g (absolute) "
-             "of the best mean validation accuracy of its group; deeper "
-             "networks add no more than that. A group is (activation, "
-             "width, every other swept parameter but depth and seed). "
-             "Width of a hidden_sizes network: its largest layer.",
-             opts->plateau_tolerance);
+             "plateau of %s (%s is better) against %s: B is a group's best "
+             "point (mean over seeds, ok runs only), r the larger of %g "
+             "(absolute) and the half-width of B's 95%% interval; a point "
+             "is level with B when its mean is within r of B's. %s "
+             "stops improving from the smallest %s whose interval reaches "
+             "that level (plateau_from) to the smallest %s whose mean does "
+             "(plateau_to); when that is the largest %s with results it is "
+             "still improving. A group is (activation, width, depth, every "
+             "other swept parameter) but %s and seed. Width of a "
+             "hidden_sizes network: its largest layer.",
+             ctx.metric, ctx.maximize ? "larger" : "smaller", label,
+             opts->plateau_tolerance, ctx.metric, label, label, label, label);
     if (!s_set(result, "rule", json_string(rule)) ||
+        !s_set(result, "interval_rule",
+               json_string("per point: mean over tasks (seeds; the replicas "
+                           "of a task are one value, their lower median), "
+                           "sample standard deviation s (divisor n - 1), "
+                           "95% interval mean +- t(0.975, n - 1) s / "
+                           "sqrt(n) (Student's t); none for n = 1")) ||
+        !s_set(result, "x", json_string(ctx.x)) ||
+        !s_set(result, "x_label", json_string(label)) ||
+        !s_set(result, "x_scale", json_string(log_scale ? "log" : "linear")) ||
+        json_object_set(result, "axes", axes) != 0 ||
+        json_object_set(result, "metric", metric) != 0 ||
+        json_object_set(result, "metrics", metrics) != 0 ||
         !s_set(result, "plateau_tolerance",
                json_real(opts->plateau_tolerance)) ||
         !s_set(result, "n_rows", json_integer((json_int_t) total)) ||
@@ -991,6 +1593,10 @@ ms_analysis_compute(const json_t *rows, const ms_analysis_options_t *opts,
         goto fail;
     json_decref(groups);
     json_decref(keys);
+    json_decref(axes);
+    json_decref(metrics);
+    json_decref(metric);
+    json_decref(param_defaults);
     free(gv);
     free(flat);
     *out = result;
@@ -1002,21 +1608,49 @@ fail:
     json_decref(result);
     json_decref(groups);
     json_decref(keys);
+    json_decref(axes);
+    json_decref(metrics);
+    json_decref(metric);
+    json_decref(param_defaults);
     free(gv);
     free(flat);
     return rc;
 }
 
 //  --------------------------------------------------------------------------
-//  A fit {intercept, slope} as "A + B * depth", or "A - |B| * depth"
-//  when the slope is negative.
+//  A fit {intercept, slope} as "A + B * X", or "A - |B| * X" when the
+//  slope is negative (X: the axis's label).
 
 static void
-s_print_line(FILE *f, const json_t *fit)
+s_print_line(FILE *f, const json_t *fit, const char *label)
 {
     double a = json_number_value(json_object_get(fit, "intercept"));
     double b = json_number_value(json_object_get(fit, "slope"));
-    fprintf(f, "%.4g %c %.4g * depth", a, signbit(b) ? '-' : '+', fabs(b));
+    fprintf(f, "%.4g %c %.4g * %s", a, signbit(b) ? '-' : '+', fabs(b), label);
+}
+
+//  --------------------------------------------------------------------------
+//  Print a point's metric: "MEAN [LO, HI]", "MEAN n/a (n=1)" without an
+//  interval, "-" without a mean.
+
+static void
+s_print_interval(FILE *f, const json_t *d)
+{
+    const json_t *mean = json_object_get(d, "mean");
+    const json_t *lo = json_object_get(d, "lo");
+    const json_t *hi = json_object_get(d, "hi");
+    char cell[64];
+    if (!json_is_number(mean))
+        snprintf(cell, sizeof cell, "%8s", "-");
+    else if (json_is_number(lo) && json_is_number(hi))
+        snprintf(cell, sizeof cell, "%8.4f [%.4f, %.4f]",
+                 json_number_value(mean), json_number_value(lo),
+                 json_number_value(hi));
+    else
+        snprintf(
+            cell, sizeof cell, "%8.4f n/a (n=%lld)", json_number_value(mean),
+            (long long) json_integer_value(json_object_get(d, "n_metric")));
+    fprintf(f, "%-28s", cell);
 }
 
 //  --------------------------------------------------------------------------
@@ -1088,11 +1722,17 @@ s_print_value(FILE *f, const json_t *v)
 //  Render one group.
 
 static void
-s_format_group(FILE *f, const json_t *g)
+s_format_group(FILE *f, const json_t *g, const char *label, const char *metric)
 {
     const char *act = json_string_value(json_object_get(g, "activation"));
-    fprintf(f, "\n%s, width %lld", act ? act : "?",
-            (long long) json_integer_value(json_object_get(g, "width")));
+    fprintf(f, "\n%s", act ? act : "?");
+    if (json_is_integer(json_object_get(g, "width")))
+        fprintf(f, ", width %lld",
+                (long long) json_integer_value(json_object_get(g, "width")));
+    if (json_is_integer(json_object_get(g, "hidden_layers")))
+        fprintf(f, ", depth %lld",
+                (long long) json_integer_value(
+                    json_object_get(g, "hidden_layers")));
     const char *key;
     json_t *value;
     json_object_foreach(json_object_get(g, "params"), key, value)
@@ -1104,17 +1744,27 @@ s_format_group(FILE *f, const json_t *g)
     //  Runs of several machine classes: the seconds at the reference speed
     //  too (what the normalised fit is over).
     bool norm = json_array_size(json_object_get(g, "time_fits")) > 1;
-    fprintf(f, "  %5s %4s %4s  %-22s  %-22s  %9s%s\n", "depth", "n", "div",
-            "val acc (+- std)", "test acc (+- std)", "s/epoch",
+    char head[40];
+    snprintf(head, sizeof head, "%.20s (95%% interval)", metric);
+    int w = strlen(label) > 8 ? (int) strlen(label) : 8; // x's column
+    fprintf(f, "  %*s %4s %4s  %-28s  %-22s  %-22s  %9s%s\n", w, label, "n",
+            "div", head, "val acc (+- std)", "test acc (+- std)", "s/epoch",
             norm ? "   s/ep@ref" : "");
-    const json_t *depths = json_object_get(g, "depths");
-    for (size_t i = 0; i < json_array_size(depths); i++) {
-        const json_t *d = json_array_get(depths, i);
+    const json_t *points = json_object_get(g, "points");
+    for (size_t i = 0; i < json_array_size(points); i++) {
+        const json_t *d = json_array_get(points, i);
+        fprintf(f, "  ");
+        const json_t *x = json_object_get(d, "x");
+        if (json_is_integer(x))
+            fprintf(f, "%*lld", w, (long long) json_integer_value(x));
+        else
+            fprintf(f, "%*.3g", w, json_number_value(x));
         fprintf(
-            f, "  %5lld %4lld %4lld  ",
-            (long long) json_integer_value(json_object_get(d, "depth")),
+            f, " %4lld %4lld  ",
             (long long) json_integer_value(json_object_get(d, "n")),
             (long long) json_integer_value(json_object_get(d, "n_diverged")));
+        s_print_interval(f, d);
+        fprintf(f, "  ");
         s_print_mean_std(f, d, "val_accuracy_mean", "val_accuracy_std",
                          "n_val_accuracy");
         fprintf(f, "  ");
@@ -1132,17 +1782,8 @@ s_format_group(FILE *f, const json_t *g)
             fprintf(f, "  (%lld failed)", n_failed);
         fprintf(f, "\n");
     }
-    const json_t *plateau = json_object_get(g, "plateau_depth");
-    if (json_is_integer(plateau))
-        fprintf(
-            f,
-            "  plateau at depth %lld; best depth %lld (val accuracy "
-            "%.4f)\n",
-            (long long) json_integer_value(plateau),
-            (long long) json_integer_value(json_object_get(g, "best_depth")),
-            json_number_value(json_object_get(g, "best_val_accuracy")));
-    else
-        fprintf(f, "  no plateau: no run of this group finished ok\n");
+    const char *plateau = json_string_value(json_object_get(g, "plateau_text"));
+    fprintf(f, "  %s\n", plateau ? plateau : "no plateau");
     const json_t *fit = json_object_get(g, "time_fit");
     const char *basis = json_string_value(json_object_get(g, "time_fit_basis"));
     const json_t *fits = json_object_get(g, "time_fits");
@@ -1151,15 +1792,18 @@ s_format_group(FILE *f, const json_t *g)
     bool classes = json_array_size(fits) > 1;
     if (json_is_object(fit)) {
         fprintf(f, "  time per epoch = ");
-        s_print_line(f, fit);
+        s_print_line(f, fit, label);
         fprintf(f, " s (R^2 %.3f, %lld runs)\n",
                 json_number_value(json_object_get(fit, "r2")),
                 (long long) json_integer_value(json_object_get(fit, "n")));
     } else if (classes)
-        fprintf(f, "  time fit: needs calibrated ok runs at two or more "
-                   "depths\n");
+        fprintf(f,
+                "  time fit: needs calibrated ok runs at two or more values "
+                "of %s\n",
+                label);
     else
-        fprintf(f, "  time fit: needs ok runs at two or more depths\n");
+        fprintf(f, "  time fit: needs ok runs at two or more values of %s\n",
+                label);
     if (basis && strncmp(basis, "fingerprint:", 12) == 0) {
         const json_t *c = json_array_get(fits, 0);
         fprintf(f, "  fit basis: one machine class, fingerprint %s (%s)\n",
@@ -1210,11 +1854,11 @@ s_format_group(FILE *f, const json_t *g)
                 (long long) json_integer_value(json_object_get(c, "n_rows")),
                 n_nodes, n_nodes == 1 ? "" : "s");
             if (json_is_object(cf)) {
-                s_print_line(f, cf);
+                s_print_line(f, cf, label);
                 fprintf(f, " s (R^2 %.3f)\n",
                         json_number_value(json_object_get(cf, "r2")));
             } else
-                fprintf(f, "no fit (one depth)\n");
+                fprintf(f, "no fit (one value of %s)\n", label);
         }
     }
 }
@@ -1240,8 +1884,25 @@ ms_analysis_format_text(const json_t *analysis)
         (long long) json_integer_value(json_object_get(analysis, "n_ok")),
         (long long) json_integer_value(json_object_get(analysis, "n_diverged")),
         (long long) json_integer_value(json_object_get(analysis, "n_failed")));
+    const char *x = json_string_value(json_object_get(analysis, "x"));
+    const char *label = json_string_value(json_object_get(analysis, "x_label"));
+    const char *scale = json_string_value(json_object_get(analysis, "x_scale"));
+    const json_t *metric = json_object_get(analysis, "metric");
+    const char *mname = json_string_value(json_object_get(metric, "name"));
+    const char *goal = json_string_value(json_object_get(metric, "goal"));
+    label = label ? label : "depth";
+    mname = mname ? mname : "val_accuracy";
+    fprintf(f, "Axis: %s (%s)%s; metric: %s (%s)\n", label, x ? x : "?",
+            scale && strcmp(scale, "log") == 0
+                ? ", log scale: the values span orders of magnitude"
+                : "",
+            mname, goal ? goal : "?");
     if (rule)
         fprintf(f, "Rule: %s\n", rule);
+    const char *irule =
+        json_string_value(json_object_get(analysis, "interval_rule"));
+    if (irule)
+        fprintf(f, "Intervals: %s\n", irule);
     long long n_not = (long long) json_integer_value(
         json_object_get(analysis, "n_not_counted"));
     if (json_is_true(json_object_get(analysis, "verified_only")))
@@ -1267,7 +1928,7 @@ ms_analysis_format_text(const json_t *analysis)
     if (json_array_size(groups) == 0)
         fprintf(f, "\nNo results to analyse yet.\n");
     for (size_t i = 0; i < json_array_size(groups); i++)
-        s_format_group(f, json_array_get(groups, i));
+        s_format_group(f, json_array_get(groups, i), label, mname);
     if (fclose(f) != 0) {
         free(text);
         return NULL;
@@ -1283,19 +1944,24 @@ ms_analysis_group_keys(const json_t *rows)
 {
     size_t total = json_array_size(rows);
     s_row_t *flat = malloc((total ? total : 1) * sizeof(s_row_t));
-    if (!flat)
+    json_t *defaults = s_defaults();
+    if (!flat || !defaults) {
+        free(flat);
+        json_decref(defaults);
         return NULL;
+    }
     size_t n = 0;
     for (size_t i = 0; i < total; i++) {
         bool skip = false;
         ms_diag_t diag;
         ms_diag_clear(&diag);
-        if (s_parse_row(json_array_get(rows, i), i, &flat[n], &skip, &diag) ==
-                MS_OK &&
+        if (s_parse_row(json_array_get(rows, i), i, NULL, defaults, &flat[n],
+                        &skip, &diag) == MS_OK &&
             !skip)
             n++;
     }
-    json_t *keys = s_group_keys(flat, n);
+    json_t *keys = s_group_keys(flat, n, NULL);
     free(flat);
+    json_decref(defaults);
     return keys;
 }

@@ -67,13 +67,15 @@
 #define S_API_THREADS 4            // handler threads (epoll, thread pool)
 #define S_API_IDLE_S 10            // an idle connection is closed after this
 #define S_API_MAX_CONNECTIONS 1024 // open connections at most
-#define S_ANALYSIS_CACHE 16        // analyses kept (sweep, verified)
+#define S_ANALYSIS_CACHE 16        // analyses kept (sweep, verified, query)
+#define S_ANALYSIS_QUERY 136       // "x|metric" of a cached analysis
 
 //  One cached analysis: the answer's text, labelled with the sweep's
 //  store generation when its rows were read (ms_store_sweep_generation).
 typedef struct {
     uint8_t sweep_id[MS_HASH_BYTES]; // the sweep
     bool verified;                   // ?verified=1
+    char query[S_ANALYSIS_QUERY];    // ?x= and ?metric= as "X|METRIC"
     uint64_t generation;             // 0: empty slot
     uint64_t used;                   // last use (a tick of the cache)
     char *text;                      // the JSON answer, malloc'd
@@ -1985,18 +1987,19 @@ s_get_results(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
     compute (the later one stores). */
 
 //  --------------------------------------------------------------------------
-//  The cached answer of (sweep, verified) at GENERATION, copied (caller
-//  frees), or NULL.
+//  The cached answer of (sweep, verified, query) at GENERATION, copied
+//  (caller frees), or NULL.
 
 static char *
 s_cache_get(ms_api_t *self, const ms_hash_t *id, bool verified,
-            uint64_t generation, size_t *len)
+            const char *query, uint64_t generation, size_t *len)
 {
     char *text = NULL;
     pthread_mutex_lock(&self->cache_mu);
     for (size_t i = 0; i < S_ANALYSIS_CACHE && !text; i++) {
         s_cached_t *c = &self->cache[i];
         if (c->generation != generation || c->verified != verified ||
+            strcmp(c->query, query) != 0 ||
             memcmp(c->sweep_id, id->bytes, MS_HASH_BYTES) != 0)
             continue;
         text = malloc(c->len + 1);
@@ -2011,12 +2014,13 @@ s_cache_get(ms_api_t *self, const ms_hash_t *id, bool verified,
 }
 
 //  --------------------------------------------------------------------------
-//  Keep a copy of TEXT as the answer of (sweep, verified) at GENERATION,
-//  in that key's slot or the least recently used one.
+//  Keep a copy of TEXT as the answer of (sweep, verified, query) at
+//  GENERATION, in that key's slot or the least recently used one.
 
 static void
 s_cache_put(ms_api_t *self, const ms_hash_t *id, bool verified,
-            uint64_t generation, const char *text, size_t len)
+            const char *query, uint64_t generation, const char *text,
+            size_t len)
 {
     char *copy = malloc(len + 1);
     if (!copy)
@@ -2027,6 +2031,7 @@ s_cache_put(ms_api_t *self, const ms_hash_t *id, bool verified,
     for (size_t i = 0; i < S_ANALYSIS_CACHE; i++) {
         s_cached_t *c = &self->cache[i];
         if (c->generation && c->verified == verified &&
+            strcmp(c->query, query) == 0 &&
             memcmp(c->sweep_id, id->bytes, MS_HASH_BYTES) == 0) {
             slot = c; // this key's older answer
             break;
@@ -2037,6 +2042,7 @@ s_cache_put(ms_api_t *self, const ms_hash_t *id, bool verified,
     free(slot->text);
     memcpy(slot->sweep_id, id->bytes, MS_HASH_BYTES);
     slot->verified = verified;
+    snprintf(slot->query, sizeof slot->query, "%s", query);
     slot->generation = generation;
     slot->text = copy;
     slot->len = len;
@@ -2061,11 +2067,24 @@ s_get_analysis(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
     else if (t && strcmp(t, "0") && strcmp(t, "false"))
         return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
                              "verified: '%.64s' is not 0 or 1", t);
+    // ?x=PARAM and ?metric=NAME (ms_analysis checks them against the rows
+    // and its metric list; here only their length).
+    const char *xq =
+        MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "x");
+    const char *mq =
+        MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "metric");
+    if ((xq && strlen(xq) > 64) || (mq && strlen(mq) > 64))
+        return s_reply_error(self, conn, MHD_HTTP_BAD_REQUEST,
+                             "%s: longer than 64 characters",
+                             xq && strlen(xq) > 64 ? "x" : "metric");
+    char query[S_ANALYSIS_QUERY];
+    snprintf(query, sizeof query, "%s|%s", xq ? xq : "", mq ? mq : "");
     // The generation first: rows read after it are at least that new.
     uint64_t gen = ms_store_sweep_generation(self->hooks.store, id->bytes);
     size_t len = 0;
     char *text =
-        gen ? s_cache_get(self, id, opts.verified_only, gen, &len) : NULL;
+        gen ? s_cache_get(self, id, opts.verified_only, query, gen, &len)
+            : NULL;
     if (text) {
         enum MHD_Result r =
             s_reply(self, conn, MHD_HTTP_OK, "application/json", text, len);
@@ -2075,23 +2094,64 @@ s_get_analysis(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
     ms_diag_t diag;
     ms_diag_clear(&diag);
     json_t *rows = NULL;
+    // The sweep's metric (its spec's "metric", read without parsing the
+    // task list); a sweep not found is answered by the rows' read below.
+    json_t *spec_metric = NULL;
+    ms_store_sweep_t *sweep = NULL;
+    if (ms_store_get_sweep(self->hooks.store, id->bytes, &sweep) == MS_OK) {
+        const char *v;
+        size_t n;
+        json_error_t err;
+        if (ms_results_row_member(sweep->spec_json, sweep->spec_len, "metric",
+                                  &v, &n) == MS_OK)
+            spec_metric = json_loadb(v, n, JSON_DECODE_ANY, &err);
+        ms_store_sweep_destroy(&sweep);
+    }
+    ms_analysis_options_metric(&opts, spec_metric, mq);
+    opts.x = xq;
     // The members the analysis reads (ms_analysis.h); the rest of each
-    // row (its curve above all) is not parsed.
-    static const char *const keep[] = {
-        "status",       "counted",       "config",
-        "val_accuracy", "test_accuracy", "seconds_per_epoch",
-        "fingerprint",  "platform",      NULL};
+    // row (its curve above all) is not parsed, except for train_loss,
+    // which a row has only in its curve.
+    static const char *const keep[] = {"status",
+                                       "counted",
+                                       "config",
+                                       "val_accuracy",
+                                       "test_accuracy",
+                                       "val_loss",
+                                       "test_loss",
+                                       "train_loss",
+                                       "train_seconds",
+                                       "params",
+                                       "seconds_per_epoch",
+                                       "fingerprint",
+                                       "platform",
+                                       NULL,
+                                       NULL};
+    const char *fields[sizeof keep / sizeof *keep];
+    memcpy(fields, keep, sizeof keep);
+    if (opts.metric && strcmp(opts.metric, "train_loss") == 0)
+        fields[sizeof keep / sizeof *keep - 2] = "curve";
     int rc = ms_results_page_fields(
         self->hooks.store, id, opts.verified_only ? MS_RESULTS_VERIFIED : 0,
-        keep, NULL, 0, &rows, NULL, &diag);
-    if (rc != MS_OK)
+        fields, NULL, 0, &rows, NULL, &diag);
+    if (rc != MS_OK) {
+        json_decref(spec_metric);
         return s_reply_diag(self, conn, s_status_of(rc), &diag, rc);
+    }
     json_t *analysis = NULL;
     rc = ms_analysis_compute(rows, &opts, &analysis, &diag);
     json_decref(rows);
+    json_decref(spec_metric); // after the compute: opts.metric borrows it
+    // A bad ?x= or ?metric= is the request's fault (400); a stored row
+    // the analysis cannot read is 422.
+    bool bad_query =
+        strcmp(diag.where, "x") == 0 || strcmp(diag.where, "metric") == 0;
     if (rc != MS_OK)
-        return s_reply_diag(self, conn, rc == MS_ERR_NOMEM ? 500 : 422, &diag,
-                            rc);
+        return s_reply_diag(self, conn,
+                            rc == MS_ERR_NOMEM ? 500
+                            : bad_query        ? 400
+                                               : 422,
+                            &diag, rc);
     text = ms_wire_canon_dump(analysis);
     if (!text)
         text = json_dumps(analysis, JSON_COMPACT);
@@ -2100,7 +2160,7 @@ s_get_analysis(ms_api_t *self, struct MHD_Connection *conn, const ms_hash_t *id)
         return s_reply_error(self, conn, 500, "out of memory");
     len = strlen(text);
     if (gen)
-        s_cache_put(self, id, opts.verified_only, gen, text, len);
+        s_cache_put(self, id, opts.verified_only, query, gen, text, len);
     enum MHD_Result r =
         s_reply(self, conn, MHD_HTTP_OK, "application/json", text, len);
     free(text);
@@ -3093,7 +3153,8 @@ s_route(ms_api_t *self, struct MHD_Connection *conn, const char *url,
     static const char *const results_args[] = {"format", "limit",    "after",
                                                "all",    "verified", "by_task",
                                                "fields", NULL};
-    static const char *const analysis_args[] = {"verified", NULL};
+    static const char *const analysis_args[] = {"verified", "x", "metric",
+                                                NULL};
     bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     bool post = strcmp(method, "POST") == 0;
     if (strcmp(url, "/") == 0)

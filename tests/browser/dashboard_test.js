@@ -216,6 +216,7 @@ async function live(page) {
   const timePts = await page.evaluate(() => document.getElementById('plot-time').data.length);
   if (timePts < 2) fail('time-per-epoch plot has no fit lines');
   ok('time-per-epoch plot with fit lines (' + timePts + ' traces)');
+  await axes(page);
   await page.waitForFunction(() => document.querySelectorAll('#nodes tbody tr').length >= 1, null, { timeout: 10000 });
   ok('pool table shows this node');
   // The pool card polls /status every 5 s: wait until it shows the sweep
@@ -225,6 +226,87 @@ async function live(page) {
     .catch(() => fail('the pool card does not show the finished sweep: ' + JSON.stringify(total)));
   ok('pool card: ' + (await page.$eval('#pool-summary', (e) => e.textContent)));
   await page.mouse.move(0, 0);
+}
+
+// What a plot shows: its titles, and each trace's x values and error
+// bars.
+function plotOf(page, id) {
+  return page.evaluate((pid) => {
+    const d = document.getElementById(pid);
+    const lay = d.layout || {};
+    const t = (a) => (a && a.title && (a.title.text !== undefined ? a.title.text : a.title)) || '';
+    return {
+      title: t(lay), x: t(lay.xaxis), y: t(lay.yaxis), xtype: (lay.xaxis || {}).type || '',
+      traces: (d.data || []).map((tr) => ({
+        name: tr.name, x: [...(tr.x || [])], y: [...(tr.y || [])],
+        up: tr.error_y && tr.error_y.array ? [...tr.error_y.array] : [],
+        down: tr.error_y && tr.error_y.arrayminus ? [...tr.error_y.arrayminus] : [],
+      })),
+    };
+  }, id);
+}
+
+// Wait until the metric plot's axis titles match (a RegExp source per
+// axis, 'xaxis' and/or 'yaxis'), else fail with what.
+async function waitTitles(page, want, what) {
+  await page.waitForFunction((w) => {
+    const d = document.getElementById('plot-val');
+    return Object.entries(w).every(([axis, src]) => {
+      const t = d && d.layout && d.layout[axis] && d.layout[axis].title;
+      return t && new RegExp(src).test(t.text !== undefined ? t.text : t);
+    });
+  }, want, { timeout: 10000 }).catch(() => fail(what));
+}
+
+// The axis and metric selects: the sweep's swept numeric parameters
+// (depth, width) are offered; choosing width redraws the metric plot
+// against width (its axis title and its points change: one line per
+// depth, at widths 32 and 64, each point with its 95% interval over the
+// 3 seeds, as GET .../analysis?x=width answers); choosing test_loss
+// changes the metric plot's y axis; back to depth and val_accuracy.
+async function axes(page) {
+  const offered = await page.$$eval('#axis-x option', (os) => os.map((o) => o.value));
+  if (JSON.stringify(offered) !== JSON.stringify(['hidden_layers', 'width'])) {
+    fail('the axis select offers ' + JSON.stringify(offered) + ', not hidden_layers and width');
+  }
+  const before = await plotOf(page, 'plot-val');
+  if (!/^hidden layers/.test(before.x)) fail('the metric plot\'s x axis reads "' + before.x + '"');
+  await page.selectOption('#axis-x', 'width');
+  await waitTitles(page, { xaxis: '^width$' }, 'choosing width did not change the plot\'s x axis title');
+  const after = await plotOf(page, 'plot-val');
+  const xs = [...new Set(after.traces.flatMap((t) => t.x))].sort((a, b) => a - b);
+  if (JSON.stringify(xs) !== '[32,64]') fail('against width the points are at ' + JSON.stringify(xs));
+  if (after.traces.length !== 4 || !after.traces.every((t) => / · depth \d+$/.test(t.name))) {
+    fail('against width: not one line per depth: ' + after.traces.map((t) => t.name).join(', '));
+  }
+  if (JSON.stringify(after.traces.map((t) => t.x)) === JSON.stringify(before.traces.map((t) => t.x))) {
+    fail('the points did not change with the axis');
+  }
+  const sweep = await page.evaluate(() => window.meshsweep.state.selected);
+  const api = await page.evaluate(async (id) => (await fetch(`/api/v1/sweeps/${id}/analysis?x=width`)).json(), sweep);
+  after.traces.forEach((t, i) => {
+    const g = api.groups[i];
+    g.points.forEach((p, k) => {
+      if (Math.abs(t.y[k] - p.mean) > 1e-12 || Math.abs(t.up[k] - (p.hi - p.mean)) > 1e-12 ||
+          Math.abs(t.down[k] - (p.mean - p.lo)) > 1e-12 || !(t.up[k] > 0)) {
+        fail(`point ${k} of ${t.name}: drawn ${t.y[k]} +${t.up[k]} -${t.down[k]}, the API says ${JSON.stringify(p)}`);
+      }
+    });
+  });
+  ok(`choosing width redraws the metric plot: x axis "${before.x}" -> "${after.x}", ` +
+    `${after.traces.length} lines (one per depth) at widths ${xs.join(', ')}, each point with the API's 95% interval`);
+  const timeX = await plotOf(page, 'plot-time');
+  if (timeX.x !== 'width') fail('the time plot does not follow the axis: "' + timeX.x + '"');
+  await page.selectOption('#axis-metric', 'test_loss');
+  await waitTitles(page, { yaxis: '^test_loss$' }, 'choosing test_loss did not change the metric plot\'s y axis');
+  const loss = await plotOf(page, 'plot-val');
+  if (!/^test_loss vs width/.test(loss.title)) fail('the metric plot\'s title reads "' + loss.title + '"');
+  ok(`choosing test_loss: "${loss.title}"; the time plot follows the axis too`);
+  await page.selectOption('#axis-metric', 'val_accuracy');
+  await page.selectOption('#axis-x', 'hidden_layers');
+  await waitTitles(page, { xaxis: '^hidden layers', yaxis: '^val_accuracy$' },
+    'back to depth and val_accuracy: the plot did not follow');
+  ok('back to depth and val_accuracy');
 }
 
 async function big(page) {

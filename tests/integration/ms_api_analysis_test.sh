@@ -94,8 +94,8 @@ assert len(fps) == 1 and None not in fps, fps
 fp = fps.pop()
 assert len(api["groups"]) == 1, api["groups"]
 g = api["groups"][0]
-assert [d["depth"] for d in g["depths"]] == [1, 2, 4]
-assert g["plateau_depth"] in (1, 2, 4) and g["best_depth"] in (1, 2, 4)
+assert [d["x"] for d in g["points"]] == [1, 2, 4]
+assert g["plateau_to"] in (1, 2, 4) and g["best_x"] in (1, 2, 4)
 assert g["time_fit_basis"] == "fingerprint:" + fp[:12], g["time_fit_basis"]
 assert g["time_fit_reference_gflops"] is None
 assert len(g["time_fits"]) == 1
@@ -105,7 +105,7 @@ assert c["nodes"] == [rows[0]["node_id"]], c["nodes"]
 assert c["label"].startswith(rows[0]["platform"]["backend"] + ": "), c["label"]
 assert g["time_fit"] == c["fit"] and g["time_fit"]["n"] == 6
 assert g["time_fit_normalised"]["n"] == 6 and g["time_fit_n_uncalibrated"] == 0
-assert all(d["n_seconds_normalised"] == d["n_seconds"] == 2 for d in g["depths"])
+assert all(d["n_seconds_normalised"] == d["n_seconds"] == 2 for d in g["points"])
 
 # Calibration: every row carries the worker's figure, which /status shows
 # and which is then the reference of the normalised fit.
@@ -134,3 +134,85 @@ grep -q '^Rows: counted results' "$T/cli-node.txt" || fail "the text does not sa
 grep -q '^Rows: verified results only' "$T/cli-node-verified.txt" ||
     fail "--verified: the text does not say verified rows only"
 ok "results --analyze text names the fit basis and the rows (node and store alike)"
+
+# -- Any axis, any metric: a second sweep of depth x width x 3 seeds.
+#    ?x=width and ?metric=test_loss (with the spec's own metric,
+#    val_loss minimised, as the default); the CLI's --x/--metric give the
+#    same analysis; a bad axis or metric is a 400 naming it and listing
+#    the valid ones, and exit 2 from the CLI.
+cat >"$T/axes.yaml" <<'Y'
+name: analysis-axes
+dataset: fashion-mnist
+metric: {name: val_loss, goal: minimize}
+parameters:
+  hidden_layers: {values: [1, 2]}
+  width:         {values: [8, 16]}
+  activation:    {value: relu}
+  seed:          {values: [1, 2, 3]}
+  epochs:        {value: 1}
+  batch_size:    {value: 50}
+Y
+axes=$("$MS" submit "$T/axes.yaml" 2>"$T/submit-axes.err")
+[[ "$axes" =~ ^[0-9a-f]{64}$ ]] || fail "submit printed '$axes': $(cat "$T/submit-axes.err")"
+ms_wait_until 90 ms_sweep_finished "$axes" || fail "axes sweep not finished within 90 s"
+api=$NODE/api/v1/sweeps/$axes
+curl -sf "$api/analysis" >"$T/axes-default.json" || fail "GET analysis (axes) failed"
+curl -sf "$api/analysis?x=width" >"$T/axes-width.json" || fail "GET analysis?x=width failed"
+curl -sf "$api/analysis?x=width&metric=test_loss" >"$T/axes-width-test-loss.json" ||
+    fail "GET analysis?x=width&metric=test_loss failed"
+code=$(curl -s -o "$T/axes-bad-x.json" -w '%{http_code}' "$api/analysis?x=activation")
+[ "$code" = 400 ] || fail "analysis?x=activation answered $code, not 400"
+code=$(curl -s -o "$T/axes-bad-m.json" -w '%{http_code}' "$api/analysis?metric=accuracy")
+[ "$code" = 400 ] || fail "analysis?metric=accuracy answered $code, not 400"
+"$MS" results "$axes" --x width --metric test_loss --json >"$T/axes-cli.json"
+"$MS" results "$axes" --data-dir "$T/node" --x width --metric test_loss --json >"$T/axes-cli-store.json"
+"$MS" results "$axes" --x width >"$T/axes-cli.txt"
+ms_expect_exit 2 "$T/axes-cli-bad.err" "$MS" results "$axes" --x dropout
+grep -q "^meshsweep: --x: 'dropout' is not swept: it takes one value (swept numeric parameters: hidden_layers, width)" "$T/axes-cli-bad.err" ||
+    fail "--x dropout: $(cat "$T/axes-cli-bad.err")"
+ms_expect_exit 2 "$T/axes-cli-badm.err" "$MS" results "$axes" --metric accuracy
+grep -q "^meshsweep: --metric: unknown metric 'accuracy' (one of val_accuracy, " "$T/axes-cli-badm.err" ||
+    fail "--metric accuracy: $(cat "$T/axes-cli-badm.err")"
+
+python3 - "$T" <<'PY'
+import json, math, sys
+t = sys.argv[1]
+def load(name):
+    with open(f"{t}/{name}") as f:
+        return json.load(f)
+d, w, wl = load("axes-default.json"), load("axes-width.json"), load("axes-width-test-loss.json")
+# The spec's metric, minimised, on the depth by default.
+assert d["x"] == "hidden_layers" and d["metric"] == {"name": "val_loss", "goal": "minimize"}, (d["x"], d["metric"])
+assert d["axes"] == ["hidden_layers", "width"], d["axes"]
+assert [g["width"] for g in d["groups"]] == [8, 16]
+# ?x=width: one group per depth, points at widths 8 and 16, 3 seeds each,
+# a mean with its 95% interval (t(0.975, 2) = 4.3027).
+assert w["x"] == "width" and w["x_scale"] == "linear" and w["metric"]["name"] == "val_loss"
+assert [g["hidden_layers"] for g in w["groups"]] == [1, 2] and all(g["width"] is None for g in w["groups"])
+for g in w["groups"]:
+    assert [p["x"] for p in g["points"]] == [8, 16], g["points"]
+    for p in g["points"]:
+        assert p["n"] == 3 and p["n_metric"] == 3, p
+        h = 4.3027 * p["std"] / math.sqrt(3)
+        assert abs(p["lo"] - (p["mean"] - h)) < 1e-9 and abs(p["hi"] - (p["mean"] + h)) < 1e-9, p
+    assert g["plateau_text"].startswith("val_loss "), g["plateau_text"]
+    assert g["time_fit"] is not None and g["time_fit"]["n"] == 6
+# ?metric=test_loss: minimised by its name; the best is the smallest mean.
+assert wl["metric"] == {"name": "test_loss", "goal": "minimize"}, wl["metric"]
+for g in wl["groups"]:
+    means = [p["mean"] for p in g["points"]]
+    assert g["best_mean"] == min(means), (g["best_mean"], means)
+# The CLI computes the same (node and store).
+assert load("axes-cli.json")["analysis"] == wl, "CLI --x width --metric test_loss differs from the API"
+assert load("axes-cli-store.json")["analysis"] == wl, "CLI (--data-dir) differs from the API"
+bad = load("axes-bad-x.json")["error"]
+assert "'activation' is not numeric (swept numeric parameters: hidden_layers, width)" in bad, bad
+bad = load("axes-bad-m.json")["error"]
+assert "unknown metric 'accuracy' (one of val_accuracy" in bad, bad
+PY
+ok "?x=width, ?metric=test_loss: points with 95% intervals over 3 seeds, the spec's metric by default; CLI --x/--metric agree; bad axis and metric are 400 / exit 2 naming the valid ones"
+grep -q '^Axis: width (width); metric: val_loss (minimize)' "$T/axes-cli.txt" ||
+    fail "results --x width: no axis line: $(head -5 "$T/axes-cli.txt")"
+grep -Eq 'val_loss (stops|still) improving at width' "$T/axes-cli.txt" ||
+    fail "results --x width: no plateau sentence: $(grep -i improving "$T/axes-cli.txt")"
+ok "results --x width prints the axis, the metric and the plateau sentence"

@@ -121,7 +121,18 @@ test_plateau_and_exact_fit(void **state)
     s_add_sweep(rows, "relu", 64, 0.0);
     json_t *a = s_analyse(rows);
     assert_non_null(strstr(json_string_value(json_object_get(a, "rule")),
-                           "within 0.005 (absolute)"));
+                           "the larger of 0.005 (absolute)"));
+    assert_string_equal(json_string_value(json_object_get(a, "x")),
+                        "hidden_layers");
+    assert_string_equal(json_string_value(json_object_get(a, "x_label")),
+                        "depth");
+    assert_string_equal(json_string_value(json_object_get(a, "x_scale")),
+                        "linear");
+    json_t *metric = json_object_get(a, "metric");
+    assert_string_equal(json_string_value(json_object_get(metric, "name")),
+                        "val_accuracy");
+    assert_string_equal(json_string_value(json_object_get(metric, "goal")),
+                        "maximize");
     assert_int_equal(s_int(a, "n_rows"), 12);
     assert_int_equal(s_int(a, "n_ok"), 12);
     json_t *groups = json_object_get(a, "groups");
@@ -130,20 +141,31 @@ test_plateau_and_exact_fit(void **state)
     assert_string_equal(json_string_value(json_object_get(g, "activation")),
                         "relu");
     assert_int_equal(s_int(g, "width"), 64);
-    //  0.87 is within 0.005 of the best 0.872; 0.85 is not.
-    assert_int_equal(s_int(g, "plateau_depth"), 4);
-    assert_int_equal(s_int(g, "best_depth"), 8);
-    assert_true(fabs(s_num(g, "best_val_accuracy") - 0.872) < 1e-12);
+    //  Seeds at mean -0.01, mean, mean +0.01: s = 0.01, and the best
+    //  point's 95% half-width t(0.975, 2) 0.01 / sqrt(3) = 0.024841 is
+    //  wider than the tolerance: the level is 0.872 - 0.024841 = 0.847159,
+    //  which depth 2's mean 0.85 reaches and depth 1's interval (up to
+    //  0.824841) does not.
+    assert_int_equal(s_int(g, "plateau_from"), 2);
+    assert_int_equal(s_int(g, "plateau_to"), 2);
+    assert_true(json_is_true(json_object_get(g, "plateau_reached")));
+    assert_int_equal(s_int(g, "best_x"), 8);
+    assert_true(fabs(s_num(g, "best_lo") - (0.872 - 0.0248417)) < 1e-6);
+    assert_string_equal(
+        json_string_value(json_object_get(g, "plateau_text")),
+        "val_accuracy stops improving at depth 2 (best 0.872 at depth 8, 95% "
+        "interval 0.8472 to 0.8968, n=3)");
+    assert_true(fabs(s_num(g, "best_mean") - 0.872) < 1e-12);
     json_t *fit = json_object_get(g, "time_fit");
     assert_true(fabs(s_num(fit, "slope") - 0.25) < 1e-12);
     assert_true(fabs(s_num(fit, "intercept") - 0.5) < 1e-12);
     assert_true(fabs(s_num(fit, "r2") - 1.0) < 1e-12);
     assert_int_equal(s_int(fit, "n"), 12);
-    json_t *depths = json_object_get(g, "depths");
+    json_t *depths = json_object_get(g, "points");
     assert_int_equal(json_array_size(depths), 4);
     for (int d = 0; d < 4; d++) {
         json_t *e = json_array_get(depths, d);
-        assert_int_equal(s_int(e, "depth"), s_depths[d]);
+        assert_int_equal(s_int(e, "x"), s_depths[d]);
         assert_int_equal(s_int(e, "n"), 3);
         assert_int_equal(s_int(e, "n_diverged"), 0);
         assert_true(fabs(s_num(e, "val_accuracy_mean") - s_val[d]) < 1e-12);
@@ -153,8 +175,8 @@ test_plateau_and_exact_fit(void **state)
                          (0.5 + 0.25 * s_depths[d])) < 1e-12);
     }
     json_decref(a);
-    //  A tolerance of 0 puts the plateau at the best depth, 0.1 at the
-    //  first; a negative one is refused.
+    //  A tolerance of 0 leaves the interval's level; 0.1 is wider and
+    //  reaches depth 1; a negative one is refused.
     ms_analysis_options_t opts;
     ms_analysis_options_default(&opts);
     assert_true(opts.plateau_tolerance == 0.005);
@@ -162,13 +184,13 @@ test_plateau_and_exact_fit(void **state)
     opts.plateau_tolerance = 0.0;
     assert_int_equal(ms_analysis_compute(rows, &opts, &a, &diag), MS_OK);
     assert_int_equal(
-        s_int(json_array_get(json_object_get(a, "groups"), 0), "plateau_depth"),
-        8);
+        s_int(json_array_get(json_object_get(a, "groups"), 0), "plateau_to"),
+        2);
     json_decref(a);
     opts.plateau_tolerance = 0.1;
     assert_int_equal(ms_analysis_compute(rows, &opts, &a, &diag), MS_OK);
     assert_int_equal(
-        s_int(json_array_get(json_object_get(a, "groups"), 0), "plateau_depth"),
+        s_int(json_array_get(json_object_get(a, "groups"), 0), "plateau_to"),
         1);
     json_decref(a);
     opts.plateau_tolerance = -1;
@@ -184,7 +206,8 @@ test_seed_averaging(void **state)
 {
     (void) state;
     json_t *rows = json_array();
-    //  Val 0.80, 0.82, 0.84: mean 0.82, population std sqrt(0.0008 / 3).
+    //  Val 0.80, 0.82, 0.84: mean 0.82, sample std sqrt(0.0008 / 2) =
+    //  0.02.
     //  Times 1, 2, 3 at one depth: no fit.
     double vals[3] = {0.80, 0.82, 0.84};
     for (int s = 0; s < 3; s++)
@@ -192,20 +215,24 @@ test_seed_averaging(void **state)
                                           vals[s] - 0.1, 1.0 + s));
     json_t *a = s_analyse(rows);
     json_t *g = json_array_get(json_object_get(a, "groups"), 0);
-    json_t *e = json_array_get(json_object_get(g, "depths"), 0);
+    json_t *e = json_array_get(json_object_get(g, "points"), 0);
     assert_int_equal(s_int(e, "n"), 3);
     assert_true(fabs(s_num(e, "val_accuracy_mean") - 0.82) < 1e-12);
-    assert_true(fabs(s_num(e, "val_accuracy_std") - sqrt(0.0008 / 3)) < 1e-12);
+    assert_true(fabs(s_num(e, "val_accuracy_std") - 0.02) < 1e-12);
     assert_true(fabs(s_num(e, "test_accuracy_mean") - 0.72) < 1e-12);
-    assert_true(fabs(s_num(e, "test_accuracy_std") - sqrt(0.0008 / 3)) < 1e-12);
+    assert_true(fabs(s_num(e, "test_accuracy_std") - 0.02) < 1e-12);
     assert_true(fabs(s_num(e, "seconds_per_epoch_mean") - 2.0) < 1e-12);
-    //  A single depth: plateau = best = that depth, and no time fit.
-    assert_int_equal(s_int(g, "plateau_depth"), 3);
-    assert_int_equal(s_int(g, "best_depth"), 3);
+    //  A single depth: best = that depth, no plateau stated, no time fit.
+    assert_int_equal(s_int(g, "plateau_to"), 3);
+    assert_true(json_is_null(json_object_get(g, "plateau_reached")));
+    assert_int_equal(s_int(g, "best_x"), 3);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(g, "plateau_text")),
+               "one depth only, no plateau can be stated"));
     assert_true(json_is_null(json_object_get(g, "time_fit")));
     char *text = ms_analysis_format_text(a);
     assert_non_null(strstr(text, "time fit: needs ok runs at two or more "
-                                 "depths"));
+                                 "values of depth"));
     free(text);
     json_decref(a);
     json_decref(rows);
@@ -238,20 +265,26 @@ test_groups_and_hidden_sizes(void **state)
     }
     //  (100) and (100, 10): one group of width 100 at depths 1 and 2.
     json_t *g = json_array_get(groups, 1);
-    json_t *depths = json_object_get(g, "depths");
+    json_t *depths = json_object_get(g, "points");
     assert_int_equal(json_array_size(depths), 2);
-    assert_int_equal(s_int(json_array_get(depths, 0), "depth"), 1);
-    assert_int_equal(s_int(json_array_get(depths, 1), "depth"), 2);
-    assert_int_equal(s_int(g, "best_depth"), 2);
-    assert_int_equal(s_int(g, "plateau_depth"), 2); // 0.85 < 0.86 - 0.005
+    assert_int_equal(s_int(json_array_get(depths, 0), "x"), 1);
+    assert_int_equal(s_int(json_array_get(depths, 1), "x"), 2);
+    assert_int_equal(s_int(g, "best_x"), 2);
+    //  One seed: no interval, the tolerance alone; 0.85 < 0.86 - 0.005,
+    //  and nothing after depth 2 shows a plateau.
+    assert_int_equal(s_int(g, "plateau_to"), 2);
+    assert_true(json_is_false(json_object_get(g, "plateau_reached")));
+    assert_non_null(
+        strstr(json_string_value(json_object_get(g, "plateau_text")),
+               "still improving at depth 2, the largest"));
     json_t *fit = json_object_get(g, "time_fit");
     assert_true(fabs(s_num(fit, "slope") - 1.0) < 1e-12);
     assert_true(fabs(s_num(fit, "intercept") - 1.0) < 1e-12);
     //  Two groups of the same numbers shifted: same plateau.
-    assert_int_equal(s_int(json_array_get(groups, 2), "plateau_depth"), 4);
-    assert_int_equal(s_int(json_array_get(groups, 3), "plateau_depth"), 4);
-    assert_true(fabs(s_num(json_array_get(groups, 3), "best_val_accuracy") -
-                     0.922) < 1e-12);
+    assert_int_equal(s_int(json_array_get(groups, 2), "plateau_to"), 2);
+    assert_int_equal(s_int(json_array_get(groups, 3), "plateau_to"), 2);
+    assert_true(fabs(s_num(json_array_get(groups, 3), "best_mean") - 0.922) <
+                1e-12);
     json_decref(a);
     json_decref(rows);
 }
@@ -268,8 +301,9 @@ test_plateau_tolerance_boundary(void **state)
     json_array_append_new(rows, s_row("relu", 8, 5, 1, "ok", 0.894, 0.8, 5));
     json_t *a = s_analyse(rows);
     json_t *g = json_array_get(json_object_get(a, "groups"), 0);
-    assert_int_equal(s_int(g, "plateau_depth"), 2);
-    assert_int_equal(s_int(g, "best_depth"), 3);
+    assert_int_equal(s_int(g, "plateau_from"), 2);
+    assert_int_equal(s_int(g, "plateau_to"), 2);
+    assert_int_equal(s_int(g, "best_x"), 3);
     json_decref(a);
     json_decref(rows);
 }
@@ -305,7 +339,7 @@ test_diverged_and_failed_excluded(void **state)
     assert_int_equal(s_int(a, "n_failed"), 1);
     assert_int_equal(s_int(a, "n_not_counted"), 1);
     json_t *g = json_array_get(json_object_get(a, "groups"), 0);
-    json_t *depths = json_object_get(g, "depths");
+    json_t *depths = json_object_get(g, "points");
     assert_int_equal(json_array_size(depths), 5);
     json_t *d2 = json_array_get(depths, 1);
     assert_int_equal(s_int(d2, "n"), 3);
@@ -315,15 +349,16 @@ test_diverged_and_failed_excluded(void **state)
     assert_int_equal(s_int(d8, "n_diverged"), 1);
     assert_true(fabs(s_num(d8, "val_accuracy_mean") - 0.872) < 1e-12);
     json_t *d16 = json_array_get(depths, 4);
-    assert_int_equal(s_int(d16, "depth"), 16);
+    assert_int_equal(s_int(d16, "x"), 16);
     assert_int_equal(s_int(d16, "n"), 0);
     assert_int_equal(s_int(d16, "n_diverged"), 3);
     assert_true(json_is_null(json_object_get(d16, "val_accuracy_mean")));
     assert_true(json_is_null(json_object_get(d16, "val_accuracy_std")));
     assert_true(json_is_null(json_object_get(d16, "seconds_per_epoch_mean")));
     //  Nothing of the excluded rows moved the answers.
-    assert_int_equal(s_int(g, "plateau_depth"), 4);
-    assert_int_equal(s_int(g, "best_depth"), 8);
+    assert_int_equal(s_int(g, "plateau_to"), 2);
+    assert_true(json_is_true(json_object_get(g, "plateau_reached")));
+    assert_int_equal(s_int(g, "best_x"), 8);
     json_t *fit = json_object_get(g, "time_fit");
     assert_true(fabs(s_num(fit, "slope") - 0.25) < 1e-12);
     assert_true(fabs(s_num(fit, "r2") - 1.0) < 1e-12);
@@ -334,9 +369,10 @@ test_diverged_and_failed_excluded(void **state)
     json_array_append_new(bad, s_row("linear", 4, 2, 1, "diverged", 0, 0, 2));
     a = s_analyse(bad);
     g = json_array_get(json_object_get(a, "groups"), 0);
-    assert_true(json_is_null(json_object_get(g, "plateau_depth")));
-    assert_true(json_is_null(json_object_get(g, "best_depth")));
-    assert_true(json_is_null(json_object_get(g, "best_val_accuracy")));
+    assert_true(json_is_null(json_object_get(g, "plateau_to")));
+    assert_true(json_is_null(json_object_get(g, "plateau_from")));
+    assert_true(json_is_null(json_object_get(g, "best_x")));
+    assert_true(json_is_null(json_object_get(g, "best_mean")));
     assert_true(json_is_null(json_object_get(g, "time_fit")));
     char *text = ms_analysis_format_text(a);
     assert_non_null(strstr(text, "no plateau: no run of this group"));
@@ -362,8 +398,8 @@ test_noisy_fit(void **state)
     assert_true(fabs(s_num(fit, "intercept") - 1.0) < 1e-12);
     assert_true(fabs(s_num(fit, "r2") - 0.25) < 1e-12);
     //  Equal accuracies: the shallowest depth is both best and plateau.
-    assert_int_equal(s_int(g, "best_depth"), 1);
-    assert_int_equal(s_int(g, "plateau_depth"), 1);
+    assert_int_equal(s_int(g, "best_x"), 1);
+    assert_int_equal(s_int(g, "plateau_to"), 1);
     json_decref(a);
     json_decref(rows);
 }
@@ -454,14 +490,19 @@ test_format_text(void **state)
     json_t *a = s_analyse(rows);
     char *text = ms_analysis_format_text(a);
     assert_non_null(text);
-    print_message("%s", text);
+    fputs(text, stderr);
     assert_non_null(strstr(text, "Analysis of 13 result rows (12 ok, 1 "
                                  "diverged, 0 failed)"));
-    assert_non_null(strstr(text, "Rule: plateau depth: the smallest depth"));
+    assert_non_null(strstr(text, "Axis: depth (hidden_layers); metric: "
+                                 "val_accuracy (maximize)\n"));
+    assert_non_null(strstr(text, "Rule: plateau of val_accuracy (larger is "
+                                 "better) against depth"));
     assert_non_null(strstr(text, "\nrelu, width 64\n"));
-    assert_non_null(strstr(text, "      8    3    1    0.8720 +- "));
-    assert_non_null(strstr(text, "plateau at depth 4; best depth 8 (val "
-                                 "accuracy 0.8720)"));
+    assert_non_null(strstr(text, "\n         8    3    1    0.8720 [0.8472, "
+                                 "0.8968]"));
+    assert_non_null(strstr(text, "\n  val_accuracy stops improving at depth 2 "
+                                 "(best 0.872 at depth 8, 95% interval "
+                                 "0.8472 to 0.8968, n=3)\n"));
     assert_non_null(strstr(text, "time per epoch = 0.5 + 0.25 * depth s "
                                  "(R^2 1.000, 12 runs)"));
     free(text);
@@ -497,7 +538,7 @@ test_failed_rows_counted(void **state)
     assert_int_equal(s_int(a, "n_failed"), 4);
     assert_int_equal(s_int(a, "n_not_counted"), 1);
     json_t *g = json_array_get(json_object_get(a, "groups"), 0);
-    json_t *d1 = json_array_get(json_object_get(g, "depths"), 0);
+    json_t *d1 = json_array_get(json_object_get(g, "points"), 0);
     assert_int_equal(s_int(d1, "n_failed"), 2);
     assert_int_equal(s_int(d1, "n"), 4);
     char *text = ms_analysis_format_text(a);
@@ -526,7 +567,7 @@ test_counts_per_mean(void **state)
     json_array_append_new(rows, s_row("relu", 8, 2, 1, "ok", 0.91, 0.9, 2.0));
     json_t *a = s_analyse(rows);
     json_t *g = json_array_get(json_object_get(a, "groups"), 0);
-    json_t *d1 = json_array_get(json_object_get(g, "depths"), 0);
+    json_t *d1 = json_array_get(json_object_get(g, "points"), 0);
     assert_int_equal(s_int(d1, "n"), 3);
     assert_int_equal(s_int(d1, "n_val_accuracy"), 1);
     assert_int_equal(s_int(d1, "n_test_accuracy"), 3);
@@ -535,7 +576,7 @@ test_counts_per_mean(void **state)
     assert_true(json_is_null(json_object_get(d1, "val_accuracy_std")));
     assert_true(json_is_number(json_object_get(d1, "test_accuracy_std")));
     char *text = ms_analysis_format_text(a);
-    print_message("%s", text);
+    fputs(text, stderr);
     assert_non_null(strstr(text, "0.9000 +-    n/a (n=1)"));
     assert_null(strstr(text, "+- 0.0000"));
     free(text);
@@ -592,12 +633,12 @@ test_swept_parameters_group(void **state)
     assert_string_equal(json_string_value(json_object_get(
                             json_object_get(g1, "params"), "optimizer")),
                         "sgd");
-    json_t *d = json_array_get(json_object_get(g1, "depths"), 0);
+    json_t *d = json_array_get(json_object_get(g1, "points"), 0);
     assert_int_equal(s_int(d, "n"), 2);
     assert_true(fabs(s_num(d, "val_accuracy_mean") - 0.5) < 1e-12);
-    assert_true(fabs(s_num(g0, "best_val_accuracy") - 0.9) < 1e-12);
+    assert_true(fabs(s_num(g0, "best_mean") - 0.9) < 1e-12);
     char *text = ms_analysis_format_text(a);
-    print_message("%s", text);
+    fputs(text, stderr);
     assert_non_null(strstr(text, "\nrelu, width 64, optimizer adam\n"));
     assert_non_null(strstr(text, "\nrelu, width 64, optimizer sgd\n"));
     assert_non_null(strstr(text, "\ntanh, width 64, optimizer sgd\n"));
@@ -734,14 +775,14 @@ test_two_fingerprint_classes(void **state)
     assert_true(json_equal(fit, json_object_get(g, "time_fit_normalised")));
     // Per depth: the plain mean mixes machines; the normalised one is
     // the true cost at the reference speed, over the calibrated runs.
-    const json_t *d2 = json_array_get(json_object_get(g, "depths"), 1);
-    const json_t *d8 = json_array_get(json_object_get(g, "depths"), 3);
-    assert_int_equal(s_int(d2, "depth"), 2);
+    const json_t *d2 = json_array_get(json_object_get(g, "points"), 1);
+    const json_t *d8 = json_array_get(json_object_get(g, "points"), 3);
+    assert_int_equal(s_int(d2, "x"), 2);
     assert_true(fabs(s_num(d2, "seconds_per_epoch_mean") - 4.0 / 3) < 1e-12);
     assert_true(fabs(s_num(d2, "seconds_per_epoch_normalised_mean") - 1.0) <
                 1e-12);
     assert_int_equal(s_int(d2, "n_seconds_normalised"), 3);
-    assert_int_equal(s_int(d8, "depth"), 8);
+    assert_int_equal(s_int(d8, "x"), 8);
     assert_true(fabs(s_num(d8, "seconds_per_epoch_mean") - 52.5) < 1e-12);
     assert_true(fabs(s_num(d8, "seconds_per_epoch_normalised_mean") - 2.5) <
                 1e-12);
@@ -749,7 +790,7 @@ test_two_fingerprint_classes(void **state)
 
     char *text = ms_analysis_format_text(a);
     assert_non_null(text);
-    print_message("%s", text);
+    fputs(text, stderr);
     assert_non_null(strstr(text, "time per epoch = 0.5 + 0.25 * depth s "
                                  "(R^2 1.000, 10 runs)"));
     assert_non_null(strstr(text, "fit basis: normalised to 40.00 GFLOP/s (2 "
@@ -935,12 +976,551 @@ test_negative_slope_and_null_basis(void **state)
     assert_true(json_is_null(json_object_get(g, "time_fit_basis")));
     assert_int_equal(json_array_size(json_object_get(g, "time_fits")), 2);
     text = ms_analysis_format_text(a);
-    print_message("%s", text);
+    fputs(text, stderr);
     assert_non_null(strstr(text, "time fit: needs calibrated ok runs"));
     assert_non_null(strstr(text, "fit basis: none (2 machine classes; no run "
                                  "has a calibration figure)"));
     assert_non_null(strstr(text, "0.5 + 0.25 * depth s"));
     free(text);
+    json_decref(a);
+    json_decref(rows);
+}
+
+//  --------------------------------------------------------------------------
+//  Analyse with opts; the call must succeed.
+
+static json_t *
+s_analyse_opts(const json_t *rows, const ms_analysis_options_t *opts)
+{
+    json_t *out = NULL;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    int rc = ms_analysis_compute(rows, opts, &out, &diag);
+    if (rc)
+        print_error("%s: %s\n", diag.where, diag.reason);
+    assert_int_equal(rc, MS_OK);
+    return out;
+}
+
+//  --------------------------------------------------------------------------
+//  One ok row of relu at depth d (width 16) with val accuracy val, one
+//  per seed.
+
+static void
+s_add_point(json_t *rows, int depth, const double *vals, int n)
+{
+    for (int s = 0; s < n; s++)
+        json_array_append_new(rows, s_row("relu", 16, depth, s + 1, "ok",
+                                          vals[s], vals[s], 1.0 + depth));
+}
+
+static void
+test_t_quantile(void **state)
+{
+    (void) state;
+    //  The table (NIST/SEMATECH 1.3.6.7.2) and, past 30, the expansion
+    //  against the printed table values for 40, 60 and 120 degrees of
+    //  freedom (2.021, 2.000, 1.980) and the normal quantile in the limit.
+    assert_true(ms_analysis_t975(1) == 12.7062);
+    assert_true(ms_analysis_t975(2) == 4.3027);
+    assert_true(ms_analysis_t975(30) == 2.0423);
+    assert_true(fabs(ms_analysis_t975(40) - 2.0211) < 2e-4);
+    assert_true(fabs(ms_analysis_t975(60) - 2.0003) < 2e-4);
+    assert_true(fabs(ms_analysis_t975(120) - 1.9799) < 2e-4);
+    assert_true(fabs(ms_analysis_t975(1000000) - 1.95996) < 1e-4);
+    //  Continuous across the table's end, and decreasing.
+    assert_true(ms_analysis_t975(31) < ms_analysis_t975(30));
+    assert_true(ms_analysis_t975(30) - ms_analysis_t975(31) < 0.005);
+    assert_true(isnan(ms_analysis_t975(0)));
+}
+
+static void
+test_interval_values(void **state)
+{
+    (void) state;
+    //  Depth 1: 0.80, 0.82, 0.84: mean 0.82, s 0.02, half-width
+    //  4.3027 x 0.02 / sqrt(3) = 0.0496833 (by hand). Depth 2: 0.8, 0.9:
+    //  mean 0.85, s 0.0707107, half-width 12.7062 x 0.0707107 / sqrt(2) =
+    //  0.63531. Depth 4: one seed: no interval.
+    json_t *rows = json_array();
+    s_add_point(rows, 1, (double[]){0.80, 0.82, 0.84}, 3);
+    s_add_point(rows, 2, (double[]){0.8, 0.9}, 2);
+    s_add_point(rows, 4, (double[]){0.7}, 1);
+    json_t *a = s_analyse(rows);
+    json_t *g = json_array_get(json_object_get(a, "groups"), 0);
+    json_t *pts = json_object_get(g, "points");
+    json_t *p1 = json_array_get(pts, 0), *p2 = json_array_get(pts, 1),
+           *p4 = json_array_get(pts, 2);
+    assert_int_equal(s_int(p1, "n_metric"), 3);
+    assert_true(fabs(s_num(p1, "mean") - 0.82) < 1e-12);
+    assert_true(fabs(s_num(p1, "std") - 0.02) < 1e-12);
+    assert_true(fabs(s_num(p1, "lo") - (0.82 - 0.0496833)) < 1e-6);
+    assert_true(fabs(s_num(p1, "hi") - (0.82 + 0.0496833)) < 1e-6);
+    assert_true(fabs(s_num(p2, "lo") - (0.85 - 0.63531)) < 1e-5);
+    assert_true(fabs(s_num(p2, "hi") - (0.85 + 0.63531)) < 1e-5);
+    assert_int_equal(s_int(p4, "n"), 1);
+    assert_true(fabs(s_num(p4, "mean") - 0.7) < 1e-12);
+    assert_true(json_is_null(json_object_get(p4, "lo")));
+    assert_true(json_is_null(json_object_get(p4, "hi")));
+    assert_true(json_is_null(json_object_get(p4, "std")));
+    char *text = ms_analysis_format_text(a);
+    fputs(text, stderr);
+    assert_non_null(strstr(text, "0.8200 [0.7703, 0.8697]"));
+    assert_non_null(strstr(text, "0.7000 n/a (n=1)"));
+    free(text);
+    json_decref(a);
+    json_decref(rows);
+}
+
+//  --------------------------------------------------------------------------
+//  The group's plateau fields of rows analysed with opts (NULL: defaults).
+
+static void
+s_expect_plateau(const json_t *rows, const ms_analysis_options_t *opts,
+                 double from, double to, int reached, const char *text)
+{
+    json_t *a = s_analyse_opts(rows, opts);
+    json_t *g = json_array_get(json_object_get(a, "groups"), 0);
+    const char *said = json_string_value(json_object_get(g, "plateau_text"));
+    if (fabs(s_num(g, "plateau_from") - from) > 1e-12 ||
+        fabs(s_num(g, "plateau_to") - to) > 1e-12 || !strstr(said, text))
+        print_error("plateau %g to %g: %s\n", s_num(g, "plateau_from"),
+                    s_num(g, "plateau_to"), said);
+    assert_true(fabs(s_num(g, "plateau_from") - from) < 1e-12);
+    assert_true(fabs(s_num(g, "plateau_to") - to) < 1e-12);
+    assert_int_equal(json_is_true(json_object_get(g, "plateau_reached")),
+                     reached);
+    assert_non_null(strstr(said, text));
+    json_decref(a);
+}
+
+//  Plateau cases on constructed data whose answer is known: per case the
+//  depths, each depth's seed values (n_seeds of them), the goal, and the
+//  expected range, whether it is reached and a part of the sentence.
+typedef struct {
+    int n_points;
+    int depths[6];
+    int n_seeds;
+    double vals[6][3];
+    ms_analysis_goal_t goal;
+    double from, to;
+    int reached;
+    const char *text;
+} s_plateau_case_t;
+
+static const s_plateau_case_t s_plateau_cases[] = {
+    //  Exact data, one seed: the tolerance alone. 0.9 at 16 and 32: it
+    //  stops improving at 16.
+    {6,
+     {1, 2, 4, 8, 16, 32},
+     1,
+     {{0.5}, {0.7}, {0.8}, {0.85}, {0.9}, {0.9}},
+     MS_ANALYSIS_GOAL_AUTO,
+     16,
+     16,
+     1,
+     "val_accuracy stops improving at depth 16 (best 0.9 at depth 16, n=1, "
+     "no interval)"},
+    //  A range: depth 16 (mean 0.88, s 0.01: its interval reaches 0.9048)
+    //  can not be told from the plateau, whose level is 0.9 - 0.005 (the
+    //  best point's half-width 4.3027 x 0.001 / sqrt(3) = 0.0025 is
+    //  narrower than the tolerance); depth 32's mean 0.9 is level.
+    {4,
+     {8, 16, 32, 64},
+     3,
+     {{0.84, 0.85, 0.86},
+      {0.87, 0.88, 0.89},
+      {0.899, 0.900, 0.901},
+      {0.898, 0.899, 0.900}},
+     MS_ANALYSIS_GOAL_AUTO,
+     16,
+     32,
+     1,
+     "val_accuracy stops improving at depth 16 to 32 (best 0.9 at depth 32, "
+     "95% interval 0.8975 to 0.9025, n=3)"},
+    //  No plateau: still improving at the largest depth.
+    {4,
+     {1, 2, 4, 8},
+     1,
+     {{0.5}, {0.6}, {0.7}, {0.8}},
+     MS_ANALYSIS_GOAL_AUTO,
+     8,
+     8,
+     0,
+     "val_accuracy still improving at depth 8, the largest with results "
+     "(best 0.8 at depth 8"},
+    //  Still improving, but a noisy earlier point cannot be told from the
+    //  best: depth 2's seeds 0.5, 0.7, 0.9 (interval up to 1.197) reach
+    //  the level 0.85 - 0.0248; its mean 0.7 does not.
+    {3,
+     {1, 2, 4},
+     3,
+     {{0.49, 0.50, 0.51}, {0.5, 0.7, 0.9}, {0.84, 0.85, 0.86}},
+     MS_ANALYSIS_GOAL_AUTO,
+     2,
+     4,
+     0,
+     "val_accuracy still improving at depth 4, the largest with results, "
+     "though the interval at depth 2 reaches the best's level"},
+    //  Noisy: depth 2's seeds 0.7, 0.8, 0.9 (s 0.1, interval up to 1.048)
+    //  reach the level 0.85 - 0.0248 although its mean 0.80 does not;
+    //  depth 4 (0.85, the best) is the first level mean, depth 8 (0.84)
+    //  confirms.
+    {4,
+     {1, 2, 4, 8},
+     3,
+     {{0.69, 0.70, 0.71},
+      {0.7, 0.8, 0.9},
+      {0.84, 0.85, 0.86},
+      {0.83, 0.84, 0.85}},
+     MS_ANALYSIS_GOAL_AUTO,
+     2,
+     4,
+     1,
+     "val_accuracy stops improving at depth 2 to 4"},
+    //  Minimised (the goal forced, so these values read as a loss): the
+    //  best is the smallest mean, 0.41 at depth 4 (half-width 0.0248),
+    //  the level 0.4348 from above; depth 2's seeds 0.4, 0.5, 0.6 reach it
+    //  with their interval's low end (0.252), not their mean.
+    {4,
+     {1, 2, 4, 8},
+     3,
+     {{1.0, 1.1, 1.2}, {0.4, 0.5, 0.6}, {0.40, 0.41, 0.42}, {0.41, 0.42, 0.43}},
+     MS_ANALYSIS_GOAL_MINIMIZE,
+     2,
+     4,
+     1,
+     "val_accuracy stops improving at depth 2 to 4 (best 0.41 at depth 4"},
+};
+
+static void
+test_plateau_cases(void **state)
+{
+    (void) state;
+    for (size_t c = 0; c < sizeof s_plateau_cases / sizeof *s_plateau_cases;
+         c++) {
+        const s_plateau_case_t *pc = &s_plateau_cases[c];
+        json_t *rows = json_array();
+        for (int k = 0; k < pc->n_points; k++)
+            s_add_point(rows, pc->depths[k], pc->vals[k], pc->n_seeds);
+        ms_analysis_options_t opts;
+        ms_analysis_options_default(&opts);
+        opts.goal = pc->goal;
+        s_expect_plateau(rows, &opts, pc->from, pc->to, pc->reached, pc->text);
+        json_decref(rows);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  A row of relu with the given width, depth, learning rate and seed;
+//  val_loss and test_loss as given, seconds = 0.1 + 0.01 width.
+
+static json_t *
+s_row_lr(int width, int depth, double lr, int seed, double val_loss,
+         double test_loss)
+{
+    json_t *row = s_row("relu", width, depth, seed, "ok", 0.9 - val_loss / 10,
+                        0.9 - test_loss / 10, 0.1 + 0.01 * width);
+    json_object_set_new(json_object_get(row, "config"), "learning_rate",
+                        json_real(lr));
+    json_object_set_new(json_object_get(row, "config"), "epochs",
+                        json_integer(3));
+    json_object_set_new(row, "val_loss", json_real(val_loss));
+    json_object_set_new(row, "test_loss", json_real(test_loss));
+    return row;
+}
+
+//  width [16, 64] x learning_rate [0.001, 0.01, 0.1] x depth 2 x seeds
+//  1..3; val_loss 1.0, 0.5, 0.3 by rate (less at width 64 by 0.1), the
+//  seed adding -0.01, 0, 0.01; test_loss = val_loss + 0.05.
+static json_t *
+s_lr_sweep(void)
+{
+    json_t *rows = json_array();
+    const double lrs[3] = {0.001, 0.01, 0.1}, loss[3] = {1.0, 0.5, 0.3};
+    const int widths[2] = {16, 64};
+    for (int w = 0; w < 2; w++)
+        for (int l = 0; l < 3; l++)
+            for (int seed = 1; seed <= 3; seed++) {
+                double v = loss[l] - 0.1 * w + 0.01 * (seed - 2);
+                json_array_append_new(
+                    rows, s_row_lr(widths[w], 2, lrs[l], seed, v, v + 0.05));
+            }
+    return rows;
+}
+
+static void
+test_axis_width_and_learning_rate(void **state)
+{
+    (void) state;
+    json_t *rows = s_lr_sweep();
+    ms_analysis_options_t opts;
+    ms_analysis_options_default(&opts);
+    //  The swept numeric parameters: depth first (the default), width,
+    //  learning_rate; not epochs (one value), not seed.
+    json_t *a = s_analyse(rows);
+    json_t *axes = json_object_get(a, "axes");
+    assert_int_equal(json_array_size(axes), 3);
+    assert_string_equal(json_string_value(json_array_get(axes, 0)),
+                        "hidden_layers");
+    assert_string_equal(json_string_value(json_array_get(axes, 1)), "width");
+    assert_string_equal(json_string_value(json_array_get(axes, 2)),
+                        "learning_rate");
+    json_decref(a);
+
+    //  Against width: a group per (relu, depth 2, learning rate), width
+    //  null in the group and its depth a field; the time fit against
+    //  width: 0.1 + 0.01 w exactly.
+    opts.x = "width";
+    a = s_analyse_opts(rows, &opts);
+    assert_string_equal(json_string_value(json_object_get(a, "x")), "width");
+    assert_string_equal(json_string_value(json_object_get(a, "x_scale")),
+                        "linear");
+    json_t *groups = json_object_get(a, "groups");
+    assert_int_equal(json_array_size(groups), 3);
+    json_t *g = json_array_get(groups, 0);
+    assert_true(json_is_null(json_object_get(g, "width")));
+    assert_int_equal(s_int(g, "hidden_layers"), 2);
+    assert_true(fabs(json_number_value(json_object_get(
+                         json_object_get(g, "params"), "learning_rate")) -
+                     0.001) < 1e-15);
+    json_t *pts = json_object_get(g, "points");
+    assert_int_equal(json_array_size(pts), 2);
+    assert_int_equal(s_int(json_array_get(pts, 0), "x"), 16);
+    assert_int_equal(s_int(json_array_get(pts, 1), "x"), 64);
+    json_t *fit = json_object_get(g, "time_fit");
+    assert_true(fabs(s_num(fit, "slope") - 0.01) < 1e-12);
+    assert_true(fabs(s_num(fit, "intercept") - 0.1) < 1e-12);
+    char *text = ms_analysis_format_text(a);
+    fputs(text, stderr);
+    assert_non_null(strstr(text, "Axis: width (width); metric: val_accuracy"));
+    assert_non_null(strstr(text, "\nrelu, depth 2, learning_rate 0.001\n"));
+    assert_non_null(strstr(text, "time per epoch = 0.1 + 0.01 * width s"));
+    free(text);
+    json_decref(a);
+
+    //  Against the learning rate, for test_loss (minimised by its name):
+    //  log scale (0.1 / 0.001 = 100); a group per width; the best is the
+    //  smallest loss, 0.35 at 0.1 for width 16, and the plateau is stated
+    //  there (nothing after it).
+    opts.x = "learning_rate";
+    opts.metric = "test_loss";
+    a = s_analyse_opts(rows, &opts);
+    assert_string_equal(json_string_value(json_object_get(a, "x_scale")),
+                        "log");
+    json_t *metric = json_object_get(a, "metric");
+    assert_string_equal(json_string_value(json_object_get(metric, "name")),
+                        "test_loss");
+    assert_string_equal(json_string_value(json_object_get(metric, "goal")),
+                        "minimize");
+    groups = json_object_get(a, "groups");
+    assert_int_equal(json_array_size(groups), 2);
+    g = json_array_get(groups, 0);
+    assert_int_equal(s_int(g, "width"), 16);
+    assert_true(fabs(s_num(g, "best_x") - 0.1) < 1e-15);
+    assert_true(fabs(s_num(g, "best_mean") - 0.35) < 1e-12);
+    pts = json_object_get(g, "points");
+    assert_true(fabs(s_num(json_array_get(pts, 0), "mean") - 1.05) < 1e-12);
+    assert_true(json_is_false(json_object_get(g, "plateau_reached")));
+    text = ms_analysis_format_text(a);
+    assert_non_null(strstr(text, "log scale: the values span orders of "
+                                 "magnitude"));
+    assert_non_null(strstr(text, "test_loss still improving at "
+                                 "learning_rate 0.1"));
+    free(text);
+    json_decref(a);
+
+    //  The goal may be forced: maximising test_loss picks 0.001.
+    opts.goal = MS_ANALYSIS_GOAL_MAXIMIZE;
+    a = s_analyse_opts(rows, &opts);
+    g = json_array_get(json_object_get(a, "groups"), 0);
+    assert_true(fabs(s_num(g, "best_x") - 0.001) < 1e-15);
+    json_decref(a);
+    json_decref(rows);
+}
+
+//  --------------------------------------------------------------------------
+//  Expect opts on rows to be refused at where, the reason holding part.
+
+static void
+s_expect_refused(const json_t *rows, const ms_analysis_options_t *opts,
+                 const char *where, const char *part)
+{
+    json_t *out = NULL;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    int rc = ms_analysis_compute(rows, opts, &out, &diag);
+    if (rc != MS_ERR_INVALID || !strstr(diag.reason, part))
+        print_error("rc %d %s: %s\n", rc, diag.where, diag.reason);
+    assert_int_equal(rc, MS_ERR_INVALID);
+    assert_null(out);
+    assert_string_equal(diag.where, where);
+    assert_non_null(strstr(diag.reason, part));
+}
+
+static void
+test_axis_omitted_default(void **state)
+{
+    (void) state;
+    //  A canonical config leaves warmup_epochs out at its default (0): a
+    //  sweep of warmup_epochs [0, 2] has it in half the rows. It is a
+    //  swept numeric axis all the same, its absent value read as 0, and
+    //  as a group key (against depth) the group says 0, not null.
+    json_t *rows = json_array();
+    for (int w = 0; w < 2; w++)
+        for (int d = 1; d <= 2; d++)
+            for (int seed = 1; seed <= 2; seed++) {
+                json_t *row = s_row("relu", 16, d, seed, "ok",
+                                    0.8 + 0.05 * w + 0.01 * d, 0.8, 1.0);
+                if (w)
+                    json_object_set_new(json_object_get(row, "config"),
+                                        "warmup_epochs", json_real(2.0));
+                json_array_append_new(rows, row);
+            }
+    json_t *a = s_analyse(rows);
+    json_t *axes = json_object_get(a, "axes");
+    assert_int_equal(json_array_size(axes), 2);
+    assert_string_equal(json_string_value(json_array_get(axes, 1)),
+                        "warmup_epochs");
+    json_t *g0 = json_array_get(json_object_get(a, "groups"), 0);
+    json_t *w0 =
+        json_object_get(json_object_get(g0, "params"), "warmup_epochs");
+    assert_true(json_is_number(w0) && json_number_value(w0) == 0.0);
+    json_decref(a);
+    ms_analysis_options_t opts;
+    ms_analysis_options_default(&opts);
+    opts.x = "warmup_epochs";
+    a = s_analyse_opts(rows, &opts);
+    json_t *groups = json_object_get(a, "groups");
+    assert_int_equal(json_array_size(groups), 2); // one per depth
+    json_t *pts = json_object_get(json_array_get(groups, 0), "points");
+    assert_int_equal(json_array_size(pts), 2);
+    assert_true(s_num(json_array_get(pts, 0), "x") == 0.0);
+    assert_true(s_num(json_array_get(pts, 1), "x") == 2.0);
+    assert_true(fabs(s_num(json_array_get(pts, 1), "mean") - 0.86) < 1e-12);
+    json_decref(a);
+    json_decref(rows);
+}
+
+static void
+test_bad_axis_and_metric(void **state)
+{
+    (void) state;
+    json_t *rows = s_lr_sweep();
+    ms_analysis_options_t opts;
+    ms_analysis_options_default(&opts);
+    const char *list = "(swept numeric parameters: hidden_layers, width, "
+                       "learning_rate)";
+    opts.x = "activation";
+    s_expect_refused(rows, &opts, "x", "'activation' is not numeric");
+    s_expect_refused(rows, &opts, "x", list);
+    opts.x = "optimizer";
+    s_expect_refused(rows, &opts, "x", "'optimizer' is not numeric");
+    opts.x = "epochs";
+    s_expect_refused(rows, &opts, "x", "'epochs' is not swept");
+    s_expect_refused(rows, &opts, "x", list);
+    opts.x = "momentum";
+    s_expect_refused(rows, &opts, "x",
+                     "'momentum' is not a parameter of this sweep");
+    opts.x = "seed";
+    s_expect_refused(rows, &opts, "x", "'seed' is what the analysis averages");
+    //  The depth is the default axis and is never refused; "depth" reads
+    //  as hidden_layers.
+    opts.x = "depth";
+    json_t *a = s_analyse_opts(rows, &opts);
+    assert_string_equal(json_string_value(json_object_get(a, "x")),
+                        "hidden_layers");
+    json_decref(a);
+    opts.x = ""; // ?x= with no value: the default
+    a = s_analyse_opts(rows, &opts);
+    assert_string_equal(json_string_value(json_object_get(a, "x")),
+                        "hidden_layers");
+    json_decref(a);
+    opts.x = NULL;
+    opts.metric = "accuracy";
+    s_expect_refused(rows, &opts, "metric",
+                     "unknown metric 'accuracy' (one of val_accuracy, "
+                     "test_accuracy, val_loss, test_loss, train_loss, "
+                     "train_seconds, seconds_per_epoch, params)");
+    json_decref(rows);
+    //  No results yet: any axis but the depth is not swept.
+    rows = json_array();
+    opts.metric = NULL;
+    opts.x = "width";
+    s_expect_refused(rows, &opts, "x", "(no results yet)");
+    json_decref(rows);
+}
+
+static void
+test_replicas_count_once(void **state)
+{
+    (void) state;
+    //  Task A has two counted replicas (0.80 and 0.81: their lower median
+    //  is 0.80), task B one (0.90): n 2, mean 0.85, not 0.8367 over three
+    //  rows. Times stay per row (3 timed runs).
+    json_t *rows = json_array();
+    const char *task[3] = {"aaaa", "aaaa", "bbbb"};
+    double val[3] = {0.81, 0.80, 0.90};
+    for (int i = 0; i < 3; i++) {
+        json_t *row =
+            s_row("relu", 8, 1, i == 2 ? 2 : 1, "ok", val[i], val[i], 1.0);
+        json_object_set_new(row, "task_id", json_string(task[i]));
+        json_array_append_new(rows, row);
+    }
+    //  A task whose one replica diverged and the other is ok is ok.
+    json_t *d = s_row("relu", 8, 1, 3, "diverged", 0.1, 0.1, 1.0);
+    json_object_set_new(d, "task_id", json_string("cccc"));
+    json_array_append_new(rows, d);
+    json_t *ok = s_row("relu", 8, 1, 3, "ok", 0.85, 0.85, 1.0);
+    json_object_set_new(ok, "task_id", json_string("cccc"));
+    json_array_append_new(rows, ok);
+    json_t *a = s_analyse(rows);
+    json_t *p = json_array_get(
+        json_object_get(json_array_get(json_object_get(a, "groups"), 0),
+                        "points"),
+        0);
+    assert_int_equal(s_int(p, "n"), 3);
+    assert_int_equal(s_int(p, "n_diverged"), 0);
+    assert_int_equal(s_int(p, "n_metric"), 3);
+    assert_true(fabs(s_num(p, "mean") - (0.80 + 0.90 + 0.85) / 3) < 1e-12);
+    assert_int_equal(s_int(p, "n_seconds"), 4);
+    json_decref(a);
+    json_decref(rows);
+}
+
+static void
+test_options_metric(void **state)
+{
+    (void) state;
+    ms_analysis_options_t opts;
+    ms_analysis_options_default(&opts);
+    json_t *spec =
+        json_pack("{s:s, s:s}", "name", "test_loss", "goal", "minimize");
+    ms_analysis_options_metric(&opts, spec, NULL);
+    assert_string_equal(opts.metric, "test_loss");
+    assert_int_equal(opts.goal, MS_ANALYSIS_GOAL_MINIMIZE);
+    ms_analysis_options_metric(&opts, spec, "val_accuracy");
+    assert_string_equal(opts.metric, "val_accuracy");
+    assert_int_equal(opts.goal, MS_ANALYSIS_GOAL_AUTO);
+    ms_analysis_options_metric(&opts, spec, "test_loss");
+    assert_int_equal(opts.goal, MS_ANALYSIS_GOAL_MINIMIZE);
+    ms_analysis_options_metric(&opts, NULL, NULL);
+    assert_null(opts.metric);
+    json_decref(spec);
+    //  train_loss: the row's, else the curve's last epoch.
+    json_t *rows = json_array();
+    json_t *row = s_row("relu", 8, 1, 1, "ok", 0.8, 0.8, 1.0);
+    json_object_set_new(
+        row, "curve",
+        json_pack("[{s:f}, {s:f}]", "train_loss", 0.9, "train_loss", 0.4));
+    json_array_append_new(rows, row);
+    opts.metric = "train_loss";
+    json_t *a = s_analyse_opts(rows, &opts);
+    json_t *p = json_array_get(
+        json_object_get(json_array_get(json_object_get(a, "groups"), 0),
+                        "points"),
+        0);
+    assert_true(fabs(s_num(p, "mean") - 0.4) < 1e-12);
     json_decref(a);
     json_decref(rows);
 }
@@ -965,6 +1545,14 @@ main(void)
         cmocka_unit_test(test_one_fingerprint_class),
         cmocka_unit_test(test_negative_slope_and_null_basis),
         cmocka_unit_test(test_classes_without_calibration),
+        cmocka_unit_test(test_t_quantile),
+        cmocka_unit_test(test_interval_values),
+        cmocka_unit_test(test_plateau_cases),
+        cmocka_unit_test(test_axis_width_and_learning_rate),
+        cmocka_unit_test(test_bad_axis_and_metric),
+        cmocka_unit_test(test_axis_omitted_default),
+        cmocka_unit_test(test_replicas_count_once),
+        cmocka_unit_test(test_options_metric),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1042,6 +1042,41 @@ test_fields_and_analysis_cache(void **state)
     assert_int_equal(again.status, 200);
     assert_string_equal(again.body, r.body);
     free(again.body);
+    // ?x= and ?metric=: a bad axis or metric is a 400 naming it and the
+    // valid ones; train_loss is read from the rows' curves (parsed for
+    // that metric only); each query is its own answer, and the default
+    // one is still the same afterwards.
+    char qpath[450];
+    snprintf(qpath, sizeof qpath, "%s?x=width", path);
+    s_reply_t q = s_http(port, "GET", qpath, NULL, 0);
+    s_check_error(&q, 400,
+                  "x: 'width' is not swept: it takes one value (swept "
+                  "numeric parameters: hidden_layers)");
+    free(q.body);
+    snprintf(qpath, sizeof qpath, "%s?metric=bogus", path);
+    q = s_http(port, "GET", qpath, NULL, 0);
+    s_check_error(&q, 400, "metric: unknown metric 'bogus' (one of");
+    free(q.body);
+    snprintf(qpath, sizeof qpath, "%s?metric=train_loss&x=depth", path);
+    q = s_http(port, "GET", qpath, NULL, 0);
+    assert_int_equal(q.status, 200);
+    obj = s_json(&q);
+    json_t *m = json_object_get(obj, "metric");
+    assert_string_equal(json_string_value(json_object_get(m, "name")),
+                        "train_loss");
+    assert_string_equal(json_string_value(json_object_get(m, "goal")),
+                        "minimize");
+    json_t *pt = json_array_get(
+        json_object_get(json_array_get(json_object_get(obj, "groups"), 0),
+                        "points"),
+        0);
+    assert_true(fabs(json_number_value(json_object_get(pt, "mean")) - 1.0) <
+                1e-12);
+    json_decref(obj);
+    free(q.body);
+    again = s_http(port, "GET", path, NULL, 0);
+    assert_string_equal(again.body, r.body);
+    free(again.body);
     free(r.body);
     assert_int_equal(ms_store_sweep_generation(store, sweep), gen);
     ms_store_task_t *t = NULL;
@@ -1071,8 +1106,8 @@ test_fields_and_analysis_cache(void **state)
     obj = s_json(&r);
     assert_int_equal(json_integer_value(json_object_get(obj, "n_rows")), 3);
     json_t *group = json_array_get(json_object_get(obj, "groups"), 0);
-    json_t *depth1 = json_array_get(json_object_get(group, "depths"), 0);
-    assert_int_equal(json_integer_value(json_object_get(depth1, "depth")), 1);
+    json_t *depth1 = json_array_get(json_object_get(group, "points"), 0);
+    assert_int_equal(json_integer_value(json_object_get(depth1, "x")), 1);
     assert_int_equal(json_integer_value(json_object_get(depth1, "n")), 2);
     assert_true(
         fabs(json_number_value(json_object_get(depth1, "val_accuracy_mean")) -

@@ -79,6 +79,16 @@ test_encode_defaults(void **state)
     }
     assert_int_equal(json_object_size(obj), ms_config_param_count() - 8);
     json_decref(obj);
+    //  _all writes those seven too, at their defaults (the analysis reads
+    //  an absent key as this); hidden_sizes stays out of a uniform net.
+    obj = ms_config_encode_json_all(cfg);
+    assert_int_equal(json_object_size(obj), ms_config_param_count() - 1);
+    assert_true(json_real_value(json_object_get(obj, "warmup_epochs")) == 0.0);
+    assert_string_equal(json_string_value(json_object_get(obj, "architecture")),
+                        "plain");
+    assert_int_equal(json_integer_value(json_object_get(obj, "block_layers")),
+                     1);
+    json_decref(obj);
     free(cfg);
 }
 
