@@ -167,4 +167,32 @@ int64_t ms_mlp_workspace_bytes(const ms_mlp_t *self);
 void ms_mlp_layer(const ms_mlp_t *self, int32_t l, int64_t *w_offset,
                   int64_t *b_offset, int32_t *fan_in, int32_t *fan_out);
 
+//  Where layer l's normalisation lives (norm applies to the input of
+//  every layer l >= 1; ms_mlp.c's top comment has the whole layout):
+//  the offsets (floats) of its gamma and beta (fan_in(l) floats each)
+//  and, with batch norm, of its running mean and variance (fan_in(l)
+//  each, not trained); -1 for what the layer does not have. Any pointer
+//  may be NULL. Returns the layer's norm (MS_NORM_NONE for layer 0).
+ms_norm_t ms_mlp_norm(const ms_mlp_t *self, int32_t l, int64_t *gamma_off,
+                      int64_t *beta_off, int64_t *mean_off, int64_t *var_off);
+
+//  Residual blocks: how many (0 for a plain network); block k's first and
+//  last hidden layer (0-based layer indices, as ms_mlp_layer's) and the
+//  offset of its rezero scale (-1 when the scale is the constant 1). Any
+//  pointer may be NULL. The block's output is h(first - 1) + s_k u, u the
+//  last layer's output after dropout.
+int32_t ms_mlp_n_blocks(const ms_mlp_t *self);
+void ms_mlp_block(const ms_mlp_t *self, int32_t k, int32_t *first,
+                  int32_t *last, int64_t *alpha_off);
+
+//  Floats the optimizer trains: the parameter block before the batch-norm
+//  running statistics (n_params without batch norm).
+int64_t ms_mlp_n_trainable(const ms_mlp_t *self);
+
+//  The L2 norm of each layer's weight gradient dW(l) (L doubles into out)
+//  from the last backward pass, before clipping (a clip's factor is
+//  divided out), summed in double in index order. Returns MS_OK,
+//  MS_ERR_NOMEM (host scratch for a device backend) or MS_ERR_BACKEND.
+int ms_mlp_grad_norms(ms_mlp_t *self, double *out);
+
 #endif

@@ -380,13 +380,16 @@ s_result_row(const s_train_args_t *args, const ms_run_result_t *res,
                       s_metric(m->val_loss), "val_accuracy",
                       s_metric(m->val_accuracy), "seconds", m->seconds));
     }
+    json_t *grad_norms = json_array();
+    for (int32_t l = 0; l < res->n_grad_norms; l++)
+        json_array_append_new(grad_norms, s_metric(res->grad_norms[l]));
     const struct passwd *pw = getpwuid(getuid());
     const char *user = pw && pw->pw_name ? pw->pw_name : getenv("USER");
     json_t *platform = NULL, *fingerprint = NULL;
     s_platform_row_fields(backend, &platform, &fingerprint);
     json_t *row = json_pack(
         "{s:s, s:n, s:o, s:n, s:s, s:s, s:o, s:i, s:f, s:f, s:o, s:o, s:o, "
-        "s:o, s:I, s:o, s:o, s:s, s:s, s:i, s:b, s:o}",
+        "s:o, s:I, s:o, s:o, s:s, s:s, s:i, s:b, s:o, s:o}",
         "task_id", task_hex, "sweep_id", "config", config, "node_id",
         "operator", user && *user ? user : "local", "status",
         ms_run_status_name(res->status), "error",
@@ -398,7 +401,7 @@ s_result_row(const s_train_args_t *args, const ms_run_result_t *res,
         s_metric(res->test_loss), "params", (json_int_t) res->params,
         "platform", platform, "fingerprint", fingerprint, "weights_digest",
         weights_hex, "verdict", "pending", "verdict_revision", 0, "counted", 1,
-        "curve", curve);
+        "curve", curve, "grad_norms", grad_norms);
     return row;
 }
 
