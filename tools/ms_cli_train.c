@@ -567,6 +567,20 @@ ms_cli_train_main(int argc, char **argv)
         printf("epochs         %d\n", (int) result.epochs);
         printf("s/epoch        %.3f\n", result.seconds_per_epoch);
         printf("weights        %.12s\n", digest_hex);
+        //  Epoch 1's weight-gradient norms at the first and the last
+        //  layer (all of them in --json): a vanishing gradient shows.
+        if (result.n_grad_norms > 0) {
+            char g[2][32];
+            int32_t last = result.n_grad_norms - 1;
+            double v[2] = {result.grad_norms[0], result.grad_norms[last]};
+            for (int k = 0; k < 2; k++)
+                if (isfinite(v[k]))
+                    snprintf(g[k], sizeof g[k], "%.3g", v[k]);
+                else
+                    s_fmt_num(g[k], sizeof g[k], v[k], 0);
+            printf("grad_norms     %s (layer 0) .. %s (layer %d), epoch 1\n",
+                   g[0], g[1], (int) last);
+        }
     }
     exit_code =
         result.status == MS_RUN_FAILED ? MS_CLI_EXIT_FAILURE : MS_CLI_EXIT_OK;
