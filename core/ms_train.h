@@ -50,7 +50,8 @@ typedef struct {
     double val_loss;      // mean loss on the validation set (NaN when empty)
     double val_accuracy;  // fraction in [0, 1] (NaN when empty/regression)
     double seconds;       // wall time of the epoch, training + validation
-    double learning_rate; // rate used in this epoch
+    double learning_rate; // the schedule's rate in this epoch (before any
+                          // per-step warm-up factor)
 } ms_epoch_metrics_t;
 
 //  A finished run. curve is owned by the result; ms_run_result_clear()
