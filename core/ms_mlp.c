@@ -293,8 +293,13 @@ ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
     for (int32_t k = 0; k < self->n_blocks; k++) {
         int32_t first = 1 + k * cfg->block_layers;
         int32_t last = first + cfg->block_layers - 1;
+        if (last > H - 1)
+            last = H - 1;
         self->block_first[k] = first;
-        self->block_end[last < H - 1 ? last : H - 1] = k;
+        self->block_end[last] = k;
+        //  h + s u needs u as wide as h (ms_train_config_check refuses
+        //  configs that break this; here it is the caller's contract).
+        assert(self->fan_out[last] == self->fan_out[first - 1]);
     }
     self->n_params = off;
     //  One rule: ms_train_config_params counts this layout.

@@ -43,9 +43,12 @@
 typedef struct ms_mlp ms_mlp_t;
 
 //  Build the network of cfg (hidden sizes, activation, leaky slope, loss,
-//  dropout, optimizer kind for the state size) for n_inputs inputs and
-//  n_outputs outputs, with a workspace for max_rows rows per pass.
-//  Parameters start at zero: call ms_mlp_init. backend is borrowed.
+//  dropout, optimizer kind for the state size, architecture, block
+//  layers, norm, residual scale, clip norm) for n_inputs inputs and
+//  n_outputs outputs, with a workspace for max_rows rows per pass. cfg
+//  must pass ms_train_config_check (asserted: every residual block keeps
+//  its width). Parameters start at zero: call ms_mlp_init. backend is
+//  borrowed; it must have the ops cfg needs (ms_backend_supports).
 //  Returns MS_OK; MS_ERR_NOMEM (host or device memory; *out NULL).
 int ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
                 int32_t n_outputs, int64_t max_rows, ms_backend_t *backend);
