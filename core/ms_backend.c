@@ -46,6 +46,13 @@ static const ms_backend_ops_t s_cpu_ops = {
     .act_backward_col_sum = ms_cpu_act_backward_col_sum,
     .train_loss = ms_cpu_train_loss,
     .optim_all = ms_cpu_optim_all,
+    .layer_norm_forward = ms_cpu_layer_norm_forward,
+    .layer_norm_backward = ms_cpu_layer_norm_backward,
+    .batch_norm_forward = ms_cpu_batch_norm_forward,
+    .batch_norm_backward = ms_cpu_batch_norm_backward,
+    .residual_forward = ms_cpu_residual_forward,
+    .residual_backward = ms_cpu_residual_backward,
+    .clip_norm = ms_cpu_clip_norm,
     .capture = ms_cpu_capture,
     .graph_launch = ms_cpu_graph_launch,
     .graph_destroy = ms_cpu_graph_destroy,
@@ -75,6 +82,13 @@ static const ms_backend_ops_t s_cuda_ops = {
     .act_backward_col_sum = ms_cuda_act_backward_col_sum,
     .train_loss = ms_cuda_train_loss,
     .optim_all = ms_cuda_optim_all,
+    .layer_norm_forward = ms_cuda_layer_norm_forward,
+    .layer_norm_backward = ms_cuda_layer_norm_backward,
+    .batch_norm_forward = ms_cuda_batch_norm_forward,
+    .batch_norm_backward = ms_cuda_batch_norm_backward,
+    .residual_forward = ms_cuda_residual_forward,
+    .residual_backward = ms_cuda_residual_backward,
+    .clip_norm = ms_cuda_clip_norm,
     .profile_begin = ms_cuda_profile_begin,
     .profile_end = ms_cuda_profile_end,
     .capture = ms_cuda_capture,
@@ -170,6 +184,73 @@ ms_backend_destroy(ms_backend_t **self_p)
         free(*self_p);
         *self_p = NULL;
     }
+}
+
+//  --------------------------------------------------------------------------
+//  Does the backend have every op the config needs? (The rule is
+//  ms_backend_ops_supports.)
+
+int
+ms_backend_supports(const ms_backend_t *self, const ms_train_config_t *cfg,
+                    ms_diag_t *diag)
+{
+    return ms_backend_ops_supports(self->ops, cfg, diag);
+}
+
+//  --------------------------------------------------------------------------
+//  The rule itself, on an operation table.
+
+int
+ms_backend_ops_supports(const ms_backend_ops_t *ops,
+                        const ms_train_config_t *cfg, ms_diag_t *diag)
+{
+    if (cfg->kind == MS_KIND_NOOP)
+        return MS_OK;
+    if (!ops)
+        return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "backend",
+                                "this build has no such backend");
+    bool layer = cfg->norm == MS_NORM_LAYER, batch = cfg->norm == MS_NORM_BATCH;
+    bool residual = cfg->architecture == MS_ARCH_RESIDUAL;
+    bool clip = cfg->clip_norm > 0;
+    const struct {
+        bool needed;      // the config uses the op
+        bool present;     // the backend has it
+        const char *key;  // the parameter that needs it
+        const char *name; // the op
+    } need[] = {
+        {layer, ops->layer_norm_forward != NULL, "norm", "layer_norm_forward"},
+        {layer, ops->layer_norm_backward != NULL, "norm",
+         "layer_norm_backward"},
+        {batch, ops->batch_norm_forward != NULL, "norm", "batch_norm_forward"},
+        {batch, ops->batch_norm_backward != NULL, "norm",
+         "batch_norm_backward"},
+        {residual, ops->residual_forward != NULL, "architecture",
+         "residual_forward"},
+        {residual, ops->residual_backward != NULL, "architecture",
+         "residual_backward"},
+        {clip, ops->clip_norm != NULL, "clip_norm", "clip_norm"},
+    };
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (need[i].needed && !need[i].present)
+            return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, need[i].key,
+                                    "the %s backend has no %s", ops->name,
+                                    need[i].name);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  An operation table by backend name.
+
+const ms_backend_ops_t *
+ms_backend_ops_named(const char *name)
+{
+    if (name && strcmp(name, "cpu") == 0)
+        return &s_cpu_ops;
+#if defined(MESHSWEEP_HAVE_CUDA)
+    if (name && strcmp(name, "cuda") == 0)
+        return &s_cuda_ops;
+#endif
+    return NULL;
 }
 
 //  --------------------------------------------------------------------------

@@ -49,6 +49,11 @@
 
 typedef struct ms_backend ms_backend_t;
 
+//  Normalisation constants shared by every backend (ms_backend_ops_t
+//  layer_norm_forward, batch_norm_forward): PyTorch's defaults.
+#define MS_NORM_EPS 1e-5f     // added to the variance
+#define MS_NORM_MOMENTUM 0.1f // batch norm's running-statistics momentum
+
 //  One optimizer update over a parameter segment (weights of one layer, or
 //  its biases). The scalars are computed once per step by ms_optim.
 typedef struct {
@@ -229,6 +234,64 @@ typedef struct {
                      const ms_optim_step_t *b_step, int32_t n_segs,
                      const int64_t *bounds, int64_t n, float *w, const float *g,
                      float *m, float *v);
+    //  The ops of residual and normalised networks (ms_mlp.c says where
+    //  each is used). A backend that leaves one NULL lacks it, and
+    //  ms_backend_supports refuses the configs that need it.
+    //  layer_norm_forward: for each row i of the rows x cols matrix x,
+    //  its mean and biased variance over the cols features, rstd_i =
+    //  1 / sqrt(var_i + MS_NORM_EPS), y = gamma (x - mean_i) rstd_i +
+    //  beta (gamma, beta: cols floats); mean and rstd (rows floats each)
+    //  are kept for the backward pass (Ba et al. 2016).
+    int (*layer_norm_forward)(ms_backend_t *b, int64_t rows, int64_t cols,
+                              const float *x, const float *gamma,
+                              const float *beta, float *y, float *mean,
+                              float *rstd);
+    //  layer_norm_backward: with dy the gradient of y, overwrites dgamma =
+    //  sum over rows of dy xhat and dbeta = sum of dy (rows ascending),
+    //  and writes (accumulate false; dx may be dy) or adds (accumulate
+    //  true; dx must not be dy) the input gradient dx.
+    int (*layer_norm_backward)(ms_backend_t *b, int64_t rows, int64_t cols,
+                               const float *x, const float *gamma,
+                               const float *mean, const float *rstd,
+                               const float *dy, float *dx, float *dgamma,
+                               float *dbeta, bool accumulate);
+    //  batch_norm_forward: training: per column, the mean and biased
+    //  variance over the rows into mean and rstd (cols floats, rstd as
+    //  above), and, when run_mean is not NULL, run_mean and run_var
+    //  moved by MS_NORM_MOMENTUM towards the batch's mean and unbiased
+    //  variance; evaluation (training false): mean and rstd from run_mean
+    //  and run_var. Then y = gamma (x - mean) rstd + beta (Ioffe and
+    //  Szegedy 2015; the running statistics as PyTorch keeps them).
+    int (*batch_norm_forward)(ms_backend_t *b, bool training, int64_t rows,
+                              int64_t cols, const float *x, const float *gamma,
+                              const float *beta, float *run_mean,
+                              float *run_var, float *y, float *mean,
+                              float *rstd);
+    //  batch_norm_backward: as layer_norm_backward, for a training forward
+    //  pass's batch statistics.
+    int (*batch_norm_backward)(ms_backend_t *b, int64_t rows, int64_t cols,
+                               const float *x, const float *gamma,
+                               const float *mean, const float *rstd,
+                               const float *dy, float *dx, float *dgamma,
+                               float *dbeta, bool accumulate);
+    //  residual_forward: out[i] = h[i] + s u[i] for n elements, s = *scale
+    //  (backend memory: a rezero scale in the parameter block) or 1 when
+    //  scale is NULL.
+    int (*residual_forward)(ms_backend_t *b, int64_t n, const float *h,
+                            const float *scale, const float *u, float *out);
+    //  residual_backward: the branch's gradient gu[i] = s g[i] (times
+    //  mask[i] when mask is not NULL: the branch's dropout), s as in
+    //  residual_forward; when dscale is not NULL, *dscale = sum over i of
+    //  g[i] u[i] (in double, index order; backend memory).
+    int (*residual_backward)(ms_backend_t *b, int64_t n, const float *g,
+                             const float *scale, const float *u,
+                             const float *mask, float *gu, float *dscale);
+    //  clip_norm: the L2 norm of the n gradients g (squares summed in
+    //  double in index order); when it exceeds max_norm, every g[i] is
+    //  multiplied by f = max_norm / norm (rounded to float once); *factor
+    //  (backend memory, may be NULL) gets f, or 1 when nothing was clipped.
+    int (*clip_norm)(ms_backend_t *b, int64_t n, float *g, float max_norm,
+                     float *factor);
     //  Profiling (MESHSWEEP_CUDA_PROFILE=1, cuda only; NULL on cpu):
     //  profile_begin holds the stream (a short spin kernel) so that the
     //  operations issued until profile_end run back to back on the device
@@ -249,6 +312,29 @@ typedef struct {
     //  Free a graph; NULL-safe.
     void (*graph_destroy)(ms_backend_t *b, ms_backend_graph_t *graph);
 } ms_backend_ops_t;
+
+//  The capability rule, written once: whether self has every operation
+//  that training cfg needs (an op left NULL in the table is one the
+//  backend lacks): layer_norm_* for norm layer, batch_norm_* for norm
+//  batch, residual_* for the residual architecture, clip_norm for
+//  clip_norm > 0. ms_trainer_open refuses such a config with it, and a
+//  node's worker never claims a task its backend cannot train. A noop
+//  task needs nothing. Returns MS_OK, or MS_ERR_UNSUPPORTED with diag
+//  naming the parameter and the missing op ("norm: the cuda backend has
+//  no layer_norm_forward").
+int ms_backend_supports(const ms_backend_t *self, const ms_train_config_t *cfg,
+                        ms_diag_t *diag);
+
+//  The same rule on an operation table, for a caller that holds no open
+//  backend (a node deciding what its GPU workers may claim): ops from
+//  ms_backend_ops or ms_backend_ops_named. NULL ops (a backend this build
+//  lacks) supports nothing but noop tasks. Same returns.
+int ms_backend_ops_supports(const ms_backend_ops_t *ops,
+                            const ms_train_config_t *cfg, ms_diag_t *diag);
+
+//  The operation table of backend name ("cpu", "cuda") without opening a
+//  device; NULL when this build has no such backend. Static, borrowed.
+const ms_backend_ops_t *ms_backend_ops_named(const char *name);
 
 //  New CPU backend on OpenBLAS with n_threads BLAS threads (< 1 means 1:
 //  one thread per worker by default); sets openblas_set_num_threads.

@@ -137,8 +137,10 @@ int ms_train_config_set_uniform(ms_train_config_t *cfg, int32_t n_hidden,
 //  Returns MS_OK or MS_ERR_INVALID with diag naming the field.
 int ms_train_config_check(const ms_train_config_t *cfg, ms_diag_t *diag);
 
-//  Number of trainable parameters of the network for n_inputs inputs and
-//  n_outputs outputs (weights + biases).
+//  Size (floats) of the network's parameter block for n_inputs inputs and
+//  n_outputs outputs: weights and biases, then norm gains and biases,
+//  rezero scales and batch norm's running statistics (these last are
+//  state, not trained, but in the block; core/ms_mlp.c has the layout).
 int64_t ms_train_config_params(const ms_train_config_t *cfg, int32_t n_inputs,
                                int32_t n_outputs);
 

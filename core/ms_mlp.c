@@ -47,6 +47,63 @@
     a third more arithmetic; not done: at width 64 and batch 200 even
     4096 layers need 210 MB, and a sweep that wide is not the common case.
 
+    Residual and normalised networks (DESIGN.md "The training engine";
+    the contract the ONNX exporter and the weights file code against).
+    Normalisation (norm layer or batch) applies to the input of every
+    dense layer l >= 1, the output layer included: Z = norm_l(H) W^T + b;
+    layer 0 reads the raw input. Layer norm (Ba et al. 2016) normalises
+    each row over its fan_in(l) features, batch norm (Ioffe and Szegedy
+    2015) each feature over the minibatch's rows in training and with the
+    running statistics in evaluation (running = 0.9 running + 0.1 batch,
+    the variance unbiased: PyTorch's convention); both with the biased
+    variance, eps 1e-5, and y = gamma xhat + beta. In a residual network
+    hidden layer 0 is the input projection, exactly a plain layer; the
+    hidden layers 1 .. n_hidden-1 form blocks of block_layers consecutive
+    layers (the last block takes the remainder: block_layers 2 with an
+    even n_hidden ends with a one-layer block). Block k with input h:
+    u = h; for each layer l of the block u = act(norm_l(u) W^T + b) (with
+    dropout after the activation, as for any hidden layer); then
+    h = h + s_k u, where s_k is 1, or alpha_k under rezero (a learnable
+    scalar per block starting at 0; Bachlechner et al. 2020). The output
+    layer reads norm_L(h). hidden_layers counts dense hidden layers, so a
+    plain and a residual network of one depth have the same GEMMs.
+
+    The whole parameter block, in order (ms_mlp_layer, ms_mlp_norm and
+    ms_mlp_block give every offset):
+        W(l), b(l) for l = 0 .. L-1   as above, so a plain network with
+                                      no norm has the bits and digests it
+                                      always had
+        gamma(l), beta(l), l = 1..L-1 fan_in(l) floats each (norm only;
+                                      initialised 1 and 0)
+        alpha(k) per block            rezero only; initialised 0
+        running_mean(l), running_var(l), l = 1 .. L-1
+                                      batch norm only; fan_in(l) each,
+                                      initialised 0 and 1
+    The running statistics are state, not parameters: their gradient is
+    always zero, the optimizer never steps them (they are in no segment
+    of optim_all) and clipping does not see them, but they live in the
+    block so that checkpoints, the weights file, re-evaluation and the
+    weights digest carry them. gamma, beta and alpha are stepped as
+    biases are (no L2).
+
+    Buffers of the extra layers: per normalised layer its normalised
+    input nrm(l) (rows x fan_in, the GEMMs' operand forward and for dW)
+    and the norm's mean and rstd (rows floats for layer norm, fan_in for
+    batch norm), which the backward pass uses to recompute xhat from the
+    layer's input; per block its output res(k) = h + s u (a(l) is kept
+    for the activation's derivative); one more delta buffer, gstream, for
+    the gradient of the residual stream. So a layer-normed residual layer
+    keeps about twice the activations of a plain one.
+
+    Backward through a block, with gstream = dL/dh at the block's end:
+    the branch's delta is s gstream (times the dropout mask) and the
+    scale's gradient sum(gstream u) (residual_backward); the layers run
+    back as above; at the block's first layer the input gradient (through
+    its norm, or its GEMM with beta 1 when there is none) is added into
+    gstream, which then holds dL/dh at the block's start: the skip's
+    identity costs nothing. A plain network without norm issues exactly
+    the operations it always did, in the same order (ms_golden_test).
+
     What was not done: no bias folded into the GEMM as an extra input
     column (it would cost a copy of X per batch; the fused pass is
     cheaper); no weights transposed to column-major (sgemm reads W^T for
@@ -54,6 +111,7 @@
 */
 #include "ms_mlp.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,8 +163,28 @@ struct ms_mlp {
     int64_t mask_floats;           // floats in host_mask
     s_scalars_t *scalars;          // device scratch for the host-facing
                                    // ms_mlp_loss and ms_mlp_step
-    int64_t *bounds;               // backend: 2L + 1 segment offsets of the
-                                   // parameter block (W(0), b(0), W(1), ...)
+    int64_t *bounds;               // backend: n_segs + 1 segment offsets of
+                                   // the parameter block (W(0), b(0), ...)
+    int32_t n_segs;                // optimizer segments: 2L, or 2L + 2
+    //  Residual and normalised networks (all NULL / 0 for a plain one).
+    bool residual;        // architecture residual
+    ms_norm_t norm;       // normalisation of layers 1 .. L-1
+    bool rezero;          // a learnable scale per block
+    float clip;           // global gradient-norm clip; 0 = off
+    int32_t n_blocks;     // residual blocks
+    int32_t *block_end;   // per layer: the block it ends, or -1
+    int32_t *block_first; // per block: its first hidden layer
+    int64_t *g_off;       // per layer: gamma offset (beta follows), or -1
+    int64_t *rm_off;      // per layer: running mean offset (variance
+                          // follows; batch norm), or -1
+    int64_t alpha_off;    // first rezero scale, or -1
+    int64_t n_plain;      // floats of the W, b part of the block
+    int64_t n_train;      // trainable floats (all but running statistics)
+    float **nrm;          // per layer: its normalised input, or NULL
+    float **mu, **rs;     // per layer: the norm's mean and rstd
+    float **res;          // per block: its output h + s u
+    float *gstream;       // the residual stream's gradient
+    float *clip_factor;   // backend: the last clip's factor
 };
 
 //  --------------------------------------------------------------------------
@@ -146,19 +224,41 @@ ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
     self->keep = (float) (1.0 - cfg->dropout);
     self->keep_threshold = (uint32_t) ((1.0 - cfg->dropout) * 16777216.0);
     self->keep_z = ms_activation_needs_z(cfg->activation);
+    self->residual = cfg->architecture == MS_ARCH_RESIDUAL && H >= 1;
+    self->norm = cfg->norm;
+    self->rezero =
+        self->residual && cfg->residual_scale == MS_RESIDUAL_SCALE_REZERO;
+    self->clip = (float) cfg->clip_norm;
+    self->n_blocks = self->residual
+                         ? (H - 1 + cfg->block_layers - 1) / cfg->block_layers
+                         : 0;
     self->fan_in = calloc((size_t) L, sizeof(int32_t));
     self->fan_out = calloc((size_t) L, sizeof(int32_t));
     self->w_off = calloc((size_t) L, sizeof(int64_t));
+    self->g_off = calloc((size_t) L, sizeof(int64_t));
+    self->rm_off = calloc((size_t) L, sizeof(int64_t));
+    self->block_end = calloc((size_t) L, sizeof(int32_t));
+    self->block_first =
+        calloc((size_t) (self->n_blocks ? self->n_blocks : 1), sizeof(int32_t));
+    self->nrm = calloc((size_t) L, sizeof(float *));
+    self->mu = calloc((size_t) L, sizeof(float *));
+    self->rs = calloc((size_t) L, sizeof(float *));
+    self->res =
+        calloc((size_t) (self->n_blocks ? self->n_blocks : 1), sizeof(float *));
     size_t nh = (size_t) (H > 0 ? H : 1);
     self->a = calloc(nh, sizeof(float *));
     self->z = calloc(nh, sizeof(float *));
     self->mask = calloc(nh, sizeof(float *));
     self->d = calloc(nh, sizeof(float *));
-    if (!self->fan_in || !self->fan_out || !self->w_off || !self->a ||
-        !self->z || !self->mask || !self->d)
+    if (!self->fan_in || !self->fan_out || !self->w_off || !self->g_off ||
+        !self->rm_off || !self->block_end || !self->block_first || !self->nrm ||
+        !self->mu || !self->rs || !self->res || !self->a || !self->z ||
+        !self->mask || !self->d)
         goto nomem;
 
-    //  Layer shapes and parameter offsets.
+    //  Layer shapes and parameter offsets: W, b of every layer first, then
+    //  the norm gains and biases, the rezero scales, the running
+    //  statistics (the order of the top of this file).
     int64_t off = 0, hidden_widths = 0, max_hidden = 0;
     self->max_width = n_outputs;
     for (int32_t l = 0; l < L; l++) {
@@ -173,8 +273,37 @@ ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
         }
         if (self->fan_out[l] > self->max_width)
             self->max_width = self->fan_out[l];
+        self->block_end[l] = -1;
+        self->g_off[l] = -1;
+        self->rm_off[l] = -1;
+    }
+    self->n_plain = off;
+    for (int32_t l = 1; l < L && self->norm != MS_NORM_NONE; l++) {
+        self->g_off[l] = off;
+        off += 2 * (int64_t) self->fan_in[l];
+    }
+    self->alpha_off = self->rezero ? off : -1;
+    if (self->rezero)
+        off += self->n_blocks;
+    self->n_train = off;
+    for (int32_t l = 1; l < L && self->norm == MS_NORM_BATCH; l++) {
+        self->rm_off[l] = off;
+        off += 2 * (int64_t) self->fan_in[l];
+    }
+    for (int32_t k = 0; k < self->n_blocks; k++) {
+        int32_t first = 1 + k * cfg->block_layers;
+        int32_t last = first + cfg->block_layers - 1;
+        if (last > H - 1)
+            last = H - 1;
+        self->block_first[k] = first;
+        self->block_end[last] = k;
+        //  h + s u needs u as wide as h (ms_train_config_check refuses
+        //  configs that break this; here it is the caller's contract).
+        assert(self->fan_out[last] == self->fan_out[first - 1]);
     }
     self->n_params = off;
+    //  One rule: ms_train_config_params counts this layout.
+    assert(off == ms_train_config_params(cfg, n_inputs, n_outputs));
     self->n_state = off * ms_optim_state_per_param(cfg->optimizer);
 
     //  Parameters, gradients, optimizer state: one block each.
@@ -184,16 +313,27 @@ ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
     if (self->n_state)
         self->state =
             self->ops->alloc(backend, (size_t) self->n_state * sizeof(float));
-    if (!self->params || !self->grads || (self->n_state && !self->state))
+    self->clip_factor = self->ops->alloc(backend, sizeof(float));
+    if (!self->params || !self->grads || (self->n_state && !self->state) ||
+        !self->clip_factor)
         goto nomem;
 
     //  Workspace: count, allocate, carve.
     int64_t rows = self->max_rows;
     int per_hidden = 1 + (self->keep_z ? 1 : 0) + (self->dropout ? 2 : 0);
     int64_t gwidth = max_hidden > n_outputs ? max_hidden : n_outputs;
+    int64_t extra = 0;
+    for (int32_t l = 1; l < L && self->norm != MS_NORM_NONE; l++) {
+        int64_t n_stats = self->norm == MS_NORM_LAYER ? rows : self->fan_in[l];
+        extra += s_align(rows * self->fan_in[l]) + 2 * s_align(n_stats);
+    }
+    for (int32_t k = 0; k < self->n_blocks; k++)
+        extra += s_align(rows * self->fan_out[self->block_first[k]]);
+    if (self->residual)
+        extra += s_align(rows * gwidth);
     int64_t total = s_align(rows * n_inputs) + per_hidden * hidden_widths +
                     s_align(rows * n_outputs) + 2 * s_align(rows * gwidth) +
-                    s_align(rows);
+                    s_align(rows) + extra;
     self->work_floats = total;
     self->work = self->ops->alloc(backend, (size_t) total * sizeof(float));
     self->labels = self->ops->alloc(backend, (size_t) rows * sizeof(int32_t));
@@ -224,16 +364,37 @@ ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
     self->gbuf[1] = p;
     p += s_align(rows * gwidth);
     self->targets = p;
+    p += s_align(rows);
+    for (int32_t l = 1; l < L && self->norm != MS_NORM_NONE; l++) {
+        int64_t n_stats = self->norm == MS_NORM_LAYER ? rows : self->fan_in[l];
+        self->nrm[l] = p;
+        p += s_align(rows * self->fan_in[l]);
+        self->mu[l] = p;
+        p += s_align(n_stats);
+        self->rs[l] = p;
+        p += s_align(n_stats);
+    }
+    for (int32_t k = 0; k < self->n_blocks; k++) {
+        self->res[k] = p;
+        p += s_align(rows * self->fan_out[self->block_first[k]]);
+    }
+    if (self->residual)
+        self->gstream = p;
     if (!self->ops->host_memory) {
         self->scalars = self->ops->alloc(backend, sizeof(s_scalars_t));
         if (!self->scalars)
             goto nomem;
     }
     //  The segment table of optim_all: W(l) starts at w_off[l], b(l) at
-    //  w_off[l] + fan_in fan_out.
-    int64_t *bounds = malloc((size_t) (2 * L + 1) * sizeof(int64_t));
+    //  w_off[l] + fan_in fan_out; then, when there are norm gains or
+    //  rezero scales, an empty weight segment and one bias-like segment
+    //  over them (stepped as biases: no L2). The running statistics are
+    //  in no segment: never stepped.
+    int32_t n_segs = 2 * L + (self->n_train > self->n_plain ? 2 : 0);
+    self->n_segs = n_segs;
+    int64_t *bounds = malloc((size_t) (n_segs + 1) * sizeof(int64_t));
     self->bounds =
-        self->ops->alloc(backend, (size_t) (2 * L + 1) * sizeof(int64_t));
+        self->ops->alloc(backend, (size_t) (n_segs + 1) * sizeof(int64_t));
     if (!bounds || !self->bounds) {
         free(bounds);
         goto nomem;
@@ -243,9 +404,13 @@ ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
         bounds[2 * l + 1] =
             self->w_off[l] + (int64_t) self->fan_in[l] * self->fan_out[l];
     }
-    bounds[2 * L] = self->n_params;
+    bounds[2 * L] = self->n_plain;
+    if (n_segs > 2 * L) {
+        bounds[2 * L + 1] = self->n_plain;
+        bounds[2 * L + 2] = self->n_train;
+    }
     int up = self->ops->upload(backend, self->bounds, bounds,
-                               (size_t) (2 * L + 1) * sizeof(int64_t));
+                               (size_t) (n_segs + 1) * sizeof(int64_t));
     free(bounds);
     if (up != MS_OK) {
         ms_mlp_destroy(&self);
@@ -282,7 +447,16 @@ ms_mlp_destroy(ms_mlp_t **self_p)
         self->ops->free_buf(self->backend, self->labels);
         self->ops->free_buf(self->backend, self->scalars);
         self->ops->free_buf(self->backend, self->bounds);
+        self->ops->free_buf(self->backend, self->clip_factor);
     }
+    free(self->g_off);
+    free(self->rm_off);
+    free(self->block_end);
+    free(self->block_first);
+    free(self->nrm);
+    free(self->mu);
+    free(self->rs);
+    free(self->res);
     free(self->host_mask);
     free(self->fan_in);
     free(self->fan_out);
@@ -409,6 +583,14 @@ ms_mlp_init(ms_mlp_t *self, ms_init_t init, ms_rng_t *rng)
             for (int64_t i = 0; i < fo * fi; i++)
                 w[i] = (float) (std * ms_rng_normal(rng));
     }
+    //  Norm gains 1 (biases 0), rezero scales 0, running variances 1
+    //  (means 0): after the weights, no draws.
+    for (int32_t l = 1; l < self->n_layers; l++) {
+        for (int64_t j = 0; self->g_off[l] >= 0 && j < self->fan_in[l]; j++)
+            host[self->g_off[l] + j] = 1.0f;
+        for (int64_t j = 0; self->rm_off[l] >= 0 && j < self->fan_in[l]; j++)
+            host[self->rm_off[l] + self->fan_in[l] + j] = 1.0f;
+    }
     size_t pbytes = (size_t) self->n_params * sizeof(float);
     if (rc == MS_OK && !self->ops->host_memory)
         rc = self->ops->upload(self->backend, self->params, host, pbytes);
@@ -481,16 +663,54 @@ ms_mlp_draw_masks(ms_mlp_t *self, int64_t rows, ms_rng_t *rng)
 }
 
 //  --------------------------------------------------------------------------
-//  Forward pass through every layer; with_masks applies the drawn dropout
-//  masks.
+//  h(l): what hidden layer l hands on (the input of layer l + 1): its
+//  activation, after dropout when masks apply; in a residual network the
+//  stream at the input projection (l = 0) and at each block's end.
+
+static const float *
+s_h(const ms_mlp_t *self, int32_t l, bool masks)
+{
+    if (self->residual && self->block_end[l] >= 0)
+        return self->res[self->block_end[l]];
+    return masks && self->dropout ? self->d[l] : self->a[l];
+}
+
+//  --------------------------------------------------------------------------
+//  Normalise layer l's input in into nrm[l] (training: batch statistics,
+//  and the running ones moved when params is the network's own block).
 
 static int
-s_forward(ms_mlp_t *self, const float *params, int64_t rows, bool with_masks,
+s_norm_forward(ms_mlp_t *self, const float *params, int32_t l, int64_t rows,
+               bool training, const float *in)
+{
+    int64_t fi = self->fan_in[l];
+    const float *gamma = params + self->g_off[l], *beta = gamma + fi;
+    if (self->norm == MS_NORM_LAYER)
+        return self->ops->layer_norm_forward(self->backend, rows, fi, in, gamma,
+                                             beta, self->nrm[l], self->mu[l],
+                                             self->rs[l]);
+    //  The running statistics are state, not inputs: a training pass
+    //  moves them in the block it trains (the const is the caller's
+    //  promise for evaluation, where they are only read).
+    float *run = (float *) params + self->rm_off[l];
+    bool keep = training && params != self->params;
+    return self->ops->batch_norm_forward(
+        self->backend, training, rows, fi, in, gamma, beta, keep ? NULL : run,
+        keep ? NULL : run + fi, self->nrm[l], self->mu[l], self->rs[l]);
+}
+
+//  --------------------------------------------------------------------------
+//  Forward pass through every layer; training applies the drawn dropout
+//  masks (when the network has dropout) and batch statistics.
+
+static int
+s_forward(ms_mlp_t *self, const float *params, int64_t rows, bool training,
           bool out_bias)
 {
     const ms_backend_ops_t *ops = self->ops;
     ms_backend_t *b = self->backend;
     const float *in = self->x;
+    bool masks = training && self->dropout;
     int rc = MS_OK;
     for (int32_t l = 0; l < self->n_layers && rc == MS_OK; l++) {
         int64_t fi = self->fan_in[l], fo = self->fan_out[l];
@@ -498,6 +718,12 @@ s_forward(ms_mlp_t *self, const float *params, int64_t rows, bool with_masks,
         const float *bias = w + fi * fo;
         bool hidden = l < self->n_layers - 1;
         float *h = !hidden ? self->out : self->keep_z ? self->z[l] : self->a[l];
+        if (self->g_off[l] >= 0) {
+            rc = s_norm_forward(self, params, l, rows, training, in);
+            in = self->nrm[l];
+            if (rc != MS_OK)
+                break;
+        }
         rc = ops->gemm(b, false, true, rows, fo, fi, 1.0f, in, fi, w, fi, 0.0f,
                        h, fo);
         if (rc != MS_OK)
@@ -511,9 +737,19 @@ s_forward(ms_mlp_t *self, const float *params, int64_t rows, bool with_masks,
         rc = ops->bias_act_forward(b, self->act, self->slope, rows, fo, bias, h,
                                    self->a[l]);
         in = self->a[l];
-        if (rc == MS_OK && self->dropout && with_masks) {
+        if (rc == MS_OK && masks) {
             rc = ops->mul(b, rows * fo, self->mask[l], self->a[l], self->d[l]);
             in = self->d[l];
+        }
+        int32_t k = self->residual ? self->block_end[l] : -1;
+        if (rc == MS_OK && k >= 0) {
+            //  Block k ends: h = h(first - 1) + s_k u.
+            const float *skip = s_h(self, self->block_first[k] - 1, masks);
+            const float *scale =
+                self->rezero ? params + self->alpha_off + k : NULL;
+            rc = ops->residual_forward(b, rows * fo, skip, scale, in,
+                                       self->res[k]);
+            in = self->res[k];
         }
     }
     return rc;
@@ -526,13 +762,12 @@ int
 ms_mlp_forward(ms_mlp_t *self, const float *params, int64_t rows,
                ms_rng_t *dropout_rng)
 {
-    bool masks = self->dropout && dropout_rng;
-    if (masks) {
+    if (dropout_rng) {
         int rc = ms_mlp_draw_masks(self, rows, dropout_rng);
         if (rc != MS_OK)
             return rc;
     }
-    return s_forward(self, params, rows, masks, true);
+    return s_forward(self, params, rows, dropout_rng != NULL, true);
 }
 
 //  --------------------------------------------------------------------------
@@ -601,35 +836,63 @@ s_backward(ms_mlp_t *self, int64_t rows, bool out_db)
 {
     const ms_backend_ops_t *ops = self->ops;
     ms_backend_t *b = self->backend;
-    int cur = 0;
+    float *g = self->gbuf[0]; // delta of layer l (the loss wrote the output's)
     int rc = MS_OK;
     for (int32_t l = self->n_layers - 1; l >= 0 && rc == MS_OK; l--) {
         int64_t fi = self->fan_in[l], fo = self->fan_out[l];
         const float *w = self->params + self->w_off[l];
         float *dw = self->grads + self->w_off[l];
-        const float *g = self->gbuf[cur];
-        const float *in = l == 0          ? self->x
-                          : self->dropout ? self->d[l - 1]
-                                          : self->a[l - 1];
-        rc = ops->gemm(b, true, false, fo, fi, rows, 1.0f, g, fo, in, fi, 0.0f,
-                       dw, fi);
+        const float *hin = l == 0 ? self->x : s_h(self, l - 1, true);
+        bool normed = self->g_off[l] >= 0;
+        rc = ops->gemm(b, true, false, fo, fi, rows, 1.0f, g, fo,
+                       normed ? self->nrm[l] : hin, fi, 0.0f, dw, fi);
         if (rc == MS_OK && out_db && l == self->n_layers - 1)
             rc = ops->col_sum(b, rows, fo, g, dw + fi * fo);
         if (rc != MS_OK || l == 0)
             break;
-        float *gn = self->gbuf[1 - cur];
-        rc = ops->gemm(b, false, false, rows, fi, fo, 1.0f, g, fo, w, fi, 0.0f,
-                       gn, fi);
-        if (rc == MS_OK && self->dropout)
-            rc = ops->mul(b, rows * fi, self->mask[l - 1], gn, gn);
-        //  Layer l - 1's delta and its bias gradient (fan_out(l - 1) = fi).
+        //  The gradient of h(l - 1): into the stream's buffer where h(l -
+        //  1) is the residual stream (added to the skip's share when
+        //  layer l starts a block), else into the other ping-pong buffer.
+        float *other = g == self->gbuf[0] ? self->gbuf[1] : self->gbuf[0];
+        bool stream = self->residual && (l == 1 || self->block_end[l - 1] >= 0);
+        bool add = stream && l < self->n_layers - 1;
+        float *gh = stream ? self->gstream : other;
+        if (normed) {
+            rc = ops->gemm(b, false, false, rows, fi, fo, 1.0f, g, fo, w, fi,
+                           0.0f, other, fi);
+            float *dgamma = self->grads + self->g_off[l];
+            const float *gamma = self->params + self->g_off[l];
+            if (rc == MS_OK)
+                rc = (self->norm == MS_NORM_LAYER ? ops->layer_norm_backward
+                                                  : ops->batch_norm_backward)(
+                    b, rows, fi, hin, gamma, self->mu[l], self->rs[l], other,
+                    gh, dgamma, dgamma + fi, add);
+        } else
+            rc = ops->gemm(b, false, false, rows, fi, fo, 1.0f, g, fo, w, fi,
+                           add ? 1.0f : 0.0f, gh, fi);
+        //  Layer l - 1's delta and its bias gradient (fan_out(l - 1) = fi):
+        //  at a block's end through the branch's scale (and the rezero
+        //  scale's gradient), else straight through the dropout mask.
+        int32_t k = self->residual ? self->block_end[l - 1] : -1;
+        float *gd = gh;
+        if (rc == MS_OK && k >= 0) {
+            gd = other;
+            bool rz = self->rezero;
+            rc = ops->residual_backward(
+                b, rows * fi, gh,
+                rz ? self->params + self->alpha_off + k : NULL,
+                self->dropout ? self->d[l - 1] : self->a[l - 1],
+                self->dropout ? self->mask[l - 1] : NULL, gd,
+                rz ? self->grads + self->alpha_off + k : NULL);
+        } else if (rc == MS_OK && self->dropout)
+            rc = ops->mul(b, rows * fi, self->mask[l - 1], gd, gd);
         float *db_prev = self->grads + self->w_off[l - 1] +
                          (int64_t) self->fan_in[l - 1] * fi;
         if (rc == MS_OK)
             rc = ops->act_backward_col_sum(b, self->act, self->slope, rows, fi,
-                                           self->z[l - 1], self->a[l - 1], gn,
+                                           self->z[l - 1], self->a[l - 1], gd,
                                            db_prev);
-        cur = 1 - cur;
+        g = gd;
     }
     return rc;
 }
@@ -653,9 +916,15 @@ ms_mlp_update(ms_mlp_t *self, const ms_optim_step_t *w_step,
     int k = self->n_params ? (int) (self->n_state / self->n_params) : 0;
     float *m = k >= 1 ? self->state : NULL;
     float *v = k >= 2 ? self->state + self->n_params : NULL;
-    return self->ops->optim_all(
-        self->backend, w_step, b_step, 2 * self->n_layers, self->bounds,
-        self->n_params, self->params, self->grads, m, v);
+    if (self->clip > 0) {
+        int rc = self->ops->clip_norm(self->backend, self->n_train, self->grads,
+                                      self->clip, self->clip_factor);
+        if (rc != MS_OK)
+            return rc;
+    }
+    return self->ops->optim_all(self->backend, w_step, b_step, self->n_segs,
+                                self->bounds, self->n_train, self->params,
+                                self->grads, m, v);
 }
 
 //  --------------------------------------------------------------------------
@@ -855,4 +1124,93 @@ ms_mlp_layer(const ms_mlp_t *self, int32_t l, int64_t *w_offset,
         *fan_in = self->fan_in[l];
     if (fan_out)
         *fan_out = self->fan_out[l];
+}
+
+//  --------------------------------------------------------------------------
+//  Layer l's normalisation in the parameter block.
+
+ms_norm_t
+ms_mlp_norm(const ms_mlp_t *self, int32_t l, int64_t *gamma_off,
+            int64_t *beta_off, int64_t *mean_off, int64_t *var_off)
+{
+    int64_t g = self->g_off[l], m = self->rm_off[l], fi = self->fan_in[l];
+    if (gamma_off)
+        *gamma_off = g;
+    if (beta_off)
+        *beta_off = g >= 0 ? g + fi : -1;
+    if (mean_off)
+        *mean_off = m;
+    if (var_off)
+        *var_off = m >= 0 ? m + fi : -1;
+    return g >= 0 ? self->norm : MS_NORM_NONE;
+}
+
+//  --------------------------------------------------------------------------
+//  Residual blocks.
+
+int32_t
+ms_mlp_n_blocks(const ms_mlp_t *self)
+{
+    return self->n_blocks;
+}
+
+//  --------------------------------------------------------------------------
+//  Block k's layers and scale.
+
+void
+ms_mlp_block(const ms_mlp_t *self, int32_t k, int32_t *first, int32_t *last,
+             int64_t *alpha_off)
+{
+    int32_t f = self->block_first[k], e = f;
+    while (self->block_end[e] != k)
+        e++;
+    if (first)
+        *first = f;
+    if (last)
+        *last = e;
+    if (alpha_off)
+        *alpha_off = self->rezero ? self->alpha_off + k : -1;
+}
+
+//  --------------------------------------------------------------------------
+//  Trainable floats.
+
+int64_t
+ms_mlp_n_trainable(const ms_mlp_t *self)
+{
+    return self->n_train;
+}
+
+//  --------------------------------------------------------------------------
+//  Per-layer weight-gradient norms of the last backward pass, before
+//  clipping (the clip's factor divided out).
+
+int
+ms_mlp_grad_norms(ms_mlp_t *self, double *out)
+{
+    const float *g = self->grads;
+    float *host = NULL;
+    float factor = 1.0f;
+    int rc = MS_OK;
+    if (!self->ops->host_memory) {
+        host = malloc((size_t) self->n_plain * sizeof(float));
+        if (!host)
+            return MS_ERR_NOMEM;
+        rc = self->ops->download(self->backend, host, self->grads,
+                                 (size_t) self->n_plain * sizeof(float));
+        g = host;
+    }
+    if (rc == MS_OK && self->clip > 0)
+        rc = self->ops->download(self->backend, &factor, self->clip_factor,
+                                 sizeof factor);
+    for (int32_t l = 0; rc == MS_OK && l < self->n_layers; l++) {
+        const float *w = g + self->w_off[l];
+        int64_t n = (int64_t) self->fan_in[l] * self->fan_out[l];
+        double sum = 0;
+        for (int64_t i = 0; i < n; i++)
+            sum += (double) w[i] * (double) w[i];
+        out[l] = sqrt(sum) / (factor > 0 ? (double) factor : 1.0);
+    }
+    free(host);
+    return rc;
 }

@@ -8,7 +8,10 @@
     short: L = n_hidden + 1 layers; layer l maps fan_in(l) to fan_out(l);
     its weights are a fan_out x fan_in row-major matrix followed by its
     fan_out biases, and the layers follow each other in one parameter block
-    (the layout of ms_trainer_params). Gradients mirror that block; the
+    (the layout of ms_trainer_params); residual and normalised networks
+    append their norm gains and biases, rezero scales and batch norm's
+    running statistics (ms_mlp_norm, ms_mlp_block). Gradients mirror that
+    block; the
     optimizer state is one block of k x n_params floats (k = 0, 1 or 2).
     Activations live in one workspace sized for max_rows rows. Nothing is
     allocated after ms_mlp_open.
@@ -40,9 +43,12 @@
 typedef struct ms_mlp ms_mlp_t;
 
 //  Build the network of cfg (hidden sizes, activation, leaky slope, loss,
-//  dropout, optimizer kind for the state size) for n_inputs inputs and
-//  n_outputs outputs, with a workspace for max_rows rows per pass.
-//  Parameters start at zero: call ms_mlp_init. backend is borrowed.
+//  dropout, optimizer kind for the state size, architecture, block
+//  layers, norm, residual scale, clip norm) for n_inputs inputs and
+//  n_outputs outputs, with a workspace for max_rows rows per pass. cfg
+//  must pass ms_train_config_check (asserted: every residual block keeps
+//  its width). Parameters start at zero: call ms_mlp_init. backend is
+//  borrowed; it must have the ops cfg needs (ms_backend_supports).
 //  Returns MS_OK; MS_ERR_NOMEM (host or device memory; *out NULL).
 int ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
                 int32_t n_outputs, int64_t max_rows, ms_backend_t *backend);
@@ -51,7 +57,9 @@ int ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
 void ms_mlp_destroy(ms_mlp_t **self_p);
 
 //  Initialise weights by scheme init, drawing normals from rng in layer
-//  order, row-major; biases zero; gradients and optimizer state zero.
+//  order, row-major; biases zero; norm gains 1 and biases 0, rezero
+//  scales 0, running means 0 and variances 1 (no draws); gradients and
+//  optimizer state zero.
 //  he N(0, 2/fan_in) (He et al. 2015); xavier N(0, 2/(fan_in+fan_out))
 //  (Glorot and Bengio 2010); lecun N(0, 1/fan_in) (LeCun et al. 1998);
 //  orthogonal: a Gaussian matrix orthonormalised along its shorter side
@@ -67,10 +75,13 @@ int ms_mlp_init(ms_mlp_t *self, ms_init_t init, ms_rng_t *rng);
 //  Forward pass over the rows x n_inputs matrix in ms_mlp_input(), with
 //  the given parameter block (device memory, layout of ms_mlp_params; pass
 //  ms_mlp_params(self) to train). dropout_rng NULL: evaluation (no
-//  dropout); otherwise each hidden unit is kept with probability 1 - p
-//  and scaled by 1 / (1 - p) (inverted dropout, Srivastava et al. 2014),
-//  one draw per unit in row-major order, layer by layer. The outputs are
-//  in ms_mlp_output(). rows <= max_rows. Returns MS_OK or MS_ERR_BACKEND.
+//  dropout; batch norm with its running statistics); otherwise a training
+//  pass: each hidden unit is kept with probability 1 - p and scaled by
+//  1 / (1 - p) (inverted dropout, Srivastava et al. 2014), one draw per
+//  unit in row-major order, layer by layer, and batch norm uses the
+//  batch's statistics (moving the running ones when params is
+//  ms_mlp_params(self)). The outputs are in ms_mlp_output(). rows <=
+//  max_rows. Returns MS_OK or MS_ERR_BACKEND.
 int ms_mlp_forward(ms_mlp_t *self, const float *params, int64_t rows,
                    ms_rng_t *dropout_rng);
 
@@ -99,15 +110,20 @@ int ms_mlp_loss(ms_mlp_t *self, int64_t rows, bool want_grad, double *loss_sum,
 int ms_mlp_loss_into(ms_mlp_t *self, int64_t rows, bool want_grad,
                      double *loss_sum, int64_t *n_correct);
 
-//  Backward pass after ms_mlp_forward (with ms_mlp_params) and
-//  ms_mlp_loss(want_grad): overwrites the gradient block with the
-//  gradient of the mean minibatch loss. The input gradient of the first
-//  layer is not computed. Returns MS_OK or MS_ERR_BACKEND.
+//  Backward pass after a training ms_mlp_forward (with ms_mlp_params and
+//  a dropout_rng, or ms_mlp_forward_train) and ms_mlp_loss(want_grad):
+//  overwrites the gradient block with the gradient of the mean minibatch
+//  loss (the running statistics' stays zero). Without dropout and batch
+//  norm an evaluation forward pass computes the same values. The input
+//  gradient of the first layer is not computed. Returns MS_OK or
+//  MS_ERR_BACKEND.
 int ms_mlp_backward(ms_mlp_t *self, int64_t rows);
 
 //  One optimizer step on every layer with the gradients, for update
-//  number t (1-based) at learning rate lr (ms_optim.h rules; biases not
-//  decayed). Returns MS_OK or MS_ERR_BACKEND.
+//  number t (1-based) at learning rate lr (ms_optim.h rules; biases, norm
+//  gains and biases and rezero scales not decayed; running statistics
+//  never stepped), after clipping the gradient block to the config's
+//  clip_norm when set. Returns MS_OK or MS_ERR_BACKEND.
 int ms_mlp_step(ms_mlp_t *self, const ms_train_config_t *cfg, double lr,
                 int64_t t);
 
@@ -166,5 +182,33 @@ int64_t ms_mlp_workspace_bytes(const ms_mlp_t *self);
 //  bias offset (floats), fan_in and fan_out. Any pointer may be NULL.
 void ms_mlp_layer(const ms_mlp_t *self, int32_t l, int64_t *w_offset,
                   int64_t *b_offset, int32_t *fan_in, int32_t *fan_out);
+
+//  Where layer l's normalisation lives (norm applies to the input of
+//  every layer l >= 1; ms_mlp.c's top comment has the whole layout):
+//  the offsets (floats) of its gamma and beta (fan_in(l) floats each)
+//  and, with batch norm, of its running mean and variance (fan_in(l)
+//  each, not trained); -1 for what the layer does not have. Any pointer
+//  may be NULL. Returns the layer's norm (MS_NORM_NONE for layer 0).
+ms_norm_t ms_mlp_norm(const ms_mlp_t *self, int32_t l, int64_t *gamma_off,
+                      int64_t *beta_off, int64_t *mean_off, int64_t *var_off);
+
+//  Residual blocks: how many (0 for a plain network); block k's first and
+//  last hidden layer (0-based layer indices, as ms_mlp_layer's) and the
+//  offset of its rezero scale (-1 when the scale is the constant 1). Any
+//  pointer may be NULL. The block's output is h(first - 1) + s_k u, u the
+//  last layer's output after dropout.
+int32_t ms_mlp_n_blocks(const ms_mlp_t *self);
+void ms_mlp_block(const ms_mlp_t *self, int32_t k, int32_t *first,
+                  int32_t *last, int64_t *alpha_off);
+
+//  Floats the optimizer trains: the parameter block before the batch-norm
+//  running statistics (n_params without batch norm).
+int64_t ms_mlp_n_trainable(const ms_mlp_t *self);
+
+//  The L2 norm of each layer's weight gradient dW(l) (L doubles into out)
+//  from the last backward pass, before clipping (a clip's factor is
+//  divided out), summed in double in index order. Returns MS_OK,
+//  MS_ERR_NOMEM (host scratch for a device backend) or MS_ERR_BACKEND.
+int ms_mlp_grad_norms(ms_mlp_t *self, double *out);
 
 #endif

@@ -46,6 +46,21 @@ ms_optim_schedule_lr(const ms_train_config_t *cfg, int32_t epoch)
 }
 
 //  --------------------------------------------------------------------------
+//  Warm-up factor of update t.
+
+double
+ms_optim_warmup_factor(const ms_train_config_t *cfg, int64_t t,
+                       int64_t steps_per_epoch)
+{
+    if (!(cfg->warmup_epochs > 0))
+        return 1.0;
+    double w = ceil(cfg->warmup_epochs * (double) steps_per_epoch);
+    if (w < 1.0 || (double) t >= w)
+        return 1.0;
+    return (double) t / w;
+}
+
+//  --------------------------------------------------------------------------
 //  Per-step scalars.
 
 void

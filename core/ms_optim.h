@@ -34,6 +34,9 @@
       step      lr gamma^floor((e - 1) / step_size)
       cosine    lr (1 + cos(pi (e - 1) / E)) / 2   (Loshchilov and Hutter
                 2017, SGDR without restarts, down to 0 after the last epoch)
+    and, with warmup_epochs, each step's rate times the warm-up factor
+    (ms_optim_warmup_factor), whatever the schedule. The epoch's reported
+    learning_rate is the schedule's, before warm-up.
 */
 #ifndef MS_OPTIM_H
 #define MS_OPTIM_H
@@ -50,6 +53,15 @@ int ms_optim_state_per_param(ms_optim_kind_t kind);
 
 //  Learning rate of 1-based epoch under cfg's schedule.
 double ms_optim_schedule_lr(const ms_train_config_t *cfg, int32_t epoch);
+
+//  Linear learning-rate warm-up (Goyal et al. 2017): the factor by which
+//  update number t (1-based, counted over the whole run) multiplies the
+//  schedule's rate: min(1, t / W) with W = ceil(warmup_epochs x
+//  steps_per_epoch) minibatch steps (fractional epochs allowed); 1 when
+//  warmup_epochs is 0. Computed in double on the host, so every backend
+//  gets the same step scalars.
+double ms_optim_warmup_factor(const ms_train_config_t *cfg, int64_t t,
+                              int64_t steps_per_epoch);
 
 //  Fill *step for update number t (1-based) at learning rate lr, for a
 //  weight segment (decayed) or a bias segment (is_bias: no L2, no decay).

@@ -124,7 +124,8 @@ ms_platform_detect(ms_platform_t *out, const ms_backend_t *backend)
     const char *core = openblas_get_corename();
     s_set(out->blas_core, sizeof out->blas_core, core ? core : "unknown");
     out->blas_threads = openblas_get_num_threads();
-    s_set(out->build, sizeof out->build, MESHSWEEP_VERSION);
+    snprintf(out->build, sizeof out->build, "%s numerics %d", MESHSWEEP_VERSION,
+             MS_ENGINE_NUMERICS_VERSION);
     s_set(out->compiler, sizeof out->compiler, MESHSWEEP_COMPILER);
     s_set(out->build_flags, sizeof out->build_flags, MESHSWEEP_BUILD_FLAGS);
     snprintf(out->libc, sizeof out->libc, "glibc %s", gnu_get_libc_version());

@@ -24,6 +24,22 @@
 #include "ms_backend.h"
 #include "ms_err.h"
 
+//  The engine's numerics version: which arithmetic this build's engine
+//  does, in the fingerprint's build field ("0.9.0 numerics 2"). The rule:
+//  any change that changes a bit of what a training run computes (an
+//  init draw, a reduction's order, an op's formula, a new op's output,
+//  the optimizer's scalars) bumps it, in the same commit. Two builds of
+//  one release with different numbers then have different fingerprints,
+//  so verification compares their results with the tolerance it uses
+//  across fingerprints rather than calling an honest pair a bit-for-bit
+//  mismatch. ms_golden_test pins the numbers of this version (a plain,
+//  a residual layer-norm and a batch-norm rezero network with warm-up and
+//  clipping) and fails, saying to bump this, when they change. History:
+//  1 the engine before the version existed (not recorded in
+//  fingerprints); 2 residual blocks, layer and batch norm, rezero,
+//  warm-up, clipping (plain networks' bits unchanged from 1).
+#define MS_ENGINE_NUMERICS_VERSION 2
+
 typedef struct {
     char backend[16];          // "cpu", "cuda"
     char cpu_model[128];       // /proc/cpuinfo "model name", or "unknown"
@@ -33,7 +49,8 @@ typedef struct {
     char blas_config[256];     // openblas_get_config() in full
     char blas_core[32];        // openblas_get_corename(): "Haswell"
     int32_t blas_threads;      // BLAS threads in use
-    char build[32];            // MESHSWEEP_VERSION
+    char build[32];            // MESHSWEEP_VERSION " numerics "
+                               // MS_ENGINE_NUMERICS_VERSION
     char compiler[64];         // MESHSWEEP_COMPILER: "GNU 12.2.0"
     char build_flags[256];     // MESHSWEEP_BUILD_FLAGS
     char libc[32];             // "glibc 2.36"

@@ -148,6 +148,8 @@ struct ms_trainer {
     double best_val_acc;          // val accuracy at best_epoch
     ms_epoch_metrics_t *curve;    // cfg.epochs entries
     int32_t n_curve;              // filled entries
+    double *grad_norms;           // per layer, after the first epoch
+    bool have_grad_norms;         // grad_norms filled
 };
 
 //  --------------------------------------------------------------------------
@@ -330,13 +332,9 @@ ms_trainer_open(ms_trainer_t **out, const ms_train_config_t *cfg,
     int rc = ms_train_config_check(cfg, diag);
     if (rc != MS_OK)
         return rc;
-    if (cfg->architecture != MS_ARCH_PLAIN || cfg->norm != MS_NORM_NONE ||
-        cfg->residual_scale != MS_RESIDUAL_SCALE_ONE ||
-        cfg->block_layers != 1 || cfg->warmup_epochs != 0.0 ||
-        cfg->clip_norm != 0.0)
-        return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "architecture",
-                                "residual networks, norm, warm-up and "
-                                "clipping are not in this engine yet");
+    rc = ms_backend_supports(backend, cfg, diag);
+    if (rc != MS_OK)
+        return rc;
     ms_trainer_t *self = calloc(1, sizeof *self);
     if (!self)
         return MS_ERR_NOMEM;
@@ -402,7 +400,9 @@ ms_trainer_open(ms_trainer_t **out, const ms_train_config_t *cfg,
     int64_t n_params = ms_mlp_n_params(self->mlp);
     self->order = malloc((size_t) train->n_samples * sizeof(int64_t));
     self->curve = calloc((size_t) cfg->epochs, sizeof(ms_epoch_metrics_t));
-    if (!self->order || !self->curve)
+    self->grad_norms =
+        calloc((size_t) ms_mlp_n_layers(self->mlp), sizeof(double));
+    if (!self->order || !self->curve || !self->grad_norms)
         goto fail;
     if (cfg->early_stopping) {
         self->best =
@@ -501,6 +501,7 @@ ms_trainer_destroy(ms_trainer_t **self_p)
     free(self->table);
     free(self->host_params);
     free(self->curve);
+    free(self->grad_norms);
     free(self);
     *self_p = NULL;
 }
@@ -776,10 +777,10 @@ ms_trainer_epoch(ms_trainer_t *self, ms_epoch_metrics_t *metrics)
     int64_t batch = self->batch;
     int64_t n_steps = (n + batch - 1) / batch;
     for (int64_t k = 0; k < n_steps; k++) {
-        ms_optim_step_prepare(&self->table[2 * k], cfg, lr, self->step + 1 + k,
-                              false);
-        ms_optim_step_prepare(&self->table[2 * k + 1], cfg, lr,
-                              self->step + 1 + k, true);
+        int64_t t = self->step + 1 + k;
+        double lr_t = lr * ms_optim_warmup_factor(cfg, t, self->max_steps);
+        ms_optim_step_prepare(&self->table[2 * k], cfg, lr_t, t, false);
+        ms_optim_step_prepare(&self->table[2 * k + 1], cfg, lr_t, t, true);
     }
     ms_step_cursor_t c;
     memset(&c, 0, sizeof c);
@@ -814,6 +815,16 @@ ms_trainer_epoch(ms_trainer_t *self, ms_epoch_metrics_t *metrics)
         return rc;
     self->step += c.n_steps;
     self->diverged = c.diverged != 0;
+    //  The first epoch's per-layer gradient norms, from its last
+    //  minibatch's gradients (before validation, which leaves them
+    //  alone); after a divergence, the diverging minibatch's (inf or NaN
+    //  where they blew up).
+    if (e == 1) {
+        rc = ms_mlp_grad_norms(self->mlp, self->grad_norms);
+        if (rc != MS_OK)
+            return rc;
+        self->have_grad_norms = true;
+    }
     double loss_acc = c.loss_acc, bad_loss = c.bad_loss;
     int64_t n_batches = c.n_steps;
 
@@ -878,7 +889,8 @@ s_put(unsigned char *buf, size_t *off, const void *src, size_t n)
 //  Fixed part of a checkpoint, after the magic.
 typedef struct {
     uint32_t version;     // S_VERSION
-    uint32_t flags;       // 1 done, 2 diverged, 4 stopped early, 8 best
+    uint32_t flags;       // 1 done, 2 diverged, 4 stopped early, 8 best,
+                          // 16 gradient norms (L doubles) follow the curve
     uint64_t cfg_hash;    // s_config_hash
     int64_t n_params;     // parameter floats
     int64_t n_state;      // optimizer state floats
@@ -905,7 +917,8 @@ s_serialize(const ms_trainer_t *self, unsigned char *buf, size_t *n_bytes)
     memset(&h, 0, sizeof h); // padding bytes too: checkpoints compare equal
     h.version = S_VERSION;
     h.flags = (self->done ? 1u : 0u) | (self->diverged ? 2u : 0u) |
-              (self->stopped_early ? 4u : 0u) | (self->best ? 8u : 0u);
+              (self->stopped_early ? 4u : 0u) | (self->best ? 8u : 0u) |
+              (self->have_grad_norms ? 16u : 0u);
     h.cfg_hash = self->cfg_hash;
     h.n_params = ms_mlp_n_params(self->mlp);
     h.n_state = ms_mlp_state_floats(self->mlp);
@@ -931,6 +944,9 @@ s_serialize(const ms_trainer_t *self, unsigned char *buf, size_t *n_bytes)
         s_put(buf, &off, &c->seconds, sizeof c->seconds);
         s_put(buf, &off, &c->learning_rate, sizeof c->learning_rate);
     }
+    if (self->have_grad_norms)
+        s_put(buf, &off, self->grad_norms,
+              (size_t) ms_mlp_n_layers(self->mlp) * sizeof(double));
     const float *blocks[3] = {ms_mlp_params(self->mlp), ms_mlp_state(self->mlp),
                               self->best};
     size_t sizes[3] = {(size_t) h.n_params * sizeof(float),
@@ -998,6 +1014,9 @@ ms_trainer_restore(ms_trainer_t *self, const void *bytes, size_t n_bytes)
     s_ckpt_head_t h;
     memcpy(&h, p + 8, sizeof h);
     bool has_best = (h.flags & 8u) != 0;
+    bool has_norms = (h.flags & 16u) != 0;
+    size_t norms_bytes =
+        has_norms ? (size_t) ms_mlp_n_layers(self->mlp) * sizeof(double) : 0;
     if (h.version != S_VERSION || h.cfg_hash != self->cfg_hash ||
         h.n_params != ms_mlp_n_params(self->mlp) ||
         h.n_state != ms_mlp_state_floats(self->mlp) ||
@@ -1006,9 +1025,9 @@ ms_trainer_restore(ms_trainer_t *self, const void *bytes, size_t n_bytes)
         return MS_ERR_INVALID;
     size_t entry = sizeof(int32_t) + 5 * sizeof(double);
     size_t pbytes = (size_t) h.n_params * sizeof(float);
-    size_t need = 8 + sizeof h + (size_t) h.n_curve * entry + pbytes +
-                  (size_t) h.n_state * sizeof(float) + (has_best ? pbytes : 0) +
-                  4;
+    size_t need = 8 + sizeof h + (size_t) h.n_curve * entry + norms_bytes +
+                  pbytes + (size_t) h.n_state * sizeof(float) +
+                  (has_best ? pbytes : 0) + 4;
     if (need != n_bytes)
         return MS_ERR_INVALID;
 
@@ -1024,6 +1043,10 @@ ms_trainer_restore(ms_trainer_t *self, const void *bytes, size_t n_bytes)
             off += sizeof(double);
         }
     }
+    if (has_norms)
+        memcpy(self->grad_norms, p + off, norms_bytes);
+    off += norms_bytes;
+    self->have_grad_norms = has_norms;
     int rc = self->ops->upload(self->backend, ms_mlp_params(self->mlp), p + off,
                                pbytes);
     off += pbytes;
@@ -1102,6 +1125,12 @@ ms_trainer_finish(ms_trainer_t *self, ms_run_result_t *result)
     result->curve = self->curve;
     self->curve = NULL;
     self->n_curve = 0;
+    if (self->have_grad_norms) {
+        result->n_grad_norms = ms_mlp_n_layers(self->mlp);
+        result->grad_norms = self->grad_norms;
+        self->grad_norms = NULL;
+        self->have_grad_norms = false;
+    }
     return MS_OK;
 }
 
@@ -1248,6 +1277,7 @@ ms_run_result_clear(ms_run_result_t *result)
     if (!result)
         return;
     free(result->curve);
+    free(result->grad_norms);
     memset(result, 0, sizeof *result);
 }
 

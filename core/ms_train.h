@@ -50,7 +50,8 @@ typedef struct {
     double val_loss;      // mean loss on the validation set (NaN when empty)
     double val_accuracy;  // fraction in [0, 1] (NaN when empty/regression)
     double seconds;       // wall time of the epoch, training + validation
-    double learning_rate; // rate used in this epoch
+    double learning_rate; // the schedule's rate in this epoch (before any
+                          // per-step warm-up factor)
 } ms_epoch_metrics_t;
 
 //  A finished run. curve is owned by the result; ms_run_result_clear()
@@ -67,6 +68,17 @@ typedef struct {
     int64_t params;                  // trainable parameters
     int32_t n_curve;                 // entries in curve (== epochs)
     ms_epoch_metrics_t *curve;
+    //  The L2 norm of each layer's weight gradient dW(l), l = 0 .. L-1
+    //  (input layer first, output layer last), at the last minibatch of
+    //  the first epoch, before clipping: where a deep plain network stops
+    //  training shows here (vanishing or exploding; in a run that diverged
+    //  in its first epoch, the diverging minibatch's, inf or NaN where
+    //  they blew up). Deterministic, like the weights. Owned by the result
+    //  (ms_run_result_clear frees it); n_grad_norms 0 (grad_norms NULL)
+    //  for a noop task or a run resumed from a checkpoint that predates
+    //  them.
+    int32_t n_grad_norms;
+    double *grad_norms;
 } ms_run_result_t;
 
 typedef struct ms_trainer ms_trainer_t;
@@ -119,7 +131,10 @@ int ms_trainer_finish(ms_trainer_t *self, ms_run_result_t *result);
 //  The network's parameters as one contiguous float32 block (borrowed,
 //  valid while the trainer lives): what weights_digest hashes and
 //  re-evaluation loads. Layer l's weights (fan_out x fan_in, row-major)
-//  then its bias, for l = 1..L.
+//  then its bias, for l = 1..L; then, for residual and normalised
+//  networks, the norm gains and biases, rezero scales and batch norm's
+//  running statistics (the layout at the top of core/ms_mlp.c): the whole
+//  block, ms_train_config_params floats.
 const float *ms_trainer_params(const ms_trainer_t *self, int64_t *n_params);
 
 //  How many epochs trained their full minibatches as one replayed graph

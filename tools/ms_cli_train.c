@@ -541,13 +541,16 @@ s_result_row(const s_train_args_t *args, const ms_run_result_t *res,
                       s_metric(m->val_loss), "val_accuracy",
                       s_metric(m->val_accuracy), "seconds", m->seconds));
     }
+    json_t *grad_norms = json_array();
+    for (int32_t l = 0; l < res->n_grad_norms; l++)
+        json_array_append_new(grad_norms, s_metric(res->grad_norms[l]));
     const struct passwd *pw = getpwuid(getuid());
     const char *user = pw && pw->pw_name ? pw->pw_name : getenv("USER");
     json_t *platform = NULL, *fingerprint = NULL;
     s_platform_row_fields(backend, &platform, &fingerprint);
     json_t *row = json_pack(
         "{s:s, s:n, s:o, s:n, s:s, s:s, s:o, s:i, s:f, s:f, s:o, s:o, s:o, "
-        "s:o, s:I, s:o, s:o, s:s, s:s, s:i, s:b, s:o}",
+        "s:o, s:I, s:o, s:o, s:s, s:s, s:i, s:b, s:o, s:o}",
         "task_id", task_hex, "sweep_id", "config", config, "node_id",
         "operator", user && *user ? user : "local", "status",
         ms_run_status_name(res->status), "error",
@@ -559,7 +562,7 @@ s_result_row(const s_train_args_t *args, const ms_run_result_t *res,
         s_metric(res->test_loss), "params", (json_int_t) res->params,
         "platform", platform, "fingerprint", fingerprint, "weights_digest",
         weights_hex, "verdict", "pending", "verdict_revision", 0, "counted", 1,
-        "curve", curve);
+        "curve", curve, "grad_norms", grad_norms);
     return row;
 }
 
@@ -740,6 +743,20 @@ ms_cli_train_main(int argc, char **argv)
             for (int32_t c = 0; c < train->n_classes; c++)
                 printf("%s%s", c ? ", " : "", ms_dataset_class_name(train, c));
             printf("\n");
+        }
+        //  Epoch 1's weight-gradient norms at the first and the last
+        //  layer (all of them in --json): a vanishing gradient shows.
+        if (result.n_grad_norms > 0) {
+            char g[2][32];
+            int32_t last = result.n_grad_norms - 1;
+            double v[2] = {result.grad_norms[0], result.grad_norms[last]};
+            for (int k = 0; k < 2; k++)
+                if (isfinite(v[k]))
+                    snprintf(g[k], sizeof g[k], "%.3g", v[k]);
+                else
+                    s_fmt_num(g[k], sizeof g[k], v[k], 0);
+            printf("grad_norms     %s (layer 0) .. %s (layer %d), epoch 1\n",
+                   g[0], g[1], (int) last);
         }
     }
     exit_code =

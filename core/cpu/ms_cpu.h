@@ -80,6 +80,34 @@ int ms_cpu_optim_all(ms_backend_t *b, const ms_optim_step_t *w_step,
                      const ms_optim_step_t *b_step, int32_t n_segs,
                      const int64_t *bounds, int64_t n, float *w, const float *g,
                      float *m, float *v);
+//  Layer norm, batch norm, the residual add and its scale, gradient
+//  clipping (ms_cpu_norm.c); MS_OK.
+int ms_cpu_layer_norm_forward(ms_backend_t *b, int64_t rows, int64_t cols,
+                              const float *x, const float *gamma,
+                              const float *beta, float *y, float *mean,
+                              float *rstd);
+int ms_cpu_layer_norm_backward(ms_backend_t *b, int64_t rows, int64_t cols,
+                               const float *x, const float *gamma,
+                               const float *mean, const float *rstd,
+                               const float *dy, float *dx, float *dgamma,
+                               float *dbeta, bool accumulate);
+int ms_cpu_batch_norm_forward(ms_backend_t *b, bool training, int64_t rows,
+                              int64_t cols, const float *x, const float *gamma,
+                              const float *beta, float *run_mean,
+                              float *run_var, float *y, float *mean,
+                              float *rstd);
+int ms_cpu_batch_norm_backward(ms_backend_t *b, int64_t rows, int64_t cols,
+                               const float *x, const float *gamma,
+                               const float *mean, const float *rstd,
+                               const float *dy, float *dx, float *dgamma,
+                               float *dbeta, bool accumulate);
+int ms_cpu_residual_forward(ms_backend_t *b, int64_t n, const float *h,
+                            const float *scale, const float *u, float *out);
+int ms_cpu_residual_backward(ms_backend_t *b, int64_t n, const float *g,
+                             const float *scale, const float *u,
+                             const float *mask, float *gu, float *dscale);
+int ms_cpu_clip_norm(ms_backend_t *b, int64_t n, float *g, float max_norm,
+                     float *factor);
 //  No graphs on the CPU: MS_ERR_UNSUPPORTED, *out NULL.
 int ms_cpu_capture(ms_backend_t *b, int (*fn)(void *arg), void *arg,
                    ms_backend_graph_t **out);

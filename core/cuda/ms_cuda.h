@@ -86,6 +86,34 @@ int ms_cuda_optim_all(ms_backend_t *b, const ms_optim_step_t *w_step,
                       const ms_optim_step_t *b_step, int32_t n_segs,
                       const int64_t *bounds, int64_t n, float *w,
                       const float *g, float *m, float *v);
+//  Layer norm, batch norm, the residual add and its scale, gradient
+//  clipping (ms_cuda_norm.cu).
+int ms_cuda_layer_norm_forward(ms_backend_t *b, int64_t rows, int64_t cols,
+                               const float *x, const float *gamma,
+                               const float *beta, float *y, float *mean,
+                               float *rstd);
+int ms_cuda_layer_norm_backward(ms_backend_t *b, int64_t rows, int64_t cols,
+                                const float *x, const float *gamma,
+                                const float *mean, const float *rstd,
+                                const float *dy, float *dx, float *dgamma,
+                                float *dbeta, bool accumulate);
+int ms_cuda_batch_norm_forward(ms_backend_t *b, bool training, int64_t rows,
+                               int64_t cols, const float *x, const float *gamma,
+                               const float *beta, float *run_mean,
+                               float *run_var, float *y, float *mean,
+                               float *rstd);
+int ms_cuda_batch_norm_backward(ms_backend_t *b, int64_t rows, int64_t cols,
+                                const float *x, const float *gamma,
+                                const float *mean, const float *rstd,
+                                const float *dy, float *dx, float *dgamma,
+                                float *dbeta, bool accumulate);
+int ms_cuda_residual_forward(ms_backend_t *b, int64_t n, const float *h,
+                             const float *scale, const float *u, float *out);
+int ms_cuda_residual_backward(ms_backend_t *b, int64_t n, const float *g,
+                              const float *scale, const float *u,
+                              const float *mask, float *gu, float *dscale);
+int ms_cuda_clip_norm(ms_backend_t *b, int64_t n, float *g, float max_norm,
+                      float *factor);
 //  Profiler (ms_cuda_profile.cu): MESHSWEEP_CUDA_PROFILE=1 at open turns
 //  it on. begin: MS_OK, MS_ERR_UNSUPPORTED (off), MS_ERR_BACKEND.
 int ms_cuda_profile_begin(ms_backend_t *b, const char *section);

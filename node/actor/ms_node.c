@@ -3664,6 +3664,31 @@ s_task_fits(const ms_node_t *self, int64_t need, int64_t dataset_bytes)
 }
 
 //  --------------------------------------------------------------------------
+//  Whether this node's GPU workers have every op the task's config needs
+//  (ms_backend_ops_supports, core's one rule: a backend whose op table
+//  lacks an op the config uses cannot train it), so that any idle worker
+//  can take the task, as s_task_fits wants: a node with GPU workers
+//  whose backend lacks, say, layer norm leaves such tasks to others. A
+//  config that does not decode is the worker's to refuse.
+
+static bool
+s_gpu_can_train(const ms_node_t *self, const json_t *config)
+{
+    if (self->gpu.n_gpu_workers <= 0 || !config)
+        return true;
+    ms_train_config_t *cfg = malloc(sizeof *cfg); // 16 KB: not on the stack
+    if (!cfg)
+        return false;
+    bool ok = true;
+    if (ms_config_decode_json(config, cfg, NULL) == MS_OK)
+        ok =
+            ms_backend_ops_supports(ms_backend_ops_named(self->gpu.gpu_backend),
+                                    cfg, NULL) == MS_OK;
+    free(cfg);
+    return ok;
+}
+
+//  --------------------------------------------------------------------------
 //  Estimated memory of a task (DESIGN.md: nodes estimate from the config
 //  and claim only what fits): parameters x 16 bytes (weights, gradients,
 //  two optimizer moments) plus the dataset's bytes (decoded as float32:
@@ -4206,9 +4231,13 @@ s_schedule_pool(ms_node_t *self)
                 json_loadb(task->config_json, task->config_len, 0, &err);
             ms_store_task_destroy(&task);
             int64_t need = s_task_memory(config, info->dataset_bytes);
+            bool trainable = s_gpu_can_train(self, config);
             json_decref(config);
             if (!s_task_fits(self, need, info->dataset_bytes))
                 continue; // does not fit here: leave it to bigger nodes
+            if (!trainable)
+                continue; // our GPU workers lack its ops: leave it
+
             ms_claim_t mine;
             if (ms_lease_table_claim(self->leases, c->task_id, slot, false,
                                      &mine) != MS_OK)

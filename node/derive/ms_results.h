@@ -12,13 +12,13 @@
     config (canonical config object), node_id, operator, status, error,
     epochs, train_seconds, seconds_per_epoch, val_accuracy, val_loss,
     test_accuracy, test_loss (null when NaN), params, platform,
-    fingerprint, weights_digest, verdict, verdict_revision, counted, curve.
-    Rows come in task index order. The default listing is the results
-    table: per task the results that fill its slots (verify.replicas).
-    The _all variants with ALL true add each task's extra replicas (a
-    node outranked on its slot that finished anyway), after its rows,
-    with "counted": false and "replica": "extra"; they never enter the
-    table, its count, its digest or the analysis.
+    fingerprint, weights_digest, verdict, verdict_revision, counted, curve,
+    grad_norms (rows of engines before it lack it). Rows come in task index
+   order. The default listing is the results table: per task the results that
+   fill its slots (verify.replicas). The _all variants with ALL true add each
+   task's extra replicas (a node outranked on its slot that finished anyway),
+   after its rows, with "counted": false and "replica": "extra"; they never
+   enter the table, its count, its digest or the analysis.
 */
 #ifndef MS_RESULTS_H
 #define MS_RESULTS_H

@@ -722,12 +722,15 @@ s_result_json(s_child_t *self, const ms_run_result_t *r, ms_trainer_t *t)
                              s_real_or_null(m->val_accuracy), "seconds",
                              s_real_or_null(m->seconds)));
     }
+    json_t *grad_norms = json_array();
+    for (int32_t l = 0; grad_norms && l < r->n_grad_norms; l++)
+        json_array_append_new(grad_norms, s_real_or_null(r->grad_norms[l]));
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     json_t *platform = s_child_platform(self);
     json_t *body = json_pack(
         "{s:s, s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:s, s:O, s:o, "
-        "s:I}",
+        "s:o, s:I}",
         "status", ms_run_status_name(r->status), "error",
         r->status == MS_RUN_OK ? json_null() : json_string(r->error), "epochs",
         (json_int_t) r->epochs, "train_seconds",
@@ -738,7 +741,8 @@ s_result_json(s_child_t *self, const ms_run_result_t *r, ms_trainer_t *t)
         s_real_or_null(r->test_accuracy), "test_loss",
         s_real_or_null(r->test_loss), "params", (json_int_t) r->params,
         "weights_digest", hex, "platform", platform, "curve", curve,
-        "peak_rss_bytes", (json_int_t) ru.ru_maxrss * 1024);
+        "grad_norms", grad_norms, "peak_rss_bytes",
+        (json_int_t) ru.ru_maxrss * 1024);
     json_t *classes = s_classes_json(self->train_raw);
     if (body && classes)
         json_object_set_new(body, "classes", classes);
@@ -1106,11 +1110,11 @@ json_t *
 ms_worker_noop_result(void)
 {
     return json_pack("{s:s, s:n, s:i, s:f, s:f, s:n, s:n, s:n, s:n, s:i, s:n, "
-                     "s:n, s:[]}",
+                     "s:n, s:[], s:[]}",
                      "status", "ok", "error", "epochs", 0, "train_seconds", 0.0,
                      "seconds_per_epoch", 0.0, "val_accuracy", "val_loss",
                      "test_accuracy", "test_loss", "params", 0,
-                     "weights_digest", "platform", "curve");
+                     "weights_digest", "platform", "curve", "grad_norms");
 }
 
 //  --------------------------------------------------------------------------

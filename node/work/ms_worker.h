@@ -46,7 +46,9 @@
     status, error, epochs, train_seconds, seconds_per_epoch, val_accuracy,
     val_loss, test_accuracy, test_loss (null when NaN), params,
     weights_digest (BLAKE2b-256 hex of the float32 parameter block),
-    platform (object, null for noop), curve, peak_rss_bytes. The node
+    platform (object, null for noop), curve, grad_norms (the per-layer
+    weight-gradient norms of epoch 1, ms_run_result_t; null where not
+    finite), peak_rss_bytes. The node
     deletes the checkpoint once the result is stored.
 
     Memory cap (opts.memory_mb, meshsweepd --worker-memory-mb): each

@@ -1371,6 +1371,190 @@ test_fused_ops(void **state)
     }
 }
 
+//  --------------------------------------------------------------------------
+//  The ops of residual and normalised networks against the CPU on random
+//  shapes with poisoned outputs: layer and batch norm forward (training
+//  and evaluation, the running statistics) and backward (written and
+//  accumulated), the residual add and its backward with and without a
+//  scale and mask, clipping. The element-wise and per-row / per-column
+//  passes mirror the CPU's order: bit-identical (0 ulp); the two whole-
+//  buffer reductions (the scale's gradient, the clip's norm) sum in
+//  another fixed order: within 2 ulp.
+static void
+test_norm_ops_against_cpu(void **state)
+{
+    (void) state;
+    const ms_backend_ops_t *ops = ms_backend_ops(s_b);
+    const ms_backend_ops_t *cpu = ms_backend_ops(s_cpu);
+    for (int trial = 0; trial < 8; trial++) {
+        int64_t rows = rand_dim(200), cols = rand_dim(70), n = rows * cols;
+        bool layer = trial % 2 == 0, acc = trial % 4 >= 2;
+        int64_t ns = layer ? rows : cols; // stats per row or per column
+        const char *kind = layer ? "layer_norm" : "batch_norm";
+        float *x = rand_floats(n, 3), *dy = rand_floats(n, 1);
+        float *gamma = rand_floats(cols, 1.5), *beta = rand_floats(cols, 0.5);
+        float *run = rand_floats(2 * cols, 1); // mean, var (made positive)
+        for (int64_t j = 0; j < cols; j++)
+            run[cols + j] = fabsf(run[cols + j]) + 0.5f;
+        float *dx0 = rand_floats(n, 1); // what accumulate adds to
+        //  CPU reference: y, stats, running stats, dx, dgamma, dbeta.
+        float *y = malloc((size_t) n * 4), *mu = malloc((size_t) ns * 4),
+              *rs = malloc((size_t) ns * 4), *crun = malloc((size_t) cols * 8),
+              *dx = malloc((size_t) n * 4), *dg = malloc((size_t) cols * 8);
+        memcpy(crun, run, (size_t) cols * 8);
+        memcpy(dx, dx0, (size_t) n * 4);
+        if (layer) {
+            cpu->layer_norm_forward(s_cpu, rows, cols, x, gamma, beta, y, mu,
+                                    rs);
+            cpu->layer_norm_backward(s_cpu, rows, cols, x, gamma, mu, rs, dy,
+                                     dx, dg, dg + cols, acc);
+        } else {
+            cpu->batch_norm_forward(s_cpu, true, rows, cols, x, gamma, beta,
+                                    crun, crun + cols, y, mu, rs);
+            cpu->batch_norm_backward(s_cpu, rows, cols, x, gamma, mu, rs, dy,
+                                     dx, dg, dg + cols, acc);
+        }
+        //  The backend on poisoned outputs.
+        float *poison = nan_floats(n);
+        float *d_x = dev_from(x, (size_t) n * 4),
+              *d_dy = dev_from(dy, (size_t) n * 4),
+              *d_g = dev_from(gamma, (size_t) cols * 4),
+              *d_b = dev_from(beta, (size_t) cols * 4),
+              *d_run = dev_from(run, (size_t) cols * 8),
+              *d_y = dev_from(poison, (size_t) n * 4),
+              *d_mu = dev_from(poison, (size_t) ns * 4),
+              *d_rs = dev_from(poison, (size_t) ns * 4),
+              *d_dx = dev_from(acc ? dx0 : poison, (size_t) n * 4),
+              *d_dg = dev_from(NULL, (size_t) cols * 8);
+        if (layer) {
+            assert_int_equal(ops->layer_norm_forward(s_b, rows, cols, d_x, d_g,
+                                                     d_b, d_y, d_mu, d_rs),
+                             MS_OK);
+            assert_int_equal(ops->layer_norm_backward(s_b, rows, cols, d_x, d_g,
+                                                      d_mu, d_rs, d_dy, d_dx,
+                                                      d_dg, d_dg + cols, acc),
+                             MS_OK);
+        } else {
+            assert_int_equal(
+                ops->batch_norm_forward(s_b, true, rows, cols, d_x, d_g, d_b,
+                                        d_run, d_run + cols, d_y, d_mu, d_rs),
+                MS_OK);
+            assert_int_equal(ops->batch_norm_backward(s_b, rows, cols, d_x, d_g,
+                                                      d_mu, d_rs, d_dy, d_dx,
+                                                      d_dg, d_dg + cols, acc),
+                             MS_OK);
+        }
+        float *got = malloc((size_t) n * 4);
+        char what[64];
+        dev_read(got, d_y, (size_t) n * 4);
+        snprintf(what, sizeof what, "%s_forward", kind);
+        check_close(what, got, y, n, 0);
+        dev_read(got, d_dx, (size_t) n * 4);
+        snprintf(what, sizeof what, "%s_backward dx%s", kind,
+                 acc ? " (accumulated)" : "");
+        check_close(what, got, dx, n, 0);
+        dev_read(got, d_dg, (size_t) cols * 8);
+        snprintf(what, sizeof what, "%s_backward dgamma, dbeta", kind);
+        check_close(what, got, dg, 2 * cols, 0);
+        if (!layer) {
+            dev_read(got, d_run, (size_t) cols * 8);
+            check_close("batch_norm running statistics", got, crun, 2 * cols,
+                        0);
+            //  Evaluation: the running statistics normalise.
+            cpu->batch_norm_forward(s_cpu, false, rows, cols, x, gamma, beta,
+                                    crun, crun + cols, y, mu, rs);
+            assert_int_equal(
+                ops->batch_norm_forward(s_b, false, rows, cols, d_x, d_g, d_b,
+                                        d_run, d_run + cols, d_y, d_mu, d_rs),
+                MS_OK);
+            dev_read(got, d_y, (size_t) n * 4);
+            check_close("batch_norm_forward (evaluation)", got, y, n, 0);
+        }
+        //  Residual add and backward: scale, mask, scale gradient.
+        float scale = 0.7f, cds = 0, gds = 0;
+        float *d_s = dev_from(&scale, 4), *d_ds = dev_from(NULL, 4);
+        const float *sc = trial % 3 ? &scale : NULL;
+        float *mask = trial % 2 ? rand_floats(n, 2) : NULL;
+        float *d_mask = mask ? dev_from(mask, (size_t) n * 4) : NULL;
+        cpu->residual_forward(s_cpu, n, x, sc, dy, y);
+        assert_int_equal(
+            ops->residual_forward(s_b, n, d_x, sc ? d_s : NULL, d_dy, d_y),
+            MS_OK);
+        dev_read(got, d_y, (size_t) n * 4);
+        check_close("residual_forward", got, y, n, 0);
+        cpu->residual_backward(s_cpu, n, dy, sc, x, mask, y, &cds);
+        assert_int_equal(ops->residual_backward(s_b, n, d_dy, sc ? d_s : NULL,
+                                                d_x, d_mask, d_dx, d_ds),
+                         MS_OK);
+        dev_read(got, d_dx, (size_t) n * 4);
+        check_close("residual_backward", got, y, n, 0);
+        dev_read(&gds, d_ds, 4);
+        check_close("residual_backward dscale", &gds, &cds, 1, 2);
+        //  Clipping at half the norm (every element scaled) and at twice
+        //  it (nothing changes, factor 1).
+        double norm = 0;
+        for (int64_t i = 0; i < n; i++)
+            norm += (double) dy[i] * dy[i];
+        norm = sqrt(norm);
+        for (int k = 0; k < 2; k++) {
+            float clip = (float) (k ? 2 * norm : norm / 2), cf = 0, gf = 0;
+            memcpy(y, dy, (size_t) n * 4);
+            cpu->clip_norm(s_cpu, n, y, clip, &cf);
+            float *d_c = dev_from(dy, (size_t) n * 4);
+            assert_int_equal(ops->clip_norm(s_b, n, d_c, clip, d_ds), MS_OK);
+            dev_read(got, d_c, (size_t) n * 4);
+            dev_read(&gf, d_ds, 4);
+            check_close("clip_norm", got, y, n, 2);
+            check_close("clip_norm factor", &gf, &cf, 1, 2);
+            assert_true(k ? cf == 1.0f : cf < 1.0f);
+            dev_free(d_c);
+        }
+        void *devs[] = {d_x,  d_dy, d_g,  d_b, d_run, d_y,   d_mu,
+                        d_rs, d_dx, d_dg, d_s, d_ds,  d_mask};
+        for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++)
+            dev_free(devs[i]);
+        void *hosts[] = {x,  dy,   gamma, beta, run,    dx0, y,   mu,
+                         rs, crun, dx,    dg,   poison, got, mask};
+        for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++)
+            free(hosts[i]);
+    }
+}
+
+//  Residual and normalised networks, warm-up and clipping, trained on the
+//  backend against the CPU: 1e-4 relative after 20 steps.
+static void
+test_training_depth_configs(void **state)
+{
+    (void) state;
+    ms_dataset_t *train = ms_synth_blobs(320, 12, 4, 0.8, 3);
+    ms_dataset_t *val = ms_synth_blobs(100, 12, 4, 0.8, 4);
+    for (int which = 0; which < 3; which++) {
+        ms_train_config_t cfg;
+        set_case(&cfg, &s_cases[0]);
+        ms_train_config_set_uniform(&cfg, 6, 24);
+        cfg.architecture = MS_ARCH_RESIDUAL;
+        cfg.batch_size = 16;
+        cfg.epochs = 1;
+        const char *what = "residual layer norm, warm-up";
+        cfg.norm = MS_NORM_LAYER;
+        cfg.warmup_epochs = 0.5;
+        if (which == 1) {
+            what = "residual batch norm rezero, blocks of 2, dropout";
+            cfg.norm = MS_NORM_BATCH;
+            cfg.residual_scale = MS_RESIDUAL_SCALE_REZERO;
+            cfg.block_layers = 2;
+            cfg.dropout = 0.1;
+        } else if (which == 2) {
+            what = "plain layer norm, clipping";
+            cfg.architecture = MS_ARCH_PLAIN;
+            cfg.clip_norm = 0.3;
+        }
+        compare_runs(what, &cfg, train, val, 1e-4);
+    }
+    ms_synth_free(&train);
+    ms_synth_free(&val);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1408,6 +1592,8 @@ main(int argc, char **argv)
         cmocka_unit_test(test_determinism_and_checkpoint),
         cmocka_unit_test(test_divergence),
         cmocka_unit_test(test_epoch_graph),
+        cmocka_unit_test(test_norm_ops_against_cpu),
+        cmocka_unit_test(test_training_depth_configs),
     };
     int failed = cmocka_run_group_tests_name(s_name, tests, NULL, NULL);
     ms_backend_destroy(&s_b);

@@ -14,6 +14,9 @@
 #include <string.h>
 
 #include "ms_backend.h"
+#include "ms_backend_internal.h"
+#include "ms_synth.h"
+#include "ms_train.h"
 
 //  --------------------------------------------------------------------------
 static void
@@ -29,12 +32,15 @@ test_open_by_name(void **state)
     assert_true(ops->host_memory);
     assert_string_equal(ops->name, "cpu");
     //  Every operation is there.
-    assert_true(ops->alloc && ops->free_buf && ops->upload && ops->download &&
-                ops->copy && ops->gemm && ops->bias_act_forward &&
-                ops->act_backward && ops->mul && ops->col_sum &&
-                ops->softmax_xent && ops->mse && ops->optim_step &&
-                ops->gather && ops->batch_end && ops->capture &&
-                ops->graph_launch && ops->graph_destroy);
+    assert_true(
+        ops->alloc && ops->free_buf && ops->upload && ops->download &&
+        ops->copy && ops->gemm && ops->bias_act_forward && ops->act_backward &&
+        ops->mul && ops->col_sum && ops->softmax_xent && ops->mse &&
+        ops->optim_step && ops->gather && ops->batch_end && ops->capture &&
+        ops->graph_launch && ops->graph_destroy && ops->layer_norm_forward &&
+        ops->layer_norm_backward && ops->batch_norm_forward &&
+        ops->batch_norm_backward && ops->residual_forward &&
+        ops->residual_backward && ops->clip_norm);
     //  No graphs on the cpu: the caller runs the function itself.
     ms_backend_graph_t *graph = (ms_backend_graph_t *) &diag;
     assert_int_equal(ops->capture(b, NULL, NULL, &graph), MS_ERR_UNSUPPORTED);
@@ -164,11 +170,84 @@ test_col_sum_and_mul(void **state)
     ms_backend_destroy(&b);
 }
 
+//  --------------------------------------------------------------------------
+//  The capability rule: a backend whose table lacks an op (here the cpu's
+//  table with layer_norm_forward, residual_backward or clip_norm taken
+//  out) refuses exactly the configs that need it, naming the parameter
+//  and the op, and so does ms_trainer_open; the cpu has every op.
+static void
+test_supports(void **state)
+{
+    (void) state;
+    ms_backend_t *cpu = ms_backend_cpu_new(1);
+    ms_train_config_t cfg;
+    ms_train_config_defaults(&cfg);
+    ms_train_config_set_uniform(&cfg, 3, 8);
+    ms_diag_t diag;
+    cfg.architecture = MS_ARCH_RESIDUAL;
+    cfg.norm = MS_NORM_LAYER;
+    cfg.clip_norm = 1;
+    assert_int_equal(ms_backend_supports(cpu, &cfg, &diag), MS_OK);
+    ms_backend_ops_t lacking = *ms_backend_ops(cpu);
+    lacking.name = "lacking";
+    lacking.layer_norm_forward = NULL;
+    ms_backend_t fake = *cpu;
+    fake.ops = &lacking;
+    assert_int_equal(ms_backend_supports(&fake, &cfg, &diag),
+                     MS_ERR_UNSUPPORTED);
+    assert_string_equal(diag.where, "norm");
+    assert_non_null(strstr(diag.reason, "lacking backend has no "
+                                        "layer_norm_forward"));
+    //  The same trainer open is refused with the reason.
+    ms_dataset_t *data = ms_synth_blobs(40, 4, 3, 0.5, 1);
+    ms_dataset_t *empty = ms_synth_empty(4, 3);
+    ms_trainer_t *t = NULL;
+    assert_int_equal(
+        ms_trainer_open(&t, &cfg, data, empty, empty, &fake, &diag),
+        MS_ERR_UNSUPPORTED);
+    assert_null(t);
+    assert_string_equal(diag.where, "norm");
+    //  Batch norm, a plain net, no clipping: layer norm is not needed.
+    cfg.norm = MS_NORM_BATCH;
+    cfg.architecture = MS_ARCH_PLAIN;
+    cfg.clip_norm = 0;
+    assert_int_equal(ms_backend_supports(&fake, &cfg, &diag), MS_OK);
+    lacking.residual_backward = NULL;
+    lacking.clip_norm = NULL;
+    assert_int_equal(ms_backend_supports(&fake, &cfg, &diag), MS_OK);
+    cfg.architecture = MS_ARCH_RESIDUAL;
+    assert_int_equal(ms_backend_supports(&fake, &cfg, &diag),
+                     MS_ERR_UNSUPPORTED);
+    assert_string_equal(diag.where, "architecture");
+    cfg.architecture = MS_ARCH_PLAIN;
+    cfg.clip_norm = 0.5;
+    assert_int_equal(ms_backend_supports(&fake, &cfg, &diag),
+                     MS_ERR_UNSUPPORTED);
+    assert_string_equal(diag.where, "clip_norm");
+    //  The rule on a table by name, as a node uses it for its GPU
+    //  workers: the cpu's has everything; a backend this build lacks
+    //  trains nothing.
+    assert_int_equal(
+        ms_backend_ops_supports(ms_backend_ops_named("cpu"), &cfg, &diag),
+        MS_OK);
+    assert_null(ms_backend_ops_named("nope"));
+    assert_int_equal(ms_backend_ops_supports(NULL, &cfg, &diag),
+                     MS_ERR_UNSUPPORTED);
+    //  A noop task needs nothing.
+    cfg.kind = MS_KIND_NOOP;
+    assert_int_equal(ms_backend_supports(&fake, &cfg, &diag), MS_OK);
+    assert_int_equal(ms_backend_ops_supports(NULL, &cfg, &diag), MS_OK);
+    ms_synth_free(&data);
+    ms_synth_free(&empty);
+    ms_backend_destroy(&cpu);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_by_name),
+        cmocka_unit_test(test_supports),
         cmocka_unit_test(test_buffers),
         cmocka_unit_test(test_gemm_orientations),
         cmocka_unit_test(test_col_sum_and_mul),

@@ -44,22 +44,29 @@ typedef struct {
     ms_rng_t dropout_rng; // fixed: every evaluation copies it
 } net_t;
 
-//  Build a net with given hidden sizes, fill input and labels/targets.
+//  A config with given hidden sizes (sgd, leaky slope 0.1).
 static void
-net_open(net_t *n, int32_t n_hidden, const int32_t *sizes, ms_activation_t act,
-         ms_loss_kind_t loss, double dropout, int32_t n_out)
+net_config(ms_train_config_t *cfg, int32_t n_hidden, const int32_t *sizes,
+           ms_activation_t act, ms_loss_kind_t loss, double dropout)
+{
+    ms_train_config_defaults(cfg);
+    cfg->n_hidden = n_hidden;
+    for (int32_t i = 0; i < n_hidden; i++)
+        cfg->hidden_sizes[i] = sizes[i];
+    cfg->activation = act;
+    cfg->leaky_slope = 0.1;
+    cfg->loss = loss;
+    cfg->dropout = dropout;
+    cfg->optimizer = MS_OPTIM_SGD;
+}
+
+//  Build the net of cfg, fill input and labels/targets.
+static void
+net_open_cfg(net_t *n, const ms_train_config_t *cfg, int32_t n_out)
 {
     memset(n, 0, sizeof *n);
     n->backend = ms_backend_cpu_new(1);
-    ms_train_config_defaults(&n->cfg);
-    n->cfg.n_hidden = n_hidden;
-    for (int32_t i = 0; i < n_hidden; i++)
-        n->cfg.hidden_sizes[i] = sizes[i];
-    n->cfg.activation = act;
-    n->cfg.leaky_slope = 0.1;
-    n->cfg.loss = loss;
-    n->cfg.dropout = dropout;
-    n->cfg.optimizer = MS_OPTIM_SGD;
+    n->cfg = *cfg;
     n->n_out = n_out;
     assert_int_equal(
         ms_mlp_open(&n->mlp, &n->cfg, N_IN, n_out, ROWS, n->backend), MS_OK);
@@ -84,6 +91,16 @@ net_open(net_t *n, int32_t n_hidden, const int32_t *sizes, ms_activation_t act,
     ms_rng_seed(&n->dropout_rng, 42, 2);
 }
 
+//  Build a net with given hidden sizes, fill input and labels/targets.
+static void
+net_open(net_t *n, int32_t n_hidden, const int32_t *sizes, ms_activation_t act,
+         ms_loss_kind_t loss, double dropout, int32_t n_out)
+{
+    ms_train_config_t cfg;
+    net_config(&cfg, n_hidden, sizes, act, loss, dropout);
+    net_open_cfg(n, &cfg, n_out);
+}
+
 static void
 net_close(net_t *n)
 {
@@ -97,9 +114,10 @@ net_close(net_t *n)
 static double
 net_objective(net_t *n, double l2)
 {
+    //  A training pass (an rng given): the drawn masks when there is
+    //  dropout, batch statistics when there is batch norm.
     ms_rng_t rng = n->dropout_rng;
-    ms_rng_t *drop = n->cfg.dropout > 0 ? &rng : NULL;
-    assert_int_equal(ms_mlp_forward(n->mlp, ms_mlp_params(n->mlp), ROWS, drop),
+    assert_int_equal(ms_mlp_forward(n->mlp, ms_mlp_params(n->mlp), ROWS, &rng),
                      MS_OK);
     double sum = 0;
     int64_t correct = 0;
@@ -121,9 +139,10 @@ net_objective(net_t *n, double l2)
 static void
 net_gradient(net_t *n)
 {
+    //  A training pass (an rng given): the drawn masks when there is
+    //  dropout, batch statistics when there is batch norm.
     ms_rng_t rng = n->dropout_rng;
-    ms_rng_t *drop = n->cfg.dropout > 0 ? &rng : NULL;
-    assert_int_equal(ms_mlp_forward(n->mlp, ms_mlp_params(n->mlp), ROWS, drop),
+    assert_int_equal(ms_mlp_forward(n->mlp, ms_mlp_params(n->mlp), ROWS, &rng),
                      MS_OK);
     double sum = 0;
     int64_t correct = 0;
@@ -163,6 +182,25 @@ net_check(net_t *n, const float *analytic, double l2, const char *what)
     return bad;
 }
 
+//  Every parameter of an open net against central differences; closes
+//  the net; fails naming what. The running statistics of batch norm (not
+//  trained) must have a zero gradient.
+static void
+net_check_all(net_t *n, const char *what)
+{
+    net_gradient(n);
+    int64_t np = ms_mlp_n_params(n->mlp);
+    float *g = malloc((size_t) np * sizeof(float));
+    memcpy(g, ms_mlp_grads(n->mlp), (size_t) np * sizeof(float));
+    for (int64_t i = ms_mlp_n_trainable(n->mlp); i < np; i++)
+        assert_true(g[i] == 0.0f);
+    int bad = net_check(n, g, 0, what);
+    free(g);
+    net_close(n);
+    if (bad)
+        fail_msg("%s: %d of %lld gradients wrong", what, bad, (long long) np);
+}
+
 //  Full check of one configuration.
 static void
 check_config(int32_t n_hidden, const int32_t *sizes, ms_activation_t act,
@@ -170,19 +208,11 @@ check_config(int32_t n_hidden, const int32_t *sizes, ms_activation_t act,
 {
     net_t n;
     net_open(&n, n_hidden, sizes, act, loss, dropout, n_out);
-    net_gradient(&n);
-    int64_t np = ms_mlp_n_params(n.mlp);
-    float *g = malloc((size_t) np * sizeof(float));
-    memcpy(g, ms_mlp_grads(n.mlp), (size_t) np * sizeof(float));
     char what[128];
     snprintf(what, sizeof what, "%s/%s/depth %d/dropout %.1f/out %d",
              ms_activation_name(act), ms_loss_name(loss), (int) n_hidden,
              dropout, (int) n_out);
-    int bad = net_check(&n, g, 0, what);
-    free(g);
-    net_close(&n);
-    if (bad)
-        fail_msg("%s: %d of %lld gradients wrong", what, bad, (long long) np);
+    net_check_all(&n, what);
 }
 
 //  --------------------------------------------------------------------------
@@ -391,6 +421,330 @@ test_init(void **state)
     ms_backend_destroy(&b);
 }
 
+//  --------------------------------------------------------------------------
+//  Residual and normalised networks.
+
+//  Move the norm gains and biases and the rezero scales away from their
+//  init (1, 0, 0), so that every term of their gradients and of the
+//  gradients through them matters (a zero rezero scale would cut the
+//  blocks off, a unit gain hide a missing factor).
+static void
+net_set_extras(net_t *n)
+{
+    float *p = ms_mlp_params(n->mlp);
+    for (int32_t l = 1; l < ms_mlp_n_layers(n->mlp); l++) {
+        int64_t go, bo;
+        int32_t fi;
+        ms_mlp_layer(n->mlp, l, NULL, NULL, &fi, NULL);
+        if (ms_mlp_norm(n->mlp, l, &go, &bo, NULL, NULL) == MS_NORM_NONE)
+            continue;
+        for (int32_t j = 0; j < fi; j++) {
+            p[go + j] = 1.0f + 0.15f * (float) (j % 4) - 0.2f;
+            p[bo + j] = 0.05f * (float) (j % 3) - 0.05f;
+        }
+    }
+    for (int32_t k = 0; k < ms_mlp_n_blocks(n->mlp); k++) {
+        int64_t ao;
+        ms_mlp_block(n->mlp, k, NULL, NULL, &ao);
+        if (ao >= 0)
+            p[ao] = 0.6f + 0.1f * (float) (k % 3);
+    }
+}
+
+//  A residual / normalised config on top of net_config.
+static void
+arch_config(ms_train_config_t *cfg, int32_t n_hidden, const int32_t *sizes,
+            ms_activation_t act, ms_architecture_t arch, int32_t block_layers,
+            ms_norm_t norm, ms_residual_scale_t scale, double dropout)
+{
+    net_config(cfg, n_hidden, sizes, act, MS_LOSS_CROSS_ENTROPY, dropout);
+    cfg->architecture = arch;
+    cfg->block_layers = block_layers;
+    cfg->norm = norm;
+    cfg->residual_scale = scale;
+    ms_diag_t diag;
+    assert_int_equal(ms_train_config_check(cfg, &diag), MS_OK);
+}
+
+//  Every parameter of a small residual / normalised net against central
+//  differences (net_check's rules).
+static void
+check_arch(int32_t n_hidden, const int32_t *sizes, ms_activation_t act,
+           ms_architecture_t arch, int32_t block_layers, ms_norm_t norm,
+           ms_residual_scale_t scale, double dropout)
+{
+    ms_train_config_t cfg;
+    arch_config(&cfg, n_hidden, sizes, act, arch, block_layers, norm, scale,
+                dropout);
+    net_t n;
+    net_open_cfg(&n, &cfg, 3);
+    net_set_extras(&n);
+    char what[160];
+    snprintf(what, sizeof what,
+             "%s/%s/%d layers/block %d/norm %s/scale %s/dropout %.1f",
+             ms_activation_name(act), ms_architecture_name(arch),
+             (int) n_hidden, (int) block_layers, ms_norm_name(norm),
+             ms_residual_scale_name(scale), dropout);
+    net_check_all(&n, what);
+}
+
+//  Layer norm and batch norm on the inputs of layers 1 .. L-1 of a plain
+//  network, every activation.
+static void
+test_gradients_norms(void **state)
+{
+    (void) state;
+    const int32_t sizes[3] = {7, 6, 5};
+    for (int a = MS_ACTIVATION_RELU; a <= MS_ACTIVATION_LINEAR; a++) {
+        check_arch(3, sizes, a, MS_ARCH_PLAIN, 1, MS_NORM_LAYER,
+                   MS_RESIDUAL_SCALE_ONE, 0);
+        check_arch(3, sizes, a, MS_ARCH_PLAIN, 1, MS_NORM_BATCH,
+                   MS_RESIDUAL_SCALE_ONE, 0);
+    }
+    check_arch(3, sizes, MS_ACTIVATION_TANH, MS_ARCH_PLAIN, 1, MS_NORM_LAYER,
+               MS_RESIDUAL_SCALE_ONE, 0.3);
+}
+
+//  The residual add (blocks of one and two layers, the remainder block),
+//  with and without norm, rezero, dropout inside the branches.
+static void
+test_gradients_residual(void **state)
+{
+    (void) state;
+    const int32_t sizes[6] = {6, 6, 6, 6, 6, 6};
+    for (int32_t bl = 1; bl <= 2; bl++)
+        for (int norm = MS_NORM_NONE; norm <= MS_NORM_BATCH; norm++)
+            for (int sc = 0; sc <= 1; sc++) {
+                check_arch(6, sizes, MS_ACTIVATION_TANH, MS_ARCH_RESIDUAL, bl,
+                           norm, sc, 0);
+                check_arch(5, sizes, MS_ACTIVATION_GELU, MS_ARCH_RESIDUAL, bl,
+                           norm, sc, 0);
+            }
+    check_arch(1, sizes, MS_ACTIVATION_TANH, MS_ARCH_RESIDUAL, 1, MS_NORM_LAYER,
+               MS_RESIDUAL_SCALE_ONE, 0);
+    check_arch(4, sizes, MS_ACTIVATION_RELU, MS_ARCH_RESIDUAL, 2, MS_NORM_LAYER,
+               MS_RESIDUAL_SCALE_REZERO, 0.3);
+    check_arch(4, sizes, MS_ACTIVATION_SIGMOID, MS_ARCH_RESIDUAL, 1,
+               MS_NORM_BATCH, MS_RESIDUAL_SCALE_REZERO, 0.3);
+}
+
+//  Deep residual normalised networks (width 8): the whole gradient
+//  against central differences along random directions, since one
+//  difference per parameter would take minutes. J(p + h d) - J(p - h d)
+//  over 2h is d . grad J + O(h^2); in float32 the loss's rounding
+//  (~1e-7 |J| per op, growing with depth) divided by h = 1e-2 adds about
+//  1e-4 at depth 256 (measured: relative errors up to 1.5e-2 at h = 1e-2,
+//  up to 7e-2 at h = 1e-3, where rounding dominates). So the check
+//  accepts |fd - analytic| <= 1e-4 + 2e-2 |analytic| at h = 1e-2, or at
+//  3e-3 where that disagrees, along three unit directions: wide enough
+//  for rounding, narrow enough for a wrong gradient anywhere (checked by
+//  breaking layer_norm_backward, batch_norm_backward and
+//  residual_backward by hand: each fails).
+static void
+check_deep(int32_t depth, ms_norm_t norm, ms_residual_scale_t scale,
+           int32_t block_layers)
+{
+    int32_t *sizes = malloc((size_t) depth * sizeof(int32_t));
+    for (int32_t i = 0; i < depth; i++)
+        sizes[i] = 8;
+    ms_train_config_t *cfg = malloc(sizeof *cfg);
+    arch_config(cfg, depth, sizes, MS_ACTIVATION_TANH, MS_ARCH_RESIDUAL,
+                block_layers, norm, scale, 0);
+    net_t n;
+    net_open_cfg(&n, cfg, 3);
+    net_set_extras(&n);
+    net_gradient(&n);
+    int64_t nt = ms_mlp_n_trainable(n.mlp);
+    float *g = malloc((size_t) nt * sizeof(float));
+    float *save = malloc((size_t) nt * sizeof(float));
+    double *dir = malloc((size_t) nt * sizeof(double));
+    memcpy(g, ms_mlp_grads(n.mlp), (size_t) nt * sizeof(float));
+    float *p = ms_mlp_params(n.mlp);
+    memcpy(save, p, (size_t) nt * sizeof(float));
+    ms_rng_t rng;
+    ms_rng_seed(&rng, 7, (uint64_t) depth);
+    for (int trial = 0; trial < 3; trial++) {
+        double an = 0, dn = 0;
+        for (int64_t i = 0; i < nt; i++) {
+            dir[i] = ms_rng_normal(&rng);
+            dn += dir[i] * dir[i];
+        }
+        dn = sqrt(dn);
+        for (int64_t i = 0; i < nt; i++) {
+            dir[i] /= dn; // unit direction
+            an += dir[i] * g[i];
+        }
+        //  h = 1e-2, and 3e-3 where that disagrees (less truncation, more
+        //  rounding): a wrong gradient disagrees at both.
+        const double steps[2] = {1e-2, 3e-3};
+        double fd = 0;
+        bool ok = false;
+        for (int k = 0; k < 2 && !ok; k++) {
+            double h = steps[k];
+            for (int64_t i = 0; i < nt; i++)
+                p[i] = (float) (save[i] + h * dir[i]);
+            double up = net_objective(&n, 0);
+            for (int64_t i = 0; i < nt; i++)
+                p[i] = (float) (save[i] - h * dir[i]);
+            double down = net_objective(&n, 0);
+            memcpy(p, save, (size_t) nt * sizeof(float));
+            fd = (up - down) / (2 * h);
+            ok = fabs(fd - an) <= 1e-4 + 2e-2 * fabs(an);
+        }
+        if (getenv("MS_GRADCHECK_PRINT"))
+            print_message("depth %d norm %s scale %s block %d: fd %.8g "
+                          "analytic %.8g rel %.2e\n",
+                          (int) depth, ms_norm_name(norm),
+                          ms_residual_scale_name(scale), (int) block_layers, fd,
+                          an, fabs(fd - an) / fabs(an));
+        if (!ok)
+            fail_msg("depth %d norm %s scale %s block %d, direction %d: fd "
+                     "%.8g analytic %.8g",
+                     (int) depth, ms_norm_name(norm),
+                     ms_residual_scale_name(scale), (int) block_layers, trial,
+                     fd, an);
+    }
+    free(g);
+    free(save);
+    free(dir);
+    free(sizes);
+    free(cfg);
+    net_close(&n);
+}
+
+static void
+test_gradients_deep_residual(void **state)
+{
+    (void) state;
+    check_deep(64, MS_NORM_LAYER, MS_RESIDUAL_SCALE_ONE, 1);
+    check_deep(64, MS_NORM_BATCH, MS_RESIDUAL_SCALE_REZERO, 2);
+    check_deep(256, MS_NORM_LAYER, MS_RESIDUAL_SCALE_ONE, 1);
+    check_deep(256, MS_NORM_LAYER, MS_RESIDUAL_SCALE_REZERO, 2);
+    check_deep(256, MS_NORM_BATCH, MS_RESIDUAL_SCALE_ONE, 1);
+}
+
+//  The parameter block of a residual batch-norm rezero network: W, b as
+//  for a plain one, then gamma, beta per layer 1 .. L-1, the scales, the
+//  running statistics; init values; the count ms_train_config_params
+//  gives; the running statistics move in training and serve evaluation.
+static void
+test_layout_residual(void **state)
+{
+    (void) state;
+    const int32_t sizes[4] = {6, 6, 6, 6};
+    ms_train_config_t cfg;
+    arch_config(&cfg, 4, sizes, MS_ACTIVATION_RELU, MS_ARCH_RESIDUAL, 2,
+                MS_NORM_BATCH, MS_RESIDUAL_SCALE_REZERO, 0);
+    net_t n;
+    net_open_cfg(&n, &cfg, 3);
+    int64_t plain = 5 * 6 + 3 * 7 * 6 + 7 * 3;
+    int64_t normed = 6 * 4;                      // inputs of layers 1 .. 4
+    assert_int_equal(ms_mlp_n_blocks(n.mlp), 2); // layers 1-2, then 3
+    int32_t first, last;
+    int64_t ao;
+    ms_mlp_block(n.mlp, 1, &first, &last, &ao);
+    assert_int_equal(first, 3);
+    assert_int_equal(last, 3);
+    assert_int_equal(ao, plain + 2 * normed + 1);
+    assert_int_equal(ms_mlp_n_trainable(n.mlp), plain + 2 * normed + 2);
+    assert_int_equal(ms_mlp_n_params(n.mlp), plain + 4 * normed + 2);
+    assert_int_equal(ms_mlp_n_params(n.mlp),
+                     ms_train_config_params(&cfg, N_IN, 3));
+    int64_t go, bo, mo, vo;
+    assert_int_equal(ms_mlp_norm(n.mlp, 0, &go, NULL, NULL, NULL),
+                     MS_NORM_NONE);
+    assert_int_equal(go, -1);
+    assert_int_equal(ms_mlp_norm(n.mlp, 2, &go, &bo, &mo, &vo), MS_NORM_BATCH);
+    assert_int_equal(go, plain + 12);
+    assert_int_equal(bo, plain + 18);
+    assert_int_equal(mo, plain + 2 * normed + 2 + 12);
+    assert_int_equal(vo, mo + 6);
+    const float *p = ms_mlp_params(n.mlp);
+    assert_true(p[go] == 1.0f && p[bo] == 0.0f && p[mo] == 0.0f &&
+                p[vo] == 1.0f && p[ao] == 0.0f);
+    //  A training pass moves layer 1's running means towards the batch
+    //  means of its input (0.1 of the way, from 0), its variances from 1;
+    //  evaluation then uses them and leaves them: its outputs differ from
+    //  a training pass's.
+    ms_mlp_norm(n.mlp, 1, NULL, NULL, &mo, &vo);
+    ms_rng_t rng = n.dropout_rng;
+    assert_int_equal(ms_mlp_forward(n.mlp, p, ROWS, &rng), MS_OK);
+    float train_out[ROWS * 3];
+    memcpy(train_out, ms_mlp_output(n.mlp), sizeof train_out);
+    float stats[12];
+    memcpy(stats, p + mo, sizeof stats);
+    float far = 0;
+    for (int j = 0; j < 6; j++) {
+        far = fmaxf(far, fabsf(stats[j]));
+        assert_true(stats[6 + j] != 1.0f || stats[j] == 0.0f);
+    }
+    assert_true(far > 0);
+    assert_int_equal(ms_mlp_forward(n.mlp, p, ROWS, NULL), MS_OK);
+    assert_memory_equal(p + mo, stats, sizeof stats);
+    assert_memory_not_equal(train_out, ms_mlp_output(n.mlp), sizeof train_out);
+    net_close(&n);
+    //  Layer norm without rezero: no scales, no running statistics; a
+    //  plain network without norm has exactly the plain layout.
+    arch_config(&cfg, 4, sizes, MS_ACTIVATION_RELU, MS_ARCH_RESIDUAL, 1,
+                MS_NORM_LAYER, MS_RESIDUAL_SCALE_ONE, 0);
+    net_open_cfg(&n, &cfg, 3);
+    assert_int_equal(ms_mlp_n_params(n.mlp), plain + 2 * normed);
+    assert_int_equal(ms_mlp_n_trainable(n.mlp), ms_mlp_n_params(n.mlp));
+    ms_mlp_block(n.mlp, 0, NULL, NULL, &ao);
+    assert_int_equal(ao, -1);
+    net_close(&n);
+}
+
+//  Clipping: the step a clipped sgd (lr 1e-3) takes is the gradient
+//  scaled to the clip's norm; the norms ms_mlp_grad_norms reports are
+//  the unclipped ones.
+static void
+test_clip_norm(void **state)
+{
+    (void) state;
+    const int32_t sizes[3] = {6, 6, 6};
+    ms_train_config_t cfg;
+    arch_config(&cfg, 3, sizes, MS_ACTIVATION_TANH, MS_ARCH_RESIDUAL, 1,
+                MS_NORM_LAYER, MS_RESIDUAL_SCALE_ONE, 0);
+    cfg.l2 = 0;
+    net_t n;
+    net_open_cfg(&n, &cfg, 3);
+    net_gradient(&n);
+    int64_t np = ms_mlp_n_params(n.mlp);
+    float *g = malloc((size_t) np * sizeof(float));
+    float *before = malloc((size_t) np * sizeof(float));
+    memcpy(g, ms_mlp_grads(n.mlp), (size_t) np * sizeof(float));
+    memcpy(before, ms_mlp_params(n.mlp), (size_t) np * sizeof(float));
+    double norm = 0;
+    for (int64_t i = 0; i < np; i++)
+        norm += (double) g[i] * g[i];
+    norm = sqrt(norm);
+    double unclipped[4];
+    assert_int_equal(ms_mlp_grad_norms(n.mlp, unclipped), MS_OK);
+    //  The same net (same init, same input) clipped at half the norm:
+    //  every gradient halves.
+    net_t c;
+    cfg.clip_norm = norm / 2;
+    net_open_cfg(&c, &cfg, 3);
+    assert_memory_equal(ms_mlp_params(c.mlp), before,
+                        (size_t) np * sizeof(float));
+    net_gradient(&c);
+    assert_int_equal(ms_mlp_step(c.mlp, &c.cfg, 1e-3, 1), MS_OK);
+    for (int64_t i = 0; i < np; i++) {
+        double step = ((double) before[i] - ms_mlp_params(c.mlp)[i]) / 1e-3;
+        assert_true(fabs(step - g[i] / 2) <= 1e-3 * (1 + fabs(g[i])));
+    }
+    double reported[4];
+    assert_int_equal(ms_mlp_grad_norms(c.mlp, reported), MS_OK);
+    for (int l = 0; l < 4; l++)
+        assert_true(fabs(reported[l] - unclipped[l]) <=
+                    1e-5 * unclipped[l] + 1e-12);
+    free(g);
+    free(before);
+    net_close(&c);
+    net_close(&n);
+}
+
 int
 main(void)
 {
@@ -403,6 +757,11 @@ main(void)
         cmocka_unit_test(test_gradients_l2),
         cmocka_unit_test(test_layout),
         cmocka_unit_test(test_init),
+        cmocka_unit_test(test_gradients_norms),
+        cmocka_unit_test(test_gradients_residual),
+        cmocka_unit_test(test_gradients_deep_residual),
+        cmocka_unit_test(test_layout_residual),
+        cmocka_unit_test(test_clip_norm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -233,6 +233,26 @@ test_state_sizes_and_prepare(void **state)
     assert_true(s.l2 == 0.0f && s.decay == (float) (0.5 * 0.01));
 }
 
+//  Warm-up: t / ceil(warmup_epochs x steps per epoch), then 1; off at 0;
+//  a fractional epoch rounds the step count up.
+static void
+test_warmup_factor(void **state)
+{
+    (void) state;
+    ms_train_config_t cfg;
+    ms_train_config_defaults(&cfg);
+    assert_true(ms_optim_warmup_factor(&cfg, 1, 270) == 1.0);
+    cfg.warmup_epochs = 1;
+    assert_true(ms_optim_warmup_factor(&cfg, 1, 270) == 1.0 / 270);
+    assert_true(ms_optim_warmup_factor(&cfg, 135, 270) == 0.5);
+    assert_true(ms_optim_warmup_factor(&cfg, 270, 270) == 1.0);
+    assert_true(ms_optim_warmup_factor(&cfg, 10000, 270) == 1.0);
+    cfg.warmup_epochs = 0.25; // ceil(2.5) = 3 steps
+    assert_true(ms_optim_warmup_factor(&cfg, 1, 10) == 1.0 / 3);
+    assert_true(ms_optim_warmup_factor(&cfg, 2, 10) == 2.0 / 3);
+    assert_true(ms_optim_warmup_factor(&cfg, 3, 10) == 1.0);
+}
+
 int
 main(void)
 {
@@ -245,6 +265,7 @@ main(void)
         cmocka_unit_test(test_adam_vector_equals_scalar),
         cmocka_unit_test(test_schedules),
         cmocka_unit_test(test_state_sizes_and_prepare),
+        cmocka_unit_test(test_warmup_factor),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

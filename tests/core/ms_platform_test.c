@@ -30,7 +30,11 @@ test_detect(void **state)
     assert_int_equal(strncmp(p.blas, "OpenBLAS ", 9), 0);
     assert_true(strlen(p.blas_core) > 0);
     assert_int_equal(p.blas_threads, 1);
-    assert_string_equal(p.build, MESHSWEEP_VERSION);
+    //  The build field carries the engine's numerics version.
+    char build[64];
+    snprintf(build, sizeof build, "%s numerics %d", MESHSWEEP_VERSION,
+             MS_ENGINE_NUMERICS_VERSION);
+    assert_string_equal(p.build, build);
     assert_true(strlen(p.compiler) > 0);
     assert_non_null(strstr(p.build_flags, "-ffp-contract=off"));
     assert_int_equal(strncmp(p.libc, "glibc ", 6), 0);

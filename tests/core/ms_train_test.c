@@ -139,16 +139,15 @@ test_every_option_learns(void **state)
 }
 
 //  --------------------------------------------------------------------------
-//  Two runs with the same config are bit-identical; another seed is not.
+//  Two runs of cfg (seed 7) are bit-identical: parameters, last loss,
+//  gradient norms; seed 8 gives other parameters. name says which config.
 static void
-test_deterministic(void **state)
+check_deterministic(fixture_t *f, ms_train_config_t cfg, const char *name)
 {
-    fixture_t *f = *state;
-    ms_train_config_t cfg = small_config();
-    cfg.dropout = 0.1;
     float *w[3];
     int64_t n[3];
     double loss[3];
+    ms_run_result_t r[3];
     for (int i = 0; i < 3; i++) {
         cfg.seed = i < 2 ? 7 : 8;
         ms_trainer_t *t;
@@ -162,15 +161,32 @@ test_deterministic(void **state)
         const float *p = ms_trainer_params(t, &n[i]);
         w[i] = malloc((size_t) n[i] * sizeof(float));
         memcpy(w[i], p, (size_t) n[i] * sizeof(float));
+        assert_int_equal(ms_trainer_finish(t, &r[i]), MS_OK);
         ms_trainer_destroy(&t);
         assert_null(t);
     }
     assert_int_equal(n[0], n[1]);
-    assert_memory_equal(w[0], w[1], (size_t) n[0] * sizeof(float));
+    if (memcmp(w[0], w[1], (size_t) n[0] * sizeof(float)) != 0)
+        fail_msg("%s: two runs differ", name);
     assert_memory_equal(&loss[0], &loss[1], sizeof(double));
+    assert_int_equal(r[0].n_grad_norms, cfg.n_hidden + 1);
+    assert_int_equal(r[1].n_grad_norms, r[0].n_grad_norms);
+    assert_memory_equal(r[0].grad_norms, r[1].grad_norms,
+                        (size_t) r[0].n_grad_norms * sizeof(double));
     assert_memory_not_equal(w[0], w[2], (size_t) n[0] * sizeof(float));
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         free(w[i]);
+        ms_run_result_clear(&r[i]);
+    }
+}
+
+static void
+test_deterministic(void **state)
+{
+    fixture_t *f = *state;
+    ms_train_config_t cfg = small_config();
+    cfg.dropout = 0.1;
+    check_deterministic(f, cfg, "plain+dropout");
 }
 
 //  --------------------------------------------------------------------------
@@ -527,6 +543,178 @@ test_shapes(void **state)
     ms_run_result_clear(&r);
 }
 
+//  --------------------------------------------------------------------------
+//  Residual and normalised networks, warm-up, clipping.
+
+//  The depth configurations the engine gained, on small_config: residual
+//  + layer norm, residual + batch norm + rezero in two-layer blocks (with
+//  dropout), a plain batch-norm net with warm-up, a residual net with
+//  clipping tight enough to clip every step.
+static ms_train_config_t
+depth_config(int which)
+{
+    ms_train_config_t cfg = small_config();
+    ms_train_config_set_uniform(&cfg, 5, 16);
+    cfg.architecture = MS_ARCH_RESIDUAL;
+    switch (which) {
+    case 0:
+        cfg.norm = MS_NORM_LAYER;
+        break;
+    case 1:
+        cfg.norm = MS_NORM_BATCH;
+        cfg.residual_scale = MS_RESIDUAL_SCALE_REZERO;
+        cfg.block_layers = 2;
+        cfg.dropout = 0.1;
+        break;
+    case 2:
+        cfg.architecture = MS_ARCH_PLAIN;
+        cfg.norm = MS_NORM_BATCH;
+        cfg.warmup_epochs = 1.5;
+        break;
+    default:
+        cfg.norm = MS_NORM_LAYER;
+        cfg.clip_norm = 0.05;
+        cfg.activation = MS_ACTIVATION_TANH;
+        break;
+    }
+    return cfg;
+}
+
+static const char *s_depth_names[4] = {"residual+layer",
+                                       "residual+batch+rezero+dropout",
+                                       "plain+batch+warmup", "residual+clip"};
+
+//  Each learns the easy problem, reports a gradient norm per layer, and
+//  counts its whole parameter block.
+static void
+test_depth_configs_learn(void **state)
+{
+    fixture_t *f = *state;
+    for (int which = 0; which < 4; which++) {
+        ms_train_config_t cfg = depth_config(which);
+        ms_run_result_t r = run(f, &cfg);
+        if (r.status != MS_RUN_OK || !(r.test_accuracy > 0.9))
+            fail_msg("%s: %s acc %f", s_depth_names[which], r.error,
+                     r.test_accuracy);
+        assert_int_equal(r.params, ms_train_config_params(&cfg, 8, 3));
+        assert_int_equal(r.n_grad_norms, cfg.n_hidden + 1);
+        for (int l = 0; l < r.n_grad_norms; l++)
+            assert_true(isfinite(r.grad_norms[l]) && r.grad_norms[l] > 0);
+        ms_run_result_clear(&r);
+        assert_null(r.grad_norms);
+    }
+}
+
+//  Bit-identical reruns with every new op; a different seed differs.
+static void
+test_depth_configs_deterministic(void **state)
+{
+    fixture_t *f = *state;
+    for (int which = 0; which < 4; which++) {
+        ms_train_config_t cfg = depth_config(which);
+        cfg.epochs = 3;
+        check_deterministic(f, cfg, s_depth_names[which]);
+    }
+}
+
+//  Two epochs straight against one, save, restore into a fresh trainer,
+//  one more: the same bytes (parameters with the running statistics,
+//  optimizer state, the checkpoint itself, the gradient norms).
+static void
+test_depth_configs_checkpoint(void **state)
+{
+    fixture_t *f = *state;
+    for (int which = 0; which < 4; which++) {
+        ms_train_config_t cfg = depth_config(which);
+        cfg.epochs = 2;
+        ms_trainer_t *a, *b;
+        assert_int_equal(ms_trainer_open(&a, &cfg, f->train, f->val, f->test,
+                                         f->backend, NULL),
+                         MS_OK);
+        assert_int_equal(ms_trainer_epoch(a, NULL), MS_OK);
+        void *mid = NULL, *end_a = NULL, *end_b = NULL;
+        size_t n_mid, n_a, n_b;
+        assert_int_equal(ms_trainer_save(a, &mid, &n_mid), MS_OK);
+        assert_int_equal(ms_trainer_epoch(a, NULL), MS_OK);
+        assert_int_equal(ms_trainer_open(&b, &cfg, f->train, f->val, f->test,
+                                         f->backend, NULL),
+                         MS_OK);
+        assert_int_equal(ms_trainer_restore(b, mid, n_mid), MS_OK);
+        assert_int_equal(ms_trainer_epoch(b, NULL), MS_OK);
+        assert_true(ms_trainer_done(a) && ms_trainer_done(b));
+        assert_int_equal(ms_trainer_save(a, &end_a, &n_a), MS_OK);
+        assert_int_equal(ms_trainer_save(b, &end_b, &n_b), MS_OK);
+        assert_int_equal(n_a, n_b);
+        //  The curve's seconds differ; everything from the parameters on
+        //  must not: compare the checkpoints' tails (params, state, CRC
+        //  excluded) and the parameter blocks.
+        int64_t na, nb;
+        const float *pa = ms_trainer_params(a, &na);
+        const float *pb = ms_trainer_params(b, &nb);
+        assert_int_equal(na, nb);
+        if (memcmp(pa, pb, (size_t) na * sizeof(float)) != 0)
+            fail_msg("%s: resumed run differs", s_depth_names[which]);
+        size_t blocks = (size_t) na * sizeof(float) * 3; // params, adam m, v
+        assert_true(n_a > blocks + 4);
+        assert_memory_equal((char *) end_a + n_a - 4 - blocks,
+                            (char *) end_b + n_b - 4 - blocks, blocks);
+        ms_run_result_t ra, rb;
+        assert_int_equal(ms_trainer_finish(a, &ra), MS_OK);
+        assert_int_equal(ms_trainer_finish(b, &rb), MS_OK);
+        assert_int_equal(rb.n_grad_norms, ra.n_grad_norms);
+        assert_memory_equal(ra.grad_norms, rb.grad_norms,
+                            (size_t) ra.n_grad_norms * sizeof(double));
+        assert_memory_equal(&ra.test_loss, &rb.test_loss, sizeof(double));
+        ms_run_result_clear(&ra);
+        ms_run_result_clear(&rb);
+        ms_trainer_destroy(&a);
+        ms_trainer_destroy(&b);
+        free(mid);
+        free(end_a);
+        free(end_b);
+    }
+}
+
+//  Warm-up changes the run (the first steps are smaller) but not the
+//  reported schedule rate; evaluation of the trained parameters through
+//  ms_trainer_evaluate (batch norm: the running statistics travel in the
+//  block) reproduces the test metrics.
+static void
+test_warmup_and_reevaluation(void **state)
+{
+    fixture_t *f = *state;
+    ms_train_config_t cfg = depth_config(2);
+    cfg.epochs = 2;
+    ms_trainer_t *t;
+    float *w[2];
+    int64_t n = 0;
+    for (int i = 0; i < 2; i++) {
+        cfg.warmup_epochs = i == 0 ? 1.5 : 0.0;
+        assert_int_equal(ms_trainer_open(&t, &cfg, f->train, f->val, f->test,
+                                         f->backend, NULL),
+                         MS_OK);
+        ms_epoch_metrics_t m;
+        while (!ms_trainer_done(t))
+            assert_int_equal(ms_trainer_epoch(t, &m), MS_OK);
+        assert_true(m.learning_rate == cfg.learning_rate);
+        const float *p = ms_trainer_params(t, &n);
+        w[i] = malloc((size_t) n * sizeof(float));
+        memcpy(w[i], p, (size_t) n * sizeof(float));
+        ms_run_result_t r;
+        assert_int_equal(ms_trainer_finish(t, &r), MS_OK);
+        double loss, acc;
+        assert_int_equal(ms_trainer_evaluate(t, w[i], f->test, &loss, &acc),
+                         MS_OK);
+        assert_memory_equal(&loss, &r.test_loss, sizeof loss);
+        assert_memory_equal(&acc, &r.test_accuracy, sizeof acc);
+        ms_run_result_clear(&r);
+        ms_trainer_destroy(&t);
+    }
+    assert_memory_not_equal(w[0], w[1], (size_t) n * sizeof(float));
+    free(w[0]);
+    free(w[1]);
+}
+
 int
 main(void)
 {
@@ -544,6 +732,10 @@ main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_progress_stop),
         cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_depth_configs_learn),
+        cmocka_unit_test(test_depth_configs_deterministic),
+        cmocka_unit_test(test_depth_configs_checkpoint),
+        cmocka_unit_test(test_warmup_and_reevaluation),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -74,6 +74,13 @@ for act in leaky_relu elu selu sigmoid linear; do
     check "$act" --hidden-layers 1 --width 16 --activation "$act" --epochs 1
 done
 check softmax-regression --hidden-layers 0 --epochs 1
+# Residual and normalised networks, as trained (issue 15): layer norm; batch
+# norm (running statistics) with rezero and 2-layer blocks with a
+# remainder; plain with layer norm.
+check residual-layer --architecture residual --norm layer --hidden-layers 4 --width 16 --epochs 1
+check residual-batch-rezero --architecture residual --norm batch --residual-scale rezero \
+    --block-layers 2 --hidden-layers 4 --width 16 --epochs 1
+check plain-layer --norm layer --hidden-layers 3 --width 16 --epochs 1
 ok "every network checks and reproduces its accuracy on $what"
 
 # --predictions: one line per row, then the accuracy.

@@ -30,7 +30,7 @@ fields = ["task_id", "sweep_id", "config", "node_id", "operator", "status",
           "error", "epochs", "train_seconds", "seconds_per_epoch",
           "val_accuracy", "val_loss", "test_accuracy", "test_loss", "params",
           "platform", "fingerprint", "weights_digest", "verdict",
-          "verdict_revision", "counted", "curve"]
+          "verdict_revision", "counted", "curve", "grad_norms"]
 missing = [f for f in fields if f not in r]
 assert not missing, "missing fields %s" % missing
 assert len(r["task_id"]) == 64, r["task_id"]
@@ -49,8 +49,12 @@ assert 0.0 <= r["test_accuracy"] <= 1.0
 assert r["test_accuracy"] > 0.5, "tiny data is learnable: %s" % r["test_accuracy"]
 assert r["verdict"] == "pending" and r["verdict_revision"] == 0
 assert r["counted"] is True
+# epoch 1's weight-gradient norm of each of the 3 layers
+assert len(r["grad_norms"]) == 3 and all(g > 0 for g in r["grad_norms"]), r["grad_norms"]
 PY
 ok "train --json row has every field"
+grep -Eq '^grad_norms +[0-9.e+-]+ \(layer 0\) \.\. [0-9.e+-]+ \(layer 2\), epoch 1$' "$T/train.out" ||
+    fail "grad_norms line: $(grep '^grad_norms' "$T/train.out")"
 
 "$MS" train --epochs 3 --hidden-layers 2 --width 16 --batch-size 50 \
     --learning-rate 0.01 --json >"$T/row2.json" 2>/dev/null
@@ -76,3 +80,21 @@ python3 "$HERE/make_tiny_idx.py" csv "$T/csv" --train 300 --test 100
     --label label --epochs 2 --width 8 --json >"$T/row5.json" 2>/dev/null
 [ "$(ms_json_get "$T/row5.json" 'd["epochs"]')" = 2 ] || fail "CSV train"
 ok "train on CSV files"
+
+"$MS" train --epochs 3 --hidden-layers 4 --width 16 --batch-size 50 \
+    --learning-rate 0.01 --architecture residual --norm batch \
+    --residual-scale rezero --warmup-epochs 0.5 --clip-norm 5 --json \
+    >"$T/row6.json" 2>/dev/null
+python3 - "$T/row6.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["config"]
+assert c["architecture"] == "residual" and c["norm"] == "batch", c
+assert c["residual_scale"] == "rezero" and c["warmup_epochs"] == 0.5, c
+# W, b: 64*16+16 + 3*(16*16+16) + 16*10+10; gamma, beta of the 4 normed
+# inputs (16 each): 128; 3 rezero scales; running mean, var: 128
+assert r["params"] == 2026 + 128 + 3 + 128, r["params"]
+assert r["status"] == "ok" and r["test_accuracy"] > 0.5, r
+assert len(r["grad_norms"]) == 5, r["grad_norms"]
+PY
+ok "a residual batch-norm rezero network with warm-up and clipping trains"
