@@ -424,7 +424,7 @@ s_load_data(const s_train_args_t *args, ms_dataset_t **train,
 
 static int
 s_save(const s_train_args_t *args, const ms_trainer_t *trainer,
-       ms_dataset_transform_t *transform)
+       const ms_dataset_t *train, ms_dataset_transform_t *transform)
 {
     uint32_t sizes[MS_MAX_HIDDEN_LAYERS + 2];
     int32_t n_sizes =
@@ -435,6 +435,13 @@ s_save(const s_train_args_t *args, const ms_trainer_t *trainer,
     if (!meta)
         return ms_cli_failure("--save", "out of memory");
     meta->cfg = args->cfg;
+    meta->numerics = MS_ENGINE_NUMERICS_VERSION;
+    if (train->class_names &&
+        ms_weights_meta_set_classes(meta, train->class_names,
+                                    train->n_classes) != MS_OK) {
+        ms_weights_meta_destroy(&meta);
+        return ms_cli_failure("--save", "out of memory");
+    }
     meta->input = *transform;
     memset(transform, 0, sizeof *transform);
     meta->n_outputs = n_sizes >= 2 ? (int32_t) sizes[n_sizes - 1] : 0;
@@ -762,7 +769,7 @@ ms_cli_train_main(int argc, char **argv)
     exit_code =
         result.status == MS_RUN_FAILED ? MS_CLI_EXIT_FAILURE : MS_CLI_EXIT_OK;
     if (args->save_path && result.status == MS_RUN_OK)
-        exit_code = s_save(args, trainer, &transform);
+        exit_code = s_save(args, trainer, train, &transform);
     else if (args->save_path)
         fprintf(stderr, "meshsweep: --save: not written: the run is %s\n",
                 ms_run_status_name(result.status));

@@ -814,7 +814,13 @@ s_child_write_weights(s_child_t *self, ms_trainer_t *trainer, const char *path,
         meta->input = *transform; // borrowed: not cleared through meta
         meta->n_outputs = (int32_t) sizes[n_sizes - 1];
         snprintf(meta->task_id, sizeof meta->task_id, "%s", task_id);
-        meta_json = ms_weights_meta_encode(meta);
+        meta->numerics = MS_ENGINE_NUMERICS_VERSION;
+        //  CSV string labels: class i's name, as the dataset maps them.
+        const ms_dataset_t *d = self->train_raw;
+        if (!d || !d->class_names ||
+            ms_weights_meta_set_classes(meta, d->class_names, d->n_classes) ==
+                MS_OK) // else out of memory: no weights
+            meta_json = ms_weights_meta_encode(meta);
         memset(&meta->input, 0, sizeof meta->input);
         ms_weights_meta_destroy(&meta);
     }

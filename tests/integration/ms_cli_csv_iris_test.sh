@@ -99,6 +99,23 @@ grep -q '^classes        setosa, versicolor, virginica$' "$T/text.out" ||
     fail "no classes line: $(cat "$T/text.out")"
 ok "train --label-index 4 prints the classes"
 
+# The class names travel with the trained network: ONNX metadata_props
+# and the native file's metadata.
+"$MS" train --file "$T/iris.csv" --label species "${TRAIN[@]}" --save "$T/iris.onnx" >/dev/null ||
+    fail "train --save iris.onnx"
+"$MS" train --file "$T/iris.csv" --label species "${TRAIN[@]}" --save "$T/iris.weights" >/dev/null ||
+    fail "train --save iris.weights"
+/usr/bin/python3 - "$T/iris.onnx" "$T/iris.weights" <<'PY' || fail "the saved networks do not carry the classes"
+import json, sys
+import onnx
+m = onnx.load(sys.argv[1])
+props = {p.key: p.value for p in m.metadata_props}
+assert json.loads(props["classes"]) == ["setosa", "versicolor", "virginica"], props
+raw = open(sys.argv[2], "rb").read()
+assert b'"classes":["setosa","versicolor","virginica"]' in raw
+PY
+ok "the saved ONNX and native networks carry the class names"
+
 # ---- 2. a missing value: refused naming row and column, or filled ----
 ms_expect_exit 2 "$T/e" "$MS" train --file "$T/missing.csv" --label species --epochs 1
 ms_one_error_line "$T/e" \
