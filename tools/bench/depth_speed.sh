@@ -2,7 +2,7 @@
 # depth_speed - residual normalised networks against PyTorch, one thread
 # each, on Fashion-MNIST (docs/BENCHMARKS.md "Deep residual networks").
 #
-# Usage: tools/bench/depth_speed.sh [BUILD_DIR] [EPOCHS] [SEEDS]
+# Usage: [PARTS="a b c"] tools/bench/depth_speed.sh [BUILD_DIR] [EPOCHS] [SEEDS]
 #
 #   (a) residual, layer norm, 256 hidden layers of width 64, batch 200,
 #       adam: meshsweep's time per epoch over PyTorch's (target: at most
@@ -26,6 +26,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
 epochs=${2:-3}
 seeds=${3:-3}
+parts=${PARTS:-a b c}
+want() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 bench="$build/tools/bench/bench_train"
 [ -x "$bench" ] || { echo "depth_speed: $bench not built" >&2; exit 2; }
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
@@ -39,6 +41,7 @@ get() { awk -v k="$1" '$1 == k { print $2 }' "$2"; }
 echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-(unset)}"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
+if want a; then
 echo "== (a) residual layer norm, 256 x 64, batch 200, adam, $epochs epochs"
 # shellcheck disable=SC2086
 "$bench" --layers 256 --width 64 --epochs "$epochs" $res > "$tmp/a.ms" 2> "$tmp/a.ms.log"
@@ -50,7 +53,9 @@ echo "meshsweep        s/epoch median $ms_med  min $(get epoch_seconds_min "$tmp
 echo "pytorch          s/epoch median $pt_med  min $(get epoch_seconds_min "$tmp/a.pt")  cpu $pt_cpu  test $(get test_accuracy "$tmp/a.pt")"
 awk -v a="$ms_med" -v b="$pt_med" -v e="$ms_cpu" -v f="$pt_cpu" 'BEGIN {
     printf "ratio            median %.3f  cpu %.3f  (target <= 0.70)\n", a / b, e / f }'
+fi
 
+if want b; then
 echo "== (b) residual layer norm, 16 x 512, batch 200, adam, $epochs epochs"
 # shellcheck disable=SC2086
 "$bench" --layers 16 --width 512 --epochs "$epochs" $res > "$tmp/b.ms" 2> "$tmp/b.ms.log"
@@ -62,7 +67,9 @@ echo "pytorch          s/epoch median $pt_med  cpu $(get epoch_cpu_seconds "$tmp
 echo "sgemm fraction   $(get sgemm_fraction "$tmp/b.ms") on CPU time, $(get sgemm_fraction_wall "$tmp/b.ms") on wall time  (target >= 0.85)"
 awk -v a="$ms_med" -v b="$pt_med" 'BEGIN {
     printf "ratio            median %.3f  (target <= 1.00)\n", a / b }'
+fi
 
+want c || exit 0
 echo "== (c) accuracy, residual layer norm, width 64, seeds 1..$seeds, $epochs epochs"
 for depth in 16 256; do
     for s in $(seq 1 "$seeds"); do
