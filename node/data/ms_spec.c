@@ -1997,6 +1997,36 @@ s_mark_fail(ms_diag_t *diag, const yaml_mark_t *mark, const char *fmt, ...)
     return ms_diag_set(diag, where, "%s", reason);
 }
 
+//  --------------------------------------------------------------------------
+//  Refuse a collection at mark that opens level MS_SPEC_MAX_DEPTH + 1.
+
+static int
+s_depth_fail(ms_diag_t *diag, const yaml_mark_t *mark)
+{
+    return s_mark_fail(diag, mark,
+                       "nested deeper than %d levels (the most a spec may "
+                       "nest)",
+                       MS_SPEC_MAX_DEPTH);
+}
+
+//  --------------------------------------------------------------------------
+//  Refuse a text with a NUL byte, naming its line: libyaml would stop
+//  there, and the rest of the spec would be lost silently.
+
+static int
+s_nul_check(const char *text, size_t n, ms_diag_t *diag)
+{
+    const char *nul = memchr(text, '\0', n);
+    if (!nul)
+        return MS_OK;
+    size_t line = 1;
+    for (const char *c = text; c < nul; c++)
+        line += *c == '\n';
+    return ms_diag_set(diag, "spec",
+                       "line %zu: a NUL byte (byte %zu): a spec is YAML text",
+                       line, (size_t) (nul - text) + 1);
+}
+
 //  One anchor seen by s_prescan: its name and the weight of its node.
 typedef struct {
     char *name;    // the anchor (malloc'd)
@@ -2045,8 +2075,9 @@ s_prescan(const char *text, size_t n, ms_diag_t *diag)
             if (ended_one)
                 rc = s_mark_fail(diag, &ev.start_mark,
                                  "a second YAML document: a spec is one "
-                                 "sweep (submit each document as its own "
-                                 "spec)");
+                                 "sweep (meshsweep submit and meshsweep "
+                                 "run take a file of several documents, "
+                                 "one sweep each)");
             break;
         case YAML_SEQUENCE_START_EVENT:
         case YAML_MAPPING_START_EVENT:
@@ -2054,10 +2085,7 @@ s_prescan(const char *text, size_t n, ms_diag_t *diag)
                          ? ev.data.sequence_start.anchor
                          : ev.data.mapping_start.anchor;
             if (depth == MS_SPEC_MAX_DEPTH) {
-                rc = s_mark_fail(diag, &ev.start_mark,
-                                 "nested deeper than %d levels (the most a "
-                                 "spec may nest)",
-                                 MS_SPEC_MAX_DEPTH);
+                rc = s_depth_fail(diag, &ev.start_mark);
                 break;
             }
             open_anchor[depth] = -1;
@@ -2142,6 +2170,190 @@ s_prescan(const char *text, size_t n, ms_diag_t *diag)
 }
 
 //  --------------------------------------------------------------------------
+//  Byte offsets of libyaml's marks. A mark's index counts characters, not
+//  bytes, and starts after a UTF-8 byte order mark; marks only move
+//  forward, so one walk over the text serves a whole stream. libyaml has
+//  checked the UTF-8 by the time a mark reaches us, so counting the bytes
+//  that do not continue a sequence counts its characters.
+
+typedef struct {
+    const char *text; // the stream (borrowed)
+    size_t n;         // its length in bytes
+    size_t chars;     // characters before byte offset `bytes`
+    size_t bytes;     // byte offset of character number `chars`
+} s_utf8_cursor_t;
+
+static size_t
+s_utf8_offset(s_utf8_cursor_t *cur, size_t chars)
+{
+    while (cur->chars < chars && cur->bytes < cur->n) {
+        cur->bytes++;
+        while (cur->bytes < cur->n &&
+               ((unsigned char) cur->text[cur->bytes] & 0xC0) == 0x80)
+            cur->bytes++;
+        cur->chars++;
+    }
+    return cur->bytes;
+}
+
+//  --------------------------------------------------------------------------
+//  Put "document N: " before diag's where, for an error found in the
+//  N-th document of a stream (N >= 2: a lone document is not numbered).
+
+static void
+s_diag_document(ms_diag_t *diag, size_t number)
+{
+    if (!diag || number < 2)
+        return;
+    char where[MS_DIAG_WHERE_MAX + 32];
+    snprintf(where, sizeof where, "document %zu%s%s", number,
+             diag->where[0] ? ": " : "", diag->where);
+    size_t len = strnlen(where, sizeof diag->where - 1);
+    memcpy(diag->where, where, len);
+    diag->where[len] = '\0';
+}
+
+//  --------------------------------------------------------------------------
+//  Split a YAML stream into its documents (the events of libyaml's
+//  parser, no tree).
+
+int
+ms_spec_split_documents(const char *text, size_t n, ms_spec_document_t **docs,
+                        size_t *n_docs, ms_diag_t *diag)
+{
+    *docs = NULL;
+    *n_docs = 0;
+    ms_diag_clear(diag);
+    int rc = s_nul_check(text, n, diag);
+    if (rc != MS_OK)
+        return rc;
+    const unsigned char *u = (const unsigned char *) text;
+    if (n >= 2 &&
+        ((u[0] == 0xFE && u[1] == 0xFF) || (u[0] == 0xFF && u[1] == 0xFE)))
+        return ms_diag_set(diag, "spec", "UTF-16 text: a spec is UTF-8");
+    size_t bom = n >= 3 && u[0] == 0xEF && u[1] == 0xBB && u[2] == 0xBF ? 3 : 0;
+    ms_spec_document_t *list = calloc(MS_SPEC_MAX_DOCUMENTS, sizeof *list);
+    yaml_parser_t parser;
+    if (!list || !yaml_parser_initialize(&parser)) {
+        free(list);
+        return MS_ERR_NOMEM;
+    }
+    yaml_parser_set_input_string(&parser, u, n);
+    s_utf8_cursor_t cur = {text, n, 0, bom};
+    size_t count = 0;              // documents started
+    size_t current = 1;            // the number of the document being read
+    size_t end_chars = 0;          // character index where the last one ended
+    yaml_mark_t start = {0, 0, 0}; // where the current document starts
+    int depth = 0;
+    bool at_root = false; // the next event is a document's root node
+    bool end = false;
+    while (rc == MS_OK && !end) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&parser, &ev)) {
+            rc = s_yaml_error(&parser, diag);
+            break;
+        }
+        bool root = at_root;
+        at_root = false;
+        switch (ev.type) {
+        case YAML_DOCUMENT_START_EVENT: {
+            current = count + 1;
+            if (count == MS_SPEC_MAX_DOCUMENTS) {
+                rc = s_mark_fail(diag, &ev.start_mark,
+                                 "more than %d YAML documents in one file "
+                                 "(one sweep each)",
+                                 MS_SPEC_MAX_DOCUMENTS);
+                break;
+            }
+            //  From the start of the mark's line, so that columns stay
+            //  the stream's; what precedes the mark there is white space
+            //  (a document after the first starts at column 1 anyway).
+            size_t column = ev.start_mark.column <= ev.start_mark.index
+                                ? ev.start_mark.column
+                                : ev.start_mark.index;
+            size_t from = ev.start_mark.index - column;
+            if (from < end_chars)
+                from = end_chars;
+            list[count].offset = s_utf8_offset(&cur, from);
+            list[count].length = 0;
+            list[count].number = count + 1;
+            list[count].line = ev.start_mark.line + 1;
+            count++;
+            start = ev.start_mark;
+            at_root = true;
+            break;
+        }
+        case YAML_DOCUMENT_END_EVENT:
+            //  An implicit end is marked where the next token starts
+            //  (the next "---", or the stream's end), an explicit one
+            //  after its "...".
+            end_chars = ev.end_mark.index;
+            list[count - 1].length =
+                s_utf8_offset(&cur, end_chars) - list[count - 1].offset;
+            break;
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            //  libyaml's scanner costs O(depth) per token: the limit of
+            //  s_prescan holds here too, or a hostile text would take
+            //  minutes before any document is parsed.
+            if (depth == MS_SPEC_MAX_DEPTH)
+                rc = s_depth_fail(diag, &ev.start_mark);
+            depth++;
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+            depth--;
+            break;
+        case YAML_SCALAR_EVENT:
+            if (root && ev.data.scalar.length == 0 && !ev.data.scalar.tag &&
+                !ev.data.scalar.anchor &&
+                ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
+                rc = s_mark_fail(diag, &start,
+                                 "an empty YAML document (each document is "
+                                 "one sweep: a '---' with nothing after "
+                                 "it?)");
+            break;
+        case YAML_STREAM_END_EVENT:
+            end = true;
+            break;
+        default:
+            break;
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&parser);
+    if (rc == MS_OK && count == 0)
+        rc = ms_diag_set(diag, "", "the spec is empty");
+    if (rc != MS_OK) {
+        s_diag_document(diag, current);
+        free(list);
+        return rc;
+    }
+    *docs = list;
+    *n_docs = count;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  One document's text, with the lines before it as blank lines.
+
+char *
+ms_spec_document_text(const char *text, const ms_spec_document_t *doc,
+                      size_t *len)
+{
+    size_t pad = doc->line > 0 ? doc->line - 1 : 0;
+    char *out = malloc(pad + doc->length + 1);
+    if (!out)
+        return NULL;
+    memset(out, '\n', pad);
+    memcpy(out + pad, text + doc->offset, doc->length);
+    out[pad + doc->length] = '\0';
+    if (len)
+        *len = pad + doc->length;
+    return out;
+}
+
+//  --------------------------------------------------------------------------
 //  Parse and expand a spec.
 
 int
@@ -2152,17 +2364,9 @@ ms_spec_parse(const char *text, size_t n, const ms_spec_options_t *opts,
     ms_diag_clear(diag);
     int64_t max_tasks = opts && opts->max_tasks > 0 ? opts->max_tasks
                                                     : MS_SPEC_DEFAULT_MAX_TASKS;
-    const char *nul = memchr(text, '\0', n);
-    if (nul) {
-        size_t line = 1;
-        for (const char *c = text; c < nul; c++)
-            line += *c == '\n';
-        return ms_diag_set(diag, "spec",
-                           "line %zu: a NUL byte (byte %zu): a spec is YAML "
-                           "text",
-                           line, (size_t) (nul - text) + 1);
-    }
-    int prc = s_prescan(text, n, diag);
+    int prc = s_nul_check(text, n, diag);
+    if (prc == MS_OK)
+        prc = s_prescan(text, n, diag);
     if (prc != MS_OK)
         return prc;
     yaml_parser_t parser;

@@ -1119,11 +1119,262 @@ test_hostile_texts(void **state)
     e = s_parse_fails(two, sizeof two - 1, &s);
     assert_non_null(strstr(e, "a second YAML document"));
     assert_non_null(strstr(e, "line 3"));
+    assert_non_null(strstr(e, "meshsweep submit and meshsweep run take a "
+                              "file of several documents, one sweep each"));
     // One document with its markers is fine.
     spec = s_parse("---\ndataset: fashion-mnist\n"
                    "parameters: {width: {value: 8}}\n...\n");
     assert_int_equal(ms_spec_task_count(spec), 1);
     ms_spec_destroy(&spec);
+}
+
+//  --------------------------------------------------------------------------
+//  Split text, asserting success and n documents.
+
+static ms_spec_document_t *
+s_split(const char *text, size_t n)
+{
+    ms_spec_document_t *docs = NULL;
+    size_t n_docs = 0;
+    ms_diag_t diag = {{0}, {0}};
+    int rc = ms_spec_split_documents(text, strlen(text), &docs, &n_docs, &diag);
+    if (rc != MS_OK)
+        fail_msg("split failed (%d): %s: %s", rc, diag.where, diag.reason);
+    assert_int_equal(n_docs, n);
+    assert_non_null(docs);
+    for (size_t i = 0; i < n_docs; i++) {
+        assert_int_equal(docs[i].number, i + 1);
+        assert_true(docs[i].offset + docs[i].length <= strlen(text));
+        if (i > 0)
+            assert_true(docs[i].offset >=
+                        docs[i - 1].offset + docs[i - 1].length);
+    }
+    return docs;
+}
+
+//  --------------------------------------------------------------------------
+//  Split text, asserting failure; the diag as "where: reason".
+
+static const char *
+s_split_fails(const char *text, size_t n)
+{
+    static char out[MS_DIAG_WHERE_MAX + MS_DIAG_REASON_MAX + 8];
+    ms_spec_document_t *docs = NULL;
+    size_t n_docs = 7;
+    ms_diag_t diag = {{0}, {0}};
+    assert_int_equal(ms_spec_split_documents(text, n, &docs, &n_docs, &diag),
+                     MS_ERR_INVALID);
+    assert_null(docs);
+    assert_int_equal(n_docs, 0);
+    return ms_diag_format(&diag, out, sizeof out);
+}
+
+//  --------------------------------------------------------------------------
+//  Parse document i of text as ms_spec_document_text gives it.
+
+static ms_spec_t *
+s_parse_document(const char *text, const ms_spec_document_t *doc)
+{
+    size_t len = 0;
+    char *one = ms_spec_document_text(text, doc, &len);
+    assert_non_null(one);
+    assert_int_equal(strlen(one), len);
+    ms_spec_t *spec = s_parse(one);
+    free(one);
+    return spec;
+}
+
+//  A file of several sweeps: each document's range parses alone, with
+//  its own name, in stream order; "---" in a quoted scalar, a block
+//  scalar or a comment does not split; "..." ends a document; offsets
+//  are bytes (multi-byte characters before a document).
+static void
+test_split_documents(void **state)
+{
+    (void) state;
+    static const char two[] = "# how deep: two families\n"
+                              "name: plain # --- not a marker\n"
+                              "dataset: fashion-mnist\n"
+                              "parameters: {width: {value: 8}}\n"
+                              "---\n"
+                              "name: residual\n"
+                              "dataset: fashion-mnist\n"
+                              "parameters: {width: {values: [8, 16]}}\n";
+    ms_spec_document_t *docs = s_split(two, 2);
+    assert_int_equal(docs[0].offset, strlen("# how deep: two families\n"));
+    assert_int_equal(docs[0].line, 2);
+    assert_int_equal(docs[1].line, 5);
+    assert_memory_equal(two + docs[1].offset, "---\nname: residual", 18);
+    assert_int_equal(docs[1].offset + docs[1].length, strlen(two));
+    //  The range alone, as it is, is one spec.
+    ms_spec_t *spec = NULL;
+    ms_diag_t diag = {{0}, {0}};
+    assert_int_equal(
+        ms_spec_parse(two + docs[1].offset, docs[1].length, NULL, &spec, &diag),
+        MS_OK);
+    assert_string_equal(ms_spec_name(spec), "residual");
+    assert_int_equal(ms_spec_task_count(spec), 2);
+    ms_spec_destroy(&spec);
+    spec = s_parse_document(two, &docs[0]);
+    assert_string_equal(ms_spec_name(spec), "plain");
+    ms_spec_destroy(&spec);
+    free(docs);
+
+    static const char three[] = "%YAML 1.1\n"
+                                "---\n"
+                                "name: \"a --- b\"\n"
+                                "dataset: fashion-mnist\n"
+                                "...\n"
+                                "# between documents\n"
+                                "--- # the second\n"
+                                "name: 'caf\xc3\xa9 \xe2\x82\xac\n"
+                                "  ---'\n"
+                                "dataset: fashion-mnist\n"
+                                "---\n"
+                                "name: c\n"
+                                "dataset: fashion-mnist\n"
+                                "program: |\n"
+                                "  ---\n"
+                                "  ...\n"
+                                "...\n";
+    docs = s_split(three, 3);
+    assert_int_equal(docs[0].offset, 0);
+    assert_memory_equal(three + docs[0].offset + docs[0].length - 4, "\n...",
+                        4);
+    assert_int_equal(docs[1].line, 7);
+    assert_memory_equal(three + docs[1].offset, "--- # the second", 16);
+    assert_int_equal(docs[2].line, 11);
+    assert_memory_equal(three + docs[2].offset, "---\nname: c\n", 12);
+    assert_memory_equal(three + docs[2].offset + docs[2].length - 9,
+                        "  ...\n...", 9);
+    const char *names[3] = {"a --- b", "caf\xc3\xa9 \xe2\x82\xac ---", "c"};
+    for (size_t i = 0; i < 3; i++) {
+        spec = s_parse_document(three, &docs[i]);
+        assert_string_equal(ms_spec_name(spec), names[i]);
+        ms_spec_destroy(&spec);
+    }
+    free(docs);
+
+    //  JSON is one document, the whole text.
+    static const char json[] = "{\"dataset\": \"fashion-mnist\", "
+                               "\"name\": \"--- x\"}\n";
+    docs = s_split(json, 1);
+    assert_int_equal(docs[0].offset, 0);
+    assert_int_equal(docs[0].line, 1);
+    free(docs);
+    //  A byte order mark is not part of the first document.
+    docs = s_split("\xef\xbb\xbf"
+                   "name: a\n---\nname: b\n",
+                   2);
+    assert_int_equal(docs[0].offset, 3);
+    assert_int_equal(docs[1].offset, 11);
+    free(docs);
+    //  The most documents a file may hold.
+    char many[MS_SPEC_MAX_DOCUMENTS * 16 + 1];
+    size_t len = 0;
+    for (int i = 0; i < MS_SPEC_MAX_DOCUMENTS; i++)
+        len += (size_t) snprintf(many + len, sizeof many - len,
+                                 "---\nname: "
+                                 "n%d\n",
+                                 i);
+    docs = s_split(many, MS_SPEC_MAX_DOCUMENTS);
+    free(docs);
+}
+
+//  What ms_spec_split_documents refuses, each with where it is: a syntax
+//  error in the second document names it and the stream's line, as does
+//  a semantic error in a document parsed from ms_spec_document_text;
+//  empty documents and texts; one document too many; deep nesting.
+static void
+test_split_documents_errors(void **state)
+{
+    (void) state;
+    static const char bad2[] = "name: a\n"
+                               "dataset: fashion-mnist\n"
+                               "---\n"
+                               "name: b\n"
+                               "parameters:\n"
+                               "  width: {values: [1, 2}\n";
+    const char *e = s_split_fails(bad2, sizeof bad2 - 1);
+    assert_non_null(strstr(e, "document 2: line 6, column "));
+    //  In the first (or only) document: as ms_spec_parse says it.
+    static const char bad1[] = "parameters:\n  width: {values: [1, 2}\n";
+    e = s_split_fails(bad1, sizeof bad1 - 1);
+    assert_non_null(strstr(e, "line 2, column "));
+    assert_null(strstr(e, "document"));
+    double s;
+    char parse_error[MS_DIAG_WHERE_MAX + MS_DIAG_REASON_MAX + 8];
+    snprintf(parse_error, sizeof parse_error, "%s",
+             s_parse_fails(bad1, sizeof bad1 - 1, &s));
+    assert_string_equal(e, parse_error);
+
+    //  The stream's lines in ms_spec_parse's own errors.
+    static const char unknown2[] = "name: a\n"
+                                   "dataset: fashion-mnist\n"
+                                   "---\n"
+                                   "name: b\n"
+                                   "dataset: fashion-mnist\n"
+                                   "parameters:\n"
+                                   "  widht: {value: 8}\n";
+    ms_spec_document_t *docs = s_split(unknown2, 2);
+    char *one = ms_spec_document_text(unknown2, &docs[1], NULL);
+    assert_non_null(one);
+    e = s_parse_fails(one, strlen(one), &s);
+    assert_non_null(strstr(e, "parameters.widht"));
+    assert_non_null(strstr(e, "(line 7)"));
+    free(one);
+    free(docs);
+
+    e = s_split_fails("name: a\n---\n", 12);
+    assert_non_null(strstr(e, "document 2: line 2, column 1: an empty YAML "
+                              "document"));
+    e = s_split_fails("name: a\n--- # nothing\n# at all\n---\nname: c\n", 41);
+    assert_non_null(strstr(e, "document 2: line 2, column 1: an empty"));
+    e = s_split_fails("---\n", 4);
+    assert_string_equal(e, "line 1, column 1: an empty YAML document (each "
+                           "document is one sweep: a '---' with nothing "
+                           "after it?)");
+    e = s_split_fails("", 0);
+    assert_string_equal(e, "the spec is empty");
+    e = s_split_fails("# only a comment\n\n", 18);
+    assert_string_equal(e, "the spec is empty");
+    //  A null written as such is a document (ms_spec_parse refuses it).
+    ms_spec_document_t *null_doc = s_split("--- ~\n", 1);
+    free(null_doc);
+
+    char many[(MS_SPEC_MAX_DOCUMENTS + 1) * 16 + 1];
+    size_t len = 0;
+    for (int i = 0; i <= MS_SPEC_MAX_DOCUMENTS; i++)
+        len += (size_t) snprintf(many + len, sizeof many - len,
+                                 "---\nname: "
+                                 "n%d\n",
+                                 i);
+    e = s_split_fails(many, len);
+    char want[128];
+    snprintf(want, sizeof want,
+             "document %d: line %d, column 1: more than %d YAML documents",
+             MS_SPEC_MAX_DOCUMENTS + 1, 2 * MS_SPEC_MAX_DOCUMENTS + 1,
+             MS_SPEC_MAX_DOCUMENTS);
+    assert_non_null(strstr(e, want));
+
+    //  A NUL byte, and nesting past the limit, as ms_spec_parse says.
+    static const char nul[] = "name: a\n---\nname: \0b\n";
+    e = s_split_fails(nul, sizeof nul - 1);
+    assert_string_equal(e, "spec: line 3: a NUL byte (byte 19): a spec is "
+                           "YAML text");
+    size_t deep_n = 100000;
+    char *deep = malloc(deep_n + 16);
+    assert_non_null(deep);
+    memcpy(deep, "name: a\n---\nx: ", 15);
+    memset(deep + 15, '[', deep_n);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    e = s_split_fails(deep, deep_n + 15);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_non_null(strstr(e, "document 2: line 3, column "));
+    assert_non_null(strstr(e, "nested deeper than 64 levels"));
+    assert_true((double) (t1.tv_sec - t0.tv_sec) < 5.0);
+    free(deep);
 }
 
 static void
@@ -1157,6 +1408,8 @@ main(void)
         cmocka_unit_test(test_examples_parse),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_hostile_texts),
+        cmocka_unit_test(test_split_documents),
+        cmocka_unit_test(test_split_documents_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
