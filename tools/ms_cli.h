@@ -141,6 +141,37 @@ void ms_cli_print_version(void);
 //  failure (diag: the path and errno text); MS_ERR_NOMEM.
 int ms_cli_read_file(const char *path, char **text, size_t *n, ms_diag_t *diag);
 
+//  ---- spec files -----------------------------------------------------
+
+//  One sweep of a spec file (a file may hold several, one per YAML
+//  document: ms_spec_split_documents), as ms_spec_parse and a node take
+//  it: the whole file when it holds one document (so one behaves exactly
+//  as before), else the document with the lines before it blank, so that
+//  lines named in a diagnostic are the file's.
+typedef struct {
+    char *text;    // NUL-terminated (owned)
+    size_t n;      // its length in bytes
+    size_t number; // 1-based document number in the file
+} ms_cli_spec_doc_t;
+
+//  Split the text[0 .. n) of the spec file path into its documents. On
+//  success *docs is a new array of *n_docs (>= 1); free it with
+//  ms_cli_spec_docs_destroy. Returns MS_CLI_EXIT_OK, or after one line
+//  "meshsweep: PATH: WHERE: REASON" MS_CLI_EXIT_USAGE (a syntax error,
+//  an empty document, too many) or MS_CLI_EXIT_FAILURE (out of memory),
+//  with *docs NULL.
+int ms_cli_spec_docs(const char *path, const char *text, size_t n,
+                     ms_cli_spec_doc_t **docs, size_t *n_docs);
+
+//  Free what ms_cli_spec_docs made; NULL-safe; sets *docs_p to NULL.
+void ms_cli_spec_docs_destroy(ms_cli_spec_doc_t **docs_p, size_t n_docs);
+
+//  The WHERE of an error in document number of a file of n_docs: "PATH",
+//  then ": document K" when n_docs > 1, then ": KEY" when key is neither
+//  empty nor the path itself. Written to out (size bytes); returns out.
+const char *ms_cli_spec_where(char *out, size_t size, const char *path,
+                              size_t number, size_t n_docs, const char *key);
+
 //  ---- HTTP (libcurl) --------------------------------------------------
 
 //  The node API base URL: the --node value when given, else

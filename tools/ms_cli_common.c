@@ -6,6 +6,7 @@
     =========================================================================
 */
 #include "ms_cli.h"
+#include "ms_spec.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -316,6 +317,80 @@ ms_cli_read_file(const char *path, char **text, size_t *n, ms_diag_t *diag)
     if (n)
         *n = len;
     return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Split a spec file into the texts of its sweeps.
+
+int
+ms_cli_spec_docs(const char *path, const char *text, size_t n,
+                 ms_cli_spec_doc_t **docs, size_t *n_docs)
+{
+    *docs = NULL;
+    *n_docs = 0;
+    ms_diag_t diag;
+    ms_spec_document_t *ranges = NULL;
+    size_t count = 0;
+    int rc = ms_spec_split_documents(text, n, &ranges, &count, &diag);
+    if (rc != MS_OK) {
+        if (rc == MS_ERR_NOMEM)
+            return ms_cli_failure(path, "out of memory");
+        char where[MS_DIAG_WHERE_MAX + PATH_MAX + 32];
+        return ms_cli_usage_error(
+            ms_cli_spec_where(where, sizeof where, path, 1, 1, diag.where),
+            "%s", diag.reason);
+    }
+    ms_cli_spec_doc_t *out = calloc(count, sizeof *out);
+    for (size_t i = 0; out && i < count; i++) {
+        out[i].number = ranges[i].number;
+        if (count == 1) {
+            out[i].text = malloc(n + 1);
+            if (out[i].text) {
+                memcpy(out[i].text, text, n);
+                out[i].text[n] = '\0';
+                out[i].n = n;
+            }
+        } else
+            out[i].text = ms_spec_document_text(text, &ranges[i], &out[i].n);
+        if (!out[i].text)
+            ms_cli_spec_docs_destroy(&out, count);
+    }
+    free(ranges);
+    if (!out)
+        return ms_cli_failure(path, "out of memory");
+    *docs = out;
+    *n_docs = count;
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Free the documents of a spec file.
+
+void
+ms_cli_spec_docs_destroy(ms_cli_spec_doc_t **docs_p, size_t n_docs)
+{
+    if (!docs_p || !*docs_p)
+        return;
+    for (size_t i = 0; i < n_docs; i++)
+        free((*docs_p)[i].text);
+    free(*docs_p);
+    *docs_p = NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Where an error of document number (of n_docs) of a spec file is.
+
+const char *
+ms_cli_spec_where(char *out, size_t size, const char *path, size_t number,
+                  size_t n_docs, const char *key)
+{
+    char doc[48] = "";
+    if (n_docs > 1)
+        snprintf(doc, sizeof doc, ": document %zu", number);
+    bool with_key = key && key[0] && strcmp(key, path) != 0;
+    snprintf(out, size, "%s%s%s%s", path, doc, with_key ? ": " : "",
+             with_key ? key : "");
+    return out;
 }
 
 //  Bearer token given with --token (NULL: $MESHSWEEP_TOKEN).

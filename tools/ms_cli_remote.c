@@ -51,6 +51,10 @@ s_submit_usage(FILE *out)
             "id.\nThe same spec submitted again gives the same id (\"already "
             "submitted\").\nA dataset of files (train/test) is uploaded to the "
             "node first; the pool\nfetches it from there by hash.\n"
+            "A file of several YAML documents (\"---\" between them) is "
+            "several sweeps:\nall are checked first (a bad one stops all, "
+            "nothing sent), then submitted\nin order, one id a line (--json: "
+            "one array of the answers).\n"
             "\n"
             "  --priority N   serve this sweep before lower ones (default 0)\n"
             "  --node URL     node API (default $MESHSWEEP_NODE or %s)\n"
@@ -61,40 +65,62 @@ s_submit_usage(FILE *out)
 }
 
 //  --------------------------------------------------------------------------
+//  Parse every document of a spec file here, before the node is
+//  contacted, so that a malformed one is refused with the words the node
+//  would use (exit 2) and nothing is sent: the line names the file, the
+//  document (when there are several) and the key. A document over a size
+//  limit (MS_ERR_RANGE: tasks, parameters) or of a kind this client does
+//  not know (any other code) goes on, since the node's own limits
+//  decide: its entry in parsed stays NULL. On success parsed[i] owns
+//  document i's spec (or NULL). Returns MS_CLI_EXIT_OK or an exit code
+//  (after printing the error).
+
+static int
+s_parse_documents(const char *spec_path, const ms_cli_spec_doc_t *docs,
+                  size_t n_docs, ms_spec_t **parsed)
+{
+    for (size_t i = 0; i < n_docs; i++) {
+        ms_diag_t diag;
+        ms_diag_clear(&diag);
+        parsed[i] = NULL;
+        int rc =
+            ms_spec_parse(docs[i].text, docs[i].n, NULL, &parsed[i], &diag);
+        if (rc == MS_ERR_INVALID) {
+            char where[MS_DIAG_WHERE_MAX + 600];
+            fprintf(stderr, "meshsweep: %s: %s\n",
+                    ms_cli_spec_where(where, sizeof where, spec_path,
+                                      docs[i].number, n_docs, diag.where),
+                    diag.reason);
+            return MS_CLI_EXIT_USAGE;
+        }
+    }
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
 //  A file dataset travels with its files (DESIGN.md "Datasets": the client
 //  reads them and uploads them; no node opens a path from a spec): hash
 //  each file, PUT it to /api/v1/blobs/HEX, and append the roles and
 //  hashes to *query ("&files=train:HEX,test:HEX[,train_labels:HEX,
 //  test_labels:HEX]"; IDX labels files are found as the node's loader
 //  does: "images-idx3" in the name becomes "labels-idx1"). Built-in
-//  datasets: nothing to do. A spec that is malformed is refused here,
-//  before the node is contacted, with the words the node would use (exit
-//  2); one over a size limit (MS_ERR_RANGE: tasks, parameters) goes on,
-//  since the node's own limits decide. Returns MS_CLI_EXIT_OK or an exit
-//  code (after printing the error).
+//  datasets, and a spec not parsed here (NULL: the node decides):
+//  nothing to do. Returns MS_CLI_EXIT_OK or an exit code (after printing
+//  the error).
 
 static int
-s_upload_dataset(const char *node, const char *spec_path, const char *spec,
-                 size_t n_spec, char *query, size_t query_size)
+s_upload_dataset(const char *node, const ms_spec_t *parsed, char *query,
+                 size_t query_size)
 {
     ms_diag_t diag;
     ms_diag_clear(&diag);
-    ms_spec_t *parsed = NULL;
-    int rc = ms_spec_parse(spec, n_spec, NULL, &parsed, &diag);
-    if (rc == MS_ERR_INVALID) {
-        char text[MS_DIAG_WHERE_MAX + MS_DIAG_REASON_MAX + 8];
-        fprintf(stderr, "meshsweep: %s: %s\n", spec_path,
-                ms_diag_format(&diag, text, sizeof text));
-        return MS_CLI_EXIT_USAGE;
-    }
-    if (rc != MS_OK) // a limit: the node decides, and says so
+    int rc;
+    if (!parsed)
         return MS_CLI_EXIT_OK;
     const ms_spec_dataset_t *d = ms_spec_dataset(parsed);
     int code = MS_CLI_EXIT_OK;
-    if (d->builtin || !d->train_path || !d->test_path) {
-        ms_spec_destroy(&parsed);
+    if (d->builtin || !d->train_path || !d->test_path)
         return code;
-    }
     const char *roles[4] = {"train", "test", "train_labels", "test_labels"};
     char *paths[4] = {strdup(d->train_path), strdup(d->test_path), NULL, NULL};
     for (int i = 0; i < 2; i++) {
@@ -144,8 +170,98 @@ s_upload_dataset(const char *node, const char *spec_path, const char *spec,
     }
     for (int i = 0; i < 4; i++)
         free(paths[i]);
-    ms_spec_destroy(&parsed);
     return code;
+}
+
+//  --------------------------------------------------------------------------
+//  Submit one document of a spec file (parsed: its spec, or NULL when
+//  the node is left to judge it) to node: its dataset files first, then
+//  the spec. Prints the sweep id on stdout (or the node's answer with
+//  json_out) and what the node said on stderr. Returns an exit code.
+
+static int
+s_submit_one(const char *node, const char *priority, const char *spec_path,
+             const ms_cli_spec_doc_t *doc, size_t n_docs,
+             const ms_spec_t *parsed, bool json_out)
+{
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    char path[600];
+    if (priority)
+        snprintf(path, sizeof path, "/api/v1/sweeps?priority=%s", priority);
+    else
+        snprintf(path, sizeof path, "/api/v1/sweeps");
+    int up = s_upload_dataset(node, parsed, path, sizeof path);
+    if (up != MS_CLI_EXIT_OK)
+        return up;
+    long status = 0;
+    char *body = NULL;
+    int rc = ms_cli_http("POST", node, path, "application/yaml", doc->text,
+                         doc->n, &status, &body, &diag);
+    if (rc != MS_OK)
+        return ms_cli_diag_exit(&diag, rc, node);
+    if (status < 200 || status > 299) {
+        int code = ms_cli_http_error(status, body, spec_path, &diag);
+        free(body);
+        // The node names the key; the file name (and the document of
+        // several) says which spec.
+        char where[MS_DIAG_WHERE_MAX + 600];
+        fprintf(stderr, "meshsweep: %s: %s\n",
+                ms_cli_spec_where(where, sizeof where, spec_path, doc->number,
+                                  n_docs, diag.where),
+                diag.reason);
+        return code;
+    }
+    json_error_t jerr;
+    json_t *answer = json_loads(body, 0, &jerr);
+    if (!answer) {
+        int code = ms_cli_failure(node, "the node's answer is not JSON: %s",
+                                  jerr.text);
+        free(body);
+        return code;
+    }
+    free(body);
+    const char *id = json_string_value(json_object_get(answer, "sweep_id"));
+    if (!id)
+        id = json_string_value(json_object_get(answer, "id"));
+    const json_t *existed_v = json_object_get(answer, "existed");
+    bool existed =
+        json_is_boolean(existed_v) ? json_is_true(existed_v) : status == 200;
+    if (json_out)
+        ms_cli_json_print(stdout, answer);
+    else if (id) {
+        printf("%s\n", id);
+        json_int_t n_tasks =
+            json_integer_value(json_object_get(answer, "tasks"));
+        if (!n_tasks)
+            n_tasks = json_integer_value(json_object_get(answer, "n_tasks"));
+        const json_t *warnings = json_object_get(answer, "warnings");
+        size_t k;
+        const json_t *w;
+        json_array_foreach(warnings, k, w)
+        {
+            if (json_is_string(w))
+                fprintf(stderr, "meshsweep: warning: %s\n",
+                        json_string_value(w));
+        }
+        if (json_is_true(json_object_get(answer, "reopened")))
+            fprintf(stderr,
+                    "reopened: sweep %.12s was cancelled and is active "
+                    "again (%lld task%s; finished ones are kept)\n",
+                    id, (long long) n_tasks, n_tasks == 1 ? "" : "s");
+        else if (existed)
+            fprintf(stderr,
+                    "already submitted: the same spec is sweep %.12s "
+                    "(%lld task%s)\n",
+                    id, (long long) n_tasks, n_tasks == 1 ? "" : "s");
+        else
+            fprintf(stderr, "submitted: sweep %.12s, %lld task%s\n", id,
+                    (long long) n_tasks, n_tasks == 1 ? "" : "s");
+    }
+    json_decref(answer);
+    if (!id && !json_out)
+        return ms_cli_failure(node, "the node's answer has no sweep_id");
+    return MS_CLI_EXIT_OK;
 }
 
 //  meshsweep submit SPEC.yaml
@@ -191,85 +307,37 @@ ms_cli_submit_main(int argc, char **argv)
     int rc = ms_cli_read_file(spec_path, &spec, &n_spec, &diag);
     if (rc != MS_OK)
         return ms_cli_diag_exit(&diag, rc, spec_path);
-
-    const char *node = ms_cli_node_url(node_opt);
-    char path[600];
-    if (priority)
-        snprintf(path, sizeof path, "/api/v1/sweeps?priority=%s", priority);
-    else
-        snprintf(path, sizeof path, "/api/v1/sweeps");
-    int up = s_upload_dataset(node, spec_path, spec, n_spec, path, sizeof path);
-    if (up != MS_CLI_EXIT_OK) {
-        free(spec);
-        return up;
-    }
-    long status = 0;
-    char *body = NULL;
-    rc = ms_cli_http("POST", node, path, "application/yaml", spec, n_spec,
-                     &status, &body, &diag);
+    //  Every document is parsed before any is sent: a bad one stops all.
+    ms_cli_spec_doc_t *docs = NULL;
+    size_t n_docs = 0;
+    int code = ms_cli_spec_docs(spec_path, spec, n_spec, &docs, &n_docs);
     free(spec);
-    if (rc != MS_OK)
-        return ms_cli_diag_exit(&diag, rc, node);
-    if (status < 200 || status > 299) {
-        int code = ms_cli_http_error(status, body, spec_path, &diag);
-        free(body);
-        // The node names the key; the file name says which spec.
-        if (strcmp(diag.where, spec_path) != 0)
-            fprintf(stderr, "meshsweep: %s: %s: %s\n", spec_path, diag.where,
-                    diag.reason);
-        else
-            fprintf(stderr, "meshsweep: %s: %s\n", diag.where, diag.reason);
+    if (code != MS_CLI_EXIT_OK)
         return code;
+    ms_spec_t **parsed = calloc(n_docs, sizeof *parsed);
+    if (!parsed) {
+        ms_cli_spec_docs_destroy(&docs, n_docs);
+        return ms_cli_failure(NULL, "out of memory");
     }
-    json_error_t jerr;
-    json_t *doc = json_loads(body, 0, &jerr);
-    if (!doc) {
-        int code = ms_cli_failure(node, "the node's answer is not JSON: %s",
-                                  jerr.text);
-        free(body);
-        return code;
+    code = s_parse_documents(spec_path, docs, n_docs, parsed);
+    //  Then each in order; with --json, several answers form one array.
+    const char *node = ms_cli_node_url(node_opt);
+    bool array = json_out && n_docs > 1 && code == MS_CLI_EXIT_OK;
+    if (array)
+        printf("[\n");
+    for (size_t i = 0; i < n_docs && code == MS_CLI_EXIT_OK; i++) {
+        if (array && i > 0)
+            printf(",\n");
+        code = s_submit_one(node, priority, spec_path, &docs[i], n_docs,
+                            parsed[i], json_out);
     }
-    free(body);
-    const char *id = json_string_value(json_object_get(doc, "sweep_id"));
-    if (!id)
-        id = json_string_value(json_object_get(doc, "id"));
-    const json_t *existed_v = json_object_get(doc, "existed");
-    bool existed =
-        json_is_boolean(existed_v) ? json_is_true(existed_v) : status == 200;
-    if (json_out)
-        ms_cli_json_print(stdout, doc);
-    else if (id) {
-        printf("%s\n", id);
-        json_int_t n_tasks = json_integer_value(json_object_get(doc, "tasks"));
-        if (!n_tasks)
-            n_tasks = json_integer_value(json_object_get(doc, "n_tasks"));
-        const json_t *warnings = json_object_get(doc, "warnings");
-        size_t k;
-        const json_t *w;
-        json_array_foreach(warnings, k, w)
-        {
-            if (json_is_string(w))
-                fprintf(stderr, "meshsweep: warning: %s\n",
-                        json_string_value(w));
-        }
-        if (json_is_true(json_object_get(doc, "reopened")))
-            fprintf(stderr,
-                    "reopened: sweep %.12s was cancelled and is active "
-                    "again (%lld task%s; finished ones are kept)\n",
-                    id, (long long) n_tasks, n_tasks == 1 ? "" : "s");
-        else if (existed)
-            fprintf(stderr,
-                    "already submitted: the same spec is sweep %.12s "
-                    "(%lld task%s)\n",
-                    id, (long long) n_tasks, n_tasks == 1 ? "" : "s");
-        else
-            fprintf(stderr, "submitted: sweep %.12s, %lld task%s\n", id,
-                    (long long) n_tasks, n_tasks == 1 ? "" : "s");
-    }
-    json_decref(doc);
-    if (!id && !json_out)
-        return ms_cli_failure(node, "the node's answer has no sweep_id");
-    return MS_CLI_EXIT_OK;
+    if (array)
+        printf("]\n");
+    for (size_t i = 0; i < n_docs; i++)
+        ms_spec_destroy(&parsed[i]);
+    free(parsed);
+    ms_cli_spec_docs_destroy(&docs, n_docs);
+    return code;
 }
 
 //  ==========================================================================
