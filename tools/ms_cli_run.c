@@ -39,6 +39,7 @@
 #include "ms_results.h"
 #include "ms_spec.h"
 
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -81,6 +82,20 @@ typedef struct {
     int64_t done_at_start;        // finished tasks when the loop began
     ms_sweep_progress_t progress; // last progress read
 } s_display_t;
+
+//  What `meshsweep run` was asked, and the sweeps of its spec file.
+typedef struct {
+    const char *spec_path;   // the file, as given
+    const char *data_dir;    // --data-dir
+    const char *format;      // table, csv or json
+    const char *x;           // --x (NULL: hidden_layers)
+    const char *metric;      // --metric (NULL: the spec's)
+    bool analyze;            // --analyze (or implied by --x, --metric)
+    bool quiet;              // --quiet
+    ms_cli_spec_doc_t *docs; // the file's documents, one sweep each
+    ms_spec_t **specs;       // each parsed and bound (s_check_document)
+    size_t n_docs;           // entries in docs and specs
+} s_run_t;
 
 static volatile sig_atomic_t s_stop_requested = 0;
 static ms_node_t *volatile s_signal_node = NULL;
@@ -500,6 +515,11 @@ s_run_usage(FILE *out)
             "Run a whole sweep on this machine (an embedded node, no daemon) "
             "and print\nthe results table. Ctrl-C stops cleanly; the same "
             "command resumes (only\nmissing tasks are trained).\n"
+            "A file of several YAML documents (\"---\" between them) is "
+            "several sweeps:\nall are checked before the data dir is "
+            "touched, then run one after another,\neach table after a line "
+            "\"== sweep ID NAME (document K of N)\" (--format json:\none "
+            "array, the lines on stderr). Ctrl-C starts no further sweep.\n"
             "\n"
             "  --workers N    worker processes (default: one per core)\n"
             "  --data-dir D   node data dir (default ./meshsweep-data)\n"
@@ -564,6 +584,231 @@ s_check_analysis(const ms_spec_t *spec, const char *x, const char *metric)
     json_decref(analysis);
     json_decref(rows);
     return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  The where of an error in document i of run's file (see
+//  ms_cli_spec_where).
+
+static const char *
+s_where(const s_run_t *run, size_t i, const char *key, char *out, size_t size)
+{
+    return ms_cli_spec_where(out, size, run->spec_path, run->docs[i].number,
+                             run->n_docs, key);
+}
+
+//  --------------------------------------------------------------------------
+//  Check document i of the file before anything is stored: parse it into
+//  run->specs[i], hash its dataset files, load and check its dataset,
+//  and check --x and --metric against its tasks. Errors and warnings name
+//  the file (and the document, of several). Returns an exit code.
+
+static int
+s_check_document(s_run_t *run, size_t i)
+{
+    const ms_cli_spec_doc_t *doc = &run->docs[i];
+    char where[MS_DIAG_WHERE_MAX + PATH_MAX + 64];
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    ms_spec_t *spec = NULL;
+    int rc = ms_spec_parse(doc->text, doc->n, NULL, &spec, &diag);
+    run->specs[i] = spec;
+    if (rc == MS_OK)
+        rc = ms_spec_bind_dataset_files(spec, &diag);
+    if (rc != MS_OK) {
+        fprintf(stderr, "meshsweep: %s: %s\n",
+                s_where(run, i, diag.where, where, sizeof where),
+                diag.reason[0] ? diag.reason : ms_strerror(rc));
+        return rc == MS_ERR_NOMEM ? MS_CLI_EXIT_FAILURE : MS_CLI_EXIT_USAGE;
+    }
+    for (size_t w = 0; w < ms_spec_warning_count(spec); w++)
+        fprintf(stderr, "meshsweep: %s: warning: %s\n",
+                s_where(run, i, NULL, where, sizeof where),
+                ms_spec_warning(spec, w));
+    rc = s_check_dataset(spec, &diag);
+    if (rc == MS_ERR_INVALID && strcmp(diag.where, "validation_split") == 0)
+        return ms_cli_usage_error(
+            s_where(run, i, diag.where, where, sizeof where), "%s",
+            diag.reason);
+    if (rc != MS_OK) {
+        //  The diag names a data file; of several documents, which one
+        //  named it.
+        int exit_code;
+        if (run->n_docs > 1) {
+            fprintf(stderr, "meshsweep: %s: %s\n",
+                    s_where(run, i, diag.where, where, sizeof where),
+                    diag.reason[0] ? diag.reason : ms_strerror(rc));
+            exit_code = ms_cli_exit_code(rc);
+        } else
+            exit_code = ms_cli_diag_exit(&diag, rc, run->spec_path);
+        // A dataset file named by the user is missing: bad input.
+        return rc == MS_ERR_IO ? MS_CLI_EXIT_USAGE : exit_code;
+    }
+    if (run->x || run->metric)
+        return s_check_analysis(spec, run->x, run->metric);
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Of several documents, the line that says which sweep follows:
+//  "== sweep HEX12 NAME (document K of N)", on stdout before a table or
+//  CSV, on stderr with --format json (stdout stays one JSON document).
+
+static void
+s_heading(const s_run_t *run, size_t i)
+{
+    if (run->n_docs < 2)
+        return;
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(ms_spec_sweep_id(run->specs[i]), hex);
+    FILE *out = strcmp(run->format, "json") == 0 ? stderr : stdout;
+    fflush(stdout);
+    fprintf(out, "%s== sweep %.12s %s (document %zu of %zu)\n",
+            i > 0 && out == stdout ? "\n" : "", hex,
+            ms_spec_name(run->specs[i]), run->docs[i].number, run->n_docs);
+    fflush(out);
+}
+
+//  --------------------------------------------------------------------------
+//  Run document i's sweep (checked) on the node: submit it, turn the loop
+//  until nothing of it is pending or running, read its rows back, print
+//  them (after the heading, of several documents). The node is destroyed
+//  (*node_p NULL) after the last sweep or an interruption, before the
+//  rows are printed, so that its workers are gone. Returns an exit code:
+//  MS_CLI_EXIT_FAILURE when interrupted, after printing the results so
+//  far.
+
+static int
+s_run_sweep(const s_run_t *run, size_t i, ms_node_t **node_p)
+{
+    ms_node_t *node = *node_p;
+    const ms_cli_spec_doc_t *doc = &run->docs[i];
+    const ms_spec_t *spec = run->specs[i];
+    bool last = i + 1 == run->n_docs;
+    char where[MS_DIAG_WHERE_MAX + PATH_MAX + 64];
+    int exit_code = MS_CLI_EXIT_FAILURE;
+    json_t *rows = NULL;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    s_display_t *display = calloc(1, sizeof *display);
+    if (!display)
+        return ms_cli_failure(NULL, "out of memory");
+    ms_hash_t sweep_id;
+    bool existed = false;
+    int rc = ms_node_submit(node, doc->text, doc->n, true, &sweep_id, &existed,
+                            NULL, &diag);
+    if (rc != MS_OK) {
+        fprintf(stderr, "meshsweep: %s: %s\n",
+                s_where(run, i, diag.where, where, sizeof where),
+                diag.reason[0] ? diag.reason : ms_strerror(rc));
+        exit_code = ms_cli_exit_code(rc);
+        if (exit_code == MS_CLI_EXIT_OK)
+            exit_code = MS_CLI_EXIT_FAILURE;
+        goto cleanup;
+    }
+    char sweep_hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&sweep_id, sweep_hex);
+
+    // Turn the loop until the sweep has nothing pending or running.
+    display->spec = spec;
+    snprintf(display->sweep_hex, sizeof display->sweep_hex, "%s", sweep_hex);
+    display->tty = isatty(STDERR_FILENO);
+    display->quiet = run->quiet;
+    ms_node_set_event_handler(node, s_on_event, display);
+    rc = ms_node_sweep_progress(node, &sweep_id, &display->progress);
+    if (rc != MS_OK) {
+        exit_code = ms_cli_failure(sweep_hex, "cannot read progress: %s",
+                                   ms_strerror(rc));
+        goto cleanup;
+    }
+    display->done_at_start = display->progress.done + display->progress.failed +
+                             display->progress.cancelled;
+    display->started_at = s_now();
+    if (!run->quiet)
+        fprintf(stderr, "sweep %s: %lld task%s%s, %lld already finished\n",
+                sweep_hex, (long long) display->progress.total,
+                display->progress.total == 1 ? "" : "s",
+                existed ? " (resumed)" : "",
+                (long long) display->done_at_start);
+    bool interrupted = false;
+    while (display->progress.pending > 0 || display->progress.running > 0) {
+        if (s_stop_requested) {
+            interrupted = true;
+            break;
+        }
+        rc = ms_node_poll(node, 200);
+        if (rc == MS_ERR_INTERRUPTED || s_stop_requested) {
+            interrupted = true;
+            break;
+        }
+        if (rc != MS_OK) {
+            s_clear_block(display);
+            exit_code = ms_cli_failure(run->data_dir, "node stopped: %s",
+                                       ms_strerror(rc));
+            goto cleanup;
+        }
+        rc = ms_node_sweep_progress(node, &sweep_id, &display->progress);
+        if (rc != MS_OK) {
+            s_clear_block(display);
+            exit_code = ms_cli_failure(sweep_hex, "cannot read progress: %s",
+                                       ms_strerror(rc));
+            goto cleanup;
+        }
+        if (display->tty && !run->quiet &&
+            (s_now() - display->last_draw_at) * 1000 >= S_REDRAW_MS)
+            s_draw_block(display);
+    }
+    s_clear_block(display);
+    int64_t trained = display->trained;
+
+    // The rows, read back from the store; then, after the last sweep or
+    // an interruption, the node goes away (workers stopped, running
+    // tasks back to pending).
+    rc = ms_results_rows(ms_node_store(node), &sweep_id, &rows, &diag);
+    ms_node_sweep_progress(node, &sweep_id, &display->progress);
+    ms_node_set_event_handler(node, NULL, NULL);
+    if (last || interrupted) {
+        s_signal_node = NULL;
+        ms_node_destroy(node_p);
+    }
+    if (rc != MS_OK) {
+        exit_code = ms_cli_diag_exit(&diag, rc, sweep_hex);
+        goto cleanup;
+    }
+    const ms_sweep_progress_t *p = &display->progress;
+    char el[32];
+    s_fmt_duration(el, sizeof el, s_now() - display->started_at);
+    if (!run->quiet || interrupted)
+        fprintf(stderr,
+                "sweep %s: %lld of %lld task%s done, %lld failed; %lld "
+                "trained in this run, %s%s\n",
+                sweep_hex, (long long) p->done, (long long) p->total,
+                p->total == 1 ? "" : "s", (long long) p->failed,
+                (long long) trained, el,
+                interrupted ? " (interrupted: run the same command again to "
+                              "resume)"
+                            : "");
+    // The analysis: the spec's metric with its goal, unless --metric.
+    const ms_spec_metric_t *sm = ms_spec_metric(spec);
+    json_t *spec_metric = json_pack("{s:s, s:s}", "name", sm->name, "goal",
+                                    sm->maximize ? "maximize" : "minimize");
+    ms_analysis_options_t aopts;
+    ms_analysis_options_default(&aopts);
+    ms_analysis_options_metric(&aopts, spec_metric, run->metric);
+    aopts.x = run->x;
+    s_heading(run, i);
+    exit_code = ms_cli_print_results_opts(rows, run->format,
+                                          run->analyze ? &aopts : NULL);
+    json_decref(spec_metric);
+    if (interrupted && exit_code == MS_CLI_EXIT_OK)
+        exit_code = MS_CLI_EXIT_FAILURE;
+cleanup:
+    if (*node_p)
+        ms_node_set_event_handler(*node_p, NULL, NULL);
+    json_decref(rows);
+    free(display->by_id);
+    free(display);
+    return exit_code;
 }
 
 //  --------------------------------------------------------------------------
@@ -647,71 +892,62 @@ ms_cli_run_main(int argc, char **argv)
         return ms_cli_usage_error("run",
                                   "missing SPEC.yaml (meshsweep run --help)");
 
+    s_run_t run = {.spec_path = spec_path,
+                   .data_dir = data_dir,
+                   .format = format,
+                   .x = x,
+                   .metric = metric_name,
+                   .analyze = analyze,
+                   .quiet = quiet};
     int exit_code = MS_CLI_EXIT_FAILURE;
     ms_diag_t diag;
     ms_diag_clear(&diag);
     char *text = NULL;
     size_t n_text = 0;
-    ms_spec_t *spec = NULL;
     ms_node_t *node = NULL;
-    json_t *rows = NULL;
-    s_display_t *display = calloc(1, sizeof *display);
-    if (!display)
-        return ms_cli_failure(NULL, "out of memory");
+    bool json = strcmp(format, "json") == 0;
 
-    // 1. Everything that can be refused is checked before the data dir
-    //    is touched.
+    // 1. Everything that can be refused, in every document, is checked
+    //    before the data dir is touched.
     int rc = ms_cli_read_file(spec_path, &text, &n_text, &diag);
     if (rc != MS_OK) {
         exit_code = ms_cli_usage_error(diag.where, "%s", diag.reason);
         goto cleanup;
     }
-    rc = ms_spec_parse(text, n_text, NULL, &spec, &diag);
-    if (rc == MS_OK)
-        rc = ms_spec_bind_dataset_files(spec, &diag);
-    if (rc != MS_OK) {
-        char where[MS_DIAG_WHERE_MAX + 256];
-        if (diag.where[0] && strcmp(diag.where, spec_path) != 0)
-            snprintf(where, sizeof where, "%s: %s", spec_path, diag.where);
-        else
-            snprintf(where, sizeof where, "%s", spec_path);
-        fprintf(stderr, "meshsweep: %s: %s\n", where,
-                diag.reason[0] ? diag.reason : ms_strerror(rc));
-        exit_code =
-            rc == MS_ERR_NOMEM ? MS_CLI_EXIT_FAILURE : MS_CLI_EXIT_USAGE;
+    exit_code =
+        ms_cli_spec_docs(spec_path, text, n_text, &run.docs, &run.n_docs);
+    if (exit_code != MS_CLI_EXIT_OK)
+        goto cleanup;
+    run.specs = calloc(run.n_docs, sizeof *run.specs);
+    if (!run.specs) {
+        exit_code = ms_cli_failure(NULL, "out of memory");
         goto cleanup;
     }
-    for (size_t i = 0; i < ms_spec_warning_count(spec); i++)
-        fprintf(stderr, "meshsweep: %s: warning: %s\n", spec_path,
-                ms_spec_warning(spec, i));
-    rc = s_check_dataset(spec, &diag);
-    if (rc == MS_ERR_INVALID && strcmp(diag.where, "validation_split") == 0) {
-        char where[MS_DIAG_WHERE_MAX + 256];
-        snprintf(where, sizeof where, "%s: %s", spec_path, diag.where);
-        exit_code = ms_cli_usage_error(where, "%s", diag.reason);
-        goto cleanup;
-    }
-    if (rc != MS_OK) {
-        exit_code = ms_cli_diag_exit(&diag, rc, spec_path);
-        if (rc == MS_ERR_IO)
-            exit_code = MS_CLI_EXIT_USAGE; // a dataset file named by the
-                                           // user is missing: bad input
-        goto cleanup;
-    }
-
-    if (x || metric_name) {
-        exit_code = s_check_analysis(spec, x, metric_name);
+    for (size_t i = 0; i < run.n_docs; i++) {
+        exit_code = s_check_document(&run, i);
         if (exit_code != MS_CLI_EXIT_OK)
             goto cleanup;
-        exit_code = MS_CLI_EXIT_FAILURE;
     }
+    //  Several documents with --format json: one array of what each
+    //  would print alone.
+    bool array = json && run.n_docs > 1;
     if (dry_run) {
-        exit_code = s_dry_run(spec, strcmp(format, "json") == 0, all);
+        if (array)
+            printf("[\n");
+        for (size_t i = 0; i < run.n_docs && exit_code == MS_CLI_EXIT_OK; i++) {
+            if (array && i > 0)
+                printf(",\n");
+            s_heading(&run, i);
+            exit_code = s_dry_run(run.specs[i], json, all);
+        }
+        if (array)
+            printf("]\n");
         goto cleanup;
     }
+    exit_code = MS_CLI_EXIT_FAILURE;
 
-    // 2. The node, and the sweep in its store. A --data-dir that exists
-    //    and is not a directory is bad input (exit 2), not a failure.
+    // 2. The node, once for all the sweeps. A --data-dir that exists and
+    //    is not a directory is bad input (exit 2), not a failure.
     struct stat st;
     if (stat(data_dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
         exit_code = ms_cli_usage_error(data_dir, "not a directory");
@@ -739,30 +975,9 @@ ms_cli_run_main(int argc, char **argv)
         exit_code = ms_cli_diag_exit(&diag, rc, data_dir);
         goto cleanup;
     }
-    ms_hash_t sweep_id;
-    bool existed = false;
-    rc = ms_node_submit(node, text, n_text, true, &sweep_id, &existed, NULL,
-                        &diag);
-    if (rc != MS_OK) {
-        char where[MS_DIAG_WHERE_MAX + 256];
-        snprintf(where, sizeof where, "%s%s%s", spec_path,
-                 diag.where[0] ? ": " : "", diag.where);
-        fprintf(stderr, "meshsweep: %s: %s\n", where,
-                diag.reason[0] ? diag.reason : ms_strerror(rc));
-        exit_code = ms_cli_exit_code(rc);
-        if (exit_code == MS_CLI_EXIT_OK)
-            exit_code = MS_CLI_EXIT_FAILURE;
-        goto cleanup;
-    }
-    char sweep_hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&sweep_id, sweep_hex);
 
-    // 3. Turn the loop until the sweep has nothing pending or running.
-    display->spec = spec;
-    snprintf(display->sweep_hex, sizeof display->sweep_hex, "%s", sweep_hex);
-    display->tty = isatty(STDERR_FILENO);
-    display->quiet = quiet;
-    ms_node_set_event_handler(node, s_on_event, display);
+    // 3. The sweeps, one after another. Ctrl-C stops the one running and
+    //    starts no other.
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = s_on_signal;
@@ -770,104 +985,34 @@ ms_cli_run_main(int argc, char **argv)
     s_signal_node = node;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-
-    rc = ms_node_sweep_progress(node, &sweep_id, &display->progress);
-    if (rc != MS_OK) {
-        exit_code = ms_cli_failure(sweep_hex, "cannot read progress: %s",
-                                   ms_strerror(rc));
-        goto restore_signals;
-    }
-    display->done_at_start = display->progress.done + display->progress.failed +
-                             display->progress.cancelled;
-    display->started_at = s_now();
-    if (!quiet)
-        fprintf(stderr, "sweep %s: %lld task%s%s, %lld already finished\n",
-                sweep_hex, (long long) display->progress.total,
-                display->progress.total == 1 ? "" : "s",
-                existed ? " (resumed)" : "",
-                (long long) display->done_at_start);
-    bool interrupted = false;
-    while (display->progress.pending > 0 || display->progress.running > 0) {
+    if (array)
+        printf("[\n");
+    for (size_t i = 0; i < run.n_docs; i++) {
         if (s_stop_requested) {
-            interrupted = true;
+            exit_code = MS_CLI_EXIT_FAILURE;
             break;
         }
-        rc = ms_node_poll(node, 200);
-        if (rc == MS_ERR_INTERRUPTED || s_stop_requested) {
-            interrupted = true;
+        if (array && i > 0)
+            printf(",\n");
+        exit_code = s_run_sweep(&run, i, &node);
+        if (exit_code != MS_CLI_EXIT_OK)
             break;
-        }
-        if (rc != MS_OK) {
-            s_clear_block(display);
-            exit_code =
-                ms_cli_failure(data_dir, "node stopped: %s", ms_strerror(rc));
-            goto restore_signals;
-        }
-        rc = ms_node_sweep_progress(node, &sweep_id, &display->progress);
-        if (rc != MS_OK) {
-            s_clear_block(display);
-            exit_code = ms_cli_failure(sweep_hex, "cannot read progress: %s",
-                                       ms_strerror(rc));
-            goto restore_signals;
-        }
-        if (display->tty && !quiet &&
-            (s_now() - display->last_draw_at) * 1000 >= S_REDRAW_MS)
-            s_draw_block(display);
     }
-    s_clear_block(display);
-    int64_t trained = display->trained;
-
-    // 4. The rows, read back from the store; then the node goes away
-    //    (workers stopped, running tasks back to pending).
-    rc = ms_results_rows(ms_node_store(node), &sweep_id, &rows, &diag);
-    ms_node_sweep_progress(node, &sweep_id, &display->progress);
-    ms_node_set_event_handler(node, NULL, NULL);
-    s_signal_node = NULL;
-    ms_node_destroy(&node);
-    if (rc != MS_OK) {
-        exit_code = ms_cli_diag_exit(&diag, rc, sweep_hex);
-        goto restore_signals;
-    }
-    const ms_sweep_progress_t *p = &display->progress;
-    char el[32];
-    s_fmt_duration(el, sizeof el, s_now() - display->started_at);
-    if (!quiet || interrupted)
-        fprintf(stderr,
-                "sweep %s: %lld of %lld task%s done, %lld failed; %lld "
-                "trained in this run, %s%s\n",
-                sweep_hex, (long long) p->done, (long long) p->total,
-                p->total == 1 ? "" : "s", (long long) p->failed,
-                (long long) trained, el,
-                interrupted ? " (interrupted: run the same command again to "
-                              "resume)"
-                            : "");
-    // The analysis: the spec's metric with its goal, unless --metric.
-    const ms_spec_metric_t *sm = ms_spec_metric(spec);
-    json_t *spec_metric = json_pack("{s:s, s:s}", "name", sm->name, "goal",
-                                    sm->maximize ? "maximize" : "minimize");
-    ms_analysis_options_t aopts;
-    ms_analysis_options_default(&aopts);
-    ms_analysis_options_metric(&aopts, spec_metric, metric_name);
-    aopts.x = x;
-    exit_code =
-        ms_cli_print_results_opts(rows, format, analyze ? &aopts : NULL);
-    json_decref(spec_metric);
-    if (interrupted && exit_code == MS_CLI_EXIT_OK)
-        exit_code = MS_CLI_EXIT_FAILURE;
-restore_signals:
+    if (array)
+        printf("]\n");
     s_signal_node = NULL;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
 cleanup:
     if (node) {
+        s_signal_node = NULL;
         ms_node_set_event_handler(node, NULL, NULL);
         ms_node_destroy(&node);
     }
-    json_decref(rows);
-    ms_spec_destroy(&spec);
+    for (size_t i = 0; run.specs && i < run.n_docs; i++)
+        ms_spec_destroy(&run.specs[i]);
+    free(run.specs);
+    ms_cli_spec_docs_destroy(&run.docs, run.n_docs);
     free(text);
-    if (display)
-        free(display->by_id);
-    free(display);
     return exit_code;
 }
