@@ -5,6 +5,7 @@
     =========================================================================
 */
 #include "ms_config.h"
+#include "ms_param_layout.h"
 
 #include <math.h>
 #include <string.h>
@@ -232,28 +233,14 @@ ms_train_config_check(const ms_train_config_t *cfg, ms_diag_t *diag)
 }
 
 //  --------------------------------------------------------------------------
-//  The parameter block's size: the layout at the top of core/ms_mlp.c
-//  (ms_mlp_open asserts that its offsets end here).
+//  The parameter block's size: ms_param_layout's count, the one rule
+//  that ms_mlp_open and the exporter also lay the block out by.
 
 int64_t
 ms_train_config_params(const ms_train_config_t *cfg, int32_t n_inputs,
                        int32_t n_outputs)
 {
-    int64_t total = 0, normed = 0; // normed: inputs of layers 1 .. L-1
-    int64_t fan_in = n_inputs;
-    for (int32_t i = 0; i < cfg->n_hidden; i++) {
-        total += (fan_in + 1) * (int64_t) cfg->hidden_sizes[i];
-        fan_in = cfg->hidden_sizes[i];
-        normed += fan_in;
-    }
-    total += (fan_in + 1) * (int64_t) n_outputs;
-    if (cfg->norm != MS_NORM_NONE)
-        total += 2 * normed; // gamma, beta
-    if (cfg->architecture == MS_ARCH_RESIDUAL && cfg->n_hidden >= 1 &&
-        cfg->residual_scale == MS_RESIDUAL_SCALE_REZERO)
-        total += (cfg->n_hidden - 1 + cfg->block_layers - 1) /
-                 cfg->block_layers; // one scale per block
-    if (cfg->norm == MS_NORM_BATCH)
-        total += 2 * normed; // running mean, running variance
-    return total;
+    ms_param_totals_t totals;
+    ms_param_layout_totals_of(cfg, n_inputs, n_outputs, &totals);
+    return totals.n_params;
 }

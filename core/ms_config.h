@@ -140,7 +140,8 @@ int ms_train_config_check(const ms_train_config_t *cfg, ms_diag_t *diag);
 //  Size (floats) of the network's parameter block for n_inputs inputs and
 //  n_outputs outputs: weights and biases, then norm gains and biases,
 //  rezero scales and batch norm's running statistics (these last are
-//  state, not trained, but in the block; core/ms_mlp.c has the layout).
+//  state, not trained, but in the block): ms_param_layout_totals_of, the
+//  layout of ms_param_layout.h that ms_mlp_open allocates.
 int64_t ms_train_config_params(const ms_train_config_t *cfg, int32_t n_inputs,
                                int32_t n_outputs);
 

@@ -40,7 +40,10 @@
     Z(l) only for gelu (its derivative needs z; every other activation's
     derivative is a function of a), plus M(l) and D(l) only with dropout;
     the outputs (rows x n_outputs); the two delta buffers; targets. Labels
-    are one int32 buffer. Every view is aligned to 64 bytes. So a relu
+    are one int32 buffer. Every view is aligned to 64 bytes. One function
+    (s_workspace) both counts the views and carves them, and s_plan
+    counts every backend buffer from it, so ms_mlp_memory_bytes, the
+    estimate a node claims by, is what ms_mlp_open allocates. So a relu
     network keeps one activation matrix per hidden layer, the least that
     backpropagation needs without recomputation. Recomputing activations
     (gradient checkpointing) would save memory for very deep networks, at
@@ -69,7 +72,9 @@
     plain and a residual network of one depth have the same GEMMs.
 
     The whole parameter block, in order (ms_mlp_layer, ms_mlp_norm and
-    ms_mlp_block give every offset):
+    ms_mlp_block give every offset; ms_mlp_open takes them all, once,
+    from ms_param_layout, the one rule the exporter and the weights file
+    also read):
         W(l), b(l) for l = 0 .. L-1   as above, so a plain network with
                                       no norm has the bits and digests it
                                       always had
@@ -118,6 +123,7 @@
 
 #include "ms_activation.h"
 #include "ms_optim.h"
+#include "ms_param_layout.h"
 
 #define S_ALIGN_FLOATS 16 // 64 bytes
 
@@ -197,6 +203,140 @@ s_align(int64_t n)
 }
 
 //  --------------------------------------------------------------------------
+//  Whether cfg's network has a residual stream (and its gstream buffer).
+
+static bool
+s_residual(const ms_train_config_t *cfg)
+{
+    return cfg->architecture == MS_ARCH_RESIDUAL && cfg->n_hidden >= 1;
+}
+
+//  --------------------------------------------------------------------------
+//  The workspace, view by view in carving order (the top of this file):
+//  the input, per hidden layer a (and z, mask and d when used), the
+//  outputs, the two deltas, the targets, per normalised layer nrm, mean
+//  and rstd, per block res, then gstream. Returns its floats for rows
+//  rows; with self, also points self's views into self->work. Both the
+//  size ms_mlp_open allocates and ms_mlp_memory_bytes come from here, so
+//  the estimate is the allocation. *mask_floats (may be NULL): the
+//  floats of every hidden layer's mask (the host copy a device backend
+//  draws into).
+
+static int64_t
+s_workspace(const ms_train_config_t *cfg, int32_t n_inputs, int32_t n_outputs,
+            int64_t rows, ms_mlp_t *self, int64_t *mask_floats)
+{
+    int32_t H = cfg->n_hidden, L = H + 1;
+    bool keep_z = ms_activation_needs_z(cfg->activation);
+    bool dropout = cfg->dropout > 0;
+    int64_t gwidth = n_outputs, masks = 0, p = 0;
+    for (int32_t l = 0; l < H; l++)
+        if (cfg->hidden_sizes[l] > gwidth)
+            gwidth = cfg->hidden_sizes[l];
+#define S_VIEW(field, floats)                                                  \
+    do {                                                                       \
+        if (self)                                                              \
+            self->field = self->work + p;                                      \
+        p += s_align(floats);                                                  \
+    } while (0)
+    S_VIEW(x, rows * n_inputs);
+    for (int32_t l = 0; l < H; l++) {
+        int64_t n =
+            rows * ms_param_layout_size(cfg, n_inputs, n_outputs, l + 1);
+        S_VIEW(a[l], n);
+        if (keep_z)
+            S_VIEW(z[l], n);
+        if (dropout) {
+            S_VIEW(mask[l], n);
+            S_VIEW(d[l], n);
+        }
+        masks += s_align(n);
+    }
+    S_VIEW(out, rows * n_outputs);
+    S_VIEW(gbuf[0], rows * gwidth);
+    S_VIEW(gbuf[1], rows * gwidth);
+    S_VIEW(targets, rows);
+    for (int32_t l = 1; l < L && cfg->norm != MS_NORM_NONE; l++) {
+        int64_t fan_in = ms_param_layout_size(cfg, n_inputs, n_outputs, l);
+        int64_t n_stats = cfg->norm == MS_NORM_LAYER ? rows : fan_in;
+        S_VIEW(nrm[l], rows * fan_in);
+        S_VIEW(mu[l], n_stats);
+        S_VIEW(rs[l], n_stats);
+    }
+    for (int32_t k = 0; s_residual(cfg) && k < ms_param_layout_n_blocks(cfg);
+         k++) {
+        int32_t first = 0;
+        ms_param_layout_block(cfg, k, &first, NULL);
+        S_VIEW(res[k], rows * ms_param_layout_size(cfg, n_inputs, n_outputs,
+                                                   first + 1));
+    }
+    if (s_residual(cfg))
+        S_VIEW(gstream, rows * gwidth);
+#undef S_VIEW
+    if (mask_floats)
+        *mask_floats = dropout ? masks : 0;
+    return p;
+}
+
+//  What ms_mlp_open allocates on the backend, buffer by buffer (bytes),
+//  for a config, its inputs, outputs and rows: counted once by s_plan,
+//  allocated by ms_mlp_open and summed by ms_mlp_memory_bytes.
+typedef struct {
+    ms_param_totals_t totals; // the parameter block's sections, floats
+    int64_t n_state;          // optimizer state floats
+    int32_t n_segs;           // optimizer segments: 2L, or 2L + 2
+    int64_t work_floats;      // workspace floats (s_workspace)
+    int64_t mask_floats;      // hidden layers' mask floats (dropout)
+    size_t params_bytes;      // parameters; the gradients as many
+    size_t state_bytes;       // optimizer state (0: none)
+    size_t clip_bytes;        // the clip's factor
+    size_t work_bytes;        // the workspace
+    size_t labels_bytes;      // labels, int32 per row
+    size_t scalars_bytes;     // s_scalars_t (device backends only)
+    size_t bounds_bytes;      // the segment table
+} s_plan_t;
+
+//  --------------------------------------------------------------------------
+//  Count every backend buffer of cfg's network at rows rows.
+
+static void
+s_plan(const ms_train_config_t *cfg, int32_t n_inputs, int32_t n_outputs,
+       int64_t rows, s_plan_t *out)
+{
+    ms_param_layout_totals_of(cfg, n_inputs, n_outputs, &out->totals);
+    out->n_state =
+        out->totals.n_params * ms_optim_state_per_param(cfg->optimizer);
+    //  W(l) and b(l) of every layer; then, when there are norm gains or
+    //  rezero scales, an empty weight segment and one bias-like segment
+    //  over them.
+    out->n_segs = 2 * (cfg->n_hidden + 1) +
+                  (out->totals.n_trainable > out->totals.n_dense ? 2 : 0);
+    out->work_floats =
+        s_workspace(cfg, n_inputs, n_outputs, rows, NULL, &out->mask_floats);
+    out->params_bytes = (size_t) out->totals.n_params * sizeof(float);
+    out->state_bytes = (size_t) out->n_state * sizeof(float);
+    out->clip_bytes = sizeof(float);
+    out->work_bytes = (size_t) out->work_floats * sizeof(float);
+    out->labels_bytes = (size_t) rows * sizeof(int32_t);
+    out->scalars_bytes = sizeof(s_scalars_t);
+    out->bounds_bytes = (size_t) (out->n_segs + 1) * sizeof(int64_t);
+}
+
+//  --------------------------------------------------------------------------
+//  Estimated backend memory of training cfg's network: s_plan's sum.
+
+int64_t
+ms_mlp_memory_bytes(const ms_train_config_t *cfg, int32_t n_inputs,
+                    int32_t n_outputs, int64_t max_rows)
+{
+    s_plan_t plan;
+    s_plan(cfg, n_inputs, n_outputs, max_rows < 1 ? 1 : max_rows, &plan);
+    return (int64_t) (2 * plan.params_bytes + plan.state_bytes +
+                      plan.clip_bytes + plan.work_bytes + plan.labels_bytes +
+                      plan.scalars_bytes + plan.bounds_bytes);
+}
+
+//  --------------------------------------------------------------------------
 //  Build the network and allocate every buffer.
 
 int
@@ -207,6 +347,8 @@ ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
     ms_mlp_t *self = calloc(1, sizeof *self);
     if (!self)
         return MS_ERR_NOMEM;
+    uint32_t *sizes = NULL;
+    ms_param_layer_t *layers = NULL;
     self->backend = backend;
     self->ops = ms_backend_ops(backend);
     int32_t L = cfg->n_hidden + 1;
@@ -224,14 +366,14 @@ ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
     self->keep = (float) (1.0 - cfg->dropout);
     self->keep_threshold = (uint32_t) ((1.0 - cfg->dropout) * 16777216.0);
     self->keep_z = ms_activation_needs_z(cfg->activation);
-    self->residual = cfg->architecture == MS_ARCH_RESIDUAL && H >= 1;
+    self->residual = s_residual(cfg);
     self->norm = cfg->norm;
     self->rezero =
         self->residual && cfg->residual_scale == MS_RESIDUAL_SCALE_REZERO;
     self->clip = (float) cfg->clip_norm;
-    self->n_blocks = self->residual
-                         ? (H - 1 + cfg->block_layers - 1) / cfg->block_layers
-                         : 0;
+    self->n_blocks = self->residual ? ms_param_layout_n_blocks(cfg) : 0;
+    s_plan_t plan;
+    s_plan(cfg, n_inputs, n_outputs, self->max_rows, &plan);
     self->fan_in = calloc((size_t) L, sizeof(int32_t));
     self->fan_out = calloc((size_t) L, sizeof(int32_t));
     self->w_off = calloc((size_t) L, sizeof(int64_t));
@@ -250,138 +392,78 @@ ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
     self->z = calloc(nh, sizeof(float *));
     self->mask = calloc(nh, sizeof(float *));
     self->d = calloc(nh, sizeof(float *));
+    sizes = malloc((size_t) (L + 1) * sizeof(uint32_t));
+    layers = malloc((size_t) L * sizeof(ms_param_layer_t));
     if (!self->fan_in || !self->fan_out || !self->w_off || !self->g_off ||
         !self->rm_off || !self->block_end || !self->block_first || !self->nrm ||
         !self->mu || !self->rs || !self->res || !self->a || !self->z ||
-        !self->mask || !self->d)
+        !self->mask || !self->d || !sizes || !layers)
         goto nomem;
 
-    //  Layer shapes and parameter offsets: W, b of every layer first, then
-    //  the norm gains and biases, the rezero scales, the running
-    //  statistics (the order of the top of this file).
-    int64_t off = 0, hidden_widths = 0, max_hidden = 0;
-    self->max_width = n_outputs;
+    //  Layer shapes and parameter offsets, all from ms_param_layout (the
+    //  one rule the exporter and the weights file read too). The hot
+    //  paths keep b = w + fan_in fan_out, beta = gamma + fan_in,
+    //  var = mean + fan_in and alpha(k) = alpha(0) + k: asserted here.
+    for (int32_t i = 0; i <= L; i++)
+        sizes[i] = ms_param_layout_size(cfg, n_inputs, n_outputs, i);
+    ms_param_layout_layers(cfg, sizes, L + 1, layers);
     for (int32_t l = 0; l < L; l++) {
-        self->fan_in[l] = l == 0 ? n_inputs : self->fan_out[l - 1];
-        self->fan_out[l] = l < H ? cfg->hidden_sizes[l] : n_outputs;
-        self->w_off[l] = off;
-        off += ((int64_t) self->fan_in[l] + 1) * self->fan_out[l];
-        if (l < H) {
-            hidden_widths += s_align(self->max_rows * self->fan_out[l]);
-            if (self->fan_out[l] > max_hidden)
-                max_hidden = self->fan_out[l];
-        }
+        const ms_param_layer_t *pl = &layers[l];
+        self->fan_in[l] = pl->fan_in;
+        self->fan_out[l] = pl->fan_out;
+        self->w_off[l] = pl->w;
+        self->g_off[l] = pl->gamma;
+        self->rm_off[l] = pl->mean;
+        self->block_end[l] = -1;
+        assert(pl->b == pl->w + (int64_t) pl->fan_in * pl->fan_out);
+        assert(pl->gamma < 0 || pl->beta == pl->gamma + pl->fan_in);
+        assert(pl->mean < 0 || pl->var == pl->mean + pl->fan_in);
+    }
+    self->n_plain = plan.totals.n_dense;
+    self->n_train = plan.totals.n_trainable;
+    self->n_params = plan.totals.n_params;
+    self->n_state = plan.n_state;
+    self->alpha_off =
+        self->rezero ? ms_param_layout_alpha(cfg, sizes, L + 1, 0) : -1;
+    self->max_width = n_outputs;
+    for (int32_t l = 0; l < L; l++)
         if (self->fan_out[l] > self->max_width)
             self->max_width = self->fan_out[l];
-        self->block_end[l] = -1;
-        self->g_off[l] = -1;
-        self->rm_off[l] = -1;
-    }
-    self->n_plain = off;
-    for (int32_t l = 1; l < L && self->norm != MS_NORM_NONE; l++) {
-        self->g_off[l] = off;
-        off += 2 * (int64_t) self->fan_in[l];
-    }
-    self->alpha_off = self->rezero ? off : -1;
-    if (self->rezero)
-        off += self->n_blocks;
-    self->n_train = off;
-    for (int32_t l = 1; l < L && self->norm == MS_NORM_BATCH; l++) {
-        self->rm_off[l] = off;
-        off += 2 * (int64_t) self->fan_in[l];
-    }
     for (int32_t k = 0; k < self->n_blocks; k++) {
-        int32_t first = 1 + k * cfg->block_layers;
-        int32_t last = first + cfg->block_layers - 1;
-        if (last > H - 1)
-            last = H - 1;
+        int32_t first = 0, n = 0;
+        ms_param_layout_block(cfg, k, &first, &n);
+        int32_t last = first + n - 1;
         self->block_first[k] = first;
         self->block_end[last] = k;
         //  h + s u needs u as wide as h (ms_train_config_check refuses
         //  configs that break this; here it is the caller's contract).
         assert(self->fan_out[last] == self->fan_out[first - 1]);
+        assert(!self->rezero || ms_param_layout_alpha(cfg, sizes, L + 1, k) ==
+                                    self->alpha_off + k);
     }
-    self->n_params = off;
-    //  One rule: ms_train_config_params counts this layout.
-    assert(off == ms_train_config_params(cfg, n_inputs, n_outputs));
-    self->n_state = off * ms_optim_state_per_param(cfg->optimizer);
 
     //  Parameters, gradients, optimizer state: one block each.
-    size_t pbytes = (size_t) self->n_params * sizeof(float);
-    self->params = self->ops->alloc(backend, pbytes);
-    self->grads = self->ops->alloc(backend, pbytes);
-    if (self->n_state)
-        self->state =
-            self->ops->alloc(backend, (size_t) self->n_state * sizeof(float));
-    self->clip_factor = self->ops->alloc(backend, sizeof(float));
-    if (!self->params || !self->grads || (self->n_state && !self->state) ||
+    self->params = self->ops->alloc(backend, plan.params_bytes);
+    self->grads = self->ops->alloc(backend, plan.params_bytes);
+    if (plan.state_bytes)
+        self->state = self->ops->alloc(backend, plan.state_bytes);
+    self->clip_factor = self->ops->alloc(backend, plan.clip_bytes);
+    if (!self->params || !self->grads || (plan.state_bytes && !self->state) ||
         !self->clip_factor)
         goto nomem;
 
-    //  Workspace: count, allocate, carve.
-    int64_t rows = self->max_rows;
-    int per_hidden = 1 + (self->keep_z ? 1 : 0) + (self->dropout ? 2 : 0);
-    int64_t gwidth = max_hidden > n_outputs ? max_hidden : n_outputs;
-    int64_t extra = 0;
-    for (int32_t l = 1; l < L && self->norm != MS_NORM_NONE; l++) {
-        int64_t n_stats = self->norm == MS_NORM_LAYER ? rows : self->fan_in[l];
-        extra += s_align(rows * self->fan_in[l]) + 2 * s_align(n_stats);
-    }
-    for (int32_t k = 0; k < self->n_blocks; k++)
-        extra += s_align(rows * self->fan_out[self->block_first[k]]);
-    if (self->residual)
-        extra += s_align(rows * gwidth);
-    int64_t total = s_align(rows * n_inputs) + per_hidden * hidden_widths +
-                    s_align(rows * n_outputs) + 2 * s_align(rows * gwidth) +
-                    s_align(rows) + extra;
-    self->work_floats = total;
-    self->work = self->ops->alloc(backend, (size_t) total * sizeof(float));
-    self->labels = self->ops->alloc(backend, (size_t) rows * sizeof(int32_t));
+    //  Workspace: counted by s_plan, allocated, carved by s_workspace.
+    self->work_floats = plan.work_floats;
+    self->work = self->ops->alloc(backend, plan.work_bytes);
+    self->labels = self->ops->alloc(backend, plan.labels_bytes);
     if (!self->work || !self->labels)
         goto nomem;
-    float *p = self->work;
-    self->x = p;
-    p += s_align(rows * n_inputs);
-    for (int32_t l = 0; l < H; l++) {
-        int64_t n = s_align(rows * self->fan_out[l]);
-        self->a[l] = p;
-        p += n;
-        if (self->keep_z) {
-            self->z[l] = p;
-            p += n;
-        }
-        if (self->dropout) {
-            self->mask[l] = p;
-            p += n;
-            self->d[l] = p;
-            p += n;
-        }
-    }
-    self->out = p;
-    p += s_align(rows * n_outputs);
-    self->gbuf[0] = p;
-    p += s_align(rows * gwidth);
-    self->gbuf[1] = p;
-    p += s_align(rows * gwidth);
-    self->targets = p;
-    p += s_align(rows);
-    for (int32_t l = 1; l < L && self->norm != MS_NORM_NONE; l++) {
-        int64_t n_stats = self->norm == MS_NORM_LAYER ? rows : self->fan_in[l];
-        self->nrm[l] = p;
-        p += s_align(rows * self->fan_in[l]);
-        self->mu[l] = p;
-        p += s_align(n_stats);
-        self->rs[l] = p;
-        p += s_align(n_stats);
-    }
-    for (int32_t k = 0; k < self->n_blocks; k++) {
-        self->res[k] = p;
-        p += s_align(rows * self->fan_out[self->block_first[k]]);
-    }
-    if (self->residual)
-        self->gstream = p;
+    int64_t carved =
+        s_workspace(cfg, n_inputs, n_outputs, self->max_rows, self, NULL);
+    assert(carved == self->work_floats);
+    (void) carved;
     if (!self->ops->host_memory) {
-        self->scalars = self->ops->alloc(backend, sizeof(s_scalars_t));
+        self->scalars = self->ops->alloc(backend, plan.scalars_bytes);
         if (!self->scalars)
             goto nomem;
     }
@@ -390,42 +472,46 @@ ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
     //  rezero scales, an empty weight segment and one bias-like segment
     //  over them (stepped as biases: no L2). The running statistics are
     //  in no segment: never stepped.
-    int32_t n_segs = 2 * L + (self->n_train > self->n_plain ? 2 : 0);
+    int32_t n_segs = plan.n_segs;
     self->n_segs = n_segs;
-    int64_t *bounds = malloc((size_t) (n_segs + 1) * sizeof(int64_t));
-    self->bounds =
-        self->ops->alloc(backend, (size_t) (n_segs + 1) * sizeof(int64_t));
+    int64_t *bounds = malloc(plan.bounds_bytes);
+    self->bounds = self->ops->alloc(backend, plan.bounds_bytes);
     if (!bounds || !self->bounds) {
         free(bounds);
         goto nomem;
     }
     for (int32_t l = 0; l < L; l++) {
-        bounds[2 * l] = self->w_off[l];
-        bounds[2 * l + 1] =
-            self->w_off[l] + (int64_t) self->fan_in[l] * self->fan_out[l];
+        bounds[2 * l] = layers[l].w;
+        bounds[2 * l + 1] = layers[l].b;
     }
     bounds[2 * L] = self->n_plain;
     if (n_segs > 2 * L) {
         bounds[2 * L + 1] = self->n_plain;
         bounds[2 * L + 2] = self->n_train;
     }
-    int up = self->ops->upload(backend, self->bounds, bounds,
-                               (size_t) (n_segs + 1) * sizeof(int64_t));
+    int up =
+        self->ops->upload(backend, self->bounds, bounds, plan.bounds_bytes);
     free(bounds);
     if (up != MS_OK) {
+        free(sizes);
+        free(layers);
         ms_mlp_destroy(&self);
         return up;
     }
     if (self->dropout && !self->ops->host_memory) {
         //  All hidden layers' masks, drawn then uploaded layer by layer.
-        self->mask_floats = hidden_widths;
-        self->host_mask = malloc((size_t) hidden_widths * sizeof(float));
+        self->mask_floats = plan.mask_floats;
+        self->host_mask = malloc((size_t) plan.mask_floats * sizeof(float));
         if (!self->host_mask)
             goto nomem;
     }
+    free(sizes);
+    free(layers);
     *out = self;
     return MS_OK;
 nomem:
+    free(sizes);
+    free(layers);
     ms_mlp_destroy(&self);
     return MS_ERR_NOMEM;
 }

@@ -10,11 +10,12 @@
     fan_out biases, and the layers follow each other in one parameter block
     (the layout of ms_trainer_params); residual and normalised networks
     append their norm gains and biases, rezero scales and batch norm's
-    running statistics (ms_mlp_norm, ms_mlp_block). Gradients mirror that
-    block; the
-    optimizer state is one block of k x n_params floats (k = 0, 1 or 2).
-    Activations live in one workspace sized for max_rows rows. Nothing is
-    allocated after ms_mlp_open.
+    running statistics (ms_mlp_norm, ms_mlp_block). Every offset comes
+    from ms_param_layout, the one rule the exporter also reads. Gradients
+    mirror that block; the optimizer state is one block of k x n_params
+    floats (k = 0, 1 or 2). Activations live in one workspace sized for
+    max_rows rows. Nothing is allocated after ms_mlp_open, and
+    ms_mlp_memory_bytes tells what it will allocate.
 
     Typical minibatch:
         upload rows of x to ms_mlp_input(), labels to ms_mlp_labels()
@@ -55,6 +56,28 @@ int ms_mlp_open(ms_mlp_t **out, const ms_train_config_t *cfg, int32_t n_inputs,
 
 //  Free the network and its buffers; NULL-safe; sets *self_p to NULL.
 void ms_mlp_destroy(ms_mlp_t **self_p);
+
+//  Estimated peak memory, in bytes, of training cfg's network for
+//  n_inputs inputs and n_outputs outputs with passes of max_rows rows
+//  (< 1 counts as 1, as in ms_mlp_open): what ms_mlp_open allocates on
+//  its backend, counted by the same code that sizes those allocations.
+//  That is the parameter block and the gradients (ms_train_config_params
+//  floats each), the optimizer state (ms_optim_state_per_param times as
+//  many), the workspace (input, every hidden layer's activations, z for
+//  gelu, dropout masks and outputs, the network's outputs, the deltas,
+//  targets; with norm the normalised inputs and their mean and rstd;
+//  per residual block its output; the residual stream's delta; each view
+//  rounded up to 64 bytes), the labels (int32 per row), the optimizer's
+//  segment table and the scalars of a device backend. Exact for a device
+//  backend; on a host-memory backend (cpu) it is above the allocation by
+//  the size of the device scalars (about a hundred bytes). Not counted: the
+//  mlp's host bookkeeping (about 100 bytes a layer), the host copy of the
+//  dropout masks on a device backend, and the trainer's own buffers (the data,
+//  the early-stopping copy of the parameters). cfg must pass
+//  ms_train_config_check. No errors: a pure function, nothing allocated;
+//  reentrant.
+int64_t ms_mlp_memory_bytes(const ms_train_config_t *cfg, int32_t n_inputs,
+                            int32_t n_outputs, int64_t max_rows);
 
 //  Initialise weights by scheme init, drawing normals from rng in layer
 //  order, row-major; biases zero; norm gains 1 and biases 0, rezero

@@ -5,8 +5,13 @@
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
     One rule, one place: the exporter (proto/ms_onnx), the weights
-    metadata and the engine read the offsets from here. A pure function
-    of the config and the layer sizes; nothing is allocated.
+    metadata, the engine (ms_mlp_open takes every offset from here) and
+    ms_train_config_params read the layout from here. A pure function of
+    the config and the layer sizes; nothing is allocated. The sizes come
+    as an array (inputs, each hidden width, outputs: what a weights file
+    records), or, in the calls ending in _of, from the config itself with
+    the numbers of inputs and outputs (ms_param_layout_size); both forms
+    go through the same code.
 
     L = n_hidden + 1 dense layers; layer l maps fan_in(l) = sizes[l] to
     fan_out(l) = sizes[l + 1]. The block holds, in this order:
@@ -48,6 +53,20 @@ typedef struct {
     int64_t var;     // batch-norm running variance, fan_in, or -1
 } ms_param_layer_t;
 
+//  The sizes of a block's sections, in floats.
+typedef struct {
+    int64_t n_dense;     // section 1: W(l), b(l) of every layer
+    int64_t n_trainable; // sections 1 to 3: what the optimizer steps
+    int64_t n_params;    // the whole block (n_trainable + the statistics)
+} ms_param_totals_t;
+
+//  Size i (0 .. cfg->n_hidden + 1) of the network of cfg with n_inputs
+//  inputs and n_outputs outputs: n_inputs for i 0, hidden_sizes[i - 1]
+//  for a hidden layer, n_outputs for the last. The sizes array the other
+//  calls take is this for every i.
+uint32_t ms_param_layout_size(const ms_train_config_t *cfg, int32_t n_inputs,
+                              int32_t n_outputs, int32_t i);
+
 //  The number of residual blocks of cfg (0 for a plain network or one
 //  with fewer than two hidden layers).
 int32_t ms_param_layout_n_blocks(const ms_train_config_t *cfg);
@@ -64,6 +83,12 @@ void ms_param_layout_block(const ms_train_config_t *cfg, int32_t k,
 void ms_param_layout_layer(const ms_train_config_t *cfg, const uint32_t *sizes,
                            int32_t n_sizes, int32_t l, ms_param_layer_t *out);
 
+//  The offsets of every layer, out[0 .. n_sizes - 2], in one pass: the
+//  same records as ms_param_layout_layer for each l, in O(L) instead of
+//  O(L^2) (ms_mlp_open uses it).
+void ms_param_layout_layers(const ms_train_config_t *cfg, const uint32_t *sizes,
+                            int32_t n_sizes, ms_param_layer_t *out);
+
 //  The offset of block k's rezero scale alpha(k), or -1 when the network
 //  has no such scale (plain, or residual_scale 1).
 int64_t ms_param_layout_alpha(const ms_train_config_t *cfg,
@@ -74,5 +99,13 @@ int64_t ms_param_layout_alpha(const ms_train_config_t *cfg,
 //  rezero scales and batch-norm statistics as above.
 int64_t ms_param_layout_n_params(const ms_train_config_t *cfg,
                                  const uint32_t *sizes, int32_t n_sizes);
+
+//  The sizes of the block's sections into *out: of the network with
+//  layer sizes sizes, or (_of) of cfg's network with n_inputs inputs and
+//  n_outputs outputs. out->n_params is ms_param_layout_n_params.
+void ms_param_layout_totals(const ms_train_config_t *cfg, const uint32_t *sizes,
+                            int32_t n_sizes, ms_param_totals_t *out);
+void ms_param_layout_totals_of(const ms_train_config_t *cfg, int32_t n_inputs,
+                               int32_t n_outputs, ms_param_totals_t *out);
 
 #endif

@@ -169,6 +169,7 @@
 #include "ms_items.h"
 #include "ms_members.h"
 #include "ms_mesh.h"
+#include "ms_mlp.h"
 #include "ms_onnx.h"
 #include "ms_settle.h"
 #include "ms_store_payload.h"
@@ -3664,65 +3665,45 @@ s_task_fits(const ms_node_t *self, int64_t need, int64_t dataset_bytes)
 }
 
 //  --------------------------------------------------------------------------
-//  Whether this node's GPU workers have every op the task's config needs
-//  (ms_backend_ops_supports, core's one rule: a backend whose op table
-//  lacks an op the config uses cannot train it), so that any idle worker
-//  can take the task, as s_task_fits wants: a node with GPU workers
-//  whose backend lacks, say, layer norm leaves such tasks to others. A
-//  config that does not decode is the worker's to refuse.
+//  Whether this node's GPU workers have every op the task's config cfg
+//  needs (ms_backend_ops_supports, core's one rule: a backend whose op
+//  table lacks an op the config uses cannot train it), so that any idle
+//  worker can take the task, as s_task_fits wants: a node with GPU
+//  workers whose backend lacks, say, layer norm leaves such tasks to
+//  others. cfg NULL (a config that does not decode) is the worker's to
+//  refuse.
 
 static bool
-s_gpu_can_train(const ms_node_t *self, const json_t *config)
+s_gpu_can_train(const ms_node_t *self, const ms_train_config_t *cfg)
 {
-    if (self->gpu.n_gpu_workers <= 0 || !config)
+    if (self->gpu.n_gpu_workers <= 0 || !cfg)
         return true;
-    ms_train_config_t *cfg = malloc(sizeof *cfg); // 16 KB: not on the stack
-    if (!cfg)
-        return false;
-    bool ok = true;
-    if (ms_config_decode_json(config, cfg, NULL) == MS_OK)
-        ok =
-            ms_backend_ops_supports(ms_backend_ops_named(self->gpu.gpu_backend),
-                                    cfg, NULL) == MS_OK;
-    free(cfg);
-    return ok;
+    return ms_backend_ops_supports(ms_backend_ops_named(self->gpu.gpu_backend),
+                                   cfg, NULL) == MS_OK;
 }
 
 //  --------------------------------------------------------------------------
 //  Estimated memory of a task (DESIGN.md: nodes estimate from the config
-//  and claim only what fits): parameters x 16 bytes (weights, gradients,
-//  two optimizer moments) plus the dataset's bytes (decoded as float32:
-//  4x the IDX bytes, which gzip makes a lower bound).
+//  and claim only what fits): what training its network takes, from
+//  core's one count (ms_mlp_memory_bytes: parameters, gradients,
+//  optimizer state and every activation and workspace buffer exactly as
+//  ms_mlp_open sizes them, for batch_size rows, so a deep residual
+//  layer-normed network counts its normalised inputs and block outputs
+//  too), plus the dataset's bytes (decoded as float32: 4x the IDX bytes,
+//  which gzip makes a lower bound). Here the node knows the dataset only
+//  by its file bytes (s_sweep_info_t's dataset_bytes), not its features
+//  and classes, so the network is sized for 784 inputs and 10 outputs:
+//  exact for the built-in datasets (28 x 28 images, 10 classes), a guess
+//  for a CSV one. cfg NULL (a config that does not decode) counts the
+//  dataset alone: it is claimed as before and the worker refuses it.
 
 static int64_t
-s_task_memory(const json_t *config, int64_t dataset_bytes)
+s_task_memory(const ms_train_config_t *cfg, int64_t dataset_bytes)
 {
-    int64_t in = 784, out = 10, params = 0, prev = in;
-    json_t *sizes = json_object_get(config, "hidden_sizes");
-    if (json_is_array(sizes) && json_array_size(sizes)) {
-        size_t i;
-        json_t *v;
-        json_array_foreach(sizes, i, v)
-        {
-            int64_t w = json_integer_value(v);
-            params += prev * w + w;
-            prev = w;
-        }
-    } else {
-        int64_t layers =
-            json_integer_value(json_object_get(config, "hidden_layers"));
-        int64_t width = json_integer_value(json_object_get(config, "width"));
-        if (layers <= 0)
-            layers = 1;
-        if (width <= 0)
-            width = 100;
-        for (int64_t l = 0; l < layers; l++) {
-            params += prev * width + width;
-            prev = width;
-        }
-    }
-    params += prev * out + out;
-    return params * 16 + dataset_bytes * 4;
+    int64_t network = 0;
+    if (cfg && cfg->kind != MS_KIND_NOOP)
+        network = ms_mlp_memory_bytes(cfg, 784, 10, cfg->batch_size);
+    return network + dataset_bytes * 4;
 }
 
 //  --------------------------------------------------------------------------
@@ -4230,9 +4211,19 @@ s_schedule_pool(ms_node_t *self)
             json_t *config =
                 json_loadb(task->config_json, task->config_len, 0, &err);
             ms_store_task_destroy(&task);
-            int64_t need = s_task_memory(config, info->dataset_bytes);
-            bool trainable = s_gpu_can_train(self, config);
+            // Decoded once for both checks (16 KB: not on the stack).
+            ms_train_config_t *cfg = malloc(sizeof *cfg);
+            if (!cfg) {
+                json_decref(config);
+                continue; // out of memory: not now
+            }
+            bool decoded =
+                config && ms_config_decode_json(config, cfg, NULL) == MS_OK;
             json_decref(config);
+            int64_t need =
+                s_task_memory(decoded ? cfg : NULL, info->dataset_bytes);
+            bool trainable = s_gpu_can_train(self, decoded ? cfg : NULL);
+            free(cfg);
             if (!s_task_fits(self, need, info->dataset_bytes))
                 continue; // does not fit here: leave it to bigger nodes
             if (!trainable)

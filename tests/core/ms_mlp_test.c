@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "ms_activation.h"
+#include "ms_backend_internal.h"
 #include "ms_mlp.h"
 #include "ms_optim.h"
 
@@ -745,6 +746,119 @@ test_clip_norm(void **state)
     net_close(&n);
 }
 
+//  A cpu backend whose alloc counts the bytes asked for, to hold
+//  ms_mlp_memory_bytes against what ms_mlp_open allocates. host_memory
+//  false makes ms_mlp_open allocate as for a device (its scalars too).
+static const ms_backend_ops_t *s_cpu_ops;
+static int64_t s_alloc_bytes;
+
+static void *
+s_counting_alloc(ms_backend_t *b, size_t n_bytes)
+{
+    s_alloc_bytes += (int64_t) n_bytes;
+    return s_cpu_ops->alloc(b, n_bytes);
+}
+
+//  Bytes ms_mlp_open allocates for cfg (n_outputs 3, rows rows) on the
+//  counting backend, host_memory as given.
+static int64_t
+s_open_bytes(const ms_train_config_t *cfg, int64_t rows, bool host_memory)
+{
+    ms_backend_t *backend = ms_backend_cpu_new(1);
+    assert_non_null(backend);
+    s_cpu_ops = backend->ops;
+    ms_backend_ops_t counting = *s_cpu_ops;
+    counting.alloc = s_counting_alloc;
+    counting.host_memory = host_memory;
+    backend->ops = &counting;
+    s_alloc_bytes = 0;
+    ms_mlp_t *mlp = NULL;
+    assert_int_equal(ms_mlp_open(&mlp, cfg, N_IN, 3, rows, backend), MS_OK);
+    int64_t bytes = s_alloc_bytes;
+    ms_mlp_destroy(&mlp);
+    backend->ops = s_cpu_ops;
+    ms_backend_destroy(&backend);
+    return bytes;
+}
+
+//  ms_mlp_memory_bytes is what ms_mlp_open allocates: exactly on a
+//  device backend, and at most 256 bytes more on the cpu (the device
+//  scalars, 120 bytes today, that a host backend does not need); for plain,
+//  gelu (z kept), dropout, residual with layer norm, batch norm, rezero and a
+//  deep residual network, at several batch sizes; and it grows with depth and
+//  rows.
+static void
+test_memory_estimate(void **state)
+{
+    (void) state;
+    const int32_t w6[6] = {6, 6, 6, 6, 6, 6};
+    const int32_t mixed[3] = {9, 5, 7};
+    int32_t deep[64];
+    for (int i = 0; i < 64; i++)
+        deep[i] = 8;
+    struct {
+        int32_t n_hidden;
+        const int32_t *sizes;
+        ms_activation_t act;
+        ms_architecture_t arch;
+        int32_t block_layers;
+        ms_norm_t norm;
+        ms_residual_scale_t scale;
+        double dropout;
+        ms_optim_kind_t optim;
+    } cases[] = {
+        {3, mixed, MS_ACTIVATION_RELU, MS_ARCH_PLAIN, 1, MS_NORM_NONE,
+         MS_RESIDUAL_SCALE_ONE, 0, MS_OPTIM_SGD},
+        {0, mixed, MS_ACTIVATION_RELU, MS_ARCH_PLAIN, 1, MS_NORM_NONE,
+         MS_RESIDUAL_SCALE_ONE, 0, MS_OPTIM_ADAM},
+        {3, mixed, MS_ACTIVATION_GELU, MS_ARCH_PLAIN, 1, MS_NORM_NONE,
+         MS_RESIDUAL_SCALE_ONE, 0.3, MS_OPTIM_MOMENTUM},
+        {5, w6, MS_ACTIVATION_RELU, MS_ARCH_RESIDUAL, 2, MS_NORM_LAYER,
+         MS_RESIDUAL_SCALE_ONE, 0, MS_OPTIM_ADAMW},
+        {4, w6, MS_ACTIVATION_TANH, MS_ARCH_PLAIN, 1, MS_NORM_BATCH,
+         MS_RESIDUAL_SCALE_ONE, 0, MS_OPTIM_ADAM},
+        {6, w6, MS_ACTIVATION_RELU, MS_ARCH_RESIDUAL, 1, MS_NORM_BATCH,
+         MS_RESIDUAL_SCALE_REZERO, 0.2, MS_OPTIM_ADAM},
+        {6, w6, MS_ACTIVATION_GELU, MS_ARCH_RESIDUAL, 2, MS_NORM_NONE,
+         MS_RESIDUAL_SCALE_REZERO, 0, MS_OPTIM_NESTEROV},
+        {64, deep, MS_ACTIVATION_RELU, MS_ARCH_RESIDUAL, 2, MS_NORM_LAYER,
+         MS_RESIDUAL_SCALE_REZERO, 0.1, MS_OPTIM_ADAM},
+    };
+    const int64_t rows[3] = {1, ROWS, 37};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int r = 0; r < 3; r++) {
+            ms_train_config_t cfg;
+            arch_config(&cfg, cases[c].n_hidden, cases[c].sizes, cases[c].act,
+                        cases[c].arch, cases[c].block_layers, cases[c].norm,
+                        cases[c].scale, cases[c].dropout);
+            cfg.optimizer = cases[c].optim;
+            int64_t est = ms_mlp_memory_bytes(&cfg, N_IN, 3, rows[r]);
+            int64_t device = s_open_bytes(&cfg, rows[r], false);
+            int64_t host = s_open_bytes(&cfg, rows[r], true);
+            if (est != device || host > est || est - host > 256)
+                fail_msg("case %zu rows %lld: estimate %lld, device %lld, "
+                         "cpu %lld",
+                         c, (long long) rows[r], (long long) est,
+                         (long long) device, (long long) host);
+            //  At least the parameters, gradients and state.
+            int64_t n = ms_train_config_params(&cfg, N_IN, 3);
+            assert_true(est >=
+                        n * 4 * (2 + ms_optim_state_per_param(cfg.optimizer)));
+        }
+    ms_train_config_t shallow, deeper;
+    arch_config(&shallow, 8, deep, MS_ACTIVATION_RELU, MS_ARCH_RESIDUAL, 1,
+                MS_NORM_LAYER, MS_RESIDUAL_SCALE_ONE, 0);
+    arch_config(&deeper, 64, deep, MS_ACTIVATION_RELU, MS_ARCH_RESIDUAL, 1,
+                MS_NORM_LAYER, MS_RESIDUAL_SCALE_ONE, 0);
+    assert_true(ms_mlp_memory_bytes(&deeper, N_IN, 3, 100) >
+                ms_mlp_memory_bytes(&shallow, N_IN, 3, 100));
+    assert_true(ms_mlp_memory_bytes(&deeper, N_IN, 3, 1000) >
+                ms_mlp_memory_bytes(&deeper, N_IN, 3, 100));
+    //  max_rows below 1 counts as 1, as ms_mlp_open does.
+    assert_int_equal(ms_mlp_memory_bytes(&deeper, N_IN, 3, 0),
+                     ms_mlp_memory_bytes(&deeper, N_IN, 3, 1));
+}
+
 int
 main(void)
 {
@@ -761,6 +875,7 @@ main(void)
         cmocka_unit_test(test_gradients_residual),
         cmocka_unit_test(test_gradients_deep_residual),
         cmocka_unit_test(test_layout_residual),
+        cmocka_unit_test(test_memory_estimate),
         cmocka_unit_test(test_clip_norm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

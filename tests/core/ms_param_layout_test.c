@@ -103,6 +103,57 @@ test_extra_sections_in_order(void **state)
     assert_int_equal(l0.gamma, -1); // layer 0 reads the raw input
 }
 
+//  --------------------------------------------------------------------------
+//  The one-pass and config forms give what the per-layer and array forms
+//  give: ms_param_layout_layers against ms_param_layout_layer, totals of
+//  a config against totals of its sizes, for every architecture.
+
+static void
+test_layers_and_config_forms_agree(void **state)
+{
+    (void) state;
+    ms_train_config_t cfg;
+    ms_train_config_defaults(&cfg);
+    assert_int_equal(ms_train_config_set_uniform(&cfg, 5, 4), MS_OK);
+    cfg.hidden_sizes[0] = 9; // the input projection may differ
+    uint32_t sizes[7];
+    for (int32_t i = 0; i < 7; i++)
+        sizes[i] = ms_param_layout_size(&cfg, 6, 3, i);
+    assert_int_equal(sizes[0], 6);
+    assert_int_equal(sizes[1], 9);
+    assert_int_equal(sizes[5], 4);
+    assert_int_equal(sizes[6], 3);
+    const ms_norm_t norms[3] = {MS_NORM_NONE, MS_NORM_LAYER, MS_NORM_BATCH};
+    for (int arch = 0; arch < 2; arch++)
+        for (int n = 0; n < 3; n++)
+            for (int rz = 0; rz < 2; rz++) {
+                cfg.architecture = arch ? MS_ARCH_RESIDUAL : MS_ARCH_PLAIN;
+                cfg.norm = norms[n];
+                cfg.residual_scale =
+                    rz ? MS_RESIDUAL_SCALE_REZERO : MS_RESIDUAL_SCALE_ONE;
+                cfg.block_layers = 2;
+                ms_param_layer_t all[6], one;
+                ms_param_layout_layers(&cfg, sizes, 7, all);
+                for (int32_t l = 0; l < 6; l++) {
+                    ms_param_layout_layer(&cfg, sizes, 7, l, &one);
+                    assert_memory_equal(&one, &all[l], sizeof one);
+                }
+                ms_param_totals_t a, b;
+                ms_param_layout_totals(&cfg, sizes, 7, &a);
+                ms_param_layout_totals_of(&cfg, 6, 3, &b);
+                assert_memory_equal(&a, &b, sizeof a);
+                assert_int_equal(a.n_params,
+                                 ms_param_layout_n_params(&cfg, sizes, 7));
+                assert_int_equal(a.n_params,
+                                 ms_train_config_params(&cfg, 6, 3));
+                assert_int_equal(a.n_dense, all[5].b + all[5].fan_out);
+                int64_t alpha = ms_param_layout_alpha(&cfg, sizes, 7, 0);
+                assert_int_equal(a.n_trainable - a.n_dense,
+                                 (norms[n] != MS_NORM_NONE ? 2 * 25 : 0) +
+                                     (alpha >= 0 ? 2 : 0));
+            }
+}
+
 int
 main(void)
 {
@@ -110,6 +161,7 @@ main(void)
         cmocka_unit_test(test_plain_is_the_weights_layout),
         cmocka_unit_test(test_blocks_take_the_remainder),
         cmocka_unit_test(test_extra_sections_in_order),
+        cmocka_unit_test(test_layers_and_config_forms_agree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "ms_mlp.h"
 #include "ms_node.h"
 #include "ms_node_testdata.h"
 
@@ -340,6 +341,62 @@ test_single_node_writes_records(void **state)
     ms_node_destroy(&node);
 }
 
+//  --------------------------------------------------------------------------
+//  A node claims by the network's whole training memory (core's
+//  ms_mlp_memory_bytes, activations included): a deep residual
+//  layer-normed network whose parameters alone would fit a 256 MiB
+//  worker, but whose activations at batch 2000 do not, is left unclaimed.
+
+static void
+test_deep_residual_beyond_worker_memory_not_claimed(void **state)
+{
+    (void) state;
+    ms_train_config_t *cfg = malloc(sizeof *cfg);
+    assert_non_null(cfg);
+    ms_train_config_defaults(cfg);
+    assert_int_equal(ms_train_config_set_uniform(cfg, 64, 256), MS_OK);
+    cfg->architecture = MS_ARCH_RESIDUAL;
+    cfg->norm = MS_NORM_LAYER;
+    cfg->batch_size = 2000;
+    int64_t params = ms_train_config_params(cfg, 784, 10);
+    assert_true(params * 16 < ((int64_t) 200 << 20)); // the old count fits
+    assert_true(ms_mlp_memory_bytes(cfg, 784, 10, 2000) >
+                ((int64_t) 300 << 20));
+    free(cfg);
+    char dir[512];
+    ms_node_options_t opts;
+    s_options(&opts, dir, sizeof dir, "mem", 1);
+    opts.worker_memory_mb = 256;
+    ms_node_t *node = s_open(&opts);
+    const char *spec = "name: deep\n"
+                       "dataset: fashion-mnist\n"
+                       "method: grid\n"
+                       "parameters:\n"
+                       "  hidden_layers: {value: 64}\n"
+                       "  width: {value: 256}\n"
+                       "  architecture: {value: residual}\n"
+                       "  norm: {value: layer}\n"
+                       "  epochs: {value: 1}\n"
+                       "  batch_size: {value: 2000}\n"
+                       "  seed: {value: 1}\n";
+    ms_hash_t id;
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    int rc =
+        ms_node_submit(node, spec, strlen(spec), false, &id, NULL, NULL, &diag);
+    if (rc != MS_OK)
+        fail_msg("submit: %s: %s", diag.where, diag.reason);
+    for (int i = 0; i < 25; i++)
+        assert_int_equal(ms_node_poll(node, 20), MS_OK);
+    ms_store_stats_t st;
+    ms_store_stats(ms_node_store(node), &st);
+    assert_int_equal(st.n_records, 2); // sweep + dataset: no claim
+    ms_sweep_progress_t p;
+    assert_int_equal(ms_node_sweep_progress(node, &id, &p), MS_OK);
+    assert_int_equal(p.done, 0);
+    ms_node_destroy(&node);
+}
+
 int
 main(void)
 {
@@ -353,6 +410,9 @@ main(void)
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_sweep_life_cycle, s_setup,
                                         s_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_deep_residual_beyond_worker_memory_not_claimed, s_setup,
+            s_teardown),
         cmocka_unit_test_setup_teardown(test_single_node_writes_records,
                                         s_setup, s_teardown),
     };
