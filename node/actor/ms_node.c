@@ -109,29 +109,24 @@
     and settle windows; then mesh handle, worker events, mesh / gossip /
     lease ticks, the scheduler. Alone, the worker pool's own poll is used.
 
-    State lives in the store, not in the loop. (Issue 2's scheduler,
-    kept behind MESHSWEEP_LEGACY_SCHEDULER=1, works as follows.) A task is
-    claimed in the store (pending -> running, holder = this node) before
-    it is sent to a worker, and its result is stored together with the move to
-   done in one transaction; the checkpoint is deleted only after that commit. So
-   at any crash point the store says what is left: tasks still "running" for
-    this node at open are moved back to pending (ms_store_reset_claims),
-    and their checkpoints make the rerun resume bit-exactly. A sweep is
-    done when no task is pending or running (the store keeps that count).
+    Crash points. A task is claimed by a record before it goes to a
+    worker; while it runs, the store shows it running with this node as
+    holder (a local field, not a record), and its result is appended (in
+    a group commit) before its checkpoint is deleted. So at any crash
+    point the store says what is left: tasks still "running" for this
+    node at open are moved back to pending (ms_store_reset_claims), and
+    their checkpoints make the rerun resume bit-exactly when this node
+    claims them again.
 
-    One turn (ms_node_poll): start pending tasks on idle workers (the
-    store's claim order: sweeps by priority, then submission time, tasks
-    by index), wait for a worker message, an API command or the timeout,
-    handle everything that arrived, start tasks again.
-
-    Failures. A worker death is a crash of its task: the task goes back to
-    pending and is retried at once, up to retry_cap retries (DESIGN.md
-    "Defaults": 2), after which it is failed with the reason and the
-    number of attempts ("worker killed by signal 6 (SIGABRT) on 3
-    attempts"). The crash count lives in the node's memory, not the store:
-    a restarted node gives a task a fresh set of retries, which is what one
-    wants after, say, an upgrade that fixed the crash. Bad data is failed
-    at once by the worker (it would fail the same way again).
+    Failures. A worker death is a crash of its task: it is retried at
+    once under the same claim, up to retry_cap retries (DESIGN.md
+    "Defaults": 2), after which a FAILURE record is published with the
+    reason and the number of attempts ("worker killed by signal 6
+    (SIGABRT) on 3 attempts"). The crash count lives in the node's
+    memory, not the store: a restarted node gives a task a fresh set of
+    retries, which is what one wants after, say, an upgrade that fixed
+    the crash. Bad data is published as a failure at once by the worker
+    (it would fail the same way again).
 
     API commands. HTTP threads never write to the store themselves: a
     submission is queued as a command, the loop is woken through a pipe,
@@ -1975,12 +1970,8 @@ s_submit(ms_node_t *self, const char *spec_text, size_t n, ms_spec_t *parsed,
             }
     }
     bool was = false;
-    if (self->leases)
-        rc = s_submit_records(self, spec, sid, canon, canon_len, tasks, n_tasks,
-                              rec_files, n_rec_files, &was, diag);
-    else
-        rc = ms_store_put_sweep(self->store, sid->bytes, canon, canon_len, 0,
-                                tasks, n_tasks, &was);
+    rc = s_submit_records(self, spec, sid, canon, canon_len, tasks, n_tasks,
+                          rec_files, n_rec_files, &was, diag);
     if (rc == MS_ERR_RANGE)
         goto done; // diag says why
     if (rc != MS_OK) {
@@ -2006,12 +1997,6 @@ s_submit(ms_node_t *self, const char *spec_text, size_t n, ms_spec_t *parsed,
             ms_store_get_sweep(self->store, sid->bytes, &old) == MS_OK &&
             old->state == MS_SWEEP_CANCELLED;
         ms_store_sweep_destroy(&old);
-        if (cancelled && !self->leases) {
-            rc = ms_diag_set_code(diag, MS_ERR_CONFLICT, hex,
-                                  "this sweep was cancelled; change its name "
-                                  "or sweep_seed to run it as a new sweep");
-            goto done;
-        }
         if (cancelled) {
             rc = s_control_record(self, sid, MS_SWEEP_CONTROL_REOPEN, 0);
             if (rc != MS_OK) {
@@ -2248,28 +2233,6 @@ s_drop_checkpoint(ms_node_t *self, const ms_hash_t *task_id)
 }
 
 //  --------------------------------------------------------------------------
-//  Fail a task for good with a reason, and tell the handler.
-
-static void
-s_fail_task(ms_node_t *self, const ms_hash_t *task_id,
-            const ms_hash_t *sweep_id, const char *reason)
-{
-    int rc = ms_store_set_task_state(self->store, task_id->bytes,
-                                     MS_TASK_FAILED, NULL, reason);
-    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(task_id, thex);
-    ms_hash_hex(sweep_id, shex);
-    if (rc != MS_OK)
-        s_log(self, "task %.12s: cannot record failure: %s", thex,
-              ms_strerror(rc));
-    s_log(self, "task %.12s failed: %s", thex, reason);
-    s_drop_checkpoint(self, task_id);
-    s_crash_forget(self, task_id);
-    s_emit(self, json_pack("{s:s, s:s, s:s, s:s}", "event", "failed", "task_id",
-                           thex, "sweep_id", shex, "reason", reason));
-}
-
-//  --------------------------------------------------------------------------
 //  Update the busy count shared with HTTP threads.
 
 static void
@@ -2296,74 +2259,7 @@ s_schedule(ms_node_t *self)
         s_update_busy(self);
         return MS_OK; // paused for the machine's owner: start nothing
     }
-    if (self->leases)
-        return s_schedule_pool(self);
-    while (!self->stopping && ms_worker_pool_idle(self->pool) > 0) {
-        ms_store_task_t *task = NULL;
-        int rc = ms_store_claim_next(self->store, s_node_pk(self), &task);
-        if (rc == MS_ERR_NOTFOUND)
-            break;
-        if (rc != MS_OK) {
-            s_log(self, "cannot claim a task: %s", ms_strerror(rc));
-            return rc;
-        }
-        ms_hash_t tid, sid;
-        memcpy(tid.bytes, task->task_id, MS_HASH_BYTES);
-        memcpy(sid.bytes, task->sweep_id, MS_HASH_BYTES);
-        json_error_t err;
-        json_t *config =
-            json_loadb(task->config_json, task->config_len, 0, &err);
-        s_sweep_info_t *info = s_sweep_info(self, task->sweep_id);
-        ms_store_task_destroy(&task);
-        if (!config || !info || !info->dataset) {
-            s_fail_task(self, &tid, &sid,
-                        !config ? "stored config is not JSON"
-                        : !info ? "out of memory"
-                                : info->dataset_error);
-            json_decref(config);
-            continue;
-        }
-        char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
-        ms_hash_hex(&tid, thex);
-        ms_hash_hex(&sid, shex);
-        s_crash_t *crash = s_crash_of(self, &tid);
-        int attempt = (crash ? crash->crashes : 0) + 1;
-        ms_worker_task_t wt = {.task_id = thex,
-                               .sweep_id = shex,
-                               .config = config,
-                               .dataset = info->dataset,
-                               .attempt = attempt};
-        int worker = -1;
-        rc = ms_worker_pool_start(self->pool, &wt, &worker);
-        if (rc != MS_OK) {
-            // The worker's pipe broke before the task started: put it
-            // back, it will be claimed again.
-            ms_store_set_task_state(self->store, tid.bytes, MS_TASK_PENDING,
-                                    NULL, NULL);
-            json_decref(config);
-            if (rc == MS_ERR_IO)
-                continue;
-            return MS_OK;
-        }
-        const char *kind = json_string_value(json_object_get(config, "kind"));
-        s_running_t *r = &self->running[worker];
-        r->busy = true;
-        r->task_id = tid;
-        r->sweep_id = sid;
-        r->config = config;
-        r->train = !(kind && strcmp(kind, "noop") == 0);
-        if (r->train)
-            self->n_trainings++;
-        if (info->started_at == 0)
-            info->started_at = ms_clock_mono_s();
-        s_log(self, "task %.12s started on worker %d (attempt %d)", thex,
-              worker, attempt);
-        s_emit(self,
-               json_pack("{s:s, s:s, s:s, s:i}", "event", "started", "task_id",
-                         thex, "sweep_id", shex, "attempt", attempt));
-    }
-    s_update_busy(self);
-    return MS_OK;
+    return s_schedule_pool(self);
 }
 
 static void s_fail_leased(ms_node_t *self, const ms_hash_t *task_id,
@@ -2395,17 +2291,16 @@ static void s_claim_to_start(ms_node_t *self, const ms_hash_t *sweep_id,
 //  ==========================================================================
 //  The pool: records, leases, mesh and gossip
 //
-//  With the record log on (self->leases != NULL), everything this node
-//  decides is a record it appends to its own log (ms_store_append*): the
-//  store applies it to the derived tables in the same transaction, and
-//  the block is pushed to the peers once durable. The scheduler no longer
-//  takes tasks with ms_store_claim_next: it orders the store's unfinished
-//  tasks by rendezvous owner rank (ms_assign_order over self and the
-//  alive peers), claims a slot only when ms_lease_table_can_claim allows,
-//  appends the claim, waits out the settle window and starts the worker
-//  only if it is still the holder. The local task states (running, with
-//  this node as holder) are still kept for progress displays; they are
-//  local fields, not records, and stay out of the state digest.
+//  Everything this node decides is a record it appends to its own log
+//  (ms_store_append*): the store applies it to the derived tables in the
+//  same transaction, and the block is pushed to the peers once durable.
+//  The scheduler orders the store's unfinished tasks by rendezvous owner
+//  rank (ms_assign_order over self and the alive peers), claims a slot
+//  only when ms_lease_table_can_claim allows, appends the claim, waits
+//  out the settle window and starts the worker only if it is still the
+//  holder. The local task states (running, with this node as holder) are
+//  still kept for progress displays; they are local fields, not records,
+//  and stay out of the state digest.
 
 /*  --------------------------------------------------------------------------
     Signed blocks (DESIGN.md "Records and anti-entropy", issue 4 item 4).
@@ -2755,7 +2650,7 @@ s_item_apply(ms_node_t *self, const ms_items_parsed_t *it)
         ms_mesh_revoke(self->mesh, it->item.subject, &cut);
     else
         ms_members_revoke(self->members, it->item.subject, &cut);
-    if (self->leases && !self_revoked) {
+    if (!self_revoked) {
         //  its facts go; what still counts within the cut comes back
         //  from the store (ms_store_claims_by_task leaves out claims
         //  above it; a task whose counted result stands is not pending)
@@ -4572,7 +4467,7 @@ static void
 s_idle_release(ms_node_t *self)
 {
     int n = 0;
-    for (int i = 0; self->leases && i < ms_worker_pool_size(self->pool); i++) {
+    for (int i = 0; i < ms_worker_pool_size(self->pool); i++) {
         s_running_t *r = &self->running[i];
         if (!r->busy || !r->leased || r->stopping || r->reeval)
             continue;
@@ -5647,10 +5542,9 @@ s_refresh_snapshots(ms_node_t *self)
                             json_integer((json_int_t) self->n_expired));
         json_object_set_new(c, "results_refused_invalid_total",
                             json_integer((json_int_t) self->n_invalid_results));
-        if (self->leases)
-            json_object_set_new(
-                c, "leases",
-                json_integer((json_int_t) ms_lease_table_size(self->leases)));
+        json_object_set_new(
+            c, "leases",
+            json_integer((json_int_t) ms_lease_table_size(self->leases)));
         uint64_t rejected = self->n_rejected_messages + self->n_blocks_rejected;
         if (self->gossip) {
             ms_gossip_stats_t gs;
@@ -5776,7 +5670,7 @@ s_refresh_snapshots(ms_node_t *self)
     }
     json_t *m = s_metrics_snapshot(self, peers);
     json_t *rr = json_object();
-    if (rr && self->mesh && self->leases) {
+    if (rr && self->mesh) {
         // Counted from the state index alone (no task row is read): the
         // skip function counts and skips every task.
         s_remote_count_t rc = {
@@ -6955,9 +6849,9 @@ s_result_stored(ms_node_t *self, s_result_t *res)
 static void
 s_result_lost(ms_node_t *self, const ms_hash_t *task_id,
               const ms_hash_t *sweep_id, uint32_t slot, uint32_t epoch,
-              bool leased, size_t row_len, int rc)
+              size_t row_len, int rc)
 {
-    if (leased && rc == MS_ERR_RANGE) {
+    if (rc == MS_ERR_RANGE) {
         // The row is over the limit of one result (its curve, say): the
         // task's own property, so a task-class failure, not a retry.
         char reason[160];
@@ -6969,7 +6863,7 @@ s_result_lost(ms_node_t *self, const ms_hash_t *task_id,
                       MS_FAILURE_CLASS_TASK, reason);
         return;
     }
-    if (leased && rc == MS_ERR_INVALID) {
+    if (rc == MS_ERR_INVALID) {
         // A row that cannot be true (case 7: accuracy outside [0, 1], a
         // NaN loss with status ok): published as a task-class failure,
         // so another node runs the task and the pool keeps the reason.
@@ -6983,8 +6877,7 @@ s_result_lost(ms_node_t *self, const ms_hash_t *task_id,
     char thex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(task_id, thex);
     s_log(self, "task %.12s: cannot store result: %s", thex, ms_strerror(rc));
-    if (leased)
-        s_release(self, task_id, slot, epoch, MS_RELEASE_REASON_FAILED);
+    s_release(self, task_id, slot, epoch, MS_RELEASE_REASON_FAILED);
     ms_store_set_task_state(self->store, task_id->bytes, MS_TASK_PENDING, NULL,
                             ms_strerror(rc));
 }
@@ -7269,7 +7162,7 @@ s_reveal_held(ms_node_t *self, int64_t now)
             continue;
         } else {
             s_result_lost(self, &res->task_id, &res->sweep_id, res->slot,
-                          res->epoch, true, res->row_len, rc);
+                          res->epoch, res->row_len, rc);
         }
         unlink(path);
         s_result_clear(res);
@@ -7351,7 +7244,7 @@ s_flush_results(ms_node_t *self)
             s_result_stored(self, res);
         else
             s_result_lost(self, &res->task_id, &res->sweep_id, res->slot,
-                          res->epoch, true, res->row_len, one);
+                          res->epoch, res->row_len, one);
         s_result_clear(res);
     }
     self->n_results = 0;
@@ -7440,37 +7333,8 @@ s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
                                  : 0.8 * info->task_ms_ewma + 0.2 * ran_ms;
     }
     if (!text) {
-        s_result_lost(self, &r->task_id, &r->sweep_id, r->slot, r->epoch,
-                      r->leased, 0, MS_ERR_NOMEM);
-        s_result_clear(&res);
-        return;
-    }
-    if (!r->leased) {
-        int rc = ms_store_put_result(self->store, r->task_id.bytes,
-                                     s_node_pk(self), text, len);
-        if (rc == MS_OK) {
-            s_ev_result(self, r->task_id.bytes, s_node_pk(self));
-            s_drop_checkpoint(self, &r->task_id);
-            s_crash_forget(self, &r->task_id);
-            if (info && info->summed && isfinite(secs))
-                info->train_seconds += secs;
-            pthread_mutex_lock(&self->lock);
-            if (r->train) {
-                self->n_trained++;
-                self->training_seconds += secs;
-            }
-            if (res.platform) {
-                json_decref(self->platform);
-                self->platform = res.platform;
-                res.platform = NULL;
-            }
-            pthread_mutex_unlock(&self->lock);
-            s_log(self, "%s", res.log_line);
-            s_emit(self, res.event);
-            res.event = NULL;
-        } else
-            s_result_lost(self, &r->task_id, &r->sweep_id, r->slot, r->epoch,
-                          false, len, rc);
+        s_result_lost(self, &r->task_id, &r->sweep_id, r->slot, r->epoch, 0,
+                      MS_ERR_NOMEM);
         s_result_clear(&res);
         return;
     }
@@ -7580,8 +7444,6 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
         if (r->busy && r->leased)
             s_fail_leased(self, &r->task_id, &r->sweep_id, r->slot, r->epoch,
                           MS_FAILURE_CLASS_TASK, ev->reason);
-        else if (r->busy)
-            s_fail_task(self, &r->task_id, &r->sweep_id, ev->reason);
         break;
     case MS_WORKER_EVENT_DIED: {
         pthread_mutex_lock(&self->lock);
@@ -7595,7 +7457,7 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
               r->busy ? " while running task " : "", r->busy ? thex : "");
         if (!r->busy)
             break;
-        if (r->stopping && r->leased) {
+        if (r->stopping) {
             // Stopped on purpose (cancelled, or outranked): no crash. The
             // checkpoint stays for an outranked task (we may claim it
             // again); a cancelled sweep's is dropped.
@@ -7615,17 +7477,9 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
             s_crash_forget(self, &r->task_id);
             break;
         }
-        if (r->stopping) {
-            // Stopped on purpose (its sweep was cancelled): no crash.
-            ms_store_set_task_state(self->store, r->task_id.bytes,
-                                    MS_TASK_CANCELLED, NULL, "sweep cancelled");
-            s_drop_checkpoint(self, &r->task_id);
-            s_crash_forget(self, &r->task_id);
-            break;
-        }
         s_crash_t *crash = s_crash_of(self, &r->task_id);
         int crashes = crash ? ++crash->crashes : self->opts.retry_cap + 1;
-        if (crashes > self->opts.retry_cap && r->leased) {
+        if (crashes > self->opts.retry_cap) {
             char reason[700];
             snprintf(reason, sizeof reason, "%s on %d attempt%s", ev->reason,
                      crashes, crashes == 1 ? "" : "s");
@@ -7636,25 +7490,13 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
                               ? MS_FAILURE_CLASS_RESOURCE
                               : MS_FAILURE_CLASS_TASK,
                           reason);
-        } else if (crashes > self->opts.retry_cap) {
-            char reason[700];
-            snprintf(reason, sizeof reason, "%s on %d attempt%s", ev->reason,
-                     crashes, crashes == 1 ? "" : "s");
-            s_fail_task(self, &r->task_id, &r->sweep_id, reason);
-        } else if (r->leased) {
+        } else {
             // Retry at once under the same claim (we still hold it: it
             // settled before its first start, nothing to wait for).
             if (ms_settle_add(self->settle, r->task_id.bytes, r->slot, r->epoch,
                               0, NULL, 0, ms_clock_mono_ms(), 0) != MS_OK)
                 s_release(self, &r->task_id, r->slot, r->epoch,
                           MS_RELEASE_REASON_FAILED);
-            s_emit(self,
-                   json_pack("{s:s, s:s, s:s, s:i, s:s}", "event", "retry",
-                             "task_id", thex, "sweep_id", shex, "attempt",
-                             crashes + 1, "reason", ev->reason));
-        } else {
-            ms_store_set_task_state(self->store, r->task_id.bytes,
-                                    MS_TASK_PENDING, NULL, ev->reason);
             s_emit(self,
                    json_pack("{s:s, s:s, s:s, s:i, s:s}", "event", "retry",
                              "task_id", thex, "sweep_id", shex, "attempt",
@@ -7718,17 +7560,16 @@ s_trim(ms_node_t *self)
 
 //  --------------------------------------------------------------------------
 //  The leases of a task's slots in this node's view, as JSON text in
-//  *summary: [{"slot","holder","epoch","live"}] (empty when the node keeps
-//  no lease table: no pool).
+//  *summary: [{"slot","holder","epoch","live"}].
 
 static int
 s_task_leases(ms_node_t *self, const ms_hash_t *task_id, char **summary)
 {
     json_t *list = json_array();
     uint32_t n_slots = 0, replicas = 1;
-    if (list && self->leases)
+    if (list)
         ms_store_task_slots(self->store, task_id->bytes, &n_slots, &replicas);
-    for (uint32_t slot = 0; list && self->leases && slot < replicas; slot++) {
+    for (uint32_t slot = 0; list && slot < replicas; slot++) {
         ms_claim_t holder;
         bool live = false;
         if (ms_lease_table_holder(self->leases, task_id->bytes, slot, &holder,
@@ -7865,33 +7706,13 @@ s_drain_wake(ms_node_t *self)
 //  Opening and closing the pool parts; the loop with the mesh
 
 //  --------------------------------------------------------------------------
-//  True when the node works on the record log (the default). The
-//  environment variable MESHSWEEP_LEGACY_SCHEDULER=1 keeps the issue-2
-//  scheduler (tasks claimed in the store, no records) for comparison.
-
-static bool
-s_records_enabled(void)
-{
-    const char *v = getenv("MESHSWEEP_LEGACY_SCHEDULER");
-    return !(v && *v && strcmp(v, "0") != 0);
-}
-
-//  --------------------------------------------------------------------------
-//  Open the lease table (records mode) and, in a pool, the mesh and
-//  gossip.
+//  Open the lease table and, in a pool, the mesh and gossip.
 
 static int
 s_pool_open(ms_node_t *self, ms_diag_t *diag)
 {
     self->avail_memory_bytes = s_available_memory(self);
     self->avail_gpu_memory_bytes = ms_gpu_worker_budget(&self->gpu);
-    if (!s_records_enabled()) {
-        if (self->open_pool)
-            return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "open_pool",
-                                    "a pool needs the record log "
-                                    "(MESHSWEEP_LEGACY_SCHEDULER is set)");
-        return MS_OK;
-    }
     self->leases =
         ms_lease_table_new(s_node_pk(self), self->opts.lease_ttl_ms, NULL);
     self->hb_claims = calloc(S_MAX_LIVE_CLAIMS, sizeof *self->hb_claims);
@@ -8075,26 +7896,23 @@ s_next_deadline(ms_node_t *self, int64_t now)
     }
     if (self->idle && self->idle_next_at < d)
         d = self->idle_next_at; // idle_only: the next CPU sample
-    if (self->leases) {
-        int64_t e = ms_lease_table_next_expiry(self->leases);
-        d = e < d ? e : d;
-        if (ms_worker_pool_idle(self->pool) > 0) {
-            int64_t w = ms_settle_next_deadline(self->settle);
-            d = w < d ? w : d;
-        }
-        bool busy =
-            ms_worker_pool_idle(self->pool) < ms_worker_pool_size(self->pool);
-        if (self->next_check_at < d && busy)
-            d = self->next_check_at;
-        if (!self->mesh && busy && self->next_renew_at < d)
-            d = self->next_renew_at;
-        if (self->grace_until > now && self->grace_until < d)
-            d = self->grace_until;
-        if (ms_worker_pool_idle(self->pool) >
-                (int) ms_settle_count(self->settle) &&
-            now >= self->grace_until && self->next_scan_at < d)
-            d = self->next_scan_at > now ? self->next_scan_at : now + 1;
+    int64_t e = ms_lease_table_next_expiry(self->leases);
+    d = e < d ? e : d;
+    if (ms_worker_pool_idle(self->pool) > 0) {
+        int64_t w = ms_settle_next_deadline(self->settle);
+        d = w < d ? w : d;
     }
+    bool busy =
+        ms_worker_pool_idle(self->pool) < ms_worker_pool_size(self->pool);
+    if (self->next_check_at < d && busy)
+        d = self->next_check_at;
+    if (!self->mesh && busy && self->next_renew_at < d)
+        d = self->next_renew_at;
+    if (self->grace_until > now && self->grace_until < d)
+        d = self->grace_until;
+    if (ms_worker_pool_idle(self->pool) > (int) ms_settle_count(self->settle) &&
+        now >= self->grace_until && self->next_scan_at < d)
+        d = self->next_scan_at > now ? self->next_scan_at : now + 1;
     return d;
 }
 
@@ -8543,15 +8361,13 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
         return s_schedule(self);
     }
     ms_worker_event_t ev;
+    // Alone: nothing but worker events and commands to wait for, and the
+    // settle list (retries under a held claim).
     int wait = timeout_ms;
-    if (self->leases) {
-        // Alone: nothing but worker events and commands to wait for, and
-        // the settle list (retries under a held claim).
-        int64_t now = ms_clock_mono_ms();
-        int64_t deadline = s_next_deadline(self, now);
-        if (deadline != INT64_MAX && deadline - now < wait)
-            wait = deadline - now < 0 ? 0 : (int) (deadline - now);
-    }
+    int64_t now = ms_clock_mono_ms();
+    int64_t deadline = s_next_deadline(self, now);
+    if (deadline != INT64_MAX && deadline - now < wait)
+        wait = deadline - now < 0 ? 0 : (int) (deadline - now);
     for (;;) {
         if (wait > 0)
             s_turn_end(self);
@@ -8579,12 +8395,10 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
     }
     if (self->stopping)
         return MS_ERR_INTERRUPTED;
-    if (self->leases) {
-        s_lease_tick(self, ms_clock_mono_ms());
-        if (ms_clock_mono_ms() >= self->snapshot_at) {
-            self->snapshot_at = ms_clock_mono_ms() + 200;
-            s_refresh_snapshots(self);
-        }
+    s_lease_tick(self, ms_clock_mono_ms());
+    if (ms_clock_mono_ms() >= self->snapshot_at) {
+        self->snapshot_at = ms_clock_mono_ms() + 200;
+        s_refresh_snapshots(self);
     }
     s_run_commands(self);
     return s_schedule(self);
@@ -9320,13 +9134,8 @@ ms_node_control(ms_node_t *self, const ms_hash_t *sweep_id,
                                                       : ms_strerror(rc));
     ms_sweep_state_t state = sweep->state;
     ms_store_sweep_destroy(&sweep);
-    if (action == MS_NODE_CONTROL_PRIORITY && self->leases)
-        rc = s_control_record(self, sweep_id, s_control_action(action),
-                              priority);
-    else if (action == MS_NODE_CONTROL_PRIORITY)
-        rc =
-            ms_store_set_sweep_priority(self->store, sweep_id->bytes, priority);
-    else if (state == MS_SWEEP_CANCELLED || state == MS_SWEEP_DONE) {
+    if (action != MS_NODE_CONTROL_PRIORITY &&
+        (state == MS_SWEEP_CANCELLED || state == MS_SWEEP_DONE)) {
         if (action == MS_NODE_CONTROL_CANCEL && state == MS_SWEEP_CANCELLED)
             return MS_OK; // cancelled twice: nothing more to do
         return ms_diag_set_code(diag, MS_ERR_CONFLICT, hex,
@@ -9335,18 +9144,11 @@ ms_node_control(ms_node_t *self, const ms_hash_t *sweep_id,
                                 action == MS_NODE_CONTROL_CANCEL  ? "cancelled"
                                 : action == MS_NODE_CONTROL_PAUSE ? "paused"
                                                                   : "resumed",
-                                state == MS_SWEEP_CANCELLED && self->leases
+                                state == MS_SWEEP_CANCELLED
                                     ? " (submit its spec again to reopen it)"
                                     : "");
-    } else if (self->leases)
-        rc = s_control_record(self, sweep_id, s_control_action(action),
-                              priority);
-    else
-        rc = ms_store_set_sweep_state(
-            self->store, sweep_id->bytes,
-            action == MS_NODE_CONTROL_CANCEL  ? MS_SWEEP_CANCELLED
-            : action == MS_NODE_CONTROL_PAUSE ? MS_SWEEP_PAUSED
-                                              : MS_SWEEP_ACTIVE);
+    }
+    rc = s_control_record(self, sweep_id, s_control_action(action), priority);
     if (rc != MS_OK)
         return ms_diag_set_code(diag, rc, hex, "cannot store: %s",
                                 ms_strerror(rc));
@@ -9538,10 +9340,6 @@ ms_node_reload_certificate(ms_node_t *self, ms_diag_t *diag)
                                 "it without --open-pool to use its "
                                 "certificate",
                                 self->open_pool);
-    if (!s_records_enabled())
-        return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "node.cert",
-                                "a pool needs the record log "
-                                "(MESHSWEEP_LEGACY_SCHEDULER is set)");
     if (self->has_cert) {
         if (memcmp(chain.leaf.pool_id, self->chain.leaf.pool_id,
                    MS_CERT_POOL_ID_BYTES) != 0)
@@ -9873,7 +9671,7 @@ ms_node_publish_result(ms_node_t *self, const uint8_t task_id[32],
 {
     assert(self);
     assert(task_id);
-    if (!row_json || row_len == 0 || !self->leases)
+    if (!row_json || row_len == 0)
         return MS_ERR_INVALID;
     ms_hash_t tid;
     memcpy(tid.bytes, task_id, MS_HASH_BYTES);

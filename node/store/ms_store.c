@@ -64,10 +64,14 @@
     Records. The pool's record log (records, blocks, vectors, evidence)
     and the tables derived from it are described in the second prose
     block, "Record log and derived tables", further down: every derived
-    table is a pure function of the record set. The single-node writes
-    above (put_sweep, claim_next, put_result, ...) still work beside it:
-    they change the same derived tables directly and are what the node
-    used before records.
+    table is a pure function of the record set. Two local writes remain
+    beside it, both about this node's own runs and kept out of the state
+    digest: ms_store_set_task_state (a task shown running here, or back to
+    pending) and ms_store_reset_claims (at open, what the last run left
+    running goes back to pending). ms_store_put_sweep and
+    ms_store_put_result, the issue-2 scheduler's writes, are test
+    fixtures now (no caller in node/), until the store tests build their
+    sweeps and results from records.
 
     Not done: an async write variant (callers block; the node's actor can
     hand writes to a helper thread if needed), compaction.
@@ -137,7 +141,7 @@ typedef struct {
                             // applied (0 in rows of older stores)
     uint8_t reserved;       // zero
     uint32_t index;         // position in the sweep
-    uint32_t attempts;      // claims so far
+    uint32_t attempts;      // claims of the issue-2 scheduler (now 0)
     uint32_t config_len;    // bytes of config JSON, without NUL
     uint32_t error_len;     // bytes of last error, without NUL
     uint32_t reserved2;     // zero
@@ -153,13 +157,10 @@ typedef struct {
 #define S_TT_REGRESSION 4 // loss mse: the verdict compares losses only
 
 typedef enum {
-    S_OP_PUT_SWEEP,
-    S_OP_SWEEP_STATE,
-    S_OP_SWEEP_PRIORITY,
-    S_OP_CLAIM_NEXT,
+    S_OP_PUT_SWEEP, // a sweep record's apply, or a test fixture
     S_OP_TASK_STATE,
     S_OP_RESET_CLAIMS,
-    S_OP_PUT_RESULT,
+    S_OP_PUT_RESULT, // a test fixture (ms_store_put_result)
     S_OP_APPEND,
     S_OP_MERGE,
     S_OP_MEMBERS,
@@ -182,7 +183,6 @@ typedef struct s_op {
     int rc;                             // result status
     bool existed;                       // put sweep: was there
     size_t count;                       // reset claims: tasks reset
-    ms_store_task_t *task;              // claim next: the claimed task (owned)
     bool done;                          // set by the writer when rc is final
     bool chained;          // the next op is of the same call: same commit
     int64_t created_at_ms; // put sweep: 0 = now
@@ -815,7 +815,7 @@ s_gen_touch_task(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id)
 static int
 s_task_move(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id,
             const MDB_val *val, const s_task_hdr_t *hdr, int new_state,
-            const uint8_t *holder, const char *reason, bool count_attempt)
+            const uint8_t *holder, const char *reason)
 {
     s_task_hdr_t nh = *hdr;
     const char *text = (const char *) val->mv_data + sizeof *hdr;
@@ -829,8 +829,6 @@ s_task_move(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id,
         new_state == MS_TASK_DONE || new_state == MS_TASK_FAILED)
         s_gen_touch_sweep(self, hdr->sweep_id); // its rows change
     nh.updated_at_ms = s_now_ms();
-    if (count_attempt)
-        nh.attempts++;
     if (holder)
         memcpy(nh.holder, holder, S_ID);
     else
@@ -1019,147 +1017,26 @@ s_written(int rc)
 }
 
 //  --------------------------------------------------------------------------
-//  Writer: load task ID and move it to STATE.
-
-static int
-s_move_by_id(ms_store_t *self, MDB_txn *txn, const uint8_t *id, int state,
-             const uint8_t *holder, const char *reason, bool count_attempt,
-             ms_store_task_t **out)
-{
-    MDB_val k = {S_ID, (void *) id}, v;
-    int rc = mdb_get(txn, self->db_tasks, &k, &v);
-    if (rc != 0)
-        return s_mdb(rc, "get task");
-    s_task_hdr_t hdr;
-    if (s_task_decode(id, &v, &hdr, NULL) != MS_OK)
-        return s_mdb(MDB_CORRUPTED, "task record");
-    if (hdr.state == MS_TASK_DONE && state != MS_TASK_DONE)
-        return MS_ERR_CONFLICT;
-    rc = s_written(s_task_move(self, txn, id, &v, &hdr, state, holder, reason,
-                               count_attempt));
-    if (rc == MS_OK && out) {
-        rc = mdb_get(txn, self->db_tasks, &k, &v);
-        if (rc != 0)
-            return s_written(s_mdb(rc, "get task"));
-        ms_store_task_t task;
-        if (s_task_decode(id, &v, &hdr, &task) != MS_OK)
-            return s_mdb(MDB_CORRUPTED, "task record");
-        *out = s_task_dup(&task);
-        if (!*out)
-            return MS_ERR_NOMEM;
-    }
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  Writer: set a sweep's state (or priority).
-
-static int
-s_op_sweep_set(ms_store_t *self, MDB_txn *txn, s_op_t *op)
-{
-    s_sweep_hdr_t sh;
-    int rc = s_sweep_hdr_get(self, txn, op->id, &sh);
-    if (rc != MS_OK)
-        return rc;
-    if (op->kind == S_OP_SWEEP_PRIORITY) {
-        sh.priority = op->value;
-        return s_sweep_hdr_put(self, txn, op->id, &sh);
-    }
-    sh.state = (uint8_t) op->value;
-    rc = s_sweep_hdr_put(self, txn, op->id, &sh);
-    if (rc != MS_OK || op->value != MS_SWEEP_CANCELLED)
-        return rc;
-    uint8_t prefix[1 + S_ID];
-    prefix[0] = MS_TASK_PENDING;
-    memcpy(prefix + 1, op->id, S_ID);
-    uint8_t *ids;
-    size_t n;
-    rc = s_collect_state(self, txn, prefix, sizeof prefix, &ids, &n);
-    for (size_t i = 0; rc == MS_OK && i < n; i++)
-        rc = s_move_by_id(self, txn, ids + i * S_ID, MS_TASK_CANCELLED, NULL,
-                          NULL, false, NULL);
-    free(ids);
-    return s_written(rc); // the sweep record was written already
-}
-
-//  --------------------------------------------------------------------------
-//  Writer: claim the next pending task of the best active sweep.
-
-static int
-s_op_claim_next(ms_store_t *self, MDB_txn *txn, s_op_t *op)
-{
-    bool found = false;
-    uint8_t best[S_ID];
-    s_sweep_hdr_t bh = {0};
-    s_scan_t it;
-    int rc = s_scan_open(&it, txn, self->db_sweep_meta, NULL, 0,
-                         "cursor sweep_meta");
-    while (rc == MS_OK && s_scan_next(&it)) {
-        s_sweep_hdr_t sh;
-        if (it.k.mv_size != S_ID || it.v.mv_size != sizeof sh)
-            continue;
-        memcpy(&sh, it.v.mv_data, sizeof sh);
-        if (sh.state != MS_SWEEP_ACTIVE || sh.counts[MS_TASK_PENDING] == 0)
-            continue;
-        // Keys come in id order, so on equal (priority, created) the
-        // first seen (lower id) stays.
-        if (!found || sh.priority > bh.priority ||
-            (sh.priority == bh.priority &&
-             sh.created_at_ms < bh.created_at_ms)) {
-            found = true;
-            bh = sh;
-            memcpy(best, it.k.mv_data, S_ID);
-        }
-    }
-    rc = s_scan_close(&it, rc);
-    if (rc != MS_OK)
-        return rc;
-    if (!found)
-        return MS_ERR_NOTFOUND;
-
-    uint8_t prefix[1 + S_ID];
-    prefix[0] = MS_TASK_PENDING;
-    memcpy(prefix + 1, best, S_ID);
-    rc = s_scan_open(&it, txn, self->db_task_state, prefix, sizeof prefix,
-                     "cursor task_state");
-    uint8_t id[S_ID];
-    bool have = rc == MS_OK && s_scan_next(&it) && it.v.mv_size == S_ID;
-    if (have)
-        memcpy(id, it.v.mv_data, S_ID);
-    rc = s_scan_close(&it, rc);
-    if (rc != MS_OK)
-        return rc;
-    if (!have) // counts say pending, index has none
-        return it.mrc == MDB_NOTFOUND ? MS_ERR_NOTFOUND
-                                      : s_mdb(MDB_CORRUPTED, "pending index");
-    return s_move_by_id(self, txn, id, MS_TASK_RUNNING, op->node, NULL, true,
-                        &op->task);
-}
-
-//  --------------------------------------------------------------------------
-//  Writer: move one task to a state given by the caller.
+//  Writer: move one task to a state given by the caller (claimed and
+//  running keep the current holder unless a node is given).
 
 static int
 s_op_task_state(ms_store_t *self, MDB_txn *txn, s_op_t *op)
 {
-    const uint8_t *holder = NULL;
-    uint8_t kept[S_ID];
-    if (op->value == MS_TASK_CLAIMED || op->value == MS_TASK_RUNNING) {
-        holder = op->node;
-        if (!holder) { // keep the current holder
-            MDB_val k = {S_ID, (void *) op->id}, v;
-            s_task_hdr_t hdr;
-            int rc = mdb_get(txn, self->db_tasks, &k, &v);
-            if (rc != 0)
-                return s_mdb(rc, "get task");
-            if (s_task_decode(op->id, &v, &hdr, NULL) != MS_OK)
-                return s_mdb(MDB_CORRUPTED, "task record");
-            memcpy(kept, hdr.holder, S_ID);
-            holder = kept;
-        }
-    }
-    return s_move_by_id(self, txn, op->id, op->value, holder, op->text, false,
-                        NULL);
+    MDB_val k = {S_ID, (void *) op->id}, v;
+    int rc = mdb_get(txn, self->db_tasks, &k, &v);
+    if (rc != 0)
+        return s_mdb(rc, "get task");
+    s_task_hdr_t hdr;
+    if (s_task_decode(op->id, &v, &hdr, NULL) != MS_OK)
+        return s_mdb(MDB_CORRUPTED, "task record");
+    if (hdr.state == MS_TASK_DONE)
+        return MS_ERR_CONFLICT;
+    bool keep = op->value == MS_TASK_CLAIMED || op->value == MS_TASK_RUNNING;
+    uint8_t holder[S_ID];
+    memcpy(holder, op->node ? op->node : hdr.holder, S_ID);
+    return s_written(s_task_move(self, txn, op->id, &v, &hdr, op->value,
+                                 keep ? holder : NULL, op->text));
 }
 
 //  --------------------------------------------------------------------------
@@ -1190,7 +1067,7 @@ s_op_reset_claims(ms_store_t *self, MDB_txn *txn, s_op_t *op)
             if (memcmp(hdr.holder, op->node, S_ID) != 0)
                 continue;
             rc = s_task_move(self, txn, id, &v, &hdr, MS_TASK_PENDING, NULL,
-                             NULL, false);
+                             NULL);
             if (rc == MS_OK)
                 op->count++;
         }
@@ -1239,8 +1116,8 @@ s_op_put_result(ms_store_t *self, MDB_txn *txn, s_op_t *op)
     rc = mdb_get(txn, self->db_tasks, &k, &v); // pages may have moved
     if (rc != 0)
         return s_written(s_mdb(rc, "get task"));
-    return s_written(s_task_move(self, txn, op->id, &v, &hdr, MS_TASK_DONE,
-                                 NULL, NULL, false));
+    return s_written(
+        s_task_move(self, txn, op->id, &v, &hdr, MS_TASK_DONE, NULL, NULL));
 }
 
 static int s_op_append(ms_store_t *self, MDB_txn *txn, s_op_t *op);
@@ -1260,11 +1137,6 @@ s_op_apply(ms_store_t *self, MDB_txn *txn, s_op_t *op)
     switch (op->kind) {
     case S_OP_PUT_SWEEP:
         return s_op_put_sweep(self, txn, op);
-    case S_OP_SWEEP_STATE:
-    case S_OP_SWEEP_PRIORITY:
-        return s_op_sweep_set(self, txn, op);
-    case S_OP_CLAIM_NEXT:
-        return s_op_claim_next(self, txn, op);
     case S_OP_TASK_STATE:
         return s_op_task_state(self, txn, op);
     case S_OP_RESET_CLAIMS:
@@ -1295,7 +1167,6 @@ s_op_reset(s_op_t *op)
 {
     op->existed = false;
     op->count = 0;
-    ms_store_task_destroy(&op->task);
     memset(&op->merge, 0, sizeof op->merge);
 }
 
@@ -2313,33 +2184,6 @@ ms_store_list_sweeps(ms_store_t *self, ms_store_sweep_fn fn, void *arg)
 }
 
 //  --------------------------------------------------------------------------
-//  Set a sweep's state.
-
-int
-ms_store_set_sweep_state(ms_store_t *self,
-                         const uint8_t sweep_id[MS_STORE_ID_BYTES],
-                         ms_sweep_state_t state)
-{
-    if ((unsigned) state >= MS_SWEEP_N_STATES)
-        return MS_ERR_INVALID;
-    s_op_t op = {.kind = S_OP_SWEEP_STATE, .id = sweep_id, .value = state};
-    return s_submit(self, &op);
-}
-
-//  --------------------------------------------------------------------------
-//  Set a sweep's priority.
-
-int
-ms_store_set_sweep_priority(ms_store_t *self,
-                            const uint8_t sweep_id[MS_STORE_ID_BYTES],
-                            int32_t priority)
-{
-    s_op_t op = {
-        .kind = S_OP_SWEEP_PRIORITY, .id = sweep_id, .value = priority};
-    return s_submit(self, &op);
-}
-
-//  --------------------------------------------------------------------------
 //  Get one task (owned copy).
 
 int
@@ -2418,24 +2262,6 @@ ms_store_tasks_by_sweep(ms_store_t *self,
     status = s_scan_close(&it, status);
     s_read_end(self, txn);
     return status;
-}
-
-//  --------------------------------------------------------------------------
-//  Claim the next pending task for a node.
-
-int
-ms_store_claim_next(ms_store_t *self, const uint8_t node_id[MS_STORE_ID_BYTES],
-                    ms_store_task_t **out)
-{
-    if (out)
-        *out = NULL;
-    s_op_t op = {.kind = S_OP_CLAIM_NEXT, .node = node_id};
-    int rc = s_submit(self, &op);
-    if (rc == MS_OK && out)
-        *out = op.task;
-    else
-        ms_store_task_destroy(&op.task);
-    return rc;
 }
 
 //  --------------------------------------------------------------------------
@@ -2667,7 +2493,7 @@ ms_sweep_state_name(ms_sweep_state_t state)
     function reads what it needs from the derived tables and recomputes
     the affected rows from ALL the records that touch them, never from
     arrival order:
-    - sweep: the tables of ms_store_put_sweep (created_at is the local
+    - sweep: its spec, tasks and counts (s_op_put_sweep; created_at is the local
       time the sweep first landed here: the wire has no submission time;
       it orders this node's own work and its progress figures, and it is
       left out of the state digest, which covers only what every node
@@ -3210,7 +3036,7 @@ s_task_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
     uint8_t holder[S_ID];
     memcpy(holder, hdr.holder, S_ID);
     return s_task_move(self, txn, task_id, &v, &hdr, state,
-                       keep ? holder : NULL, NULL, false);
+                       keep ? holder : NULL, NULL);
 }
 
 //  --------------------------------------------------------------------------
@@ -3408,7 +3234,7 @@ s_sweep_set_replicas(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id,
 }
 
 //  --------------------------------------------------------------------------
-//  Apply a sweep record: the tables of ms_store_put_sweep, its base
+//  Apply a sweep record: its spec, tasks and counts, its base
 //  priority, then its controls and its tasks' states.
 
 static int

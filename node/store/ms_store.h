@@ -15,8 +15,9 @@
     (origin, incarnation, seq) in blocks, version vectors, evidence of
     equivocation; see "Record log" below) and every derived table (sweeps,
     tasks, results, claims, failures, datasets) is a pure function of the
-    record set. The single-node writes (ms_store_put_sweep, claim_next,
-    put_result, ...) keep working beside it for callers not yet on records.
+    record set. The only writes outside the log are the node's display
+    of its own runs (ms_store_set_task_state, ms_store_reset_claims) and
+    two test fixtures (ms_store_put_sweep, ms_store_put_result).
 
     Ids (sweep, task, node) are 32 raw bytes (BLAKE2b-256 or an Ed25519
     public key). JSON values (spec, task config, result row) are stored as
@@ -92,15 +93,16 @@ typedef struct {
     bool skip_reader_check; // do not clear stale readers at open
 } ms_store_options_t;
 
-//  One task. Returned by ms_store_get_task and ms_store_claim_next (caller
-//  owns it; free with ms_store_task_destroy) and passed to task callbacks
-//  (borrowed, valid during the callback only).
+//  One task. Returned by ms_store_get_task (caller owns it; free with
+//  ms_store_task_destroy) and passed to task callbacks (borrowed, valid
+//  during the callback only).
 typedef struct {
     uint8_t task_id[MS_STORE_ID_BYTES];
     uint8_t sweep_id[MS_STORE_ID_BYTES];
     uint32_t index; // position in the sweep's task list, from 0
     ms_task_state_t state;
-    uint32_t attempts;     // claims so far (ms_store_claim_next adds 1)
+    uint32_t attempts;     // store claims of the removed issue-2 scheduler
+                           // (0 since records)
     int64_t updated_at_ms; // wall clock, ms since the Unix epoch
     uint8_t holder[MS_STORE_ID_BYTES]; // node running it; zero when none
     const char *config_json;           // canonical config JSON, NUL-terminated
@@ -123,8 +125,8 @@ typedef struct {
     size_t spec_len;       // bytes in spec_json, without the NUL
 } ms_store_sweep_t;
 
-//  One task of a sweep to store: its id and canonical config JSON.
-//  Borrowed by ms_store_put_sweep for the duration of the call.
+//  One task of a sweep: its id and canonical config JSON (ms_store_payload's
+//  sweep payload; borrowed by ms_store_put_sweep for the call).
 typedef struct {
     const uint8_t *task_id;  // MS_STORE_ID_BYTES bytes
     const char *config_json; // canonical config JSON text
@@ -202,6 +204,10 @@ uint64_t ms_store_incarnation(ms_store_t *self);
 //  Copy the store's counters into *out.
 void ms_store_stats(ms_store_t *self, ms_store_stats_t *out);
 
+//  TEST FIXTURE: no caller outside tests/ (the node stores a sweep as a
+//  record: ms_store_append_many). It writes the tables a sweep record
+//  derives without a record, so it goes once the store tests build sweeps
+//  from records (issue 14 item 3).
 //  Store a sweep and all its tasks in ONE transaction: the spec JSON, the
 //  state (active, priority given), and per task (index = position in
 //  tasks[]) its config JSON, state pending, 0 attempts. Idempotent: when
@@ -263,28 +269,13 @@ typedef int (*ms_store_dataset_fn)(void *arg, const uint8_t *hash,
 //  Errors: MS_ERR_STORE, or fn's nonzero return.
 int ms_store_list_datasets(ms_store_t *self, ms_store_dataset_fn fn, void *arg);
 
-//  Set a sweep's state. Cancelling also moves its pending tasks to
-//  cancelled (running ones are left to the node to stop). A sweep turns
-//  done by itself when no task is pending, claimed or running.
-//  Errors: MS_ERR_NOTFOUND, MS_ERR_UNSUPPORTED read-only, MS_ERR_STORE*.
-int ms_store_set_sweep_state(ms_store_t *self,
-                             const uint8_t sweep_id[MS_STORE_ID_BYTES],
-                             ms_sweep_state_t state);
-
-//  Set a sweep's priority (higher first in ms_store_claim_next).
-//  Errors: as ms_store_set_sweep_state.
-int ms_store_set_sweep_priority(ms_store_t *self,
-                                const uint8_t sweep_id[MS_STORE_ID_BYTES],
-                                int32_t priority);
-
 //  Get a task. Caller owns *out (free with ms_store_task_destroy).
 //  Errors: MS_ERR_NOTFOUND, MS_ERR_NOMEM, MS_ERR_STORE.
 int ms_store_get_task(ms_store_t *self,
                       const uint8_t task_id[MS_STORE_ID_BYTES],
                       ms_store_task_t **out);
 
-//  Free a task from ms_store_get_task or ms_store_claim_next; NULL-safe;
-//  nulls *task_p.
+//  Free a task from ms_store_get_task; NULL-safe; nulls *task_p.
 void ms_store_task_destroy(ms_store_task_t **task_p);
 
 //  Call fn for every task of a sweep, in index order.
@@ -293,22 +284,12 @@ int ms_store_tasks_by_sweep(ms_store_t *self,
                             const uint8_t sweep_id[MS_STORE_ID_BYTES],
                             ms_store_task_fn fn, void *arg);
 
-//  Claim the next pending task for node NODE_ID, atomically: pending ->
-//  running, attempts + 1, holder = node. Order: active sweeps by priority
-//  (higher first), then by creation time, then sweep id; inside a sweep,
-//  by task index. Caller owns *out (the task after the claim; free with
-//  ms_store_task_destroy); out may be NULL.
-//  Errors: MS_ERR_NOTFOUND no pending task in any active sweep;
-//  MS_ERR_UNSUPPORTED read-only; MS_ERR_STORE_FULL; MS_ERR_STORE.
-int ms_store_claim_next(ms_store_t *self,
-                        const uint8_t node_id[MS_STORE_ID_BYTES],
-                        ms_store_task_t **out);
-
-//  Move a task to STATE (any state but done: done comes with a result,
-//  ms_store_put_result). REASON (may be NULL) becomes the last error when
-//  not NULL. NODE_ID (may be NULL) becomes the holder for claimed/running;
-//  other states clear the holder. Typical uses: back to pending for a
-//  retry, failed with the reason, cancelled.
+//  Move a task to STATE (any state but done: done comes from results), a
+//  local display state outside the record log. REASON (may be NULL)
+//  becomes the last error when not NULL. NODE_ID (may be NULL: keep the
+//  current one) becomes the holder for claimed/running; other states
+//  clear the holder. Uses: running here, back to pending when a run ends
+//  without a result, the reason kept beside a derived failed state.
 //  Errors: MS_ERR_NOTFOUND no such task; MS_ERR_CONFLICT the task is done;
 //  MS_ERR_INVALID state is MS_TASK_DONE or out of range;
 //  MS_ERR_UNSUPPORTED read-only; MS_ERR_STORE_FULL; MS_ERR_STORE.
@@ -324,6 +305,7 @@ int ms_store_reset_claims(ms_store_t *self,
                           const uint8_t node_id[MS_STORE_ID_BYTES],
                           size_t *n_reset);
 
+//  TEST FIXTURE, as ms_store_put_sweep (the node appends a RESULT record).
 //  Store the result row of TASK_ID by NODE_ID (row_json: a JSON object,
 //  the result row of DESIGN.md, stored as given) and mark the task done,
 //  in ONE transaction. Keyed (task, node), so several nodes' results of
