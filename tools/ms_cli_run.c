@@ -39,6 +39,7 @@
 #include "ms_results.h"
 #include "ms_spec.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -83,6 +84,10 @@ typedef struct {
     ms_sweep_progress_t progress; // last progress read
 } s_display_t;
 
+//  --keep-weights: which trained networks a run copies to --weights-dir
+//  (DESIGN.md "Programs": none, best or all).
+enum { S_KEEP_NONE, S_KEEP_BEST, S_KEEP_ALL };
+
 //  What `meshsweep run` was asked, and the sweeps of its spec file.
 typedef struct {
     const char *spec_path;   // the file, as given
@@ -95,6 +100,9 @@ typedef struct {
     ms_cli_spec_doc_t *docs; // the file's documents, one sweep each
     ms_spec_t **specs;       // each parsed and bound (s_check_document)
     size_t n_docs;           // entries in docs and specs
+    int keep;                // --keep-weights: S_KEEP_NONE, _BEST or _ALL
+    const char *weights_dir; // --weights-dir: where kept networks go
+    char exported[PATH_MAX]; // the node writes every ok network here
 } s_run_t;
 
 static volatile sig_atomic_t s_stop_requested = 0;
@@ -510,7 +518,8 @@ s_run_usage(FILE *out)
             "auto|cpu|cuda]\n"
             "                     [--threads N] [--dry-run [--all]] "
             "[--quiet] [--verbose]\n"
-            "                     [--keep-weights DIR]\n"
+            "                     [--keep-weights none|best|all "
+            "[--weights-dir DIR]]\n"
             "\n"
             "Run a whole sweep on this machine (an embedded node, no daemon) "
             "and print\nthe results table. Ctrl-C stops cleanly; the same "
@@ -535,11 +544,16 @@ s_run_usage(FILE *out)
             "  --format F     table (default), csv or json\n"
             "  --json         same as --format json\n"
             "  --backend B    auto (default), cpu or cuda\n"
-            "  --keep-weights DIR  write the weights of each task this run "
-            "trains\n"
-            "                 (ok results) to DIR as TASK.weights and "
+            "  --keep-weights K  none (default), best or all: copy the "
+            "network of\n"
+            "                 the sweep's best ok result (by its metric), or "
+            "of every\n"
+            "                 ok result, to --weights-dir as TASK.weights and "
             "TASK.onnx\n"
-            "                 (meshsweep predict reads both)\n"
+            "                 (meshsweep predict reads both); networks "
+            "trained while\n"
+            "                 it was none are not kept\n"
+            "  --weights-dir D  where they go (default ./meshsweep-weights)\n"
             "  --threads N    BLAS threads per worker (default 1)\n"
             "  --dry-run      check the spec and data, list the tasks "
             "(id, network);\n"
@@ -670,6 +684,97 @@ s_heading(const s_run_t *run, size_t i)
 }
 
 //  --------------------------------------------------------------------------
+//  Copy one exported file, run->exported/TASK.EXT, to --weights-dir.
+//  False when it is not there (trained before --keep-weights was given
+//  in this data dir) or cannot be copied (said on stderr).
+
+static bool
+s_copy_one(const s_run_t *run, const char *task, const char *ext)
+{
+    char from[PATH_MAX + 100], to[PATH_MAX + 100];
+    snprintf(from, sizeof from, "%s/%s.%s", run->exported, task, ext);
+    snprintf(to, sizeof to, "%s/%s.%s", run->weights_dir, task, ext);
+    ms_diag_t diag;
+    ms_diag_clear(&diag);
+    char *bytes = NULL;
+    size_t n = 0;
+    if (access(from, R_OK) != 0 ||
+        ms_cli_read_file(from, &bytes, &n, &diag) != MS_OK)
+        return false;
+    FILE *f = fopen(to, "wb");
+    bool ok = f && fwrite(bytes, 1, n, f) == n;
+    if (f && fclose(f) != 0)
+        ok = false;
+    free(bytes);
+    if (!ok)
+        fprintf(stderr, "meshsweep: %s: cannot write: %s\n", to,
+                strerror(errno));
+    return ok;
+}
+
+//  --------------------------------------------------------------------------
+//  --keep-weights best or all: copy the networks of the sweep's rows to
+//  --weights-dir. best: the ok row with the best value of the sweep's
+//  metric (its goal; the first of equal ones), as the pool's
+//  keep_weights best keeps it. Said on stderr unless --quiet; a network
+//  not exported (trained earlier, before --keep-weights) is named.
+
+static void
+s_copy_weights(const s_run_t *run, const json_t *rows,
+               const ms_spec_metric_t *metric)
+{
+    size_t i, best = SIZE_MAX, n_copied = 0, n_missing = 0;
+    double best_value = 0;
+    const json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        const char *st = json_string_value(json_object_get(row, "status"));
+        if (!st || strcmp(st, "ok") != 0)
+            continue;
+        if (run->keep == S_KEEP_BEST) {
+            const json_t *v = json_object_get(row, metric->name);
+            double x = json_number_value(v);
+            if (!json_is_number(v) || !isfinite(x))
+                continue;
+            if (best == SIZE_MAX ||
+                (metric->maximize ? x > best_value : x < best_value)) {
+                best = i;
+                best_value = x;
+            }
+            continue;
+        }
+        const char *task = json_string_value(json_object_get(row, "task_id"));
+        if (task && s_copy_one(run, task, "weights") &&
+            s_copy_one(run, task, "onnx"))
+            n_copied++;
+        else
+            n_missing++;
+    }
+    if (run->keep == S_KEEP_BEST && best != SIZE_MAX) {
+        row = json_array_get(rows, best);
+        const char *task = json_string_value(json_object_get(row, "task_id"));
+        if (task && s_copy_one(run, task, "weights") &&
+            s_copy_one(run, task, "onnx")) {
+            if (!run->quiet)
+                fprintf(stderr,
+                        "best network: task %.12s (%s %.4f): %s/%s.onnx "
+                        "and .weights\n",
+                        task, metric->name, best_value, run->weights_dir, task);
+            return;
+        }
+        n_missing++;
+    }
+    if (run->keep == S_KEEP_ALL && !run->quiet)
+        fprintf(stderr, "kept %zu network%s in %s\n", n_copied,
+                n_copied == 1 ? "" : "s", run->weights_dir);
+    if (n_missing)
+        fprintf(stderr,
+                "meshsweep: %s: warning: %zu network%s not kept: trained in "
+                "this data dir before --keep-weights was given\n",
+                run->weights_dir, n_missing, n_missing == 1 ? "" : "s");
+}
+
+//  --------------------------------------------------------------------------
 //  Run document i's sweep (checked) on the node: submit it, turn the loop
 //  until nothing of it is pending or running, read its rows back, print
 //  them (after the heading, of several documents). The node is destroyed
@@ -797,6 +902,8 @@ s_run_sweep(const s_run_t *run, size_t i, ms_node_t **node_p)
     ms_analysis_options_metric(&aopts, spec_metric, run->metric);
     aopts.x = run->x;
     s_heading(run, i);
+    if (run->keep != S_KEEP_NONE)
+        s_copy_weights(run, rows, sm);
     exit_code = ms_cli_print_results_opts(rows, run->format,
                                           run->analyze ? &aopts : NULL);
     json_decref(spec_metric);
@@ -820,7 +927,9 @@ ms_cli_run_main(int argc, char **argv)
     if (ms_cli_wants_help(argc, argv))
         return s_run_usage(stdout), MS_CLI_EXIT_OK;
     const char *spec_path = NULL, *data_dir = "meshsweep-data";
-    const char *format = "table", *backend = "auto", *keep_dir = NULL;
+    const char *format = "table", *backend = "auto";
+    const char *weights_dir = "meshsweep-weights";
+    int keep = S_KEEP_NONE;
     long n_workers = 0, threads = 1;
     bool analyze = false, quiet = false, verbose = false, dry_run = false;
     bool all = false;
@@ -859,8 +968,24 @@ ms_cli_run_main(int argc, char **argv)
                                     &missing)) {
             if (missing)
                 return ms_cli_usage_error("--keep-weights",
-                                          "needs a directory");
-            keep_dir = v;
+                                          "needs none, best or all");
+            if (strcmp(v, "none") == 0)
+                keep = S_KEEP_NONE;
+            else if (strcmp(v, "best") == 0)
+                keep = S_KEEP_BEST;
+            else if (strcmp(v, "all") == 0)
+                keep = S_KEEP_ALL;
+            else
+                return ms_cli_usage_error(
+                    "--keep-weights",
+                    "'%s' is not none, best or all (the directory is "
+                    "--weights-dir DIR)",
+                    v);
+        } else if (ms_cli_arg_value(argc, argv, &i, "--weights-dir", &v,
+                                    &missing)) {
+            if (missing)
+                return ms_cli_usage_error("--weights-dir", "needs a directory");
+            weights_dir = v;
         } else if (strcmp(argv[i], "--analyze") == 0)
             analyze = true;
         else if (ms_cli_analysis_arg(argc, argv, &i, &x, &metric_name, &analyze,
@@ -898,7 +1023,9 @@ ms_cli_run_main(int argc, char **argv)
                    .x = x,
                    .metric = metric_name,
                    .analyze = analyze,
-                   .quiet = quiet};
+                   .quiet = quiet,
+                   .keep = keep,
+                   .weights_dir = weights_dir};
     int exit_code = MS_CLI_EXIT_FAILURE;
     ms_diag_t diag;
     ms_diag_clear(&diag);
@@ -953,14 +1080,19 @@ ms_cli_run_main(int argc, char **argv)
         exit_code = ms_cli_usage_error(data_dir, "not a directory");
         goto cleanup;
     }
-    if (keep_dir && mkdir(keep_dir, 0755) != 0 &&
-        (stat(keep_dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
-        exit_code = ms_cli_usage_error("--keep-weights",
+    if (keep != S_KEEP_NONE && mkdir(weights_dir, 0755) != 0 &&
+        (stat(weights_dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        exit_code = ms_cli_usage_error("--weights-dir",
                                        "%s: not a directory that "
                                        "can be made",
-                                       keep_dir);
+                                       weights_dir);
         goto cleanup;
     }
+    //  The node exports every ok network into the data dir (kept across
+    //  runs, so a resumed sweep still has the networks trained before);
+    //  each sweep's best or all are copied out when it ends.
+    snprintf(run.exported, sizeof run.exported, "%s/exported-weights",
+             data_dir);
     ms_node_options_t opts;
     ms_node_options_defaults(&opts);
     opts.data_dir = data_dir;
@@ -969,10 +1101,16 @@ ms_cli_run_main(int argc, char **argv)
     opts.blas_threads = (int) threads;
     opts.api_bind = NULL;
     opts.verbose = verbose;
-    opts.weights_out_dir = keep_dir;
+    opts.weights_out_dir = keep != S_KEEP_NONE ? run.exported : NULL;
     rc = ms_node_open(&node, &opts, &diag);
     if (rc != MS_OK) {
         exit_code = ms_cli_diag_exit(&diag, rc, data_dir);
+        goto cleanup;
+    }
+    if (keep != S_KEEP_NONE && mkdir(run.exported, 0755) != 0 &&
+        errno != EEXIST) {
+        exit_code =
+            ms_cli_failure(run.exported, "cannot make it: %s", strerror(errno));
         goto cleanup;
     }
 

@@ -158,9 +158,9 @@ ms_expect_exit 2 "$T/e4" "$MS" predict --weights "$T/none.onnx" --data "$IMAGES"
 ms_one_error_line "$T/e4" "none\.onnx: "
 ok "truncated weights, a foreign ONNX file, data of the wrong width, a missing file: exit 2, one line"
 
-# meshsweep run --keep-weights DIR: each task's weights as TASK.weights and
-# TASK.onnx; the ONNX graph and predict on the native file give the row's
-# test accuracy.
+# meshsweep run --keep-weights all --weights-dir DIR: each task's weights
+# as TASK.weights and TASK.onnx; the ONNX graph and predict on the native
+# file give the row's test accuracy.
 cat >"$T/run.yaml" <<'Y'
 name: keep
 dataset: fashion-mnist
@@ -169,8 +169,8 @@ parameters:
   width:         {value: 16}
   epochs:        {value: 1}
 Y
-"$MS" run "$T/run.yaml" --data-dir "$T/run-data" --keep-weights "$T/kept" \
-    --quiet --json >"$T/run.json"
+"$MS" run "$T/run.yaml" --data-dir "$T/run-data" --keep-weights all \
+    --weights-dir "$T/kept" --quiet --json >"$T/run.json"
 n_rows=$(ms_json_get "$T/run.json" 'len(d)')
 [ "$n_rows" = 2 ] || fail "run: $n_rows rows"
 for k in 0 1; do
@@ -185,4 +185,24 @@ for k in 0 1; do
     python3 -c "import sys; sys.exit(abs($got - $acc) > 1e-4)" ||
         fail "run --keep-weights: predict gives $got, the row $acc"
 done
-ok "run --keep-weights DIR writes each task's network; both files reproduce the rows"
+ok "run --keep-weights all writes each task's network; both files reproduce the rows"
+
+# --keep-weights best, the same sweep resumed (nothing trains): only the
+# network of the row with the best val_accuracy (the spec's default metric).
+"$MS" run "$T/run.yaml" --data-dir "$T/run-data" --keep-weights best \
+    --weights-dir "$T/best" --json >"$T/best.json" 2>"$T/best.err"
+want=$(ms_json_get "$T/best.json" 'max((r for r in d if r["status"] == "ok"), key=lambda r: r["val_accuracy"])["task_id"]')
+got=$(ls "$T/best")
+[ "$got" = "$(printf '%s.onnx\n%s.weights' "$want" "$want")" ] ||
+    fail "run --keep-weights best: kept '$got', want the network of ${want:0:12}"
+grep -q "best network: task ${want:0:12}" "$T/best.err" ||
+    fail "run --keep-weights best: no line naming it: $(cat "$T/best.err")"
+# A directory where the mode goes (the option's old form): exit 2, one line.
+set +e
+"$MS" run "$T/run.yaml" --data-dir "$T/run-data" --keep-weights "$T/kept" \
+    >/dev/null 2>"$T/kw.err"
+rc=$?
+set -e
+[ "$rc" = 2 ] && [ "$(wc -l <"$T/kw.err")" = 1 ] && grep -q "not none, best or all" "$T/kw.err" ||
+    fail "run --keep-weights DIR: exit $rc, $(cat "$T/kw.err")"
+ok "run --keep-weights best keeps only the best row's network; a directory there is refused"
