@@ -5844,7 +5844,6 @@ s_dataset_check_ready(ms_node_t *self, s_sweep_info_t *info, bool fetched)
 
 #define S_WEIGHTS_MAX_BYTES ((size_t) 1 << 31) // a weights file we keep
 
-static void s_dataset_missing(ms_node_t *self, const ms_hash_t *sweep_id);
 //  --------------------------------------------------------------------------
 //  The sweep's keep_weights (and metric), read from its spec once.
 
