@@ -166,6 +166,7 @@
 #include "ms_mesh.h"
 #include "ms_mlp.h"
 #include "ms_onnx.h"
+#include "ms_reeval.h"
 #include "ms_settle.h"
 #include "ms_store_payload.h"
 #include "ms_verdict.h"
@@ -287,38 +288,6 @@ typedef struct {
                      // max_pause_s and the worker killed; whatever it
                      // still sends is dropped
 } s_running_t;
-
-//  A result this node re-evaluates, or whose kept weights it holds a copy
-//  of (copy_only); see "Re-evaluation".
-typedef struct {
-    ms_hash_t task_id;                // the task
-    uint8_t producer[MS_HASH_BYTES];  // the result's node
-    uint8_t target[MS_HASH_BYTES];    // its record hash
-    bool copy_only;                   // hold a copy, re-evaluate nothing
-    bool hold;                        // one of the result's copy holders
-    bool have_row;                    // the fields below are read
-    bool running;                     // on a worker now
-    bool fetching;                    // its weights blob is being fetched
-    ms_hash_t blob;                   // the row's weights_blob
-    uint64_t blob_size;               // its weights_bytes
-    char digest[MS_HASH_HEX_LEN + 1]; // the row's weights_digest
-    double target_accuracy;           // the row's test_accuracy (NaN: none)
-    double target_loss;               // the row's test_loss (NaN: none)
-    int64_t deadline_ms;              // monotonic ms: then it fails
-    int64_t retry_at_ms;              // monotonic ms: next try
-    char why[200];                    // last reason it could not go on
-} s_reeval_job_t;
-
-//  Weights this node keeps pinned (own results, copies for others).
-typedef struct {
-    ms_hash_t blob;                // the weights blob
-    ms_hash_t task_id;             // the task of the result
-    bool until_checked;            // unpin once the result was re-evaluated
-    bool forever;                  // keep_weights all or best: no time limit
-    uint8_t target[MS_HASH_BYTES]; // the result's record hash, once known
-    bool has_target;               // target is set
-    int64_t kept_ms;               // monotonic ms when pinned
-} s_kept_t;
 
 //  A result of ours waiting for the end of the loop turn, when the turn's
 //  results are appended together as one block (one durable commit).
@@ -578,21 +547,9 @@ struct ms_node {
     bool ignore_roles;   // tests: submit without the `submit` role
     void *work_hook_arg; // its argument
     // re-evaluation and kept weights (loop thread; see "Re-evaluation")
-    s_reeval_job_t *reevals;       // results to re-evaluate or copy
-    size_t n_reevals, cap_reevals; // used, allocated
-    s_kept_t *kept;                // weights pinned here
-    size_t n_kept, cap_kept;       // used, allocated
-    uint64_t rng[2];               // own sampling generator (getrandom)
-    char weights_dir[PATH_MAX];    // DATA_DIR/weights: worker output
-    int64_t reeval_tick_at;        // monotonic ms: next tick
-    uint64_t n_reevals_sampled;    // results chosen for re-evaluation
-    uint64_t n_reevals_published;  // re-evaluation records written
-    uint64_t n_reevals_failed;     // ... of which failed (no weights)
-    uint64_t n_weights_kept;       // own weights kept as blobs
-    uint64_t n_weights_copied;     // copies held for other operators
-    uint64_t n_reevals_agreed;     // published ok, within the sweep's
-                                   // tolerances of the target's metrics
-    uint64_t n_reevals_disagreed;  // published ok, outside them
+    ms_reeval_t *reeval;        // sampling, jobs, pins; NULL alone
+    char weights_dir[PATH_MAX]; // DATA_DIR/weights: worker output
+    uint64_t n_weights_kept;    // own weights kept as blobs
     // /metrics: tasks this store saw reach done or failed (loop thread)
     uint64_t done_seen;         // done + failed tasks at the last look
     bool done_seen_set;         // done_seen holds a first look
@@ -1220,8 +1177,6 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     rc = s_mkdirs(self->weights_dir, diag);
     if (rc != MS_OK)
         goto fail;
-    randombytes_buf(self->rng, sizeof self->rng); // own sampling generator
-    self->rng[1] |= 1;
 
     if (pipe(self->wake) != 0) {
         rc = ms_diag_set_code(diag, MS_ERR_IO, "pipe", "%s", strerror(errno));
@@ -1396,8 +1351,6 @@ ms_node_destroy(ms_node_t **self_p)
         json_decref(r->config);
     }
     free(self->running);
-    free(self->reevals);
-    free(self->kept);
     for (size_t i = 0; i < self->n_held; i++)
         s_result_clear(&self->held[i]); // their files stay for the next run
     free(self->held);
@@ -1416,6 +1369,7 @@ ms_node_destroy(ms_node_t **self_p)
         free(self->sweeps[i].files);
         json_decref(self->sweeps[i].csv);
     }
+    ms_reeval_destroy(&self->reeval);
     ms_blob_fetch_destroy(&self->fetch); // removes its temp files
     ms_blob_store_destroy(&self->blobs);
     free(self->sweeps);
@@ -4387,7 +4341,7 @@ s_release_all(ms_node_t *self)
 //  time minus this node's process tree, or its service cgroup). When
 //  others stay above idle_cpu_pct for idle_busy_s, the node pauses: every
 //  busy worker is stopped (SIGSTOP) and nothing is claimed or started
-//  (s_schedule, s_start_settled, s_reeval_start return early). Our claims
+//  (s_schedule, s_start_settled, ms_reeval's start return early). Our claims
 //  stay ours: the loop itself keeps running, so heartbeats (alone: the
 //  renew in s_lease_tick) go on renewing them, and a short pause costs the
 //  pool nothing. After max_pause_s of one pause the node releases them
@@ -5455,12 +5409,14 @@ s_metrics_snapshot(ms_node_t *self, const json_t *peers)
         json_object_set_new(ps, states[k], json_integer(n_state[k]));
     if (ps)
         json_object_set_new(m, "peer_states", ps);
-    json_object_set_new(
-        m, "reevaluations",
-        json_pack("{s:I, s:I, s:I}", "agree",
-                  (json_int_t) self->n_reevals_agreed, "disagree",
-                  (json_int_t) self->n_reevals_disagreed, "failed",
-                  (json_int_t) self->n_reevals_failed));
+    ms_reeval_stats_t rs = {0};
+    if (self->reeval)
+        ms_reeval_stats(self->reeval, &rs);
+    json_object_set_new(m, "reevaluations",
+                        json_pack("{s:I, s:I, s:I}", "agree",
+                                  (json_int_t) rs.n_agreed, "disagree",
+                                  (json_int_t) rs.n_disagreed, "failed",
+                                  (json_int_t) rs.n_failed));
     double window_s = 0;
     double tps = s_tps(self, &window_s);
     json_object_set_new(m, "tasks_completed_total",
@@ -5636,6 +5592,9 @@ s_refresh_snapshots(ms_node_t *self)
             ms_blob_fetch_stats(self->fetch, &fs);
             ms_blob_store_stats_t bs;
             ms_blob_store_stats(self->blobs, &bs);
+            ms_reeval_stats_t rs = {0};
+            if (self->reeval)
+                ms_reeval_stats(self->reeval, &rs);
             struct {
                 const char *name;
                 uint64_t value;
@@ -5655,13 +5614,13 @@ s_refresh_snapshots(ms_node_t *self)
                 {"blob_uploads_total", self->n_uploads},
                 {"blob_bytes", bs.used_bytes},
                 {"blob_evictions_total", bs.evictions},
-                {"reevaluations_sampled_total", self->n_reevals_sampled},
-                {"reevaluations_published_total", self->n_reevals_published},
-                {"reevaluations_failed_total", self->n_reevals_failed},
-                {"reevaluations_pending", self->n_reevals},
+                {"reevaluations_sampled_total", rs.n_sampled},
+                {"reevaluations_published_total", rs.n_published},
+                {"reevaluations_failed_total", rs.n_failed},
+                {"reevaluations_pending", rs.n_pending},
                 {"weights_kept_total", self->n_weights_kept},
-                {"weights_copies_total", self->n_weights_copied},
-                {"weights_pinned", self->n_kept},
+                {"weights_copies_total", rs.n_copied},
+                {"weights_pinned", rs.n_pinned},
             };
             for (size_t k = 0; k < sizeof b / sizeof b[0]; k++)
                 json_object_set_new(c, b[k].name,
@@ -5869,73 +5828,21 @@ s_dataset_check_ready(ms_node_t *self, s_sweep_info_t *info, bool fetched)
     Re-evaluation and kept weights (DESIGN.md "Verification";
     docs/VERIFICATION.md "Re-evaluation", "keep_weights")
 
-    Kept weights. A training task runs with a weights path: its worker
-    writes the final weights there (core/ms_weights.h). When its result
-    is ok, s_keep_weights applies the sweep's keep_weights: `none` drops
-    the file; `all`, `sampled` and `best` store it as a blob (named by the
-    BLAKE2b-256 of the file) and name it in the row (weights_blob,
-    weights_bytes), which the node signs with the rest of the row; the
-    file's parameter block hashes to the row's weights_digest, which a
-    verifier checks. `all` keeps the blob pinned; `best` keeps this
-    node's best result of the sweep by the spec's metric pinned (a better
-    one unpins the previous one); `sampled` pins it until one
-    re-evaluation of the result is stored or keep_retention_s passes.
-    The producer cannot know which results a verifier samples, so under
-    `sampled` it keeps every result's weights for that bounded time; an
-    unpinned blob stays until the blob quota's LRU needs its room.
-
-    Copies: for each new result of another operator that names weights,
-    a node computes the two nodes that should hold a copy: of itself and
-    its live linked peers, those whose operator is not the producer's,
-    ranked by BLAKE2b(record hash || node id), the lowest two. When it is
-    one of them it fetches the blob from its peers and pins it like the
-    producer does (so a producer that went away does not take the
-    evidence with it). Pull, not push: it reuses the blob fetch.
-
-    Sampling. Each new ok result of another operator is chosen with
-    probability reevaluate_fraction, drawn from the node's own generator
-    (xorshift128+ seeded from the OS's random source at start: nothing a
-    producer knows). A chosen result becomes a job: read the row (once
-    it is counted here), fetch its weights blob from the peers, then run
-    the worker op "reeval" (the same split and scaling as training: the
-    task's seed; test and validation metrics). The worker process does
-    the work; the node's loop only drives the job. The outcome is a
-    REEVALUATION record through the same signed block path as every
-    record: status ok with the recomputed metrics, or failed with the
-    reason when the weights could not be had within reeval_timeout_s,
-    are damaged, have other shapes, or do not hash to the published
-    weights_digest. A result whose row names no weights is re-evaluated
-    only when its sweep keeps them (`sampled`, `all`): then the missing
-    weights are a failed re-evaluation; under `none` or `best` it is not
-    sampled (re-evaluation is off for what is not kept).
-
-    Jobs and kept entries live in memory: after a restart, results that
-    arrived before it are not sampled again, and kept blobs stay pinned
-    only until the node restarts (then the LRU keeps them while room
-    allows).
+    The class ms_reeval (node/verify) samples other operators' results,
+    drives their re-evaluations, holds copies for other operators and keeps
+    the pins of kept weights; its prose says how. The node creates it with
+    its blob store and fetch (s_mesh_open), drives it from the loop
+    (s_reeval_tick), hands it blob fetch ends and its workers' events, and
+    answers what it asks through ms_reeval_iface_t (the s_ri_* functions
+    below). What stays here is the node's side of keep_weights: a training
+    task runs with a weights path; its worker writes the final weights
+    there (core/ms_weights.h); when its result is ok, s_keep_weights
+    applies the sweep's keep_weights, stores the file as a blob, names it
+    in the row (weights_blob, weights_bytes) and has ms_reeval pin it.
     =========================================================================
 */
 
-#define S_REEVAL_TICK_MS 200   // how often jobs are driven
-#define S_REEVAL_RETRY_MS 1000 // a job that cannot go on waits this long
-#define S_REEVAL_HOLDERS 2     // copies of kept weights, other operators
 #define S_WEIGHTS_MAX_BYTES ((size_t) 1 << 31) // a weights file we keep
-
-static void s_dataset_missing(ms_node_t *self, const ms_hash_t *sweep_id);
-
-//  --------------------------------------------------------------------------
-//  A uniform double in [0, 1) from the node's own generator.
-
-static double
-s_rand01(ms_node_t *self)
-{
-    uint64_t s1 = self->rng[0];
-    const uint64_t s0 = self->rng[1];
-    self->rng[0] = s0;
-    s1 ^= s1 << 23;
-    self->rng[1] = s1 ^ s0 ^ (s1 >> 17) ^ (s0 >> 26);
-    return (double) ((self->rng[1] + s0) >> 11) / 9007199254740992.0;
-}
 
 //  --------------------------------------------------------------------------
 //  The sweep's keep_weights (and metric), read from its spec once.
@@ -5967,48 +5874,6 @@ s_sweep_keep(ms_node_t *self, s_sweep_info_t *info)
     json_decref(spec);
     ms_store_sweep_destroy(&sw);
     return info->keep;
-}
-
-//  --------------------------------------------------------------------------
-//  Pin BLOB and remember it (see above).
-
-static void
-s_kept_add(ms_node_t *self, const ms_hash_t *blob, const ms_hash_t *task_id,
-           bool until_checked, bool forever, const uint8_t *target)
-{
-    if (ms_blob_store_pin(self->blobs, blob) != MS_OK)
-        return;
-    if (self->n_kept == self->cap_kept) {
-        size_t cap = self->cap_kept ? 2 * self->cap_kept : 16;
-        s_kept_t *grown = realloc(self->kept, cap * sizeof *grown);
-        if (!grown) {
-            ms_blob_store_unpin(self->blobs, blob);
-            return;
-        }
-        self->kept = grown;
-        self->cap_kept = cap;
-    }
-    s_kept_t *k = &self->kept[self->n_kept++];
-    memset(k, 0, sizeof *k);
-    k->blob = *blob;
-    k->task_id = *task_id;
-    k->until_checked = until_checked;
-    k->forever = forever;
-    k->kept_ms = ms_clock_mono_ms();
-    if (target) {
-        memcpy(k->target, target, MS_HASH_BYTES);
-        k->has_target = true;
-    }
-}
-
-//  --------------------------------------------------------------------------
-//  Unpin kept entry i and forget it.
-
-static void
-s_kept_drop(ms_node_t *self, size_t i)
-{
-    ms_blob_store_unpin(self->blobs, &self->kept[i].blob);
-    self->kept[i] = self->kept[--self->n_kept];
 }
 
 //  --------------------------------------------------------------------------
@@ -6079,17 +5944,15 @@ s_keep_weights(ms_node_t *self, const s_running_t *r, json_t *row)
         return;
     }
     if (keep == MS_KEEP_WEIGHTS_BEST) {
-        for (size_t i = 0; info->has_best && i < self->n_kept; i++)
-            if (ms_hash_equal(&self->kept[i].blob, &info->best_blob)) {
-                s_kept_drop(self, i);
-                break;
-            }
+        if (info->has_best)
+            ms_reeval_unkeep(self->reeval, &info->best_blob);
         info->has_best = true;
         info->best_value = value;
         info->best_blob = blob;
     }
-    s_kept_add(self, &blob, &r->task_id, keep == MS_KEEP_WEIGHTS_SAMPLED,
-               keep != MS_KEEP_WEIGHTS_SAMPLED, NULL);
+    ms_reeval_keep(self->reeval, &blob, &r->task_id,
+                   keep == MS_KEEP_WEIGHTS_SAMPLED,
+                   keep != MS_KEEP_WEIGHTS_SAMPLED, NULL);
     char bhex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(&blob, bhex);
     json_object_set_new(row, "weights_blob", json_string(bhex));
@@ -6139,539 +6002,166 @@ s_export_weights(ms_node_t *self, const s_running_t *r, const json_t *row)
 }
 
 //  --------------------------------------------------------------------------
-//  The job of TARGET, or NULL.
-
-static s_reeval_job_t *
-s_reeval_job(ms_node_t *self, const uint8_t *target)
-{
-    for (size_t i = 0; i < self->n_reevals; i++)
-        if (memcmp(self->reevals[i].target, target, MS_HASH_BYTES) == 0)
-            return &self->reevals[i];
-    return NULL;
-}
-
-//  --------------------------------------------------------------------------
-//  True when this node is one of the S_REEVAL_HOLDERS nodes that keep a
-//  copy of the weights of result NR (producer operator POP): lowest
-//  BLAKE2b(record hash || node id) among itself and its live linked
-//  peers of other operators.
-
-static bool
-s_is_holder(ms_node_t *self, const ms_store_new_result_t *nr, const char *pop)
-{
-    uint8_t buf[2 * MS_HASH_BYTES];
-    memcpy(buf, nr->record_hash, MS_HASH_BYTES);
-    memcpy(buf + MS_HASH_BYTES, s_node_pk(self), MS_HASH_BYTES);
-    ms_hash_t mine;
-    ms_hash_bytes(buf, sizeof buf, &mine);
-    int below = 0; // candidates ranked before us
-    for (size_t i = 0; i < self->n_peer_tab; i++) {
-        const s_peer_t *p = &self->peer_tab[i];
-        if (!p->linked || p->state != MS_PEER_ALIVE ||
-            memcmp(p->id, nr->node_id, MS_HASH_BYTES) == 0)
-            continue;
-        char op[MS_STORE_OPERATOR_MAX + 1];
-        if (ms_store_operator(self->store, p->id, op) != MS_OK ||
-            strcmp(op, pop) == 0)
-            continue;
-        memcpy(buf + MS_HASH_BYTES, p->id, MS_HASH_BYTES);
-        ms_hash_t h;
-        ms_hash_bytes(buf, sizeof buf, &h);
-        if (memcmp(h.bytes, mine.bytes, MS_HASH_BYTES) < 0)
-            below++;
-    }
-    return below < S_REEVAL_HOLDERS;
-}
-
-//  --------------------------------------------------------------------------
-//  A new ok result: our own (note its record hash for the kept entry),
-//  or another operator's: sample it, or hold a copy of its weights.
+//  ms_reeval_iface_t: log a line.
 
 static void
-s_reeval_sample(ms_node_t *self, const ms_store_new_result_t *nr, int64_t now)
+s_ri_log(void *arg, const char *line)
 {
-    if (memcmp(nr->node_id, s_node_pk(self), MS_HASH_BYTES) == 0) {
-        for (size_t i = 0; i < self->n_kept; i++)
-            if (!self->kept[i].has_target &&
-                memcmp(self->kept[i].task_id.bytes, nr->task_id,
-                       MS_HASH_BYTES) == 0) {
-                memcpy(self->kept[i].target, nr->record_hash, MS_HASH_BYTES);
-                self->kept[i].has_target = true;
-            }
-        return;
-    }
-    char pop[MS_STORE_OPERATOR_MAX + 1], own[MS_STORE_OPERATOR_MAX + 1];
-    if (ms_store_operator(self->store, nr->node_id, pop) != MS_OK ||
-        ms_store_operator(self->store, s_node_pk(self), own) != MS_OK ||
-        strcmp(pop, own) == 0 || s_reeval_job(self, nr->record_hash))
-        return;
-    uint32_t n_done = 0;
-    bool mine = false;
-    if (ms_store_reevals_of(self->store, nr->task_id, nr->record_hash,
-                            s_node_pk(self), &n_done, &mine) != MS_OK ||
-        mine)
-        return; // re-evaluated by us already
-    bool sample = self->opts.reevaluate_fraction > 0 &&
-                  s_rand01(self) < self->opts.reevaluate_fraction;
-    bool hold = s_is_holder(self, nr, pop);
-    if (!sample && !hold)
-        return;
-    if (self->n_reevals == self->cap_reevals) {
-        size_t cap = self->cap_reevals ? 2 * self->cap_reevals : 16;
-        s_reeval_job_t *grown = realloc(self->reevals, cap * sizeof *grown);
-        if (!grown)
-            return;
-        self->reevals = grown;
-        self->cap_reevals = cap;
-    }
-    s_reeval_job_t *job = &self->reevals[self->n_reevals++];
-    memset(job, 0, sizeof *job);
-    memcpy(job->task_id.bytes, nr->task_id, MS_HASH_BYTES);
-    memcpy(job->producer, nr->node_id, MS_HASH_BYTES);
-    memcpy(job->target, nr->record_hash, MS_HASH_BYTES);
-    job->copy_only = !sample;
-    job->hold = hold;
-    job->deadline_ms = now + (int64_t) self->opts.reeval_timeout_s * 1000;
-    job->retry_at_ms = now;
-    if (sample) {
-        self->n_reevals_sampled++;
-        char thex[MS_HASH_HEX_LEN + 1];
-        ms_hash_hex(&job->task_id, thex);
-        s_log(self,
-              "task %.12s: result of operator %s sampled for "
-              "re-evaluation",
-              thex, pop);
-    }
+    s_log(arg, "%s", line);
 }
 
 //  --------------------------------------------------------------------------
-//  Whether the recomputed metrics of E agree with JOB's target by the
-//  verdict engine's rule (the sweep's verify tolerances, regression for
-//  an mse task), for /metrics' reevaluations_total{outcome}. The store's
-//  verdict decides what counts; this is the verifier's own view of it.
-
-static bool
-s_reeval_agrees(ms_node_t *self, const s_reeval_job_t *job,
-                const ms_wire_reevaluation_t *e)
-{
-    ms_verdict_params_t p;
-    ms_verdict_params_default(&p);
-    ms_store_task_t *task = NULL;
-    if (ms_store_get_task(self->store, job->task_id.bytes, &task) == MS_OK) {
-        p.regression = task->config_json &&
-                       strstr(task->config_json, "\"loss\":\"mse\"") != NULL;
-        ms_store_sweep_t *sweep = NULL;
-        if (ms_store_get_sweep(self->store, task->sweep_id, &sweep) == MS_OK) {
-            json_t *spec =
-                json_loadb(sweep->spec_json, sweep->spec_len, 0, NULL);
-            json_t *verify = json_object_get(spec, "verify");
-            json_t *acc = json_object_get(verify, "accuracy_tolerance");
-            json_t *loss = json_object_get(verify, "loss_tolerance");
-            if (json_is_number(acc))
-                p.accuracy_tolerance = json_number_value(acc);
-            if (json_is_number(loss))
-                p.loss_tolerance = json_number_value(loss);
-            json_decref(spec);
-            ms_store_sweep_destroy(&sweep);
-        }
-        ms_store_task_destroy(&task);
-    }
-    return ms_verdict_reeval_agrees(&p, e->test_accuracy, e->test_loss,
-                                    job->target_accuracy, job->target_loss);
-}
-
-//  --------------------------------------------------------------------------
-//  Publish the outcome of JOB: ok with the worker's BODY, or failed with
-//  REASON.
-
-static void
-s_reeval_publish(ms_node_t *self, const s_reeval_job_t *job, const json_t *body,
-                 const char *reason)
-{
-    ms_store_payload_t p;
-    memset(&p, 0, sizeof p);
-    p.kind = MS_RECORD_REEVALUATION;
-    ms_wire_reevaluation_t *e = &p.u.reeval;
-    memcpy(e->task_id, job->task_id.bytes, MS_HASH_BYTES);
-    memcpy(e->target, job->target, MS_HASH_BYTES);
-    e->status = body ? MS_WIRE_REEVAL_OK : MS_WIRE_REEVAL_FAILED;
-    if (body) {
-        const char *k[4] = {"test_accuracy", "test_loss", "val_accuracy",
-                            "val_loss"};
-        double *v[4] = {&e->test_accuracy, &e->test_loss, &e->val_accuracy,
-                        &e->val_loss};
-        for (int i = 0; i < 4; i++) {
-            const json_t *x = json_object_get(body, k[i]);
-            *v[i] = json_is_number(x) ? json_number_value(x) : NAN;
-        }
-    } else {
-        // Truncate at a character boundary (the wire wants UTF-8).
-        size_t n = strlen(reason);
-        if (n > MS_WIRE_REEVAL_REASON_MAX)
-            n = MS_WIRE_REEVAL_REASON_MAX;
-        while (n > 0 && ((unsigned char) reason[n] & 0xC0) == 0x80)
-            n--;
-        memcpy(e->reason, reason, n);
-        e->reason[n] = 0;
-    }
-    int rc = s_append(self, 1, &p);
-    char thex[MS_HASH_HEX_LEN + 1], phex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&job->task_id, thex);
-    ms_hash_t ph;
-    memcpy(ph.bytes, job->producer, MS_HASH_BYTES);
-    ms_hash_hex(&ph, phex);
-    if (rc != MS_OK) {
-        s_log(self, "task %.12s: re-evaluation not stored: %s", thex,
-              ms_strerror(rc));
-        return;
-    }
-    self->n_reevals_published++;
-    if (!body)
-        self->n_reevals_failed++;
-    else if (s_reeval_agrees(self, job, e))
-        self->n_reevals_agreed++;
-    else
-        self->n_reevals_disagreed++;
-    if (body)
-        s_log(self,
-              "task %.12s: re-evaluated node %.12s's result: test_accuracy "
-              "%.6g test_loss %.6g",
-              thex, phex, e->test_accuracy, e->test_loss);
-    else
-        s_log(self, "task %.12s: re-evaluation of node %.12s failed: %s", thex,
-              phex, e->reason);
-    s_emit(self,
-           json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s}", "event",
-                     "reevaluation", "task_id", thex, "producer", phex,
-                     "status", body ? "ok" : "failed", "test_accuracy",
-                     body && isfinite(e->test_accuracy)
-                         ? json_real(e->test_accuracy)
-                         : json_null(),
-                     "test_loss",
-                     body && isfinite(e->test_loss) ? json_real(e->test_loss)
-                                                    : json_null(),
-                     "reason", e->reason));
-}
-
-//  --------------------------------------------------------------------------
-//  Row lookup: the counted row of the job's producer.
-
-typedef struct {
-    s_reeval_job_t *job;
-    char producer[MS_HASH_HEX_LEN + 1];
-    bool found;
-    bool ok;       // status ok
-    bool has_blob; // names weights_blob
-} s_row_find_t;
+//  ms_reeval_iface_t: append one record to our log.
 
 static int
-s_reeval_row_fn(void *arg, const char *text, size_t n, bool extra)
+s_ri_append(void *arg, const ms_store_payload_t *payload)
 {
-    (void) extra;
-    s_row_find_t *f = arg;
-    json_error_t err;
-    json_t *row = json_loadb(text, n, 0, &err);
-    const char *node = json_string_value(json_object_get(row, "node_id"));
-    if (!f->found && node && strcmp(node, f->producer) == 0) {
-        f->found = true;
-        const char *st = json_string_value(json_object_get(row, "status"));
-        f->ok = st && strcmp(st, "ok") == 0;
-        const char *blob =
-            json_string_value(json_object_get(row, "weights_blob"));
-        const char *dig =
-            json_string_value(json_object_get(row, "weights_digest"));
-        const json_t *size = json_object_get(row, "weights_bytes");
-        f->has_blob = blob && strlen(blob) == MS_HASH_HEX_LEN &&
-                      ms_hash_from_hex(blob, &f->job->blob) == 0 &&
-                      json_is_integer(size) && json_integer_value(size) > 0;
-        if (f->has_blob)
-            f->job->blob_size = (uint64_t) json_integer_value(size);
-        snprintf(f->job->digest, sizeof f->job->digest, "%s", dig ? dig : "");
-        const json_t *acc = json_object_get(row, "test_accuracy");
-        const json_t *loss = json_object_get(row, "test_loss");
-        f->job->target_accuracy =
-            json_is_number(acc) ? json_number_value(acc) : NAN;
-        f->job->target_loss =
-            json_is_number(loss) ? json_number_value(loss) : NAN;
-    }
-    json_decref(row);
-    return 0;
+    return s_append(arg, 1, payload);
 }
 
 //  --------------------------------------------------------------------------
-//  Start the worker op "reeval" for JOB (its blob is held). Returns true
-//  when it runs.
+//  ms_reeval_iface_t: publish an event.
+
+static void
+s_ri_emit(void *arg, json_t *event)
+{
+    s_emit(arg, event);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_reeval_iface_t: the live linked peers, in peer-table order.
+
+static size_t
+s_ri_live_peers(void *arg, uint8_t (**out)[MS_HASH_BYTES])
+{
+    ms_node_t *self = arg;
+    uint8_t(*peers)[MS_HASH_BYTES] =
+        calloc(self->n_peer_tab + 1, sizeof *peers);
+    size_t n = 0;
+    for (size_t i = 0; peers && i < self->n_peer_tab; i++)
+        if (self->peer_tab[i].linked &&
+            self->peer_tab[i].state == MS_PEER_ALIVE)
+            memcpy(peers[n++], self->peer_tab[i].id, MS_HASH_BYTES);
+    *out = peers;
+    return n;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_reeval_iface_t: a sweep's keep_weights.
+
+static int
+s_ri_sweep_keep(void *arg, const uint8_t sweep_id[MS_HASH_BYTES])
+{
+    ms_node_t *self = arg;
+    s_sweep_info_t *info = s_sweep_info(self, sweep_id);
+    return info ? s_sweep_keep(self, info) : MS_KEEP_WEIGHTS_SAMPLED;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_reeval_iface_t: a sweep's dataset object, or NULL (then asked for).
+
+static const json_t *
+s_ri_dataset(void *arg, const ms_hash_t *sweep_id)
+{
+    ms_node_t *self = arg;
+    s_sweep_info_t *info = s_sweep_info(self, sweep_id->bytes);
+    if (info && !info->dataset)
+        s_dataset_missing(self, sweep_id);
+    return info ? info->dataset : NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_reeval_iface_t: a worker is free for a re-evaluation.
 
 static bool
-s_reeval_start(ms_node_t *self, s_reeval_job_t *job, int64_t now)
+s_ri_worker_free(void *arg)
 {
-    if (ms_worker_pool_idle(self->pool) < 1 || self->paused) {
-        job->retry_at_ms = now + S_REEVAL_TICK_MS;
-        return false;
-    }
-    ms_store_task_t *task = NULL;
-    if (ms_store_get_task(self->store, job->task_id.bytes, &task) != MS_OK) {
-        snprintf(job->why, sizeof job->why, "the task is not known here");
-        return false;
-    }
-    ms_hash_t sid;
-    memcpy(sid.bytes, task->sweep_id, MS_HASH_BYTES);
-    json_error_t err;
-    json_t *config = json_loadb(task->config_json, task->config_len, 0, &err);
-    ms_store_task_destroy(&task);
-    s_sweep_info_t *info = s_sweep_info(self, sid.bytes);
-    char *path = NULL;
-    if (!config || !info || !info->dataset ||
-        ms_blob_store_path(self->blobs, &job->blob, &path) != MS_OK) {
-        if (info && !info->dataset)
-            s_dataset_missing(self, &sid);
-        snprintf(job->why, sizeof job->why, "%s",
-                 !config ? "the task's config does not parse"
-                         : "the dataset is not here yet");
-        json_decref(config);
-        free(path);
-        return false;
-    }
+    ms_node_t *self = arg;
+    return ms_worker_pool_idle(self->pool) >= 1 && !self->paused;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_reeval_iface_t: start a re-evaluation on a worker; its running entry
+//  takes the config.
+
+static int
+s_ri_start(void *arg, const ms_reeval_run_t *run, int *worker)
+{
+    ms_node_t *self = arg;
     char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&job->task_id, thex);
-    ms_hash_hex(&sid, shex);
+    ms_hash_hex(&run->task_id, thex);
+    ms_hash_hex(&run->sweep_id, shex);
     ms_worker_task_t wt = {.task_id = thex,
                            .sweep_id = shex,
-                           .config = config,
-                           .dataset = info->dataset,
+                           .config = run->config,
+                           .dataset = (json_t *) run->dataset,
                            .attempt = 1,
-                           .weights_path = path,
+                           .weights_path = run->weights_path,
                            .reeval = true};
-    int worker = -1;
-    int rc = ms_worker_pool_start(self->pool, &wt, &worker);
-    free(path);
-    if (rc != MS_OK) {
-        json_decref(config);
-        snprintf(job->why, sizeof job->why, "no worker: %s", ms_strerror(rc));
-        return false;
-    }
-    s_running_t *r = &self->running[worker];
+    int rc = ms_worker_pool_start(self->pool, &wt, worker);
+    if (rc != MS_OK)
+        return rc;
+    s_running_t *r = &self->running[*worker];
     memset(r, 0, sizeof *r);
     r->busy = true;
     r->reeval = true;
-    r->task_id = job->task_id;
-    r->sweep_id = sid;
-    r->config = config;
-    r->started_ms = now;
-    memcpy(r->target, job->target, MS_HASH_BYTES);
-    job->running = true;
-    s_log(
-        self,
-        "re-evaluation of a result of task %.12s: worker %d checks its weights",
-        thex, worker);
-    return true;
+    r->task_id = run->task_id;
+    r->sweep_id = run->sweep_id;
+    r->config = run->config;
+    r->started_ms = run->started_ms;
+    memcpy(r->target, run->target, MS_HASH_BYTES);
+    return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
-//  Drive one job; false when it is over (drop it).
+//  ms_reeval_iface_t: the monotonic clock.
 
-static bool
-s_reeval_step(ms_node_t *self, s_reeval_job_t *job, int64_t now)
+static int64_t
+s_ri_now_ms(void *arg)
 {
-    if (job->running)
-        return true;
-    //  The bound is on getting the weights: once they are here the job
-    //  waits for a free worker as long as it takes.
-    bool held = job->have_row && ms_blob_store_has(self->blobs, &job->blob);
-    if (!held && now >= job->deadline_ms) {
-        if (job->fetching)
-            ms_blob_fetch_cancel(self->fetch, &job->blob);
-        if (!job->copy_only) {
-            char why[260];
-            snprintf(why, sizeof why, "weights not had in %d s%s%s",
-                     self->opts.reeval_timeout_s, job->why[0] ? ": " : "",
-                     job->why);
-            s_reeval_publish(self, job, NULL, why);
-        }
-        return false;
-    }
-    if (now < job->retry_at_ms)
-        return true;
-    job->retry_at_ms = now + S_REEVAL_RETRY_MS;
-    if (!job->have_row) {
-        s_row_find_t f = {.job = job};
-        ms_hash_t ph;
-        memcpy(ph.bytes, job->producer, MS_HASH_BYTES);
-        ms_hash_hex(&ph, f.producer);
-        ms_store_results_by_task_all(self->store, job->task_id.bytes,
-                                     s_reeval_row_fn, &f);
-        if (!f.found) {
-            snprintf(job->why, sizeof job->why,
-                     "the result does not count here (yet)");
-            return true;
-        }
-        if (!f.ok)
-            return false; // diverged or failed: no weights to check
-        if (!f.has_blob) {
-            ms_store_task_t *task = NULL;
-            int keep = MS_KEEP_WEIGHTS_SAMPLED;
-            if (ms_store_get_task(self->store, job->task_id.bytes, &task) ==
-                MS_OK) {
-                s_sweep_info_t *info = s_sweep_info(self, task->sweep_id);
-                if (info)
-                    keep = s_sweep_keep(self, info);
-                ms_store_task_destroy(&task);
-            }
-            if (!job->copy_only && (keep == MS_KEEP_WEIGHTS_SAMPLED ||
-                                    keep == MS_KEEP_WEIGHTS_ALL)) {
-                char why[160];
-                snprintf(why, sizeof why,
-                         "the result names no kept weights (keep_weights "
-                         "%s)",
-                         ms_keep_weights_name((ms_keep_weights_t) keep));
-                s_reeval_publish(self, job, NULL, why);
-            }
-            return false;
-        }
-        job->have_row = true;
-    }
-    if (ms_blob_store_has(self->blobs, &job->blob)) {
-        if (job->copy_only) {
-            s_kept_add(self, &job->blob, &job->task_id, false, false,
-                       job->target);
-            self->n_weights_copied++;
-            char bhex[MS_HASH_HEX_LEN + 1];
-            ms_hash_hex(&job->blob, bhex);
-            s_log(self, "weights %.12s: holding a copy for another operator",
-                  bhex);
-            return false;
-        }
-        s_reeval_start(self, job, now);
-        return true;
-    }
-    if (!job->fetching) {
-        uint8_t(*peers)[MS_BLOB_PEER_ID_BYTES] =
-            calloc(self->n_peer_tab + 1, sizeof *peers);
-        size_t n = 0;
-        for (size_t i = 0; peers && i < self->n_peer_tab; i++)
-            if (self->peer_tab[i].linked &&
-                self->peer_tab[i].state == MS_PEER_ALIVE)
-                memcpy(peers[n++], self->peer_tab[i].id, MS_BLOB_PEER_ID_BYTES);
-        int rc = n == 0 ? MS_ERR_NOTFOUND
-                        : ms_blob_fetch_start(
-                              self->fetch, &job->blob, job->blob_size,
-                              (const uint8_t(*)[MS_BLOB_PEER_ID_BYTES]) peers,
-                              n, now);
-        free(peers);
-        if (rc == MS_OK)
-            job->fetching = !ms_blob_store_has(self->blobs, &job->blob);
-        else
-            snprintf(job->why, sizeof job->why, "cannot fetch the weights: %s",
-                     n == 0 ? "no peer linked" : ms_strerror(rc));
-    }
-    return true;
+    (void) arg;
+    return ms_clock_mono_ms();
 }
 
 //  --------------------------------------------------------------------------
-//  A blob fetch ended: the jobs waiting for it go on (or retry later).
+//  Create the re-evaluator over our store, blob store and fetch, with its
+//  own generator seeded from the OS. MS_OK or MS_ERR_NOMEM.
 
-static void
-s_reeval_blob_done(ms_node_t *self, const ms_hash_t *hash, int status,
-                   const char *reason)
+static int
+s_reeval_open(ms_node_t *self)
 {
-    for (size_t i = 0; i < self->n_reevals; i++) {
-        s_reeval_job_t *job = &self->reevals[i];
-        if (!job->fetching || !ms_hash_equal(&job->blob, hash))
-            continue;
-        job->fetching = false;
-        job->retry_at_ms = status == MS_OK ? 0 : ms_clock_mono_ms() + 2000;
-        if (status != MS_OK)
-            snprintf(job->why, sizeof job->why, "weights fetch failed: %s",
-                     reason ? reason : ms_strerror(status));
-    }
+    ms_reeval_config_t cfg = {.reevaluate_fraction =
+                                  self->opts.reevaluate_fraction,
+                              .reeval_timeout_s = self->opts.reeval_timeout_s,
+                              .keep_retention_s = self->opts.keep_retention_s};
+    memcpy(cfg.node_id, s_node_pk(self), MS_HASH_BYTES);
+    randombytes_buf(cfg.seed, sizeof cfg.seed); // own sampling generator
+    cfg.seed[1] |= 1;
+    ms_reeval_iface_t iface = {.arg = self,
+                               .log = s_ri_log,
+                               .append = s_ri_append,
+                               .emit = s_ri_emit,
+                               .live_peers = s_ri_live_peers,
+                               .sweep_keep = s_ri_sweep_keep,
+                               .dataset = s_ri_dataset,
+                               .worker_free = s_ri_worker_free,
+                               .start = s_ri_start,
+                               .now_ms = s_ri_now_ms};
+    self->reeval =
+        ms_reeval_new(self->store, self->blobs, self->fetch, &cfg, &iface);
+    return self->reeval ? MS_OK : MS_ERR_NOMEM;
 }
 
 //  --------------------------------------------------------------------------
-//  A worker event of a re-evaluation (R is its running entry).
-
-static void
-s_reeval_event(ms_node_t *self, s_running_t *r, const ms_worker_event_t *ev)
-{
-    s_reeval_job_t *job = s_reeval_job(self, r->target);
-    if (!job)
-        return;
-    job->running = false;
-    if (ev->kind == MS_WORKER_EVENT_DIED) {
-        snprintf(job->why, sizeof job->why, "%.190s", ev->reason);
-        job->retry_at_ms = ms_clock_mono_ms() + 5 * S_REEVAL_RETRY_MS;
-        return; // tried again until the deadline
-    }
-    if (ev->kind == MS_WORKER_EVENT_RESULT) {
-        const char *dig =
-            json_string_value(json_object_get(ev->body, "weights_digest"));
-        if (!dig || strcmp(dig, job->digest) != 0)
-            s_reeval_publish(self, job, NULL,
-                             "the weights blob is not the published "
-                             "weights_digest");
-        else {
-            s_reeval_publish(self, job, ev->body, NULL);
-            if (job->hold) { // and keep the copy for the retention
-                s_kept_add(self, &job->blob, &job->task_id, false, false,
-                           job->target);
-                self->n_weights_copied++;
-            }
-        }
-    } else
-        s_reeval_publish(self, job, NULL, ev->reason);
-    *job = self->reevals[--self->n_reevals];
-}
-
-//  --------------------------------------------------------------------------
-//  Unpin kept weights whose result was re-evaluated, or whose retention
-//  passed (keep_weights sampled).
-
-static void
-s_kept_tick(ms_node_t *self, int64_t now)
-{
-    int64_t keep_ms = (int64_t) self->opts.keep_retention_s * 1000;
-    for (size_t i = 0; i < self->n_kept;) {
-        s_kept_t *k = &self->kept[i];
-        bool drop = false;
-        if (!k->forever && now - k->kept_ms >= keep_ms)
-            drop = true;
-        else if (k->until_checked && k->has_target) {
-            uint32_t n = 0;
-            drop = ms_store_reevals_of(self->store, k->task_id.bytes, k->target,
-                                       NULL, &n, NULL) == MS_OK &&
-                   n > 0;
-        }
-        if (drop)
-            s_kept_drop(self, i);
-        else
-            i++;
-    }
-}
-
-//  --------------------------------------------------------------------------
-//  Drive re-evaluation (see above): sample new results, move jobs on,
-//  release kept weights. In a pool only; at most every S_REEVAL_TICK_MS.
+//  Drive re-evaluation: in a pool only (ms_reeval keeps its own pace).
 
 static void
 s_reeval_tick(ms_node_t *self, int64_t now)
 {
-    if (!self->mesh || !self->blobs || !self->fetch || !self->pool ||
-        now < self->reeval_tick_at)
+    if (!self->reeval || !self->mesh || !self->pool)
         return;
-    self->reeval_tick_at = now + S_REEVAL_TICK_MS;
-    ms_store_new_result_t nr[256];
-    size_t n;
-    while ((n = ms_store_new_results(self->store, nr, 256)) > 0)
-        for (size_t i = 0; i < n; i++)
-            s_reeval_sample(self, &nr[i], now);
-    s_kept_tick(self, now);
-    for (size_t i = 0; i < self->n_reevals;) {
-        if (s_reeval_step(self, &self->reevals[i], now))
-            i++;
-        else
-            self->reevals[i] = self->reevals[--self->n_reevals];
-    }
+    ms_reeval_tick(self->reeval, now);
 }
-
 //  --------------------------------------------------------------------------
 //  The end of one blob fetch (ms_blob_fetch's done callback).
 
@@ -6689,7 +6179,8 @@ s_blob_done(void *arg, const ms_hash_t *hash, int status, const char *reason)
               reason ? reason : ms_strerror(status));
     }
     int64_t now = ms_clock_mono_ms();
-    s_reeval_blob_done(self, hash, status, reason);
+    if (self->reeval)
+        ms_reeval_blob_done(self->reeval, hash, status, reason);
     for (size_t i = 0; i < self->n_sweeps; i++) {
         s_sweep_info_t *info = &self->sweeps[i];
         bool uses = false;
@@ -7282,7 +6773,7 @@ s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
     json_object_set_new(row, "counted", json_true());
     if (r->train && self->opts.weights_out_dir)
         s_export_weights(self, r, row);
-    if (r->train && self->blobs)
+    if (r->train && self->reeval)
         s_keep_weights(self, r, row);
     if (self->result_hook)
         self->result_hook(self->result_hook_arg, row); // tests only
@@ -7382,7 +6873,8 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
         if (ev->kind == MS_WORKER_EVENT_EPOCH ||
             ev->kind == MS_WORKER_EVENT_STARTED)
             return;
-        s_reeval_event(self, r, ev);
+        if (self->reeval)
+            ms_reeval_worker_event(self->reeval, r->target, ev);
         if (ev->kind == MS_WORKER_EVENT_DIED) {
             pthread_mutex_lock(&self->lock);
             self->n_worker_crashes++;
@@ -7843,6 +7335,9 @@ s_mesh_open(ms_node_t *self, ms_diag_t *diag)
     self->fetch = ms_blob_fetch_new(self->blobs, NULL, &btr, s_blob_done, self);
     if (!self->fetch)
         return MS_ERR_NOMEM;
+    rc = s_reeval_open(self);
+    if (rc != MS_OK)
+        return rc;
     self->grace_until =
         ms_clock_mono_ms() + ms_assign_grace_ms(self->opts.beacon_interval_ms,
                                                 self->opts.antientropy_ms);
@@ -9370,6 +8865,7 @@ ms_node_reload_certificate(ms_node_t *self, ms_diag_t *diag)
     rc = s_mesh_open(self, diag);
     if (rc != MS_OK) {
         // back to alone (a port in use, ...): the next SIGHUP tries again
+        ms_reeval_destroy(&self->reeval);
         ms_blob_fetch_destroy(&self->fetch);
         ms_blob_store_destroy(&self->blobs);
         ms_gossip_destroy(&self->gossip);

@@ -708,18 +708,7 @@ static void
 s_merge_one(ms_store_t *store, const uint8_t *origin, uint64_t seq,
             const ms_store_payload_t *p)
 {
-    uint8_t *bytes = NULL;
-    size_t len = 0;
-    assert_int_equal(ms_store_payload_encode(p, &bytes, &len), MS_OK);
-    const uint8_t *pl[1] = {bytes};
-    uint32_t kinds[1] = {p->kind};
-    size_t lens[1] = {len};
-    ms_store_merge_result_t out;
-    assert_int_equal(ms_store_merge_block(store, origin, 1, seq, 1, kinds, pl,
-                                          lens, NULL, 0, &out),
-                     MS_OK);
-    assert_int_equal(out.n_new, 1);
-    free(bytes);
+    ms_sf_merge_one(store, origin, seq, p);
 }
 
 //  --------------------------------------------------------------------------

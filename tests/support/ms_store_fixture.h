@@ -5,8 +5,8 @@
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
     Header-only (static functions) so each test executable stays one file;
-    include <cmocka.h> and ms_store.h before it. A test's setup makes a
-    fresh /tmp/PREFIX.XXXXXX, stores open under it by name, and the
+    include <cmocka.h>, ms_store.h and ms_store_payload.h before it. A test's
+   setup makes a fresh /tmp/PREFIX.XXXXXX, stores open under it by name, and the
     teardown removes the whole tree:
 
         static int s_setup(void **state)
@@ -100,6 +100,28 @@ ms_sf_id(uint8_t id[MS_STORE_ID_BYTES], uint8_t tag, uint32_t n)
     id[29] = (uint8_t) (n >> 16);
     id[30] = (uint8_t) (n >> 8);
     id[31] = (uint8_t) n;
+}
+
+//  --------------------------------------------------------------------------
+//  Merge record P as a block of one record of ORIGIN (incarnation 1, seq
+//  SEQ) into STORE; fails the test unless it is new.
+
+static inline void
+ms_sf_merge_one(ms_store_t *store, const uint8_t *origin, uint64_t seq,
+                const ms_store_payload_t *p)
+{
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    assert_int_equal(ms_store_payload_encode(p, &bytes, &len), MS_OK);
+    const uint8_t *pl[1] = {bytes};
+    uint32_t kinds[1] = {p->kind};
+    size_t lens[1] = {len};
+    ms_store_merge_result_t out;
+    assert_int_equal(ms_store_merge_block(store, origin, 1, seq, 1, kinds, pl,
+                                          lens, NULL, 0, &out),
+                     MS_OK);
+    assert_int_equal(out.n_new, 1);
+    free(bytes);
 }
 
 #endif
