@@ -39,6 +39,7 @@
 #include "ms_backend.h"
 #include "ms_dataset.h"
 #include "ms_mlp.h"
+#include "ms_platform.h"
 #include "ms_train.h"
 #include "ms_weights.h"
 #include "ms_weights_meta.h"
@@ -334,9 +335,17 @@ ms_cli_predict_main(int argc, char **argv)
         ms_cli_diag_exit(&diag, rc, a.weights);
         goto cleanup;
     }
+    if (meta->numerics > MS_ENGINE_NUMERICS_VERSION)
+        fprintf(stderr,
+                "meshsweep: note: %s was written by an engine of numerics "
+                "version %lld, this one is version %d: its figures may "
+                "differ from the training run's\n",
+                a.weights, (long long) meta->numerics,
+                MS_ENGINE_NUMERICS_VERSION);
     rc = s_load_data(&a, meta, &data, &diag);
-    if (rc == MS_OK)
-        rc = ms_dataset_check(data, data_name, meta->n_outputs, &diag);
+    if (rc == MS_OK) // an IDX label out of range is the label file's
+        rc = ms_dataset_check(data, a.labels ? a.labels : data_name,
+                              meta->n_outputs, &diag);
     if (rc == MS_OK && data->n_features != meta->input.n_features)
         rc = ms_diag_set_code(&diag, MS_ERR_DATASET, data_name,
                               "%d features per row, the network of %s takes "

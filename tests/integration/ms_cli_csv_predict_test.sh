@@ -277,3 +277,38 @@ for ext in onnx weights; do
 done
 ok "run --keep-weights: the kept networks read CSV with the training schema"
 
+# ---- 8. a file of a newer numerics version: predicted, with a note ----
+$PY - "$T/iris.onnx" "$T/n99.onnx" <<'PY' || fail "cannot edit the ONNX metadata"
+import json, sys
+import onnx
+m = onnx.load(sys.argv[1])
+for p in m.metadata_props:
+    if p.key == "meshsweep":
+        meta = json.loads(p.value)
+        meta["numerics"] = 99
+        p.value = json.dumps(meta, separators=(",", ":"), sort_keys=True)
+onnx.save(m, sys.argv[2])
+PY
+"$MS" predict --weights "$T/n99.onnx" --data "$T/iris.csv" >"$T/n99.out" 2>"$T/n99.err" ||
+    fail "predict n99.onnx: $(cat "$T/n99.err")"
+grep -q "n99\.onnx was written by an engine of numerics version 99, this one is version [0-9]" "$T/n99.err" ||
+    fail "no numerics note: $(cat "$T/n99.err")"
+ok "numerics 99: $(cat "$T/n99.err")"
+
+# ---- 9. an IDX label out of range names the label file ----
+ms_tiny_dataset --train 200 --test 50 --side 6
+D=$MESHSWEEP_DATASETS_DIR/fashion-mnist
+"$MS" train --dataset fashion-mnist --epochs 1 --width 8 --quiet --save "$T/img.weights" >/dev/null ||
+    fail "train fashion-mnist tiny"
+python3 - "$D/t10k-labels-idx1-ubyte.gz" "$T/bad-labels.gz" <<'PY'
+import gzip, sys
+b = bytearray(gzip.open(sys.argv[1]).read())
+b[8 + 4] = 200
+gzip.open(sys.argv[2], "wb").write(bytes(b))
+PY
+ms_expect_exit 2 "$T/e" "$MS" predict --weights "$T/img.weights" \
+    --data "$D/t10k-images-idx3-ubyte.gz" --labels "$T/bad-labels.gz"
+ms_one_error_line "$T/e" 'bad-labels\.gz: sample 4: label 200 out of range'
+"$MS" predict --weights "$T/img.weights" --data "$T/iris.csv" >/dev/null 2>"$T/e" || true
+grep -q "keeps no CSV schema" "$T/e" || fail "no note for weights without a schema: $(cat "$T/e")"
+ok "an IDX label out of range names the label file; weights without a schema say so for a CSV"
