@@ -133,11 +133,17 @@ int ms_dataset_load_csv_files(const char *train_path, const char *test_path,
 
 //  Load a CSV file the way the CSV dataset like was loaded: its label
 //  column, classes, categories and missing-value fills (data to predict
-//  on, or a test file loaded later). The header must be like's, or like's
-//  without the label column: then the file is data without labels, and
-//  the result has labels and targets NULL (for predictions only; never
-//  hand it to a trainer). opts gives missing (label, categorical and
-//  split are like's; opts may be NULL: missing values refused). Returns
+//  on, or a test file loaded later). The header's columns are found by
+//  name, in any order: it must hold every column of like's header once,
+//  and no other; the label column may be absent: then the file is data
+//  without labels, and the result has labels and targets NULL and
+//  n_classes 0, as IDX images alone (for predictions only; never hand it
+//  to a trainer). A header name that
+//  like's header has twice maps in order. A header that does not match
+//  is refused naming the first column that is not like's, or the first
+//  feature column missing. opts gives missing (label, categorical and
+//  split are like's; opts may be NULL: like's missing rule, the one its
+//  fills were made by). Returns
 //  as ms_dataset_load_csv_files; MS_ERR_INVALID when like did not come
 //  from a CSV file or ms_dataset_csv_reference_new.
 int ms_dataset_load_csv_like(ms_dataset_t **out, const char *path,
@@ -160,7 +166,9 @@ typedef struct {
     const char *const *const *categories; // per column: sorted names
                                           // (NULL for a numeric one)
     int32_t n_features;                   // features after encoding
-    const float *fill; // n_features: what a missing value becomes
+    const float *fill;            // n_features: what a missing value becomes
+    ms_dataset_missing_t missing; // the rule of training (the fills are
+                                  // its: 0, or the training means)
 } ms_dataset_csv_schema_t;
 
 //  The schema of a dataset loaded from CSV (or split or copied from one),

@@ -96,20 +96,21 @@ typedef struct {
 } s_strtab_t;
 
 struct ms_dataset_encoding {
-    atomic_int refs;        // references
-    int32_t n_cols;         // header columns
-    char **col_names;       // n_cols header names
-    int32_t label_col;      // index of the label column
-    bool string_labels;     // labels are class names
-    int32_t n_classes;      // classes (0: regression)
-    char **class_names;     // n_classes sorted names, or NULL
-    bool *categorical;      // per column
-    uint32_t *n_categories; // per column (categorical ones)
-    char ***categories;     // per column sorted names, or NULL
-    int32_t *first_feature; // per column: its first feature (-1: label)
-    int32_t n_features;     // features after one-hot encoding
-    float *fill;            // n_features: a missing value's value
-    char **feature_names;   // n_features names
+    atomic_int refs;              // references
+    int32_t n_cols;               // header columns
+    char **col_names;             // n_cols header names
+    int32_t label_col;            // index of the label column
+    bool string_labels;           // labels are class names
+    int32_t n_classes;            // classes (0: regression)
+    char **class_names;           // n_classes sorted names, or NULL
+    bool *categorical;            // per column
+    uint32_t *n_categories;       // per column (categorical ones)
+    char ***categories;           // per column sorted names, or NULL
+    int32_t *first_feature;       // per column: its first feature (-1: label)
+    int32_t n_features;           // features after one-hot encoding
+    float *fill;                  // n_features: a missing value's value
+    char **feature_names;         // n_features names
+    ms_dataset_missing_t missing; // the rule the fills came from
 };
 
 //  State of one file being parsed.
@@ -141,6 +142,10 @@ typedef struct {
     bool unlabelled_ok;                // a file without the label column
                                        // may load (data to predict on)
     bool unlabelled;                   // ... and this one has none
+    int32_t *perm;                     // by name (load_csv_like): field k
+                                       // of a row is column perm[k] of
+                                       // the training layout; or NULL
+    int32_t n_fields;                  // fields per row of the file
 } s_parse_t;
 
 //  --------------------------------------------------------------------------
@@ -561,22 +566,69 @@ s_alloc_columns(s_parse_t *p)
 }
 
 //  --------------------------------------------------------------------------
-//  Whether the header just read is the training header (p->ref) without
-//  its label column.
+//  The header just read, matched to the training header (p->ref) by name:
+//  every training column must be there once, the label column may be
+//  missing (data without labels), no other column may be. Sets p->perm
+//  and p->unlabelled and puts the training names in p->names. Returns
+//  MS_OK or the refusal (p->rc), naming the first column that does not
+//  match.
 
-static bool
-s_header_unlabelled(const s_parse_t *p)
+static int
+s_header_by_name(s_parse_t *p)
 {
     const ms_dataset_encoding_t *e = p->ref;
-    if (p->n_cols != e->n_cols - 1)
-        return false;
-    for (int32_t j = 0, k = 0; j < e->n_cols; j++) {
-        if (j == e->label_col)
-            continue;
-        if (strcmp(p->names[k++], e->col_names[j]) != 0)
-            return false;
+    char cols[S_LIST_MAX + 8];
+    int32_t n = p->n_cols;
+    int32_t *perm = malloc((size_t) n * sizeof *perm);
+    bool *used = calloc((size_t) e->n_cols, sizeof *used);
+    if (!perm || !used) {
+        free(perm);
+        free(used);
+        s_nomem(p);
+        return p->rc;
     }
-    return true;
+    for (int32_t k = 0; k < n && !p->rc; k++) {
+        //  The first unused training column of that name: a name that
+        //  appears twice in both headers maps in order.
+        int32_t at = -1;
+        for (int32_t j = 0; j < e->n_cols && at < 0; j++)
+            if (!used[j] && strcmp(p->names[k], e->col_names[j]) == 0)
+                at = j;
+        if (at < 0) {
+            s_list(e->col_names, (uint32_t) e->n_cols, cols, sizeof cols);
+            s_fail(p, p->line,
+                   "column %d \"%.60s\" is not a column of the training "
+                   "data%s (training columns: %s)",
+                   (int) k + 1, p->names[k],
+                   s_column(p, p->names[k], &(int32_t){0}, &(int32_t){0}) == -2
+                       ? ", or appears more often than there"
+                       : "",
+                   cols);
+            break;
+        }
+        used[at] = true;
+        perm[k] = at;
+    }
+    for (int32_t j = 0; j < e->n_cols && !p->rc; j++)
+        if (!used[j] && j != e->label_col)
+            s_fail(p, p->line,
+                   "the header has no column \"%.60s\", a feature column of "
+                   "the training data",
+                   e->col_names[j]);
+    free(used);
+    if (p->rc) {
+        free(perm);
+        return p->rc;
+    }
+    p->unlabelled = n == e->n_cols - 1;
+    p->n_fields = n;
+    p->perm = perm;
+    for (int32_t j = 0; j < p->n_cols; j++)
+        free(p->names[j]);
+    p->n_cols = 0;
+    for (int32_t j = 0; j < e->n_cols && !p->rc; j++)
+        s_header_field(p, e->col_names[j]);
+    return p->rc;
 }
 
 //  --------------------------------------------------------------------------
@@ -591,19 +643,13 @@ s_header_end(s_parse_t *p)
         s_fail(p, p->line, "empty header row");
         return;
     }
-    if (p->ref && p->unlabelled_ok && s_header_unlabelled(p)) {
-        //  The training header less its label column: data to predict
-        //  on. The row keeps the training layout (the label cell unused),
-        //  so p->names becomes the training names.
-        const ms_dataset_encoding_t *e = p->ref;
-        for (int32_t j = 0; j < p->n_cols; j++)
-            free(p->names[j]);
-        p->n_cols = 0;
-        for (int32_t j = 0; j < e->n_cols && !p->rc; j++)
-            s_header_field(p, e->col_names[j]);
-        if (p->rc)
+    if (p->ref && p->unlabelled_ok) {
+        //  Data to predict on (ms_dataset_load_csv_like): the columns are
+        //  found by name, in any order, and the label column may be
+        //  absent. The row keeps the training layout (the label cell
+        //  unused when absent), so p->names becomes the training names.
+        if (s_header_by_name(p) != MS_OK)
             return;
-        p->unlabelled = true;
     }
     if (p->ref) {
         const ms_dataset_encoding_t *e = p->ref;
@@ -886,7 +932,9 @@ s_on_field(void *s, size_t len, void *data)
         return;
     }
     int32_t j = p->field++;
-    if (p->unlabelled && j >= p->label_col)
+    if (p->perm)
+        j = j < p->n_fields ? p->perm[j] : p->n_cols;
+    else if (p->unlabelled && j >= p->label_col)
         j++; // the file has no label column: skip its slot
     if (j >= p->n_cols)
         return; // counted; the row end refuses it
@@ -981,6 +1029,7 @@ s_parse_free(s_parse_t *p)
     free(p->row);
     free(p->cells);
     free(p->label_num);
+    free(p->perm);
     memset(p, 0, sizeof *p);
 }
 
@@ -1152,6 +1201,7 @@ s_encode(s_parse_t *p, ms_dataset_encoding_t **out)
     atomic_init(&e->refs, 1);
     e->n_cols = n;
     e->label_col = p->label_col;
+    e->missing = p->o->missing;
     e->col_names = calloc((size_t) n, sizeof *e->col_names);
     e->categorical = calloc((size_t) n, sizeof *e->categorical);
     e->n_categories = calloc((size_t) n, sizeof *e->n_categories);
@@ -1578,8 +1628,10 @@ ms_dataset_load_csv_like(ms_dataset_t **out, const char *path,
     ms_dataset_csv_options_t o;
     if (opts)
         o = *opts;
-    else
+    else {
         ms_dataset_csv_options_init(&o);
+        o.missing = e->missing; // the rule of training
+    }
     o.split = 0;
     o.label_index = e->label_col;
     o.categorical = NULL; // taken from e
@@ -1602,6 +1654,7 @@ ms_dataset_load_csv_like(ms_dataset_t **out, const char *path,
         free((*out)->targets);
         (*out)->labels = NULL;
         (*out)->targets = NULL;
+        (*out)->n_classes = 0; // unlabelled rows, as IDX images alone
     }
     s_parse_free(&q);
     return rc;
@@ -1627,6 +1680,7 @@ ms_dataset_csv_schema(const ms_dataset_t *self, ms_dataset_csv_schema_t *out)
     out->categories = (const char *const *const *) e->categories;
     out->n_features = e->n_features;
     out->fill = e->fill;
+    out->missing = e->missing;
     return MS_OK;
 }
 
@@ -1673,6 +1727,10 @@ ms_dataset_csv_reference_new(ms_dataset_t **out,
         sc->label_column >= n || !sc->column_names)
         return ms_diag_set(diag, "schema", "bad columns (%d, label column %d)",
                            (int) n, (int) sc->label_column);
+    if (sc->missing < MS_DATASET_MISSING_ERROR ||
+        sc->missing > MS_DATASET_MISSING_MEAN)
+        return ms_diag_set(diag, "schema.missing", "unknown rule %d",
+                           (int) sc->missing);
     if (sc->n_classes < 0 || sc->n_classes > MS_DATASET_MAX_CLASSES ||
         sc->n_classes == 1 || (sc->class_names && sc->n_classes < 2))
         return ms_diag_set(diag, "schema.classes", "bad class count %d",
@@ -1683,6 +1741,7 @@ ms_dataset_csv_reference_new(ms_dataset_t **out,
     atomic_init(&e->refs, 1);
     e->n_cols = n;
     e->label_col = sc->label_column;
+    e->missing = sc->missing;
     e->n_classes = sc->n_classes;
     e->string_labels = sc->class_names != NULL;
     e->categorical = calloc((size_t) n, sizeof *e->categorical);

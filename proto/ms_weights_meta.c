@@ -59,6 +59,7 @@ ms_weights_meta_destroy(ms_weights_meta_t **self_p)
     ms_weights_meta_t *self = *self_p;
     s_free_classes(self);
     ms_dataset_transform_clear(&self->input);
+    ms_dataset_destroy(&self->csv);
     free(self);
     *self_p = NULL;
 }
@@ -83,6 +84,75 @@ ms_weights_meta_set_classes(ms_weights_meta_t *self, const char *const *names,
             return MS_ERR_NOMEM;
         }
     return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Keep a copy of a CSV dataset's schema.
+
+int
+ms_weights_meta_set_csv(ms_weights_meta_t *self, const ms_dataset_t *data)
+{
+    ms_dataset_destroy(&self->csv);
+    ms_dataset_csv_schema_t sc;
+    if (!data || ms_dataset_csv_schema(data, &sc) != MS_OK)
+        return MS_OK; // not from CSV: nothing to keep
+    int rc = ms_dataset_csv_reference_new(&self->csv, &sc, NULL);
+    return rc == MS_ERR_NOMEM ? rc : MS_OK; // a loaded schema is valid
+}
+
+//  --------------------------------------------------------------------------
+//  Names of the missing-value rules, by ms_dataset_missing_t.
+
+static const char *const s_missing_names[] = {"error", "zero", "mean"};
+
+//  --------------------------------------------------------------------------
+//  The csv object of a schema; NULL when memory runs out or a name is
+//  not UTF-8 (JSON holds only text).
+
+static json_t *
+s_csv_json(const ms_dataset_t *csv)
+{
+    ms_dataset_csv_schema_t sc;
+    if (ms_dataset_csv_schema(csv, &sc) != MS_OK)
+        return NULL;
+    json_t *obj = json_object(), *cols = json_array(), *cats = json_array();
+    bool ok = obj && cols && cats;
+    for (int32_t j = 0; ok && j < sc.n_columns; j++) {
+        ok = json_array_append_new(cols, json_string(sc.column_names[j])) == 0;
+        if (!ok || !sc.categorical[j])
+            continue;
+        json_t *list = json_array();
+        for (uint32_t k = 0; list && k < sc.n_categories[j]; k++)
+            if (json_array_append_new(list, json_string(sc.categories[j][k])))
+                json_decref(list), list = NULL;
+        json_t *entry = list ? json_pack("{s:i, s:o}", "column", (int) j,
+                                         "categories", list)
+                             : NULL;
+        ok = json_array_append_new(cats, entry) == 0;
+    }
+    if (ok && sc.missing == MS_DATASET_MISSING_MEAN) {
+        json_t *fill = json_array();
+        for (int32_t f = 0; fill && f < sc.n_features; f++)
+            if (json_array_append_new(fill, json_real((double) sc.fill[f])))
+                json_decref(fill), fill = NULL;
+        ok = fill && json_object_set_new(obj, "fill", fill) == 0;
+    }
+    if (ok)
+        ok = json_object_set_new(obj, "columns", cols) == 0 &&
+             json_object_set_new(obj, "categorical", cats) == 0 &&
+             json_object_set_new(obj, "label", json_integer(sc.label_column)) ==
+                 0 &&
+             json_object_set_new(obj, "missing",
+                                 json_string(s_missing_names[sc.missing])) == 0;
+    else {
+        json_decref(cols);
+        json_decref(cats);
+    }
+    if (!ok) {
+        json_decref(obj);
+        return NULL;
+    }
+    return obj;
 }
 
 //  --------------------------------------------------------------------------
@@ -139,6 +209,14 @@ ms_weights_meta_encode(const ms_weights_meta_t *self)
     if (self->numerics >= 0)
         json_object_set_new(obj, "numerics",
                             json_integer((json_int_t) self->numerics));
+    if (self->csv) {
+        json_t *csv = s_csv_json(self->csv);
+        if (!csv) {
+            json_decref(obj);
+            return NULL;
+        }
+        json_object_set_new(obj, "csv", csv);
+    }
     char *text = ms_wire_canon_dump(obj);
     json_decref(obj);
     return text;
@@ -210,6 +288,159 @@ s_decode_input(ms_weights_meta_t *self, const json_t *in, ms_diag_t *diag)
 }
 
 //  --------------------------------------------------------------------------
+//  Temporary arrays of a schema being decoded (names borrowed from the
+//  JSON).
+
+typedef struct {
+    const char **names;       // per column
+    bool *categorical;        // per column
+    uint32_t *n_categories;   // per column
+    const char ***categories; // per column, or NULL
+    float *fill;              // features, or NULL
+} s_csv_arrays_t;
+
+//  --------------------------------------------------------------------------
+//  Free them.
+
+static void
+s_csv_arrays_free(s_csv_arrays_t *a, size_t n)
+{
+    for (size_t j = 0; a->categories && j < n; j++)
+        free(a->categories[j]);
+    free(a->categories);
+    free(a->names);
+    free(a->categorical);
+    free(a->n_categories);
+    free(a->fill);
+}
+
+//  --------------------------------------------------------------------------
+//  Read the categorical list into a (columns n). Returns MS_OK or
+//  MS_ERR_INVALID (diag) or MS_ERR_NOMEM.
+
+static int
+s_decode_categorical(const json_t *cats, size_t n, s_csv_arrays_t *a,
+                     ms_diag_t *diag)
+{
+    if (!json_is_array(cats))
+        return ms_diag_set(diag, "metadata", "csv.categorical: not a list");
+    for (size_t i = 0; i < json_array_size(cats); i++) {
+        const json_t *entry = json_array_get(cats, i);
+        const json_t *col = json_object_get(entry, "column");
+        const json_t *list = json_object_get(entry, "categories");
+        json_int_t j = json_integer_value(col);
+        if (!json_is_integer(col) || j < 0 || (size_t) j >= n ||
+            a->categorical[j] || !json_is_array(list) ||
+            json_array_size(list) > MS_DATASET_MAX_CATEGORIES)
+            return ms_diag_set(diag, "metadata",
+                               "csv.categorical[%zu]: needs a column index "
+                               "(once) and its categories",
+                               i);
+        size_t k = json_array_size(list);
+        a->categorical[j] = true;
+        a->n_categories[j] = (uint32_t) k;
+        a->categories[j] = calloc(k ? k : 1, sizeof(char *));
+        if (!a->categories[j])
+            return MS_ERR_NOMEM;
+        for (size_t c = 0; c < k; c++)
+            if (!(a->categories[j][c] =
+                      json_string_value(json_array_get(list, c))))
+                return ms_diag_set(diag, "metadata",
+                                   "csv.categorical[%zu].categories[%zu]: "
+                                   "not a string",
+                                   i, c);
+    }
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Decode the csv object into self->csv (after input, outputs and
+//  classes).
+
+static int
+s_decode_csv(ms_weights_meta_t *self, const json_t *csv, ms_diag_t *diag)
+{
+    const json_t *cols = json_object_get(csv, "columns");
+    const json_t *label = json_object_get(csv, "label");
+    const char *missing = json_string_value(json_object_get(csv, "missing"));
+    if (!json_is_object(csv) || !json_is_array(cols) ||
+        !json_is_integer(label) || !missing)
+        return ms_diag_set(diag, "metadata",
+                           "csv: needs columns, label and missing");
+    size_t n = json_array_size(cols);
+    if (n < 2 || n > MS_DATASET_MAX_FEATURES)
+        return ms_diag_set(diag, "metadata", "csv.columns: %zu columns", n);
+    ms_dataset_csv_schema_t sc;
+    memset(&sc, 0, sizeof sc);
+    sc.missing = (ms_dataset_missing_t) -1;
+    for (int m = 0; m < 3; m++)
+        if (strcmp(missing, s_missing_names[m]) == 0)
+            sc.missing = (ms_dataset_missing_t) m;
+    if ((int) sc.missing < 0)
+        return ms_diag_set(diag, "metadata", "csv.missing: unknown '%s'",
+                           missing);
+    s_csv_arrays_t a = {
+        .names = calloc(n, sizeof(char *)),
+        .categorical = calloc(n, sizeof(bool)),
+        .n_categories = calloc(n, sizeof(uint32_t)),
+        .categories = calloc(n, sizeof(char **)),
+    };
+    int rc = a.names && a.categorical && a.n_categories && a.categories
+                 ? MS_OK
+                 : MS_ERR_NOMEM;
+    for (size_t j = 0; rc == MS_OK && j < n; j++)
+        if (!(a.names[j] = json_string_value(json_array_get(cols, j))))
+            rc = ms_diag_set(diag, "metadata", "csv.columns[%zu]: not a string",
+                             j);
+    if (rc == MS_OK)
+        rc = s_decode_categorical(json_object_get(csv, "categorical"), n, &a,
+                                  diag);
+    const json_t *fill = json_object_get(csv, "fill");
+    int32_t nf = self->input.n_features;
+    if (rc == MS_OK && sc.missing == MS_DATASET_MISSING_MEAN) {
+        if (!json_is_array(fill) || json_array_size(fill) != (size_t) nf)
+            rc = ms_diag_set(diag, "metadata",
+                             "csv.fill: not an array of %d numbers", nf);
+        else if (!(a.fill = malloc((size_t) nf * sizeof *a.fill)))
+            rc = MS_ERR_NOMEM;
+        for (int32_t f = 0; rc == MS_OK && f < nf; f++) {
+            const json_t *v = json_array_get(fill, (size_t) f);
+            if (!json_is_number(v))
+                rc = ms_diag_set(diag, "metadata", "csv.fill[%d]: not a number",
+                                 f);
+            else
+                a.fill[f] = (float) json_number_value(v);
+        }
+    }
+    if (rc == MS_OK) {
+        sc.n_columns = (int32_t) n;
+        sc.column_names = a.names;
+        sc.label_column = (int32_t) json_integer_value(label);
+        if (json_integer_value(label) < 0 ||
+            (size_t) json_integer_value(label) >= n)
+            sc.label_column = -1; // refused below
+        sc.n_classes = self->n_classes > 0 ? self->n_classes
+                       : self->cfg.loss == MS_LOSS_CROSS_ENTROPY
+                           ? self->n_outputs
+                           : 0;
+        sc.class_names =
+            self->n_classes > 0 ? (const char *const *) self->classes : NULL;
+        sc.categorical = a.categorical;
+        sc.n_categories = a.n_categories;
+        sc.categories = (const char *const *const *) a.categories;
+        sc.n_features = nf;
+        sc.fill = a.fill;
+        ms_diag_t sub;
+        ms_diag_clear(&sub);
+        rc = ms_dataset_csv_reference_new(&self->csv, &sc, &sub);
+        if (rc == MS_ERR_INVALID)
+            ms_diag_set(diag, "metadata", "csv: %s: %s", sub.where, sub.reason);
+    }
+    s_csv_arrays_free(&a, n);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
 //  Decode the rest of the object into self.
 
 static int
@@ -260,6 +491,9 @@ s_decode(ms_weights_meta_t *self, const json_t *obj, ms_diag_t *diag)
     const json_t *numerics = json_object_get(obj, "numerics");
     if (json_is_integer(numerics))
         self->numerics = json_integer_value(numerics);
+    const json_t *csv = json_object_get(obj, "csv");
+    if (csv)
+        return s_decode_csv(self, csv, diag);
     return MS_OK;
 }
 

@@ -18,7 +18,28 @@
        "outputs": 10,                   classes (or 1 for regression)
        "classes": ["t-shirt", ...],     only when the data named them
        "task": "64 hex",                only when the run was a task
-       "numerics": 3}                   only when the engine states one
+       "numerics": 3,                   only when the engine states one
+       "csv": {...}}                    only when trained on CSV (below)
+
+    The "csv" object is how the training CSV became numbers, so that
+    `meshsweep predict` reads a new CSV file as training did
+    (core/ms_dataset.h, ms_dataset_csv_schema_t):
+
+      {"columns": ["sepal length", ..., "species"],  the header, in order
+       "label": 4,                      index of the label column
+       "categorical": [{"column": 2, "categories": ["blue", "red"]}],
+                                        one-hot columns, their categories
+                                        in one-hot (byte-sorted) order
+       "missing": "mean",               error | zero | mean
+       "fill": [5.84, ...]}             mean only: what a missing value
+                                        becomes, per feature (float32)
+
+    The class names are the top-level "classes" (string labels); without
+    them a classifier's labels are the integers 0 to outputs - 1 and a
+    regression's are numbers. The features (input.features) are the
+    columns but the label, in header order, a categorical column as one
+    feature per category. Files written before "csv" was added have
+    none, and read as before.
 
     A raw row x maps to the network's input as x'_j = (x_j - shift_j) /
     divisor_j: for unit in float32 arithmetic, for standard in double
@@ -50,6 +71,9 @@ typedef struct {
     char **classes;               // n_classes malloc'd names, or NULL
     char task_id[65];             // 64 hex, or "" when not a task
     int64_t numerics;             // engine numerics version, -1 unknown
+    ms_dataset_t *csv;            // the training CSV's schema (an empty
+                                  // dataset of ms_dataset_csv_reference_new,
+                                  // owned), or NULL: not trained on CSV
 } ms_weights_meta_t;
 
 //  A zeroed metadata with cfg's defaults, identity input, numerics -1.
@@ -64,6 +88,11 @@ void ms_weights_meta_destroy(ms_weights_meta_t **self_p);
 int ms_weights_meta_set_classes(ms_weights_meta_t *self,
                                 const char *const *names, int32_t n);
 
+//  Keep the CSV schema of data (a dataset loaded from CSV, or split or
+//  copied from one; deep-copied) in self->csv; for data not from CSV
+//  (IDX, synthetic) clear it. Returns MS_OK or MS_ERR_NOMEM.
+int ms_weights_meta_set_csv(ms_weights_meta_t *self, const ms_dataset_t *data);
+
 //  The canonical JSON text of self (see above). Caller frees the result
 //  with free(); NULL when memory runs out or a number is not finite.
 char *ms_weights_meta_encode(const ms_weights_meta_t *self);
@@ -71,7 +100,8 @@ char *ms_weights_meta_encode(const ms_weights_meta_t *self);
 //  Parse metadata JSON text. Caller owns *out (ms_weights_meta_destroy).
 //  Returns MS_OK; MS_ERR_INVALID with diag ("metadata", what is wrong:
 //  not JSON, not meshsweep's, a bad config key, shift/divisor that do
-//  not match the feature count, a zero divisor); MS_ERR_NOMEM. *out is
+//  not match the feature count, a zero divisor, a "csv" schema that is
+//  malformed or does not give input.features); MS_ERR_NOMEM. *out is
 //  NULL on failure.
 int ms_weights_meta_decode(const char *json, ms_weights_meta_t **out,
                            ms_diag_t *diag);

@@ -18,15 +18,28 @@
     - with --predictions, each row's predicted class (its name when the
       data named them) and its probability, from ms_mlp_forward.
 
+    A CSV file is read as the training CSV was: the metadata keeps its
+    schema (the header, the label column, the classes, the one-hot
+    categories, the missing-value rule and fills), and
+    ms_dataset_load_csv_like reads the file with it. Columns are matched
+    by name (another order is fine; a column training did not have, or a
+    feature column missing, is refused naming it); labels map to the
+    training classes (an unknown one is refused naming row, column and
+    the classes), so a file that lacks a class scores as `train --test`
+    scores it. A file whose metadata has no schema (written before it was
+    kept, or trained on IDX) is read as a new CSV file, its classes and
+    columns its own, with a note on stderr.
+
     Data with labels (an IDX pair, or a CSV with its label column) gives
-    the accuracy; IDX images alone (--data without --labels) are
-    unlabelled rows, and then each row's prediction is printed (a CSV
-    needs its label column: core/ms_dataset.h reads no other).
+    the accuracy; IDX images alone (--data without --labels) and a CSV
+    without the label column are unlabelled rows, and then each row's
+    prediction is printed.
 */
 #include "ms_cli.h"
 #include "ms_backend.h"
 #include "ms_dataset.h"
 #include "ms_mlp.h"
+#include "ms_platform.h"
 #include "ms_train.h"
 #include "ms_weights.h"
 #include "ms_weights_meta.h"
@@ -73,10 +86,19 @@ s_usage(FILE *out)
                  "probability.\n"
                  "\n"
                  "  --weights FILE   the network (.onnx or native)\n"
-                 "  --data FILE      CSV with a header and its label column "
-                 "(--label,\n"
-                 "                   default \"label\"), or IDX images with\n"
-                 "  --labels FILE    their IDX labels\n"
+                 "  --data FILE      CSV with a header, read as the training "
+                 "CSV was (the\n"
+                 "                   weights keep its columns, classes, "
+                 "categories and\n"
+                 "                   missing-value rule; columns match by "
+                 "name); without\n"
+                 "                   the label column: predictions only. Or "
+                 "IDX images with\n"
+                 "  --labels FILE    their IDX labels (without: predictions "
+                 "only)\n"
+                 "  --label NAME     the CSV label column, for weights that "
+                 "keep no CSV\n"
+                 "                   schema (default \"label\")\n"
                  "  --dataset NAME   the test set of a built-in dataset\n"
                  "  --predictions    print each row's prediction\n"
                  "  --json           one JSON document\n");
@@ -132,7 +154,8 @@ s_parse(int argc, char **argv, s_predict_args_t *a)
 //  Load the data named by the arguments. Returns MS_OK or an error (diag).
 
 static int
-s_load_data(const s_predict_args_t *a, ms_dataset_t **data, ms_diag_t *diag)
+s_load_data(const s_predict_args_t *a, const ms_weights_meta_t *meta,
+            ms_dataset_t **data, ms_diag_t *diag)
 {
     *data = NULL;
     if (a->data && !a->labels) {
@@ -146,6 +169,27 @@ s_load_data(const s_predict_args_t *a, ms_dataset_t **data, ms_diag_t *diag)
                          (head[0] == 0 && head[1] == 0 && head[2] == 0x08)))
             return ms_dataset_load_idx(data, a->data, NULL, diag);
     }
+    if (a->data && !a->labels && meta->csv) {
+        //  The training CSV's schema: its columns, classes, categories
+        //  and missing-value rule.
+        ms_dataset_csv_schema_t sc;
+        ms_dataset_csv_schema(meta->csv, &sc);
+        const char *label = sc.column_names[sc.label_column];
+        if (a->label && strcmp(a->label, label) != 0)
+            return ms_diag_set_code(diag, MS_ERR_DATASET, "--label",
+                                    "the network was trained with label "
+                                    "column \"%s\", not \"%s\" (the "
+                                    "weights file keeps it; --label is not "
+                                    "needed)",
+                                    label, a->label);
+        return ms_dataset_load_csv_like(data, a->data, NULL, meta->csv, diag);
+    }
+    if (a->data && !a->labels)
+        fprintf(stderr,
+                "meshsweep: note: %s keeps no CSV schema (written before "
+                "weights files kept it, or not trained on CSV): %s is read "
+                "as a new CSV file, its classes and columns its own\n",
+                a->weights, a->data);
     if (a->data)
         return ms_dataset_load(data, a->data, a->labels, a->label, diag);
     ms_dataset_t *train = NULL;
@@ -291,9 +335,17 @@ ms_cli_predict_main(int argc, char **argv)
         ms_cli_diag_exit(&diag, rc, a.weights);
         goto cleanup;
     }
-    rc = s_load_data(&a, &data, &diag);
-    if (rc == MS_OK)
-        rc = ms_dataset_check(data, data_name, meta->n_outputs, &diag);
+    if (meta->numerics > MS_ENGINE_NUMERICS_VERSION)
+        fprintf(stderr,
+                "meshsweep: note: %s was written by an engine of numerics "
+                "version %lld, this one is version %d: its figures may "
+                "differ from the training run's\n",
+                a.weights, (long long) meta->numerics,
+                MS_ENGINE_NUMERICS_VERSION);
+    rc = s_load_data(&a, meta, &data, &diag);
+    if (rc == MS_OK) // an IDX label out of range is the label file's
+        rc = ms_dataset_check(data, a.labels ? a.labels : data_name,
+                              meta->n_outputs, &diag);
     if (rc == MS_OK && data->n_features != meta->input.n_features)
         rc = ms_diag_set_code(&diag, MS_ERR_DATASET, data_name,
                               "%d features per row, the network of %s takes "

@@ -436,9 +436,10 @@ s_save(const s_train_args_t *args, const ms_trainer_t *trainer,
         return ms_cli_failure("--save", "out of memory");
     meta->cfg = args->cfg;
     meta->numerics = MS_ENGINE_NUMERICS_VERSION;
-    if (train->class_names &&
-        ms_weights_meta_set_classes(meta, train->class_names,
-                                    train->n_classes) != MS_OK) {
+    if ((train->class_names &&
+         ms_weights_meta_set_classes(meta, train->class_names,
+                                     train->n_classes) != MS_OK) ||
+        ms_weights_meta_set_csv(meta, train) != MS_OK) {
         ms_weights_meta_destroy(&meta);
         return ms_cli_failure("--save", "out of memory");
     }

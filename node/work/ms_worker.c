@@ -785,11 +785,11 @@ s_child_started(s_child_t *self, const char *task_id)
 //  --------------------------------------------------------------------------
 //  Write the trained weights to path (ms_weights format, version 2 with
 //  the metadata of proto/ms_weights_meta.h: the config, the input
-//  transform, the task id; what `meshsweep weights` and GET
-//  /tasks/{id}/weights export). The metadata is a function of the task
-//  and its dataset only (canonical JSON), so every node that trains a
-//  task writes the same bytes. A failure is logged, not fatal: the
-//  result stands without kept weights.
+//  transform, the task id, a CSV dataset's schema; what `meshsweep
+//  weights` and GET /tasks/{id}/weights export). The metadata is a
+//  function of the task and its dataset only (canonical JSON), so every
+//  node that trains a task writes the same bytes. A failure is logged,
+//  not fatal: the result stands without kept weights.
 
 static void
 s_child_write_weights(s_child_t *self, ms_trainer_t *trainer, const char *path,
@@ -815,10 +815,13 @@ s_child_write_weights(s_child_t *self, ms_trainer_t *trainer, const char *path,
         meta->n_outputs = (int32_t) sizes[n_sizes - 1];
         snprintf(meta->task_id, sizeof meta->task_id, "%s", task_id);
         meta->numerics = MS_ENGINE_NUMERICS_VERSION;
-        //  CSV string labels: class i's name, as the dataset maps them.
+        //  CSV string labels: class i's name, as the dataset maps them;
+        //  and the CSV schema, so that predict reads files as training did.
         const ms_dataset_t *d = self->train_raw;
-        if (!d || !d->class_names ||
-            ms_weights_meta_set_classes(meta, d->class_names, d->n_classes) ==
+        if ((!d || !d->class_names ||
+             ms_weights_meta_set_classes(meta, d->class_names, d->n_classes) ==
+                 MS_OK) &&
+            ms_weights_meta_set_csv(meta, d) ==
                 MS_OK) // else out of memory: no weights
             meta_json = ms_weights_meta_encode(meta);
         memset(&meta->input, 0, sizeof meta->input);

@@ -1132,6 +1132,65 @@ test_csv_like(void **state)
     ms_dataset_destroy(&idx);
 }
 
+//  Data to predict on is matched to the training header by name: another
+//  order reads the same numbers, the label column may be absent, an
+//  unknown or missing column is refused naming it; the missing-value rule
+//  and its fills travel with the schema.
+static void
+test_csv_like_by_name(void **state)
+{
+    (void) state;
+    const char *cats[1] = {"colour"};
+    ms_dataset_csv_options_t o;
+    ms_dataset_csv_options_init(&o);
+    o.label = "y";
+    o.categorical = cats;
+    o.n_categorical = 1;
+    o.missing = MS_DATASET_MISSING_MEAN;
+    ms_dataset_t *tr = NULL, *d = NULL, *ref = NULL;
+    s_load_ok("a,colour,y\n1,red,no\n3,blue,yes\n", NULL, &o, &tr, NULL);
+    ms_dataset_csv_schema_t sc;
+    assert_int_equal(ms_dataset_csv_schema(tr, &sc), MS_OK);
+    assert_int_equal(sc.missing, MS_DATASET_MISSING_MEAN);
+    ms_diag_t diag;
+    assert_int_equal(ms_dataset_csv_reference_new(&ref, &sc, &diag), MS_OK);
+    ms_dataset_destroy(&tr);
+    //  Swapped columns, a missing number filled with the training mean.
+    s_write_text(s_tmp(2, "swapped.csv"), "y,colour,a\nyes,red,\nno,blue,5\n");
+    assert_int_equal(ms_dataset_load_csv_like(&d, s_path[2], NULL, ref, &diag),
+                     MS_OK);
+    assert_int_equal(d->n_features, 3);
+    assert_true(d->x[0] == 2.0f && d->x[1] == 0.0f && d->x[2] == 1.0f);
+    assert_true(d->x[3] == 5.0f && d->x[4] == 1.0f && d->x[5] == 0.0f);
+    assert_int_equal(d->labels[0], 1);
+    assert_int_equal(d->labels[1], 0);
+    ms_dataset_destroy(&d);
+    //  No label column, another order.
+    s_write_text(s_tmp(3, "nolabel.csv"), "colour,a\nblue,7\n");
+    assert_int_equal(ms_dataset_load_csv_like(&d, s_path[3], NULL, ref, &diag),
+                     MS_OK);
+    assert_null(d->labels);
+    assert_true(d->x[0] == 7.0f && d->x[1] == 1.0f && d->x[2] == 0.0f);
+    ms_dataset_destroy(&d);
+    //  An extra column, a missing feature column.
+    s_write_text(s_tmp(2, "extra.csv"), "a,colour,y,b\n1,red,no,2\n");
+    assert_int_equal(ms_dataset_load_csv_like(&d, s_path[2], NULL, ref, &diag),
+                     MS_ERR_DATASET);
+    assert_non_null(strstr(diag.reason, "column 4 \"b\" is not a column of "
+                                        "the training data"));
+    s_write_text(s_tmp(3, "short.csv"), "colour,y\nred,no\n");
+    assert_int_equal(ms_dataset_load_csv_like(&d, s_path[3], NULL, ref, &diag),
+                     MS_ERR_DATASET);
+    assert_non_null(strstr(diag.reason, "no column \"a\""));
+    //  An unknown class and an unknown category name row and column.
+    s_write_text(s_tmp(2, "zzz.csv"), "a,colour,y\n1,red,zzz\n");
+    assert_int_equal(ms_dataset_load_csv_like(&d, s_path[2], NULL, ref, &diag),
+                     MS_ERR_DATASET);
+    assert_non_null(strstr(diag.reason, "row 2: class \"zzz\""));
+    assert_non_null(strstr(diag.reason, "classes: no, yes"));
+    ms_dataset_destroy(&ref);
+}
+
 //  --------------------------------------------------------------------------
 //  A dataset of n rows, 3 features; row i holds i, 2i, -i; label i % 5.
 
@@ -1548,6 +1607,7 @@ main(void)
         cmocka_unit_test(test_csv_split),
         cmocka_unit_test(test_csv_malformed),
         cmocka_unit_test(test_csv_like),
+        cmocka_unit_test(test_csv_like_by_name),
         cmocka_unit_test(test_new_and_bytes),
         cmocka_unit_test(test_split_deterministic),
         cmocka_unit_test(test_split_checked_diag),

@@ -63,6 +63,7 @@ test_round_trip(void **state)
     assert_string_equal(back->task_id, m->task_id);
     assert_int_equal(back->numerics, 3);
     assert_int_equal(back->n_outputs, 2);
+    assert_null(back->csv); // not trained on CSV: no schema
     char *again = ms_weights_meta_encode(back);
     assert_string_equal(text, again);
     free(again);
@@ -70,6 +71,37 @@ test_round_trip(void **state)
     ms_weights_meta_destroy(&back);
     ms_weights_meta_destroy(&m);
     assert_null(m);
+}
+
+//  --------------------------------------------------------------------------
+//  One edit of good metadata text (the first from becomes to) that decode
+//  refuses, its reason holding reason.
+
+typedef struct {
+    const char *from, *to, *reason;
+} s_edit_t;
+
+static void
+s_expect_refused(const char *good, const s_edit_t *edits, size_t n)
+{
+    for (size_t c = 0; c < n; c++) {
+        char *bad = malloc(strlen(good) + 64);
+        const char *at = strstr(good, edits[c].from);
+        assert_non_null(at);
+        size_t head = (size_t) (at - good);
+        memcpy(bad, good, head);
+        strcpy(bad + head, edits[c].to);
+        strcat(bad, at + strlen(edits[c].from));
+        ms_weights_meta_t *out = NULL;
+        ms_diag_t diag;
+        ms_diag_clear(&diag);
+        assert_int_equal(ms_weights_meta_decode(bad, &out, &diag),
+                         MS_ERR_INVALID);
+        assert_null(out);
+        if (!strstr(diag.reason, edits[c].reason))
+            fail_msg("edit %zu: reason '%s'", c, diag.reason);
+        free(bad);
+    }
 }
 
 //  --------------------------------------------------------------------------
@@ -82,9 +114,7 @@ test_refusals(void **state)
     ms_weights_meta_t *m = s_meta();
     char *good = ms_weights_meta_encode(m);
     ms_weights_meta_destroy(&m);
-    struct {
-        const char *from, *to, *reason;
-    } cases[] = {
+    const s_edit_t cases[] = {
         {"\"meshsweep_weights\":1", "\"meshsweep_weights\":9",
          "not meshsweep's"},
         {"\"divisor\":[1.0", "\"divisor\":[0.0", "divisor 0"},
@@ -92,27 +122,87 @@ test_refusals(void **state)
         {"\"activation\":\"relu\"", "\"activation\":\"rleu\"", "config."},
         {"\"outputs\":2", "\"outputs\":0", "outputs"},
     };
-    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        char *bad = malloc(strlen(good) + 64);
-        const char *at = strstr(good, cases[c].from);
-        assert_non_null(at);
-        size_t head = (size_t) (at - good);
-        memcpy(bad, good, head);
-        strcpy(bad + head, cases[c].to);
-        strcat(bad, at + strlen(cases[c].from));
-        ms_weights_meta_t *out = NULL;
-        ms_diag_t diag;
-        ms_diag_clear(&diag);
-        assert_int_equal(ms_weights_meta_decode(bad, &out, &diag),
-                         MS_ERR_INVALID);
-        assert_null(out);
-        if (!strstr(diag.reason, cases[c].reason))
-            fail_msg("case %zu: reason '%s'", c, diag.reason);
-        free(bad);
-    }
+    s_expect_refused(good, cases, sizeof cases / sizeof *cases);
     ms_weights_meta_t *out = NULL;
     assert_int_equal(ms_weights_meta_decode("{", &out, NULL), MS_ERR_INVALID);
     free(good);
+}
+
+//  --------------------------------------------------------------------------
+//  The CSV schema travels: encoded under "csv", decoded into a reference
+//  dataset with the same columns, categories, rule and fills (the class
+//  names from "classes"); a damaged schema is refused naming it; a file
+//  without one decodes with csv NULL.
+
+static void
+test_csv_schema(void **state)
+{
+    (void) state;
+    ms_weights_meta_t *m = s_meta();
+    const char *cols[3] = {"a", "colour", "y"};
+    const char *classes[2] = {"no", "yes"};
+    const char *colours[2] = {"blue", "red"};
+    const char *const *cats[3] = {NULL, colours, NULL};
+    bool categorical[3] = {false, true, false};
+    uint32_t n_cats[3] = {0, 2, 0};
+    float fill[3] = {2.5f, 0.25f, 0.75f};
+    ms_dataset_csv_schema_t sc = {
+        .n_columns = 3,
+        .column_names = cols,
+        .label_column = 2,
+        .n_classes = 2,
+        .class_names = classes,
+        .categorical = categorical,
+        .n_categories = n_cats,
+        .categories = cats,
+        .n_features = 3,
+        .fill = fill,
+        .missing = MS_DATASET_MISSING_MEAN,
+    };
+    ms_dataset_t *ref = NULL;
+    assert_int_equal(ms_dataset_csv_reference_new(&ref, &sc, NULL), MS_OK);
+    assert_int_equal(ms_weights_meta_set_classes(m, classes, 2), MS_OK);
+    assert_int_equal(ms_weights_meta_set_csv(m, ref), MS_OK);
+    ms_dataset_destroy(&ref);
+    char *text = ms_weights_meta_encode(m);
+    assert_non_null(text);
+    assert_non_null(strstr(
+        text, "\"csv\":{\"categorical\":[{\"categories\":[\"blue\",\"red\"],"
+              "\"column\":1}],\"columns\":[\"a\",\"colour\",\"y\"],"
+              "\"fill\":[2.5,0.25,0.75],\"label\":2,\"missing\":\"mean\"}"));
+    ms_weights_meta_t *back = NULL;
+    assert_int_equal(ms_weights_meta_decode(text, &back, NULL), MS_OK);
+    assert_non_null(back->csv);
+    ms_dataset_csv_schema_t got;
+    assert_int_equal(ms_dataset_csv_schema(back->csv, &got), MS_OK);
+    assert_int_equal(got.label_column, 2);
+    assert_int_equal(got.n_classes, 2);
+    assert_string_equal(got.class_names[1], "yes");
+    assert_true(got.categorical[1]);
+    assert_string_equal(got.categories[1][1], "red");
+    assert_true(got.fill[1] == 0.25f);
+    assert_int_equal(got.missing, MS_DATASET_MISSING_MEAN);
+    assert_string_equal(ms_dataset_feature_name(back->csv, 2), "colour=red");
+    char *again = ms_weights_meta_encode(back);
+    assert_string_equal(text, again);
+    free(again);
+    ms_weights_meta_destroy(&back);
+    const s_edit_t cases[] = {
+        {"\"red\"],", "\"red\",\"x\"],", "csv: schema.features"},
+        {"[\"blue\",\"red\"]", "[\"red\",\"blue\"]", "sorted"},
+        {"\"mean\"", "\"average\"", "csv.missing"},
+        {"[2.5,0.25,0.75]", "[2.5]", "csv.fill"},
+        {"\"label\":2", "\"label\":7", "csv: schema"},
+        {"\"column\":1", "\"column\":2", "csv: schema"},
+    };
+    s_expect_refused(text, cases, sizeof cases / sizeof *cases);
+    free(text);
+    //  Data not from CSV: nothing kept.
+    ms_dataset_t *idx = ms_dataset_new(1, 3, 2);
+    assert_int_equal(ms_weights_meta_set_csv(m, idx), MS_OK);
+    assert_null(m->csv);
+    ms_dataset_destroy(&idx);
+    ms_weights_meta_destroy(&m);
 }
 
 //  --------------------------------------------------------------------------
@@ -191,6 +281,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_csv_schema),
         cmocka_unit_test(test_read_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
