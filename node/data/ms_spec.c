@@ -601,6 +601,11 @@ s_check_value(s_ctx_t *ctx, const s_param_t *param, const json_t *value,
     if (!cfg)
         return MS_ERR_NOMEM;
     ms_train_config_defaults(cfg);
+    //  A residual-only key's value is judged where it has an effect (the
+    //  combination with architecture is checked per task, s_emit).
+    if (strcmp(param->name, "residual_scale") == 0 ||
+        strcmp(param->name, "block_layers") == 0)
+        cfg->architecture = MS_ARCH_RESIDUAL;
     ms_diag_t local;
     int rc = ms_config_set_param(cfg, param->name, value, &local);
     if (rc == MS_OK) {

@@ -477,6 +477,66 @@ test_bad_input(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  The combinations ms_train_config_check refuses, each naming its key:
+//  batch norm over one row, the residual keys in a plain network, a
+//  residual block whose widths differ (naming the two hidden layers).
+static void
+test_config_combinations(void **state)
+{
+    (void) state;
+    ms_train_config_t cfg = small_config();
+    ms_diag_t diag;
+    cfg.norm = MS_NORM_BATCH;
+    cfg.batch_size = 1;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_ERR_INVALID);
+    assert_string_equal(diag.where, "batch_size");
+    assert_non_null(strstr(diag.reason, "norm: batch needs batch_size >= 2"));
+    cfg.batch_size = 2;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_OK);
+    cfg.norm = MS_NORM_LAYER;
+    cfg.batch_size = 1;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_OK);
+
+    cfg = small_config();
+    cfg.residual_scale = MS_RESIDUAL_SCALE_REZERO;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_ERR_INVALID);
+    assert_string_equal(diag.where, "residual_scale");
+    assert_non_null(strstr(diag.reason, "architecture: plain"));
+    cfg.architecture = MS_ARCH_RESIDUAL;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_OK);
+    cfg = small_config();
+    cfg.block_layers = 2;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_ERR_INVALID);
+    assert_string_equal(diag.where, "block_layers");
+    cfg.architecture = MS_ARCH_RESIDUAL;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_OK);
+
+    cfg = small_config();
+    cfg.architecture = MS_ARCH_RESIDUAL;
+    cfg.explicit_sizes = true;
+    cfg.width = 0;
+    cfg.n_hidden = 3;
+    cfg.hidden_sizes[0] = 32;
+    cfg.hidden_sizes[1] = 16;
+    cfg.hidden_sizes[2] = 16;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_ERR_INVALID);
+    assert_string_equal(diag.where, "hidden_sizes");
+    assert_string_equal(diag.reason,
+                        "hidden layer 0 has 32 units, hidden layer 1 has 16: "
+                        "a residual block needs equal widths");
+    //  Blocks of two: the block of layers 1 and 2 gives back 16 of 32.
+    cfg.block_layers = 2;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_ERR_INVALID);
+    assert_string_equal(diag.reason,
+                        "hidden layer 0 has 32 units, hidden layer 2 has 16: "
+                        "a residual block needs equal widths (the block of "
+                        "hidden layers 1 and 2)");
+    cfg.hidden_sizes[1] = 8;
+    cfg.hidden_sizes[2] = 32;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_OK);
+}
+
+//  --------------------------------------------------------------------------
 //  Progress callback sees every epoch; a non-zero return stops the run.
 static int
 stop_after_two(void *arg, const ms_epoch_metrics_t *m, int32_t n_epochs)
@@ -730,6 +790,7 @@ main(void)
         cmocka_unit_test(test_noop),
         cmocka_unit_test(test_regression),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_config_combinations),
         cmocka_unit_test(test_progress_stop),
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_depth_configs_learn),
