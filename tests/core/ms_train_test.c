@@ -536,6 +536,48 @@ test_config_combinations(void **state)
     assert_int_equal(ms_train_config_check(&cfg, &diag), MS_OK);
 }
 
+//  A training split whose last minibatch has one row is refused with
+//  batch norm (naming the rows and the batch size), and only then.
+static void
+test_batch_norm_last_row(void **state)
+{
+    fixture_t *f = *state;
+    ms_train_config_t cfg = small_config();
+    cfg.norm = MS_NORM_BATCH;
+    cfg.batch_size = 599; // 600 rows: 599 + 1
+    ms_trainer_t *t = (ms_trainer_t *) 1;
+    ms_diag_t diag;
+    assert_int_equal(
+        ms_trainer_open(&t, &cfg, f->train, f->val, f->test, f->backend, &diag),
+        MS_ERR_INVALID);
+    assert_null(t);
+    assert_string_equal(diag.where, "batch_size");
+    assert_non_null(strstr(diag.reason, "the training split has 600 rows; "
+                                        "with batch_size 599 its last "
+                                        "minibatch has 1 row"));
+    cfg.batch_size = 598; // 598 + 2
+    assert_int_equal(
+        ms_trainer_open(&t, &cfg, f->train, f->val, f->test, f->backend, &diag),
+        MS_OK);
+    ms_trainer_destroy(&t);
+    cfg.norm = MS_NORM_LAYER; // other norms: no such limit
+    cfg.batch_size = 599;
+    assert_int_equal(
+        ms_trainer_open(&t, &cfg, f->train, f->val, f->test, f->backend, &diag),
+        MS_OK);
+    ms_trainer_destroy(&t);
+    //  One training row, a batch of 32: a minibatch of 1 row.
+    ms_dataset_t *one = ms_synth_blobs(1, 8, 3, 0.6, 1);
+    one->n_classes = 3;
+    cfg.norm = MS_NORM_BATCH;
+    cfg.batch_size = 32;
+    assert_int_equal(
+        ms_trainer_open(&t, &cfg, one, f->val, f->test, f->backend, &diag),
+        MS_ERR_INVALID);
+    assert_non_null(strstr(diag.reason, "has 1 row; with batch_size 32"));
+    ms_synth_free(&one);
+}
+
 //  --------------------------------------------------------------------------
 //  Progress callback sees every epoch; a non-zero return stops the run.
 static int
@@ -791,6 +833,7 @@ main(void)
         cmocka_unit_test(test_regression),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_config_combinations),
+        cmocka_unit_test(test_batch_norm_last_row),
         cmocka_unit_test(test_progress_stop),
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_depth_configs_learn),
