@@ -602,7 +602,8 @@ test_wandb_keys_warn(void **state)
 //  The combination rules of ms_train_config_check, in a spec: the
 //  residual keys with a plain network and batch norm over one row are
 //  refused with the key's path; a residual sweep may still set them
-//  with {value: ...} (judged in a residual network).
+//  with {value: ...} (judged in a residual network); warm-up longer than
+//  training gets one warning for all its tasks.
 static void
 test_depth_combinations(void **state)
 {
@@ -640,6 +641,16 @@ test_depth_combinations(void **state)
                    "  norm: {values: [none, layer, batch]}\n");
     assert_int_equal(ms_spec_task_count(spec), 3);
     assert_int_equal(ms_spec_warning_count(spec), 0);
+    ms_spec_destroy(&spec);
+
+    spec = s_parse("dataset: fashion-mnist\nparameters:\n"
+                   "  epochs: {value: 1}\n"
+                   "  warmup_epochs: {values: [0.5, 5, 100]}\n");
+    assert_int_equal(ms_spec_task_count(spec), 3);
+    assert_int_equal(ms_spec_warning_count(spec), 1);
+    assert_string_equal(ms_spec_warning(spec, 0),
+                        "warmup_epochs 5 is more than epochs 1 (2 tasks): "
+                        "the learning rate never leaves warm-up");
     ms_spec_destroy(&spec);
 }
 
