@@ -55,6 +55,8 @@
 typedef struct {
     ms_train_config_t cfg;        // the task config being built
     bool init_given;              // --init was given (keep it)
+    bool sizes_given;             // --hidden-sizes was given
+    bool layers_given;            // --hidden-layers or --width was given
     const char *dataset;          // built-in name
     const char *train_path;       // --train (CSV or IDX images)
     const char *train_labels;     // --train-labels (IDX)
@@ -257,6 +259,10 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
                     return ms_cli_usage_error("--categorical",
                                               "at most %d columns",
                                               S_MAX_CATEGORICAL);
+                for (int32_t k = 0; k < args->csv.n_categorical; k++)
+                    if (strcmp(args->categorical[k], t) == 0)
+                        return ms_cli_usage_error("--categorical",
+                                                  "'%s' is listed twice", t);
                 args->categorical[args->csv.n_categorical++] = t;
             }
             args->csv.categorical = args->categorical;
@@ -296,6 +302,25 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
             return ms_cli_usage_error(arg, "needs a value");
         else
             text = argv[++i];
+        char name[128]; // the key in the table's spelling
+        snprintf(name, sizeof name, "%s", key);
+        for (char *p = name; *p; p++)
+            if (*p == '-')
+                *p = '_';
+        if (strcmp(name, "hidden_sizes") == 0) {
+            if (!text[strspn(text, " ")])
+                return ms_cli_usage_error("--hidden-sizes",
+                                          "needs at least one size (100,10); "
+                                          "for no hidden layer give "
+                                          "--hidden-layers 0");
+            args->sizes_given = true;
+        }
+        if (strcmp(name, "hidden_layers") == 0 || strcmp(name, "width") == 0)
+            args->layers_given = true;
+        if (args->sizes_given && args->layers_given)
+            return ms_cli_usage_error("--hidden-sizes",
+                                      "give either --hidden-sizes or "
+                                      "--hidden-layers/--width, not both");
         ms_diag_t diag;
         ms_diag_clear(&diag);
         int rc = ms_config_set_param_string(&args->cfg, key, text, &diag);
@@ -308,7 +333,7 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
             return ms_cli_usage_error(
                 where, "%s", diag.reason[0] ? diag.reason : ms_strerror(rc));
         }
-        if (strcmp(key, "init") == 0)
+        if (strcmp(name, "init") == 0)
             args->init_given = true;
     }
     if (!args->init_given)
@@ -326,6 +351,10 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
         if (args->csv.split == 0)
             args->csv.split = 0.2; // the 2015 system's 80/20
     }
+    if (args->label && args->csv.label_index >= 0)
+        return ms_cli_usage_error("--label-index",
+                                  "give either --label or --label-index, "
+                                  "not both");
     args->csv.label = args->label;
     if ((args->train_path != NULL) != (args->test_path != NULL))
         return ms_cli_usage_error(args->train_path ? "--test" : "--train",
@@ -356,6 +385,11 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
         return ms_cli_usage_error(diag.where[0] ? where : "train", "%s",
                                   diag.reason);
     }
+    if (args->cfg.warmup_epochs > args->cfg.epochs)
+        fprintf(stderr,
+                "meshsweep: warning: --warmup-epochs %g is more than --epochs "
+                "%d: the learning rate never leaves warm-up\n",
+                args->cfg.warmup_epochs, (int) args->cfg.epochs);
     return MS_CLI_EXIT_OK;
 }
 
