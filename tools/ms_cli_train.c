@@ -41,11 +41,13 @@
 #include "ms_weights_meta.h"
 #include "ms_wire_canon.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 //  Most columns --categorical may list.
@@ -159,6 +161,51 @@ s_train_usage(FILE *out)
         }
         fprintf(out, "  %-20s  %s\n", flag, type);
     }
+}
+
+//  --------------------------------------------------------------------------
+//  --save PATH, before any training: a file name (not empty, not a
+//  directory) in a directory that exists and can be written, and not an
+//  existing file that cannot be. A long run is not lost to a typo.
+//  Returns an exit code (0 = go on).
+
+static int
+s_check_save_path(const char *path)
+{
+    if (!*path)
+        return ms_cli_usage_error("--save", "needs a file name");
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return ms_cli_usage_error(
+                "--save", "%s: is a directory; give a file name", path);
+        if (access(path, W_OK) != 0)
+            return ms_cli_usage_error("--save", "%s: cannot write: %s", path,
+                                      strerror(errno));
+        return MS_CLI_EXIT_OK;
+    }
+    if (path[strlen(path) - 1] == '/')
+        return ms_cli_usage_error(
+            "--save", "%s: names a directory; give a file name", path);
+    //  The directory the file would go in.
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int) (slash - path), path);
+    if (stat(dir, &st) != 0)
+        return ms_cli_usage_error("--save", "%s: no directory %s: %s", path,
+                                  dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return ms_cli_usage_error("--save", "%s: %s is not a directory", path,
+                                  dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return ms_cli_usage_error("--save", "%s: cannot write in %s: %s", path,
+                                  dir, strerror(errno));
+    return MS_CLI_EXIT_OK;
 }
 
 //  --------------------------------------------------------------------------
@@ -373,6 +420,14 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
                                   args->save_format);
     if (args->save_format && !args->save_path)
         return ms_cli_usage_error("--format", "needs --save FILE");
+    if (args->save_path && args->cfg.kind == MS_KIND_NOOP)
+        return ms_cli_usage_error("--save",
+                                  "a noop run trains no network to save");
+    if (args->save_path) {
+        int bad = s_check_save_path(args->save_path);
+        if (bad != MS_CLI_EXIT_OK)
+            return bad;
+    }
     ms_diag_t diag;
     ms_diag_clear(&diag);
     int rc = ms_train_config_check(&args->cfg, &diag);
@@ -804,9 +859,12 @@ ms_cli_train_main(int argc, char **argv)
         result.status == MS_RUN_FAILED ? MS_CLI_EXIT_FAILURE : MS_CLI_EXIT_OK;
     if (args->save_path && result.status == MS_RUN_OK)
         exit_code = s_save(args, trainer, train, &transform);
-    else if (args->save_path)
+    else if (args->save_path) {
+        //  The file asked for is not there: not a success.
         fprintf(stderr, "meshsweep: --save: not written: the run is %s\n",
                 ms_run_status_name(result.status));
+        exit_code = MS_CLI_EXIT_FAILURE;
+    }
 cleanup:
     ms_dataset_transform_clear(&transform);
     json_decref(row);

@@ -6,7 +6,9 @@
 # contradictory options (--hidden-sizes with --hidden-layers/--width, an
 # empty --hidden-sizes, --label with --label-index, a category twice, the
 # residual keys with a plain network); a warm-up longer than training (a
-# warning). Tiny CSV files: fast.
+# warning);
+# --save to a path that cannot be written, or of a noop run; a diverged
+# run with --save (exit 1). Tiny CSV files: fast.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 python3 "$HERE/make_tiny_idx.py" csv "$T/csv" --train 100 --test 20
@@ -62,4 +64,17 @@ ok "a spec's residual_scale with a plain network is refused"
 "$MS" train "${D[@]}" --warmup-epochs 5 --quiet >/dev/null 2>"$T/w.err" || fail "warm-up run failed"
 ms_one_error_line "$T/w.err" '^meshsweep: warning: --warmup-epochs 5 is more than --epochs 1: the learning rate never leaves warm-up$'
 ok "--warmup-epochs over --epochs: one warning line"
+
+# -- --save is checked before training.
+refused "${D[@]}" --save /nonexistent/dir/x.onnx '^meshsweep: --save: /nonexistent/dir/x\.onnx: no directory /nonexistent/dir'
+refused "${D[@]}" --save "$T" "^meshsweep: --save: $T: is a directory"
+refused "${D[@]}" --save "" '^meshsweep: --save: needs a file name$'
+refused "${D[@]}" --kind noop --save n.onnx '^meshsweep: --save: a noop run trains no network to save$'
+[ ! -e n.onnx ] || fail "a noop run wrote n.onnx"
+ms_expect_exit 1 "$T/div.err" "$MS" train --train csv/train.csv --test csv/test.csv --optimizer sgd \
+    --learning-rate 1e30 --epochs 3 --width 8 --save div.onnx
+ms_one_error_line "$T/div.err" '^meshsweep: --save: not written: the run is diverged$'
+grep -Eq '^status +diverged at epoch' "$T/div.err.stdout" || fail "no diverged status: $(cat "$T/div.err.stdout")"
+[ ! -e div.onnx ] || fail "a diverged run wrote div.onnx"
+ok "--save: a bad path and a noop run refused before training; diverged exits 1"
 
