@@ -680,10 +680,25 @@ s_fmt_num(char *out, size_t n, double v, int prec)
 }
 
 //  --------------------------------------------------------------------------
+//  An accuracy as s_fmt_num writes it, or "-" for a regression run (it
+//  has none; the engine's NaN would read as a failure).
+
+static const char *
+s_fmt_accuracy(char *out, size_t n, double v, bool classify)
+{
+    if (!classify) {
+        snprintf(out, n, "-");
+        return out;
+    }
+    return s_fmt_num(out, n, v, 4);
+}
+
+//  --------------------------------------------------------------------------
 //  Print one epoch line.
 
 static void
-s_print_epoch(FILE *out, const ms_epoch_metrics_t *m, int32_t n_epochs)
+s_print_epoch(FILE *out, const ms_epoch_metrics_t *m, int32_t n_epochs,
+              bool classify)
 {
     char tl[32], vl[32], va[32];
     fprintf(out,
@@ -692,7 +707,8 @@ s_print_epoch(FILE *out, const ms_epoch_metrics_t *m, int32_t n_epochs)
             (int) m->epoch, (int) n_epochs,
             s_fmt_num(tl, sizeof tl, m->train_loss, 4),
             s_fmt_num(vl, sizeof vl, m->val_loss, 4),
-            s_fmt_num(va, sizeof va, m->val_accuracy, 4), m->seconds);
+            s_fmt_accuracy(va, sizeof va, m->val_accuracy, classify),
+            m->seconds);
     fflush(out);
 }
 
@@ -753,6 +769,7 @@ ms_cli_train_main(int argc, char **argv)
     memset(&result, 0, sizeof result);
     json_t *row = NULL;
     FILE *progress = args->json_out ? stderr : stdout;
+    bool classify = false; // classification data (else regression)
 
     int rc = s_load_data(args, &train, &val, &test, &transform, &diag);
     if (rc != MS_OK) {
@@ -763,6 +780,7 @@ ms_cli_train_main(int argc, char **argv)
                                            // input (DESIGN.md: exit 2)
         goto cleanup;
     }
+    classify = train->n_classes >= 2;
     rc = ms_backend_open(&backend, args->backend, (int) args->threads, &diag);
     if (rc != MS_OK) {
         exit_code = ms_cli_diag_exit(&diag, rc, "--backend");
@@ -790,7 +808,7 @@ ms_cli_train_main(int argc, char **argv)
             goto cleanup;
         }
         if (!args->quiet)
-            s_print_epoch(progress, &m, args->cfg.epochs);
+            s_print_epoch(progress, &m, args->cfg.epochs, classify);
     }
     rc = ms_trainer_finish(trainer, &result);
     if (rc != MS_OK) {
@@ -825,11 +843,11 @@ ms_cli_train_main(int argc, char **argv)
         s_status_text(&result, status, sizeof status);
         printf("status         %s\n", status);
         printf("test_accuracy  %s\n",
-               s_fmt_num(num, sizeof num, result.test_accuracy, 4));
+               s_fmt_accuracy(num, sizeof num, result.test_accuracy, classify));
         printf("test_loss      %s\n",
                s_fmt_num(num, sizeof num, result.test_loss, 4));
         printf("val_accuracy   %s\n",
-               s_fmt_num(num, sizeof num, result.val_accuracy, 4));
+               s_fmt_accuracy(num, sizeof num, result.val_accuracy, classify));
         printf("params         %lld\n", (long long) result.params);
         printf("epochs         %d\n", (int) result.epochs);
         printf("s/epoch        %.3f\n", result.seconds_per_epoch);

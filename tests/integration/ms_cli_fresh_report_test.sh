@@ -8,7 +8,7 @@
 # residual keys with a plain network); a warm-up longer than training (a
 # warning);
 # --save to a path that cannot be written, or of a noop run; a diverged
-# run with --save (exit 1). Tiny CSV files: fast.
+# run with --save (exit 1); regression accuracy printed "-". Tiny CSV files: fast.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 python3 "$HERE/make_tiny_idx.py" csv "$T/csv" --train 100 --test 20
@@ -78,3 +78,20 @@ grep -Eq '^status +diverged at epoch' "$T/div.err.stdout" || fail "no diverged s
 [ ! -e div.onnx ] || fail "a diverged run wrote div.onnx"
 ok "--save: a bad path and a noop run refused before training; diverged exits 1"
 
+# -- Regression: no accuracy.
+python3 - "$T" <<'EOF'
+import random, sys
+random.seed(1)
+for name, n in (("rtrain.csv", 80), ("rtest.csv", 20)):
+    with open(sys.argv[1] + "/" + name, "w") as f:
+        f.write("a,b,y\n")
+        for _ in range(n):
+            a, b = random.random(), random.random()
+            f.write("%f,%f,%f\n" % (a, b, 2 * a - b))
+EOF
+"$MS" train --train rtrain.csv --test rtest.csv --label y --loss mse --epochs 2 --width 8 >"$T/reg.txt"
+grep -qx 'test_accuracy  -' "$T/reg.txt" || fail "regression test_accuracy: $(cat "$T/reg.txt")"
+grep -qx 'val_accuracy   -' "$T/reg.txt" || fail "regression val_accuracy: $(cat "$T/reg.txt")"
+grep -q 'val_acc -  ' "$T/reg.txt" || fail "regression epoch line: $(cat "$T/reg.txt")"
+! grep -q nan "$T/reg.txt" || fail "regression output has nan: $(cat "$T/reg.txt")"
+ok "regression: accuracy printed '-', not nan"
