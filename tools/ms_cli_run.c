@@ -149,7 +149,8 @@ s_fmt_duration(char *out, size_t n, double seconds)
 }
 
 //  --------------------------------------------------------------------------
-//  A short label of task i's network ("relu 4x64 seed 1") from the spec.
+//  A short label of task i's network ("relu 4x64 seed 1", with the
+//  depth keys away from their defaults: "... residual norm layer").
 
 static void
 s_task_label_at(const ms_spec_t *spec, size_t i, char *out, size_t n)
@@ -174,8 +175,24 @@ s_task_label_at(const ms_spec_t *spec, size_t i, char *out, size_t n)
     } else
         snprintf(arch, sizeof arch, "%dx%d", (int) cfg.n_hidden,
                  (int) cfg.width);
-    snprintf(out, n, "%s %s seed %lld", ms_activation_name(cfg.activation),
-             arch, (long long) cfg.seed);
+    int used =
+        snprintf(out, n, "%s %s seed %lld", ms_activation_name(cfg.activation),
+                 arch, (long long) cfg.seed);
+    //  The depth keys where they are not at their defaults, so tasks
+    //  that differ only in them do not look alike.
+    if (used > 0 && (size_t) used < n && cfg.architecture != MS_ARCH_PLAIN)
+        used += snprintf(out + used, n - (size_t) used, " %s",
+                         ms_architecture_name(cfg.architecture));
+    if (used > 0 && (size_t) used < n && cfg.block_layers != 1)
+        used += snprintf(out + used, n - (size_t) used, " block_layers %d",
+                         (int) cfg.block_layers);
+    if (used > 0 && (size_t) used < n && cfg.norm != MS_NORM_NONE)
+        used += snprintf(out + used, n - (size_t) used, " norm %s",
+                         ms_norm_name(cfg.norm));
+    if (used > 0 && (size_t) used < n &&
+        cfg.residual_scale != MS_RESIDUAL_SCALE_ONE)
+        snprintf(out + used, n - (size_t) used, " residual_scale %s",
+                 ms_residual_scale_name(cfg.residual_scale));
 }
 
 //  --------------------------------------------------------------------------

@@ -8,7 +8,9 @@
 # residual keys with a plain network); a warm-up longer than training (a
 # warning);
 # --save to a path that cannot be written, or of a noop run; a diverged
-# run with --save (exit 1); regression accuracy printed "-". Tiny CSV files: fast.
+# run with --save (exit 1); regression accuracy printed "-";
+# the residual width message naming the two layers; --dry-run lines that
+# tell the depth keys apart. Tiny CSV files: fast.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 python3 "$HERE/make_tiny_idx.py" csv "$T/csv" --train 100 --test 20
@@ -95,3 +97,27 @@ grep -qx 'val_accuracy   -' "$T/reg.txt" || fail "regression val_accuracy: $(cat
 grep -q 'val_acc -  ' "$T/reg.txt" || fail "regression epoch line: $(cat "$T/reg.txt")"
 ! grep -q nan "$T/reg.txt" || fail "regression output has nan: $(cat "$T/reg.txt")"
 ok "regression: accuracy printed '-', not nan"
+
+# -- Clearer messages.
+refused --train csv/train.csv --test csv/test.csv --epochs 1 --architecture residual --hidden-sizes 32,16,16 \
+    '^meshsweep: --hidden-sizes: hidden layer 0 has 32 units, hidden layer 1 has 16: a residual block needs equal widths$'
+cat >"$T/norms.yaml" <<'Y'
+name: norms
+dataset: {train: csv/train.csv, test: csv/test.csv}
+parameters:
+  architecture: {value: residual}
+  hidden_layers: {value: 2}
+  width: {value: 8}
+  epochs: {value: 1}
+  warmup_epochs: {value: 3}
+  norm: {values: [none, layer, batch]}
+  residual_scale: {values: [1, rezero]}
+Y
+"$MS" run "$T/norms.yaml" --dry-run >"$T/dry.txt" 2>"$T/dry.err"
+[ "$(grep -cE '^[0-9a-f]{64}  ' "$T/dry.txt")" = 6 ] || fail "dry run: $(cat "$T/dry.txt")"
+[ "$(grep -E '^[0-9a-f]{64}  ' "$T/dry.txt" | cut -c67- | sort -u | wc -l)" = 6 ] ||
+    fail "--dry-run shows distinct tasks alike: $(cat "$T/dry.txt")"
+grep -qE '  relu 2x8 seed 1 residual norm batch residual_scale rezero$' "$T/dry.txt" ||
+    fail "--dry-run label: $(cat "$T/dry.txt")"
+ms_one_error_line "$T/dry.err" 'norms\.yaml: warning: warmup_epochs 3 is more than epochs 1 \(6 tasks\): the learning rate never leaves warm-up$'
+ok "--dry-run lines show norm, architecture and residual_scale; the spec's warm-up warning"
