@@ -8,6 +8,7 @@
 #include "ms_param_layout.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 //  One name table per enum; index = enum value.
@@ -202,6 +203,27 @@ ms_train_config_check(const ms_train_config_t *cfg, ms_diag_t *diag)
     if (cfg->block_layers < 1 || cfg->block_layers > 2)
         return ms_diag_set(diag, "block_layers", "must be 1 or 2, not %d",
                            (int) cfg->block_layers);
+    //  Batch statistics of one row are its own values: every unit is
+    //  normalised to 0 and nothing trains (PyTorch refuses this too).
+    if (cfg->norm == MS_NORM_BATCH && cfg->batch_size < 2)
+        return ms_diag_set(diag, "batch_size",
+                           "norm: batch needs batch_size >= 2 (the batch "
+                           "statistics of one row normalise every unit to "
+                           "0); use norm: layer, or a larger batch_size");
+    //  The residual keys mean nothing in a plain network; accepted, they
+    //  would only change the task id (the same network under two ids).
+    if (cfg->architecture == MS_ARCH_PLAIN &&
+        cfg->residual_scale != MS_RESIDUAL_SCALE_ONE)
+        return ms_diag_set(diag, "residual_scale",
+                           "'%s' has no effect with architecture: plain; "
+                           "give architecture: residual, or leave "
+                           "residual_scale out",
+                           ms_residual_scale_name(cfg->residual_scale));
+    if (cfg->architecture == MS_ARCH_PLAIN && cfg->block_layers != 1)
+        return ms_diag_set(diag, "block_layers",
+                           "%d has no effect with architecture: plain; give "
+                           "architecture: residual, or leave block_layers out",
+                           (int) cfg->block_layers);
     if (!(cfg->gain >= 0) || !isfinite(cfg->gain))
         return ms_diag_set(diag, "gain", "must be auto or a number > 0");
     if (!(cfg->warmup_epochs >= 0) || !isfinite(cfg->warmup_epochs))
@@ -214,18 +236,25 @@ ms_train_config_check(const ms_train_config_t *cfg, ms_diag_t *diag)
                                "a residual network needs hidden_layers >= 1 "
                                "(layer 0 is its input projection)");
         //  Each block must keep its width: h + f(h).
-        for (int32_t first = 1, block = 1; first < cfg->n_hidden; block++) {
+        for (int32_t first = 1; first < cfg->n_hidden;) {
             int32_t last = first + cfg->block_layers - 1;
             if (last >= cfg->n_hidden)
                 last = cfg->n_hidden - 1;
-            if (cfg->hidden_sizes[last] != cfg->hidden_sizes[first - 1])
+            //  The block h + f(h) takes hidden layer first - 1's units
+            //  and gives back hidden layer last's.
+            if (cfg->hidden_sizes[last] != cfg->hidden_sizes[first - 1]) {
+                char span[64] = "";
+                if (last > first)
+                    snprintf(span, sizeof span,
+                             " (the block of hidden layers %d and %d)",
+                             (int) first, (int) last);
                 return ms_diag_set(
                     diag, "hidden_sizes",
-                    "residual block %d (hidden layers %d to %d) maps %d units "
-                    "to %d; a residual block must keep its width",
-                    (int) block, (int) first, (int) last,
-                    (int) cfg->hidden_sizes[first - 1],
-                    (int) cfg->hidden_sizes[last]);
+                    "hidden layer %d has %d units, hidden layer %d has %d: a "
+                    "residual block needs equal widths%s",
+                    (int) first - 1, (int) cfg->hidden_sizes[first - 1],
+                    (int) last, (int) cfg->hidden_sizes[last], span);
+            }
             first = last + 1;
         }
     }

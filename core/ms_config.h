@@ -133,8 +133,14 @@ int ms_train_config_set_uniform(ms_train_config_t *cfg, int32_t n_hidden,
                                 int32_t width);
 
 //  Check every field is in range (widths >= 1, batch >= 1, epochs >= 1,
-//  0 <= dropout < 1, 0 <= validation_split < 1, learning_rate > 0, ...).
-//  Returns MS_OK or MS_ERR_INVALID with diag naming the field.
+//  0 <= dropout < 1, 0 <= validation_split < 1, learning_rate > 0, ...)
+//  and the combinations: norm batch needs batch_size >= 2; residual_scale
+//  and block_layers away from their defaults need architecture residual
+//  (in a plain network they would change only the task id); a residual
+//  network needs hidden_layers >= 1 and each block as wide at its output
+//  as at its input. This is the one rule that specs, the CLI, decoded
+//  configs and the trainer apply. Returns MS_OK or MS_ERR_INVALID with
+//  diag naming the field.
 int ms_train_config_check(const ms_train_config_t *cfg, ms_diag_t *diag);
 
 //  Size (floats) of the network's parameter block for n_inputs inputs and

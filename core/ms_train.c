@@ -389,6 +389,22 @@ ms_trainer_open(ms_trainer_t **out, const ms_train_config_t *cfg,
         most = test->n_samples;
     if (rows > most)
         rows = most;
+    //  Minibatches are of rows samples (self->batch below), the last one
+    //  of the remainder. Batch norm over a minibatch of one row
+    //  normalises every unit to 0: that step would train nothing and
+    //  ruin the running statistics. Refused, naming what to change.
+    int64_t last_rows = train->n_samples % rows;
+    if (cfg->norm == MS_NORM_BATCH && (rows == 1 || last_rows == 1)) {
+        rc = ms_diag_set(diag, "batch_size",
+                         "norm: batch: the training split has %lld row%s; "
+                         "with batch_size %d its last minibatch has 1 row, "
+                         "whose batch statistics normalise every unit to 0 "
+                         "(change batch_size or validation_split)",
+                         (long long) train->n_samples,
+                         train->n_samples == 1 ? "" : "s",
+                         (int) cfg->batch_size);
+        goto fail;
+    }
     rc = ms_mlp_open(&self->mlp, cfg, self->n_inputs, self->n_outputs, rows,
                      backend);
     if (rc != MS_OK) {

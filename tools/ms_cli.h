@@ -172,6 +172,20 @@ void ms_cli_spec_docs_destroy(ms_cli_spec_doc_t **docs_p, size_t n_docs);
 const char *ms_cli_spec_where(char *out, size_t size, const char *path,
                               size_t number, size_t n_docs, const char *key);
 
+struct ms_spec;
+
+//  Load and check the dataset of spec (parsed, not necessarily bound) as
+//  a worker would load it: a file dataset with the spec's CSV options
+//  (classes, categories, a split), its test file against its training
+//  file, and the largest validation_split of the spec's tasks against
+//  the training rows; a built-in one only when builtin is true (submit
+//  leaves built-in names to the node). So `run` and `submit` refuse bad
+//  data before anything is stored or sent. Returns MS_OK; the loaders'
+//  codes with diag (MS_ERR_IO: a file cannot be read; MS_ERR_DATASET;
+//  MS_ERR_INVALID with where "validation_split"); MS_ERR_NOMEM.
+int ms_cli_spec_check_dataset(const struct ms_spec *spec, bool builtin,
+                              ms_diag_t *diag);
+
 //  ---- HTTP (libcurl) --------------------------------------------------
 
 //  The node API base URL: the --node value when given, else

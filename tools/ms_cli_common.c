@@ -6,6 +6,7 @@
     =========================================================================
 */
 #include "ms_cli.h"
+#include "ms_dataset.h"
 #include "ms_spec.h"
 
 #include <errno.h>
@@ -391,6 +392,71 @@ ms_cli_spec_where(char *out, size_t size, const char *path, size_t number,
     snprintf(out, size, "%s%s%s%s", path, doc, with_key ? ": " : "",
              with_key ? key : "");
     return out;
+}
+
+//  --------------------------------------------------------------------------
+//  The largest validation_split of the spec's tasks (it leaves the fewest
+//  training rows, so it is the one to check), read from the canonical
+//  task texts: a key lookup, no full decode, as this runs over up to a
+//  million tasks. 0 when no task has one.
+
+static double
+s_worst_split(const ms_spec_t *spec)
+{
+    static const char key[] = "\"validation_split\":";
+    double worst = 0.0;
+    for (size_t i = 0; i < ms_spec_task_count(spec); i++) {
+        const char *text = ms_spec_task_json(spec, i);
+        const char *at = text ? strstr(text, key) : NULL;
+        if (!at)
+            continue;
+        double f = strtod(at + sizeof key - 1, NULL);
+        if (!(f <= worst))
+            worst = f;
+    }
+    return worst;
+}
+
+//  --------------------------------------------------------------------------
+//  Load and check a spec's dataset in this process (what run and submit
+//  do before anything is stored or sent).
+
+int
+ms_cli_spec_check_dataset(const ms_spec_t *spec, bool builtin, ms_diag_t *diag)
+{
+    const ms_spec_dataset_t *ds = ms_spec_dataset(spec);
+    if (ds->builtin && !builtin)
+        return MS_OK;
+    ms_dataset_t *train = NULL, *test = NULL;
+    int rc;
+    const char *train_name = ds->builtin ? ds->name : ds->train_path;
+    const char *test_name = ds->builtin ? ds->name : ds->test_path;
+    if (ds->builtin)
+        rc = ms_dataset_load_builtin(ds->name, &train, &test, diag);
+    else {
+        //  CSV files with the spec's options, so classes, categories and
+        //  a split are what the workers will see.
+        ms_dataset_csv_options_t o;
+        ms_spec_dataset_csv_options(spec, &o);
+        rc = ms_dataset_load_csv_files(ds->train_path, ds->test_path, &o,
+                                       &train, &test, diag);
+    }
+    if (rc == MS_OK)
+        rc = ms_dataset_check(train, train_name, 0, diag);
+    if (rc == MS_OK)
+        rc = ms_dataset_check(test, test_name, train->n_classes, diag);
+    if (rc == MS_OK && train->n_features != test->n_features)
+        rc = ms_diag_set_code(diag, MS_ERR_DATASET, test_name,
+                              "%d features, the training set has %d",
+                              (int) test->n_features, (int) train->n_features);
+    //  A validation_split that leaves no training row is refused here,
+    //  naming the key, rather than failing every task with "invalid
+    //  input".
+    if (rc == MS_OK)
+        rc = ms_dataset_split_check(train, s_worst_split(spec), diag);
+    ms_dataset_destroy(&train);
+    ms_dataset_destroy(&test);
+    return rc;
 }
 
 //  Bearer token given with --token (NULL: $MESHSWEEP_TOKEN).

@@ -49,12 +49,15 @@ s_submit_usage(FILE *out)
             "\n"
             "Hand a sweep to the pool through a node's API and print its "
             "id.\nThe same spec submitted again gives the same id (\"already "
-            "submitted\").\nA dataset of files (train/test) is uploaded to the "
-            "node first; the pool\nfetches it from there by hash.\n"
+            "submitted\").\nA dataset of files (train/test) is loaded and "
+            "checked here, then uploaded to\nthe node (one in a pool: "
+            "meshsweepd --open-pool, or with a pool certificate);\nthe pool "
+            "fetches it from there by hash.\n"
             "A file of several YAML documents (\"---\" between them) is "
-            "several sweeps:\nall are checked first (a bad one stops all, "
-            "nothing sent), then submitted\nin order, one id a line (--json: "
-            "one array of the answers).\n"
+            "several sweeps:\nall are checked first, data files too (a bad "
+            "one stops all, nothing sent),\nevery document's files are "
+            "uploaded, then the sweeps are submitted in order,\none id a "
+            "line (--json: one array of the answers).\n"
             "\n"
             "  --priority N   serve this sweep before lower ones (default 0)\n"
             "  --node URL     node API (default $MESHSWEEP_NODE or %s)\n"
@@ -161,8 +164,13 @@ s_upload_dataset(const char *node, const ms_spec_t *parsed, char *query,
             code = ms_cli_diag_exit(&diag, rc, node);
         else if (status < 200 || status > 299) {
             code = ms_cli_http_error(status, body, paths[i], &diag);
-            fprintf(stderr, "meshsweep: %s: upload: %s\n", paths[i],
-                    diag.reason);
+            //  501: the node keeps no blobs; say which nodes do.
+            fprintf(stderr, "meshsweep: %s: upload: %s%s\n", paths[i],
+                    diag.reason,
+                    status == 501 ? " (a file dataset needs a node in a "
+                                    "pool: meshsweepd --open-pool, or one "
+                                    "holding a pool certificate)"
+                                  : "");
         }
         free(body);
         len += (size_t) snprintf(query + len, query_size - len, "%s%s:%s",
@@ -174,26 +182,49 @@ s_upload_dataset(const char *node, const ms_spec_t *parsed, char *query,
 }
 
 //  --------------------------------------------------------------------------
-//  Submit one document of a spec file (parsed: its spec, or NULL when
-//  the node is left to judge it) to node: its dataset files first, then
-//  the spec. Prints the sweep id on stdout (or the node's answer with
-//  json_out) and what the node said on stderr. Returns an exit code.
+//  Check every document's file dataset here, as `run` does, before
+//  anything is sent: a bad CSV in document 2 stops document 1 too. The
+//  error line names the file (and the document, of several). Returns an
+//  exit code.
 
 static int
-s_submit_one(const char *node, const char *priority, const char *spec_path,
-             const ms_cli_spec_doc_t *doc, size_t n_docs,
-             const ms_spec_t *parsed, bool json_out)
+s_check_datasets(const char *spec_path, const ms_cli_spec_doc_t *docs,
+                 size_t n_docs, ms_spec_t *const *parsed)
+{
+    for (size_t i = 0; i < n_docs; i++) {
+        if (!parsed[i])
+            continue;
+        ms_diag_t diag;
+        ms_diag_clear(&diag);
+        int rc = ms_cli_spec_check_dataset(parsed[i], false, &diag);
+        if (rc == MS_OK)
+            continue;
+        char where[MS_DIAG_WHERE_MAX + 600];
+        ms_cli_spec_where(where, sizeof where, spec_path, docs[i].number,
+                          n_docs, diag.where);
+        if (n_docs == 1 && strcmp(diag.where, "validation_split") != 0)
+            snprintf(where, sizeof where, "%s",
+                     diag.where[0] ? diag.where : spec_path);
+        fprintf(stderr, "meshsweep: %s: %s\n", where,
+                diag.reason[0] ? diag.reason : ms_strerror(rc));
+        //  A data file named by the user is missing, or bad: bad input.
+        return rc == MS_ERR_NOMEM ? MS_CLI_EXIT_FAILURE : MS_CLI_EXIT_USAGE;
+    }
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Submit one document of a spec file to node: path is the request
+//  (with the priority and the uploaded files' hashes, s_upload_dataset).
+//  Prints the sweep id on stdout (or the node's answer with json_out)
+//  and what the node said on stderr. Returns an exit code.
+
+static int
+s_submit_one(const char *node, const char *path, const char *spec_path,
+             const ms_cli_spec_doc_t *doc, size_t n_docs, bool json_out)
 {
     ms_diag_t diag;
     ms_diag_clear(&diag);
-    char path[600];
-    if (priority)
-        snprintf(path, sizeof path, "/api/v1/sweeps?priority=%s", priority);
-    else
-        snprintf(path, sizeof path, "/api/v1/sweeps");
-    int up = s_upload_dataset(node, parsed, path, sizeof path);
-    if (up != MS_CLI_EXIT_OK)
-        return up;
     long status = 0;
     char *body = NULL;
     int rc = ms_cli_http("POST", node, path, "application/yaml", doc->text,
@@ -320,19 +351,54 @@ ms_cli_submit_main(int argc, char **argv)
         return ms_cli_failure(NULL, "out of memory");
     }
     code = s_parse_documents(spec_path, docs, n_docs, parsed);
-    //  Then each in order; with --json, several answers form one array.
+    //  Every document's data files, loaded and checked here.
+    if (code == MS_CLI_EXIT_OK)
+        code = s_check_datasets(spec_path, docs, n_docs, parsed);
+    //  Every document's files uploaded before any sweep is submitted, so
+    //  a node that refuses them (one in no pool) gets no sweep at all.
     const char *node = ms_cli_node_url(node_opt);
+    char(*paths)[600] = calloc(n_docs, sizeof *paths);
+    if (!paths && code == MS_CLI_EXIT_OK)
+        code = ms_cli_failure(NULL, "out of memory");
+    for (size_t i = 0; i < n_docs && code == MS_CLI_EXIT_OK; i++) {
+        if (priority)
+            snprintf(paths[i], sizeof paths[i], "/api/v1/sweeps?priority=%s",
+                     priority);
+        else
+            snprintf(paths[i], sizeof paths[i], "/api/v1/sweeps");
+        code = s_upload_dataset(node, parsed[i], paths[i], sizeof paths[i]);
+    }
+    //  Then each in order; with --json, several answers form one array.
     bool array = json_out && n_docs > 1 && code == MS_CLI_EXIT_OK;
     if (array)
         printf("[\n");
+    size_t n_sent = 0;
     for (size_t i = 0; i < n_docs && code == MS_CLI_EXIT_OK; i++) {
         if (array && i > 0)
             printf(",\n");
-        code = s_submit_one(node, priority, spec_path, &docs[i], n_docs,
-                            parsed[i], json_out);
+        code =
+            s_submit_one(node, paths[i], spec_path, &docs[i], n_docs, json_out);
+        if (code == MS_CLI_EXIT_OK)
+            n_sent++;
     }
     if (array)
         printf("]\n");
+    //  Refused by the node after some were taken: say which are in.
+    if (code != MS_CLI_EXIT_OK && n_sent > 0) {
+        char sent[64], rest[64];
+        if (n_sent == 1)
+            snprintf(sent, sizeof sent, "document 1 was");
+        else
+            snprintf(sent, sizeof sent, "documents 1 to %zu were", n_sent);
+        if (n_sent + 1 == n_docs)
+            snprintf(rest, sizeof rest, "document %zu was", n_docs);
+        else
+            snprintf(rest, sizeof rest, "documents %zu to %zu were", n_sent + 1,
+                     n_docs);
+        fprintf(stderr, "meshsweep: %s: %s submitted (the ids above); %s not\n",
+                spec_path, sent, rest);
+    }
+    free(paths);
     for (size_t i = 0; i < n_docs; i++)
         ms_spec_destroy(&parsed[i]);
     free(parsed);

@@ -149,7 +149,8 @@ s_fmt_duration(char *out, size_t n, double seconds)
 }
 
 //  --------------------------------------------------------------------------
-//  A short label of task i's network ("relu 4x64 seed 1") from the spec.
+//  A short label of task i's network ("relu 4x64 seed 1", with the
+//  depth keys away from their defaults: "... residual norm layer").
 
 static void
 s_task_label_at(const ms_spec_t *spec, size_t i, char *out, size_t n)
@@ -174,8 +175,24 @@ s_task_label_at(const ms_spec_t *spec, size_t i, char *out, size_t n)
     } else
         snprintf(arch, sizeof arch, "%dx%d", (int) cfg.n_hidden,
                  (int) cfg.width);
-    snprintf(out, n, "%s %s seed %lld", ms_activation_name(cfg.activation),
-             arch, (long long) cfg.seed);
+    int used =
+        snprintf(out, n, "%s %s seed %lld", ms_activation_name(cfg.activation),
+                 arch, (long long) cfg.seed);
+    //  The depth keys where they are not at their defaults, so tasks
+    //  that differ only in them do not look alike.
+    if (used > 0 && (size_t) used < n && cfg.architecture != MS_ARCH_PLAIN)
+        used += snprintf(out + used, n - (size_t) used, " %s",
+                         ms_architecture_name(cfg.architecture));
+    if (used > 0 && (size_t) used < n && cfg.block_layers != 1)
+        used += snprintf(out + used, n - (size_t) used, " block_layers %d",
+                         (int) cfg.block_layers);
+    if (used > 0 && (size_t) used < n && cfg.norm != MS_NORM_NONE)
+        used += snprintf(out + used, n - (size_t) used, " norm %s",
+                         ms_norm_name(cfg.norm));
+    if (used > 0 && (size_t) used < n &&
+        cfg.residual_scale != MS_RESIDUAL_SCALE_ONE)
+        snprintf(out + used, n - (size_t) used, " residual_scale %s",
+                 ms_residual_scale_name(cfg.residual_scale));
 }
 
 //  --------------------------------------------------------------------------
@@ -404,69 +421,6 @@ s_on_event(void *arg, const char *event_json)
 }
 
 //  --------------------------------------------------------------------------
-//  The largest validation_split of the spec's tasks (it leaves the fewest
-//  training rows, so it is the one to check), read from the canonical
-//  task texts: a key lookup, no full decode, as this runs over up to a
-//  million tasks. 0 when no task has one.
-
-static double
-s_worst_split(const ms_spec_t *spec)
-{
-    static const char key[] = "\"validation_split\":";
-    double worst = 0.0;
-    for (size_t i = 0; i < ms_spec_task_count(spec); i++) {
-        const char *text = ms_spec_task_json(spec, i);
-        const char *at = text ? strstr(text, key) : NULL;
-        if (!at)
-            continue;
-        double f = strtod(at + sizeof key - 1, NULL);
-        if (!(f <= worst))
-            worst = f;
-    }
-    return worst;
-}
-
-//  --------------------------------------------------------------------------
-//  Load and check the spec's dataset here, so bad data is refused before
-//  anything is stored. Returns MS_OK or an error with diag.
-
-static int
-s_check_dataset(const ms_spec_t *spec, ms_diag_t *diag)
-{
-    const ms_spec_dataset_t *ds = ms_spec_dataset(spec);
-    ms_dataset_t *train = NULL, *test = NULL;
-    int rc;
-    const char *train_name = ds->builtin ? ds->name : ds->train_path;
-    const char *test_name = ds->builtin ? ds->name : ds->test_path;
-    if (ds->builtin)
-        rc = ms_dataset_load_builtin(ds->name, &train, &test, diag);
-    else {
-        //  CSV files with the spec's options, so classes, categories and
-        //  a split are what the workers will see.
-        ms_dataset_csv_options_t o;
-        ms_spec_dataset_csv_options(spec, &o);
-        rc = ms_dataset_load_csv_files(ds->train_path, ds->test_path, &o,
-                                       &train, &test, diag);
-    }
-    if (rc == MS_OK)
-        rc = ms_dataset_check(train, train_name, 0, diag);
-    if (rc == MS_OK)
-        rc = ms_dataset_check(test, test_name, train->n_classes, diag);
-    if (rc == MS_OK && train->n_features != test->n_features)
-        rc = ms_diag_set_code(diag, MS_ERR_DATASET, test_name,
-                              "%d features, the training set has %d",
-                              (int) test->n_features, (int) train->n_features);
-    //  A validation_split that leaves no training row is refused here,
-    //  naming the key, rather than failing every task with "invalid
-    //  input".
-    if (rc == MS_OK)
-        rc = ms_dataset_split_check(train, s_worst_split(spec), diag);
-    ms_dataset_destroy(&train);
-    ms_dataset_destroy(&test);
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
 //  --dry-run: list the tasks. Linear in the task count (task i's label
 //  comes from its own config, no lookup by id). A large sweep is
 //  summarised: the first S_DRY_RUN_SHOWN tasks and a count of the rest,
@@ -639,7 +593,7 @@ s_check_document(s_run_t *run, size_t i)
         fprintf(stderr, "meshsweep: %s: warning: %s\n",
                 s_where(run, i, NULL, where, sizeof where),
                 ms_spec_warning(spec, w));
-    rc = s_check_dataset(spec, &diag);
+    rc = ms_cli_spec_check_dataset(spec, true, &diag);
     if (rc == MS_ERR_INVALID && strcmp(diag.where, "validation_split") == 0)
         return ms_cli_usage_error(
             s_where(run, i, diag.where, where, sizeof where), "%s",

@@ -41,11 +41,13 @@
 #include "ms_weights_meta.h"
 #include "ms_wire_canon.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 //  Most columns --categorical may list.
@@ -55,6 +57,8 @@
 typedef struct {
     ms_train_config_t cfg;        // the task config being built
     bool init_given;              // --init was given (keep it)
+    bool sizes_given;             // --hidden-sizes was given
+    bool layers_given;            // --hidden-layers or --width was given
     const char *dataset;          // built-in name
     const char *train_path;       // --train (CSV or IDX images)
     const char *train_labels;     // --train-labels (IDX)
@@ -160,6 +164,51 @@ s_train_usage(FILE *out)
 }
 
 //  --------------------------------------------------------------------------
+//  --save PATH, before any training: a file name (not empty, not a
+//  directory) in a directory that exists and can be written, and not an
+//  existing file that cannot be. A long run is not lost to a typo.
+//  Returns an exit code (0 = go on).
+
+static int
+s_check_save_path(const char *path)
+{
+    if (!*path)
+        return ms_cli_usage_error("--save", "needs a file name");
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return ms_cli_usage_error(
+                "--save", "%s: is a directory; give a file name", path);
+        if (access(path, W_OK) != 0)
+            return ms_cli_usage_error("--save", "%s: cannot write: %s", path,
+                                      strerror(errno));
+        return MS_CLI_EXIT_OK;
+    }
+    if (path[strlen(path) - 1] == '/')
+        return ms_cli_usage_error(
+            "--save", "%s: names a directory; give a file name", path);
+    //  The directory the file would go in.
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int) (slash - path), path);
+    if (stat(dir, &st) != 0)
+        return ms_cli_usage_error("--save", "%s: no directory %s: %s", path,
+                                  dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return ms_cli_usage_error("--save", "%s: %s is not a directory", path,
+                                  dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return ms_cli_usage_error("--save", "%s: cannot write in %s: %s", path,
+                                  dir, strerror(errno));
+    return MS_CLI_EXIT_OK;
+}
+
+//  --------------------------------------------------------------------------
 //  Parse the command line into args. Returns an exit code (0 = go on).
 
 static int
@@ -257,6 +306,10 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
                     return ms_cli_usage_error("--categorical",
                                               "at most %d columns",
                                               S_MAX_CATEGORICAL);
+                for (int32_t k = 0; k < args->csv.n_categorical; k++)
+                    if (strcmp(args->categorical[k], t) == 0)
+                        return ms_cli_usage_error("--categorical",
+                                                  "'%s' is listed twice", t);
                 args->categorical[args->csv.n_categorical++] = t;
             }
             args->csv.categorical = args->categorical;
@@ -296,6 +349,25 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
             return ms_cli_usage_error(arg, "needs a value");
         else
             text = argv[++i];
+        char name[128]; // the key in the table's spelling
+        snprintf(name, sizeof name, "%s", key);
+        for (char *p = name; *p; p++)
+            if (*p == '-')
+                *p = '_';
+        if (strcmp(name, "hidden_sizes") == 0) {
+            if (!text[strspn(text, " ")])
+                return ms_cli_usage_error("--hidden-sizes",
+                                          "needs at least one size (100,10); "
+                                          "for no hidden layer give "
+                                          "--hidden-layers 0");
+            args->sizes_given = true;
+        }
+        if (strcmp(name, "hidden_layers") == 0 || strcmp(name, "width") == 0)
+            args->layers_given = true;
+        if (args->sizes_given && args->layers_given)
+            return ms_cli_usage_error("--hidden-sizes",
+                                      "give either --hidden-sizes or "
+                                      "--hidden-layers/--width, not both");
         ms_diag_t diag;
         ms_diag_clear(&diag);
         int rc = ms_config_set_param_string(&args->cfg, key, text, &diag);
@@ -308,7 +380,7 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
             return ms_cli_usage_error(
                 where, "%s", diag.reason[0] ? diag.reason : ms_strerror(rc));
         }
-        if (strcmp(key, "init") == 0)
+        if (strcmp(name, "init") == 0)
             args->init_given = true;
     }
     if (!args->init_given)
@@ -326,6 +398,10 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
         if (args->csv.split == 0)
             args->csv.split = 0.2; // the 2015 system's 80/20
     }
+    if (args->label && args->csv.label_index >= 0)
+        return ms_cli_usage_error("--label-index",
+                                  "give either --label or --label-index, "
+                                  "not both");
     args->csv.label = args->label;
     if ((args->train_path != NULL) != (args->test_path != NULL))
         return ms_cli_usage_error(args->train_path ? "--test" : "--train",
@@ -344,6 +420,14 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
                                   args->save_format);
     if (args->save_format && !args->save_path)
         return ms_cli_usage_error("--format", "needs --save FILE");
+    if (args->save_path && args->cfg.kind == MS_KIND_NOOP)
+        return ms_cli_usage_error("--save",
+                                  "a noop run trains no network to save");
+    if (args->save_path) {
+        int bad = s_check_save_path(args->save_path);
+        if (bad != MS_CLI_EXIT_OK)
+            return bad;
+    }
     ms_diag_t diag;
     ms_diag_clear(&diag);
     int rc = ms_train_config_check(&args->cfg, &diag);
@@ -356,6 +440,11 @@ s_parse_args(int argc, char **argv, s_train_args_t *args)
         return ms_cli_usage_error(diag.where[0] ? where : "train", "%s",
                                   diag.reason);
     }
+    if (args->cfg.warmup_epochs > args->cfg.epochs)
+        fprintf(stderr,
+                "meshsweep: warning: --warmup-epochs %g is more than --epochs "
+                "%d: the learning rate never leaves warm-up\n",
+                args->cfg.warmup_epochs, (int) args->cfg.epochs);
     return MS_CLI_EXIT_OK;
 }
 
@@ -592,10 +681,25 @@ s_fmt_num(char *out, size_t n, double v, int prec)
 }
 
 //  --------------------------------------------------------------------------
+//  An accuracy as s_fmt_num writes it, or "-" for a regression run (it
+//  has none; the engine's NaN would read as a failure).
+
+static const char *
+s_fmt_accuracy(char *out, size_t n, double v, bool classify)
+{
+    if (!classify) {
+        snprintf(out, n, "-");
+        return out;
+    }
+    return s_fmt_num(out, n, v, 4);
+}
+
+//  --------------------------------------------------------------------------
 //  Print one epoch line.
 
 static void
-s_print_epoch(FILE *out, const ms_epoch_metrics_t *m, int32_t n_epochs)
+s_print_epoch(FILE *out, const ms_epoch_metrics_t *m, int32_t n_epochs,
+              bool classify)
 {
     char tl[32], vl[32], va[32];
     fprintf(out,
@@ -604,7 +708,8 @@ s_print_epoch(FILE *out, const ms_epoch_metrics_t *m, int32_t n_epochs)
             (int) m->epoch, (int) n_epochs,
             s_fmt_num(tl, sizeof tl, m->train_loss, 4),
             s_fmt_num(vl, sizeof vl, m->val_loss, 4),
-            s_fmt_num(va, sizeof va, m->val_accuracy, 4), m->seconds);
+            s_fmt_accuracy(va, sizeof va, m->val_accuracy, classify),
+            m->seconds);
     fflush(out);
 }
 
@@ -665,6 +770,7 @@ ms_cli_train_main(int argc, char **argv)
     memset(&result, 0, sizeof result);
     json_t *row = NULL;
     FILE *progress = args->json_out ? stderr : stdout;
+    bool classify = false; // classification data (else regression)
 
     int rc = s_load_data(args, &train, &val, &test, &transform, &diag);
     if (rc != MS_OK) {
@@ -675,6 +781,7 @@ ms_cli_train_main(int argc, char **argv)
                                            // input (DESIGN.md: exit 2)
         goto cleanup;
     }
+    classify = train->n_classes >= 2;
     rc = ms_backend_open(&backend, args->backend, (int) args->threads, &diag);
     if (rc != MS_OK) {
         exit_code = ms_cli_diag_exit(&diag, rc, "--backend");
@@ -702,7 +809,7 @@ ms_cli_train_main(int argc, char **argv)
             goto cleanup;
         }
         if (!args->quiet)
-            s_print_epoch(progress, &m, args->cfg.epochs);
+            s_print_epoch(progress, &m, args->cfg.epochs, classify);
     }
     rc = ms_trainer_finish(trainer, &result);
     if (rc != MS_OK) {
@@ -737,11 +844,11 @@ ms_cli_train_main(int argc, char **argv)
         s_status_text(&result, status, sizeof status);
         printf("status         %s\n", status);
         printf("test_accuracy  %s\n",
-               s_fmt_num(num, sizeof num, result.test_accuracy, 4));
+               s_fmt_accuracy(num, sizeof num, result.test_accuracy, classify));
         printf("test_loss      %s\n",
                s_fmt_num(num, sizeof num, result.test_loss, 4));
         printf("val_accuracy   %s\n",
-               s_fmt_num(num, sizeof num, result.val_accuracy, 4));
+               s_fmt_accuracy(num, sizeof num, result.val_accuracy, classify));
         printf("params         %lld\n", (long long) result.params);
         printf("epochs         %d\n", (int) result.epochs);
         printf("s/epoch        %.3f\n", result.seconds_per_epoch);
@@ -771,9 +878,12 @@ ms_cli_train_main(int argc, char **argv)
         result.status == MS_RUN_FAILED ? MS_CLI_EXIT_FAILURE : MS_CLI_EXIT_OK;
     if (args->save_path && result.status == MS_RUN_OK)
         exit_code = s_save(args, trainer, train, &transform);
-    else if (args->save_path)
+    else if (args->save_path) {
+        //  The file asked for is not there: not a success.
         fprintf(stderr, "meshsweep: --save: not written: the run is %s\n",
                 ms_run_status_name(result.status));
+        exit_code = MS_CLI_EXIT_FAILURE;
+    }
 cleanup:
     ms_dataset_transform_clear(&transform);
     json_decref(row);

@@ -601,6 +601,11 @@ s_check_value(s_ctx_t *ctx, const s_param_t *param, const json_t *value,
     if (!cfg)
         return MS_ERR_NOMEM;
     ms_train_config_defaults(cfg);
+    //  A residual-only key's value is judged where it has an effect (the
+    //  combination with architecture is checked per task, s_emit).
+    if (strcmp(param->name, "residual_scale") == 0 ||
+        strcmp(param->name, "block_layers") == 0)
+        cfg->architecture = MS_ARCH_RESIDUAL;
     ms_diag_t local;
     int rc = ms_config_set_param(cfg, param->name, value, &local);
     if (rc == MS_OK) {
@@ -1392,6 +1397,29 @@ s_emit(s_ctx_t *ctx, ms_spec_t *self, s_dedup_t *dedup, const s_param_t *params,
     return s_add_task(self, dedup, json, len, added);
 }
 
+//  Tasks whose warm-up outlasts their training (one warning line for
+//  all of them, with the first one's values).
+typedef struct {
+    size_t n_tasks;       // tasks with warmup_epochs > epochs
+    double warmup_epochs; // the first one's
+    int32_t epochs;       // the first one's
+} s_warmup_t;
+
+//  --------------------------------------------------------------------------
+//  Count task cfg (just emitted; added: not a duplicate) in *warmup when
+//  its warm-up is longer than its training.
+
+static void
+s_note_warmup(const ms_train_config_t *cfg, bool added, s_warmup_t *warmup)
+{
+    if (!added || !(cfg->warmup_epochs > cfg->epochs))
+        return;
+    if (warmup->n_tasks++ == 0) {
+        warmup->warmup_epochs = cfg->warmup_epochs;
+        warmup->epochs = cfg->epochs;
+    }
+}
+
 //  --------------------------------------------------------------------------
 //  Expand the parameters into tasks.
 
@@ -1456,6 +1484,7 @@ s_expand(s_ctx_t *ctx, ms_spec_t *self, const s_param_t *params,
         goto cleanup;
     }
     size_t n_dropped = 0, first_dropped = 0;
+    s_warmup_t warmup = {0};
     bool added;
     if (self->method == MS_SPEC_METHOD_GRID) {
         //  Task k: value (k / stride_p) % n_p, the last parameter fastest.
@@ -1477,6 +1506,7 @@ s_expand(s_ctx_t *ctx, ms_spec_t *self, const s_param_t *params,
                 goto cleanup;
             if (!added && n_dropped++ == 0)
                 first_dropped = (size_t) k;
+            s_note_warmup(cfg, added, &warmup);
         }
     } else {
         ms_rng_t rng;
@@ -1543,6 +1573,7 @@ s_expand(s_ctx_t *ctx, ms_spec_t *self, const s_param_t *params,
             }
             if (!added && n_dropped++ == 0)
                 first_dropped = t;
+            s_note_warmup(cfg, added, &warmup);
             if (sobol)
                 s_sobol_next(sobol);
         }
@@ -1553,6 +1584,12 @@ s_expand(s_ctx_t *ctx, ms_spec_t *self, const s_param_t *params,
                     "%zu duplicate task config%s dropped (the first at "
                     "expansion index %zu)",
                     n_dropped, n_dropped == 1 ? "" : "s", first_dropped);
+    if (rc == MS_OK && warmup.n_tasks)
+        rc = s_warn(self,
+                    "warmup_epochs %g is more than epochs %d (%zu task%s): "
+                    "the learning rate never leaves warm-up",
+                    warmup.warmup_epochs, (int) warmup.epochs, warmup.n_tasks,
+                    warmup.n_tasks == 1 ? "" : "s");
 cleanup:
     free(dedup.slots);
     free(dedup.keys);

@@ -477,6 +477,108 @@ test_bad_input(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  The combinations ms_train_config_check refuses, each naming its key:
+//  batch norm over one row, the residual keys in a plain network, a
+//  residual block whose widths differ (naming the two hidden layers).
+static void
+test_config_combinations(void **state)
+{
+    (void) state;
+    ms_train_config_t cfg = small_config();
+    ms_diag_t diag;
+    cfg.norm = MS_NORM_BATCH;
+    cfg.batch_size = 1;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_ERR_INVALID);
+    assert_string_equal(diag.where, "batch_size");
+    assert_non_null(strstr(diag.reason, "norm: batch needs batch_size >= 2"));
+    cfg.batch_size = 2;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_OK);
+    cfg.norm = MS_NORM_LAYER;
+    cfg.batch_size = 1;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_OK);
+
+    cfg = small_config();
+    cfg.residual_scale = MS_RESIDUAL_SCALE_REZERO;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_ERR_INVALID);
+    assert_string_equal(diag.where, "residual_scale");
+    assert_non_null(strstr(diag.reason, "architecture: plain"));
+    cfg.architecture = MS_ARCH_RESIDUAL;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_OK);
+    cfg = small_config();
+    cfg.block_layers = 2;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_ERR_INVALID);
+    assert_string_equal(diag.where, "block_layers");
+    cfg.architecture = MS_ARCH_RESIDUAL;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_OK);
+
+    cfg = small_config();
+    cfg.architecture = MS_ARCH_RESIDUAL;
+    cfg.explicit_sizes = true;
+    cfg.width = 0;
+    cfg.n_hidden = 3;
+    cfg.hidden_sizes[0] = 32;
+    cfg.hidden_sizes[1] = 16;
+    cfg.hidden_sizes[2] = 16;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_ERR_INVALID);
+    assert_string_equal(diag.where, "hidden_sizes");
+    assert_string_equal(diag.reason,
+                        "hidden layer 0 has 32 units, hidden layer 1 has 16: "
+                        "a residual block needs equal widths");
+    //  Blocks of two: the block of layers 1 and 2 gives back 16 of 32.
+    cfg.block_layers = 2;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_ERR_INVALID);
+    assert_string_equal(diag.reason,
+                        "hidden layer 0 has 32 units, hidden layer 2 has 16: "
+                        "a residual block needs equal widths (the block of "
+                        "hidden layers 1 and 2)");
+    cfg.hidden_sizes[1] = 8;
+    cfg.hidden_sizes[2] = 32;
+    assert_int_equal(ms_train_config_check(&cfg, &diag), MS_OK);
+}
+
+//  A training split whose last minibatch has one row is refused with
+//  batch norm (naming the rows and the batch size), and only then.
+static void
+test_batch_norm_last_row(void **state)
+{
+    fixture_t *f = *state;
+    ms_train_config_t cfg = small_config();
+    cfg.norm = MS_NORM_BATCH;
+    cfg.batch_size = 599; // 600 rows: 599 + 1
+    ms_trainer_t *t = (ms_trainer_t *) 1;
+    ms_diag_t diag;
+    assert_int_equal(
+        ms_trainer_open(&t, &cfg, f->train, f->val, f->test, f->backend, &diag),
+        MS_ERR_INVALID);
+    assert_null(t);
+    assert_string_equal(diag.where, "batch_size");
+    assert_non_null(strstr(diag.reason, "the training split has 600 rows; "
+                                        "with batch_size 599 its last "
+                                        "minibatch has 1 row"));
+    cfg.batch_size = 598; // 598 + 2
+    assert_int_equal(
+        ms_trainer_open(&t, &cfg, f->train, f->val, f->test, f->backend, &diag),
+        MS_OK);
+    ms_trainer_destroy(&t);
+    cfg.norm = MS_NORM_LAYER; // other norms: no such limit
+    cfg.batch_size = 599;
+    assert_int_equal(
+        ms_trainer_open(&t, &cfg, f->train, f->val, f->test, f->backend, &diag),
+        MS_OK);
+    ms_trainer_destroy(&t);
+    //  One training row, a batch of 32: a minibatch of 1 row.
+    ms_dataset_t *one = ms_synth_blobs(1, 8, 3, 0.6, 1);
+    one->n_classes = 3;
+    cfg.norm = MS_NORM_BATCH;
+    cfg.batch_size = 32;
+    assert_int_equal(
+        ms_trainer_open(&t, &cfg, one, f->val, f->test, f->backend, &diag),
+        MS_ERR_INVALID);
+    assert_non_null(strstr(diag.reason, "has 1 row; with batch_size 32"));
+    ms_synth_free(&one);
+}
+
+//  --------------------------------------------------------------------------
 //  Progress callback sees every epoch; a non-zero return stops the run.
 static int
 stop_after_two(void *arg, const ms_epoch_metrics_t *m, int32_t n_epochs)
@@ -730,6 +832,8 @@ main(void)
         cmocka_unit_test(test_noop),
         cmocka_unit_test(test_regression),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_config_combinations),
+        cmocka_unit_test(test_batch_norm_last_row),
         cmocka_unit_test(test_progress_stop),
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_depth_configs_learn),

@@ -112,6 +112,70 @@ ms_one_error_line "$T/sbad.err" '^meshsweep: .*bad\.yaml: document 2: parameters
     fail "the node does not list two sweeps: $(cat "$T/status1.json")"
 ok "submit of two documents prints both ids, in order; a bad one sends nothing"
 
+# submit checks every document's data files before it sends anything: a
+# CSV with a missing value in document 2 stops document 1 too (as run).
+python3 "$HERE/make_tiny_idx.py" csv "$T/csv" --train 100 --test 20
+awk -F, -v OFS=, 'NR == 5 {$3 = ""} {print}' "$T/csv/train.csv" >"$T/csv/missing.csv"
+cat >"$T/e4.yaml" <<'Y'
+name: csv-first
+dataset: fashion-mnist
+parameters:
+  kind: {value: noop}
+---
+name: csv-second
+dataset: {file: csv/missing.csv, label: label}
+parameters:
+  kind: {value: noop}
+Y
+# refused_submit CODE NAME PATTERN: submit NAME.yaml exits CODE with one
+# error line matching PATTERN, prints no id, and the node has no new sweep.
+refused_submit() {
+    local before
+    before=$(n_sweeps)
+    ms_expect_exit "$1" "$T/$2.err" "$MS" submit "$T/$2.yaml"
+    ms_one_error_line "$T/$2.err" "$3"
+    [ ! -s "$T/$2.err.stdout" ] || fail "$2: printed an id: $(cat "$T/$2.err.stdout")"
+    [ "$(n_sweeps)" = "$before" ] || fail "$2: a sweep was submitted: $(cat "$T/n_sweeps.json")"
+}
+n_sweeps() {
+    "$MS" status --json >"$T/n_sweeps.json"
+    ms_json_get "$T/n_sweeps.json" 'len(d["sweeps"] if isinstance(d, dict) else d)'
+}
+refused_submit 2 e4 'e4\.yaml: document 2: .*missing\.csv:5: .*missing value'
+ok "submit checks document 2's CSV before sending document 1"
+
+# This node is in no pool: it takes no uploads. Every document's files
+# go up before any sweep is submitted, so nothing is submitted.
+cat >"$T/np.yaml" <<'Y'
+name: np-first
+dataset: fashion-mnist
+parameters:
+  kind: {value: noop}
+---
+name: np-second
+dataset: {train: csv/train.csv, test: csv/test.csv, label: label}
+parameters:
+  kind: {value: noop}
+Y
+refused_submit 1 np 'train\.csv: upload: this node takes no uploads \(a file dataset needs a node in a pool: meshsweepd --open-pool'
+ok "a node that takes no uploads gets no sweep of the file, and says what it needs"
+
+# What only the node can refuse (here: over its task limit) after it took
+# document 1: a line says which documents were submitted.
+{
+    printf 'name: partial-first\ndataset: fashion-mnist\nparameters:\n  kind: {value: noop}\n---\n'
+    printf 'name: partial-second\ndataset: fashion-mnist\nparameters:\n  kind: {value: noop}\n'
+    printf '  seed: {values: [%s]}\n' "$(seq -s, 1 1001)"
+    printf '  width: {values: [%s]}\n' "$(seq -s, 1 1000)"
+} >"$T/partial.yaml"
+rc=0
+"$MS" submit "$T/partial.yaml" >"$T/partial.out" 2>"$T/partial.err" || rc=$?
+[ "$rc" != 0 ] || fail "a sweep over the node's task limit was taken"
+[ "$(grep -cE '^[0-9a-f]{64}$' "$T/partial.out")" = 1 ] || fail "partial submit stdout: $(cat "$T/partial.out")"
+grep -qxF "meshsweep: $T/partial.yaml: document 1 was submitted (the ids above); document 2 was not" "$T/partial.err" ||
+    fail "no line saying which documents were submitted: $(cat "$T/partial.err")"
+ok "a later document refused by the node: the line says document 1 was submitted"
+
 # The API itself takes one document a request, and says where several go.
 code=$(curl -s -o "$T/post.json" -w '%{http_code}' -H 'Content-Type: application/yaml' \
     --data-binary @"$T/two.yaml" "$NODE/api/v1/sweeps")

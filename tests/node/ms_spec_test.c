@@ -599,6 +599,61 @@ test_wandb_keys_warn(void **state)
     ms_spec_destroy(&plain);
 }
 
+//  The combination rules of ms_train_config_check, in a spec: the
+//  residual keys with a plain network and batch norm over one row are
+//  refused with the key's path; a residual sweep may still set them
+//  with {value: ...} (judged in a residual network); warm-up longer than
+//  training gets one warning for all its tasks.
+static void
+test_depth_combinations(void **state)
+{
+    (void) state;
+    ms_spec_t *spec = NULL;
+    ms_diag_t diag = {{0}, {0}};
+    const char *plain_rezero = "dataset: fashion-mnist\nparameters:\n"
+                               "  residual_scale: {value: rezero}\n";
+    assert_int_equal(
+        ms_spec_parse(plain_rezero, strlen(plain_rezero), NULL, &spec, &diag),
+        MS_ERR_INVALID);
+    assert_null(spec);
+    assert_string_equal(diag.where, "parameters.residual_scale");
+    assert_non_null(strstr(diag.reason, "architecture: plain"));
+    const char *plain_blocks = "dataset: fashion-mnist\nparameters:\n"
+                               "  architecture: {values: [plain, residual]}\n"
+                               "  block_layers: {value: 2}\n";
+    assert_int_equal(
+        ms_spec_parse(plain_blocks, strlen(plain_blocks), NULL, &spec, &diag),
+        MS_ERR_INVALID);
+    assert_string_equal(diag.where, "parameters.block_layers");
+    const char *bn1 = "dataset: fashion-mnist\nparameters:\n"
+                      "  norm: {value: batch}\n"
+                      "  batch_size: {values: [32, 1]}\n";
+    assert_int_equal(ms_spec_parse(bn1, strlen(bn1), NULL, &spec, &diag),
+                     MS_ERR_INVALID);
+    assert_string_equal(diag.where, "parameters.batch_size");
+    assert_non_null(strstr(diag.reason, "norm: batch needs batch_size >= 2"));
+
+    spec = s_parse("dataset: fashion-mnist\nparameters:\n"
+                   "  architecture: {value: residual}\n"
+                   "  hidden_layers: {value: 3}\n"
+                   "  residual_scale: {value: rezero}\n"
+                   "  block_layers: {value: 2}\n"
+                   "  norm: {values: [none, layer, batch]}\n");
+    assert_int_equal(ms_spec_task_count(spec), 3);
+    assert_int_equal(ms_spec_warning_count(spec), 0);
+    ms_spec_destroy(&spec);
+
+    spec = s_parse("dataset: fashion-mnist\nparameters:\n"
+                   "  epochs: {value: 1}\n"
+                   "  warmup_epochs: {values: [0.5, 5, 100]}\n");
+    assert_int_equal(ms_spec_task_count(spec), 3);
+    assert_int_equal(ms_spec_warning_count(spec), 1);
+    assert_string_equal(ms_spec_warning(spec, 0),
+                        "warmup_epochs 5 is more than epochs 1 (2 tasks): "
+                        "the learning rate never leaves warm-up");
+    ms_spec_destroy(&spec);
+}
+
 static void
 test_duplicates_dropped(void **state)
 {
@@ -1410,6 +1465,7 @@ main(void)
         cmocka_unit_test(test_hostile_texts),
         cmocka_unit_test(test_split_documents),
         cmocka_unit_test(test_split_documents_errors),
+        cmocka_unit_test(test_depth_combinations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
