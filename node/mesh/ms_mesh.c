@@ -1691,9 +1691,8 @@ ms_mesh_poll_items(ms_mesh_t *self, zmq_pollitem_t *items, int max)
     if (n < max)
         items[n++] =
             (zmq_pollitem_t){zsock_resolve(self->router), 0, ZMQ_POLLIN, 0};
-    if (self->discovery && n < max)
-        items[n++] = (zmq_pollitem_t){ms_discovery_handle(self->discovery), 0,
-                                      ZMQ_POLLIN, 0};
+    if (self->discovery)
+        n += ms_discovery_poll_items(self->discovery, items + n, max - n);
     for (int i = 0; i < self->n_peers && n < max; i++)
         if (self->peers[i]->dealer)
             items[n++] = (zmq_pollitem_t){zsock_resolve(self->peers[i]->dealer),
@@ -1802,6 +1801,8 @@ ms_mesh_tick(ms_mesh_t *self, int64_t now_ms)
     for (int i = 0; i < self->n_peers; i++)
         n_known += self->peers[i]->id_known;
     ms_view_set_pool_size(self->view, n_known + 1);
+    if (self->discovery)
+        ms_discovery_tick(self->discovery, now_ms);
     ms_view_tick(self->view, now_ms);
     s_view_actions(self, now_ms);
     if (now_ms >= self->next_heartbeat_at) {
@@ -1879,6 +1880,8 @@ ms_mesh_next_deadline(ms_mesh_t *self)
         at = v;
     if (self->secure && self->next_admission_at < at)
         at = self->next_admission_at;
+    if (self->discovery && ms_discovery_next_deadline(self->discovery) < at)
+        at = ms_discovery_next_deadline(self->discovery);
     return at;
 }
 

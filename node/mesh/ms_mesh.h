@@ -92,9 +92,9 @@ typedef struct {
                                        // address they see on the link.
     bool beacon;                       // false = --no-beacon
     int beacon_port;                   // UDP port (5870)
-    const char *interface;             // NULL = czmq default, "*" = all,
-                                       // or an interface name (process-
-                                       // wide: zsys_set_interface)
+    const char *interface;             // NULL = every usable interface,
+                                       // "*" = zbeacon's wildcard, or
+                                       // "NAME[,NAME...]" (ms_discovery)
     int beacon_interval_ms;            // 1000
     const char *const *static_peers;   // "[NODE_ID_HEX@]tcp://HOST:PORT"
     int n_static_peers;                // entries in static_peers
