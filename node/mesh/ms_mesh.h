@@ -85,11 +85,15 @@ typedef struct {
                                        // ms_mesh_port)
     int mesh_port;                     // advertised in beacon and HELLO;
                                        // 0 = the port actually bound
-    const char *advertise_host;        // our host in view messages (JOIN,
-                                       // SHUFFLE); NULL = the beacon's
-                                       // interface address, else
-                                       // 127.0.0.1. Peers prefer the
-                                       // address they see on the link.
+    const char *advertise_host;        // --advertise: our host in
+                                       // beacons, in HELLO (endpoint,
+                                       // with mesh_port) and in view
+                                       // messages; peers dial it rather
+                                       // than the address they see (NAT).
+                                       // NULL = none: view messages name
+                                       // the beacon's interface address,
+                                       // else 127.0.0.1, and peers use
+                                       // the address they see
     bool beacon;                       // false = --no-beacon
     int beacon_port;                   // UDP port (5870)
     const char *interface;             // NULL = every usable interface,
