@@ -12,6 +12,7 @@
 #include "ms_hash.h"
 
 #include <assert.h>
+#include <stdbool.h>
 #include <string.h>
 
 #define S_OFF_MAGIC 0
@@ -20,6 +21,8 @@
 #define S_OFF_PROTO_MAX 38
 #define S_OFF_NODE 40
 #define S_OFF_PORT 72
+#define S_OFF_HOST_LEN 74
+#define S_OFF_HOST 75
 
 _Static_assert(S_OFF_PORT + 2 == MS_BEACON_BYTES, "beacon layout");
 _Static_assert(S_OFF_NODE == S_OFF_PROTO_MAX + 2, "beacon layout");
@@ -61,16 +64,57 @@ ms_beacon_encode(const ms_beacon_t *beacon, uint8_t out[MS_BEACON_BYTES])
 }
 
 //  --------------------------------------------------------------------------
+//  Write a beacon payload with its advertised host.
+
+size_t
+ms_beacon_encode_host(const ms_beacon_t *beacon,
+                      uint8_t out[MS_BEACON_MAX_BYTES])
+{
+    assert(beacon && out);
+    ms_beacon_encode(beacon, out);
+    size_t n = strnlen(beacon->host, sizeof beacon->host);
+    assert(n <= MS_BEACON_HOST_MAX);
+    if (n == 0)
+        return MS_BEACON_BYTES;
+    out[S_OFF_HOST_LEN] = (uint8_t) n;
+    memcpy(out + S_OFF_HOST, beacon->host, n);
+    return S_OFF_HOST + n;
+}
+
+//  --------------------------------------------------------------------------
+//  True when c may be in a host: a name, an IPv4 address or a bracketed
+//  IPv6 address (ms_wire_endpoint_valid checks the whole endpoint later).
+
+static bool
+s_host_char(uint8_t c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_' ||
+           c == ':' || c == '[' || c == ']' || c == '%';
+}
+
+//  --------------------------------------------------------------------------
 //  Read a received beacon payload.
 
 int
 ms_beacon_decode(const uint8_t *buf, size_t n, ms_beacon_t *out)
 {
     assert(out);
-    if (n != MS_BEACON_BYTES || !buf ||
+    if (n < MS_BEACON_BYTES || !buf ||
         memcmp(buf + S_OFF_MAGIC, MS_BEACON_MAGIC, MS_BEACON_MAGIC_BYTES) != 0)
         return MS_ERR_PROTOCOL;
     ms_beacon_t beacon;
+    beacon.host[0] = '\0';
+    if (n > MS_BEACON_BYTES) {
+        size_t len = buf[S_OFF_HOST_LEN];
+        if (len < 1 || len > MS_BEACON_HOST_MAX || n != S_OFF_HOST + len)
+            return MS_ERR_PROTOCOL;
+        for (size_t i = 0; i < len; i++)
+            if (!s_host_char(buf[S_OFF_HOST + i]))
+                return MS_ERR_PROTOCOL;
+        memcpy(beacon.host, buf + S_OFF_HOST, len);
+        beacon.host[len] = '\0';
+    }
     memcpy(beacon.pool_id, buf + S_OFF_POOL, MS_BEACON_ID_BYTES);
     beacon.protocol_min = s_get_u16(buf + S_OFF_PROTO_MIN);
     beacon.protocol_max = s_get_u16(buf + S_OFF_PROTO_MAX);

@@ -342,7 +342,9 @@ s_hello_valid(const ms_wire_hello_t *h)
            h->mesh_port >= 1 &&
            s_text_ok(h->operator_name, MS_WIRE_NAME_MAX, false) &&
            h->certificate_bytes <= MS_WIRE_MAX_CERTIFICATE_BYTES &&
-           (h->certificate || h->certificate_bytes == 0);
+           (h->certificate || h->certificate_bytes == 0) &&
+           memchr(h->endpoint, 0, sizeof h->endpoint) &&
+           (!h->endpoint[0] || ms_wire_endpoint_valid(h->endpoint));
 }
 
 //  --------------------------------------------------------------------------
@@ -570,6 +572,7 @@ s_pb_from_envelope(s_pb_env_t *pb, const ms_wire_envelope_t *env)
         m->n_workers = h->n_workers;
         m->operator_ = s_str(h->operator_name);
         m->certificate = s_bin(h->certificate, h->certificate_bytes);
+        m->endpoint = s_str(h->endpoint);
         pb->env.body_case = MSWIRE__ENVELOPE__BODY_HELLO;
         pb->env.hello = m;
         break;
@@ -907,6 +910,9 @@ s_hello_in(ms_wire_hello_t *h, const Mswire__Hello *m)
     h->incarnation = m->incarnation;
     h->mesh_port = (uint16_t) m->mesh_port;
     h->n_workers = m->n_workers;
+    if (!s_fixed_in(h->endpoint, sizeof h->endpoint, m->endpoint) ||
+        (h->endpoint[0] && !ms_wire_endpoint_valid(h->endpoint)))
+        return MS_ERR_PROTOCOL;
     int rc = s_text_in(m->operator_, MS_WIRE_NAME_MAX, &h->operator_name);
     if (rc != MS_OK)
         return rc;

@@ -107,7 +107,9 @@ typedef enum {
 //  links"). Decoder: protocol_min >= 1, protocol_min <= protocol_max,
 //  mesh_port 1..65535, operator_name <= MS_WIRE_NAME_MAX bytes (may be
 //  empty), certificate <= MS_WIRE_MAX_CERTIFICATE_BYTES (empty until the
-//  trust issue).
+//  trust issue), endpoint empty or valid (ms_wire_endpoint_valid): the
+//  sender's --advertise endpoint, which the receiver dials instead of the
+//  link's source address and mesh_port (older senders leave it empty).
 typedef struct {
     uint8_t node_id[MS_WIRE_ID_BYTES]; // sender's Ed25519 public key
     uint8_t pool_id[MS_WIRE_ID_BYTES]; // see ms_beacon_open_pool_id
@@ -119,6 +121,7 @@ typedef struct {
     char *operator_name;      // UTF-8, NUL-terminated ("operator")
     uint8_t *certificate;     // membership certificate bytes
     size_t certificate_bytes; // 0 until the trust issue
+    char endpoint[MS_WIRE_ENDPOINT_MAX + 1]; // advertised; "" = none
 } ms_wire_hello_t;
 
 //  A claim the heartbeat's sender holds and is working on (never stored).

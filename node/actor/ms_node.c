@@ -7271,9 +7271,13 @@ s_mesh_open(ms_node_t *self, ms_diag_t *diag)
     mo.curve_public = curve_pk;
     mo.curve_secret = curve_sk;
     char bind[64];
-    snprintf(bind, sizeof bind, "tcp://*:%d", self->opts.mesh_port);
+    snprintf(bind, sizeof bind, "tcp://%s:%d",
+             self->opts.mesh_bind ? self->opts.mesh_bind : "*",
+             self->opts.mesh_port);
     mo.mesh_bind = bind;
-    mo.mesh_port = self->opts.mesh_port;
+    mo.mesh_port = self->opts.advertise_port > 0 ? self->opts.advertise_port
+                                                 : self->opts.mesh_port;
+    mo.advertise_host = self->opts.advertise_host;
     mo.beacon = !self->opts.no_beacon;
     mo.beacon_port = self->opts.beacon_port;
     mo.interface = self->interface;

@@ -92,8 +92,16 @@ typedef struct {
     const char *open_pool;       // open pool NAME ("default"); NULL = none
     int mesh_port;               // mesh TCP port (5871); 0 = ephemeral
     int beacon_port;             // zbeacon UDP port (5870)
-    const char *interface;       // zbeacon interface NAME or "*"; NULL =
-                                 // czmq's choice
+    const char *interface;       // beacon interfaces "NAME[,NAME...]" or
+                                 // "*"; NULL = every usable one
+                                 // (ms_discovery.h)
+    const char *mesh_bind;       // --bind: the mesh's listening address
+                                 // (IPv4); NULL = every address ("*").
+                                 // Borrowed: must outlive the node
+    const char *advertise_host;  // --advertise HOST: in beacons, HELLO and
+                                 // view messages (NAT, clusters); NULL =
+                                 // none. Borrowed, as mesh_bind
+    int advertise_port;          // --advertise's PORT; 0 = the mesh port
     const char *const *peers;    // static peers "[NODE_ID@]tcp://HOST:PORT"
     int n_peers;                 // entries in peers
     bool no_beacon;              // no zbeacon discovery (static peers only)

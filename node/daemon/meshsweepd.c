@@ -7,7 +7,9 @@
                [--workers N]
                [--backend auto|cpu|cuda] [--gpu-workers N|auto]
                [--config FILE] [--check-config] [--verbose]
-               [--mesh-port N] [--beacon-port N] [--interface NAME|*]
+               [--mesh-port N] [--beacon-port N]
+               [--interface NAME[,NAME...]|*] [--bind ADDR]
+               [--advertise HOST[:PORT]]
                [--peer [NODE_ID@]tcp://HOST:PORT]... [--no-beacon]
                [--open-pool[=NAME]] [--enroll-key FILE]
                [--idle-only [--idle-cpu-pct N] [--idle-busy-s N]
@@ -46,13 +48,16 @@
 */
 #define _DEFAULT_SOURCE // realpath
 #include "ms_dashboard.h"
+#include "ms_discovery.h"
 #include "ms_gpu.h"
 #include "ms_node.h"
 #include "ms_wire.h"
 
 #include <ini.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <limits.h>
 #include <malloc.h>
 #include <signal.h>
@@ -115,7 +120,16 @@
     "                      this node's certificate with it at start\n"         \
     "  --mesh-port N       mesh TCP port (default 5871; 0 picks one)\n"        \
     "  --beacon-port N     zbeacon UDP port (default 5870)\n"                  \
-    "  --interface NAME|*  zbeacon interface\n"                                \
+    "  --interface NAME[,NAME...]|*  interfaces to beacon on (default:\n"      \
+    "                      each one up with an IPv4 broadcast address,\n"      \
+    "                      not loopback, docker*, br-*, veth*, virbr*,\n"      \
+    "                      cni*, flannel*, cali*, tun*, tap*; '*': all,\n"     \
+    "                      to 255.255.255.255)\n"                              \
+    "  --bind ADDR         the mesh's listening address, an IPv4 address\n"    \
+    "                      of this host (default *: every address)\n"          \
+    "  --advertise HOST[:PORT]  the mesh endpoint put in beacons and\n"        \
+    "                      HELLO, for peers behind NAT or in clusters\n"       \
+    "                      (default: the address peers see, mesh port)\n"      \
     "  --peer [ID@]tcp://HOST:PORT  a static peer (repeatable)\n"              \
     "  --no-beacon         no broadcast discovery (static peers only)\n"       \
     "  --lease-ttl-ms N    lease TTL (default 10000)\n"                        \
@@ -162,6 +176,8 @@ static s_opt_t s_opts[] = {
     {"mesh_port", false, NULL, false, 0},
     {"beacon_port", false, NULL, false, 0},
     {"interface", false, NULL, false, 0},
+    {"bind", false, NULL, false, 0},
+    {"advertise", false, NULL, false, 0},
     {"peer", false, NULL, false, 0},
     {"no_beacon", true, NULL, false, 0},
     {"lease_ttl_ms", false, NULL, false, 0},
@@ -357,6 +373,109 @@ s_peer_ok(const char *spec, char *why, size_t why_n)
                  "'-', '_'; IPv6 in [brackets])");
         return false;
     }
+    return true;
+}
+
+static int s_int(const char *text, int max);
+
+//  --------------------------------------------------------------------------
+//  Check --bind ADDR: "*", or an IPv4 address this host has (0.0.0.0 is
+//  every address, as "*"); false with the reason in why when not.
+
+static bool
+s_bind_ok(const char *addr, char *why, size_t why_n)
+{
+    struct in_addr a;
+    if (strcmp(addr, "*") == 0)
+        return true;
+    if (inet_pton(AF_INET, addr, &a) != 1) {
+        snprintf(why, why_n,
+                 "expected an IPv4 address of this host, or * (every "
+                 "address); names and IPv6 are not taken");
+        return false;
+    }
+    if (a.s_addr == htonl(INADDR_ANY))
+        return true;
+    struct ifaddrs *ifs = NULL;
+    if (getifaddrs(&ifs) != 0)
+        return true; // cannot tell: the mesh's bind will say
+    char have[300] = "";
+    bool found = false;
+    for (struct ifaddrs *i = ifs; i && !found; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        struct in_addr b = ((struct sockaddr_in *) i->ifa_addr)->sin_addr;
+        found = b.s_addr == a.s_addr;
+        char text[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &b, text, sizeof text);
+        size_t len = strlen(have);
+        snprintf(have + len, sizeof have - len, "%s%s", len ? ", " : "", text);
+    }
+    freeifaddrs(ifs);
+    if (!found)
+        snprintf(why, why_n,
+                 "no interface of this host has that address (it has: %s)",
+                 have[0] ? have : "none");
+    return found;
+}
+
+//  --------------------------------------------------------------------------
+//  Parse --advertise HOST[:PORT] into opts (host borrowed from a static
+//  copy: the option table's strings hold the whole value); false with
+//  the reason in why when malformed. HOST: a name or an IPv4 address.
+
+static char s_advertise_host[MS_DISCOVERY_HOST_MAX];
+
+static bool
+s_advertise_parse(const char *value, ms_node_options_t *opts, char *why,
+                  size_t why_n)
+{
+    const char *colon = strchr(value, ':');
+    size_t n_host = colon ? (size_t) (colon - value) : strlen(value);
+    int port = 0;
+    if (value[0] == '[' || (colon && strchr(colon + 1, ':'))) {
+        snprintf(why, why_n,
+                 "expected HOST[:PORT] with one ':' at most (IPv6 is not "
+                 "taken: the mesh and the beacons are IPv4)");
+        return false;
+    }
+    if (n_host == 0) {
+        snprintf(why, why_n, "expected HOST[:PORT] (no HOST)");
+        return false;
+    }
+    if (n_host >= sizeof s_advertise_host) {
+        snprintf(why, why_n, "HOST has more than %zu characters",
+                 sizeof s_advertise_host - 1);
+        return false;
+    }
+    if (colon) {
+        port = s_int(colon + 1, 65535);
+        if (port < 1) {
+            snprintf(why, why_n, "port '%.20s' is not a number in 1..65535",
+                     colon + 1);
+            return false;
+        }
+    }
+    char host[MS_DISCOVERY_HOST_MAX], ep[MS_DISCOVERY_HOST_MAX + 16];
+    memcpy(host, value, n_host);
+    host[n_host] = '\0';
+    snprintf(ep, sizeof ep, "tcp://%s:%d", host, port ? port : 1);
+    struct in_addr a;
+    if (!ms_wire_endpoint_valid(ep) || strcmp(host, "*") == 0) {
+        snprintf(why, why_n,
+                 "HOST must be a name or an IPv4 address (letters, digits, "
+                 "'.', '-', '_')");
+        return false;
+    }
+    if (inet_pton(AF_INET, host, &a) == 1 &&
+        (a.s_addr == htonl(INADDR_ANY) ||
+         a.s_addr == htonl(INADDR_BROADCAST))) {
+        snprintf(why, why_n, "%s is not an address a peer can dial", host);
+        return false;
+    }
+    memcpy(s_advertise_host, host, n_host + 1);
+    opts->advertise_host = s_advertise_host;
+    opts->advertise_port = port;
     return true;
 }
 
@@ -583,9 +702,21 @@ s_effective(const s_opt_t *o, const ms_node_options_t *opts, char *buf,
     else if (strcmp(k, "enroll_key") == 0)
         text = opts->enroll_key ? opts->enroll_key : "(none)", num = false;
     else if (strcmp(k, "interface") == 0)
-        text = opts->interface ? opts->interface : "(czmq's choice)",
+        text = opts->interface ? opts->interface : "(every usable interface)",
         num = false;
-    else if (strcmp(k, "mesh_port") == 0)
+    else if (strcmp(k, "bind") == 0)
+        text = opts->mesh_bind ? opts->mesh_bind : "* (every address)",
+        num = false;
+    else if (strcmp(k, "advertise") == 0) {
+        if (!opts->advertise_host)
+            text = "(none)", num = false;
+        else {
+            snprintf(buf, n, "%s:%d", opts->advertise_host,
+                     opts->advertise_port > 0 ? opts->advertise_port
+                                              : opts->mesh_port);
+            return true;
+        }
+    } else if (strcmp(k, "mesh_port") == 0)
         v = opts->mesh_port;
     else if (strcmp(k, "beacon_port") == 0)
         v = opts->beacon_port;
@@ -849,9 +980,34 @@ s_main(int argc, char **argv)
             if (!*o->value)
                 return s_value_error(o, config->value, "open_pool: empty name");
             opts.open_pool = o->value;
-        } else if (strcmp(n, "interface") == 0)
+        } else if (strcmp(n, "interface") == 0) {
+            ms_diag_t idiag;
+            ms_diag_clear(&idiag);
+            if (ms_discovery_interface_check(o->value, &idiag) != MS_OK) {
+                char msg[MS_DIAG_REASON_MAX + 32];
+                snprintf(msg, sizeof msg, "%s %s",
+                         o->line > 0 ? "interface:" : "--interface",
+                         idiag.reason);
+                return s_value_error(o, config->value, msg);
+            }
             opts.interface = o->value;
-        else if (strcmp(n, "reevaluate_fraction") == 0) {
+        } else if (strcmp(n, "bind") == 0) {
+            char why[400], msg[600];
+            if (!s_bind_ok(o->value, why, sizeof why)) {
+                snprintf(msg, sizeof msg, "%s '%.64s': %s",
+                         o->line > 0 ? "bind:" : "--bind", o->value, why);
+                return s_value_error(o, config->value, msg);
+            }
+            opts.mesh_bind = strcmp(o->value, "*") == 0 ? NULL : o->value;
+        } else if (strcmp(n, "advertise") == 0) {
+            char why[300], msg[500];
+            if (!s_advertise_parse(o->value, &opts, why, sizeof why)) {
+                snprintf(msg, sizeof msg, "%s '%.100s': %s",
+                         o->line > 0 ? "advertise:" : "--advertise", o->value,
+                         why);
+                return s_value_error(o, config->value, msg);
+            }
+        } else if (strcmp(n, "reevaluate_fraction") == 0) {
             char *end = NULL;
             errno = 0;
             double f = strtod(o->value, &end);

@@ -482,6 +482,9 @@ s_hello(ms_mesh_t *self, ms_wire_envelope_t *env)
     h->operator_name = self->operator_name;
     h->certificate = self->certificate;
     h->certificate_bytes = self->certificate_bytes;
+    //  --advertise: where peers dial us, whatever address they see
+    if (self->advertise_host)
+        snprintf(h->endpoint, sizeof h->endpoint, "%s", self->self_endpoint);
 }
 
 //  --------------------------------------------------------------------------
@@ -515,6 +518,12 @@ s_dial(ms_mesh_t *self, s_peer_t *peer, int64_t now_ms)
     zsock_set_sndhwm(dealer, LINK_HWM_FRAMES);
     zsock_set_rcvhwm(dealer, LINK_HWM_FRAMES);
     zsock_set_maxmsgsize(dealer, (int) MS_MAX_FRAME_BYTES + 1024);
+    //  libzmq reconnects a DEALER by itself every 100 ms by default: to an
+    //  endpoint that does not answer (a wrong --advertise, NAT) that is
+    //  ten SYNs a second for as long as the dial lasts. Back off as the
+    //  mesh's own redials do instead.
+    zsock_set_reconnect_ivl(dealer, self->opts.redial_min_ms);
+    zsock_set_reconnect_ivl_max(dealer, self->opts.redial_max_ms);
     zmq_setsockopt(zsock_resolve(dealer), ZMQ_ROUTING_ID, self->opts.node_id,
                    ID_BYTES);
     if (self->secure) {
@@ -587,11 +596,13 @@ s_heard(ms_mesh_t *self, s_peer_t *peer, int64_t now_ms)
 }
 
 //  --------------------------------------------------------------------------
-//  A static peer is dialed again with no answer to the dials before: after
-//  a few (S_WARN_DIALS, over S_WARN_MS at least, so a peer that starts a
-//  moment after us says nothing) one warning line, whatever --verbose
-//  says: a mistyped or unreachable --peer must not fail in silence, and
-//  one line per run of failures is not a flood.
+//  A peer is dialed again with no answer to the dials before: after a few
+//  (S_WARN_DIALS, over S_WARN_MS at least, so a peer that starts a moment
+//  after us says nothing) one warning line, whatever --verbose says: a
+//  mistyped or unreachable --peer, or a peer whose beacon or HELLO names
+//  an endpoint we cannot reach (a wrong --advertise, NAT), must not fail
+//  in silence, and one line per run of failures is not a flood. The
+//  redials themselves back off (redial_min_ms .. redial_max_ms).
 
 #define S_WARN_DIALS 3 // dials with no answer before the warning
 #define S_WARN_MS 3000 // and at least this long since the first
@@ -599,8 +610,6 @@ s_heard(ms_mesh_t *self, s_peer_t *peer, int64_t now_ms)
 static void
 s_unanswered(ms_mesh_t *self, s_peer_t *peer, int64_t now_ms)
 {
-    if (!peer->is_static)
-        return;
     if (peer->unanswered_since == 0)
         peer->unanswered_since = now_ms;
     peer->n_unanswered++;
@@ -608,6 +617,20 @@ s_unanswered(ms_mesh_t *self, s_peer_t *peer, int64_t now_ms)
         now_ms - peer->unanswered_since < S_WARN_MS)
         return;
     peer->warned_unreachable = true;
+    if (!peer->is_static) {
+        char hex[2 * ID_BYTES + 1];
+        s_hex(peer->id, hex);
+        fprintf(stderr,
+                "meshsweepd: warning: peer %.12s does not answer at %s, the "
+                "endpoint its beacon or HELLO gave (%d dials in %.1f s): "
+                "not reachable from here (NAT, firewall, or a wrong "
+                "--advertise on that node?); still trying every %d s at "
+                "most\n",
+                hex, peer->endpoint, peer->n_unanswered,
+                (double) (now_ms - peer->unanswered_since) / 1000.0,
+                (self->opts.redial_max_ms + 999) / 1000);
+        return;
+    }
     fprintf(stderr,
             "meshsweepd: warning: peer %s: no answer to %d dials in %.1f s "
             "(not running, wrong address or port, or another pool?); still "
@@ -1160,7 +1183,11 @@ s_on_router_frame(ms_mesh_t *self, const uint8_t *rid, size_t rid_bytes,
             if (!peer)
                 peer = s_peer_add(self, rid);
             if (peer) {
-                if (!peer->is_static && peer_address && *peer_address) {
+                if (!peer->is_static && env->hello.endpoint[0]) {
+                    //  its --advertise: the address we see may be a NAT's
+                    snprintf(peer->endpoint, sizeof peer->endpoint, "%s",
+                             env->hello.endpoint);
+                } else if (!peer->is_static && peer_address && *peer_address) {
                     char ep[MS_WIRE_ENDPOINT_MAX + 1];
                     s_endpoint(ep, peer_address, env->hello.mesh_port);
                     if (ms_wire_endpoint_valid(ep))
@@ -1520,6 +1547,17 @@ ms_mesh_open(ms_mesh_t **out, const ms_mesh_options_t *opts,
     if (!self->mesh_bind || !self->operator_name ||
         (opts->advertise_host && !self->advertise_host))
         goto fail;
+    if (self->advertise_host) {
+        char ep[MS_WIRE_ENDPOINT_MAX + 1];
+        s_endpoint(ep, self->advertise_host,
+                   o->mesh_port > 0 ? (unsigned) o->mesh_port : 1u);
+        if (!*self->advertise_host || !ms_wire_endpoint_valid(ep)) {
+            rc = ms_diag_set(diag, "advertise",
+                             "'%.100s' is not a host name or address",
+                             self->advertise_host);
+            goto fail;
+        }
+    }
     o->mesh_bind = self->mesh_bind;
     o->operator_name = self->operator_name;
     o->advertise_host = self->advertise_host;
@@ -1616,7 +1654,8 @@ ms_mesh_open(ms_mesh_t **out, const ms_mesh_options_t *opts,
         ms_discovery_options_t d = {.mesh_port = (uint16_t) o->mesh_port,
                                     .beacon_port = opts->beacon_port,
                                     .interface = opts->interface,
-                                    .interval_ms = opts->beacon_interval_ms};
+                                    .interval_ms = opts->beacon_interval_ms,
+                                    .advertise_host = self->advertise_host};
         memcpy(d.pool_id, o->pool_id, ID_BYTES);
         memcpy(d.node_id, o->node_id, ID_BYTES);
         rc = ms_discovery_open(&self->discovery, &d, diag);
@@ -1691,9 +1730,8 @@ ms_mesh_poll_items(ms_mesh_t *self, zmq_pollitem_t *items, int max)
     if (n < max)
         items[n++] =
             (zmq_pollitem_t){zsock_resolve(self->router), 0, ZMQ_POLLIN, 0};
-    if (self->discovery && n < max)
-        items[n++] = (zmq_pollitem_t){ms_discovery_handle(self->discovery), 0,
-                                      ZMQ_POLLIN, 0};
+    if (self->discovery)
+        n += ms_discovery_poll_items(self->discovery, items + n, max - n);
     for (int i = 0; i < self->n_peers && n < max; i++)
         if (self->peers[i]->dealer)
             items[n++] = (zmq_pollitem_t){zsock_resolve(self->peers[i]->dealer),
@@ -1802,6 +1840,8 @@ ms_mesh_tick(ms_mesh_t *self, int64_t now_ms)
     for (int i = 0; i < self->n_peers; i++)
         n_known += self->peers[i]->id_known;
     ms_view_set_pool_size(self->view, n_known + 1);
+    if (self->discovery)
+        ms_discovery_tick(self->discovery, now_ms);
     ms_view_tick(self->view, now_ms);
     s_view_actions(self, now_ms);
     if (now_ms >= self->next_heartbeat_at) {
@@ -1839,7 +1879,7 @@ ms_mesh_tick(ms_mesh_t *self, int64_t now_ms)
         if (peer->dial_at && now_ms >= peer->dial_at && need) {
             if (peer->dealer) // the last dial got no answer
                 s_unanswered(self, peer, now_ms);
-            else if (peer->is_static && peer->unanswered_since == 0)
+            else if (peer->unanswered_since == 0)
                 peer->unanswered_since = now_ms; // a run starts
             s_dial(self, peer, now_ms);
             peer->dial_at = now_ms + peer->backoff_ms;
@@ -1879,6 +1919,8 @@ ms_mesh_next_deadline(ms_mesh_t *self)
         at = v;
     if (self->secure && self->next_admission_at < at)
         at = self->next_admission_at;
+    if (self->discovery && ms_discovery_next_deadline(self->discovery) < at)
+        at = ms_discovery_next_deadline(self->discovery);
     return at;
 }
 

@@ -85,16 +85,20 @@ typedef struct {
                                        // ms_mesh_port)
     int mesh_port;                     // advertised in beacon and HELLO;
                                        // 0 = the port actually bound
-    const char *advertise_host;        // our host in view messages (JOIN,
-                                       // SHUFFLE); NULL = the beacon's
-                                       // interface address, else
-                                       // 127.0.0.1. Peers prefer the
-                                       // address they see on the link.
+    const char *advertise_host;        // --advertise: our host in
+                                       // beacons, in HELLO (endpoint,
+                                       // with mesh_port) and in view
+                                       // messages; peers dial it rather
+                                       // than the address they see (NAT).
+                                       // NULL = none: view messages name
+                                       // the beacon's interface address,
+                                       // else 127.0.0.1, and peers use
+                                       // the address they see
     bool beacon;                       // false = --no-beacon
     int beacon_port;                   // UDP port (5870)
-    const char *interface;             // NULL = czmq default, "*" = all,
-                                       // or an interface name (process-
-                                       // wide: zsys_set_interface)
+    const char *interface;             // NULL = every usable interface,
+                                       // "*" = zbeacon's wildcard, or
+                                       // "NAME[,NAME...]" (ms_discovery)
     int beacon_interval_ms;            // 1000
     const char *const *static_peers;   // "[NODE_ID_HEX@]tcp://HOST:PORT"
     int n_static_peers;                // entries in static_peers

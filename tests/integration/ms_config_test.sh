@@ -57,6 +57,7 @@ declare -A SAMPLE=(
     [workers]=3 [backend]=cpu [gpu_workers]=0 [blas_threads]=2 [retry_cap]=3
     [worker_nice]=5 [verbose]=true [open_pool]=lab [enroll_key]=$T/kit
     [mesh_port]=6001 [beacon_port]=6002 [interface]=lo [no_beacon]=true
+    [bind]=127.0.0.1 [advertise]=node7.example:15871
     [lease_ttl_ms]=20000 [heartbeat_ms]=500 [settle_ms]=7
     [beacon_interval_ms]=300 [antientropy_ms]=400 [max_pause_s]=60
     [max_tasks_per_sweep]=99 [max_dataset_bytes]=12345

@@ -31,6 +31,8 @@
 #   ms_netns_reexec SCRIPT ARGS...  re-exec SCRIPT in a private mount+net
 #                                   namespace (no-op once inside)
 #   ms_netns_setup N                make N node namespaces + the bridge
+#                                   (calls ms_netns_pre_eth0 I NS, when
+#                                   the test defines it, before eth0)
 #   ms_netns_name I                 print node I's namespace name
 #   ms_netns_ip I                   print node I's address (10.213.0.I)
 #   ms_netns_exec I CMD...          run CMD inside node I's namespace
@@ -119,6 +121,11 @@ ms_netns_setup() {
         ns=$(ms_netns_name "$i")
         ip netns add "$ns"
         MS_NETNS_N=$i
+        # a test may shape the host first (ms_netns_lab_test: a docker0
+        # bridge made before eth0, as Docker leaves one)
+        if declare -F ms_netns_pre_eth0 >/dev/null; then
+            ms_netns_pre_eth0 "$i" "$ns"
+        fi
         ip link add "v${i}n" type veth peer name "v${i}b"
         ip link set "v${i}n" netns "$ns"
         ip link set "v${i}b" netns "$br"

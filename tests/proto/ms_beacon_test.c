@@ -15,6 +15,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 //  --------------------------------------------------------------------------
@@ -24,6 +25,7 @@ static ms_beacon_t
 s_beacon(void)
 {
     ms_beacon_t b;
+    memset(&b, 0, sizeof b);
     for (int i = 0; i < MS_BEACON_ID_BYTES; i++) {
         b.pool_id[i] = (uint8_t) (0x10 + i);
         b.node_id[i] = (uint8_t) (0x80 + i);
@@ -169,6 +171,43 @@ test_beacon_open_pool_id(void **state)
         "8dcfb43ecb2be1d2c75848e28031c6a0d9bbbde594061bdeb8a6599d0051d8a7");
 }
 
+//  --------------------------------------------------------------------------
+//  An advertised host: 75 + its length bytes, read back; the 74 bytes of
+//  a beacon without one are unchanged; a bad length or byte is refused.
+
+static void
+test_beacon_host(void **state)
+{
+    (void) state;
+    ms_beacon_t b = s_beacon();
+    uint8_t plain[MS_BEACON_BYTES], buf[MS_BEACON_MAX_BYTES];
+    ms_beacon_encode(&b, plain);
+    assert_int_equal(ms_beacon_encode_host(&b, buf), MS_BEACON_BYTES);
+    assert_memory_equal(buf, plain, MS_BEACON_BYTES);
+    snprintf(b.host, sizeof b.host, "10.213.0.200");
+    size_t n = ms_beacon_encode_host(&b, buf);
+    assert_int_equal(n, MS_BEACON_BYTES + 1 + 12);
+    assert_memory_equal(buf, plain, MS_BEACON_BYTES);
+    assert_int_equal(buf[MS_BEACON_BYTES], 12);
+    ms_beacon_t back;
+    assert_int_equal(ms_beacon_decode(buf, n, &back), MS_OK);
+    assert_string_equal(back.host, "10.213.0.200");
+    assert_int_equal(back.mesh_port, 5871);
+    assert_int_equal(ms_beacon_decode(plain, sizeof plain, &back), MS_OK);
+    assert_string_equal(back.host, "");
+    // length byte disagrees with the size, a byte no host has
+    assert_int_equal(ms_beacon_decode(buf, n - 1, &back), MS_ERR_PROTOCOL);
+    assert_int_equal(ms_beacon_decode(buf, n + 1, &back), MS_ERR_PROTOCOL);
+    buf[MS_BEACON_BYTES + 3] = ' ';
+    assert_int_equal(ms_beacon_decode(buf, n, &back), MS_ERR_PROTOCOL);
+    // the longest host fits zbeacon's 255-byte frame
+    memset(b.host, 'h', MS_BEACON_HOST_MAX);
+    b.host[MS_BEACON_HOST_MAX] = '\0';
+    assert_int_equal(ms_beacon_encode_host(&b, buf), 255);
+    assert_int_equal(ms_beacon_decode(buf, 255, &back), MS_OK);
+    assert_int_equal(strlen(back.host), MS_BEACON_HOST_MAX);
+}
+
 int
 main(void)
 {
@@ -178,6 +217,7 @@ main(void)
         cmocka_unit_test(test_beacon_refuses_malformed),
         cmocka_unit_test(test_beacon_filter),
         cmocka_unit_test(test_beacon_open_pool_id),
+        cmocka_unit_test(test_beacon_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

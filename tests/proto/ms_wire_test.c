@@ -202,7 +202,19 @@ test_hello_round_trip(void **state)
     back = s_round_trip(&env);
     assert_string_equal(back->hello.operator_name, "");
     assert_int_equal(back->hello.certificate_bytes, 0);
+    assert_string_equal(back->hello.endpoint, "");
     ms_wire_envelope_destroy(&back);
+
+    // The advertised endpoint (--advertise) is kept; a malformed one is
+    // refused at encode.
+    snprintf(env.hello.endpoint, sizeof env.hello.endpoint,
+             "tcp://10.213.0.200:15871");
+    back = s_round_trip(&env);
+    assert_string_equal(back->hello.endpoint, "tcp://10.213.0.200:15871");
+    ms_wire_envelope_destroy(&back);
+    snprintf(env.hello.endpoint, sizeof env.hello.endpoint, "tcp://a b:1");
+    s_expect_encode_invalid(&env);
+    env.hello.endpoint[0] = '\0';
 }
 
 //  --------------------------------------------------------------------------
