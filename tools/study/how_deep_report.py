@@ -10,7 +10,8 @@ stdout: the accuracy-against-depth table of every family (the analysis's
 means and 95% intervals, so the numbers are the ones `--analyze` prints),
 each family's plateau sentence and time fit, and the first epoch's
 gradient norms per layer that show where a plain family stops training.
-With --plot, an SVG of validation accuracy against depth (gnuplot).
+With --plot, a plot of validation accuracy against depth (gnuplot; SVG,
+or PNG when the file name ends in .png).
 
 Nothing here computes a statistic the analysis already gives; the
 gradient-norm summary is read from the result rows (grad_norms: one
@@ -138,7 +139,9 @@ def main(argv):
 
 def s_plot(fams, path):
     with tempfile.TemporaryDirectory() as tmp:
-        cmds = ["set terminal svg size 720,420 dynamic",
+        term = ("pngcairo size 720,420" if path.endswith(".png")
+                else "svg size 720,420 dynamic")
+        cmds = [f"set terminal {term}",
                 f"set output '{os.path.abspath(path)}'",
                 "set logscale x 2", "set xlabel 'hidden layers (width 64)'",
                 "set ylabel 'validation accuracy (mean over 3 seeds)'",
