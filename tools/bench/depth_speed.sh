@@ -39,7 +39,7 @@ pt_res="--architecture residual --norm layer --init he"
 get() { awk -v k="$1" '$1 == k { print $2 }' "$2"; }
 
 echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-(unset)}"
-echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc --all) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 if want a; then
 echo "== (a) residual layer norm, 256 x 64, batch 200, adam, $epochs epochs"

@@ -34,7 +34,7 @@ trap 'rm -rf "$tmp"' EXIT
 get() { awk -v k="$1" '$1 == k { print $2 }' "$2"; }
 
 echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-(unset)}"
-echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc --all) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo "== (a) 784-100-10 relu, batch 200, adam, one thread, $small_epochs epochs"
 "$bench" --layers 1 --width 100 --epochs "$small_epochs" > "$tmp/a.ms" 2> "$tmp/a.ms.log"
