@@ -559,6 +559,21 @@ fail:
 //  --------------------------------------------------------------------------
 //  Load IDX (when labels_path is given) or CSV.
 
+char *
+ms_dataset_idx_labels_path(const char *images_path)
+{
+    const char *hit = images_path ? strstr(images_path, "images-idx3") : NULL;
+    if (!hit)
+        return NULL;
+    char *out = strdup(images_path);
+    if (out)
+        memcpy(out + (hit - images_path), "labels-idx1", 11);
+    return out;
+}
+
+//  --------------------------------------------------------------------------
+//  Load either format by looking at the file.
+
 int
 ms_dataset_load(ms_dataset_t **out, const char *path, const char *labels_path,
                 const char *label_column, ms_diag_t *diag)

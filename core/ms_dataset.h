@@ -213,6 +213,13 @@ int ms_dataset_load_idx(ms_dataset_t **out, const char *images_path,
 int ms_dataset_load_csv(ms_dataset_t **out, const char *path,
                         const char *label_column, ms_diag_t *diag);
 
+//  The labels file of an IDX images file, by the MNIST family's naming
+//  (the first "images-idx3" in the path becomes "labels-idx1"): the one
+//  rule the CLI's checks and uploads and the workers' loader share.
+//  Returns a malloc'd path the caller frees, or NULL when the name has no
+//  such part (a CSV file, or an IDX pair not so named) or on no memory.
+char *ms_dataset_idx_labels_path(const char *images_path);
+
 //  Load either format by looking at the file: IDX (raw or gzip) when
 //  labels_path is given, else CSV. Convenience for the CLI.
 int ms_dataset_load(ms_dataset_t **out, const char *path,

@@ -431,9 +431,19 @@ ms_cli_spec_check_dataset(const ms_spec_t *spec, bool builtin, ms_diag_t *diag)
     int rc;
     const char *train_name = ds->builtin ? ds->name : ds->train_path;
     const char *test_name = ds->builtin ? ds->name : ds->test_path;
+    char *train_labels =
+        ds->builtin ? NULL : ms_dataset_idx_labels_path(ds->train_path);
+    char *test_labels =
+        ds->builtin ? NULL : ms_dataset_idx_labels_path(ds->test_path);
     if (ds->builtin)
         rc = ms_dataset_load_builtin(ds->name, &train, &test, diag);
-    else {
+    else if (train_labels && test_labels) {
+        //  An IDX pair for each part, its labels file found as the
+        //  workers find it.
+        rc = ms_dataset_load_idx(&train, ds->train_path, train_labels, diag);
+        if (rc == MS_OK)
+            rc = ms_dataset_load_idx(&test, ds->test_path, test_labels, diag);
+    } else {
         //  CSV files with the spec's options, so classes, categories and
         //  a split are what the workers will see.
         ms_dataset_csv_options_t o;
@@ -456,6 +466,8 @@ ms_cli_spec_check_dataset(const ms_spec_t *spec, bool builtin, ms_diag_t *diag)
         rc = ms_dataset_split_check(train, s_worst_split(spec), diag);
     ms_dataset_destroy(&train);
     ms_dataset_destroy(&test);
+    free(train_labels);
+    free(test_labels);
     return rc;
 }
 

@@ -327,25 +327,6 @@ s_child_fail(s_child_t *self, const char *task_id, const char *klass,
 }
 
 //  --------------------------------------------------------------------------
-//  Derive the labels path of an IDX images path ("...images-idx3-ubyte"
-//  -> "...labels-idx1-ubyte"); NULL when the name has no such part.
-
-static char *
-s_idx_labels_path(const char *images)
-{
-    const char *hit = strstr(images, "images-idx3");
-    if (!hit)
-        return NULL;
-    size_t n = strlen(images);
-    char *out = malloc(n + 1);
-    if (!out)
-        return NULL;
-    memcpy(out, images, n + 1);
-    memcpy(out + (hit - images), "labels-idx1", 11);
-    return out;
-}
-
-//  --------------------------------------------------------------------------
 //  Load one local file dataset part: IDX (an images/labels pair, given
 //  or derived from the name) or CSV with a label column.
 
@@ -360,7 +341,7 @@ s_load_file(const json_t *ds, const char *images_key, const char *labels_key,
         return ms_diag_set(diag, "dataset", "no %s file", images_key);
     char *derived = NULL;
     if (!labels)
-        labels = derived = s_idx_labels_path(images);
+        labels = derived = ms_dataset_idx_labels_path(images);
     int rc = labels ? ms_dataset_load_idx(out, images, labels, diag)
                     : ms_dataset_load_csv(out, images, label, diag);
     free(derived);
@@ -377,7 +358,7 @@ s_is_idx(const json_t *ds)
     if (json_object_get(ds, "train_labels"))
         return true;
     const char *images = json_string_value(json_object_get(ds, "train"));
-    char *derived = images ? s_idx_labels_path(images) : NULL;
+    char *derived = images ? ms_dataset_idx_labels_path(images) : NULL;
     bool idx = derived != NULL;
     free(derived);
     return idx;

@@ -1575,6 +1575,23 @@ test_fashion_mnist_real(void **state)
     ms_dataset_destroy(&test);
 }
 
+//  --------------------------------------------------------------------------
+//  The labels file of an IDX images file, by name; none for other names.
+
+static void
+test_idx_labels_path(void **state)
+{
+    (void) state;
+    char *p = ms_dataset_idx_labels_path("/d/train-images-idx3-ubyte.gz");
+    assert_string_equal(p, "/d/train-labels-idx1-ubyte.gz");
+    free(p);
+    p = ms_dataset_idx_labels_path("t10k-images-idx3-ubyte");
+    assert_string_equal(p, "t10k-labels-idx1-ubyte");
+    free(p);
+    assert_null(ms_dataset_idx_labels_path("iris.csv"));
+    assert_null(ms_dataset_idx_labels_path(NULL));
+}
+
 int
 main(void)
 {
@@ -1617,6 +1634,7 @@ main(void)
         cmocka_unit_test(test_scale_standard),
         cmocka_unit_test(test_scale_sets),
         cmocka_unit_test(test_check),
+        cmocka_unit_test(test_idx_labels_path),
         cmocka_unit_test(test_fashion_mnist_real),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
