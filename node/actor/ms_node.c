@@ -163,6 +163,7 @@
 #include "ms_lease_table.h"
 #include "ms_items.h"
 #include "ms_members.h"
+#include "ms_metrics.h"
 #include "ms_mesh.h"
 #include "ms_mlp.h"
 #include "ms_onnx.h"
@@ -441,13 +442,10 @@ struct ms_node {
     bool has_cert; // identity/node.cert: a pool with an authority
     uint8_t authority_pk[MS_CERT_KEY_BYTES]; // its authority (has_cert)
     ms_cert_chain_t chain;                   // our chain (has_cert)
-    ms_members_t *members;        // admission table (a pool), or NULL
-    ms_items_t *items;            // authority items held (a pool with an
-                                  // authority), or NULL
-    int64_t items_digest_at;      // monotonic ms of the next ITEM_DIGEST round
-    uint64_t n_items_added;       // authority items new here (peers, API)
-    uint64_t n_items_refused;     // items refused (bad signature, pool, ...)
-    uint64_t n_items_revocations; // revocations applied
+    ms_members_t *members;   // admission table (a pool), or NULL
+    ms_items_t *items;       // authority items held (a pool with an
+                             // authority), or NULL
+    int64_t items_digest_at; // monotonic ms of the next ITEM_DIGEST round
     volatile sig_atomic_t reload_asked; // SIGHUP: reload the certificate
     // shared with HTTP threads, under lock
     pthread_mutex_t lock;      // guards the fields below
@@ -484,30 +482,15 @@ struct ms_node {
     int64_t next_renew_at;            // monotonic ms: renew own leases (alone)
     uint32_t n_members;               // member count last given to the store
     uint32_t n_pool_operators;        // operator count last given to it
-    uint64_t n_claims;                // claim records written
-    uint64_t n_lease_conflicts;       // claims lost in the settle window
-    uint64_t n_settle_lost;           // ... of which never started
-    uint64_t n_settle_capped;         // claims started at the cap (no ack)
-    uint64_t n_acks_sent;             // BLOCK_ACKs sent
-    uint64_t n_acks_received;         // BLOCK_ACKs received (our incarnation)
+    ms_metrics_t metrics;             // own counters (ms_metrics.h; the rest:
+                                      // s_metrics_gather)
     s_sweep_seen_t *sweeps_seen;      // sweep commit times (claim-to-start)
     size_t n_sweeps_seen;             // entries in sweeps_seen
     int64_t *worker_free_us;          // per worker: monotonic us it went idle
-    uint64_t n_outranked;             // workers stopped because outranked
-    uint64_t n_expired;               // leases seen expiring
     uint64_t n_rejected_messages;     // peer messages refused (gossip)
-    uint64_t n_invalid_results;       // results refused as impossible
-    uint64_t n_fetch_asked;           // datasets asked of the blob hook
     ms_blob_store_t *blobs;           // dataset blobs (pool), or NULL
     ms_blob_fetch_t *fetch;           // blob fetches from peers, or NULL
     char blob_tmp_dir[PATH_MAX];      // DATA_DIR/blobs/tmp (uploads)
-    uint64_t n_datasets_fetched;      // datasets completed by fetching
-    uint64_t n_datasets_local;        // datasets used from a local copy
-                                      // whose hash matched the record
-    uint64_t n_dataset_mismatch;      // local copies refused: hash differs
-    uint64_t n_fetch_failures;        // blob fetches that ended in error
-    uint64_t n_blob_requests_served;  // BLOB_REQUESTs answered
-    uint64_t n_uploads;               // blobs uploaded through the API
     int64_t avail_memory_bytes;       // memory a task may use (estimate)
     int64_t avail_gpu_memory_bytes;   // device memory a GPU worker's task
                                       // may use; 0 without GPU workers
@@ -528,18 +511,11 @@ struct ms_node {
     int64_t trim_at;                  // monotonic ms: next malloc_trim allowed
     size_t n_acks_due, cap_acks_due;  // used, allocated
     // signed blocks (see "Signed blocks" above s_sign_block)
-    uint64_t own_signed_from;       // own seqs from here on: signed by us now
-    uint64_t n_blocks_rejected;     // peers' blocks refused (all reasons)
-    uint64_t n_blocks_unsigned;     // ... with no signature
-    uint64_t n_blocks_bad_sig;      // ... whose signature does not verify
-    uint64_t n_blocks_not_admitted; // ... whose origin is not admitted
-    uint64_t n_blocks_resigned;     // own old blocks signed again to serve
-    int64_t turn_started_us;        // monotonic us: the loop woke (0: not
-                                    // yet)
-    uint64_t loop_turn_max_us;      // longest turn so far: work between two
-                                    // waits of the loop, in us
-    s_reject_log_t *reject_log;     // (peer, reasons) already logged
-    size_t n_reject_log;            // entries in reject_log
+    uint64_t own_signed_from;   // own seqs from here on: signed by us now
+    int64_t turn_started_us;    // monotonic us: the loop woke (0: not
+                                // yet)
+    s_reject_log_t *reject_log; // (peer, reasons) already logged
+    size_t n_reject_log;        // entries in reject_log
     // test hooks (ms_node.h "Test hooks"): NULL in meshsweepd
     ms_node_result_hook_fn result_hook; // rewrites own result rows
     void *result_hook_arg;              // its argument
@@ -549,7 +525,6 @@ struct ms_node {
     // re-evaluation and kept weights (loop thread; see "Re-evaluation")
     ms_reeval_t *reeval;        // sampling, jobs, pins; NULL alone
     char weights_dir[PATH_MAX]; // DATA_DIR/weights: worker output
-    uint64_t n_weights_kept;    // own weights kept as blobs
     // /metrics: tasks this store saw reach done or failed (loop thread)
     uint64_t done_seen;         // done + failed tasks at the last look
     bool done_seen_set;         // done_seen holds a first look
@@ -2016,14 +1991,14 @@ s_builtin_matches(ms_node_t *self, const ms_spec_dataset_t *d, char *why,
     char hex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(&h, hex);
     if (rc == MS_OK) {
-        self->n_datasets_local++;
+        self->metrics.datasets_local_total++;
         s_log(self,
               "dataset %s: local copy matches the record (%.12s), no "
               "fetch",
               d->name, hex);
         return true;
     }
-    self->n_dataset_mismatch++;
+    self->metrics.datasets_local_mismatch_total++;
     snprintf(why, n_why,
              "this node's %s (dataset hash %.12s) differs from the "
              "submitter's: left to the nodes whose copy matches",
@@ -2381,7 +2356,7 @@ s_serve_signature(ms_node_t *self, const uint8_t *origin, uint64_t incarnation,
         return; // served as stored (peers will refuse it)
     *sig = fresh;
     *sig_len = MS_WIRE_SIGNATURE_BYTES;
-    self->n_blocks_resigned++;
+    self->metrics.blocks_resigned_total++;
 }
 
 //  --------------------------------------------------------------------------
@@ -2438,16 +2413,16 @@ static void
 s_block_refused(ms_node_t *self, const uint8_t from[MS_MESH_ID_BYTES],
                 const ms_wire_block_t *block, s_reject_reason_t reason)
 {
-    self->n_blocks_rejected++;
+    self->metrics.blocks_rejected_total++;
     const char *why = "origin not admitted";
     if (reason == S_REJECT_UNSIGNED) {
-        self->n_blocks_unsigned++;
+        self->metrics.blocks_unsigned_total++;
         why = "unsigned";
     } else if (reason == S_REJECT_BAD_SIGNATURE) {
-        self->n_blocks_bad_sig++;
+        self->metrics.blocks_bad_signature_total++;
         why = "bad signature";
     } else
-        self->n_blocks_not_admitted++;
+        self->metrics.blocks_not_admitted_total++;
     s_reject_log_t *entry = NULL;
     for (size_t i = 0; i < self->n_reject_log && !entry; i++)
         if (memcmp(self->reject_log[i].peer, from, MS_HASH_BYTES) == 0)
@@ -2611,7 +2586,7 @@ s_item_apply(ms_node_t *self, const ms_items_parsed_t *it)
         ms_lease_table_forget_node(self->leases, it->item.subject);
         s_reload_node_claims(self, it->item.subject);
     }
-    self->n_items_revocations++;
+    self->metrics.revocations_applied_total++;
     self->work_changed = true;
     fprintf(stderr,
             "meshsweepd: %s %.12s revoked by the pool authority (cut: %s); "
@@ -2724,8 +2699,8 @@ s_item_take(ms_node_t *self, const uint8_t *bytes, size_t n,
     ms_items_parsed_t it;
     int rc = ms_items_check(bytes, n, self->authority_pk, &it, diag);
     if (rc != MS_OK) {
-        self->n_items_refused++;
-        if (self->n_items_refused <= 16) {
+        self->metrics.authority_items_refused_total++;
+        if (self->metrics.authority_items_refused_total <= 16) {
             char text[600], peer[MS_HASH_HEX_LEN + 1] = "the API";
             if (from) {
                 ms_hash_t h;
@@ -2769,7 +2744,7 @@ s_item_take(ms_node_t *self, const uint8_t *bytes, size_t n,
     if (rc != MS_OK)
         return ms_diag_set_code(diag, rc, "authority", "cannot hold the item");
     s_item_apply(self, &it);
-    self->n_items_added++;
+    self->metrics.authority_items_added_total++;
     if (!push)
         return MS_OK;
     uint8_t to[64][MS_GOSSIP_ID_BYTES];
@@ -2949,7 +2924,7 @@ s_item_text(ms_node_t *self, const char *text, size_t n, char **summary,
         size_t at = strlen(item_magic);
         len = s_base64(text + at, n - at, bytes + 1, sizeof bytes - 1);
         if (len == 0) {
-            self->n_items_refused++;
+            self->metrics.authority_items_refused_total++;
             return ms_diag_set_code(diag, MS_ERR_INVALID, "item",
                                     "not valid base64 after '%s'",
                                     "meshsweep-authority-item-v1");
@@ -2969,14 +2944,14 @@ s_item_text(ms_node_t *self, const char *text, size_t n, char **summary,
                                     "expected the authority key in hex");
         if (self->has_cert &&
             memcmp(authority, self->authority_pk, MS_CERT_KEY_BYTES) != 0) {
-            self->n_items_refused++;
+            self->metrics.authority_items_refused_total++;
             return ms_diag_set_code(diag, MS_ERR_UNTRUSTED, "bundle",
                                     "of another pool authority");
         }
         at += 2 * MS_CERT_KEY_BYTES + 1;
         len = s_base64(text + at, n - at, bytes + 1, sizeof bytes - 1);
         if (len == 0) {
-            self->n_items_refused++;
+            self->metrics.authority_items_refused_total++;
             return ms_diag_set_code(diag, MS_ERR_INVALID, "bundle",
                                     "not valid base64 after the key");
         }
@@ -3156,7 +3131,7 @@ s_lease_feed(ms_node_t *self, const uint8_t *origin, uint32_t kind,
             memcpy(c.task_id, w->task_id, MS_LEASE_ID_BYTES);
             memcpy(c.node_id, origin, MS_LEASE_ID_BYTES);
             ms_lease_table_add_release(self->leases, &c);
-            self->n_invalid_results++;
+            self->metrics.results_refused_invalid_total++;
             ms_hash_t tid;
             char hex[MS_HASH_HEX_LEN + 1];
             memcpy(tid.bytes, w->task_id, MS_HASH_BYTES);
@@ -3766,7 +3741,7 @@ s_settle_claims(ms_node_t *self, const ms_store_payload_t *claims,
         memcpy(tid.bytes, claims[k].u.claim.task_id, MS_HASH_BYTES);
         uint32_t epoch = (uint32_t) claims[k].u.claim.epoch;
         uint32_t slot = claims[k].u.claim.slot;
-        self->n_claims++;
+        self->metrics.lease_claims_total++;
         if (n_peers == 0) {
             s_start_leased(self, &tid, slot, epoch);
             continue;
@@ -3796,7 +3771,7 @@ s_start_settled(ms_node_t *self, int64_t now)
         char hex[MS_HASH_HEX_LEN + 1];
         ms_hash_hex(&tid, hex);
         if (st.capped) {
-            self->n_settle_capped++;
+            self->metrics.lease_settle_capped_total++;
             s_log(self,
                   "task %.12s: %zu of %zu peer(s) did not acknowledge the "
                   "claim within %" PRId64 " ms: deciding without them",
@@ -3809,8 +3784,8 @@ s_start_settled(ms_node_t *self, int64_t now)
                                   &live) != MS_OK ||
             memcmp(holder.node_id, s_node_pk(self), MS_HASH_BYTES) != 0 ||
             holder.epoch != st.epoch) {
-            self->n_lease_conflicts++;
-            self->n_settle_lost++;
+            self->metrics.lease_conflicts_total++;
+            self->metrics.lease_settle_lost_total++;
             s_log(self, "task %.12s: the claim lost its slot while settling",
                   hex);
             // Released, so that nobody waits a TTL for a claim that never
@@ -4209,7 +4184,7 @@ s_own_lease_lapsed(ms_node_t *self, const ms_claim_t *lapsed)
                       "(epoch %u)",
                       hex, mine.epoch);
                 r->epoch = mine.epoch;
-                self->n_claims++;
+                self->metrics.lease_claims_total++;
                 return;
             }
         }
@@ -4217,7 +4192,7 @@ s_own_lease_lapsed(ms_node_t *self, const ms_claim_t *lapsed)
               "task %.12s: own lease lapsed and the slot is taken: "
               "stopping",
               hex);
-        self->n_outranked++;
+        self->metrics.lease_conflicts_total++;
         s_stop_worker(self, i);
         return;
     }
@@ -4250,7 +4225,7 @@ s_lease_tick(ms_node_t *self, int64_t now)
                     ms_hash_hex(&r->task_id, hex);
                     s_log(self, "task %.12s: outranked, stopping its worker",
                           hex);
-                    self->n_outranked++;
+                    self->metrics.lease_conflicts_total++;
                     s_stop_worker(self, i);
                 }
             }
@@ -4264,8 +4239,8 @@ s_lease_tick(ms_node_t *self, int64_t now)
                 s_log(self,
                       "task %.12s: the claim was outranked while settling",
                       hex);
-                self->n_lease_conflicts++;
-                self->n_settle_lost++;
+                self->metrics.lease_conflicts_total++;
+                self->metrics.lease_settle_lost_total++;
                 s_release(self, &tid, lost.slot, lost.epoch,
                           MS_RELEASE_REASON_OUTRANKED);
             }
@@ -4289,7 +4264,7 @@ s_lease_tick(ms_node_t *self, int64_t now)
                                       buf[k].node_id);
                 continue;
             }
-            self->n_expired++;
+            self->metrics.lease_expiries_total++;
             if (memcmp(buf[k].node_id, s_node_pk(self), MS_HASH_BYTES) == 0)
                 s_own_lease_lapsed(self, &buf[k]);
         }
@@ -4965,7 +4940,7 @@ s_ack_block(ms_node_t *self, const uint8_t origin[MS_MESH_ID_BYTES],
     env.block_ack.own_incarnation = own_inc;
     env.block_ack.own_seq = own;
     if (ms_mesh_send(self->mesh, origin, &env) == MS_OK)
-        self->n_acks_sent++;
+        self->metrics.block_acks_sent_total++;
 }
 
 //  --------------------------------------------------------------------------
@@ -5032,7 +5007,7 @@ s_on_block_ack(ms_node_t *self, const uint8_t from[MS_MESH_ID_BYTES],
 {
     if (ack->incarnation != ms_store_incarnation(self->store))
         return;
-    self->n_acks_received++;
+    self->metrics.block_acks_received_total++;
     ms_settle_on_ack(self->settle, from, ack->seq, ack->own_incarnation,
                      ack->own_seq);
 }
@@ -5117,7 +5092,7 @@ s_on_message(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
         ms_blob_transport_t tr = {.arg = self, .send = s_blob_send};
         int rc = ms_blob_serve(self->blobs, from, &env->blob_request, &tr);
         if (rc == MS_OK)
-            self->n_blob_requests_served++;
+            self->metrics.blob_requests_served_total++;
         else if (rc == MS_ERR_PROTOCOL || rc == MS_ERR_RANGE)
             self->n_rejected_messages++;
         return;
@@ -5369,9 +5344,9 @@ s_metrics_snapshot(ms_node_t *self, const json_t *peers)
             {"hello_refused", hello},
             {"gossip_invalid", gossip_invalid},
             {"message_refused", self->n_rejected_messages},
-            {"block_unsigned", self->n_blocks_unsigned},
-            {"block_bad_signature", self->n_blocks_bad_sig},
-            {"block_not_admitted", self->n_blocks_not_admitted},
+            {"block_unsigned", self->metrics.blocks_unsigned_total},
+            {"block_bad_signature", self->metrics.blocks_bad_signature_total},
+            {"block_not_admitted", self->metrics.blocks_not_admitted_total},
         };
         for (size_t k = 0; k < sizeof r / sizeof r[0]; k++)
             json_object_set_new(rej, r[k].name,
@@ -5460,6 +5435,119 @@ s_peers_standing(ms_node_t *self, json_t *peers)
 }
 
 //  --------------------------------------------------------------------------
+//  The node's counters with the figures its collaborators keep (store,
+//  lease table, gossip, mesh and members, authority items, blob fetcher
+//  and blob store, re-evaluator), each copied into its line of
+//  MS_METRICS_LIST (ms_metrics.h) here and nowhere else; the groups of
+//  the collaborators this node has go to *GROUPS.
+
+static void
+s_metrics_gather(ms_node_t *self, ms_metrics_t *m, unsigned *groups)
+{
+    *m = self->metrics;
+    *groups = MS_METRICS_GROUP_NODE;
+    ms_store_stats_t ss;
+    ms_store_stats(self->store, &ss);
+    m->records = ss.n_records;
+    m->blocks = ss.n_blocks;
+    m->store_commits_total = ss.n_commits;
+    m->store_writes_total = ss.n_writes;
+    m->equivocations_total = ss.n_equivocations;
+    m->leases = ms_lease_table_size(self->leases);
+    m->rejected_messages_total =
+        self->n_rejected_messages + self->metrics.blocks_rejected_total;
+    if (self->gossip) {
+        *groups |= MS_METRICS_GROUP_GOSSIP;
+        ms_gossip_stats_t gs;
+        ms_gossip_stats(self->gossip, &gs);
+        m->gossip_messages_total = m->gossip_bytes_total = 0;
+        for (int k = 0; k < MS_GOSSIP_MSG_KINDS; k++) {
+            m->gossip_messages_total += gs.sent[k] + gs.received[k];
+            m->gossip_bytes_total += gs.sent_bytes[k] + gs.received_bytes[k];
+        }
+        m->gossip_blocks_merged_total = gs.blocks_merged;
+        m->gossip_records_merged_total = gs.records_new;
+        m->gossip_range_requests_total = gs.range_requests;
+        m->gossip_ranges_served_total = gs.ranges_served;
+        m->gossip_pulls_timed_out_total = gs.pulls_timed_out;
+        m->gossip_pulls_dropped_total = gs.pulls_dropped;
+        m->gossip_gaps_buffered_total = gs.gaps_buffered;
+        m->gossip_gaps_dropped_total = gs.gaps_dropped;
+        m->gossip_batches_total = gs.batches;
+        m->rejected_messages_total += gs.rejected;
+    }
+    if (self->mesh) {
+        *groups |= MS_METRICS_GROUP_MESH;
+        ms_mesh_stats_t ms;
+        ms_mesh_stats(self->mesh, &ms);
+        m->rejected_messages_total += ms.n_malformed + ms.n_rejected;
+        m->mesh_frames_in_total = ms.n_frames_in;
+        m->mesh_frames_out_total = ms.n_frames_out;
+        // admission: refusals per reason (DESIGN.md "Identity, pools and
+        // admission"), one line each in MS_METRICS_LIST
+        _Static_assert(MS_MEMBERS_REFUSED_KINDS == 7,
+                       "a refusal reason needs its line in MS_METRICS_LIST");
+        m->admission_refused_total = ms.n_admission_refused;
+        m->admission_refused_no_certificate_total =
+            ms.n_refused[MS_MEMBERS_REFUSED_NO_CERT];
+        m->admission_refused_other_pool_total =
+            ms.n_refused[MS_MEMBERS_REFUSED_OTHER_POOL];
+        m->admission_refused_expired_total =
+            ms.n_refused[MS_MEMBERS_REFUSED_EXPIRED];
+        m->admission_refused_revoked_total =
+            ms.n_refused[MS_MEMBERS_REFUSED_REVOKED];
+        m->admission_refused_bad_signature_total =
+            ms.n_refused[MS_MEMBERS_REFUSED_BAD_SIG];
+        m->admission_refused_key_mismatch_total =
+            ms.n_refused[MS_MEMBERS_REFUSED_KEY_MISMATCH];
+        m->admission_refused_denied_total =
+            ms.n_refused[MS_MEMBERS_REFUSED_DENIED];
+        m->admission_hello_timeouts_total = ms.n_hello_timeouts;
+        m->admission_unauthorized_frames_total = ms.n_unauthorized;
+        m->admission_links_closed_total = ms.n_revoked_links;
+        m->members = ms_members_count(self->members, MS_MEMBER_ADMITTED);
+    }
+    m->authority_items = self->items ? ms_items_size(self->items) : 0;
+    m->records_ignored_no_role_total = ms_store_ignored_no_role(self->store);
+    if (self->fetch) {
+        *groups |= MS_METRICS_GROUP_FETCH;
+        ms_blob_fetch_stats_t fs;
+        ms_blob_fetch_stats(self->fetch, &fs);
+        ms_blob_store_stats_t bs;
+        ms_blob_store_stats(self->blobs, &bs);
+        ms_reeval_stats_t rs = {0};
+        if (self->reeval)
+            ms_reeval_stats(self->reeval, &rs);
+        m->blob_fetches_completed_total = fs.completed;
+        m->blob_fetches_running = ms_blob_fetch_count(self->fetch);
+        m->blob_requests_sent_total = fs.requests_sent;
+        m->blob_bytes_received_total = fs.bytes_received;
+        m->blob_request_timeouts_total = fs.timeouts;
+        m->blob_hash_mismatches_total = fs.hash_mismatches;
+        m->blob_bytes = bs.used_bytes;
+        m->blob_evictions_total = bs.evictions;
+        m->reevaluations_sampled_total = rs.n_sampled;
+        m->reevaluations_published_total = rs.n_published;
+        m->reevaluations_failed_total = rs.n_failed;
+        m->reevaluations_pending = rs.n_pending;
+        m->weights_copies_total = rs.n_copied;
+        m->weights_pinned = rs.n_pinned;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  The status page's pool_counters, or NULL when memory runs out.
+
+static json_t *
+s_metrics_status(ms_node_t *self)
+{
+    ms_metrics_t m;
+    unsigned groups;
+    s_metrics_gather(self, &m, &groups);
+    return ms_metrics_status_json(&m, groups);
+}
+
+//  --------------------------------------------------------------------------
 //  Refresh the snapshots HTTP threads read (peers, pool counters).
 
 static void
@@ -5467,166 +5555,7 @@ s_refresh_snapshots(ms_node_t *self)
 {
     json_t *peers = self->mesh ? ms_mesh_peers_json(self->mesh) : json_array();
     s_peers_standing(self, peers);
-    json_t *c = json_object();
-    if (c) {
-        ms_store_stats_t ss;
-        ms_store_stats(self->store, &ss);
-        json_object_set_new(c, "records",
-                            json_integer((json_int_t) ss.n_records));
-        json_object_set_new(c, "blocks",
-                            json_integer((json_int_t) ss.n_blocks));
-        json_object_set_new(c, "store_commits_total",
-                            json_integer((json_int_t) ss.n_commits));
-        json_object_set_new(c, "store_writes_total",
-                            json_integer((json_int_t) ss.n_writes));
-        json_object_set_new(c, "equivocations_total",
-                            json_integer((json_int_t) ss.n_equivocations));
-        json_object_set_new(c, "lease_claims_total",
-                            json_integer((json_int_t) self->n_claims));
-        json_object_set_new(c, "lease_conflicts_total",
-                            json_integer((json_int_t) (self->n_lease_conflicts +
-                                                       self->n_outranked)));
-        json_object_set_new(c, "lease_settle_lost_total",
-                            json_integer((json_int_t) self->n_settle_lost));
-        json_object_set_new(c, "lease_settle_capped_total",
-                            json_integer((json_int_t) self->n_settle_capped));
-        json_object_set_new(c, "block_acks_sent_total",
-                            json_integer((json_int_t) self->n_acks_sent));
-        json_object_set_new(c, "block_acks_received_total",
-                            json_integer((json_int_t) self->n_acks_received));
-        json_object_set_new(c, "lease_expiries_total",
-                            json_integer((json_int_t) self->n_expired));
-        json_object_set_new(c, "results_refused_invalid_total",
-                            json_integer((json_int_t) self->n_invalid_results));
-        json_object_set_new(
-            c, "leases",
-            json_integer((json_int_t) ms_lease_table_size(self->leases)));
-        uint64_t rejected = self->n_rejected_messages + self->n_blocks_rejected;
-        if (self->gossip) {
-            ms_gossip_stats_t gs;
-            ms_gossip_stats(self->gossip, &gs);
-            uint64_t msgs = 0, bytes = 0;
-            for (int k = 0; k < MS_GOSSIP_MSG_KINDS; k++) {
-                msgs += gs.sent[k] + gs.received[k];
-                bytes += gs.sent_bytes[k] + gs.received_bytes[k];
-            }
-            json_object_set_new(c, "gossip_messages_total",
-                                json_integer((json_int_t) msgs));
-            json_object_set_new(c, "gossip_bytes_total",
-                                json_integer((json_int_t) bytes));
-            json_object_set_new(c, "gossip_blocks_merged_total",
-                                json_integer((json_int_t) gs.blocks_merged));
-            json_object_set_new(c, "gossip_records_merged_total",
-                                json_integer((json_int_t) gs.records_new));
-            const struct {
-                const char *name;
-                uint64_t value;
-            } g[] = {
-                {"gossip_range_requests_total", gs.range_requests},
-                {"gossip_ranges_served_total", gs.ranges_served},
-                {"gossip_pulls_timed_out_total", gs.pulls_timed_out},
-                {"gossip_pulls_dropped_total", gs.pulls_dropped},
-                {"gossip_gaps_buffered_total", gs.gaps_buffered},
-                {"gossip_gaps_dropped_total", gs.gaps_dropped},
-                {"gossip_batches_total", gs.batches},
-            };
-            for (size_t k = 0; k < sizeof g / sizeof g[0]; k++)
-                json_object_set_new(c, g[k].name,
-                                    json_integer((json_int_t) g[k].value));
-            rejected += gs.rejected;
-        }
-        if (self->mesh) {
-            ms_mesh_stats_t ms;
-            ms_mesh_stats(self->mesh, &ms);
-            rejected += ms.n_malformed + ms.n_rejected;
-            json_object_set_new(c, "mesh_frames_in_total",
-                                json_integer((json_int_t) ms.n_frames_in));
-            json_object_set_new(c, "mesh_frames_out_total",
-                                json_integer((json_int_t) ms.n_frames_out));
-            // admission: refusals per reason (DESIGN.md "Identity, pools
-            // and admission")
-            json_object_set_new(
-                c, "admission_refused_total",
-                json_integer((json_int_t) ms.n_admission_refused));
-            for (int k = 0; k < MS_MEMBERS_REFUSED_KINDS; k++) {
-                char name[80];
-                snprintf(name, sizeof name, "admission_refused_%s_total",
-                         ms_members_refusal_name((ms_members_refusal_t) k));
-                json_object_set_new(c, name,
-                                    json_integer((json_int_t) ms.n_refused[k]));
-            }
-            json_object_set_new(c, "admission_hello_timeouts_total",
-                                json_integer((json_int_t) ms.n_hello_timeouts));
-            json_object_set_new(c, "admission_unauthorized_frames_total",
-                                json_integer((json_int_t) ms.n_unauthorized));
-            json_object_set_new(c, "admission_links_closed_total",
-                                json_integer((json_int_t) ms.n_revoked_links));
-            json_object_set_new(c, "members",
-                                json_integer((json_int_t) ms_members_count(
-                                    self->members, MS_MEMBER_ADMITTED)));
-        }
-        json_object_set_new(c, "rejected_messages_total",
-                            json_integer((json_int_t) rejected));
-        const struct {
-            const char *name;
-            uint64_t value;
-        } sb[] = {
-            {"blocks_rejected_total", self->n_blocks_rejected},
-            {"blocks_unsigned_total", self->n_blocks_unsigned},
-            {"blocks_bad_signature_total", self->n_blocks_bad_sig},
-            {"blocks_not_admitted_total", self->n_blocks_not_admitted},
-            {"authority_items", self->items ? ms_items_size(self->items) : 0},
-            {"authority_items_added_total", self->n_items_added},
-            {"authority_items_refused_total", self->n_items_refused},
-            {"revocations_applied_total", self->n_items_revocations},
-            {"records_ignored_no_role_total",
-             ms_store_ignored_no_role(self->store)},
-            {"blocks_resigned_total", self->n_blocks_resigned},
-            {"loop_turn_max_us", self->loop_turn_max_us},
-        };
-        for (size_t k = 0; k < sizeof sb / sizeof sb[0]; k++)
-            json_object_set_new(c, sb[k].name,
-                                json_integer((json_int_t) sb[k].value));
-        if (self->fetch) {
-            ms_blob_fetch_stats_t fs;
-            ms_blob_fetch_stats(self->fetch, &fs);
-            ms_blob_store_stats_t bs;
-            ms_blob_store_stats(self->blobs, &bs);
-            ms_reeval_stats_t rs = {0};
-            if (self->reeval)
-                ms_reeval_stats(self->reeval, &rs);
-            struct {
-                const char *name;
-                uint64_t value;
-            } b[] = {
-                {"datasets_fetched_total", self->n_datasets_fetched},
-                {"datasets_local_total", self->n_datasets_local},
-                {"datasets_local_mismatch_total", self->n_dataset_mismatch},
-                {"dataset_fetches_asked_total", self->n_fetch_asked},
-                {"blob_fetch_failures_total", self->n_fetch_failures},
-                {"blob_fetches_completed_total", fs.completed},
-                {"blob_fetches_running", ms_blob_fetch_count(self->fetch)},
-                {"blob_requests_sent_total", fs.requests_sent},
-                {"blob_bytes_received_total", fs.bytes_received},
-                {"blob_request_timeouts_total", fs.timeouts},
-                {"blob_hash_mismatches_total", fs.hash_mismatches},
-                {"blob_requests_served_total", self->n_blob_requests_served},
-                {"blob_uploads_total", self->n_uploads},
-                {"blob_bytes", bs.used_bytes},
-                {"blob_evictions_total", bs.evictions},
-                {"reevaluations_sampled_total", rs.n_sampled},
-                {"reevaluations_published_total", rs.n_published},
-                {"reevaluations_failed_total", rs.n_failed},
-                {"reevaluations_pending", rs.n_pending},
-                {"weights_kept_total", self->n_weights_kept},
-                {"weights_copies_total", rs.n_copied},
-                {"weights_pinned", rs.n_pinned},
-            };
-            for (size_t k = 0; k < sizeof b / sizeof b[0]; k++)
-                json_object_set_new(c, b[k].name,
-                                    json_integer((json_int_t) b[k].value));
-        }
-    }
+    json_t *c = s_metrics_status(self);
     json_t *m = s_metrics_snapshot(self, peers);
     json_t *rr = json_object();
     if (rr && self->mesh) {
@@ -5814,7 +5743,7 @@ s_dataset_check_ready(ms_node_t *self, s_sweep_info_t *info, bool fetched)
     info->dataset_error = NULL;
     info->fetching = false;
     if (fetched)
-        self->n_datasets_fetched++;
+        self->metrics.datasets_fetched_total++;
     self->work_changed = true;
     char hex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(&info->sweep_id, hex);
@@ -5957,7 +5886,7 @@ s_keep_weights(ms_node_t *self, const s_running_t *r, json_t *row)
     ms_hash_hex(&blob, bhex);
     json_object_set_new(row, "weights_blob", json_string(bhex));
     json_object_set_new(row, "weights_bytes", json_integer((json_int_t) n));
-    self->n_weights_kept++;
+    self->metrics.weights_kept_total++;
 }
 
 //  --------------------------------------------------------------------------
@@ -6174,7 +6103,7 @@ s_blob_done(void *arg, const ms_hash_t *hash, int status, const char *reason)
     if (status == MS_OK)
         s_log(self, "blob %.12s: fetched, hash verified", hex);
     else {
-        self->n_fetch_failures++;
+        self->metrics.blob_fetch_failures_total++;
         s_log(self, "blob %.12s: fetch failed (%s): tried again later", hex,
               reason ? reason : ms_strerror(status));
     }
@@ -6249,7 +6178,7 @@ s_dataset_missing(ms_node_t *self, const ms_hash_t *sweep_id)
         free(peers);
         return;
     }
-    self->n_fetch_asked++;
+    self->metrics.dataset_fetches_asked_total++;
     info->fetching = true;
     info->fetch_asked = true;
     s_log(self,
@@ -6265,7 +6194,7 @@ s_dataset_missing(ms_node_t *self, const ms_hash_t *sweep_id)
             self->fetch, &h, info->files[k].size,
             (const uint8_t(*)[MS_BLOB_PEER_ID_BYTES]) peers, n_peers, now);
         if (rc != MS_OK) {
-            self->n_fetch_failures++;
+            self->metrics.blob_fetch_failures_total++;
             s_log(self, "sweep %.12s: cannot fetch %s: %s", hex,
                   info->files[k].role, ms_strerror(rc));
             info->fetching = false;
@@ -7029,7 +6958,7 @@ s_blob_put(ms_node_t *self, const ms_hash_t *hash, const char *tmp_path,
     if (rc != MS_OK)
         return ms_diag_set_code(diag, rc, "blobs", "cannot store blob %s: %s",
                                 hex, ms_strerror(rc));
-    self->n_uploads++;
+    self->metrics.blob_uploads_total++;
     s_log(self, "blob %.12s uploaded", hex);
     return MS_OK;
 }
@@ -7828,8 +7757,8 @@ s_turn_end(ms_node_t *self)
     if (!self->turn_started_us)
         return;
     int64_t d = ms_clock_mono_us() - self->turn_started_us;
-    if (d > 0 && (uint64_t) d > self->loop_turn_max_us)
-        self->loop_turn_max_us = (uint64_t) d;
+    if (d > 0 && (uint64_t) d > self->metrics.loop_turn_max_us)
+        self->metrics.loop_turn_max_us = (uint64_t) d;
 }
 
 //  --------------------------------------------------------------------------

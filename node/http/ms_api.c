@@ -32,6 +32,7 @@
 #include "ms_dataset.h"
 #include "ms_hash.h"
 #include "ms_onnx.h"
+#include "ms_metrics.h"
 #include "ms_prom.h"
 #include "ms_results.h"
 #include "ms_spec.h"
@@ -998,167 +999,6 @@ s_get_status(ms_api_t *self, struct MHD_Connection *conn)
 //  the node's status object (its snapshots, refreshed by the node loop
 //  every 200 ms) and the store's counters.
 
-//  One figure of the node's pool_counters: the family it belongs to
-//  (NULL: not printed, another family carries it), and a label.
-typedef struct {
-    const char *key;    // pool_counters key
-    const char *family; // metric name, or NULL
-    ms_prom_type_t type;
-    const char *help;
-    const char *label, *value; // one label pair, or NULLs
-} s_counter_map_t;
-
-static const s_counter_map_t s_counter_map[] = {
-    // record log and store
-    {"records", "meshsweep_records", MS_PROM_GAUGE,
-     "Records held in this node's log (all origins).", NULL, NULL},
-    {"blocks", "meshsweep_blocks", MS_PROM_GAUGE,
-     "Blocks of records held in this node's log.", NULL, NULL},
-    {"store_commits_total", NULL, MS_PROM_COUNTER, NULL, NULL, NULL},
-    {"store_writes_total", "meshsweep_store_writes_total", MS_PROM_COUNTER,
-     "Store write calls applied (accepted or refused).", NULL, NULL},
-    {"equivocations_total", "meshsweep_equivocations_total", MS_PROM_COUNTER,
-     "Conflicting records kept as evidence of equivocation.", NULL, NULL},
-    // leases
-    {"lease_claims_total", "meshsweep_lease_claims_total", MS_PROM_COUNTER,
-     "Lease claims this node made.", NULL, NULL},
-    {"lease_conflicts_total", "meshsweep_lease_conflicts_total",
-     MS_PROM_COUNTER,
-     "Claims this node lost to a higher-ranked claim of another node "
-     "(in the settle window or while running).",
-     NULL, NULL},
-    {"lease_settle_lost_total", "meshsweep_lease_settle_lost_total",
-     MS_PROM_COUNTER, "Claims dropped in the settle window.", NULL, NULL},
-    {"lease_settle_capped_total", "meshsweep_lease_settle_capped_total",
-     MS_PROM_COUNTER, "Claims not made because the settle list was full.", NULL,
-     NULL},
-    {"lease_expiries_total", "meshsweep_lease_expiries_total", MS_PROM_COUNTER,
-     "Leases that expired (their holder went quiet).", NULL, NULL},
-    {"leases", "meshsweep_leases", MS_PROM_GAUGE,
-     "Entries in this node's lease table.", NULL, NULL},
-    {"block_acks_sent_total", "meshsweep_block_acks_total", MS_PROM_COUNTER,
-     "Block acknowledgements, by direction.", "direction", "sent"},
-    {"block_acks_received_total", "meshsweep_block_acks_total", MS_PROM_COUNTER,
-     "Block acknowledgements, by direction.", "direction", "received"},
-    {"results_refused_invalid_total", "meshsweep_results_refused_invalid_total",
-     MS_PROM_COUNTER, "Results refused because they were not valid.", NULL,
-     NULL},
-    // gossip (messages and bytes come labelled from "metrics")
-    {"gossip_messages_total", NULL, MS_PROM_COUNTER, NULL, NULL, NULL},
-    {"gossip_bytes_total", NULL, MS_PROM_COUNTER, NULL, NULL, NULL},
-    {"gossip_blocks_merged_total", "meshsweep_gossip_blocks_merged_total",
-     MS_PROM_COUNTER, "Gossiped blocks that brought new records.", NULL, NULL},
-    {"gossip_records_merged_total", "meshsweep_gossip_records_merged_total",
-     MS_PROM_COUNTER, "Records newly stored from gossip.", NULL, NULL},
-    {"gossip_range_requests_total", "meshsweep_gossip_range_requests_total",
-     MS_PROM_COUNTER, "Range requests (pulls) sent.", NULL, NULL},
-    {"gossip_ranges_served_total", "meshsweep_gossip_ranges_served_total",
-     MS_PROM_COUNTER, "Range requests answered.", NULL, NULL},
-    {"gossip_pulls_timed_out_total", "meshsweep_gossip_pulls_timed_out_total",
-     MS_PROM_COUNTER, "Pulls asked again after their timeout.", NULL, NULL},
-    {"gossip_pulls_dropped_total", "meshsweep_gossip_pulls_dropped_total",
-     MS_PROM_COUNTER, "Pulls given up after their retries.", NULL, NULL},
-    {"gossip_gaps_buffered_total", "meshsweep_gossip_gaps_buffered_total",
-     MS_PROM_COUNTER, "Blocks put in the gap buffer (arrived early).", NULL,
-     NULL},
-    {"gossip_gaps_dropped_total", "meshsweep_gossip_gaps_dropped_total",
-     MS_PROM_COUNTER, "Buffered blocks evicted or made useless.", NULL, NULL},
-    {"gossip_batches_total", "meshsweep_gossip_batches_total", MS_PROM_COUNTER,
-     "Batched merges of gossiped blocks.", NULL, NULL},
-    {"mesh_frames_in_total", "meshsweep_mesh_frames_total", MS_PROM_COUNTER,
-     "Mesh frames, by direction.", "direction", "received"},
-    {"mesh_frames_out_total", "meshsweep_mesh_frames_total", MS_PROM_COUNTER,
-     "Mesh frames, by direction.", "direction", "sent"},
-    // admission (per reason: admission_refused_REASON_total, below)
-    {"admission_refused_total", NULL, MS_PROM_COUNTER, NULL, NULL, NULL},
-    {"admission_hello_timeouts_total",
-     "meshsweep_admission_hello_timeouts_total", MS_PROM_COUNTER,
-     "Keys let in without a valid HELLO in time.", NULL, NULL},
-    {"admission_unauthorized_frames_total",
-     "meshsweep_admission_unauthorized_frames_total", MS_PROM_COUNTER,
-     "Frames dropped: the sender is not the link's key.", NULL, NULL},
-    {"admission_links_closed_total", "meshsweep_admission_links_closed_total",
-     MS_PROM_COUNTER, "Links closed by a revocation or an expiry.", NULL, NULL},
-    {"members", "meshsweep_members", MS_PROM_GAUGE,
-     "Members admitted (this node's member table).", NULL, NULL},
-    {"rejected_messages_total", NULL, MS_PROM_COUNTER, NULL, NULL, NULL},
-    // blocks refused (all reasons: blocks_rejected_total)
-    {"blocks_rejected_total", NULL, MS_PROM_COUNTER, NULL, NULL, NULL},
-    {"blocks_unsigned_total", "meshsweep_blocks_rejected_total",
-     MS_PROM_COUNTER, "Peers' blocks refused, by reason.", "reason",
-     "unsigned"},
-    {"blocks_bad_signature_total", "meshsweep_blocks_rejected_total",
-     MS_PROM_COUNTER, "Peers' blocks refused, by reason.", "reason",
-     "bad_signature"},
-    {"blocks_not_admitted_total", "meshsweep_blocks_rejected_total",
-     MS_PROM_COUNTER, "Peers' blocks refused, by reason.", "reason",
-     "not_admitted"},
-    {"authority_items", "meshsweep_authority_items", MS_PROM_GAUGE,
-     "Authority items held.", NULL, NULL},
-    {"authority_items_added_total", "meshsweep_authority_items_added_total",
-     MS_PROM_COUNTER, "Authority items checked and kept.", NULL, NULL},
-    {"authority_items_refused_total", "meshsweep_authority_items_refused_total",
-     MS_PROM_COUNTER, "Authority items refused (malformed or forged).", NULL,
-     NULL},
-    {"revocations_applied_total", "meshsweep_revocations_applied_total",
-     MS_PROM_COUNTER, "Revocations applied.", NULL, NULL},
-    {"records_ignored_no_role_total", "meshsweep_records_ignored_no_role_total",
-     MS_PROM_COUNTER,
-     "Records stored but ignored: their origin lacks the role.", NULL, NULL},
-    {"blocks_resigned_total", "meshsweep_blocks_resigned_total",
-     MS_PROM_COUNTER, "Own blocks signed again.", NULL, NULL},
-    // datasets and blobs
-    {"datasets_fetched_total", "meshsweep_datasets_fetched_total",
-     MS_PROM_COUNTER, "Datasets fetched from peers.", NULL, NULL},
-    {"datasets_local_total", "meshsweep_datasets_local_total", MS_PROM_COUNTER,
-     "Datasets found as local files.", NULL, NULL},
-    {"datasets_local_mismatch_total", "meshsweep_datasets_local_mismatch_total",
-     MS_PROM_COUNTER, "Local dataset files whose hash did not match.", NULL,
-     NULL},
-    {"dataset_fetches_asked_total", "meshsweep_dataset_fetches_asked_total",
-     MS_PROM_COUNTER, "Dataset fetches asked for.", NULL, NULL},
-    {"blob_fetch_failures_total", "meshsweep_blob_fetch_failures_total",
-     MS_PROM_COUNTER, "Blob fetches that failed.", NULL, NULL},
-    {"blob_fetches_completed_total", "meshsweep_blob_fetches_completed_total",
-     MS_PROM_COUNTER, "Blob fetches completed.", NULL, NULL},
-    {"blob_fetches_running", "meshsweep_blob_fetches_running", MS_PROM_GAUGE,
-     "Blob fetches running now.", NULL, NULL},
-    {"blob_requests_sent_total", "meshsweep_blob_requests_sent_total",
-     MS_PROM_COUNTER, "Blob chunk requests sent.", NULL, NULL},
-    {"blob_bytes_received_total", "meshsweep_blob_bytes_received_total",
-     MS_PROM_COUNTER, "Blob bytes received from peers.", NULL, NULL},
-    {"blob_request_timeouts_total", "meshsweep_blob_request_timeouts_total",
-     MS_PROM_COUNTER, "Blob chunk requests that timed out.", NULL, NULL},
-    {"blob_hash_mismatches_total", "meshsweep_blob_hash_mismatches_total",
-     MS_PROM_COUNTER, "Fetched blobs whose hash did not match.", NULL, NULL},
-    {"blob_requests_served_total", "meshsweep_blob_requests_served_total",
-     MS_PROM_COUNTER, "Blob chunk requests served to peers.", NULL, NULL},
-    {"blob_uploads_total", "meshsweep_blob_uploads_total", MS_PROM_COUNTER,
-     "Blobs uploaded through the API.", NULL, NULL},
-    {"blob_bytes", "meshsweep_blob_bytes", MS_PROM_GAUGE,
-     "Bytes held in the blob store.", NULL, NULL},
-    {"blob_evictions_total", "meshsweep_blob_evictions_total", MS_PROM_COUNTER,
-     "Blobs evicted from the blob store.", NULL, NULL},
-    // re-evaluation (outcomes come labelled from "metrics")
-    {"reevaluations_sampled_total", "meshsweep_reevaluations_sampled_total",
-     MS_PROM_COUNTER, "Other operators' results sampled for re-evaluation.",
-     NULL, NULL},
-    {"reevaluations_published_total", NULL, MS_PROM_COUNTER, NULL, NULL, NULL},
-    {"reevaluations_failed_total", NULL, MS_PROM_COUNTER, NULL, NULL, NULL},
-    {"reevaluations_pending", "meshsweep_reevaluations_pending", MS_PROM_GAUGE,
-     "Re-evaluations (and weight copies) in progress.", NULL, NULL},
-    // the node loop
-    {"loop_turn_max_us", "meshsweep_loop_turn_max_microseconds", MS_PROM_GAUGE,
-     "Longest turn of the node loop since start (work between two waits).",
-     NULL, NULL},
-    {"weights_kept_total", "meshsweep_weights_kept_total", MS_PROM_COUNTER,
-     "Own trained weights kept as blobs.", NULL, NULL},
-    {"weights_copies_total", "meshsweep_weights_copies_total", MS_PROM_COUNTER,
-     "Copies of other operators' weights held.", NULL, NULL},
-    {"weights_pinned", "meshsweep_weights_pinned", MS_PROM_GAUGE,
-     "Weight blobs pinned here.", NULL, NULL},
-};
-
 //  --------------------------------------------------------------------------
 //  Declare a family and add one sample (labels: up to two pairs, NULL for
 //  none). A refused sample (a second with the same labels) is dropped:
@@ -1210,50 +1050,15 @@ s_by_state_one(void *arg, const ms_store_sweep_t *sweep)
 }
 
 //  --------------------------------------------------------------------------
-//  The pool's figures: the node's pool_counters (mapped by s_counter_map;
-//  a key the map does not know yet is printed as meshsweep_KEY, so no
-//  counter a later change adds goes missing) and its labelled "metrics".
+//  The pool's figures: the node's pool_counters (each printed as its line
+//  of MS_METRICS_LIST says, ms_metrics.h) and its labelled "metrics".
 
 static void
 s_metrics_pool(ms_prom_t *p, const json_t *st)
 {
-    const json_t *pc = json_object_get(st, "pool_counters");
+    ms_metrics_prom(json_object_get(st, "pool_counters"), p);
     const char *key;
     json_t *value;
-    json_object_foreach((json_t *) pc, key, value)
-    {
-        if (!json_is_number(value))
-            continue;
-        double v = json_number_value(value);
-        const s_counter_map_t *m = NULL;
-        for (size_t i = 0; !m && i < sizeof s_counter_map / sizeof *m; i++)
-            if (strcmp(s_counter_map[i].key, key) == 0)
-                m = &s_counter_map[i];
-        size_t n = strlen(key);
-        static const char pre[] = "admission_refused_", suf[] = "_total";
-        if (m) {
-            if (m->family)
-                s_prom(p, m->family, m->type, m->help, v, m->label, m->value,
-                       NULL, NULL);
-        } else if (n > sizeof pre - 1 + sizeof suf - 1 &&
-                   strncmp(key, pre, sizeof pre - 1) == 0 &&
-                   strcmp(key + n - (sizeof suf - 1), suf) == 0) {
-            char reason[64];
-            snprintf(reason, sizeof reason, "%.*s",
-                     (int) (n - (sizeof pre - 1) - (sizeof suf - 1)),
-                     key + sizeof pre - 1);
-            s_prom(p, "meshsweep_admission_refused_total", MS_PROM_COUNTER,
-                   "HELLOs and certificates refused, by reason.", v, "reason",
-                   reason, NULL, NULL);
-        } else {
-            char name[160];
-            snprintf(name, sizeof name, "meshsweep_%s", key);
-            bool total = n > 6 && strcmp(key + n - 6, "_total") == 0;
-            s_prom(p, name, total ? MS_PROM_COUNTER : MS_PROM_GAUGE,
-                   "Node counter (see /api/v1/status pool_counters).", v, NULL,
-                   NULL, NULL, NULL);
-        }
-    }
     const json_t *m = json_object_get(st, "metrics");
     // Gossip messages and bytes by direction and message type.
     const json_t *g = json_object_get(m, "gossip");
