@@ -68,10 +68,9 @@
     beside it, both about this node's own runs and kept out of the state
     digest: ms_store_set_task_state (a task shown running here, or back to
     pending) and ms_store_reset_claims (at open, what the last run left
-    running goes back to pending). ms_store_put_sweep and
-    ms_store_put_result, the issue-2 scheduler's writes, are test
-    fixtures now (no caller in node/), until the store tests build their
-    sweeps and results from records.
+    running goes back to pending). The issue-2 scheduler's direct writes
+    of sweeps and results are gone: the tests build theirs from records
+    too.
 
     Not done: an async write variant (callers block; the node's actor can
     hand writes to a helper thread if needed), compaction.
@@ -157,10 +156,9 @@ typedef struct {
 #define S_TT_REGRESSION 4 // loss mse: the verdict compares losses only
 
 typedef enum {
-    S_OP_PUT_SWEEP, // a sweep record's apply, or a test fixture
+    S_OP_PUT_SWEEP, // a sweep record's apply (s_apply_sweep, not queued)
     S_OP_TASK_STATE,
     S_OP_RESET_CLAIMS,
-    S_OP_PUT_RESULT, // a test fixture (ms_store_put_result)
     S_OP_APPEND,
     S_OP_MERGE,
     S_OP_MEMBERS,
@@ -1078,48 +1076,6 @@ s_op_reset_claims(ms_store_t *self, MDB_txn *txn, s_op_t *op)
     return MS_OK;
 }
 
-//  --------------------------------------------------------------------------
-//  Writer: store a result row and mark its task done.
-
-static int
-s_op_put_result(ms_store_t *self, MDB_txn *txn, s_op_t *op)
-{
-    MDB_val k = {S_ID, (void *) op->id}, v;
-    int rc = mdb_get(txn, self->db_tasks, &k, &v);
-    if (rc != 0)
-        return s_mdb(rc, "get task");
-    s_task_hdr_t hdr;
-    if (s_task_decode(op->id, &v, &hdr, NULL) != MS_OK)
-        return s_mdb(MDB_CORRUPTED, "task record");
-
-    uint8_t rk[2 * S_ID];
-    memcpy(rk, op->id, S_ID);
-    memcpy(rk + S_ID, op->node, S_ID);
-    MDB_val rkey = {sizeof rk, rk}, rval = {op->len + 1, NULL};
-    s_gen_touch_sweep(self, hdr.sweep_id);
-    rc = mdb_put(txn, self->db_results, &rkey, &rval,
-                 MDB_NOOVERWRITE | MDB_RESERVE);
-    if (rc == MDB_KEYEXIST) {
-        if (rval.mv_size == op->len + 1 &&
-            memcmp(rval.mv_data, op->text, op->len) == 0)
-            rc = 0; // the same row again
-        else
-            return MS_ERR_CONFLICT;
-    } else if (rc != 0) {
-        return s_mdb(rc, "put result");
-    } else {
-        memcpy(rval.mv_data, op->text, op->len);
-        ((char *) rval.mv_data)[op->len] = 0;
-    }
-    if (hdr.state == MS_TASK_DONE)
-        return MS_OK;
-    rc = mdb_get(txn, self->db_tasks, &k, &v); // pages may have moved
-    if (rc != 0)
-        return s_written(s_mdb(rc, "get task"));
-    return s_written(
-        s_task_move(self, txn, op->id, &v, &hdr, MS_TASK_DONE, NULL, NULL));
-}
-
 static int s_op_append(ms_store_t *self, MDB_txn *txn, s_op_t *op);
 static int s_op_merge(ms_store_t *self, MDB_txn *txn, s_op_t *op);
 static int s_op_members(ms_store_t *self, MDB_txn *txn, s_op_t *op);
@@ -1135,14 +1091,12 @@ static int
 s_op_apply(ms_store_t *self, MDB_txn *txn, s_op_t *op)
 {
     switch (op->kind) {
-    case S_OP_PUT_SWEEP:
-        return s_op_put_sweep(self, txn, op);
+    case S_OP_PUT_SWEEP: // applied inside s_apply_sweep, never queued
+        break;
     case S_OP_TASK_STATE:
         return s_op_task_state(self, txn, op);
     case S_OP_RESET_CLAIMS:
         return s_op_reset_claims(self, txn, op);
-    case S_OP_PUT_RESULT:
-        return s_op_put_result(self, txn, op);
     case S_OP_APPEND:
         return s_op_append(self, txn, op);
     case S_OP_MERGE:
@@ -1455,19 +1409,6 @@ s_submit(ms_store_t *self, s_op_t *op)
         pthread_cond_wait(&self->done_cv, &self->q_mu);
     pthread_mutex_unlock(&self->q_mu);
     return op->rc;
-}
-
-//  --------------------------------------------------------------------------
-//  True when TEXT[0..len) parses as a JSON object.
-
-static bool
-s_json_object(const char *text, size_t len)
-{
-    json_error_t err;
-    json_t *json = json_loadb(text, len, 0, &err);
-    bool ok = json_is_object(json);
-    json_decref(json);
-    return ok;
 }
 
 //  --------------------------------------------------------------------------
@@ -1999,40 +1940,6 @@ s_has_duplicate_ids(const ms_store_task_input_t *tasks, size_t n)
 }
 
 //  --------------------------------------------------------------------------
-//  Store a sweep and its tasks in one txn.
-
-int
-ms_store_put_sweep(ms_store_t *self, const uint8_t sweep_id[MS_STORE_ID_BYTES],
-                   const char *spec_json, size_t spec_len, int32_t priority,
-                   const ms_store_task_input_t *tasks, size_t n_tasks,
-                   bool *existed)
-{
-    if (existed)
-        *existed = false;
-    if (!spec_json || spec_len == 0 || (n_tasks > 0 && !tasks) ||
-        n_tasks >= UINT32_MAX || !s_json_object(spec_json, spec_len))
-        return MS_ERR_INVALID;
-    for (size_t i = 0; i < n_tasks; i++)
-        if (!tasks[i].task_id || !tasks[i].config_json ||
-            tasks[i].config_len >= UINT32_MAX / 2 ||
-            !s_json_object(tasks[i].config_json, tasks[i].config_len))
-            return MS_ERR_INVALID;
-    if (s_has_duplicate_ids(tasks, n_tasks))
-        return MS_ERR_INVALID;
-    s_op_t op = {.kind = S_OP_PUT_SWEEP,
-                 .id = sweep_id,
-                 .text = spec_json,
-                 .len = spec_len,
-                 .value = priority,
-                 .tasks = tasks,
-                 .n_tasks = n_tasks};
-    int rc = s_submit(self, &op);
-    if (rc == MS_OK && existed)
-        *existed = op.existed;
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
 //  Fill a borrowed sweep view from its records.
 
 static int
@@ -2297,24 +2204,6 @@ ms_store_reset_claims(ms_store_t *self,
     if (rc == MS_OK && n_reset)
         *n_reset = op.count;
     return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  Store a result row and mark the task done.
-
-int
-ms_store_put_result(ms_store_t *self, const uint8_t task_id[MS_STORE_ID_BYTES],
-                    const uint8_t node_id[MS_STORE_ID_BYTES],
-                    const char *row_json, size_t row_len)
-{
-    if (!row_json || !s_json_object(row_json, row_len))
-        return MS_ERR_INVALID;
-    s_op_t op = {.kind = S_OP_PUT_RESULT,
-                 .id = task_id,
-                 .node = node_id,
-                 .text = row_json,
-                 .len = row_len};
-    return s_submit(self, &op);
 }
 
 //  --------------------------------------------------------------------------

@@ -16,8 +16,7 @@
     equivocation; see "Record log" below) and every derived table (sweeps,
     tasks, results, claims, failures, datasets) is a pure function of the
     record set. The only writes outside the log are the node's display
-    of its own runs (ms_store_set_task_state, ms_store_reset_claims) and
-    two test fixtures (ms_store_put_sweep, ms_store_put_result).
+    of its own runs (ms_store_set_task_state, ms_store_reset_claims).
 
     Ids (sweep, task, node) are 32 raw bytes (BLAKE2b-256 or an Ed25519
     public key). JSON values (spec, task config, result row) are stored as
@@ -126,7 +125,7 @@ typedef struct {
 } ms_store_sweep_t;
 
 //  One task of a sweep: its id and canonical config JSON (ms_store_payload's
-//  sweep payload; borrowed by ms_store_put_sweep for the call).
+//  sweep payload, as decoded from a sweep record).
 typedef struct {
     const uint8_t *task_id;  // MS_STORE_ID_BYTES bytes
     const char *config_json; // canonical config JSON text
@@ -203,25 +202,6 @@ uint64_t ms_store_incarnation(ms_store_t *self);
 
 //  Copy the store's counters into *out.
 void ms_store_stats(ms_store_t *self, ms_store_stats_t *out);
-
-//  TEST FIXTURE: no caller outside tests/ (the node stores a sweep as a
-//  record: ms_store_append_many). It writes the tables a sweep record
-//  derives without a record, so it goes once the store tests build sweeps
-//  from records (issue 14 item 3).
-//  Store a sweep and all its tasks in ONE transaction: the spec JSON, the
-//  state (active, priority given), and per task (index = position in
-//  tasks[]) its config JSON, state pending, 0 attempts. Idempotent: when
-//  the sweep is already stored with the same spec text, nothing changes,
-//  *existed (if not NULL) is set true and MS_OK returned.
-//  Errors: MS_ERR_CONFLICT the sweep id is stored with another spec, or a
-//  task id already belongs to another sweep; MS_ERR_INVALID a NULL or
-//  duplicate task id in tasks[], empty spec; MS_ERR_UNSUPPORTED read-only
-//  store; MS_ERR_STORE_FULL the map cannot grow; MS_ERR_STORE.
-int ms_store_put_sweep(ms_store_t *self,
-                       const uint8_t sweep_id[MS_STORE_ID_BYTES],
-                       const char *spec_json, size_t spec_len, int32_t priority,
-                       const ms_store_task_input_t *tasks, size_t n_tasks,
-                       bool *existed);
 
 //  Get a sweep: spec text, state, counts of tasks by state. Caller owns
 //  *out (free with ms_store_sweep_destroy).
@@ -304,20 +284,6 @@ int ms_store_set_task_state(ms_store_t *self,
 int ms_store_reset_claims(ms_store_t *self,
                           const uint8_t node_id[MS_STORE_ID_BYTES],
                           size_t *n_reset);
-
-//  TEST FIXTURE, as ms_store_put_sweep (the node appends a RESULT record).
-//  Store the result row of TASK_ID by NODE_ID (row_json: a JSON object,
-//  the result row of DESIGN.md, stored as given) and mark the task done,
-//  in ONE transaction. Keyed (task, node), so several nodes' results of
-//  one task can be kept. The same row again is MS_OK (no change).
-//  Errors: MS_ERR_INVALID row_json is not a JSON object; MS_ERR_NOTFOUND
-//  no such task; MS_ERR_CONFLICT this node already has another row for
-//  the task (the first one counts); MS_ERR_UNSUPPORTED read-only;
-//  MS_ERR_STORE_FULL; MS_ERR_STORE.
-int ms_store_put_result(ms_store_t *self,
-                        const uint8_t task_id[MS_STORE_ID_BYTES],
-                        const uint8_t node_id[MS_STORE_ID_BYTES],
-                        const char *row_json, size_t row_len);
 
 //  Call fn for the result rows of a sweep, in task index order (rows of
 //  one task in node id order), from task index FIRST_INDEX on. When

@@ -19,6 +19,9 @@
 #include "ms_api.h"
 #include "ms_node.h"
 #include "ms_node_testdata.h"
+#include "ms_spec.h"
+#include "ms_store.h"
+#include "ms_store_payload.h"
 
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -33,11 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static char s_root[256];
+#include "ms_store_fixture.h"
 
-// Sweep ids in different generation slots of the store (ms_store.c
-// "Sweep generations": the first byte modulo 64).
-#define S_SLOT_DIFFERS(a, b) (((a)[0] & 63) != ((b)[0] & 63))
+static char s_root[256];
 
 //  One HTTP exchange's answer.
 typedef struct {
@@ -889,7 +890,8 @@ s_cache_row(const uint8_t *task, const uint8_t *sweep, const uint8_t *node,
 //  GET .../results?fields= keeps only the fields asked (unknown ones, and
 //  fields with CSV, are 400s); GET .../analysis is answered from its
 //  cache until a new result changes the sweep's generation, and then
-//  includes that result. The API runs over a store filled directly.
+//  includes that result. The API runs over a store filled with records
+//  (a sweep record of a real spec, result records of one node).
 
 static void
 test_fields_and_analysis_cache(void **state)
@@ -901,36 +903,44 @@ test_fields_and_analysis_cache(void **state)
     ms_diag_t diag;
     assert_int_equal(ms_store_open(&store, dir, NULL, &diag), MS_OK);
     uint8_t sweep[32], other[32], node[32], tasks[3][32], otask[32];
-    memset(sweep, 0x5a, 32);
-    memset(other, 0x6b, 32);
+    uint8_t origin[32];
+    memset(origin, 0xEE, 32);
     memset(node, 0x11, 32);
-    memset(otask, 0x70, 32);
-    ms_store_task_input_t in[3];
-    char cfg[3][160];
+    // A real spec: hidden_layers swept (1, 2), width fixed, three seeds;
+    // the test's tasks i = 0, 1, 2 are those of hidden_layers 1 + i % 2
+    // and seed i (the rows' configs, s_cache_row).
+    ms_sf_sweep_t sw, osw;
+    ms_sf_sweep_parse(&sw, "name: cache\ndataset: fashion-mnist\n"
+                           "method: grid\nparameters:\n"
+                           "  hidden_layers: {values: [1, 2]}\n"
+                           "  width: {value: 4}\n  epochs: {value: 1}\n"
+                           "  seed: {values: [0, 1, 2]}\n");
+    assert_int_equal(sw.n_tasks, 6);
     for (int i = 0; i < 3; i++) {
-        memset(tasks[i], 0x30 + i, 32);
-        // The rows' configs (s_cache_row): config.KEY filters are checked
-        // against the tasks' keys.
-        snprintf(cfg[i], sizeof cfg[i],
-                 "{\"activation\":\"relu\",\"hidden_layers\":%d,"
-                 "\"note\":\"a \\\"quoted\\\" {brace]\",\"seed\":%d,"
-                 "\"width\":4}",
-                 1 + i % 2, i);
-        in[i] = (ms_store_task_input_t){tasks[i], cfg[i], strlen(cfg[i])};
+        size_t k = 0;
+        for (; k < sw.n_tasks; k++) {
+            json_t *cfg = json_loads(ms_spec_task_json(sw.spec, k), 0, NULL);
+            bool hit =
+                json_integer_value(json_object_get(cfg, "hidden_layers")) ==
+                    1 + i % 2 &&
+                json_integer_value(json_object_get(cfg, "seed")) == i;
+            json_decref(cfg);
+            if (hit)
+                break;
+        }
+        assert_true(k < sw.n_tasks);
+        memcpy(tasks[i], ms_sf_task_id(&sw, k), 32);
     }
-    const char *spec = "{\"name\":\"cache\",\"method\":\"grid\","
-                       "\"tasks\":[{\"name\":\"not shown\"}]}";
-    assert_int_equal(
-        ms_store_put_sweep(store, sweep, spec, strlen(spec), 0, in, 3, NULL),
-        MS_OK);
-    ms_store_task_input_t oin = {otask, "{\"seed\":1}", 10};
-    assert_int_equal(ms_store_put_sweep(store, other, "{\"name\":\"o\"}", 12, 0,
-                                        &oin, 1, NULL),
-                     MS_OK);
+    memcpy(sweep, sw.sweep_id, 32);
+    ms_sf_sweep_seeds(&osw, "o", 64, 1);
+    memcpy(other, osw.sweep_id, 32);
+    memcpy(otask, ms_sf_task_id(&osw, 0), 32);
+    assert_int_equal(ms_sf_append_sweep(store, origin, &sw, 0), MS_OK);
+    assert_int_equal(ms_sf_append_sweep(store, origin, &osw, 0), MS_OK);
     for (int i = 0; i < 2; i++) {
         char *row = s_cache_row(tasks[i], sweep, node, i, 0.5 + 0.1 * i);
         assert_int_equal(
-            ms_store_put_result(store, tasks[i], node, row, strlen(row)),
+            ms_sf_append_result(store, node, tasks[i], row, strlen(row)),
             MS_OK);
         free(row);
     }
@@ -948,7 +958,7 @@ test_fields_and_analysis_cache(void **state)
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.body, "\"name\":\"cache\""));
     assert_non_null(strstr(r.body, "\"method\":\"grid\""));
-    assert_null(strstr(r.body, "not shown"));
+    assert_null(strstr(r.body, "\"batch_size\"")); // no task configs
     free(r.body);
 
     // fields: exactly the members asked, in every row.
@@ -999,7 +1009,11 @@ test_fields_and_analysis_cache(void **state)
     r = s_http(port, "GET", path, NULL, 0);
     s_check_error(&r, 400,
                   "config.widht: no task of this sweep has config key "
-                  "'widht' (its keys: activation, hidden_layers, note, seed, "
+                  "'widht' (its keys: activation, batch_size, beta1, beta2, "
+                  "dropout, early_stopping, epochs, eps, gamma, "
+                  "hidden_layers, init, kind, l2, leaky_slope, "
+                  "learning_rate, loss, momentum, optimizer, patience, "
+                  "scale, schedule, seed, step_size, validation_split, "
                   "width)");
     free(r.body);
     snprintf(path, sizeof path, "/api/v1/sweeps/%s/results?limit=1&limit=2",
@@ -1077,24 +1091,30 @@ test_fields_and_analysis_cache(void **state)
     again = s_http(port, "GET", path, NULL, 0);
     assert_string_equal(again.body, r.body);
     free(again.body);
-    free(r.body);
     assert_int_equal(ms_store_sweep_generation(store, sweep), gen);
     assert_int_equal(
         ms_store_set_task_state(store, otask, MS_TASK_RUNNING, node, NULL),
         MS_OK);
     char *orow = s_cache_row(otask, other, node, 0, 0.9);
     assert_int_equal(
-        ms_store_put_result(store, otask, node, orow, strlen(orow)), MS_OK);
+        ms_sf_append_result(store, node, otask, orow, strlen(orow)), MS_OK);
     free(orow);
-    // (another sweep may share the slot: then this one's count moves too)
-    if (S_SLOT_DIFFERS(sweep, other))
-        assert_int_equal(ms_store_sweep_generation(store, sweep), gen);
+    // Another sweep's result leaves this sweep's answer as it was. (A
+    // counted result moves the node's standing, which every sweep's rows
+    // show, so the store moves every sweep's generation: the answer may
+    // be computed again, and must be the same.)
+    again = s_http(port, "GET", path, NULL, 0);
+    assert_int_equal(again.status, 200);
+    assert_string_equal(again.body, r.body);
+    free(again.body);
+    free(r.body);
+    gen = ms_store_sweep_generation(store, sweep);
 
     // A new result of this sweep: a new generation, and the next
     // analysis includes it (3 rows, depth 1's mean over two seeds).
     char *row = s_cache_row(tasks[2], sweep, node, 2, 0.7);
     assert_int_equal(
-        ms_store_put_result(store, tasks[2], node, row, strlen(row)), MS_OK);
+        ms_sf_append_result(store, node, tasks[2], row, strlen(row)), MS_OK);
     free(row);
     assert_true(ms_store_sweep_generation(store, sweep) != gen);
     r = s_http(port, "GET", path, NULL, 0);
@@ -1120,6 +1140,8 @@ test_fields_and_analysis_cache(void **state)
     free(r.body);
     ms_api_destroy(&api);
     ms_store_destroy(&store);
+    ms_sf_sweep_free(&sw);
+    ms_sf_sweep_free(&osw);
 }
 
 //  --------------------------------------------------------------------------

@@ -13,6 +13,9 @@
 #include <cmocka.h>
 
 #include "ms_results.h"
+#include "ms_store_payload.h"
+
+#include "ms_spec.h"
 #include "ms_wire_canon.h"
 
 #include <stdio.h>
@@ -20,10 +23,21 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ms_store_fixture.h"
+
 static char s_root[256];
 static ms_store_t *s_store;
 
-//  Fixed ids: sweeps A and B share their first 14 hex characters.
+//  Sweeps A and B are real specs (grid sweeps of 4 seeds, ms_sf_sweep_seeds)
+//  whose names were searched for (BLAKE2b-256 of the canonical spec of the
+//  names p-0 .. p-39999999, a birthday search) so that their sweep ids
+//  share their first 12 hex characters (4a19cc449cdd), the shortest
+//  prefix accepted (MS_RESULTS_PREFIX_MIN): that prefix is ambiguous and
+//  16 characters are not. s_setup checks it: a change of the canonical
+//  spec form changes every id, and then the names must be searched again.
+#define S_NAME_A "p-3032928"
+#define S_NAME_B "p-12116536"
+static ms_sf_sweep_t s_spec_a, s_spec_b;
 static uint8_t s_sweep_a[32], s_sweep_b[32], s_node[32];
 static uint8_t s_tasks[4][32];
 
@@ -76,37 +90,26 @@ s_setup(void **state)
     ms_diag_t diag;
     if (ms_store_open(&s_store, dir, NULL, &diag) != MS_OK)
         return -1;
-    memset(s_sweep_a, 0xab, 32);
-    memset(s_sweep_b, 0xab, 32);
-    s_sweep_a[31] = 1;
-    s_sweep_b[7] = 0xcd; // first 14 hex characters shared
-    s_sweep_b[31] = 2;
+    ms_sf_sweep_seeds(&s_spec_a, S_NAME_A, 64, 4);
+    ms_sf_sweep_seeds(&s_spec_b, S_NAME_B, 64, 4);
+    memcpy(s_sweep_a, s_spec_a.sweep_id, 32);
+    memcpy(s_sweep_b, s_spec_b.sweep_id, 32);
+    assert_memory_equal(s_sweep_a, s_sweep_b, 6); // 12 hex characters
+    assert_memory_not_equal(s_sweep_a, s_sweep_b, 8);
     memset(s_node, 0x11, 32);
-    ms_store_task_input_t in[4];
-    char cfg[4][64];
-    for (int i = 0; i < 4; i++) {
-        memset(s_tasks[i], 0x20 + i, 32);
-        snprintf(cfg[i], sizeof cfg[i], "{\"seed\":%d}", i + 1);
-        in[i] = (ms_store_task_input_t){s_tasks[i], cfg[i], strlen(cfg[i])};
-    }
-    const char *spec = "{\"name\":\"a\"}";
-    assert_int_equal(ms_store_put_sweep(s_store, s_sweep_a, spec, strlen(spec),
-                                        0, in, 4, NULL),
-                     MS_OK);
-    uint8_t tb[32];
-    memset(tb, 0x77, 32);
-    ms_store_task_input_t inb = {tb, "{\"seed\":9}", 10};
-    const char *spec_b = "{\"name\":\"b\"}";
-    assert_int_equal(ms_store_put_sweep(s_store, s_sweep_b, spec_b,
-                                        strlen(spec_b), 0, &inb, 1, NULL),
-                     MS_OK);
+    for (int i = 0; i < 4; i++)
+        memcpy(s_tasks[i], ms_sf_task_id(&s_spec_a, (size_t) i), 32);
+    uint8_t origin[32];
+    memset(origin, 0xEE, 32);
+    assert_int_equal(ms_sf_append_sweep(s_store, origin, &s_spec_a, 0), MS_OK);
+    assert_int_equal(ms_sf_append_sweep(s_store, origin, &s_spec_b, 0), MS_OK);
     for (int i = 0; i < 3; i++)
         assert_int_equal(ms_store_set_task_state(s_store, s_tasks[i],
                                                  MS_TASK_RUNNING, s_node, NULL),
                          MS_OK);
     char *row0 = s_row(0, "ok"), *row2 = s_row(2, "diverged");
     assert_int_equal(
-        ms_store_put_result(s_store, s_tasks[0], s_node, row0, strlen(row0)),
+        ms_sf_append_result(s_store, s_node, s_tasks[0], row0, strlen(row0)),
         MS_OK);
     assert_int_equal(ms_store_set_task_state(s_store, s_tasks[1],
                                              MS_TASK_FAILED, NULL,
@@ -114,7 +117,7 @@ s_setup(void **state)
                                              "(SIGSEGV) on 3 attempts"),
                      MS_OK);
     assert_int_equal(
-        ms_store_put_result(s_store, s_tasks[2], s_node, row2, strlen(row2)),
+        ms_sf_append_result(s_store, s_node, s_tasks[2], row2, strlen(row2)),
         MS_OK);
     free(row0);
     free(row2);
@@ -129,6 +132,8 @@ s_teardown(void **state)
 {
     (void) state;
     ms_store_destroy(&s_store);
+    ms_sf_sweep_free(&s_spec_a);
+    ms_sf_sweep_free(&s_spec_b);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", s_root);
     return system(cmd) == 0 ? 0 : -1;
@@ -237,11 +242,22 @@ test_table_and_csv(void **state)
         "task_id,sweep_id,node_id,operator,status,error,epochs,"
         "train_seconds,seconds_per_epoch,val_accuracy,val_loss,"
         "test_accuracy,test_loss,params,fingerprint,weights_digest,verdict,"
-        "verdict_revision,verdict_operators,counted,config.activation,config."
-        "hidden_sizes,"
-        "config.learning_rate,config.optimizer,config.seed\n";
+        "verdict_revision,verdict_operators,counted,config.activation,";
     assert_true(strncmp(csv, header, strlen(header)) == 0);
-    assert_non_null(strstr(csv, ",100;10,0.001,adam,1\n"));
+    // The config columns: the union of the rows' config keys, sorted (the
+    // failed row's config is its task's, from the spec).
+    const char *eol = strchr(csv, '\n');
+    assert_non_null(eol);
+    char *head = strndup(csv, (size_t) (eol - csv));
+    assert_non_null(strstr(head, ",config.hidden_sizes,"));
+    assert_non_null(strstr(head, ",config.learning_rate,"));
+    assert_non_null(strstr(head, ",config.optimizer,"));
+    assert_non_null(strstr(head, ",config.width"));
+    assert_true(strstr(head, ",config.seed,") < strstr(head, ",config.width"));
+    free(head);
+    assert_non_null(strstr(csv, ",tanh,"));
+    assert_non_null(strstr(csv, ",100;10,"));
+    assert_non_null(strstr(csv, ",adam,"));
     assert_non_null(strstr(csv,
                            ",failed,worker killed by signal 11 (SIGSEGV) on 3 "
                            "attempts,0,"));
@@ -274,8 +290,8 @@ test_table_and_csv(void **state)
 }
 
 //  --------------------------------------------------------------------------
-//  Sweep lookup: full id, unique prefix, ambiguous, short, not hex,
-//  unknown.
+//  Sweep lookup: full id, unique prefix, ambiguous (the 12 characters A
+//  and B share), short, not hex, unknown.
 
 static void
 test_find_sweep_by_prefix(void **state)
@@ -297,7 +313,7 @@ test_find_sweep_by_prefix(void **state)
     assert_int_equal(ms_results_find_sweep(s_store, upper, &out, &diag), MS_OK);
     assert_true(ms_hash_equal(&out, &b));
     char prefix[20];
-    snprintf(prefix, sizeof prefix, "%.14s", ha);
+    snprintf(prefix, sizeof prefix, "%.12s", ha);
     assert_int_equal(ms_results_find_sweep(s_store, prefix, &out, &diag),
                      MS_ERR_CONFLICT);
     assert_non_null(strstr(diag.reason, "2 sweeps"));

@@ -100,26 +100,11 @@ static void
 s_rec_sweep(rec_t *r, uint8_t tag, uint32_t n_tasks, int32_t prio,
             int64_t created)
 {
-    size_t cap = 256 + (size_t) n_tasks * 12;
-    char *yaml = malloc(cap);
-    size_t off = (size_t) snprintf(
-        yaml, cap,
-        "name: sweep-%u\ndataset: fashion-mnist\nmethod: grid\n"
-        "parameters:\n  hidden_layers: {value: 1}\n  width: {value: 8}\n"
-        "  epochs: {value: 1}\n  seed: {values: [",
-        tag);
-    for (uint32_t i = 0; i < n_tasks; i++)
-        off += (size_t) snprintf(yaml + off, cap - off, "%s%u", i ? "," : "",
-                                 i + 1);
-    snprintf(yaml + off, cap - off, "]}\n");
-    ms_spec_t *spec = NULL;
-    ms_diag_t diag;
-    int rc = ms_spec_parse(yaml, strlen(yaml), NULL, &spec, &diag);
-    if (rc != MS_OK)
-        fprintf(stderr, "spec: %s: %s\n", diag.where, diag.reason);
-    assert_int_equal(rc, MS_OK);
-    free(yaml);
-    assert_int_equal(ms_spec_task_count(spec), n_tasks);
+    char name[32];
+    snprintf(name, sizeof name, "sweep-%u", tag);
+    ms_sf_sweep_t sw;
+    ms_sf_sweep_seeds(&sw, name, 8, n_tasks);
+    const ms_spec_t *spec = sw.spec;
     sweep_reg_t *reg = &s_sweeps[tag];
     if (!reg->made) {
         reg->made = true;
@@ -136,7 +121,7 @@ s_rec_sweep(rec_t *r, uint8_t tag, uint32_t n_tasks, int32_t prio,
     p.u.sweep.priority = prio;
     p.u.sweep.created_at_ms = created;
     s_enc(r, &p);
-    ms_spec_destroy(&spec);
+    ms_sf_sweep_free(&sw);
 }
 
 static void

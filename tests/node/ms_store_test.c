@@ -8,9 +8,14 @@
     concurrent readers, 10,000 results, readers never block the writer),
     6 (a) (readers killed with SIGKILL until the reader table is full) and
     6 (b) (1 MiB map, 5 MiB of rows: the map grows, nothing lost), and the
-    SIGKILL durability rule of DESIGN.md "Store (LMDB)".
+    SIGKILL durability rule of DESIGN.md "Store (LMDB)". Sweeps and results
+    are written as the node writes them: a SWEEP record of a real spec
+    (its ids the spec's) and RESULT records of a node (ms_store_fixture.h).
 */
 #include "ms_store.h"
+#include "ms_store_payload.h"
+
+#include "ms_spec.h"
 #include "ms_test_fs.h"
 
 #include <dirent.h>
@@ -33,7 +38,14 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "ms_store_fixture.h"
+
 #define ID MS_STORE_ID_BYTES
+
+// The sweeps of the current test, by tag: real specs (ms_sf_sweep_seeds,
+// named "sweep-TAG"), so the ids are the spec's; freed at teardown.
+static ms_sf_sweep_t s_sweeps[256];
+static const uint8_t s_origin[ID] = {0xEE, 0xEE, 0xEE, 0xEE}; // submitter
 
 //  --------------------------------------------------------------------------
 //  Per-test fixture: a fresh temporary directory.
@@ -58,6 +70,8 @@ s_setup(void **state)
 static int
 s_teardown(void **state)
 {
+    for (size_t i = 0; i < 256; i++)
+        ms_sf_sweep_free(&s_sweeps[i]);
     fixture_t *fx = *state;
     ms_tf_rm_rf(fx->root);
     free(fx);
@@ -101,33 +115,58 @@ s_open(const char *dir, uint64_t map_size, unsigned max_readers)
 }
 
 //  --------------------------------------------------------------------------
-//  Store a sweep (tag) of n tasks with small configs. Task i's id is
-//  s_id(tag + 1, i). Returns the rc of ms_store_put_sweep.
+//  The sweep TAG of N tasks (parsed once; the same tag and count always
+//  give the same ids, in this process or a forked one).
+
+static const ms_sf_sweep_t *
+s_sweep_of(uint8_t tag, size_t n)
+{
+    ms_sf_sweep_t *sw = &s_sweeps[tag];
+    if (sw->spec && sw->n_tasks != n)
+        ms_sf_sweep_free(sw);
+    if (!sw->spec) {
+        char name[32];
+        snprintf(name, sizeof name, "sweep-%d", tag);
+        ms_sf_sweep_seeds(sw, name, 64, (uint32_t) n);
+    }
+    return sw;
+}
+
+//  --------------------------------------------------------------------------
+//  Sweep TAG's id, and the id of its task I (the sweep must be made).
+
+static void
+s_sweep_id(uint8_t id[ID], uint8_t tag)
+{
+    assert_non_null(s_sweeps[tag].spec);
+    memcpy(id, s_sweeps[tag].sweep_id, ID);
+}
+
+static void
+s_task(uint8_t id[ID], uint8_t tag, uint32_t i)
+{
+    assert_non_null(s_sweeps[tag].spec);
+    memcpy(id, ms_sf_task_id(&s_sweeps[tag], i), ID);
+}
+
+//  --------------------------------------------------------------------------
+//  Store the sweep TAG of N tasks as a sweep record of s_origin. Returns
+//  the rc of the append.
 
 static int
-s_put_sweep(ms_store_t *store, uint8_t tag, size_t n, int32_t priority,
-            bool *existed)
+s_put_sweep(ms_store_t *store, uint8_t tag, size_t n, int32_t priority)
 {
-    uint8_t sweep_id[ID];
-    s_id(sweep_id, tag, 0);
-    uint8_t(*ids)[ID] = calloc(n ? n : 1, ID);
-    char(*configs)[64] = calloc(n ? n : 1, 64);
-    ms_store_task_input_t *tasks = calloc(n ? n : 1, sizeof *tasks);
-    for (size_t i = 0; i < n; i++) {
-        s_id(ids[i], (uint8_t) (tag + 1), (uint32_t) i);
-        snprintf(configs[i], 64, "{\"index\":%zu,\"width\":64}", i);
-        tasks[i].task_id = ids[i];
-        tasks[i].config_json = configs[i];
-        tasks[i].config_len = strlen(configs[i]);
-    }
-    char spec[128];
-    snprintf(spec, sizeof spec, "{\"name\":\"sweep-%d\",\"n\":%zu}", tag, n);
-    int rc = ms_store_put_sweep(store, sweep_id, spec, strlen(spec), priority,
-                                tasks, n, existed);
-    free(tasks);
-    free(configs);
-    free(ids);
-    return rc;
+    return ms_sf_append_sweep(store, s_origin, s_sweep_of(tag, n), priority);
+}
+
+//  --------------------------------------------------------------------------
+//  Store a result row of NODE for a task as a result record of NODE.
+
+static int
+s_put_result(ms_store_t *store, const uint8_t task_id[ID],
+             const uint8_t node[ID], const char *row, size_t len)
+{
+    return ms_sf_append_result(store, node, task_id, row, len);
 }
 
 //  --------------------------------------------------------------------------
@@ -180,7 +219,7 @@ static rows_t
 s_rows_of_sweep(ms_store_t *store, uint8_t tag)
 {
     uint8_t sweep_id[ID];
-    s_id(sweep_id, tag, 0);
+    s_sweep_id(sweep_id, tag);
     rows_t rows = {.ordered = true};
     uint32_t next = 0;
     assert_int_equal(ms_store_results_by_sweep(store, sweep_id, 0, 0,
@@ -280,23 +319,27 @@ test_open_bad_dir(void **state)
 }
 
 //  --------------------------------------------------------------------------
-//  Put and get a sweep and its tasks; the same sweep again is MS_OK with
-//  existed; bad input is refused and leaves nothing behind.
+//  A sweep record derives the sweep and its tasks (the spec's canonical
+//  text and configs, the spec's ids); the same sweep record again changes
+//  nothing; a sweep record whose id is not its spec's, or whose spec is
+//  not JSON, is refused and leaves nothing behind. (Duplicate task ids,
+//  or a task id of another sweep, cannot come in a record: the store
+//  rebuilds the task list from the spec, and a task id hashes its
+//  sweep's id.)
 
 static void
 test_put_get_sweep(void **state)
 {
     fixture_t *fx = *state;
     ms_store_t *store = s_open(fx->dir, 1 << 20, 0);
-    bool existed = true;
-    assert_int_equal(s_put_sweep(store, 10, 5, 0, &existed), MS_OK);
-    assert_false(existed);
+    assert_int_equal(s_put_sweep(store, 10, 5, 0), MS_OK);
+    const ms_sf_sweep_t *sw = s_sweep_of(10, 5);
 
     uint8_t sweep_id[ID], task_id[ID];
-    s_id(sweep_id, 10, 0);
+    s_sweep_id(sweep_id, 10);
     ms_store_sweep_t *sweep = NULL;
     assert_int_equal(ms_store_get_sweep(store, sweep_id, &sweep), MS_OK);
-    assert_string_equal(sweep->spec_json, "{\"name\":\"sweep-10\",\"n\":5}");
+    assert_string_equal(sweep->spec_json, ms_spec_canonical(sw->spec, NULL));
     assert_int_equal(sweep->spec_len, strlen(sweep->spec_json));
     assert_int_equal(sweep->state, MS_SWEEP_ACTIVE);
     assert_int_equal(sweep->n_tasks, 5);
@@ -304,60 +347,51 @@ test_put_get_sweep(void **state)
     assert_int_equal(sweep->counts[MS_TASK_DONE], 0);
     assert_memory_equal(sweep->sweep_id, sweep_id, ID);
     assert_true(sweep->created_at_ms > 1600000000000LL);
+    int64_t created = sweep->created_at_ms;
     ms_store_sweep_destroy(&sweep);
     assert_null(sweep);
 
     for (uint32_t i = 0; i < 5; i++) {
         ms_store_task_t *task = NULL;
-        s_id(task_id, 11, i);
+        s_task(task_id, 10, i);
         assert_int_equal(ms_store_get_task(store, task_id, &task), MS_OK);
         assert_int_equal(task->index, i);
         assert_int_equal(task->state, MS_TASK_PENDING);
         assert_int_equal(task->attempts, 0);
         assert_memory_equal(task->sweep_id, sweep_id, ID);
         assert_memory_equal(task->task_id, task_id, ID);
-        char want[64];
-        snprintf(want, sizeof want, "{\"index\":%u,\"width\":64}", i);
-        assert_string_equal(task->config_json, want);
+        assert_string_equal(task->config_json, ms_spec_task_json(sw->spec, i));
         assert_string_equal(task->error, "");
         ms_store_task_destroy(&task);
     }
 
-    // Idempotent: the same sweep again.
-    assert_int_equal(s_put_sweep(store, 10, 5, 0, &existed), MS_OK);
-    assert_true(existed);
-    // The same id with another spec is a conflict.
-    const char *other = "{\"name\":\"other\"}";
-    assert_int_equal(ms_store_put_sweep(store, sweep_id, other, strlen(other),
-                                        0, NULL, 0, &existed),
-                     MS_ERR_CONFLICT);
+    // Idempotent: the same sweep record again (another seq) changes
+    // nothing.
+    assert_int_equal(s_put_sweep(store, 10, 5, 0), MS_OK);
+    assert_int_equal(ms_store_get_sweep(store, sweep_id, &sweep), MS_OK);
+    assert_int_equal(sweep->n_tasks, 5);
+    assert_int_equal(sweep->counts[MS_TASK_PENDING], 5);
+    assert_int_equal(sweep->created_at_ms, created);
+    ms_store_sweep_destroy(&sweep);
 
-    // Bad input: not JSON, a duplicate task id, a task of another sweep.
-    uint8_t bad_id[ID], dup[ID];
-    s_id(bad_id, 20, 0);
-    assert_int_equal(
-        ms_store_put_sweep(store, bad_id, "{nope", 5, 0, NULL, 0, NULL),
-        MS_ERR_INVALID);
-    s_id(dup, 21, 0);
-    ms_store_task_input_t tasks[2] = {{dup, "{}", 2}, {dup, "{}", 2}};
-    assert_int_equal(
-        ms_store_put_sweep(store, bad_id, "{}", 2, 0, tasks, 2, NULL),
-        MS_ERR_INVALID);
-    assert_int_equal(ms_store_get_sweep(store, bad_id, &sweep),
+    // Refused: a sweep record naming another sweep's id (the id is the
+    // hash of the spec), and a spec that is not JSON.
+    ms_store_payload_t p = {.kind = MS_RECORD_SWEEP};
+    memcpy(p.u.sweep.sweep_id, s_sweep_of(20, 2)->sweep_id, ID);
+    p.u.sweep.spec_json = ms_spec_canonical(sw->spec, &p.u.sweep.spec_len);
+    assert_int_equal(ms_sf_append(store, s_origin, &p), MS_ERR_INVALID);
+    p.u.sweep.spec_json = "{nope";
+    p.u.sweep.spec_len = 5;
+    assert_int_equal(ms_sf_append(store, s_origin, &p), MS_ERR_INVALID);
+    s_sweep_id(sweep_id, 20);
+    assert_int_equal(ms_store_get_sweep(store, sweep_id, &sweep),
                      MS_ERR_NOTFOUND);
-    assert_int_equal(ms_store_get_task(store, dup, &(ms_store_task_t *){0}),
+    s_task(task_id, 20, 0);
+    assert_int_equal(ms_store_get_task(store, task_id, &(ms_store_task_t *){0}),
                      MS_ERR_NOTFOUND);
-    s_id(task_id, 11, 3); // belongs to sweep 10
-    ms_store_task_input_t stolen[2] = {{dup, "{}", 2}, {task_id, "{}", 2}};
-    assert_int_equal(
-        ms_store_put_sweep(store, bad_id, "{}", 2, 0, stolen, 2, NULL),
-        MS_ERR_CONFLICT);
-    assert_int_equal(ms_store_get_task(store, dup, &(ms_store_task_t *){0}),
-                     MS_ERR_NOTFOUND); // the whole sweep rolled back
-    ms_store_task_input_t bad_config[1] = {{dup, "[1]", 3}};
-    assert_int_equal(
-        ms_store_put_sweep(store, bad_id, "{}", 2, 0, bad_config, 1, NULL),
-        MS_ERR_INVALID);
+    ms_store_stats_t st;
+    ms_store_stats(store, &st);
+    assert_int_equal(st.n_records, 2); // the two good sweep records only
     ms_store_destroy(&store);
 }
 
@@ -365,8 +399,9 @@ test_put_get_sweep(void **state)
 //  Task callback: check index order.
 
 typedef struct {
-    uint32_t n;   // tasks seen
-    bool ordered; // indexes 0, 1, 2, ...
+    uint32_t n;              // tasks seen
+    bool ordered;            // indexes 0, 1, 2, ... with their configs
+    const ms_sf_sweep_t *sw; // the sweep listed
 } tasks_seen_t;
 
 static int
@@ -374,8 +409,8 @@ s_task_seen(void *arg, const ms_store_task_t *task)
 {
     tasks_seen_t *seen = arg;
     if (task->index != seen->n ||
-        (size_t) snprintf(NULL, 0, "{\"index\":%u,\"width\":64}",
-                          task->index) != task->config_len)
+        strcmp(ms_spec_task_json(seen->sw->spec, task->index),
+               task->config_json) != 0)
         seen->ordered = false;
     seen->n++;
     return 0;
@@ -408,9 +443,9 @@ test_list_sweeps_and_tasks(void **state)
 {
     fixture_t *fx = *state;
     ms_store_t *store = s_open(fx->dir, 1 << 20, 0);
-    assert_int_equal(s_put_sweep(store, 10, 3, 0, NULL), MS_OK);
-    assert_int_equal(s_put_sweep(store, 20, 300, 0, NULL), MS_OK);
-    assert_int_equal(s_put_sweep(store, 30, 1, 0, NULL), MS_OK);
+    assert_int_equal(s_put_sweep(store, 10, 3, 0), MS_OK);
+    assert_int_equal(s_put_sweep(store, 20, 300, 0), MS_OK);
+    assert_int_equal(s_put_sweep(store, 30, 1, 0), MS_OK);
     sweeps_seen_t seen = {0};
     assert_int_equal(ms_store_list_sweeps(store, s_sweep_seen, &seen), MS_OK);
     assert_int_equal(seen.n, 3);
@@ -420,8 +455,8 @@ test_list_sweeps_and_tasks(void **state)
     assert_int_equal(stop.n, 2);
 
     uint8_t sweep_id[ID];
-    s_id(sweep_id, 20, 0);
-    tasks_seen_t tasks = {.ordered = true};
+    s_sweep_id(sweep_id, 20);
+    tasks_seen_t tasks = {.ordered = true, .sw = s_sweep_of(20, 300)};
     assert_int_equal(
         ms_store_tasks_by_sweep(store, sweep_id, s_task_seen, &tasks), MS_OK);
     assert_int_equal(tasks.n, 300);
@@ -445,9 +480,9 @@ test_task_states(void **state)
     ms_store_t *store = s_open(fx->dir, 1 << 20, 0);
     uint8_t node[ID], sweep_id[ID], task_id[ID];
     s_id(node, 0xAA, 1);
-    s_id(sweep_id, 10, 0);
-    assert_int_equal(s_put_sweep(store, 10, 2, 0, NULL), MS_OK);
-    s_id(task_id, 11, 0);
+    assert_int_equal(s_put_sweep(store, 10, 2, 0), MS_OK);
+    s_sweep_id(sweep_id, 10);
+    s_task(task_id, 10, 0);
     ms_store_task_t *task = NULL;
     assert_int_equal(
         ms_store_set_task_state(store, task_id, MS_TASK_RUNNING, node, NULL),
@@ -517,8 +552,8 @@ test_task_states(void **state)
         ms_store_set_task_state(store, unknown, MS_TASK_FAILED, NULL, "x"),
         MS_ERR_NOTFOUND);
     char *row = s_row(0, node, 10);
-    assert_int_equal(
-        ms_store_put_result(store, task_id, node, row, strlen(row)), MS_OK);
+    assert_int_equal(s_put_result(store, task_id, node, row, strlen(row)),
+                     MS_OK);
     free(row);
     assert_int_equal(
         ms_store_set_task_state(store, task_id, MS_TASK_PENDING, NULL, NULL),
@@ -530,8 +565,29 @@ test_task_states(void **state)
 }
 
 //  --------------------------------------------------------------------------
-//  A result row and the task's done state land in one txn; rows are keyed
-//  (task, node); the last task done makes the sweep done.
+//  Row callback: count rows, and whether the first is the row wanted.
+
+typedef struct {
+    const char *want; // the row expected first
+    size_t n;         // rows seen
+    bool same;        // the first row seen is WANT
+} first_row_t;
+
+static int
+s_first_row(void *arg, const char *json, size_t n)
+{
+    first_row_t *first = arg;
+    if (first->n++ == 0)
+        first->same =
+            n == strlen(first->want) && memcmp(json, first->want, n) == 0;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  A result record makes its task done in the commit that applies it; a
+//  row that is not a JSON object is refused; rows are keyed (task, node),
+//  the node's first result counts; the last task done makes the sweep
+//  done.
 
 static void
 test_result_marks_done(void **state)
@@ -541,56 +597,68 @@ test_result_marks_done(void **state)
     uint8_t node[ID], node2[ID], sweep_id[ID], task_id[ID];
     s_id(node, 0xAA, 1);
     s_id(node2, 0xAA, 2);
-    s_id(sweep_id, 10, 0);
-    assert_int_equal(s_put_sweep(store, 10, 2, 0, NULL), MS_OK);
-    s_id(task_id, 11, 0);
+    assert_int_equal(s_put_sweep(store, 10, 2, 0), MS_OK);
+    s_sweep_id(sweep_id, 10);
+    s_task(task_id, 10, 0);
     ms_store_task_t *task = NULL;
     assert_int_equal(
         ms_store_set_task_state(store, task_id, MS_TASK_RUNNING, node, NULL),
         MS_OK);
 
-    assert_int_equal(ms_store_put_result(store, task_id, node, "[1,2]", 5),
+    assert_int_equal(s_put_result(store, task_id, node, "[1,2]", 5),
                      MS_ERR_INVALID);
-    assert_int_equal(ms_store_put_result(store, task_id, node, "{\"a\":", 5),
+    assert_int_equal(s_put_result(store, task_id, node, "{\"a\":", 5),
                      MS_ERR_INVALID);
     assert_int_equal(ms_store_get_task(store, task_id, &task), MS_OK);
     assert_int_equal(task->state, MS_TASK_RUNNING); // unchanged
     ms_store_task_destroy(&task);
 
     char *row = s_row(0, node, 100);
-    assert_int_equal(
-        ms_store_put_result(store, task_id, node, row, strlen(row)), MS_OK);
+    assert_int_equal(s_put_result(store, task_id, node, row, strlen(row)),
+                     MS_OK);
     assert_int_equal(ms_store_get_task(store, task_id, &task), MS_OK);
     assert_int_equal(task->state, MS_TASK_DONE);
     assert_memory_equal(task->holder, (uint8_t[ID]){0}, ID);
     ms_store_task_destroy(&task);
-    // The same row again is fine; another row by the same node is not.
-    assert_int_equal(
-        ms_store_put_result(store, task_id, node, row, strlen(row)), MS_OK);
+    // The same row again, and another row by the same node, are records
+    // of their own: stored, but the node's first result is the one that
+    // counts (its row stays).
+    assert_int_equal(s_put_result(store, task_id, node, row, strlen(row)),
+                     MS_OK);
     char *row_b = s_row(0, node, 50);
-    assert_int_equal(
-        ms_store_put_result(store, task_id, node, row_b, strlen(row_b)),
-        MS_ERR_CONFLICT);
+    assert_int_equal(s_put_result(store, task_id, node, row_b, strlen(row_b)),
+                     MS_OK);
     free(row_b);
-    // Another node's result of the same task is kept beside it.
-    char *row2 = s_row(0, node2, 60);
+    first_row_t first = {.want = row};
     assert_int_equal(
-        ms_store_put_result(store, task_id, node2, row2, strlen(row2)), MS_OK);
+        ms_store_results_by_task(store, task_id, s_first_row, &first), MS_OK);
+    assert_int_equal(first.n, 1);
+    assert_true(first.same);
+    // Another node's result of the same task (replicas 1): stored, an
+    // extra replica, never a second row (ms_store_replica_test has the
+    // rows of replicas 2).
+    char *row2 = s_row(0, node2, 60);
+    assert_int_equal(s_put_result(store, task_id, node2, row2, strlen(row2)),
+                     MS_OK);
     free(row2);
     rows_t rows = {.ordered = true};
     assert_int_equal(
         ms_store_results_by_task(store, task_id, s_count_rows, &rows), MS_OK);
-    assert_int_equal(rows.n, 2);
+    assert_int_equal(rows.n, 1);
     assert_int_equal(rows.n_bad, 0);
+    // A result of a task not known here is kept (records may come before
+    // their sweep): its row waits under its task id, no sweep counts it.
     uint8_t unknown[ID];
     s_id(unknown, 0x55, 5);
-    assert_int_equal(
-        ms_store_put_result(store, unknown, node, row, strlen(row)),
-        MS_ERR_NOTFOUND);
     rows = (rows_t){.ordered = true};
     assert_int_equal(
         ms_store_results_by_task(store, unknown, s_count_rows, &rows), MS_OK);
     assert_int_equal(rows.n, 0);
+    assert_int_equal(s_put_result(store, unknown, node, row, strlen(row)),
+                     MS_OK);
+    assert_int_equal(
+        ms_store_results_by_task(store, unknown, s_count_rows, &rows), MS_OK);
+    assert_int_equal(rows.n, 1);
 
     ms_store_sweep_t *sweep;
     assert_int_equal(ms_store_get_sweep(store, sweep_id, &sweep), MS_OK);
@@ -599,9 +667,9 @@ test_result_marks_done(void **state)
     ms_store_sweep_destroy(&sweep);
     // A result for a pending task (never claimed) also finishes it; the
     // sweep is then done.
-    s_id(task_id, 11, 1);
-    assert_int_equal(
-        ms_store_put_result(store, task_id, node, row, strlen(row)), MS_OK);
+    s_task(task_id, 10, 1);
+    assert_int_equal(s_put_result(store, task_id, node, row, strlen(row)),
+                     MS_OK);
     assert_int_equal(ms_store_get_sweep(store, sweep_id, &sweep), MS_OK);
     assert_int_equal(sweep->counts[MS_TASK_DONE], 2);
     assert_int_equal(sweep->counts[MS_TASK_PENDING], 0);
@@ -633,15 +701,15 @@ test_results_by_sweep_pages(void **state)
     ms_store_t *store = s_open(fx->dir, 1 << 20, 0);
     uint8_t node[ID], sweep_id[ID], task_id[ID];
     s_id(node, 0xAA, 1);
-    s_id(sweep_id, 10, 0);
-    assert_int_equal(s_put_sweep(store, 10, 50, 0, NULL), MS_OK);
+    assert_int_equal(s_put_sweep(store, 10, 50, 0), MS_OK);
+    s_sweep_id(sweep_id, 10);
     for (int i = 49; i >= 0; i--) {
         if (i == 7)
             continue; // one task without a result
-        s_id(task_id, 11, (uint32_t) i);
+        s_task(task_id, 10, (uint32_t) i);
         char *row = s_row((uint32_t) i, node, 20);
-        assert_int_equal(
-            ms_store_put_result(store, task_id, node, row, strlen(row)), MS_OK);
+        assert_int_equal(s_put_result(store, task_id, node, row, strlen(row)),
+                         MS_OK);
         free(row);
     }
     rows_t all = s_rows_of_sweep(store, 10);
@@ -690,17 +758,17 @@ test_reset_claims(void **state)
     uint8_t me[ID], other[ID], sweep_id[ID];
     s_id(me, 0xAA, 1);
     s_id(other, 0xAA, 2);
-    s_id(sweep_id, 10, 0);
-    assert_int_equal(s_put_sweep(store, 10, 6, 0, NULL), MS_OK);
+    assert_int_equal(s_put_sweep(store, 10, 6, 0), MS_OK);
+    s_sweep_id(sweep_id, 10);
     for (uint32_t i = 0; i < 4; i++) {
         uint8_t t[ID];
-        s_id(t, 11, i);
+        s_task(t, 10, i);
         assert_int_equal(ms_store_set_task_state(store, t, MS_TASK_RUNNING,
                                                  i < 3 ? me : other, NULL),
                          MS_OK);
     }
     uint8_t t4[ID];
-    s_id(t4, 11, 4);
+    s_task(t4, 10, 4);
     assert_int_equal(
         ms_store_set_task_state(store, t4, MS_TASK_CLAIMED, me, NULL), MS_OK);
     ms_store_destroy(&store); // "crash"
@@ -718,7 +786,7 @@ test_reset_claims(void **state)
     assert_int_equal(ms_store_reset_claims(store, me, &n), MS_OK);
     assert_int_equal(n, 0);
     ms_store_task_t *task;
-    s_id(t4, 11, 0);
+    s_task(t4, 10, 0);
     assert_int_equal(ms_store_get_task(store, t4, &task), MS_OK);
     assert_int_equal(task->state, MS_TASK_PENDING);
     assert_memory_equal(task->holder, (uint8_t[ID]){0}, ID);
@@ -738,18 +806,18 @@ test_case3_restart_runs_only_missing(void **state)
     ms_store_t *store = s_open(fx->dir, 1 << 20, 0);
     uint8_t node[ID], sweep_id[ID];
     s_id(node, 0xAA, 1);
-    s_id(sweep_id, 10, 0);
-    assert_int_equal(s_put_sweep(store, 10, 10, 0, NULL), MS_OK);
+    assert_int_equal(s_put_sweep(store, 10, 10, 0), MS_OK);
+    s_sweep_id(sweep_id, 10);
     for (uint32_t i = 0; i < 8; i++) {
         uint8_t t[ID];
-        s_id(t, 11, i);
+        s_task(t, 10, i);
         assert_int_equal(
             ms_store_set_task_state(store, t, MS_TASK_RUNNING, node, NULL),
             MS_OK);
         if (i < 6) {
             char *row = s_row(i, node, 10);
-            assert_int_equal(
-                ms_store_put_result(store, t, node, row, strlen(row)), MS_OK);
+            assert_int_equal(s_put_result(store, t, node, row, strlen(row)),
+                             MS_OK);
             free(row);
         }
     }
@@ -797,10 +865,9 @@ s_c5_writer(void *arg)
     uint8_t node[ID], task_id[ID];
     s_id(node, 0xAA, 1);
     for (uint32_t i = (uint32_t) me->id; i < C5_TASKS; i += C5_WRITERS) {
-        s_id(task_id, 11, i);
+        s_task(task_id, 10, i);
         char *row = s_row(i, node, 200);
-        if (ms_store_put_result(me->store, task_id, node, row, strlen(row)) !=
-            MS_OK)
+        if (s_put_result(me->store, task_id, node, row, strlen(row)) != MS_OK)
             me->failures++;
         free(row);
     }
@@ -820,7 +887,7 @@ s_c5_reader(void *arg)
         int writing = *me->writing;
         pthread_mutex_unlock(me->mu);
         uint8_t sweep_id[ID];
-        s_id(sweep_id, 10, 0);
+        s_sweep_id(sweep_id, 10);
         rows_t rows = {.ordered = true};
         int rc = ms_store_results_by_sweep(me->store, sweep_id, 0, 0,
                                            s_count_rows, &rows, NULL);
@@ -841,7 +908,7 @@ test_case5_writers_and_readers(void **state)
 {
     fixture_t *fx = *state;
     ms_store_t *store = s_open(fx->dir, 4 << 20, 0);
-    assert_int_equal(s_put_sweep(store, 10, C5_TASKS, 0, NULL), MS_OK);
+    assert_int_equal(s_put_sweep(store, 10, C5_TASKS, 0), MS_OK);
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     volatile int writing = C5_WRITERS;
     c5_thread_t th[C5_WRITERS + C5_READERS];
@@ -868,7 +935,7 @@ test_case5_writers_and_readers(void **state)
     assert_int_equal(rows.n_bad, 0);
     assert_true(rows.ordered);
     uint8_t sweep_id[ID];
-    s_id(sweep_id, 10, 0);
+    s_sweep_id(sweep_id, 10);
     ms_store_sweep_t *sweep;
     assert_int_equal(ms_store_get_sweep(store, sweep_id, &sweep), MS_OK);
     assert_int_equal(sweep->counts[MS_TASK_DONE], C5_TASKS);
@@ -935,7 +1002,7 @@ s_parked_reader(void *arg)
 {
     park_t *park = arg;
     uint8_t sweep_id[ID];
-    s_id(sweep_id, 10, 0);
+    s_sweep_id(sweep_id, 10);
     ms_store_results_by_sweep(park->store, sweep_id, 0, 0, s_park_row, park,
                               NULL);
     return NULL;
@@ -948,14 +1015,13 @@ test_reader_never_blocks_writer(void **state)
     park_t park = {.store = s_open(fx->dir, 64 << 20, 0)};
     pthread_mutex_init(&park.mu, NULL);
     pthread_cond_init(&park.cv, NULL);
-    assert_int_equal(s_put_sweep(park.store, 10, 100, 0, NULL), MS_OK);
+    assert_int_equal(s_put_sweep(park.store, 10, 100, 0), MS_OK);
     uint8_t node[ID], task_id[ID];
     s_id(node, 0xAA, 1);
-    s_id(task_id, 11, 0);
+    s_task(task_id, 10, 0);
     char *row = s_row(0, node, 10);
-    assert_int_equal(
-        ms_store_put_result(park.store, task_id, node, row, strlen(row)),
-        MS_OK);
+    assert_int_equal(s_put_result(park.store, task_id, node, row, strlen(row)),
+                     MS_OK);
     free(row);
     pthread_t reader;
     pthread_create(&reader, NULL, s_parked_reader, &park);
@@ -965,11 +1031,10 @@ test_reader_never_blocks_writer(void **state)
     pthread_mutex_unlock(&park.mu);
 
     for (uint32_t i = 1; i < 100; i++) {
-        s_id(task_id, 11, i);
+        s_task(task_id, 10, i);
         row = s_row(i, node, 10);
         assert_int_equal(
-            ms_store_put_result(park.store, task_id, node, row, strlen(row)),
-            MS_OK);
+            s_put_result(park.store, task_id, node, row, strlen(row)), MS_OK);
         free(row);
     }
     ms_store_stats_t stats;
@@ -1024,7 +1089,7 @@ s_reader_child(const char *dir, int fd)
     if (ms_store_open(&store, dir, &opts, NULL) != MS_OK)
         _exit(2);
     uint8_t sweep_id[ID];
-    s_id(sweep_id, 10, 0);
+    s_sweep_id(sweep_id, 10);
     hold_t hold = {fd};
     int rc = ms_store_results_by_sweep(store, sweep_id, 0, 0, s_hold_row, &hold,
                                        NULL);
@@ -1044,13 +1109,13 @@ test_case6a_stale_readers(void **state)
 {
     fixture_t *fx = *state;
     ms_store_t *store = s_open(fx->dir, 1 << 20, 16);
-    assert_int_equal(s_put_sweep(store, 10, 200, 0, NULL), MS_OK);
+    assert_int_equal(s_put_sweep(store, 10, 200, 0), MS_OK);
     uint8_t node[ID], task_id[ID];
     s_id(node, 0xAA, 1);
-    s_id(task_id, 11, 0);
+    s_task(task_id, 10, 0);
     char *row = s_row(0, node, 10);
-    assert_int_equal(
-        ms_store_put_result(store, task_id, node, row, strlen(row)), MS_OK);
+    assert_int_equal(s_put_result(store, task_id, node, row, strlen(row)),
+                     MS_OK);
     free(row);
 
     int killed = 0;
@@ -1078,10 +1143,10 @@ test_case6a_stale_readers(void **state)
         // The table is now full of dead readers: we must still serve.
         rows_t rows = s_rows_of_sweep(store, 10);
         assert_int_equal(rows.n, 1 + round);
-        s_id(task_id, 11, (uint32_t) (1 + round));
+        s_task(task_id, 10, (uint32_t) (1 + round));
         row = s_row((uint32_t) (1 + round), node, 10);
-        assert_int_equal(
-            ms_store_put_result(store, task_id, node, row, strlen(row)), MS_OK);
+        assert_int_equal(s_put_result(store, task_id, node, row, strlen(row)),
+                         MS_OK);
         free(row);
     }
     ms_store_stats_t stats;
@@ -1103,14 +1168,14 @@ test_case6b_map_grows(void **state)
     fixture_t *fx = *state;
     ms_store_t *store = s_open(fx->dir, 1 << 20, 0);
     const uint32_t n = 2000; // rows of about 2.5 KiB: 5 MiB
-    assert_int_equal(s_put_sweep(store, 10, n, 0, NULL), MS_OK);
+    assert_int_equal(s_put_sweep(store, 10, n, 0), MS_OK);
     uint8_t node[ID], task_id[ID];
     s_id(node, 0xAA, 1);
     for (uint32_t i = 0; i < n; i++) {
-        s_id(task_id, 11, i);
+        s_task(task_id, 10, i);
         char *row = s_row(i, node, 2500);
-        assert_int_equal(
-            ms_store_put_result(store, task_id, node, row, strlen(row)), MS_OK);
+        assert_int_equal(s_put_result(store, task_id, node, row, strlen(row)),
+                         MS_OK);
         free(row);
     }
     ms_store_stats_t stats;
@@ -1149,10 +1214,9 @@ s_killee_writer(void *arg)
     uint8_t node[ID], task_id[ID];
     s_id(node, 0xAA, 1);
     for (uint32_t i = (uint32_t) me->id; i < 5000; i += 4) {
-        s_id(task_id, 11, i);
+        s_task(task_id, 10, i);
         char *row = s_row(i, node, 500);
-        if (ms_store_put_result(me->store, task_id, node, row, strlen(row)) !=
-            MS_OK)
+        if (s_put_result(me->store, task_id, node, row, strlen(row)) != MS_OK)
             _exit(5);
         free(row);
         if (write(me->fd, &i, sizeof i) != sizeof i) // atomic on a pipe
@@ -1170,7 +1234,7 @@ s_killee(const char *dir, int fd)
     ms_store_t *store = NULL;
     if (ms_store_open(&store, dir, &opts, NULL) != MS_OK)
         _exit(2);
-    if (s_put_sweep(store, 10, 5000, 0, NULL) != MS_OK)
+    if (s_put_sweep(store, 10, 5000, 0) != MS_OK)
         _exit(3);
     uint32_t ready = UINT32_MAX;
     if (write(fd, &ready, sizeof ready) != sizeof ready)
@@ -1231,12 +1295,13 @@ test_sigkill_durability(void **state)
     ms_store_t *store = s_open(fx->dir, 1 << 20, 0);
     uint8_t node[ID], task_id[ID], sweep_id[ID];
     s_id(node, 0xAA, 1);
-    s_id(sweep_id, 10, 0);
+    s_sweep_of(10, 5000); // the child's sweep: the same spec, the same ids
+    s_sweep_id(sweep_id, 10);
     int present = 0;
     for (uint32_t i = 0; i < 5000; i++) {
         if (!reported[i])
             continue;
-        s_id(task_id, 11, i);
+        s_task(task_id, 10, i);
         rows_t rows = {.ordered = true};
         assert_int_equal(
             ms_store_results_by_task(store, task_id, s_count_rows, &rows),
@@ -1270,14 +1335,14 @@ test_read_only_second_process(void **state)
 {
     fixture_t *fx = *state;
     ms_store_t *store = s_open(fx->dir, 1 << 20, 0);
-    assert_int_equal(s_put_sweep(store, 10, 20, 0, NULL), MS_OK);
+    assert_int_equal(s_put_sweep(store, 10, 20, 0), MS_OK);
     uint8_t node[ID], task_id[ID];
     s_id(node, 0xAA, 1);
     for (uint32_t i = 0; i < 5; i++) {
-        s_id(task_id, 11, i);
+        s_task(task_id, 10, i);
         char *row = s_row(i, node, 10);
-        assert_int_equal(
-            ms_store_put_result(store, task_id, node, row, strlen(row)), MS_OK);
+        assert_int_equal(s_put_result(store, task_id, node, row, strlen(row)),
+                         MS_OK);
         free(row);
     }
     pid_t pid = fork();
@@ -1291,13 +1356,12 @@ test_read_only_second_process(void **state)
         if (ms_store_open(&ro, fx->dir, &opts, NULL) != MS_OK)
             _exit(10);
         uint8_t sweep_id[ID];
-        s_id(sweep_id, 10, 0);
+        s_sweep_id(sweep_id, 10);
         rows_t rows = {.ordered = true};
         if (ms_store_results_by_sweep(ro, sweep_id, 0, 0, s_count_rows, &rows,
                                       NULL) != MS_OK)
             _exit(11);
-        if (ms_store_put_result(ro, task_id, node, "{}", 2) !=
-            MS_ERR_UNSUPPORTED)
+        if (s_put_result(ro, task_id, node, "{}", 2) != MS_ERR_UNSUPPORTED)
             _exit(12);
         if (ms_store_set_task_state(ro, task_id, MS_TASK_RUNNING, node, NULL) !=
             MS_ERR_UNSUPPORTED)
@@ -1310,10 +1374,10 @@ test_read_only_second_process(void **state)
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 5);
     // The node goes on writing after the reader left.
-    s_id(task_id, 11, 10);
+    s_task(task_id, 10, 10);
     char *row = s_row(10, node, 10);
-    assert_int_equal(
-        ms_store_put_result(store, task_id, node, row, strlen(row)), MS_OK);
+    assert_int_equal(s_put_result(store, task_id, node, row, strlen(row)),
+                     MS_OK);
     free(row);
     ms_store_destroy(&store);
 }
@@ -1328,7 +1392,7 @@ test_truncated_store_refused(void **state)
 {
     fixture_t *fx = *state;
     ms_store_t *store = s_open(fx->dir, 1 << 20, 0);
-    assert_int_equal(s_put_sweep(store, 10, 400, 0, NULL), MS_OK);
+    assert_int_equal(s_put_sweep(store, 10, 400, 0), MS_OK);
     ms_store_destroy(&store);
     char data[400];
     snprintf(data, sizeof data, "%s/data.mdb", fx->dir);
@@ -1370,14 +1434,14 @@ test_read_only_without_lock_access(void **state)
 {
     fixture_t *fx = *state;
     ms_store_t *store = s_open(fx->dir, 1 << 20, 0);
-    assert_int_equal(s_put_sweep(store, 10, 20, 0, NULL), MS_OK);
+    assert_int_equal(s_put_sweep(store, 10, 20, 0), MS_OK);
     uint8_t node[ID], task_id[ID];
     s_id(node, 0xAA, 1);
     for (uint32_t i = 0; i < 3; i++) {
-        s_id(task_id, 11, i);
+        s_task(task_id, 10, i);
         char *row = s_row(i, node, 10);
-        assert_int_equal(
-            ms_store_put_result(store, task_id, node, row, strlen(row)), MS_OK);
+        assert_int_equal(s_put_result(store, task_id, node, row, strlen(row)),
+                         MS_OK);
         free(row);
     }
     ms_store_destroy(&store);
@@ -1407,7 +1471,7 @@ test_read_only_without_lock_access(void **state)
         if (ms_store_open(&ro, fx->dir, &opts, &diag) != MS_OK)
             _exit(10);
         uint8_t sweep_id[ID];
-        s_id(sweep_id, 10, 0);
+        s_sweep_id(sweep_id, 10);
         rows_t rows = {.ordered = true};
         if (ms_store_results_by_sweep(ro, sweep_id, 0, 0, s_count_rows, &rows,
                                       NULL) != MS_OK)

@@ -5,7 +5,8 @@
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
     Header-only (static functions) so each test executable stays one file;
-    include <cmocka.h>, ms_store.h and ms_store_payload.h before it. A test's
+    include <cmocka.h>, ms_store.h, ms_store_payload.h and ms_spec.h
+    before it. A test's
    setup makes a fresh /tmp/PREFIX.XXXXXX, stores open under it by name, and the
     teardown removes the whole tree:
 
@@ -122,6 +123,126 @@ ms_sf_merge_one(ms_store_t *store, const uint8_t *origin, uint64_t seq,
                      MS_OK);
     assert_int_equal(out.n_new, 1);
     free(bytes);
+}
+
+//  --------------------------------------------------------------------------
+//  A sweep made from a real spec (ms_spec_parse), so its sweep and task ids
+//  are the spec's, as a node's would be. Derived state is written only by
+//  applying records: a fixture stores the sweep as a SWEEP record
+//  (ms_sf_append_sweep) and its results as RESULT records
+//  (ms_sf_append_result).
+
+typedef struct {
+    ms_spec_t *spec;                     // the parsed spec (owned)
+    uint8_t sweep_id[MS_STORE_ID_BYTES]; // the spec's sweep id
+    size_t n_tasks;                      // tasks after expansion
+} ms_sf_sweep_t;
+
+//  Parse YAML into *SW; fails the test when the spec does not parse.
+
+static inline void
+ms_sf_sweep_parse(ms_sf_sweep_t *sw, const char *yaml)
+{
+    ms_diag_t diag;
+    memset(sw, 0, sizeof *sw);
+    int rc = ms_spec_parse(yaml, strlen(yaml), NULL, &sw->spec, &diag);
+    if (rc != MS_OK)
+        fprintf(stderr, "spec: %s: %s\n", diag.where, diag.reason);
+    assert_int_equal(rc, MS_OK);
+    memcpy(sw->sweep_id, ms_spec_sweep_id(sw->spec)->bytes, MS_STORE_ID_BYTES);
+    sw->n_tasks = ms_spec_task_count(sw->spec);
+}
+
+//  A grid sweep named NAME of N_TASKS tasks (seeds 1 .. N_TASKS, one
+//  hidden layer of WIDTH, one epoch); the same name, width and count give
+//  the same ids.
+
+static inline void
+ms_sf_sweep_seeds(ms_sf_sweep_t *sw, const char *name, uint32_t width,
+                  uint32_t n_tasks)
+{
+    size_t cap = 256 + strlen(name) + (size_t) n_tasks * 12;
+    char *yaml = malloc(cap);
+    assert_non_null(yaml);
+    size_t off = (size_t) snprintf(
+        yaml, cap,
+        "name: %s\ndataset: fashion-mnist\nmethod: grid\n"
+        "parameters:\n  hidden_layers: {value: 1}\n  width: {value: %u}\n"
+        "  epochs: {value: 1}\n  seed: {values: [",
+        name, width);
+    for (uint32_t i = 0; i < n_tasks; i++)
+        off += (size_t) snprintf(yaml + off, cap - off, "%s%u", i ? "," : "",
+                                 i + 1);
+    snprintf(yaml + off, cap - off, "]}\n");
+    ms_sf_sweep_parse(sw, yaml);
+    free(yaml);
+    assert_int_equal(sw->n_tasks, n_tasks);
+}
+
+//  Task I's id (borrowed from the spec).
+
+static inline const uint8_t *
+ms_sf_task_id(const ms_sf_sweep_t *sw, size_t i)
+{
+    assert_true(i < sw->n_tasks);
+    return ms_spec_task_id(sw->spec, i)->bytes;
+}
+
+//  Free the spec of *SW; NULL-safe.
+
+static inline void
+ms_sf_sweep_free(ms_sf_sweep_t *sw)
+{
+    if (sw)
+        ms_spec_destroy(&sw->spec);
+}
+
+//  Append payload P as a record of ORIGIN. Returns the rc of the encode
+//  or of ms_store_append (MS_ERR_INVALID: P does not decode, e.g. a
+//  sweep id that is not its spec's, a result row that is not a JSON
+//  object).
+
+static inline int
+ms_sf_append(ms_store_t *store, const uint8_t *origin,
+             const ms_store_payload_t *p)
+{
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    int rc = ms_store_payload_encode(p, &bytes, &len);
+    if (rc == MS_OK)
+        rc = ms_store_append(store, origin, p->kind, bytes, len, NULL);
+    free(bytes);
+    return rc;
+}
+
+//  Append SW as a SWEEP record of ORIGIN with PRIORITY (created at the
+//  local arrival time). Returns the rc of ms_sf_append.
+
+static inline int
+ms_sf_append_sweep(ms_store_t *store, const uint8_t *origin,
+                   const ms_sf_sweep_t *sw, int32_t priority)
+{
+    ms_store_payload_t p = {.kind = MS_RECORD_SWEEP};
+    memcpy(p.u.sweep.sweep_id, sw->sweep_id, MS_STORE_ID_BYTES);
+    p.u.sweep.spec_json = ms_spec_canonical(sw->spec, &p.u.sweep.spec_len);
+    p.u.sweep.priority = priority;
+    return ms_sf_append(store, origin, &p);
+}
+
+//  Append a RESULT record of NODE (its origin) for TASK_ID, slot 0 at
+//  epoch 1, with row ROW (a JSON object; its "status" is the result's).
+//  Returns the rc of ms_sf_append.
+
+static inline int
+ms_sf_append_result(ms_store_t *store, const uint8_t *node,
+                    const uint8_t *task_id, const char *row, size_t len)
+{
+    ms_store_payload_t p = {.kind = MS_RECORD_RESULT};
+    memcpy(p.u.result.task_id, task_id, MS_STORE_ID_BYTES);
+    p.u.result.epoch = 1;
+    p.u.result.row_json = row;
+    p.u.result.row_len = len;
+    return ms_sf_append(store, node, &p);
 }
 
 #endif
