@@ -456,7 +456,7 @@ s_advertise_parse(const char *value, ms_node_options_t *opts, char *why,
             return false;
         }
     }
-    char host[MS_DISCOVERY_HOST_MAX], ep[MS_DISCOVERY_HOST_MAX + 16];
+    char host[MS_DISCOVERY_HOST_MAX], ep[MS_DISCOVERY_HOST_MAX + 32];
     memcpy(host, value, n_host);
     host[n_host] = '\0';
     snprintf(ep, sizeof ep, "tcp://%s:%d", host, port ? port : 1);

@@ -586,12 +586,12 @@ ms_discovery_recv(ms_discovery_t *self, ms_discovery_hint_t *hint)
         memcmp(b.pool_id, self->opts.pool_id, 32) == 0 &&
         memcmp(b.node_id, self->opts.node_id, 32) != 0 &&
         strlen(b.host[0] ? b.host : host) < sizeof hint->host) {
+        const char *dial = b.host[0] ? b.host : host;
         memcpy(hint->node_id, b.node_id, 32);
         hint->mesh_port = b.mesh_port;
         hint->protocol_min = b.protocol_min;
         hint->protocol_max = b.protocol_max;
-        snprintf(hint->host, sizeof hint->host, "%s",
-                 b.host[0] ? b.host : host);
+        memcpy(hint->host, dial, strlen(dial) + 1); // fits: checked above
         self->heard = true;
         rc = MS_OK;
     }
