@@ -5,8 +5,9 @@
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
     Every input must decode or be refused with MS_ERR_PROTOCOL; a decoded
-    beacon must encode back to exactly the input bytes (the layout has no
-    slack), and decoding must leave *out untouched on refusal.
+    beacon (74 bytes, or 75 + an advertised host) must encode back to
+    exactly the input bytes (the layout has no slack), and decoding must
+    leave *out untouched on refusal.
 */
 #include "ms_beacon.h"
 
@@ -32,11 +33,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         return 0;
     }
-    if (rc != MS_OK || size != MS_BEACON_BYTES)
+    //  Decoded: 74 bytes, or 75 + the advertised host's length, and it
+    //  encodes back to exactly the input.
+    if (rc != MS_OK || size > MS_BEACON_MAX_BYTES ||
+        (size != MS_BEACON_BYTES &&
+         size != MS_BEACON_BYTES + 1 + strlen(beacon.host)))
         abort();
-    uint8_t out[MS_BEACON_BYTES];
-    ms_beacon_encode(&beacon, out);
-    if (memcmp(out, data, MS_BEACON_BYTES) != 0)
+    uint8_t out[MS_BEACON_MAX_BYTES];
+    size_t n = ms_beacon_encode_host(&beacon, out);
+    if (n != size || memcmp(out, data, size) != 0)
         abort();
     return 0;
 }
