@@ -572,6 +572,23 @@ ms_dataset_idx_labels_path(const char *images_path)
 }
 
 //  --------------------------------------------------------------------------
+//  IDX or CSV, for a dataset of two files (the one format rule).
+
+bool
+ms_dataset_idx_pair(const char *train_path, const char *test_path,
+                    char **train_labels, char **test_labels)
+{
+    *train_labels = ms_dataset_idx_labels_path(train_path);
+    *test_labels = ms_dataset_idx_labels_path(test_path);
+    if (*train_labels && *test_labels)
+        return true;
+    free(*train_labels);
+    free(*test_labels);
+    *train_labels = *test_labels = NULL;
+    return false;
+}
+
+//  --------------------------------------------------------------------------
 //  Load either format by looking at the file.
 
 int

@@ -220,6 +220,17 @@ int ms_dataset_load_csv(ms_dataset_t **out, const char *path,
 //  such part (a CSV file, or an IDX pair not so named) or on no memory.
 char *ms_dataset_idx_labels_path(const char *images_path);
 
+//  Whether a file dataset of two files (train_path, test_path) is IDX or
+//  CSV: IDX when both names give a labels file by
+//  ms_dataset_idx_labels_path, CSV otherwise (an IDX pair not so named is
+//  read as CSV and refused there). The one format rule of the CLI's checks
+//  and uploads and of the workers' loader. When IDX, *train_labels and
+//  *test_labels get the labels paths (malloc'd, the caller frees them);
+//  else both are NULL. Returns true for IDX; false for CSV, or with no
+//  memory (then the load that follows fails on the IDX files as CSV).
+bool ms_dataset_idx_pair(const char *train_path, const char *test_path,
+                         char **train_labels, char **test_labels);
+
 //  Load either format by looking at the file: IDX (raw or gzip) when
 //  labels_path is given, else CSV. Convenience for the CLI.
 int ms_dataset_load(ms_dataset_t **out, const char *path,

@@ -431,13 +431,11 @@ ms_cli_spec_check_dataset(const ms_spec_t *spec, bool builtin, ms_diag_t *diag)
     int rc;
     const char *train_name = ds->builtin ? ds->name : ds->train_path;
     const char *test_name = ds->builtin ? ds->name : ds->test_path;
-    char *train_labels =
-        ds->builtin ? NULL : ms_dataset_idx_labels_path(ds->train_path);
-    char *test_labels =
-        ds->builtin ? NULL : ms_dataset_idx_labels_path(ds->test_path);
+    char *train_labels = NULL, *test_labels = NULL;
     if (ds->builtin)
         rc = ms_dataset_load_builtin(ds->name, &train, &test, diag);
-    else if (train_labels && test_labels) {
+    else if (ms_dataset_idx_pair(ds->train_path, ds->test_path, &train_labels,
+                                 &test_labels)) {
         //  An IDX pair for each part, its labels file found as the
         //  workers find it.
         rc = ms_dataset_load_idx(&train, ds->train_path, train_labels, diag);

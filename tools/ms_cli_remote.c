@@ -126,13 +126,8 @@ s_upload_dataset(const char *node, const ms_spec_t *parsed, char *query,
         return code;
     const char *roles[4] = {"train", "test", "train_labels", "test_labels"};
     char *paths[4] = {strdup(d->train_path), strdup(d->test_path), NULL, NULL};
-    for (int i = 0; i < 2; i++)
-        paths[i + 2] = ms_dataset_idx_labels_path(paths[i]);
-    if (!paths[2] || !paths[3]) { // CSV (or an IDX pair not so named)
-        free(paths[2]);
-        free(paths[3]);
-        paths[2] = paths[3] = NULL;
-    }
+    (void) ms_dataset_idx_pair(d->train_path, d->test_path, &paths[2],
+                               &paths[3]); // CSV: no labels files
     size_t len = strlen(query);
     len += (size_t) snprintf(query + len, query_size - len,
                              "%sfiles=", strchr(query, '?') ? "&" : "?");

@@ -687,11 +687,9 @@ s_copy_weights(const s_run_t *run, const json_t *rows,
             continue;
         if (run->keep == S_KEEP_BEST) {
             const json_t *v = json_object_get(row, metric->name);
-            double x = json_number_value(v);
-            if (!json_is_number(v) || !isfinite(x))
-                continue;
-            if (best == SIZE_MAX ||
-                (metric->maximize ? x > best_value : x < best_value)) {
+            double x = json_is_number(v) ? json_number_value(v) : NAN;
+            if (ms_spec_metric_improves(metric, x, best != SIZE_MAX,
+                                        best_value)) {
                 best = i;
                 best_value = x;
             }

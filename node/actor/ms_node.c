@@ -5853,10 +5853,11 @@ s_keep_weights(ms_node_t *self, const s_running_t *r, json_t *row)
     bool want = st && strcmp(st, "ok") == 0 && keep != MS_KEEP_WEIGHTS_NONE;
     double value = NAN;
     if (want && keep == MS_KEEP_WEIGHTS_BEST) {
-        value = json_number_value(json_object_get(row, info->metric));
-        want = isfinite(value) &&
-               (!info->has_best || (info->maximize ? value > info->best_value
-                                                   : value < info->best_value));
+        const json_t *v = json_object_get(row, info->metric);
+        value = json_is_number(v) ? json_number_value(v) : NAN;
+        ms_spec_metric_t m = {info->metric, info->maximize};
+        want = ms_spec_metric_improves(&m, value, info->has_best,
+                                       info->best_value);
     }
     uint8_t *bytes = NULL;
     size_t n = 0;

@@ -2814,6 +2814,18 @@ ms_spec_metric(const ms_spec_t *self)
 }
 
 //  --------------------------------------------------------------------------
+//  Better by the metric.
+
+bool
+ms_spec_metric_improves(const ms_spec_metric_t *m, double value, bool have_best,
+                        double best)
+{
+    if (!isfinite(value))
+        return false;
+    return !have_best || (m->maximize ? value > best : value < best);
+}
+
+//  --------------------------------------------------------------------------
 //  Verification parameters.
 
 const ms_spec_verify_t *

@@ -291,6 +291,14 @@ ms_spec_method_t ms_spec_method(const ms_spec_t *self);
 //  The metric to optimise (val_accuracy, maximize by default). Borrowed.
 const ms_spec_metric_t *ms_spec_metric(const ms_spec_t *self);
 
+//  Whether value is a better result than best by metric m (its goal):
+//  value must be finite; with no best yet (have_best false) any finite
+//  value is; a tie is not (the first of equal results stays the best).
+//  The one "best by the metric" rule: keep_weights best in the pool and
+//  `meshsweep run --keep-weights best` both use it.
+bool ms_spec_metric_improves(const ms_spec_metric_t *m, double value,
+                             bool have_best, double best);
+
 //  Verification parameters (replicas 1, tolerances 0.01 and 0.02 by
 //  default). Borrowed.
 const ms_spec_verify_t *ms_spec_verify(const ms_spec_t *self);

@@ -349,18 +349,22 @@ s_load_file(const json_t *ds, const char *images_key, const char *labels_key,
 }
 
 //  --------------------------------------------------------------------------
-//  Whether a file dataset object names IDX files (labels files given, or
-//  derivable from the images file's name); else it is CSV.
+//  Whether a file dataset object names IDX files: labels files given (an
+//  uploaded pair, stored as blobs), or the format rule of its two file
+//  names (ms_dataset_idx_pair, as the client decided it); else CSV.
 
 static bool
 s_is_idx(const json_t *ds)
 {
     if (json_object_get(ds, "train_labels"))
         return true;
-    const char *images = json_string_value(json_object_get(ds, "train"));
-    char *derived = images ? ms_dataset_idx_labels_path(images) : NULL;
-    bool idx = derived != NULL;
-    free(derived);
+    char *train_labels = NULL, *test_labels = NULL;
+    bool idx =
+        ms_dataset_idx_pair(json_string_value(json_object_get(ds, "train")),
+                            json_string_value(json_object_get(ds, "test")),
+                            &train_labels, &test_labels);
+    free(train_labels);
+    free(test_labels);
     return idx;
 }
 

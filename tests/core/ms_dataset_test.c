@@ -1592,6 +1592,31 @@ test_idx_labels_path(void **state)
     assert_null(ms_dataset_idx_labels_path(NULL));
 }
 
+//  --------------------------------------------------------------------------
+//  The format rule: IDX only when both files are named as IDX images.
+
+static void
+test_idx_pair(void **state)
+{
+    (void) state;
+    char *a = (char *) "x", *b = (char *) "y";
+    assert_true(ms_dataset_idx_pair("d/train-images-idx3-ubyte",
+                                    "d/t10k-images-idx3-ubyte.gz", &a, &b));
+    assert_string_equal(a, "d/train-labels-idx1-ubyte");
+    assert_string_equal(b, "d/t10k-labels-idx1-ubyte.gz");
+    free(a);
+    free(b);
+    //  One IDX-named file and a CSV: CSV, no labels paths.
+    a = (char *) "x", b = (char *) "y";
+    assert_false(
+        ms_dataset_idx_pair("train-images-idx3-ubyte", "test.csv", &a, &b));
+    assert_null(a);
+    assert_null(b);
+    assert_false(ms_dataset_idx_pair("iris.csv", "iris.csv", &a, &b));
+    assert_null(a);
+    assert_null(b);
+}
+
 int
 main(void)
 {
@@ -1635,6 +1660,7 @@ main(void)
         cmocka_unit_test(test_scale_sets),
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_idx_labels_path),
+        cmocka_unit_test(test_idx_pair),
         cmocka_unit_test(test_fashion_mnist_real),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);

@@ -6,6 +6,7 @@
 */
 #include "ms_spec.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -1440,11 +1441,32 @@ test_names(void **state)
     assert_string_equal(ms_keep_weights_name(MS_KEEP_WEIGHTS_BEST), "best");
 }
 
+//  --------------------------------------------------------------------------
+//  Better by the metric: its goal, finite values only, ties keep the first.
+
+static void
+test_metric_improves(void **state)
+{
+    (void) state;
+    ms_spec_metric_t up = {"val_accuracy", true};
+    ms_spec_metric_t down = {"val_loss", false};
+    assert_true(ms_spec_metric_improves(&up, 0.5, false, 0));
+    assert_true(ms_spec_metric_improves(&up, 0.6, true, 0.5));
+    assert_false(ms_spec_metric_improves(&up, 0.4, true, 0.5));
+    assert_false(ms_spec_metric_improves(&up, 0.5, true, 0.5));
+    assert_true(ms_spec_metric_improves(&down, 0.4, true, 0.5));
+    assert_false(ms_spec_metric_improves(&down, 0.6, true, 0.5));
+    assert_false(ms_spec_metric_improves(&up, NAN, false, 0));
+    assert_false(ms_spec_metric_improves(&down, INFINITY, false, 0));
+    assert_false(ms_spec_metric_improves(&up, INFINITY, true, 0.5));
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_design_example),
+        cmocka_unit_test(test_metric_improves),
         cmocka_unit_test(test_sklearn_grid),
         cmocka_unit_test(test_ids_stable_and_sensitive),
         cmocka_unit_test(test_json_input),
