@@ -236,10 +236,10 @@ s_cmp_order(const ms_verdict_result_t *a, const ms_verdict_result_t *b)
 static int
 s_cmp_by_operator(const void *pa, const void *pb)
 {
-    const s_item_t *a = *(s_item_t *const *) pa;
-    const s_item_t *b = *(s_item_t *const *) pb;
-    int c = strcmp(a->r->operator_name, b->r->operator_name);
-    return c ? c : s_cmp_order(a->r, b->r);
+    const ms_verdict_result_t *a = *(const ms_verdict_result_t *const *) pa;
+    const ms_verdict_result_t *b = *(const ms_verdict_result_t *const *) pb;
+    int c = strcmp(a->operator_name, b->operator_name);
+    return c ? c : s_cmp_order(a, b);
 }
 
 //  --------------------------------------------------------------------------
@@ -249,8 +249,8 @@ s_cmp_by_operator(const void *pa, const void *pb)
 static int
 s_cmp_by_accuracy(const void *pa, const void *pb)
 {
-    const ms_verdict_result_t *a = (*(s_item_t *const *) pa)->r;
-    const ms_verdict_result_t *b = (*(s_item_t *const *) pb)->r;
+    const ms_verdict_result_t *a = *(const ms_verdict_result_t *const *) pa;
+    const ms_verdict_result_t *b = *(const ms_verdict_result_t *const *) pb;
     if (a->test_accuracy != b->test_accuracy)
         return a->test_accuracy < b->test_accuracy ? -1 : 1;
     if (a->test_loss != b->test_loss)
@@ -265,8 +265,8 @@ s_cmp_by_accuracy(const void *pa, const void *pb)
 static int
 s_cmp_by_loss(const void *pa, const void *pb)
 {
-    const ms_verdict_result_t *a = (*(s_item_t *const *) pa)->r;
-    const ms_verdict_result_t *b = (*(s_item_t *const *) pb)->r;
+    const ms_verdict_result_t *a = *(const ms_verdict_result_t *const *) pa;
+    const ms_verdict_result_t *b = *(const ms_verdict_result_t *const *) pb;
     if (a->test_loss != b->test_loss)
         return a->test_loss < b->test_loss ? -1 : 1;
     return s_cmp_order(a, b);
@@ -278,8 +278,8 @@ s_cmp_by_loss(const void *pa, const void *pb)
 static int
 s_cmp_by_class(const void *pa, const void *pb)
 {
-    const ms_verdict_result_t *a = (*(s_item_t *const *) pa)->r;
-    const ms_verdict_result_t *b = (*(s_item_t *const *) pb)->r;
+    const ms_verdict_result_t *a = *(const ms_verdict_result_t *const *) pa;
+    const ms_verdict_result_t *b = *(const ms_verdict_result_t *const *) pb;
     int c = memcmp(a->fingerprint, b->fingerprint, MS_VERDICT_ID_BYTES);
     if (!c)
         c = s_cmp_u64((uint64_t) a->status, (uint64_t) b->status);
@@ -415,16 +415,105 @@ s_check_params(const ms_verdict_params_t *p, const char *prefix,
 }
 
 //  --------------------------------------------------------------------------
+//  The three orders an evaluation sorts by (operator, metric, class),
+//  computed once over an array of results and then filtered: the items of
+//  any subset of that array, taken in these orders, are the subset sorted
+//  (each comparator is a total order: only identical inputs tie). The
+//  revision evaluates every canonical prefix of a task's results; sorting
+//  each prefix anew made a derivation O(n^2 log n) in comparisons, which
+//  held a catch-up of many replicas per task for tens of seconds. by_metric
+//  holds only the ok results s_refusal accepts (their metrics are finite,
+//  so the comparator is a total order on them): the median reads no other.
+
+typedef struct {
+    size_t n;                 // results the orders cover
+    size_t n_metric;          // entries of by_metric
+    size_t *by_operator;      // indices by s_cmp_by_operator
+    size_t *by_metric;        // by s_cmp_by_accuracy (or s_cmp_by_loss)
+    size_t *by_class;         // by s_cmp_by_class
+    size_t small[3][S_SMALL]; // storage for n <= S_SMALL
+} s_orders_t;
+
+//  Sort the indices of RES (n results) into IDX by CMP (a comparator on
+//  pointers to results); ptrs is scratch of n entries.
+
+static void
+s_order_by(const ms_verdict_result_t *res, const size_t *from, size_t n,
+           int (*cmp)(const void *, const void *),
+           const ms_verdict_result_t **ptrs, size_t *idx)
+{
+    for (size_t i = 0; i < n; i++)
+        ptrs[i] = &res[from ? from[i] : i];
+    qsort(ptrs, n, sizeof *ptrs, cmp);
+    for (size_t i = 0; i < n; i++)
+        idx[i] = (size_t) (ptrs[i] - res);
+}
+
+//  Compute the orders of RES (n results) under params P. MS_OK or
+//  MS_ERR_NOMEM; s_orders_free releases them either way.
+
+static int
+s_orders_make(s_orders_t *o, const ms_verdict_params_t *p,
+              const ms_verdict_result_t *res, size_t n)
+{
+    memset(o, 0, offsetof(s_orders_t, small));
+    o->n = n;
+    bool small = n <= S_SMALL;
+    const ms_verdict_result_t *ptrs_s[S_SMALL], **ptrs = ptrs_s;
+    if (small) {
+        o->by_operator = o->small[0];
+        o->by_metric = o->small[1];
+        o->by_class = o->small[2];
+    } else {
+        o->by_operator = calloc(n, sizeof *o->by_operator);
+        o->by_metric = calloc(n, sizeof *o->by_metric);
+        o->by_class = calloc(n, sizeof *o->by_class);
+        ptrs = calloc(n, sizeof *ptrs);
+        if (!o->by_operator || !o->by_metric || !o->by_class || !ptrs) {
+            free(ptrs);
+            return MS_ERR_NOMEM;
+        }
+    }
+    s_order_by(res, NULL, n, s_cmp_by_operator, ptrs, o->by_operator);
+    s_order_by(res, NULL, n, s_cmp_by_class, ptrs, o->by_class);
+    for (size_t i = 0; i < n; i++)
+        if (res[i].status == MS_RUN_OK &&
+            s_refusal(&res[i], p->regression) == MS_VERDICT_ROLE_AGREES)
+            o->by_metric[o->n_metric++] = i;
+    s_order_by(res, o->by_metric, o->n_metric,
+               p->regression ? s_cmp_by_loss : s_cmp_by_accuracy, ptrs,
+               o->by_metric);
+    if (!small)
+        free(ptrs);
+    return MS_OK;
+}
+
+//  Free what s_orders_make allocated.
+
+static void
+s_orders_free(s_orders_t *o)
+{
+    if (o->n > S_SMALL) {
+        free(o->by_operator);
+        free(o->by_metric);
+        free(o->by_class);
+    }
+}
+
+//  --------------------------------------------------------------------------
 //  The evaluation of one task; excluded(arg, node) says whether a node is
 //  quarantined. marks and rroles are non-NULL (n_results, n_reevals).
+//  ord: the orders (s_orders_make) of an array whose first n_results
+//  entries are results (a canonical prefix, for the revision).
 
 static int
 s_evaluate(const ms_verdict_params_t *p, const ms_verdict_result_t *results,
            size_t n_results, const ms_verdict_reeval_t *reevals,
            size_t n_reevals, s_excluded_fn excluded, void *arg,
-           ms_verdict_outcome_t *out, ms_verdict_mark_t *marks,
-           ms_verdict_reeval_role_t *rroles)
+           const s_orders_t *ord, ms_verdict_outcome_t *out,
+           ms_verdict_mark_t *marks, ms_verdict_reeval_role_t *rroles)
 {
+    assert(ord->n >= n_results);
     memset(out, 0, sizeof *out);
     out->verdict = MS_VERDICT_PENDING;
     out->status = MS_RUN_OK;
@@ -456,7 +545,6 @@ s_evaluate(const ms_verdict_params_t *p, const ms_verdict_result_t *results,
     memset(marks, 0, n_results * sizeof *marks);
 
     //  1-2. Refuse malformed results, leave out quarantined nodes.
-    size_t n_live = 0;
     for (size_t i = 0; i < n_results; i++) {
         s_item_t *it = &items[i];
         it->r = &results[i];
@@ -471,11 +559,16 @@ s_evaluate(const ms_verdict_params_t *p, const ms_verdict_result_t *results,
             continue;
         }
         it->role = MS_VERDICT_ROLE_OUTSIDE;
-        order[n_live++] = it;
     }
 
-    //  3. One counted result per operator: the first in order.
-    qsort(order, n_live, sizeof *order, s_cmp_by_operator);
+    //  3. One counted result per operator: the first in order (the live
+    //  results by operator, then order).
+    size_t n_live = 0;
+    for (size_t k = 0; k < ord->n; k++) {
+        size_t i = ord->by_operator[k];
+        if (i < n_results && items[i].role == MS_VERDICT_ROLE_OUTSIDE)
+            order[n_live++] = &items[i];
+    }
     size_t n = 0;
     for (size_t j = 0; j < n_live; j++) {
         if (j > 0 && strcmp(order[j]->r->operator_name,
@@ -574,16 +667,18 @@ s_evaluate(const ms_verdict_params_t *p, const ms_verdict_result_t *results,
             out->n_refuted++;
         }
 
-    //  4. The lower median of the counted ok results (not refuted).
+    //  4. The lower median of the counted ok results (not refuted), by
+    //  the metric.
     size_t n_ok = 0;
-    for (size_t j = 0; j < n; j++)
-        if (order[j]->r->status == MS_RUN_OK &&
-            order[j]->role != MS_VERDICT_ROLE_REFUTED)
-            view[n_ok++] = order[j];
+    for (size_t k = 0; k < ord->n_metric; k++) {
+        size_t i = ord->by_metric[k];
+        if (i < n_results && items[i].counted &&
+            items[i].r->status == MS_RUN_OK &&
+            items[i].role != MS_VERDICT_ROLE_REFUTED)
+            view[n_ok++] = &items[i];
+    }
     double m = NAN, loss_m = NAN;
     if (n_ok > 0) {
-        qsort(view, n_ok, sizeof *view,
-              p->regression ? s_cmp_by_loss : s_cmp_by_accuracy);
         const ms_verdict_result_t *med = view[(n_ok - 1) / 2]->r;
         m = p->regression ? NAN : med->test_accuracy;
         loss_m = med->test_loss;
@@ -600,12 +695,15 @@ s_evaluate(const ms_verdict_params_t *p, const ms_verdict_result_t *results,
              s_within(p, r->test_accuracy, r->test_loss, m, loss_m, 1.0));
     }
 
-    //  6. Fingerprint classes among ok and diverged candidates.
+    //  6. Fingerprint classes among ok and diverged candidates (by
+    //  class).
     size_t n_cls = 0;
-    for (size_t j = 0; j < n; j++)
-        if (order[j]->candidate && order[j]->r->status != MS_RUN_FAILED)
-            view[n_cls++] = order[j];
-    qsort(view, n_cls, sizeof *view, s_cmp_by_class);
+    for (size_t k = 0; k < ord->n; k++) {
+        size_t i = ord->by_class[k];
+        if (i < n_results && items[i].candidate &&
+            items[i].r->status != MS_RUN_FAILED)
+            view[n_cls++] = &items[i];
+    }
     for (size_t lo = 0; lo < n_cls;) {
         size_t hi = lo + 1;
         while (hi < n_cls &&
@@ -759,6 +857,25 @@ cleanup:
 }
 
 //  --------------------------------------------------------------------------
+//  s_evaluate over all n_results results, with their orders made here.
+
+static int
+s_evaluate_all_of(const ms_verdict_params_t *p,
+                  const ms_verdict_result_t *results, size_t n_results,
+                  const ms_verdict_reeval_t *reevals, size_t n_reevals,
+                  s_excluded_fn excluded, void *arg, ms_verdict_outcome_t *out,
+                  ms_verdict_mark_t *marks, ms_verdict_reeval_role_t *rroles)
+{
+    s_orders_t ord;
+    int rc = s_orders_make(&ord, p, results, n_results);
+    if (rc == MS_OK)
+        rc = s_evaluate(p, results, n_results, reevals, n_reevals, excluded,
+                        arg, &ord, out, marks, rroles);
+    s_orders_free(&ord);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
 //  Nothing is quarantined (ms_verdict_evaluate_all, stratum 1).
 
 static bool
@@ -872,8 +989,8 @@ ms_verdict_evaluate(const ms_verdict_params_t *params,
                            : (own_roles = calloc(n_reevals, sizeof *own_roles));
     rc = MS_ERR_NOMEM;
     if (marks && reeval_roles) {
-        rc = s_evaluate(params, results, n_results, reevals, n_reevals,
-                        s_excluded_flag, NULL, out, marks, reeval_roles);
+        rc = s_evaluate_all_of(params, results, n_results, reevals, n_reevals,
+                               s_excluded_flag, NULL, out, marks, reeval_roles);
     }
     free(own_marks);
     free(own_roles);
@@ -899,29 +1016,20 @@ typedef struct {
     uint64_t loss_bits;                      // its loss
 } s_view_t;
 
-//  Rank the operators of RES (n results) into RANKS: equal names get equal
-//  ranks, ranks follow strcmp order. IDX is scratch of n entries.
+//  Rank the operators of the results ORD covers into RANKS (by index):
+//  equal names get equal ranks, ranks follow strcmp order (by_operator).
 
 static void
-s_operator_ranks(const ms_verdict_result_t *res, size_t n, size_t *idx,
+s_operator_ranks(const ms_verdict_result_t *res, const s_orders_t *ord,
                  uint32_t *ranks)
 {
-    for (size_t i = 0; i < n; i++)
-        idx[i] = i;
-    for (size_t i = 1; i < n; i++) // insertion sort: n is small
-        for (size_t j = i; j > 0 && strcmp(res[idx[j - 1]].operator_name,
-                                           res[idx[j]].operator_name) > 0;
-             j--) {
-            size_t t = idx[j];
-            idx[j] = idx[j - 1];
-            idx[j - 1] = t;
-        }
     uint32_t r = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0 && strcmp(res[idx[i]].operator_name,
-                            res[idx[i - 1]].operator_name) != 0)
+    for (size_t k = 0; k < ord->n; k++) {
+        size_t i = ord->by_operator[k];
+        if (k > 0 && strcmp(res[i].operator_name,
+                            res[ord->by_operator[k - 1]].operator_name) != 0)
             r++;
-        ranks[idx[i]] = r;
+        ranks[i] = r;
     }
 }
 
@@ -1006,18 +1114,22 @@ ms_verdict_revision(const ms_verdict_params_t *params,
     assert(reevals || n_reevals == 0);
     assert(final_marks || n_results == 0);
     *revision = 0;
+    int rc = s_check_params(params, "", NULL);
+    if (rc != MS_OK)
+        return rc;
     size_t n = n_results;
-    int rc = MS_ERR_NOMEM;
+    rc = MS_ERR_NOMEM;
+    s_orders_t orders = {.n = 0};
     const ms_verdict_result_t **ord = calloc(n ? n : 1, sizeof *ord);
-    size_t *idx = calloc(n ? n : 1, sizeof *idx);
     uint32_t *ranks = calloc(n ? n : 1, sizeof *ranks);
     uint32_t *pre_ranks = calloc(n ? n : 1, sizeof *pre_ranks);
     ms_verdict_result_t *pre = calloc(n ? n : 1, sizeof *pre);
     ms_verdict_mark_t *pm = calloc(n ? n : 1, sizeof *pm);
     ms_verdict_reeval_t *rv = calloc(n_reevals ? n_reevals : 1, sizeof *rv);
-    if (!ord || !idx || !ranks || !pre_ranks || !pre || !pm || !rv)
+    ms_verdict_reeval_role_t *rroles =
+        calloc(n_reevals ? n_reevals : 1, sizeof *rroles);
+    if (!ord || !ranks || !pre_ranks || !pre || !pm || !rv || !rroles)
         goto cleanup;
-    s_operator_ranks(results, n, idx, ranks);
     //  The canonical order (seq, record hash, then the rest of the total
     //  order of results, which only identical inputs tie).
     for (size_t i = 0; i < n; i++)
@@ -1026,19 +1138,25 @@ ms_verdict_revision(const ms_verdict_params_t *params,
     for (size_t j = 0; j < n; j++) {
         pre[j] = *ord[j];
         pre[j].quarantined = false;
-        pre_ranks[j] = ranks[ord[j] - results];
     }
     for (size_t k = 0; k < n_reevals; k++) {
         rv[k] = reevals[k];
         rv[k].quarantined = false;
     }
+    //  One set of orders over all of pre serves every prefix (a prefix's
+    //  results are the first j of pre).
+    rc = s_orders_make(&orders, params, pre, n);
+    if (rc != MS_OK)
+        goto cleanup;
+    s_operator_ranks(pre, &orders, pre_ranks);
+    for (size_t j = 0; j < n; j++)
+        ranks[ord[j] - results] = pre_ranks[j];
     s_view_t seen = {.verdict = MS_VERDICT_PENDING}, next;
     uint32_t count = 0;
-    rc = MS_OK;
     for (size_t j = 0; rc == MS_OK && j < n; j++) {
         ms_verdict_outcome_t o;
-        rc = ms_verdict_evaluate(params, pre, j + 1, rv, n_reevals, &o, pm,
-                                 NULL, NULL);
+        rc = s_evaluate(params, pre, j + 1, rv, n_reevals, s_excluded_flag,
+                        NULL, &orders, &o, pm, rroles);
         if (rc == MS_OK) {
             s_view_of(&next, &o, pm, pre_ranks, j + 1);
             s_view_step(&seen, &next, &count);
@@ -1050,13 +1168,14 @@ ms_verdict_revision(const ms_verdict_params_t *params,
         *revision = count;
     }
 cleanup:
+    s_orders_free(&orders);
     free(ord);
-    free(idx);
     free(ranks);
     free(pre_ranks);
     free(pre);
     free(pm);
     free(rv);
+    free(rroles);
     return rc;
 }
 
@@ -1166,9 +1285,9 @@ ms_verdict_evaluate_all(const ms_verdict_task_t *tasks, size_t n_tasks,
     for (size_t t = 0; t < n_tasks; t++) {
         const ms_verdict_task_t *task = &tasks[t];
         ms_verdict_mark_t *m = task->raw_marks ? task->raw_marks : marks;
-        rc = s_evaluate(&task->params, task->results, task->n_results,
-                        task->reevals, task->n_reevals, s_excluded_none, NULL,
-                        &outcomes[t].raw, m, rroles);
+        rc = s_evaluate_all_of(&task->params, task->results, task->n_results,
+                               task->reevals, task->n_reevals, s_excluded_none,
+                               NULL, &outcomes[t].raw, m, rroles);
         if (rc != MS_OK)
             goto fail;
         for (size_t i = 0; i < task->n_results; i++) {
@@ -1200,10 +1319,10 @@ ms_verdict_evaluate_all(const ms_verdict_task_t *tasks, size_t n_tasks,
     for (size_t t = 0; t < n_tasks; t++) {
         const ms_verdict_task_t *task = &tasks[t];
         ms_verdict_task_outcome_t *o = &outcomes[t];
-        rc =
-            s_evaluate(&task->params, task->results, task->n_results,
-                       task->reevals, task->n_reevals, s_excluded_table, &table,
-                       &o->final, task->marks ? task->marks : marks, rroles);
+        rc = s_evaluate_all_of(&task->params, task->results, task->n_results,
+                               task->reevals, task->n_reevals, s_excluded_table,
+                               &table, &o->final,
+                               task->marks ? task->marks : marks, rroles);
         if (rc != MS_OK)
             goto fail;
         o->revision = task->prev;
