@@ -449,6 +449,26 @@ s_order_by(const ms_verdict_result_t *res, const size_t *from, size_t n,
         idx[i] = (size_t) (ptrs[i] - res);
 }
 
+//  Room for the orders of n results (on the stack part when small). MS_OK
+//  or MS_ERR_NOMEM; s_orders_free releases them either way.
+
+static int
+s_orders_alloc(s_orders_t *o, size_t n)
+{
+    memset(o, 0, offsetof(s_orders_t, small));
+    o->n = n;
+    if (n <= S_SMALL) {
+        o->by_operator = o->small[0];
+        o->by_metric = o->small[1];
+        o->by_class = o->small[2];
+        return MS_OK;
+    }
+    o->by_operator = calloc(n, sizeof *o->by_operator);
+    o->by_metric = calloc(n, sizeof *o->by_metric);
+    o->by_class = calloc(n, sizeof *o->by_class);
+    return o->by_operator && o->by_metric && o->by_class ? MS_OK : MS_ERR_NOMEM;
+}
+
 //  Compute the orders of RES (n results) under params P. MS_OK or
 //  MS_ERR_NOMEM; s_orders_free releases them either way.
 
@@ -456,24 +476,12 @@ static int
 s_orders_make(s_orders_t *o, const ms_verdict_params_t *p,
               const ms_verdict_result_t *res, size_t n)
 {
-    memset(o, 0, offsetof(s_orders_t, small));
-    o->n = n;
-    bool small = n <= S_SMALL;
     const ms_verdict_result_t *ptrs_s[S_SMALL], **ptrs = ptrs_s;
-    if (small) {
-        o->by_operator = o->small[0];
-        o->by_metric = o->small[1];
-        o->by_class = o->small[2];
-    } else {
-        o->by_operator = calloc(n, sizeof *o->by_operator);
-        o->by_metric = calloc(n, sizeof *o->by_metric);
-        o->by_class = calloc(n, sizeof *o->by_class);
-        ptrs = calloc(n, sizeof *ptrs);
-        if (!o->by_operator || !o->by_metric || !o->by_class || !ptrs) {
-            free(ptrs);
-            return MS_ERR_NOMEM;
-        }
-    }
+    int rc = s_orders_alloc(o, n);
+    if (rc == MS_OK && n > S_SMALL && !(ptrs = calloc(n, sizeof *ptrs)))
+        rc = MS_ERR_NOMEM;
+    if (rc != MS_OK)
+        return rc;
     s_order_by(res, NULL, n, s_cmp_by_operator, ptrs, o->by_operator);
     s_order_by(res, NULL, n, s_cmp_by_class, ptrs, o->by_class);
     for (size_t i = 0; i < n; i++)
@@ -483,8 +491,28 @@ s_orders_make(s_orders_t *o, const ms_verdict_params_t *p,
     s_order_by(res, o->by_metric, o->n_metric,
                p->regression ? s_cmp_by_loss : s_cmp_by_accuracy, ptrs,
                o->by_metric);
-    if (!small)
+    if (n > S_SMALL)
         free(ptrs);
+    return MS_OK;
+}
+
+//  The orders SRC of an array, for the same results permuted: entry i of
+//  the old array is entry to[i] of the new one. MS_OK or MS_ERR_NOMEM;
+//  s_orders_free releases *dst either way.
+
+static int
+s_orders_permute(s_orders_t *dst, const s_orders_t *src, const size_t *to)
+{
+    int rc = s_orders_alloc(dst, src->n);
+    if (rc != MS_OK)
+        return rc;
+    dst->n_metric = src->n_metric;
+    for (size_t k = 0; k < src->n; k++) {
+        dst->by_operator[k] = to[src->by_operator[k]];
+        dst->by_class[k] = to[src->by_class[k]];
+    }
+    for (size_t k = 0; k < src->n_metric; k++)
+        dst->by_metric[k] = to[src->by_metric[k]];
     return MS_OK;
 }
 
@@ -1102,25 +1130,23 @@ s_cmp_order_ptr(const void *pa, const void *pb)
     return c ? c : (a > b) - (a < b);
 }
 
-int
-ms_verdict_revision(const ms_verdict_params_t *params,
-                    const ms_verdict_result_t *results, size_t n_results,
-                    const ms_verdict_reeval_t *reevals, size_t n_reevals,
-                    const ms_verdict_outcome_t *final,
-                    const ms_verdict_mark_t *final_marks, uint32_t *revision)
+//  The revision (see ms_verdict_revision); res_orders: the orders of
+//  results (s_orders_make), or NULL to make them here. The parameters are
+//  checked.
+
+static int
+s_revision(const ms_verdict_params_t *params,
+           const ms_verdict_result_t *results, size_t n_results,
+           const ms_verdict_reeval_t *reevals, size_t n_reevals,
+           const s_orders_t *res_orders, const ms_verdict_outcome_t *final,
+           const ms_verdict_mark_t *final_marks, uint32_t *revision)
 {
-    assert(params && final && revision);
-    assert(results || n_results == 0);
-    assert(reevals || n_reevals == 0);
-    assert(final_marks || n_results == 0);
     *revision = 0;
-    int rc = s_check_params(params, "", NULL);
-    if (rc != MS_OK)
-        return rc;
     size_t n = n_results;
-    rc = MS_ERR_NOMEM;
+    int rc = MS_ERR_NOMEM;
     s_orders_t orders = {.n = 0};
     const ms_verdict_result_t **ord = calloc(n ? n : 1, sizeof *ord);
+    size_t *to = calloc(n ? n : 1, sizeof *to);
     uint32_t *ranks = calloc(n ? n : 1, sizeof *ranks);
     uint32_t *pre_ranks = calloc(n ? n : 1, sizeof *pre_ranks);
     ms_verdict_result_t *pre = calloc(n ? n : 1, sizeof *pre);
@@ -1128,7 +1154,7 @@ ms_verdict_revision(const ms_verdict_params_t *params,
     ms_verdict_reeval_t *rv = calloc(n_reevals ? n_reevals : 1, sizeof *rv);
     ms_verdict_reeval_role_t *rroles =
         calloc(n_reevals ? n_reevals : 1, sizeof *rroles);
-    if (!ord || !ranks || !pre_ranks || !pre || !pm || !rv || !rroles)
+    if (!ord || !to || !ranks || !pre_ranks || !pre || !pm || !rv || !rroles)
         goto cleanup;
     //  The canonical order (seq, record hash, then the rest of the total
     //  order of results, which only identical inputs tie).
@@ -1138,14 +1164,16 @@ ms_verdict_revision(const ms_verdict_params_t *params,
     for (size_t j = 0; j < n; j++) {
         pre[j] = *ord[j];
         pre[j].quarantined = false;
+        to[ord[j] - results] = j;
     }
     for (size_t k = 0; k < n_reevals; k++) {
         rv[k] = reevals[k];
         rv[k].quarantined = false;
     }
     //  One set of orders over all of pre serves every prefix (a prefix's
-    //  results are the first j of pre).
-    rc = s_orders_make(&orders, params, pre, n);
+    //  results are the first j of pre): the results' own, permuted.
+    rc = res_orders ? s_orders_permute(&orders, res_orders, to)
+                    : s_orders_make(&orders, params, pre, n);
     if (rc != MS_OK)
         goto cleanup;
     s_operator_ranks(pre, &orders, pre_ranks);
@@ -1170,12 +1198,81 @@ ms_verdict_revision(const ms_verdict_params_t *params,
 cleanup:
     s_orders_free(&orders);
     free(ord);
+    free(to);
     free(ranks);
     free(pre_ranks);
     free(pre);
     free(pm);
     free(rv);
     free(rroles);
+    return rc;
+}
+
+int
+ms_verdict_revision(const ms_verdict_params_t *params,
+                    const ms_verdict_result_t *results, size_t n_results,
+                    const ms_verdict_reeval_t *reevals, size_t n_reevals,
+                    const ms_verdict_outcome_t *final,
+                    const ms_verdict_mark_t *final_marks, uint32_t *revision)
+{
+    assert(params && final && revision);
+    assert(results || n_results == 0);
+    assert(reevals || n_reevals == 0);
+    assert(final_marks || n_results == 0);
+    *revision = 0;
+    int rc = s_check_params(params, "", NULL);
+    if (rc != MS_OK)
+        return rc;
+    return s_revision(params, results, n_results, reevals, n_reevals, NULL,
+                      final, final_marks, revision);
+}
+
+//  --------------------------------------------------------------------------
+//  One task as the store derives it: raw, final, revision.
+
+int
+ms_verdict_evaluate_task(const ms_verdict_params_t *params,
+                         const ms_verdict_result_t *results, size_t n_results,
+                         const ms_verdict_reeval_t *reevals, size_t n_reevals,
+                         ms_verdict_outcome_t *raw,
+                         ms_verdict_mark_t *raw_marks,
+                         ms_verdict_outcome_t *final,
+                         ms_verdict_mark_t *final_marks, uint32_t *revision,
+                         ms_diag_t *diag)
+{
+    assert(params && raw && final && revision);
+    assert(results || n_results == 0);
+    assert(reevals || n_reevals == 0);
+    assert((raw_marks && final_marks) || n_results == 0);
+    memset(raw, 0, sizeof *raw);
+    memset(final, 0, sizeof *final);
+    raw->verdict = final->verdict = MS_VERDICT_PENDING;
+    raw->median_accuracy = final->median_accuracy = NAN;
+    raw->median_loss = final->median_loss = NAN;
+    *revision = 0;
+    int rc = s_check_params(params, "", diag);
+    if (rc != MS_OK)
+        return rc;
+    ms_verdict_mark_t mark_s;
+    ms_verdict_reeval_role_t roles_s[S_SMALL], *roles = roles_s;
+    if (n_results == 0)
+        raw_marks = final_marks = &mark_s;
+    if (n_reevals > S_SMALL && !(roles = calloc(n_reevals, sizeof *roles)))
+        return MS_ERR_NOMEM;
+    s_orders_t ord;
+    rc = s_orders_make(&ord, params, results, n_results);
+    if (rc == MS_OK)
+        rc = s_evaluate(params, results, n_results, reevals, n_reevals,
+                        s_excluded_none, NULL, &ord, raw, raw_marks, roles);
+    if (rc == MS_OK)
+        rc = s_evaluate(params, results, n_results, reevals, n_reevals,
+                        s_excluded_flag, NULL, &ord, final, final_marks, roles);
+    if (rc == MS_OK)
+        rc = s_revision(params, results, n_results, reevals, n_reevals, &ord,
+                        final, final_marks, revision);
+    s_orders_free(&ord);
+    if (roles != roles_s)
+        free(roles);
     return rc;
 }
 

@@ -335,6 +335,21 @@ int ms_verdict_revision(const ms_verdict_params_t *params,
                         const ms_verdict_mark_t *final_marks,
                         uint32_t *revision);
 
+//  One task as the store derives it, with one sort of its results: *raw
+//  and raw_marks as ms_verdict_evaluate with no node quarantined (the
+//  inputs' `quarantined` fields, results' and re-evaluations', ignored:
+//  stratum 1), *final and final_marks as ms_verdict_evaluate (those
+//  fields applied), and *revision as ms_verdict_revision of that final
+//  outcome. raw_marks and final_marks: n_results entries each (NULL only
+//  when n_results is 0). Returns MS_OK; MS_ERR_INVALID (bad params, diag
+//  as ms_verdict_evaluate's); MS_ERR_NOMEM.
+int ms_verdict_evaluate_task(
+    const ms_verdict_params_t *params, const ms_verdict_result_t *results,
+    size_t n_results, const ms_verdict_reeval_t *reevals, size_t n_reevals,
+    ms_verdict_outcome_t *raw, ms_verdict_mark_t *raw_marks,
+    ms_verdict_outcome_t *final, ms_verdict_mark_t *final_marks,
+    uint32_t *revision, ms_diag_t *diag);
+
 //  Revise *self by the verdict just computed (DESIGN.md: "A verdict may
 //  change when late replicas arrive: it carries a revision, and the
 //  change is an event"). When next differs from self->verdict, sets it

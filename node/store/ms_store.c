@@ -6342,7 +6342,7 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
 
     ms_verdict_outcome_t out_raw, out;
     ms_verdict_revision_t rev = {MS_VERDICT_PENDING, 0};
-    ms_verdict_reeval_t *rv = NULL, *rv_nq = NULL;
+    ms_verdict_reeval_t *rv = NULL;
     s_vin_t *rv_ops = NULL;
     size_t n_rv = 0;
     // A noop task has no weights: a re-evaluation of its result (from a
@@ -6350,43 +6350,18 @@ s_verdict_derive(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in,
     // is no input.
     if (status == MS_OK && n > 0 && !noop)
         status = s_reevals_load(self, txn, task_id, &rv, &rv_ops, &n_rv);
-    if (status == MS_OK && n_rv > 0) {
-        rv_nq = calloc(n_rv, sizeof *rv_nq);
-        if (!rv_nq)
-            status = MS_ERR_NOMEM;
-        for (size_t i = 0; rv_nq && i < n_rv; i++) {
-            rv_nq[i] = rv[i];
-            rv_nq[i].quarantined = false;
-        }
-    }
+    // Stratum 1 (nobody quarantined), the final evaluation (quarantine
+    // applied) and the revision: the changes of the verdict's view over
+    // the canonical prefixes of the counted results, then the final
+    // evaluation (the rules, in ms_verdict).
     if (status == MS_OK && n > 0) {
-        ms_verdict_result_t *nq = calloc(n, sizeof *nq);
-        if (!nq)
-            status = MS_ERR_NOMEM;
-        for (size_t i = 0; status == MS_OK && i < n; i++) {
-            nq[i] = res[i];
-            nq[i].quarantined = false;
-        }
-        if (status == MS_OK)
-            status = ms_verdict_evaluate(&params, nq, n, rv_nq, n_rv, &out_raw,
-                                         raw, NULL, NULL);
-        if (status == MS_OK)
-            status = ms_verdict_evaluate(&params, res, n, rv, n_rv, &out, fin,
-                                         NULL, NULL);
-        // Revision: the changes of the verdict's view over the canonical
-        // prefixes of the counted results, then the final evaluation
-        // (ms_verdict_revision: the rule, in ms_verdict).
-        if (status == MS_OK) {
-            rev.verdict = out.verdict;
-            status = ms_verdict_revision(&params, res, n, rv, n_rv, &out, fin,
-                                         &rev.revision);
-        }
-        free(nq);
+        status = ms_verdict_evaluate_task(&params, res, n, rv, n_rv, &out_raw,
+                                          raw, &out, fin, &rev.revision, NULL);
+        rev.verdict = out.verdict;
         if (status == MS_ERR_INVALID) // bad stored params: defaults
             status = MS_OK, n = 0;
     }
     free(rv);
-    free(rv_nq);
     free(rv_ops);
 
     // Strikes forgiven by the node's quarantine clears: those of results

@@ -1044,6 +1044,74 @@ test_quarantined_flag_excludes(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  ms_verdict_evaluate_task, what the store runs, is the three calls it
+//  stands for: stratum 1 with the quarantined flags ignored (results' and
+//  re-evaluations'), the final evaluation with them, and the revision of
+//  that final outcome; 70 results take the heap path.
+
+static void
+test_evaluate_task_is_the_three(void **state)
+{
+    (void) state;
+    enum { N = 70 };
+    static const char *ops[] = {"alice", "bob", "carol", "dave", "erin"};
+    ms_verdict_params_t p = s_params(3, 5);
+    ms_verdict_result_t r[N], nq[N];
+    for (int i = 0; i < N; i++) {
+        r[i] = s_ok(i, ops[i % 5], 0.90 + 0.001 * (i % 7), 0.3,
+                    FP_HASWELL + i % 2, i % 3, (uint64_t) (N - i));
+        r[i].quarantined = i % 5 == 1; // bob's node is quarantined
+        nq[i] = r[i];
+        nq[i].quarantined = false;
+    }
+    ms_verdict_reeval_t e[2] = {s_reeval(&r[1], 40, "carol", 0.5, 0.3, 1),
+                                s_reeval(&r[2], 41, "bob", 0.91, 0.3, 2)};
+    e[1].quarantined = true;
+    ms_verdict_reeval_t enq[2] = {e[0], e[1]};
+    enq[1].quarantined = false;
+    ms_verdict_outcome_t raw, fin, raw1, fin1;
+    ms_verdict_mark_t rm[N], fm[N], rm1[N], fm1[N];
+    uint32_t rev = 99, rev1 = 98;
+    assert_int_equal(ms_verdict_evaluate_task(&p, r, N, e, 2, &raw, rm, &fin,
+                                              fm, &rev, NULL),
+                     MS_OK);
+    assert_int_equal(
+        ms_verdict_evaluate(&p, nq, N, enq, 2, &raw1, rm1, NULL, NULL), MS_OK);
+    assert_int_equal(
+        ms_verdict_evaluate(&p, r, N, e, 2, &fin1, fm1, NULL, NULL), MS_OK);
+    assert_int_equal(ms_verdict_revision(&p, r, N, e, 2, &fin1, fm1, &rev1),
+                     MS_OK);
+    assert_int_equal(rev, rev1);
+    assert_int_equal(raw.verdict, raw1.verdict);
+    assert_int_equal(fin.verdict, fin1.verdict);
+    assert_int_equal(raw.n_operators, 5);
+    assert_int_equal(fin.n_operators, 4); // bob out
+    assert_int_equal(fin.n_operators, fin1.n_operators);
+    assert_int_equal(raw.n_strikes, raw1.n_strikes);
+    assert_int_equal(fin.n_agreeing, fin1.n_agreeing);
+    assert_true(memcmp(&raw.median_accuracy, &raw1.median_accuracy, 8) == 0);
+    assert_true(memcmp(&fin.median_accuracy, &fin1.median_accuracy, 8) == 0);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(rm[i].role, rm1[i].role);
+        assert_int_equal(rm[i].counted, rm1[i].counted);
+        assert_int_equal(rm[i].agrees, rm1[i].agrees);
+        assert_int_equal(rm[i].strike, rm1[i].strike);
+        assert_int_equal(fm[i].role, fm1[i].role);
+        assert_int_equal(fm[i].agrees, fm1[i].agrees);
+        assert_int_equal(fm[i].strike, fm1[i].strike);
+    }
+    assert_int_equal(fm[1].role, MS_VERDICT_ROLE_EXCLUDED);
+    assert_int_not_equal(rm[1].role, MS_VERDICT_ROLE_EXCLUDED);
+    //  Bad params: MS_ERR_INVALID, nothing decided.
+    p.replicas = 0;
+    assert_int_equal(ms_verdict_evaluate_task(&p, r, N, e, 2, &raw, rm, &fin,
+                                              fm, &rev, NULL),
+                     MS_ERR_INVALID);
+    assert_int_equal(fin.verdict, MS_VERDICT_PENDING);
+    assert_int_equal(rev, 0);
+}
+
+//  --------------------------------------------------------------------------
 //  The authority's clear lifts a quarantine by forgiving strikes; new
 //  strikes beyond the forgiven ones bring it back.
 
@@ -1528,6 +1596,7 @@ main(void)
         cmocka_unit_test(test_quarantine_rule),
         cmocka_unit_test(test_quarantine_in_strata),
         cmocka_unit_test(test_quarantined_flag_excludes),
+        cmocka_unit_test(test_evaluate_task_is_the_three),
         cmocka_unit_test(test_clear_lifts_quarantine),
         cmocka_unit_test(test_revisions),
         cmocka_unit_test(test_order_independence),
