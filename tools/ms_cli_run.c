@@ -686,8 +686,7 @@ s_copy_weights(const s_run_t *run, const json_t *rows,
         if (!st || strcmp(st, "ok") != 0)
             continue;
         if (run->keep == S_KEEP_BEST) {
-            const json_t *v = json_object_get(row, metric->name);
-            double x = json_is_number(v) ? json_number_value(v) : NAN;
+            double x = ms_spec_metric_value(metric, row);
             if (ms_spec_metric_improves(metric, x, best != SIZE_MAX,
                                         best_value)) {
                 best = i;

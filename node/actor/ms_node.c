@@ -5853,9 +5853,8 @@ s_keep_weights(ms_node_t *self, const s_running_t *r, json_t *row)
     bool want = st && strcmp(st, "ok") == 0 && keep != MS_KEEP_WEIGHTS_NONE;
     double value = NAN;
     if (want && keep == MS_KEEP_WEIGHTS_BEST) {
-        const json_t *v = json_object_get(row, info->metric);
-        value = json_is_number(v) ? json_number_value(v) : NAN;
         ms_spec_metric_t m = {info->metric, info->maximize};
+        value = ms_spec_metric_value(&m, row);
         want = ms_spec_metric_improves(&m, value, info->has_best,
                                        info->best_value);
     }

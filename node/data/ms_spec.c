@@ -2826,6 +2826,16 @@ ms_spec_metric_improves(const ms_spec_metric_t *m, double value, bool have_best,
 }
 
 //  --------------------------------------------------------------------------
+//  A row's value of the metric.
+
+double
+ms_spec_metric_value(const ms_spec_metric_t *m, const json_t *row)
+{
+    const json_t *v = json_object_get(row, m->name);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+//  --------------------------------------------------------------------------
 //  Verification parameters.
 
 const ms_spec_verify_t *

@@ -299,6 +299,11 @@ const ms_spec_metric_t *ms_spec_metric(const ms_spec_t *self);
 bool ms_spec_metric_improves(const ms_spec_metric_t *m, double value,
                              bool have_best, double best);
 
+//  The value of metric m in a result row (a JSON object, borrowed): its
+//  member m->name when that is a number, else NaN (no value: never an
+//  improvement by ms_spec_metric_improves).
+double ms_spec_metric_value(const ms_spec_metric_t *m, const json_t *row);
+
 //  Verification parameters (replicas 1, tolerances 0.01 and 0.02 by
 //  default). Borrowed.
 const ms_spec_verify_t *ms_spec_verify(const ms_spec_t *self);

@@ -1459,6 +1459,13 @@ test_metric_improves(void **state)
     assert_false(ms_spec_metric_improves(&up, NAN, false, 0));
     assert_false(ms_spec_metric_improves(&down, INFINITY, false, 0));
     assert_false(ms_spec_metric_improves(&up, INFINITY, true, 0.5));
+    json_t *row =
+        json_pack("{s:f, s:s}", "val_accuracy", 0.75, "val_loss", "n/a");
+    assert_true(ms_spec_metric_value(&up, row) == 0.75);
+    assert_true(isnan(ms_spec_metric_value(&down, row))); // not a number
+    ms_spec_metric_t absent = {"test_accuracy", true};
+    assert_true(isnan(ms_spec_metric_value(&absent, row)));
+    json_decref(row);
 }
 
 int
