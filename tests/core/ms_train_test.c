@@ -624,8 +624,12 @@ test_shapes(void **state)
     cfg.activation = MS_ACTIVATION_SELU;
     cfg.init = MS_INIT_LECUN;
     ms_train_config_set_uniform(&cfg, 64, 32);
-    cfg.learning_rate = 0.001;
-    cfg.epochs = 4;
+    //  At learning rate 0.001 for 4 epochs the outcome hung on the BLAS
+    //  kernel's summation order (0.815 on an AVX-512 kernel, above 0.9 on
+    //  AVX2). At 0.0003 for 12 epochs every seed 1..30 reached 0.95 to 0.96
+    //  on each of the Haswell, Sandybridge, Nehalem and default kernels.
+    cfg.learning_rate = 0.0003;
+    cfg.epochs = 12;
     r = run(f, &cfg);
     assert_int_equal(r.status, MS_RUN_OK);
     if (!(r.test_accuracy > 0.9))

@@ -71,7 +71,7 @@ ms_spawn() {
 # ms_wait_until SECONDS CMD... - run CMD every 0.2 s until it succeeds or
 # SECONDS pass (then return 1).
 ms_wait_until() {
-    local limit=$1
+    local limit=$(($1 * ${MS_TEST_TIME_SCALE:-1}))
     shift
     local deadline=$((SECONDS + limit))
     while [ $SECONDS -lt $deadline ]; do

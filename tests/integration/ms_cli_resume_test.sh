@@ -16,7 +16,7 @@ parameters:
   hidden_layers: {value: 3}
   width:         {value: 128}
   batch_size:    {value: 20}
-  epochs:        {value: 150}
+  epochs:        {value: 40}
 Y
 
 "$MS" run "$T/ten.yaml" --data-dir "$T/data" --workers 1 >"$T/table1.txt" 2>"$T/run1.err" &

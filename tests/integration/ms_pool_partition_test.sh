@@ -46,7 +46,12 @@ parameters:
   batch_size:    {value: 50}
 Y
 }
-sweep case9-a 32 40 | sed 's/{value: 128}/{value: 256}/' >"$T/a.yaml"
+# Sweep A: 32 tasks of about 1 s of CPU each (2 x 128, 20 epochs of 6000
+# rows): enough to outlast the start of the split on the 4 nodes' one
+# worker each, little enough for 2 cores to finish after the heal (at 2 x
+# 256 and 40 epochs, about 6 times the work, half the sweep was left 60 s
+# after the heal on a 2-core machine).
+sweep case9-a 32 20 >"$T/a.yaml"
 A=$(pool_submit 1 "$T/a.yaml")
 started() { [ "$(pool_done 1 "$A")" -ge 2 ]; }
 ms_wait_until 30 started || { pool_dump "$A" 1 2 3 4; fail "sweep A did not start"; }
