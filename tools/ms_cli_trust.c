@@ -42,6 +42,7 @@
 #include "ms_authority_item.h"
 #include "ms_cert.h"
 #include "ms_cli.h"
+#include "ms_peers_conf.h"
 #include "ms_wire.h"
 
 #include <ini.h>
@@ -1001,29 +1002,9 @@ s_join_usage(FILE *out)
 static int
 s_check_peer(const char *spec)
 {
-    const char *at = strchr(spec, '@');
-    if (!at)
-        return ms_cli_usage_error(
-            spec, "--peer needs the peer's node id: NODE_ID@tcp://HOST:PORT "
-                  "(in a pool with an authority the dialer needs its key)");
-    size_t n = (size_t) (at - spec);
-    if (n != S_KEY_HEX || strspn(spec, "0123456789abcdef") != n)
-        return ms_cli_usage_error(spec,
-                                  "NODE_ID must be the peer's whole node id, "
-                                  "64 lowercase hex characters (got %zu)",
-                                  n);
-    const char *ep = at + 1;
-    const char *colon = strrchr(ep, ':');
-    const char *port = colon ? colon + 1 : "";
-    size_t n_port = strlen(port);
-    long v = n_port && n_port <= 5 && strspn(port, "0123456789") == n_port
-                 ? strtol(port, NULL, 10)
-                 : 0;
-    if (strncmp(ep, "tcp://", 6) != 0 || colon <= ep + 6 || v < 1 ||
-        v > 65535 || !ms_wire_endpoint_valid(ep))
-        return ms_cli_usage_error(
-            spec, "expected NODE_ID@tcp://HOST:PORT (HOST a name or address, "
-                  "PORT 1..65535)");
+    char why[300];
+    if (ms_peers_conf_check_spec(spec, true, why, sizeof why) != MS_OK)
+        return ms_cli_usage_error(spec, "--peer: %s", why);
     return MS_CLI_EXIT_OK;
 }
 

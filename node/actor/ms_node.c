@@ -167,6 +167,7 @@
 #include "ms_mesh.h"
 #include "ms_mlp.h"
 #include "ms_onnx.h"
+#include "ms_peers_conf.h"
 #include "ms_reeval.h"
 #include "ms_settle.h"
 #include "ms_store_payload.h"
@@ -177,7 +178,6 @@
 #include "ms_worker.h"
 
 #include <czmq.h>
-#include <ini.h>
 #include <sodium.h>
 #include <zmq.h>
 
@@ -8830,132 +8830,6 @@ ms_node_ask_reload(ms_node_t *self)
 //  --------------------------------------------------------------------------
 //  Run an asked-for reload and say what came of it.
 
-//  peers.conf parse state.
-typedef struct {
-    char **peers;    // collected (malloc'd)
-    size_t n, cap;   // used, allocated
-    char error[400]; // first error
-} s_peers_conf_t;
-
-//  --------------------------------------------------------------------------
-//  Whether spec is "[NODE_ID@]tcp://HOST:PORT" (why says what is wrong).
-
-static bool
-s_peer_spec_ok(const char *spec, char *why, size_t why_n)
-{
-    const char *at = strchr(spec, '@');
-    const char *ep = at ? at + 1 : spec;
-    if (at) {
-        size_t n = (size_t) (at - spec);
-        if (n != MS_HASH_HEX_LEN || strspn(spec, "0123456789abcdef") != n) {
-            snprintf(why, why_n,
-                     "NODE_ID must be 64 lowercase hex characters (got %zu)",
-                     n);
-            return false;
-        }
-    }
-    if (!ms_wire_endpoint_valid(ep)) {
-        snprintf(why, why_n, "expected [NODE_ID@]tcp://HOST:PORT");
-        return false;
-    }
-    return true;
-}
-
-//  --------------------------------------------------------------------------
-//  One key of peers.conf; 0 stops the parse.
-
-static int
-s_peers_conf_key(void *user, const char *section, const char *name,
-                 const char *value)
-{
-    s_peers_conf_t *c = user;
-    if (section && *section && strcmp(section, "meshsweepd") != 0) {
-        snprintf(c->error, sizeof c->error, "unknown section [%.100s]",
-                 section);
-        return 0;
-    }
-    if (strcmp(name, "peer") != 0) {
-        snprintf(c->error, sizeof c->error,
-                 "unknown key '%.100s' (this file holds peer = lines only)",
-                 name);
-        return 0;
-    }
-    char why[200];
-    if (!s_peer_spec_ok(value, why, sizeof why)) {
-        snprintf(c->error, sizeof c->error, "peer = %.150s: %s", value, why);
-        return 0;
-    }
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 8;
-        if (cap > 256) {
-            snprintf(c->error, sizeof c->error, "too many peers (256 at most)");
-            return 0;
-        }
-        char **grown = realloc(c->peers, cap * sizeof *grown);
-        if (!grown) {
-            snprintf(c->error, sizeof c->error, "out of memory");
-            return 0;
-        }
-        c->peers = grown;
-        c->cap = cap;
-    }
-    if (!(c->peers[c->n] = strdup(value))) {
-        snprintf(c->error, sizeof c->error, "out of memory");
-        return 0;
-    }
-    c->n++;
-    return 1;
-}
-
-//  --------------------------------------------------------------------------
-//  Read DATA_DIR/identity/peers.conf
-
-int
-ms_node_peers_conf_load(const char *data_dir, char ***peers, size_t *n,
-                        ms_diag_t *diag)
-{
-    assert(data_dir && peers && n);
-    *peers = NULL;
-    *n = 0;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/identity/peers.conf", data_dir);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        if (errno == ENOENT)
-            return MS_ERR_NOTFOUND;
-        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot read: %s",
-                                strerror(errno));
-    }
-    s_peers_conf_t c = {0};
-    int line = ini_parse_file(f, s_peers_conf_key, &c);
-    fclose(f);
-    if (line != 0) {
-        ms_node_peers_free(&c.peers, c.n);
-        char where[4300];
-        snprintf(where, sizeof where, "%s:%d", path, line);
-        return ms_diag_set_code(diag, MS_ERR_INVALID, where, "%s",
-                                c.error[0] ? c.error : "syntax error");
-    }
-    *peers = c.peers;
-    *n = c.n;
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Free a peer list
-
-void
-ms_node_peers_free(char ***peers, size_t n)
-{
-    assert(peers);
-    if (!*peers)
-        return;
-    for (size_t i = 0; i < n; i++)
-        free((*peers)[i]);
-    free(*peers);
-    *peers = NULL;
-}
-
 //  --------------------------------------------------------------------------
 //  SIGHUP: peers.conf again; new peers are dialed, a bad file changes
 //  nothing.
@@ -8967,7 +8841,7 @@ s_reload_peers(ms_node_t *self)
     size_t n = 0;
     ms_diag_t diag;
     ms_diag_clear(&diag);
-    int rc = ms_node_peers_conf_load(self->data_dir, &peers, &n, &diag);
+    int rc = ms_peers_conf_load(self->data_dir, &peers, &n, &diag);
     char text[1100];
     if (rc == MS_ERR_NOTFOUND)
         return;
@@ -8995,7 +8869,7 @@ s_reload_peers(ms_node_t *self)
     if (self->mesh)
         fprintf(stderr, "meshsweepd: reload: peers.conf: %zu peer(s)\n", n);
     (void) added;
-    ms_node_peers_free(&peers, n);
+    ms_peers_conf_free(&peers, n);
 }
 
 static void

@@ -354,21 +354,6 @@ int ms_node_mesh_port(ms_node_t *self);
 //  errors as ms_node_open. Loop thread only.
 int ms_node_reload_certificate(ms_node_t *self, ms_diag_t *diag);
 
-//  Read the static peers of DATA_DIR/identity/peers.conf, the file that
-//  `meshsweep pool join --peer` writes: INI, `peer =
-//  [NODE_ID@]tcp://HOST:PORT` lines (optionally under [meshsweepd]), the
-//  id 64 lowercase hex characters, the endpoint as ms_wire_endpoint_valid.
-//  Any other key, or a malformed value, is a bad line. On MS_OK *peers is
-//  a malloc'd array of *n malloc'd strings (free with ms_node_peers_free;
-//  NULL when n is 0). Returns MS_OK; MS_ERR_NOTFOUND (no file); MS_ERR_IO
-//  (cannot read: diag); MS_ERR_INVALID (diag: "PATH:LINE", what and why).
-//  Thread-safe.
-int ms_node_peers_conf_load(const char *data_dir, char ***peers, size_t *n,
-                            ms_diag_t *diag);
-
-//  Free what ms_node_peers_conf_load gave; NULL-safe; nulls *peers.
-void ms_node_peers_free(char ***peers, size_t n);
-
 //  Ask the loop to run ms_node_reload_certificate at its next turn
 //  (printing the outcome), and to read DATA_DIR/identity/peers.conf
 //  again: its peers not known yet are added and dialed; a bad line is a

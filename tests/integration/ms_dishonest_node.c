@@ -3,14 +3,12 @@
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
-    Usage: ms_dishonest_node --lie MODE --data-dir DIR [--api ADDR:PORT]
-               [--workers N] [--mesh-port N] [--peer [ID@]tcp://H:P]...
-               [--no-beacon] [--open-pool[=NAME]] [--verbose]
-               [--lease-ttl-ms N] [--heartbeat-ms N] [--antientropy-ms N]
-               [--beacon-interval-ms N]
+    Usage: ms_dishonest_node --lie MODE --data-dir DIR [any option of
+               meshsweepd but --check-config and --version]
 
     A real member: the node library (ms_node) as meshsweepd runs it, with
-    the options above meaning what they mean to meshsweepd (a subset) and
+    meshsweepd's options, parsed by the daemon's own option table
+    (ms_daemon_config: the same names, checks and config file), and
     DATA_DIR/identity/node.cert putting it in a pool with an authority. It
     joins with a valid certificate (or an open pool), claims, heartbeats
     and gossips as an honest node does, and every record it publishes is
@@ -50,6 +48,7 @@
     ms_pool_liar_test (inflate, fabricate, copy); docs/TRUST.md "Testing
     against a dishonest member".
 */
+#include "ms_daemon_config.h"
 #include "ms_node.h"
 #include "ms_store.h"
 #include "ms_wire.h"
@@ -106,20 +105,6 @@ s_on_signal(int sig)
     ms_node_t *node = s_node;
     if (node)
         ms_node_stop(node);
-}
-
-//  --------------------------------------------------------------------------
-//  A non-negative int option; -1 when malformed.
-
-static int
-s_int(const char *text)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || !*text || *end || v < 0 || v > INT_MAX)
-        return -1;
-    return (int) v;
 }
 
 //  --------------------------------------------------------------------------
@@ -366,96 +351,52 @@ main(int argc, char **argv)
     ms_node_options_defaults(&opts);
     opts.api_bind = "127.0.0.1:0";
     opts.data_dir = NULL;
-    static const char *peers[64];
-    int n_peers = 0;
+    //  --lie MODE is ours; every other option is meshsweepd's, parsed by
+    //  the daemon's own table (ms_daemon_config).
     int lie = -1;
+    char **rest = calloc((size_t) argc + 1, sizeof *rest);
+    int n_rest = 0;
+    if (!rest)
+        return 1;
+    rest[n_rest++] = argv[0];
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--help") == 0) {
+        if (strcmp(argv[i], "--help") == 0) {
             fputs(S_USAGE, stdout);
+            free(rest);
             return 0;
         }
-        if (strcmp(a, "--no-beacon") == 0) {
-            opts.no_beacon = true;
+        if (strcmp(argv[i], "--lie") != 0) {
+            rest[n_rest++] = argv[i];
             continue;
         }
-        if (strcmp(a, "--verbose") == 0) {
-            opts.verbose = true;
-            continue;
-        }
-        if (strcmp(a, "--open-pool") == 0 ||
-            strncmp(a, "--open-pool=", 12) == 0) {
-            opts.open_pool = a[11] == '=' && a[12] ? a + 12 : "default";
-            continue;
-        }
-        if (!v) {
-            fprintf(stderr, "ms_dishonest_node: %s needs a value\n%s", a,
-                    S_USAGE);
-            return 2;
-        }
-        i++;
-        int n = s_int(v);
-        if (strcmp(a, "--reevaluate-fraction") == 0) {
-            char *end = NULL;
-            opts.reevaluate_fraction = strtod(v, &end);
-            if (!end || *end) {
-                fprintf(stderr, "ms_dishonest_node: %s '%s': bad value\n", a,
-                        v);
-                return 2;
-            }
-            continue;
-        }
-        if (strcmp(a, "--lie") == 0) {
-            for (int k = 0; k < 6; k++)
-                if (strcmp(v, s_lie_names[k]) == 0)
-                    lie = k;
-            if (lie < 0) {
-                fprintf(stderr,
-                        "ms_dishonest_node: --lie '%s': expected "
-                        "inflate, fabricate, copy, impossible, "
-                        "broken-worker or submit\n",
-                        v);
-                return 2;
-            }
-        } else if (strcmp(a, "--data-dir") == 0)
-            opts.data_dir = v;
-        else if (strcmp(a, "--api") == 0)
-            opts.api_bind = v;
-        else if (strcmp(a, "--peer") == 0 && n_peers < 64)
-            peers[n_peers++] = v;
-        else if (n < 0 || strcmp(a, "--peer") == 0) {
-            fprintf(stderr, "ms_dishonest_node: %s '%s': bad value\n", a, v);
-            return 2;
-        } else if (strcmp(a, "--workers") == 0)
-            opts.n_workers = n;
-        else if (strcmp(a, "--mesh-port") == 0)
-            opts.mesh_port = n;
-        else if (strcmp(a, "--lease-ttl-ms") == 0)
-            opts.lease_ttl_ms = n;
-        else if (strcmp(a, "--heartbeat-ms") == 0)
-            opts.heartbeat_ms = n;
-        else if (strcmp(a, "--antientropy-ms") == 0)
-            opts.antientropy_ms = n;
-        else if (strcmp(a, "--beacon-interval-ms") == 0)
-            opts.beacon_interval_ms = n;
-        else if (strcmp(a, "--reeval-timeout-s") == 0)
-            opts.reeval_timeout_s = n;
-        else {
-            fprintf(stderr, "ms_dishonest_node: unknown option '%s'\n%s", a,
-                    S_USAGE);
+        const char *v = i + 1 < argc ? argv[++i] : "";
+        for (int k = 0; k < 6; k++)
+            if (strcmp(v, s_lie_names[k]) == 0)
+                lie = k;
+        if (lie < 0) {
+            fprintf(stderr,
+                    "ms_dishonest_node: --lie '%s': expected inflate, "
+                    "fabricate, copy, impossible, broken-worker or submit\n",
+                    v);
+            free(rest);
             return 2;
         }
     }
-    if (lie < 0 || !opts.data_dir) {
-        fprintf(stderr,
-                "ms_dishonest_node: --lie MODE and --data-dir DIR "
-                "are required\n%s",
+    ms_daemon_config_t *config = NULL;
+    char error[1200];
+    int crc = ms_daemon_config_open(&config, n_rest, rest, &opts, error,
+                                    sizeof error);
+    free(rest);
+    if (crc != MS_OK || lie < 0 ||
+        ms_daemon_config_action(config) != MS_DAEMON_CONFIG_RUN) {
+        fprintf(stderr, "ms_dishonest_node: %s\n%s",
+                crc != MS_OK ? error
+                : lie < 0    ? "--lie MODE is required"
+                             : "--check-config, --version: not here",
                 S_USAGE);
+        ms_daemon_config_destroy(&config);
         return 2;
     }
-    opts.peers = peers;
-    opts.n_peers = n_peers;
     if (sodium_init() < 0)
         return 1;
 
@@ -469,6 +410,7 @@ main(int argc, char **argv)
         fprintf(stderr, "ms_dishonest_node: %s\n",
                 diag.reason[0] ? ms_diag_format(&diag, text, sizeof text)
                                : ms_strerror(rc));
+        ms_daemon_config_destroy(&config);
         return rc == MS_ERR_INVALID ? 2 : 1;
     }
     if (liar.mode == S_LIE_INFLATE || liar.mode == S_LIE_IMPOSSIBLE ||
@@ -513,6 +455,7 @@ main(int argc, char **argv)
     s_node = NULL;
     printf("liar: stopped after %" PRIu64 " false result(s)\n", liar.n_lies);
     ms_node_destroy(&liar.node);
+    ms_daemon_config_destroy(&config);
     free(liar.copied);
     if (rc != MS_ERR_INTERRUPTED) {
         fprintf(stderr, "ms_dishonest_node: stopped on error: %s\n",
