@@ -89,7 +89,9 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # by the CUDA backend and comes from NVIDIA, not Debian: no relation.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, init-system-helpers")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dataset-fashion-mnist")
+# bubblewrap: program tasks' sandbox (node/programs/ms_sandbox); a node
+# without it refuses program tasks and says why.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dataset-fashion-mnist, bubblewrap")
 # conffiles: dpkg keeps the config on remove (and an admin's edits on
 # upgrade), deletes it on purge.
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${_ms_pkg}/debian/conffiles
