@@ -130,17 +130,16 @@
 
     API commands. HTTP threads never write to the store themselves: a
     submission is queued as a command, the loop is woken through a pipe,
-    and the HTTP thread waits (bounded) for the loop's answer. The same
-    pipe carries ms_node_stop(), whose only work is a flag and a write(),
-    both async-signal-safe.
+    and the HTTP thread waits (bounded) for the loop's answer (the queue
+    and the pipe are ms_node_command's; the loop answers through its
+    iface, the s_nc_* functions and the request handlers they name). The
+    same pipe carries ms_node_stop(), whose only work is a flag and a
+    write(), both async-signal-safe.
 
-    Local datasets. A canonical spec names file datasets by their hashes
-    only, never by path, so that no node opens a path it was sent. A local
-    runner (local_files) is the one place where paths are known: the node
-    keeps them in DATA_DIR/datasets/<sweep_id>.json (0600), so the sweep
-    can still resume after a restart of the same node.
+    Submissions: node/data/ms_submit (spec -> records; its prose says
+    where a local runner's dataset paths are kept).
 */
-#define _DEFAULT_SOURCE // realpath
+#define _DEFAULT_SOURCE // getloadavg
 #include "ms_node.h"
 
 #include "ms_clock.h"
@@ -166,11 +165,13 @@
 #include "ms_metrics.h"
 #include "ms_mesh.h"
 #include "ms_mlp.h"
+#include "ms_node_command.h"
 #include "ms_onnx.h"
 #include "ms_peers_conf.h"
 #include "ms_reeval.h"
 #include "ms_settle.h"
 #include "ms_store_payload.h"
+#include "ms_submit.h"
 #include "ms_verdict.h"
 #include "ms_wire.h"
 #include "ms_wire_canon.h"
@@ -198,50 +199,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#define S_API_WAIT_MS 60000 // longest an HTTP thread waits for the loop
-
-//  Kinds of commands queued by HTTP threads.
-typedef enum {
-    S_COMMAND_SUBMIT = 0,    // a spec submission
-    S_COMMAND_CONTROL = 1,   // a sweep life-cycle action
-    S_COMMAND_BLOB_PUT = 2,  // an uploaded file to adopt as a blob
-    S_COMMAND_AUTHORITY = 3, // an authority item or certificate bundle
-    S_COMMAND_LEASES = 4,    // the leases of a task's slots (GET /tasks)
-    S_COMMAND_BLOBS = 5,     // which blobs are held (GET /datasets)
-    S_COMMAND_BLOB_PATH = 6, // the file of a held blob (GET .../weights)
-} s_command_kind_t;
-
-//  A command queued by an HTTP thread.
-typedef struct s_command {
-    struct s_command *next;   // queue link
-    s_command_kind_t kind;    // what to do
-    char *text;               // spec text (owned; SUBMIT)
-    size_t n;                 // bytes in text
-    ms_spec_t *spec;          // text parsed by the HTTP thread (owned;
-                              // SUBMIT), or NULL
-    char *files;              // uploaded files "ROLE:HEX,..." (owned;
-                              // SUBMIT) or NULL; blob path (BLOB_PUT)
-    ms_hash_t hash;           // the blob (BLOB_PUT)
-    ms_hash_t sweep_id;       // the sweep (CONTROL)
-    ms_node_control_t action; // the action (CONTROL)
-    int32_t priority;         // new priority (CONTROL, priority)
-    bool done;                // the loop answered
-    bool abandoned;           // the HTTP thread gave up waiting: loop frees
-    int rc;                   // answer
-    ms_diag_t diag;           // answer
-    char *summary;            // answer (malloc'd), taken by the HTTP thread
-} s_command_t;
-
-//  Free a command and what it owns (not its summary).
-static void
-s_command_free(s_command_t *cmd)
-{
-    free(cmd->text);
-    free(cmd->files);
-    ms_spec_destroy(&cmd->spec);
-    free(cmd);
-}
 
 //  What the node knows about one sweep it serves.
 typedef struct {
@@ -417,16 +374,16 @@ struct ms_node {
     char **peers;                          // static peers (n_peers strings)
     char pool_id_hex[MS_HASH_HEX_LEN + 1]; // "" when in no pool
     char checkpoint_dir[PATH_MAX];         // DATA_DIR/checkpoints
-    char datasets_dir[PATH_MAX];           // DATA_DIR/datasets
     char store_dir[PATH_MAX];              // DATA_DIR/store
     char operator_name[MS_CERT_OPERATOR_MAX + 1]; // the node id (hex), or
                                                   // the certificate's
     // parts
     ms_identity_t *identity;        // node key pair
     ms_store_t *store;              // the store
+    ms_submit_t *submit;            // the submission path (over store)
     ms_worker_pool_t *pool;         // worker processes
     ms_api_t *api;                  // HTTP API, or NULL
-    int wake[2];                    // self-pipe: API commands and stop
+    ms_node_command_t *commands;    // HTTP -> loop requests, wake pipe
     int lock_fd;                    // DATA_DIR/node.lock, locked while open
     volatile sig_atomic_t stopping; // ms_node_stop was called
     ms_node_event_fn event_fn;      // progress events, or NULL
@@ -449,8 +406,6 @@ struct ms_node {
     volatile sig_atomic_t reload_asked; // SIGHUP: reload the certificate
     // shared with HTTP threads, under lock
     pthread_mutex_t lock;      // guards the fields below
-    pthread_cond_t answered;   // a command was answered
-    s_command_t *queue;        // commands to run (FIFO)
     int n_busy;                // workers running a task
     uint64_t n_trained;        // results stored (train tasks)
     double training_seconds;   // their train_seconds summed
@@ -638,6 +593,15 @@ s_log(const ms_node_t *self, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+//  --------------------------------------------------------------------------
+//  Log one line (the ifaces' log: ms_submit_iface_t, ms_reeval_iface_t).
+
+static void
+s_log_line(void *arg, const char *line)
+{
+    s_log(arg, "%s", line);
 }
 
 static void s_held_load(ms_node_t *self);
@@ -853,6 +817,8 @@ s_node_pk(const ms_node_t *self)
 }
 
 static int s_pool_open(ms_node_t *self, ms_diag_t *diag);
+static int s_submit_open(ms_node_t *self, ms_diag_t *diag);
+static int s_commands_open(ms_node_t *self, ms_diag_t *diag);
 static int s_mesh_open(ms_node_t *self, ms_diag_t *diag);
 static int s_open_certificate(ms_node_t *self, ms_diag_t *diag);
 
@@ -1033,10 +999,8 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     ms_node_t *self = calloc(1, sizeof *self);
     if (!self)
         return MS_ERR_NOMEM;
-    self->wake[0] = self->wake[1] = -1;
     self->lock_fd = -1;
     pthread_mutex_init(&self->lock, NULL);
-    pthread_cond_init(&self->answered, NULL);
     self->opts = *opts;
     self->data_dir = strdup(opts->data_dir);
     self->backend = strdup(backend);
@@ -1142,9 +1106,7 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     if (rc != MS_OK)
         goto fail;
     s_held_load(self);
-    snprintf(self->datasets_dir, sizeof self->datasets_dir, "%s/datasets",
-             self->data_dir);
-    rc = s_mkdirs(self->datasets_dir, diag);
+    rc = s_submit_open(self, diag);
     if (rc != MS_OK)
         goto fail;
     snprintf(self->weights_dir, sizeof self->weights_dir, "%s/weights",
@@ -1153,15 +1115,9 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     if (rc != MS_OK)
         goto fail;
 
-    if (pipe(self->wake) != 0) {
-        rc = ms_diag_set_code(diag, MS_ERR_IO, "pipe", "%s", strerror(errno));
+    rc = s_commands_open(self, diag);
+    if (rc != MS_OK)
         goto fail;
-    }
-    for (int i = 0; i < 2; i++) {
-        fcntl(self->wake[i], F_SETFL,
-              fcntl(self->wake[i], F_GETFL) | O_NONBLOCK);
-        fcntl(self->wake[i], F_SETFD, FD_CLOEXEC);
-    }
 
     // Workers are forked before the API starts its threads. Which of them
     // use the GPU is decided once, here (ms_gpu.h: the probe runs in a
@@ -1279,27 +1235,6 @@ fail:
 }
 
 //  --------------------------------------------------------------------------
-//  Answer every queued command with rc (at shutdown).
-
-static void
-s_fail_commands(ms_node_t *self, int rc)
-{
-    pthread_mutex_lock(&self->lock);
-    while (self->queue) {
-        s_command_t *cmd = self->queue;
-        self->queue = cmd->next;
-        cmd->rc = rc;
-        ms_diag_set_code(&cmd->diag, rc, "node", "the node is stopping");
-        cmd->done = true;
-        if (cmd->abandoned) {
-            s_command_free(cmd);
-        }
-    }
-    pthread_cond_broadcast(&self->answered);
-    pthread_mutex_unlock(&self->lock);
-}
-
-//  --------------------------------------------------------------------------
 //  Stop everything and free.
 
 void
@@ -1309,12 +1244,13 @@ ms_node_destroy(ms_node_t **self_p)
         return;
     ms_node_t *self = *self_p;
     self->stopping = 1;
-    s_fail_commands(self, MS_ERR_INTERRUPTED);
+    ms_node_command_stop(self->commands);
+    ms_node_command_fail(self->commands, MS_ERR_INTERRUPTED);
     ms_api_destroy(&self->api);       // no HTTP thread runs after this
     ms_events_destroy(&self->events); // (the API closed every stream)
     free(self->ev_results);
     free(self->ev_sweeps);
-    s_fail_commands(self, MS_ERR_INTERRUPTED);
+    ms_node_command_fail(self->commands, MS_ERR_INTERRUPTED);
     s_pool_close(self); // release our claims first (records), then stop
     int n_workers = self->pool ? ms_worker_pool_size(self->pool) : 0;
     // Tasks on workers go back to pending; checkpoints stay.
@@ -1331,6 +1267,7 @@ ms_node_destroy(ms_node_t **self_p)
     free(self->held);
     ms_worker_pool_destroy(&self->pool);
     ms_idle_destroy(&self->idle);
+    ms_submit_destroy(&self->submit);
     ms_store_destroy(&self->store);
     ms_identity_destroy(&self->identity);
     ms_members_destroy(&self->members);
@@ -1367,11 +1304,7 @@ ms_node_destroy(ms_node_t **self_p)
     free(self->peers);
     free(self->open_pool);
     free(self->interface);
-    if (self->wake[0] >= 0)
-        close(self->wake[0]);
-    if (self->wake[1] >= 0)
-        close(self->wake[1]);
-    pthread_cond_destroy(&self->answered);
+    ms_node_command_destroy(&self->commands); // closes the wake pipe
     pthread_mutex_destroy(&self->lock);
     free(self->data_dir);
     free(self->backend);
@@ -1382,591 +1315,104 @@ ms_node_destroy(ms_node_t **self_p)
     free(self);
 }
 
+//  ==========================================================================
+//  Submissions (node/data/ms_submit): the node's side of ms_submit_iface_t
+
 //  --------------------------------------------------------------------------
-//  Path of the local dataset file of a sweep.
+//  ms_submit_iface_t: append a sweep's records to our log.
+
+static int
+s_si_append(void *arg, size_t n, const ms_store_payload_t *payloads)
+{
+    return s_append(arg, n, payloads);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_submit_iface_t: reopen a cancelled sweep submitted again.
+
+static int
+s_si_reopen(void *arg, const ms_hash_t *sweep_id)
+{
+    return s_control_record(arg, sweep_id, MS_SWEEP_CONTROL_REOPEN, 0);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_submit_iface_t: a sweep is stored; a fresh one's commit time is noted
+//  (claim-to-start).
 
 static void
-s_dataset_file(const ms_node_t *self, const ms_hash_t *sweep_id, char *out,
-               size_t n)
+s_si_stored(void *arg, const ms_hash_t *sweep_id, bool fresh)
 {
-    char hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(sweep_id, hex);
-    snprintf(out, n, "%s/%s.json", self->datasets_dir, hex);
+    ms_node_t *self = arg;
+    if (fresh)
+        s_sweep_committed(self, sweep_id, ms_clock_mono_us());
+    self->work_changed = true;
 }
 
 //  --------------------------------------------------------------------------
-//  Write a small file atomically with mode 0600.
+//  ms_submit_iface_t: the dataset file of a sweep was written: forget a
+//  cached "unknown dataset" of it.
 
-static int
-s_write_small(const char *path, const char *text)
+static void
+s_si_dataset_known(void *arg, const ms_hash_t *sweep_id, json_t *dataset)
 {
-    char tmp[PATH_MAX + 200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0)
-        return MS_ERR_IO;
-    size_t n = strlen(text);
-    bool ok = write(fd, text, n) == (ssize_t) n && fsync(fd) == 0;
-    close(fd);
-    if (!ok || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return MS_ERR_IO;
-    }
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  For a local file dataset: absolute paths, check the files load, and the
-//  dataset object for workers (caller owns *out).
-
-static int
-s_local_dataset(const ms_spec_t *spec, json_t **out, ms_diag_t *diag)
-{
-    *out = NULL;
-    const ms_spec_dataset_t *d = ms_spec_dataset(spec);
-    char train[PATH_MAX], test[PATH_MAX];
-    if (!realpath(d->train_path, train))
-        return ms_diag_set_code(diag, MS_ERR_IO, d->train_path, "%s",
-                                strerror(errno));
-    if (!realpath(d->test_path, test))
-        return ms_diag_set_code(diag, MS_ERR_IO, d->test_path, "%s",
-                                strerror(errno));
-    char th[MS_HASH_HEX_LEN + 1], eh[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&d->train_hash, th);
-    ms_hash_hex(&d->test_hash, eh);
-    json_t *obj = json_pack("{s:s, s:s, s:s, s:s}", "train", train, "test",
-                            test, "train_hash", th, "test_hash", eh);
-    if (!obj || ms_spec_dataset_options_json(spec, true, obj) != MS_OK) {
-        json_decref(obj);
-        return MS_ERR_NOMEM;
-    }
-    // Load once here so a bad file is refused at submission, with the
-    // loader's diag, and nothing is stored.
-    ms_dataset_t *tr = NULL, *te = NULL;
-    int rc = ms_worker_load_dataset(obj, &tr, &te, diag);
-    ms_dataset_destroy(&tr);
-    ms_dataset_destroy(&te);
-    if (rc != MS_OK) {
-        json_decref(obj);
-        return rc;
-    }
-    *out = obj;
-    return MS_OK;
-}
-
-//  Roles of a built-in dataset's four files, in the order hashed.
-static const char *const s_builtin_roles[4] = {"train-images", "train-labels",
-                                               "test-images", "test-labels"};
-
-//  --------------------------------------------------------------------------
-//  The content hash of a sweep's dataset: BLAKE2b over the hashes of its
-//  files (a built-in dataset's files are hashed here, so nodes with the
-//  same Debian package see the same hash). files (may be NULL): for a
-//  built-in dataset, its four files (role, size, hash) for the record.
-
-static int
-s_dataset_hash(const ms_spec_dataset_t *d, ms_hash_t *out,
-               ms_wire_dataset_file_t files[4])
-{
-    ms_hasher_t h;
-    ms_hasher_init(&h);
-    if (d->builtin) {
-        char *p[4] = {NULL, NULL, NULL, NULL};
-        ms_diag_t diag;
-        ms_diag_clear(&diag);
-        int rc = ms_dataset_builtin_paths(d->name, &p[0], &p[1], &p[2], &p[3],
-                                          &diag);
-        for (int i = 0; i < 4; i++) {
-            ms_hash_t fh;
-            if (rc == MS_OK && p[i])
-                rc = ms_hash_file(p[i], &fh, &diag);
-            if (rc == MS_OK && p[i])
-                ms_hasher_update(&h, fh.bytes, MS_HASH_BYTES);
-            struct stat st;
-            if (rc == MS_OK && p[i] && files) {
-                memset(&files[i], 0, sizeof files[i]);
-                snprintf(files[i].role, sizeof files[i].role, "%s",
-                         s_builtin_roles[i]);
-                files[i].size =
-                    stat(p[i], &st) == 0 ? (uint64_t) st.st_size : 0;
-                memcpy(files[i].hash, fh.bytes, MS_HASH_BYTES);
-            }
-            free(p[i]);
+    ms_node_t *self = arg;
+    for (size_t i = 0; i < self->n_sweeps; i++)
+        if (ms_hash_equal(&self->sweeps[i].sweep_id, sweep_id)) {
+            json_decref(self->sweeps[i].dataset);
+            self->sweeps[i].dataset = json_incref(dataset);
+            free(self->sweeps[i].dataset_error);
+            self->sweeps[i].dataset_error = NULL;
         }
-        if (rc != MS_OK)
-            return rc;
-    } else {
-        ms_hasher_update(&h, d->train_hash.bytes, MS_HASH_BYTES);
-        ms_hasher_update(&h, d->test_hash.bytes, MS_HASH_BYTES);
-    }
-    ms_hasher_final(&h, out);
-    return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
-//  Store a submission as records: the sweep (spec and expanded task list)
-//  and its dataset (name and content hash), one block. Already stored:
-//  *existed, nothing written.
+//  ms_submit_iface_t: our blob store, or NULL (in no pool).
 
-#define S_SWEEP_RECORD_SLACK 4096 // a sweep record's bytes beyond its spec
+static ms_blob_store_t *
+s_si_blobs(void *arg)
+{
+    ms_node_t *self = arg;
+    return self->blobs;
+}
+
+//  --------------------------------------------------------------------------
+//  Make DATA_DIR/datasets and the submission path over our store.
 
 static int
-s_submit_records(ms_node_t *self, const ms_spec_t *spec, const ms_hash_t *sid,
-                 const char *canon, size_t canon_len,
-                 const ms_store_task_input_t *tasks, size_t n_tasks,
-                 const ms_wire_dataset_file_t *files, size_t n_files,
-                 bool *existed, ms_diag_t *diag)
+s_submit_open(ms_node_t *self, ms_diag_t *diag)
 {
-    ms_store_sweep_t *old = NULL;
-    int rc = ms_store_get_sweep(self->store, sid->bytes, &old);
-    if (rc == MS_OK) {
-        bool same = old->spec_len == canon_len &&
-                    memcmp(old->spec_json, canon, canon_len) == 0;
-        ms_store_sweep_destroy(&old);
-        *existed = true;
-        return same ? MS_OK : MS_ERR_CONFLICT;
-    }
-    if (rc != MS_ERR_NOTFOUND)
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/datasets", self->data_dir);
+    int rc = s_mkdirs(dir, diag);
+    if (rc != MS_OK)
         return rc;
-    const ms_spec_dataset_t *d = ms_spec_dataset(spec);
-    ms_store_payload_t p[2];
-    memset(p, 0, sizeof p);
-    p[0].kind = MS_RECORD_SWEEP;
-    memcpy(p[0].u.sweep.sweep_id, sid->bytes, MS_HASH_BYTES);
-    p[0].u.sweep.spec_json = canon;
-    p[0].u.sweep.spec_len = canon_len;
-    p[0].u.sweep.priority = 0;
-    p[0].u.sweep.created_at_ms = ms_clock_wall_ms();
-    p[0].u.sweep.n_tasks = n_tasks;
-    p[0].u.sweep.tasks = tasks;
-    ms_hash_t dh;
-    memset(&dh, 0, sizeof dh);
-    size_t n = 1;
-    ms_wire_dataset_file_t builtin[4];
-    if (s_dataset_hash(d, &dh, builtin) == MS_OK) {
-        // DESIGN.md "Datasets": name, files, sizes and hashes, keyed by
-        // the dataset hash every node derives from the sweep's spec.
-        p[1].kind = MS_RECORD_DATASET;
-        memcpy(p[1].u.dataset.hash, dh.bytes, MS_HASH_BYTES);
-        p[1].u.dataset.name = d->builtin && d->name ? d->name : "files";
-        p[1].u.dataset.files = d->builtin ? builtin : files;
-        p[1].u.dataset.n_files = d->builtin ? 4 : n_files;
-        n = 2;
-    }
-    // One sweep record carries the whole expanded spec (DESIGN.md "Store":
-    // chunked sweeps are not built yet): refuse one that does not fit,
-    // saying how many such tasks would (the record adds the sweep id and
-    // a few bytes of framing to the spec).
-    if (canon_len + S_SWEEP_RECORD_SLACK > MS_STORE_MAX_LOGICAL_BYTES) {
-        size_t fit =
-            (size_t) ((double) n_tasks *
-                      (MS_STORE_MAX_LOGICAL_BYTES - S_SWEEP_RECORD_SLACK) /
-                      (double) canon_len);
-        return ms_diag_set_code(
-            diag, MS_ERR_RANGE, "parameters",
-            "the sweep's %zu tasks make a sweep record of %zu MiB; one "
-            "sweep record carries at most %u MiB (about %zu tasks like "
-            "these): lower run_cap or split the sweep",
-            n_tasks, canon_len >> 20, MS_STORE_MAX_LOGICAL_BYTES >> 20, fit);
-    }
-    rc = s_append(self, n, p);
-    if (rc == MS_OK) {
-        *existed = false;
-        s_sweep_committed(self, sid, ms_clock_mono_us());
-    }
-    return rc;
+    ms_submit_config_t cfg = {.datasets_dir = dir,
+                              .max_tasks_per_sweep =
+                                  self->opts.max_tasks_per_sweep,
+                              .max_dataset_bytes = self->opts.max_dataset_bytes,
+                              .clock = NULL};
+    ms_submit_iface_t iface = {.arg = self,
+                               .log = s_log_line,
+                               .append = s_si_append,
+                               .reopen = s_si_reopen,
+                               .stored = s_si_stored,
+                               .dataset_known = s_si_dataset_known,
+                               .blobs = s_si_blobs};
+    self->submit = ms_submit_new(self->store, &cfg, &iface);
+    return self->submit ? MS_OK : MS_ERR_NOMEM;
 }
 
 //  --------------------------------------------------------------------------
-//  Uploaded files of a file dataset (DESIGN.md "Datasets": the client
-//  reads the files and uploads them; the node never opens a path from a
-//  spec it was sent). The roles are the keys of the workers' dataset
-//  object: "train" and "test" (IDX images or CSV), and for IDX
-//  "train_labels" and "test_labels".
-
-#define S_FILE_ROLES 4
-static const char *const s_file_roles[S_FILE_ROLES] = {
-    "train", "test", "train_labels", "test_labels"};
-
-//  Role index of a name (n bytes), -1 when none.
-static int
-s_file_role(const char *name, size_t n)
-{
-    for (int r = 0; r < S_FILE_ROLES; r++)
-        if (strlen(s_file_roles[r]) == n &&
-            strncmp(name, s_file_roles[r], n) == 0)
-            return r;
-    return -1;
-}
-
-//  Parse the "files" argument of a submission ("ROLE:HEX,..."): hashes by
-//  role; each must be a blob this node holds (uploaded before).
-static int
-s_parse_uploaded(ms_node_t *self, const char *files, ms_hash_t fh[S_FILE_ROLES],
-                 bool have[S_FILE_ROLES], ms_diag_t *diag)
-{
-    memset(have, 0, S_FILE_ROLES * sizeof *have);
-    if (!self->blobs)
-        return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "files",
-                                "this node keeps no blobs (it is in no pool)");
-    const char *p = files;
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        if (!comma)
-            comma = p + strlen(p);
-        const char *colon = memchr(p, ':', (size_t) (comma - p));
-        if (!colon)
-            return ms_diag_set(diag, "files", "'%.80s': expected ROLE:HEX", p);
-        int role = s_file_role(p, (size_t) (colon - p));
-        if (role < 0)
-            return ms_diag_set(diag, "files",
-                               "unknown role '%.*s' (train, test, "
-                               "train_labels, test_labels)",
-                               (int) (colon - p) > 40 ? 40 : (int) (colon - p),
-                               p);
-        char hex[MS_HASH_HEX_LEN + 1];
-        size_t hl = (size_t) (comma - colon - 1);
-        if (hl != MS_HASH_HEX_LEN)
-            return ms_diag_set(diag, "files",
-                               "%s: a BLAKE2b-256 hash is 64 hex characters",
-                               s_file_roles[role]);
-        memcpy(hex, colon + 1, hl);
-        hex[hl] = 0;
-        if (ms_hash_from_hex(hex, &fh[role]) != MS_OK)
-            return ms_diag_set(diag, "files", "%s: '%s' is not hex",
-                               s_file_roles[role], hex);
-        if (have[role])
-            return ms_diag_set(diag, "files", "%s given twice",
-                               s_file_roles[role]);
-        have[role] = true;
-        if (!ms_blob_store_has(self->blobs, &fh[role]))
-            return ms_diag_set_code(diag, MS_ERR_NOTFOUND, "files",
-                                    "the %s file %.12s was not uploaded (PUT "
-                                    "/api/v1/blobs/%s first)",
-                                    s_file_roles[role], hex, hex);
-        p = *comma ? comma + 1 : comma;
-    }
-    if (!have[0] || !have[1])
-        return ms_diag_set(diag, "files",
-                           "the train and test files are both required");
-    if (have[2] != have[3])
-        return ms_diag_set(diag, "files",
-                           "train_labels and test_labels go together");
-    return MS_OK;
-}
-
-//  The workers' dataset object of a file dataset held as blobs: paths in
-//  the blob store by role, the CSV options (csv: label, missing,
-//  categorical, split, split_seed; ms_spec_dataset_options_json), and the
-//  train/test hashes (the worker re-checks them). Pins the blobs when pin
-//  is true. *bytes gets the files' total size.
-static int
-s_blob_dataset(ms_node_t *self, const ms_hash_t fh[S_FILE_ROLES],
-               const bool have[S_FILE_ROLES], const json_t *csv, bool pin,
-               json_t **out, int64_t *bytes)
-{
-    *out = NULL;
-    *bytes = 0;
-    json_t *obj = json_object();
-    if (!obj)
-        return MS_ERR_NOMEM;
-    int rc = MS_OK;
-    for (int r = 0; r < S_FILE_ROLES && rc == MS_OK; r++) {
-        if (!have[r])
-            continue;
-        char *path = NULL;
-        uint64_t size = 0;
-        rc = ms_blob_store_path(self->blobs, &fh[r], &path);
-        if (rc == MS_OK)
-            rc = ms_blob_store_size(self->blobs, &fh[r], &size);
-        if (rc == MS_OK)
-            rc = json_object_set_new(obj, s_file_roles[r], json_string(path))
-                     ? MS_ERR_NOMEM
-                     : MS_OK;
-        free(path);
-        *bytes += (int64_t) size;
-        if (rc == MS_OK && pin)
-            rc = ms_blob_store_pin(self->blobs, &fh[r]);
-    }
-    char th[MS_HASH_HEX_LEN + 1], eh[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&fh[0], th);
-    ms_hash_hex(&fh[1], eh);
-    if (rc == MS_OK &&
-        ((csv && json_object_update(obj, (json_t *) csv)) ||
-         (!json_object_get(obj, "label") &&
-          json_object_set_new(obj, "label", json_string("label"))) ||
-         json_object_set_new(obj, "train_hash", json_string(th)) ||
-         json_object_set_new(obj, "test_hash", json_string(eh))))
-        rc = MS_ERR_NOMEM;
-    if (rc != MS_OK) {
-        json_decref(obj);
-        return rc;
-    }
-    *out = obj;
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  A loader's diag of an uploaded file names its blob path, which means
-//  nothing to the user: name the file as the spec wrote it instead (the
-//  path is only printed, never opened). "BLOB:LINE" becomes "PATH:LINE".
-
-static void
-s_diag_spec_path(ms_diag_t *diag, const json_t *local,
-                 const ms_spec_dataset_t *d)
-{
-    const char *roles[2] = {"train", "test"};
-    const char *paths[2] = {d->train_path, d->test_path};
-    for (int r = 0; diag && r < 2; r++) {
-        const char *blob = json_string_value(json_object_get(local, roles[r]));
-        size_t n = blob ? strlen(blob) : 0;
-        if (!n || !paths[r] || strncmp(diag->where, blob, n) != 0 ||
-            (diag->where[n] && diag->where[n] != ':'))
-            continue;
-        char where[MS_DIAG_WHERE_MAX];
-        snprintf(where, sizeof where, "%s%s", paths[r], diag->where + n);
-        snprintf(diag->where, sizeof diag->where, "%s", where);
-        return;
-    }
-}
-
-//  --------------------------------------------------------------------------
-//  Submit a spec.
-
-static int s_submit(ms_node_t *self, const char *spec_text, size_t n,
-                    ms_spec_t *parsed, bool local_files, const char *uploaded,
-                    ms_hash_t *sweep_id, bool *existed, char **summary_json,
-                    ms_diag_t *diag);
+//  Submit a spec (ms_submit_spec: local files allowed when asked).
 
 int
 ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
                bool local_files, ms_hash_t *sweep_id, bool *existed,
                char **summary_json, ms_diag_t *diag)
 {
-    return s_submit(self, spec_text, n, NULL, local_files, NULL, sweep_id,
-                    existed, summary_json, diag);
-}
-
-//  ms_node_submit, plus parsed: spec_text already parsed by
-//  ms_spec_parse with default options (taken; NULL: parse it here), and
-//  uploaded: the uploaded files of a file dataset ("ROLE:HEX,...", see
-//  s_parse_uploaded) or NULL.
-static int
-s_submit(ms_node_t *self, const char *spec_text, size_t n, ms_spec_t *parsed,
-         bool local_files, const char *uploaded, ms_hash_t *sweep_id,
-         bool *existed, char **summary_json, ms_diag_t *diag)
-{
-    if (summary_json)
-        *summary_json = NULL;
-    if (existed)
-        *existed = false;
-    ms_diag_clear(diag);
-    ms_spec_t *spec = parsed;
-    json_t *local = NULL;
-    ms_store_task_input_t *tasks = NULL;
-    ms_wire_dataset_file_t rec_files[S_FILE_ROLES];
-    size_t n_rec_files = 0;
-    ms_hash_t fh[S_FILE_ROLES];
-    bool have[S_FILE_ROLES] = {false, false, false, false};
-    int rc = spec ? MS_OK : ms_spec_parse(spec_text, n, NULL, &spec, diag);
-    if (rc != MS_OK)
-        return rc;
-    const ms_spec_dataset_t *d = ms_spec_dataset(spec);
-    if ((int64_t) ms_spec_task_count(spec) > self->opts.max_tasks_per_sweep) {
-        rc = ms_diag_set(diag, "parameters",
-                         "the sweep has %zu tasks; this pool's limit is "
-                         "%lld per sweep (max_tasks_per_sweep; run_cap "
-                         "caps a sweep)",
-                         ms_spec_task_count(spec),
-                         (long long) self->opts.max_tasks_per_sweep);
-        goto done;
-    }
-    int64_t data_bytes = 0;
-    if (d->builtin) {
-        char *p[4] = {NULL, NULL, NULL, NULL};
-        rc =
-            ms_dataset_builtin_paths(d->name, &p[0], &p[1], &p[2], &p[3], diag);
-        for (int i = 0; i < 4; i++) {
-            struct stat st;
-            if (p[i] && stat(p[i], &st) == 0)
-                data_bytes += (int64_t) st.st_size;
-            free(p[i]);
-        }
-        if (rc != MS_OK)
-            goto done;
-    } else if (uploaded && !local_files) {
-        // Uploaded files: hashes from the client, bytes in the blob store
-        // (checked against those hashes when they were put).
-        rc = s_parse_uploaded(self, uploaded, fh, have, diag);
-        if (rc != MS_OK)
-            goto done;
-        if (ms_spec_set_dataset_hashes(spec, &fh[0], &fh[1]) != MS_OK) {
-            rc = ms_diag_set(diag, "dataset", "not a file dataset");
-            goto done;
-        }
-        d = ms_spec_dataset(spec);
-        json_t *csv = json_object();
-        rc = csv ? ms_spec_dataset_options_json(spec, true, csv) : MS_ERR_NOMEM;
-        if (rc == MS_OK)
-            rc =
-                s_blob_dataset(self, fh, have, csv, false, &local, &data_bytes);
-        json_decref(csv);
-        if (rc == MS_OK) {
-            // Load once here so a bad file is refused at submission.
-            ms_dataset_t *tr = NULL, *te = NULL;
-            rc = ms_worker_load_dataset(local, &tr, &te, diag);
-            ms_dataset_destroy(&tr);
-            ms_dataset_destroy(&te);
-            if (rc != MS_OK)
-                s_diag_spec_path(diag, local, d);
-        }
-        if (rc != MS_OK)
-            goto done;
-        for (int r = 0; r < S_FILE_ROLES; r++) {
-            if (!have[r])
-                continue;
-            ms_wire_dataset_file_t *f = &rec_files[n_rec_files++];
-            memset(f, 0, sizeof *f);
-            snprintf(f->role, sizeof f->role, "%s", s_file_roles[r]);
-            ms_blob_store_size(self->blobs, &fh[r], &f->size);
-            memcpy(f->hash, fh[r].bytes, MS_HASH_BYTES);
-        }
-    } else {
-        if (!local_files) {
-            rc = ms_diag_set_code(
-                diag, MS_ERR_UNSUPPORTED, "dataset",
-                "a file dataset travels with its files: submit it with "
-                "`meshsweep submit` (which uploads them to the node), or "
-                "run the sweep here with `meshsweep run`");
-            goto done;
-        }
-        rc = ms_spec_bind_dataset_files(spec, diag);
-        if (rc == MS_OK)
-            rc = s_local_dataset(spec, &local, diag);
-        if (rc != MS_OK)
-            goto done;
-        const char *files[2] = {
-            json_string_value(json_object_get(local, "train")),
-            json_string_value(json_object_get(local, "test"))};
-        for (int i = 0; i < 2; i++) {
-            struct stat st;
-            if (files[i] && stat(files[i], &st) == 0)
-                data_bytes += (int64_t) st.st_size;
-        }
-    }
-    if (data_bytes > self->opts.max_dataset_bytes) {
-        rc = ms_diag_set(diag, "dataset",
-                         "the dataset's files hold %lld bytes; this pool's "
-                         "limit is %lld (max_dataset_bytes)",
-                         (long long) data_bytes,
-                         (long long) self->opts.max_dataset_bytes);
-        goto done;
-    }
-    size_t n_tasks = ms_spec_task_count(spec);
-    tasks = calloc(n_tasks ? n_tasks : 1, sizeof *tasks);
-    if (!tasks) {
-        rc = MS_ERR_NOMEM;
-        goto done;
-    }
-    for (size_t i = 0; i < n_tasks; i++) {
-        const char *cfg = ms_spec_task_json(spec, i);
-        tasks[i].task_id = ms_spec_task_id(spec, i)->bytes;
-        tasks[i].config_json = cfg;
-        tasks[i].config_len = strlen(cfg);
-    }
-    const ms_hash_t *sid = ms_spec_sweep_id(spec);
-    size_t canon_len = 0;
-    const char *canon = ms_spec_canonical(spec, &canon_len);
-    if (local) {
-        // Paths first: a stored sweep must always find its files.
-        char path[PATH_MAX + 80];
-        s_dataset_file(self, sid, path, sizeof path);
-        char *text = json_dumps(local, JSON_COMPACT | JSON_SORT_KEYS);
-        rc = text ? s_write_small(path, text) : MS_ERR_NOMEM;
-        free(text);
-        if (rc != MS_OK) {
-            ms_diag_set_code(diag, rc, path, "cannot write: %s",
-                             strerror(errno));
-            goto done;
-        }
-        // Forget a cached "unknown dataset" of this sweep.
-        for (size_t i = 0; i < self->n_sweeps; i++)
-            if (ms_hash_equal(&self->sweeps[i].sweep_id, sid)) {
-                json_decref(self->sweeps[i].dataset);
-                self->sweeps[i].dataset = json_incref(local);
-                free(self->sweeps[i].dataset_error);
-                self->sweeps[i].dataset_error = NULL;
-            }
-    }
-    bool was = false;
-    rc = s_submit_records(self, spec, sid, canon, canon_len, tasks, n_tasks,
-                          rec_files, n_rec_files, &was, diag);
-    if (rc == MS_ERR_RANGE)
-        goto done; // diag says why
-    if (rc != MS_OK) {
-        char hex[MS_HASH_HEX_LEN + 1];
-        ms_hash_hex(sid, hex);
-        ms_diag_set_code(diag, rc, "store",
-                         rc == MS_ERR_CONFLICT
-                             ? "sweep %s conflicts with stored data"
-                             : "cannot store sweep %s",
-                         hex);
-        goto done;
-    }
-    char hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(sid, hex);
-    // The same spec again, of a cancelled sweep: the user wants it back
-    // (ids are content hashes, so there is no other way to run it again
-    // short of a new name). A reopen control makes it active on every
-    // node; its cancelled tasks are pending again, its results stay.
-    bool reopened = false;
-    if (was) {
-        ms_store_sweep_t *old = NULL;
-        bool cancelled =
-            ms_store_get_sweep(self->store, sid->bytes, &old) == MS_OK &&
-            old->state == MS_SWEEP_CANCELLED;
-        ms_store_sweep_destroy(&old);
-        if (cancelled) {
-            rc = s_control_record(self, sid, MS_SWEEP_CONTROL_REOPEN, 0);
-            if (rc != MS_OK) {
-                ms_diag_set_code(diag, rc, hex, "cannot reopen: %s",
-                                 ms_strerror(rc));
-                goto done;
-            }
-            reopened = true;
-        }
-    }
-    self->work_changed = true;
-    for (int r = 0; r < S_FILE_ROLES && self->blobs; r++)
-        if (have[r]) // a sweep's data is never evicted under it
-            ms_blob_store_pin(self->blobs, &fh[r]);
-    if (sweep_id)
-        *sweep_id = *sid;
-    if (existed)
-        *existed = was;
-    s_log(self, "sweep %.12s %s: %zu tasks", hex,
-          reopened ? "reopened" : (was ? "existed" : "stored"), n_tasks);
-    if (summary_json) {
-        json_t *warnings = json_array();
-        for (size_t i = 0; warnings && i < ms_spec_warning_count(spec); i++)
-            json_array_append_new(warnings,
-                                  json_string(ms_spec_warning(spec, i)));
-        json_t *sum = json_pack("{s:s, s:b, s:b, s:I, s:o, s:s}", "sweep_id",
-                                hex, "existed", was, "reopened", reopened,
-                                "n_tasks", (json_int_t) n_tasks, "warnings",
-                                warnings ? warnings : json_array(), "name",
-                                ms_spec_name(spec) ? ms_spec_name(spec) : "");
-        *summary_json = sum ? json_dumps(sum, JSON_COMPACT) : NULL;
-        json_decref(sum);
-        if (!*summary_json)
-            rc = MS_ERR_NOMEM;
-    }
-
-done:
-    free(tasks);
-    json_decref(local);
-    ms_spec_destroy(&spec);
-    return rc;
+    return ms_submit_spec(self->submit, spec_text, n, NULL, local_files, NULL,
+                          sweep_id, existed, summary_json, diag);
 }
 
 //  --------------------------------------------------------------------------
@@ -1980,7 +1426,7 @@ s_builtin_matches(ms_node_t *self, const ms_spec_dataset_t *d, char *why,
                   size_t n_why)
 {
     ms_hash_t h;
-    if (s_dataset_hash(d, &h, NULL) != MS_OK) {
+    if (ms_submit_dataset_hash(d, &h, NULL) != MS_OK) {
         snprintf(why, n_why, "built-in dataset %s unreadable here", d->name);
         return false;
     }
@@ -2024,7 +1470,7 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
                 // writes DATA_DIR/datasets/<sweep>.json): look again.
                 info->retry_at = ms_clock_mono_s() + 1.0;
                 char path[PATH_MAX + 80];
-                s_dataset_file(self, &sid, path, sizeof path);
+                ms_submit_dataset_path(self->submit, &sid, path, sizeof path);
                 json_error_t err;
                 info->dataset = json_load_file(path, 0, &err);
                 if (info->dataset) {
@@ -2090,7 +1536,7 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
             free(p[i]);
     } else {
         char path[PATH_MAX + 80];
-        s_dataset_file(self, &sid, path, sizeof path);
+        ms_submit_dataset_path(self->submit, &sid, path, sizeof path);
         json_error_t err;
         info->dataset = json_load_file(path, 0, &err);
         const char *files[2] = {
@@ -2204,8 +1650,8 @@ static void s_items_link_up(ms_node_t *self,
 static void s_items_tick(ms_node_t *self, int64_t now);
 static void s_reload_node_claims(ms_node_t *self, const uint8_t *who);
 static int s_items_open(ms_node_t *self);
-static int s_item_text(ms_node_t *self, const char *text, size_t n,
-                       char **summary, ms_diag_t *diag);
+static int s_item_text(void *arg, const char *text, size_t n, char **summary,
+                       ms_diag_t *diag);
 static int s_tr_active(void *arg, uint8_t (*out)[MS_GOSSIP_ID_BYTES], int max);
 static int s_blob_send(void *arg, const uint8_t to[MS_BLOB_PEER_ID_BYTES],
                        const ms_wire_envelope_t *env);
@@ -2909,9 +2355,10 @@ s_base64(const char *text, size_t n, uint8_t *out, size_t max)
 //  {"digest", "type", "new"}.
 
 static int
-s_item_text(ms_node_t *self, const char *text, size_t n, char **summary,
+s_item_text(void *arg, const char *text, size_t n, char **summary,
             ms_diag_t *diag)
 {
+    ms_node_t *self = arg;
     static const char item_magic[] = "meshsweep-authority-item-v1 ";
     static const char cert_magic[] = "meshsweep-cert-v1 ";
     while (n > 0 &&
@@ -5643,7 +5090,7 @@ s_load_dataset_record(ms_node_t *self, s_sweep_info_t *info, char *why,
     if (rc == MS_OK && d->builtin)
         rc = MS_ERR_UNSUPPORTED;
     if (rc == MS_OK)
-        rc = s_dataset_hash(d, &key, NULL);
+        rc = ms_submit_dataset_hash(d, &key, NULL);
     if (rc == MS_OK)
         rc = ms_store_get_dataset(self->store, key.bytes, &payload, &len);
     if (rc == MS_OK)
@@ -5653,11 +5100,11 @@ s_load_dataset_record(ms_node_t *self, s_sweep_info_t *info, char *why,
                  ms_strerror(rc));
         goto done;
     }
-    bool have[S_FILE_ROLES] = {false, false, false, false};
+    bool have[MS_SUBMIT_FILE_ROLES] = {false, false, false, false};
     uint64_t total = 0;
     for (size_t i = 0; i < rec->u.dataset.n_files; i++) {
         const ms_wire_dataset_file_t *f = &rec->u.dataset.files[i];
-        int r = s_file_role(f->role, strlen(f->role));
+        int r = ms_submit_file_role(f->role, strlen(f->role));
         if (r < 0 || have[r] ||
             f->size > (uint64_t) self->opts.max_dataset_bytes) {
             snprintf(why, n_why,
@@ -5714,10 +5161,11 @@ done:
 static bool
 s_dataset_check_ready(ms_node_t *self, s_sweep_info_t *info, bool fetched)
 {
-    ms_hash_t fh[S_FILE_ROLES];
-    bool have[S_FILE_ROLES] = {false, false, false, false};
+    ms_hash_t fh[MS_SUBMIT_FILE_ROLES];
+    bool have[MS_SUBMIT_FILE_ROLES] = {false, false, false, false};
     for (size_t i = 0; i < info->n_files; i++) {
-        int r = s_file_role(info->files[i].role, strlen(info->files[i].role));
+        int r = ms_submit_file_role(info->files[i].role,
+                                    strlen(info->files[i].role));
         memcpy(fh[r].bytes, info->files[i].hash, MS_HASH_BYTES);
         if (!ms_blob_store_has(self->blobs, &fh[r]))
             return false;
@@ -5725,17 +5173,21 @@ s_dataset_check_ready(ms_node_t *self, s_sweep_info_t *info, bool fetched)
     }
     json_t *obj = NULL;
     int64_t bytes = 0;
-    if (s_blob_dataset(self, fh, have, info->csv, false, &obj, &bytes) != MS_OK)
+    if (ms_submit_blob_dataset(self->blobs, fh, have, info->csv, false, &obj,
+                               &bytes) != MS_OK)
         return false;
-    char path[PATH_MAX + 80];
-    s_dataset_file(self, &info->sweep_id, path, sizeof path);
-    char *text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
-    if (!text || s_write_small(path, text) != MS_OK)
+    ms_diag_t wd;
+    ms_diag_clear(&wd);
+    if (ms_submit_dataset_save(self->submit, &info->sweep_id, obj, &wd) !=
+        MS_OK) {
+        char path[PATH_MAX + 80];
+        ms_submit_dataset_path(self->submit, &info->sweep_id, path,
+                               sizeof path);
         s_log(self,
               "%s: cannot write (the dataset is fetched again after "
               "a restart)",
               path);
-    free(text);
+    }
     json_decref(info->dataset);
     info->dataset = obj;
     info->dataset_bytes = bytes;
@@ -5931,15 +5383,6 @@ s_export_weights(ms_node_t *self, const s_running_t *r, const json_t *row)
 }
 
 //  --------------------------------------------------------------------------
-//  ms_reeval_iface_t: log a line.
-
-static void
-s_ri_log(void *arg, const char *line)
-{
-    s_log(arg, "%s", line);
-}
-
-//  --------------------------------------------------------------------------
 //  ms_reeval_iface_t: append one record to our log.
 
 static int
@@ -6067,7 +5510,7 @@ s_reeval_open(ms_node_t *self)
     randombytes_buf(cfg.seed, sizeof cfg.seed); // own sampling generator
     cfg.seed[1] |= 1;
     ms_reeval_iface_t iface = {.arg = self,
-                               .log = s_ri_log,
+                               .log = s_log_line,
                                .append = s_ri_append,
                                .emit = s_ri_emit,
                                .live_peers = s_ri_live_peers,
@@ -6937,9 +6380,10 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
 //  hash to it.
 
 static int
-s_blob_put(ms_node_t *self, const ms_hash_t *hash, const char *tmp_path,
+s_blob_put(void *arg, const ms_hash_t *hash, const char *tmp_path,
            ms_diag_t *diag)
 {
+    ms_node_t *self = arg;
     if (!self->blobs) {
         unlink(tmp_path);
         return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "blobs",
@@ -6984,8 +6428,9 @@ s_trim(ms_node_t *self)
 //  *summary: [{"slot","holder","epoch","live"}].
 
 static int
-s_task_leases(ms_node_t *self, const ms_hash_t *task_id, char **summary)
+s_task_leases(void *arg, const ms_hash_t *task_id, char **summary)
 {
+    ms_node_t *self = arg;
     json_t *list = json_array();
     uint32_t n_slots = 0, replicas = 1;
     if (list)
@@ -7015,8 +6460,9 @@ s_task_leases(ms_node_t *self, const ms_hash_t *task_id, char **summary)
 //  node holds, as JSON text {hex: bool} in *summary.
 
 static int
-s_blobs_held(ms_node_t *self, const char *text, char **summary)
+s_blobs_held(void *arg, const char *text, char **summary)
 {
+    ms_node_t *self = arg;
     json_error_t err;
     json_t *hashes = json_loads(text ? text : "[]", 0, &err);
     json_t *held = json_object();
@@ -7043,8 +6489,9 @@ s_blobs_held(ms_node_t *self, const char *text, char **summary)
 //  MS_ERR_NOTFOUND when it is not held.
 
 static int
-s_blob_file(ms_node_t *self, const ms_hash_t *hash, char **summary)
+s_blob_file(void *arg, const ms_hash_t *hash, char **summary)
 {
+    ms_node_t *self = arg;
     char *path = NULL;
     int rc = self->blobs ? ms_blob_store_path(self->blobs, hash, &path)
                          : MS_ERR_NOTFOUND;
@@ -7058,69 +6505,62 @@ s_blob_file(ms_node_t *self, const ms_hash_t *hash, char **summary)
 }
 
 //  --------------------------------------------------------------------------
-//  Run the queued API commands.
+//  ms_node_command_iface_t: store a submission (the `submit` role).
+
+static int
+s_nc_submit(void *arg, const char *text, size_t n, ms_spec_t *spec,
+            const char *files, char **summary, ms_diag_t *diag)
+{
+    ms_node_t *self = arg;
+    if (!s_may_submit(self)) {
+        ms_spec_destroy(&spec);
+        return s_no_submit_role(self, diag);
+    }
+    int rc = ms_submit_spec(self->submit, text, n, spec, false, files, NULL,
+                            NULL, summary, diag);
+    s_trim(self);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_node_command_iface_t: a life-cycle action (the `submit` role).
+
+static int
+s_nc_control(void *arg, const ms_hash_t *sweep_id, int action, int32_t priority,
+             ms_diag_t *diag)
+{
+    ms_node_t *self = arg;
+    if (!s_may_submit(self))
+        return s_no_submit_role(self, diag);
+    return ms_node_control(self, sweep_id, (ms_node_control_t) action, priority,
+                           diag);
+}
+
+//  --------------------------------------------------------------------------
+//  Make the command queue (and its wake pipe) the loop answers.
+
+static int
+s_commands_open(ms_node_t *self, ms_diag_t *diag)
+{
+    ms_node_command_iface_t iface = {.arg = self,
+                                     .submit = s_nc_submit,
+                                     .control = s_nc_control,
+                                     .blob_put = s_blob_put,
+                                     .authority = s_item_text,
+                                     .task_leases = s_task_leases,
+                                     .blobs_held = s_blobs_held,
+                                     .blob_path = s_blob_file};
+    return ms_node_command_open(&self->commands, &iface, diag);
+}
+
+//  --------------------------------------------------------------------------
+//  Run the queued API commands; any command may change the work.
 
 static void
 s_run_commands(ms_node_t *self)
 {
-    for (;;) {
-        pthread_mutex_lock(&self->lock);
-        s_command_t *cmd = self->queue;
-        if (cmd)
-            self->queue = cmd->next;
-        pthread_mutex_unlock(&self->lock);
-        if (!cmd)
-            return;
-        ms_diag_t diag;
-        ms_diag_clear(&diag);
-        char *summary = NULL;
-        int rc;
+    if (ms_node_command_run(self->commands) > 0)
         self->work_changed = true;
-        if ((cmd->kind == S_COMMAND_CONTROL || cmd->kind == S_COMMAND_SUBMIT) &&
-            !s_may_submit(self))
-            rc = s_no_submit_role(self, &diag);
-        else if (cmd->kind == S_COMMAND_CONTROL)
-            rc = ms_node_control(self, &cmd->sweep_id, cmd->action,
-                                 cmd->priority, &diag);
-        else if (cmd->kind == S_COMMAND_BLOB_PUT)
-            rc = s_blob_put(self, &cmd->hash, cmd->files, &diag);
-        else if (cmd->kind == S_COMMAND_AUTHORITY)
-            rc = s_item_text(self, cmd->text, cmd->n, &summary, &diag);
-        else if (cmd->kind == S_COMMAND_LEASES)
-            rc = s_task_leases(self, &cmd->hash, &summary);
-        else if (cmd->kind == S_COMMAND_BLOBS)
-            rc = s_blobs_held(self, cmd->text, &summary);
-        else if (cmd->kind == S_COMMAND_BLOB_PATH)
-            rc = s_blob_file(self, &cmd->hash, &summary);
-        else {
-            rc = s_submit(self, cmd->text, cmd->n, cmd->spec, false, cmd->files,
-                          NULL, NULL, &summary, &diag);
-            cmd->spec = NULL; // taken
-            s_trim(self);
-        }
-        pthread_mutex_lock(&self->lock);
-        cmd->rc = rc;
-        cmd->diag = diag;
-        cmd->summary = summary;
-        cmd->done = true;
-        if (cmd->abandoned) {
-            free(cmd->summary);
-            s_command_free(cmd);
-        }
-        pthread_cond_broadcast(&self->answered);
-        pthread_mutex_unlock(&self->lock);
-    }
-}
-
-//  --------------------------------------------------------------------------
-//  Empty the wake pipe.
-
-static void
-s_drain_wake(ms_node_t *self)
-{
-    char buf[256];
-    while (read(self->wake[0], buf, sizeof buf) > 0)
-        ;
 }
 
 //  ==========================================================================
@@ -7388,7 +6828,7 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     }
     int n = ms_mesh_poll_items(self->mesh, items, MS_MESH_MAX_POLL_ITEMS);
     items[n].socket = NULL;
-    items[n].fd = self->wake[0];
+    items[n].fd = ms_node_command_wake_fd(self->commands);
     items[n].events = ZMQ_POLLIN;
     n++;
     int nf = ms_worker_pool_fds(self->pool, fds, n_workers);
@@ -7425,7 +6865,7 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
         s_trim(self); // the store parsed the sweeps' specs
     }
     s_hold_grace(self);
-    s_drain_wake(self);
+    ms_node_command_drain(self->commands);
     s_run_commands(self);
     ms_worker_event_t ev;
     while (!self->stopping &&
@@ -7799,7 +7239,8 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
     for (;;) {
         if (wait > 0)
             s_turn_end(self);
-        rc = ms_worker_pool_poll(self->pool, wait, self->wake[0], &ev);
+        rc = ms_worker_pool_poll(self->pool, wait,
+                                 ms_node_command_wake_fd(self->commands), &ev);
         if (wait > 0)
             s_turn_begin(self);
         if (rc == MS_OK) {
@@ -7811,7 +7252,7 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
             continue;
         }
         if (rc == MS_ERR_INTERRUPTED) {
-            s_drain_wake(self);
+            ms_node_command_drain(self->commands);
             s_reload_if_asked(self);
             s_run_commands(self);
         }
@@ -7850,27 +7291,14 @@ ms_node_run(ms_node_t *self)
 //  --------------------------------------------------------------------------
 //  Ask the loop to stop (async-signal-safe).
 
-//  Wake the loop from a signal handler or another thread: one byte on the
-//  wake pipe (async-signal-safe; errno kept).
-
-static void
-s_wake(ms_node_t *self, char why)
-{
-    if (self->wake[1] >= 0) {
-        int saved = errno;
-        ssize_t w = write(self->wake[1], &why, 1);
-        (void) w;
-        errno = saved;
-    }
-}
-
 void
 ms_node_stop(ms_node_t *self)
 {
     if (!self)
         return;
     self->stopping = 1;
-    s_wake(self, 's');
+    ms_node_command_stop(self->commands);
+    ms_node_command_wake(self->commands, 's');
 }
 
 //  Sum of train_seconds over a sweep's rows.
@@ -8030,134 +7458,37 @@ ms_node_trainings_started(ms_node_t *self)
 //  Hooks for the HTTP threads
 
 //  --------------------------------------------------------------------------
-//  Queue a command (taken) and wait for the loop's answer; *summary gets
-//  the answer's summary (may be NULL).
-
-static int
-s_api_queue(ms_node_t *self, s_command_t *cmd, char **summary, ms_diag_t *diag)
-{
-    pthread_mutex_lock(&self->lock);
-    if (self->stopping) {
-        pthread_mutex_unlock(&self->lock);
-        s_command_free(cmd);
-        return ms_diag_set_code(diag, MS_ERR_INTERRUPTED, "node",
-                                "the node is stopping");
-    }
-    s_command_t **tail = &self->queue;
-    while (*tail)
-        tail = &(*tail)->next;
-    *tail = cmd;
-    pthread_mutex_unlock(&self->lock);
-    ssize_t w = write(self->wake[1], "c", 1);
-    (void) w;
-
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += S_API_WAIT_MS / 1000;
-    pthread_mutex_lock(&self->lock);
-    while (!cmd->done) {
-        if (pthread_cond_timedwait(&self->answered, &self->lock, &until) ==
-            ETIMEDOUT)
-            break;
-    }
-    int rc;
-    if (cmd->done) {
-        rc = cmd->rc;
-        *diag = cmd->diag;
-        if (summary)
-            *summary = cmd->summary;
-        else
-            free(cmd->summary);
-        s_command_free(cmd);
-    } else {
-        cmd->abandoned = true; // the loop frees it when it gets to it
-        rc = ms_diag_set_code(diag, MS_ERR_TIMEOUT, "node",
-                              "the node did not answer in time");
-    }
-    pthread_mutex_unlock(&self->lock);
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  Queue a submission and wait for the loop's answer.
+//  Queue a submission and wait for the loop's answer (ms_node_command).
 
 static int
 s_api_submit(void *arg, const char *text, size_t n, const char *files,
              char **summary, ms_diag_t *diag)
 {
     ms_node_t *self = arg;
-    *summary = NULL;
-    s_command_t *cmd = calloc(1, sizeof *cmd);
-    if (!cmd)
-        return MS_ERR_NOMEM;
-    cmd->kind = S_COMMAND_SUBMIT;
-    cmd->text = malloc(n + 1);
-    cmd->files = files ? strdup(files) : NULL;
-    if (!cmd->text || (files && !cmd->files)) {
-        s_command_free(cmd);
-        return MS_ERR_NOMEM;
-    }
-    memcpy(cmd->text, text, n);
-    cmd->text[n] = 0;
-    cmd->n = n;
-    // Parse and validate here, in the HTTP thread: a bad or hostile spec
-    // is refused without reaching the node loop, and the loop does not
-    // spend a good one's parse and expansion either (it only stores it).
-    int rc = ms_spec_parse(cmd->text, n, NULL, &cmd->spec, diag);
-    const ms_spec_dataset_t *d = cmd->spec ? ms_spec_dataset(cmd->spec) : NULL;
-    if (rc == MS_OK && files && d->builtin)
-        rc = ms_diag_set(diag, "files",
-                         "given for the built-in dataset %s, which takes no "
-                         "files (?files= is for a spec naming train and "
-                         "test files)",
-                         d->name);
-    if (rc != MS_OK) {
-        s_command_free(cmd);
-        return rc;
-    }
-    return s_api_queue(self, cmd, summary, diag);
+    return ms_node_command_submit(self->commands, text, n, files, summary,
+                                  diag);
 }
 
 //  --------------------------------------------------------------------------
-//  Queue an uploaded file (DATA_DIR/blobs/tmp/upload-*) to become a blob
-//  (the loop owns the blob store) and wait for the hash check.
+//  Queue an uploaded file to become a blob and wait for the hash check.
 
 static int
 s_api_blob_put(void *arg, const ms_hash_t *hash, const char *tmp_path,
                ms_diag_t *diag)
 {
     ms_node_t *self = arg;
-    s_command_t *cmd = calloc(1, sizeof *cmd);
-    if (!cmd || !(cmd->files = strdup(tmp_path))) {
-        free(cmd);
-        unlink(tmp_path);
-        return MS_ERR_NOMEM;
-    }
-    cmd->kind = S_COMMAND_BLOB_PUT;
-    cmd->hash = *hash;
-    return s_api_queue(self, cmd, NULL, diag);
+    return ms_node_command_blob_put(self->commands, hash, tmp_path, diag);
 }
 
 //  --------------------------------------------------------------------------
-//  Queue an authority item (POST /api/v1/authority) and wait for the
-//  loop's answer (the loop owns the members table, the mesh and the set).
+//  Queue an authority item and wait for the loop's answer.
 
 static int
 s_api_authority(void *arg, const char *text, size_t n, char **summary,
                 ms_diag_t *diag)
 {
     ms_node_t *self = arg;
-    *summary = NULL;
-    s_command_t *cmd = calloc(1, sizeof *cmd);
-    if (!cmd || !(cmd->text = malloc(n + 1))) {
-        free(cmd);
-        return MS_ERR_NOMEM;
-    }
-    cmd->kind = S_COMMAND_AUTHORITY;
-    memcpy(cmd->text, text, n);
-    cmd->text[n] = 0;
-    cmd->n = n;
-    return s_api_queue(self, cmd, summary, diag);
+    return ms_node_command_authority(self->commands, text, n, summary, diag);
 }
 
 //  --------------------------------------------------------------------------
@@ -8174,91 +7505,38 @@ s_api_control(void *arg, const ms_hash_t *sweep_id, const char *action,
                            "'%.100s': expected cancel, pause, resume or "
                            "priority",
                            action);
-    s_command_t *cmd = calloc(1, sizeof *cmd);
-    if (!cmd)
-        return MS_ERR_NOMEM;
-    cmd->kind = S_COMMAND_CONTROL;
-    cmd->sweep_id = *sweep_id;
-    cmd->action = act;
-    cmd->priority = priority;
-    return s_api_queue(self, cmd, NULL, diag);
+    return ms_node_command_control(self->commands, sweep_id, (int) act,
+                                   priority, diag);
 }
 
 //  --------------------------------------------------------------------------
-//  Run a query command on the loop (s_api_queue; cmd is consumed) and parse
-//  its answer as JSON: a new value, or NULL when it could not answer.
-
-static json_t *
-s_api_queue_json(ms_node_t *self, s_command_t *cmd)
-{
-    char *summary = NULL;
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
-    if (s_api_queue(self, cmd, &summary, &diag) != MS_OK || !summary) {
-        free(summary);
-        return NULL;
-    }
-    json_error_t err;
-    json_t *value = json_loads(summary, 0, &err);
-    free(summary);
-    return value;
-}
-
-//  --------------------------------------------------------------------------
-//  Ask the loop for the leases of a task's slots (it owns the lease
-//  table); NULL when it cannot answer.
+//  Ask the loop for the leases of a task's slots; NULL when it cannot.
 
 static json_t *
 s_api_task_leases(void *arg, const ms_hash_t *task_id)
 {
     ms_node_t *self = arg;
-    s_command_t *cmd = calloc(1, sizeof *cmd);
-    if (!cmd)
-        return NULL;
-    cmd->kind = S_COMMAND_LEASES;
-    cmd->hash = *task_id;
-    return s_api_queue_json(self, cmd);
+    return ms_node_command_task_leases(self->commands, task_id);
 }
 
 //  --------------------------------------------------------------------------
-//  Ask the loop which blobs it holds (it owns the blob store); NULL when
-//  it cannot answer.
+//  Ask the loop which blobs it holds; NULL when it cannot answer.
 
 static json_t *
 s_api_blobs_held(void *arg, const json_t *hashes)
 {
     ms_node_t *self = arg;
-    s_command_t *cmd = calloc(1, sizeof *cmd);
-    if (!cmd)
-        return NULL;
-    cmd->kind = S_COMMAND_BLOBS;
-    cmd->text = json_dumps(hashes, JSON_COMPACT);
-    if (!cmd->text) {
-        free(cmd);
-        return NULL;
-    }
-    cmd->n = strlen(cmd->text);
-    return s_api_queue_json(self, cmd);
+    return ms_node_command_blobs_held(self->commands, hashes);
 }
 
 //  --------------------------------------------------------------------------
-//  Ask the loop for the file of a held blob (it owns the blob store); NULL
-//  when it is not held or the loop cannot answer.
+//  Ask the loop for the file of a held blob; NULL when not held.
 
 static char *
 s_api_blob_path(void *arg, const ms_hash_t *hash)
 {
     ms_node_t *self = arg;
-    s_command_t *cmd = calloc(1, sizeof *cmd);
-    if (!cmd)
-        return NULL;
-    cmd->kind = S_COMMAND_BLOB_PATH;
-    cmd->hash = *hash;
-    json_t *obj = s_api_queue_json(self, cmd);
-    const char *path = json_string_value(json_object_get(obj, "path"));
-    char *copy = path ? strdup(path) : NULL;
-    json_decref(obj);
-    return copy;
+    return ms_node_command_blob_path(self->commands, hash);
 }
 
 //  --------------------------------------------------------------------------
@@ -8824,7 +8102,7 @@ ms_node_ask_reload(ms_node_t *self)
     if (!self)
         return;
     self->reload_asked = 1;
-    s_wake(self, 'r');
+    ms_node_command_wake(self->commands, 'r');
 }
 
 //  --------------------------------------------------------------------------

@@ -1,0 +1,165 @@
+/*  =========================================================================
+    ms_submit - a sweep spec becomes records: the submission path
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    DESIGN.md "Layout of node/" (ms_submit: spec -> records) and
+    "Datasets". A submission is parsed and expanded (ms_spec_parse), held
+    to the pool's limits (max_tasks_per_sweep, max_dataset_bytes), its
+    dataset checked (a built-in name resolves; a local runner's files, or
+    the files uploaded as blobs, load with the workers' loader, so a bad
+    file is refused at submission with the loader's diag and nothing is
+    stored), and then stored as one block of records of ours: the SWEEP
+    record (the spec and its expanded task list: other nodes never
+    re-expand) and the DATASET record (name, files, sizes and the BLAKE2b
+    content hash every node derives from the spec). A file dataset's
+    worker object (paths by role) is written first to
+    DATASETS_DIR/<sweep_id>.json (0600), so a stored sweep always finds
+    its files, also after a restart. The same spec again is "existed"
+    (nothing written); of a cancelled sweep it is reopened (a sweep-control
+    record).
+
+    The node creates the class over its store and hands it what it needs
+    of the node through ms_submit_iface_t (append a record block, the
+    reopen control, its verbose log, its blob store, what it caches about
+    a sweep's dataset); the class never calls into ms_node. The dataset
+    helpers below (path of a sweep's dataset file, the dataset hash, the
+    workers' object of blobs, file roles) are shared with the node's
+    dataset fetch. Loop thread only.
+*/
+#ifndef MS_SUBMIT_H
+#define MS_SUBMIT_H
+
+#include "ms_blob_store.h"
+#include "ms_clock.h"
+#include "ms_err.h"
+#include "ms_hash.h"
+#include "ms_spec.h"
+#include "ms_store.h"
+#include "ms_store_payload.h"
+#include "ms_wire.h"
+
+#include <jansson.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ms_submit ms_submit_t;
+
+//  Roles of a file dataset's files (the keys of the workers' dataset
+//  object): "train", "test" (IDX images or CSV) and, for IDX,
+//  "train_labels", "test_labels", in that order.
+#define MS_SUBMIT_FILE_ROLES 4
+
+//  What the class needs of its node. Every function gets ARG; all are
+//  called on the loop thread, from inside ms_submit_spec only.
+typedef struct {
+    void *arg;
+    //  Log one line (the node's verbose log).
+    void (*log)(void *arg, const char *line);
+    //  Append the N (1 or 2) PAYLOADS to the node's own log as one durable
+    //  commit (signed, pushed to the peers); MS_OK or the store's error.
+    int (*append)(void *arg, size_t n, const ms_store_payload_t *payloads);
+    //  Publish a reopen sweep-control record of SWEEP_ID (the same spec
+    //  of a cancelled sweep came again); MS_OK or the store's error.
+    int (*reopen)(void *arg, const ms_hash_t *sweep_id);
+    //  SWEEP_ID is stored (FRESH: its records were written just now; else
+    //  it existed, maybe reopened): the node's work changed.
+    void (*stored)(void *arg, const ms_hash_t *sweep_id, bool fresh);
+    //  The workers' dataset object of SWEEP_ID is DATASET (borrowed: take
+    //  a reference to keep it), written to its dataset file just now:
+    //  forget a cached "unknown dataset" of the sweep. May be NULL.
+    void (*dataset_known)(void *arg, const ms_hash_t *sweep_id,
+                          json_t *dataset);
+    //  The node's blob store (borrowed for the call), or NULL when it
+    //  keeps none (in no pool). May be NULL (never any).
+    ms_blob_store_t *(*blobs)(void *arg);
+} ms_submit_iface_t;
+
+//  Settings.
+typedef struct {
+    const char *datasets_dir;    // DATA_DIR/datasets, an existing dir
+                                 // (copied; shorter than PATH_MAX)
+    int64_t max_tasks_per_sweep; // >= 1: pool limit of tasks of a sweep
+    int64_t max_dataset_bytes;   // >= 1: pool limit of a dataset's bytes
+    const ms_clock_t *clock;     // created_at_ms of sweep records (wall);
+                                 // NULL: ms_clock_system() (borrowed)
+} ms_submit_config_t;
+
+//  Create the submission path over STORE (borrowed; it outlives the
+//  object) with CFG and IFACE (copied). Returns NULL when memory runs out
+//  or datasets_dir does not fit PATH_MAX. Caller owns the result; free it
+//  with ms_submit_destroy().
+ms_submit_t *ms_submit_new(ms_store_t *store, const ms_submit_config_t *cfg,
+                           const ms_submit_iface_t *iface);
+
+//  Free it; NULL-safe, nulls *self_p.
+void ms_submit_destroy(ms_submit_t **self_p);
+
+//  Submit a sweep spec (YAML or JSON text of N bytes): parse and expand it
+//  (unless PARSED, the same text already parsed by ms_spec_parse with
+//  default options, taken either way; NULL: parse it here), check its
+//  dataset and limits, write a file dataset's dataset file, and store the
+//  sweep and dataset records (one block). LOCAL_FILES: the caller is a
+//  local runner allowed to read dataset file paths named in the spec
+//  (`meshsweep run`). UPLOADED (may be NULL; not with LOCAL_FILES): the
+//  uploaded files of a file dataset, "ROLE:HEX,..." with the roles above,
+//  each a blob the node holds; the blobs are pinned once the sweep is
+//  stored. *SWEEP_ID (may be NULL) gets the sweep id; *EXISTED (may be
+//  NULL) is true when the same spec was stored before (nothing new
+//  written; a cancelled one is reopened). SUMMARY_JSON (may be NULL): on
+//  MS_OK a malloc'd JSON object text {"sweep_id","existed","reopened",
+//  "n_tasks","warnings":[...],"name"} (caller frees); NULL otherwise.
+//  Returns MS_OK; MS_ERR_INVALID / MS_ERR_UNSUPPORTED (bad spec, limits,
+//  files: diag has the key path and the reason; nothing stored);
+//  MS_ERR_NOTFOUND (dataset missing, or a file not uploaded: diag names
+//  it); MS_ERR_IO (a local file unreadable, or the dataset file cannot be
+//  written: diag has the path); MS_ERR_RANGE (the sweep record would be
+//  too big: diag "parameters" says how many tasks fit); MS_ERR_CONFLICT
+//  (another spec stored under the same id: diag "store"); the append's
+//  error (diag "store") or the reopen's (diag the sweep id); MS_ERR_NOMEM.
+int ms_submit_spec(ms_submit_t *self, const char *spec_text, size_t n,
+                   ms_spec_t *parsed, bool local_files, const char *uploaded,
+                   ms_hash_t *sweep_id, bool *existed, char **summary_json,
+                   ms_diag_t *diag);
+
+//  The path of SWEEP_ID's dataset file, DATASETS_DIR/<hex>.json, into OUT
+//  (N bytes; PATH_MAX + 80 always suffice).
+void ms_submit_dataset_path(const ms_submit_t *self, const ms_hash_t *sweep_id,
+                            char *out, size_t n);
+
+//  Write DATASET (the workers' object) as SWEEP_ID's dataset file: compact
+//  JSON with sorted keys, written to a temporary file, fsync'd and renamed
+//  (mode 0600). Returns MS_OK; MS_ERR_IO or MS_ERR_NOMEM with diag naming
+//  the path and the reason.
+int ms_submit_dataset_save(const ms_submit_t *self, const ms_hash_t *sweep_id,
+                           const json_t *dataset, ms_diag_t *diag);
+
+//  The content hash of a sweep's dataset D into *OUT: BLAKE2b over the
+//  hashes of its files (a built-in dataset's four files are hashed here,
+//  so nodes with the same Debian package see the same hash). FILES (may
+//  be NULL): for a built-in dataset, its four files (role, size, hash)
+//  for the dataset record. Returns MS_OK; the built-in lookup's or file
+//  hash's error (MS_ERR_NOTFOUND, MS_ERR_IO) when a file cannot be read.
+int ms_submit_dataset_hash(const ms_spec_dataset_t *d, ms_hash_t *out,
+                           ms_wire_dataset_file_t files[4]);
+
+//  The role index (0 .. MS_SUBMIT_FILE_ROLES - 1) of the role NAME (N
+//  bytes, not terminated), -1 when it names none.
+int ms_submit_file_role(const char *name, size_t n);
+
+//  The workers' dataset object of a file dataset held as blobs in BLOBS:
+//  the blob paths by role of FH where HAVE (train and test at least), the
+//  CSV options CSV (may be NULL; label defaults to "label") and the
+//  train/test hashes (the worker re-checks them). Pins the blobs when PIN.
+//  *OUT gets the new object (caller json_decref's it), *BYTES the files'
+//  total size. Returns MS_OK; the blob store's error (MS_ERR_NOTFOUND
+//  when a blob is not held); MS_ERR_NOMEM.
+int ms_submit_blob_dataset(ms_blob_store_t *blobs,
+                           const ms_hash_t fh[MS_SUBMIT_FILE_ROLES],
+                           const bool have[MS_SUBMIT_FILE_ROLES],
+                           const json_t *csv, bool pin, json_t **out,
+                           int64_t *bytes);
+
+#endif
