@@ -1804,10 +1804,12 @@ s_item_main(int argc, char **argv, bool clear)
     for (int i = 1; i < argc; i++) {
         bool missing = false;
         const char *v = NULL;
-        if (ms_cli_arg_value(argc, argv, &i, "--node", &v, &missing)) {
-            if (missing || !*v)
+        int rc_arg = MS_CLI_EXIT_OK;
+        if (ms_cli_connection_arg(argc, argv, &i, &node_url, &rc_arg)) {
+            if (rc_arg != MS_CLI_EXIT_OK)
+                return rc_arg;
+            if (node_url && !*node_url)
                 return ms_cli_usage_error("--node", "needs a URL");
-            node_url = v;
         } else if (ms_cli_arg_value(argc, argv, &i, "--cut", &v, &missing)) {
             if (missing)
                 return ms_cli_usage_error("--cut",
@@ -2018,12 +2020,12 @@ s_publish_main(int argc, char **argv)
     const char *file = NULL, *node_url = NULL;
     bool json_out = false;
     for (int i = 1; i < argc; i++) {
-        bool missing = false;
-        const char *v = NULL;
-        if (ms_cli_arg_value(argc, argv, &i, "--node", &v, &missing)) {
-            if (missing || !*v)
+        int rc_arg = MS_CLI_EXIT_OK;
+        if (ms_cli_connection_arg(argc, argv, &i, &node_url, &rc_arg)) {
+            if (rc_arg != MS_CLI_EXIT_OK)
+                return rc_arg;
+            if (node_url && !*node_url)
                 return ms_cli_usage_error("--node", "needs a URL");
-            node_url = v;
         } else if (strcmp(argv[i], "--json") == 0)
             json_out = true;
         else if (argv[i][0] == '-' && argv[i][1])

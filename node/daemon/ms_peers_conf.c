@@ -63,7 +63,10 @@ ms_peers_conf_check_spec(const char *spec, bool need_id, char *why,
         v = port[i] >= '0' && port[i] <= '9' ? v * 10 + (port[i] - '0') : -1;
     if (n_port == 0 || n_port > 5 || strspn(port, "0123456789") != n_port ||
         v < 1 || v > 65535) {
-        snprintf(why, why_n, "port '%.20s' is not a number in 1..65535", port);
+        snprintf(why, why_n,
+                 "port '%.20s' is not a number in 1..65535 (expected "
+                 "[NODE_ID@]tcp://HOST:PORT)",
+                 port);
         return MS_ERR_INVALID;
     }
     if (!ms_wire_endpoint_valid(ep)) {
