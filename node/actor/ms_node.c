@@ -162,6 +162,7 @@
 #include "ms_platform.h"
 #include "ms_lease_table.h"
 #include "ms_items.h"
+#include "ms_keep.h"
 #include "ms_members.h"
 #include "ms_metrics.h"
 #include "ms_mesh.h"
@@ -262,12 +263,6 @@ typedef struct {
     size_t n_files;                // entries in files
     json_t *csv;                   // CSV options of its dataset, or NULL
     double task_ms_ewma; // mean run time of its tasks here (ms), or -1
-    int keep;            // ms_keep_weights_t of its spec; -1 not read yet
-    char metric[32];     // the spec's metric name (keep_weights best)
-    bool maximize;       // its goal
-    bool has_best;       // best_* hold this node's best kept result
-    double best_value;   // its metric
-    ms_hash_t best_blob; // its weights (pinned)
 } s_sweep_info_t;
 
 //  What the node knows about the task a worker runs.
@@ -499,6 +494,7 @@ struct ms_node {
     void *work_hook_arg; // its argument
     // re-evaluation and kept weights (loop thread; see "Re-evaluation")
     ms_reeval_t *reeval;        // sampling, jobs, pins; NULL alone
+    ms_keep_t *keep;            // our kept weights; with reeval
     char weights_dir[PATH_MAX]; // DATA_DIR/weights: worker output
     // /metrics: tasks this store saw reach done or failed (loop thread)
     uint64_t done_seen;         // done + failed tasks at the last look
@@ -1313,6 +1309,7 @@ ms_node_destroy(ms_node_t **self_p)
         free(self->sweeps[i].files);
         json_decref(self->sweeps[i].csv);
     }
+    ms_keep_destroy(&self->keep);
     ms_reeval_destroy(&self->reeval);
     ms_blob_fetch_destroy(&self->fetch); // removes its temp files
     ms_blob_store_destroy(&self->blobs);
@@ -2012,7 +2009,6 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
     memset(info, 0, sizeof *info);
     info->sweep_id = sid;
     info->task_ms_ewma = -1.0;
-    info->keep = -1;
 
     ms_store_sweep_t *sweep = NULL;
     json_t *named = NULL; // the spec's dataset object (not the task list)
@@ -5732,130 +5728,35 @@ s_dataset_check_ready(ms_node_t *self, s_sweep_info_t *info, bool fetched)
     its blob store and fetch (s_mesh_open), drives it from the loop
     (s_reeval_tick), hands it blob fetch ends and its workers' events, and
     answers what it asks through ms_reeval_iface_t (the s_ri_* functions
-    below). What stays here is the node's side of keep_weights: a training
-    task runs with a weights path; its worker writes the final weights
-    there (core/ms_weights.h); when its result is ok, s_keep_weights
-    applies the sweep's keep_weights, stores the file as a blob, names it
-    in the row (weights_blob, weights_bytes) and has ms_reeval pin it.
+    below). The node's own kept weights (keep_weights, weights_out_dir)
+    are ms_keep's (node/verify): a training task runs with a weights
+    path; its worker writes the final weights there (core/ms_weights.h);
+    s_on_result hands the file to ms_keep_export and ms_keep_result.
     =========================================================================
 */
 
-#define S_WEIGHTS_MAX_BYTES ((size_t) 1 << 31) // a weights file we keep
-
 //  --------------------------------------------------------------------------
-//  The sweep's keep_weights (and metric), read from its spec once.
+//  The worker's weights file of task TASK_HEX.
 
-static int
-s_sweep_keep(ms_node_t *self, s_sweep_info_t *info)
+static void
+s_weights_path(const ms_node_t *self, const char *task_hex, char *path,
+               size_t n)
 {
-    if (info->keep >= 0)
-        return info->keep;
-    info->keep = MS_KEEP_WEIGHTS_SAMPLED;
-    snprintf(info->metric, sizeof info->metric, "val_accuracy");
-    info->maximize = true;
-    ms_store_sweep_t *sw = NULL;
-    if (ms_store_get_sweep(self->store, info->sweep_id.bytes, &sw) != MS_OK)
-        return info->keep; // read again when known
-    json_error_t err;
-    json_t *spec = json_loadb(sw->spec_json, sw->spec_len, 0, &err);
-    const char *keep = json_string_value(json_object_get(spec, "keep_weights"));
-    for (int k = MS_KEEP_WEIGHTS_NONE; keep && k <= MS_KEEP_WEIGHTS_ALL; k++)
-        if (strcmp(keep, ms_keep_weights_name((ms_keep_weights_t) k)) == 0)
-            info->keep = k;
-    json_t *metric = json_object_get(spec, "metric");
-    const char *name = json_string_value(json_object_get(metric, "name"));
-    const char *goal = json_string_value(json_object_get(metric, "goal"));
-    if (name)
-        snprintf(info->metric, sizeof info->metric, "%s", name);
-    if (goal)
-        info->maximize = strcmp(goal, "minimize") != 0;
-    json_decref(spec);
-    ms_store_sweep_destroy(&sw);
-    return info->keep;
-}
-
-//  --------------------------------------------------------------------------
-//  Read a whole small file (the worker's weights). Caller frees *out.
-
-static int
-s_read_weights_file(const char *path, uint8_t **out, size_t *n)
-{
-    *out = NULL;
-    *n = 0;
-    FILE *f = fopen(path, "rbe");
-    if (!f)
-        return MS_ERR_NOTFOUND;
-    struct stat st;
-    int rc = MS_OK;
-    if (fstat(fileno(f), &st) != 0 || st.st_size <= 0 ||
-        (uint64_t) st.st_size > S_WEIGHTS_MAX_BYTES)
-        rc = MS_ERR_RANGE;
-    uint8_t *buf = rc == MS_OK ? malloc((size_t) st.st_size) : NULL;
-    if (rc == MS_OK && !buf)
-        rc = MS_ERR_NOMEM;
-    if (rc == MS_OK &&
-        fread(buf, 1, (size_t) st.st_size, f) != (size_t) st.st_size)
-        rc = MS_ERR_IO;
-    fclose(f);
-    if (rc != MS_OK) {
-        free(buf);
-        return rc;
-    }
-    *out = buf;
-    *n = (size_t) st.st_size;
-    return MS_OK;
+    snprintf(path, n, "%s/%s.weights", self->weights_dir, task_hex);
 }
 
 //  --------------------------------------------------------------------------
 //  Our training result R (row being built): keep its weights as the
-//  sweep's keep_weights says, and name them in the row (see above).
+//  sweep's keep_weights says, and name them in the row (ms_keep_result).
 
 static void
 s_keep_weights(ms_node_t *self, const s_running_t *r, json_t *row)
 {
     char thex[MS_HASH_HEX_LEN + 1], path[PATH_MAX + 100];
     ms_hash_hex(&r->task_id, thex);
-    snprintf(path, sizeof path, "%s/%s.weights", self->weights_dir, thex);
-    const char *st = json_string_value(json_object_get(row, "status"));
-    s_sweep_info_t *info = s_sweep_info(self, r->sweep_id.bytes);
-    int keep = info ? s_sweep_keep(self, info) : MS_KEEP_WEIGHTS_SAMPLED;
-    bool want = st && strcmp(st, "ok") == 0 && keep != MS_KEEP_WEIGHTS_NONE;
-    double value = NAN;
-    if (want && keep == MS_KEEP_WEIGHTS_BEST) {
-        ms_spec_metric_t m = {info->metric, info->maximize};
-        value = ms_spec_metric_value(&m, row);
-        want = ms_spec_metric_improves(&m, value, info->has_best,
-                                       info->best_value);
-    }
-    uint8_t *bytes = NULL;
-    size_t n = 0;
-    int rc = want ? s_read_weights_file(path, &bytes, &n) : MS_OK;
-    unlink(path);
-    if (!want)
-        return;
-    ms_hash_t blob;
-    if (rc == MS_OK)
-        rc = ms_blob_store_put(self->blobs, bytes, n, &blob);
-    free(bytes);
-    if (rc != MS_OK) {
-        s_log(self, "task %.12s: weights not kept: %s", thex, ms_strerror(rc));
-        return;
-    }
-    if (keep == MS_KEEP_WEIGHTS_BEST) {
-        if (info->has_best)
-            ms_reeval_unkeep(self->reeval, &info->best_blob);
-        info->has_best = true;
-        info->best_value = value;
-        info->best_blob = blob;
-    }
-    ms_reeval_keep(self->reeval, &blob, &r->task_id,
-                   keep == MS_KEEP_WEIGHTS_SAMPLED,
-                   keep != MS_KEEP_WEIGHTS_SAMPLED, NULL);
-    char bhex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&blob, bhex);
-    json_object_set_new(row, "weights_blob", json_string(bhex));
-    json_object_set_new(row, "weights_bytes", json_integer((json_int_t) n));
-    self->metrics.weights_kept_total++;
+    s_weights_path(self, thex, path, sizeof path);
+    if (ms_keep_result(self->keep, &r->task_id, &r->sweep_id, path, row))
+        self->metrics.weights_kept_total++;
 }
 
 //  --------------------------------------------------------------------------
@@ -5869,34 +5770,13 @@ s_export_weights(ms_node_t *self, const s_running_t *r, const json_t *row)
 {
     char thex[MS_HASH_HEX_LEN + 1], path[PATH_MAX + 100];
     ms_hash_hex(&r->task_id, thex);
-    snprintf(path, sizeof path, "%s/%s.weights", self->weights_dir, thex);
-    const char *st = json_string_value(json_object_get(row, "status"));
-    uint8_t *bytes = NULL;
-    size_t n = 0;
-    int rc = st && strcmp(st, "ok") == 0 ? s_read_weights_file(path, &bytes, &n)
-                                         : MS_ERR_NOTFOUND;
-    if (!self->blobs)
-        unlink(path);
-    if (rc != MS_OK)
-        return;
+    s_weights_path(self, thex, path, sizeof path);
     ms_diag_t diag;
     ms_diag_clear(&diag);
-    void *model = NULL;
-    size_t n_model = 0;
-    char out[PATH_MAX + 100];
-    snprintf(out, sizeof out, "%s/%s.weights", self->opts.weights_out_dir,
-             thex);
-    rc = ms_weights_write_bytes(out, bytes, n, &diag);
-    if (rc == MS_OK)
-        rc = ms_onnx_encode_weights(bytes, n, &model, &n_model, &diag);
-    snprintf(out, sizeof out, "%s/%s.onnx", self->opts.weights_out_dir, thex);
-    if (rc == MS_OK)
-        rc = ms_weights_write_bytes(out, model, n_model, &diag);
-    if (rc != MS_OK)
+    if (ms_keep_export(path, row, !self->blobs, self->opts.weights_out_dir,
+                       thex, &diag) != MS_OK)
         s_log(self, "task %.12s: weights not written to %s: %s: %s", thex,
               self->opts.weights_out_dir, diag.where, diag.reason);
-    free(model);
-    free(bytes);
 }
 
 //  --------------------------------------------------------------------------
@@ -5952,7 +5832,8 @@ s_ri_sweep_keep(void *arg, const uint8_t sweep_id[MS_HASH_BYTES])
 {
     ms_node_t *self = arg;
     s_sweep_info_t *info = s_sweep_info(self, sweep_id);
-    return info ? s_sweep_keep(self, info) : MS_KEEP_WEIGHTS_SAMPLED;
+    return info ? ms_keep_policy(self->keep, &info->sweep_id)
+                : MS_KEEP_WEIGHTS_SAMPLED;
 }
 
 //  --------------------------------------------------------------------------
@@ -6047,7 +5928,15 @@ s_reeval_open(ms_node_t *self)
                                .now_ms = s_ri_now_ms};
     self->reeval =
         ms_reeval_new(self->store, self->blobs, self->fetch, &cfg, &iface);
-    return self->reeval ? MS_OK : MS_ERR_NOMEM;
+    if (!self->reeval)
+        return MS_ERR_NOMEM;
+    ms_keep_iface_t kiface = {.arg = self, .log = s_if_log};
+    self->keep = ms_keep_new(self->store, self->blobs, self->reeval, &kiface);
+    if (!self->keep) {
+        ms_reeval_destroy(&self->reeval);
+        return MS_ERR_NOMEM;
+    }
+    return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
@@ -8450,6 +8339,7 @@ ms_node_reload_certificate(ms_node_t *self, ms_diag_t *diag)
     rc = s_mesh_open(self, diag);
     if (rc != MS_OK) {
         // back to alone (a port in use, ...): the next SIGHUP tries again
+        ms_keep_destroy(&self->keep);
         ms_reeval_destroy(&self->reeval);
         ms_blob_fetch_destroy(&self->fetch);
         ms_blob_store_destroy(&self->blobs);
