@@ -161,12 +161,14 @@
 #include "ms_platform.h"
 #include "ms_lease_table.h"
 #include "ms_items.h"
+#include "ms_keep.h"
 #include "ms_members.h"
 #include "ms_metrics.h"
 #include "ms_mesh.h"
 #include "ms_mlp.h"
 #include "ms_node_command.h"
 #include "ms_onnx.h"
+#include "ms_outbox.h"
 #include "ms_peers_conf.h"
 #include "ms_reeval.h"
 #include "ms_settle.h"
@@ -218,12 +220,6 @@ typedef struct {
     size_t n_files;                // entries in files
     json_t *csv;                   // CSV options of its dataset, or NULL
     double task_ms_ewma; // mean run time of its tasks here (ms), or -1
-    int keep;            // ms_keep_weights_t of its spec; -1 not read yet
-    char metric[32];     // the spec's metric name (keep_weights best)
-    bool maximize;       // its goal
-    bool has_best;       // best_* hold this node's best kept result
-    double best_value;   // its metric
-    ms_hash_t best_blob; // its weights (pinned)
 } s_sweep_info_t;
 
 //  What the node knows about the task a worker runs.
@@ -246,26 +242,6 @@ typedef struct {
                      // max_pause_s and the worker killed; whatever it
                      // still sends is dropped
 } s_running_t;
-
-//  A result of ours waiting for the end of the loop turn, when the turn's
-//  results are appended together as one block (one durable commit).
-typedef struct {
-    ms_hash_t task_id;            // the task
-    ms_hash_t sweep_id;           // its sweep
-    uint32_t slot;                // the claim's slot
-    uint32_t epoch;               // the claim's epoch
-    bool train;                   // kind train (not noop)
-    double train_seconds;         // the row's train_seconds
-    char *row;                    // canonical row JSON (owned)
-    size_t row_len;               // bytes in row
-    ms_result_status_t status;    // ok, diverged, failed
-    json_t *event;                // the "result" event to emit (owned)
-    json_t *platform;             // the worker's platform, or NULL (owned)
-    char log_line[160];           // the "done" log line
-    bool has_nonce;               // commit then reveal: a held result
-    uint8_t nonce[MS_HASH_BYTES]; // what its commit hashed
-    uint32_t replicas;            // its sweep's verify.replicas
-} s_result_t;
 
 //  A block holding a claim that we must acknowledge to its origin once it
 //  is merged here (gossip merges a socket drain's blocks in one commit,
@@ -419,52 +395,46 @@ struct ms_node {
     double c2s_ms[S_C2S_RING]; // recent claim-to-start figures (ring)
     uint64_t n_c2s;            // figures recorded in all
     // the pool: record log, leases, mesh and gossip (loop thread only)
-    ms_lease_table_t *leases;         // the claim rule
-    ms_mesh_t *mesh;                  // links to peers, or NULL (no pool)
-    ms_gossip_t *gossip;              // push + anti-entropy, or NULL
-    s_peer_t *peer_tab;               // peers as the mesh reported them
-    size_t n_peer_tab;                // entries in peer_tab
-    ms_settle_t *settle;              // own claims waiting for acks
-    uint64_t last_append_seq;         // seq of the last record s_append wrote
-    ms_hash_t *resource_failed;       // tasks this node gave up (failure)
-    size_t n_resource_failed;         // entries in resource_failed
-    int64_t grace_until;              // monotonic ms: no claim before
-    int64_t grace_limit;              // monotonic ms: catch-up stops holding it
-    bool caught_up;                   // startup grace and first catch-up over
-    int64_t next_check_at;            // monotonic ms: re-check running tasks
-    bool work_changed;                // records, workers, peers changed: scan
-    int64_t next_scan_at;             // monotonic ms: scan the tasks again
-    int64_t next_renew_at;            // monotonic ms: renew own leases (alone)
-    uint32_t n_members;               // member count last given to the store
-    uint32_t n_pool_operators;        // operator count last given to it
-    ms_metrics_t metrics;             // own counters (ms_metrics.h; the rest:
-                                      // s_metrics_gather)
-    s_sweep_seen_t *sweeps_seen;      // sweep commit times (claim-to-start)
-    size_t n_sweeps_seen;             // entries in sweeps_seen
-    int64_t *worker_free_us;          // per worker: monotonic us it went idle
-    uint64_t n_rejected_messages;     // peer messages refused (gossip)
-    ms_blob_store_t *blobs;           // dataset blobs (pool), or NULL
-    ms_blob_fetch_t *fetch;           // blob fetches from peers, or NULL
-    char blob_tmp_dir[PATH_MAX];      // DATA_DIR/blobs/tmp (uploads)
-    int64_t avail_memory_bytes;       // memory a task may use (estimate)
-    int64_t avail_gpu_memory_bytes;   // device memory a GPU worker's task
-                                      // may use; 0 without GPU workers
-    int64_t snapshot_at;              // monotonic ms: refresh the snapshots
-    ms_wire_live_claim_t *hb_claims;  // heartbeat live-claims buffer
-    s_result_t results[S_MAX_COMMIT]; // results of this turn, not yet stored
-    size_t n_results;                 // entries in results
-    s_result_t *held;                 // committed results not revealed yet
-    size_t n_held, cap_held;          // entries in held, allocated
-    int64_t held_check_at;            // monotonic ms: next reveal check
-    uint64_t n_reveals;               // held results revealed
-    char held_dir[PATH_MAX];          // DATA_DIR/held: one file per held
-    int64_t last_scan_at;             // monotonic ms of the last scan
-    int64_t noop_free_us;             // monotonic us of the last noop done
-    double settle_ms_ewma;            // mean time a claim settles (ms), or -1
-    s_ack_due_t *acks_due;            // claim blocks to acknowledge once held
-    bool sweeps_due;                  // sweep records came: note their commit
-    int64_t trim_at;                  // monotonic ms: next malloc_trim allowed
-    size_t n_acks_due, cap_acks_due;  // used, allocated
+    ms_lease_table_t *leases;        // the claim rule
+    ms_mesh_t *mesh;                 // links to peers, or NULL (no pool)
+    ms_gossip_t *gossip;             // push + anti-entropy, or NULL
+    s_peer_t *peer_tab;              // peers as the mesh reported them
+    size_t n_peer_tab;               // entries in peer_tab
+    ms_settle_t *settle;             // own claims waiting for acks
+    uint64_t last_append_seq;        // seq of the last record s_append wrote
+    ms_hash_t *resource_failed;      // tasks this node gave up (failure)
+    size_t n_resource_failed;        // entries in resource_failed
+    int64_t grace_until;             // monotonic ms: no claim before
+    int64_t grace_limit;             // monotonic ms: catch-up stops holding it
+    bool caught_up;                  // startup grace and first catch-up over
+    int64_t next_check_at;           // monotonic ms: re-check running tasks
+    bool work_changed;               // records, workers, peers changed: scan
+    int64_t next_scan_at;            // monotonic ms: scan the tasks again
+    int64_t next_renew_at;           // monotonic ms: renew own leases (alone)
+    uint32_t n_members;              // member count last given to the store
+    uint32_t n_pool_operators;       // operator count last given to it
+    ms_metrics_t metrics;            // own counters (ms_metrics.h; the rest:
+                                     // s_metrics_gather)
+    s_sweep_seen_t *sweeps_seen;     // sweep commit times (claim-to-start)
+    size_t n_sweeps_seen;            // entries in sweeps_seen
+    int64_t *worker_free_us;         // per worker: monotonic us it went idle
+    uint64_t n_rejected_messages;    // peer messages refused (gossip)
+    ms_blob_store_t *blobs;          // dataset blobs (pool), or NULL
+    ms_blob_fetch_t *fetch;          // blob fetches from peers, or NULL
+    char blob_tmp_dir[PATH_MAX];     // DATA_DIR/blobs/tmp (uploads)
+    int64_t avail_memory_bytes;      // memory a task may use (estimate)
+    int64_t avail_gpu_memory_bytes;  // device memory a GPU worker's task
+                                     // may use; 0 without GPU workers
+    int64_t snapshot_at;             // monotonic ms: refresh the snapshots
+    ms_wire_live_claim_t *hb_claims; // heartbeat live-claims buffer
+    ms_outbox_t *outbox;             // our results: this turn's, held
+    int64_t last_scan_at;            // monotonic ms of the last scan
+    int64_t noop_free_us;            // monotonic us of the last noop done
+    double settle_ms_ewma;           // mean time a claim settles (ms), or -1
+    s_ack_due_t *acks_due;           // claim blocks to acknowledge once held
+    bool sweeps_due;                 // sweep records came: note their commit
+    int64_t trim_at;                 // monotonic ms: next malloc_trim allowed
+    size_t n_acks_due, cap_acks_due; // used, allocated
     // signed blocks (see "Signed blocks" above s_sign_block)
     uint64_t own_signed_from;   // own seqs from here on: signed by us now
     int64_t turn_started_us;    // monotonic us: the loop woke (0: not
@@ -479,6 +449,7 @@ struct ms_node {
     void *work_hook_arg; // its argument
     // re-evaluation and kept weights (loop thread; see "Re-evaluation")
     ms_reeval_t *reeval;        // sampling, jobs, pins; NULL alone
+    ms_keep_t *keep;            // our kept weights; with reeval
     char weights_dir[PATH_MAX]; // DATA_DIR/weights: worker output
     // /metrics: tasks this store saw reach done or failed (loop thread)
     uint64_t done_seen;         // done + failed tasks at the last look
@@ -596,7 +567,8 @@ s_log(const ms_node_t *self, const char *fmt, ...)
 }
 
 //  --------------------------------------------------------------------------
-//  Log one line (the ifaces' log: ms_submit_iface_t, ms_reeval_iface_t).
+//  Log one line (the ifaces' log: ms_submit_iface_t, ms_reeval_iface_t,
+//  ms_outbox_iface_t).
 
 static void
 s_log_line(void *arg, const char *line)
@@ -604,10 +576,9 @@ s_log_line(void *arg, const char *line)
     s_log(arg, "%s", line);
 }
 
-static void s_held_load(ms_node_t *self);
+static int s_outbox_open(ms_node_t *self, ms_diag_t *diag);
 static void s_turn_begin(ms_node_t *self);
 static void s_turn_end(ms_node_t *self);
-static void s_reveal_held(ms_node_t *self, int64_t now);
 static void s_ev_result(ms_node_t *self, const uint8_t *task_id,
                         const uint8_t *node_id);
 static void s_ev_verdict(ms_node_t *self, const uint8_t *task_id,
@@ -615,7 +586,6 @@ static void s_ev_verdict(ms_node_t *self, const uint8_t *task_id,
 static void s_ev_peer(ms_node_t *self, const uint8_t *id, ms_peer_state_t state,
                       int previous);
 static void s_ev_turn(ms_node_t *self);
-static void s_result_clear(s_result_t *res);
 
 //  --------------------------------------------------------------------------
 //  Send an event (a JSON object, taken) to the handler.
@@ -1101,11 +1071,9 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
               n_reset);
     snprintf(self->checkpoint_dir, sizeof self->checkpoint_dir,
              "%s/checkpoints", self->data_dir);
-    snprintf(self->held_dir, sizeof self->held_dir, "%s/held", self->data_dir);
-    rc = s_mkdirs(self->held_dir, diag);
+    rc = s_outbox_open(self, diag);
     if (rc != MS_OK)
         goto fail;
-    s_held_load(self);
     rc = s_submit_open(self, diag);
     if (rc != MS_OK)
         goto fail;
@@ -1262,9 +1230,7 @@ ms_node_destroy(ms_node_t **self_p)
         json_decref(r->config);
     }
     free(self->running);
-    for (size_t i = 0; i < self->n_held; i++)
-        s_result_clear(&self->held[i]); // their files stay for the next run
-    free(self->held);
+    ms_outbox_destroy(&self->outbox); // held files stay for the next run
     ms_worker_pool_destroy(&self->pool);
     ms_idle_destroy(&self->idle);
     ms_submit_destroy(&self->submit);
@@ -1281,6 +1247,7 @@ ms_node_destroy(ms_node_t **self_p)
         free(self->sweeps[i].files);
         json_decref(self->sweeps[i].csv);
     }
+    ms_keep_destroy(&self->keep);
     ms_reeval_destroy(&self->reeval);
     ms_blob_fetch_destroy(&self->fetch); // removes its temp files
     ms_blob_store_destroy(&self->blobs);
@@ -1489,7 +1456,6 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
     memset(info, 0, sizeof *info);
     info->sweep_id = sid;
     info->task_ms_ewma = -1.0;
-    info->keep = -1;
 
     ms_store_sweep_t *sweep = NULL;
     json_t *named = NULL; // the spec's dataset object (not the task list)
@@ -1655,8 +1621,6 @@ static int s_item_text(void *arg, const char *text, size_t n, char **summary,
 static int s_tr_active(void *arg, uint8_t (*out)[MS_GOSSIP_ID_BYTES], int max);
 static int s_blob_send(void *arg, const uint8_t to[MS_BLOB_PEER_ID_BYTES],
                        const ms_wire_envelope_t *env);
-static void s_flush_results(ms_node_t *self);
-static bool s_held_has(ms_node_t *self, const uint8_t *task_id);
 static void s_on_result(ms_node_t *self, s_running_t *r, json_t *body);
 static void s_start_settled(ms_node_t *self, int64_t now);
 static void s_claim_to_start(ms_node_t *self, const ms_hash_t *sweep_id,
@@ -2999,9 +2963,8 @@ s_task_busy(const ms_node_t *self, const uint8_t *task_id)
         if (self->running[i].busy &&
             memcmp(self->running[i].task_id.bytes, task_id, MS_HASH_BYTES) == 0)
             return true;
-    for (size_t i = 0; i < self->n_results; i++)
-        if (memcmp(self->results[i].task_id.bytes, task_id, MS_HASH_BYTES) == 0)
-            return true;
+    if (ms_outbox_queued(self->outbox, task_id))
+        return true;
     return self->settle && ms_settle_contains(self->settle, task_id);
 }
 
@@ -3327,7 +3290,7 @@ s_pick_slot(ms_node_t *self, const uint8_t *task_id, uint32_t *slot)
         for (size_t i = 0; i < v->n_marks && !ours; i++)
             ours = strcmp(v->marks[i].operator_name, mine) == 0;
     free(v);
-    if (ours || s_held_has(self, task_id))
+    if (ours || ms_outbox_held(self->outbox, task_id))
         return false; // our operator has a result of it (or we hold one)
     uint32_t only = UINT32_MAX;
     for (uint32_t s = 0; s < n_slots; s++) {
@@ -3655,7 +3618,10 @@ s_lease_tick(ms_node_t *self, int64_t now)
 {
     ms_claim_t buf[64];
     size_t n;
-    s_reveal_held(self, now);
+    // Not before the start grace: a restarted node counts only itself as
+    // the pool until its peers link, and would reveal at once.
+    if (now >= self->grace_until)
+        ms_outbox_reveal(self->outbox, now);
     if (!self->mesh && now >= self->next_renew_at) {
         // Alone there is no heartbeat to renew our leases: renew here.
         ms_lease_table_renew(self->leases, NULL, 0, NULL);
@@ -3739,7 +3705,7 @@ s_lease_tick(ms_node_t *self, int64_t now)
 static void
 s_release_all(ms_node_t *self)
 {
-    s_flush_results(self); // finished work is stored, not released
+    ms_outbox_flush(self->outbox); // finished work is stored, not released
     for (int i = 0; self->running && i < ms_worker_pool_size(self->pool); i++) {
         s_running_t *r = &self->running[i];
         if (r->busy && r->leased)
@@ -5215,130 +5181,35 @@ s_dataset_check_ready(ms_node_t *self, s_sweep_info_t *info, bool fetched)
     its blob store and fetch (s_mesh_open), drives it from the loop
     (s_reeval_tick), hands it blob fetch ends and its workers' events, and
     answers what it asks through ms_reeval_iface_t (the s_ri_* functions
-    below). What stays here is the node's side of keep_weights: a training
-    task runs with a weights path; its worker writes the final weights
-    there (core/ms_weights.h); when its result is ok, s_keep_weights
-    applies the sweep's keep_weights, stores the file as a blob, names it
-    in the row (weights_blob, weights_bytes) and has ms_reeval pin it.
+    below). The node's own kept weights (keep_weights, weights_out_dir)
+    are ms_keep's (node/verify): a training task runs with a weights
+    path; its worker writes the final weights there (core/ms_weights.h);
+    s_on_result hands the file to ms_keep_export and ms_keep_result.
     =========================================================================
 */
 
-#define S_WEIGHTS_MAX_BYTES ((size_t) 1 << 31) // a weights file we keep
-
 //  --------------------------------------------------------------------------
-//  The sweep's keep_weights (and metric), read from its spec once.
+//  The worker's weights file of task TASK_HEX.
 
-static int
-s_sweep_keep(ms_node_t *self, s_sweep_info_t *info)
+static void
+s_weights_path(const ms_node_t *self, const char *task_hex, char *path,
+               size_t n)
 {
-    if (info->keep >= 0)
-        return info->keep;
-    info->keep = MS_KEEP_WEIGHTS_SAMPLED;
-    snprintf(info->metric, sizeof info->metric, "val_accuracy");
-    info->maximize = true;
-    ms_store_sweep_t *sw = NULL;
-    if (ms_store_get_sweep(self->store, info->sweep_id.bytes, &sw) != MS_OK)
-        return info->keep; // read again when known
-    json_error_t err;
-    json_t *spec = json_loadb(sw->spec_json, sw->spec_len, 0, &err);
-    const char *keep = json_string_value(json_object_get(spec, "keep_weights"));
-    for (int k = MS_KEEP_WEIGHTS_NONE; keep && k <= MS_KEEP_WEIGHTS_ALL; k++)
-        if (strcmp(keep, ms_keep_weights_name((ms_keep_weights_t) k)) == 0)
-            info->keep = k;
-    json_t *metric = json_object_get(spec, "metric");
-    const char *name = json_string_value(json_object_get(metric, "name"));
-    const char *goal = json_string_value(json_object_get(metric, "goal"));
-    if (name)
-        snprintf(info->metric, sizeof info->metric, "%s", name);
-    if (goal)
-        info->maximize = strcmp(goal, "minimize") != 0;
-    json_decref(spec);
-    ms_store_sweep_destroy(&sw);
-    return info->keep;
-}
-
-//  --------------------------------------------------------------------------
-//  Read a whole small file (the worker's weights). Caller frees *out.
-
-static int
-s_read_weights_file(const char *path, uint8_t **out, size_t *n)
-{
-    *out = NULL;
-    *n = 0;
-    FILE *f = fopen(path, "rbe");
-    if (!f)
-        return MS_ERR_NOTFOUND;
-    struct stat st;
-    int rc = MS_OK;
-    if (fstat(fileno(f), &st) != 0 || st.st_size <= 0 ||
-        (uint64_t) st.st_size > S_WEIGHTS_MAX_BYTES)
-        rc = MS_ERR_RANGE;
-    uint8_t *buf = rc == MS_OK ? malloc((size_t) st.st_size) : NULL;
-    if (rc == MS_OK && !buf)
-        rc = MS_ERR_NOMEM;
-    if (rc == MS_OK &&
-        fread(buf, 1, (size_t) st.st_size, f) != (size_t) st.st_size)
-        rc = MS_ERR_IO;
-    fclose(f);
-    if (rc != MS_OK) {
-        free(buf);
-        return rc;
-    }
-    *out = buf;
-    *n = (size_t) st.st_size;
-    return MS_OK;
+    snprintf(path, n, "%s/%s.weights", self->weights_dir, task_hex);
 }
 
 //  --------------------------------------------------------------------------
 //  Our training result R (row being built): keep its weights as the
-//  sweep's keep_weights says, and name them in the row (see above).
+//  sweep's keep_weights says, and name them in the row (ms_keep_result).
 
 static void
 s_keep_weights(ms_node_t *self, const s_running_t *r, json_t *row)
 {
     char thex[MS_HASH_HEX_LEN + 1], path[PATH_MAX + 100];
     ms_hash_hex(&r->task_id, thex);
-    snprintf(path, sizeof path, "%s/%s.weights", self->weights_dir, thex);
-    const char *st = json_string_value(json_object_get(row, "status"));
-    s_sweep_info_t *info = s_sweep_info(self, r->sweep_id.bytes);
-    int keep = info ? s_sweep_keep(self, info) : MS_KEEP_WEIGHTS_SAMPLED;
-    bool want = st && strcmp(st, "ok") == 0 && keep != MS_KEEP_WEIGHTS_NONE;
-    double value = NAN;
-    if (want && keep == MS_KEEP_WEIGHTS_BEST) {
-        ms_spec_metric_t m = {info->metric, info->maximize};
-        value = ms_spec_metric_value(&m, row);
-        want = ms_spec_metric_improves(&m, value, info->has_best,
-                                       info->best_value);
-    }
-    uint8_t *bytes = NULL;
-    size_t n = 0;
-    int rc = want ? s_read_weights_file(path, &bytes, &n) : MS_OK;
-    unlink(path);
-    if (!want)
-        return;
-    ms_hash_t blob;
-    if (rc == MS_OK)
-        rc = ms_blob_store_put(self->blobs, bytes, n, &blob);
-    free(bytes);
-    if (rc != MS_OK) {
-        s_log(self, "task %.12s: weights not kept: %s", thex, ms_strerror(rc));
-        return;
-    }
-    if (keep == MS_KEEP_WEIGHTS_BEST) {
-        if (info->has_best)
-            ms_reeval_unkeep(self->reeval, &info->best_blob);
-        info->has_best = true;
-        info->best_value = value;
-        info->best_blob = blob;
-    }
-    ms_reeval_keep(self->reeval, &blob, &r->task_id,
-                   keep == MS_KEEP_WEIGHTS_SAMPLED,
-                   keep != MS_KEEP_WEIGHTS_SAMPLED, NULL);
-    char bhex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&blob, bhex);
-    json_object_set_new(row, "weights_blob", json_string(bhex));
-    json_object_set_new(row, "weights_bytes", json_integer((json_int_t) n));
-    self->metrics.weights_kept_total++;
+    s_weights_path(self, thex, path, sizeof path);
+    if (ms_keep_result(self->keep, &r->task_id, &r->sweep_id, path, row))
+        self->metrics.weights_kept_total++;
 }
 
 //  --------------------------------------------------------------------------
@@ -5352,34 +5223,13 @@ s_export_weights(ms_node_t *self, const s_running_t *r, const json_t *row)
 {
     char thex[MS_HASH_HEX_LEN + 1], path[PATH_MAX + 100];
     ms_hash_hex(&r->task_id, thex);
-    snprintf(path, sizeof path, "%s/%s.weights", self->weights_dir, thex);
-    const char *st = json_string_value(json_object_get(row, "status"));
-    uint8_t *bytes = NULL;
-    size_t n = 0;
-    int rc = st && strcmp(st, "ok") == 0 ? s_read_weights_file(path, &bytes, &n)
-                                         : MS_ERR_NOTFOUND;
-    if (!self->blobs)
-        unlink(path);
-    if (rc != MS_OK)
-        return;
+    s_weights_path(self, thex, path, sizeof path);
     ms_diag_t diag;
     ms_diag_clear(&diag);
-    void *model = NULL;
-    size_t n_model = 0;
-    char out[PATH_MAX + 100];
-    snprintf(out, sizeof out, "%s/%s.weights", self->opts.weights_out_dir,
-             thex);
-    rc = ms_weights_write_bytes(out, bytes, n, &diag);
-    if (rc == MS_OK)
-        rc = ms_onnx_encode_weights(bytes, n, &model, &n_model, &diag);
-    snprintf(out, sizeof out, "%s/%s.onnx", self->opts.weights_out_dir, thex);
-    if (rc == MS_OK)
-        rc = ms_weights_write_bytes(out, model, n_model, &diag);
-    if (rc != MS_OK)
+    if (ms_keep_export(path, row, !self->blobs, self->opts.weights_out_dir,
+                       thex, &diag) != MS_OK)
         s_log(self, "task %.12s: weights not written to %s: %s: %s", thex,
               self->opts.weights_out_dir, diag.where, diag.reason);
-    free(model);
-    free(bytes);
 }
 
 //  --------------------------------------------------------------------------
@@ -5392,10 +5242,10 @@ s_ri_append(void *arg, const ms_store_payload_t *payload)
 }
 
 //  --------------------------------------------------------------------------
-//  ms_reeval_iface_t: publish an event.
+//  ms_reeval_iface_t and ms_outbox_iface_t: publish an event.
 
 static void
-s_ri_emit(void *arg, json_t *event)
+s_if_emit(void *arg, json_t *event)
 {
     s_emit(arg, event);
 }
@@ -5426,7 +5276,8 @@ s_ri_sweep_keep(void *arg, const uint8_t sweep_id[MS_HASH_BYTES])
 {
     ms_node_t *self = arg;
     s_sweep_info_t *info = s_sweep_info(self, sweep_id);
-    return info ? s_sweep_keep(self, info) : MS_KEEP_WEIGHTS_SAMPLED;
+    return info ? ms_keep_policy(self->keep, &info->sweep_id)
+                : MS_KEEP_WEIGHTS_SAMPLED;
 }
 
 //  --------------------------------------------------------------------------
@@ -5512,7 +5363,7 @@ s_reeval_open(ms_node_t *self)
     ms_reeval_iface_t iface = {.arg = self,
                                .log = s_log_line,
                                .append = s_ri_append,
-                               .emit = s_ri_emit,
+                               .emit = s_if_emit,
                                .live_peers = s_ri_live_peers,
                                .sweep_keep = s_ri_sweep_keep,
                                .dataset = s_ri_dataset,
@@ -5521,7 +5372,15 @@ s_reeval_open(ms_node_t *self)
                                .now_ms = s_ri_now_ms};
     self->reeval =
         ms_reeval_new(self->store, self->blobs, self->fetch, &cfg, &iface);
-    return self->reeval ? MS_OK : MS_ERR_NOMEM;
+    if (!self->reeval)
+        return MS_ERR_NOMEM;
+    ms_keep_iface_t kiface = {.arg = self, .log = s_log_line};
+    self->keep = ms_keep_new(self->store, self->blobs, self->reeval, &kiface);
+    if (!self->keep) {
+        ms_reeval_destroy(&self->reeval);
+        return MS_ERR_NOMEM;
+    }
+    return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
@@ -5674,12 +5533,56 @@ s_fingerprint(const json_t *platform)
 }
 
 //  --------------------------------------------------------------------------
-//  Everything after a result is durable: lease table, checkpoint, crash
-//  count, counters, log line and event. Takes ownership of R's fields.
+//  ms_outbox_iface_t: append our records in one durable commit.
+
+static int
+s_oi_append(void *arg, size_t n, const ms_store_payload_t *payloads)
+{
+    return s_append(arg, n, payloads);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_outbox_iface_t: a task's slots and verify.replicas.
+
+static int
+s_oi_task_slots(void *arg, const uint8_t task_id[MS_HASH_BYTES],
+                uint32_t *n_slots, uint32_t *replicas)
+{
+    ms_node_t *self = arg;
+    return ms_store_task_slots(self->store, task_id, n_slots, replicas);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_outbox_iface_t: distinct operators with a commit for the task.
+
+static int
+s_oi_commit_operators(void *arg, const uint8_t task_id[MS_HASH_BYTES],
+                      uint32_t *n_ops)
+{
+    ms_node_t *self = arg;
+    return ms_store_commit_operators(self->store, task_id, s_node_pk(self),
+                                     n_ops, NULL);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_outbox_iface_t: the operators in the pool as we see them.
+
+static uint32_t
+s_oi_pool_operators(void *arg)
+{
+    ms_node_t *self = arg;
+    return self->n_pool_operators;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_outbox_iface_t: everything of ours after a result is durable: lease
+//  table, checkpoint, crash count, counters (the outbox then logs and
+//  emits). Takes res->platform.
 
 static void
-s_result_stored(ms_node_t *self, s_result_t *res)
+s_oi_stored(void *arg, ms_outbox_result_t *res)
 {
+    ms_node_t *self = arg;
     ms_lease_table_finish(self->leases, res->task_id.bytes, res->slot,
                           s_node_pk(self));
     ms_lease_table_release(self->leases, res->task_id.bytes, res->slot, NULL);
@@ -5699,418 +5602,64 @@ s_result_stored(ms_node_t *self, s_result_t *res)
         res->platform = NULL;
     }
     pthread_mutex_unlock(&self->lock);
-    s_log(self, "%s", res->log_line);
-    s_emit(self, res->event);
-    res->event = NULL;
 }
 
 //  --------------------------------------------------------------------------
-//  A result that could not be stored: the task goes back to pending (its
-//  checkpoint at the last epoch makes the rerun cheap) and our claim is
-//  released.
+//  ms_outbox_iface_t: a row that can never be stored is a task-class
+//  failure of our claim.
 
 static void
-s_result_lost(ms_node_t *self, const ms_hash_t *task_id,
-              const ms_hash_t *sweep_id, uint32_t slot, uint32_t epoch,
-              size_t row_len, int rc)
+s_oi_fail(void *arg, const ms_outbox_result_t *res, const char *reason)
 {
-    if (rc == MS_ERR_RANGE) {
-        // The row is over the limit of one result (its curve, say): the
-        // task's own property, so a task-class failure, not a retry.
-        char reason[160];
-        snprintf(reason, sizeof reason,
-                 "result row of %zu bytes is over the limit of %u bytes "
-                 "for one result",
-                 row_len, (unsigned) MS_WIRE_MAX_RESULT_PAYLOAD_BYTES);
-        s_fail_leased(self, task_id, sweep_id, slot, epoch,
-                      MS_FAILURE_CLASS_TASK, reason);
-        return;
-    }
-    if (rc == MS_ERR_INVALID) {
-        // A row that cannot be true (case 7: accuracy outside [0, 1], a
-        // NaN loss with status ok): published as a task-class failure,
-        // so another node runs the task and the pool keeps the reason.
-        s_fail_leased(self, task_id, sweep_id, slot, epoch,
-                      MS_FAILURE_CLASS_TASK,
-                      "result refused as invalid: a metric out of range "
-                      "(accuracy outside [0, 1], or a NaN or negative "
-                      "loss with status ok)");
-        return;
-    }
-    char thex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(task_id, thex);
-    s_log(self, "task %.12s: cannot store result: %s", thex, ms_strerror(rc));
-    s_release(self, task_id, slot, epoch, MS_RELEASE_REASON_FAILED);
-    ms_store_set_task_state(self->store, task_id->bytes, MS_TASK_PENDING, NULL,
-                            ms_strerror(rc));
+    s_fail_leased(arg, &res->task_id, &res->sweep_id, res->slot, res->epoch,
+                  MS_FAILURE_CLASS_TASK, reason);
 }
 
 //  --------------------------------------------------------------------------
-//  Free what a queued result owns.
+//  ms_outbox_iface_t: a result that could not be stored: the task goes
+//  back to pending (its checkpoint at the last epoch makes the rerun
+//  cheap) and our claim is released.
 
 static void
-s_result_clear(s_result_t *res)
+s_oi_requeue(void *arg, const ms_outbox_result_t *res, int rc)
 {
-    free(res->row);
-    json_decref(res->event);
-    json_decref(res->platform);
-    memset(res, 0, sizeof *res);
-}
-
-/*  --------------------------------------------------------------------------
-    Commit then reveal (DESIGN.md "Verification", docs/VERIFICATION.md
-    "Commit then reveal"). With verify.replicas >= 2 a leased result is
-    not published at once: this turn's block gets a COMMIT record (task,
-    slot, epoch, ms_store_payload_commitment(our id, a random nonce, the
-    row)) and the result is held here. It is revealed (the RESULT record,
-    carrying the nonce) once the store holds commits of min(replicas,
-    operators in the pool as we see them) distinct operators for the
-    task, or once the task wants no slot any more (its verdict is
-    final): then no other result is coming that could copy it. A
-    copier that commits blind cannot match a result it has not seen, and
-    one that does not commit is not counted (ms_store.c "Record log").
-
-    With replicas 1 a commit protects nothing (no other result of the
-    task to copy, and a copy of a revealed result is not counted beside
-    the first of another operator anyway): results are published at once
-    as before, saving a record and a round trip per task.
-
-    While held, our claim stays live (heartbeats renew it), so the slot
-    is not taken over, and we claim no other slot of the task. Nothing is
-    revealed during the start grace (a restarted node sees a pool of one
-    operator until its peers link). The operator count is this node's
-    view: a peer that drops out of it lowers `needed`, so a pool that
-    shrinks below replicas does not hold results for ever. A held
-    result survives a restart: it is written to DATA_DIR/held/<task id>
-    (JSON: the row, nonce, slot, epoch; fsync, then rename) BEFORE its
-    commit is appended, and read back at start. Recomputing instead would
-    need a new commit (the nonce is gone), cost a training run, and a
-    crash between the commit and the reveal would leave a commit without
-    its result. A file without a commit (the append failed, or a crash
-    before it) is revealed as a plain late result: its reveal matches no
-    commit and is not counted, which is the honest outcome.
-    --------------------------------------------------------------------------
- */
-
-//  --------------------------------------------------------------------------
-//  True when we hold a committed result of the task.
-
-static bool
-s_held_has(ms_node_t *self, const uint8_t *task_id)
-{
-    for (size_t i = 0; i < self->n_held; i++)
-        if (memcmp(self->held[i].task_id.bytes, task_id, MS_HASH_BYTES) == 0)
-            return true;
-    return false;
+    ms_node_t *self = arg;
+    s_release(self, &res->task_id, res->slot, res->epoch,
+              MS_RELEASE_REASON_FAILED);
+    ms_store_set_task_state(self->store, res->task_id.bytes, MS_TASK_PENDING,
+                            NULL, ms_strerror(rc));
 }
 
 //  --------------------------------------------------------------------------
-//  Path of a held result's file.
-
-static void
-s_held_path(ms_node_t *self, const ms_hash_t *task_id, char *path, size_t n)
-{
-    char hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(task_id, hex);
-    snprintf(path, n, "%s/%s", self->held_dir, hex);
-}
-
-//  --------------------------------------------------------------------------
-//  Write a held result's file (tmp, fsync, rename). Returns MS_OK or
-//  MS_ERR_IO / MS_ERR_NOMEM.
+//  Make DATA_DIR/held, create our outbox over it and read the results a
+//  previous run held there. Returns MS_OK, MS_ERR_NOMEM, or s_mkdirs's
+//  error (in DIAG).
 
 static int
-s_held_save(ms_node_t *self, const s_result_t *res)
+s_outbox_open(ms_node_t *self, ms_diag_t *diag)
 {
-    char nonce[2 * MS_HASH_BYTES + 1], sweep[MS_HASH_HEX_LEN + 1];
-    for (int i = 0; i < MS_HASH_BYTES; i++)
-        snprintf(nonce + 2 * i, 3, "%02x", res->nonce[i]);
-    ms_hash_hex(&res->sweep_id, sweep);
-    json_t *j = json_pack(
-        "{s:s, s:s#, s:s, s:i, s:i, s:b, s:f, s:i, s:i}", "nonce", nonce, "row",
-        res->row, res->row_len, "sweep_id", sweep, "slot",
-        (json_int_t) res->slot, "epoch", (json_int_t) res->epoch, "train",
-        res->train, "train_seconds",
-        isfinite(res->train_seconds) ? res->train_seconds : 0.0, "status",
-        (json_int_t) res->status, "replicas", (json_int_t) res->replicas);
-    if (!j)
+    char held_dir[PATH_MAX];
+    snprintf(held_dir, sizeof held_dir, "%s/held", self->data_dir);
+    int rc = s_mkdirs(held_dir, diag);
+    if (rc != MS_OK)
+        return rc;
+    ms_outbox_config_t cfg = {.held_dir = held_dir, .max_queued = S_MAX_COMMIT};
+    memcpy(cfg.node_id, s_node_pk(self), MS_HASH_BYTES);
+    ms_outbox_iface_t iface = {.arg = self,
+                               .log = s_log_line,
+                               .append = s_oi_append,
+                               .task_slots = s_oi_task_slots,
+                               .commit_operators = s_oi_commit_operators,
+                               .pool_operators = s_oi_pool_operators,
+                               .stored = s_oi_stored,
+                               .emit = s_if_emit,
+                               .fail = s_oi_fail,
+                               .requeue = s_oi_requeue};
+    self->outbox = ms_outbox_new(&cfg, &iface);
+    if (!self->outbox)
         return MS_ERR_NOMEM;
-    char path[PATH_MAX + 100], tmp[PATH_MAX + 110];
-    s_held_path(self, &res->task_id, path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int rc = MS_ERR_IO;
-    FILE *f = fopen(tmp, "w");
-    if (f) {
-        bool ok = json_dumpf(j, f, JSON_COMPACT) == 0 && fflush(f) == 0 &&
-                  fsync(fileno(f)) == 0;
-        ok = fclose(f) == 0 && ok;
-        if (ok && rename(tmp, path) == 0)
-            rc = MS_OK;
-        else
-            unlink(tmp);
-    }
-    json_decref(j);
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  Read the held results a previous run left (DATA_DIR/held). A file that
-//  does not parse is logged and left for the operator.
-
-static void
-s_held_load(ms_node_t *self)
-{
-    DIR *dir = opendir(self->held_dir);
-    if (!dir)
-        return;
-    struct dirent *de;
-    while ((de = readdir(dir)) != NULL) {
-        ms_hash_t tid;
-        if (strlen(de->d_name) != MS_HASH_HEX_LEN ||
-            ms_hash_from_hex(de->d_name, &tid) != MS_OK ||
-            s_held_has(self, tid.bytes))
-            continue;
-        char path[PATH_MAX + 100];
-        s_held_path(self, &tid, path, sizeof path);
-        json_error_t err;
-        json_t *j = json_load_file(path, 0, &err);
-        const char *nonce = json_string_value(json_object_get(j, "nonce"));
-        const char *sweep = json_string_value(json_object_get(j, "sweep_id"));
-        json_t *row = json_object_get(j, "row");
-        ms_hash_t n, sid;
-        if (!nonce || !sweep || !json_is_string(row) ||
-            ms_hash_from_hex(nonce, &n) != MS_OK ||
-            ms_hash_from_hex(sweep, &sid) != MS_OK ||
-            json_string_length(row) == 0) {
-            s_log(self, "held result %s: unreadable (%s): left as is", path,
-                  j ? "fields" : err.text);
-            json_decref(j);
-            continue;
-        }
-        if (self->n_held == self->cap_held) {
-            size_t cap = self->cap_held ? 2 * self->cap_held : 8;
-            s_result_t *grown = realloc(self->held, cap * sizeof *grown);
-            if (!grown) {
-                json_decref(j);
-                break;
-            }
-            self->held = grown;
-            self->cap_held = cap;
-        }
-        s_result_t *res = &self->held[self->n_held];
-        memset(res, 0, sizeof *res);
-        res->row_len = json_string_length(row);
-        res->row = malloc(res->row_len + 1);
-        if (!res->row) {
-            json_decref(j);
-            break;
-        }
-        memcpy(res->row, json_string_value(row), res->row_len + 1);
-        res->task_id = tid;
-        res->sweep_id = sid;
-        res->slot = (uint32_t) json_integer_value(json_object_get(j, "slot"));
-        res->epoch = (uint32_t) json_integer_value(json_object_get(j, "epoch"));
-        res->train = json_is_true(json_object_get(j, "train"));
-        res->train_seconds =
-            json_number_value(json_object_get(j, "train_seconds"));
-        res->status = (ms_result_status_t) json_integer_value(
-            json_object_get(j, "status"));
-        res->replicas =
-            (uint32_t) json_integer_value(json_object_get(j, "replicas"));
-        res->has_nonce = true;
-        memcpy(res->nonce, n.bytes, MS_HASH_BYTES);
-        snprintf(res->log_line, sizeof res->log_line,
-                 "task %.12s: held result revealed (after a restart)",
-                 de->d_name);
-        self->n_held++;
-        json_decref(j);
-    }
-    closedir(dir);
-    if (self->n_held)
-        s_log(self, "%zu committed result(s) held from the last run",
-              self->n_held);
-}
-
-//  --------------------------------------------------------------------------
-//  Does this leased result go through commit then reveal? Sets its
-//  replicas and nonce when it does.
-
-static bool
-s_wants_commit(ms_node_t *self, s_result_t *res)
-{
-    uint32_t n_slots = 1, replicas = 1;
-    if (ms_store_task_slots(self->store, res->task_id.bytes, &n_slots,
-                            &replicas) != MS_OK ||
-        replicas < 2)
-        return false;
-    res->replicas = replicas;
-    res->has_nonce = true;
-    randombytes_buf(res->nonce, sizeof res->nonce);
-    return true;
-}
-
-//  --------------------------------------------------------------------------
-//  Keep a committed result (ownership moves to the held list).
-
-static void
-s_held_add(ms_node_t *self, s_result_t *res)
-{
-    if (self->n_held == self->cap_held) {
-        size_t cap = self->cap_held ? 2 * self->cap_held : 8;
-        s_result_t *grown = realloc(self->held, cap * sizeof *grown);
-        if (!grown) {
-            // Not kept in memory: the file is, and is read at next start.
-            s_result_clear(res);
-            return;
-        }
-        self->held = grown;
-        self->cap_held = cap;
-    }
-    self->held[self->n_held++] = *res;
-    memset(res, 0, sizeof *res);
-    self->held_check_at = 0; // others may have committed already
-}
-
-//  --------------------------------------------------------------------------
-//  Reveal the held results whose task has the commits it waits for (see
-//  above). Runs at most every 100 ms while something is held.
-
-static void
-s_reveal_held(ms_node_t *self, int64_t now)
-{
-    // Not before the start grace: a restarted node counts only itself as
-    // the pool until its peers link, and would reveal at once.
-    if (self->n_held == 0 || now < self->held_check_at ||
-        now < self->grace_until)
-        return;
-    self->held_check_at = now + 100;
-    for (size_t i = 0; i < self->n_held;) {
-        s_result_t *res = &self->held[i];
-        uint32_t n_slots = 1, replicas = res->replicas, n_ops = 0;
-        int rc = ms_store_task_slots(self->store, res->task_id.bytes, &n_slots,
-                                     &replicas);
-        if (rc == MS_OK)
-            rc = ms_store_commit_operators(self->store, res->task_id.bytes,
-                                           s_node_pk(self), &n_ops, NULL);
-        uint32_t pool = self->n_pool_operators ? self->n_pool_operators : 1;
-        uint32_t needed = replicas < pool ? replicas : pool;
-        if (rc != MS_OK || (n_ops < needed && n_slots > 0)) {
-            i++;
-            continue;
-        }
-        ms_store_payload_t p;
-        memset(&p, 0, sizeof p);
-        p.kind = MS_RECORD_RESULT;
-        memcpy(p.u.result.task_id, res->task_id.bytes, MS_HASH_BYTES);
-        p.u.result.status = res->status;
-        p.u.result.row_json = res->row;
-        p.u.result.row_len = res->row_len;
-        p.u.result.slot = res->slot;
-        p.u.result.epoch = res->epoch;
-        p.u.result.has_nonce = true;
-        memcpy(p.u.result.nonce, res->nonce, MS_HASH_BYTES);
-        rc = s_append(self, 1, &p);
-        char path[PATH_MAX + 100], hex[MS_HASH_HEX_LEN + 1];
-        s_held_path(self, &res->task_id, path, sizeof path);
-        ms_hash_hex(&res->task_id, hex);
-        if (rc == MS_OK) {
-            self->n_reveals++;
-            s_log(self,
-                  "task %.12s: revealed (commits of %u operator(s), %u "
-                  "needed)",
-                  hex, n_ops, needed);
-            s_result_stored(self, res);
-        } else if (rc == MS_ERR_NOMEM || rc == MS_ERR_STORE_FULL) {
-            i++; // try again later
-            continue;
-        } else {
-            s_result_lost(self, &res->task_id, &res->sweep_id, res->slot,
-                          res->epoch, res->row_len, rc);
-        }
-        unlink(path);
-        s_result_clear(res);
-        self->held[i] = self->held[--self->n_held];
-    }
-}
-
-//  --------------------------------------------------------------------------
-//  Store the results of this turn as one block of ours: one durable
-//  commit for all of them, then one push (group commit, DESIGN.md
-//  "Records and anti-entropy"). No release record follows a result: the
-//  result itself finishes the claim (the slot's holder is the top claim
-//  that is neither released nor finished), which halves the records a
-//  task costs the pool.
-
-static void
-s_flush_results(ms_node_t *self)
-{
-    size_t n = self->n_results;
-    if (n == 0)
-        return;
-    ms_store_payload_t p[S_MAX_COMMIT];
-    memset(p, 0, n * sizeof *p);
-    for (size_t i = 0; i < n; i++) {
-        s_result_t *res = &self->results[i];
-        // Commit then reveal: the commit now, the result held (see above);
-        // a row the commitment cannot take, or a held file we cannot
-        // write, is published at once (it will not count with replicas
-        // >= 2, but it is not lost).
-        if (s_wants_commit(self, res)) {
-            p[i].kind = MS_RECORD_COMMIT;
-            memcpy(p[i].u.commit.task_id, res->task_id.bytes, MS_HASH_BYTES);
-            p[i].u.commit.slot = res->slot;
-            p[i].u.commit.epoch = res->epoch;
-            int c = ms_store_payload_commitment(s_node_pk(self), res->nonce,
-                                                res->row, res->row_len,
-                                                p[i].u.commit.commitment);
-            if (c == MS_OK)
-                c = s_held_save(self, res);
-            if (c == MS_OK)
-                continue;
-            char hex[MS_HASH_HEX_LEN + 1];
-            ms_hash_hex(&res->task_id, hex);
-            s_log(self,
-                  "task %.12s: cannot hold the result for its commit "
-                  "(%s): published at once",
-                  hex, ms_strerror(c));
-            res->has_nonce = false;
-        }
-        p[i].kind = MS_RECORD_RESULT;
-        memcpy(p[i].u.result.task_id, res->task_id.bytes, MS_HASH_BYTES);
-        p[i].u.result.status = res->status;
-        p[i].u.result.row_json = res->row;
-        p[i].u.result.row_len = res->row_len;
-        p[i].u.result.slot = res->slot;
-        p[i].u.result.epoch = res->epoch;
-    }
-    int rc = s_append(self, n, p);
-    for (size_t i = 0; i < n; i++) {
-        // One bad row must not lose the others: store them one by one.
-        int one = rc == MS_OK || n == 1 ? rc : s_append(self, 1, &p[i]);
-        s_result_t *res = &self->results[i];
-        if (one == MS_OK && p[i].kind == MS_RECORD_COMMIT) {
-            char hex[MS_HASH_HEX_LEN + 1];
-            ms_hash_hex(&res->task_id, hex);
-            s_log(self,
-                  "task %.12s: committed, result held until %u "
-                  "operator(s) commit",
-                  hex, res->replicas);
-            s_held_add(self, res);
-            continue;
-        }
-        if (p[i].kind == MS_RECORD_COMMIT) {
-            char path[PATH_MAX + 100];
-            s_held_path(self, &res->task_id, path, sizeof path);
-            unlink(path);
-        }
-        if (one == MS_OK)
-            s_result_stored(self, res);
-        else
-            s_result_lost(self, &res->task_id, &res->sweep_id, res->slot,
-                          res->epoch, res->row_len, one);
-        s_result_clear(res);
-    }
-    self->n_results = 0;
+    ms_outbox_load(self->outbox);
+    return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
@@ -6153,7 +5702,7 @@ s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
     char *text = ms_wire_canon_dump_len(row, &len);
     double secs = json_number_value(json_object_get(body, "train_seconds"));
     const char *st = json_string_value(json_object_get(row, "status"));
-    s_result_t res = {
+    ms_outbox_result_t res = {
         .task_id = r->task_id,
         .sweep_id = r->sweep_id,
         .slot = r->slot,
@@ -6195,15 +5744,7 @@ s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
                                  ? ran_ms
                                  : 0.8 * info->task_ms_ewma + 0.2 * ran_ms;
     }
-    if (!text) {
-        s_result_lost(self, &r->task_id, &r->sweep_id, r->slot, r->epoch, 0,
-                      MS_ERR_NOMEM);
-        s_result_clear(&res);
-        return;
-    }
-    if (self->n_results == S_MAX_COMMIT)
-        s_flush_results(self);
-    self->results[self->n_results++] = res;
+    ms_outbox_push(self->outbox, &res); // loses it at once without a row
 }
 
 //  --------------------------------------------------------------------------
@@ -6873,11 +6414,11 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
         s_on_event(self, &ev);
         ms_worker_event_clear(&ev);
     }
-    if (self->n_results) {
+    if (ms_outbox_stats(self->outbox).n_queued) {
         // Hand the freed workers their next settled claims first, so they
         // run while this turn's results are made durable.
         s_start_settled(self, ms_clock_mono_ms());
-        s_flush_results(self);
+        ms_outbox_flush(self->outbox);
     }
     ms_mesh_tick(self->mesh, ms_mesh_now());
     ms_gossip_tick(self->gossip, ms_mesh_now());
@@ -7258,9 +6799,9 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
         }
         break;
     }
-    if (self->n_results) {
+    if (ms_outbox_stats(self->outbox).n_queued) {
         s_start_settled(self, ms_clock_mono_ms());
-        s_flush_results(self);
+        ms_outbox_flush(self->outbox);
     }
     if (self->stopping)
         return MS_ERR_INTERRUPTED;
@@ -7735,13 +7276,14 @@ s_api_status(void *arg)
                     (json_int_t) (strikes > forgiven ? strikes - forgiven : 0),
                     "quarantined", quarantined));
         }
-        json_object_set_new(obj, "verification",
-                            json_pack("{s:i, s:i, s:i, s:o}", "pool_operators",
-                                      (json_int_t) self->n_pool_operators,
-                                      "results_held", (json_int_t) self->n_held,
-                                      "reveals_total",
-                                      (json_int_t) self->n_reveals, "nodes",
-                                      nodes ? nodes : json_array()));
+        json_object_set_new(
+            obj, "verification",
+            json_pack("{s:i, s:i, s:i, s:o}", "pool_operators",
+                      (json_int_t) self->n_pool_operators, "results_held",
+                      (json_int_t) ms_outbox_stats(self->outbox).n_held,
+                      "reveals_total",
+                      (json_int_t) ms_outbox_stats(self->outbox).n_reveals,
+                      "nodes", nodes ? nodes : json_array()));
     }
     pthread_mutex_unlock(&self->lock);
     return obj;
@@ -8076,6 +7618,7 @@ ms_node_reload_certificate(ms_node_t *self, ms_diag_t *diag)
     rc = s_mesh_open(self, diag);
     if (rc != MS_OK) {
         // back to alone (a port in use, ...): the next SIGHUP tries again
+        ms_keep_destroy(&self->keep);
         ms_reeval_destroy(&self->reeval);
         ms_blob_fetch_destroy(&self->fetch);
         ms_blob_store_destroy(&self->blobs);
