@@ -25,23 +25,22 @@
     Leases (ms_lease_table). Fed with every claim and release (own and
     merged), results (finish) and heartbeats heard directly (on_heartbeat);
     our heartbeats list our live claims (fill_heartbeat, which renews them
-    by CLOCK_BOOTTIME). The scheduler lists the unfinished tasks of active
-    sweeps (ms_store_pending_tasks), orders them by rendezvous owner rank
-    over self and the alive peers (ms_assign_order: own tasks first, then
-    steal in reverse owner rank), skips what does not fit this node's
-    memory (params x 16 bytes + dataset bytes, against MemAvailable per
-    worker) and claims only when ms_lease_table_can_claim says so (epoch =
-    highest seen + 1). After a claim it settles (below) and starts the
-    worker only if it is still the holder; a claim outranked later stops
-    its worker (a result finished anyway is an extra replica, never a
-    second row: the store counts the first result of each (task, node),
-    and of a task's counted results only those that fill its slots are
-    rows). No claim before the startup grace (two beacon intervals and
-    one anti-entropy round), so nodes started together do not claim
-    blind. Not done here: leases renewed while the node loop is stalled
-    (a stalled loop lets its leases lapse, which is the point). The
-    `max_pause_s` of idle-only volunteers: see "Volunteer behaviour"
-    above s_idle_tick.
+    by CLOCK_BOOTTIME). The scheduler (ms_scheduler) lists the unfinished
+    tasks of active sweeps (ms_store_pending_tasks), orders them by
+    rendezvous owner rank over self and the alive peers (ms_assign_order:
+    own tasks first, then steal in reverse owner rank), skips what does not
+    fit this node's memory (params x 16 bytes + dataset bytes, against
+    MemAvailable per worker) and claims only when ms_lease_table_can_claim
+    says so (epoch = highest seen + 1). After a claim it settles (below) and
+    starts the worker only if it is still the holder; a claim outranked
+    later stops its worker (a result finished anyway is an extra replica,
+    never a second row: the store counts the first result of each (task,
+    node), and of a task's counted results only those that fill its slots
+    are rows). No claim before the startup grace (two beacon intervals and
+    one anti-entropy round), so nodes started together do not claim blind.
+    Not done here: leases renewed while the node loop is stalled (a stalled
+    loop lets its leases lapse, which is the point). The `max_pause_s` of
+    idle-only volunteers: see "Volunteer behaviour" above s_idle_tick.
 
     The settle rule (replaces DESIGN.md's "starts after a short settle
     window" with a better rule). Two nodes may claim one slot at the same
@@ -168,6 +167,7 @@
 #include "ms_mlp.h"
 #include "ms_onnx.h"
 #include "ms_reeval.h"
+#include "ms_scheduler.h"
 #include "ms_settle.h"
 #include "ms_store_payload.h"
 #include "ms_verdict.h"
@@ -260,7 +260,6 @@ typedef struct {
     ms_wire_dataset_file_t *files; // the dataset record's files
     size_t n_files;                // entries in files
     json_t *csv;                   // CSV options of its dataset, or NULL
-    double task_ms_ewma; // mean run time of its tasks here (ms), or -1
     int keep;            // ms_keep_weights_t of its spec; -1 not read yet
     char metric[32];     // the spec's metric name (keep_weights best)
     bool maximize;       // its goal
@@ -343,13 +342,6 @@ typedef struct {
 #define S_TPS_RING 64           // /metrics completion samples kept (ring)
 #define S_TPS_WINDOW_MS 60000   // tasks_per_second: over the last minute
 #define S_TPS_SAMPLE_MS 1000    // ... sampled once a second
-#define S_RESCAN_MS                                                            \
-    250                    // scan the tasks at least this often when
-                           // workers are idle (else on changes)
-#define S_RESCAN_BUSY_MS 2 // least gap between two scans on record changes
-#define S_PREFETCH_WINDOW_MS 50.0 // claim ahead this much work (short tasks)
-#define S_MAX_PREFETCH                                                         \
-    768 // claims held beyond the workers (< S_MAX_LIVE_CLAIMS)
 
 //  Records of ours appended by one store call (one durable commit): the
 //  claims of one scheduling pass, the results of one turn. The store cuts
@@ -361,6 +353,8 @@ typedef struct {
 #define S_MAX_COMMIT (4 * S_MAX_APPEND)
 _Static_assert(S_MAX_APPEND == MS_RECORD_MAX_BLOCK, "one block bound");
 _Static_assert(S_MAX_COMMIT <= MS_STORE_MAX_APPEND_RECORDS, "append bound");
+_Static_assert(S_MAX_COMMIT == MS_SCHEDULER_MAX_CLAIMS, "a pass's claims");
+_Static_assert(MS_SCHEDULER_MAX_PREFETCH < S_MAX_LIVE_CLAIMS, "heartbeat");
 
 //  Crashes of one task so far (for retries).
 typedef struct {
@@ -465,20 +459,17 @@ struct ms_node {
     uint64_t n_c2s;            // figures recorded in all
     // the pool: record log, leases, mesh and gossip (loop thread only)
     ms_lease_table_t *leases;         // the claim rule
+    ms_scheduler_t *scheduler;        // where a lease is decided
     ms_mesh_t *mesh;                  // links to peers, or NULL (no pool)
     ms_gossip_t *gossip;              // push + anti-entropy, or NULL
     s_peer_t *peer_tab;               // peers as the mesh reported them
     size_t n_peer_tab;                // entries in peer_tab
     ms_settle_t *settle;              // own claims waiting for acks
     uint64_t last_append_seq;         // seq of the last record s_append wrote
-    ms_hash_t *resource_failed;       // tasks this node gave up (failure)
-    size_t n_resource_failed;         // entries in resource_failed
     int64_t grace_until;              // monotonic ms: no claim before
     int64_t grace_limit;              // monotonic ms: catch-up stops holding it
     bool caught_up;                   // startup grace and first catch-up over
     int64_t next_check_at;            // monotonic ms: re-check running tasks
-    bool work_changed;                // records, workers, peers changed: scan
-    int64_t next_scan_at;             // monotonic ms: scan the tasks again
     int64_t next_renew_at;            // monotonic ms: renew own leases (alone)
     uint32_t n_members;               // member count last given to the store
     uint32_t n_pool_operators;        // operator count last given to it
@@ -491,9 +482,6 @@ struct ms_node {
     ms_blob_store_t *blobs;           // dataset blobs (pool), or NULL
     ms_blob_fetch_t *fetch;           // blob fetches from peers, or NULL
     char blob_tmp_dir[PATH_MAX];      // DATA_DIR/blobs/tmp (uploads)
-    int64_t avail_memory_bytes;       // memory a task may use (estimate)
-    int64_t avail_gpu_memory_bytes;   // device memory a GPU worker's task
-                                      // may use; 0 without GPU workers
     int64_t snapshot_at;              // monotonic ms: refresh the snapshots
     ms_wire_live_claim_t *hb_claims;  // heartbeat live-claims buffer
     s_result_t results[S_MAX_COMMIT]; // results of this turn, not yet stored
@@ -503,9 +491,7 @@ struct ms_node {
     int64_t held_check_at;            // monotonic ms: next reveal check
     uint64_t n_reveals;               // held results revealed
     char held_dir[PATH_MAX];          // DATA_DIR/held: one file per held
-    int64_t last_scan_at;             // monotonic ms of the last scan
     int64_t noop_free_us;             // monotonic us of the last noop done
-    double settle_ms_ewma;            // mean time a claim settles (ms), or -1
     s_ack_due_t *acks_due;            // claim blocks to acknowledge once held
     bool sweeps_due;                  // sweep records came: note their commit
     int64_t trim_at;                  // monotonic ms: next malloc_trim allowed
@@ -556,6 +542,16 @@ struct ms_node {
     double idle_others_pct;    // others' CPU, last sample, -1 (lock)
     double idle_own_pct;       // own CPU, last sample, -1 (lock)
 };
+
+//  --------------------------------------------------------------------------
+//  Records, workers or peers changed: the scheduler scans again.
+
+static void
+s_work_changed(ms_node_t *self)
+{
+    if (self->scheduler)
+        ms_scheduler_changed(self->scheduler);
+}
 
 //  --------------------------------------------------------------------------
 //  Note that a sweep record was committed here at at_us (monotonic us; 0
@@ -1051,7 +1047,6 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     if (self->opts.blas_threads < 1)
         self->opts.blas_threads = 1;
     self->opened_at = ms_clock_mono_s();
-    self->settle_ms_ewma = -1.0;
     int rc = MS_ERR_NOMEM;
     if (!self->data_dir || !self->backend ||
         (opts->api_bind && !self->api_bind) ||
@@ -1359,7 +1354,6 @@ ms_node_destroy(ms_node_t **self_p)
     ms_settle_destroy(&self->settle);
     free(self->sweeps_seen);
     free(self->worker_free_us);
-    free(self->resource_failed);
     free(self->hb_claims);
     free(self->acks_due);
     for (int i = 0; self->peers && i < self->opts.n_peers; i++)
@@ -1936,7 +1930,7 @@ s_submit(ms_node_t *self, const char *spec_text, size_t n, ms_spec_t *parsed,
             reopened = true;
         }
     }
-    self->work_changed = true;
+    s_work_changed(self);
     for (int r = 0; r < S_FILE_ROLES && self->blobs; r++)
         if (have[r]) // a sweep's data is never evicted under it
             ms_blob_store_pin(self->blobs, &fh[r]);
@@ -2042,7 +2036,6 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
     s_sweep_info_t *info = &self->sweeps[self->n_sweeps++];
     memset(info, 0, sizeof *info);
     info->sweep_id = sid;
-    info->task_ms_ewma = -1.0;
     info->keep = -1;
 
     ms_store_sweep_t *sweep = NULL;
@@ -2587,7 +2580,7 @@ s_item_apply(ms_node_t *self, const ms_items_parsed_t *it)
         s_reload_node_claims(self, it->item.subject);
     }
     self->metrics.revocations_applied_total++;
-    self->work_changed = true;
+    s_work_changed(self);
     fprintf(stderr,
             "meshsweepd: %s %.12s revoked by the pool authority (cut: %s); "
             "its later records are kept but not counted\n",
@@ -3113,7 +3106,7 @@ s_lease_feed(ms_node_t *self, const uint8_t *origin, uint32_t kind,
         kind != MS_RECORD_RESULT && kind != MS_RECORD_SWEEP &&
         kind != MS_RECORD_SWEEP_CONTROL && kind != MS_RECORD_FAILURE)
         return;
-    self->work_changed = true;
+    s_work_changed(self);
     if (kind == MS_RECORD_SWEEP || kind == MS_RECORD_SWEEP_CONTROL ||
         kind == MS_RECORD_FAILURE)
         return; // new tasks, states: the scheduler reads them from the store
@@ -3182,71 +3175,14 @@ s_load_claim(void *arg, const ms_store_claim_t *claim)
     return 0;
 }
 
-//  Task ids collected from the store (startup load, scheduling).
+//  Tasks collected from the store (startup load, claims reload).
 typedef struct {
-    ms_store_task_t *tasks;            // copies (config pointers cleared)
-    size_t n, cap;                     // used, allocated
-    size_t max;                        // stop after this many (0: no limit)
-    ms_lease_table_t *claimable;       // if set: only tasks this node may claim
-    ms_hash_t skipped[8];              // sweeps of tasks left out (first 8)
-    size_t n_skipped;                  // entries in skipped
-    ms_store_t *store;                 // if set: tasks of multi-slot sweeps are
-                                       // read whatever slot 0 says
-    uint8_t sweep_seen[MS_HASH_BYTES]; // last sweep looked up
-    bool sweep_known;                  // sweep_seen is set
-    uint32_t sweep_replicas;           // its verify.replicas
+    ms_store_task_t *tasks; // copies (config pointers cleared)
+    size_t n, cap;          // used, allocated
 } s_task_list_t;
 
 //  --------------------------------------------------------------------------
 //  Collect one task (ids and index only).
-
-static ms_store_task_filter_t
-s_skip_task(void *arg, const uint8_t *task_id, const uint8_t *sweep_id,
-            ms_task_state_t state)
-{
-    (void) state;
-    s_task_list_t *list = arg;
-    // Tasks others hold live leases on are no candidates: skipping them
-    // here keeps the window of candidates full of claimable work when
-    // the first tasks of a big sweep are all claimed ahead (prefetch),
-    // and costs no read of their rows. The candidates are listed from
-    // the state index alone (MS_STORE_TASK_KEY): the pass needs their
-    // ids, sweeps, indexes and states, never their rows.
-    if (!list->claimable ||
-        ms_lease_table_can_claim(list->claimable, task_id, 0, false, NULL))
-        return MS_STORE_TASK_KEY;
-    // A task of several slots (verify.replicas > 1) may have another
-    // slot open: the scheduler decides (s_pick_slot).
-    if (list->store) {
-        if (!list->sweep_known ||
-            memcmp(list->sweep_seen, sweep_id, MS_HASH_BYTES) != 0) {
-            memcpy(list->sweep_seen, sweep_id, MS_HASH_BYTES);
-            list->sweep_known = true;
-            list->sweep_replicas = 1;
-            ms_store_sweep_replicas(list->store, sweep_id,
-                                    &list->sweep_replicas);
-        }
-        if (list->sweep_replicas > 1)
-            return MS_STORE_TASK_KEY;
-        // With one slot, a dispute (a re-evaluation that disagreed) opens
-        // a second one, which needs slot 0 finished: only then is the
-        // store asked (a slot 0 that another node holds live, the common
-        // case in a big sweep, costs no read here).
-        uint32_t n_slots = 1;
-        if (ms_lease_table_slot_done(list->claimable, task_id, 0) &&
-            ms_store_task_slots(list->store, task_id, &n_slots, NULL) ==
-                MS_OK &&
-            n_slots > 1)
-            return MS_STORE_TASK_KEY;
-    }
-    // Remember its sweep: the node still gets the sweep's dataset ready
-    // (a task of it may come back to us).
-    if (list->n_skipped < 8 && (list->n_skipped == 0 ||
-                                memcmp(list->skipped[list->n_skipped - 1].bytes,
-                                       sweep_id, MS_HASH_BYTES) != 0))
-        memcpy(list->skipped[list->n_skipped++].bytes, sweep_id, MS_HASH_BYTES);
-    return MS_STORE_TASK_SKIP;
-}
 
 static int
 s_collect_task(void *arg, const ms_store_task_t *task)
@@ -3264,7 +3200,7 @@ s_collect_task(void *arg, const ms_store_task_t *task)
     *t = *task;
     t->config_json = NULL;
     t->error = NULL;
-    return list->max && list->n >= list->max ? 1 : 0;
+    return 0;
 }
 
 //  --------------------------------------------------------------------------
@@ -3375,7 +3311,7 @@ s_update_operators(ms_node_t *self)
     if (n_ops != self->n_pool_operators &&
         ms_store_set_pool_operators(self->store, n_ops) == MS_OK) {
         self->n_pool_operators = n_ops;
-        self->work_changed = true; // slots per task changed
+        s_work_changed(self); // slots per task changed
     }
 }
 
@@ -3395,7 +3331,7 @@ s_emit_verdicts(ms_node_t *self)
         s_log(self, "%llu verdict event(s) dropped (queue full)",
               (unsigned long long) dropped);
     if (n)
-        self->work_changed = true;
+        s_work_changed(self);
     ms_store_verdict_t *v = n ? malloc(sizeof *v) : NULL;
     for (size_t i = 0; v && i < n; i++) {
         if (ms_store_get_verdict(self->store, ids[i], v) != MS_OK)
@@ -3434,112 +3370,6 @@ s_update_members(ms_node_t *self)
         ms_store_set_member_count(self->store, n) == MS_OK)
         self->n_members = n;
     s_update_operators(self);
-}
-
-//  --------------------------------------------------------------------------
-//  Memory this node lets one task use: MemAvailable (Linux), else free
-//  pages, divided among the workers.
-
-static int64_t
-s_available_memory(const ms_node_t *self)
-{
-    int64_t avail = 0;
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (f) {
-        char line[256];
-        while (fgets(line, sizeof line, f)) {
-            long long kb = 0;
-            if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) {
-                avail = (int64_t) kb * 1024;
-                break;
-            }
-        }
-        fclose(f);
-    }
-    if (avail <= 0) {
-        long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-        avail = pages > 0 && size > 0 ? (int64_t) pages * size : INT64_MAX;
-    }
-    int n = ms_worker_pool_size(self->pool);
-    int64_t per = n > 1 ? avail / n : avail;
-    // A worker cannot use more than its cap (worker_memory_mb): a task
-    // estimated beyond it is left to nodes with more room.
-    int64_t cap = (int64_t) self->opts.worker_memory_mb << 20;
-    return cap > 0 && per > cap ? cap : per;
-}
-
-//  --------------------------------------------------------------------------
-//  Whether a task of estimated memory need (s_task_memory) fits every
-//  kind of worker this node runs, so that any idle worker can take it
-//  (ms_gpu.h): a CPU worker holds it all in host memory; a GPU worker
-//  holds the network and the dataset on the device and still the
-//  dataset on the host.
-
-static bool
-s_task_fits(const ms_node_t *self, int64_t need, int64_t dataset_bytes)
-{
-    int n = ms_worker_pool_size(self->pool);
-    int n_gpu = self->gpu.n_gpu_workers;
-    if (n_gpu < n && need > self->avail_memory_bytes)
-        return false; // a CPU worker could not hold it
-    if (n_gpu > 0 && (need > self->avail_gpu_memory_bytes ||
-                      dataset_bytes * 4 > self->avail_memory_bytes))
-        return false; // a GPU worker could not hold it
-    return true;
-}
-
-//  --------------------------------------------------------------------------
-//  Whether this node's GPU workers have every op the task's config cfg
-//  needs (ms_backend_ops_supports, core's one rule: a backend whose op
-//  table lacks an op the config uses cannot train it), so that any idle
-//  worker can take the task, as s_task_fits wants: a node with GPU
-//  workers whose backend lacks, say, layer norm leaves such tasks to
-//  others. cfg NULL (a config that does not decode) is the worker's to
-//  refuse.
-
-static bool
-s_gpu_can_train(const ms_node_t *self, const ms_train_config_t *cfg)
-{
-    if (self->gpu.n_gpu_workers <= 0 || !cfg)
-        return true;
-    return ms_backend_ops_supports(ms_backend_ops_named(self->gpu.gpu_backend),
-                                   cfg, NULL) == MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Estimated memory of a task (DESIGN.md: nodes estimate from the config
-//  and claim only what fits): what training its network takes, from
-//  core's one count (ms_mlp_memory_bytes: parameters, gradients,
-//  optimizer state and every activation and workspace buffer exactly as
-//  ms_mlp_open sizes them, for batch_size rows, so a deep residual
-//  layer-normed network counts its normalised inputs and block outputs
-//  too), plus the dataset's bytes (decoded as float32: 4x the IDX bytes,
-//  which gzip makes a lower bound). Here the node knows the dataset only
-//  by its file bytes (s_sweep_info_t's dataset_bytes), not its features
-//  and classes, so the network is sized for 784 inputs and 10 outputs:
-//  exact for the built-in datasets (28 x 28 images, 10 classes), a guess
-//  for a CSV one. cfg NULL (a config that does not decode) counts the
-//  dataset alone: it is claimed as before and the worker refuses it.
-
-static int64_t
-s_task_memory(const ms_train_config_t *cfg, int64_t dataset_bytes)
-{
-    int64_t network = 0;
-    if (cfg && cfg->kind != MS_KIND_NOOP)
-        network = ms_mlp_memory_bytes(cfg, 784, 10, cfg->batch_size);
-    return network + dataset_bytes * 4;
-}
-
-//  --------------------------------------------------------------------------
-//  True when this node gave the task up (a failure it published).
-
-static bool
-s_resource_failed(const ms_node_t *self, const uint8_t *task_id)
-{
-    for (size_t i = 0; i < self->n_resource_failed; i++)
-        if (memcmp(self->resource_failed[i].bytes, task_id, MS_HASH_BYTES) == 0)
-            return true;
-    return false;
 }
 
 //  --------------------------------------------------------------------------
@@ -3795,10 +3625,7 @@ s_start_settled(ms_node_t *self, int64_t now)
             continue;
         }
         // How long claims take to settle here: prefetch covers it.
-        double waited = (double) (now - st.added_ms);
-        self->settle_ms_ewma = self->settle_ms_ewma < 0
-                                   ? waited
-                                   : 0.9 * self->settle_ms_ewma + 0.1 * waited;
+        ms_scheduler_settled(self->scheduler, (double) (now - st.added_ms));
         if (st.n_peers)
             s_log(self,
                   "task %.12s: claim settled after %" PRId64
@@ -3809,274 +3636,160 @@ s_start_settled(ms_node_t *self, int64_t now)
 }
 
 //  --------------------------------------------------------------------------
-//  How many claims to hold beyond the idle workers (prefetch): enough to
-//  keep the workers busy while a claim settles and a little more (a
-//  window of twice the mean settle time, at least S_PREFETCH_WINDOW_MS)
-//  at the mean run time of tasks here, so short tasks are claimed in
-//  blocks of many (one durable commit, one push and one round of
-//  acknowledgements for the lot) instead of one by one. None until a
-//  task has run here, and none for tasks that take the window or longer:
-//  a training task is claimed only when a worker is free for it. Queued
-//  claims are live leases like running ones (the heartbeats list them),
-//  so they cost other nodes nothing but the wait of one window. At most
-//  S_MAX_PREFETCH, which a heartbeat can still list.
+//  ms_scheduler_iface_t: log a line.
 
-static int
-s_prefetch(const ms_node_t *self, const s_sweep_info_t *info)
+static void
+s_sched_log(void *arg, const char *line)
 {
-    if (!info || info->task_ms_ewma < 0 || !self->mesh)
-        return 0;
-    double window = fmax(S_PREFETCH_WINDOW_MS, 2.0 * self->settle_ms_ewma);
-    double per_worker = floor(window / fmax(info->task_ms_ewma, 0.05));
-    double extra = per_worker * ms_worker_pool_size(self->pool);
-    return extra > S_MAX_PREFETCH ? S_MAX_PREFETCH : (int) extra;
+    s_log(arg, "%s", line);
 }
 
 //  --------------------------------------------------------------------------
-//  The largest prefetch of any sweep seen here (0: claim for idle workers
-//  only).
-
-static int
-s_prefetch_any(const ms_node_t *self)
-{
-    int most = 0;
-    for (size_t i = 0; i < self->n_sweeps; i++) {
-        int k = s_prefetch(self, &self->sweeps[i]);
-        most = k > most ? k : most;
-    }
-    return most;
-}
-
-//  --------------------------------------------------------------------------
-//  Which slot of a task this node may claim now, if any (DESIGN.md "Work,
-//  claims and leases" and "Verification"): the task needs the slots the
-//  store says (min(replicas, operators in the pool), one more per
-//  dispute up to replicas + 2, none once its verdict is final); a node
-//  may claim one only when neither it nor another node of its operator
-//  holds a slot or has a result of the task ("Two nodes of one operator
-//  never fill two slots of one task"). A slot whose holder of our
-//  operator lapsed may be taken back (it then holds nothing), but no
-//  other slot beside it.
+//  ms_scheduler_iface_t: no claims while stopping or in the startup grace.
 
 static bool
-s_pick_slot(ms_node_t *self, const uint8_t *task_id, uint32_t *slot)
+s_sched_holding(void *arg, int64_t now)
 {
-    uint32_t n_slots = 1, replicas = 1;
-    if (ms_store_task_slots(self->store, task_id, &n_slots, &replicas) !=
-            MS_OK ||
-        n_slots == 0)
-        return false;
-    *slot = 0;
-    if (n_slots == 1 && replicas <= 1)
-        return ms_lease_table_can_claim(self->leases, task_id, 0, false, NULL);
-    char mine[MS_STORE_OPERATOR_MAX + 1], other[MS_STORE_OPERATOR_MAX + 1];
-    if (ms_store_operator(self->store, s_node_pk(self), mine) != MS_OK)
-        return false;
-    ms_store_verdict_t *v = malloc(sizeof *v);
-    if (!v)
-        return false;
-    bool ours = false;
-    if (ms_store_get_verdict(self->store, task_id, v) == MS_OK)
-        for (size_t i = 0; i < v->n_marks && !ours; i++)
-            ours = strcmp(v->marks[i].operator_name, mine) == 0;
-    free(v);
-    if (ours || s_held_has(self, task_id))
-        return false; // our operator has a result of it (or we hold one)
-    uint32_t only = UINT32_MAX;
-    for (uint32_t s = 0; s < n_slots; s++) {
-        ms_claim_t holder;
-        bool live = false;
-        if (ms_lease_table_holder(self->leases, task_id, s, &holder, &live) !=
-                MS_OK ||
-            memcmp(holder.node_id, s_node_pk(self), MS_HASH_BYTES) == 0)
-            continue;
-        if (ms_store_operator(self->store, holder.node_id, other) != MS_OK ||
-            strcmp(other, mine) != 0)
-            continue;
-        if (live)
-            return false; // a node of our operator holds a slot of it
-        only = s;
-    }
-    if (only != UINT32_MAX) {
-        *slot = only;
-        return ms_lease_table_can_claim(self->leases, task_id, only, false,
-                                        NULL);
-    }
-    return ms_lease_table_pick_slot(self->leases, task_id, n_slots, false, slot,
-                                    NULL) == MS_OK;
+    ms_node_t *self = arg;
+    return self->stopping || now < self->grace_until;
 }
 
 //  --------------------------------------------------------------------------
-//  The pool scheduler: order the unfinished tasks by owner rank and claim
-//  what the lease rule allows, up to the idle workers.
+//  ms_scheduler_iface_t: in a pool (a mesh).
+
+static bool
+s_sched_in_pool(void *arg)
+{
+    ms_node_t *self = arg;
+    return self->mesh != NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_scheduler_iface_t: what the node knows of a sweep.
+
+static bool
+s_sched_sweep(void *arg, const uint8_t sweep_id[MS_HASH_BYTES],
+              ms_scheduler_sweep_t *out)
+{
+    s_sweep_info_t *info = s_sweep_info(arg, sweep_id);
+    if (!info)
+        return false;
+    out->has_dataset = info->dataset != NULL;
+    out->dataset_error = info->dataset_error;
+    out->dataset_bytes = info->dataset_bytes;
+    return true;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_scheduler_iface_t: a sweep's dataset is not here: ask the dataset
+//  hook once.
+
+static void
+s_sched_dataset_wanted(void *arg, const uint8_t sweep_id[MS_HASH_BYTES])
+{
+    ms_node_t *self = arg;
+    s_sweep_info_t *info = s_sweep_info(self, sweep_id);
+    if (!info || info->dataset || info->fetch_asked)
+        return;
+    info->fetch_asked = true;
+    ms_hash_t sid;
+    memcpy(sid.bytes, sweep_id, MS_HASH_BYTES);
+    s_dataset_missing(self, &sid);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_scheduler_iface_t: the members for rendezvous owners.
+
+static size_t
+s_sched_members(void *arg, uint8_t (**out)[MS_ASSIGN_ID_BYTES])
+{
+    return s_members(arg, out);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_scheduler_iface_t: a task on a worker, in this turn's results or
+//  settling.
+
+static bool
+s_sched_task_busy(void *arg, const uint8_t task_id[MS_HASH_BYTES])
+{
+    return s_task_busy(arg, task_id);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_scheduler_iface_t: a held (committed, unrevealed) result of a task.
+
+static bool
+s_sched_held(void *arg, const uint8_t task_id[MS_HASH_BYTES])
+{
+    return s_held_has(arg, task_id);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_scheduler_iface_t: append records of ours in one commit.
+
+static int
+s_sched_append(void *arg, size_t n, const ms_store_payload_t *payloads)
+{
+    return s_append(arg, n, payloads);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_scheduler_iface_t: give a held task up.
+
+static void
+s_sched_fail(void *arg, const ms_hash_t *task_id, const ms_hash_t *sweep_id,
+             uint32_t slot, uint32_t epoch, ms_failure_class_t cls,
+             const char *reason)
+{
+    s_fail_leased(arg, task_id, sweep_id, slot, epoch, cls, reason);
+}
+
+//  --------------------------------------------------------------------------
+//  Create the scheduler over our store and lease table.
+
+static int
+s_scheduler_open(ms_node_t *self)
+{
+    ms_scheduler_config_t cfg = {
+        .n_workers = ms_worker_pool_size(self->pool),
+        .n_gpu_workers = self->gpu.n_gpu_workers,
+        .gpu_backend = self->gpu.gpu_backend,
+        .worker_memory_mb = self->opts.worker_memory_mb,
+        .gpu_memory_bytes = ms_gpu_worker_budget(&self->gpu)};
+    memcpy(cfg.node_id, s_node_pk(self), MS_HASH_BYTES);
+    ms_scheduler_iface_t iface = {.arg = self,
+                                  .log = s_sched_log,
+                                  .holding = s_sched_holding,
+                                  .in_pool = s_sched_in_pool,
+                                  .sweep = s_sched_sweep,
+                                  .dataset_wanted = s_sched_dataset_wanted,
+                                  .members = s_sched_members,
+                                  .task_busy = s_sched_task_busy,
+                                  .held = s_sched_held,
+                                  .append = s_sched_append,
+                                  .fail = s_sched_fail};
+    self->scheduler = ms_scheduler_new(self->store, self->leases, &cfg, &iface);
+    return self->scheduler ? MS_OK : MS_ERR_NOMEM;
+}
+
+//  --------------------------------------------------------------------------
+//  The pool scheduler: start the settled claims, then claim what
+//  ms_scheduler_claim decides and put the claims on the settle list.
 
 static int
 s_schedule_pool(ms_node_t *self)
 {
     int64_t now = ms_clock_mono_ms();
     s_start_settled(self, now);
-    // Claims for idle workers, and beyond them (prefetch) only from
-    // sweeps whose tasks are short here.
-    int settling = (int) ms_settle_count(self->settle);
-    int idle = ms_worker_pool_idle(self->pool);
-    int free_workers = idle - settling;
-    int free_prefetch = idle + s_prefetch_any(self) - settling;
-    if (self->stopping || free_prefetch <= 0 || now < self->grace_until)
-        goto done;
-    if (!self->work_changed && now < self->next_scan_at)
-        goto done;
-    if (now - self->last_scan_at < S_RESCAN_BUSY_MS) {
-        // Records arrive in bursts: one scan per burst, not per record.
-        self->next_scan_at = self->last_scan_at + S_RESCAN_BUSY_MS;
-        goto done;
-    }
-    self->work_changed = false;
-    self->last_scan_at = now;
-    self->next_scan_at = now + S_RESCAN_MS;
-    s_task_list_t list = {.max = S_MAX_CANDIDATES,
-                          .claimable = self->leases,
-                          .store = self->store};
-    int rc = ms_store_pending_tasks_filtered(self->store, s_skip_task,
-                                             s_collect_task, &list);
-    if (rc < 0) {
-        free(list.tasks);
-        s_log(self, "cannot list tasks: %s", ms_strerror(rc));
-        return rc == MS_ERR_NOMEM ? MS_OK : rc;
-    }
-    for (size_t k = 0; k < list.n_skipped; k++) {
-        // Sweeps whose tasks others hold now: fetch their dataset anyway,
-        // so this node is ready when a lease lapses or a task is left.
-        s_sweep_info_t *info = s_sweep_info(self, list.skipped[k].bytes);
-        if (info && !info->dataset && self->mesh && !info->fetch_asked) {
-            info->fetch_asked = true;
-            s_dataset_missing(self, &list.skipped[k]);
-        }
-    }
-    ms_assign_task_t *cands = calloc(list.n ? list.n : 1, sizeof *cands);
-    size_t *order = calloc(list.n ? list.n : 1, sizeof *order);
-    uint8_t(*members)[MS_ASSIGN_ID_BYTES] = NULL;
-    size_t n_members = s_members(self, &members);
-    size_t n = 0;
-    uint64_t sweep_seq = 0;
     ms_store_payload_t claims[S_MAX_COMMIT];
     size_t n_claims = 0;
-    int n_room = free_prefetch > S_MAX_COMMIT ? S_MAX_COMMIT : free_prefetch;
-    for (size_t i = 0; cands && i < list.n; i++) {
-        const ms_store_task_t *t = &list.tasks[i];
-        if (t->state == MS_TASK_DONE || t->state == MS_TASK_FAILED ||
-            t->state == MS_TASK_CANCELLED || s_task_busy(self, t->task_id) ||
-            s_resource_failed(self, t->task_id))
-            continue;
-        if (i == 0 ||
-            memcmp(t->sweep_id, list.tasks[i - 1].sweep_id, MS_HASH_BYTES) != 0)
-            sweep_seq++;
-        ms_assign_task_t *c = &cands[n++];
-        memcpy(c->task_id, t->task_id, MS_HASH_BYTES);
-        memcpy(c->sweep_id, t->sweep_id, MS_HASH_BYTES);
-        c->priority = 0; // the store's order already puts priority first
-        c->sweep_seq = sweep_seq;
-        c->task_index = t->index;
-    }
-    if (n && order && members &&
-        ms_assign_order(cands, n,
-                        (const uint8_t(*)[MS_ASSIGN_ID_BYTES]) members,
-                        n_members, s_node_pk(self), order) == MS_OK) {
-        for (size_t k = 0; k < n && (int) n_claims < n_room && !self->stopping;
-             k++) {
-            const ms_assign_task_t *c = &cands[order[k]];
-            s_sweep_info_t *info = s_sweep_info(self, c->sweep_id);
-            if (!info)
-                break;
-            if ((int) n_claims >= free_workers) {
-                // Beyond the idle workers: only short tasks, and only
-                // tasks this node owns (stealing is for idle workers, so
-                // a fast node never claims ahead what others would run).
-                if ((int) n_claims + settling - idle >= s_prefetch(self, info))
-                    continue;
-                if (ms_assign_rank(
-                        c->task_id,
-                        (const uint8_t(*)[MS_ASSIGN_ID_BYTES]) members,
-                        n_members, s_node_pk(self)) != 0)
-                    continue;
-            }
-            if (!info->dataset) {
-                if (!self->mesh) {
-                    // Alone, nobody else can run it: fail it as before.
-                    ms_hash_t tid, sid;
-                    memcpy(tid.bytes, c->task_id, MS_HASH_BYTES);
-                    memcpy(sid.bytes, c->sweep_id, MS_HASH_BYTES);
-                    ms_claim_t mine;
-                    if (ms_lease_table_claim(self->leases, c->task_id, 0, false,
-                                             &mine) == MS_OK) {
-                        ms_store_payload_t p = s_claim_payload(
-                            MS_RECORD_CLAIM, &tid, 0, mine.epoch, 0);
-                        s_append(self, 1, &p);
-                        s_fail_leased(self, &tid, &sid, 0, mine.epoch,
-                                      MS_FAILURE_CLASS_TASK,
-                                      info->dataset_error);
-                    }
-                }
-                if (!info->fetch_asked) {
-                    info->fetch_asked = true;
-                    ms_hash_t sid;
-                    memcpy(sid.bytes, c->sweep_id, MS_HASH_BYTES);
-                    s_dataset_missing(self, &sid);
-                }
-                continue; // in a pool: the dataset hook fetches it
-            }
-            uint32_t slot = 0;
-            if (!s_pick_slot(self, c->task_id, &slot))
-                continue;
-            // Memory: estimate from the config and the dataset.
-            ms_store_task_t *task = NULL;
-            if (ms_store_get_task(self->store, c->task_id, &task) != MS_OK)
-                continue;
-            json_error_t err;
-            json_t *config =
-                json_loadb(task->config_json, task->config_len, 0, &err);
-            ms_store_task_destroy(&task);
-            // Decoded once for both checks (16 KB: not on the stack).
-            ms_train_config_t *cfg = malloc(sizeof *cfg);
-            if (!cfg) {
-                json_decref(config);
-                continue; // out of memory: not now
-            }
-            bool decoded =
-                config && ms_config_decode_json(config, cfg, NULL) == MS_OK;
-            json_decref(config);
-            int64_t need =
-                s_task_memory(decoded ? cfg : NULL, info->dataset_bytes);
-            bool trainable = s_gpu_can_train(self, decoded ? cfg : NULL);
-            free(cfg);
-            if (!s_task_fits(self, need, info->dataset_bytes))
-                continue; // does not fit here: leave it to bigger nodes
-            if (!trainable)
-                continue; // our GPU workers lack its ops: leave it
-
-            ms_claim_t mine;
-            if (ms_lease_table_claim(self->leases, c->task_id, slot, false,
-                                     &mine) != MS_OK)
-                continue;
-            ms_hash_t tid;
-            memcpy(tid.bytes, c->task_id, MS_HASH_BYTES);
-            claims[n_claims++] =
-                s_claim_payload(MS_RECORD_CLAIM, &tid, slot, mine.epoch, 0);
-        }
-    }
-    // All the claims of this pass in one block: one durable commit.
-    if (n_claims > 0 && s_append(self, n_claims, claims) != MS_OK) {
-        s_log(self, "cannot write %zu claim(s)", n_claims);
-        for (size_t k = 0; k < n_claims; k++)
-            ms_lease_table_release(self->leases, claims[k].u.claim.task_id,
-                                   claims[k].u.claim.slot, NULL);
-        n_claims = 0;
-    }
+    int rc = ms_scheduler_claim(
+        self->scheduler, now, ms_worker_pool_idle(self->pool),
+        (int) ms_settle_count(self->settle), claims, &n_claims);
+    if (rc != MS_OK)
+        return rc == MS_ERR_NOMEM ? MS_OK : rc;
     s_settle_claims(self, claims, n_claims, self->last_append_seq, now);
-    free(members);
-    free(order);
-    free(cands);
-    free(list.tasks);
-done:
     s_update_busy(self);
     return MS_OK;
 }
@@ -4115,12 +3828,7 @@ s_fail_leased(ms_node_t *self, const ms_hash_t *task_id,
     // is published; a task-class failure counts once per node, so the
     // task is left to the other nodes, and a node whose every run of it
     // fails must not win it back again and again).
-    ms_hash_t *grown = realloc(self->resource_failed,
-                               (self->n_resource_failed + 1) * sizeof *grown);
-    if (grown) {
-        self->resource_failed = grown;
-        self->resource_failed[self->n_resource_failed++] = *task_id;
-    }
+    ms_scheduler_gave_up(self->scheduler, task_id);
     if (cls == MS_FAILURE_CLASS_RESOURCE) {
         s_log(self, "task %.12s given up here (resource): %s", thex, reason);
         return;
@@ -4249,7 +3957,7 @@ s_lease_tick(ms_node_t *self, int64_t now)
             break;
     }
     while ((n = ms_lease_table_expire(self->leases, buf, 64)) > 0) {
-        self->work_changed = true;
+        s_work_changed(self);
         for (size_t k = 0; k < n; k++) {
             // A claim whose task is already done is no expiry: its result
             // finished it (a result stored as fragments reaches the lease
@@ -4377,7 +4085,7 @@ s_idle_resume(ms_node_t *self, int64_t now)
     self->paused = false;
     self->pause_reason[0] = 0;
     pthread_mutex_unlock(&self->lock);
-    self->work_changed = true;
+    s_work_changed(self);
     fprintf(stderr,
             "meshsweepd: resumed after %.1f s: others used %.0f%% of the CPU, "
             "at or under idle_cpu_pct %d%% for %d s; %d worker%s continued%s\n",
@@ -4428,7 +4136,7 @@ s_idle_release(ms_node_t *self)
             "meshsweepd: paused for max_pause_s %d s: %d claim%s released "
             "(peers may take the tasks; checkpoints kept)\n",
             self->opts.max_pause_s, n, n == 1 ? "" : "s");
-    self->work_changed = true;
+    s_work_changed(self);
 }
 
 //  --------------------------------------------------------------------------
@@ -4894,7 +4602,7 @@ s_on_peer(void *arg, const uint8_t id[MS_MESH_ID_BYTES], ms_peer_state_t state,
     if (!linked || state == MS_PEER_DEAD)
         ms_settle_peer_gone(self->settle, id); // not waited for any more
     if (was_up != (linked && state == MS_PEER_ALIVE))
-        self->work_changed = true; // owners moved
+        s_work_changed(self); // owners moved
     if (!was_up && linked && state == MS_PEER_ALIVE)
         s_items_link_up(self, id);
     s_update_members(self);
@@ -5744,7 +5452,7 @@ s_dataset_check_ready(ms_node_t *self, s_sweep_info_t *info, bool fetched)
     info->fetching = false;
     if (fetched)
         self->metrics.datasets_fetched_total++;
-    self->work_changed = true;
+    s_work_changed(self);
     char hex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(&info->sweep_id, hex);
     s_log(self,
@@ -6746,12 +6454,9 @@ s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
     // Mean run time of the sweep's tasks here: how far ahead the
     // scheduler claims from it.
     s_sweep_info_t *info = s_sweep_info(self, r->sweep_id.bytes);
-    if (info) {
-        double ran_ms = (double) (ms_clock_mono_ms() - r->started_ms);
-        info->task_ms_ewma = info->task_ms_ewma < 0
-                                 ? ran_ms
-                                 : 0.8 * info->task_ms_ewma + 0.2 * ran_ms;
-    }
+    if (info)
+        ms_scheduler_task_ran(self->scheduler, r->sweep_id.bytes,
+                              (double) (ms_clock_mono_ms() - r->started_ms));
     if (!text) {
         s_result_lost(self, &r->task_id, &r->sweep_id, r->slot, r->epoch, 0,
                       MS_ERR_NOMEM);
@@ -6796,7 +6501,7 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
 {
     if (ev->kind != MS_WORKER_EVENT_EPOCH &&
         ev->kind != MS_WORKER_EVENT_STARTED)
-        self->work_changed = true; // a worker is free again
+        s_work_changed(self); // a worker is free again
     s_running_t *r = &self->running[ev->worker];
     if (r->busy && r->reeval) {
         if (ev->kind == MS_WORKER_EVENT_EPOCH ||
@@ -7075,7 +6780,7 @@ s_run_commands(ms_node_t *self)
         ms_diag_clear(&diag);
         char *summary = NULL;
         int rc;
-        self->work_changed = true;
+        s_work_changed(self);
         if ((cmd->kind == S_COMMAND_CONTROL || cmd->kind == S_COMMAND_SUBMIT) &&
             !s_may_submit(self))
             rc = s_no_submit_role(self, &diag);
@@ -7132,13 +6837,12 @@ s_drain_wake(ms_node_t *self)
 static int
 s_pool_open(ms_node_t *self, ms_diag_t *diag)
 {
-    self->avail_memory_bytes = s_available_memory(self);
-    self->avail_gpu_memory_bytes = ms_gpu_worker_budget(&self->gpu);
     self->leases =
         ms_lease_table_new(s_node_pk(self), self->opts.lease_ttl_ms, NULL);
     self->hb_claims = calloc(S_MAX_LIVE_CLAIMS, sizeof *self->hb_claims);
     self->settle = ms_settle_new();
-    if (!self->leases || !self->hb_claims || !self->settle)
+    if (!self->leases || !self->hb_claims || !self->settle ||
+        s_scheduler_open(self) != MS_OK)
         return MS_ERR_NOMEM;
     s_note_sweeps(self, 0); // sweeps stored before: claim-to-start unknown
     int rc = ms_store_set_member_count(self->store, 1);
@@ -7149,7 +6853,7 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
                                 "cannot load claims: %s", ms_strerror(rc));
     self->n_members = 1;
     self->n_pool_operators = 1;
-    self->work_changed = true;
+    s_work_changed(self);
     if (!self->open_pool && !self->has_cert)
         return MS_OK; // alone until a certificate comes (SIGHUP)
     return s_mesh_open(self, diag);
@@ -7300,6 +7004,7 @@ s_pool_close(ms_node_t *self)
     }
     ms_gossip_destroy(&self->gossip);
     ms_mesh_destroy(&self->mesh);
+    ms_scheduler_destroy(&self->scheduler);
     ms_lease_table_destroy(&self->leases);
 }
 
@@ -7339,8 +7044,11 @@ s_next_deadline(ms_node_t *self, int64_t now)
     if (self->grace_until > now && self->grace_until < d)
         d = self->grace_until;
     if (ms_worker_pool_idle(self->pool) > (int) ms_settle_count(self->settle) &&
-        now >= self->grace_until && self->next_scan_at < d)
-        d = self->next_scan_at > now ? self->next_scan_at : now + 1;
+        now >= self->grace_until) {
+        int64_t scan = ms_scheduler_next_scan_at(self->scheduler);
+        if (scan < d)
+            d = scan > now ? scan : now + 1;
+    }
     return d;
 }
 
@@ -8509,7 +8217,7 @@ s_control_record(ms_node_t *self, const ms_hash_t *sweep_id, uint32_t action,
     p.u.control.action = action;
     p.u.control.priority = priority;
     p.u.control.lamport = seen < UINT64_MAX ? seen + 1 : UINT64_MAX;
-    self->work_changed = true;
+    s_work_changed(self);
     return s_append(self, 1, &p);
 }
 
@@ -8811,7 +8519,7 @@ ms_node_reload_certificate(ms_node_t *self, ms_diag_t *diag)
         pthread_mutex_unlock(&self->lock);
         return rc;
     }
-    self->work_changed = true;
+    s_work_changed(self);
     return MS_OK;
 }
 
@@ -9131,6 +8839,6 @@ ms_node_publish_result(ms_node_t *self, const uint8_t task_id[32],
     memcpy(c.node_id, s_node_pk(self), MS_LEASE_ID_BYTES);
     ms_lease_table_add_claim(self->leases, &c);
     ms_lease_table_finish(self->leases, task_id, 0, s_node_pk(self));
-    self->work_changed = true;
+    s_work_changed(self);
     return MS_OK;
 }
