@@ -40,7 +40,7 @@
     one anti-entropy round), so nodes started together do not claim blind.
     Not done here: leases renewed while the node loop is stalled (a stalled
     loop lets its leases lapse, which is the point). The `max_pause_s` of
-    idle-only volunteers: see "Volunteer behaviour" above s_idle_tick.
+    idle-only volunteers: see "Volunteer behaviour" in ms_runner.c.
 
     The settle rule (replaces DESIGN.md's "starts after a short settle
     window" with a better rule). Two nodes may claim one slot at the same
@@ -121,8 +121,8 @@
     once under the same claim, up to retry_cap retries (DESIGN.md
     "Defaults": 2), after which a FAILURE record is published with the
     reason and the number of attempts ("worker killed by signal 6
-    (SIGABRT) on 3 attempts"). The crash count lives in the node's
-    memory, not the store: a restarted node gives a task a fresh set of
+    (SIGABRT) on 3 attempts"). The crash count lives in memory
+    (ms_runner), not the store: a restarted node gives a task a fresh set of
     retries, which is what one wants after, say, an upgrade that fixed
     the crash. Bad data is published as a failure at once by the worker
     (it would fail the same way again).
@@ -167,6 +167,7 @@
 #include "ms_mlp.h"
 #include "ms_onnx.h"
 #include "ms_reeval.h"
+#include "ms_runner.h"
 #include "ms_scheduler.h"
 #include "ms_settle.h"
 #include "ms_store_payload.h"
@@ -268,27 +269,6 @@ typedef struct {
     ms_hash_t best_blob; // its weights (pinned)
 } s_sweep_info_t;
 
-//  What the node knows about the task a worker runs.
-typedef struct {
-    bool busy;          // a task is on this worker
-    ms_hash_t task_id;  // the task
-    ms_hash_t sweep_id; // its sweep
-    json_t *config;     // its canonical config object (owned)
-    bool train;         // kind train (not noop)
-    bool stopping;      // stopped on purpose (cancel): its death is no
-                        // crash
-    bool leased;        // runs under a lease claim (slot, epoch) of ours
-    uint32_t slot;      // the claim's slot
-    uint32_t epoch;     // the claim's epoch
-    int64_t started_ms; // monotonic ms when it went to the worker
-    bool reeval;        // a re-evaluation of the result whose record hash
-                        // is target (see "Re-evaluation")
-    uint8_t target[MS_HASH_BYTES];
-    bool paused_out; // idle_only: its claim was released after
-                     // max_pause_s and the worker killed; whatever it
-                     // still sends is dropped
-} s_running_t;
-
 //  A result of ours waiting for the end of the loop turn, when the turn's
 //  results are appended together as one block (one durable commit).
 typedef struct {
@@ -337,7 +317,6 @@ typedef struct {
 #define S_MAX_APPEND 64         // records in one block of ours (DESIGN.md)
 #define S_MAX_OPERATORS_SEEN 64 // distinct operators counted in the pool
 #define S_MAX_LIVE_CLAIMS 1024  // live claims listed in one heartbeat
-#define S_CHECK_RUNNING_MS 500  // how often running tasks are re-checked
 #define S_C2S_RING 256          // claim-to-start figures kept for /status
 #define S_TPS_RING 64           // /metrics completion samples kept (ring)
 #define S_TPS_WINDOW_MS 60000   // tasks_per_second: over the last minute
@@ -355,12 +334,6 @@ _Static_assert(S_MAX_APPEND == MS_RECORD_MAX_BLOCK, "one block bound");
 _Static_assert(S_MAX_COMMIT <= MS_STORE_MAX_APPEND_RECORDS, "append bound");
 _Static_assert(S_MAX_COMMIT == MS_SCHEDULER_MAX_CLAIMS, "a pass's claims");
 _Static_assert(MS_SCHEDULER_MAX_PREFETCH < S_MAX_LIVE_CLAIMS, "heartbeat");
-
-//  Crashes of one task so far (for retries).
-typedef struct {
-    ms_hash_t task_id; // the task
-    int crashes;       // worker deaths while running it
-} s_crash_t;
 
 //  Why a peer's block was refused (a bit each, for the logged-once table).
 typedef enum {
@@ -425,12 +398,8 @@ struct ms_node {
     volatile sig_atomic_t stopping; // ms_node_stop was called
     ms_node_event_fn event_fn;      // progress events, or NULL
     void *event_arg;                // its argument
-    s_running_t *running;           // per worker
     s_sweep_info_t *sweeps;         // sweeps seen by the scheduler
     size_t n_sweeps;                // entries in sweeps
-    s_crash_t *crashes;             // tasks that crashed a worker
-    size_t n_crashes;               // entries in crashes
-    int64_t n_trainings;            // train attempts started
     double opened_at;               // monotonic seconds at open
     // admission: certificate, members table (loop thread only)
     bool has_cert; // identity/node.cert: a pool with an authority
@@ -460,6 +429,7 @@ struct ms_node {
     // the pool: record log, leases, mesh and gossip (loop thread only)
     ms_lease_table_t *leases;         // the claim rule
     ms_scheduler_t *scheduler;        // where a lease is decided
+    ms_runner_t *runner;              // workers' runs
     ms_mesh_t *mesh;                  // links to peers, or NULL (no pool)
     ms_gossip_t *gossip;              // push + anti-entropy, or NULL
     s_peer_t *peer_tab;               // peers as the mesh reported them
@@ -469,7 +439,6 @@ struct ms_node {
     int64_t grace_until;              // monotonic ms: no claim before
     int64_t grace_limit;              // monotonic ms: catch-up stops holding it
     bool caught_up;                   // startup grace and first catch-up over
-    int64_t next_check_at;            // monotonic ms: re-check running tasks
     int64_t next_renew_at;            // monotonic ms: renew own leases (alone)
     uint32_t n_members;               // member count last given to the store
     uint32_t n_pool_operators;        // operator count last given to it
@@ -491,7 +460,6 @@ struct ms_node {
     int64_t held_check_at;            // monotonic ms: next reveal check
     uint64_t n_reveals;               // held results revealed
     char held_dir[PATH_MAX];          // DATA_DIR/held: one file per held
-    int64_t noop_free_us;             // monotonic us of the last noop done
     s_ack_due_t *acks_due;            // claim blocks to acknowledge once held
     bool sweeps_due;                  // sweep records came: note their commit
     int64_t trim_at;                  // monotonic ms: next malloc_trim allowed
@@ -528,12 +496,10 @@ struct ms_node {
     size_t n_ev_sweeps;        // entries in ev_sweeps
     bool ev_scanned;           // the first scan (a silent baseline) ran
     int64_t ev_tick_at;        // monotonic ms of the next scan
-    // idle_only (see "Volunteer behaviour" above s_idle_tick). Loop
-    // thread; the fields marked (lock) are read by HTTP threads under lock
+    // idle_only (see "Volunteer behaviour" in ms_runner.c): the pause
+    // figures the runner publishes (s_run_paused), read by HTTP threads
+    // under lock
     ms_idle_t *idle;           // others' CPU and the pause rule, or NULL
-    int64_t idle_next_at;      // monotonic ms: next sample
-    int64_t paused_at_ms;      // monotonic ms the pause began
-    bool pause_released;       // this pause released its claims
     bool paused;               // paused for the machine's owner (lock)
     time_t paused_since;       // wall time the pause began (lock)
     char pause_reason[200];    // why, "" when not paused (lock)
@@ -1200,11 +1166,9 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
             s_log(self, "idle_only: own CPU time from %s",
                   ms_idle_cgroup(self->idle));
     }
-    self->running =
-        calloc((size_t) ms_worker_pool_size(self->pool), sizeof(s_running_t));
     self->worker_free_us =
         calloc((size_t) ms_worker_pool_size(self->pool), sizeof(int64_t));
-    if (!self->running || !self->worker_free_us) {
+    if (!self->worker_free_us) {
         rc = MS_ERR_NOMEM;
         goto fail;
     }
@@ -1311,16 +1275,8 @@ ms_node_destroy(ms_node_t **self_p)
     free(self->ev_sweeps);
     s_fail_commands(self, MS_ERR_INTERRUPTED);
     s_pool_close(self); // release our claims first (records), then stop
-    int n_workers = self->pool ? ms_worker_pool_size(self->pool) : 0;
     // Tasks on workers go back to pending; checkpoints stay.
-    for (int i = 0; self->running && i < n_workers; i++) {
-        s_running_t *r = &self->running[i];
-        if (r->busy && !r->reeval && self->store)
-            ms_store_set_task_state(self->store, r->task_id.bytes,
-                                    MS_TASK_PENDING, NULL, "node stopped");
-        json_decref(r->config);
-    }
-    free(self->running);
+    ms_runner_destroy(&self->runner);
     for (size_t i = 0; i < self->n_held; i++)
         s_result_clear(&self->held[i]); // their files stay for the next run
     free(self->held);
@@ -1343,7 +1299,6 @@ ms_node_destroy(ms_node_t **self_p)
     ms_blob_fetch_destroy(&self->fetch); // removes its temp files
     ms_blob_store_destroy(&self->blobs);
     free(self->sweeps);
-    free(self->crashes);
     free(self->reject_log);
     json_decref(self->platform);
     json_decref(self->peers_json);
@@ -2110,59 +2065,12 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
 }
 
 //  --------------------------------------------------------------------------
-//  Crash record of a task (created at 0).
-
-static s_crash_t *
-s_crash_of(ms_node_t *self, const ms_hash_t *task_id)
-{
-    for (size_t i = 0; i < self->n_crashes; i++)
-        if (ms_hash_equal(&self->crashes[i].task_id, task_id))
-            return &self->crashes[i];
-    s_crash_t *grown =
-        realloc(self->crashes, (self->n_crashes + 1) * sizeof *grown);
-    if (!grown)
-        return NULL;
-    self->crashes = grown;
-    s_crash_t *c = &self->crashes[self->n_crashes++];
-    c->task_id = *task_id;
-    c->crashes = 0;
-    return c;
-}
-
-//  --------------------------------------------------------------------------
-//  Forget the crash record of a task (it ended).
-
-static void
-s_crash_forget(ms_node_t *self, const ms_hash_t *task_id)
-{
-    for (size_t i = 0; i < self->n_crashes; i++)
-        if (ms_hash_equal(&self->crashes[i].task_id, task_id)) {
-            self->crashes[i] = self->crashes[--self->n_crashes];
-            return;
-        }
-}
-
-//  --------------------------------------------------------------------------
-//  Delete a task's checkpoint.
-
-static void
-s_drop_checkpoint(ms_node_t *self, const ms_hash_t *task_id)
-{
-    char hex[MS_HASH_HEX_LEN + 1], path[PATH_MAX + 100];
-    ms_hash_hex(task_id, hex);
-    ms_worker_checkpoint_path(self->checkpoint_dir, hex, path, sizeof path);
-    unlink(path);
-}
-
-//  --------------------------------------------------------------------------
 //  Update the busy count shared with HTTP threads.
 
 static void
 s_update_busy(ms_node_t *self)
 {
-    int n = 0;
-    for (int i = 0; i < ms_worker_pool_size(self->pool); i++)
-        n += self->running[i].busy;
+    int n = ms_runner_busy(self->runner);
     pthread_mutex_lock(&self->lock);
     self->n_busy = n;
     pthread_mutex_unlock(&self->lock);
@@ -2172,22 +2080,17 @@ s_update_busy(ms_node_t *self)
 //  Start pending tasks on idle workers.
 
 static int s_schedule_pool(ms_node_t *self);
-static bool s_idle_tick(ms_node_t *self);
 
 static int
 s_schedule(ms_node_t *self)
 {
-    if (s_idle_tick(self)) {
+    if (ms_runner_idle_tick(self->runner, ms_clock_mono_ms())) {
         s_update_busy(self);
         return MS_OK; // paused for the machine's owner: start nothing
     }
     return s_schedule_pool(self);
 }
 
-static void s_fail_leased(ms_node_t *self, const ms_hash_t *task_id,
-                          const ms_hash_t *sweep_id, uint32_t slot,
-                          uint32_t epoch, ms_failure_class_t cls,
-                          const char *reason);
 static void s_dataset_missing(ms_node_t *self, const ms_hash_t *sweep_id);
 static void s_items_on_message(ms_node_t *self,
                                const uint8_t from[MS_MESH_ID_BYTES],
@@ -2204,8 +2107,7 @@ static int s_blob_send(void *arg, const uint8_t to[MS_BLOB_PEER_ID_BYTES],
                        const ms_wire_envelope_t *env);
 static void s_flush_results(ms_node_t *self);
 static bool s_held_has(ms_node_t *self, const uint8_t *task_id);
-static void s_on_result(ms_node_t *self, s_running_t *r, json_t *body);
-static void s_start_settled(ms_node_t *self, int64_t now);
+static void s_on_result(ms_node_t *self, ms_runner_run_t *r, json_t *body);
 static void s_claim_to_start(ms_node_t *self, const ms_hash_t *sweep_id,
                              int64_t free_us, const char *thex,
                              int64_t started_us);
@@ -3063,36 +2965,13 @@ s_append(ms_node_t *self, size_t n, const ms_store_payload_t *payloads)
 }
 
 //  --------------------------------------------------------------------------
-//  A claim payload (claim or release).
-
-static ms_store_payload_t
-s_claim_payload(uint32_t kind, const ms_hash_t *task_id, uint32_t slot,
-                uint32_t epoch, uint32_t reason)
-{
-    ms_store_payload_t p;
-    memset(&p, 0, sizeof p);
-    p.kind = kind;
-    memcpy(p.u.claim.task_id, task_id->bytes, MS_HASH_BYTES);
-    p.u.claim.slot = slot;
-    p.u.claim.epoch = epoch;
-    p.u.claim.reason = reason;
-    return p;
-}
-
-//  --------------------------------------------------------------------------
 //  Release our claim on (task, slot): lease table and a release record.
 
 static void
 s_release(ms_node_t *self, const ms_hash_t *task_id, uint32_t slot,
           uint32_t epoch, uint32_t reason)
 {
-    ms_claim_t out;
-    ms_lease_table_release(self->leases, task_id->bytes, slot, &out);
-    ms_store_payload_t p =
-        s_claim_payload(MS_RECORD_RELEASE, task_id, slot, epoch, reason);
-    int rc = s_append(self, 1, &p);
-    if (rc != MS_OK)
-        s_log(self, "cannot write a release: %s", ms_strerror(rc));
+    ms_runner_release(self->runner, task_id, slot, epoch, reason);
 }
 
 //  --------------------------------------------------------------------------
@@ -3378,144 +3257,12 @@ s_update_members(ms_node_t *self)
 static bool
 s_task_busy(const ms_node_t *self, const uint8_t *task_id)
 {
-    for (int i = 0; i < ms_worker_pool_size(self->pool); i++)
-        if (self->running[i].busy &&
-            memcmp(self->running[i].task_id.bytes, task_id, MS_HASH_BYTES) == 0)
-            return true;
+    if (ms_runner_has_task(self->runner, task_id))
+        return true;
     for (size_t i = 0; i < self->n_results; i++)
         if (memcmp(self->results[i].task_id.bytes, task_id, MS_HASH_BYTES) == 0)
             return true;
     return self->settle && ms_settle_contains(self->settle, task_id);
-}
-
-//  --------------------------------------------------------------------------
-//  Start a task we hold (slot, epoch) on an idle worker. Returns MS_OK;
-//  MS_ERR_CONFLICT no idle worker; other codes: the claim was released.
-
-static int
-s_start_leased(ms_node_t *self, const ms_hash_t *tid, uint32_t slot,
-               uint32_t epoch)
-{
-    ms_store_task_t *task = NULL;
-    int rc = ms_store_get_task(self->store, tid->bytes, &task);
-    if (rc != MS_OK) {
-        s_release(self, tid, slot, epoch, MS_RELEASE_REASON_FAILED);
-        return rc;
-    }
-    ms_hash_t sid;
-    memcpy(sid.bytes, task->sweep_id, MS_HASH_BYTES);
-    json_error_t err;
-    json_t *config = json_loadb(task->config_json, task->config_len, 0, &err);
-    ms_task_state_t state = task->state;
-    ms_store_task_destroy(&task);
-    s_sweep_info_t *info = s_sweep_info(self, sid.bytes);
-    if (state == MS_TASK_DONE || state == MS_TASK_FAILED ||
-        state == MS_TASK_CANCELLED || !config || !info || !info->dataset) {
-        s_release(self, tid, slot, epoch,
-                  state == MS_TASK_DONE ? MS_RELEASE_REASON_DONE
-                                        : MS_RELEASE_REASON_FAILED);
-        json_decref(config);
-        return MS_ERR_CONFLICT;
-    }
-    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(tid, thex);
-    ms_hash_hex(&sid, shex);
-    s_crash_t *crash = s_crash_of(self, tid);
-    int attempt = (crash ? crash->crashes : 0) + 1;
-    char wpath[PATH_MAX + 100];
-    snprintf(wpath, sizeof wpath, "%s/%s.weights", self->weights_dir, thex);
-    ms_worker_task_t wt = {
-        .task_id = thex,
-        .sweep_id = shex,
-        .config = config,
-        .dataset = info->dataset,
-        .attempt = attempt,
-        .weights_path =
-            self->blobs || self->opts.weights_out_dir ? wpath : NULL};
-    const char *kind = json_string_value(json_object_get(config, "kind"));
-    json_t *made_up = NULL; // a body from the work hook (tests only)
-    if (self->work_hook && !(kind && strcmp(kind, "noop") == 0))
-        made_up = self->work_hook(self->work_hook_arg, thex, shex, config);
-    if (made_up || (kind && strcmp(kind, "noop") == 0)) {
-        // A noop task has no code to isolate from the node (workers exist
-        // so that a crash in training never takes the node down): the
-        // node completes it here, under the same claim, and its result
-        // goes the way of every result (this turn's block, the push).
-        s_running_t done = {.busy = true,
-                            .task_id = *tid,
-                            .sweep_id = sid,
-                            .config = config,
-                            .leased = true,
-                            .slot = slot,
-                            .epoch = epoch,
-                            .started_ms = ms_clock_mono_ms()};
-        // Claim-to-start: its start is now; "idle since" is the end of
-        // the previous noop done here (as a worker's idle time).
-        int64_t now_us = ms_clock_mono_us();
-        s_log(self, "task %.12s started in the node (%s; slot %u, epoch %u)",
-              thex, made_up ? "work hook" : "noop", slot, epoch);
-        s_claim_to_start(self, &sid, self->noop_free_us, thex, now_us);
-        json_t *body = made_up ? made_up : ms_worker_noop_result();
-        self->noop_free_us = ms_clock_mono_us();
-        if (!body) {
-            s_release(self, tid, slot, epoch, MS_RELEASE_REASON_FAILED);
-            json_decref(config);
-            return MS_ERR_NOMEM;
-        }
-        if (info->started_at == 0)
-            info->started_at = ms_clock_mono_s();
-        s_on_result(self, &done, body);
-        json_decref(body);
-        json_decref(config);
-        return MS_OK;
-    }
-    int worker = -1;
-    rc = ms_worker_pool_start(self->pool, &wt, &worker);
-    if (rc != MS_OK) {
-        s_release(self, tid, slot, epoch, MS_RELEASE_REASON_FAILED);
-        json_decref(config);
-        return rc;
-    }
-    // Local display state (not a record): running here.
-    ms_store_set_task_state(self->store, tid->bytes, MS_TASK_RUNNING,
-                            s_node_pk(self), NULL);
-    s_running_t *r = &self->running[worker];
-    memset(r, 0, sizeof *r);
-    r->busy = true;
-    r->task_id = *tid;
-    r->sweep_id = sid;
-    r->config = config;
-    r->train = !(kind && strcmp(kind, "noop") == 0);
-    r->leased = true;
-    r->slot = slot;
-    r->epoch = epoch;
-    r->started_ms = ms_clock_mono_ms();
-    if (r->train)
-        self->n_trainings++;
-    if (info->started_at == 0)
-        info->started_at = ms_clock_mono_s();
-    s_log(self,
-          "task %.12s started on worker %d (slot %u, epoch %u, "
-          "attempt %d)",
-          thex, worker, slot, epoch, attempt);
-    s_emit(self,
-           json_pack("{s:s, s:s, s:s, s:i}", "event", "started", "task_id",
-                     thex, "sweep_id", shex, "attempt", attempt));
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  The longest wait (ms) of a claim for its acknowledgements: settle_ms,
-//  or auto = one heartbeat interval; 0 alone (nobody to race with).
-
-static int64_t
-s_settle_cap_ms(const ms_node_t *self)
-{
-    if (!self->mesh)
-        return 0;
-    if (self->opts.settle_ms >= 0)
-        return self->opts.settle_ms;
-    return self->opts.heartbeat_ms;
 }
 
 //  --------------------------------------------------------------------------
@@ -3538,101 +3285,6 @@ s_settle_peers(const ms_node_t *self, uint8_t (**out)[MS_SETTLE_ID_BYTES])
         if (self->peer_tab[i].linked && self->peer_tab[i].state != MS_PEER_DEAD)
             memcpy((*out)[n++], self->peer_tab[i].id, MS_SETTLE_ID_BYTES);
     return n;
-}
-
-//  --------------------------------------------------------------------------
-//  How far we hold a peer's log (the settle rule's "its records are in").
-
-static uint64_t
-s_settle_held(void *arg, const uint8_t peer[MS_SETTLE_ID_BYTES],
-              uint64_t incarnation)
-{
-    ms_node_t *self = arg;
-    uint64_t seq = 0;
-    if (ms_store_held(self->store, peer, incarnation, &seq) != MS_OK)
-        return 0;
-    return seq;
-}
-
-//  --------------------------------------------------------------------------
-//  Put claims of ours (written as one block ending at seq, all for slot
-//  0) on the settle list: each starts once every live peer acknowledged
-//  the block (or at the cap). With nobody to wait for, start at once.
-
-static void
-s_settle_claims(ms_node_t *self, const ms_store_payload_t *claims,
-                size_t n_claims, uint64_t seq, int64_t now)
-{
-    uint8_t(*peers)[MS_SETTLE_ID_BYTES] = NULL;
-    int64_t cap = n_claims ? s_settle_cap_ms(self) : 0;
-    size_t n_peers = cap > 0 ? s_settle_peers(self, &peers) : 0;
-    for (size_t k = 0; k < n_claims; k++) {
-        ms_hash_t tid;
-        memcpy(tid.bytes, claims[k].u.claim.task_id, MS_HASH_BYTES);
-        uint32_t epoch = (uint32_t) claims[k].u.claim.epoch;
-        uint32_t slot = claims[k].u.claim.slot;
-        self->metrics.lease_claims_total++;
-        if (n_peers == 0) {
-            s_start_leased(self, &tid, slot, epoch);
-            continue;
-        }
-        if (ms_settle_add(self->settle, tid.bytes, slot, epoch, seq,
-                          (const uint8_t(*)[MS_SETTLE_ID_BYTES]) peers, n_peers,
-                          now, cap) != MS_OK)
-            s_release(self, &tid, slot, epoch, MS_RELEASE_REASON_FAILED);
-    }
-    free(peers);
-}
-
-//  --------------------------------------------------------------------------
-//  Start the settled claims (see "Leases" at the top) that we still hold;
-//  drop the others.
-
-static void
-s_start_settled(ms_node_t *self, int64_t now)
-{
-    if (self->paused)
-        return; // idle_only: nothing starts while paused
-    ms_settle_claim_t st;
-    while (ms_worker_pool_idle(self->pool) > 0 &&
-           ms_settle_take_ready(self->settle, now, s_settle_held, self, &st)) {
-        ms_hash_t tid;
-        memcpy(tid.bytes, st.task_id, MS_HASH_BYTES);
-        char hex[MS_HASH_HEX_LEN + 1];
-        ms_hash_hex(&tid, hex);
-        if (st.capped) {
-            self->metrics.lease_settle_capped_total++;
-            s_log(self,
-                  "task %.12s: %zu of %zu peer(s) did not acknowledge the "
-                  "claim within %" PRId64 " ms: deciding without them",
-                  hex, st.n_peers - st.n_acked - st.n_gone, st.n_peers,
-                  now - st.added_ms);
-        }
-        ms_claim_t holder;
-        bool live = false;
-        if (ms_lease_table_holder(self->leases, st.task_id, st.slot, &holder,
-                                  &live) != MS_OK ||
-            memcmp(holder.node_id, s_node_pk(self), MS_HASH_BYTES) != 0 ||
-            holder.epoch != st.epoch) {
-            self->metrics.lease_conflicts_total++;
-            self->metrics.lease_settle_lost_total++;
-            s_log(self, "task %.12s: the claim lost its slot while settling",
-                  hex);
-            // Released, so that nobody waits a TTL for a claim that never
-            // ran (and nobody counts its expiry).
-            s_release(self, &tid, st.slot, st.epoch,
-                      MS_RELEASE_REASON_OUTRANKED);
-            continue;
-        }
-        // How long claims take to settle here: prefetch covers it.
-        ms_scheduler_settled(self->scheduler, (double) (now - st.added_ms));
-        if (st.n_peers)
-            s_log(self,
-                  "task %.12s: claim settled after %" PRId64
-                  " ms (%zu ack(s), %zu peer(s) gone)",
-                  hex, now - st.added_ms, st.n_acked, st.n_gone);
-        s_start_leased(self, &tid, st.slot, st.epoch);
-    }
 }
 
 //  --------------------------------------------------------------------------
@@ -3742,7 +3394,8 @@ s_sched_fail(void *arg, const ms_hash_t *task_id, const ms_hash_t *sweep_id,
              uint32_t slot, uint32_t epoch, ms_failure_class_t cls,
              const char *reason)
 {
-    s_fail_leased(arg, task_id, sweep_id, slot, epoch, cls, reason);
+    ms_node_t *self = arg;
+    ms_runner_fail(self->runner, task_id, sweep_id, slot, epoch, cls, reason);
 }
 
 //  --------------------------------------------------------------------------
@@ -3774,6 +3427,171 @@ s_scheduler_open(ms_node_t *self)
 }
 
 //  --------------------------------------------------------------------------
+//  ms_runner_iface_t: publish an event.
+
+static void
+s_run_emit(void *arg, json_t *event)
+{
+    s_emit(arg, event);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: the scheduler scans again.
+
+static void
+s_run_changed(void *arg)
+{
+    s_work_changed(arg);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: the peers a claim waits for.
+
+static size_t
+s_run_settle_peers(void *arg, uint8_t (**out)[MS_SETTLE_ID_BYTES])
+{
+    return s_settle_peers(arg, out);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: a claim settled (the scheduler's prefetch window).
+
+static void
+s_run_settled(void *arg, double waited_ms)
+{
+    ms_node_t *self = arg;
+    ms_scheduler_settled(self->scheduler, waited_ms);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: a sweep's dataset object for workers, or NULL.
+
+static const json_t *
+s_run_dataset(void *arg, const ms_hash_t *sweep_id)
+{
+    s_sweep_info_t *info = s_sweep_info(arg, sweep_id->bytes);
+    return info ? info->dataset : NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: a task of the sweep started here.
+
+static void
+s_run_sweep_started(void *arg, const ms_hash_t *sweep_id)
+{
+    s_sweep_info_t *info = s_sweep_info(arg, sweep_id->bytes);
+    if (info && info->started_at == 0)
+        info->started_at = ms_clock_mono_s();
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: whether trained tasks write their weights.
+
+static bool
+s_run_keeps_weights(void *arg)
+{
+    ms_node_t *self = arg;
+    return self->blobs || self->opts.weights_out_dir;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: the test's work hook, or NULL.
+
+static json_t *
+s_run_work_hook(void *arg, const char *task_hex, const char *sweep_hex,
+                const json_t *config)
+{
+    ms_node_t *self = arg;
+    if (!self->work_hook)
+        return NULL;
+    return self->work_hook(self->work_hook_arg, task_hex, sweep_hex, config);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: claim-to-start of a task.
+
+static void
+s_run_claim_to_start(void *arg, const ms_hash_t *sweep_id, int64_t free_us,
+                     const char *thex, int64_t started_us)
+{
+    s_claim_to_start(arg, sweep_id, free_us, thex, started_us);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: a result done in the node.
+
+static void
+s_run_result(void *arg, ms_runner_run_t *run, json_t *body)
+{
+    s_on_result(arg, run, body);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: a task given up here.
+
+static void
+s_run_gave_up(void *arg, const ms_hash_t *task_id)
+{
+    ms_node_t *self = arg;
+    ms_scheduler_gave_up(self->scheduler, task_id);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: the pause figures, copied for HTTP threads.
+
+static void
+s_run_paused(void *arg, const ms_runner_pause_t *pause)
+{
+    ms_node_t *self = arg;
+    pthread_mutex_lock(&self->lock);
+    self->paused = pause->paused;
+    self->paused_since = pause->paused_since;
+    snprintf(self->pause_reason, sizeof self->pause_reason, "%s",
+             pause->reason);
+    self->n_pauses = pause->n_pauses;
+    self->n_pause_releases = pause->n_pause_releases;
+    self->idle_others_pct = pause->others_pct;
+    self->idle_own_pct = pause->own_pct;
+    pthread_mutex_unlock(&self->lock);
+}
+
+//  --------------------------------------------------------------------------
+//  Create the runner over our store, lease table, settle list and workers.
+
+static int
+s_runner_open(ms_node_t *self)
+{
+    ms_runner_config_t cfg = {.checkpoint_dir = self->checkpoint_dir,
+                              .weights_dir = self->weights_dir,
+                              .settle_ms = self->opts.settle_ms,
+                              .heartbeat_ms = self->opts.heartbeat_ms,
+                              .idle_cpu_pct = self->opts.idle_cpu_pct,
+                              .idle_busy_s = self->opts.idle_busy_s,
+                              .idle_quiet_s = self->opts.idle_quiet_s,
+                              .max_pause_s = self->opts.max_pause_s};
+    memcpy(cfg.node_id, s_node_pk(self), MS_HASH_BYTES);
+    ms_runner_iface_t iface = {.arg = self,
+                               .log = s_sched_log,
+                               .emit = s_run_emit,
+                               .append = s_sched_append,
+                               .changed = s_run_changed,
+                               .in_pool = s_sched_in_pool,
+                               .settle_peers = s_run_settle_peers,
+                               .settled = s_run_settled,
+                               .dataset = s_run_dataset,
+                               .sweep_started = s_run_sweep_started,
+                               .keeps_weights = s_run_keeps_weights,
+                               .work_hook = s_run_work_hook,
+                               .claim_to_start = s_run_claim_to_start,
+                               .result = s_run_result,
+                               .gave_up = s_run_gave_up,
+                               .paused = s_run_paused};
+    self->runner = ms_runner_new(self->store, self->leases, self->settle,
+                                 self->pool, self->idle, &cfg, &iface);
+    return self->runner ? MS_OK : MS_ERR_NOMEM;
+}
+
+//  --------------------------------------------------------------------------
 //  The pool scheduler: start the settled claims, then claim what
 //  ms_scheduler_claim decides and put the claims on the settle list.
 
@@ -3781,7 +3599,7 @@ static int
 s_schedule_pool(ms_node_t *self)
 {
     int64_t now = ms_clock_mono_ms();
-    s_start_settled(self, now);
+    ms_runner_start_settled(self->runner, now);
     ms_store_payload_t claims[S_MAX_COMMIT];
     size_t n_claims = 0;
     int rc = ms_scheduler_claim(
@@ -3789,209 +3607,26 @@ s_schedule_pool(ms_node_t *self)
         (int) ms_settle_count(self->settle), claims, &n_claims);
     if (rc != MS_OK)
         return rc == MS_ERR_NOMEM ? MS_OK : rc;
-    s_settle_claims(self, claims, n_claims, self->last_append_seq, now);
+    ms_runner_settle(self->runner, claims, n_claims, self->last_append_seq,
+                     now);
     s_update_busy(self);
     return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
-//  Give up a task we hold: a failure record (class resource or task) and
-//  the release, in one block. The store ends the task `failed` once
-//  task-class failures from min(3, members) nodes are in.
-
-static void
-s_fail_leased(ms_node_t *self, const ms_hash_t *task_id,
-              const ms_hash_t *sweep_id, uint32_t slot, uint32_t epoch,
-              ms_failure_class_t cls, const char *reason)
-{
-    ms_store_payload_t p[2];
-    memset(&p[0], 0, sizeof p[0]);
-    p[0].kind = MS_RECORD_FAILURE;
-    memcpy(p[0].u.failure.task_id, task_id->bytes, MS_HASH_BYTES);
-    p[0].u.failure.failure_class = cls;
-    p[0].u.failure.reason = reason ? reason : "";
-    p[0].u.failure.slot = slot;
-    p[0].u.failure.epoch = epoch;
-    p[1] = s_claim_payload(MS_RECORD_RELEASE, task_id, slot, epoch,
-                           MS_RELEASE_REASON_FAILED);
-    ms_lease_table_release(self->leases, task_id->bytes, slot, NULL);
-    int rc = s_append(self, 2, p);
-    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(task_id, thex);
-    ms_hash_hex(sweep_id, shex);
-    if (rc != MS_OK)
-        s_log(self, "task %.12s: cannot record failure: %s", thex,
-              ms_strerror(rc));
-    s_drop_checkpoint(self, task_id);
-    s_crash_forget(self, task_id);
-    // Either class: this node does not claim the task again (its failure
-    // is published; a task-class failure counts once per node, so the
-    // task is left to the other nodes, and a node whose every run of it
-    // fails must not win it back again and again).
-    ms_scheduler_gave_up(self->scheduler, task_id);
-    if (cls == MS_FAILURE_CLASS_RESOURCE) {
-        s_log(self, "task %.12s given up here (resource): %s", thex, reason);
-        return;
-    }
-    // The store derived the task's state from the failures; keep the
-    // reason with it (a local field), and take our "running" off.
-    ms_store_task_t *t = NULL;
-    if (ms_store_get_task(self->store, task_id->bytes, &t) == MS_OK &&
-        t->state != MS_TASK_DONE && t->state != MS_TASK_CANCELLED)
-        ms_store_set_task_state(self->store, task_id->bytes,
-                                t->state == MS_TASK_FAILED ? MS_TASK_FAILED
-                                                           : MS_TASK_PENDING,
-                                NULL, reason);
-    ms_store_task_destroy(&t);
-    s_log(self, "task %.12s failed: %s", thex, reason);
-    s_emit(self, json_pack("{s:s, s:s, s:s, s:s}", "event", "failed", "task_id",
-                           thex, "sweep_id", shex, "reason", reason));
-}
-
-//  --------------------------------------------------------------------------
-//  Stop a worker on purpose (cancel, outranked): SIGTERM; its death then
-//  ends the task without a retry (s_on_event).
-
-static void
-s_stop_worker(ms_node_t *self, int i)
-{
-    s_running_t *r = &self->running[i];
-    if (!r->busy || r->stopping)
-        return;
-    int pid = ms_worker_pool_pid(self->pool, i);
-    if (pid > 0 && kill(pid, SIGTERM) == 0)
-        r->stopping = true;
-    ms_worker_pool_resume(self->pool, i); // paused: SIGTERM lands on SIGCONT
-}
-
-//  --------------------------------------------------------------------------
-//  One of our own leases lapsed by the boot clock (the machine slept, the
-//  process was stopped, the loop stalled): peers may have taken the slot.
-//  Re-check before going on: claim it again (a new epoch, published) when
-//  the rule allows, else stop the worker.
-
-static void
-s_own_lease_lapsed(ms_node_t *self, const ms_claim_t *lapsed)
-{
-    for (int i = 0; i < ms_worker_pool_size(self->pool); i++) {
-        s_running_t *r = &self->running[i];
-        if (!r->busy || !r->leased || r->stopping || r->slot != lapsed->slot ||
-            r->epoch != lapsed->epoch ||
-            memcmp(r->task_id.bytes, lapsed->task_id, MS_HASH_BYTES) != 0)
-            continue;
-        char hex[MS_HASH_HEX_LEN + 1];
-        ms_hash_hex(&r->task_id, hex);
-        ms_claim_t mine;
-        if (ms_lease_table_claim(self->leases, r->task_id.bytes, r->slot, false,
-                                 &mine) == MS_OK) {
-            ms_store_payload_t p = s_claim_payload(MS_RECORD_CLAIM, &r->task_id,
-                                                   r->slot, mine.epoch, 0);
-            if (s_append(self, 1, &p) == MS_OK) {
-                s_log(self,
-                      "task %.12s: own lease lapsed, claimed again "
-                      "(epoch %u)",
-                      hex, mine.epoch);
-                r->epoch = mine.epoch;
-                self->metrics.lease_claims_total++;
-                return;
-            }
-        }
-        s_log(self,
-              "task %.12s: own lease lapsed and the slot is taken: "
-              "stopping",
-              hex);
-        self->metrics.lease_conflicts_total++;
-        s_stop_worker(self, i);
-        return;
-    }
-}
-
-//  --------------------------------------------------------------------------
-//  Lease housekeeping: stop workers whose claims were outranked, count
-//  expiries (their slots become claimable), and stop workers whose task
-//  was cancelled or ended elsewhere.
+//  Lease housekeeping: reveal held results, renew our leases alone, and
+//  the runner's (outranked, expired and cancelled tasks' workers).
 
 static void
 s_lease_tick(ms_node_t *self, int64_t now)
 {
-    ms_claim_t buf[64];
-    size_t n;
     s_reveal_held(self, now);
     if (!self->mesh && now >= self->next_renew_at) {
         // Alone there is no heartbeat to renew our leases: renew here.
         ms_lease_table_renew(self->leases, NULL, 0, NULL);
         self->next_renew_at = now + self->opts.heartbeat_ms;
     }
-    while ((n = ms_lease_table_outranked(self->leases, buf, 64)) > 0) {
-        for (size_t k = 0; k < n; k++) {
-            for (int i = 0; i < ms_worker_pool_size(self->pool); i++) {
-                s_running_t *r = &self->running[i];
-                if (r->busy && r->leased && r->slot == buf[k].slot &&
-                    memcmp(r->task_id.bytes, buf[k].task_id, MS_HASH_BYTES) ==
-                        0) {
-                    char hex[MS_HASH_HEX_LEN + 1];
-                    ms_hash_hex(&r->task_id, hex);
-                    s_log(self, "task %.12s: outranked, stopping its worker",
-                          hex);
-                    self->metrics.lease_conflicts_total++;
-                    s_stop_worker(self, i);
-                }
-            }
-            ms_settle_claim_t lost;
-            if (ms_settle_remove(self->settle, buf[k].task_id, buf[k].slot,
-                                 &lost)) {
-                ms_hash_t tid;
-                memcpy(tid.bytes, lost.task_id, MS_HASH_BYTES);
-                char hex[MS_HASH_HEX_LEN + 1];
-                ms_hash_hex(&tid, hex);
-                s_log(self,
-                      "task %.12s: the claim was outranked while settling",
-                      hex);
-                self->metrics.lease_conflicts_total++;
-                self->metrics.lease_settle_lost_total++;
-                s_release(self, &tid, lost.slot, lost.epoch,
-                          MS_RELEASE_REASON_OUTRANKED);
-            }
-        }
-        if (n < 64)
-            break;
-    }
-    while ((n = ms_lease_table_expire(self->leases, buf, 64)) > 0) {
-        s_work_changed(self);
-        for (size_t k = 0; k < n; k++) {
-            // A claim whose task is already done is no expiry: its result
-            // finished it (a result stored as fragments reaches the lease
-            // table only through the task's state).
-            ms_store_task_t *task = NULL;
-            bool done = ms_store_get_task(self->store, buf[k].task_id, &task) ==
-                            MS_OK &&
-                        task->state == MS_TASK_DONE;
-            ms_store_task_destroy(&task);
-            if (done) {
-                ms_lease_table_finish(self->leases, buf[k].task_id, buf[k].slot,
-                                      buf[k].node_id);
-                continue;
-            }
-            self->metrics.lease_expiries_total++;
-            if (memcmp(buf[k].node_id, s_node_pk(self), MS_HASH_BYTES) == 0)
-                s_own_lease_lapsed(self, &buf[k]);
-        }
-        if (n < 64)
-            break;
-    }
-    if (now < self->next_check_at)
-        return;
-    self->next_check_at = now + S_CHECK_RUNNING_MS;
-    for (int i = 0; i < ms_worker_pool_size(self->pool); i++) {
-        s_running_t *r = &self->running[i];
-        if (!r->busy || r->stopping)
-            continue;
-        ms_store_sweep_t *sw = NULL;
-        if (ms_store_get_sweep(self->store, r->sweep_id.bytes, &sw) == MS_OK &&
-            sw->state == MS_SWEEP_CANCELLED)
-            s_stop_worker(self, i);
-        ms_store_sweep_destroy(&sw);
-    }
+    ms_runner_lease_tick(self->runner, now);
 }
 
 //  --------------------------------------------------------------------------
@@ -4001,183 +3636,8 @@ static void
 s_release_all(ms_node_t *self)
 {
     s_flush_results(self); // finished work is stored, not released
-    for (int i = 0; self->running && i < ms_worker_pool_size(self->pool); i++) {
-        s_running_t *r = &self->running[i];
-        if (r->busy && r->leased)
-            s_release(self, &r->task_id, r->slot, r->epoch,
-                      MS_RELEASE_REASON_SHUTDOWN);
-    }
-    ms_settle_claim_t st;
-    while (self->settle && ms_settle_get(self->settle, 0, &st)) {
-        ms_hash_t tid;
-        memcpy(tid.bytes, st.task_id, MS_HASH_BYTES);
-        ms_settle_remove(self->settle, st.task_id, st.slot, NULL);
-        s_release(self, &tid, st.slot, st.epoch, MS_RELEASE_REASON_SHUTDOWN);
-    }
-}
-
-//  ==========================================================================
-//  Volunteer behaviour: idle_only (DESIGN.md "Workers", "Work, claims and
-//  leases"; docs/VOLUNTEER.md)
-//
-//  Once a second the loop samples others' CPU use (ms_idle: all busy CPU
-//  time minus this node's process tree, or its service cgroup). When
-//  others stay above idle_cpu_pct for idle_busy_s, the node pauses: every
-//  busy worker is stopped (SIGSTOP) and nothing is claimed or started
-//  (s_schedule, s_start_settled, ms_reeval's start return early). Our claims
-//  stay ours: the loop itself keeps running, so heartbeats (alone: the
-//  renew in s_lease_tick) go on renewing them, and a short pause costs the
-//  pool nothing. After max_pause_s of one pause the node releases them
-//  (release records with reason "paused", the tasks back to pending) so
-//  peers can take the tasks, and kills the workers that ran them: a
-//  released task must not go on to a result under a claim that is no
-//  longer ours (the store would keep it as an extra replica, but the
-//  machine's owner gets the memory back, and a peer's run is the one that
-//  counts). The checkpoint written after each epoch stays, so when this
-//  node claims the task again (a new epoch) it resumes from it: at most
-//  one epoch is lost. Settling claims (not started) are released too.
-//  When others stay at or below the threshold for idle_quiet_s, the node
-//  resumes: stopped workers continue (SIGCONT) where they were.
-//
-//  Why SIGSTOP and not a cooperative pause between minibatches: it is
-//  immediate (a minibatch of a deep network takes seconds, a dataset load
-//  or an epoch's evaluation longer), needs no change to the worker
-//  protocol, and holds in every phase of a worker's life. Its cost: a
-//  stopped worker keeps its memory (the owner's programs may push it to
-//  swap), which worker_memory_mb bounds and max_pause_s ends.
-
-//  --------------------------------------------------------------------------
-//  Pause: stop the busy workers; from now on nothing starts.
-
-static void
-s_idle_pause(ms_node_t *self, int64_t now)
-{
-    int n = ms_worker_pool_pause(self->pool);
-    char reason[200];
-    snprintf(reason, sizeof reason,
-             "others used %.0f%% of the CPU, over idle_cpu_pct %d%% for %d s",
-             ms_idle_others_pct(self->idle), self->opts.idle_cpu_pct,
-             self->opts.idle_busy_s);
-    pthread_mutex_lock(&self->lock);
-    self->paused = true;
-    self->paused_since = time(NULL);
-    snprintf(self->pause_reason, sizeof self->pause_reason, "%s", reason);
-    self->n_pauses++;
-    pthread_mutex_unlock(&self->lock);
-    self->paused_at_ms = now;
-    self->pause_released = false;
-    // One line whether verbose or not: the owner's and the operator's
-    // record of when the node stood aside.
-    fprintf(stderr,
-            "meshsweepd: paused: %s; %d worker%s stopped, claims kept up to "
-            "max_pause_s %d s\n",
-            reason, n, n == 1 ? "" : "s", self->opts.max_pause_s);
-}
-
-//  --------------------------------------------------------------------------
-//  Resume: continue the stopped workers; the scheduler runs again.
-
-static void
-s_idle_resume(ms_node_t *self, int64_t now)
-{
-    int n = ms_worker_pool_resume(self->pool, -1);
-    pthread_mutex_lock(&self->lock);
-    self->paused = false;
-    self->pause_reason[0] = 0;
-    pthread_mutex_unlock(&self->lock);
-    s_work_changed(self);
-    fprintf(stderr,
-            "meshsweepd: resumed after %.1f s: others used %.0f%% of the CPU, "
-            "at or under idle_cpu_pct %d%% for %d s; %d worker%s continued%s\n",
-            (double) (now - self->paused_at_ms) / 1000.0,
-            ms_idle_others_pct(self->idle), self->opts.idle_cpu_pct,
-            self->opts.idle_quiet_s, n, n == 1 ? "" : "s",
-            self->pause_released ? " (its claims were released)" : "");
-}
-
-//  --------------------------------------------------------------------------
-//  A pause outlasted max_pause_s: release our claims (running and
-//  settling) so that peers can take the tasks, and kill the workers that
-//  ran them (their checkpoints stay).
-
-static void
-s_idle_release(ms_node_t *self)
-{
-    int n = 0;
-    for (int i = 0; i < ms_worker_pool_size(self->pool); i++) {
-        s_running_t *r = &self->running[i];
-        if (!r->busy || !r->leased || r->stopping || r->reeval)
-            continue;
-        s_release(self, &r->task_id, r->slot, r->epoch,
-                  MS_RELEASE_REASON_PAUSED);
-        ms_store_set_task_state(self->store, r->task_id.bytes, MS_TASK_PENDING,
-                                NULL, NULL);
-        r->leased = false;
-        r->stopping = true;
-        r->paused_out = true;
-        int pid = ms_worker_pool_pid(self->pool, i);
-        if (pid > 0)
-            kill(pid, SIGKILL); // stopped or not, it dies now
-        n++;
-    }
-    ms_settle_claim_t st;
-    while (self->settle && ms_settle_get(self->settle, 0, &st)) {
-        ms_hash_t tid;
-        memcpy(tid.bytes, st.task_id, MS_HASH_BYTES);
-        ms_settle_remove(self->settle, st.task_id, st.slot, NULL);
-        s_release(self, &tid, st.slot, st.epoch, MS_RELEASE_REASON_PAUSED);
-        n++;
-    }
-    self->pause_released = true;
-    pthread_mutex_lock(&self->lock);
-    self->n_pause_releases += (uint64_t) n;
-    pthread_mutex_unlock(&self->lock);
-    fprintf(stderr,
-            "meshsweepd: paused for max_pause_s %d s: %d claim%s released "
-            "(peers may take the tasks; checkpoints kept)\n",
-            self->opts.max_pause_s, n, n == 1 ? "" : "s");
-    s_work_changed(self);
-}
-
-//  --------------------------------------------------------------------------
-//  idle_only: sample others' CPU use once a second, pause, release after
-//  max_pause_s, resume. Returns true while paused (start nothing).
-
-static bool
-s_idle_tick(ms_node_t *self)
-{
-    if (!self->idle)
-        return false;
-    int64_t now = ms_clock_mono_ms();
-    if (now >= self->idle_next_at) {
-        self->idle_next_at = now + 1000;
-        int n = ms_worker_pool_size(self->pool);
-        int *pids = calloc((size_t) (n > 0 ? n : 1), sizeof *pids);
-        for (int i = 0; pids && i < n; i++)
-            pids[i] = ms_worker_pool_pid(self->pool, i);
-        ms_idle_change_t change = MS_IDLE_CHANGE_NONE;
-        int rc = ms_idle_sample(self->idle, pids, pids ? (size_t) n : 0, now,
-                                &change);
-        free(pids);
-        if (rc == MS_OK) {
-            pthread_mutex_lock(&self->lock);
-            self->idle_others_pct = ms_idle_others_pct(self->idle);
-            self->idle_own_pct = ms_idle_own_pct(self->idle);
-            pthread_mutex_unlock(&self->lock);
-        }
-        if (change == MS_IDLE_CHANGE_PAUSE)
-            s_idle_pause(self, now);
-        else if (change == MS_IDLE_CHANGE_RESUME)
-            s_idle_resume(self, now);
-    }
-    if (self->paused && !self->pause_released &&
-        now - self->paused_at_ms >= (int64_t) self->opts.max_pause_s * 1000)
-        s_idle_release(self);
-    // A worker that went busy while paused cannot exist (nothing starts),
-    // but a retry or a respawn must not run either: stop any busy worker.
-    if (self->paused)
-        ms_worker_pool_pause(self->pool);
-    return self->paused;
+    if (self->runner)
+        ms_runner_release_all(self->runner);
 }
 
 //  ==========================================================================
@@ -5162,6 +4622,13 @@ s_metrics_gather(ms_node_t *self, ms_metrics_t *m, unsigned *groups)
     m->store_writes_total = ss.n_writes;
     m->equivocations_total = ss.n_equivocations;
     m->leases = ms_lease_table_size(self->leases);
+    ms_runner_stats_t runs;
+    ms_runner_stats(self->runner, &runs);
+    m->lease_claims_total = runs.n_claims;
+    m->lease_conflicts_total = runs.n_conflicts;
+    m->lease_settle_lost_total = runs.n_settle_lost;
+    m->lease_settle_capped_total = runs.n_settle_capped;
+    m->lease_expiries_total = runs.n_expiries;
     m->rejected_messages_total =
         self->n_rejected_messages + self->metrics.blocks_rejected_total;
     if (self->gossip) {
@@ -5550,7 +5017,7 @@ s_read_weights_file(const char *path, uint8_t **out, size_t *n)
 //  sweep's keep_weights says, and name them in the row (see above).
 
 static void
-s_keep_weights(ms_node_t *self, const s_running_t *r, json_t *row)
+s_keep_weights(ms_node_t *self, const ms_runner_run_t *r, json_t *row)
 {
     char thex[MS_HASH_HEX_LEN + 1], path[PATH_MAX + 100];
     ms_hash_hex(&r->task_id, thex);
@@ -5604,7 +5071,7 @@ s_keep_weights(ms_node_t *self, const s_running_t *r, json_t *row)
 //  removes it otherwise). A failure is logged: the result stands.
 
 static void
-s_export_weights(ms_node_t *self, const s_running_t *r, const json_t *row)
+s_export_weights(ms_node_t *self, const ms_runner_run_t *r, const json_t *row)
 {
     char thex[MS_HASH_HEX_LEN + 1], path[PATH_MAX + 100];
     ms_hash_hex(&r->task_id, thex);
@@ -5714,7 +5181,8 @@ static bool
 s_ri_worker_free(void *arg)
 {
     ms_node_t *self = arg;
-    return ms_worker_pool_idle(self->pool) >= 1 && !self->paused;
+    return ms_worker_pool_idle(self->pool) >= 1 &&
+           !ms_runner_paused(self->runner);
 }
 
 //  --------------------------------------------------------------------------
@@ -5738,7 +5206,7 @@ s_ri_start(void *arg, const ms_reeval_run_t *run, int *worker)
     int rc = ms_worker_pool_start(self->pool, &wt, worker);
     if (rc != MS_OK)
         return rc;
-    s_running_t *r = &self->running[*worker];
+    ms_runner_run_t *r = ms_runner_run(self->runner, *worker);
     memset(r, 0, sizeof *r);
     r->busy = true;
     r->reeval = true;
@@ -5948,8 +5416,8 @@ s_result_stored(ms_node_t *self, s_result_t *res)
     ms_lease_table_finish(self->leases, res->task_id.bytes, res->slot,
                           s_node_pk(self));
     ms_lease_table_release(self->leases, res->task_id.bytes, res->slot, NULL);
-    s_drop_checkpoint(self, &res->task_id);
-    s_crash_forget(self, &res->task_id);
+    ms_runner_drop_checkpoint(self->runner, &res->task_id);
+    ms_runner_forget(self->runner, &res->task_id);
     s_sweep_info_t *info = s_sweep_info(self, res->sweep_id.bytes);
     if (info && info->summed && isfinite(res->train_seconds))
         info->train_seconds += res->train_seconds;
@@ -5987,19 +5455,19 @@ s_result_lost(ms_node_t *self, const ms_hash_t *task_id,
                  "result row of %zu bytes is over the limit of %u bytes "
                  "for one result",
                  row_len, (unsigned) MS_WIRE_MAX_RESULT_PAYLOAD_BYTES);
-        s_fail_leased(self, task_id, sweep_id, slot, epoch,
-                      MS_FAILURE_CLASS_TASK, reason);
+        ms_runner_fail(self->runner, task_id, sweep_id, slot, epoch,
+                       MS_FAILURE_CLASS_TASK, reason);
         return;
     }
     if (rc == MS_ERR_INVALID) {
         // A row that cannot be true (case 7: accuracy outside [0, 1], a
         // NaN loss with status ok): published as a task-class failure,
         // so another node runs the task and the pool keeps the reason.
-        s_fail_leased(self, task_id, sweep_id, slot, epoch,
-                      MS_FAILURE_CLASS_TASK,
-                      "result refused as invalid: a metric out of range "
-                      "(accuracy outside [0, 1], or a NaN or negative "
-                      "loss with status ok)");
+        ms_runner_fail(self->runner, task_id, sweep_id, slot, epoch,
+                       MS_FAILURE_CLASS_TASK,
+                       "result refused as invalid: a metric out of range "
+                       "(accuracy outside [0, 1], or a NaN or negative "
+                       "loss with status ok)");
         return;
     }
     char thex[MS_HASH_HEX_LEN + 1];
@@ -6384,7 +5852,7 @@ s_flush_results(ms_node_t *self)
 //  once (the single-node scheduler).
 
 static void
-s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
+s_on_result(ms_node_t *self, ms_runner_run_t *r, json_t *body)
 {
     char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(&r->task_id, thex);
@@ -6502,7 +5970,7 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
     if (ev->kind != MS_WORKER_EVENT_EPOCH &&
         ev->kind != MS_WORKER_EVENT_STARTED)
         s_work_changed(self); // a worker is free again
-    s_running_t *r = &self->running[ev->worker];
+    ms_runner_run_t *r = ms_runner_run(self->runner, ev->worker);
     if (r->busy && r->reeval) {
         if (ev->kind == MS_WORKER_EVENT_EPOCH ||
             ev->kind == MS_WORKER_EVENT_STARTED)
@@ -6524,7 +5992,7 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
     ms_hash_hex(&r->sweep_id, shex);
     if (r->busy && r->paused_out) {
         // idle_only: its claim was released after max_pause_s and the
-        // worker killed (s_idle_release); the task is pending again with
+        // worker killed (ms_runner_idle_tick); the task is pending again with
         // its checkpoint. A message it sent before it was stopped is
         // dropped: it no longer runs under a claim of ours.
         if (ev->kind == MS_WORKER_EVENT_EPOCH ||
@@ -6539,7 +6007,7 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
               "task %.12s: worker %d ended after its claim was released "
               "(paused past max_pause_s)",
               thex, ev->worker);
-        s_crash_forget(self, &r->task_id);
+        ms_runner_forget(self->runner, &r->task_id);
         self->worker_free_us[ev->worker] = ms_clock_mono_us();
         json_decref(r->config);
         memset(r, 0, sizeof *r);
@@ -6568,8 +6036,8 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
         break;
     case MS_WORKER_EVENT_FAILED:
         if (r->busy && r->leased)
-            s_fail_leased(self, &r->task_id, &r->sweep_id, r->slot, r->epoch,
-                          MS_FAILURE_CLASS_TASK, ev->reason);
+            ms_runner_fail(self->runner, &r->task_id, &r->sweep_id, r->slot,
+                           r->epoch, MS_FAILURE_CLASS_TASK, ev->reason);
         break;
     case MS_WORKER_EVENT_DIED: {
         pthread_mutex_lock(&self->lock);
@@ -6599,23 +6067,24 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
                                               : MS_TASK_PENDING,
                                     NULL, cancelled ? "sweep cancelled" : NULL);
             if (cancelled)
-                s_drop_checkpoint(self, &r->task_id);
-            s_crash_forget(self, &r->task_id);
+                ms_runner_drop_checkpoint(self->runner, &r->task_id);
+            ms_runner_forget(self->runner, &r->task_id);
             break;
         }
-        s_crash_t *crash = s_crash_of(self, &r->task_id);
-        int crashes = crash ? ++crash->crashes : self->opts.retry_cap + 1;
+        int crashes =
+            ms_runner_crashed(self->runner, &r->task_id, self->opts.retry_cap);
         if (crashes > self->opts.retry_cap) {
             char reason[700];
             snprintf(reason, sizeof reason, "%s on %d attempt%s", ev->reason,
                      crashes, crashes == 1 ? "" : "s");
             // In a pool, a worker killed by SIGKILL is most likely the
             // out-of-memory killer: a resource failure, for bigger nodes.
-            s_fail_leased(self, &r->task_id, &r->sweep_id, r->slot, r->epoch,
-                          self->mesh && ev->term_signal == SIGKILL
-                              ? MS_FAILURE_CLASS_RESOURCE
-                              : MS_FAILURE_CLASS_TASK,
-                          reason);
+            ms_runner_fail(self->runner, &r->task_id, &r->sweep_id, r->slot,
+                           r->epoch,
+                           self->mesh && ev->term_signal == SIGKILL
+                               ? MS_FAILURE_CLASS_RESOURCE
+                               : MS_FAILURE_CLASS_TASK,
+                           reason);
         } else {
             // Retry at once under the same claim (we still hold it: it
             // settled before its first start, nothing to wait for).
@@ -6842,7 +6311,7 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
     self->hb_claims = calloc(S_MAX_LIVE_CLAIMS, sizeof *self->hb_claims);
     self->settle = ms_settle_new();
     if (!self->leases || !self->hb_claims || !self->settle ||
-        s_scheduler_open(self) != MS_OK)
+        s_scheduler_open(self) != MS_OK || s_runner_open(self) != MS_OK)
         return MS_ERR_NOMEM;
     s_note_sweeps(self, 0); // sweeps stored before: claim-to-start unknown
     int rc = ms_store_set_member_count(self->store, 1);
@@ -7027,8 +6496,6 @@ s_next_deadline(ms_node_t *self, int64_t now)
                                 : INT64_MAX; // our clock
         d = b < d ? b : d;
     }
-    if (self->idle && self->idle_next_at < d)
-        d = self->idle_next_at; // idle_only: the next CPU sample
     int64_t e = ms_lease_table_next_expiry(self->leases);
     d = e < d ? e : d;
     if (ms_worker_pool_idle(self->pool) > 0) {
@@ -7037,8 +6504,8 @@ s_next_deadline(ms_node_t *self, int64_t now)
     }
     bool busy =
         ms_worker_pool_idle(self->pool) < ms_worker_pool_size(self->pool);
-    if (self->next_check_at < d && busy)
-        d = self->next_check_at;
+    int64_t r = ms_runner_next_deadline(self->runner, busy);
+    d = r < d ? r : d; // idle_only samples, running tasks' check
     if (!self->mesh && busy && self->next_renew_at < d)
         d = self->next_renew_at;
     if (self->grace_until > now && self->grace_until < d)
@@ -7144,7 +6611,7 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     if (self->n_results) {
         // Hand the freed workers their next settled claims first, so they
         // run while this turn's results are made durable.
-        s_start_settled(self, ms_clock_mono_ms());
+        ms_runner_start_settled(self->runner, ms_clock_mono_ms());
         s_flush_results(self);
     }
     ms_mesh_tick(self->mesh, ms_mesh_now());
@@ -7526,7 +6993,7 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
         break;
     }
     if (self->n_results) {
-        s_start_settled(self, ms_clock_mono_ms());
+        ms_runner_start_settled(self->runner, ms_clock_mono_ms());
         s_flush_results(self);
     }
     if (self->stopping)
@@ -7716,12 +7183,8 @@ ms_node_gpu_workers(ms_node_t *self, const char **gpu_name)
 int
 ms_node_worker_count(ms_node_t *self, int *n_busy)
 {
-    if (n_busy) {
-        int n = 0;
-        for (int i = 0; i < ms_worker_pool_size(self->pool); i++)
-            n += self->running[i].busy;
-        *n_busy = n;
-    }
+    if (n_busy)
+        *n_busy = self->runner ? ms_runner_busy(self->runner) : 0;
     return ms_worker_pool_size(self->pool);
 }
 
@@ -7731,7 +7194,11 @@ ms_node_worker_count(ms_node_t *self, int *n_busy)
 int64_t
 ms_node_trainings_started(ms_node_t *self)
 {
-    return self->n_trainings;
+    if (!self->runner)
+        return 0;
+    ms_runner_stats_t rs;
+    ms_runner_stats(self->runner, &rs);
+    return rs.n_trainings;
 }
 
 //  ==========================================================================
@@ -8240,15 +7707,9 @@ s_control_action(ms_node_control_t action)
 static void
 s_stop_sweep_workers(ms_node_t *self, const ms_hash_t *sweep_id)
 {
-    for (int i = 0; i < ms_worker_pool_size(self->pool); i++) {
-        s_running_t *r = &self->running[i];
-        if (!r->busy || r->stopping || !ms_hash_equal(&r->sweep_id, sweep_id))
-            continue;
-        int pid = ms_worker_pool_pid(self->pool, i);
-        if (pid > 0 && kill(pid, SIGTERM) == 0)
-            r->stopping = true;
-        ms_worker_pool_resume(self->pool, i); // paused: SIGTERM on SIGCONT
-    }
+    for (int i = 0; i < ms_worker_pool_size(self->pool); i++)
+        if (ms_hash_equal(&ms_runner_run(self->runner, i)->sweep_id, sweep_id))
+            ms_runner_stop(self->runner, i);
 }
 
 //  --------------------------------------------------------------------------
@@ -8822,8 +8283,10 @@ ms_node_publish_result(ms_node_t *self, const uint8_t task_id[32],
                           : MS_RESULT_STATUS_FAILED;
     json_decref(row);
     ms_store_payload_t p[2];
-    p[0] = s_claim_payload(MS_RECORD_CLAIM, &tid, 0, epoch, 0);
-    memset(&p[1], 0, sizeof p[1]);
+    memset(p, 0, sizeof p);
+    p[0].kind = MS_RECORD_CLAIM;
+    memcpy(p[0].u.claim.task_id, task_id, MS_HASH_BYTES);
+    p[0].u.claim.epoch = epoch;
     p[1].kind = MS_RECORD_RESULT;
     memcpy(p[1].u.result.task_id, task_id, MS_HASH_BYTES);
     p[1].u.result.status = status;
