@@ -819,6 +819,25 @@ ms_runner_lease_tick(ms_runner_t *self, int64_t now)
 }
 
 //  --------------------------------------------------------------------------
+//  Release every settling claim (not started) with REASON; returns how
+//  many.
+
+static int
+s_release_settling(ms_runner_t *self, uint32_t reason)
+{
+    int n = 0;
+    ms_settle_claim_t st;
+    while (ms_settle_get(self->settle, 0, &st)) {
+        ms_hash_t tid;
+        memcpy(tid.bytes, st.task_id, MS_HASH_BYTES);
+        ms_settle_remove(self->settle, st.task_id, st.slot, NULL);
+        ms_runner_release(self, &tid, st.slot, st.epoch, reason);
+        n++;
+    }
+    return n;
+}
+
+//  --------------------------------------------------------------------------
 //  Release every claim of ours (graceful shutdown): running and settling.
 
 void
@@ -831,14 +850,7 @@ ms_runner_release_all(ms_runner_t *self)
             ms_runner_release(self, &r->task_id, r->slot, r->epoch,
                               MS_RELEASE_REASON_SHUTDOWN);
     }
-    ms_settle_claim_t st;
-    while (ms_settle_get(self->settle, 0, &st)) {
-        ms_hash_t tid;
-        memcpy(tid.bytes, st.task_id, MS_HASH_BYTES);
-        ms_settle_remove(self->settle, st.task_id, st.slot, NULL);
-        ms_runner_release(self, &tid, st.slot, st.epoch,
-                          MS_RELEASE_REASON_SHUTDOWN);
-    }
+    s_release_settling(self, MS_RELEASE_REASON_SHUTDOWN);
 }
 
 //  --------------------------------------------------------------------------
@@ -913,15 +925,7 @@ s_idle_release(ms_runner_t *self)
             kill(pid, SIGKILL); // stopped or not, it dies now
         n++;
     }
-    ms_settle_claim_t st;
-    while (ms_settle_get(self->settle, 0, &st)) {
-        ms_hash_t tid;
-        memcpy(tid.bytes, st.task_id, MS_HASH_BYTES);
-        ms_settle_remove(self->settle, st.task_id, st.slot, NULL);
-        ms_runner_release(self, &tid, st.slot, st.epoch,
-                          MS_RELEASE_REASON_PAUSED);
-        n++;
-    }
+    n += s_release_settling(self, MS_RELEASE_REASON_PAUSED);
     self->pause_released = true;
     self->n_pause_releases += (uint64_t) n;
     s_publish_pause(self);
