@@ -25,23 +25,22 @@
     Leases (ms_lease_table). Fed with every claim and release (own and
     merged), results (finish) and heartbeats heard directly (on_heartbeat);
     our heartbeats list our live claims (fill_heartbeat, which renews them
-    by CLOCK_BOOTTIME). The scheduler lists the unfinished tasks of active
-    sweeps (ms_store_pending_tasks), orders them by rendezvous owner rank
-    over self and the alive peers (ms_assign_order: own tasks first, then
-    steal in reverse owner rank), skips what does not fit this node's
-    memory (params x 16 bytes + dataset bytes, against MemAvailable per
-    worker) and claims only when ms_lease_table_can_claim says so (epoch =
-    highest seen + 1). After a claim it settles (below) and starts the
-    worker only if it is still the holder; a claim outranked later stops
-    its worker (a result finished anyway is an extra replica, never a
-    second row: the store counts the first result of each (task, node),
-    and of a task's counted results only those that fill its slots are
-    rows). No claim before the startup grace (two beacon intervals and
-    one anti-entropy round), so nodes started together do not claim
-    blind. Not done here: leases renewed while the node loop is stalled
-    (a stalled loop lets its leases lapse, which is the point). The
-    `max_pause_s` of idle-only volunteers: see "Volunteer behaviour"
-    above s_idle_tick.
+    by CLOCK_BOOTTIME). The scheduler (ms_scheduler) lists the unfinished
+    tasks of active sweeps (ms_store_pending_tasks), orders them by
+    rendezvous owner rank over self and the alive peers (ms_assign_order:
+    own tasks first, then steal in reverse owner rank), skips what does not
+    fit this node's memory (params x 16 bytes + dataset bytes, against
+    MemAvailable per worker) and claims only when ms_lease_table_can_claim
+    says so (epoch = highest seen + 1). After a claim it settles (below) and
+    starts the worker only if it is still the holder; a claim outranked
+    later stops its worker (a result finished anyway is an extra replica,
+    never a second row: the store counts the first result of each (task,
+    node), and of a task's counted results only those that fill its slots
+    are rows). No claim before the startup grace (two beacon intervals and
+    one anti-entropy round), so nodes started together do not claim blind.
+    Not done here: leases renewed while the node loop is stalled (a stalled
+    loop lets its leases lapse, which is the point). The `max_pause_s` of
+    idle-only volunteers: see "Volunteer behaviour" in ms_runner.c.
 
     The settle rule (replaces DESIGN.md's "starts after a short settle
     window" with a better rule). Two nodes may claim one slot at the same
@@ -122,8 +121,8 @@
     once under the same claim, up to retry_cap retries (DESIGN.md
     "Defaults": 2), after which a FAILURE record is published with the
     reason and the number of attempts ("worker killed by signal 6
-    (SIGABRT) on 3 attempts"). The crash count lives in the node's
-    memory, not the store: a restarted node gives a task a fresh set of
+    (SIGABRT) on 3 attempts"). The crash count lives in memory
+    (ms_runner), not the store: a restarted node gives a task a fresh set of
     retries, which is what one wants after, say, an upgrade that fixed
     the crash. Bad data is published as a failure at once by the worker
     (it would fail the same way again).
@@ -171,6 +170,8 @@
 #include "ms_outbox.h"
 #include "ms_peers_conf.h"
 #include "ms_reeval.h"
+#include "ms_runner.h"
+#include "ms_scheduler.h"
 #include "ms_settle.h"
 #include "ms_store_payload.h"
 #include "ms_submit.h"
@@ -219,29 +220,7 @@ typedef struct {
     ms_wire_dataset_file_t *files; // the dataset record's files
     size_t n_files;                // entries in files
     json_t *csv;                   // CSV options of its dataset, or NULL
-    double task_ms_ewma; // mean run time of its tasks here (ms), or -1
 } s_sweep_info_t;
-
-//  What the node knows about the task a worker runs.
-typedef struct {
-    bool busy;          // a task is on this worker
-    ms_hash_t task_id;  // the task
-    ms_hash_t sweep_id; // its sweep
-    json_t *config;     // its canonical config object (owned)
-    bool train;         // kind train (not noop)
-    bool stopping;      // stopped on purpose (cancel): its death is no
-                        // crash
-    bool leased;        // runs under a lease claim (slot, epoch) of ours
-    uint32_t slot;      // the claim's slot
-    uint32_t epoch;     // the claim's epoch
-    int64_t started_ms; // monotonic ms when it went to the worker
-    bool reeval;        // a re-evaluation of the result whose record hash
-                        // is target (see "Re-evaluation")
-    uint8_t target[MS_HASH_BYTES];
-    bool paused_out; // idle_only: its claim was released after
-                     // max_pause_s and the worker killed; whatever it
-                     // still sends is dropped
-} s_running_t;
 
 //  A block holding a claim that we must acknowledge to its origin once it
 //  is merged here (gossip merges a socket drain's blocks in one commit,
@@ -271,18 +250,10 @@ typedef struct {
 #define S_MAX_APPEND 64         // records in one block of ours (DESIGN.md)
 #define S_MAX_OPERATORS_SEEN 64 // distinct operators counted in the pool
 #define S_MAX_LIVE_CLAIMS 1024  // live claims listed in one heartbeat
-#define S_CHECK_RUNNING_MS 500  // how often running tasks are re-checked
 #define S_C2S_RING 256          // claim-to-start figures kept for /status
 #define S_TPS_RING 64           // /metrics completion samples kept (ring)
 #define S_TPS_WINDOW_MS 60000   // tasks_per_second: over the last minute
 #define S_TPS_SAMPLE_MS 1000    // ... sampled once a second
-#define S_RESCAN_MS                                                            \
-    250                    // scan the tasks at least this often when
-                           // workers are idle (else on changes)
-#define S_RESCAN_BUSY_MS 2 // least gap between two scans on record changes
-#define S_PREFETCH_WINDOW_MS 50.0 // claim ahead this much work (short tasks)
-#define S_MAX_PREFETCH                                                         \
-    768 // claims held beyond the workers (< S_MAX_LIVE_CLAIMS)
 
 //  Records of ours appended by one store call (one durable commit): the
 //  claims of one scheduling pass, the results of one turn. The store cuts
@@ -294,12 +265,8 @@ typedef struct {
 #define S_MAX_COMMIT (4 * S_MAX_APPEND)
 _Static_assert(S_MAX_APPEND == MS_RECORD_MAX_BLOCK, "one block bound");
 _Static_assert(S_MAX_COMMIT <= MS_STORE_MAX_APPEND_RECORDS, "append bound");
-
-//  Crashes of one task so far (for retries).
-typedef struct {
-    ms_hash_t task_id; // the task
-    int crashes;       // worker deaths while running it
-} s_crash_t;
+_Static_assert(S_MAX_COMMIT == MS_SCHEDULER_MAX_CLAIMS, "a pass's claims");
+_Static_assert(MS_SCHEDULER_MAX_PREFETCH < S_MAX_LIVE_CLAIMS, "heartbeat");
 
 //  Why a peer's block was refused (a bit each, for the logged-once table).
 typedef enum {
@@ -364,12 +331,8 @@ struct ms_node {
     volatile sig_atomic_t stopping; // ms_node_stop was called
     ms_node_event_fn event_fn;      // progress events, or NULL
     void *event_arg;                // its argument
-    s_running_t *running;           // per worker
     s_sweep_info_t *sweeps;         // sweeps seen by the scheduler
     size_t n_sweeps;                // entries in sweeps
-    s_crash_t *crashes;             // tasks that crashed a worker
-    size_t n_crashes;               // entries in crashes
-    int64_t n_trainings;            // train attempts started
     double opened_at;               // monotonic seconds at open
     // admission: certificate, members table (loop thread only)
     bool has_cert; // identity/node.cert: a pool with an authority
@@ -396,20 +359,17 @@ struct ms_node {
     uint64_t n_c2s;            // figures recorded in all
     // the pool: record log, leases, mesh and gossip (loop thread only)
     ms_lease_table_t *leases;        // the claim rule
+    ms_scheduler_t *scheduler;       // where a lease is decided
+    ms_runner_t *runner;             // workers' runs
     ms_mesh_t *mesh;                 // links to peers, or NULL (no pool)
     ms_gossip_t *gossip;             // push + anti-entropy, or NULL
     s_peer_t *peer_tab;              // peers as the mesh reported them
     size_t n_peer_tab;               // entries in peer_tab
     ms_settle_t *settle;             // own claims waiting for acks
     uint64_t last_append_seq;        // seq of the last record s_append wrote
-    ms_hash_t *resource_failed;      // tasks this node gave up (failure)
-    size_t n_resource_failed;        // entries in resource_failed
     int64_t grace_until;             // monotonic ms: no claim before
     int64_t grace_limit;             // monotonic ms: catch-up stops holding it
     bool caught_up;                  // startup grace and first catch-up over
-    int64_t next_check_at;           // monotonic ms: re-check running tasks
-    bool work_changed;               // records, workers, peers changed: scan
-    int64_t next_scan_at;            // monotonic ms: scan the tasks again
     int64_t next_renew_at;           // monotonic ms: renew own leases (alone)
     uint32_t n_members;              // member count last given to the store
     uint32_t n_pool_operators;       // operator count last given to it
@@ -422,15 +382,9 @@ struct ms_node {
     ms_blob_store_t *blobs;          // dataset blobs (pool), or NULL
     ms_blob_fetch_t *fetch;          // blob fetches from peers, or NULL
     char blob_tmp_dir[PATH_MAX];     // DATA_DIR/blobs/tmp (uploads)
-    int64_t avail_memory_bytes;      // memory a task may use (estimate)
-    int64_t avail_gpu_memory_bytes;  // device memory a GPU worker's task
-                                     // may use; 0 without GPU workers
     int64_t snapshot_at;             // monotonic ms: refresh the snapshots
     ms_wire_live_claim_t *hb_claims; // heartbeat live-claims buffer
     ms_outbox_t *outbox;             // our results: this turn's, held
-    int64_t last_scan_at;            // monotonic ms of the last scan
-    int64_t noop_free_us;            // monotonic us of the last noop done
-    double settle_ms_ewma;           // mean time a claim settles (ms), or -1
     s_ack_due_t *acks_due;           // claim blocks to acknowledge once held
     bool sweeps_due;                 // sweep records came: note their commit
     int64_t trim_at;                 // monotonic ms: next malloc_trim allowed
@@ -468,12 +422,10 @@ struct ms_node {
     size_t n_ev_sweeps;        // entries in ev_sweeps
     bool ev_scanned;           // the first scan (a silent baseline) ran
     int64_t ev_tick_at;        // monotonic ms of the next scan
-    // idle_only (see "Volunteer behaviour" above s_idle_tick). Loop
-    // thread; the fields marked (lock) are read by HTTP threads under lock
+    // idle_only (see "Volunteer behaviour" in ms_runner.c): the pause
+    // figures the runner publishes (s_run_paused), read by HTTP threads
+    // under lock
     ms_idle_t *idle;           // others' CPU and the pause rule, or NULL
-    int64_t idle_next_at;      // monotonic ms: next sample
-    int64_t paused_at_ms;      // monotonic ms the pause began
-    bool pause_released;       // this pause released its claims
     bool paused;               // paused for the machine's owner (lock)
     time_t paused_since;       // wall time the pause began (lock)
     char pause_reason[200];    // why, "" when not paused (lock)
@@ -482,6 +434,16 @@ struct ms_node {
     double idle_others_pct;    // others' CPU, last sample, -1 (lock)
     double idle_own_pct;       // own CPU, last sample, -1 (lock)
 };
+
+//  --------------------------------------------------------------------------
+//  Records, workers or peers changed: the scheduler scans again.
+
+static void
+s_work_changed(ms_node_t *self)
+{
+    if (self->scheduler)
+        ms_scheduler_changed(self->scheduler);
+}
 
 //  --------------------------------------------------------------------------
 //  Note that a sweep record was committed here at at_us (monotonic us; 0
@@ -985,7 +947,6 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     if (self->opts.blas_threads < 1)
         self->opts.blas_threads = 1;
     self->opened_at = ms_clock_mono_s();
-    self->settle_ms_ewma = -1.0;
     int rc = MS_ERR_NOMEM;
     if (!self->data_dir || !self->backend ||
         (opts->api_bind && !self->api_bind) ||
@@ -1129,11 +1090,9 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
             s_log(self, "idle_only: own CPU time from %s",
                   ms_idle_cgroup(self->idle));
     }
-    self->running =
-        calloc((size_t) ms_worker_pool_size(self->pool), sizeof(s_running_t));
     self->worker_free_us =
         calloc((size_t) ms_worker_pool_size(self->pool), sizeof(int64_t));
-    if (!self->running || !self->worker_free_us) {
+    if (!self->worker_free_us) {
         rc = MS_ERR_NOMEM;
         goto fail;
     }
@@ -1220,16 +1179,8 @@ ms_node_destroy(ms_node_t **self_p)
     free(self->ev_sweeps);
     ms_node_command_fail(self->commands, MS_ERR_INTERRUPTED);
     s_pool_close(self); // release our claims first (records), then stop
-    int n_workers = self->pool ? ms_worker_pool_size(self->pool) : 0;
     // Tasks on workers go back to pending; checkpoints stay.
-    for (int i = 0; self->running && i < n_workers; i++) {
-        s_running_t *r = &self->running[i];
-        if (r->busy && !r->reeval && self->store)
-            ms_store_set_task_state(self->store, r->task_id.bytes,
-                                    MS_TASK_PENDING, NULL, "node stopped");
-        json_decref(r->config);
-    }
-    free(self->running);
+    ms_runner_destroy(&self->runner);
     ms_outbox_destroy(&self->outbox); // held files stay for the next run
     ms_worker_pool_destroy(&self->pool);
     ms_idle_destroy(&self->idle);
@@ -1252,7 +1203,6 @@ ms_node_destroy(ms_node_t **self_p)
     ms_blob_fetch_destroy(&self->fetch); // removes its temp files
     ms_blob_store_destroy(&self->blobs);
     free(self->sweeps);
-    free(self->crashes);
     free(self->reject_log);
     json_decref(self->platform);
     json_decref(self->peers_json);
@@ -1263,7 +1213,6 @@ ms_node_destroy(ms_node_t **self_p)
     ms_settle_destroy(&self->settle);
     free(self->sweeps_seen);
     free(self->worker_free_us);
-    free(self->resource_failed);
     free(self->hb_claims);
     free(self->acks_due);
     for (int i = 0; self->peers && i < self->opts.n_peers; i++)
@@ -1313,7 +1262,7 @@ s_si_stored(void *arg, const ms_hash_t *sweep_id, bool fresh)
     ms_node_t *self = arg;
     if (fresh)
         s_sweep_committed(self, sweep_id, ms_clock_mono_us());
-    self->work_changed = true;
+    s_work_changed(self);
 }
 
 //  --------------------------------------------------------------------------
@@ -1455,7 +1404,6 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
     s_sweep_info_t *info = &self->sweeps[self->n_sweeps++];
     memset(info, 0, sizeof *info);
     info->sweep_id = sid;
-    info->task_ms_ewma = -1.0;
 
     ms_store_sweep_t *sweep = NULL;
     json_t *named = NULL; // the spec's dataset object (not the task list)
@@ -1529,59 +1477,12 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
 }
 
 //  --------------------------------------------------------------------------
-//  Crash record of a task (created at 0).
-
-static s_crash_t *
-s_crash_of(ms_node_t *self, const ms_hash_t *task_id)
-{
-    for (size_t i = 0; i < self->n_crashes; i++)
-        if (ms_hash_equal(&self->crashes[i].task_id, task_id))
-            return &self->crashes[i];
-    s_crash_t *grown =
-        realloc(self->crashes, (self->n_crashes + 1) * sizeof *grown);
-    if (!grown)
-        return NULL;
-    self->crashes = grown;
-    s_crash_t *c = &self->crashes[self->n_crashes++];
-    c->task_id = *task_id;
-    c->crashes = 0;
-    return c;
-}
-
-//  --------------------------------------------------------------------------
-//  Forget the crash record of a task (it ended).
-
-static void
-s_crash_forget(ms_node_t *self, const ms_hash_t *task_id)
-{
-    for (size_t i = 0; i < self->n_crashes; i++)
-        if (ms_hash_equal(&self->crashes[i].task_id, task_id)) {
-            self->crashes[i] = self->crashes[--self->n_crashes];
-            return;
-        }
-}
-
-//  --------------------------------------------------------------------------
-//  Delete a task's checkpoint.
-
-static void
-s_drop_checkpoint(ms_node_t *self, const ms_hash_t *task_id)
-{
-    char hex[MS_HASH_HEX_LEN + 1], path[PATH_MAX + 100];
-    ms_hash_hex(task_id, hex);
-    ms_worker_checkpoint_path(self->checkpoint_dir, hex, path, sizeof path);
-    unlink(path);
-}
-
-//  --------------------------------------------------------------------------
 //  Update the busy count shared with HTTP threads.
 
 static void
 s_update_busy(ms_node_t *self)
 {
-    int n = 0;
-    for (int i = 0; i < ms_worker_pool_size(self->pool); i++)
-        n += self->running[i].busy;
+    int n = ms_runner_busy(self->runner);
     pthread_mutex_lock(&self->lock);
     self->n_busy = n;
     pthread_mutex_unlock(&self->lock);
@@ -1591,22 +1492,17 @@ s_update_busy(ms_node_t *self)
 //  Start pending tasks on idle workers.
 
 static int s_schedule_pool(ms_node_t *self);
-static bool s_idle_tick(ms_node_t *self);
 
 static int
 s_schedule(ms_node_t *self)
 {
-    if (s_idle_tick(self)) {
+    if (ms_runner_idle_tick(self->runner, ms_clock_mono_ms())) {
         s_update_busy(self);
         return MS_OK; // paused for the machine's owner: start nothing
     }
     return s_schedule_pool(self);
 }
 
-static void s_fail_leased(ms_node_t *self, const ms_hash_t *task_id,
-                          const ms_hash_t *sweep_id, uint32_t slot,
-                          uint32_t epoch, ms_failure_class_t cls,
-                          const char *reason);
 static void s_dataset_missing(ms_node_t *self, const ms_hash_t *sweep_id);
 static void s_items_on_message(ms_node_t *self,
                                const uint8_t from[MS_MESH_ID_BYTES],
@@ -1621,8 +1517,7 @@ static int s_item_text(void *arg, const char *text, size_t n, char **summary,
 static int s_tr_active(void *arg, uint8_t (*out)[MS_GOSSIP_ID_BYTES], int max);
 static int s_blob_send(void *arg, const uint8_t to[MS_BLOB_PEER_ID_BYTES],
                        const ms_wire_envelope_t *env);
-static void s_on_result(ms_node_t *self, s_running_t *r, json_t *body);
-static void s_start_settled(ms_node_t *self, int64_t now);
+static void s_on_result(ms_node_t *self, ms_runner_run_t *r, json_t *body);
 static void s_claim_to_start(ms_node_t *self, const ms_hash_t *sweep_id,
                              int64_t free_us, const char *thex,
                              int64_t started_us);
@@ -1997,7 +1892,7 @@ s_item_apply(ms_node_t *self, const ms_items_parsed_t *it)
         s_reload_node_claims(self, it->item.subject);
     }
     self->metrics.revocations_applied_total++;
-    self->work_changed = true;
+    s_work_changed(self);
     fprintf(stderr,
             "meshsweepd: %s %.12s revoked by the pool authority (cut: %s); "
             "its later records are kept but not counted\n",
@@ -2481,36 +2376,13 @@ s_append(ms_node_t *self, size_t n, const ms_store_payload_t *payloads)
 }
 
 //  --------------------------------------------------------------------------
-//  A claim payload (claim or release).
-
-static ms_store_payload_t
-s_claim_payload(uint32_t kind, const ms_hash_t *task_id, uint32_t slot,
-                uint32_t epoch, uint32_t reason)
-{
-    ms_store_payload_t p;
-    memset(&p, 0, sizeof p);
-    p.kind = kind;
-    memcpy(p.u.claim.task_id, task_id->bytes, MS_HASH_BYTES);
-    p.u.claim.slot = slot;
-    p.u.claim.epoch = epoch;
-    p.u.claim.reason = reason;
-    return p;
-}
-
-//  --------------------------------------------------------------------------
 //  Release our claim on (task, slot): lease table and a release record.
 
 static void
 s_release(ms_node_t *self, const ms_hash_t *task_id, uint32_t slot,
           uint32_t epoch, uint32_t reason)
 {
-    ms_claim_t out;
-    ms_lease_table_release(self->leases, task_id->bytes, slot, &out);
-    ms_store_payload_t p =
-        s_claim_payload(MS_RECORD_RELEASE, task_id, slot, epoch, reason);
-    int rc = s_append(self, 1, &p);
-    if (rc != MS_OK)
-        s_log(self, "cannot write a release: %s", ms_strerror(rc));
+    ms_runner_release(self->runner, task_id, slot, epoch, reason);
 }
 
 //  --------------------------------------------------------------------------
@@ -2524,7 +2396,7 @@ s_lease_feed(ms_node_t *self, const uint8_t *origin, uint32_t kind,
         kind != MS_RECORD_RESULT && kind != MS_RECORD_SWEEP &&
         kind != MS_RECORD_SWEEP_CONTROL && kind != MS_RECORD_FAILURE)
         return;
-    self->work_changed = true;
+    s_work_changed(self);
     if (kind == MS_RECORD_SWEEP || kind == MS_RECORD_SWEEP_CONTROL ||
         kind == MS_RECORD_FAILURE)
         return; // new tasks, states: the scheduler reads them from the store
@@ -2593,71 +2465,14 @@ s_load_claim(void *arg, const ms_store_claim_t *claim)
     return 0;
 }
 
-//  Task ids collected from the store (startup load, scheduling).
+//  Tasks collected from the store (startup load, claims reload).
 typedef struct {
-    ms_store_task_t *tasks;            // copies (config pointers cleared)
-    size_t n, cap;                     // used, allocated
-    size_t max;                        // stop after this many (0: no limit)
-    ms_lease_table_t *claimable;       // if set: only tasks this node may claim
-    ms_hash_t skipped[8];              // sweeps of tasks left out (first 8)
-    size_t n_skipped;                  // entries in skipped
-    ms_store_t *store;                 // if set: tasks of multi-slot sweeps are
-                                       // read whatever slot 0 says
-    uint8_t sweep_seen[MS_HASH_BYTES]; // last sweep looked up
-    bool sweep_known;                  // sweep_seen is set
-    uint32_t sweep_replicas;           // its verify.replicas
+    ms_store_task_t *tasks; // copies (config pointers cleared)
+    size_t n, cap;          // used, allocated
 } s_task_list_t;
 
 //  --------------------------------------------------------------------------
 //  Collect one task (ids and index only).
-
-static ms_store_task_filter_t
-s_skip_task(void *arg, const uint8_t *task_id, const uint8_t *sweep_id,
-            ms_task_state_t state)
-{
-    (void) state;
-    s_task_list_t *list = arg;
-    // Tasks others hold live leases on are no candidates: skipping them
-    // here keeps the window of candidates full of claimable work when
-    // the first tasks of a big sweep are all claimed ahead (prefetch),
-    // and costs no read of their rows. The candidates are listed from
-    // the state index alone (MS_STORE_TASK_KEY): the pass needs their
-    // ids, sweeps, indexes and states, never their rows.
-    if (!list->claimable ||
-        ms_lease_table_can_claim(list->claimable, task_id, 0, false, NULL))
-        return MS_STORE_TASK_KEY;
-    // A task of several slots (verify.replicas > 1) may have another
-    // slot open: the scheduler decides (s_pick_slot).
-    if (list->store) {
-        if (!list->sweep_known ||
-            memcmp(list->sweep_seen, sweep_id, MS_HASH_BYTES) != 0) {
-            memcpy(list->sweep_seen, sweep_id, MS_HASH_BYTES);
-            list->sweep_known = true;
-            list->sweep_replicas = 1;
-            ms_store_sweep_replicas(list->store, sweep_id,
-                                    &list->sweep_replicas);
-        }
-        if (list->sweep_replicas > 1)
-            return MS_STORE_TASK_KEY;
-        // With one slot, a dispute (a re-evaluation that disagreed) opens
-        // a second one, which needs slot 0 finished: only then is the
-        // store asked (a slot 0 that another node holds live, the common
-        // case in a big sweep, costs no read here).
-        uint32_t n_slots = 1;
-        if (ms_lease_table_slot_done(list->claimable, task_id, 0) &&
-            ms_store_task_slots(list->store, task_id, &n_slots, NULL) ==
-                MS_OK &&
-            n_slots > 1)
-            return MS_STORE_TASK_KEY;
-    }
-    // Remember its sweep: the node still gets the sweep's dataset ready
-    // (a task of it may come back to us).
-    if (list->n_skipped < 8 && (list->n_skipped == 0 ||
-                                memcmp(list->skipped[list->n_skipped - 1].bytes,
-                                       sweep_id, MS_HASH_BYTES) != 0))
-        memcpy(list->skipped[list->n_skipped++].bytes, sweep_id, MS_HASH_BYTES);
-    return MS_STORE_TASK_SKIP;
-}
 
 static int
 s_collect_task(void *arg, const ms_store_task_t *task)
@@ -2675,7 +2490,7 @@ s_collect_task(void *arg, const ms_store_task_t *task)
     *t = *task;
     t->config_json = NULL;
     t->error = NULL;
-    return list->max && list->n >= list->max ? 1 : 0;
+    return 0;
 }
 
 //  --------------------------------------------------------------------------
@@ -2786,7 +2601,7 @@ s_update_operators(ms_node_t *self)
     if (n_ops != self->n_pool_operators &&
         ms_store_set_pool_operators(self->store, n_ops) == MS_OK) {
         self->n_pool_operators = n_ops;
-        self->work_changed = true; // slots per task changed
+        s_work_changed(self); // slots per task changed
     }
 }
 
@@ -2806,7 +2621,7 @@ s_emit_verdicts(ms_node_t *self)
         s_log(self, "%llu verdict event(s) dropped (queue full)",
               (unsigned long long) dropped);
     if (n)
-        self->work_changed = true;
+        s_work_changed(self);
     ms_store_verdict_t *v = n ? malloc(sizeof *v) : NULL;
     for (size_t i = 0; v && i < n; i++) {
         if (ms_store_get_verdict(self->store, ids[i], v) != MS_OK)
@@ -2848,254 +2663,16 @@ s_update_members(ms_node_t *self)
 }
 
 //  --------------------------------------------------------------------------
-//  Memory this node lets one task use: MemAvailable (Linux), else free
-//  pages, divided among the workers.
-
-static int64_t
-s_available_memory(const ms_node_t *self)
-{
-    int64_t avail = 0;
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (f) {
-        char line[256];
-        while (fgets(line, sizeof line, f)) {
-            long long kb = 0;
-            if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) {
-                avail = (int64_t) kb * 1024;
-                break;
-            }
-        }
-        fclose(f);
-    }
-    if (avail <= 0) {
-        long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-        avail = pages > 0 && size > 0 ? (int64_t) pages * size : INT64_MAX;
-    }
-    int n = ms_worker_pool_size(self->pool);
-    int64_t per = n > 1 ? avail / n : avail;
-    // A worker cannot use more than its cap (worker_memory_mb): a task
-    // estimated beyond it is left to nodes with more room.
-    int64_t cap = (int64_t) self->opts.worker_memory_mb << 20;
-    return cap > 0 && per > cap ? cap : per;
-}
-
-//  --------------------------------------------------------------------------
-//  Whether a task of estimated memory need (s_task_memory) fits every
-//  kind of worker this node runs, so that any idle worker can take it
-//  (ms_gpu.h): a CPU worker holds it all in host memory; a GPU worker
-//  holds the network and the dataset on the device and still the
-//  dataset on the host.
-
-static bool
-s_task_fits(const ms_node_t *self, int64_t need, int64_t dataset_bytes)
-{
-    int n = ms_worker_pool_size(self->pool);
-    int n_gpu = self->gpu.n_gpu_workers;
-    if (n_gpu < n && need > self->avail_memory_bytes)
-        return false; // a CPU worker could not hold it
-    if (n_gpu > 0 && (need > self->avail_gpu_memory_bytes ||
-                      dataset_bytes * 4 > self->avail_memory_bytes))
-        return false; // a GPU worker could not hold it
-    return true;
-}
-
-//  --------------------------------------------------------------------------
-//  Whether this node's GPU workers have every op the task's config cfg
-//  needs (ms_backend_ops_supports, core's one rule: a backend whose op
-//  table lacks an op the config uses cannot train it), so that any idle
-//  worker can take the task, as s_task_fits wants: a node with GPU
-//  workers whose backend lacks, say, layer norm leaves such tasks to
-//  others. cfg NULL (a config that does not decode) is the worker's to
-//  refuse.
-
-static bool
-s_gpu_can_train(const ms_node_t *self, const ms_train_config_t *cfg)
-{
-    if (self->gpu.n_gpu_workers <= 0 || !cfg)
-        return true;
-    return ms_backend_ops_supports(ms_backend_ops_named(self->gpu.gpu_backend),
-                                   cfg, NULL) == MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Estimated memory of a task (DESIGN.md: nodes estimate from the config
-//  and claim only what fits): what training its network takes, from
-//  core's one count (ms_mlp_memory_bytes: parameters, gradients,
-//  optimizer state and every activation and workspace buffer exactly as
-//  ms_mlp_open sizes them, for batch_size rows, so a deep residual
-//  layer-normed network counts its normalised inputs and block outputs
-//  too), plus the dataset's bytes (decoded as float32: 4x the IDX bytes,
-//  which gzip makes a lower bound). Here the node knows the dataset only
-//  by its file bytes (s_sweep_info_t's dataset_bytes), not its features
-//  and classes, so the network is sized for 784 inputs and 10 outputs:
-//  exact for the built-in datasets (28 x 28 images, 10 classes), a guess
-//  for a CSV one. cfg NULL (a config that does not decode) counts the
-//  dataset alone: it is claimed as before and the worker refuses it.
-
-static int64_t
-s_task_memory(const ms_train_config_t *cfg, int64_t dataset_bytes)
-{
-    int64_t network = 0;
-    if (cfg && cfg->kind != MS_KIND_NOOP)
-        network = ms_mlp_memory_bytes(cfg, 784, 10, cfg->batch_size);
-    return network + dataset_bytes * 4;
-}
-
-//  --------------------------------------------------------------------------
-//  True when this node gave the task up (a failure it published).
-
-static bool
-s_resource_failed(const ms_node_t *self, const uint8_t *task_id)
-{
-    for (size_t i = 0; i < self->n_resource_failed; i++)
-        if (memcmp(self->resource_failed[i].bytes, task_id, MS_HASH_BYTES) == 0)
-            return true;
-    return false;
-}
-
-//  --------------------------------------------------------------------------
 //  True when the task is on a worker of ours or settling.
 
 static bool
 s_task_busy(const ms_node_t *self, const uint8_t *task_id)
 {
-    for (int i = 0; i < ms_worker_pool_size(self->pool); i++)
-        if (self->running[i].busy &&
-            memcmp(self->running[i].task_id.bytes, task_id, MS_HASH_BYTES) == 0)
-            return true;
+    if (ms_runner_has_task(self->runner, task_id))
+        return true;
     if (ms_outbox_queued(self->outbox, task_id))
         return true;
     return self->settle && ms_settle_contains(self->settle, task_id);
-}
-
-//  --------------------------------------------------------------------------
-//  Start a task we hold (slot, epoch) on an idle worker. Returns MS_OK;
-//  MS_ERR_CONFLICT no idle worker; other codes: the claim was released.
-
-static int
-s_start_leased(ms_node_t *self, const ms_hash_t *tid, uint32_t slot,
-               uint32_t epoch)
-{
-    ms_store_task_t *task = NULL;
-    int rc = ms_store_get_task(self->store, tid->bytes, &task);
-    if (rc != MS_OK) {
-        s_release(self, tid, slot, epoch, MS_RELEASE_REASON_FAILED);
-        return rc;
-    }
-    ms_hash_t sid;
-    memcpy(sid.bytes, task->sweep_id, MS_HASH_BYTES);
-    json_error_t err;
-    json_t *config = json_loadb(task->config_json, task->config_len, 0, &err);
-    ms_task_state_t state = task->state;
-    ms_store_task_destroy(&task);
-    s_sweep_info_t *info = s_sweep_info(self, sid.bytes);
-    if (state == MS_TASK_DONE || state == MS_TASK_FAILED ||
-        state == MS_TASK_CANCELLED || !config || !info || !info->dataset) {
-        s_release(self, tid, slot, epoch,
-                  state == MS_TASK_DONE ? MS_RELEASE_REASON_DONE
-                                        : MS_RELEASE_REASON_FAILED);
-        json_decref(config);
-        return MS_ERR_CONFLICT;
-    }
-    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(tid, thex);
-    ms_hash_hex(&sid, shex);
-    s_crash_t *crash = s_crash_of(self, tid);
-    int attempt = (crash ? crash->crashes : 0) + 1;
-    char wpath[PATH_MAX + 100];
-    snprintf(wpath, sizeof wpath, "%s/%s.weights", self->weights_dir, thex);
-    ms_worker_task_t wt = {
-        .task_id = thex,
-        .sweep_id = shex,
-        .config = config,
-        .dataset = info->dataset,
-        .attempt = attempt,
-        .weights_path =
-            self->blobs || self->opts.weights_out_dir ? wpath : NULL};
-    const char *kind = json_string_value(json_object_get(config, "kind"));
-    json_t *made_up = NULL; // a body from the work hook (tests only)
-    if (self->work_hook && !(kind && strcmp(kind, "noop") == 0))
-        made_up = self->work_hook(self->work_hook_arg, thex, shex, config);
-    if (made_up || (kind && strcmp(kind, "noop") == 0)) {
-        // A noop task has no code to isolate from the node (workers exist
-        // so that a crash in training never takes the node down): the
-        // node completes it here, under the same claim, and its result
-        // goes the way of every result (this turn's block, the push).
-        s_running_t done = {.busy = true,
-                            .task_id = *tid,
-                            .sweep_id = sid,
-                            .config = config,
-                            .leased = true,
-                            .slot = slot,
-                            .epoch = epoch,
-                            .started_ms = ms_clock_mono_ms()};
-        // Claim-to-start: its start is now; "idle since" is the end of
-        // the previous noop done here (as a worker's idle time).
-        int64_t now_us = ms_clock_mono_us();
-        s_log(self, "task %.12s started in the node (%s; slot %u, epoch %u)",
-              thex, made_up ? "work hook" : "noop", slot, epoch);
-        s_claim_to_start(self, &sid, self->noop_free_us, thex, now_us);
-        json_t *body = made_up ? made_up : ms_worker_noop_result();
-        self->noop_free_us = ms_clock_mono_us();
-        if (!body) {
-            s_release(self, tid, slot, epoch, MS_RELEASE_REASON_FAILED);
-            json_decref(config);
-            return MS_ERR_NOMEM;
-        }
-        if (info->started_at == 0)
-            info->started_at = ms_clock_mono_s();
-        s_on_result(self, &done, body);
-        json_decref(body);
-        json_decref(config);
-        return MS_OK;
-    }
-    int worker = -1;
-    rc = ms_worker_pool_start(self->pool, &wt, &worker);
-    if (rc != MS_OK) {
-        s_release(self, tid, slot, epoch, MS_RELEASE_REASON_FAILED);
-        json_decref(config);
-        return rc;
-    }
-    // Local display state (not a record): running here.
-    ms_store_set_task_state(self->store, tid->bytes, MS_TASK_RUNNING,
-                            s_node_pk(self), NULL);
-    s_running_t *r = &self->running[worker];
-    memset(r, 0, sizeof *r);
-    r->busy = true;
-    r->task_id = *tid;
-    r->sweep_id = sid;
-    r->config = config;
-    r->train = !(kind && strcmp(kind, "noop") == 0);
-    r->leased = true;
-    r->slot = slot;
-    r->epoch = epoch;
-    r->started_ms = ms_clock_mono_ms();
-    if (r->train)
-        self->n_trainings++;
-    if (info->started_at == 0)
-        info->started_at = ms_clock_mono_s();
-    s_log(self,
-          "task %.12s started on worker %d (slot %u, epoch %u, "
-          "attempt %d)",
-          thex, worker, slot, epoch, attempt);
-    s_emit(self,
-           json_pack("{s:s, s:s, s:s, s:i}", "event", "started", "task_id",
-                     thex, "sweep_id", shex, "attempt", attempt));
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  The longest wait (ms) of a claim for its acknowledgements: settle_ms,
-//  or auto = one heartbeat interval; 0 alone (nobody to race with).
-
-static int64_t
-s_settle_cap_ms(const ms_node_t *self)
-{
-    if (!self->mesh)
-        return 0;
-    if (self->opts.settle_ms >= 0)
-        return self->opts.settle_ms;
-    return self->opts.heartbeat_ms;
 }
 
 //  --------------------------------------------------------------------------
@@ -3121,503 +2698,339 @@ s_settle_peers(const ms_node_t *self, uint8_t (**out)[MS_SETTLE_ID_BYTES])
 }
 
 //  --------------------------------------------------------------------------
-//  How far we hold a peer's log (the settle rule's "its records are in").
-
-static uint64_t
-s_settle_held(void *arg, const uint8_t peer[MS_SETTLE_ID_BYTES],
-              uint64_t incarnation)
-{
-    ms_node_t *self = arg;
-    uint64_t seq = 0;
-    if (ms_store_held(self->store, peer, incarnation, &seq) != MS_OK)
-        return 0;
-    return seq;
-}
-
-//  --------------------------------------------------------------------------
-//  Put claims of ours (written as one block ending at seq, all for slot
-//  0) on the settle list: each starts once every live peer acknowledged
-//  the block (or at the cap). With nobody to wait for, start at once.
+//  ms_scheduler_iface_t: log a line.
 
 static void
-s_settle_claims(ms_node_t *self, const ms_store_payload_t *claims,
-                size_t n_claims, uint64_t seq, int64_t now)
+s_sched_log(void *arg, const char *line)
 {
-    uint8_t(*peers)[MS_SETTLE_ID_BYTES] = NULL;
-    int64_t cap = n_claims ? s_settle_cap_ms(self) : 0;
-    size_t n_peers = cap > 0 ? s_settle_peers(self, &peers) : 0;
-    for (size_t k = 0; k < n_claims; k++) {
-        ms_hash_t tid;
-        memcpy(tid.bytes, claims[k].u.claim.task_id, MS_HASH_BYTES);
-        uint32_t epoch = (uint32_t) claims[k].u.claim.epoch;
-        uint32_t slot = claims[k].u.claim.slot;
-        self->metrics.lease_claims_total++;
-        if (n_peers == 0) {
-            s_start_leased(self, &tid, slot, epoch);
-            continue;
-        }
-        if (ms_settle_add(self->settle, tid.bytes, slot, epoch, seq,
-                          (const uint8_t(*)[MS_SETTLE_ID_BYTES]) peers, n_peers,
-                          now, cap) != MS_OK)
-            s_release(self, &tid, slot, epoch, MS_RELEASE_REASON_FAILED);
-    }
-    free(peers);
+    s_log(arg, "%s", line);
 }
 
 //  --------------------------------------------------------------------------
-//  Start the settled claims (see "Leases" at the top) that we still hold;
-//  drop the others.
-
-static void
-s_start_settled(ms_node_t *self, int64_t now)
-{
-    if (self->paused)
-        return; // idle_only: nothing starts while paused
-    ms_settle_claim_t st;
-    while (ms_worker_pool_idle(self->pool) > 0 &&
-           ms_settle_take_ready(self->settle, now, s_settle_held, self, &st)) {
-        ms_hash_t tid;
-        memcpy(tid.bytes, st.task_id, MS_HASH_BYTES);
-        char hex[MS_HASH_HEX_LEN + 1];
-        ms_hash_hex(&tid, hex);
-        if (st.capped) {
-            self->metrics.lease_settle_capped_total++;
-            s_log(self,
-                  "task %.12s: %zu of %zu peer(s) did not acknowledge the "
-                  "claim within %" PRId64 " ms: deciding without them",
-                  hex, st.n_peers - st.n_acked - st.n_gone, st.n_peers,
-                  now - st.added_ms);
-        }
-        ms_claim_t holder;
-        bool live = false;
-        if (ms_lease_table_holder(self->leases, st.task_id, st.slot, &holder,
-                                  &live) != MS_OK ||
-            memcmp(holder.node_id, s_node_pk(self), MS_HASH_BYTES) != 0 ||
-            holder.epoch != st.epoch) {
-            self->metrics.lease_conflicts_total++;
-            self->metrics.lease_settle_lost_total++;
-            s_log(self, "task %.12s: the claim lost its slot while settling",
-                  hex);
-            // Released, so that nobody waits a TTL for a claim that never
-            // ran (and nobody counts its expiry).
-            s_release(self, &tid, st.slot, st.epoch,
-                      MS_RELEASE_REASON_OUTRANKED);
-            continue;
-        }
-        // How long claims take to settle here: prefetch covers it.
-        double waited = (double) (now - st.added_ms);
-        self->settle_ms_ewma = self->settle_ms_ewma < 0
-                                   ? waited
-                                   : 0.9 * self->settle_ms_ewma + 0.1 * waited;
-        if (st.n_peers)
-            s_log(self,
-                  "task %.12s: claim settled after %" PRId64
-                  " ms (%zu ack(s), %zu peer(s) gone)",
-                  hex, now - st.added_ms, st.n_acked, st.n_gone);
-        s_start_leased(self, &tid, st.slot, st.epoch);
-    }
-}
-
-//  --------------------------------------------------------------------------
-//  How many claims to hold beyond the idle workers (prefetch): enough to
-//  keep the workers busy while a claim settles and a little more (a
-//  window of twice the mean settle time, at least S_PREFETCH_WINDOW_MS)
-//  at the mean run time of tasks here, so short tasks are claimed in
-//  blocks of many (one durable commit, one push and one round of
-//  acknowledgements for the lot) instead of one by one. None until a
-//  task has run here, and none for tasks that take the window or longer:
-//  a training task is claimed only when a worker is free for it. Queued
-//  claims are live leases like running ones (the heartbeats list them),
-//  so they cost other nodes nothing but the wait of one window. At most
-//  S_MAX_PREFETCH, which a heartbeat can still list.
-
-static int
-s_prefetch(const ms_node_t *self, const s_sweep_info_t *info)
-{
-    if (!info || info->task_ms_ewma < 0 || !self->mesh)
-        return 0;
-    double window = fmax(S_PREFETCH_WINDOW_MS, 2.0 * self->settle_ms_ewma);
-    double per_worker = floor(window / fmax(info->task_ms_ewma, 0.05));
-    double extra = per_worker * ms_worker_pool_size(self->pool);
-    return extra > S_MAX_PREFETCH ? S_MAX_PREFETCH : (int) extra;
-}
-
-//  --------------------------------------------------------------------------
-//  The largest prefetch of any sweep seen here (0: claim for idle workers
-//  only).
-
-static int
-s_prefetch_any(const ms_node_t *self)
-{
-    int most = 0;
-    for (size_t i = 0; i < self->n_sweeps; i++) {
-        int k = s_prefetch(self, &self->sweeps[i]);
-        most = k > most ? k : most;
-    }
-    return most;
-}
-
-//  --------------------------------------------------------------------------
-//  Which slot of a task this node may claim now, if any (DESIGN.md "Work,
-//  claims and leases" and "Verification"): the task needs the slots the
-//  store says (min(replicas, operators in the pool), one more per
-//  dispute up to replicas + 2, none once its verdict is final); a node
-//  may claim one only when neither it nor another node of its operator
-//  holds a slot or has a result of the task ("Two nodes of one operator
-//  never fill two slots of one task"). A slot whose holder of our
-//  operator lapsed may be taken back (it then holds nothing), but no
-//  other slot beside it.
+//  ms_scheduler_iface_t: no claims while stopping or in the startup grace.
 
 static bool
-s_pick_slot(ms_node_t *self, const uint8_t *task_id, uint32_t *slot)
+s_sched_holding(void *arg, int64_t now)
 {
-    uint32_t n_slots = 1, replicas = 1;
-    if (ms_store_task_slots(self->store, task_id, &n_slots, &replicas) !=
-            MS_OK ||
-        n_slots == 0)
-        return false;
-    *slot = 0;
-    if (n_slots == 1 && replicas <= 1)
-        return ms_lease_table_can_claim(self->leases, task_id, 0, false, NULL);
-    char mine[MS_STORE_OPERATOR_MAX + 1], other[MS_STORE_OPERATOR_MAX + 1];
-    if (ms_store_operator(self->store, s_node_pk(self), mine) != MS_OK)
-        return false;
-    ms_store_verdict_t *v = malloc(sizeof *v);
-    if (!v)
-        return false;
-    bool ours = false;
-    if (ms_store_get_verdict(self->store, task_id, v) == MS_OK)
-        for (size_t i = 0; i < v->n_marks && !ours; i++)
-            ours = strcmp(v->marks[i].operator_name, mine) == 0;
-    free(v);
-    if (ours || ms_outbox_held(self->outbox, task_id))
-        return false; // our operator has a result of it (or we hold one)
-    uint32_t only = UINT32_MAX;
-    for (uint32_t s = 0; s < n_slots; s++) {
-        ms_claim_t holder;
-        bool live = false;
-        if (ms_lease_table_holder(self->leases, task_id, s, &holder, &live) !=
-                MS_OK ||
-            memcmp(holder.node_id, s_node_pk(self), MS_HASH_BYTES) == 0)
-            continue;
-        if (ms_store_operator(self->store, holder.node_id, other) != MS_OK ||
-            strcmp(other, mine) != 0)
-            continue;
-        if (live)
-            return false; // a node of our operator holds a slot of it
-        only = s;
-    }
-    if (only != UINT32_MAX) {
-        *slot = only;
-        return ms_lease_table_can_claim(self->leases, task_id, only, false,
-                                        NULL);
-    }
-    return ms_lease_table_pick_slot(self->leases, task_id, n_slots, false, slot,
-                                    NULL) == MS_OK;
+    ms_node_t *self = arg;
+    return self->stopping || now < self->grace_until;
 }
 
 //  --------------------------------------------------------------------------
-//  The pool scheduler: order the unfinished tasks by owner rank and claim
-//  what the lease rule allows, up to the idle workers.
+//  ms_scheduler_iface_t: in a pool (a mesh).
+
+static bool
+s_sched_in_pool(void *arg)
+{
+    ms_node_t *self = arg;
+    return self->mesh != NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_scheduler_iface_t: what the node knows of a sweep.
+
+static bool
+s_sched_sweep(void *arg, const uint8_t sweep_id[MS_HASH_BYTES],
+              ms_scheduler_sweep_t *out)
+{
+    s_sweep_info_t *info = s_sweep_info(arg, sweep_id);
+    if (!info)
+        return false;
+    out->has_dataset = info->dataset != NULL;
+    out->dataset_error = info->dataset_error;
+    out->dataset_bytes = info->dataset_bytes;
+    return true;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_scheduler_iface_t: a sweep's dataset is not here: ask the dataset
+//  hook once.
+
+static void
+s_sched_dataset_wanted(void *arg, const uint8_t sweep_id[MS_HASH_BYTES])
+{
+    ms_node_t *self = arg;
+    s_sweep_info_t *info = s_sweep_info(self, sweep_id);
+    if (!info || info->dataset || info->fetch_asked)
+        return;
+    info->fetch_asked = true;
+    ms_hash_t sid;
+    memcpy(sid.bytes, sweep_id, MS_HASH_BYTES);
+    s_dataset_missing(self, &sid);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_scheduler_iface_t: the members for rendezvous owners.
+
+static size_t
+s_sched_members(void *arg, uint8_t (**out)[MS_ASSIGN_ID_BYTES])
+{
+    return s_members(arg, out);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_scheduler_iface_t: a task on a worker, in this turn's results or
+//  settling.
+
+static bool
+s_sched_task_busy(void *arg, const uint8_t task_id[MS_HASH_BYTES])
+{
+    return s_task_busy(arg, task_id);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_scheduler_iface_t: a held (committed, unrevealed) result of a task.
+
+static bool
+s_sched_held(void *arg, const uint8_t task_id[MS_HASH_BYTES])
+{
+    ms_node_t *self = arg;
+    return ms_outbox_held(self->outbox, task_id);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_scheduler_iface_t: append records of ours in one commit.
+
+static int
+s_sched_append(void *arg, size_t n, const ms_store_payload_t *payloads)
+{
+    return s_append(arg, n, payloads);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_scheduler_iface_t: give a held task up.
+
+static void
+s_sched_fail(void *arg, const ms_hash_t *task_id, const ms_hash_t *sweep_id,
+             uint32_t slot, uint32_t epoch, ms_failure_class_t cls,
+             const char *reason)
+{
+    ms_node_t *self = arg;
+    ms_runner_fail(self->runner, task_id, sweep_id, slot, epoch, cls, reason);
+}
+
+//  --------------------------------------------------------------------------
+//  Create the scheduler over our store and lease table.
+
+static int
+s_scheduler_open(ms_node_t *self)
+{
+    ms_scheduler_config_t cfg = {
+        .n_workers = ms_worker_pool_size(self->pool),
+        .n_gpu_workers = self->gpu.n_gpu_workers,
+        .gpu_backend = self->gpu.gpu_backend,
+        .worker_memory_mb = self->opts.worker_memory_mb,
+        .gpu_memory_bytes = ms_gpu_worker_budget(&self->gpu)};
+    memcpy(cfg.node_id, s_node_pk(self), MS_HASH_BYTES);
+    ms_scheduler_iface_t iface = {.arg = self,
+                                  .log = s_sched_log,
+                                  .holding = s_sched_holding,
+                                  .in_pool = s_sched_in_pool,
+                                  .sweep = s_sched_sweep,
+                                  .dataset_wanted = s_sched_dataset_wanted,
+                                  .members = s_sched_members,
+                                  .task_busy = s_sched_task_busy,
+                                  .held = s_sched_held,
+                                  .append = s_sched_append,
+                                  .fail = s_sched_fail};
+    self->scheduler = ms_scheduler_new(self->store, self->leases, &cfg, &iface);
+    return self->scheduler ? MS_OK : MS_ERR_NOMEM;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: publish an event.
+
+static void
+s_run_emit(void *arg, json_t *event)
+{
+    s_emit(arg, event);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: the scheduler scans again.
+
+static void
+s_run_changed(void *arg)
+{
+    s_work_changed(arg);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: the peers a claim waits for.
+
+static size_t
+s_run_settle_peers(void *arg, uint8_t (**out)[MS_SETTLE_ID_BYTES])
+{
+    return s_settle_peers(arg, out);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: a claim settled (the scheduler's prefetch window).
+
+static void
+s_run_settled(void *arg, double waited_ms)
+{
+    ms_node_t *self = arg;
+    ms_scheduler_settled(self->scheduler, waited_ms);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: a sweep's dataset object for workers, or NULL.
+
+static const json_t *
+s_run_dataset(void *arg, const ms_hash_t *sweep_id)
+{
+    s_sweep_info_t *info = s_sweep_info(arg, sweep_id->bytes);
+    return info ? info->dataset : NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: a task of the sweep started here.
+
+static void
+s_run_sweep_started(void *arg, const ms_hash_t *sweep_id)
+{
+    s_sweep_info_t *info = s_sweep_info(arg, sweep_id->bytes);
+    if (info && info->started_at == 0)
+        info->started_at = ms_clock_mono_s();
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: whether trained tasks write their weights.
+
+static bool
+s_run_keeps_weights(void *arg)
+{
+    ms_node_t *self = arg;
+    return self->blobs || self->opts.weights_out_dir;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: the test's work hook, or NULL.
+
+static json_t *
+s_run_work_hook(void *arg, const char *task_hex, const char *sweep_hex,
+                const json_t *config)
+{
+    ms_node_t *self = arg;
+    if (!self->work_hook)
+        return NULL;
+    return self->work_hook(self->work_hook_arg, task_hex, sweep_hex, config);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: claim-to-start of a task.
+
+static void
+s_run_claim_to_start(void *arg, const ms_hash_t *sweep_id, int64_t free_us,
+                     const char *thex, int64_t started_us)
+{
+    s_claim_to_start(arg, sweep_id, free_us, thex, started_us);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: a result done in the node.
+
+static void
+s_run_result(void *arg, ms_runner_run_t *run, json_t *body)
+{
+    s_on_result(arg, run, body);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: a task given up here.
+
+static void
+s_run_gave_up(void *arg, const ms_hash_t *task_id)
+{
+    ms_node_t *self = arg;
+    ms_scheduler_gave_up(self->scheduler, task_id);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: the pause figures, copied for HTTP threads.
+
+static void
+s_run_paused(void *arg, const ms_runner_pause_t *pause)
+{
+    ms_node_t *self = arg;
+    pthread_mutex_lock(&self->lock);
+    self->paused = pause->paused;
+    self->paused_since = pause->paused_since;
+    snprintf(self->pause_reason, sizeof self->pause_reason, "%s",
+             pause->reason);
+    self->n_pauses = pause->n_pauses;
+    self->n_pause_releases = pause->n_pause_releases;
+    self->idle_others_pct = pause->others_pct;
+    self->idle_own_pct = pause->own_pct;
+    pthread_mutex_unlock(&self->lock);
+}
+
+//  --------------------------------------------------------------------------
+//  Create the runner over our store, lease table, settle list and workers.
+
+static int
+s_runner_open(ms_node_t *self)
+{
+    ms_runner_config_t cfg = {.checkpoint_dir = self->checkpoint_dir,
+                              .weights_dir = self->weights_dir,
+                              .settle_ms = self->opts.settle_ms,
+                              .heartbeat_ms = self->opts.heartbeat_ms,
+                              .idle_cpu_pct = self->opts.idle_cpu_pct,
+                              .idle_busy_s = self->opts.idle_busy_s,
+                              .idle_quiet_s = self->opts.idle_quiet_s,
+                              .max_pause_s = self->opts.max_pause_s};
+    memcpy(cfg.node_id, s_node_pk(self), MS_HASH_BYTES);
+    ms_runner_iface_t iface = {.arg = self,
+                               .log = s_sched_log,
+                               .emit = s_run_emit,
+                               .append = s_sched_append,
+                               .changed = s_run_changed,
+                               .in_pool = s_sched_in_pool,
+                               .settle_peers = s_run_settle_peers,
+                               .settled = s_run_settled,
+                               .dataset = s_run_dataset,
+                               .sweep_started = s_run_sweep_started,
+                               .keeps_weights = s_run_keeps_weights,
+                               .work_hook = s_run_work_hook,
+                               .claim_to_start = s_run_claim_to_start,
+                               .result = s_run_result,
+                               .gave_up = s_run_gave_up,
+                               .paused = s_run_paused};
+    self->runner = ms_runner_new(self->store, self->leases, self->settle,
+                                 self->pool, self->idle, &cfg, &iface);
+    return self->runner ? MS_OK : MS_ERR_NOMEM;
+}
+
+//  --------------------------------------------------------------------------
+//  The pool scheduler: start the settled claims, then claim what
+//  ms_scheduler_claim decides and put the claims on the settle list.
 
 static int
 s_schedule_pool(ms_node_t *self)
 {
     int64_t now = ms_clock_mono_ms();
-    s_start_settled(self, now);
-    // Claims for idle workers, and beyond them (prefetch) only from
-    // sweeps whose tasks are short here.
-    int settling = (int) ms_settle_count(self->settle);
-    int idle = ms_worker_pool_idle(self->pool);
-    int free_workers = idle - settling;
-    int free_prefetch = idle + s_prefetch_any(self) - settling;
-    if (self->stopping || free_prefetch <= 0 || now < self->grace_until)
-        goto done;
-    if (!self->work_changed && now < self->next_scan_at)
-        goto done;
-    if (now - self->last_scan_at < S_RESCAN_BUSY_MS) {
-        // Records arrive in bursts: one scan per burst, not per record.
-        self->next_scan_at = self->last_scan_at + S_RESCAN_BUSY_MS;
-        goto done;
-    }
-    self->work_changed = false;
-    self->last_scan_at = now;
-    self->next_scan_at = now + S_RESCAN_MS;
-    s_task_list_t list = {.max = S_MAX_CANDIDATES,
-                          .claimable = self->leases,
-                          .store = self->store};
-    int rc = ms_store_pending_tasks_filtered(self->store, s_skip_task,
-                                             s_collect_task, &list);
-    if (rc < 0) {
-        free(list.tasks);
-        s_log(self, "cannot list tasks: %s", ms_strerror(rc));
-        return rc == MS_ERR_NOMEM ? MS_OK : rc;
-    }
-    for (size_t k = 0; k < list.n_skipped; k++) {
-        // Sweeps whose tasks others hold now: fetch their dataset anyway,
-        // so this node is ready when a lease lapses or a task is left.
-        s_sweep_info_t *info = s_sweep_info(self, list.skipped[k].bytes);
-        if (info && !info->dataset && self->mesh && !info->fetch_asked) {
-            info->fetch_asked = true;
-            s_dataset_missing(self, &list.skipped[k]);
-        }
-    }
-    ms_assign_task_t *cands = calloc(list.n ? list.n : 1, sizeof *cands);
-    size_t *order = calloc(list.n ? list.n : 1, sizeof *order);
-    uint8_t(*members)[MS_ASSIGN_ID_BYTES] = NULL;
-    size_t n_members = s_members(self, &members);
-    size_t n = 0;
-    uint64_t sweep_seq = 0;
+    ms_runner_start_settled(self->runner, now);
     ms_store_payload_t claims[S_MAX_COMMIT];
     size_t n_claims = 0;
-    int n_room = free_prefetch > S_MAX_COMMIT ? S_MAX_COMMIT : free_prefetch;
-    for (size_t i = 0; cands && i < list.n; i++) {
-        const ms_store_task_t *t = &list.tasks[i];
-        if (t->state == MS_TASK_DONE || t->state == MS_TASK_FAILED ||
-            t->state == MS_TASK_CANCELLED || s_task_busy(self, t->task_id) ||
-            s_resource_failed(self, t->task_id))
-            continue;
-        if (i == 0 ||
-            memcmp(t->sweep_id, list.tasks[i - 1].sweep_id, MS_HASH_BYTES) != 0)
-            sweep_seq++;
-        ms_assign_task_t *c = &cands[n++];
-        memcpy(c->task_id, t->task_id, MS_HASH_BYTES);
-        memcpy(c->sweep_id, t->sweep_id, MS_HASH_BYTES);
-        c->priority = 0; // the store's order already puts priority first
-        c->sweep_seq = sweep_seq;
-        c->task_index = t->index;
-    }
-    if (n && order && members &&
-        ms_assign_order(cands, n,
-                        (const uint8_t(*)[MS_ASSIGN_ID_BYTES]) members,
-                        n_members, s_node_pk(self), order) == MS_OK) {
-        for (size_t k = 0; k < n && (int) n_claims < n_room && !self->stopping;
-             k++) {
-            const ms_assign_task_t *c = &cands[order[k]];
-            s_sweep_info_t *info = s_sweep_info(self, c->sweep_id);
-            if (!info)
-                break;
-            if ((int) n_claims >= free_workers) {
-                // Beyond the idle workers: only short tasks, and only
-                // tasks this node owns (stealing is for idle workers, so
-                // a fast node never claims ahead what others would run).
-                if ((int) n_claims + settling - idle >= s_prefetch(self, info))
-                    continue;
-                if (ms_assign_rank(
-                        c->task_id,
-                        (const uint8_t(*)[MS_ASSIGN_ID_BYTES]) members,
-                        n_members, s_node_pk(self)) != 0)
-                    continue;
-            }
-            if (!info->dataset) {
-                if (!self->mesh) {
-                    // Alone, nobody else can run it: fail it as before.
-                    ms_hash_t tid, sid;
-                    memcpy(tid.bytes, c->task_id, MS_HASH_BYTES);
-                    memcpy(sid.bytes, c->sweep_id, MS_HASH_BYTES);
-                    ms_claim_t mine;
-                    if (ms_lease_table_claim(self->leases, c->task_id, 0, false,
-                                             &mine) == MS_OK) {
-                        ms_store_payload_t p = s_claim_payload(
-                            MS_RECORD_CLAIM, &tid, 0, mine.epoch, 0);
-                        s_append(self, 1, &p);
-                        s_fail_leased(self, &tid, &sid, 0, mine.epoch,
-                                      MS_FAILURE_CLASS_TASK,
-                                      info->dataset_error);
-                    }
-                }
-                if (!info->fetch_asked) {
-                    info->fetch_asked = true;
-                    ms_hash_t sid;
-                    memcpy(sid.bytes, c->sweep_id, MS_HASH_BYTES);
-                    s_dataset_missing(self, &sid);
-                }
-                continue; // in a pool: the dataset hook fetches it
-            }
-            uint32_t slot = 0;
-            if (!s_pick_slot(self, c->task_id, &slot))
-                continue;
-            // Memory: estimate from the config and the dataset.
-            ms_store_task_t *task = NULL;
-            if (ms_store_get_task(self->store, c->task_id, &task) != MS_OK)
-                continue;
-            json_error_t err;
-            json_t *config =
-                json_loadb(task->config_json, task->config_len, 0, &err);
-            ms_store_task_destroy(&task);
-            // Decoded once for both checks (16 KB: not on the stack).
-            ms_train_config_t *cfg = malloc(sizeof *cfg);
-            if (!cfg) {
-                json_decref(config);
-                continue; // out of memory: not now
-            }
-            bool decoded =
-                config && ms_config_decode_json(config, cfg, NULL) == MS_OK;
-            json_decref(config);
-            int64_t need =
-                s_task_memory(decoded ? cfg : NULL, info->dataset_bytes);
-            bool trainable = s_gpu_can_train(self, decoded ? cfg : NULL);
-            free(cfg);
-            if (!s_task_fits(self, need, info->dataset_bytes))
-                continue; // does not fit here: leave it to bigger nodes
-            if (!trainable)
-                continue; // our GPU workers lack its ops: leave it
-
-            ms_claim_t mine;
-            if (ms_lease_table_claim(self->leases, c->task_id, slot, false,
-                                     &mine) != MS_OK)
-                continue;
-            ms_hash_t tid;
-            memcpy(tid.bytes, c->task_id, MS_HASH_BYTES);
-            claims[n_claims++] =
-                s_claim_payload(MS_RECORD_CLAIM, &tid, slot, mine.epoch, 0);
-        }
-    }
-    // All the claims of this pass in one block: one durable commit.
-    if (n_claims > 0 && s_append(self, n_claims, claims) != MS_OK) {
-        s_log(self, "cannot write %zu claim(s)", n_claims);
-        for (size_t k = 0; k < n_claims; k++)
-            ms_lease_table_release(self->leases, claims[k].u.claim.task_id,
-                                   claims[k].u.claim.slot, NULL);
-        n_claims = 0;
-    }
-    s_settle_claims(self, claims, n_claims, self->last_append_seq, now);
-    free(members);
-    free(order);
-    free(cands);
-    free(list.tasks);
-done:
+    int rc = ms_scheduler_claim(
+        self->scheduler, now, ms_worker_pool_idle(self->pool),
+        (int) ms_settle_count(self->settle), claims, &n_claims);
+    if (rc != MS_OK)
+        return rc == MS_ERR_NOMEM ? MS_OK : rc;
+    ms_runner_settle(self->runner, claims, n_claims, self->last_append_seq,
+                     now);
     s_update_busy(self);
     return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
-//  Give up a task we hold: a failure record (class resource or task) and
-//  the release, in one block. The store ends the task `failed` once
-//  task-class failures from min(3, members) nodes are in.
-
-static void
-s_fail_leased(ms_node_t *self, const ms_hash_t *task_id,
-              const ms_hash_t *sweep_id, uint32_t slot, uint32_t epoch,
-              ms_failure_class_t cls, const char *reason)
-{
-    ms_store_payload_t p[2];
-    memset(&p[0], 0, sizeof p[0]);
-    p[0].kind = MS_RECORD_FAILURE;
-    memcpy(p[0].u.failure.task_id, task_id->bytes, MS_HASH_BYTES);
-    p[0].u.failure.failure_class = cls;
-    p[0].u.failure.reason = reason ? reason : "";
-    p[0].u.failure.slot = slot;
-    p[0].u.failure.epoch = epoch;
-    p[1] = s_claim_payload(MS_RECORD_RELEASE, task_id, slot, epoch,
-                           MS_RELEASE_REASON_FAILED);
-    ms_lease_table_release(self->leases, task_id->bytes, slot, NULL);
-    int rc = s_append(self, 2, p);
-    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(task_id, thex);
-    ms_hash_hex(sweep_id, shex);
-    if (rc != MS_OK)
-        s_log(self, "task %.12s: cannot record failure: %s", thex,
-              ms_strerror(rc));
-    s_drop_checkpoint(self, task_id);
-    s_crash_forget(self, task_id);
-    // Either class: this node does not claim the task again (its failure
-    // is published; a task-class failure counts once per node, so the
-    // task is left to the other nodes, and a node whose every run of it
-    // fails must not win it back again and again).
-    ms_hash_t *grown = realloc(self->resource_failed,
-                               (self->n_resource_failed + 1) * sizeof *grown);
-    if (grown) {
-        self->resource_failed = grown;
-        self->resource_failed[self->n_resource_failed++] = *task_id;
-    }
-    if (cls == MS_FAILURE_CLASS_RESOURCE) {
-        s_log(self, "task %.12s given up here (resource): %s", thex, reason);
-        return;
-    }
-    // The store derived the task's state from the failures; keep the
-    // reason with it (a local field), and take our "running" off.
-    ms_store_task_t *t = NULL;
-    if (ms_store_get_task(self->store, task_id->bytes, &t) == MS_OK &&
-        t->state != MS_TASK_DONE && t->state != MS_TASK_CANCELLED)
-        ms_store_set_task_state(self->store, task_id->bytes,
-                                t->state == MS_TASK_FAILED ? MS_TASK_FAILED
-                                                           : MS_TASK_PENDING,
-                                NULL, reason);
-    ms_store_task_destroy(&t);
-    s_log(self, "task %.12s failed: %s", thex, reason);
-    s_emit(self, json_pack("{s:s, s:s, s:s, s:s}", "event", "failed", "task_id",
-                           thex, "sweep_id", shex, "reason", reason));
-}
-
-//  --------------------------------------------------------------------------
-//  Stop a worker on purpose (cancel, outranked): SIGTERM; its death then
-//  ends the task without a retry (s_on_event).
-
-static void
-s_stop_worker(ms_node_t *self, int i)
-{
-    s_running_t *r = &self->running[i];
-    if (!r->busy || r->stopping)
-        return;
-    int pid = ms_worker_pool_pid(self->pool, i);
-    if (pid > 0 && kill(pid, SIGTERM) == 0)
-        r->stopping = true;
-    ms_worker_pool_resume(self->pool, i); // paused: SIGTERM lands on SIGCONT
-}
-
-//  --------------------------------------------------------------------------
-//  One of our own leases lapsed by the boot clock (the machine slept, the
-//  process was stopped, the loop stalled): peers may have taken the slot.
-//  Re-check before going on: claim it again (a new epoch, published) when
-//  the rule allows, else stop the worker.
-
-static void
-s_own_lease_lapsed(ms_node_t *self, const ms_claim_t *lapsed)
-{
-    for (int i = 0; i < ms_worker_pool_size(self->pool); i++) {
-        s_running_t *r = &self->running[i];
-        if (!r->busy || !r->leased || r->stopping || r->slot != lapsed->slot ||
-            r->epoch != lapsed->epoch ||
-            memcmp(r->task_id.bytes, lapsed->task_id, MS_HASH_BYTES) != 0)
-            continue;
-        char hex[MS_HASH_HEX_LEN + 1];
-        ms_hash_hex(&r->task_id, hex);
-        ms_claim_t mine;
-        if (ms_lease_table_claim(self->leases, r->task_id.bytes, r->slot, false,
-                                 &mine) == MS_OK) {
-            ms_store_payload_t p = s_claim_payload(MS_RECORD_CLAIM, &r->task_id,
-                                                   r->slot, mine.epoch, 0);
-            if (s_append(self, 1, &p) == MS_OK) {
-                s_log(self,
-                      "task %.12s: own lease lapsed, claimed again "
-                      "(epoch %u)",
-                      hex, mine.epoch);
-                r->epoch = mine.epoch;
-                self->metrics.lease_claims_total++;
-                return;
-            }
-        }
-        s_log(self,
-              "task %.12s: own lease lapsed and the slot is taken: "
-              "stopping",
-              hex);
-        self->metrics.lease_conflicts_total++;
-        s_stop_worker(self, i);
-        return;
-    }
-}
-
-//  --------------------------------------------------------------------------
-//  Lease housekeeping: stop workers whose claims were outranked, count
-//  expiries (their slots become claimable), and stop workers whose task
-//  was cancelled or ended elsewhere.
+//  Lease housekeeping: reveal held results, renew our leases alone, and
+//  the runner's (outranked, expired and cancelled tasks' workers).
 
 static void
 s_lease_tick(ms_node_t *self, int64_t now)
 {
-    ms_claim_t buf[64];
-    size_t n;
     // Not before the start grace: a restarted node counts only itself as
     // the pool until its peers link, and would reveal at once.
     if (now >= self->grace_until)
@@ -3627,76 +3040,7 @@ s_lease_tick(ms_node_t *self, int64_t now)
         ms_lease_table_renew(self->leases, NULL, 0, NULL);
         self->next_renew_at = now + self->opts.heartbeat_ms;
     }
-    while ((n = ms_lease_table_outranked(self->leases, buf, 64)) > 0) {
-        for (size_t k = 0; k < n; k++) {
-            for (int i = 0; i < ms_worker_pool_size(self->pool); i++) {
-                s_running_t *r = &self->running[i];
-                if (r->busy && r->leased && r->slot == buf[k].slot &&
-                    memcmp(r->task_id.bytes, buf[k].task_id, MS_HASH_BYTES) ==
-                        0) {
-                    char hex[MS_HASH_HEX_LEN + 1];
-                    ms_hash_hex(&r->task_id, hex);
-                    s_log(self, "task %.12s: outranked, stopping its worker",
-                          hex);
-                    self->metrics.lease_conflicts_total++;
-                    s_stop_worker(self, i);
-                }
-            }
-            ms_settle_claim_t lost;
-            if (ms_settle_remove(self->settle, buf[k].task_id, buf[k].slot,
-                                 &lost)) {
-                ms_hash_t tid;
-                memcpy(tid.bytes, lost.task_id, MS_HASH_BYTES);
-                char hex[MS_HASH_HEX_LEN + 1];
-                ms_hash_hex(&tid, hex);
-                s_log(self,
-                      "task %.12s: the claim was outranked while settling",
-                      hex);
-                self->metrics.lease_conflicts_total++;
-                self->metrics.lease_settle_lost_total++;
-                s_release(self, &tid, lost.slot, lost.epoch,
-                          MS_RELEASE_REASON_OUTRANKED);
-            }
-        }
-        if (n < 64)
-            break;
-    }
-    while ((n = ms_lease_table_expire(self->leases, buf, 64)) > 0) {
-        self->work_changed = true;
-        for (size_t k = 0; k < n; k++) {
-            // A claim whose task is already done is no expiry: its result
-            // finished it (a result stored as fragments reaches the lease
-            // table only through the task's state).
-            ms_store_task_t *task = NULL;
-            bool done = ms_store_get_task(self->store, buf[k].task_id, &task) ==
-                            MS_OK &&
-                        task->state == MS_TASK_DONE;
-            ms_store_task_destroy(&task);
-            if (done) {
-                ms_lease_table_finish(self->leases, buf[k].task_id, buf[k].slot,
-                                      buf[k].node_id);
-                continue;
-            }
-            self->metrics.lease_expiries_total++;
-            if (memcmp(buf[k].node_id, s_node_pk(self), MS_HASH_BYTES) == 0)
-                s_own_lease_lapsed(self, &buf[k]);
-        }
-        if (n < 64)
-            break;
-    }
-    if (now < self->next_check_at)
-        return;
-    self->next_check_at = now + S_CHECK_RUNNING_MS;
-    for (int i = 0; i < ms_worker_pool_size(self->pool); i++) {
-        s_running_t *r = &self->running[i];
-        if (!r->busy || r->stopping)
-            continue;
-        ms_store_sweep_t *sw = NULL;
-        if (ms_store_get_sweep(self->store, r->sweep_id.bytes, &sw) == MS_OK &&
-            sw->state == MS_SWEEP_CANCELLED)
-            s_stop_worker(self, i);
-        ms_store_sweep_destroy(&sw);
-    }
+    ms_runner_lease_tick(self->runner, now);
 }
 
 //  --------------------------------------------------------------------------
@@ -3706,183 +3050,8 @@ static void
 s_release_all(ms_node_t *self)
 {
     ms_outbox_flush(self->outbox); // finished work is stored, not released
-    for (int i = 0; self->running && i < ms_worker_pool_size(self->pool); i++) {
-        s_running_t *r = &self->running[i];
-        if (r->busy && r->leased)
-            s_release(self, &r->task_id, r->slot, r->epoch,
-                      MS_RELEASE_REASON_SHUTDOWN);
-    }
-    ms_settle_claim_t st;
-    while (self->settle && ms_settle_get(self->settle, 0, &st)) {
-        ms_hash_t tid;
-        memcpy(tid.bytes, st.task_id, MS_HASH_BYTES);
-        ms_settle_remove(self->settle, st.task_id, st.slot, NULL);
-        s_release(self, &tid, st.slot, st.epoch, MS_RELEASE_REASON_SHUTDOWN);
-    }
-}
-
-//  ==========================================================================
-//  Volunteer behaviour: idle_only (DESIGN.md "Workers", "Work, claims and
-//  leases"; docs/VOLUNTEER.md)
-//
-//  Once a second the loop samples others' CPU use (ms_idle: all busy CPU
-//  time minus this node's process tree, or its service cgroup). When
-//  others stay above idle_cpu_pct for idle_busy_s, the node pauses: every
-//  busy worker is stopped (SIGSTOP) and nothing is claimed or started
-//  (s_schedule, s_start_settled, ms_reeval's start return early). Our claims
-//  stay ours: the loop itself keeps running, so heartbeats (alone: the
-//  renew in s_lease_tick) go on renewing them, and a short pause costs the
-//  pool nothing. After max_pause_s of one pause the node releases them
-//  (release records with reason "paused", the tasks back to pending) so
-//  peers can take the tasks, and kills the workers that ran them: a
-//  released task must not go on to a result under a claim that is no
-//  longer ours (the store would keep it as an extra replica, but the
-//  machine's owner gets the memory back, and a peer's run is the one that
-//  counts). The checkpoint written after each epoch stays, so when this
-//  node claims the task again (a new epoch) it resumes from it: at most
-//  one epoch is lost. Settling claims (not started) are released too.
-//  When others stay at or below the threshold for idle_quiet_s, the node
-//  resumes: stopped workers continue (SIGCONT) where they were.
-//
-//  Why SIGSTOP and not a cooperative pause between minibatches: it is
-//  immediate (a minibatch of a deep network takes seconds, a dataset load
-//  or an epoch's evaluation longer), needs no change to the worker
-//  protocol, and holds in every phase of a worker's life. Its cost: a
-//  stopped worker keeps its memory (the owner's programs may push it to
-//  swap), which worker_memory_mb bounds and max_pause_s ends.
-
-//  --------------------------------------------------------------------------
-//  Pause: stop the busy workers; from now on nothing starts.
-
-static void
-s_idle_pause(ms_node_t *self, int64_t now)
-{
-    int n = ms_worker_pool_pause(self->pool);
-    char reason[200];
-    snprintf(reason, sizeof reason,
-             "others used %.0f%% of the CPU, over idle_cpu_pct %d%% for %d s",
-             ms_idle_others_pct(self->idle), self->opts.idle_cpu_pct,
-             self->opts.idle_busy_s);
-    pthread_mutex_lock(&self->lock);
-    self->paused = true;
-    self->paused_since = time(NULL);
-    snprintf(self->pause_reason, sizeof self->pause_reason, "%s", reason);
-    self->n_pauses++;
-    pthread_mutex_unlock(&self->lock);
-    self->paused_at_ms = now;
-    self->pause_released = false;
-    // One line whether verbose or not: the owner's and the operator's
-    // record of when the node stood aside.
-    fprintf(stderr,
-            "meshsweepd: paused: %s; %d worker%s stopped, claims kept up to "
-            "max_pause_s %d s\n",
-            reason, n, n == 1 ? "" : "s", self->opts.max_pause_s);
-}
-
-//  --------------------------------------------------------------------------
-//  Resume: continue the stopped workers; the scheduler runs again.
-
-static void
-s_idle_resume(ms_node_t *self, int64_t now)
-{
-    int n = ms_worker_pool_resume(self->pool, -1);
-    pthread_mutex_lock(&self->lock);
-    self->paused = false;
-    self->pause_reason[0] = 0;
-    pthread_mutex_unlock(&self->lock);
-    self->work_changed = true;
-    fprintf(stderr,
-            "meshsweepd: resumed after %.1f s: others used %.0f%% of the CPU, "
-            "at or under idle_cpu_pct %d%% for %d s; %d worker%s continued%s\n",
-            (double) (now - self->paused_at_ms) / 1000.0,
-            ms_idle_others_pct(self->idle), self->opts.idle_cpu_pct,
-            self->opts.idle_quiet_s, n, n == 1 ? "" : "s",
-            self->pause_released ? " (its claims were released)" : "");
-}
-
-//  --------------------------------------------------------------------------
-//  A pause outlasted max_pause_s: release our claims (running and
-//  settling) so that peers can take the tasks, and kill the workers that
-//  ran them (their checkpoints stay).
-
-static void
-s_idle_release(ms_node_t *self)
-{
-    int n = 0;
-    for (int i = 0; i < ms_worker_pool_size(self->pool); i++) {
-        s_running_t *r = &self->running[i];
-        if (!r->busy || !r->leased || r->stopping || r->reeval)
-            continue;
-        s_release(self, &r->task_id, r->slot, r->epoch,
-                  MS_RELEASE_REASON_PAUSED);
-        ms_store_set_task_state(self->store, r->task_id.bytes, MS_TASK_PENDING,
-                                NULL, NULL);
-        r->leased = false;
-        r->stopping = true;
-        r->paused_out = true;
-        int pid = ms_worker_pool_pid(self->pool, i);
-        if (pid > 0)
-            kill(pid, SIGKILL); // stopped or not, it dies now
-        n++;
-    }
-    ms_settle_claim_t st;
-    while (self->settle && ms_settle_get(self->settle, 0, &st)) {
-        ms_hash_t tid;
-        memcpy(tid.bytes, st.task_id, MS_HASH_BYTES);
-        ms_settle_remove(self->settle, st.task_id, st.slot, NULL);
-        s_release(self, &tid, st.slot, st.epoch, MS_RELEASE_REASON_PAUSED);
-        n++;
-    }
-    self->pause_released = true;
-    pthread_mutex_lock(&self->lock);
-    self->n_pause_releases += (uint64_t) n;
-    pthread_mutex_unlock(&self->lock);
-    fprintf(stderr,
-            "meshsweepd: paused for max_pause_s %d s: %d claim%s released "
-            "(peers may take the tasks; checkpoints kept)\n",
-            self->opts.max_pause_s, n, n == 1 ? "" : "s");
-    self->work_changed = true;
-}
-
-//  --------------------------------------------------------------------------
-//  idle_only: sample others' CPU use once a second, pause, release after
-//  max_pause_s, resume. Returns true while paused (start nothing).
-
-static bool
-s_idle_tick(ms_node_t *self)
-{
-    if (!self->idle)
-        return false;
-    int64_t now = ms_clock_mono_ms();
-    if (now >= self->idle_next_at) {
-        self->idle_next_at = now + 1000;
-        int n = ms_worker_pool_size(self->pool);
-        int *pids = calloc((size_t) (n > 0 ? n : 1), sizeof *pids);
-        for (int i = 0; pids && i < n; i++)
-            pids[i] = ms_worker_pool_pid(self->pool, i);
-        ms_idle_change_t change = MS_IDLE_CHANGE_NONE;
-        int rc = ms_idle_sample(self->idle, pids, pids ? (size_t) n : 0, now,
-                                &change);
-        free(pids);
-        if (rc == MS_OK) {
-            pthread_mutex_lock(&self->lock);
-            self->idle_others_pct = ms_idle_others_pct(self->idle);
-            self->idle_own_pct = ms_idle_own_pct(self->idle);
-            pthread_mutex_unlock(&self->lock);
-        }
-        if (change == MS_IDLE_CHANGE_PAUSE)
-            s_idle_pause(self, now);
-        else if (change == MS_IDLE_CHANGE_RESUME)
-            s_idle_resume(self, now);
-    }
-    if (self->paused && !self->pause_released &&
-        now - self->paused_at_ms >= (int64_t) self->opts.max_pause_s * 1000)
-        s_idle_release(self);
-    // A worker that went busy while paused cannot exist (nothing starts),
-    // but a retry or a respawn must not run either: stop any busy worker.
-    if (self->paused)
-        ms_worker_pool_pause(self->pool);
-    return self->paused;
+    if (self->runner)
+        ms_runner_release_all(self->runner);
 }
 
 //  ==========================================================================
@@ -4307,7 +3476,7 @@ s_on_peer(void *arg, const uint8_t id[MS_MESH_ID_BYTES], ms_peer_state_t state,
     if (!linked || state == MS_PEER_DEAD)
         ms_settle_peer_gone(self->settle, id); // not waited for any more
     if (was_up != (linked && state == MS_PEER_ALIVE))
-        self->work_changed = true; // owners moved
+        s_work_changed(self); // owners moved
     if (!was_up && linked && state == MS_PEER_ALIVE)
         s_items_link_up(self, id);
     s_update_members(self);
@@ -4867,6 +4036,13 @@ s_metrics_gather(ms_node_t *self, ms_metrics_t *m, unsigned *groups)
     m->store_writes_total = ss.n_writes;
     m->equivocations_total = ss.n_equivocations;
     m->leases = ms_lease_table_size(self->leases);
+    ms_runner_stats_t runs;
+    ms_runner_stats(self->runner, &runs);
+    m->lease_claims_total = runs.n_claims;
+    m->lease_conflicts_total = runs.n_conflicts;
+    m->lease_settle_lost_total = runs.n_settle_lost;
+    m->lease_settle_capped_total = runs.n_settle_capped;
+    m->lease_expiries_total = runs.n_expiries;
     m->rejected_messages_total =
         self->n_rejected_messages + self->metrics.blocks_rejected_total;
     if (self->gossip) {
@@ -5162,7 +4338,7 @@ s_dataset_check_ready(ms_node_t *self, s_sweep_info_t *info, bool fetched)
     info->fetching = false;
     if (fetched)
         self->metrics.datasets_fetched_total++;
-    self->work_changed = true;
+    s_work_changed(self);
     char hex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(&info->sweep_id, hex);
     s_log(self,
@@ -5203,7 +4379,7 @@ s_weights_path(const ms_node_t *self, const char *task_hex, char *path,
 //  sweep's keep_weights says, and name them in the row (ms_keep_result).
 
 static void
-s_keep_weights(ms_node_t *self, const s_running_t *r, json_t *row)
+s_keep_weights(ms_node_t *self, const ms_runner_run_t *r, json_t *row)
 {
     char thex[MS_HASH_HEX_LEN + 1], path[PATH_MAX + 100];
     ms_hash_hex(&r->task_id, thex);
@@ -5219,7 +4395,7 @@ s_keep_weights(ms_node_t *self, const s_running_t *r, json_t *row)
 //  removes it otherwise). A failure is logged: the result stands.
 
 static void
-s_export_weights(ms_node_t *self, const s_running_t *r, const json_t *row)
+s_export_weights(ms_node_t *self, const ms_runner_run_t *r, const json_t *row)
 {
     char thex[MS_HASH_HEX_LEN + 1], path[PATH_MAX + 100];
     ms_hash_hex(&r->task_id, thex);
@@ -5300,7 +4476,8 @@ static bool
 s_ri_worker_free(void *arg)
 {
     ms_node_t *self = arg;
-    return ms_worker_pool_idle(self->pool) >= 1 && !self->paused;
+    return ms_worker_pool_idle(self->pool) >= 1 &&
+           !ms_runner_paused(self->runner);
 }
 
 //  --------------------------------------------------------------------------
@@ -5324,7 +4501,7 @@ s_ri_start(void *arg, const ms_reeval_run_t *run, int *worker)
     int rc = ms_worker_pool_start(self->pool, &wt, worker);
     if (rc != MS_OK)
         return rc;
-    s_running_t *r = &self->running[*worker];
+    ms_runner_run_t *r = ms_runner_run(self->runner, *worker);
     memset(r, 0, sizeof *r);
     r->busy = true;
     r->reeval = true;
@@ -5586,8 +4763,8 @@ s_oi_stored(void *arg, ms_outbox_result_t *res)
     ms_lease_table_finish(self->leases, res->task_id.bytes, res->slot,
                           s_node_pk(self));
     ms_lease_table_release(self->leases, res->task_id.bytes, res->slot, NULL);
-    s_drop_checkpoint(self, &res->task_id);
-    s_crash_forget(self, &res->task_id);
+    ms_runner_drop_checkpoint(self->runner, &res->task_id);
+    ms_runner_forget(self->runner, &res->task_id);
     s_sweep_info_t *info = s_sweep_info(self, res->sweep_id.bytes);
     if (info && info->summed && isfinite(res->train_seconds))
         info->train_seconds += res->train_seconds;
@@ -5611,8 +4788,9 @@ s_oi_stored(void *arg, ms_outbox_result_t *res)
 static void
 s_oi_fail(void *arg, const ms_outbox_result_t *res, const char *reason)
 {
-    s_fail_leased(arg, &res->task_id, &res->sweep_id, res->slot, res->epoch,
-                  MS_FAILURE_CLASS_TASK, reason);
+    ms_node_t *self = arg;
+    ms_runner_fail(self->runner, &res->task_id, &res->sweep_id, res->slot,
+                   res->epoch, MS_FAILURE_CLASS_TASK, reason);
 }
 
 //  --------------------------------------------------------------------------
@@ -5668,7 +4846,7 @@ s_outbox_open(ms_node_t *self, ms_diag_t *diag)
 //  once (the single-node scheduler).
 
 static void
-s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
+s_on_result(ms_node_t *self, ms_runner_run_t *r, json_t *body)
 {
     char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(&r->task_id, thex);
@@ -5738,12 +4916,9 @@ s_on_result(ms_node_t *self, s_running_t *r, json_t *body)
     // Mean run time of the sweep's tasks here: how far ahead the
     // scheduler claims from it.
     s_sweep_info_t *info = s_sweep_info(self, r->sweep_id.bytes);
-    if (info) {
-        double ran_ms = (double) (ms_clock_mono_ms() - r->started_ms);
-        info->task_ms_ewma = info->task_ms_ewma < 0
-                                 ? ran_ms
-                                 : 0.8 * info->task_ms_ewma + 0.2 * ran_ms;
-    }
+    if (info)
+        ms_scheduler_task_ran(self->scheduler, r->sweep_id.bytes,
+                              (double) (ms_clock_mono_ms() - r->started_ms));
     ms_outbox_push(self->outbox, &res); // loses it at once without a row
 }
 
@@ -5780,8 +4955,8 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
 {
     if (ev->kind != MS_WORKER_EVENT_EPOCH &&
         ev->kind != MS_WORKER_EVENT_STARTED)
-        self->work_changed = true; // a worker is free again
-    s_running_t *r = &self->running[ev->worker];
+        s_work_changed(self); // a worker is free again
+    ms_runner_run_t *r = ms_runner_run(self->runner, ev->worker);
     if (r->busy && r->reeval) {
         if (ev->kind == MS_WORKER_EVENT_EPOCH ||
             ev->kind == MS_WORKER_EVENT_STARTED)
@@ -5803,7 +4978,7 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
     ms_hash_hex(&r->sweep_id, shex);
     if (r->busy && r->paused_out) {
         // idle_only: its claim was released after max_pause_s and the
-        // worker killed (s_idle_release); the task is pending again with
+        // worker killed (ms_runner_idle_tick); the task is pending again with
         // its checkpoint. A message it sent before it was stopped is
         // dropped: it no longer runs under a claim of ours.
         if (ev->kind == MS_WORKER_EVENT_EPOCH ||
@@ -5818,7 +4993,7 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
               "task %.12s: worker %d ended after its claim was released "
               "(paused past max_pause_s)",
               thex, ev->worker);
-        s_crash_forget(self, &r->task_id);
+        ms_runner_forget(self->runner, &r->task_id);
         self->worker_free_us[ev->worker] = ms_clock_mono_us();
         json_decref(r->config);
         memset(r, 0, sizeof *r);
@@ -5847,8 +5022,8 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
         break;
     case MS_WORKER_EVENT_FAILED:
         if (r->busy && r->leased)
-            s_fail_leased(self, &r->task_id, &r->sweep_id, r->slot, r->epoch,
-                          MS_FAILURE_CLASS_TASK, ev->reason);
+            ms_runner_fail(self->runner, &r->task_id, &r->sweep_id, r->slot,
+                           r->epoch, MS_FAILURE_CLASS_TASK, ev->reason);
         break;
     case MS_WORKER_EVENT_DIED: {
         pthread_mutex_lock(&self->lock);
@@ -5878,23 +5053,24 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
                                               : MS_TASK_PENDING,
                                     NULL, cancelled ? "sweep cancelled" : NULL);
             if (cancelled)
-                s_drop_checkpoint(self, &r->task_id);
-            s_crash_forget(self, &r->task_id);
+                ms_runner_drop_checkpoint(self->runner, &r->task_id);
+            ms_runner_forget(self->runner, &r->task_id);
             break;
         }
-        s_crash_t *crash = s_crash_of(self, &r->task_id);
-        int crashes = crash ? ++crash->crashes : self->opts.retry_cap + 1;
+        int crashes =
+            ms_runner_crashed(self->runner, &r->task_id, self->opts.retry_cap);
         if (crashes > self->opts.retry_cap) {
             char reason[700];
             snprintf(reason, sizeof reason, "%s on %d attempt%s", ev->reason,
                      crashes, crashes == 1 ? "" : "s");
             // In a pool, a worker killed by SIGKILL is most likely the
             // out-of-memory killer: a resource failure, for bigger nodes.
-            s_fail_leased(self, &r->task_id, &r->sweep_id, r->slot, r->epoch,
-                          self->mesh && ev->term_signal == SIGKILL
-                              ? MS_FAILURE_CLASS_RESOURCE
-                              : MS_FAILURE_CLASS_TASK,
-                          reason);
+            ms_runner_fail(self->runner, &r->task_id, &r->sweep_id, r->slot,
+                           r->epoch,
+                           self->mesh && ev->term_signal == SIGKILL
+                               ? MS_FAILURE_CLASS_RESOURCE
+                               : MS_FAILURE_CLASS_TASK,
+                           reason);
         } else {
             // Retry at once under the same claim (we still hold it: it
             // settled before its first start, nothing to wait for).
@@ -6101,7 +5277,7 @@ static void
 s_run_commands(ms_node_t *self)
 {
     if (ms_node_command_run(self->commands) > 0)
-        self->work_changed = true;
+        s_work_changed(self);
 }
 
 //  ==========================================================================
@@ -6113,13 +5289,12 @@ s_run_commands(ms_node_t *self)
 static int
 s_pool_open(ms_node_t *self, ms_diag_t *diag)
 {
-    self->avail_memory_bytes = s_available_memory(self);
-    self->avail_gpu_memory_bytes = ms_gpu_worker_budget(&self->gpu);
     self->leases =
         ms_lease_table_new(s_node_pk(self), self->opts.lease_ttl_ms, NULL);
     self->hb_claims = calloc(S_MAX_LIVE_CLAIMS, sizeof *self->hb_claims);
     self->settle = ms_settle_new();
-    if (!self->leases || !self->hb_claims || !self->settle)
+    if (!self->leases || !self->hb_claims || !self->settle ||
+        s_scheduler_open(self) != MS_OK || s_runner_open(self) != MS_OK)
         return MS_ERR_NOMEM;
     s_note_sweeps(self, 0); // sweeps stored before: claim-to-start unknown
     int rc = ms_store_set_member_count(self->store, 1);
@@ -6130,7 +5305,7 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
                                 "cannot load claims: %s", ms_strerror(rc));
     self->n_members = 1;
     self->n_pool_operators = 1;
-    self->work_changed = true;
+    s_work_changed(self);
     if (!self->open_pool && !self->has_cert)
         return MS_OK; // alone until a certificate comes (SIGHUP)
     return s_mesh_open(self, diag);
@@ -6281,6 +5456,7 @@ s_pool_close(ms_node_t *self)
     }
     ms_gossip_destroy(&self->gossip);
     ms_mesh_destroy(&self->mesh);
+    ms_scheduler_destroy(&self->scheduler);
     ms_lease_table_destroy(&self->leases);
 }
 
@@ -6303,8 +5479,6 @@ s_next_deadline(ms_node_t *self, int64_t now)
                                 : INT64_MAX; // our clock
         d = b < d ? b : d;
     }
-    if (self->idle && self->idle_next_at < d)
-        d = self->idle_next_at; // idle_only: the next CPU sample
     int64_t e = ms_lease_table_next_expiry(self->leases);
     d = e < d ? e : d;
     if (ms_worker_pool_idle(self->pool) > 0) {
@@ -6313,15 +5487,18 @@ s_next_deadline(ms_node_t *self, int64_t now)
     }
     bool busy =
         ms_worker_pool_idle(self->pool) < ms_worker_pool_size(self->pool);
-    if (self->next_check_at < d && busy)
-        d = self->next_check_at;
+    int64_t r = ms_runner_next_deadline(self->runner, busy);
+    d = r < d ? r : d; // idle_only samples, running tasks' check
     if (!self->mesh && busy && self->next_renew_at < d)
         d = self->next_renew_at;
     if (self->grace_until > now && self->grace_until < d)
         d = self->grace_until;
     if (ms_worker_pool_idle(self->pool) > (int) ms_settle_count(self->settle) &&
-        now >= self->grace_until && self->next_scan_at < d)
-        d = self->next_scan_at > now ? self->next_scan_at : now + 1;
+        now >= self->grace_until) {
+        int64_t scan = ms_scheduler_next_scan_at(self->scheduler);
+        if (scan < d)
+            d = scan > now ? scan : now + 1;
+    }
     return d;
 }
 
@@ -6417,7 +5594,7 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     if (ms_outbox_stats(self->outbox).n_queued) {
         // Hand the freed workers their next settled claims first, so they
         // run while this turn's results are made durable.
-        s_start_settled(self, ms_clock_mono_ms());
+        ms_runner_start_settled(self->runner, ms_clock_mono_ms());
         ms_outbox_flush(self->outbox);
     }
     ms_mesh_tick(self->mesh, ms_mesh_now());
@@ -6800,7 +5977,7 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
         break;
     }
     if (ms_outbox_stats(self->outbox).n_queued) {
-        s_start_settled(self, ms_clock_mono_ms());
+        ms_runner_start_settled(self->runner, ms_clock_mono_ms());
         ms_outbox_flush(self->outbox);
     }
     if (self->stopping)
@@ -6977,12 +6154,8 @@ ms_node_gpu_workers(ms_node_t *self, const char **gpu_name)
 int
 ms_node_worker_count(ms_node_t *self, int *n_busy)
 {
-    if (n_busy) {
-        int n = 0;
-        for (int i = 0; i < ms_worker_pool_size(self->pool); i++)
-            n += self->running[i].busy;
-        *n_busy = n;
-    }
+    if (n_busy)
+        *n_busy = self->runner ? ms_runner_busy(self->runner) : 0;
     return ms_worker_pool_size(self->pool);
 }
 
@@ -6992,7 +6165,11 @@ ms_node_worker_count(ms_node_t *self, int *n_busy)
 int64_t
 ms_node_trainings_started(ms_node_t *self)
 {
-    return self->n_trainings;
+    if (!self->runner)
+        return 0;
+    ms_runner_stats_t rs;
+    ms_runner_stats(self->runner, &rs);
+    return rs.n_trainings;
 }
 
 //  ==========================================================================
@@ -7329,7 +6506,7 @@ s_control_record(ms_node_t *self, const ms_hash_t *sweep_id, uint32_t action,
     p.u.control.action = action;
     p.u.control.priority = priority;
     p.u.control.lamport = seen < UINT64_MAX ? seen + 1 : UINT64_MAX;
-    self->work_changed = true;
+    s_work_changed(self);
     return s_append(self, 1, &p);
 }
 
@@ -7352,15 +6529,9 @@ s_control_action(ms_node_control_t action)
 static void
 s_stop_sweep_workers(ms_node_t *self, const ms_hash_t *sweep_id)
 {
-    for (int i = 0; i < ms_worker_pool_size(self->pool); i++) {
-        s_running_t *r = &self->running[i];
-        if (!r->busy || r->stopping || !ms_hash_equal(&r->sweep_id, sweep_id))
-            continue;
-        int pid = ms_worker_pool_pid(self->pool, i);
-        if (pid > 0 && kill(pid, SIGTERM) == 0)
-            r->stopping = true;
-        ms_worker_pool_resume(self->pool, i); // paused: SIGTERM on SIGCONT
-    }
+    for (int i = 0; i < ms_worker_pool_size(self->pool); i++)
+        if (ms_hash_equal(&ms_runner_run(self->runner, i)->sweep_id, sweep_id))
+            ms_runner_stop(self->runner, i);
 }
 
 //  --------------------------------------------------------------------------
@@ -7632,7 +6803,7 @@ ms_node_reload_certificate(ms_node_t *self, ms_diag_t *diag)
         pthread_mutex_unlock(&self->lock);
         return rc;
     }
-    self->work_changed = true;
+    s_work_changed(self);
     return MS_OK;
 }
 
@@ -7809,8 +6980,10 @@ ms_node_publish_result(ms_node_t *self, const uint8_t task_id[32],
                           : MS_RESULT_STATUS_FAILED;
     json_decref(row);
     ms_store_payload_t p[2];
-    p[0] = s_claim_payload(MS_RECORD_CLAIM, &tid, 0, epoch, 0);
-    memset(&p[1], 0, sizeof p[1]);
+    memset(p, 0, sizeof p);
+    p[0].kind = MS_RECORD_CLAIM;
+    memcpy(p[0].u.claim.task_id, task_id, MS_HASH_BYTES);
+    p[0].u.claim.epoch = epoch;
     p[1].kind = MS_RECORD_RESULT;
     memcpy(p[1].u.result.task_id, task_id, MS_HASH_BYTES);
     p[1].u.result.status = status;
@@ -7826,6 +6999,6 @@ ms_node_publish_result(ms_node_t *self, const uint8_t task_id[32],
     memcpy(c.node_id, s_node_pk(self), MS_LEASE_ID_BYTES);
     ms_lease_table_add_claim(self->leases, &c);
     ms_lease_table_finish(self->leases, task_id, 0, s_node_pk(self));
-    self->work_changed = true;
+    s_work_changed(self);
     return MS_OK;
 }

@@ -1,0 +1,447 @@
+/*  =========================================================================
+    ms_runner_test - workers' runs: settled claims started or released,
+    the settle cap, give-ups, crash counts, releasing every claim
+
+    Copyright (c) the meshsweep developers. MIT licence.
+    =========================================================================
+    Drives ms_runner over a real store (ms_store_fixture), lease table,
+    settle list and a pool of one worker, with a fake node behind
+    ms_runner_iface_t whose work hook completes every task in the node
+    (so no training runs).
+*/
+#include "ms_runner.h"
+
+#include "ms_hash.h"
+#include "ms_lease_table.h"
+#include "ms_settle.h"
+#include "ms_spec.h"
+#include "ms_store.h"
+#include "ms_store_payload.h"
+#include "ms_worker.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ms_store_fixture.h"
+
+#define S_MAX_SEEN 16 // records the fake node keeps
+
+//  The fake node.
+typedef struct {
+    bool in_pool;                 // iface.in_pool answers this
+    size_t n_peers;               // peers a claim waits for
+    json_t *dataset;              // every sweep's dataset object
+    uint32_t kinds[S_MAX_SEEN];   // kinds of the records appended
+    uint32_t reasons[S_MAX_SEEN]; // their release reasons
+    size_t n_records;             // records appended
+    size_t n_results;             // iface.result calls
+    ms_runner_run_t last;         // the last one's run (config NULL)
+    size_t n_settled;             // iface.settled calls
+    size_t n_started;             // iface.sweep_started calls
+    size_t n_c2s;                 // iface.claim_to_start calls
+    size_t n_gave_up;             // iface.gave_up calls
+    size_t n_events;              // events emitted
+} s_fake_t;
+
+static void
+s_log(void *arg, const char *line)
+{
+    (void) arg;
+    (void) line;
+}
+
+static void
+s_emit(void *arg, json_t *event)
+{
+    ((s_fake_t *) arg)->n_events++;
+    json_decref(event);
+}
+
+static int
+s_append(void *arg, size_t n, const ms_store_payload_t *payloads)
+{
+    s_fake_t *f = arg;
+    for (size_t i = 0; i < n && f->n_records < S_MAX_SEEN; i++) {
+        f->kinds[f->n_records] = payloads[i].kind;
+        f->reasons[f->n_records] = payloads[i].kind == MS_RECORD_RELEASE
+                                       ? payloads[i].u.claim.reason
+                                       : 0;
+        f->n_records++;
+    }
+    return MS_OK;
+}
+
+static void
+s_changed(void *arg)
+{
+    (void) arg;
+}
+
+static bool
+s_in_pool(void *arg)
+{
+    return ((s_fake_t *) arg)->in_pool;
+}
+
+static size_t
+s_settle_peers(void *arg, uint8_t (**out)[MS_SETTLE_ID_BYTES])
+{
+    s_fake_t *f = arg;
+    *out = NULL;
+    if (f->n_peers == 0 || !(*out = calloc(f->n_peers, MS_SETTLE_ID_BYTES)))
+        return 0;
+    for (size_t i = 0; i < f->n_peers; i++)
+        memset((*out)[i], 0x40 + (int) i, MS_SETTLE_ID_BYTES);
+    return f->n_peers;
+}
+
+static void
+s_settled(void *arg, double waited_ms)
+{
+    assert_true(waited_ms >= 0);
+    ((s_fake_t *) arg)->n_settled++;
+}
+
+static const json_t *
+s_dataset(void *arg, const ms_hash_t *sweep_id)
+{
+    (void) sweep_id;
+    return ((s_fake_t *) arg)->dataset;
+}
+
+static void
+s_sweep_started(void *arg, const ms_hash_t *sweep_id)
+{
+    (void) sweep_id;
+    ((s_fake_t *) arg)->n_started++;
+}
+
+static bool
+s_keeps_weights(void *arg)
+{
+    (void) arg;
+    return false;
+}
+
+static json_t *
+s_work_hook(void *arg, const char *task_hex, const char *sweep_hex,
+            const json_t *config)
+{
+    (void) arg;
+    (void) sweep_hex;
+    assert_int_equal(strlen(task_hex), MS_HASH_HEX_LEN);
+    assert_non_null(config);
+    return json_pack("{s:s}", "status", "ok");
+}
+
+static void
+s_claim_to_start(void *arg, const ms_hash_t *sweep_id, int64_t free_us,
+                 const char *thex, int64_t started_us)
+{
+    (void) sweep_id;
+    (void) thex;
+    assert_true(started_us >= free_us);
+    ((s_fake_t *) arg)->n_c2s++;
+}
+
+static void
+s_result(void *arg, ms_runner_run_t *run, json_t *body)
+{
+    s_fake_t *f = arg;
+    assert_string_equal(json_string_value(json_object_get(body, "status")),
+                        "ok");
+    f->n_results++;
+    f->last = *run;
+    f->last.config = NULL;
+}
+
+static void
+s_gave_up(void *arg, const ms_hash_t *task_id)
+{
+    (void) task_id;
+    ((s_fake_t *) arg)->n_gave_up++;
+}
+
+static void
+s_paused(void *arg, const ms_runner_pause_t *pause)
+{
+    (void) arg;
+    (void) pause;
+    fail_msg("no idle_only here: nothing to publish");
+}
+
+//  One test's world.
+typedef struct {
+    s_fake_t fake;            // the fake node
+    uint8_t node_id[32];      // this node
+    char ckpt[300];           // the checkpoint dir
+    ms_store_t *store;        // the store
+    ms_lease_table_t *leases; // the lease table (system clock)
+    ms_settle_t *settle;      // the settle list
+    ms_worker_pool_t *pool;   // one worker
+    ms_runner_t *runner;      // the class under test
+    ms_sf_sweep_t sweep;      // the sweep stored
+} s_world_t;
+
+static int
+s_setup(void **state)
+{
+    return ms_sf_setup(state, "ms_runner_test");
+}
+
+//  Open the world: a sweep of 3 tasks, SETTLE_MS the settle cap.
+static void
+s_open(s_world_t *w, ms_sf_t *fx, bool in_pool, size_t n_peers,
+       int64_t settle_ms)
+{
+    memset(w, 0, sizeof *w);
+    w->fake.in_pool = in_pool;
+    w->fake.n_peers = n_peers;
+    w->fake.dataset = json_object();
+    memset(w->node_id, 0x11, sizeof w->node_id);
+    snprintf(w->ckpt, sizeof w->ckpt, "%s/checkpoints", fx->root);
+    mkdir(w->ckpt, 0700);
+    w->store = ms_sf_open(fx, NULL, 16 << 20);
+    ms_sf_sweep_seeds(&w->sweep, "runs", 8, 3);
+    assert_int_equal(ms_sf_append_sweep(w->store, w->node_id, &w->sweep, 0),
+                     MS_OK);
+    w->leases = ms_lease_table_new(w->node_id, 10000, NULL);
+    w->settle = ms_settle_new();
+    assert_non_null(w->leases);
+    assert_non_null(w->settle);
+    ms_worker_options_t wo;
+    ms_worker_options_defaults(&wo);
+    wo.n_workers = 1;
+    wo.backend = "cpu";
+    wo.checkpoint_dir = w->ckpt;
+    ms_diag_t diag;
+    assert_int_equal(ms_worker_pool_open(&w->pool, &wo, &diag), MS_OK);
+    ms_runner_config_t cfg = {.checkpoint_dir = w->ckpt,
+                              .weights_dir = fx->root,
+                              .settle_ms = settle_ms,
+                              .heartbeat_ms = 500,
+                              .max_pause_s = 60};
+    memcpy(cfg.node_id, w->node_id, MS_HASH_BYTES);
+    ms_runner_iface_t iface = {.arg = &w->fake,
+                               .log = s_log,
+                               .emit = s_emit,
+                               .append = s_append,
+                               .changed = s_changed,
+                               .in_pool = s_in_pool,
+                               .settle_peers = s_settle_peers,
+                               .settled = s_settled,
+                               .dataset = s_dataset,
+                               .sweep_started = s_sweep_started,
+                               .keeps_weights = s_keeps_weights,
+                               .work_hook = s_work_hook,
+                               .claim_to_start = s_claim_to_start,
+                               .result = s_result,
+                               .gave_up = s_gave_up,
+                               .paused = s_paused};
+    w->runner = ms_runner_new(w->store, w->leases, w->settle, w->pool, NULL,
+                              &cfg, &iface);
+    assert_non_null(w->runner);
+}
+
+static void
+s_close(s_world_t *w)
+{
+    ms_runner_destroy(&w->runner);
+    assert_null(w->runner);
+    ms_worker_pool_destroy(&w->pool);
+    ms_settle_destroy(&w->settle);
+    ms_lease_table_destroy(&w->leases);
+    ms_sf_sweep_free(&w->sweep);
+    ms_store_destroy(&w->store);
+    json_decref(w->fake.dataset);
+}
+
+//  Claim task I (slot 0) in the lease table as the scheduler does; the
+//  claim record in *P.
+static void
+s_claim(s_world_t *w, size_t i, ms_store_payload_t *p)
+{
+    ms_claim_t mine;
+    assert_int_equal(ms_lease_table_claim(w->leases,
+                                          ms_sf_task_id(&w->sweep, i), 0, false,
+                                          &mine),
+                     MS_OK);
+    memset(p, 0, sizeof *p);
+    p->kind = MS_RECORD_CLAIM;
+    memcpy(p->u.claim.task_id, ms_sf_task_id(&w->sweep, i), MS_HASH_BYTES);
+    p->u.claim.epoch = mine.epoch;
+}
+
+//  --------------------------------------------------------------------------
+//  Alone, a claim starts at once; the work hook's body is the result,
+//  under the claim's slot and epoch.
+
+static void
+test_alone_starts_at_once(void **state)
+{
+    s_world_t w;
+    s_open(&w, *state, false, 2, 1000);
+    ms_store_payload_t p;
+    s_claim(&w, 0, &p);
+    ms_runner_settle(w.runner, &p, 1, 1, 1000);
+    assert_int_equal(ms_settle_count(w.settle), 0);
+    assert_int_equal(w.fake.n_results, 1);
+    assert_true(w.fake.last.leased);
+    assert_int_equal(w.fake.last.slot, 0);
+    assert_int_equal(w.fake.last.epoch, 1);
+    assert_memory_equal(w.fake.last.task_id.bytes, ms_sf_task_id(&w.sweep, 0),
+                        32);
+    assert_int_equal(w.fake.n_started, 1);
+    assert_int_equal(w.fake.n_c2s, 1);
+    ms_runner_stats_t st;
+    ms_runner_stats(w.runner, &st);
+    assert_int_equal(st.n_claims, 1);
+    assert_int_equal(st.n_settle_capped, 0);
+    assert_int_equal(ms_runner_busy(w.runner), 0);
+    assert_false(ms_runner_idle_tick(w.runner, 1000)); // no idle_only
+    assert_false(ms_runner_paused(w.runner));
+    s_close(&w);
+}
+
+//  --------------------------------------------------------------------------
+//  In a pool, a claim waits for its peers' acknowledgements; with none,
+//  it is decided at the cap (counted) and started, still ours.
+
+static void
+test_settles_at_the_cap(void **state)
+{
+    s_world_t w;
+    s_open(&w, *state, true, 1, 50);
+    ms_store_payload_t p;
+    s_claim(&w, 1, &p);
+    ms_runner_settle(w.runner, &p, 1, 1, 1000);
+    assert_int_equal(ms_settle_count(w.settle), 1);
+    ms_runner_start_settled(w.runner, 1010);
+    assert_int_equal(w.fake.n_results, 0);
+    ms_runner_start_settled(w.runner, 1060);
+    assert_int_equal(ms_settle_count(w.settle), 0);
+    assert_int_equal(w.fake.n_results, 1);
+    assert_int_equal(w.fake.n_settled, 1);
+    ms_runner_stats_t st;
+    ms_runner_stats(w.runner, &st);
+    assert_int_equal(st.n_claims, 1);
+    assert_int_equal(st.n_settle_capped, 1);
+    assert_int_equal(st.n_settle_lost, 0);
+    s_close(&w);
+}
+
+//  --------------------------------------------------------------------------
+//  A claim another node's claim outranked while it settled is released
+//  (reason outranked) and never started.
+
+static void
+test_lost_while_settling(void **state)
+{
+    s_world_t w;
+    s_open(&w, *state, true, 1, 50);
+    ms_store_payload_t p;
+    s_claim(&w, 2, &p);
+    ms_runner_settle(w.runner, &p, 1, 1, 1000);
+    ms_claim_t theirs = {.slot = 0, .epoch = 2};
+    memcpy(theirs.task_id, ms_sf_task_id(&w.sweep, 2), 32);
+    memset(theirs.node_id, 0x22, 32);
+    assert_int_equal(ms_lease_table_add_claim(w.leases, &theirs), MS_OK);
+    ms_runner_start_settled(w.runner, 1060);
+    assert_int_equal(w.fake.n_results, 0);
+    assert_int_equal(w.fake.n_records, 1);
+    assert_int_equal(w.fake.kinds[0], MS_RECORD_RELEASE);
+    assert_int_equal(w.fake.reasons[0], MS_RELEASE_REASON_OUTRANKED);
+    ms_runner_stats_t st;
+    ms_runner_stats(w.runner, &st);
+    assert_int_equal(st.n_settle_lost, 1);
+    assert_int_equal(st.n_conflicts, 1);
+    s_close(&w);
+}
+
+//  --------------------------------------------------------------------------
+//  Giving a task up: a failure and its release in one block, the
+//  checkpoint gone, the crash count forgotten, the node told.
+
+static void
+test_fail_gives_up(void **state)
+{
+    s_world_t w;
+    s_open(&w, *state, false, 0, 0);
+    ms_hash_t tid, sid;
+    memcpy(tid.bytes, ms_sf_task_id(&w.sweep, 0), 32);
+    memcpy(sid.bytes, w.sweep.sweep_id, 32);
+    char hex[MS_HASH_HEX_LEN + 1], path[600];
+    ms_hash_hex(&tid, hex);
+    ms_worker_checkpoint_path(w.ckpt, hex, path, sizeof path);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(ms_runner_crashed(w.runner, &tid, 2), 1);
+    assert_int_equal(ms_runner_crashed(w.runner, &tid, 2), 2);
+    ms_runner_fail(w.runner, &tid, &sid, 0, 1, MS_FAILURE_CLASS_TASK,
+                   "bad data");
+    assert_int_equal(w.fake.n_records, 2);
+    assert_int_equal(w.fake.kinds[0], MS_RECORD_FAILURE);
+    assert_int_equal(w.fake.kinds[1], MS_RECORD_RELEASE);
+    assert_int_equal(w.fake.reasons[1], MS_RELEASE_REASON_FAILED);
+    assert_int_equal(w.fake.n_gave_up, 1);
+    assert_int_equal(w.fake.n_events, 1); // "failed"
+    assert_int_not_equal(access(path, F_OK), 0);
+    assert_int_equal(ms_runner_crashed(w.runner, &tid, 2), 1);
+    ms_runner_forget(w.runner, &tid);
+    assert_int_equal(ms_runner_crashed(w.runner, &tid, 2), 1);
+    s_close(&w);
+}
+
+//  --------------------------------------------------------------------------
+//  A graceful stop releases the settling claims (reason shutdown).
+
+static void
+test_release_all(void **state)
+{
+    s_world_t w;
+    s_open(&w, *state, true, 2, 5000);
+    ms_store_payload_t p[2];
+    s_claim(&w, 0, &p[0]);
+    s_claim(&w, 1, &p[1]);
+    ms_runner_settle(w.runner, p, 2, 1, 1000);
+    assert_int_equal(ms_settle_count(w.settle), 2);
+    ms_runner_release_all(w.runner);
+    assert_int_equal(ms_settle_count(w.settle), 0);
+    assert_int_equal(w.fake.n_records, 2);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(w.fake.kinds[i], MS_RECORD_RELEASE);
+        assert_int_equal(w.fake.reasons[i], MS_RELEASE_REASON_SHUTDOWN);
+    }
+    assert_true(ms_lease_table_can_claim(w.leases, ms_sf_task_id(&w.sweep, 0),
+                                         0, false, NULL));
+    assert_int_equal(w.fake.n_results, 0);
+    s_close(&w);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_alone_starts_at_once, s_setup,
+                                        ms_sf_teardown),
+        cmocka_unit_test_setup_teardown(test_settles_at_the_cap, s_setup,
+                                        ms_sf_teardown),
+        cmocka_unit_test_setup_teardown(test_lost_while_settling, s_setup,
+                                        ms_sf_teardown),
+        cmocka_unit_test_setup_teardown(test_fail_gives_up, s_setup,
+                                        ms_sf_teardown),
+        cmocka_unit_test_setup_teardown(test_release_all, s_setup,
+                                        ms_sf_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
