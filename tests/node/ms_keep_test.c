@@ -205,8 +205,11 @@ test_best_keeps_improvements_only(void **state)
     json_t *row = json_pack("{s:s, s:f}", "status", "ok", "val_loss", 0.5);
     assert_true(ms_keep_result(keep, &task, &sid, path, row));
     assert_false(s_exists(path));
-    const char *hex = json_string_value(json_object_get(row, "weights_blob"));
-    assert_non_null(hex);
+    char hex[MS_HASH_HEX_LEN + 1]; // a copy: row is freed below
+    const char *first_hex =
+        json_string_value(json_object_get(row, "weights_blob"));
+    assert_non_null(first_hex);
+    snprintf(hex, sizeof hex, "%s", first_hex);
     ms_hash_t first;
     assert_int_equal(ms_hash_from_hex(hex, &first), MS_OK);
     assert_true(ms_blob_store_has(f->blobs, &first));
