@@ -83,9 +83,35 @@ ms_wait_until() {
     return 1
 }
 
-# ms_free_port - print a free TCP port on 127.0.0.1.
+# ms_free_port - print a free TCP port on 127.0.0.1, below the kernel's
+# ephemeral range (net.ipv4.ip_local_port_range): a port the kernel hands
+# out is one that any outbound connection of another test may take as its
+# local port between the pick and a daemon's (re)start on it ("api: cannot
+# listen on 127.0.0.1:59147 (address in use)" after a restart, seen in CI).
+# A random port of 20000 up to that range that binds now; the kernel's
+# pick only when none does.
+MS_FREE_PORT_PY='
+import random, socket
+try:
+    lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+except (OSError, ValueError, IndexError):
+    lo = 32768
+ports = list(range(20000, lo)) if lo > 20100 else []
+random.shuffle(ports)
+for port in ports[:500] + [0]:
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        got = s.getsockname()[1]
+        s.close()
+    print(got)
+    break
+'
 ms_free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+    python3 -c "$MS_FREE_PORT_PY"
 }
 
 # ms_tiny_dataset [ARGS] - write the tiny IDX set into

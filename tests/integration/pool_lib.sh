@@ -89,7 +89,7 @@ pool_wait_api() {
 
 # s_pool_port NS - a free TCP port in namespace NS (or here).
 s_pool_port() {
-    local cmd=(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+    local cmd=(python3 -c "$MS_FREE_PORT_PY") # lib.sh: below the ephemeral range
     if [ "$1" = - ]; then
         "${cmd[@]}"
     else
