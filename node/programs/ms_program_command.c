@@ -13,6 +13,7 @@
 */
 #define _GNU_SOURCE
 #include "ms_program_command.h"
+#include "ms_sandbox.h"
 
 #include <assert.h>
 #include <math.h>
@@ -384,12 +385,5 @@ ms_program_command_build(const json_t *command, const json_t *config,
 void
 ms_program_command_free(char ***argv_p)
 {
-    assert(argv_p);
-    char **v = *argv_p;
-    if (!v)
-        return;
-    for (size_t i = 0; v[i]; i++)
-        free(v[i]);
-    free(v);
-    *argv_p = NULL;
+    ms_sandbox_argv_free(argv_p); // the same NULL-terminated argv
 }
