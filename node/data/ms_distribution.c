@@ -8,7 +8,12 @@
     ms_rng_normal; Beta(a, b) as G_a / (G_a + G_b) with gamma variates by
     Marsaglia and Tsang ("A simple method for generating gamma variables",
     ACM TOMS 26, 2000; shape < 1 boosted by U^(1/shape)); a categorical
-    draw inverts the cumulative probabilities.
+    draw inverts the cumulative probabilities (with no probabilities it
+    is ms_rng_below over the values, and int_uniform is ms_rng_below over
+    the integers: the draws the sweep expander made before this module,
+    so a random sweep of those laws keeps its task ids). Every law drawn
+    from one uniform is its quantile at that uniform: one formula for a
+    random draw and a sobol point (ms_distribution_quantile).
 */
 #include "ms_distribution.h"
 
@@ -18,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define S_SQRT2 1.41421356237309504880
+#define S_SQRT_2PI 2.50662827463100050242
 
 static const char *const s_names[] = {
     "constant",
@@ -44,6 +52,7 @@ struct ms_distribution {
     ms_distribution_kind_t kind;
     double min, max, q, mu, sigma, a, b;
     bool int_out;   // a quantised law whose draws are integers
+    bool weighted;  // categorical with probabilities
     json_t *values; // constant: [value]; categorical: values (owned)
     double *cum;    // categorical: cumulative probabilities (n values)
 };
@@ -171,6 +180,8 @@ ms_distribution_parse(ms_distribution_t **self_p, const json_t *param,
     const json_t *values = json_object_get(param, "values");
     const json_t *probs = json_object_get(param, "probabilities");
     const json_t *dist = json_object_get(param, "distribution");
+    if (value && values)
+        return ms_diag_set(diag, path, "give only one of value and values");
     //  The law: named, or inferred as W&B infers it.
     if (dist) {
         snprintf(where, sizeof where, "%s.distribution", path);
@@ -304,6 +315,7 @@ ms_distribution_parse(ms_distribution_t **self_p, const json_t *param,
             rc = ms_diag_set(diag, where, "must be numbers >= 0");
         else if (fabs(sum - 1) > 1e-6)
             rc = ms_diag_set(diag, where, "sum to %.9g, not 1", sum);
+        d.weighted = probs != NULL;
         if (rc == MS_OK)
             d.cum[n - 1] = 1; // rounding: the last value closes [0, 1)
     }
@@ -362,28 +374,93 @@ s_gamma(ms_rng_t *rng, double shape)
     }
 }
 
+//  The standard normal quantile: Acklam's rational approximation
+//  ("An algorithm for computing the inverse normal cumulative
+//  distribution function", 2003; relative error 1.15e-9) and one step of
+//  Halley's method on Phi(x) - p with erfc, which brings it to about
+//  1e-15. p in (0, 1).
+static double
+s_normal_quantile(double p)
+{
+    static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                               -2.759285104469687e+02, 1.383577518672690e+02,
+                               -3.066479806614716e+01, 2.506628277459239e+00};
+    static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                               -1.556989798598866e+02, 6.680131188771972e+01,
+                               -1.328068155288572e+01};
+    static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                               -2.400758277161838e+00, -2.549732539343734e+00,
+                               4.374664141464968e+00,  2.938163982698783e+00};
+    static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
+                               2.445134137142996e+00, 3.754408661907416e+00};
+    const double p_low = 0.02425;
+    double x;
+    if (p < p_low || p > 1 - p_low) {
+        double q = sqrt(-2 * log(p < p_low ? p : 1 - p));
+        x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q +
+             c[5]) /
+            ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+        if (p > 1 - p_low)
+            x = -x;
+    } else {
+        double q = p - 0.5, r = q * q;
+        x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r +
+             a[5]) *
+            q /
+            (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+    }
+    double e = 0.5 * erfc(-x / S_SQRT2) - p;
+    double u = e * S_SQRT_2PI * exp(x * x / 2);
+    return x - u / (1 + x * u / 2);
+}
+
+//  A draw x of the law, as W&B's agent writes it: quantised laws round to
+//  multiples of q (integers when int_out), every other law a real.
+static json_t *
+s_finish(const ms_distribution_t *d, double x)
+{
+    if (s_keys_of(d->kind) & S_K_Q) {
+        x = round(x / d->q) * d->q;
+        if (d->int_out)
+            return json_integer((json_int_t) llround(x));
+    }
+    return json_real(x);
+}
+
+//  The categorical index of u in [0, 1).
+static size_t
+s_category(const ms_distribution_t *d, double u)
+{
+    size_t n = json_array_size(d->values), i = 0;
+    if (!d->weighted) {
+        i = (size_t) floor(u * (double) n);
+        return i < n ? i : n - 1;
+    }
+    while (i + 1 < n && u >= d->cum[i])
+        i++;
+    return i;
+}
+
 //  --------------------------------------------------------------------------
-//  Draw one value
+//  The value at u
 
 json_t *
-ms_distribution_sample(const ms_distribution_t *self, ms_rng_t *rng)
+ms_distribution_quantile(const ms_distribution_t *self, double u)
 {
-    assert(self && rng);
+    assert(self);
     const ms_distribution_t *d = self;
-    double u = ms_rng_uniform(rng), x = 0;
+    u = u < 0 ? 0 : u >= 1 ? 1 - 0x1p-53 : u;
+    double x = 0;
     switch (d->kind) {
     case MS_DISTRIBUTION_CONSTANT:
         return json_deep_copy(json_array_get(d->values, 0));
-    case MS_DISTRIBUTION_CATEGORICAL: {
-        size_t n = json_array_size(d->values), i = 0;
-        while (i + 1 < n && u >= d->cum[i])
-            i++;
-        return json_deep_copy(json_array_get(d->values, i));
-    }
+    case MS_DISTRIBUTION_CATEGORICAL:
+        return json_deep_copy(json_array_get(d->values, s_category(d, u)));
     case MS_DISTRIBUTION_INT_UNIFORM: {
         uint64_t span = (uint64_t) (d->max - d->min) + 1;
+        uint64_t k = (uint64_t) floor(u * (double) span);
         return json_integer(
-            (json_int_t) (d->min + (double) ms_rng_below(rng, span)));
+            (json_int_t) (d->min + (double) (k < span ? k : span - 1)));
     }
     case MS_DISTRIBUTION_UNIFORM:
     case MS_DISTRIBUTION_Q_UNIFORM:
@@ -407,25 +484,125 @@ ms_distribution_sample(const ms_distribution_t *self, ms_rng_t *rng)
         break;
     case MS_DISTRIBUTION_NORMAL:
     case MS_DISTRIBUTION_Q_NORMAL:
-        x = d->mu + d->sigma * ms_rng_normal(rng);
+    case MS_DISTRIBUTION_LOG_NORMAL:
+    case MS_DISTRIBUTION_Q_LOG_NORMAL: {
+        //  Keep u off 0 (the quantile is -inf there).
+        double z = s_normal_quantile(u > 0x1p-60 ? u : 0x1p-60);
+        x = d->mu + d->sigma * z;
+        if (d->kind == MS_DISTRIBUTION_LOG_NORMAL ||
+            d->kind == MS_DISTRIBUTION_Q_LOG_NORMAL)
+            x = exp(x);
         break;
+    }
+    case MS_DISTRIBUTION_BETA:
+    case MS_DISTRIBUTION_Q_BETA:
+        return NULL; // ms_distribution_has_quantile
+    }
+    return s_finish(d, x);
+}
+
+bool
+ms_distribution_has_quantile(const ms_distribution_t *self)
+{
+    assert(self);
+    return self->kind != MS_DISTRIBUTION_BETA &&
+           self->kind != MS_DISTRIBUTION_Q_BETA;
+}
+
+//  --------------------------------------------------------------------------
+//  Draw one value
+
+json_t *
+ms_distribution_sample(const ms_distribution_t *self, ms_rng_t *rng)
+{
+    assert(self && rng);
+    const ms_distribution_t *d = self;
+    switch (d->kind) {
+    case MS_DISTRIBUTION_CONSTANT:
+        return json_deep_copy(json_array_get(d->values, 0));
+    case MS_DISTRIBUTION_CATEGORICAL:
+        if (!d->weighted) {
+            size_t n = json_array_size(d->values);
+            return json_deep_copy(
+                json_array_get(d->values, (size_t) ms_rng_below(rng, n)));
+        }
+        break;
+    case MS_DISTRIBUTION_INT_UNIFORM: {
+        uint64_t span = (uint64_t) (d->max - d->min) + 1;
+        return json_integer(
+            (json_int_t) (d->min + (double) ms_rng_below(rng, span)));
+    }
+    case MS_DISTRIBUTION_NORMAL:
+    case MS_DISTRIBUTION_Q_NORMAL:
+        return s_finish(d, d->mu + d->sigma * ms_rng_normal(rng));
     case MS_DISTRIBUTION_LOG_NORMAL:
     case MS_DISTRIBUTION_Q_LOG_NORMAL:
-        x = exp(d->mu + d->sigma * ms_rng_normal(rng));
-        break;
+        return s_finish(d, exp(d->mu + d->sigma * ms_rng_normal(rng)));
     case MS_DISTRIBUTION_BETA:
     case MS_DISTRIBUTION_Q_BETA: {
         double ga = s_gamma(rng, d->a), gb = s_gamma(rng, d->b);
-        x = ga + gb > 0 ? ga / (ga + gb) : 0.5;
+        return s_finish(d, ga + gb > 0 ? ga / (ga + gb) : 0.5);
+    }
+    default:
         break;
     }
+    //  Every other law is its quantile at a uniform draw.
+    return ms_distribution_quantile(d, ms_rng_uniform(rng));
+}
+
+//  --------------------------------------------------------------------------
+//  What the draws can be
+
+bool
+ms_distribution_integral(const ms_distribution_t *self)
+{
+    assert(self);
+    return self->kind == MS_DISTRIBUTION_INT_UNIFORM ||
+           ((s_keys_of(self->kind) & S_K_Q) && self->q == floor(self->q));
+}
+
+bool
+ms_distribution_support(const ms_distribution_t *self, double *lo, double *hi)
+{
+    assert(self && lo && hi);
+    const ms_distribution_t *d = self;
+    switch (d->kind) {
+    case MS_DISTRIBUTION_CONSTANT:
+    case MS_DISTRIBUTION_CATEGORICAL:
+        return false;
+    case MS_DISTRIBUTION_INT_UNIFORM:
+    case MS_DISTRIBUTION_UNIFORM:
+    case MS_DISTRIBUTION_Q_UNIFORM:
+    case MS_DISTRIBUTION_LOG_UNIFORM_VALUES:
+    case MS_DISTRIBUTION_Q_LOG_UNIFORM_VALUES:
+    case MS_DISTRIBUTION_INV_LOG_UNIFORM_VALUES:
+        *lo = d->min, *hi = d->max;
+        break;
+    case MS_DISTRIBUTION_LOG_UNIFORM:
+    case MS_DISTRIBUTION_Q_LOG_UNIFORM:
+        *lo = exp(d->min), *hi = exp(d->max);
+        break;
+    case MS_DISTRIBUTION_INV_LOG_UNIFORM:
+        *lo = 1 / exp(d->max), *hi = 1 / exp(d->min);
+        break;
+    case MS_DISTRIBUTION_NORMAL:
+    case MS_DISTRIBUTION_Q_NORMAL:
+        *lo = -INFINITY, *hi = INFINITY;
+        break;
+    case MS_DISTRIBUTION_LOG_NORMAL:
+    case MS_DISTRIBUTION_Q_LOG_NORMAL:
+        *lo = 0, *hi = INFINITY;
+        break;
+    case MS_DISTRIBUTION_BETA:
+    case MS_DISTRIBUTION_Q_BETA:
+        *lo = 0, *hi = 1;
+        break;
     }
     if (s_keys_of(d->kind) & S_K_Q) {
-        x = round(x / d->q) * d->q;
-        if (d->int_out)
-            return json_integer((json_int_t) llround(x));
+        *lo = isfinite(*lo) ? round(*lo / d->q) * d->q : *lo;
+        *hi = isfinite(*hi) ? round(*hi / d->q) * d->q : *hi;
     }
-    return json_real(x);
+    return true;
 }
 
 //  --------------------------------------------------------------------------

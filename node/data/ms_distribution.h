@@ -92,6 +92,32 @@ const char *ms_distribution_name(const ms_distribution_t *self);
 //  or a copy of one of the values), using rng.
 json_t *ms_distribution_sample(const ms_distribution_t *self, ms_rng_t *rng);
 
+//  The law's value at u in [0, 1) (its quantile function: u is a
+//  uniform draw or a quasi-random point, e.g. a sobol coordinate), a new
+//  JSON value the caller owns, typed as ms_distribution_sample types it.
+//  categorical: values[floor(u n)], or by the cumulative probabilities;
+//  int_uniform: min + floor(u (max - min + 1)); the normal laws through
+//  the standard normal quantile (u kept above 2^-60). NULL for beta and
+//  q_beta (no closed-form quantile; ms_distribution_has_quantile) or when
+//  out of memory.
+json_t *ms_distribution_quantile(const ms_distribution_t *self, double u);
+
+//  False for the laws ms_distribution_quantile cannot evaluate (beta,
+//  q_beta).
+bool ms_distribution_has_quantile(const ms_distribution_t *self);
+
+//  True when every draw is an integer number: int_uniform, or a quantised
+//  law whose q is an integer (its JSON type still follows W&B: a real
+//  unless min and max are integers too).
+bool ms_distribution_integral(const ms_distribution_t *self);
+
+//  The closure of a numeric law's support, quantised for the q_ laws:
+//  [min, max], [exp min, exp max] for log_uniform, [0, 1] for beta, and
+//  -INFINITY / INFINITY where unbounded (normal; log_normal [0, inf)).
+//  False (lo and hi untouched) for constant and categorical.
+bool ms_distribution_support(const ms_distribution_t *self, double *lo,
+                             double *hi);
+
 //  Free; NULL-safe; nulls *self_p.
 void ms_distribution_destroy(ms_distribution_t **self_p);
 

@@ -41,8 +41,17 @@
     a 4 x 4 grid), is cheap, and makes sweep_seed change the points; Owen
     scrambling would be better for integration error but is not needed to
     cover a hyperparameter space, and costs a tree of random bits per
-    dimension. Values lists map u in [0,1) to index floor(u n); the
-    distributions map u as the random method maps its draw.
+    dimension. Each parameter's law is an ms_distribution (every law of
+    W&B's sweep configuration, with its inference rules and checks): a
+    random draw is ms_distribution_sample, a sobol point goes through
+    ms_distribution_quantile (values lists: index floor(u n)); beta, which
+    has no closed-form quantile, is refused under sobol. An integer
+    parameter takes int_uniform or a quantised law with an integer q; the
+    ends of a range the spec writes (min, max) are checked as values when
+    the spec is read, a draw of an unbounded law (normal, log_normal,
+    beta) with its task. The laws that existed before ms_distribution
+    (values, int_uniform, uniform, log_uniform_values, q_uniform) draw
+    the same numbers as they did, so those sweeps keep their ids.
 
     Duplicates. Two equal configs in one sweep would be one task with two
     ids in effect, so the second is dropped with a warning; the check is
@@ -59,12 +68,13 @@
 
     What was not done: bayes (needs results to choose the next point,
     which an expand-once design cannot hold), early_terminate (Hyperband
-    needs a scheduler), W&B's categorical/normal/q_log distributions and
-    "probabilities" (refused with the list of what is supported).
+    needs a scheduler), metric.target and nested parameters (refused with
+    the reason; issue 17).
 */
 #include "ms_spec.h"
 
 #include "ms_config_json.h"
+#include "ms_distribution.h"
 #include "ms_hash.h"
 #include "ms_rng.h"
 #include "ms_wire_canon.h"
@@ -100,16 +110,6 @@ static const char *s_wandb_keys[] = {"program", "command", "project", "entity",
 
 typedef enum { S_FORM_VALUE, S_FORM_VALUES, S_FORM_DIST } s_form_t;
 
-typedef enum {
-    S_DIST_UNIFORM,
-    S_DIST_INT_UNIFORM,
-    S_DIST_LOG_UNIFORM_VALUES,
-    S_DIST_Q_UNIFORM,
-} s_dist_t;
-
-static const char *s_dist_names[] = {"uniform", "int_uniform",
-                                     "log_uniform_values", "q_uniform"};
-
 //  One parameter of the spec.
 typedef struct {
     char name[48];               // parameter name, '_' spelling
@@ -117,8 +117,8 @@ typedef struct {
     s_form_t form;               // value, values or distribution
     json_t **values;             // value(s); 1 for S_FORM_VALUE
     size_t n_values;             // entries in values
-    s_dist_t dist;               // S_FORM_DIST: which
-    double min, max, q;          // S_FORM_DIST: range and quantum
+    ms_distribution_t *law;      // S_FORM_VALUES, S_FORM_DIST: the law
+                                 // random and sobol draw from (owned)
     size_t line;                 // YAML line of the parameter
 } s_param_t;
 
@@ -588,6 +588,7 @@ s_param_free(s_param_t *param)
     free(param->values);
     param->values = NULL;
     param->n_values = 0;
+    ms_distribution_destroy(&param->law);
 }
 
 //  --------------------------------------------------------------------------
@@ -621,10 +622,30 @@ s_check_value(s_ctx_t *ctx, const s_param_t *param, const json_t *value,
 }
 
 //  --------------------------------------------------------------------------
+//  A parameter's `value` (the constant form) at path.
+
+static int
+s_value_form(s_ctx_t *ctx, s_param_t *param, const yaml_node_t *value_node,
+             const char *path)
+{
+    char sub[S_PATH_MAX];
+    param->form = S_FORM_VALUE;
+    param->values = calloc(1, sizeof *param->values);
+    if (!param->values)
+        return MS_ERR_NOMEM;
+    s_pathf(sub, "%s.value", path);
+    int rc = s_node_json(ctx, value_node, sub, 0, &param->values[0]);
+    if (rc)
+        return rc;
+    param->n_values = 1;
+    return s_check_value(ctx, param, param->values[0], value_node, sub);
+}
+
+//  --------------------------------------------------------------------------
 //  Parse one parameter's definition.
 
 static int
-s_parse_param(s_ctx_t *ctx, ms_spec_method_t method, const char *name,
+s_parse_param(s_ctx_t *ctx, ms_spec_t *spec, const char *name,
               const yaml_node_t *key_node, const yaml_node_t *node,
               s_param_t *param)
 {
@@ -650,70 +671,57 @@ s_parse_param(s_ctx_t *ctx, ms_spec_method_t method, const char *name,
                       names);
     }
     snprintf(param->name, sizeof param->name, "%s", name);
+    ms_spec_method_t method = spec->method;
     int rc = s_check_mapping(ctx, node, path);
     if (rc)
         return rc;
-    const yaml_node_t *value_node = NULL, *values_node = NULL,
-                      *dist_node = NULL, *min_node = NULL, *max_node = NULL,
-                      *q_node = NULL;
+    //  W&B's keys of a parameter; their nodes give errors their lines.
+    static const char *const keys[] = {
+        "value", "values", "probabilities", "distribution", "min", "max",
+        "q",     "mu",     "sigma",         "a",            "b"};
+    const yaml_node_t *found[S_COUNT(keys)] = {0};
+    size_t n_keys = 0;
     for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
-         pair < node->data.mapping.pairs.top; pair++) {
+         pair < node->data.mapping.pairs.top; pair++, n_keys++) {
         yaml_node_t *k = s_node(ctx, pair->key);
-        yaml_node_t *v = s_node(ctx, pair->value);
-        const char *key = s_text(k);
-        if (strcmp(key, "value") == 0)
-            value_node = v;
-        else if (strcmp(key, "values") == 0)
-            values_node = v;
-        else if (strcmp(key, "distribution") == 0)
-            dist_node = v;
-        else if (strcmp(key, "min") == 0)
-            min_node = v;
-        else if (strcmp(key, "max") == 0)
-            max_node = v;
-        else if (strcmp(key, "q") == 0)
-            q_node = v;
-        else {
-            s_pathf(sub, "%s.%s", path, key);
+        int i = s_index_of(keys, S_COUNT(keys), s_text(k));
+        if (i < 0) {
+            s_pathf(sub, "%s.%s", path, s_text(k));
             return s_fail(ctx, MS_ERR_INVALID, k, sub,
-                          "unknown key (expected value, values, or "
-                          "distribution with min, max and q)");
+                          "unknown key (a parameter takes value, values "
+                          "with probabilities, or a distribution with min, "
+                          "max, q, mu, sigma, a, b)");
         }
+        found[i] = s_node(ctx, pair->value);
     }
-    int forms =
-        (value_node != NULL) + (values_node != NULL) + (dist_node != NULL);
-    if (forms != 1)
-        return s_fail(ctx, MS_ERR_INVALID, node, path,
-                      forms ? "give only one of value, values, distribution"
-                            : "needs value, values or distribution");
-    if (!dist_node && (min_node || max_node || q_node))
-        return s_fail(ctx, MS_ERR_INVALID,
-                      min_node   ? min_node
-                      : max_node ? max_node
-                                 : q_node,
-                      path, "min, max and q go with a distribution");
-    if (value_node) {
-        param->form = S_FORM_VALUE;
-        param->values = calloc(1, sizeof *param->values);
-        if (!param->values)
-            return MS_ERR_NOMEM;
-        s_pathf(sub, "%s.value", path);
-        rc = s_node_json(ctx, value_node, sub, 0, &param->values[0]);
-        if (rc)
-            return rc;
-        param->n_values = 1;
-        return s_check_value(ctx, param, param->values[0], value_node, sub);
+    const yaml_node_t *value_node = found[0], *values_node = found[1],
+                      *probs_node = found[2], *min_node = found[4],
+                      *max_node = found[5];
+    if (value_node && n_keys == 1)
+        return s_value_form(ctx, param, value_node, path);
+    //  Anything else is a law, with W&B's inference rules and checks.
+    json_t *obj;
+    rc = s_node_json(ctx, node, path, 0, &obj);
+    if (rc)
+        return rc;
+    ms_diag_t local;
+    ms_diag_clear(&local);
+    rc = ms_distribution_parse(&param->law, obj, path, &local);
+    json_decref(obj);
+    if (rc)
+        return s_fail(ctx, rc, node, local.where, "%s", local.reason);
+    ms_distribution_kind_t kind = ms_distribution_kind(param->law);
+    const char *dist = ms_distribution_name(param->law);
+    if (kind == MS_DISTRIBUTION_CONSTANT) {
+        //  distribution: constant with its value: the value form.
+        ms_distribution_destroy(&param->law);
+        return s_value_form(ctx, param, value_node, path);
     }
-    if (values_node) {
+    if (kind == MS_DISTRIBUTION_CATEGORICAL) {
         param->form = S_FORM_VALUES;
         s_pathf(sub, "%s.values", path);
-        if (values_node->type != YAML_SEQUENCE_NODE)
-            return s_fail(ctx, MS_ERR_INVALID, values_node, sub,
-                          "must be a list, not %s", s_node_kind(values_node));
         size_t n = (size_t) (values_node->data.sequence.items.top -
                              values_node->data.sequence.items.start);
-        if (n == 0)
-            return s_fail(ctx, MS_ERR_INVALID, values_node, sub, "empty list");
         param->values = calloc(n, sizeof *param->values);
         if (!param->values)
             return MS_ERR_NOMEM;
@@ -730,85 +738,51 @@ s_parse_param(s_ctx_t *ctx, ms_spec_method_t method, const char *name,
             if (rc)
                 return rc;
         }
+        if (probs_node && method == MS_SPEC_METHOD_GRID) {
+            s_pathf(sub, "%s.probabilities", path);
+            return s_warn(spec,
+                          "%s: ignored by method grid (every value runs)",
+                          sub);
+        }
         return MS_OK;
     }
     //  A distribution.
     param->form = S_FORM_DIST;
     s_pathf(sub, "%s.distribution", path);
-    const char *dist;
-    rc = s_get_string(ctx, dist_node, sub, &dist);
-    if (rc)
-        return rc;
-    int d = s_index_of(s_dist_names, S_COUNT(s_dist_names), dist);
-    char names[200];
-    if (d < 0)
-        return s_fail(
-            ctx, MS_ERR_INVALID, dist_node, sub,
-            "unknown distribution '%s' (expected one of %s)", dist,
-            s_join(s_dist_names, S_COUNT(s_dist_names), names, sizeof names));
-    param->dist = (s_dist_t) d;
+    const yaml_node_t *at = found[3] ? found[3] : node;
     if (method == MS_SPEC_METHOD_GRID)
-        return s_fail(ctx, MS_ERR_INVALID, dist_node, sub,
-                      "a distribution cannot be used with method: grid "
-                      "(give values, or use random or sobol)");
+        return s_fail(ctx, MS_ERR_INVALID, at, sub,
+                      "a distribution (%s) cannot be used with method: grid "
+                      "(give values, or use random or sobol)",
+                      dist);
     if (param->type != MS_CONFIG_PARAM_INT &&
         param->type != MS_CONFIG_PARAM_FLOAT)
-        return s_fail(ctx, MS_ERR_INVALID, dist_node, sub,
+        return s_fail(ctx, MS_ERR_INVALID, at, sub,
                       "%s is not numeric: give values instead", name);
     bool int_param = param->type == MS_CONFIG_PARAM_INT;
-    if (int_param && (param->dist == S_DIST_UNIFORM ||
-                      param->dist == S_DIST_LOG_UNIFORM_VALUES))
-        return s_fail(ctx, MS_ERR_INVALID, dist_node, sub,
+    if (int_param && !ms_distribution_integral(param->law))
+        return s_fail(ctx, MS_ERR_INVALID, at, sub,
                       "%s gives non-integer values but %s is an integer "
-                      "(use int_uniform or q_uniform)",
+                      "(use int_uniform, or a q_ distribution with an "
+                      "integer q)",
                       dist, name);
-    bool int_range = param->dist == S_DIST_INT_UNIFORM;
-    if (!min_node || !max_node)
-        return s_fail(ctx, MS_ERR_INVALID, dist_node, path,
-                      "distribution %s needs min and max", dist);
-    int64_t imin = 0, imax = 0;
-    s_pathf(sub, "%s.min", path);
-    rc = s_get_number(ctx, min_node, sub, int_range, &param->min, &imin);
-    if (rc)
-        return rc;
-    s_pathf(sub, "%s.max", path);
-    rc = s_get_number(ctx, max_node, sub, int_range, &param->max, &imax);
-    if (rc)
-        return rc;
-    if (int_range) {
-        const int64_t limit = (int64_t) 1 << 52;
-        if (imin < -limit || imax > limit)
-            return s_fail(ctx, MS_ERR_INVALID, max_node, path,
-                          "int_uniform range must lie within +-2^52");
-        param->min = (double) imin;
-        param->max = (double) imax;
-    }
-    if (!(param->min <= param->max))
-        return s_fail(ctx, MS_ERR_INVALID, max_node, sub, "max must be >= min");
-    if (param->dist == S_DIST_LOG_UNIFORM_VALUES && !(param->min > 0))
-        return s_fail(ctx, MS_ERR_INVALID, min_node, path,
-                      "log_uniform_values needs min > 0");
-    param->q = 1.0;
-    if (q_node) {
-        s_pathf(sub, "%s.q", path);
-        if (param->dist != S_DIST_Q_UNIFORM)
-            return s_fail(ctx, MS_ERR_INVALID, q_node, sub,
-                          "q goes with distribution q_uniform only");
-        int64_t unused;
-        rc = s_get_number(ctx, q_node, sub, false, &param->q, &unused);
-        if (rc)
-            return rc;
-        if (!(param->q > 0))
-            return s_fail(ctx, MS_ERR_INVALID, q_node, sub, "must be > 0");
-        if (int_param && param->q != floor(param->q))
-            return s_fail(ctx, MS_ERR_INVALID, q_node, sub,
-                          "must be an integer for the integer %s", name);
-    }
-    //  Check both ends of the range as values.
+    if (method == MS_SPEC_METHOD_SOBOL &&
+        !ms_distribution_has_quantile(param->law))
+        return s_fail(ctx, MS_ERR_INVALID, at, sub,
+                      "method sobol maps its points through a law's "
+                      "quantile, which %s has not here (use method random)",
+                      dist);
+    //  Check both ends of a range the spec wrote (min and max) as values;
+    //  a draw of any other law (normal, beta ...) is checked with its task
+    //  (s_emit).
+    double ends[2];
+    if (!min_node || !max_node ||
+        !ms_distribution_support(param->law, &ends[0], &ends[1]))
+        return MS_OK;
     for (int end = 0; end < 2; end++) {
-        double v = end ? param->max : param->min;
-        if (param->dist == S_DIST_Q_UNIFORM)
-            v = round(v / param->q) * param->q;
+        double v = ends[end];
+        if (!isfinite(v))
+            continue;
         json_t *value =
             int_param ? json_integer((json_int_t) llround(v)) : json_real(v);
         if (!value)
@@ -1244,39 +1218,18 @@ typedef struct {
 } s_dedup_t;
 
 //  --------------------------------------------------------------------------
-//  Value of a distribution at u in [0, 1) (random draw or sobol point).
+//  A distribution's draw (taken) as the parameter's type: an integer
+//  parameter takes a quantised real as its nearest integer.
 
 static json_t *
-s_dist_value(const s_param_t *param, double u, ms_rng_t *rng)
+s_typed(const s_param_t *param, json_t *drawn)
 {
-    double v = 0;
-    switch (param->dist) {
-    case S_DIST_UNIFORM:
-        v = param->min + u * (param->max - param->min);
-        break;
-    case S_DIST_INT_UNIFORM: {
-        uint64_t span = (uint64_t) (param->max - param->min) + 1;
-        uint64_t k =
-            rng ? ms_rng_below(rng, span) : (uint64_t) floor(u * (double) span);
-        if (k >= span)
-            k = span - 1;
-        return json_integer((json_int_t) (param->min + (double) k));
+    if (drawn && param->type == MS_CONFIG_PARAM_INT && json_is_real(drawn)) {
+        json_t *i = json_integer((json_int_t) llround(json_real_value(drawn)));
+        json_decref(drawn);
+        return i;
     }
-    case S_DIST_LOG_UNIFORM_VALUES:
-        v = exp(log(param->min) + u * (log(param->max) - log(param->min)));
-        if (v < param->min)
-            v = param->min;
-        if (v > param->max)
-            v = param->max;
-        break;
-    case S_DIST_Q_UNIFORM:
-        v = param->min + u * (param->max - param->min);
-        v = round(v / param->q) * param->q;
-        break;
-    }
-    if (param->type == MS_CONFIG_PARAM_INT)
-        return json_integer((json_int_t) llround(v));
-    return json_real(v);
+    return drawn;
 }
 
 //  --------------------------------------------------------------------------
@@ -1364,14 +1317,26 @@ s_emit(s_ctx_t *ctx, ms_spec_t *self, s_dedup_t *dedup, const s_param_t *params,
     ms_train_config_defaults(cfg);
     bool init_given = false;
     ms_diag_t local;
+    int rc;
     for (size_t p = 0; p < n_params; p++) {
         if (strcmp(params[p].name, "init") == 0)
             init_given = true;
         if (ms_config_set_param(cfg, params[p].name, values[p], &local)) {
             char where[S_PATH_MAX];
             s_pathf(where, "parameters.%s", params[p].name);
-            return ms_diag_set(ctx->diag, where, "%s (line %zu)", local.reason,
-                               params[p].line);
+            if (params[p].form != S_FORM_DIST)
+                return ms_diag_set(ctx->diag, where, "%s (line %zu)",
+                                   local.reason, params[p].line);
+            //  A draw of an unbounded law (normal, beta ...) out of range.
+            char *drawn = json_dumps(values[p], JSON_ENCODE_ANY);
+            rc = ms_diag_set(ctx->diag, where,
+                             "%s (distribution %s drew %s for task %zu; "
+                             "line %zu)",
+                             local.reason, ms_distribution_name(params[p].law),
+                             drawn ? drawn : "?", self->n_tasks,
+                             params[p].line);
+            free(drawn);
+            return rc;
         }
     }
     if (!init_given)
@@ -1383,7 +1348,7 @@ s_emit(s_ctx_t *ctx, ms_spec_t *self, s_dedup_t *dedup, const s_param_t *params,
                            "%s (in the combination of task %zu)", local.reason,
                            self->n_tasks);
     }
-    int rc = s_check_size(ctx, self, params, n_params, cfg);
+    rc = s_check_size(ctx, self, params, n_params, cfg);
     if (rc)
         return rc;
     json_t *obj = ms_config_encode_json(cfg);
@@ -1547,19 +1512,13 @@ s_expand(s_ctx_t *ctx, ms_spec_t *self, const s_param_t *params,
                     continue;
                 }
                 double u = sobol ? s_sobol_coord(sobol, d++) : 0;
-                if (param->form == S_FORM_VALUES) {
-                    size_t n = param->n_values;
-                    size_t i = sobol ? (size_t) floor(u * (double) n)
-                                     : (size_t) ms_rng_below(&rng, n);
-                    values[p] = param->values[i < n ? i : n - 1];
-                } else {
-                    if (!sobol && param->dist != S_DIST_INT_UNIFORM)
-                        u = ms_rng_uniform(&rng);
-                    made[p] = s_dist_value(param, u, sobol ? NULL : &rng);
-                    values[p] = made[p];
-                    if (!made[p])
-                        rc = MS_ERR_NOMEM;
-                }
+                made[p] = s_typed(param,
+                                  sobol ? ms_distribution_quantile(param->law, u)
+                                        : ms_distribution_sample(param->law,
+                                                                 &rng));
+                values[p] = made[p];
+                if (!made[p])
+                    rc = MS_ERR_NOMEM;
             }
             if (rc == MS_OK)
                 rc = s_emit(ctx, self, &dedup, params, n_params, values, cfg,
@@ -1957,7 +1916,7 @@ s_parse_document(s_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
         for (size_t i = 0; i < n && rc == MS_OK; i++) {
             yaml_node_pair_t *pair = &params_node->data.mapping.pairs.start[i];
             yaml_node_t *k = s_node(ctx, pair->key);
-            rc = s_parse_param(ctx, self->method, s_text(k), k,
+            rc = s_parse_param(ctx, self, s_text(k), k,
                                s_node(ctx, pair->value), &params[i]);
             n_params = i + 1;
         }

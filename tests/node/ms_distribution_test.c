@@ -404,6 +404,78 @@ test_errors(void **state)
     }
 }
 
+//  The quantile: the standard normal's inverts Phi to near double
+//  precision over the whole range; every law's quantile is monotone in
+//  u and stays in its support; beta has none.
+static void
+test_quantile(void **state)
+{
+    (void) state;
+    ms_distribution_t *d = s_parse("{\"distribution\": \"normal\"}");
+    double worst = 0;
+    for (int i = 1; i < 2000; i++) {
+        //  u over (0, 1), denser in both tails (down to 2e-20: the
+        //  quantile keeps u above 2^-60 = 8.7e-19).
+        double t = (double) i / 2000, u;
+        if (t < 0.1)
+            u = pow(10, -18 * (0.1 - t) / 0.1) * 0.02;
+        else if (t > 0.9)
+            u = 1 - pow(10, -13 * (t - 0.9) / 0.1) * 0.02;
+        else
+            u = 0.02 + (t - 0.1) / 0.8 * 0.96;
+        u = u > 0x1p-60 ? u : 0x1p-60;
+        json_t *x = ms_distribution_quantile(d, u);
+        assert_true(json_is_real(x));
+        double z = json_real_value(x);
+        json_decref(x);
+        //  Relative error in the lower half (the tail holds u down to
+        //  1e-300), absolute in the upper (1 - u is rounded there).
+        double err = u < 0.5 ? fabs(0.5 * erfc(-z / sqrt(2)) - u) / u
+                             : fabs(0.5 * erfc(-z / sqrt(2)) - u) / 1e-3;
+        worst = err > worst ? err : worst;
+    }
+    if (worst > 1e-12)
+        fail_msg("normal quantile: worst relative error %g", worst);
+    ms_distribution_destroy(&d);
+    const char *laws[] = {
+        "{\"distribution\": \"uniform\", \"min\": -1, \"max\": 2}",
+        "{\"distribution\": \"int_uniform\", \"min\": 3, \"max\": 9}",
+        "{\"distribution\": \"q_uniform\", \"min\": 0, \"max\": 1, \"q\": 0.1}",
+        "{\"distribution\": \"log_uniform\", \"min\": -3, \"max\": 1}",
+        "{\"distribution\": \"log_uniform_values\", \"min\": 0.01, \"max\": 1}",
+        "{\"distribution\": \"inv_log_uniform\", \"min\": -3, \"max\": 1}",
+        "{\"distribution\": \"inv_log_uniform_values\", \"min\": 0.01, "
+        "\"max\": 1}",
+        "{\"distribution\": \"q_log_normal\", \"mu\": 1, \"sigma\": 2, \"q\": "
+        "0.5}",
+        "{\"distribution\": \"q_normal\", \"mu\": 1, \"sigma\": 2}",
+    };
+    for (size_t l = 0; l < sizeof laws / sizeof laws[0]; l++) {
+        d = s_parse(laws[l]);
+        assert_true(ms_distribution_has_quantile(d));
+        double lo, hi, prev = -INFINITY;
+        assert_true(ms_distribution_support(d, &lo, &hi));
+        for (int i = 0; i <= 1000; i++) {
+            json_t *x = ms_distribution_quantile(d, i / 1000.0);
+            double v = json_number_value(x);
+            json_decref(x);
+            if (!(v >= lo && v <= hi))
+                fail_msg("%s: quantile(%g) = %g outside [%g, %g]", laws[l],
+                         i / 1000.0, v, lo, hi);
+            bool inv = strstr(laws[l], "inv_") != NULL;
+            if (i > 0 && (inv ? v > prev : v < prev))
+                fail_msg("%s: quantile not monotone at %g", laws[l],
+                         i / 1000.0);
+            prev = v;
+        }
+        ms_distribution_destroy(&d);
+    }
+    d = s_parse("{\"distribution\": \"beta\", \"a\": 2, \"b\": 3}");
+    assert_false(ms_distribution_has_quantile(d));
+    assert_null(ms_distribution_quantile(d, 0.5));
+    ms_distribution_destroy(&d);
+}
+
 int
 main(void)
 {
@@ -414,6 +486,7 @@ main(void)
         cmocka_unit_test(test_categorical_and_constant),
         cmocka_unit_test(test_inference),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_quantile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

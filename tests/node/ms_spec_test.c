@@ -412,6 +412,154 @@ typedef struct {
     const char *why;   // a part of diag.reason
 } s_bad_case_t;
 
+//  Every W&B distribution in a random sweep of built-in parameters (and
+//  the normal family under sobol): accepted, each draw in the law's range
+//  and on its lattice, and the sample's mean where the law's mean is
+//  known (400 draws: bounds of about 4 standard errors).
+typedef struct {
+    const char *param; // parameter and its law, as YAML flow text
+    double lo, hi;     // every draw within [lo, hi]
+    double q;          // draws are multiples of q (0: any)
+    double mean, tol;  // the sample mean is mean +- tol (tol 0: unchecked)
+    bool log_mean;     // the mean of log(draw) instead
+} s_law_case_t;
+
+static double
+s_param_of(const ms_train_config_t *cfg, const char *name)
+{
+    if (strcmp(name, "learning_rate") == 0)
+        return cfg->learning_rate;
+    if (strcmp(name, "dropout") == 0)
+        return cfg->dropout;
+    if (strcmp(name, "momentum") == 0)
+        return cfg->momentum;
+    if (strcmp(name, "l2") == 0)
+        return cfg->l2;
+    if (strcmp(name, "width") == 0)
+        return cfg->width;
+    if (strcmp(name, "batch_size") == 0)
+        return cfg->batch_size;
+    if (strcmp(name, "epochs") == 0)
+        return cfg->epochs;
+    fail_msg("no accessor for %s", name);
+    return 0;
+}
+
+static void
+test_wandb_distributions(void **state)
+{
+    (void) state;
+    const s_law_case_t cases[] = {
+        {"width: {distribution: int_uniform, min: 8, max: 16}", 8, 16, 1, 12,
+         0.5, false},
+        {"width: {min: 8, max: 16}", 8, 16, 1, 12, 0.5, false},
+        {"dropout: {distribution: uniform, min: 0.1, max: 0.3}", 0.1, 0.3, 0,
+         0.2, 0.006, false},
+        {"dropout: {min: 0.1, max: 0.3}", 0.1, 0.3, 0, 0.2, 0.006, false},
+        {"batch_size: {distribution: q_uniform, min: 16, max: 512, q: 16}",
+         16, 512, 16, 264, 15, false},
+        {"learning_rate: {distribution: log_uniform, min: -9.2103, max: "
+         "-2.3026}",
+         1e-4, 0.1, 0, -5.7565, 0.4, true},
+        {"learning_rate: {distribution: log_uniform_values, min: 0.0001, max: "
+         "0.1}",
+         1e-4, 0.1, 0, -5.7565, 0.4, true},
+        {"batch_size: {distribution: q_log_uniform, min: 2.7726, max: 6.2383, "
+         "q: 8}",
+         16, 512, 8, 0, 0, false},
+        {"batch_size: {distribution: q_log_uniform_values, min: 16, max: 512, "
+         "q: 16}",
+         16, 512, 16, 0, 0, false},
+        {"l2: {distribution: inv_log_uniform, min: 2.3026, max: 9.2103}", 1e-4,
+         0.1, 0, -5.7565, 0.4, true},
+        {"l2: {distribution: inv_log_uniform_values, min: 0.0001, max: 0.1}",
+         1e-4, 0.1, 0, -5.7565, 0.4, true},
+        {"momentum: {distribution: normal, mu: 0.9, sigma: 0.01}", 0.8, 1.0,
+         0, 0.9, 0.002, false},
+        {"momentum: {mu: 0.9, sigma: 0.01}", 0.8, 1.0, 0, 0.9, 0.002, false},
+        {"epochs: {distribution: q_normal, mu: 10, sigma: 2, q: 1}", 1, 20, 1,
+         10, 0.4, false},
+        {"learning_rate: {distribution: log_normal, mu: -6.9, sigma: 0.5}",
+         1e-5, 1, 0, -6.9, 0.1, true},
+        {"width: {distribution: q_log_normal, mu: 4.16, sigma: 0.3, q: 1}", 1,
+         1000, 1, 4.16, 0.06, true},
+        {"dropout: {distribution: beta, a: 2, b: 5}", 0, 1, 0, 2.0 / 7, 0.02,
+         false},
+        {"dropout: {a: 2, b: 5}", 0, 1, 0, 2.0 / 7, 0.02, false},
+        {"dropout: {distribution: q_beta, a: 2, b: 5, q: 0.05}", 0, 0.95, 0.05,
+         2.0 / 7, 0.02, false},
+    };
+    for (int sobol = 0; sobol < 2; sobol++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            if (sobol && (strstr(cases[c].param, "beta") ||
+                          strstr(cases[c].param, "a: 2")))
+                continue; // beta has no quantile: refused under sobol
+            char text[512];
+            snprintf(text, sizeof text,
+                     "dataset: fashion-mnist\nmethod: %s\nrun_cap: 400\n"
+                     "sweep_seed: 5\nparameters:\n  %s\n",
+                     sobol ? "sobol" : "random", cases[c].param);
+            ms_spec_t *spec = NULL;
+            ms_diag_t diag = {{0}, {0}};
+            if (ms_spec_parse(text, strlen(text), NULL, &spec, &diag) != MS_OK)
+                fail_msg("%s: %s: %s", cases[c].param, diag.where,
+                         diag.reason);
+            char name[32];
+            sscanf(cases[c].param, "%31[a-z_0-9]", name);
+            size_t n = ms_spec_task_count(spec);
+            //  Quantised and integer laws repeat values; duplicates drop.
+            assert_true(n >= 8);
+            double sum = 0;
+            for (size_t i = 0; i < n; i++) {
+                ms_train_config_t *cfg = s_task(spec, i);
+                double v = s_param_of(cfg, name);
+                free(cfg);
+                if (!(v >= cases[c].lo && v <= cases[c].hi))
+                    fail_msg("%s: draw %g outside [%g, %g]", cases[c].param, v,
+                             cases[c].lo, cases[c].hi);
+                if (cases[c].q > 0) {
+                    double k = v / cases[c].q;
+                    if (fabs(k - round(k)) > 1e-9)
+                        fail_msg("%s: draw %g is not a multiple of %g",
+                                 cases[c].param, v, cases[c].q);
+                }
+                sum += cases[c].log_mean ? log(v) : v;
+            }
+            //  The mean is only a fair check without de-duplication.
+            if (cases[c].tol > 0 && n == 400 &&
+                fabs(sum / (double) n - cases[c].mean) > cases[c].tol)
+                fail_msg("%s (%s): mean %g, expected %g +- %g", cases[c].param,
+                         sobol ? "sobol" : "random", sum / (double) n,
+                         cases[c].mean, cases[c].tol);
+            ms_spec_destroy(&spec);
+        }
+}
+
+//  Categorical with probabilities: the counts follow them.
+static void
+test_categorical_probabilities(void **state)
+{
+    (void) state;
+    const char *text = "dataset: fashion-mnist\nmethod: random\nrun_cap: 400\n"
+                       "parameters:\n"
+                       "  activation: {values: [relu, tanh], probabilities: "
+                       "[0.8, 0.2]}\n"
+                       "  seed: {distribution: int_uniform, min: 1, max: "
+                       "1000000000}\n";
+    ms_spec_t *spec = s_parse(text);
+    size_t n = ms_spec_task_count(spec), relu = 0;
+    assert_int_equal(n, 400);
+    for (size_t i = 0; i < n; i++) {
+        ms_train_config_t *cfg = s_task(spec, i);
+        relu += cfg->activation == MS_ACTIVATION_RELU;
+        free(cfg);
+    }
+    //  Binomial(400, 0.8): mean 320, sd 8.
+    if (relu < 288 || relu > 352)
+        fail_msg("%zu of 400 draws relu, expected about 320", relu);
+    ms_spec_destroy(&spec);
+}
+
 static void
 test_errors_name_key_path(void **state)
 {
@@ -455,11 +603,35 @@ test_errors_name_key_path(void **state)
          MS_ERR_INVALID, "parameters.width.distribution", "int_uniform"},
         {"dataset: fashion-mnist\nmethod: random\nrun_cap: 3\nparameters:\n"
          "  learning_rate: {distribution: normal, min: 1, max: 9}\n",
+         MS_ERR_INVALID, "parameters.learning_rate.min",
+         "does not go with distribution normal"},
+        {"dataset: fashion-mnist\nmethod: random\nrun_cap: 3\nparameters:\n"
+         "  learning_rate: {distribution: gaussian, mu: 1}\n",
          MS_ERR_INVALID, "parameters.learning_rate.distribution",
-         "unknown distribution 'normal'"},
+         "unknown distribution 'gaussian'"},
+        {"dataset: fashion-mnist\nmethod: random\nrun_cap: 3\nparameters:\n"
+         "  width: {distribution: normal, mu: 64, sigma: 8}\n",
+         MS_ERR_INVALID, "parameters.width.distribution",
+         "normal gives non-integer values but width is an integer"},
+        {"dataset: fashion-mnist\nmethod: sobol\nrun_cap: 3\nparameters:\n"
+         "  dropout: {distribution: beta, a: 2, b: 5}\n",
+         MS_ERR_INVALID, "parameters.dropout.distribution",
+         "use method random"},
+        {"dataset: fashion-mnist\nmethod: random\nrun_cap: 3\nparameters:\n"
+         "  activation: {distribution: uniform, min: 0, max: 1}\n",
+         MS_ERR_INVALID, "parameters.activation.distribution",
+         "activation is not numeric"},
+        {"dataset: fashion-mnist\nmethod: random\nrun_cap: 3\nparameters:\n"
+         "  activation: {values: [relu, tanh], probabilities: [0.5, 0.4]}\n",
+         MS_ERR_INVALID, "parameters.activation.probabilities",
+         "sum to 0.9"},
+        {"dataset: fashion-mnist\nmethod: random\nrun_cap: 3\nparameters:\n"
+         "  dropout: {distribution: log_uniform, min: -3, max: 1}\n",
+         MS_ERR_INVALID, "parameters.dropout.max", "[0, 1)"},
         {"dataset: fashion-mnist\nmethod: random\nrun_cap: 3\nparameters:\n"
          "  learning_rate: {distribution: uniform, min: 0.5, max: 0.1}\n",
-         MS_ERR_INVALID, "parameters.learning_rate.max", "max must be >= min"},
+         MS_ERR_INVALID, "parameters.learning_rate.min",
+         "min 0.5 is above max 0.1"},
         {"dataset: fashion-mnist\nmethod: random\nparameters:\n"
          "  width: {values: [1, 2]}\n",
          MS_ERR_INVALID, "run_cap", "required for method random"},
@@ -1479,6 +1651,8 @@ main(void)
         cmocka_unit_test(test_json_input),
         cmocka_unit_test(test_random_reproducible_in_range),
         cmocka_unit_test(test_sobol_stratified_and_seeded),
+        cmocka_unit_test(test_wandb_distributions),
+        cmocka_unit_test(test_categorical_probabilities),
         cmocka_unit_test(test_errors_name_key_path),
         cmocka_unit_test(test_yaml_syntax_error),
         cmocka_unit_test(test_wandb_keys_warn),
