@@ -75,12 +75,14 @@
 #include "ms_dataset.h"
 #include "ms_err.h"
 #include "ms_hash.h"
+#include "ms_sobol.h"
+#include "ms_spec_text.h"
 
 #define MS_SPEC_DEFAULT_MAX_TASKS 1000000 // DESIGN.md max_tasks_per_sweep
 #define MS_SPEC_DEFAULT_MAX_PARAMS                                             \
     (INT64_C(1) << 31) // parameters of one network (8 GiB of float32)
-#define MS_SPEC_SOBOL_MAX_DIMS 21 // Joe & Kuo dimensions built in
-#define MS_SPEC_MAX_DEPTH 64      // nesting levels a spec text may have
+#define MS_SPEC_SOBOL_MAX_DIMS MS_SOBOL_MAX_DIMS // ms_sobol.h
+#define MS_SPEC_MAX_DEPTH 64 // nesting levels a spec text may have
 #define MS_SPEC_MAX_EXPANDED                                                   \
     (16 * 1024 * 1024)           // nodes + scalar bytes that aliases may add
 #define MS_SPEC_MAX_DOCUMENTS 64 // YAML documents (sweeps) in one spec file
@@ -203,48 +205,6 @@ void ms_spec_options_defaults(ms_spec_options_t *opts);
 //  first.
 int ms_spec_parse(const char *text, size_t n, const ms_spec_options_t *opts,
                   ms_spec_t **out, ms_diag_t *diag);
-
-//  One YAML document of a stream (a spec file of several sweeps, "---"
-//  between them, as `kubectl apply -f` takes them): bytes text[offset ..
-//  offset + length), starting at the beginning of its first line, which
-//  is line `line` of the stream. Each range holds exactly one document,
-//  with its own "---" / "..." markers and directives, so it can be
-//  handed to ms_spec_parse as it is (or as ms_spec_document_text gives
-//  it, to keep the stream's line numbers in diagnostics).
-typedef struct {
-    size_t offset; // first byte, at the start of a line
-    size_t length; // bytes, up to the next document's start (or "...")
-    size_t number; // 1-based position in the stream
-    size_t line;   // 1-based line of the stream at offset
-} ms_spec_document_t;
-
-//  Split the YAML stream text[0 .. n) into its documents, found with
-//  libyaml's event parser (no tree is built), so a "---" inside a quoted
-//  scalar, a block scalar or a comment does not split. JSON text is one
-//  document. On success *docs is a new array of *n_docs (1 ..
-//  MS_SPEC_MAX_DOCUMENTS) documents in stream order; caller owns it and
-//  frees it with free(). On error *docs is NULL and *n_docs 0. Returns
-//  MS_OK; MS_ERR_INVALID with diag: a NUL byte or UTF-16 text (where
-//  "spec", as ms_spec_parse), a YAML syntax error (where "line L, column
-//  C", reason from libyaml, as ms_spec_parse reports it), nesting deeper
-//  than MS_SPEC_MAX_DEPTH, more than MS_SPEC_MAX_DOCUMENTS documents, an
-//  empty document (only "---", or only comments after it; where the
-//  line and column of its start), or no document at all (an empty text
-//  or only comments: reason "the spec is empty"); where begins with
-//  "document N: " when the error is in the N-th document, N >= 2;
-//  MS_ERR_NOMEM. The documents themselves are not checked as specs: parse
-//  each with ms_spec_parse. Any thread; no state.
-int ms_spec_split_documents(const char *text, size_t n,
-                            ms_spec_document_t **docs, size_t *n_docs,
-                            ms_diag_t *diag);
-
-//  A copy of document doc of the stream text, preceded by doc->line - 1
-//  newlines, so that the lines and columns ms_spec_parse (or a node)
-//  names in a diagnostic are the stream's; NUL-terminated, its length in
-//  *len (may be NULL). Caller owns the result and frees it with free();
-//  NULL when out of memory.
-char *ms_spec_document_text(const char *text, const ms_spec_document_t *doc,
-                            size_t *len);
 
 //  Rebuild a spec from its canonical expanded text (as returned by
 //  ms_spec_canonical) WITHOUT re-expanding: the task list is read as

@@ -456,8 +456,8 @@ test_wandb_distributions(void **state)
         {"dropout: {distribution: uniform, min: 0.1, max: 0.3}", 0.1, 0.3, 0,
          0.2, 0.006, false},
         {"dropout: {min: 0.1, max: 0.3}", 0.1, 0.3, 0, 0.2, 0.006, false},
-        {"batch_size: {distribution: q_uniform, min: 16, max: 512, q: 16}",
-         16, 512, 16, 264, 15, false},
+        {"batch_size: {distribution: q_uniform, min: 16, max: 512, q: 16}", 16,
+         512, 16, 264, 15, false},
         {"learning_rate: {distribution: log_uniform, min: -9.2103, max: "
          "-2.3026}",
          1e-4, 0.1, 0, -5.7565, 0.4, true},
@@ -474,8 +474,8 @@ test_wandb_distributions(void **state)
          0.1, 0, -5.7565, 0.4, true},
         {"l2: {distribution: inv_log_uniform_values, min: 0.0001, max: 0.1}",
          1e-4, 0.1, 0, -5.7565, 0.4, true},
-        {"momentum: {distribution: normal, mu: 0.9, sigma: 0.01}", 0.8, 1.0,
-         0, 0.9, 0.002, false},
+        {"momentum: {distribution: normal, mu: 0.9, sigma: 0.01}", 0.8, 1.0, 0,
+         0.9, 0.002, false},
         {"momentum: {mu: 0.9, sigma: 0.01}", 0.8, 1.0, 0, 0.9, 0.002, false},
         {"epochs: {distribution: q_normal, mu: 10, sigma: 2, q: 1}", 1, 20, 1,
          10, 0.4, false},
@@ -502,8 +502,7 @@ test_wandb_distributions(void **state)
             ms_spec_t *spec = NULL;
             ms_diag_t diag = {{0}, {0}};
             if (ms_spec_parse(text, strlen(text), NULL, &spec, &diag) != MS_OK)
-                fail_msg("%s: %s: %s", cases[c].param, diag.where,
-                         diag.reason);
+                fail_msg("%s: %s: %s", cases[c].param, diag.where, diag.reason);
             char name[32];
             sscanf(cases[c].param, "%31[a-z_0-9]", name);
             size_t n = ms_spec_task_count(spec);
@@ -623,8 +622,7 @@ test_errors_name_key_path(void **state)
          "activation is not numeric"},
         {"dataset: fashion-mnist\nmethod: random\nrun_cap: 3\nparameters:\n"
          "  activation: {values: [relu, tanh], probabilities: [0.5, 0.4]}\n",
-         MS_ERR_INVALID, "parameters.activation.probabilities",
-         "sum to 0.9"},
+         MS_ERR_INVALID, "parameters.activation.probabilities", "sum to 0.9"},
         {"dataset: fashion-mnist\nmethod: random\nrun_cap: 3\nparameters:\n"
          "  dropout: {distribution: log_uniform, min: -3, max: 1}\n",
          MS_ERR_INVALID, "parameters.dropout.max", "[0, 1)"},
