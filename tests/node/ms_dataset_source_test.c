@@ -165,7 +165,10 @@ s_setup(void **state)
     char dir[512];
     snprintf(dir, sizeof dir, "%s/store", fx->root);
     ms_diag_t diag;
-    if (ms_store_open(&fx->store, dir, NULL, &diag) != MS_OK)
+    ms_store_options_t opts; // a small first map (it grows): valgrind
+    ms_store_options_default(&opts);
+    opts.map_size_bytes = 4 << 20;
+    if (ms_store_open(&fx->store, dir, &opts, &diag) != MS_OK)
         return -1;
     snprintf(dir, sizeof dir, "%s/node", fx->root);
     if (ms_blob_store_open(&fx->blobs, dir, 0, &diag) != MS_OK)
