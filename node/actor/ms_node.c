@@ -136,7 +136,9 @@
     write(), both async-signal-safe.
 
     Submissions: node/data/ms_submit (spec -> records; its prose says
-    where a local runner's dataset paths are kept).
+    where a local runner's dataset paths are kept). Datasets: which a
+    sweep has ready, fetching the missing ones' blobs, and the answers to
+    blob uploads and questions: node/data/ms_dataset_source.
 */
 #define _DEFAULT_SOURCE // getloadavg
 #include "ms_node.h"
@@ -147,6 +149,7 @@
 #include "ms_results.h"
 #include "ms_config_json.h"
 #include "ms_dataset.h"
+#include "ms_dataset_source.h"
 #include "ms_identity.h"
 #include "ms_spec.h"
 #include "ms_assign.h"
@@ -203,23 +206,13 @@
 #include <time.h>
 #include <unistd.h>
 
-//  What the node knows about one sweep it serves.
+//  What the node knows about one sweep it serves (its dataset:
+//  ms_dataset_source).
 typedef struct {
-    ms_hash_t sweep_id;    // the sweep
-    json_t *dataset;       // dataset object for workers, or NULL if unknown
-    char *dataset_error;   // why the dataset is unknown (malloc'd) or NULL
-    double started_at;     // monotonic seconds of its first task here; 0
-    bool summed;           // train_seconds holds the stored rows' sum
-    double train_seconds;  // sum of train_seconds of its stored rows
-    int64_t dataset_bytes; // bytes of its dataset files (0 when unknown)
-    bool fetch_asked;      // the blob hook was asked for its dataset
-    double retry_at;       // monotonic s: look for the dataset file again
-    // fetching its dataset from peers (s_dataset_missing)
-    bool fetching;                 // blob fetches run for its files
-    int64_t fetch_retry_at;        // monotonic ms: no new try before
-    ms_wire_dataset_file_t *files; // the dataset record's files
-    size_t n_files;                // entries in files
-    json_t *csv;                   // CSV options of its dataset, or NULL
+    ms_hash_t sweep_id;   // the sweep
+    double started_at;    // monotonic seconds of its first task here; 0
+    bool summed;          // train_seconds holds the stored rows' sum
+    double train_seconds; // sum of train_seconds of its stored rows
 } s_sweep_info_t;
 
 //  A block holding a claim that we must acknowledge to its origin once it
@@ -324,6 +317,7 @@ struct ms_node {
     ms_identity_t *identity;        // node key pair
     ms_store_t *store;              // the store
     ms_submit_t *submit;            // the submission path (over store)
+    ms_dataset_source_t *datasets;  // sweeps' datasets, blob answers
     ms_worker_pool_t *pool;         // worker processes
     ms_api_t *api;                  // HTTP API, or NULL
     ms_node_command_t *commands;    // HTTP -> loop requests, wake pipe
@@ -1185,6 +1179,7 @@ ms_node_destroy(ms_node_t **self_p)
     ms_worker_pool_destroy(&self->pool);
     ms_idle_destroy(&self->idle);
     ms_submit_destroy(&self->submit);
+    ms_dataset_source_destroy(&self->datasets);
     ms_store_destroy(&self->store);
     ms_identity_destroy(&self->identity);
     ms_members_destroy(&self->members);
@@ -1192,12 +1187,6 @@ ms_node_destroy(ms_node_t **self_p)
     free(self->enroll_key);
     if (self->lock_fd >= 0)
         close(self->lock_fd); // releases the data dir lock
-    for (size_t i = 0; i < self->n_sweeps; i++) {
-        json_decref(self->sweeps[i].dataset);
-        free(self->sweeps[i].dataset_error);
-        free(self->sweeps[i].files);
-        json_decref(self->sweeps[i].csv);
-    }
     ms_keep_destroy(&self->keep);
     ms_reeval_destroy(&self->reeval);
     ms_blob_fetch_destroy(&self->fetch); // removes its temp files
@@ -1266,24 +1255,8 @@ s_si_stored(void *arg, const ms_hash_t *sweep_id, bool fresh)
 }
 
 //  --------------------------------------------------------------------------
-//  ms_submit_iface_t: the dataset file of a sweep was written: forget a
-//  cached "unknown dataset" of it.
-
-static void
-s_si_dataset_known(void *arg, const ms_hash_t *sweep_id, json_t *dataset)
-{
-    ms_node_t *self = arg;
-    for (size_t i = 0; i < self->n_sweeps; i++)
-        if (ms_hash_equal(&self->sweeps[i].sweep_id, sweep_id)) {
-            json_decref(self->sweeps[i].dataset);
-            self->sweeps[i].dataset = json_incref(dataset);
-            free(self->sweeps[i].dataset_error);
-            self->sweeps[i].dataset_error = NULL;
-        }
-}
-
-//  --------------------------------------------------------------------------
-//  ms_submit_iface_t: our blob store, or NULL (in no pool).
+//  ms_submit_iface_t and ms_dataset_source_iface_t: our blob store, or
+//  NULL (in no pool).
 
 static ms_blob_store_t *
 s_si_blobs(void *arg)
@@ -1293,7 +1266,38 @@ s_si_blobs(void *arg)
 }
 
 //  --------------------------------------------------------------------------
-//  Make DATA_DIR/datasets and the submission path over our store.
+//  ms_dataset_source_iface_t: start a blob fetch from PEERS (a failure to
+//  start is a blob fetch failure).
+
+static int
+s_ds_fetch(void *arg, const ms_hash_t *hash, uint64_t size,
+           const uint8_t (*peers)[MS_BLOB_PEER_ID_BYTES], size_t n_peers,
+           int64_t now)
+{
+    ms_node_t *self = arg;
+    int rc = self->fetch ? ms_blob_fetch_start(self->fetch, hash, size, peers,
+                                               n_peers, now)
+                         : MS_ERR_UNSUPPORTED;
+    if (rc != MS_OK)
+        self->metrics.blob_fetch_failures_total++;
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_dataset_source_iface_t: a sweep's dataset became ready: rescan.
+
+static void
+s_ds_ready(void *arg, const ms_hash_t *sweep_id)
+{
+    (void) sweep_id;
+    s_work_changed(arg);
+}
+
+static size_t s_ri_live_peers(void *arg, uint8_t (**out)[MS_HASH_BYTES]);
+
+//  --------------------------------------------------------------------------
+//  Make DATA_DIR/datasets, the dataset source and the submission path over
+//  our store.
 
 static int
 s_submit_open(ms_node_t *self, ms_diag_t *diag)
@@ -1303,8 +1307,20 @@ s_submit_open(ms_node_t *self, ms_diag_t *diag)
     int rc = s_mkdirs(dir, diag);
     if (rc != MS_OK)
         return rc;
-    ms_submit_config_t cfg = {.datasets_dir = dir,
-                              .max_tasks_per_sweep =
+    ms_dataset_source_config_t dcfg = {.datasets_dir = dir,
+                                       .max_dataset_bytes =
+                                           self->opts.max_dataset_bytes,
+                                       .clock = NULL};
+    ms_dataset_source_iface_t diface = {.arg = self,
+                                        .log = s_log_line,
+                                        .blobs = s_si_blobs,
+                                        .live_peers = s_ri_live_peers,
+                                        .fetch = s_ds_fetch,
+                                        .ready = s_ds_ready};
+    self->datasets = ms_dataset_source_new(self->store, &dcfg, &diface);
+    if (!self->datasets)
+        return MS_ERR_NOMEM;
+    ms_submit_config_t cfg = {.max_tasks_per_sweep =
                                   self->opts.max_tasks_per_sweep,
                               .max_dataset_bytes = self->opts.max_dataset_bytes,
                               .clock = NULL};
@@ -1313,9 +1329,8 @@ s_submit_open(ms_node_t *self, ms_diag_t *diag)
                                .append = s_si_append,
                                .reopen = s_si_reopen,
                                .stored = s_si_stored,
-                               .dataset_known = s_si_dataset_known,
                                .blobs = s_si_blobs};
-    self->submit = ms_submit_new(self->store, &cfg, &iface);
+    self->submit = ms_submit_new(self->store, self->datasets, &cfg, &iface);
     return self->submit ? MS_OK : MS_ERR_NOMEM;
 }
 
@@ -1332,45 +1347,7 @@ ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
 }
 
 //  --------------------------------------------------------------------------
-//  In a pool: true when this node's copy of a built-in dataset has the
-//  hash of the sweep's dataset record (DESIGN.md "Datasets": a local copy
-//  is used only when its hash matches; the store keys dataset records by
-//  that hash, so a lookup is the comparison). Otherwise why says so.
-
-static bool
-s_builtin_matches(ms_node_t *self, const ms_spec_dataset_t *d, char *why,
-                  size_t n_why)
-{
-    ms_hash_t h;
-    if (ms_submit_dataset_hash(d, &h, NULL) != MS_OK) {
-        snprintf(why, n_why, "built-in dataset %s unreadable here", d->name);
-        return false;
-    }
-    uint8_t *payload = NULL;
-    size_t len = 0;
-    int rc = ms_store_get_dataset(self->store, h.bytes, &payload, &len);
-    free(payload);
-    char hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&h, hex);
-    if (rc == MS_OK) {
-        self->metrics.datasets_local_total++;
-        s_log(self,
-              "dataset %s: local copy matches the record (%.12s), no "
-              "fetch",
-              d->name, hex);
-        return true;
-    }
-    self->metrics.datasets_local_mismatch_total++;
-    snprintf(why, n_why,
-             "this node's %s (dataset hash %.12s) differs from the "
-             "submitter's: left to the nodes whose copy matches",
-             d->name, hex);
-    s_log(self, "%s", why);
-    return false;
-}
-
-//  --------------------------------------------------------------------------
-//  The info of a sweep (dataset for workers), created on first use.
+//  The info of a sweep, created on first use; NULL when memory runs out.
 
 static s_sweep_info_t *
 s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
@@ -1378,24 +1355,8 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
     ms_hash_t sid;
     memcpy(sid.bytes, sweep_bytes, MS_HASH_BYTES);
     for (size_t i = 0; i < self->n_sweeps; i++)
-        if (ms_hash_equal(&self->sweeps[i].sweep_id, &sid)) {
-            s_sweep_info_t *info = &self->sweeps[i];
-            if (!info->dataset && self->mesh &&
-                ms_clock_mono_s() >= info->retry_at) {
-                // In a pool the dataset may arrive later (the blob store
-                // writes DATA_DIR/datasets/<sweep>.json): look again.
-                info->retry_at = ms_clock_mono_s() + 1.0;
-                char path[PATH_MAX + 80];
-                ms_submit_dataset_path(self->submit, &sid, path, sizeof path);
-                json_error_t err;
-                info->dataset = json_load_file(path, 0, &err);
-                if (info->dataset) {
-                    free(info->dataset_error);
-                    info->dataset_error = NULL;
-                }
-            }
-            return info;
-        }
+        if (ms_hash_equal(&self->sweeps[i].sweep_id, &sid))
+            return &self->sweeps[i];
     s_sweep_info_t *grown =
         realloc(self->sweeps, (self->n_sweeps + 1) * sizeof *grown);
     if (!grown)
@@ -1404,75 +1365,6 @@ s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
     s_sweep_info_t *info = &self->sweeps[self->n_sweeps++];
     memset(info, 0, sizeof *info);
     info->sweep_id = sid;
-
-    ms_store_sweep_t *sweep = NULL;
-    json_t *named = NULL; // the spec's dataset object (not the task list)
-    const char *builtin = NULL;
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
-    char why[1200] = "";
-    if (ms_store_get_sweep(self->store, sweep_bytes, &sweep) != MS_OK)
-        snprintf(why, sizeof why, "sweep not found in the store");
-    else if (!(named = ms_spec_canonical_dataset(sweep->spec_json,
-                                                 sweep->spec_len, &diag))) {
-        char text[1100];
-        snprintf(why, sizeof why, "stored spec unreadable: %s",
-                 ms_diag_format(&diag, text, sizeof text));
-    } else if ((builtin = json_string_value(json_object_get(named, "name")))) {
-        info->dataset = json_pack("{s:s}", "name", builtin);
-        char *p[4] = {NULL, NULL, NULL, NULL};
-        ms_diag_t d2;
-        ms_diag_clear(&d2);
-        if (ms_dataset_builtin_paths(builtin, &p[0], &p[1], &p[2], &p[3],
-                                     &d2) == MS_OK) {
-            for (int i = 0; i < 4; i++) {
-                struct stat st;
-                if (p[i] && stat(p[i], &st) == 0)
-                    info->dataset_bytes += (int64_t) st.st_size;
-            }
-            const ms_spec_dataset_t named_ds = {.builtin = true,
-                                                .name = builtin};
-            if (self->mesh &&
-                !s_builtin_matches(self, &named_ds, why, sizeof why)) {
-                json_decref(info->dataset);
-                info->dataset = NULL;
-            }
-        } else if (self->mesh) {
-            // In a pool, a node without the built-in files leaves the
-            // sweep to the nodes that have them (no failure counted).
-            char text[1100];
-            snprintf(why, sizeof why, "built-in dataset not here: %s",
-                     ms_diag_format(&d2, text, sizeof text));
-            json_decref(info->dataset);
-            info->dataset = NULL;
-        }
-        for (int i = 0; i < 4; i++)
-            free(p[i]);
-    } else {
-        char path[PATH_MAX + 80];
-        ms_submit_dataset_path(self->submit, &sid, path, sizeof path);
-        json_error_t err;
-        info->dataset = json_load_file(path, 0, &err);
-        const char *files[2] = {
-            json_string_value(json_object_get(info->dataset, "train")),
-            json_string_value(json_object_get(info->dataset, "test"))};
-        for (int i = 0; i < 2; i++) {
-            struct stat st;
-            if (files[i] && stat(files[i], &st) == 0)
-                info->dataset_bytes += (int64_t) st.st_size;
-        }
-        if (!info->dataset)
-            snprintf(why, sizeof why,
-                     "the files of this sweep's dataset are not known to "
-                     "this node (run it with `meshsweep run` where the "
-                     "files are)");
-    }
-    if (!info->dataset && !why[0])
-        snprintf(why, sizeof why, "out of memory");
-    if (!info->dataset)
-        info->dataset_error = strdup(why);
-    json_decref(named);
-    ms_store_sweep_destroy(&sweep);
     return info;
 }
 
@@ -1503,7 +1395,6 @@ s_schedule(ms_node_t *self)
     return s_schedule_pool(self);
 }
 
-static void s_dataset_missing(ms_node_t *self, const ms_hash_t *sweep_id);
 static void s_items_on_message(ms_node_t *self,
                                const uint8_t from[MS_MESH_ID_BYTES],
                                const ms_wire_envelope_t *env);
@@ -2733,12 +2624,13 @@ static bool
 s_sched_sweep(void *arg, const uint8_t sweep_id[MS_HASH_BYTES],
               ms_scheduler_sweep_t *out)
 {
-    s_sweep_info_t *info = s_sweep_info(arg, sweep_id);
-    if (!info)
+    ms_node_t *self = arg;
+    ms_dataset_source_sweep_t ds;
+    if (!ms_dataset_source_sweep(self->datasets, sweep_id, &ds))
         return false;
-    out->has_dataset = info->dataset != NULL;
-    out->dataset_error = info->dataset_error;
-    out->dataset_bytes = info->dataset_bytes;
+    out->has_dataset = ds.dataset != NULL;
+    out->dataset_error = ds.error;
+    out->dataset_bytes = ds.bytes;
     return true;
 }
 
@@ -2750,13 +2642,7 @@ static void
 s_sched_dataset_wanted(void *arg, const uint8_t sweep_id[MS_HASH_BYTES])
 {
     ms_node_t *self = arg;
-    s_sweep_info_t *info = s_sweep_info(self, sweep_id);
-    if (!info || info->dataset || info->fetch_asked)
-        return;
-    info->fetch_asked = true;
-    ms_hash_t sid;
-    memcpy(sid.bytes, sweep_id, MS_HASH_BYTES);
-    s_dataset_missing(self, &sid);
+    ms_dataset_source_want(self->datasets, sweep_id);
 }
 
 //  --------------------------------------------------------------------------
@@ -2880,8 +2766,8 @@ s_run_settled(void *arg, double waited_ms)
 static const json_t *
 s_run_dataset(void *arg, const ms_hash_t *sweep_id)
 {
-    s_sweep_info_t *info = s_sweep_info(arg, sweep_id->bytes);
-    return info ? info->dataset : NULL;
+    ms_node_t *self = arg;
+    return ms_dataset_source_dataset(self->datasets, sweep_id);
 }
 
 //  --------------------------------------------------------------------------
@@ -4098,6 +3984,15 @@ s_metrics_gather(ms_node_t *self, ms_metrics_t *m, unsigned *groups)
     }
     m->authority_items = self->items ? ms_items_size(self->items) : 0;
     m->records_ignored_no_role_total = ms_store_ignored_no_role(self->store);
+    if (self->datasets) {
+        ms_dataset_source_stats_t ds;
+        ms_dataset_source_stats(self->datasets, &ds);
+        m->datasets_fetched_total = ds.n_fetched;
+        m->datasets_local_total = ds.n_local;
+        m->datasets_local_mismatch_total = ds.n_local_mismatch;
+        m->dataset_fetches_asked_total = ds.n_fetches_asked;
+        m->blob_uploads_total = ds.n_uploads;
+    }
     if (self->fetch) {
         *groups |= MS_METRICS_GROUP_FETCH;
         ms_blob_fetch_stats_t fs;
@@ -4184,168 +4079,15 @@ s_refresh_snapshots(ms_node_t *self)
 }
 
 //  --------------------------------------------------------------------------
-//  Datasets by hash across the pool (DESIGN.md "Datasets").
-//
-//  A sweep of a file dataset names its train and test files by hash; the
-//  submitting node published a DATASET record (files with roles, sizes,
-//  hashes; keyed by BLAKE2b(train hash || test hash), which every node
-//  derives from the sweep's canonical spec) and holds the files as blobs.
-//  A node without them (the scheduler's dataset hook, s_dataset_missing)
-//  reads that record from its store, pins the files and starts one
-//  ms_blob_fetch per file not held, from the linked alive peers: chunks
-//  with a window of requests in flight, a timeout re-asks another peer,
-//  and the blob store checks the whole hash before the blob gets its
-//  name (a mismatch is counted and the fetch retried from other peers).
-//  When every file is held, the node writes DATA_DIR/datasets/<sweep>.json
-//  (blob paths by role: kept across restarts), gives the sweep its
-//  dataset and rescans. A failed fetch is tried again S_FETCH_RETRY_MS
-//  later. All of it runs in the loop, message by message: the poll loop
-//  (heartbeats) never waits on a fetch. No path from a record is opened:
-//  only blob store paths of verified hashes.
+//  Datasets by hash across the pool (DESIGN.md "Datasets"): which datasets
+//  this node has ready, and fetching the missing ones' files from the
+//  peers, are ms_dataset_source's (node/data; its prose says how). The
+//  node owns the blob store and the blob fetch (shared with ms_reeval),
+//  starts the fetches the dataset source asks for (s_ds_fetch) and hands
+//  it their ends (s_blob_done) and the HTTP threads' blob requests
+//  (s_blob_put, s_blobs_held, s_blob_file, through ms_node_command).
 
-#define S_FETCH_RETRY_MS 3000              // a failed fetch again
 #define S_BLOB_QUOTA ((uint64_t) 10 << 30) // DESIGN.md blob_quota
-
-//  --------------------------------------------------------------------------
-//  Read the dataset record of a sweep of a file dataset into info->files
-//  (roles checked) and info->csv. MS_OK; MS_ERR_NOTFOUND (no record);
-//  MS_ERR_UNSUPPORTED (a built-in dataset); MS_ERR_PROTOCOL (a record out
-//  of contract: roles, sizes).
-
-static int
-s_load_dataset_record(ms_node_t *self, s_sweep_info_t *info, char *why,
-                      size_t n_why)
-{
-    ms_store_sweep_t *sweep = NULL;
-    ms_spec_t *spec = NULL;
-    ms_store_payload_t *rec = NULL;
-    uint8_t *payload = NULL;
-    size_t len = 0;
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
-    int rc = ms_store_get_sweep(self->store, info->sweep_id.bytes, &sweep);
-    if (rc == MS_OK)
-        rc = ms_spec_load_canonical(sweep->spec_json, sweep->spec_len, &spec,
-                                    &diag);
-    const ms_spec_dataset_t *d = spec ? ms_spec_dataset(spec) : NULL;
-    ms_hash_t key;
-    if (rc == MS_OK && d->builtin)
-        rc = MS_ERR_UNSUPPORTED;
-    if (rc == MS_OK)
-        rc = ms_submit_dataset_hash(d, &key, NULL);
-    if (rc == MS_OK)
-        rc = ms_store_get_dataset(self->store, key.bytes, &payload, &len);
-    if (rc == MS_OK)
-        rc = ms_store_payload_decode(MS_RECORD_DATASET, payload, len, &rec);
-    if (rc != MS_OK) {
-        snprintf(why, n_why, "no dataset record for this sweep (%s)",
-                 ms_strerror(rc));
-        goto done;
-    }
-    bool have[MS_SUBMIT_FILE_ROLES] = {false, false, false, false};
-    uint64_t total = 0;
-    for (size_t i = 0; i < rec->u.dataset.n_files; i++) {
-        const ms_wire_dataset_file_t *f = &rec->u.dataset.files[i];
-        int r = ms_submit_file_role(f->role, strlen(f->role));
-        if (r < 0 || have[r] ||
-            f->size > (uint64_t) self->opts.max_dataset_bytes) {
-            snprintf(why, n_why,
-                     "dataset record: file '%.40s' unknown, "
-                     "repeated or too big",
-                     f->role);
-            rc = MS_ERR_PROTOCOL;
-            goto done;
-        }
-        have[r] = true;
-        total += f->size;
-    }
-    if (!have[0] || !have[1] ||
-        memcmp(rec->u.dataset.files[0].hash, d->train_hash.bytes,
-               MS_HASH_BYTES) != 0 ||
-        total > (uint64_t) self->opts.max_dataset_bytes) {
-        snprintf(why, n_why, "dataset record: files do not match the sweep");
-        rc = MS_ERR_PROTOCOL;
-        goto done;
-    }
-    info->files = calloc(rec->u.dataset.n_files, sizeof *info->files);
-    json_decref(info->csv);
-    info->csv = json_object();
-    if (!info->files || !info->csv ||
-        ms_spec_dataset_options_json(spec, true, info->csv) != MS_OK) {
-        free(info->files);
-        json_decref(info->csv);
-        info->files = NULL;
-        info->csv = NULL;
-        rc = MS_ERR_NOMEM;
-        goto done;
-    }
-    memcpy(info->files, rec->u.dataset.files,
-           rec->u.dataset.n_files * sizeof *info->files);
-    info->n_files = rec->u.dataset.n_files;
-    for (size_t i = 0; i < info->n_files; i++) {
-        ms_hash_t h;
-        memcpy(h.bytes, info->files[i].hash, MS_HASH_BYTES);
-        ms_blob_store_pin(self->blobs, &h); // kept once here
-    }
-done:
-    ms_store_payload_destroy(&rec);
-    free(payload);
-    ms_spec_destroy(&spec);
-    ms_store_sweep_destroy(&sweep);
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  When every file of a fetching sweep is held: its dataset object, the
-//  datasets/<sweep>.json file, and a rescan. True when ready. fetched:
-//  the last file came from a peer just now (counted).
-
-static bool
-s_dataset_check_ready(ms_node_t *self, s_sweep_info_t *info, bool fetched)
-{
-    ms_hash_t fh[MS_SUBMIT_FILE_ROLES];
-    bool have[MS_SUBMIT_FILE_ROLES] = {false, false, false, false};
-    for (size_t i = 0; i < info->n_files; i++) {
-        int r = ms_submit_file_role(info->files[i].role,
-                                    strlen(info->files[i].role));
-        memcpy(fh[r].bytes, info->files[i].hash, MS_HASH_BYTES);
-        if (!ms_blob_store_has(self->blobs, &fh[r]))
-            return false;
-        have[r] = true;
-    }
-    json_t *obj = NULL;
-    int64_t bytes = 0;
-    if (ms_submit_blob_dataset(self->blobs, fh, have, info->csv, false, &obj,
-                               &bytes) != MS_OK)
-        return false;
-    ms_diag_t wd;
-    ms_diag_clear(&wd);
-    if (ms_submit_dataset_save(self->submit, &info->sweep_id, obj, &wd) !=
-        MS_OK) {
-        char path[PATH_MAX + 80];
-        ms_submit_dataset_path(self->submit, &info->sweep_id, path,
-                               sizeof path);
-        s_log(self,
-              "%s: cannot write (the dataset is fetched again after "
-              "a restart)",
-              path);
-    }
-    json_decref(info->dataset);
-    info->dataset = obj;
-    info->dataset_bytes = bytes;
-    free(info->dataset_error);
-    info->dataset_error = NULL;
-    info->fetching = false;
-    if (fetched)
-        self->metrics.datasets_fetched_total++;
-    s_work_changed(self);
-    char hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&info->sweep_id, hex);
-    s_log(self,
-          "sweep %.12s: dataset %s, hashes verified (%zu files, %lld bytes)",
-          hex, fetched ? "fetched" : "held", info->n_files, (long long) bytes);
-    return true;
-}
 
 /*  =========================================================================
     Re-evaluation and kept weights (DESIGN.md "Verification";
@@ -4463,10 +4205,9 @@ static const json_t *
 s_ri_dataset(void *arg, const ms_hash_t *sweep_id)
 {
     ms_node_t *self = arg;
-    s_sweep_info_t *info = s_sweep_info(self, sweep_id->bytes);
-    if (info && !info->dataset)
-        s_dataset_missing(self, sweep_id);
-    return info ? info->dataset : NULL;
+    if (!ms_dataset_source_dataset(self->datasets, sweep_id))
+        ms_dataset_source_fetch(self->datasets, sweep_id);
+    return ms_dataset_source_dataset(self->datasets, sweep_id);
 }
 
 //  --------------------------------------------------------------------------
@@ -4586,24 +4327,10 @@ s_blob_done(void *arg, const ms_hash_t *hash, int status, const char *reason)
         s_log(self, "blob %.12s: fetch failed (%s): tried again later", hex,
               reason ? reason : ms_strerror(status));
     }
-    int64_t now = ms_clock_mono_ms();
     if (self->reeval)
         ms_reeval_blob_done(self->reeval, hash, status, reason);
-    for (size_t i = 0; i < self->n_sweeps; i++) {
-        s_sweep_info_t *info = &self->sweeps[i];
-        bool uses = false;
-        for (size_t k = 0; k < info->n_files; k++)
-            if (memcmp(info->files[k].hash, hash->bytes, MS_HASH_BYTES) == 0)
-                uses = true;
-        if (!info->fetching || !uses)
-            continue;
-        if (status != MS_OK) {
-            info->fetching = false;
-            info->fetch_asked = false;
-            info->fetch_retry_at = now + S_FETCH_RETRY_MS;
-        } else
-            s_dataset_check_ready(self, info, true);
-    }
+    if (self->datasets)
+        ms_dataset_source_blob_done(self->datasets, hash, status);
 }
 
 //  --------------------------------------------------------------------------
@@ -4615,72 +4342,6 @@ s_blob_send(void *arg, const uint8_t to[MS_BLOB_PEER_ID_BYTES],
 {
     ms_node_t *self = arg;
     return self->mesh ? ms_mesh_send(self->mesh, to, env) : MS_ERR_NOTFOUND;
-}
-
-//  --------------------------------------------------------------------------
-//  The dataset hook: a sweep names a dataset this node does not have.
-//  Fetch its files by hash from the peers (see above); until they are in,
-//  the node does not claim the sweep's tasks (others run them).
-
-static void
-s_dataset_missing(ms_node_t *self, const ms_hash_t *sweep_id)
-{
-    s_sweep_info_t *info = s_sweep_info(self, sweep_id->bytes);
-    if (!info || info->dataset || info->fetching || !self->blobs ||
-        !self->fetch)
-        return;
-    int64_t now = ms_clock_mono_ms();
-    info->fetch_asked = false; // asked again on later scans until it runs
-    if (now < info->fetch_retry_at)
-        return;
-    info->fetch_retry_at = now + S_FETCH_RETRY_MS;
-    char hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(sweep_id, hex);
-    char why[300] = "";
-    if (!info->files &&
-        s_load_dataset_record(self, info, why, sizeof why) != MS_OK) {
-        s_log(self, "sweep %.12s: dataset not local, cannot fetch: %s", hex,
-              why);
-        return;
-    }
-    if (s_dataset_check_ready(self, info, false))
-        return; // held already (another sweep's, or registered)
-    uint8_t(*peers)[MS_BLOB_PEER_ID_BYTES] =
-        calloc(self->n_peer_tab ? self->n_peer_tab : 1, sizeof *peers);
-    size_t n_peers = 0;
-    for (size_t i = 0; peers && i < self->n_peer_tab; i++)
-        if (self->peer_tab[i].linked &&
-            self->peer_tab[i].state == MS_PEER_ALIVE)
-            memcpy(peers[n_peers++], self->peer_tab[i].id,
-                   MS_BLOB_PEER_ID_BYTES);
-    if (n_peers == 0) {
-        free(peers);
-        return;
-    }
-    self->metrics.dataset_fetches_asked_total++;
-    info->fetching = true;
-    info->fetch_asked = true;
-    s_log(self,
-          "sweep %.12s: dataset not local: fetching %zu file(s) by "
-          "hash from %zu peer(s)",
-          hex, info->n_files, n_peers);
-    for (size_t k = 0; k < info->n_files && info->fetching; k++) {
-        ms_hash_t h;
-        memcpy(h.bytes, info->files[k].hash, MS_HASH_BYTES);
-        if (ms_blob_store_has(self->blobs, &h))
-            continue;
-        int rc = ms_blob_fetch_start(
-            self->fetch, &h, info->files[k].size,
-            (const uint8_t(*)[MS_BLOB_PEER_ID_BYTES]) peers, n_peers, now);
-        if (rc != MS_OK) {
-            self->metrics.blob_fetch_failures_total++;
-            s_log(self, "sweep %.12s: cannot fetch %s: %s", hex,
-                  info->files[k].role, ms_strerror(rc));
-            info->fetching = false;
-            info->fetch_asked = false;
-        }
-    }
-    free(peers);
 }
 
 //  --------------------------------------------------------------------------
@@ -5093,35 +4754,14 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
 }
 
 //  --------------------------------------------------------------------------
-//  An uploaded file (consumed) becomes the blob of hash, once its bytes
-//  hash to it.
+//  ms_node_command_iface_t: an uploaded file (consumed) becomes a blob.
 
 static int
 s_blob_put(void *arg, const ms_hash_t *hash, const char *tmp_path,
            ms_diag_t *diag)
 {
     ms_node_t *self = arg;
-    if (!self->blobs) {
-        unlink(tmp_path);
-        return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "blobs",
-                                "this node keeps no blobs (it is in no pool)");
-    }
-    char hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(hash, hex);
-    int rc = ms_blob_store_tmp_commit(self->blobs, hash, tmp_path);
-    if (rc == MS_ERR_INVALID)
-        return ms_diag_set_code(
-            diag, rc, "body", "the bytes do not hash to %s (BLAKE2b-256)", hex);
-    if (rc == MS_ERR_STORE_FULL)
-        return ms_diag_set_code(diag, rc, "blobs",
-                                "no room: the blob quota is full of blobs "
-                                "that sweeps use");
-    if (rc != MS_OK)
-        return ms_diag_set_code(diag, rc, "blobs", "cannot store blob %s: %s",
-                                hex, ms_strerror(rc));
-    self->metrics.blob_uploads_total++;
-    s_log(self, "blob %.12s uploaded", hex);
-    return MS_OK;
+    return ms_dataset_source_blob_put(self->datasets, hash, tmp_path, diag);
 }
 
 //  --------------------------------------------------------------------------
@@ -5173,52 +4813,23 @@ s_task_leases(void *arg, const ms_hash_t *task_id, char **summary)
 }
 
 //  --------------------------------------------------------------------------
-//  Which of the blobs named in TEXT (a JSON array of hex hashes) this
-//  node holds, as JSON text {hex: bool} in *summary.
+//  ms_node_command_iface_t: which of the blobs named in TEXT we hold.
 
 static int
 s_blobs_held(void *arg, const char *text, char **summary)
 {
     ms_node_t *self = arg;
-    json_error_t err;
-    json_t *hashes = json_loads(text ? text : "[]", 0, &err);
-    json_t *held = json_object();
-    size_t i;
-    json_t *h;
-    json_array_foreach(hashes, i, h)
-    {
-        ms_hash_t hash;
-        const char *hex = json_string_value(h);
-        if (!held || !hex || ms_hash_from_hex(hex, &hash) != MS_OK)
-            continue;
-        json_object_set_new(
-            held, hex,
-            json_boolean(self->blobs && ms_blob_store_has(self->blobs, &hash)));
-    }
-    json_decref(hashes);
-    *summary = held ? json_dumps(held, JSON_COMPACT) : NULL;
-    json_decref(held);
-    return *summary ? MS_OK : MS_ERR_NOMEM;
+    return ms_dataset_source_blobs_held(self->datasets, text, summary);
 }
 
 //  --------------------------------------------------------------------------
-//  The file of a held blob, as JSON text {"path": PATH} in *summary.
-//  MS_ERR_NOTFOUND when it is not held.
+//  ms_node_command_iface_t: the file of a held blob.
 
 static int
 s_blob_file(void *arg, const ms_hash_t *hash, char **summary)
 {
     ms_node_t *self = arg;
-    char *path = NULL;
-    int rc = self->blobs ? ms_blob_store_path(self->blobs, hash, &path)
-                         : MS_ERR_NOTFOUND;
-    if (rc != MS_OK)
-        return rc;
-    json_t *obj = json_pack("{s:s}", "path", path);
-    free(path);
-    *summary = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
-    json_decref(obj);
-    return *summary ? MS_OK : MS_ERR_NOMEM;
+    return ms_dataset_source_blob_file(self->datasets, hash, summary);
 }
 
 //  --------------------------------------------------------------------------

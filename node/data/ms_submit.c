@@ -22,7 +22,9 @@
 
     Moved out of ms_node.c ("One owner per concept") with the text of its
     functions unchanged; what needed the node goes through
-    ms_submit_iface_t.
+    ms_submit_iface_t. The dataset file, the dataset hash, the file roles
+    and the workers' object of blobs are ms_dataset_source's (node/data):
+    they are the dataset source's as much as the submission's.
 */
 #define _DEFAULT_SOURCE // realpath
 #include "ms_submit.h"
@@ -31,43 +33,39 @@
 #include "ms_worker.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
+
+#define S_FILE_ROLES MS_DATASET_SOURCE_FILE_ROLES
 
 struct ms_submit {
-    ms_store_t *store;           // the node's store (borrowed)
-    ms_submit_iface_t iface;     // the node's side
-    const ms_clock_t *clock;     // wall clock of sweep records (borrowed)
-    int64_t max_tasks_per_sweep; // pool limit of tasks of a sweep
-    int64_t max_dataset_bytes;   // pool limit of a dataset's bytes
-    char datasets_dir[PATH_MAX]; // DATA_DIR/datasets
+    ms_store_t *store;             // the node's store (borrowed)
+    ms_dataset_source_t *datasets; // its dataset files (borrowed)
+    ms_submit_iface_t iface;       // the node's side
+    const ms_clock_t *clock;       // wall clock of sweep records (borrowed)
+    int64_t max_tasks_per_sweep;   // pool limit of tasks of a sweep
+    int64_t max_dataset_bytes;     // pool limit of a dataset's bytes
 };
 
 //  --------------------------------------------------------------------------
 //  Create the submission path.
 
 ms_submit_t *
-ms_submit_new(ms_store_t *store, const ms_submit_config_t *cfg,
-              const ms_submit_iface_t *iface)
+ms_submit_new(ms_store_t *store, ms_dataset_source_t *datasets,
+              const ms_submit_config_t *cfg, const ms_submit_iface_t *iface)
 {
     ms_submit_t *self = calloc(1, sizeof *self);
     if (!self)
         return NULL;
     self->store = store;
+    self->datasets = datasets;
     self->iface = *iface;
     self->clock = cfg->clock ? cfg->clock : ms_clock_system();
     self->max_tasks_per_sweep = cfg->max_tasks_per_sweep;
     self->max_dataset_bytes = cfg->max_dataset_bytes;
-    if (snprintf(self->datasets_dir, sizeof self->datasets_dir, "%s",
-                 cfg->datasets_dir) >= (int) sizeof self->datasets_dir) {
-        free(self);
-        return NULL;
-    }
     return self;
 }
 
@@ -81,56 +79,6 @@ ms_submit_destroy(ms_submit_t **self_p)
         return;
     free(*self_p);
     *self_p = NULL;
-}
-
-//  --------------------------------------------------------------------------
-//  Path of the local dataset file of a sweep.
-
-void
-ms_submit_dataset_path(const ms_submit_t *self, const ms_hash_t *sweep_id,
-                       char *out, size_t n)
-{
-    char hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(sweep_id, hex);
-    snprintf(out, n, "%s/%s.json", self->datasets_dir, hex);
-}
-
-//  --------------------------------------------------------------------------
-//  Write a small file atomically with mode 0600.
-
-static int
-s_write_small(const char *path, const char *text)
-{
-    char tmp[PATH_MAX + 200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0)
-        return MS_ERR_IO;
-    size_t n = strlen(text);
-    bool ok = write(fd, text, n) == (ssize_t) n && fsync(fd) == 0;
-    close(fd);
-    if (!ok || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return MS_ERR_IO;
-    }
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Write a sweep's dataset file.
-
-int
-ms_submit_dataset_save(const ms_submit_t *self, const ms_hash_t *sweep_id,
-                       const json_t *dataset, ms_diag_t *diag)
-{
-    char path[PATH_MAX + 80];
-    ms_submit_dataset_path(self, sweep_id, path, sizeof path);
-    char *text = json_dumps(dataset, JSON_COMPACT | JSON_SORT_KEYS);
-    int rc = text ? s_write_small(path, text) : MS_ERR_NOMEM;
-    free(text);
-    if (rc != MS_OK)
-        ms_diag_set_code(diag, rc, path, "cannot write: %s", strerror(errno));
-    return rc;
 }
 
 //  --------------------------------------------------------------------------
@@ -169,55 +117,6 @@ s_local_dataset(const ms_spec_t *spec, json_t **out, ms_diag_t *diag)
         return rc;
     }
     *out = obj;
-    return MS_OK;
-}
-
-//  Roles of a built-in dataset's four files, in the order hashed.
-static const char *const s_builtin_roles[4] = {"train-images", "train-labels",
-                                               "test-images", "test-labels"};
-
-//  --------------------------------------------------------------------------
-//  The content hash of a sweep's dataset: BLAKE2b over the hashes of its
-//  files (a built-in dataset's files are hashed here, so nodes with the
-//  same Debian package see the same hash). files (may be NULL): for a
-//  built-in dataset, its four files (role, size, hash) for the record.
-
-int
-ms_submit_dataset_hash(const ms_spec_dataset_t *d, ms_hash_t *out,
-                       ms_wire_dataset_file_t files[4])
-{
-    ms_hasher_t h;
-    ms_hasher_init(&h);
-    if (d->builtin) {
-        char *p[4] = {NULL, NULL, NULL, NULL};
-        ms_diag_t diag;
-        ms_diag_clear(&diag);
-        int rc = ms_dataset_builtin_paths(d->name, &p[0], &p[1], &p[2], &p[3],
-                                          &diag);
-        for (int i = 0; i < 4; i++) {
-            ms_hash_t fh;
-            if (rc == MS_OK && p[i])
-                rc = ms_hash_file(p[i], &fh, &diag);
-            if (rc == MS_OK && p[i])
-                ms_hasher_update(&h, fh.bytes, MS_HASH_BYTES);
-            struct stat st;
-            if (rc == MS_OK && p[i] && files) {
-                memset(&files[i], 0, sizeof files[i]);
-                snprintf(files[i].role, sizeof files[i].role, "%s",
-                         s_builtin_roles[i]);
-                files[i].size =
-                    stat(p[i], &st) == 0 ? (uint64_t) st.st_size : 0;
-                memcpy(files[i].hash, fh.bytes, MS_HASH_BYTES);
-            }
-            free(p[i]);
-        }
-        if (rc != MS_OK)
-            return rc;
-    } else {
-        ms_hasher_update(&h, d->train_hash.bytes, MS_HASH_BYTES);
-        ms_hasher_update(&h, d->test_hash.bytes, MS_HASH_BYTES);
-    }
-    ms_hasher_final(&h, out);
     return MS_OK;
 }
 
@@ -261,7 +160,7 @@ s_submit_records(ms_submit_t *self, const ms_spec_t *spec, const ms_hash_t *sid,
     memset(&dh, 0, sizeof dh);
     size_t n = 1;
     ms_wire_dataset_file_t builtin[4];
-    if (ms_submit_dataset_hash(d, &dh, builtin) == MS_OK) {
+    if (ms_dataset_source_hash(d, &dh, builtin) == MS_OK) {
         // DESIGN.md "Datasets": name, files, sizes and hashes, keyed by
         // the dataset hash every node derives from the sweep's spec.
         p[1].kind = MS_RECORD_DATASET;
@@ -294,30 +193,6 @@ s_submit_records(ms_submit_t *self, const ms_spec_t *spec, const ms_hash_t *sid,
 }
 
 //  --------------------------------------------------------------------------
-//  Uploaded files of a file dataset (DESIGN.md "Datasets": the client
-//  reads the files and uploads them; the node never opens a path from a
-//  spec it was sent). The roles are the keys of the workers' dataset
-//  object: "train" and "test" (IDX images or CSV), and for IDX
-//  "train_labels" and "test_labels".
-
-#define S_FILE_ROLES MS_SUBMIT_FILE_ROLES
-static const char *const s_file_roles[S_FILE_ROLES] = {
-    "train", "test", "train_labels", "test_labels"};
-
-//  --------------------------------------------------------------------------
-//  Role index of a name (n bytes), -1 when none.
-
-int
-ms_submit_file_role(const char *name, size_t n)
-{
-    for (int r = 0; r < S_FILE_ROLES; r++)
-        if (strlen(s_file_roles[r]) == n &&
-            strncmp(name, s_file_roles[r], n) == 0)
-            return r;
-    return -1;
-}
-
-//  --------------------------------------------------------------------------
 //  Parse the "files" argument of a submission ("ROLE:HEX,..."): hashes by
 //  role; each must be a blob this node holds (uploaded before).
 
@@ -338,7 +213,7 @@ s_parse_uploaded(ms_blob_store_t *blobs, const char *files,
         const char *colon = memchr(p, ':', (size_t) (comma - p));
         if (!colon)
             return ms_diag_set(diag, "files", "'%.80s': expected ROLE:HEX", p);
-        int role = ms_submit_file_role(p, (size_t) (colon - p));
+        int role = ms_dataset_source_file_role(p, (size_t) (colon - p));
         if (role < 0)
             return ms_diag_set(diag, "files",
                                "unknown role '%.*s' (train, test, "
@@ -350,21 +225,22 @@ s_parse_uploaded(ms_blob_store_t *blobs, const char *files,
         if (hl != MS_HASH_HEX_LEN)
             return ms_diag_set(diag, "files",
                                "%s: a BLAKE2b-256 hash is 64 hex characters",
-                               s_file_roles[role]);
+                               ms_dataset_source_role_name(role));
         memcpy(hex, colon + 1, hl);
         hex[hl] = 0;
         if (ms_hash_from_hex(hex, &fh[role]) != MS_OK)
             return ms_diag_set(diag, "files", "%s: '%s' is not hex",
-                               s_file_roles[role], hex);
+                               ms_dataset_source_role_name(role), hex);
         if (have[role])
             return ms_diag_set(diag, "files", "%s given twice",
-                               s_file_roles[role]);
+                               ms_dataset_source_role_name(role));
         have[role] = true;
         if (!ms_blob_store_has(blobs, &fh[role]))
             return ms_diag_set_code(diag, MS_ERR_NOTFOUND, "files",
                                     "the %s file %.12s was not uploaded (PUT "
                                     "/api/v1/blobs/%s first)",
-                                    s_file_roles[role], hex, hex);
+                                    ms_dataset_source_role_name(role), hex,
+                                    hex);
         p = *comma ? comma + 1 : comma;
     }
     if (!have[0] || !have[1])
@@ -373,59 +249,6 @@ s_parse_uploaded(ms_blob_store_t *blobs, const char *files,
     if (have[2] != have[3])
         return ms_diag_set(diag, "files",
                            "train_labels and test_labels go together");
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  The workers' dataset object of a file dataset held as blobs: paths in
-//  the blob store by role, the CSV options (csv: label, missing,
-//  categorical, split, split_seed; ms_spec_dataset_options_json), and the
-//  train/test hashes (the worker re-checks them). Pins the blobs when pin
-//  is true. *bytes gets the files' total size.
-
-int
-ms_submit_blob_dataset(ms_blob_store_t *blobs, const ms_hash_t fh[S_FILE_ROLES],
-                       const bool have[S_FILE_ROLES], const json_t *csv,
-                       bool pin, json_t **out, int64_t *bytes)
-{
-    *out = NULL;
-    *bytes = 0;
-    json_t *obj = json_object();
-    if (!obj)
-        return MS_ERR_NOMEM;
-    int rc = MS_OK;
-    for (int r = 0; r < S_FILE_ROLES && rc == MS_OK; r++) {
-        if (!have[r])
-            continue;
-        char *path = NULL;
-        uint64_t size = 0;
-        rc = ms_blob_store_path(blobs, &fh[r], &path);
-        if (rc == MS_OK)
-            rc = ms_blob_store_size(blobs, &fh[r], &size);
-        if (rc == MS_OK)
-            rc = json_object_set_new(obj, s_file_roles[r], json_string(path))
-                     ? MS_ERR_NOMEM
-                     : MS_OK;
-        free(path);
-        *bytes += (int64_t) size;
-        if (rc == MS_OK && pin)
-            rc = ms_blob_store_pin(blobs, &fh[r]);
-    }
-    char th[MS_HASH_HEX_LEN + 1], eh[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&fh[0], th);
-    ms_hash_hex(&fh[1], eh);
-    if (rc == MS_OK &&
-        ((csv && json_object_update(obj, (json_t *) csv)) ||
-         (!json_object_get(obj, "label") &&
-          json_object_set_new(obj, "label", json_string("label"))) ||
-         json_object_set_new(obj, "train_hash", json_string(th)) ||
-         json_object_set_new(obj, "test_hash", json_string(eh))))
-        rc = MS_ERR_NOMEM;
-    if (rc != MS_OK) {
-        json_decref(obj);
-        return rc;
-    }
-    *out = obj;
     return MS_OK;
 }
 
@@ -516,8 +339,8 @@ ms_submit_spec(ms_submit_t *self, const char *spec_text, size_t n,
         json_t *csv = json_object();
         rc = csv ? ms_spec_dataset_options_json(spec, true, csv) : MS_ERR_NOMEM;
         if (rc == MS_OK)
-            rc = ms_submit_blob_dataset(blobs, fh, have, csv, false, &local,
-                                        &data_bytes);
+            rc = ms_dataset_source_blob_object(blobs, fh, have, csv, false,
+                                               &local, &data_bytes);
         json_decref(csv);
         if (rc == MS_OK) {
             // Load once here so a bad file is refused at submission.
@@ -535,7 +358,8 @@ ms_submit_spec(ms_submit_t *self, const char *spec_text, size_t n,
                 continue;
             ms_wire_dataset_file_t *f = &rec_files[n_rec_files++];
             memset(f, 0, sizeof *f);
-            snprintf(f->role, sizeof f->role, "%s", s_file_roles[r]);
+            snprintf(f->role, sizeof f->role, "%s",
+                     ms_dataset_source_role_name(r));
             ms_blob_store_size(blobs, &fh[r], &f->size);
             memcpy(f->hash, fh[r].bytes, MS_HASH_BYTES);
         }
@@ -586,13 +410,11 @@ ms_submit_spec(ms_submit_t *self, const char *spec_text, size_t n,
     size_t canon_len = 0;
     const char *canon = ms_spec_canonical(spec, &canon_len);
     if (local) {
-        // Paths first: a stored sweep must always find its files.
-        rc = ms_submit_dataset_save(self, sid, local, diag);
+        // Paths first: a stored sweep must always find its files (and a
+        // cached "unknown dataset" of this sweep is forgotten).
+        rc = ms_dataset_source_save(self->datasets, sid, local, diag);
         if (rc != MS_OK)
             goto done;
-        // Forget a cached "unknown dataset" of this sweep.
-        if (self->iface.dataset_known)
-            self->iface.dataset_known(self->iface.arg, sid, local);
     }
     bool was = false;
     rc = s_submit_records(self, spec, sid, canon, canon_len, tasks, n_tasks,

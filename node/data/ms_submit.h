@@ -19,19 +19,19 @@
     (nothing written); of a cancelled sweep it is reopened (a sweep-control
     record).
 
-    The node creates the class over its store and hands it what it needs
-    of the node through ms_submit_iface_t (append a record block, the
-    reopen control, its verbose log, its blob store, what it caches about
-    a sweep's dataset); the class never calls into ms_node. The dataset
-    helpers below (path of a sweep's dataset file, the dataset hash, the
-    workers' object of blobs, file roles) are shared with the node's
-    dataset fetch. Loop thread only.
+    The node creates the class over its store and its dataset source
+    (ms_dataset_source: the dataset files, the dataset hash, the file
+    roles, the workers' object of blobs) and hands it what it needs of the
+    node through ms_submit_iface_t (append a record block, the reopen
+    control, its verbose log, its blob store); the class never calls into
+    ms_node. Loop thread only.
 */
 #ifndef MS_SUBMIT_H
 #define MS_SUBMIT_H
 
 #include "ms_blob_store.h"
 #include "ms_clock.h"
+#include "ms_dataset_source.h"
 #include "ms_err.h"
 #include "ms_hash.h"
 #include "ms_spec.h"
@@ -46,11 +46,6 @@
 #include <stdint.h>
 
 typedef struct ms_submit ms_submit_t;
-
-//  Roles of a file dataset's files (the keys of the workers' dataset
-//  object): "train", "test" (IDX images or CSV) and, for IDX,
-//  "train_labels", "test_labels", in that order.
-#define MS_SUBMIT_FILE_ROLES 4
 
 //  What the class needs of its node. Every function gets ARG; all are
 //  called on the loop thread, from inside ms_submit_spec only.
@@ -67,11 +62,6 @@ typedef struct {
     //  SWEEP_ID is stored (FRESH: its records were written just now; else
     //  it existed, maybe reopened): the node's work changed.
     void (*stored)(void *arg, const ms_hash_t *sweep_id, bool fresh);
-    //  The workers' dataset object of SWEEP_ID is DATASET (borrowed: take
-    //  a reference to keep it), written to its dataset file just now:
-    //  forget a cached "unknown dataset" of the sweep. May be NULL.
-    void (*dataset_known)(void *arg, const ms_hash_t *sweep_id,
-                          json_t *dataset);
     //  The node's blob store (borrowed for the call), or NULL when it
     //  keeps none (in no pool). May be NULL (never any).
     ms_blob_store_t *(*blobs)(void *arg);
@@ -79,19 +69,18 @@ typedef struct {
 
 //  Settings.
 typedef struct {
-    const char *datasets_dir;    // DATA_DIR/datasets, an existing dir
-                                 // (copied; shorter than PATH_MAX)
     int64_t max_tasks_per_sweep; // >= 1: pool limit of tasks of a sweep
     int64_t max_dataset_bytes;   // >= 1: pool limit of a dataset's bytes
     const ms_clock_t *clock;     // created_at_ms of sweep records (wall);
                                  // NULL: ms_clock_system() (borrowed)
 } ms_submit_config_t;
 
-//  Create the submission path over STORE (borrowed; it outlives the
-//  object) with CFG and IFACE (copied). Returns NULL when memory runs out
-//  or datasets_dir does not fit PATH_MAX. Caller owns the result; free it
-//  with ms_submit_destroy().
-ms_submit_t *ms_submit_new(ms_store_t *store, const ms_submit_config_t *cfg,
+//  Create the submission path over STORE and DATASETS (borrowed; they
+//  outlive the object: a file dataset's dataset file is written through
+//  DATASETS) with CFG and IFACE (copied). Returns NULL when memory runs
+//  out. Caller owns the result; free it with ms_submit_destroy().
+ms_submit_t *ms_submit_new(ms_store_t *store, ms_dataset_source_t *datasets,
+                           const ms_submit_config_t *cfg,
                            const ms_submit_iface_t *iface);
 
 //  Free it; NULL-safe, nulls *self_p.
@@ -123,43 +112,5 @@ int ms_submit_spec(ms_submit_t *self, const char *spec_text, size_t n,
                    ms_spec_t *parsed, bool local_files, const char *uploaded,
                    ms_hash_t *sweep_id, bool *existed, char **summary_json,
                    ms_diag_t *diag);
-
-//  The path of SWEEP_ID's dataset file, DATASETS_DIR/<hex>.json, into OUT
-//  (N bytes; PATH_MAX + 80 always suffice).
-void ms_submit_dataset_path(const ms_submit_t *self, const ms_hash_t *sweep_id,
-                            char *out, size_t n);
-
-//  Write DATASET (the workers' object) as SWEEP_ID's dataset file: compact
-//  JSON with sorted keys, written to a temporary file, fsync'd and renamed
-//  (mode 0600). Returns MS_OK; MS_ERR_IO or MS_ERR_NOMEM with diag naming
-//  the path and the reason.
-int ms_submit_dataset_save(const ms_submit_t *self, const ms_hash_t *sweep_id,
-                           const json_t *dataset, ms_diag_t *diag);
-
-//  The content hash of a sweep's dataset D into *OUT: BLAKE2b over the
-//  hashes of its files (a built-in dataset's four files are hashed here,
-//  so nodes with the same Debian package see the same hash). FILES (may
-//  be NULL): for a built-in dataset, its four files (role, size, hash)
-//  for the dataset record. Returns MS_OK; the built-in lookup's or file
-//  hash's error (MS_ERR_NOTFOUND, MS_ERR_IO) when a file cannot be read.
-int ms_submit_dataset_hash(const ms_spec_dataset_t *d, ms_hash_t *out,
-                           ms_wire_dataset_file_t files[4]);
-
-//  The role index (0 .. MS_SUBMIT_FILE_ROLES - 1) of the role NAME (N
-//  bytes, not terminated), -1 when it names none.
-int ms_submit_file_role(const char *name, size_t n);
-
-//  The workers' dataset object of a file dataset held as blobs in BLOBS:
-//  the blob paths by role of FH where HAVE (train and test at least), the
-//  CSV options CSV (may be NULL; label defaults to "label") and the
-//  train/test hashes (the worker re-checks them). Pins the blobs when PIN.
-//  *OUT gets the new object (caller json_decref's it), *BYTES the files'
-//  total size. Returns MS_OK; the blob store's error (MS_ERR_NOTFOUND
-//  when a blob is not held); MS_ERR_NOMEM.
-int ms_submit_blob_dataset(ms_blob_store_t *blobs,
-                           const ms_hash_t fh[MS_SUBMIT_FILE_ROLES],
-                           const bool have[MS_SUBMIT_FILE_ROLES],
-                           const json_t *csv, bool pin, json_t **out,
-                           int64_t *bytes);
 
 #endif

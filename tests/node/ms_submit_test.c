@@ -11,11 +11,14 @@
     path and a bad local file are refused with the key path (or the file)
     in the diag and write nothing; the same spec again exists; a cancelled
     sweep submitted again is reopened through the iface; a local runner's
-    dataset file is written with absolute paths.
+    dataset file is written with absolute paths (through the node's
+    dataset source, a real ms_dataset_source over the same store, which
+    has the dataset at once).
 */
 #define _DEFAULT_SOURCE // realpath
 #include "ms_submit.h"
 
+#include "ms_dataset_source.h"
 #include "ms_store.h"
 #include "ms_store_payload.h"
 #include "ms_spec.h"
@@ -42,6 +45,7 @@ typedef struct {
     char datasets_dir[512];        // ROOT/datasets
     ms_store_t *store;             // ROOT/store
     ms_submit_t *submit;           // under test
+    ms_dataset_source_t *datasets; // its dataset files (ROOT/datasets)
     ms_clock_fake_t fake;          // its wall clock
     ms_clock_t clock;              // readers of fake
     uint8_t origin[MS_HASH_BYTES]; // "our" key
@@ -51,8 +55,6 @@ typedef struct {
     int64_t created_at_ms;         // created_at_ms of the last SWEEP payload
     int n_reopens;                 // reopen calls
     int n_stored, n_fresh;         // stored calls, of which fresh
-    int n_known;                   // dataset_known calls
-    char known_train[PATH_MAX];    // its dataset's "train"
     int n_log;                     // log lines
     char last_log[512];            // the last one
 } s_fx_t;
@@ -124,16 +126,6 @@ s_stored(void *arg, const ms_hash_t *sweep_id, bool fresh)
 }
 
 static void
-s_known(void *arg, const ms_hash_t *sweep_id, json_t *dataset)
-{
-    (void) sweep_id;
-    s_fx_t *fx = arg;
-    fx->n_known++;
-    const char *train = json_string_value(json_object_get(dataset, "train"));
-    snprintf(fx->known_train, sizeof fx->known_train, "%s", train ? train : "");
-}
-
-static void
 s_log(void *arg, const char *line)
 {
     s_fx_t *fx = arg;
@@ -148,8 +140,7 @@ static void
 s_make(s_fx_t *fx, int64_t max_tasks)
 {
     ms_submit_destroy(&fx->submit);
-    ms_submit_config_t cfg = {.datasets_dir = fx->datasets_dir,
-                              .max_tasks_per_sweep = max_tasks,
+    ms_submit_config_t cfg = {.max_tasks_per_sweep = max_tasks,
                               .max_dataset_bytes = (int64_t) 1 << 32,
                               .clock = &fx->clock};
     ms_submit_iface_t iface = {.arg = fx,
@@ -157,9 +148,8 @@ s_make(s_fx_t *fx, int64_t max_tasks)
                                .append = s_append,
                                .reopen = s_reopen,
                                .stored = s_stored,
-                               .dataset_known = s_known,
                                .blobs = NULL};
-    fx->submit = ms_submit_new(fx->store, &cfg, &iface);
+    fx->submit = ms_submit_new(fx->store, fx->datasets, &cfg, &iface);
     assert_non_null(fx->submit);
 }
 
@@ -181,6 +171,13 @@ s_setup(void **state)
     memset(fx->origin, 0x5a, sizeof fx->origin);
     fx->fake.wall_ms = S_WALL_MS;
     ms_clock_fake(&fx->fake, &fx->clock);
+    ms_dataset_source_config_t dcfg = {.datasets_dir = fx->datasets_dir,
+                                       .max_dataset_bytes = (int64_t) 1 << 32,
+                                       .clock = &fx->clock};
+    ms_dataset_source_iface_t diface = {.arg = fx, .log = s_log};
+    fx->datasets = ms_dataset_source_new(fx->store, &dcfg, &diface);
+    if (!fx->datasets)
+        return -1;
     s_make(fx, 1000000);
     *state = fx;
     return 0;
@@ -191,6 +188,7 @@ s_teardown(void **state)
 {
     s_fx_t *fx = *state;
     ms_submit_destroy(&fx->submit);
+    ms_dataset_source_destroy(&fx->datasets);
     ms_store_destroy(&fx->store);
     ms_td_teardown(fx->root);
     free(fx);
@@ -282,7 +280,7 @@ test_valid_spec_becomes_records(void **state)
     assert_memory_equal(ms_spec_sweep_id(parsed)->bytes, sid.bytes,
                         MS_HASH_BYTES);
     ms_hash_t dh;
-    assert_int_equal(ms_submit_dataset_hash(ms_spec_dataset(parsed), &dh, NULL),
+    assert_int_equal(ms_dataset_source_hash(ms_spec_dataset(parsed), &dh, NULL),
                      MS_OK);
     uint8_t *payload = NULL;
     size_t len = 0;
@@ -445,7 +443,7 @@ s_write(s_fx_t *fx, const char *name, const char *text, char *out, size_t n)
 //  --------------------------------------------------------------------------
 //  A local runner's file dataset: a bad file is refused with its path and
 //  writes nothing; good files give a dataset file with absolute paths
-//  (written before the records) and the iface hears of it.
+//  (written before the records) and the dataset source has it at once.
 
 static void
 test_local_files(void **state)
@@ -474,6 +472,15 @@ test_local_files(void **state)
              "name: local\ndataset: {train: %s, test: %s, label: y}\n"
              "parameters:\n  width: {values: [4, 8]}\n  epochs: {value: 1}\n",
              train, test);
+    // Asked about before it is stored: no dataset (and no pool, so it is
+    // not looked for again): the submission's save is what gives it one.
+    ms_spec_t *parsed = NULL;
+    assert_int_equal(ms_spec_parse(spec, strlen(spec), NULL, &parsed, &diag),
+                     MS_OK);
+    assert_int_equal(ms_spec_bind_dataset_files(parsed, &diag), MS_OK);
+    sid = *ms_spec_sweep_id(parsed);
+    ms_spec_destroy(&parsed);
+    assert_null(ms_dataset_source_dataset(fx->datasets, &sid));
     rc = ms_submit_spec(fx->submit, spec, strlen(spec), NULL, true, NULL, &sid,
                         &existed, NULL, &diag);
     if (rc != MS_OK)
@@ -485,7 +492,7 @@ test_local_files(void **state)
     ms_store_sweep_destroy(&sw);
 
     char path[PATH_MAX + 80];
-    ms_submit_dataset_path(fx->submit, &sid, path, sizeof path);
+    ms_dataset_source_path(fx->datasets, &sid, path, sizeof path);
     char hex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(&sid, hex);
     assert_non_null(strstr(path, hex));
@@ -500,39 +507,10 @@ test_local_files(void **state)
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
-    assert_int_equal(fx->n_known, 1);
-    assert_string_equal(fx->known_train, real);
-}
-
-//  --------------------------------------------------------------------------
-//  File roles by name; a dataset file saved and read back.
-
-static void
-test_roles_and_save(void **state)
-{
-    s_fx_t *fx = *state;
-    assert_int_equal(ms_submit_file_role("train", 5), 0);
-    assert_int_equal(ms_submit_file_role("test", 4), 1);
-    assert_int_equal(ms_submit_file_role("train_labels", 12), 2);
-    assert_int_equal(ms_submit_file_role("test_labels", 11), 3);
-    assert_int_equal(ms_submit_file_role("train_labelsX", 12), 2);
-    assert_int_equal(ms_submit_file_role("tes", 3), -1);
-    assert_int_equal(ms_submit_file_role("labels", 6), -1);
-
-    ms_hash_t sid;
-    memset(sid.bytes, 7, sizeof sid.bytes);
-    json_t *obj = json_pack("{s:s, s:i}", "train", "/x", "n", 3);
-    ms_diag_t diag;
-    assert_int_equal(ms_submit_dataset_save(fx->submit, &sid, obj, &diag),
-                     MS_OK);
-    char path[PATH_MAX + 80];
-    ms_submit_dataset_path(fx->submit, &sid, path, sizeof path);
-    json_error_t err;
-    json_t *back = json_load_file(path, 0, &err);
-    assert_true(json_equal(obj, back));
-    json_decref(back);
-    json_decref(obj);
-    assert_int_equal(s_n_dataset_files(fx), 1); // no .tmp left
+    const json_t *known = ms_dataset_source_dataset(fx->datasets, &sid);
+    assert_non_null(known);
+    assert_string_equal(json_string_value(json_object_get(known, "train")),
+                        real);
 }
 
 int
@@ -546,8 +524,6 @@ main(void)
         cmocka_unit_test_setup_teardown(test_bad_spec_refused_writes_nothing,
                                         s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_local_files, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_roles_and_save, s_setup,
-                                        s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
