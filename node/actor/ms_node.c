@@ -55,7 +55,7 @@
     it holds the origin's log, own_seq = how far its own log goes).
     Why that decides without timing: the ack is sent from the peer's loop
     after the merge returned (durable, fed to its lease table), and the
-    loop commits and pushes its own blocks synchronously (s_append pushes
+    loop commits and pushes its own blocks synchronously (the append pushes
     before it returns), so when a peer acks our claim, either it had not
     claimed the slot yet (then our claim, live in its table, forbids it
     to claim at that epoch), or its claim is in its log at or below
@@ -88,8 +88,8 @@
     active view, and peers that link after the push, are not waited for
     either; a race with them is settled by the ranking. A retry under a
     claim that settled already waits for nothing. The bookkeeping is
-    ms_settle (pure, unit-tested); the ack is s_ack_block /
-    s_on_block_ack.
+    ms_settle (pure, unit-tested); the ack is node/log/ms_record_log's
+    (BLOCK_ACK, sent and received there).
 
     Claim-to-start. The node notes when each sweep record was committed
     here (local submit, or the merge of a gossiped SWEEP or last FRAGMENT
@@ -172,6 +172,7 @@
 #include "ms_onnx.h"
 #include "ms_outbox.h"
 #include "ms_peers_conf.h"
+#include "ms_record_log.h"
 #include "ms_reeval.h"
 #include "ms_runner.h"
 #include "ms_scheduler.h"
@@ -215,15 +216,6 @@ typedef struct {
     double train_seconds; // sum of train_seconds of its stored rows
 } s_sweep_info_t;
 
-//  A block holding a claim that we must acknowledge to its origin once it
-//  is merged here (gossip merges a socket drain's blocks in one commit,
-//  after the drain).
-typedef struct {
-    uint8_t origin[MS_HASH_BYTES]; // the claimer
-    uint64_t incarnation;          // its incarnation
-    uint64_t last_seq;             // the block's last record
-} s_ack_due_t;
-
 //  When a sweep record was committed here (claim-to-start).
 typedef struct {
     ms_hash_t sweep_id; // the sweep
@@ -257,7 +249,7 @@ typedef struct {
 //  (docs/BENCHMARKS.md "Pool throughput").
 #define S_MAX_COMMIT (4 * S_MAX_APPEND)
 _Static_assert(S_MAX_APPEND == MS_RECORD_MAX_BLOCK, "one block bound");
-_Static_assert(S_MAX_COMMIT <= MS_STORE_MAX_APPEND_RECORDS, "append bound");
+_Static_assert(S_MAX_COMMIT <= MS_RECORD_LOG_MAX_APPEND, "append bound");
 _Static_assert(S_MAX_COMMIT == MS_SCHEDULER_MAX_CLAIMS, "a pass's claims");
 _Static_assert(MS_SCHEDULER_MAX_PREFETCH < S_MAX_LIVE_CLAIMS, "heartbeat");
 
@@ -356,11 +348,12 @@ struct ms_node {
     ms_scheduler_t *scheduler;       // where a lease is decided
     ms_runner_t *runner;             // workers' runs
     ms_mesh_t *mesh;                 // links to peers, or NULL (no pool)
+    ms_record_log_t *log;            // our log over the store (gossip's
+                                     // source and transport)
     ms_gossip_t *gossip;             // push + anti-entropy, or NULL
     s_peer_t *peer_tab;              // peers as the mesh reported them
     size_t n_peer_tab;               // entries in peer_tab
     ms_settle_t *settle;             // own claims waiting for acks
-    uint64_t last_append_seq;        // seq of the last record s_append wrote
     int64_t grace_until;             // monotonic ms: no claim before
     int64_t grace_limit;             // monotonic ms: catch-up stops holding it
     bool caught_up;                  // startup grace and first catch-up over
@@ -379,10 +372,7 @@ struct ms_node {
     int64_t snapshot_at;             // monotonic ms: refresh the snapshots
     ms_wire_live_claim_t *hb_claims; // heartbeat live-claims buffer
     ms_outbox_t *outbox;             // our results: this turn's, held
-    s_ack_due_t *acks_due;           // claim blocks to acknowledge once held
-    bool sweeps_due;                 // sweep records came: note their commit
     int64_t trim_at;                 // monotonic ms: next malloc_trim allowed
-    size_t n_acks_due, cap_acks_due; // used, allocated
     // signed blocks (see "Signed blocks" above s_sign_block)
     uint64_t own_signed_from;   // own seqs from here on: signed by us now
     int64_t turn_started_us;    // monotonic us: the loop woke (0: not
@@ -806,6 +796,7 @@ static int s_sign_block(void *arg, const uint8_t *origin, uint64_t incarnation,
                         uint8_t *sig, size_t *sig_len);
 static int s_append(ms_node_t *self, size_t n,
                     const ms_store_payload_t *payloads);
+static int s_record_log_open(ms_node_t *self);
 static void s_pool_close(ms_node_t *self);
 static int s_api_submit(void *arg, const char *text, size_t n,
                         const char *files, char **summary, ms_diag_t *diag);
@@ -1012,6 +1003,9 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
         goto fail;
     }
     self->own_signed_from++; // what this process appends from now on
+    rc = s_record_log_open(self);
+    if (rc != MS_OK)
+        goto fail;
     size_t n_reset = 0;
     rc = ms_store_reset_claims(self->store, s_node_pk(self), &n_reset);
     if (rc != MS_OK) {
@@ -1180,6 +1174,7 @@ ms_node_destroy(ms_node_t **self_p)
     ms_idle_destroy(&self->idle);
     ms_submit_destroy(&self->submit);
     ms_dataset_source_destroy(&self->datasets);
+    ms_record_log_destroy(&self->log);
     ms_store_destroy(&self->store);
     ms_identity_destroy(&self->identity);
     ms_members_destroy(&self->members);
@@ -1203,7 +1198,6 @@ ms_node_destroy(ms_node_t **self_p)
     free(self->sweeps_seen);
     free(self->worker_free_us);
     free(self->hb_claims);
-    free(self->acks_due);
     for (int i = 0; self->peers && i < self->opts.n_peers; i++)
         free(self->peers[i]);
     free(self->peers);
@@ -2177,87 +2171,17 @@ s_item_text(void *arg, const char *text, size_t n, char **summary,
     return MS_OK;
 }
 
-//  Blocks read back from the store for a push.
-typedef struct {
-    ms_node_t *node; // the node
-    int rc;          // first push error
-} s_push_ctx_t;
-
 //  --------------------------------------------------------------------------
-//  Push one stored block of ours to the active view.
-
-static int
-s_push_block_fn(void *arg, const uint8_t *origin, uint64_t incarnation,
-                uint64_t first_seq, size_t n, const uint32_t *kinds,
-                const uint8_t *const *payloads, const size_t *lens,
-                const uint8_t *signature, size_t sig_len)
-{
-    s_push_ctx_t *ctx = arg;
-    if (n == 0 || n > MS_GOSSIP_MAX_BLOCK_RECORDS)
-        return 0;
-    uint8_t fresh[MS_WIRE_SIGNATURE_BYTES];
-    s_serve_signature(ctx->node, origin, incarnation, first_seq, n, kinds,
-                      payloads, lens, &signature, &sig_len, fresh);
-    ms_gossip_record_t recs[MS_GOSSIP_MAX_BLOCK_RECORDS];
-    for (size_t i = 0; i < n; i++) {
-        recs[i].seq = first_seq + i;
-        recs[i].kind = kinds[i];
-        recs[i].payload = payloads[i];
-        recs[i].payload_bytes = lens[i];
-    }
-    ms_gossip_block_t block = {.incarnation = incarnation,
-                               .first_seq = first_seq,
-                               .n_records = n,
-                               .records = recs,
-                               .signature = signature,
-                               .signature_bytes = sig_len};
-    memcpy(block.origin, origin, MS_GOSSIP_ID_BYTES);
-    int rc = ms_gossip_push(ctx->node->gossip, &block);
-    if (rc != MS_OK && ctx->rc == MS_OK)
-        ctx->rc = rc;
-    return 0;
-}
-
-//  --------------------------------------------------------------------------
-//  Push our records from_seq..to_seq (whole blocks) after their commit.
-
-static void
-s_push_own(ms_node_t *self, uint64_t from_seq, uint64_t to_seq)
-{
-    if (!self->gossip)
-        return;
-    s_push_ctx_t ctx = {.node = self, .rc = MS_OK};
-    ms_store_read_blocks(self->store, s_node_pk(self),
-                         ms_store_incarnation(self->store), from_seq, to_seq, 0,
-                         s_push_block_fn, &ctx);
-}
-
-//  --------------------------------------------------------------------------
-//  Append n (1 to S_MAX_COMMIT) payloads of ours in one durable commit,
-//  as blocks of up to S_MAX_APPEND records (one block when n is at most
-//  that), then push them. Returns the store's code.
+//  Append n (1 to S_MAX_COMMIT) payloads of ours in one durable commit
+//  and push them (ms_record_log_append); results are then events.
+//  Returns the store's code.
 
 static int
 s_append(ms_node_t *self, size_t n, const ms_store_payload_t *payloads)
 {
-    uint32_t kinds[S_MAX_COMMIT];
-    uint8_t *bufs[S_MAX_COMMIT] = {NULL};
-    size_t lens[S_MAX_COMMIT];
-    ms_record_key_t keys[S_MAX_COMMIT];
     assert(n >= 1 && n <= S_MAX_COMMIT);
-    int rc = MS_OK;
-    for (size_t i = 0; i < n && rc == MS_OK; i++) {
-        kinds[i] = payloads[i].kind;
-        rc = ms_store_payload_encode(&payloads[i], &bufs[i], &lens[i]);
-    }
-    if (rc == MS_OK)
-        rc = ms_store_append_many(self->store, s_node_pk(self), n, kinds,
-                                  (const void *const *) bufs, lens, keys);
-    for (size_t i = 0; i < n; i++)
-        free(bufs[i]);
+    int rc = ms_record_log_append(self->log, self->gossip, n, payloads, NULL);
     if (rc == MS_OK) {
-        self->last_append_seq = keys[n - 1].seq;
-        s_push_own(self, keys[0].seq, keys[n - 1].seq);
         for (size_t i = 0; i < n; i++)
             if (payloads[i].kind == MS_RECORD_RESULT)
                 s_ev_result(self, payloads[i].u.result.task_id,
@@ -2904,8 +2828,8 @@ s_schedule_pool(ms_node_t *self)
         (int) ms_settle_count(self->settle), claims, &n_claims);
     if (rc != MS_OK)
         return rc == MS_ERR_NOMEM ? MS_OK : rc;
-    ms_runner_settle(self->runner, claims, n_claims, self->last_append_seq,
-                     now);
+    ms_runner_settle(self->runner, claims, n_claims,
+                     ms_record_log_last_seq(self->log), now);
     s_update_busy(self);
     return MS_OK;
 }
@@ -2941,368 +2865,16 @@ s_release_all(ms_node_t *self)
 }
 
 //  ==========================================================================
-//  Gossip over the store (source) and the mesh (transport)
+//  The record log (node/log/ms_record_log): the node's side of
+//  ms_record_log_iface_t. The log is the gossip's source and transport;
+//  what it needs of the node is here: the mesh, the peer table, the
+//  signed-block code, the members' roles and the change set of a merge.
 
 #define S_CATCH_UP_HOLD_MS 500    // grace held this long past a pull
 #define S_CATCH_UP_GRACE_MS 60000 // ... and no longer than this from start
 
 //  --------------------------------------------------------------------------
-//  Source: vector digest.
-
-static int
-s_src_digest(void *arg, uint8_t digest[MS_GOSSIP_DIGEST_BYTES])
-{
-    ms_node_t *self = arg;
-    return ms_store_vector_digest(self->store, digest, NULL);
-}
-
-//  A vector being collected.
-typedef struct {
-    ms_gossip_entry_t *entries; // malloc'd
-    size_t n, cap;              // used, allocated
-} s_vec_t;
-
-//  --------------------------------------------------------------------------
-//  Collect one vector entry.
-
-static int
-s_vec_one(void *arg, const uint8_t *origin, uint64_t incarnation, uint64_t seq)
-{
-    s_vec_t *v = arg;
-    if (seq == 0)
-        return 0;
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 16;
-        ms_gossip_entry_t *grown = realloc(v->entries, cap * sizeof *grown);
-        if (!grown)
-            return MS_ERR_NOMEM;
-        v->entries = grown;
-        v->cap = cap;
-    }
-    ms_gossip_entry_t *e = &v->entries[v->n++];
-    memcpy(e->origin, origin, MS_GOSSIP_ID_BYTES);
-    e->incarnation = incarnation;
-    e->seq = seq;
-    return 0;
-}
-
-//  --------------------------------------------------------------------------
-//  Source: the whole vector.
-
-static int
-s_src_vector(void *arg, ms_gossip_entry_t **entries, size_t *n_entries)
-{
-    ms_node_t *self = arg;
-    s_vec_t v = {0};
-    int rc = ms_store_vector(self->store, s_vec_one, &v);
-    if (rc != MS_OK) {
-        free(v.entries);
-        *entries = NULL;
-        *n_entries = 0;
-        return rc;
-    }
-    *entries = v.entries;
-    *n_entries = v.n;
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Source: highest contiguous seq held.
-
-static int
-s_src_held(void *arg, const uint8_t origin[MS_GOSSIP_ID_BYTES],
-           uint64_t incarnation, uint64_t *seq)
-{
-    ms_node_t *self = arg;
-    return ms_store_held(self->store, origin, incarnation, seq);
-}
-
-//  Blocks read for a gossip range answer.
-typedef struct {
-    ms_node_t *node;                                             // the node
-    int (*emit)(void *emit_arg, const ms_gossip_block_t *block); // gossip's
-    void *emit_arg;                                              // its argument
-    size_t max_bytes; // payload bytes to emit at most
-    size_t bytes;     // emitted so far
-    int rc;           // emit's first non-zero return
-} s_read_ctx_t;
-
-//  --------------------------------------------------------------------------
-//  Hand one stored block to gossip's emit.
-
-static int
-s_read_one(void *arg, const uint8_t *origin, uint64_t incarnation,
-           uint64_t first_seq, size_t n, const uint32_t *kinds,
-           const uint8_t *const *payloads, const size_t *lens,
-           const uint8_t *signature, size_t sig_len)
-{
-    s_read_ctx_t *ctx = arg;
-    if (ctx->max_bytes && ctx->bytes >= ctx->max_bytes)
-        return 1; // enough: stop (not an error)
-    if (n == 0 || n > MS_GOSSIP_MAX_BLOCK_RECORDS)
-        return 0;
-    uint8_t fresh[MS_WIRE_SIGNATURE_BYTES];
-    s_serve_signature(ctx->node, origin, incarnation, first_seq, n, kinds,
-                      payloads, lens, &signature, &sig_len, fresh);
-    ms_gossip_record_t recs[MS_GOSSIP_MAX_BLOCK_RECORDS];
-    for (size_t i = 0; i < n; i++) {
-        recs[i].seq = first_seq + i;
-        recs[i].kind = kinds[i];
-        recs[i].payload = payloads[i];
-        recs[i].payload_bytes = lens[i];
-        ctx->bytes += lens[i];
-    }
-    ms_gossip_block_t block = {.incarnation = incarnation,
-                               .first_seq = first_seq,
-                               .n_records = n,
-                               .records = recs,
-                               .signature = signature,
-                               .signature_bytes = sig_len};
-    memcpy(block.origin, origin, MS_GOSSIP_ID_BYTES);
-    int rc = ctx->emit(ctx->emit_arg, &block);
-    if (rc != 0) {
-        ctx->rc = rc;
-        return 2;
-    }
-    return 0;
-}
-
-//  --------------------------------------------------------------------------
-//  Source: read whole blocks of a range.
-
-static int
-s_src_read_blocks(void *arg, const uint8_t origin[MS_GOSSIP_ID_BYTES],
-                  uint64_t incarnation, uint64_t from_seq, uint64_t to_seq,
-                  size_t max_records, size_t max_bytes,
-                  int (*emit)(void *emit_arg, const ms_gossip_block_t *block),
-                  void *emit_arg)
-{
-    ms_node_t *self = arg;
-    s_read_ctx_t ctx = {.node = self,
-                        .emit = emit,
-                        .emit_arg = emit_arg,
-                        .max_bytes = max_bytes};
-    int rc = ms_store_read_blocks(self->store, origin, incarnation, from_seq,
-                                  to_seq, max_records, s_read_one, &ctx);
-    if (ctx.rc != 0)
-        return ctx.rc;
-    return rc > 0 ? MS_OK : rc;
-}
-
-//  --------------------------------------------------------------------------
-//  Source: merge a peer's block, then feed its records to the leases.
-
-//  Tell the store whether ORIGIN may submit, before its blocks are merged
-//  (DESIGN.md: sweeps and sweep-control records come only from members
-//  with the `submit` role; in an open pool everyone may). A block's
-//  origin is always in the members table (blocks of unknown origins are
-//  refused), so its roles are known here.
-
-static void
-s_note_submit_role(ms_node_t *self, const uint8_t *origin)
-{
-    if (!self->members || !ms_members_has_authority(self->members))
-        return;
-    const ms_member_t *m = ms_members_find(self->members, origin);
-    bool may = m && (m->roles & MS_CERT_ROLE_SUBMIT);
-    if (ms_store_set_may_submit(self->store, origin, may) != MS_OK)
-        s_log(self, "out of memory noting a member's roles");
-}
-
-static int
-s_src_merge(void *arg, const ms_gossip_block_t *block, size_t *n_new)
-{
-    ms_node_t *self = arg;
-    *n_new = 0;
-    size_t n = block->n_records;
-    if (n == 0 || n > MS_GOSSIP_MAX_BLOCK_RECORDS)
-        return MS_ERR_INVALID;
-    uint32_t kinds[MS_GOSSIP_MAX_BLOCK_RECORDS];
-    const uint8_t *payloads[MS_GOSSIP_MAX_BLOCK_RECORDS];
-    size_t lens[MS_GOSSIP_MAX_BLOCK_RECORDS];
-    for (size_t i = 0; i < n; i++) {
-        kinds[i] = block->records[i].kind;
-        payloads[i] = block->records[i].payload;
-        lens[i] = block->records[i].payload_bytes;
-    }
-    ms_store_merge_result_t res;
-    memset(&res, 0, sizeof res);
-    s_note_submit_role(self, block->origin);
-    int rc = ms_store_merge_block(
-        self->store, block->origin, block->incarnation, block->first_seq, n,
-        kinds, payloads, lens, block->signature, block->signature_bytes, &res);
-    if (rc != MS_OK)
-        return rc;
-    *n_new = res.n_new;
-    if (res.n_new > 0)
-        for (size_t i = 0; i < n; i++)
-            if (s_counts(self, block->origin, block->incarnation,
-                         block->first_seq + i))
-                s_lease_feed(self, block->origin, kinds[i], payloads[i],
-                             lens[i]);
-    if (res.equivocation) {
-        char hex[MS_HASH_HEX_LEN + 1];
-        ms_hash_t h;
-        memcpy(h.bytes, block->origin, MS_HASH_BYTES);
-        ms_hash_hex(&h, hex);
-        s_log(self,
-              "node %.12s equivocates: %zu conflicting record(s) kept "
-              "as evidence",
-              hex, res.n_conflict);
-    }
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Source: merge a batch of peers' blocks in one store commit, then feed
-//  the new records to the leases (one pass, after the commit).
-
-static int
-s_src_merge_blocks(void *arg, const ms_gossip_block_t *blocks, size_t n_blocks,
-                   int *rcs, size_t *n_new)
-{
-    ms_node_t *self = arg;
-    size_t n_recs = 0;
-    for (size_t b = 0; b < n_blocks; b++)
-        n_recs += blocks[b].n_records;
-    ms_store_block_t *sb = calloc(n_blocks ? n_blocks : 1, sizeof *sb);
-    ms_store_merge_result_t *res = calloc(n_blocks ? n_blocks : 1, sizeof *res);
-    uint32_t *kinds = calloc(n_recs ? n_recs : 1, sizeof *kinds);
-    const uint8_t **payloads = calloc(n_recs ? n_recs : 1, sizeof *payloads);
-    size_t *lens = calloc(n_recs ? n_recs : 1, sizeof *lens);
-    int rc = MS_ERR_NOMEM;
-    if (sb && res && kinds && payloads && lens) {
-        size_t at = 0;
-        for (size_t b = 0; b < n_blocks; b++) {
-            const ms_gossip_block_t *g = &blocks[b];
-            for (size_t i = 0; i < g->n_records; i++) {
-                kinds[at + i] = g->records[i].kind;
-                payloads[at + i] = g->records[i].payload;
-                lens[at + i] = g->records[i].payload_bytes;
-            }
-            sb[b] = (ms_store_block_t){.origin = g->origin,
-                                       .incarnation = g->incarnation,
-                                       .first_seq = g->first_seq,
-                                       .n = g->n_records,
-                                       .kinds = kinds + at,
-                                       .payloads = payloads + at,
-                                       .lens = lens + at,
-                                       .signature = g->signature,
-                                       .sig_len = g->signature_bytes};
-            at += g->n_records;
-        }
-        for (size_t b = 0; b < n_blocks; b++) {
-            rcs[b] = 1; // unset: the store refused the whole call
-            s_note_submit_role(self, blocks[b].origin);
-        }
-        rc = ms_store_merge_blocks(self->store, sb, n_blocks, rcs, res);
-        if (n_blocks > 0 && rcs[0] != 1)
-            rc = MS_OK; // each block's fate is in rcs
-    }
-    for (size_t b = 0; rc == MS_OK && b < n_blocks; b++) {
-        n_new[b] = rcs[b] == MS_OK ? res[b].n_new : 0;
-        const ms_gossip_block_t *g = &blocks[b];
-        if (n_new[b] > 0)
-            for (size_t i = 0; i < g->n_records; i++)
-                if (s_counts(self, g->origin, g->incarnation, g->first_seq + i))
-                    s_lease_feed(self, g->origin, g->records[i].kind,
-                                 g->records[i].payload,
-                                 g->records[i].payload_bytes);
-        if (rcs[b] == MS_OK && res[b].equivocation) {
-            char hex[MS_HASH_HEX_LEN + 1];
-            ms_hash_t h;
-            memcpy(h.bytes, g->origin, MS_HASH_BYTES);
-            ms_hash_hex(&h, hex);
-            s_log(self,
-                  "node %.12s equivocates: %zu conflicting record(s) kept "
-                  "as evidence",
-                  hex, res[b].n_conflict);
-        }
-    }
-    free(sb);
-    free(res);
-    free(kinds);
-    free(payloads);
-    free(lens);
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  Transport: a gossip message as a wire envelope to one peer.
-
-static int
-s_tr_send(void *arg, const uint8_t to[MS_GOSSIP_ID_BYTES],
-          const ms_gossip_msg_t *msg)
-{
-    ms_node_t *self = arg;
-    if (!self->mesh)
-        return MS_ERR_NOTFOUND;
-    ms_wire_envelope_t env;
-    memset(&env, 0, sizeof env);
-    env.protocol = MS_PROTOCOL_VERSION;
-    ms_wire_vector_entry_t *entries = NULL;
-    ms_wire_record_t *recs = NULL;
-    switch (msg->kind) {
-    case MS_GOSSIP_MSG_DIGEST:
-        env.body = MS_WIRE_BODY_VECTOR_DIGEST;
-        memcpy(env.vector_digest.digest, msg->u.digest, MS_WIRE_ID_BYTES);
-        break;
-    case MS_GOSSIP_MSG_VECTOR:
-        env.body = MS_WIRE_BODY_VECTOR;
-        if (msg->u.vector.n_entries) {
-            entries = calloc(msg->u.vector.n_entries, sizeof *entries);
-            if (!entries)
-                return MS_ERR_NOMEM;
-            for (size_t i = 0; i < msg->u.vector.n_entries; i++) {
-                memcpy(entries[i].origin, msg->u.vector.entries[i].origin,
-                       MS_WIRE_ID_BYTES);
-                entries[i].incarnation = msg->u.vector.entries[i].incarnation;
-                entries[i].seq = msg->u.vector.entries[i].seq;
-            }
-        }
-        env.vector.entries = entries;
-        env.vector.n_entries = msg->u.vector.n_entries;
-        break;
-    case MS_GOSSIP_MSG_RANGE_REQUEST:
-        env.body = MS_WIRE_BODY_RANGE_REQUEST;
-        memcpy(env.range_request.origin, msg->u.range.origin, MS_WIRE_ID_BYTES);
-        env.range_request.incarnation = msg->u.range.incarnation;
-        env.range_request.from_seq = msg->u.range.from_seq;
-        env.range_request.to_seq = msg->u.range.to_seq;
-        env.range_request.max_records = msg->u.range.max_records;
-        break;
-    case MS_GOSSIP_MSG_BLOCK: {
-        const ms_gossip_block_t *b = &msg->u.block;
-        env.body = MS_WIRE_BODY_BLOCK;
-        recs = calloc(b->n_records ? b->n_records : 1, sizeof *recs);
-        if (!recs)
-            return MS_ERR_NOMEM;
-        for (size_t i = 0; i < b->n_records; i++) {
-            recs[i].seq = b->records[i].seq;
-            recs[i].kind = b->records[i].kind;
-            recs[i].payload = (uint8_t *) b->records[i].payload;
-            recs[i].payload_bytes = b->records[i].payload_bytes;
-        }
-        memcpy(env.block.origin, b->origin, MS_WIRE_ID_BYTES);
-        env.block.incarnation = b->incarnation;
-        env.block.first_seq = b->first_seq;
-        env.block.records = recs;
-        env.block.n_records = b->n_records;
-        env.block.signature = (uint8_t *) b->signature;
-        env.block.signature_bytes = b->signature_bytes;
-        break;
-    }
-    default:
-        return MS_ERR_INVALID;
-    }
-    int rc = ms_mesh_send(self->mesh, to, &env);
-    free(entries);
-    free(recs);
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  Transport: the push targets (linked, alive peers).
+//  ms_record_log_iface_t: the push targets (linked, not dead peers).
 
 static int
 s_tr_active(void *arg, uint8_t (*out)[MS_GOSSIP_ID_BYTES], int max)
@@ -3316,13 +2888,96 @@ s_tr_active(void *arg, uint8_t (*out)[MS_GOSSIP_ID_BYTES], int max)
 }
 
 //  --------------------------------------------------------------------------
-//  Transport: one random live peer.
+//  ms_record_log_iface_t: one random live peer.
 
 static int
 s_tr_random(void *arg, uint8_t out[MS_GOSSIP_ID_BYTES])
 {
     ms_node_t *self = arg;
     return self->mesh ? ms_mesh_random_peer(self->mesh, out) : MS_ERR_NOTFOUND;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_record_log_iface_t: check a peer's block ("Signed blocks").
+
+static bool
+s_rl_check_block(void *arg, const uint8_t from[MS_HASH_BYTES],
+                 const ms_wire_block_t *block)
+{
+    return s_block_check(arg, from, block);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_record_log_iface_t: a stored block leaves ("Signed blocks").
+
+static void
+s_rl_serve_signature(void *arg, const uint8_t *origin, uint64_t incarnation,
+                     uint64_t first_seq, size_t n, const uint32_t *kinds,
+                     const uint8_t *const *payloads, const size_t *lens,
+                     const uint8_t **sig, size_t *sig_len, uint8_t *fresh)
+{
+    s_serve_signature(arg, origin, incarnation, first_seq, n, kinds, payloads,
+                      lens, sig, sig_len, fresh);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_record_log_iface_t: whether ORIGIN may submit. A block's origin is
+//  always in the members table (blocks of unknown origins are refused),
+//  so its roles are known here; in an open pool there is no rule (-1).
+
+static int
+s_rl_may_submit(void *arg, const uint8_t origin[MS_HASH_BYTES])
+{
+    ms_node_t *self = arg;
+    if (!self->members || !ms_members_has_authority(self->members))
+        return -1;
+    const ms_member_t *m = ms_members_find(self->members, origin);
+    return m && (m->roles & MS_CERT_ROLE_SUBMIT);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_record_log_iface_t: a merged record: to the leases when it counts.
+
+static void
+s_rl_merged(void *arg, const uint8_t origin[MS_HASH_BYTES],
+            uint64_t incarnation, uint64_t seq, uint32_t kind,
+            const uint8_t *payload, size_t len)
+{
+    ms_node_t *self = arg;
+    if (s_counts(self, origin, incarnation, seq))
+        s_lease_feed(self, origin, kind, payload, len);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_record_log_iface_t: a peer acknowledged our claims (the settle
+//  rule, see "Leases" at the top).
+
+static void
+s_rl_acked(void *arg, const uint8_t from[MS_HASH_BYTES], uint64_t seq,
+           uint64_t own_incarnation, uint64_t own_seq)
+{
+    ms_node_t *self = arg;
+    ms_settle_on_ack(self->settle, from, seq, own_incarnation, own_seq);
+}
+
+//  --------------------------------------------------------------------------
+//  Make the record log over the store (at open, once the store is).
+
+static int
+s_record_log_open(ms_node_t *self)
+{
+    ms_record_log_iface_t iface = {.arg = self,
+                                   .log = s_log_line,
+                                   .send = s_blob_send,
+                                   .active_peers = s_tr_active,
+                                   .random_peer = s_tr_random,
+                                   .check_block = s_rl_check_block,
+                                   .serve_signature = s_rl_serve_signature,
+                                   .may_submit = s_rl_may_submit,
+                                   .merged = s_rl_merged,
+                                   .acked = s_rl_acked};
+    self->log = ms_record_log_new(self->store, s_node_pk(self), &iface);
+    return self->log ? MS_OK : MS_ERR_NOMEM;
 }
 
 //  ==========================================================================
@@ -3378,110 +3033,8 @@ s_on_peer(void *arg, const uint8_t id[MS_MESH_ID_BYTES], ms_peer_state_t state,
 }
 
 //  --------------------------------------------------------------------------
-//  A block of origin holding a claim was handled: acknowledge it to its
-//  origin (the settle rule, see "Leases" at the top) with how far we hold
-//  origin's log and how far our own log goes. Sent after the merge
-//  returned (durable, fed to the lease table) and after every block of
-//  ours committed so far was pushed (s_append pushes before it returns),
-//  so a claim of ours that competes with origin's reaches it before this
-//  ack, or the ack's own_seq tells it to wait for that claim.
-
-static void
-s_ack_block(ms_node_t *self, const uint8_t origin[MS_MESH_ID_BYTES],
-            uint64_t incarnation)
-{
-    if (memcmp(origin, s_node_pk(self), MS_MESH_ID_BYTES) == 0)
-        return;
-    uint64_t held = 0, own = 0;
-    if (ms_store_held(self->store, origin, incarnation, &held) != MS_OK ||
-        held == 0)
-        return; // a gap: nothing to acknowledge yet (the pull will come)
-    uint64_t own_inc = ms_store_incarnation(self->store);
-    if (ms_store_held(self->store, s_node_pk(self), own_inc, &own) != MS_OK)
-        return;
-    ms_wire_envelope_t env;
-    memset(&env, 0, sizeof env);
-    env.protocol = MS_PROTOCOL_VERSION;
-    env.body = MS_WIRE_BODY_BLOCK_ACK;
-    env.block_ack.incarnation = incarnation;
-    env.block_ack.seq = held;
-    env.block_ack.own_incarnation = own_inc;
-    env.block_ack.own_seq = own;
-    if (ms_mesh_send(self->mesh, origin, &env) == MS_OK)
-        self->metrics.block_acks_sent_total++;
-}
-
-//  --------------------------------------------------------------------------
-//  Remember to acknowledge a claim block of origin up to last_seq once it
-//  is merged here (s_send_acks_due after the socket drain's batch).
-
-static void
-s_ack_later(ms_node_t *self, const uint8_t origin[MS_MESH_ID_BYTES],
-            uint64_t incarnation, uint64_t last_seq)
-{
-    for (size_t i = 0; i < self->n_acks_due; i++) {
-        s_ack_due_t *d = &self->acks_due[i];
-        if (d->incarnation == incarnation &&
-            memcmp(d->origin, origin, MS_HASH_BYTES) == 0) {
-            if (last_seq > d->last_seq)
-                d->last_seq = last_seq;
-            return;
-        }
-    }
-    if (self->n_acks_due == self->cap_acks_due) {
-        size_t cap = self->cap_acks_due ? 2 * self->cap_acks_due : 8;
-        s_ack_due_t *grown = realloc(self->acks_due, cap * sizeof *grown);
-        if (!grown) { // acknowledge what is held now: the claimer's cap
-            s_ack_block(self, origin, incarnation); // covers the rest
-            return;
-        }
-        self->acks_due = grown;
-        self->cap_acks_due = cap;
-    }
-    s_ack_due_t *d = &self->acks_due[self->n_acks_due++];
-    memcpy(d->origin, origin, MS_HASH_BYTES);
-    d->incarnation = incarnation;
-    d->last_seq = last_seq;
-}
-
-//  --------------------------------------------------------------------------
-//  Send the acknowledgements whose blocks are merged now; keep the others
-//  (a batch of pull answers may hold them a little longer; a block above a
-//  gap waits for the gap).
-
-static void
-s_send_acks_due(ms_node_t *self)
-{
-    for (size_t i = 0; i < self->n_acks_due;) {
-        s_ack_due_t *d = &self->acks_due[i];
-        uint64_t held = 0;
-        if (ms_store_held(self->store, d->origin, d->incarnation, &held) ==
-                MS_OK &&
-            held >= d->last_seq) {
-            s_ack_block(self, d->origin, d->incarnation);
-            self->acks_due[i] = self->acks_due[--self->n_acks_due];
-        } else
-            i++;
-    }
-}
-
-//  --------------------------------------------------------------------------
-//  A BLOCK_ACK from a peer: it holds our log up to seq; its own log was at
-//  own_seq then. Acks of another incarnation of ours are stale: dropped.
-
-static void
-s_on_block_ack(ms_node_t *self, const uint8_t from[MS_MESH_ID_BYTES],
-               const ms_wire_block_ack_t *ack)
-{
-    if (ack->incarnation != ms_store_incarnation(self->store))
-        return;
-    self->metrics.block_acks_received_total++;
-    ms_settle_on_ack(self->settle, from, ack->seq, ack->own_incarnation,
-                     ack->own_seq);
-}
-
-//  --------------------------------------------------------------------------
-//  A gossip (or blob) envelope from a linked peer.
+//  A gossip (or blob, or authority item) envelope from a linked peer;
+//  the record log takes the gossip ones and BLOCK_ACK.
 
 static void
 s_on_message(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
@@ -3490,70 +3043,12 @@ s_on_message(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
     ms_node_t *self = arg;
     if (!self->gossip)
         return;
-    ms_gossip_msg_t msg;
-    memset(&msg, 0, sizeof msg);
-    ms_gossip_entry_t *entries = NULL;
-    ms_gossip_record_t *recs = NULL;
     switch (env->body) {
-    case MS_WIRE_BODY_VECTOR_DIGEST:
-        msg.kind = MS_GOSSIP_MSG_DIGEST;
-        memcpy(msg.u.digest, env->vector_digest.digest, MS_GOSSIP_ID_BYTES);
-        break;
-    case MS_WIRE_BODY_VECTOR:
-        msg.kind = MS_GOSSIP_MSG_VECTOR;
-        if (env->vector.n_entries) {
-            entries = calloc(env->vector.n_entries, sizeof *entries);
-            if (!entries)
-                return;
-            for (size_t i = 0; i < env->vector.n_entries; i++) {
-                memcpy(entries[i].origin, env->vector.entries[i].origin,
-                       MS_GOSSIP_ID_BYTES);
-                entries[i].incarnation = env->vector.entries[i].incarnation;
-                entries[i].seq = env->vector.entries[i].seq;
-            }
-        }
-        msg.u.vector.entries = entries;
-        msg.u.vector.n_entries = env->vector.n_entries;
-        break;
-    case MS_WIRE_BODY_RANGE_REQUEST:
-        msg.kind = MS_GOSSIP_MSG_RANGE_REQUEST;
-        memcpy(msg.u.range.origin, env->range_request.origin,
-               MS_GOSSIP_ID_BYTES);
-        msg.u.range.incarnation = env->range_request.incarnation;
-        msg.u.range.from_seq = env->range_request.from_seq;
-        msg.u.range.to_seq = env->range_request.to_seq;
-        msg.u.range.max_records = env->range_request.max_records;
-        break;
-    case MS_WIRE_BODY_BLOCK_ACK:
-        s_on_block_ack(self, from, &env->block_ack);
-        return;
     case MS_WIRE_BODY_ITEM_DIGEST:
     case MS_WIRE_BODY_ITEM_LIST:
     case MS_WIRE_BODY_ITEMS:
         s_items_on_message(self, from, env);
         return;
-    case MS_WIRE_BODY_BLOCK:
-        if (!s_block_check(self, from, &env->block))
-            return; // refused: never stored, forwarded, acked or counted
-        msg.kind = MS_GOSSIP_MSG_BLOCK;
-        recs = calloc(env->block.n_records ? env->block.n_records : 1,
-                      sizeof *recs);
-        if (!recs)
-            return;
-        for (size_t i = 0; i < env->block.n_records; i++) {
-            recs[i].seq = env->block.records[i].seq;
-            recs[i].kind = env->block.records[i].kind;
-            recs[i].payload = env->block.records[i].payload;
-            recs[i].payload_bytes = env->block.records[i].payload_bytes;
-        }
-        memcpy(msg.u.block.origin, env->block.origin, MS_GOSSIP_ID_BYTES);
-        msg.u.block.incarnation = env->block.incarnation;
-        msg.u.block.first_seq = env->block.first_seq;
-        msg.u.block.n_records = env->block.n_records;
-        msg.u.block.records = recs;
-        msg.u.block.signature = env->block.signature;
-        msg.u.block.signature_bytes = env->block.signature_bytes;
-        break;
     case MS_WIRE_BODY_BLOB_REQUEST: {
         if (!self->blobs)
             return;
@@ -3573,26 +3068,13 @@ s_on_message(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
             self->n_rejected_messages++;
         return;
     default:
-        return; // nothing else is ours to handle
+        // refused blocks were counted by s_block_check; NOMEM drops and
+        // bodies that are nobody's are not counted
+        if (ms_record_log_on_message(self->log, self->gossip, from, env,
+                                     ms_mesh_now()) == MS_ERR_PROTOCOL)
+            self->n_rejected_messages++;
+        return;
     }
-    if (ms_gossip_on_message(self->gossip, from, &msg, ms_mesh_now()) != MS_OK)
-        self->n_rejected_messages++;
-    else if (env->body == MS_WIRE_BODY_BLOCK) {
-        bool claim = false, sweep = false;
-        for (size_t i = 0; i < env->block.n_records; i++) {
-            uint32_t kind = env->block.records[i].kind;
-            claim = claim || kind == MS_RECORD_CLAIM;
-            sweep =
-                sweep || kind == MS_RECORD_SWEEP || kind == MS_RECORD_FRAGMENT;
-        }
-        if (sweep)
-            self->sweeps_due = true; // noted once merged (after the drain)
-        if (claim && env->block.n_records > 0)
-            s_ack_later(self, env->block.origin, env->block.incarnation,
-                        env->block.first_seq + env->block.n_records - 1);
-    }
-    free(entries);
-    free(recs);
 }
 
 //  --------------------------------------------------------------------------
@@ -3929,6 +3411,10 @@ s_metrics_gather(ms_node_t *self, ms_metrics_t *m, unsigned *groups)
     m->lease_settle_lost_total = runs.n_settle_lost;
     m->lease_settle_capped_total = runs.n_settle_capped;
     m->lease_expiries_total = runs.n_expiries;
+    ms_record_log_stats_t ls;
+    ms_record_log_stats(self->log, &ls);
+    m->block_acks_sent_total = ls.n_acks_sent;
+    m->block_acks_received_total = ls.n_acks_received;
     m->rejected_messages_total =
         self->n_rejected_messages + self->metrics.blocks_rejected_total;
     if (self->gossip) {
@@ -4334,7 +3820,8 @@ s_blob_done(void *arg, const ms_hash_t *hash, int status, const char *reason)
 }
 
 //  --------------------------------------------------------------------------
-//  Send a blob message to a peer (the fetcher's and the server's transport).
+//  Send a message to a peer (the blob fetcher's and server's transport,
+//  the record log's send).
 
 static int
 s_blob_send(void *arg, const uint8_t to[MS_BLOB_PEER_ID_BYTES],
@@ -4998,17 +4485,10 @@ s_mesh_open(ms_node_t *self, ms_diag_t *diag)
     ms_gossip_config_t gc;
     ms_gossip_config_default(&gc);
     gc.antientropy_ms = self->opts.antientropy_ms;
-    ms_gossip_source_t src = {.arg = self,
-                              .vector_digest = s_src_digest,
-                              .vector = s_src_vector,
-                              .held = s_src_held,
-                              .read_blocks = s_src_read_blocks,
-                              .merge_block = s_src_merge,
-                              .merge_blocks = s_src_merge_blocks};
-    ms_gossip_transport_t tr = {.arg = self,
-                                .send = s_tr_send,
-                                .active_peers = s_tr_active,
-                                .random_peer = s_tr_random};
+    ms_gossip_source_t src;
+    ms_gossip_transport_t tr;
+    ms_record_log_source(self->log, &src);
+    ms_record_log_transport(self->log, &tr);
     self->gossip =
         ms_gossip_new(s_node_pk(self), &gc, &src, &tr, ms_mesh_now());
     if (!self->gossip)
@@ -5184,13 +4664,13 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     ms_gossip_batch_begin(self->gossip);
     ms_mesh_handle(self->mesh, ms_mesh_now());
     ms_gossip_batch_end(self->gossip, ms_mesh_now());
-    if (self->n_acks_due)
-        s_send_acks_due(self); // the drain's claim blocks, now merged
-    if (self->sweeps_due) {
+    ms_record_log_send_acks_due(self->log); // the drain's claim blocks
+    if (ms_record_log_sweeps_due(self->log)) {
         // Commit times of the sweeps the drain merged (claim-to-start); a
         // batch of pull answers may hold blocks a little longer.
         s_note_sweeps(self, ms_clock_mono_us());
-        self->sweeps_due = ms_gossip_pull_count(self->gossip) > 0;
+        if (ms_gossip_pull_count(self->gossip) == 0)
+            ms_record_log_sweeps_noted(self->log);
         s_trim(self); // the store parsed the sweeps' specs
     }
     s_hold_grace(self);
