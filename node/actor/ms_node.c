@@ -153,6 +153,7 @@
 #include "ms_backend.h"
 #include "ms_gpu.h"
 #include "ms_blob_fetch.h"
+#include "ms_block_signer.h"
 #include "ms_blob_store.h"
 #include "ms_cert.h"
 #include "ms_gossip.h"
@@ -268,21 +269,6 @@ _Static_assert(S_MAX_COMMIT <= MS_STORE_MAX_APPEND_RECORDS, "append bound");
 _Static_assert(S_MAX_COMMIT == MS_SCHEDULER_MAX_CLAIMS, "a pass's claims");
 _Static_assert(MS_SCHEDULER_MAX_PREFETCH < S_MAX_LIVE_CLAIMS, "heartbeat");
 
-//  Why a peer's block was refused (a bit each, for the logged-once table).
-typedef enum {
-    S_REJECT_UNSIGNED = 1,      // no signature at all
-    S_REJECT_BAD_SIGNATURE = 2, // does not verify under its origin
-    S_REJECT_NOT_ADMITTED = 4,  // origin not admitted (membership)
-} s_reject_reason_t;
-
-//  A peer that sent refused blocks, and the reasons already logged.
-typedef struct {
-    uint8_t peer[MS_HASH_BYTES]; // the link's node id
-    unsigned logged;             // s_reject_reason_t bits logged
-} s_reject_log_t;
-
-#define S_REJECT_LOG_MAX 1024 // peers remembered; beyond, not logged
-
 #define S_EV_RESULTS_MAX 4096  // results queued for events; beyond: reset
 #define S_EV_ROWS_PER_TURN 256 // result rows built per loop turn at most
 #define S_EV_TICK_MS 1000      // progress and sweep scan, keepalives
@@ -389,12 +375,9 @@ struct ms_node {
     bool sweeps_due;                 // sweep records came: note their commit
     int64_t trim_at;                 // monotonic ms: next malloc_trim allowed
     size_t n_acks_due, cap_acks_due; // used, allocated
-    // signed blocks (see "Signed blocks" above s_sign_block)
-    uint64_t own_signed_from;   // own seqs from here on: signed by us now
+    ms_block_signer_t *signer;  // signs ours, checks peers' blocks
     int64_t turn_started_us;    // monotonic us: the loop woke (0: not
                                 // yet)
-    s_reject_log_t *reject_log; // (peer, reasons) already logged
-    size_t n_reject_log;        // entries in reject_log
     // test hooks (ms_node.h "Test hooks"): NULL in meshsweepd
     ms_node_result_hook_fn result_hook; // rewrites own result rows
     void *result_hook_arg;              // its argument
@@ -753,6 +736,7 @@ static int s_submit_open(ms_node_t *self, ms_diag_t *diag);
 static int s_commands_open(ms_node_t *self, ms_diag_t *diag);
 static int s_mesh_open(ms_node_t *self, ms_diag_t *diag);
 static int s_open_certificate(ms_node_t *self, ms_diag_t *diag);
+static int s_signer_open(ms_node_t *self, ms_diag_t *diag);
 
 //  --------------------------------------------------------------------------
 //  The number of workers to start: --workers (0: one per core), capped by
@@ -806,10 +790,6 @@ s_no_submit_role(const ms_node_t *self, ms_diag_t *diag)
                             self->chain.leaf.operator_name);
 }
 static void s_reload_if_asked(ms_node_t *self);
-static int s_sign_block(void *arg, const uint8_t *origin, uint64_t incarnation,
-                        uint64_t first_seq, size_t n, const uint32_t *kinds,
-                        const uint8_t *const *payloads, const size_t *lens,
-                        uint8_t *sig, size_t *sig_len);
 static int s_append(ms_node_t *self, size_t n,
                     const ms_store_payload_t *payloads);
 static void s_pool_close(ms_node_t *self);
@@ -1008,16 +988,9 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     rc = ms_store_open(&self->store, self->store_dir, NULL, diag);
     if (rc != MS_OK)
         goto fail;
-    ms_store_set_signer(self->store, s_sign_block, self);
-    rc = ms_store_held(self->store, s_node_pk(self),
-                       ms_store_incarnation(self->store),
-                       &self->own_signed_from);
-    if (rc != MS_OK) {
-        ms_diag_set_code(diag, rc, self->store_dir, "cannot read the log: %s",
-                         ms_strerror(rc));
+    rc = s_signer_open(self, diag);
+    if (rc != MS_OK)
         goto fail;
-    }
-    self->own_signed_from++; // what this process appends from now on
     size_t n_reset = 0;
     rc = ms_store_reset_claims(self->store, s_node_pk(self), &n_reset);
     if (rc != MS_OK) {
@@ -1186,6 +1159,7 @@ ms_node_destroy(ms_node_t **self_p)
     ms_idle_destroy(&self->idle);
     ms_submit_destroy(&self->submit);
     ms_store_destroy(&self->store);
+    ms_block_signer_destroy(&self->signer); // it signed for the store
     ms_identity_destroy(&self->identity);
     ms_members_destroy(&self->members);
     ms_items_destroy(&self->items);
@@ -1203,7 +1177,6 @@ ms_node_destroy(ms_node_t **self_p)
     ms_blob_fetch_destroy(&self->fetch); // removes its temp files
     ms_blob_store_destroy(&self->blobs);
     free(self->sweeps);
-    free(self->reject_log);
     json_decref(self->platform);
     json_decref(self->peers_json);
     json_decref(self->pool_counters);
@@ -1535,166 +1508,52 @@ static void s_claim_to_start(ms_node_t *self, const ms_hash_t *sweep_id,
 //  holder. The local task states (running, with this node as holder) are
 //  still kept for progress displays; they are local fields, not records,
 //  and stay out of the state digest.
-
-/*  --------------------------------------------------------------------------
-    Signed blocks (DESIGN.md "Records and anti-entropy", issue 4 item 4).
-
-    Signing. Every block of ours is signed with the node's Ed25519 key
-    over proto/ms_wire_sign.h's bytes (pool id, header, per record seq,
-    kind and payload hash) by the store's writer, in the txn that writes
-    it (ms_store_set_signer -> s_sign_block), so it is stored, pushed and
-    served with its signature and is never durable unsigned.
-
-    Old stores. A store made before signing holds blocks of ours with no
-    signature, and a data dir that changed pools (or ran alone, pool id
-    zero) holds blocks signed for another pool id: both would be refused
-    by every peer. Such a store is not refused at open (the user would
-    lose its log for nothing), and it is not rewritten at open either
-    (that costs a verify per own block at every start, or a marker in
-    the store): an own block that this process did not sign (below
-    own_signed_from, or of an older incarnation) is checked when it is
-    served, and signed again for that send when its signature is missing
-    or does not verify under the current pool id (counted in
-    blocks_resigned_total). Blocks signed by this process are trusted
-    as they are (pushes right after an append cost nothing more). The
-    pool id must therefore not change while the node runs without
-    resetting own_signed_from. Peers' blocks held unsigned by an old
-    store cannot be re-signed: peers refuse them from us and get them
-    from their origin (which re-signs) or from an upgraded holder.
-
-    Checking. A peer's block is checked where it enters the node, in
-    s_on_message, before gossip sees it: unsigned -> refused; a
-    signature that does not verify under the block's origin (payload,
-    header or signature byte changed, another node's origin claimed,
-    another pool's block) -> refused; origin not admitted
-    (s_origin_admitted) -> refused. A refused block is counted
-    (blocks_rejected_total and one counter per reason), logged once per
-    peer and reason, and dropped: gossip never sees it, so it is never
-    stored, buffered above a gap, forwarded, acked or counted. Why there
-    and not in the source's merge callbacks: every block that reaches
-    gossip (push, range answer, a catch-up batch) comes through this one
-    function, which knows the link the block came on (for the log and
-    for a future per-peer penalty); a block buffered above a gap and
-    merged later is verified once, not at each merge attempt; and a
-    forged block never takes gap-buffer memory. The merge callbacks
-    then see only verified blocks.
-    --------------------------------------------------------------------------
- */
+//
+//  Signed blocks (node/log/ms_block_signer): the store's writer signs
+//  ours with the signer, which holds the key, our id and the pool id by
+//  value (it never reads this struct); a peer's block is checked by it in
+//  s_on_message before gossip sees it; a stored block of ours that this
+//  process did not sign is checked, and signed again, when it is served.
 
 //  --------------------------------------------------------------------------
-//  The pool id blocks are signed for (zero when the node is in no pool).
+//  ms_block_signer_iface_t: the members table blocks are admitted by.
 
-static void
-s_block_pool_id(ms_node_t *self, uint8_t out[MS_WIRE_ID_BYTES])
+static const ms_members_t *
+s_bs_members(void *arg)
 {
-    ms_hash_t pool;
-    memset(pool.bytes, 0, sizeof pool.bytes);
-    // The writer thread signs too, and a node that joins a pool on SIGHUP
-    // changes the id (s_take_certificate, under the same lock).
-    pthread_mutex_lock(&self->lock);
-    if (self->pool_id_hex[0])
-        ms_hash_from_hex(self->pool_id_hex, &pool);
-    pthread_mutex_unlock(&self->lock);
-    memcpy(out, pool.bytes, MS_WIRE_ID_BYTES);
+    const ms_node_t *self = arg;
+    return self->members;
 }
 
 //  --------------------------------------------------------------------------
-//  Store signer (writer thread): sign a block of ours; a block of another
-//  origin (never made by this node) is left unsigned. Reads only the
-//  identity (libsodium signing is thread-safe) and the pool id (under the
-//  node's lock: it changes once when a lone node joins a pool).
+//  Create the block signer over the open store (the pool id as it is
+//  now; own blocks from the next seq on are signed by this process) and
+//  have the store sign with it. MS_OK, MS_ERR_NOMEM, or the store's error
+//  reading the log (in DIAG).
 
 static int
-s_sign_block(void *arg, const uint8_t *origin, uint64_t incarnation,
-             uint64_t first_seq, size_t n, const uint32_t *kinds,
-             const uint8_t *const *payloads, const size_t *lens, uint8_t *sig,
-             size_t *sig_len)
+s_signer_open(ms_node_t *self, ms_diag_t *diag)
 {
-    ms_node_t *self = arg;
-    *sig_len = 0;
-    if (memcmp(origin, s_node_pk(self), MS_WIRE_ID_BYTES) != 0)
-        return MS_OK;
-    ms_wire_block_view_t view = {.origin = origin,
-                                 .incarnation = incarnation,
-                                 .first_seq = first_seq,
-                                 .n_records = n,
-                                 .kinds = kinds,
-                                 .payloads = payloads,
-                                 .lens = lens};
-    uint8_t pool[MS_WIRE_ID_BYTES];
-    s_block_pool_id(self, pool);
-    int rc = ms_wire_block_sign(self->identity, pool, &view, sig);
-    if (rc == MS_OK)
-        *sig_len = MS_WIRE_SIGNATURE_BYTES;
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  A stored block about to be served: when it is ours and this process
-//  did not sign it, make sure its signature verifies under the current
-//  pool, else sign it again into fresh (MS_WIRE_SIGNATURE_BYTES), which
-//  *sig then points to. Blocks of other origins are served as stored.
-
-static void
-s_serve_signature(ms_node_t *self, const uint8_t *origin, uint64_t incarnation,
-                  uint64_t first_seq, size_t n, const uint32_t *kinds,
-                  const uint8_t *const *payloads, const size_t *lens,
-                  const uint8_t **sig, size_t *sig_len, uint8_t *fresh)
-{
-    if (memcmp(origin, s_node_pk(self), MS_WIRE_ID_BYTES) != 0)
-        return;
-    if (incarnation == ms_store_incarnation(self->store) &&
-        first_seq >= self->own_signed_from)
-        return; // signed by this process, for this pool
-    ms_wire_block_view_t view = {.origin = origin,
-                                 .incarnation = incarnation,
-                                 .first_seq = first_seq,
-                                 .n_records = n,
-                                 .kinds = kinds,
-                                 .payloads = payloads,
-                                 .lens = lens};
-    uint8_t pool[MS_WIRE_ID_BYTES];
-    s_block_pool_id(self, pool);
-    if (ms_wire_block_verify(pool, &view, *sig, *sig_len) == MS_OK)
-        return;
-    if (ms_wire_block_sign(self->identity, pool, &view, fresh) != MS_OK)
-        return; // served as stored (peers will refuse it)
-    *sig = fresh;
-    *sig_len = MS_WIRE_SIGNATURE_BYTES;
-    self->metrics.blocks_resigned_total++;
-}
-
-//  --------------------------------------------------------------------------
-//  The membership hook: may records of ORIGIN (of its store INCARNATION,
-//  up to SEQ) be stored, forwarded and counted here? In an open pool
-//  every node that speaks the pool's id is a member: true. With a pool
-//  authority it will ask the membership table (node/mesh/ms_members): the
-//  origin must hold a valid certificate of this pool (a member in good
-//  standing, known from its HELLO or from the authority items), and,
-//  once the origin is revoked, SEQ must lie within the revocation's cut
-//  for that incarnation (DESIGN.md "Records and anti-entropy" keeps
-//  records past the cut stored but not counted: whichever rule the
-//  membership table settles on for those, this is the one place that
-//  applies it to incoming blocks).
-
-static bool
-s_origin_admitted(ms_node_t *self, const uint8_t origin[MS_WIRE_ID_BYTES],
-                  uint64_t incarnation, uint64_t seq)
-{
-    //  The rule settled on (DESIGN.md): a block is refused only when its
-    //  origin never was a member we know of (no certificate seen at a
-    //  HELLO or as an authority item). A revoked origin's blocks are
-    //  still stored and forwarded, so every store converges on the same
-    //  logs; the cut is a counting rule that the store applies while it
-    //  derives claims, results and failures (ms_store_put_item), and
-    //  that the lease table applies to claims (s_counts). Refusing blocks
-    //  above a cut here would leave stores that saw them before the
-    //  revocation different from those that did not, for ever.
-    (void) incarnation;
-    (void) seq;
-    if (!self->members || !ms_members_has_authority(self->members))
-        return true; // open pool: every node of the pool id is a member
-    return ms_members_known(self->members, origin);
+    ms_block_signer_config_t cfg = {
+        .identity = self->identity,
+        .incarnation = ms_store_incarnation(self->store)};
+    ms_hash_t pool;
+    memset(pool.bytes, 0, sizeof pool.bytes);
+    if (self->pool_id_hex[0])
+        ms_hash_from_hex(self->pool_id_hex, &pool);
+    memcpy(cfg.pool_id, pool.bytes, MS_WIRE_ID_BYTES);
+    int rc = ms_store_held(self->store, s_node_pk(self), cfg.incarnation,
+                           &cfg.signed_from);
+    if (rc != MS_OK)
+        return ms_diag_set_code(diag, rc, self->store_dir,
+                                "cannot read the log: %s", ms_strerror(rc));
+    cfg.signed_from++; // what this process appends from now on
+    ms_block_signer_iface_t iface = {.arg = self, .members = s_bs_members};
+    self->signer = ms_block_signer_new(&cfg, &iface);
+    if (!self->signer)
+        return MS_ERR_NOMEM;
+    ms_block_signer_attach(self->signer, self->store);
+    return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
@@ -1708,91 +1567,6 @@ s_counts(ms_node_t *self, const uint8_t *origin, uint64_t incarnation,
     if (!self->members || !ms_members_has_authority(self->members))
         return true;
     return ms_members_counts(self->members, origin, incarnation, seq);
-}
-
-//  --------------------------------------------------------------------------
-//  Count a refused block and log it (always, not only when verbose)
-//  once per peer and reason.
-
-static void
-s_block_refused(ms_node_t *self, const uint8_t from[MS_MESH_ID_BYTES],
-                const ms_wire_block_t *block, s_reject_reason_t reason)
-{
-    self->metrics.blocks_rejected_total++;
-    const char *why = "origin not admitted";
-    if (reason == S_REJECT_UNSIGNED) {
-        self->metrics.blocks_unsigned_total++;
-        why = "unsigned";
-    } else if (reason == S_REJECT_BAD_SIGNATURE) {
-        self->metrics.blocks_bad_signature_total++;
-        why = "bad signature";
-    } else
-        self->metrics.blocks_not_admitted_total++;
-    s_reject_log_t *entry = NULL;
-    for (size_t i = 0; i < self->n_reject_log && !entry; i++)
-        if (memcmp(self->reject_log[i].peer, from, MS_HASH_BYTES) == 0)
-            entry = &self->reject_log[i];
-    if (!entry) {
-        if (self->n_reject_log == S_REJECT_LOG_MAX)
-            return;
-        if (!self->reject_log) {
-            self->reject_log =
-                calloc(S_REJECT_LOG_MAX, sizeof *self->reject_log);
-            if (!self->reject_log)
-                return;
-        }
-        entry = &self->reject_log[self->n_reject_log++];
-        memcpy(entry->peer, from, MS_HASH_BYTES);
-        entry->logged = 0;
-    }
-    if (entry->logged & reason)
-        return;
-    entry->logged |= reason;
-    char peer_hex[MS_HASH_HEX_LEN + 1], origin_hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_t h;
-    memcpy(h.bytes, from, MS_HASH_BYTES);
-    ms_hash_hex(&h, peer_hex);
-    memcpy(h.bytes, block->origin, MS_HASH_BYTES);
-    ms_hash_hex(&h, origin_hex);
-    //  Always printed (not only when verbose): bounded by the table.
-    fprintf(stderr,
-            "meshsweepd: refused a block from peer %.12s: origin %.12s seqs "
-            "%" PRIu64 "..%" PRIu64
-            ": %s (counted; logged once per peer and reason)\n",
-            peer_hex, origin_hex, block->first_seq,
-            block->first_seq + block->n_records - 1, why);
-}
-
-//  --------------------------------------------------------------------------
-//  Check a peer's block before gossip sees it: signed by its origin for
-//  this pool, origin admitted. False: refused (counted, logged), drop it.
-
-static bool
-s_block_check(ms_node_t *self, const uint8_t from[MS_MESH_ID_BYTES],
-              const ms_wire_block_t *block)
-{
-    if (block->signature_bytes == 0) {
-        s_block_refused(self, from, block, S_REJECT_UNSIGNED);
-        return false;
-    }
-    uint32_t kinds[MS_WIRE_BLOCK_MAX_RECORDS];
-    const uint8_t *payloads[MS_WIRE_BLOCK_MAX_RECORDS];
-    size_t lens[MS_WIRE_BLOCK_MAX_RECORDS];
-    ms_wire_block_view_t view;
-    uint8_t pool[MS_WIRE_ID_BYTES];
-    s_block_pool_id(self, pool);
-    if (ms_wire_block_view_init(&view, block, kinds, payloads, lens) != MS_OK ||
-        ms_wire_block_verify(pool, &view, block->signature,
-                             block->signature_bytes) != MS_OK) {
-        s_block_refused(self, from, block, S_REJECT_BAD_SIGNATURE);
-        return false;
-    }
-    if (!s_origin_admitted(self, block->origin, block->incarnation,
-                           block->first_seq + block->n_records - 1)) {
-        s_block_refused(self, from, block, S_REJECT_NOT_ADMITTED);
-        return false;
-    }
-    return true;
 }
 
 /*  --------------------------------------------------------------------------
@@ -2305,8 +2079,8 @@ s_push_block_fn(void *arg, const uint8_t *origin, uint64_t incarnation,
     if (n == 0 || n > MS_GOSSIP_MAX_BLOCK_RECORDS)
         return 0;
     uint8_t fresh[MS_WIRE_SIGNATURE_BYTES];
-    s_serve_signature(ctx->node, origin, incarnation, first_seq, n, kinds,
-                      payloads, lens, &signature, &sig_len, fresh);
+    ms_block_signer_serve(ctx->node->signer, origin, incarnation, first_seq, n,
+                          kinds, payloads, lens, &signature, &sig_len, fresh);
     ms_gossip_record_t recs[MS_GOSSIP_MAX_BLOCK_RECORDS];
     for (size_t i = 0; i < n; i++) {
         recs[i].seq = first_seq + i;
@@ -3156,8 +2930,8 @@ s_read_one(void *arg, const uint8_t *origin, uint64_t incarnation,
     if (n == 0 || n > MS_GOSSIP_MAX_BLOCK_RECORDS)
         return 0;
     uint8_t fresh[MS_WIRE_SIGNATURE_BYTES];
-    s_serve_signature(ctx->node, origin, incarnation, first_seq, n, kinds,
-                      payloads, lens, &signature, &sig_len, fresh);
+    ms_block_signer_serve(ctx->node->signer, origin, incarnation, first_seq, n,
+                          kinds, payloads, lens, &signature, &sig_len, fresh);
     ms_gossip_record_t recs[MS_GOSSIP_MAX_BLOCK_RECORDS];
     for (size_t i = 0; i < n; i++) {
         recs[i].seq = first_seq + i;
@@ -3647,7 +3421,7 @@ s_on_message(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
         s_items_on_message(self, from, env);
         return;
     case MS_WIRE_BODY_BLOCK:
-        if (!s_block_check(self, from, &env->block))
+        if (!ms_block_signer_check(self->signer, from, &env->block))
             return; // refused: never stored, forwarded, acked or counted
         msg.kind = MS_GOSSIP_MSG_BLOCK;
         recs = calloc(env->block.n_records ? env->block.n_records : 1,
@@ -3918,6 +3692,8 @@ s_metrics_snapshot(ms_node_t *self, const json_t *peers)
             malformed = ms.n_malformed;
             hello = ms.n_rejected;
         }
+        ms_block_signer_stats_t bs;
+        ms_block_signer_stats(self->signer, &bs);
         const struct {
             const char *name;
             uint64_t value;
@@ -3926,9 +3702,9 @@ s_metrics_snapshot(ms_node_t *self, const json_t *peers)
             {"hello_refused", hello},
             {"gossip_invalid", gossip_invalid},
             {"message_refused", self->n_rejected_messages},
-            {"block_unsigned", self->metrics.blocks_unsigned_total},
-            {"block_bad_signature", self->metrics.blocks_bad_signature_total},
-            {"block_not_admitted", self->metrics.blocks_not_admitted_total},
+            {"block_unsigned", bs.n_unsigned},
+            {"block_bad_signature", bs.n_bad_signature},
+            {"block_not_admitted", bs.n_not_admitted},
         };
         for (size_t k = 0; k < sizeof r / sizeof r[0]; k++)
             json_object_set_new(rej, r[k].name,
@@ -4018,8 +3794,8 @@ s_peers_standing(ms_node_t *self, json_t *peers)
 
 //  --------------------------------------------------------------------------
 //  The node's counters with the figures its collaborators keep (store,
-//  lease table, gossip, mesh and members, authority items, blob fetcher
-//  and blob store, re-evaluator), each copied into its line of
+//  lease table, block signer, gossip, mesh and members, authority items,
+//  blob fetcher and blob store, re-evaluator), each copied into its line of
 //  MS_METRICS_LIST (ms_metrics.h) here and nowhere else; the groups of
 //  the collaborators this node has go to *GROUPS.
 
@@ -4043,8 +3819,14 @@ s_metrics_gather(ms_node_t *self, ms_metrics_t *m, unsigned *groups)
     m->lease_settle_lost_total = runs.n_settle_lost;
     m->lease_settle_capped_total = runs.n_settle_capped;
     m->lease_expiries_total = runs.n_expiries;
-    m->rejected_messages_total =
-        self->n_rejected_messages + self->metrics.blocks_rejected_total;
+    ms_block_signer_stats_t sig;
+    ms_block_signer_stats(self->signer, &sig);
+    m->blocks_rejected_total = sig.n_rejected;
+    m->blocks_unsigned_total = sig.n_unsigned;
+    m->blocks_bad_signature_total = sig.n_bad_signature;
+    m->blocks_not_admitted_total = sig.n_not_admitted;
+    m->blocks_resigned_total = sig.n_resigned;
+    m->rejected_messages_total = self->n_rejected_messages + sig.n_rejected;
     if (self->gossip) {
         *groups |= MS_METRICS_GROUP_GOSSIP;
         ms_gossip_stats_t gs;
@@ -6782,10 +6564,11 @@ ms_node_reload_certificate(ms_node_t *self, ms_diag_t *diag)
     // for no pool: from here on the served ones are re-signed for this one
     // (s_serve_signature), and what we append now is signed for it.
     s_take_certificate(self, authority, &chain);
-    uint64_t held = 0;
+    uint64_t held = 0, signed_from = UINT64_MAX; // unknown: check them all
     if (ms_store_held(self->store, s_node_pk(self),
                       ms_store_incarnation(self->store), &held) == MS_OK)
-        self->own_signed_from = held + 1;
+        signed_from = held + 1;
+    ms_block_signer_set_pool(self->signer, chain.leaf.pool_id, signed_from);
     rc = s_mesh_open(self, diag);
     if (rc != MS_OK) {
         // back to alone (a port in use, ...): the next SIGHUP tries again
@@ -6801,6 +6584,8 @@ ms_node_reload_certificate(ms_node_t *self, ms_diag_t *diag)
         pthread_mutex_lock(&self->lock);
         self->pool_id_hex[0] = '\0';
         pthread_mutex_unlock(&self->lock);
+        static const uint8_t no_pool[MS_WIRE_ID_BYTES];
+        ms_block_signer_set_pool(self->signer, no_pool, signed_from);
         return rc;
     }
     s_work_changed(self);
