@@ -150,6 +150,7 @@
 #include "ms_identity.h"
 #include "ms_spec.h"
 #include "ms_assign.h"
+#include "ms_authority.h"
 #include "ms_backend.h"
 #include "ms_gpu.h"
 #include "ms_blob_fetch.h"
@@ -298,14 +299,10 @@ struct ms_node {
                                            // for a token (beyond
                                            // loopback), else NULL
     char *open_pool;                       // open pool name, or NULL
-    char *enroll_key;                      // enrollment kit path, or NULL
     char *interface;                       // zbeacon interface, or NULL
     char **peers;                          // static peers (n_peers strings)
-    char pool_id_hex[MS_HASH_HEX_LEN + 1]; // "" when in no pool
     char checkpoint_dir[PATH_MAX];         // DATA_DIR/checkpoints
     char store_dir[PATH_MAX];              // DATA_DIR/store
-    char operator_name[MS_CERT_OPERATOR_MAX + 1]; // the node id (hex), or
-                                                  // the certificate's
     // parts
     ms_identity_t *identity;        // node key pair
     ms_store_t *store;              // the store
@@ -321,14 +318,11 @@ struct ms_node {
     size_t n_sweeps;                // entries in sweeps
     double opened_at;               // monotonic seconds at open
     // admission: certificate, members table (loop thread only)
-    bool has_cert; // identity/node.cert: a pool with an authority
-    uint8_t authority_pk[MS_CERT_KEY_BYTES]; // its authority (has_cert)
-    ms_cert_chain_t chain;                   // our chain (has_cert)
+    ms_authority_t *authority; // certificate, pool id, operator
     ms_members_t *members;   // admission table (a pool), or NULL
     ms_items_t *items;       // authority items held (a pool with an
                              // authority), or NULL
     int64_t items_digest_at; // monotonic ms of the next ITEM_DIGEST round
-    volatile sig_atomic_t reload_asked; // SIGHUP: reload the certificate
     // shared with HTTP threads, under lock
     pthread_mutex_t lock;      // guards the fields below
     int n_busy;                // workers running a task
@@ -735,7 +729,8 @@ static int s_pool_open(ms_node_t *self, ms_diag_t *diag);
 static int s_submit_open(ms_node_t *self, ms_diag_t *diag);
 static int s_commands_open(ms_node_t *self, ms_diag_t *diag);
 static int s_mesh_open(ms_node_t *self, ms_diag_t *diag);
-static int s_open_certificate(ms_node_t *self, ms_diag_t *diag);
+static int s_authority_open(ms_node_t *self, const char *enroll_key,
+                            ms_diag_t *diag);
 static int s_signer_open(ms_node_t *self, ms_diag_t *diag);
 
 //  --------------------------------------------------------------------------
@@ -749,19 +744,20 @@ static int
 s_capped_workers(const ms_node_t *self)
 {
     int n = self->opts.n_workers;
-    if (!self->has_cert || self->chain.leaf.max_workers == 0)
+    const ms_cert_chain_t *chain = ms_authority_chain(self->authority);
+    if (!chain || chain->leaf.max_workers == 0)
         return n;
     long want = n;
     if (want < 1) {
         want = ms_platform_usable_cpus();
     }
-    if ((uint64_t) want <= self->chain.leaf.max_workers)
+    if ((uint64_t) want <= chain->leaf.max_workers)
         return n;
     fprintf(stderr,
             "meshsweepd: warning: the certificate caps this node at %u "
             "worker(s); running %u, not %ld\n",
-            self->chain.leaf.max_workers, self->chain.leaf.max_workers, want);
-    return (int) self->chain.leaf.max_workers;
+            chain->leaf.max_workers, chain->leaf.max_workers, want);
+    return (int) chain->leaf.max_workers;
 }
 
 //  --------------------------------------------------------------------------
@@ -772,8 +768,9 @@ s_capped_workers(const ms_node_t *self)
 static bool
 s_may_submit(const ms_node_t *self)
 {
-    return !self->has_cert || self->ignore_roles ||
-           (self->chain.leaf.roles & MS_CERT_ROLE_SUBMIT);
+    const ms_cert_chain_t *chain = ms_authority_chain(self->authority);
+    return !chain || self->ignore_roles ||
+           (chain->leaf.roles & MS_CERT_ROLE_SUBMIT);
 }
 
 //  Set diag for a refused submission or control (MS_ERR_UNTRUSTED: the
@@ -787,7 +784,7 @@ s_no_submit_role(const ms_node_t *self, ms_diag_t *diag)
                             "`submit` role: submit from a member with it, or "
                             "ask the pool authority for `pool invite "
                             "--roles worker,submit`",
-                            self->chain.leaf.operator_name);
+                            ms_authority_operator(self->authority));
 }
 static void s_reload_if_asked(ms_node_t *self);
 static int s_append(ms_node_t *self, size_t n,
@@ -934,13 +931,11 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
         goto fail;
     self->open_pool = opts->open_pool ? strdup(opts->open_pool) : NULL;
     self->interface = opts->interface ? strdup(opts->interface) : NULL;
-    self->enroll_key = opts->enroll_key ? strdup(opts->enroll_key) : NULL;
     self->opts.open_pool = self->open_pool;
     self->opts.interface = self->interface;
-    self->opts.enroll_key = self->enroll_key;
+    self->opts.enroll_key = NULL; // the authority keeps its copy
     if ((opts->open_pool && !self->open_pool) ||
-        (opts->interface && !self->interface) ||
-        (opts->enroll_key && !self->enroll_key))
+        (opts->interface && !self->interface))
         goto fail;
     if (opts->n_peers > 0) {
         self->peers = calloc((size_t) opts->n_peers, sizeof(char *));
@@ -954,14 +949,6 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     self->peers_json = json_array();
     if (!self->peers_json)
         goto fail;
-    if (self->open_pool) {
-        // DESIGN.md: the open pool's id is H("open:" NAME).
-        char text[600];
-        int n = snprintf(text, sizeof text, "open:%s", self->open_pool);
-        ms_hash_t pid;
-        ms_hash_bytes(text, (size_t) n, &pid);
-        ms_hash_hex(&pid, self->pool_id_hex);
-    }
 
     char path[PATH_MAX + 32];
     rc = s_mkdirs(self->data_dir, diag);
@@ -974,13 +961,7 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     rc = ms_identity_open(&self->identity, path, diag);
     if (rc != MS_OK)
         goto fail;
-    // Without a certificate (alone, or in an open pool) a node is its own
-    // operator, named by its node id: what it announces to peers and what
-    // the store gives for its rows (s_take_certificate names the
-    // certificate's operator instead).
-    snprintf(self->operator_name, sizeof self->operator_name, "%s",
-             ms_identity_node_id(self->identity));
-    rc = s_open_certificate(self, diag);
+    rc = s_authority_open(self, opts->enroll_key, diag);
     if (rc != MS_OK)
         goto fail;
     snprintf(self->store_dir, sizeof self->store_dir, "%s/store",
@@ -1163,7 +1144,7 @@ ms_node_destroy(ms_node_t **self_p)
     ms_identity_destroy(&self->identity);
     ms_members_destroy(&self->members);
     ms_items_destroy(&self->items);
-    free(self->enroll_key);
+    ms_authority_destroy(&self->authority);
     if (self->lock_fd >= 0)
         close(self->lock_fd); // releases the data dir lock
     for (size_t i = 0; i < self->n_sweeps; i++) {
@@ -1537,11 +1518,7 @@ s_signer_open(ms_node_t *self, ms_diag_t *diag)
     ms_block_signer_config_t cfg = {
         .identity = self->identity,
         .incarnation = ms_store_incarnation(self->store)};
-    ms_hash_t pool;
-    memset(pool.bytes, 0, sizeof pool.bytes);
-    if (self->pool_id_hex[0])
-        ms_hash_from_hex(self->pool_id_hex, &pool);
-    memcpy(cfg.pool_id, pool.bytes, MS_WIRE_ID_BYTES);
+    ms_authority_pool_id(self->authority, cfg.pool_id);
     int rc = ms_store_held(self->store, s_node_pk(self), cfg.incarnation,
                            &cfg.signed_from);
     if (rc != MS_OK)
@@ -1776,7 +1753,7 @@ s_item_take(ms_node_t *self, const uint8_t *bytes, size_t n,
         return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "authority",
                                 "this node is in no pool with an authority");
     ms_items_parsed_t it;
-    int rc = ms_items_check(bytes, n, self->authority_pk, &it, diag);
+    int rc = ms_items_check(bytes, n, ms_authority_key(self->authority), &it, diag);
     if (rc != MS_OK) {
         self->metrics.authority_items_refused_total++;
         if (self->metrics.authority_items_refused_total <= 16) {
@@ -1930,7 +1907,7 @@ s_items_load_one(void *arg, const uint8_t *digest, const uint8_t *bytes,
     ms_items_parsed_t it;
     ms_diag_t diag;
     ms_diag_clear(&diag);
-    if (ms_items_check(bytes, n, self->authority_pk, &it, &diag) != MS_OK) {
+    if (ms_items_check(bytes, n, ms_authority_key(self->authority), &it, &diag) != MS_OK) {
         char text[600];
         fprintf(stderr, "meshsweepd: ignored a stored authority item: %s\n",
                 ms_diag_format(&diag, text, sizeof text));
@@ -1948,7 +1925,8 @@ s_items_load_one(void *arg, const uint8_t *digest, const uint8_t *bytes,
 static int
 s_items_open(ms_node_t *self)
 {
-    if (!self->has_cert)
+    const ms_cert_chain_t *chain = ms_authority_chain(self->authority);
+    if (!chain)
         return MS_OK;
     self->items = ms_items_new();
     if (!self->items)
@@ -1957,7 +1935,7 @@ s_items_open(ms_node_t *self)
     if (rc != MS_OK)
         return rc;
     uint8_t bytes[MS_ITEMS_MAX_BYTES];
-    size_t n = ms_items_encode_chain(&self->chain, bytes);
+    size_t n = ms_items_encode_chain(chain, bytes);
     ms_diag_t diag;
     ms_diag_clear(&diag);
     bool added;
@@ -2022,8 +2000,9 @@ s_item_text(void *arg, const char *text, size_t n, char **summary,
             text[at + 2 * MS_CERT_KEY_BYTES] != ' ')
             return ms_diag_set_code(diag, MS_ERR_INVALID, "bundle",
                                     "expected the authority key in hex");
-        if (self->has_cert &&
-            memcmp(authority, self->authority_pk, MS_CERT_KEY_BYTES) != 0) {
+        if (ms_authority_has_certificate(self->authority) &&
+            memcmp(authority, ms_authority_key(self->authority),
+                   MS_CERT_KEY_BYTES) != 0) {
             self->metrics.authority_items_refused_total++;
             return ms_diag_set_code(diag, MS_ERR_UNTRUSTED, "bundle",
                                     "of another pool authority");
@@ -2347,7 +2326,7 @@ s_update_operators(ms_node_t *self)
     size_t n_names = 0;
     uint32_t n_ops = 1;
     if (by_cert) {
-        const char *mine = self->chain.leaf.operator_name;
+        const char *mine = ms_authority_operator(self->authority);
         ms_store_set_operator(self->store, s_node_pk(self), mine);
         names[n_names++] = mine;
     }
@@ -4647,7 +4626,8 @@ s_on_result(ms_node_t *self, ms_runner_run_t *r, json_t *body)
     json_object_set(row, "config", r->config);
     json_object_set_new(row, "node_id",
                         json_string(ms_identity_node_id(self->identity)));
-    json_object_set_new(row, "operator", json_string(self->operator_name));
+    json_object_set_new(row, "operator",
+                        json_string(ms_authority_operator(self->authority)));
     json_object_set_new(row, "fingerprint", s_fingerprint(platform));
     json_object_set_new(row, "verdict", json_string("pending"));
     json_object_set_new(row, "verdict_revision", json_integer(0));
@@ -5088,7 +5068,7 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
     self->n_members = 1;
     self->n_pool_operators = 1;
     s_work_changed(self);
-    if (!self->open_pool && !self->has_cert)
+    if (!ms_authority_pool_id_hex(self->authority))
         return MS_OK; // alone until a certificate comes (SIGHUP)
     return s_mesh_open(self, diag);
 }
@@ -5102,21 +5082,21 @@ s_mesh_open(ms_node_t *self, ms_diag_t *diag)
 {
     int rc;
     ms_hash_t pool;
-    ms_hash_from_hex(self->pool_id_hex, &pool);
-    self->members =
-        ms_members_new(self->has_cert ? self->authority_pk : NULL, pool.bytes);
+    ms_authority_pool_id(self->authority, pool.bytes);
+    const ms_cert_chain_t *chain = ms_authority_chain(self->authority);
+    self->members = ms_members_new(
+        chain ? ms_authority_key(self->authority) : NULL, pool.bytes);
     if (!self->members)
         return MS_ERR_NOMEM;
     ms_members_refusal_t why;
-    if (self->has_cert)
-        ms_members_admit(self->members, &self->chain, (int64_t) time(NULL),
+    if (chain)
+        ms_members_admit(self->members, chain, (int64_t) time(NULL),
                          ms_clock_mono_ms(), &why);
     else
         ms_members_admit_open(self->members, s_node_pk(self),
                               ms_identity_node_id(self->identity), 0, &why);
     uint8_t cert[MS_CERT_CHAIN_MAX_BYTES];
-    size_t cert_bytes =
-        self->has_cert ? ms_cert_chain_encode(&self->chain, cert) : 0;
+    size_t cert_bytes = chain ? ms_cert_chain_encode(chain, cert) : 0;
     uint8_t curve_pk[MS_IDENTITY_CURVE_BYTES],
         curve_sk[MS_IDENTITY_CURVE_BYTES];
     if (ms_identity_curve_keys(self->identity, curve_pk, curve_sk) != MS_OK)
@@ -5130,8 +5110,8 @@ s_mesh_open(ms_node_t *self, ms_diag_t *diag)
     mo.incarnation = ms_store_incarnation(self->store);
     mo.n_workers = ms_worker_pool_size(self->pool);
     // open pool: own operator; with a certificate: the certificate's
-    mo.operator_name = self->has_cert ? self->chain.leaf.operator_name
-                                      : ms_identity_node_id(self->identity);
+    mo.operator_name = chain ? chain->leaf.operator_name
+                             : ms_identity_node_id(self->identity);
     mo.members = self->members;
     mo.certificate = cert_bytes ? cert : NULL;
     mo.certificate_bytes = cert_bytes;
@@ -6117,6 +6097,8 @@ static json_t *
 s_api_status(void *arg)
 {
     ms_node_t *self = arg;
+    ms_authority_status_t as;
+    ms_authority_status(self->authority, &as);
     pthread_mutex_lock(&self->lock);
     json_t *obj = json_pack(
         "{s:s, s:s, s:f, s:i, s:i, s:I, s:f, s:I, s:I, s:O, s:s}", "node_id",
@@ -6128,7 +6110,7 @@ s_api_status(void *arg)
         "worker_crashes_total", (json_int_t) self->n_worker_crashes,
         "store_bytes", (json_int_t) s_store_bytes(self), "platform",
         self->platform ? self->platform : json_null(), "operator",
-        self->operator_name);
+        as.operator_name);
     if (obj) {
         json_t *by_state = json_object();
         size_t i;
@@ -6143,9 +6125,8 @@ s_api_status(void *arg)
         }
         json_object_set_new(obj, "peers", by_state ? by_state : json_object());
         json_object_set_new(obj, "pool_id",
-                            self->pool_id_hex[0]
-                                ? json_string(self->pool_id_hex)
-                                : json_null());
+                            as.pool_id_hex[0] ? json_string(as.pool_id_hex)
+                                              : json_null());
         json_object_set_new(obj, "pool_counters",
                             self->pool_counters
                                 ? json_incref(self->pool_counters)
@@ -6200,8 +6181,8 @@ s_api_status(void *arg)
         json_object_set_new(
             obj, "pool",
             json_pack("{s:s?, s:b, s:b, s:b}", "open_pool", self->open_pool,
-                      "linked", self->pool_id_hex[0] != 0, "authority",
-                      self->has_cert, "encrypted",
+                      "linked", as.pool_id_hex[0] != 0, "authority",
+                      as.has_certificate, "encrypted",
                       self->mesh && ms_mesh_secure(self->mesh)));
         // Verification: the standing (stratum 1) of this node and of its
         // peers as this node's store derives it (keyed "node", not
@@ -6370,7 +6351,7 @@ ms_node_control(ms_node_t *self, const ms_hash_t *sweep_id,
 const char *
 ms_node_pool_id_hex(ms_node_t *self)
 {
-    return self->pool_id_hex[0] ? self->pool_id_hex : NULL;
+    return ms_authority_pool_id_hex(self->authority);
 }
 
 //  --------------------------------------------------------------------------
@@ -6395,128 +6376,89 @@ ms_node_mesh_port(ms_node_t *self)
 }
 
 //  ==========================================================================
-//  Certificates (DESIGN.md "Identity, pools and admission")
+//  Certificates (node/mesh/ms_authority; DESIGN.md "Identity, pools and
+//  admission"): the node's side of ms_authority_iface_t, and SIGHUP
 
 //  --------------------------------------------------------------------------
-//  Read DATA_DIR/identity/node.cert: verified against the authority key
-//  it carries, and certifying this node's key. MS_ERR_NOTFOUND when there
-//  is none.
+//  ms_authority_iface_t: a renewal of our certificate goes to the mesh
+//  (later HELLOs) and to the members table.
 
 static int
-s_read_certificate(ms_node_t *self, uint8_t authority[MS_CERT_KEY_BYTES],
-                   ms_cert_chain_t *chain, ms_diag_t *diag)
+s_au_renew(void *arg, const ms_cert_chain_t *chain, const uint8_t *cert,
+           size_t cert_len)
 {
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/identity/node.cert", self->data_dir);
+    ms_node_t *self = arg;
     int rc =
-        ms_cert_bundle_load(path, authority, chain, (int64_t) time(NULL), diag);
+        self->mesh ? ms_mesh_set_certificate(self->mesh, cert, cert_len) : MS_OK;
     if (rc != MS_OK)
         return rc;
-    if (memcmp(chain->leaf.subject, s_node_pk(self), MS_CERT_KEY_BYTES) != 0) {
-        char hex[MS_HASH_HEX_LEN + 1];
-        ms_hash_t subject;
-        memcpy(subject.bytes, chain->leaf.subject, MS_CERT_KEY_BYTES);
-        ms_hash_hex(&subject, hex);
-        return ms_diag_set_code(diag, MS_ERR_UNTRUSTED, path,
-                                "certifies node %.12s, not this node (%.12s): "
-                                "ask for an invite of this node's id",
-                                hex, ms_identity_node_id(self->identity));
-    }
+    ms_members_refusal_t why;
+    ms_members_admit(self->members, chain, (int64_t) time(NULL),
+                     ms_clock_mono_ms(), &why);
     return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
-//  Enroll: issue our chain with the enrollment kit and save it as
-//  DATA_DIR/identity/node.cert (expiry: the enrollment certificate's).
+//  ms_authority_iface_t: our first certificate: join its pool now. Our
+//  blocks so far were signed for no pool: from here on the served ones
+//  are re-signed for this one (ms_block_signer_serve), and what we append
+//  now is signed for it. When the mesh cannot open (a port in use, ...)
+//  the node is alone again.
 
 static int
-s_enroll(ms_node_t *self, ms_diag_t *diag)
+s_au_join(void *arg, ms_diag_t *diag)
 {
-    uint8_t *sk = sodium_malloc(MS_CERT_SECRET_BYTES);
-    if (!sk)
-        return MS_ERR_NOMEM;
-    uint8_t authority[MS_CERT_KEY_BYTES];
-    ms_cert_t enroll_cert;
-    ms_cert_chain_t chain;
-    int rc = ms_cert_enroll_load(self->enroll_key, authority, sk, &enroll_cert,
-                                 (int64_t) time(NULL), diag);
-    if (rc == MS_OK) {
-        uint64_t serial;
-        randombytes_buf(&serial, sizeof serial);
-        rc = ms_cert_enroll_issue(sk, &enroll_cert, s_node_pk(self),
-                                  enroll_cert.not_after, serial, &chain, diag);
-    }
-    sodium_free(sk);
-    if (rc != MS_OK)
+    ms_node_t *self = arg;
+    uint8_t pool[MS_HASH_BYTES];
+    ms_authority_pool_id(self->authority, pool);
+    uint64_t held = 0, signed_from = UINT64_MAX; // unknown: check them all
+    if (ms_store_held(self->store, s_node_pk(self),
+                      ms_store_incarnation(self->store), &held) == MS_OK)
+        signed_from = held + 1;
+    ms_block_signer_set_pool(self->signer, pool, signed_from);
+    int rc = s_mesh_open(self, diag);
+    if (rc != MS_OK) {
+        ms_keep_destroy(&self->keep);
+        ms_reeval_destroy(&self->reeval);
+        ms_blob_fetch_destroy(&self->fetch);
+        ms_blob_store_destroy(&self->blobs);
+        ms_gossip_destroy(&self->gossip);
+        ms_mesh_destroy(&self->mesh);
+        ms_members_destroy(&self->members);
+        ms_items_destroy(&self->items);
+        static const uint8_t no_pool[MS_WIRE_ID_BYTES];
+        ms_block_signer_set_pool(self->signer, no_pool, signed_from);
         return rc;
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/identity/node.cert", self->data_dir);
-    rc = ms_cert_bundle_save(path, authority, &chain, diag);
-    if (rc == MS_OK)
-        fprintf(stderr,
-                "meshsweepd: enrolled with %s: certificate of operator '%s' "
-                "saved to %s\n",
-                self->enroll_key, chain.leaf.operator_name, path);
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  Take a verified chain as ours: pool id, operator.
-
-static void
-s_take_certificate(ms_node_t *self, const uint8_t *authority,
-                   const ms_cert_chain_t *chain)
-{
-    self->has_cert = true;
-    memcpy(self->authority_pk, authority, MS_CERT_KEY_BYTES);
-    self->chain = *chain;
-    ms_hash_t pid;
-    memcpy(pid.bytes, chain->leaf.pool_id, MS_CERT_POOL_ID_BYTES);
-    pthread_mutex_lock(&self->lock);
-    ms_hash_hex(&pid, self->pool_id_hex);
-    snprintf(self->operator_name, sizeof self->operator_name, "%s",
-             chain->leaf.operator_name);
-    pthread_mutex_unlock(&self->lock);
-}
-
-//  --------------------------------------------------------------------------
-//  At open: node.cert, or enrollment, or neither.
-
-static int
-s_open_certificate(ms_node_t *self, ms_diag_t *diag)
-{
-    uint8_t authority[MS_CERT_KEY_BYTES];
-    ms_cert_chain_t chain;
-    int rc = s_read_certificate(self, authority, &chain, diag);
-    if (rc == MS_ERR_NOTFOUND && self->enroll_key) {
-        ms_diag_clear(diag);
-        rc = s_enroll(self, diag);
-        if (rc == MS_ERR_NOTFOUND)
-            // A kit path with a typo must not leave a cluster node quietly
-            // out of the pool: say so and stop.
-            return ms_diag_set(diag, "enroll_key",
-                               "%s: no such enrollment key file",
-                               self->enroll_key);
-        if (rc == MS_OK)
-            rc = s_read_certificate(self, authority, &chain, diag);
     }
-    if (rc == MS_ERR_NOTFOUND) {
-        ms_diag_clear(diag);
-        return MS_OK; // open pool, or alone until a certificate comes
-    }
-    if (rc != MS_OK)
-        return rc;
-    if (self->open_pool) {
-        char path[PATH_MAX + 32];
-        snprintf(path, sizeof path, "%s/identity/node.cert", self->data_dir);
-        return ms_diag_set(diag, "open_pool",
-                           "%s puts this node in the pool of operator '%s' "
-                           "with an authority: --open-pool cannot be used "
-                           "with a certificate (remove one of them)",
-                           path, chain.leaf.operator_name);
-    }
-    s_take_certificate(self, authority, &chain);
+    s_work_changed(self);
     return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_authority_iface_t: the mesh port, or 0.
+
+static int
+s_au_mesh_port(void *arg)
+{
+    return ms_node_mesh_port(arg);
+}
+
+//  --------------------------------------------------------------------------
+//  At open, once the identity is: the authority state over the data dir
+//  (node.cert, or enrollment with ENROLL_KEY, or neither).
+
+static int
+s_authority_open(ms_node_t *self, const char *enroll_key, ms_diag_t *diag)
+{
+    ms_authority_config_t cfg = {.data_dir = self->data_dir,
+                                 .open_pool = self->open_pool,
+                                 .enroll_key = enroll_key};
+    memcpy(cfg.node_pk, s_node_pk(self), MS_CERT_KEY_BYTES);
+    ms_authority_iface_t iface = {.arg = self,
+                                  .renew = s_au_renew,
+                                  .join = s_au_join,
+                                  .mesh_port = s_au_mesh_port};
+    return ms_authority_open(&self->authority, &cfg, &iface, diag);
 }
 
 //  --------------------------------------------------------------------------
@@ -6526,70 +6468,7 @@ int
 ms_node_reload_certificate(ms_node_t *self, ms_diag_t *diag)
 {
     assert(self);
-    uint8_t authority[MS_CERT_KEY_BYTES];
-    ms_cert_chain_t chain;
-    int rc = s_read_certificate(self, authority, &chain, diag);
-    if (rc == MS_ERR_NOTFOUND && !self->has_cert) {
-        ms_diag_clear(diag);
-        return MS_OK; // nothing before, nothing now
-    }
-    if (rc != MS_OK)
-        return rc;
-    if (self->open_pool)
-        return ms_diag_set_code(diag, MS_ERR_CONFLICT, "open_pool",
-                                "this node runs in open pool '%s': restart "
-                                "it without --open-pool to use its "
-                                "certificate",
-                                self->open_pool);
-    if (self->has_cert) {
-        if (memcmp(chain.leaf.pool_id, self->chain.leaf.pool_id,
-                   MS_CERT_POOL_ID_BYTES) != 0)
-            return ms_diag_set_code(diag, MS_ERR_CONFLICT, "node.cert",
-                                    "of another pool: restart the node to "
-                                    "change pools");
-        uint8_t cert[MS_CERT_CHAIN_MAX_BYTES];
-        size_t n = ms_cert_chain_encode(&chain, cert);
-        if (n == 0)
-            return ms_diag_set(diag, "node.cert", "does not encode");
-        rc = self->mesh ? ms_mesh_set_certificate(self->mesh, cert, n) : MS_OK;
-        if (rc != MS_OK)
-            return rc;
-        ms_members_refusal_t why;
-        ms_members_admit(self->members, &chain, (int64_t) time(NULL),
-                         ms_clock_mono_ms(), &why);
-        s_take_certificate(self, authority, &chain);
-        return MS_OK;
-    }
-    // first certificate: join its pool now. Our blocks so far were signed
-    // for no pool: from here on the served ones are re-signed for this one
-    // (s_serve_signature), and what we append now is signed for it.
-    s_take_certificate(self, authority, &chain);
-    uint64_t held = 0, signed_from = UINT64_MAX; // unknown: check them all
-    if (ms_store_held(self->store, s_node_pk(self),
-                      ms_store_incarnation(self->store), &held) == MS_OK)
-        signed_from = held + 1;
-    ms_block_signer_set_pool(self->signer, chain.leaf.pool_id, signed_from);
-    rc = s_mesh_open(self, diag);
-    if (rc != MS_OK) {
-        // back to alone (a port in use, ...): the next SIGHUP tries again
-        ms_keep_destroy(&self->keep);
-        ms_reeval_destroy(&self->reeval);
-        ms_blob_fetch_destroy(&self->fetch);
-        ms_blob_store_destroy(&self->blobs);
-        ms_gossip_destroy(&self->gossip);
-        ms_mesh_destroy(&self->mesh);
-        ms_members_destroy(&self->members);
-        ms_items_destroy(&self->items);
-        self->has_cert = false;
-        pthread_mutex_lock(&self->lock);
-        self->pool_id_hex[0] = '\0';
-        pthread_mutex_unlock(&self->lock);
-        static const uint8_t no_pool[MS_WIRE_ID_BYTES];
-        ms_block_signer_set_pool(self->signer, no_pool, signed_from);
-        return rc;
-    }
-    s_work_changed(self);
-    return MS_OK;
+    return ms_authority_reload(self->authority, diag);
 }
 
 //  --------------------------------------------------------------------------
@@ -6600,12 +6479,9 @@ ms_node_ask_reload(ms_node_t *self)
 {
     if (!self)
         return;
-    self->reload_asked = 1;
+    ms_authority_ask_reload(self->authority);
     ms_node_command_wake(self->commands, 'r');
 }
-
-//  --------------------------------------------------------------------------
-//  Run an asked-for reload and say what came of it.
 
 //  --------------------------------------------------------------------------
 //  SIGHUP: peers.conf again; new peers are dialed, a bad file changes
@@ -6649,35 +6525,15 @@ s_reload_peers(ms_node_t *self)
     ms_peers_conf_free(&peers, n);
 }
 
+//  --------------------------------------------------------------------------
+//  SIGHUP, at the loop's turn: the certificate (ms_authority prints what
+//  came of it), then peers.conf.
+
 static void
 s_reload_if_asked(ms_node_t *self)
 {
-    if (!self->reload_asked)
-        return;
-    self->reload_asked = 0;
-    bool had = self->has_cert;
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
-    int rc = ms_node_reload_certificate(self, &diag);
-    char text[1100];
-    if (rc != MS_OK)
-        fprintf(stderr, "meshsweepd: reload: certificate not taken: %s\n",
-                diag.reason[0] ? ms_diag_format(&diag, text, sizeof text)
-                               : ms_strerror(rc));
-    else if (self->has_cert && !had)
-        fprintf(stderr,
-                "meshsweepd: reload: joined pool %.12s as operator '%s', "
-                "mesh port %d\n",
-                self->pool_id_hex, self->chain.leaf.operator_name,
-                ms_node_mesh_port(self));
-    else if (self->has_cert)
-        fprintf(stderr, "meshsweepd: reload: certificate renewed\n");
-    else
-        fprintf(stderr,
-                "meshsweepd: reload: no certificate in %s/identity; "
-                "this node still links to no one\n",
-                self->data_dir);
-    s_reload_peers(self);
+    if (ms_authority_reload_if_asked(self->authority))
+        s_reload_peers(self);
 }
 
 //  --------------------------------------------------------------------------
@@ -6701,7 +6557,7 @@ bool
 ms_node_has_certificate(ms_node_t *self)
 {
     assert(self);
-    return self->has_cert;
+    return ms_authority_has_certificate(self->authority);
 }
 
 //  --------------------------------------------------------------------------
@@ -6711,7 +6567,7 @@ const char *
 ms_node_operator(ms_node_t *self)
 {
     assert(self);
-    return self->operator_name;
+    return ms_authority_operator(self->authority);
 }
 
 //  --------------------------------------------------------------------------
