@@ -289,20 +289,20 @@ typedef struct {
 
 struct ms_node {
     // options (owned copies)
-    ms_node_options_t opts;                // strings point to the copies below
-    char *data_dir;                        // data dir
-    char *backend;                         // backend name
-    ms_gpu_plan_t gpu;                     // which workers use the GPU
-    char *api_bind;                        // API bind address, or NULL
-    char *dashboard_dir;                   // dashboard assets, or NULL
-    char *api_token_file;                  // token file when the API asks
-                                           // for a token (beyond
-                                           // loopback), else NULL
-    char *open_pool;                       // open pool name, or NULL
-    char *interface;                       // zbeacon interface, or NULL
-    char **peers;                          // static peers (n_peers strings)
-    char checkpoint_dir[PATH_MAX];         // DATA_DIR/checkpoints
-    char store_dir[PATH_MAX];              // DATA_DIR/store
+    ms_node_options_t opts;        // strings point to the copies below
+    char *data_dir;                // data dir
+    char *backend;                 // backend name
+    ms_gpu_plan_t gpu;             // which workers use the GPU
+    char *api_bind;                // API bind address, or NULL
+    char *dashboard_dir;           // dashboard assets, or NULL
+    char *api_token_file;          // token file when the API asks
+                                   // for a token (beyond
+                                   // loopback), else NULL
+    char *open_pool;               // open pool name, or NULL
+    char *interface;               // zbeacon interface, or NULL
+    char **peers;                  // static peers (n_peers strings)
+    char checkpoint_dir[PATH_MAX]; // DATA_DIR/checkpoints
+    char store_dir[PATH_MAX];      // DATA_DIR/store
     // parts
     ms_identity_t *identity;        // node key pair
     ms_store_t *store;              // the store
@@ -319,10 +319,10 @@ struct ms_node {
     double opened_at;               // monotonic seconds at open
     // admission: certificate, members table (loop thread only)
     ms_authority_t *authority; // certificate, pool id, operator
-    ms_members_t *members;   // admission table (a pool), or NULL
-    ms_items_t *items;       // authority items held (a pool with an
-                             // authority), or NULL
-    int64_t items_digest_at; // monotonic ms of the next ITEM_DIGEST round
+    ms_members_t *members;     // admission table (a pool), or NULL
+    ms_items_t *items;         // authority items held (a pool with an
+                               // authority), or NULL
+    int64_t items_digest_at;   // monotonic ms of the next ITEM_DIGEST round
     // shared with HTTP threads, under lock
     pthread_mutex_t lock;      // guards the fields below
     int n_busy;                // workers running a task
@@ -369,9 +369,9 @@ struct ms_node {
     bool sweeps_due;                 // sweep records came: note their commit
     int64_t trim_at;                 // monotonic ms: next malloc_trim allowed
     size_t n_acks_due, cap_acks_due; // used, allocated
-    ms_block_signer_t *signer;  // signs ours, checks peers' blocks
-    int64_t turn_started_us;    // monotonic us: the loop woke (0: not
-                                // yet)
+    ms_block_signer_t *signer;       // signs ours, checks peers' blocks
+    int64_t turn_started_us;         // monotonic us: the loop woke (0: not
+                                     // yet)
     // test hooks (ms_node.h "Test hooks"): NULL in meshsweepd
     ms_node_result_hook_fn result_hook; // rewrites own result rows
     void *result_hook_arg;              // its argument
@@ -1515,9 +1515,9 @@ s_bs_members(void *arg)
 static int
 s_signer_open(ms_node_t *self, ms_diag_t *diag)
 {
-    ms_block_signer_config_t cfg = {
-        .identity = self->identity,
-        .incarnation = ms_store_incarnation(self->store)};
+    ms_block_signer_config_t cfg = {.identity = self->identity,
+                                    .incarnation =
+                                        ms_store_incarnation(self->store)};
     ms_authority_pool_id(self->authority, cfg.pool_id);
     int rc = ms_store_held(self->store, s_node_pk(self), cfg.incarnation,
                            &cfg.signed_from);
@@ -1753,7 +1753,8 @@ s_item_take(ms_node_t *self, const uint8_t *bytes, size_t n,
         return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "authority",
                                 "this node is in no pool with an authority");
     ms_items_parsed_t it;
-    int rc = ms_items_check(bytes, n, ms_authority_key(self->authority), &it, diag);
+    int rc =
+        ms_items_check(bytes, n, ms_authority_key(self->authority), &it, diag);
     if (rc != MS_OK) {
         self->metrics.authority_items_refused_total++;
         if (self->metrics.authority_items_refused_total <= 16) {
@@ -1907,7 +1908,8 @@ s_items_load_one(void *arg, const uint8_t *digest, const uint8_t *bytes,
     ms_items_parsed_t it;
     ms_diag_t diag;
     ms_diag_clear(&diag);
-    if (ms_items_check(bytes, n, ms_authority_key(self->authority), &it, &diag) != MS_OK) {
+    if (ms_items_check(bytes, n, ms_authority_key(self->authority), &it,
+                       &diag) != MS_OK) {
         char text[600];
         fprintf(stderr, "meshsweepd: ignored a stored authority item: %s\n",
                 ms_diag_format(&diag, text, sizeof text));
@@ -5110,8 +5112,8 @@ s_mesh_open(ms_node_t *self, ms_diag_t *diag)
     mo.incarnation = ms_store_incarnation(self->store);
     mo.n_workers = ms_worker_pool_size(self->pool);
     // open pool: own operator; with a certificate: the certificate's
-    mo.operator_name = chain ? chain->leaf.operator_name
-                             : ms_identity_node_id(self->identity);
+    mo.operator_name =
+        chain ? chain->leaf.operator_name : ms_identity_node_id(self->identity);
     mo.members = self->members;
     mo.certificate = cert_bytes ? cert : NULL;
     mo.certificate_bytes = cert_bytes;
@@ -6388,8 +6390,8 @@ s_au_renew(void *arg, const ms_cert_chain_t *chain, const uint8_t *cert,
            size_t cert_len)
 {
     ms_node_t *self = arg;
-    int rc =
-        self->mesh ? ms_mesh_set_certificate(self->mesh, cert, cert_len) : MS_OK;
+    int rc = self->mesh ? ms_mesh_set_certificate(self->mesh, cert, cert_len)
+                        : MS_OK;
     if (rc != MS_OK)
         return rc;
     ms_members_refusal_t why;

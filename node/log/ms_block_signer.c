@@ -77,16 +77,16 @@ typedef struct {
 #define S_REJECT_LOG_MAX 1024 // peers remembered; beyond, not logged
 
 struct ms_block_signer {
-    const ms_identity_t *identity;  // the node's key pair (borrowed)
+    const ms_identity_t *identity;     // the node's key pair (borrowed)
     uint8_t node_pk[MS_WIRE_ID_BYTES]; // its public key: our origin
-    uint64_t incarnation;           // the store's incarnation
-    ms_block_signer_iface_t iface;  // the node's side
-    pthread_mutex_t lock;           // guards pool_id (writer vs loop)
+    uint64_t incarnation;              // the store's incarnation
+    ms_block_signer_iface_t iface;     // the node's side
+    pthread_mutex_t lock;              // guards pool_id (writer vs loop)
     uint8_t pool_id[MS_WIRE_ID_BYTES]; // signed for (zero: no pool; lock)
-    uint64_t signed_from;           // own seqs from here: signed by us now
-    ms_block_signer_stats_t stats;  // counters (loop thread)
-    s_reject_log_t *reject_log;     // (peer, reasons) already logged
-    size_t n_reject_log;            // entries in reject_log
+    uint64_t signed_from;              // own seqs from here: signed by us now
+    ms_block_signer_stats_t stats;     // counters (loop thread)
+    s_reject_log_t *reject_log;        // (peer, reasons) already logged
+    size_t n_reject_log;               // entries in reject_log
 };
 
 //  --------------------------------------------------------------------------
@@ -229,8 +229,8 @@ void
 ms_block_signer_serve(ms_block_signer_t *self, const uint8_t *origin,
                       uint64_t incarnation, uint64_t first_seq, size_t n,
                       const uint32_t *kinds, const uint8_t *const *payloads,
-                      const size_t *lens, const uint8_t **sig,
-                      size_t *sig_len, uint8_t fresh[MS_WIRE_SIGNATURE_BYTES])
+                      const size_t *lens, const uint8_t **sig, size_t *sig_len,
+                      uint8_t fresh[MS_WIRE_SIGNATURE_BYTES])
 {
     assert(self && origin && sig && sig_len && fresh);
     if (memcmp(origin, self->node_pk, MS_WIRE_ID_BYTES) != 0)

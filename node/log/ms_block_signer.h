@@ -53,9 +53,9 @@ typedef struct {
 
 //  Settings.
 typedef struct {
-    const ms_identity_t *identity; // the node's key pair (borrowed; it
-                                   // outlives the signer)
-    uint64_t incarnation;          // the store's (ms_store_incarnation)
+    const ms_identity_t *identity;     // the node's key pair (borrowed; it
+                                       // outlives the signer)
+    uint64_t incarnation;              // the store's (ms_store_incarnation)
     uint8_t pool_id[MS_WIRE_ID_BYTES]; // blocks are signed for it (zero:
                                        // the node is in no pool)
     uint64_t signed_from; // first seq of ours this process signs: the

@@ -46,20 +46,20 @@
 #include <time.h>
 
 struct ms_authority {
-    ms_authority_iface_t iface;          // the node's side
-    char cert_path[PATH_MAX + 32];       // DATA_DIR/identity/node.cert
-    char *data_dir;                      // the data dir (messages)
-    char *open_pool;                     // open pool name, or NULL
-    char *enroll_key;                    // enrollment kit path, or NULL
-    uint8_t node_pk[MS_CERT_KEY_BYTES];  // this node's key
-    char node_id[MS_HASH_HEX_LEN + 1];   // ... in hex
-    bool has_cert;                       // a certificate taken (lock)
+    ms_authority_iface_t iface;              // the node's side
+    char cert_path[PATH_MAX + 32];           // DATA_DIR/identity/node.cert
+    char *data_dir;                          // the data dir (messages)
+    char *open_pool;                         // open pool name, or NULL
+    char *enroll_key;                        // enrollment kit path, or NULL
+    uint8_t node_pk[MS_CERT_KEY_BYTES];      // this node's key
+    char node_id[MS_HASH_HEX_LEN + 1];       // ... in hex
+    bool has_cert;                           // a certificate taken (lock)
     uint8_t authority_pk[MS_CERT_KEY_BYTES]; // its authority (has_cert)
     ms_cert_chain_t chain;                   // our chain (has_cert)
-    pthread_mutex_t lock;                // guards the fields marked lock
-    char pool_id_hex[MS_HASH_HEX_LEN + 1];        // "" in no pool (lock)
+    pthread_mutex_t lock;                    // guards the fields marked lock
+    char pool_id_hex[MS_HASH_HEX_LEN + 1];   // "" in no pool (lock)
     char operator_name[MS_CERT_OPERATOR_MAX + 1]; // ours (lock)
-    volatile sig_atomic_t reload_asked;  // SIGHUP: reload the certificate
+    volatile sig_atomic_t reload_asked; // SIGHUP: reload the certificate
 };
 
 //  --------------------------------------------------------------------------
@@ -202,8 +202,8 @@ ms_authority_open(ms_authority_t **out, const ms_authority_config_t *cfg,
     if (!self->data_dir || (cfg->open_pool && !self->open_pool) ||
         (cfg->enroll_key && !self->enroll_key))
         goto fail;
-    snprintf(self->cert_path, sizeof self->cert_path,
-             "%s/identity/node.cert", cfg->data_dir);
+    snprintf(self->cert_path, sizeof self->cert_path, "%s/identity/node.cert",
+             cfg->data_dir);
     memcpy(self->node_pk, cfg->node_pk, MS_CERT_KEY_BYTES);
     ms_hash_t id;
     memcpy(id.bytes, cfg->node_pk, MS_HASH_BYTES);
@@ -424,7 +424,6 @@ ms_authority_status(ms_authority_t *self, ms_authority_status_t *out)
     pthread_mutex_lock(&self->lock);
     out->has_certificate = self->has_cert;
     memcpy(out->pool_id_hex, self->pool_id_hex, sizeof out->pool_id_hex);
-    memcpy(out->operator_name, self->operator_name,
-           sizeof out->operator_name);
+    memcpy(out->operator_name, self->operator_name, sizeof out->operator_name);
     pthread_mutex_unlock(&self->lock);
 }

@@ -68,11 +68,11 @@ typedef struct {
 
 //  Settings.
 typedef struct {
-    const char *data_dir;           // the node's data dir (copied): the
-                                    // certificate is in identity/node.cert
+    const char *data_dir;               // the node's data dir (copied): the
+                                        // certificate is in identity/node.cert
     uint8_t node_pk[MS_CERT_KEY_BYTES]; // this node's public key (its id)
-    const char *open_pool;  // open pool name (copied), or NULL
-    const char *enroll_key; // enrollment kit path (copied), or NULL
+    const char *open_pool;              // open pool name (copied), or NULL
+    const char *enroll_key;             // enrollment kit path (copied), or NULL
 } ms_authority_config_t;
 
 //  What an HTTP thread may show (ms_authority_status): a copy.

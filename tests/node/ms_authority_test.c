@@ -43,17 +43,17 @@
 
 //  The fake node and its pool.
 typedef struct {
-    char root[256];                      // the temporary data dir
-    char cert_path[400];                 // root/identity/node.cert
-    uint8_t node_pk[MS_CERT_KEY_BYTES];  // this node's key
-    uint8_t apk[MS_CERT_KEY_BYTES];      // the pool authority's key
-    uint8_t ask[MS_CERT_SECRET_BYTES];   // ... and its secret
-    int n_renew;                         // iface.renew calls
-    int n_join;                          // iface.join calls
-    int renew_rc;                        // what renew returns
-    int join_rc;                         // what join returns
-    char renewed_operator[80];           // the last renewed chain's
-    size_t renewed_len;                  // its encoding's length
+    char root[256];                         // the temporary data dir
+    char cert_path[400];                    // root/identity/node.cert
+    uint8_t node_pk[MS_CERT_KEY_BYTES];     // this node's key
+    uint8_t apk[MS_CERT_KEY_BYTES];         // the pool authority's key
+    uint8_t ask[MS_CERT_SECRET_BYTES];      // ... and its secret
+    int n_renew;                            // iface.renew calls
+    int n_join;                             // iface.join calls
+    int renew_rc;                           // what renew returns
+    int join_rc;                            // what join returns
+    char renewed_operator[80];              // the last renewed chain's
+    size_t renewed_len;                     // its encoding's length
     char pool_at_join[MS_HASH_HEX_LEN + 1]; // pool id seen inside join
 } fake_t;
 
@@ -138,10 +138,8 @@ s_open(fake_t *fk, const char *open_pool, const char *enroll_key,
     ms_authority_config_t cfg = {
         .data_dir = fk->root, .open_pool = open_pool, .enroll_key = enroll_key};
     memcpy(cfg.node_pk, fk->node_pk, MS_CERT_KEY_BYTES);
-    ms_authority_iface_t iface = {.arg = fk,
-                                  .renew = s_renew,
-                                  .join = s_join,
-                                  .mesh_port = s_mesh_port};
+    ms_authority_iface_t iface = {
+        .arg = fk, .renew = s_renew, .join = s_join, .mesh_port = s_mesh_port};
     ms_diag_clear(diag);
     int rc = ms_authority_open(out, &cfg, &iface, diag);
     s_current = *out;
@@ -525,16 +523,14 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_open_alone, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_open_pool_id, s_setup,
-                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_open_pool_id, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_open_certificate, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_open_refuses_bad_certificates,
                                         s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_open_refuses_conflicts, s_setup,
                                         s_teardown),
-        cmocka_unit_test_setup_teardown(test_open_enrolls, s_setup,
-                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_open_enrolls, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_reload_join_renew_conflict,
                                         s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_reload_failed_join_and_open_pool,

@@ -48,13 +48,13 @@
 
 //  The fake node: identities, a members table, the warnings it printed.
 typedef struct {
-    char root[256];                   // the temporary dir
-    ms_identity_t *me;                // our key pair
-    ms_identity_t *peer;              // a peer's
-    ms_members_t *members;            // what iface.members hands out
-    uint8_t pool[ID];                 // the pool id the signer starts with
-    char lines[MAX_LINES][300];       // warnings printed, in order
-    int n_lines;                      // how many
+    char root[256];             // the temporary dir
+    ms_identity_t *me;          // our key pair
+    ms_identity_t *peer;        // a peer's
+    ms_members_t *members;      // what iface.members hands out
+    uint8_t pool[ID];           // the pool id the signer starts with
+    char lines[MAX_LINES][300]; // warnings printed, in order
+    int n_lines;                // how many
 } fake_t;
 
 //  A block's records, as arrays (the store's shape).
@@ -204,8 +204,7 @@ s_peer_block(fake_t *fk, const uint8_t *pool, const recs_t *r,
     if (pool) {
         ms_wire_block_view_t view =
             s_view(b.origin, 1, 5, 2, r->kinds, r->payloads, r->lens);
-        assert_int_equal(ms_wire_block_sign(fk->peer, pool, &view, sig),
-                         MS_OK);
+        assert_int_equal(ms_wire_block_sign(fk->peer, pool, &view, sig), MS_OK);
         b.signature = sig;
         b.signature_bytes = MS_WIRE_SIGNATURE_BYTES;
     }
@@ -328,8 +327,8 @@ test_attach_store_signs_appends(void **state)
                      MS_OK);
     read_ctx_t ctx = {.pool = fk->pool};
     assert_int_equal(ms_store_read_blocks(store, me,
-                                          ms_store_incarnation(store), 1, 1,
-                                          16, s_read_fn, &ctx),
+                                          ms_store_incarnation(store), 1, 1, 16,
+                                          s_read_fn, &ctx),
                      MS_OK);
     assert_int_equal(ctx.n_blocks, 1);
     assert_int_equal(ctx.first_seq, 1);
@@ -341,8 +340,8 @@ test_attach_store_signs_appends(void **state)
     assert_int_equal(ms_store_append(store, me, 42, "\x03", 1, NULL), MS_OK);
     ctx = (read_ctx_t){.pool = pool2};
     assert_int_equal(ms_store_read_blocks(store, me,
-                                          ms_store_incarnation(store), 2, 2,
-                                          16, s_read_fn, &ctx),
+                                          ms_store_incarnation(store), 2, 2, 16,
+                                          s_read_fn, &ctx),
                      MS_OK);
     assert_int_equal(ctx.n_blocks, 1);
     assert_int_equal(ctx.first_seq, 2);
@@ -443,8 +442,7 @@ test_check_not_admitted(void **state)
     ms_cert_pool_id(apk, chain.leaf.pool_id);
     memcpy(chain.leaf.subject, ms_identity_public_key(fk->peer), ID);
     chain.leaf.roles = MS_CERT_ROLE_WORKER;
-    snprintf(chain.leaf.operator_name, sizeof chain.leaf.operator_name,
-             "bob");
+    snprintf(chain.leaf.operator_name, sizeof chain.leaf.operator_name, "bob");
     assert_int_equal(ms_cert_sign(&chain.leaf, ask, NULL), MS_OK);
     ms_members_destroy(&fk->members);
     fk->members = ms_members_new(apk, chain.leaf.pool_id);
@@ -647,8 +645,8 @@ main(void)
             test_check_logs_once_per_peer_and_reason, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_serve_resigns_old_own_blocks,
                                         s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_pool_change_between_signs,
-                                        s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_pool_change_between_signs, s_setup,
+                                        s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
