@@ -313,7 +313,10 @@ test_attach_store_signs_appends(void **state)
     char dir[300];
     snprintf(dir, sizeof dir, "%s/store", fk->root);
     ms_store_t *store = NULL;
-    assert_int_equal(ms_store_open(&store, dir, NULL, NULL), MS_OK);
+    ms_store_options_t opts;
+    ms_store_options_default(&opts);
+    opts.map_size_bytes = 1 << 20; // a small first map (it grows)
+    assert_int_equal(ms_store_open(&store, dir, &opts, NULL), MS_OK);
     ms_block_signer_config_t cfg = {.identity = fk->me,
                                     .incarnation = ms_store_incarnation(store),
                                     .signed_from = 1};
