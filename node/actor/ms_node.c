@@ -153,9 +153,11 @@
 #include "ms_identity.h"
 #include "ms_spec.h"
 #include "ms_assign.h"
+#include "ms_authority.h"
 #include "ms_backend.h"
 #include "ms_gpu.h"
 #include "ms_blob_fetch.h"
+#include "ms_block_signer.h"
 #include "ms_blob_store.h"
 #include "ms_cert.h"
 #include "ms_gossip.h"
@@ -253,21 +255,6 @@ _Static_assert(S_MAX_COMMIT <= MS_RECORD_LOG_MAX_APPEND, "append bound");
 _Static_assert(S_MAX_COMMIT == MS_SCHEDULER_MAX_CLAIMS, "a pass's claims");
 _Static_assert(MS_SCHEDULER_MAX_PREFETCH < S_MAX_LIVE_CLAIMS, "heartbeat");
 
-//  Why a peer's block was refused (a bit each, for the logged-once table).
-typedef enum {
-    S_REJECT_UNSIGNED = 1,      // no signature at all
-    S_REJECT_BAD_SIGNATURE = 2, // does not verify under its origin
-    S_REJECT_NOT_ADMITTED = 4,  // origin not admitted (membership)
-} s_reject_reason_t;
-
-//  A peer that sent refused blocks, and the reasons already logged.
-typedef struct {
-    uint8_t peer[MS_HASH_BYTES]; // the link's node id
-    unsigned logged;             // s_reject_reason_t bits logged
-} s_reject_log_t;
-
-#define S_REJECT_LOG_MAX 1024 // peers remembered; beyond, not logged
-
 #define S_EV_RESULTS_MAX 4096  // results queued for events; beyond: reset
 #define S_EV_ROWS_PER_TURN 256 // result rows built per loop turn at most
 #define S_EV_TICK_MS 1000      // progress and sweep scan, keepalives
@@ -287,24 +274,20 @@ typedef struct {
 
 struct ms_node {
     // options (owned copies)
-    ms_node_options_t opts;                // strings point to the copies below
-    char *data_dir;                        // data dir
-    char *backend;                         // backend name
-    ms_gpu_plan_t gpu;                     // which workers use the GPU
-    char *api_bind;                        // API bind address, or NULL
-    char *dashboard_dir;                   // dashboard assets, or NULL
-    char *api_token_file;                  // token file when the API asks
-                                           // for a token (beyond
-                                           // loopback), else NULL
-    char *open_pool;                       // open pool name, or NULL
-    char *enroll_key;                      // enrollment kit path, or NULL
-    char *interface;                       // zbeacon interface, or NULL
-    char **peers;                          // static peers (n_peers strings)
-    char pool_id_hex[MS_HASH_HEX_LEN + 1]; // "" when in no pool
-    char checkpoint_dir[PATH_MAX];         // DATA_DIR/checkpoints
-    char store_dir[PATH_MAX];              // DATA_DIR/store
-    char operator_name[MS_CERT_OPERATOR_MAX + 1]; // the node id (hex), or
-                                                  // the certificate's
+    ms_node_options_t opts;        // strings point to the copies below
+    char *data_dir;                // data dir
+    char *backend;                 // backend name
+    ms_gpu_plan_t gpu;             // which workers use the GPU
+    char *api_bind;                // API bind address, or NULL
+    char *dashboard_dir;           // dashboard assets, or NULL
+    char *api_token_file;          // token file when the API asks
+                                   // for a token (beyond
+                                   // loopback), else NULL
+    char *open_pool;               // open pool name, or NULL
+    char *interface;               // zbeacon interface, or NULL
+    char **peers;                  // static peers (n_peers strings)
+    char checkpoint_dir[PATH_MAX]; // DATA_DIR/checkpoints
+    char store_dir[PATH_MAX];      // DATA_DIR/store
     // parts
     ms_identity_t *identity;        // node key pair
     ms_store_t *store;              // the store
@@ -321,14 +304,11 @@ struct ms_node {
     size_t n_sweeps;                // entries in sweeps
     double opened_at;               // monotonic seconds at open
     // admission: certificate, members table (loop thread only)
-    bool has_cert; // identity/node.cert: a pool with an authority
-    uint8_t authority_pk[MS_CERT_KEY_BYTES]; // its authority (has_cert)
-    ms_cert_chain_t chain;                   // our chain (has_cert)
-    ms_members_t *members;   // admission table (a pool), or NULL
-    ms_items_t *items;       // authority items held (a pool with an
-                             // authority), or NULL
-    int64_t items_digest_at; // monotonic ms of the next ITEM_DIGEST round
-    volatile sig_atomic_t reload_asked; // SIGHUP: reload the certificate
+    ms_authority_t *authority; // certificate, pool id, operator
+    ms_members_t *members;     // admission table (a pool), or NULL
+    ms_items_t *items;         // authority items held (a pool with an
+                               // authority), or NULL
+    int64_t items_digest_at;   // monotonic ms of the next ITEM_DIGEST round
     // shared with HTTP threads, under lock
     pthread_mutex_t lock;      // guards the fields below
     int n_busy;                // workers running a task
@@ -373,12 +353,9 @@ struct ms_node {
     ms_wire_live_claim_t *hb_claims; // heartbeat live-claims buffer
     ms_outbox_t *outbox;             // our results: this turn's, held
     int64_t trim_at;                 // monotonic ms: next malloc_trim allowed
-    // signed blocks (see "Signed blocks" above s_sign_block)
-    uint64_t own_signed_from;   // own seqs from here on: signed by us now
-    int64_t turn_started_us;    // monotonic us: the loop woke (0: not
-                                // yet)
-    s_reject_log_t *reject_log; // (peer, reasons) already logged
-    size_t n_reject_log;        // entries in reject_log
+    ms_block_signer_t *signer;       // signs ours, checks peers' blocks
+    int64_t turn_started_us;         // monotonic us: the loop woke (0: not
+                                     // yet)
     // test hooks (ms_node.h "Test hooks"): NULL in meshsweepd
     ms_node_result_hook_fn result_hook; // rewrites own result rows
     void *result_hook_arg;              // its argument
@@ -736,7 +713,9 @@ static int s_pool_open(ms_node_t *self, ms_diag_t *diag);
 static int s_submit_open(ms_node_t *self, ms_diag_t *diag);
 static int s_commands_open(ms_node_t *self, ms_diag_t *diag);
 static int s_mesh_open(ms_node_t *self, ms_diag_t *diag);
-static int s_open_certificate(ms_node_t *self, ms_diag_t *diag);
+static int s_authority_open(ms_node_t *self, const char *enroll_key,
+                            ms_diag_t *diag);
+static int s_signer_open(ms_node_t *self, ms_diag_t *diag);
 
 //  --------------------------------------------------------------------------
 //  The number of workers to start: --workers (0: one per core), capped by
@@ -749,19 +728,20 @@ static int
 s_capped_workers(const ms_node_t *self)
 {
     int n = self->opts.n_workers;
-    if (!self->has_cert || self->chain.leaf.max_workers == 0)
+    const ms_cert_chain_t *chain = ms_authority_chain(self->authority);
+    if (!chain || chain->leaf.max_workers == 0)
         return n;
     long want = n;
     if (want < 1) {
         want = ms_platform_usable_cpus();
     }
-    if ((uint64_t) want <= self->chain.leaf.max_workers)
+    if ((uint64_t) want <= chain->leaf.max_workers)
         return n;
     fprintf(stderr,
             "meshsweepd: warning: the certificate caps this node at %u "
             "worker(s); running %u, not %ld\n",
-            self->chain.leaf.max_workers, self->chain.leaf.max_workers, want);
-    return (int) self->chain.leaf.max_workers;
+            chain->leaf.max_workers, chain->leaf.max_workers, want);
+    return (int) chain->leaf.max_workers;
 }
 
 //  --------------------------------------------------------------------------
@@ -772,8 +752,9 @@ s_capped_workers(const ms_node_t *self)
 static bool
 s_may_submit(const ms_node_t *self)
 {
-    return !self->has_cert || self->ignore_roles ||
-           (self->chain.leaf.roles & MS_CERT_ROLE_SUBMIT);
+    const ms_cert_chain_t *chain = ms_authority_chain(self->authority);
+    return !chain || self->ignore_roles ||
+           (chain->leaf.roles & MS_CERT_ROLE_SUBMIT);
 }
 
 //  Set diag for a refused submission or control (MS_ERR_UNTRUSTED: the
@@ -787,13 +768,9 @@ s_no_submit_role(const ms_node_t *self, ms_diag_t *diag)
                             "`submit` role: submit from a member with it, or "
                             "ask the pool authority for `pool invite "
                             "--roles worker,submit`",
-                            self->chain.leaf.operator_name);
+                            ms_authority_operator(self->authority));
 }
 static void s_reload_if_asked(ms_node_t *self);
-static int s_sign_block(void *arg, const uint8_t *origin, uint64_t incarnation,
-                        uint64_t first_seq, size_t n, const uint32_t *kinds,
-                        const uint8_t *const *payloads, const size_t *lens,
-                        uint8_t *sig, size_t *sig_len);
 static int s_append(ms_node_t *self, size_t n,
                     const ms_store_payload_t *payloads);
 static int s_record_log_open(ms_node_t *self);
@@ -939,13 +916,11 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
         goto fail;
     self->open_pool = opts->open_pool ? strdup(opts->open_pool) : NULL;
     self->interface = opts->interface ? strdup(opts->interface) : NULL;
-    self->enroll_key = opts->enroll_key ? strdup(opts->enroll_key) : NULL;
     self->opts.open_pool = self->open_pool;
     self->opts.interface = self->interface;
-    self->opts.enroll_key = self->enroll_key;
+    self->opts.enroll_key = NULL; // the authority keeps its copy
     if ((opts->open_pool && !self->open_pool) ||
-        (opts->interface && !self->interface) ||
-        (opts->enroll_key && !self->enroll_key))
+        (opts->interface && !self->interface))
         goto fail;
     if (opts->n_peers > 0) {
         self->peers = calloc((size_t) opts->n_peers, sizeof(char *));
@@ -959,14 +934,6 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     self->peers_json = json_array();
     if (!self->peers_json)
         goto fail;
-    if (self->open_pool) {
-        // DESIGN.md: the open pool's id is H("open:" NAME).
-        char text[600];
-        int n = snprintf(text, sizeof text, "open:%s", self->open_pool);
-        ms_hash_t pid;
-        ms_hash_bytes(text, (size_t) n, &pid);
-        ms_hash_hex(&pid, self->pool_id_hex);
-    }
 
     char path[PATH_MAX + 32];
     rc = s_mkdirs(self->data_dir, diag);
@@ -979,13 +946,7 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     rc = ms_identity_open(&self->identity, path, diag);
     if (rc != MS_OK)
         goto fail;
-    // Without a certificate (alone, or in an open pool) a node is its own
-    // operator, named by its node id: what it announces to peers and what
-    // the store gives for its rows (s_take_certificate names the
-    // certificate's operator instead).
-    snprintf(self->operator_name, sizeof self->operator_name, "%s",
-             ms_identity_node_id(self->identity));
-    rc = s_open_certificate(self, diag);
+    rc = s_authority_open(self, opts->enroll_key, diag);
     if (rc != MS_OK)
         goto fail;
     snprintf(self->store_dir, sizeof self->store_dir, "%s/store",
@@ -993,16 +954,9 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     rc = ms_store_open(&self->store, self->store_dir, NULL, diag);
     if (rc != MS_OK)
         goto fail;
-    ms_store_set_signer(self->store, s_sign_block, self);
-    rc = ms_store_held(self->store, s_node_pk(self),
-                       ms_store_incarnation(self->store),
-                       &self->own_signed_from);
-    if (rc != MS_OK) {
-        ms_diag_set_code(diag, rc, self->store_dir, "cannot read the log: %s",
-                         ms_strerror(rc));
+    rc = s_signer_open(self, diag);
+    if (rc != MS_OK)
         goto fail;
-    }
-    self->own_signed_from++; // what this process appends from now on
     rc = s_record_log_open(self);
     if (rc != MS_OK)
         goto fail;
@@ -1176,10 +1130,11 @@ ms_node_destroy(ms_node_t **self_p)
     ms_dataset_source_destroy(&self->datasets);
     ms_record_log_destroy(&self->log);
     ms_store_destroy(&self->store);
+    ms_block_signer_destroy(&self->signer); // it signed for the store
     ms_identity_destroy(&self->identity);
     ms_members_destroy(&self->members);
     ms_items_destroy(&self->items);
-    free(self->enroll_key);
+    ms_authority_destroy(&self->authority);
     if (self->lock_fd >= 0)
         close(self->lock_fd); // releases the data dir lock
     ms_keep_destroy(&self->keep);
@@ -1187,7 +1142,6 @@ ms_node_destroy(ms_node_t **self_p)
     ms_blob_fetch_destroy(&self->fetch); // removes its temp files
     ms_blob_store_destroy(&self->blobs);
     free(self->sweeps);
-    free(self->reject_log);
     json_decref(self->platform);
     json_decref(self->peers_json);
     json_decref(self->pool_counters);
@@ -1420,166 +1374,48 @@ static void s_claim_to_start(ms_node_t *self, const ms_hash_t *sweep_id,
 //  holder. The local task states (running, with this node as holder) are
 //  still kept for progress displays; they are local fields, not records,
 //  and stay out of the state digest.
-
-/*  --------------------------------------------------------------------------
-    Signed blocks (DESIGN.md "Records and anti-entropy", issue 4 item 4).
-
-    Signing. Every block of ours is signed with the node's Ed25519 key
-    over proto/ms_wire_sign.h's bytes (pool id, header, per record seq,
-    kind and payload hash) by the store's writer, in the txn that writes
-    it (ms_store_set_signer -> s_sign_block), so it is stored, pushed and
-    served with its signature and is never durable unsigned.
-
-    Old stores. A store made before signing holds blocks of ours with no
-    signature, and a data dir that changed pools (or ran alone, pool id
-    zero) holds blocks signed for another pool id: both would be refused
-    by every peer. Such a store is not refused at open (the user would
-    lose its log for nothing), and it is not rewritten at open either
-    (that costs a verify per own block at every start, or a marker in
-    the store): an own block that this process did not sign (below
-    own_signed_from, or of an older incarnation) is checked when it is
-    served, and signed again for that send when its signature is missing
-    or does not verify under the current pool id (counted in
-    blocks_resigned_total). Blocks signed by this process are trusted
-    as they are (pushes right after an append cost nothing more). The
-    pool id must therefore not change while the node runs without
-    resetting own_signed_from. Peers' blocks held unsigned by an old
-    store cannot be re-signed: peers refuse them from us and get them
-    from their origin (which re-signs) or from an upgraded holder.
-
-    Checking. A peer's block is checked where it enters the node, in
-    s_on_message, before gossip sees it: unsigned -> refused; a
-    signature that does not verify under the block's origin (payload,
-    header or signature byte changed, another node's origin claimed,
-    another pool's block) -> refused; origin not admitted
-    (s_origin_admitted) -> refused. A refused block is counted
-    (blocks_rejected_total and one counter per reason), logged once per
-    peer and reason, and dropped: gossip never sees it, so it is never
-    stored, buffered above a gap, forwarded, acked or counted. Why there
-    and not in the source's merge callbacks: every block that reaches
-    gossip (push, range answer, a catch-up batch) comes through this one
-    function, which knows the link the block came on (for the log and
-    for a future per-peer penalty); a block buffered above a gap and
-    merged later is verified once, not at each merge attempt; and a
-    forged block never takes gap-buffer memory. The merge callbacks
-    then see only verified blocks.
-    --------------------------------------------------------------------------
- */
+//
+//  Signed blocks (node/log/ms_block_signer): the store's writer signs
+//  ours with the signer, which holds the key, our id and the pool id by
+//  value (it never reads this struct); a peer's block is checked by it in
+//  s_on_message before gossip sees it; a stored block of ours that this
+//  process did not sign is checked, and signed again, when it is served.
 
 //  --------------------------------------------------------------------------
-//  The pool id blocks are signed for (zero when the node is in no pool).
+//  ms_block_signer_iface_t: the members table blocks are admitted by.
 
-static void
-s_block_pool_id(ms_node_t *self, uint8_t out[MS_WIRE_ID_BYTES])
+static const ms_members_t *
+s_bs_members(void *arg)
 {
-    ms_hash_t pool;
-    memset(pool.bytes, 0, sizeof pool.bytes);
-    // The writer thread signs too, and a node that joins a pool on SIGHUP
-    // changes the id (s_take_certificate, under the same lock).
-    pthread_mutex_lock(&self->lock);
-    if (self->pool_id_hex[0])
-        ms_hash_from_hex(self->pool_id_hex, &pool);
-    pthread_mutex_unlock(&self->lock);
-    memcpy(out, pool.bytes, MS_WIRE_ID_BYTES);
+    const ms_node_t *self = arg;
+    return self->members;
 }
 
 //  --------------------------------------------------------------------------
-//  Store signer (writer thread): sign a block of ours; a block of another
-//  origin (never made by this node) is left unsigned. Reads only the
-//  identity (libsodium signing is thread-safe) and the pool id (under the
-//  node's lock: it changes once when a lone node joins a pool).
+//  Create the block signer over the open store (the pool id as it is
+//  now; own blocks from the next seq on are signed by this process) and
+//  have the store sign with it. MS_OK, MS_ERR_NOMEM, or the store's error
+//  reading the log (in DIAG).
 
 static int
-s_sign_block(void *arg, const uint8_t *origin, uint64_t incarnation,
-             uint64_t first_seq, size_t n, const uint32_t *kinds,
-             const uint8_t *const *payloads, const size_t *lens, uint8_t *sig,
-             size_t *sig_len)
+s_signer_open(ms_node_t *self, ms_diag_t *diag)
 {
-    ms_node_t *self = arg;
-    *sig_len = 0;
-    if (memcmp(origin, s_node_pk(self), MS_WIRE_ID_BYTES) != 0)
-        return MS_OK;
-    ms_wire_block_view_t view = {.origin = origin,
-                                 .incarnation = incarnation,
-                                 .first_seq = first_seq,
-                                 .n_records = n,
-                                 .kinds = kinds,
-                                 .payloads = payloads,
-                                 .lens = lens};
-    uint8_t pool[MS_WIRE_ID_BYTES];
-    s_block_pool_id(self, pool);
-    int rc = ms_wire_block_sign(self->identity, pool, &view, sig);
-    if (rc == MS_OK)
-        *sig_len = MS_WIRE_SIGNATURE_BYTES;
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  A stored block about to be served: when it is ours and this process
-//  did not sign it, make sure its signature verifies under the current
-//  pool, else sign it again into fresh (MS_WIRE_SIGNATURE_BYTES), which
-//  *sig then points to. Blocks of other origins are served as stored.
-
-static void
-s_serve_signature(ms_node_t *self, const uint8_t *origin, uint64_t incarnation,
-                  uint64_t first_seq, size_t n, const uint32_t *kinds,
-                  const uint8_t *const *payloads, const size_t *lens,
-                  const uint8_t **sig, size_t *sig_len, uint8_t *fresh)
-{
-    if (memcmp(origin, s_node_pk(self), MS_WIRE_ID_BYTES) != 0)
-        return;
-    if (incarnation == ms_store_incarnation(self->store) &&
-        first_seq >= self->own_signed_from)
-        return; // signed by this process, for this pool
-    ms_wire_block_view_t view = {.origin = origin,
-                                 .incarnation = incarnation,
-                                 .first_seq = first_seq,
-                                 .n_records = n,
-                                 .kinds = kinds,
-                                 .payloads = payloads,
-                                 .lens = lens};
-    uint8_t pool[MS_WIRE_ID_BYTES];
-    s_block_pool_id(self, pool);
-    if (ms_wire_block_verify(pool, &view, *sig, *sig_len) == MS_OK)
-        return;
-    if (ms_wire_block_sign(self->identity, pool, &view, fresh) != MS_OK)
-        return; // served as stored (peers will refuse it)
-    *sig = fresh;
-    *sig_len = MS_WIRE_SIGNATURE_BYTES;
-    self->metrics.blocks_resigned_total++;
-}
-
-//  --------------------------------------------------------------------------
-//  The membership hook: may records of ORIGIN (of its store INCARNATION,
-//  up to SEQ) be stored, forwarded and counted here? In an open pool
-//  every node that speaks the pool's id is a member: true. With a pool
-//  authority it will ask the membership table (node/mesh/ms_members): the
-//  origin must hold a valid certificate of this pool (a member in good
-//  standing, known from its HELLO or from the authority items), and,
-//  once the origin is revoked, SEQ must lie within the revocation's cut
-//  for that incarnation (DESIGN.md "Records and anti-entropy" keeps
-//  records past the cut stored but not counted: whichever rule the
-//  membership table settles on for those, this is the one place that
-//  applies it to incoming blocks).
-
-static bool
-s_origin_admitted(ms_node_t *self, const uint8_t origin[MS_WIRE_ID_BYTES],
-                  uint64_t incarnation, uint64_t seq)
-{
-    //  The rule settled on (DESIGN.md): a block is refused only when its
-    //  origin never was a member we know of (no certificate seen at a
-    //  HELLO or as an authority item). A revoked origin's blocks are
-    //  still stored and forwarded, so every store converges on the same
-    //  logs; the cut is a counting rule that the store applies while it
-    //  derives claims, results and failures (ms_store_put_item), and
-    //  that the lease table applies to claims (s_counts). Refusing blocks
-    //  above a cut here would leave stores that saw them before the
-    //  revocation different from those that did not, for ever.
-    (void) incarnation;
-    (void) seq;
-    if (!self->members || !ms_members_has_authority(self->members))
-        return true; // open pool: every node of the pool id is a member
-    return ms_members_known(self->members, origin);
+    ms_block_signer_config_t cfg = {.identity = self->identity,
+                                    .incarnation =
+                                        ms_store_incarnation(self->store)};
+    ms_authority_pool_id(self->authority, cfg.pool_id);
+    int rc = ms_store_held(self->store, s_node_pk(self), cfg.incarnation,
+                           &cfg.signed_from);
+    if (rc != MS_OK)
+        return ms_diag_set_code(diag, rc, self->store_dir,
+                                "cannot read the log: %s", ms_strerror(rc));
+    cfg.signed_from++; // what this process appends from now on
+    ms_block_signer_iface_t iface = {.arg = self, .members = s_bs_members};
+    self->signer = ms_block_signer_new(&cfg, &iface);
+    if (!self->signer)
+        return MS_ERR_NOMEM;
+    ms_block_signer_attach(self->signer, self->store);
+    return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
@@ -1593,91 +1429,6 @@ s_counts(ms_node_t *self, const uint8_t *origin, uint64_t incarnation,
     if (!self->members || !ms_members_has_authority(self->members))
         return true;
     return ms_members_counts(self->members, origin, incarnation, seq);
-}
-
-//  --------------------------------------------------------------------------
-//  Count a refused block and log it (always, not only when verbose)
-//  once per peer and reason.
-
-static void
-s_block_refused(ms_node_t *self, const uint8_t from[MS_MESH_ID_BYTES],
-                const ms_wire_block_t *block, s_reject_reason_t reason)
-{
-    self->metrics.blocks_rejected_total++;
-    const char *why = "origin not admitted";
-    if (reason == S_REJECT_UNSIGNED) {
-        self->metrics.blocks_unsigned_total++;
-        why = "unsigned";
-    } else if (reason == S_REJECT_BAD_SIGNATURE) {
-        self->metrics.blocks_bad_signature_total++;
-        why = "bad signature";
-    } else
-        self->metrics.blocks_not_admitted_total++;
-    s_reject_log_t *entry = NULL;
-    for (size_t i = 0; i < self->n_reject_log && !entry; i++)
-        if (memcmp(self->reject_log[i].peer, from, MS_HASH_BYTES) == 0)
-            entry = &self->reject_log[i];
-    if (!entry) {
-        if (self->n_reject_log == S_REJECT_LOG_MAX)
-            return;
-        if (!self->reject_log) {
-            self->reject_log =
-                calloc(S_REJECT_LOG_MAX, sizeof *self->reject_log);
-            if (!self->reject_log)
-                return;
-        }
-        entry = &self->reject_log[self->n_reject_log++];
-        memcpy(entry->peer, from, MS_HASH_BYTES);
-        entry->logged = 0;
-    }
-    if (entry->logged & reason)
-        return;
-    entry->logged |= reason;
-    char peer_hex[MS_HASH_HEX_LEN + 1], origin_hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_t h;
-    memcpy(h.bytes, from, MS_HASH_BYTES);
-    ms_hash_hex(&h, peer_hex);
-    memcpy(h.bytes, block->origin, MS_HASH_BYTES);
-    ms_hash_hex(&h, origin_hex);
-    //  Always printed (not only when verbose): bounded by the table.
-    fprintf(stderr,
-            "meshsweepd: refused a block from peer %.12s: origin %.12s seqs "
-            "%" PRIu64 "..%" PRIu64
-            ": %s (counted; logged once per peer and reason)\n",
-            peer_hex, origin_hex, block->first_seq,
-            block->first_seq + block->n_records - 1, why);
-}
-
-//  --------------------------------------------------------------------------
-//  Check a peer's block before gossip sees it: signed by its origin for
-//  this pool, origin admitted. False: refused (counted, logged), drop it.
-
-static bool
-s_block_check(ms_node_t *self, const uint8_t from[MS_MESH_ID_BYTES],
-              const ms_wire_block_t *block)
-{
-    if (block->signature_bytes == 0) {
-        s_block_refused(self, from, block, S_REJECT_UNSIGNED);
-        return false;
-    }
-    uint32_t kinds[MS_WIRE_BLOCK_MAX_RECORDS];
-    const uint8_t *payloads[MS_WIRE_BLOCK_MAX_RECORDS];
-    size_t lens[MS_WIRE_BLOCK_MAX_RECORDS];
-    ms_wire_block_view_t view;
-    uint8_t pool[MS_WIRE_ID_BYTES];
-    s_block_pool_id(self, pool);
-    if (ms_wire_block_view_init(&view, block, kinds, payloads, lens) != MS_OK ||
-        ms_wire_block_verify(pool, &view, block->signature,
-                             block->signature_bytes) != MS_OK) {
-        s_block_refused(self, from, block, S_REJECT_BAD_SIGNATURE);
-        return false;
-    }
-    if (!s_origin_admitted(self, block->origin, block->incarnation,
-                           block->first_seq + block->n_records - 1)) {
-        s_block_refused(self, from, block, S_REJECT_NOT_ADMITTED);
-        return false;
-    }
-    return true;
 }
 
 /*  --------------------------------------------------------------------------
@@ -1887,7 +1638,8 @@ s_item_take(ms_node_t *self, const uint8_t *bytes, size_t n,
         return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "authority",
                                 "this node is in no pool with an authority");
     ms_items_parsed_t it;
-    int rc = ms_items_check(bytes, n, self->authority_pk, &it, diag);
+    int rc =
+        ms_items_check(bytes, n, ms_authority_key(self->authority), &it, diag);
     if (rc != MS_OK) {
         self->metrics.authority_items_refused_total++;
         if (self->metrics.authority_items_refused_total <= 16) {
@@ -2041,7 +1793,8 @@ s_items_load_one(void *arg, const uint8_t *digest, const uint8_t *bytes,
     ms_items_parsed_t it;
     ms_diag_t diag;
     ms_diag_clear(&diag);
-    if (ms_items_check(bytes, n, self->authority_pk, &it, &diag) != MS_OK) {
+    if (ms_items_check(bytes, n, ms_authority_key(self->authority), &it,
+                       &diag) != MS_OK) {
         char text[600];
         fprintf(stderr, "meshsweepd: ignored a stored authority item: %s\n",
                 ms_diag_format(&diag, text, sizeof text));
@@ -2059,7 +1812,8 @@ s_items_load_one(void *arg, const uint8_t *digest, const uint8_t *bytes,
 static int
 s_items_open(ms_node_t *self)
 {
-    if (!self->has_cert)
+    const ms_cert_chain_t *chain = ms_authority_chain(self->authority);
+    if (!chain)
         return MS_OK;
     self->items = ms_items_new();
     if (!self->items)
@@ -2068,7 +1822,7 @@ s_items_open(ms_node_t *self)
     if (rc != MS_OK)
         return rc;
     uint8_t bytes[MS_ITEMS_MAX_BYTES];
-    size_t n = ms_items_encode_chain(&self->chain, bytes);
+    size_t n = ms_items_encode_chain(chain, bytes);
     ms_diag_t diag;
     ms_diag_clear(&diag);
     bool added;
@@ -2133,8 +1887,9 @@ s_item_text(void *arg, const char *text, size_t n, char **summary,
             text[at + 2 * MS_CERT_KEY_BYTES] != ' ')
             return ms_diag_set_code(diag, MS_ERR_INVALID, "bundle",
                                     "expected the authority key in hex");
-        if (self->has_cert &&
-            memcmp(authority, self->authority_pk, MS_CERT_KEY_BYTES) != 0) {
+        if (ms_authority_has_certificate(self->authority) &&
+            memcmp(authority, ms_authority_key(self->authority),
+                   MS_CERT_KEY_BYTES) != 0) {
             self->metrics.authority_items_refused_total++;
             return ms_diag_set_code(diag, MS_ERR_UNTRUSTED, "bundle",
                                     "of another pool authority");
@@ -2388,7 +2143,7 @@ s_update_operators(ms_node_t *self)
     size_t n_names = 0;
     uint32_t n_ops = 1;
     if (by_cert) {
-        const char *mine = self->chain.leaf.operator_name;
+        const char *mine = ms_authority_operator(self->authority);
         ms_store_set_operator(self->store, s_node_pk(self), mine);
         names[n_names++] = mine;
     }
@@ -2904,7 +2659,8 @@ static bool
 s_rl_check_block(void *arg, const uint8_t from[MS_HASH_BYTES],
                  const ms_wire_block_t *block)
 {
-    return s_block_check(arg, from, block);
+    ms_node_t *self = arg;
+    return ms_block_signer_check(self->signer, from, block);
 }
 
 //  --------------------------------------------------------------------------
@@ -2916,8 +2672,9 @@ s_rl_serve_signature(void *arg, const uint8_t *origin, uint64_t incarnation,
                      const uint8_t *const *payloads, const size_t *lens,
                      const uint8_t **sig, size_t *sig_len, uint8_t *fresh)
 {
-    s_serve_signature(arg, origin, incarnation, first_seq, n, kinds, payloads,
-                      lens, sig, sig_len, fresh);
+    ms_node_t *self = arg;
+    ms_block_signer_serve(self->signer, origin, incarnation, first_seq, n,
+                          kinds, payloads, lens, sig, sig_len, fresh);
 }
 
 //  --------------------------------------------------------------------------
@@ -3068,7 +2825,7 @@ s_on_message(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
             self->n_rejected_messages++;
         return;
     default:
-        // refused blocks were counted by s_block_check; NOMEM drops and
+        // refused blocks were counted by the block signer; NOMEM drops and
         // bodies that are nobody's are not counted
         if (ms_record_log_on_message(self->log, self->gossip, from, env,
                                      ms_mesh_now()) == MS_ERR_PROTOCOL)
@@ -3286,6 +3043,8 @@ s_metrics_snapshot(ms_node_t *self, const json_t *peers)
             malformed = ms.n_malformed;
             hello = ms.n_rejected;
         }
+        ms_block_signer_stats_t bs;
+        ms_block_signer_stats(self->signer, &bs);
         const struct {
             const char *name;
             uint64_t value;
@@ -3294,9 +3053,9 @@ s_metrics_snapshot(ms_node_t *self, const json_t *peers)
             {"hello_refused", hello},
             {"gossip_invalid", gossip_invalid},
             {"message_refused", self->n_rejected_messages},
-            {"block_unsigned", self->metrics.blocks_unsigned_total},
-            {"block_bad_signature", self->metrics.blocks_bad_signature_total},
-            {"block_not_admitted", self->metrics.blocks_not_admitted_total},
+            {"block_unsigned", bs.n_unsigned},
+            {"block_bad_signature", bs.n_bad_signature},
+            {"block_not_admitted", bs.n_not_admitted},
         };
         for (size_t k = 0; k < sizeof r / sizeof r[0]; k++)
             json_object_set_new(rej, r[k].name,
@@ -3386,8 +3145,8 @@ s_peers_standing(ms_node_t *self, json_t *peers)
 
 //  --------------------------------------------------------------------------
 //  The node's counters with the figures its collaborators keep (store,
-//  lease table, gossip, mesh and members, authority items, blob fetcher
-//  and blob store, re-evaluator), each copied into its line of
+//  lease table, block signer, gossip, mesh and members, authority items,
+//  blob fetcher and blob store, re-evaluator), each copied into its line of
 //  MS_METRICS_LIST (ms_metrics.h) here and nowhere else; the groups of
 //  the collaborators this node has go to *GROUPS.
 
@@ -3415,8 +3174,14 @@ s_metrics_gather(ms_node_t *self, ms_metrics_t *m, unsigned *groups)
     ms_record_log_stats(self->log, &ls);
     m->block_acks_sent_total = ls.n_acks_sent;
     m->block_acks_received_total = ls.n_acks_received;
-    m->rejected_messages_total =
-        self->n_rejected_messages + self->metrics.blocks_rejected_total;
+    ms_block_signer_stats_t sig;
+    ms_block_signer_stats(self->signer, &sig);
+    m->blocks_rejected_total = sig.n_rejected;
+    m->blocks_unsigned_total = sig.n_unsigned;
+    m->blocks_bad_signature_total = sig.n_bad_signature;
+    m->blocks_not_admitted_total = sig.n_not_admitted;
+    m->blocks_resigned_total = sig.n_resigned;
+    m->rejected_messages_total = self->n_rejected_messages + sig.n_rejected;
     if (self->gossip) {
         *groups |= MS_METRICS_GROUP_GOSSIP;
         ms_gossip_stats_t gs;
@@ -4013,7 +3778,8 @@ s_on_result(ms_node_t *self, ms_runner_run_t *r, json_t *body)
     json_object_set(row, "config", r->config);
     json_object_set_new(row, "node_id",
                         json_string(ms_identity_node_id(self->identity)));
-    json_object_set_new(row, "operator", json_string(self->operator_name));
+    json_object_set_new(row, "operator",
+                        json_string(ms_authority_operator(self->authority)));
     json_object_set_new(row, "fingerprint", s_fingerprint(platform));
     json_object_set_new(row, "verdict", json_string("pending"));
     json_object_set_new(row, "verdict_revision", json_integer(0));
@@ -4404,7 +4170,7 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
     self->n_members = 1;
     self->n_pool_operators = 1;
     s_work_changed(self);
-    if (!self->open_pool && !self->has_cert)
+    if (!ms_authority_pool_id_hex(self->authority))
         return MS_OK; // alone until a certificate comes (SIGHUP)
     return s_mesh_open(self, diag);
 }
@@ -4418,21 +4184,21 @@ s_mesh_open(ms_node_t *self, ms_diag_t *diag)
 {
     int rc;
     ms_hash_t pool;
-    ms_hash_from_hex(self->pool_id_hex, &pool);
-    self->members =
-        ms_members_new(self->has_cert ? self->authority_pk : NULL, pool.bytes);
+    ms_authority_pool_id(self->authority, pool.bytes);
+    const ms_cert_chain_t *chain = ms_authority_chain(self->authority);
+    self->members = ms_members_new(
+        chain ? ms_authority_key(self->authority) : NULL, pool.bytes);
     if (!self->members)
         return MS_ERR_NOMEM;
     ms_members_refusal_t why;
-    if (self->has_cert)
-        ms_members_admit(self->members, &self->chain, (int64_t) time(NULL),
+    if (chain)
+        ms_members_admit(self->members, chain, (int64_t) time(NULL),
                          ms_clock_mono_ms(), &why);
     else
         ms_members_admit_open(self->members, s_node_pk(self),
                               ms_identity_node_id(self->identity), 0, &why);
     uint8_t cert[MS_CERT_CHAIN_MAX_BYTES];
-    size_t cert_bytes =
-        self->has_cert ? ms_cert_chain_encode(&self->chain, cert) : 0;
+    size_t cert_bytes = chain ? ms_cert_chain_encode(chain, cert) : 0;
     uint8_t curve_pk[MS_IDENTITY_CURVE_BYTES],
         curve_sk[MS_IDENTITY_CURVE_BYTES];
     if (ms_identity_curve_keys(self->identity, curve_pk, curve_sk) != MS_OK)
@@ -4446,8 +4212,8 @@ s_mesh_open(ms_node_t *self, ms_diag_t *diag)
     mo.incarnation = ms_store_incarnation(self->store);
     mo.n_workers = ms_worker_pool_size(self->pool);
     // open pool: own operator; with a certificate: the certificate's
-    mo.operator_name = self->has_cert ? self->chain.leaf.operator_name
-                                      : ms_identity_node_id(self->identity);
+    mo.operator_name =
+        chain ? chain->leaf.operator_name : ms_identity_node_id(self->identity);
     mo.members = self->members;
     mo.certificate = cert_bytes ? cert : NULL;
     mo.certificate_bytes = cert_bytes;
@@ -5426,6 +5192,8 @@ static json_t *
 s_api_status(void *arg)
 {
     ms_node_t *self = arg;
+    ms_authority_status_t as;
+    ms_authority_status(self->authority, &as);
     pthread_mutex_lock(&self->lock);
     json_t *obj = json_pack(
         "{s:s, s:s, s:f, s:i, s:i, s:I, s:f, s:I, s:I, s:O, s:s}", "node_id",
@@ -5437,7 +5205,7 @@ s_api_status(void *arg)
         "worker_crashes_total", (json_int_t) self->n_worker_crashes,
         "store_bytes", (json_int_t) s_store_bytes(self), "platform",
         self->platform ? self->platform : json_null(), "operator",
-        self->operator_name);
+        as.operator_name);
     if (obj) {
         json_t *by_state = json_object();
         size_t i;
@@ -5452,9 +5220,8 @@ s_api_status(void *arg)
         }
         json_object_set_new(obj, "peers", by_state ? by_state : json_object());
         json_object_set_new(obj, "pool_id",
-                            self->pool_id_hex[0]
-                                ? json_string(self->pool_id_hex)
-                                : json_null());
+                            as.pool_id_hex[0] ? json_string(as.pool_id_hex)
+                                              : json_null());
         json_object_set_new(obj, "pool_counters",
                             self->pool_counters
                                 ? json_incref(self->pool_counters)
@@ -5509,8 +5276,8 @@ s_api_status(void *arg)
         json_object_set_new(
             obj, "pool",
             json_pack("{s:s?, s:b, s:b, s:b}", "open_pool", self->open_pool,
-                      "linked", self->pool_id_hex[0] != 0, "authority",
-                      self->has_cert, "encrypted",
+                      "linked", as.pool_id_hex[0] != 0, "authority",
+                      as.has_certificate, "encrypted",
                       self->mesh && ms_mesh_secure(self->mesh)));
         // Verification: the standing (stratum 1) of this node and of its
         // peers as this node's store derives it (keyed "node", not
@@ -5679,7 +5446,7 @@ ms_node_control(ms_node_t *self, const ms_hash_t *sweep_id,
 const char *
 ms_node_pool_id_hex(ms_node_t *self)
 {
-    return self->pool_id_hex[0] ? self->pool_id_hex : NULL;
+    return ms_authority_pool_id_hex(self->authority);
 }
 
 //  --------------------------------------------------------------------------
@@ -5704,128 +5471,89 @@ ms_node_mesh_port(ms_node_t *self)
 }
 
 //  ==========================================================================
-//  Certificates (DESIGN.md "Identity, pools and admission")
+//  Certificates (node/mesh/ms_authority; DESIGN.md "Identity, pools and
+//  admission"): the node's side of ms_authority_iface_t, and SIGHUP
 
 //  --------------------------------------------------------------------------
-//  Read DATA_DIR/identity/node.cert: verified against the authority key
-//  it carries, and certifying this node's key. MS_ERR_NOTFOUND when there
-//  is none.
+//  ms_authority_iface_t: a renewal of our certificate goes to the mesh
+//  (later HELLOs) and to the members table.
 
 static int
-s_read_certificate(ms_node_t *self, uint8_t authority[MS_CERT_KEY_BYTES],
-                   ms_cert_chain_t *chain, ms_diag_t *diag)
+s_au_renew(void *arg, const ms_cert_chain_t *chain, const uint8_t *cert,
+           size_t cert_len)
 {
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/identity/node.cert", self->data_dir);
-    int rc =
-        ms_cert_bundle_load(path, authority, chain, (int64_t) time(NULL), diag);
+    ms_node_t *self = arg;
+    int rc = self->mesh ? ms_mesh_set_certificate(self->mesh, cert, cert_len)
+                        : MS_OK;
     if (rc != MS_OK)
         return rc;
-    if (memcmp(chain->leaf.subject, s_node_pk(self), MS_CERT_KEY_BYTES) != 0) {
-        char hex[MS_HASH_HEX_LEN + 1];
-        ms_hash_t subject;
-        memcpy(subject.bytes, chain->leaf.subject, MS_CERT_KEY_BYTES);
-        ms_hash_hex(&subject, hex);
-        return ms_diag_set_code(diag, MS_ERR_UNTRUSTED, path,
-                                "certifies node %.12s, not this node (%.12s): "
-                                "ask for an invite of this node's id",
-                                hex, ms_identity_node_id(self->identity));
-    }
+    ms_members_refusal_t why;
+    ms_members_admit(self->members, chain, (int64_t) time(NULL),
+                     ms_clock_mono_ms(), &why);
     return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
-//  Enroll: issue our chain with the enrollment kit and save it as
-//  DATA_DIR/identity/node.cert (expiry: the enrollment certificate's).
+//  ms_authority_iface_t: our first certificate: join its pool now. Our
+//  blocks so far were signed for no pool: from here on the served ones
+//  are re-signed for this one (ms_block_signer_serve), and what we append
+//  now is signed for it. When the mesh cannot open (a port in use, ...)
+//  the node is alone again.
 
 static int
-s_enroll(ms_node_t *self, ms_diag_t *diag)
+s_au_join(void *arg, ms_diag_t *diag)
 {
-    uint8_t *sk = sodium_malloc(MS_CERT_SECRET_BYTES);
-    if (!sk)
-        return MS_ERR_NOMEM;
-    uint8_t authority[MS_CERT_KEY_BYTES];
-    ms_cert_t enroll_cert;
-    ms_cert_chain_t chain;
-    int rc = ms_cert_enroll_load(self->enroll_key, authority, sk, &enroll_cert,
-                                 (int64_t) time(NULL), diag);
-    if (rc == MS_OK) {
-        uint64_t serial;
-        randombytes_buf(&serial, sizeof serial);
-        rc = ms_cert_enroll_issue(sk, &enroll_cert, s_node_pk(self),
-                                  enroll_cert.not_after, serial, &chain, diag);
-    }
-    sodium_free(sk);
-    if (rc != MS_OK)
+    ms_node_t *self = arg;
+    uint8_t pool[MS_HASH_BYTES];
+    ms_authority_pool_id(self->authority, pool);
+    uint64_t held = 0, signed_from = UINT64_MAX; // unknown: check them all
+    if (ms_store_held(self->store, s_node_pk(self),
+                      ms_store_incarnation(self->store), &held) == MS_OK)
+        signed_from = held + 1;
+    ms_block_signer_set_pool(self->signer, pool, signed_from);
+    int rc = s_mesh_open(self, diag);
+    if (rc != MS_OK) {
+        ms_keep_destroy(&self->keep);
+        ms_reeval_destroy(&self->reeval);
+        ms_blob_fetch_destroy(&self->fetch);
+        ms_blob_store_destroy(&self->blobs);
+        ms_gossip_destroy(&self->gossip);
+        ms_mesh_destroy(&self->mesh);
+        ms_members_destroy(&self->members);
+        ms_items_destroy(&self->items);
+        static const uint8_t no_pool[MS_WIRE_ID_BYTES];
+        ms_block_signer_set_pool(self->signer, no_pool, signed_from);
         return rc;
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/identity/node.cert", self->data_dir);
-    rc = ms_cert_bundle_save(path, authority, &chain, diag);
-    if (rc == MS_OK)
-        fprintf(stderr,
-                "meshsweepd: enrolled with %s: certificate of operator '%s' "
-                "saved to %s\n",
-                self->enroll_key, chain.leaf.operator_name, path);
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  Take a verified chain as ours: pool id, operator.
-
-static void
-s_take_certificate(ms_node_t *self, const uint8_t *authority,
-                   const ms_cert_chain_t *chain)
-{
-    self->has_cert = true;
-    memcpy(self->authority_pk, authority, MS_CERT_KEY_BYTES);
-    self->chain = *chain;
-    ms_hash_t pid;
-    memcpy(pid.bytes, chain->leaf.pool_id, MS_CERT_POOL_ID_BYTES);
-    pthread_mutex_lock(&self->lock);
-    ms_hash_hex(&pid, self->pool_id_hex);
-    snprintf(self->operator_name, sizeof self->operator_name, "%s",
-             chain->leaf.operator_name);
-    pthread_mutex_unlock(&self->lock);
-}
-
-//  --------------------------------------------------------------------------
-//  At open: node.cert, or enrollment, or neither.
-
-static int
-s_open_certificate(ms_node_t *self, ms_diag_t *diag)
-{
-    uint8_t authority[MS_CERT_KEY_BYTES];
-    ms_cert_chain_t chain;
-    int rc = s_read_certificate(self, authority, &chain, diag);
-    if (rc == MS_ERR_NOTFOUND && self->enroll_key) {
-        ms_diag_clear(diag);
-        rc = s_enroll(self, diag);
-        if (rc == MS_ERR_NOTFOUND)
-            // A kit path with a typo must not leave a cluster node quietly
-            // out of the pool: say so and stop.
-            return ms_diag_set(diag, "enroll_key",
-                               "%s: no such enrollment key file",
-                               self->enroll_key);
-        if (rc == MS_OK)
-            rc = s_read_certificate(self, authority, &chain, diag);
     }
-    if (rc == MS_ERR_NOTFOUND) {
-        ms_diag_clear(diag);
-        return MS_OK; // open pool, or alone until a certificate comes
-    }
-    if (rc != MS_OK)
-        return rc;
-    if (self->open_pool) {
-        char path[PATH_MAX + 32];
-        snprintf(path, sizeof path, "%s/identity/node.cert", self->data_dir);
-        return ms_diag_set(diag, "open_pool",
-                           "%s puts this node in the pool of operator '%s' "
-                           "with an authority: --open-pool cannot be used "
-                           "with a certificate (remove one of them)",
-                           path, chain.leaf.operator_name);
-    }
-    s_take_certificate(self, authority, &chain);
+    s_work_changed(self);
     return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_authority_iface_t: the mesh port, or 0.
+
+static int
+s_au_mesh_port(void *arg)
+{
+    return ms_node_mesh_port(arg);
+}
+
+//  --------------------------------------------------------------------------
+//  At open, once the identity is: the authority state over the data dir
+//  (node.cert, or enrollment with ENROLL_KEY, or neither).
+
+static int
+s_authority_open(ms_node_t *self, const char *enroll_key, ms_diag_t *diag)
+{
+    ms_authority_config_t cfg = {.data_dir = self->data_dir,
+                                 .open_pool = self->open_pool,
+                                 .enroll_key = enroll_key};
+    memcpy(cfg.node_pk, s_node_pk(self), MS_CERT_KEY_BYTES);
+    ms_authority_iface_t iface = {.arg = self,
+                                  .renew = s_au_renew,
+                                  .join = s_au_join,
+                                  .mesh_port = s_au_mesh_port};
+    return ms_authority_open(&self->authority, &cfg, &iface, diag);
 }
 
 //  --------------------------------------------------------------------------
@@ -5835,67 +5563,7 @@ int
 ms_node_reload_certificate(ms_node_t *self, ms_diag_t *diag)
 {
     assert(self);
-    uint8_t authority[MS_CERT_KEY_BYTES];
-    ms_cert_chain_t chain;
-    int rc = s_read_certificate(self, authority, &chain, diag);
-    if (rc == MS_ERR_NOTFOUND && !self->has_cert) {
-        ms_diag_clear(diag);
-        return MS_OK; // nothing before, nothing now
-    }
-    if (rc != MS_OK)
-        return rc;
-    if (self->open_pool)
-        return ms_diag_set_code(diag, MS_ERR_CONFLICT, "open_pool",
-                                "this node runs in open pool '%s': restart "
-                                "it without --open-pool to use its "
-                                "certificate",
-                                self->open_pool);
-    if (self->has_cert) {
-        if (memcmp(chain.leaf.pool_id, self->chain.leaf.pool_id,
-                   MS_CERT_POOL_ID_BYTES) != 0)
-            return ms_diag_set_code(diag, MS_ERR_CONFLICT, "node.cert",
-                                    "of another pool: restart the node to "
-                                    "change pools");
-        uint8_t cert[MS_CERT_CHAIN_MAX_BYTES];
-        size_t n = ms_cert_chain_encode(&chain, cert);
-        if (n == 0)
-            return ms_diag_set(diag, "node.cert", "does not encode");
-        rc = self->mesh ? ms_mesh_set_certificate(self->mesh, cert, n) : MS_OK;
-        if (rc != MS_OK)
-            return rc;
-        ms_members_refusal_t why;
-        ms_members_admit(self->members, &chain, (int64_t) time(NULL),
-                         ms_clock_mono_ms(), &why);
-        s_take_certificate(self, authority, &chain);
-        return MS_OK;
-    }
-    // first certificate: join its pool now. Our blocks so far were signed
-    // for no pool: from here on the served ones are re-signed for this one
-    // (s_serve_signature), and what we append now is signed for it.
-    s_take_certificate(self, authority, &chain);
-    uint64_t held = 0;
-    if (ms_store_held(self->store, s_node_pk(self),
-                      ms_store_incarnation(self->store), &held) == MS_OK)
-        self->own_signed_from = held + 1;
-    rc = s_mesh_open(self, diag);
-    if (rc != MS_OK) {
-        // back to alone (a port in use, ...): the next SIGHUP tries again
-        ms_keep_destroy(&self->keep);
-        ms_reeval_destroy(&self->reeval);
-        ms_blob_fetch_destroy(&self->fetch);
-        ms_blob_store_destroy(&self->blobs);
-        ms_gossip_destroy(&self->gossip);
-        ms_mesh_destroy(&self->mesh);
-        ms_members_destroy(&self->members);
-        ms_items_destroy(&self->items);
-        self->has_cert = false;
-        pthread_mutex_lock(&self->lock);
-        self->pool_id_hex[0] = '\0';
-        pthread_mutex_unlock(&self->lock);
-        return rc;
-    }
-    s_work_changed(self);
-    return MS_OK;
+    return ms_authority_reload(self->authority, diag);
 }
 
 //  --------------------------------------------------------------------------
@@ -5906,12 +5574,9 @@ ms_node_ask_reload(ms_node_t *self)
 {
     if (!self)
         return;
-    self->reload_asked = 1;
+    ms_authority_ask_reload(self->authority);
     ms_node_command_wake(self->commands, 'r');
 }
-
-//  --------------------------------------------------------------------------
-//  Run an asked-for reload and say what came of it.
 
 //  --------------------------------------------------------------------------
 //  SIGHUP: peers.conf again; new peers are dialed, a bad file changes
@@ -5955,35 +5620,15 @@ s_reload_peers(ms_node_t *self)
     ms_peers_conf_free(&peers, n);
 }
 
+//  --------------------------------------------------------------------------
+//  SIGHUP, at the loop's turn: the certificate (ms_authority prints what
+//  came of it), then peers.conf.
+
 static void
 s_reload_if_asked(ms_node_t *self)
 {
-    if (!self->reload_asked)
-        return;
-    self->reload_asked = 0;
-    bool had = self->has_cert;
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
-    int rc = ms_node_reload_certificate(self, &diag);
-    char text[1100];
-    if (rc != MS_OK)
-        fprintf(stderr, "meshsweepd: reload: certificate not taken: %s\n",
-                diag.reason[0] ? ms_diag_format(&diag, text, sizeof text)
-                               : ms_strerror(rc));
-    else if (self->has_cert && !had)
-        fprintf(stderr,
-                "meshsweepd: reload: joined pool %.12s as operator '%s', "
-                "mesh port %d\n",
-                self->pool_id_hex, self->chain.leaf.operator_name,
-                ms_node_mesh_port(self));
-    else if (self->has_cert)
-        fprintf(stderr, "meshsweepd: reload: certificate renewed\n");
-    else
-        fprintf(stderr,
-                "meshsweepd: reload: no certificate in %s/identity; "
-                "this node still links to no one\n",
-                self->data_dir);
-    s_reload_peers(self);
+    if (ms_authority_reload_if_asked(self->authority))
+        s_reload_peers(self);
 }
 
 //  --------------------------------------------------------------------------
@@ -6007,7 +5652,7 @@ bool
 ms_node_has_certificate(ms_node_t *self)
 {
     assert(self);
-    return self->has_cert;
+    return ms_authority_has_certificate(self->authority);
 }
 
 //  --------------------------------------------------------------------------
@@ -6017,7 +5662,7 @@ const char *
 ms_node_operator(ms_node_t *self)
 {
     assert(self);
-    return self->operator_name;
+    return ms_authority_operator(self->authority);
 }
 
 //  --------------------------------------------------------------------------

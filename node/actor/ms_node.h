@@ -329,7 +329,9 @@ int ms_node_control(ms_node_t *self, const ms_hash_t *sweep_id,
                     ms_diag_t *diag);
 
 //  The pool id (64 lowercase hex: H("open:" NAME) in an open pool), or
-//  NULL when the node is in no pool. Borrowed, static for the node's life.
+//  NULL when the node is in no pool. Borrowed (node/mesh/ms_authority),
+//  valid until the next certificate reload. Loop thread, or before the
+//  loop runs.
 const char *ms_node_pool_id_hex(ms_node_t *self);
 
 //  The peers as this node sees them: a new JSON array of objects
