@@ -118,7 +118,6 @@
 
 // Task traits (ms_store_task_hdr_t.traits): what the verdict and re-evaluation
 // sampling need of a task's config, read once from it at apply.
-#define S_TT_KNOWN 1 // the bits below are set (else: read the config)
 
 // Per thread: which stores this thread holds read txns in (gate bypass).
 #define S_TLS_SLOTS 4
@@ -463,14 +462,14 @@ ms_store_task_read(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id,
 }
 
 //  --------------------------------------------------------------------------
-//  The traits (S_TT_*) of a canonical task config: its top-level `kind`
+//  The traits (MS_STORE_TT_*) of a canonical task config: its top-level `kind`
 //  and `loss` members. The one reading of them; the store calls it when
 //  a sweep is applied, and for rows of older stores (traits 0).
 
 static uint8_t
 s_task_traits_parse(const char *config_json, size_t config_len)
 {
-    uint8_t traits = S_TT_KNOWN;
+    uint8_t traits = MS_STORE_TT_KNOWN;
     json_t *cfg = json_loadb(config_json, config_len, 0, NULL);
     const char *kind = json_string_value(json_object_get(cfg, "kind"));
     const char *loss = json_string_value(json_object_get(cfg, "loss"));
@@ -489,7 +488,7 @@ uint8_t
 ms_store_task_traits(const ms_store_task_hdr_t *hdr,
                      const ms_store_task_t *view)
 {
-    if (hdr->traits & S_TT_KNOWN)
+    if (hdr->traits & MS_STORE_TT_KNOWN)
         return hdr->traits;
     return s_task_traits_parse(view->config_json, view->config_len);
 }
@@ -872,23 +871,24 @@ static int
 s_op_apply(ms_store_t *self, MDB_txn *txn, ms_store_op_t *op)
 {
     switch (op->kind) {
-    case S_OP_PUT_SWEEP: // applied inside ms_store_apply_sweep, never queued
+    case MS_STORE_OP_PUT_SWEEP: // applied inside ms_store_apply_sweep, never
+                                // queued
         break;
-    case S_OP_TASK_STATE:
+    case MS_STORE_OP_TASK_STATE:
         return s_op_task_state(self, txn, op);
-    case S_OP_RESET_CLAIMS:
+    case MS_STORE_OP_RESET_CLAIMS:
         return s_op_reset_claims(self, txn, op);
-    case S_OP_APPEND:
+    case MS_STORE_OP_APPEND:
         return ms_store_op_append(self, txn, op);
-    case S_OP_MERGE:
+    case MS_STORE_OP_MERGE:
         return ms_store_op_merge(self, txn, op);
-    case S_OP_MEMBERS:
+    case MS_STORE_OP_MEMBERS:
         return ms_store_op_members(self, txn, op);
-    case S_OP_PUT_ITEM:
+    case MS_STORE_OP_PUT_ITEM:
         return ms_store_op_put_item(self, txn, op);
-    case S_OP_OPERATOR:
+    case MS_STORE_OP_OPERATOR:
         return ms_store_op_operator(self, txn, op);
-    case S_OP_POOL_OPS:
+    case MS_STORE_OP_POOL_OPS:
         return ms_store_op_pool_ops(self, txn, op);
     }
     return MS_ERR_INVALID;
@@ -1691,7 +1691,7 @@ ms_store_stats(ms_store_t *self, ms_store_stats_t *out)
 int
 ms_store_set_member_count(ms_store_t *self, uint32_t n_members)
 {
-    return ms_store_submit_count(self, S_OP_MEMBERS, n_members);
+    return ms_store_submit_count(self, MS_STORE_OP_MEMBERS, n_members);
 }
 
 //  --------------------------------------------------------------------------

@@ -358,7 +358,7 @@ ms_store_apply_sweep(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
                         "spec or task list; stored, not applied\n");
         return MS_OK;
     }
-    ms_store_op_t op = {.kind = S_OP_PUT_SWEEP,
+    ms_store_op_t op = {.kind = MS_STORE_OP_PUT_SWEEP,
                         .id = s->sweep_id,
                         .text = s->spec_json,
                         .len = s->spec_len,
@@ -460,9 +460,6 @@ s_apply_claim(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     v.mv_data = &row;
     return ms_store_mdb(mdb_put(txn, self->db_claims, &k, &v, 0), "put claim");
 }
-#define S_RM_EPOCH 40
-#define S_PLACE_NONE 0  // not counted, or not ranked since it turned counted
-#define S_PLACE_FILLS 1 // fills a slot: its row is the results row
 
 // One result of a (task, node) while choosing the counted one.
 typedef struct {
@@ -562,7 +559,7 @@ ms_store_results_recount(ms_store_t *self, MDB_txn *txn,
         }
         memcpy(copy, mv.mv_data, mv.mv_size);
         copy[0] = counted;
-        copy[2] = S_PLACE_NONE; // ms_store_results_rank decides
+        copy[2] = MS_STORE_PLACE_NONE; // ms_store_results_rank decides
         mv.mv_data = copy;
         status = ms_store_mdb(mdb_put(txn, self->db_result_meta, &mk, &mv, 0),
                               "put result_meta");
@@ -615,7 +612,7 @@ s_task_replicas(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id,
 typedef struct {
     uint8_t key[MS_STORE_ID * 2 + 16]; // result_meta key (task || node || ...)
     bool counted;                      // counted for its (task, node)
-    uint8_t place;                     // S_PLACE_* as stored
+    uint8_t place;                     // MS_STORE_PLACE_* as stored
     bool fills;                        // chosen to fill a slot
     uint32_t slot, epoch;              // what it was computed for
     uint8_t rank[32];                  // H(task || slot (BE) || node)
@@ -679,7 +676,7 @@ ms_store_results_rank(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
         e->counted = m[0] != 0;
         e->place = m[2];
         e->slot = ms_store_get_be32(m + MS_STORE_RM_SLOT);
-        e->epoch = ms_store_get_be32(m + S_RM_EPOCH);
+        e->epoch = ms_store_get_be32(m + MS_STORE_RM_EPOCH);
         n_counted += e->counted;
     }
     status = ms_store_scan_close(&it, status);
@@ -721,10 +718,10 @@ ms_store_results_rank(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
         chosen++;
     }
     // Write what changed: the place, then the node's results row (a row
-    // whose place stays S_PLACE_FILLS is already the results row).
+    // whose place stays MS_STORE_PLACE_FILLS is already the results row).
     for (size_t i = 0; status == MS_OK && i < n; i++) {
-        uint8_t place = !ents[i].counted ? S_PLACE_NONE
-                        : ents[i].fills  ? S_PLACE_FILLS
+        uint8_t place = !ents[i].counted ? MS_STORE_PLACE_NONE
+                        : ents[i].fills  ? MS_STORE_PLACE_FILLS
                                          : MS_STORE_PLACE_EXTRA;
         if (place == ents[i].place)
             continue;
@@ -903,7 +900,7 @@ s_apply_result(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     m[3] = committed;
     memcpy(m + MS_STORE_RM_HASH, hash, 32);
     ms_store_put_be32(m + MS_STORE_RM_SLOT, p->u.result.slot);
-    ms_store_put_be32(m + S_RM_EPOCH, p->u.result.epoch);
+    ms_store_put_be32(m + MS_STORE_RM_EPOCH, p->u.result.epoch);
     memcpy(m + MS_STORE_RM_ROW, p->u.result.row_json, row_len);
     m[MS_STORE_RM_ROW + row_len] = 0;
     if (p->u.result.status == MS_RESULT_STATUS_OK) {

@@ -52,40 +52,41 @@ typedef struct {
 
 // On-disk task record header (tasks); config and error text follow.
 typedef struct {
-    uint8_t version;               // record layout, 1
-    uint8_t state;                 // ms_task_state_t
-    uint8_t traits;                // S_TT_*, computed once when the sweep is
-                                   // applied (0 in rows of older stores)
-    uint8_t reserved;              // zero
-    uint32_t index;                // position in the sweep
-    uint32_t attempts;             // claims of the issue-2 scheduler (now 0)
-    uint32_t config_len;           // bytes of config JSON, without NUL
-    uint32_t error_len;            // bytes of last error, without NUL
-    uint32_t reserved2;            // zero
-    int64_t updated_at_ms;         // wall clock, ms since the epoch
+    uint8_t version;       // record layout, 1
+    uint8_t state;         // ms_task_state_t
+    uint8_t traits;        // MS_STORE_TT_*, computed once when the sweep is
+                           // applied (0 in rows of older stores)
+    uint8_t reserved;      // zero
+    uint32_t index;        // position in the sweep
+    uint32_t attempts;     // claims of the issue-2 scheduler (now 0)
+    uint32_t config_len;   // bytes of config JSON, without NUL
+    uint32_t error_len;    // bytes of last error, without NUL
+    uint32_t reserved2;    // zero
+    int64_t updated_at_ms; // wall clock, ms since the epoch
     uint8_t sweep_id[MS_STORE_ID]; // owning sweep
     uint8_t holder[MS_STORE_ID];   // node running it, zero when none
 } ms_store_task_hdr_t;
 
-#define MS_STORE_TT_NOOP 2 // kind noop: trains nothing, has no weights
-
+#define MS_STORE_TT_KNOWN 1 // the bits below are set (else: read the config)
+#define MS_STORE_TT_NOOP 2  // kind noop: trains nothing, has no weights
 #define MS_STORE_TT_REGRESSION 4 // loss mse: the verdict compares losses only
 
 typedef enum {
-    S_OP_PUT_SWEEP, // a sweep record's apply (ms_store_apply_sweep, not queued)
-    S_OP_TASK_STATE,
-    S_OP_RESET_CLAIMS,
-    S_OP_APPEND,
-    S_OP_MERGE,
-    S_OP_MEMBERS,
-    S_OP_PUT_ITEM,
-    S_OP_OPERATOR,
-    S_OP_POOL_OPS,
+    MS_STORE_OP_PUT_SWEEP, // a sweep record's apply (ms_store_apply_sweep, not
+                           // queued)
+    MS_STORE_OP_TASK_STATE,
+    MS_STORE_OP_RESET_CLAIMS,
+    MS_STORE_OP_APPEND,
+    MS_STORE_OP_MERGE,
+    MS_STORE_OP_MEMBERS,
+    MS_STORE_OP_PUT_ITEM,
+    MS_STORE_OP_OPERATOR,
+    MS_STORE_OP_POOL_OPS,
 } ms_store_op_kind_t;
 
 // One queued write: arguments borrowed from the blocked caller, results.
-typedef struct s_op {
-    struct s_op *next;                  // queue link
+typedef struct ms_store_op {
+    struct ms_store_op *next;           // queue link
     ms_store_op_kind_t kind;            // what to do
     const uint8_t *id;                  // sweep or task id
     const uint8_t *node;                // node id, or NULL
@@ -149,14 +150,14 @@ struct ms_store {
     MDB_dbi db_result_meta;
     MDB_dbi db_failures;
     MDB_dbi db_datasets;
-    MDB_dbi db_items;          // authority items: digest -> item bytes
-    MDB_dbi db_cuts;           // revoked origins: origin -> cut (s_cut_t)
-    MDB_dbi db_commits;        // commit then reveal: see "Record log"
-    bool has_commits;          // db_commits exists (an old store opened
-                               // read-only may lack it)
-    bool has_cuts;             // db_items and db_cuts exist (an old store
-                               // opened read-only may lack them)
-    MDB_dbi db_verdicts;       // verification (see "Verdicts in the store")
+    MDB_dbi db_items;    // authority items: digest -> item bytes
+    MDB_dbi db_cuts;     // revoked origins: origin -> cut (see ms_store_log.c)
+    MDB_dbi db_commits;  // commit then reveal: see "Record log"
+    bool has_commits;    // db_commits exists (an old store opened
+                         // read-only may lack it)
+    bool has_cuts;       // db_items and db_cuts exist (an old store
+                         // opened read-only may lack them)
+    MDB_dbi db_verdicts; // verification (see "Verdicts in the store")
     MDB_dbi db_verdict_nodes;  //
     MDB_dbi db_operators;      //
     MDB_dbi db_sweep_verify;   //
@@ -456,7 +457,8 @@ typedef struct {
 // committed (u8: 1 when a matching earlier commit of the same node and
 // incarnation exists) || record hash (32) || slot (u32 BE) || epoch (u32
 // BE) || row + NUL.
-// place: S_PLACE_* (what ms_store_results_rank last decided for a counted one).
+// place: MS_STORE_PLACE_* (what ms_store_results_rank last decided for a
+// counted one).
 //  A re-evaluation (reevals db: task || verifier record key -> this).
 //  Native endianness: local.
 typedef struct {
@@ -468,12 +470,15 @@ typedef struct {
     double test_accuracy, test_loss, val_accuracy, val_loss;
 } ms_store_reeval_val_t;
 
+//  Offsets in a result_meta value (see "Layout" in ms_store.c).
 #define MS_STORE_RM_HASH 4
-
 #define MS_STORE_RM_SLOT 36
-
+#define MS_STORE_RM_EPOCH 40
 #define MS_STORE_RM_ROW 44
 
+#define MS_STORE_PLACE_NONE                                                    \
+    0 // not counted, or not ranked since it turned counted
+#define MS_STORE_PLACE_FILLS 1 // fills a slot: its row is the results row
 #define MS_STORE_PLACE_EXTRA 2 // an extra replica: no results row
 
 //  --------------------------------------------------------------------------

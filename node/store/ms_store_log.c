@@ -713,7 +713,7 @@ ms_store_put_item(ms_store_t *self, const uint8_t digest[MS_STORE_ID_BYTES],
         *added = false;
     if (n > MS_STORE_MAX_ITEM_BYTES)
         return MS_ERR_INVALID;
-    ms_store_op_t op = {.kind = S_OP_PUT_ITEM,
+    ms_store_op_t op = {.kind = MS_STORE_OP_PUT_ITEM,
                         .id = digest,
                         .text = (const char *) bytes,
                         .len = n,
@@ -747,7 +747,7 @@ ms_store_put_clear(ms_store_t *self, const uint8_t digest[MS_STORE_ID_BYTES],
         *added = false;
     if (n > MS_STORE_MAX_ITEM_BYTES)
         return MS_ERR_INVALID;
-    ms_store_op_t op = {.kind = S_OP_PUT_ITEM,
+    ms_store_op_t op = {.kind = MS_STORE_OP_PUT_ITEM,
                         .id = digest,
                         .text = (const char *) bytes,
                         .len = n,
@@ -824,7 +824,7 @@ s_append(ms_store_t *self, const uint8_t *origin, size_t n,
             return MS_ERR_NOMEM;
         }
     }
-    ms_store_op_t op = {.kind = S_OP_APPEND,
+    ms_store_op_t op = {.kind = MS_STORE_OP_APPEND,
                         .node = origin,
                         .n_recs = x.n,
                         .kinds = x.kinds,
@@ -934,7 +934,7 @@ ms_store_merge_block(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
         first_seq > UINT64_MAX - n || sig_len > MS_RECORD_MAX_SIG_BYTES ||
         (sig_len && !signature))
         return MS_ERR_INVALID;
-    ms_store_op_t op = {.kind = S_OP_MERGE,
+    ms_store_op_t op = {.kind = MS_STORE_OP_MERGE,
                         .node = origin,
                         .incarnation = incarnation,
                         .first_seq = first_seq,
@@ -1023,7 +1023,7 @@ ms_store_merge_blocks(ms_store_t *self, const ms_store_block_t *blocks,
             continue;
         }
         index[n_ops] = i;
-        ops[n_ops++] = (ms_store_op_t){.kind = S_OP_MERGE,
+        ops[n_ops++] = (ms_store_op_t){.kind = MS_STORE_OP_MERGE,
                                        .node = b->origin,
                                        .incarnation = b->incarnation,
                                        .first_seq = b->first_seq,

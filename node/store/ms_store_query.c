@@ -297,7 +297,7 @@ ms_store_set_task_state(ms_store_t *self,
 {
     if ((unsigned) state >= MS_TASK_N_STATES || state == MS_TASK_DONE)
         return MS_ERR_INVALID;
-    ms_store_op_t op = {.kind = S_OP_TASK_STATE,
+    ms_store_op_t op = {.kind = MS_STORE_OP_TASK_STATE,
                         .id = task_id,
                         .node = node_id,
                         .text = reason,
@@ -314,7 +314,7 @@ ms_store_reset_claims(ms_store_t *self,
 {
     if (n_reset)
         *n_reset = 0;
-    ms_store_op_t op = {.kind = S_OP_RESET_CLAIMS, .node = node_id};
+    ms_store_op_t op = {.kind = MS_STORE_OP_RESET_CLAIMS, .node = node_id};
     int rc = ms_store_submit(self, &op);
     if (rc == MS_OK && n_reset)
         *n_reset = op.count;

@@ -1011,7 +1011,7 @@ ms_store_verdict_requeue_node(ms_store_t *self, MDB_txn *txn,
 }
 
 //  --------------------------------------------------------------------------
-//  Writer: the operator of a node (S_OP_OPERATOR).
+//  Writer: the operator of a node (MS_STORE_OP_OPERATOR).
 
 int
 ms_store_op_operator(ms_store_t *self, MDB_txn *txn, ms_store_op_t *op)
@@ -1038,7 +1038,7 @@ ms_store_op_operator(ms_store_t *self, MDB_txn *txn, ms_store_op_t *op)
 }
 
 //  --------------------------------------------------------------------------
-//  Writer: the pool's operator count (S_OP_POOL_OPS).
+//  Writer: the pool's operator count (MS_STORE_OP_POOL_OPS).
 
 int
 ms_store_op_pool_ops(ms_store_t *self, MDB_txn *txn, ms_store_op_t *op)
@@ -1204,8 +1204,10 @@ ms_store_set_operator(ms_store_t *self,
     size_t len = name ? strlen(name) : 0;
     if (len == 0 || len > MS_STORE_OPERATOR_MAX)
         return MS_ERR_INVALID;
-    ms_store_op_t op = {
-        .kind = S_OP_OPERATOR, .node = node_id, .text = name, .len = len};
+    ms_store_op_t op = {.kind = MS_STORE_OP_OPERATOR,
+                        .node = node_id,
+                        .text = name,
+                        .len = len};
     return ms_store_submit(self, &op);
 }
 
@@ -1286,7 +1288,7 @@ ms_store_commit_operators(ms_store_t *self,
 int
 ms_store_set_pool_operators(ms_store_t *self, uint32_t n_operators)
 {
-    return ms_store_submit_count(self, S_OP_POOL_OPS, n_operators);
+    return ms_store_submit_count(self, MS_STORE_OP_POOL_OPS, n_operators);
 }
 
 //  --------------------------------------------------------------------------
