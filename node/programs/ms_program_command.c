@@ -13,7 +13,8 @@
 */
 #define _GNU_SOURCE
 #include "ms_program_command.h"
-#include "ms_sandbox.h"
+
+#include "ms_argv.h"
 
 #include <assert.h>
 #include <math.h>
@@ -232,38 +233,6 @@ ms_program_command_py_str(const json_t *value)
     return b.s;
 }
 
-//  A growing argv.
-typedef struct {
-    char **v;
-    size_t n, cap;
-    bool failed;
-} s_argv_t;
-
-//  Append a word (taken).
-static void
-s_word(s_argv_t *a, char *word)
-{
-    if (!word)
-        a->failed = true;
-    if (a->failed) {
-        free(word);
-        return;
-    }
-    if (a->n + 2 > a->cap) {
-        size_t cap = a->cap ? 2 * a->cap : 16;
-        char **v = realloc(a->v, cap * sizeof *v);
-        if (!v) {
-            a->failed = true;
-            free(word);
-            return;
-        }
-        a->v = v;
-        a->cap = cap;
-    }
-    a->v[a->n++] = word;
-    a->v[a->n] = NULL;
-}
-
 //  "PREFIX NAME=VALUE" of one parameter, or NULL (out of memory).
 static char *
 s_flag(const char *prefix, const char *name, const json_t *value)
@@ -280,37 +249,37 @@ s_flag(const char *prefix, const char *name, const json_t *value)
 
 //  The words of a macro; false when the macro is unknown.
 static bool
-s_macro(s_argv_t *a, const char *name, const json_t *config,
+s_macro(ms_argv_t *a, const char *name, const json_t *config,
         const char *program, const char *interpreter, const char *json_path)
 {
     const char *key;
     json_t *v;
     if (strcmp(name, "env") == 0)
-        s_word(a, strdup("/usr/bin/env"));
+        ms_argv_take(a, strdup("/usr/bin/env"));
     else if (strcmp(name, "interpreter") == 0)
-        s_word(a, strdup(interpreter));
+        ms_argv_take(a, strdup(interpreter));
     else if (strcmp(name, "program") == 0)
-        s_word(a, strdup(program));
+        ms_argv_take(a, strdup(program));
     else if (strcmp(name, "args") == 0) {
         json_object_foreach((json_t *) config, key, v)
-            s_word(a, s_flag("--", key, v));
+            ms_argv_take(a, s_flag("--", key, v));
     } else if (strcmp(name, "args_no_hyphens") == 0) {
         json_object_foreach((json_t *) config, key, v)
-            s_word(a, s_flag("", key, v));
+            ms_argv_take(a, s_flag("", key, v));
     } else if (strcmp(name, "args_no_boolean_flags") == 0) {
         json_object_foreach((json_t *) config, key, v)
         {
             if (json_is_true(v)) {
                 char *w = NULL;
-                s_word(a, asprintf(&w, "--%s", key) < 0 ? NULL : w);
+                ms_argv_take(a, asprintf(&w, "--%s", key) < 0 ? NULL : w);
             } else if (!json_is_false(v))
-                s_word(a, s_flag("--", key, v));
+                ms_argv_take(a, s_flag("--", key, v));
         }
     } else if (strcmp(name, "args_json") == 0)
-        s_word(a, json_dumps(config, JSON_COMPACT | JSON_ENCODE_ANY |
-                                         JSON_PRESERVE_ORDER));
+        ms_argv_take(a, json_dumps(config, JSON_COMPACT | JSON_ENCODE_ANY |
+                                               JSON_PRESERVE_ORDER));
     else if (strcmp(name, "args_json_file") == 0)
-        s_word(a, strdup(json_path));
+        ms_argv_take(a, strdup(json_path));
     else
         return false;
     return true;
@@ -334,7 +303,7 @@ ms_program_command_build(const json_t *command, const json_t *config,
     if (command && (!json_is_array(command) || json_array_size(command) == 0))
         return ms_diag_set(diag, "command", "must be a list of words");
     size_t n = command ? json_array_size(command) : 4;
-    s_argv_t a = {0};
+    ms_argv_t a = {0};
     int rc = MS_OK;
     for (size_t i = 0; i < n && rc == MS_OK; i++) {
         const char *item = s_default[i % 4];
@@ -350,7 +319,7 @@ ms_program_command_build(const json_t *command, const json_t *config,
         }
         size_t len = strlen(item);
         if (len < 3 || strncmp(item, "${", 2) != 0 || item[len - 1] != '}') {
-            s_word(&a, strdup(item));
+            ms_argv_take(&a, strdup(item));
             continue;
         }
         char name[64];
@@ -367,23 +336,13 @@ ms_program_command_build(const json_t *command, const json_t *config,
                              "${args_json}, ${args_json_file})",
                              item);
     }
-    if (rc == MS_OK && a.failed)
-        rc = ms_diag_set_code(diag, MS_ERR_NOMEM, "command", "out of memory");
-    if (rc == MS_OK && a.n == 0)
+    if (rc == MS_OK && !a.failed && a.n == 0)
         rc = ms_diag_set(diag, "command", "makes no word to run");
     if (rc != MS_OK) {
-        ms_program_command_free(&a.v);
+        ms_argv_free(&a.v);
         return rc;
     }
-    *argv_out = a.v;
+    if (!ms_argv_finish(&a, argv_out))
+        return ms_diag_set_code(diag, MS_ERR_NOMEM, "command", "out of memory");
     return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Free an argv
-
-void
-ms_program_command_free(char ***argv_p)
-{
-    ms_sandbox_argv_free(argv_p); // the same NULL-terminated argv
 }

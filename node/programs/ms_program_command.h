@@ -46,7 +46,7 @@ extern "C" {
 //  sweep file's `program`; interpreter: the node's Python; args_json_path:
 //  what ${args_json_file} becomes (the caller writes the file; NULL when
 //  the command has no such macro). On MS_OK *argv_out is a malloc'd
-//  NULL-terminated array of malloc'd strings (ms_program_command_free).
+//  NULL-terminated array of malloc'd strings (free with ms_argv_free).
 //  Returns MS_ERR_INVALID (diag: "command[I]", an item that is not a
 //  string, an unknown macro, ${args_json_file} without a path, an empty
 //  command); MS_ERR_NOMEM.
@@ -58,9 +58,6 @@ int ms_program_command_build(const json_t *command, const json_t *config,
 //  Write value as Python's str() writes it (see above). Caller frees the
 //  result; NULL when out of memory.
 char *ms_program_command_py_str(const json_t *value);
-
-//  Free what ms_program_command_build gave; NULL-safe; nulls *argv_p.
-void ms_program_command_free(char ***argv_p);
 
 #ifdef __cplusplus
 }

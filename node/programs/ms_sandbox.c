@@ -27,6 +27,8 @@
 #define _GNU_SOURCE // memfd_create, close_range, pipe2
 #include "ms_sandbox.h"
 
+#include "ms_argv.h"
+
 #include <seccomp.h>
 
 #include <assert.h>
@@ -123,42 +125,6 @@ static const char *const s_denied[] = {
     "kcmp",
 };
 
-//  A growing argv.
-typedef struct {
-    char **v;
-    size_t n, cap;
-    bool failed;
-} s_args_t;
-
-static void s_arg(s_args_t *a, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-s_arg(s_args_t *a, const char *fmt, ...)
-{
-    if (a->failed)
-        return;
-    if (a->n + 2 > a->cap) {
-        size_t cap = a->cap ? 2 * a->cap : 64;
-        char **v = realloc(a->v, cap * sizeof *v);
-        if (!v) {
-            a->failed = true;
-            return;
-        }
-        a->v = v;
-        a->cap = cap;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vasprintf(&a->v[a->n], fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        a->failed = true;
-        return;
-    }
-    a->v[++a->n] = NULL;
-}
-
 //  --------------------------------------------------------------------------
 //  Fill the defaults
 
@@ -224,22 +190,22 @@ ms_sandbox_argv(const ms_sandbox_policy_t *p, int seccomp_fd, char ***argv_out,
     int rc = s_check(p, diag);
     if (rc != MS_OK)
         return rc;
-    s_args_t a = {0};
-    s_arg(&a, "%s", p->bwrap ? p->bwrap : "/usr/bin/bwrap");
-    s_arg(&a, "--unshare-all");
-    s_arg(&a, "--unshare-user");
-    s_arg(&a, "--uid");
-    s_arg(&a, "65534");
-    s_arg(&a, "--gid");
-    s_arg(&a, "65534");
-    s_arg(&a, "--hostname");
-    s_arg(&a, "meshsweep-sandbox");
-    s_arg(&a, "--cap-drop");
-    s_arg(&a, "ALL");
-    s_arg(&a, "--disable-userns");
-    s_arg(&a, "--die-with-parent");
-    s_arg(&a, "--new-session");
-    s_arg(&a, "--clearenv");
+    ms_argv_t a = {0};
+    ms_argv_add(&a, "%s", p->bwrap ? p->bwrap : "/usr/bin/bwrap");
+    ms_argv_add(&a, "--unshare-all");
+    ms_argv_add(&a, "--unshare-user");
+    ms_argv_add(&a, "--uid");
+    ms_argv_add(&a, "65534");
+    ms_argv_add(&a, "--gid");
+    ms_argv_add(&a, "65534");
+    ms_argv_add(&a, "--hostname");
+    ms_argv_add(&a, "meshsweep-sandbox");
+    ms_argv_add(&a, "--cap-drop");
+    ms_argv_add(&a, "ALL");
+    ms_argv_add(&a, "--disable-userns");
+    ms_argv_add(&a, "--die-with-parent");
+    ms_argv_add(&a, "--new-session");
+    ms_argv_add(&a, "--clearenv");
     for (size_t i = 0; i < sizeof s_ro_paths / sizeof s_ro_paths[0]; i++) {
         struct stat st;
         const char *path = s_ro_paths[i];
@@ -251,37 +217,37 @@ ms_sandbox_argv(const ms_sandbox_policy_t *p, int seccomp_fd, char ***argv_out,
             if (n <= 0)
                 continue;
             target[n] = '\0';
-            s_arg(&a, "--symlink");
-            s_arg(&a, "%s", target);
-            s_arg(&a, "%s", path);
+            ms_argv_add(&a, "--symlink");
+            ms_argv_add(&a, "%s", target);
+            ms_argv_add(&a, "%s", path);
         } else {
-            s_arg(&a, "--ro-bind");
-            s_arg(&a, "%s", path);
-            s_arg(&a, "%s", path);
+            ms_argv_add(&a, "--ro-bind");
+            ms_argv_add(&a, "%s", path);
+            ms_argv_add(&a, "%s", path);
         }
     }
-    s_arg(&a, "--proc");
-    s_arg(&a, "/proc");
-    s_arg(&a, "--dev");
-    s_arg(&a, "/dev");
+    ms_argv_add(&a, "--proc");
+    ms_argv_add(&a, "/proc");
+    ms_argv_add(&a, "--dev");
+    ms_argv_add(&a, "/dev");
     for (size_t i = 0; p->devices && p->devices[i]; i++) {
-        s_arg(&a, "--dev-bind");
-        s_arg(&a, "%s", p->devices[i]);
-        s_arg(&a, "%s", p->devices[i]);
+        ms_argv_add(&a, "--dev-bind");
+        ms_argv_add(&a, "%s", p->devices[i]);
+        ms_argv_add(&a, "%s", p->devices[i]);
     }
-    s_arg(&a, "--size");
-    s_arg(&a, "%lld", (long long) p->disk_mb << 20);
-    s_arg(&a, "--tmpfs");
-    s_arg(&a, "/task");
-    s_arg(&a, "--dir");
-    s_arg(&a, "/task/tmp");
-    s_arg(&a, "--symlink");
-    s_arg(&a, "/task/tmp");
-    s_arg(&a, "/tmp");
-    s_arg(&a, "--chdir");
-    s_arg(&a, "/task");
-    s_arg(&a, "--seccomp");
-    s_arg(&a, "%d", seccomp_fd);
+    ms_argv_add(&a, "--size");
+    ms_argv_add(&a, "%lld", (long long) p->disk_mb << 20);
+    ms_argv_add(&a, "--tmpfs");
+    ms_argv_add(&a, "/task");
+    ms_argv_add(&a, "--dir");
+    ms_argv_add(&a, "/task/tmp");
+    ms_argv_add(&a, "--symlink");
+    ms_argv_add(&a, "/task/tmp");
+    ms_argv_add(&a, "/tmp");
+    ms_argv_add(&a, "--chdir");
+    ms_argv_add(&a, "/task");
+    ms_argv_add(&a, "--seccomp");
+    ms_argv_add(&a, "%d", seccomp_fd);
     //  The environment: an allow-list.
     const char *fixed[][2] = {
         {"PATH", "/usr/local/bin:/usr/bin:/bin"},
@@ -291,70 +257,50 @@ ms_sandbox_argv(const ms_sandbox_policy_t *p, int seccomp_fd, char ***argv_out,
         {"MESHSWEEP_METRICS", "/dev/fd/3"},
     };
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
-        s_arg(&a, "--setenv");
-        s_arg(&a, "%s", fixed[i][0]);
-        s_arg(&a, "%s", fixed[i][1]);
+        ms_argv_add(&a, "--setenv");
+        ms_argv_add(&a, "%s", fixed[i][0]);
+        ms_argv_add(&a, "%s", fixed[i][1]);
     }
     const char *threads_vars[] = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                   "MKL_NUM_THREADS"};
     for (size_t i = 0; i < 3; i++) {
-        s_arg(&a, "--setenv");
-        s_arg(&a, "%s", threads_vars[i]);
-        s_arg(&a, "%d", p->threads);
+        ms_argv_add(&a, "--setenv");
+        ms_argv_add(&a, "%s", threads_vars[i]);
+        ms_argv_add(&a, "%d", p->threads);
     }
     for (size_t i = 0; i < sizeof s_pass_env / sizeof s_pass_env[0]; i++) {
         const char *v = getenv(s_pass_env[i]);
         if (!v)
             continue;
-        s_arg(&a, "--setenv");
-        s_arg(&a, "%s", s_pass_env[i]);
-        s_arg(&a, "%s", v);
+        ms_argv_add(&a, "--setenv");
+        ms_argv_add(&a, "%s", s_pass_env[i]);
+        ms_argv_add(&a, "%s", v);
     }
     for (size_t i = 0; p->env && p->env[i]; i++) {
         const char *eq = strchr(p->env[i], '=');
-        s_arg(&a, "--setenv");
-        s_arg(&a, "%.*s", (int) (eq - p->env[i]), p->env[i]);
-        s_arg(&a, "%s", eq + 1);
+        ms_argv_add(&a, "--setenv");
+        ms_argv_add(&a, "%.*s", (int) (eq - p->env[i]), p->env[i]);
+        ms_argv_add(&a, "%s", eq + 1);
     }
     //  Inside: drop bwrap's descriptor, unpack the program into the task
     //  dir, exec the command with stdin at /dev/null.
-    s_arg(&a, "/bin/sh");
-    s_arg(&a, "-c");
+    ms_argv_add(&a, "/bin/sh");
+    ms_argv_add(&a, "-c");
     if (p->program_archive)
-        s_arg(&a,
-              "exec %d<&-; tar -x -z -f - -C /task --no-same-owner "
-              "--no-same-permissions || { echo 'meshsweep sandbox: the "
-              "program archive does not unpack' >&2; exit 125; }; exec "
-              "\"$@\" </dev/null",
-              S_FD_SECCOMP);
+        ms_argv_add(&a,
+                    "exec %d<&-; tar -x -z -f - -C /task --no-same-owner "
+                    "--no-same-permissions || { echo 'meshsweep sandbox: the "
+                    "program archive does not unpack' >&2; exit 125; }; exec "
+                    "\"$@\" </dev/null",
+                    S_FD_SECCOMP);
     else
-        s_arg(&a, "exec %d<&-; exec \"$@\" </dev/null", S_FD_SECCOMP);
-    s_arg(&a, "meshsweep-program");
+        ms_argv_add(&a, "exec %d<&-; exec \"$@\" </dev/null", S_FD_SECCOMP);
+    ms_argv_add(&a, "meshsweep-program");
     for (size_t i = 0; p->argv[i]; i++)
-        s_arg(&a, "%s", p->argv[i]);
-    if (a.failed) {
-        *argv_out = a.v;
-        ms_sandbox_argv_free(argv_out);
+        ms_argv_add(&a, "%s", p->argv[i]);
+    if (!ms_argv_finish(&a, argv_out))
         return ms_diag_set_code(diag, MS_ERR_NOMEM, "argv", "out of memory");
-    }
-    *argv_out = a.v;
     return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Free an argv
-
-void
-ms_sandbox_argv_free(char ***argv_p)
-{
-    assert(argv_p);
-    char **v = *argv_p;
-    if (!v)
-        return;
-    for (size_t i = 0; v[i]; i++)
-        free(v[i]);
-    free(v);
-    *argv_p = NULL;
 }
 
 //  --------------------------------------------------------------------------
@@ -637,7 +583,7 @@ ms_sandbox_run(const ms_sandbox_policy_t *p, ms_sandbox_metrics_fn on_metrics,
         close(seccomp_fd);
     if (archive_fd >= 0)
         close(archive_fd);
-    ms_sandbox_argv_free(&argv);
+    ms_argv_free(&argv);
     if (rc == MS_OK) {
         struct pollfd pf[3] = {
             {out[0], POLLIN, 0}, {err[0], POLLIN, 0}, {met[0], POLLIN, 0}};

@@ -129,14 +129,11 @@ int ms_sandbox_probe(const char *bwrap, char *why, size_t why_n);
 //  The bwrap command line a run uses (for tests and for --verbose logs),
 //  with the seccomp filter at descriptor seccomp_fd and the program's
 //  archive on stdin. *argv_out is a malloc'd NULL-terminated array
-//  of malloc'd strings (free with ms_sandbox_argv_free). Returns MS_OK;
+//  of malloc'd strings (free with ms_argv_free, ms_argv.h). Returns MS_OK;
 //  MS_ERR_INVALID (diag: the policy field that is out of range);
 //  MS_ERR_NOMEM.
 int ms_sandbox_argv(const ms_sandbox_policy_t *policy, int seccomp_fd,
                     char ***argv_out, ms_diag_t *diag);
-
-//  Free what ms_sandbox_argv gave; NULL-safe; nulls *argv_p.
-void ms_sandbox_argv_free(char ***argv_p);
 
 //  Compile the seccomp filter (see above) to BPF in a sealed memory file.
 //  Returns MS_OK with *fd a descriptor the caller closes; MS_ERR_IO or

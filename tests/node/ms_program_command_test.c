@@ -6,6 +6,7 @@
     =========================================================================
 */
 #include "ms_program_command.h"
+#include "ms_argv.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -63,7 +64,7 @@ test_default_and_macros(void **state)
                         "/usr/bin/env|/usr/bin/python3|train.py|"
                         "--learning_rate=0.001|--optimizer=adam|--epochs=3|"
                         "--augment=True|--dropout=False|--l2=1e-05");
-    ms_program_command_free(&v);
+    ms_argv_free(&v);
     assert_null(v);
     v = s_build("[\"${env}\", \"python3\", \"${program}\", \"-b\", \"cfg\", "
                 "\"${args_no_boolean_flags}\"]",
@@ -72,22 +73,22 @@ test_default_and_macros(void **state)
                         "/usr/bin/env|python3|train.py|-b|cfg|"
                         "--learning_rate=0.001|--optimizer=adam|--epochs=3|"
                         "--augment|--l2=1e-05");
-    ms_program_command_free(&v);
+    ms_argv_free(&v);
     v = s_build("[\"${interpreter}\", \"${program}\", \"${args_no_hyphens}\"]",
                 "{\"a\": 1, \"b\": [1, 2.5, \"x\"], \"c\": {\"d\": null}}",
                 MS_OK, &diag);
     assert_string_equal(s_join(v), "/usr/bin/python3|train.py|a=1|"
                                    "b=[1, 2.5, 'x']|c={'d': None}");
-    ms_program_command_free(&v);
+    ms_argv_free(&v);
     v = s_build("[\"${program}\", \"${args_json}\", \"${args_json_file}\"]",
                 "{\"a\": 1, \"b\": \"x\"}", MS_OK, &diag);
     assert_string_equal(s_join(v),
                         "train.py|{\"a\":1,\"b\":\"x\"}|/task/args.json");
-    ms_program_command_free(&v);
+    ms_argv_free(&v);
     //  A word that only contains a macro is kept as it is (as W&B does).
     v = s_build("[\"echo\", \"x${args}\"]", "{}", MS_OK, &diag);
     assert_string_equal(s_join(v), "echo|x${args}");
-    ms_program_command_free(&v);
+    ms_argv_free(&v);
 }
 
 //  --------------------------------------------------------------------------

@@ -11,6 +11,7 @@
     forbidden), with the reason.
 */
 #include "ms_sandbox.h"
+#include "ms_argv.h"
 #include "ms_test_fs.h"
 
 #include <stdarg.h>
@@ -157,7 +158,7 @@ test_argv_allow_list(void **state)
         }
     }
     assert_true(cap_drop && no_userns && unshare);
-    ms_sandbox_argv_free(&v);
+    ms_argv_free(&v);
     assert_null(v);
     //  A policy out of range says which field.
     p.uid = 0;
