@@ -18,10 +18,11 @@
     Who writes the values: the node loop owns an ms_metrics_t and
     increments its own counters in it (self->metrics.lease_claims_total++).
     Figures kept by collaborators (the store, the block signer, the
-    gossip, the mesh and its member table, the lease table, the blob
-    fetcher and blob store, the re-evaluator) stay in those classes'
-    stats structs; the node copies them into a snapshot of its
-    ms_metrics_t in one function (s_metrics_gather in ms_node.c) when it
+    record log, the gossip, the mesh and its member table, the lease
+    table, the blob fetcher and blob store, the re-evaluator) stay in
+    those classes' stats structs; the node hands them, by value, to
+    ms_node_status, which copies them into a snapshot of the node's
+    ms_metrics_t in one function (ms_node_status_metrics) when it
     refreshes the snapshots HTTP threads read. Moving them here would
     make each of those classes depend on this one.
 

@@ -146,7 +146,6 @@
 #include "ms_clock.h"
 #include "ms_api.h"
 #include "ms_events.h"
-#include "ms_results.h"
 #include "ms_config_json.h"
 #include "ms_dataset.h"
 #include "ms_dataset_source.h"
@@ -171,6 +170,8 @@
 #include "ms_mesh.h"
 #include "ms_mlp.h"
 #include "ms_node_command.h"
+#include "ms_node_events.h"
+#include "ms_node_status.h"
 #include "ms_onnx.h"
 #include "ms_outbox.h"
 #include "ms_peers_conf.h"
@@ -209,15 +210,6 @@
 #include <time.h>
 #include <unistd.h>
 
-//  What the node knows about one sweep it serves (its dataset:
-//  ms_dataset_source).
-typedef struct {
-    ms_hash_t sweep_id;   // the sweep
-    double started_at;    // monotonic seconds of its first task here; 0
-    bool summed;          // train_seconds holds the stored rows' sum
-    double train_seconds; // sum of train_seconds of its stored rows
-} s_sweep_info_t;
-
 //  When a sweep record was committed here (claim-to-start).
 typedef struct {
     ms_hash_t sweep_id; // the sweep
@@ -233,14 +225,9 @@ typedef struct {
     int64_t items_list_at;        // monotonic ms we last sent it ITEM_LIST
 } s_peer_t;
 
-#define S_MAX_CANDIDATES 2048   // tasks ordered per scheduling pass
 #define S_MAX_APPEND 64         // records in one block of ours (DESIGN.md)
 #define S_MAX_OPERATORS_SEEN 64 // distinct operators counted in the pool
 #define S_MAX_LIVE_CLAIMS 1024  // live claims listed in one heartbeat
-#define S_C2S_RING 256          // claim-to-start figures kept for /status
-#define S_TPS_RING 64           // /metrics completion samples kept (ring)
-#define S_TPS_WINDOW_MS 60000   // tasks_per_second: over the last minute
-#define S_TPS_SAMPLE_MS 1000    // ... sampled once a second
 
 //  Records of ours appended by one store call (one durable commit): the
 //  claims of one scheduling pass, the results of one turn. The store cuts
@@ -254,23 +241,6 @@ _Static_assert(S_MAX_APPEND == MS_RECORD_MAX_BLOCK, "one block bound");
 _Static_assert(S_MAX_COMMIT <= MS_RECORD_LOG_MAX_APPEND, "append bound");
 _Static_assert(S_MAX_COMMIT == MS_SCHEDULER_MAX_CLAIMS, "a pass's claims");
 _Static_assert(MS_SCHEDULER_MAX_PREFETCH < S_MAX_LIVE_CLAIMS, "heartbeat");
-
-#define S_EV_RESULTS_MAX 4096  // results queued for events; beyond: reset
-#define S_EV_ROWS_PER_TURN 256 // result rows built per loop turn at most
-#define S_EV_TICK_MS 1000      // progress and sweep scan, keepalives
-
-//  A result to publish as an event (task, producer).
-typedef struct {
-    uint8_t task_id[MS_HASH_BYTES];
-    uint8_t node_id[MS_HASH_BYTES];
-} s_ev_result_t;
-
-//  A sweep as the events last saw it.
-typedef struct {
-    uint8_t sweep_id[MS_HASH_BYTES];
-    ms_sweep_state_t state;           // last state seen
-    int64_t counts[MS_TASK_N_STATES]; // counts last published (progress)
-} s_ev_sweep_t;
 
 struct ms_node {
     // options (owned copies)
@@ -300,29 +270,14 @@ struct ms_node {
     volatile sig_atomic_t stopping; // ms_node_stop was called
     ms_node_event_fn event_fn;      // progress events, or NULL
     void *event_arg;                // its argument
-    s_sweep_info_t *sweeps;         // sweeps seen by the scheduler
-    size_t n_sweeps;                // entries in sweeps
-    double opened_at;               // monotonic seconds at open
     // admission: certificate, members table (loop thread only)
     ms_authority_t *authority; // certificate, pool id, operator
     ms_members_t *members;     // admission table (a pool), or NULL
     ms_items_t *items;         // authority items held (a pool with an
                                // authority), or NULL
     int64_t items_digest_at;   // monotonic ms of the next ITEM_DIGEST round
-    // shared with HTTP threads, under lock
-    pthread_mutex_t lock;      // guards the fields below
-    int n_busy;                // workers running a task
-    uint64_t n_trained;        // results stored (train tasks)
-    double training_seconds;   // their train_seconds summed
-    uint64_t n_worker_crashes; // worker deaths
-    json_t *platform;          // last platform seen, or NULL
-    double calibration_gflops; // the workers' median figure (0: none yet)
-    json_t *peers_json;        // peers snapshot for HTTP threads
-    json_t *pool_counters;     // counters snapshot for /metrics
-    json_t *metrics_json;      // labelled /metrics figures snapshot
-    json_t *remote_running;    // {sweep hex: tasks peers run now} snapshot
-    double c2s_ms[S_C2S_RING]; // recent claim-to-start figures (ring)
-    uint64_t n_c2s;            // figures recorded in all
+    // what HTTP threads show of the node (the only node state they read)
+    ms_node_status_t *status; // status page, peers, metrics snapshot
     // the pool: record log, leases, mesh and gossip (loop thread only)
     ms_lease_table_t *leases;        // the claim rule
     ms_scheduler_t *scheduler;       // where a lease is decided
@@ -349,7 +304,6 @@ struct ms_node {
     ms_blob_store_t *blobs;          // dataset blobs (pool), or NULL
     ms_blob_fetch_t *fetch;          // blob fetches from peers, or NULL
     char blob_tmp_dir[PATH_MAX];     // DATA_DIR/blobs/tmp (uploads)
-    int64_t snapshot_at;             // monotonic ms: refresh the snapshots
     ms_wire_live_claim_t *hb_claims; // heartbeat live-claims buffer
     ms_outbox_t *outbox;             // our results: this turn's, held
     int64_t trim_at;                 // monotonic ms: next malloc_trim allowed
@@ -366,34 +320,11 @@ struct ms_node {
     ms_reeval_t *reeval;        // sampling, jobs, pins; NULL alone
     ms_keep_t *keep;            // our kept weights; with reeval
     char weights_dir[PATH_MAX]; // DATA_DIR/weights: worker output
-    // /metrics: tasks this store saw reach done or failed (loop thread)
-    uint64_t done_seen;         // done + failed tasks at the last look
-    bool done_seen_set;         // done_seen holds a first look
-    uint64_t n_completed;       // increases of done_seen, summed
-    int64_t tps_at[S_TPS_RING]; // monotonic ms of the samples (ring)
-    uint64_t tps_n[S_TPS_RING]; // n_completed at each sample
-    uint64_t n_tps;             // samples taken in all
-    int64_t tps_next_at;        // monotonic ms: next sample
-    // events (GET /api/v1/events; see "Events" above s_ev_result)
-    ms_events_t *events;       // the ring, or NULL (no API)
-    s_ev_result_t *ev_results; // results to publish (queue)
-    size_t n_ev_results;       // entries in ev_results
-    bool ev_overflow;          // results dropped: publish a reset
-    s_ev_sweep_t *ev_sweeps;   // sweeps seen by the scan
-    size_t n_ev_sweeps;        // entries in ev_sweeps
-    bool ev_scanned;           // the first scan (a silent baseline) ran
-    int64_t ev_tick_at;        // monotonic ms of the next scan
-    // idle_only (see "Volunteer behaviour" in ms_runner.c): the pause
-    // figures the runner publishes (s_run_paused), read by HTTP threads
-    // under lock
-    ms_idle_t *idle;           // others' CPU and the pause rule, or NULL
-    bool paused;               // paused for the machine's owner (lock)
-    time_t paused_since;       // wall time the pause began (lock)
-    char pause_reason[200];    // why, "" when not paused (lock)
-    uint64_t n_pauses;         // pauses begun (lock)
-    uint64_t n_pause_releases; // claims released after max_pause_s (lock)
-    double idle_others_pct;    // others' CPU, last sample, -1 (lock)
-    double idle_own_pct;       // own CPU, last sample, -1 (lock)
+    // events (GET /api/v1/events, ms_node_events)
+    ms_node_events_t *events; // the ring and its producer, or NULL (no API)
+    // idle_only (see "Volunteer behaviour" in ms_runner.c); the pause
+    // figures go to the status (s_run_paused)
+    ms_idle_t *idle; // others' CPU and the pause rule, or NULL
 };
 
 //  --------------------------------------------------------------------------
@@ -791,6 +722,9 @@ static json_t *s_api_task_leases(void *arg, const ms_hash_t *task_id);
 static json_t *s_api_blobs_held(void *arg, const json_t *hashes);
 static char *s_api_blob_path(void *arg, const ms_hash_t *hash);
 static json_t *s_api_status(void *arg);
+static int64_t s_ne_running_elsewhere(void *arg,
+                                      const uint8_t sweep_id[MS_HASH_BYTES]);
+static int s_status_open(ms_node_t *self, int64_t opened_at_ms);
 
 //  --------------------------------------------------------------------------
 //  One node per data dir: a POSIX write lock on DATA_DIR/node.lock, held
@@ -894,7 +828,6 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     if (!self)
         return MS_ERR_NOMEM;
     self->lock_fd = -1;
-    pthread_mutex_init(&self->lock, NULL);
     self->opts = *opts;
     self->data_dir = strdup(opts->data_dir);
     self->backend = strdup(backend);
@@ -908,7 +841,7 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     self->opts.dashboard_dir = self->dashboard_dir;
     if (self->opts.blas_threads < 1)
         self->opts.blas_threads = 1;
-    self->opened_at = ms_clock_mono_s();
+    int64_t opened_at_ms = ms_clock_mono_ms(); // uptime counts from here
     int rc = MS_ERR_NOMEM;
     if (!self->data_dir || !self->backend ||
         (opts->api_bind && !self->api_bind) ||
@@ -931,9 +864,6 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
                 goto fail;
     }
     self->opts.peers = (const char *const *) self->peers;
-    self->peers_json = json_array();
-    if (!self->peers_json)
-        goto fail;
 
     char path[PATH_MAX + 32];
     rc = s_mkdirs(self->data_dir, diag);
@@ -1017,8 +947,6 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     rc = ms_worker_pool_open(&self->pool, &wopts, diag);
     if (rc != MS_OK)
         goto fail;
-    self->idle_others_pct = -1;
-    self->idle_own_pct = -1;
     if (self->opts.idle_only) {
         ms_idle_options_t io;
         ms_idle_options_defaults(&io);
@@ -1032,6 +960,9 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
             s_log(self, "idle_only: own CPU time from %s",
                   ms_idle_cgroup(self->idle));
     }
+    rc = s_status_open(self, opened_at_ms);
+    if (rc != MS_OK)
+        goto fail;
     self->worker_free_us =
         calloc((size_t) ms_worker_pool_size(self->pool), sizeof(int64_t));
     if (!self->worker_free_us) {
@@ -1041,6 +972,7 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     rc = s_pool_open(self, diag);
     if (rc != MS_OK)
         goto fail;
+    ms_node_status_refresh(self->status); // published before the API runs
     // Beyond loopback the API asks for the token of api_token_file
     // (default DATA_DIR/api-token, made 0600 when missing).
     char token[MS_API_TOKEN_MAX + 1] = "";
@@ -1063,9 +995,15 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
         // Event ids start at the wall time in ms x 1000, so that they
         // keep increasing across restarts (a client's Last-Event-ID from
         // before a restart then gets `reset`, not wrong events).
-        self->events =
-            ms_events_new(MS_EVENTS_DEFAULT_CAPACITY, MS_EVENTS_DEFAULT_READERS,
-                          (uint64_t) ms_clock_wall_ms() * 1000 + 1);
+        ms_node_events_config_t ecfg = {
+            .capacity = MS_EVENTS_DEFAULT_CAPACITY,
+            .max_readers = MS_EVENTS_DEFAULT_READERS,
+            .first_id = (uint64_t) ms_clock_wall_ms() * 1000 + 1};
+        ms_node_events_iface_t eiface = {.arg = self,
+                                         .log = s_log_line,
+                                         .running_elsewhere =
+                                             s_ne_running_elsewhere};
+        self->events = ms_node_events_new(self->store, &ecfg, &eiface);
         if (!self->events) {
             rc = MS_ERR_NOMEM;
             goto fail;
@@ -1083,7 +1021,7 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
             .peers = s_api_peers,
             .running_elsewhere = s_api_running_elsewhere,
             .dashboard_dir = self->dashboard_dir,
-            .events = self->events,
+            .events = ms_node_events_ring(self->events),
             .token = token,
             .task_leases = s_api_task_leases,
             .blobs_held = s_api_blobs_held,
@@ -1115,10 +1053,8 @@ ms_node_destroy(ms_node_t **self_p)
     self->stopping = 1;
     ms_node_command_stop(self->commands);
     ms_node_command_fail(self->commands, MS_ERR_INTERRUPTED);
-    ms_api_destroy(&self->api);       // no HTTP thread runs after this
-    ms_events_destroy(&self->events); // (the API closed every stream)
-    free(self->ev_results);
-    free(self->ev_sweeps);
+    ms_api_destroy(&self->api);            // no HTTP thread runs after this
+    ms_node_events_destroy(&self->events); // (the API closed every stream)
     ms_node_command_fail(self->commands, MS_ERR_INTERRUPTED);
     s_pool_close(self); // release our claims first (records), then stop
     // Tasks on workers go back to pending; checkpoints stay.
@@ -1129,6 +1065,7 @@ ms_node_destroy(ms_node_t **self_p)
     ms_submit_destroy(&self->submit);
     ms_dataset_source_destroy(&self->datasets);
     ms_record_log_destroy(&self->log);
+    ms_node_status_destroy(&self->status); // (it borrows the store)
     ms_store_destroy(&self->store);
     ms_block_signer_destroy(&self->signer); // it signed for the store
     ms_identity_destroy(&self->identity);
@@ -1141,12 +1078,6 @@ ms_node_destroy(ms_node_t **self_p)
     ms_reeval_destroy(&self->reeval);
     ms_blob_fetch_destroy(&self->fetch); // removes its temp files
     ms_blob_store_destroy(&self->blobs);
-    free(self->sweeps);
-    json_decref(self->platform);
-    json_decref(self->peers_json);
-    json_decref(self->pool_counters);
-    json_decref(self->metrics_json);
-    json_decref(self->remote_running);
     free(self->peer_tab);
     ms_settle_destroy(&self->settle);
     free(self->sweeps_seen);
@@ -1158,7 +1089,6 @@ ms_node_destroy(ms_node_t **self_p)
     free(self->open_pool);
     free(self->interface);
     ms_node_command_destroy(&self->commands); // closes the wake pipe
-    pthread_mutex_destroy(&self->lock);
     free(self->data_dir);
     free(self->backend);
     free(self->api_bind);
@@ -1295,37 +1225,12 @@ ms_node_submit(ms_node_t *self, const char *spec_text, size_t n,
 }
 
 //  --------------------------------------------------------------------------
-//  The info of a sweep, created on first use; NULL when memory runs out.
-
-static s_sweep_info_t *
-s_sweep_info(ms_node_t *self, const uint8_t *sweep_bytes)
-{
-    ms_hash_t sid;
-    memcpy(sid.bytes, sweep_bytes, MS_HASH_BYTES);
-    for (size_t i = 0; i < self->n_sweeps; i++)
-        if (ms_hash_equal(&self->sweeps[i].sweep_id, &sid))
-            return &self->sweeps[i];
-    s_sweep_info_t *grown =
-        realloc(self->sweeps, (self->n_sweeps + 1) * sizeof *grown);
-    if (!grown)
-        return NULL;
-    self->sweeps = grown;
-    s_sweep_info_t *info = &self->sweeps[self->n_sweeps++];
-    memset(info, 0, sizeof *info);
-    info->sweep_id = sid;
-    return info;
-}
-
-//  --------------------------------------------------------------------------
-//  Update the busy count shared with HTTP threads.
+//  Update the busy count HTTP threads show.
 
 static void
 s_update_busy(ms_node_t *self)
 {
-    int n = ms_runner_busy(self->runner);
-    pthread_mutex_lock(&self->lock);
-    self->n_busy = n;
-    pthread_mutex_unlock(&self->lock);
+    ms_node_status_set_busy(self->status, ms_runner_busy(self->runner));
 }
 
 //  --------------------------------------------------------------------------
@@ -2455,9 +2360,8 @@ s_run_dataset(void *arg, const ms_hash_t *sweep_id)
 static void
 s_run_sweep_started(void *arg, const ms_hash_t *sweep_id)
 {
-    s_sweep_info_t *info = s_sweep_info(arg, sweep_id->bytes);
-    if (info && info->started_at == 0)
-        info->started_at = ms_clock_mono_s();
+    ms_node_t *self = arg;
+    ms_node_status_sweep_started(self->status, sweep_id);
 }
 
 //  --------------------------------------------------------------------------
@@ -2519,16 +2423,7 @@ static void
 s_run_paused(void *arg, const ms_runner_pause_t *pause)
 {
     ms_node_t *self = arg;
-    pthread_mutex_lock(&self->lock);
-    self->paused = pause->paused;
-    self->paused_since = pause->paused_since;
-    snprintf(self->pause_reason, sizeof self->pause_reason, "%s",
-             pause->reason);
-    self->n_pauses = pause->n_pauses;
-    self->n_pause_releases = pause->n_pause_releases;
-    self->idle_others_pct = pause->others_pct;
-    self->idle_own_pct = pause->own_pct;
-    pthread_mutex_unlock(&self->lock);
+    ms_node_status_paused(self->status, pause);
 }
 
 //  --------------------------------------------------------------------------
@@ -2889,444 +2784,124 @@ s_fill_heartbeat(void *arg, ms_wire_envelope_t *hb)
         hb->heartbeat.load = load[0];
 }
 
+//  ==========================================================================
+//  The status HTTP threads show (node/actor/ms_node_status): the node's
+//  side of ms_node_status_iface_t. The status asks for these every
+//  refresh; everything it publishes comes from here or from the events
+//  the loop reports to it (s_update_busy, s_run_paused, s_oi_stored, ...).
+
 //  --------------------------------------------------------------------------
-//  Tasks pending here that a peer holds a live lease on, by sweep (the
-//  API's "running elsewhere"), from the state index: a skip function that
-//  counts and skips every task, so no task row is read.
+//  ms_node_status_iface_t: the collaborators' figures, by value (each
+//  copied into its line of MS_METRICS_LIST by ms_node_status_metrics).
 
-typedef struct {
-    ms_node_t *self;
-    json_t *out; // sweep id hex -> count
-    size_t left; // tasks still to look at (bounds the walk)
-    uint8_t last_sweep[MS_HASH_BYTES];
-    char last_hex[MS_HASH_HEX_LEN + 1];
-} s_remote_count_t;
-
-static ms_store_task_filter_t
-s_count_remote(void *arg, const uint8_t *task_id, const uint8_t *sweep_id,
-               ms_task_state_t state)
+static void
+s_st_sample(void *arg, ms_node_status_sample_t *s)
 {
-    s_remote_count_t *rc = arg;
-    if (rc->left == 0)
-        return MS_STORE_TASK_STOP;
-    rc->left--;
+    ms_node_t *self = arg;
+    s->own = self->metrics;
+    s->n_rejected_messages = self->n_rejected_messages;
+    ms_store_stats(self->store, &s->store);
+    s->n_ignored_no_role = ms_store_ignored_no_role(self->store);
+    s->n_leases = ms_lease_table_size(self->leases);
+    ms_runner_stats(self->runner, &s->runner);
+    s->outbox = ms_outbox_stats(self->outbox);
+    s->n_pool_operators = self->n_pool_operators;
+    if ((s->has_gossip = self->gossip != NULL))
+        ms_gossip_stats(self->gossip, &s->gossip);
+    if ((s->has_mesh = self->mesh != NULL)) {
+        ms_mesh_stats(self->mesh, &s->mesh);
+        s->mesh_secure = ms_mesh_secure(self->mesh);
+        s->n_members = ms_members_count(self->members, MS_MEMBER_ADMITTED);
+    }
+    s->n_authority_items = self->items ? ms_items_size(self->items) : 0;
+    if ((s->has_datasets = self->datasets != NULL))
+        ms_dataset_source_stats(self->datasets, &s->datasets);
+    if ((s->has_fetch = self->fetch != NULL)) {
+        ms_blob_fetch_stats(self->fetch, &s->fetch);
+        s->n_fetches_running = ms_blob_fetch_count(self->fetch);
+        ms_blob_store_stats(self->blobs, &s->blobs);
+    }
+    if ((s->has_reeval = self->reeval != NULL))
+        ms_reeval_stats(self->reeval, &s->reeval);
+    ms_authority_status(self->authority, &s->authority);
+    ms_block_signer_stats(self->signer, &s->signer);
+    ms_record_log_stats(self->log, &s->log);
+    s->calibration_gflops =
+        self->pool ? ms_worker_pool_calibration(self->pool) : 0;
+    s->worker_platform =
+        self->pool ? ms_worker_pool_platform(self->pool) : NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_node_status_iface_t: the mesh's peer table.
+
+static json_t *
+s_st_peers(void *arg)
+{
+    ms_node_t *self = arg;
+    return self->mesh ? ms_mesh_peers_json(self->mesh) : json_array();
+}
+
+//  --------------------------------------------------------------------------
+//  ms_node_status_iface_t: whether the authority revoked a peer.
+
+static bool
+s_st_revoked(void *arg, const uint8_t node_id[MS_HASH_BYTES])
+{
+    ms_node_t *self = arg;
+    const ms_member_t *mem =
+        self->members ? ms_members_find(self->members, node_id) : NULL;
+    return mem && mem->state == MS_MEMBER_REVOKED;
+}
+
+//  --------------------------------------------------------------------------
+//  ms_node_status_iface_t: whether a peer holds a live lease on a task.
+
+static bool
+s_st_held_elsewhere(void *arg, const uint8_t task_id[MS_HASH_BYTES])
+{
+    ms_node_t *self = arg;
     ms_claim_t h;
     bool live = false;
-    if (state != MS_TASK_PENDING ||
-        ms_lease_table_holder(rc->self->leases, task_id, 0, &h, &live) !=
-            MS_OK ||
-        !live || memcmp(h.node_id, s_node_pk(rc->self), MS_HASH_BYTES) == 0)
-        return MS_STORE_TASK_SKIP;
-    if (!rc->last_hex[0] ||
-        memcmp(rc->last_sweep, sweep_id, MS_HASH_BYTES) != 0) {
-        ms_hash_t sid;
-        memcpy(sid.bytes, sweep_id, MS_HASH_BYTES);
-        ms_hash_hex(&sid, rc->last_hex);
-        memcpy(rc->last_sweep, sweep_id, MS_HASH_BYTES);
-    }
-    json_int_t n = json_integer_value(json_object_get(rc->out, rc->last_hex));
-    json_object_set_new(rc->out, rc->last_hex, json_integer(n + 1));
-    return MS_STORE_TASK_SKIP;
+    return ms_lease_table_holder(self->leases, task_id, 0, &h, &live) ==
+               MS_OK &&
+           live && memcmp(h.node_id, s_node_pk(self), MS_HASH_BYTES) != 0;
 }
 
 //  --------------------------------------------------------------------------
-//  Add one sweep's finished tasks (done, failed).
+//  Create the status once the worker pool (and the idle monitor) exist;
+//  OPENED_AT_MS is when the node began to open (uptime).
 
 static int
-s_sum_finished(void *arg, const ms_store_sweep_t *sweep)
+s_status_open(ms_node_t *self, int64_t opened_at_ms)
 {
-    *(uint64_t *) arg +=
-        sweep->counts[MS_TASK_DONE] + sweep->counts[MS_TASK_FAILED];
-    return 0;
-}
-
-//  --------------------------------------------------------------------------
-//  At every snapshot: tasks this store saw reach done or failed since
-//  the node started (the increases of their count over the sweeps'
-//  headers: O(sweeps), no task row read); once a second a sample of it
-//  in the ring that tasks_per_second is computed over.
-
-static void
-s_tps_sample(ms_node_t *self, int64_t now)
-{
-    uint64_t finished = 0;
-    if (ms_store_list_sweeps(self->store, s_sum_finished, &finished) != MS_OK)
-        return;
-    if (self->done_seen_set && finished > self->done_seen)
-        self->n_completed += finished - self->done_seen;
-    self->done_seen = finished;
-    self->done_seen_set = true;
-    if (now < self->tps_next_at)
-        return;
-    self->tps_next_at = now + S_TPS_SAMPLE_MS;
-    size_t at = (size_t) (self->n_tps % S_TPS_RING);
-    self->tps_at[at] = now;
-    self->tps_n[at] = self->n_completed;
-    self->n_tps++;
-}
-
-//  --------------------------------------------------------------------------
-//  Tasks per second over the last S_TPS_WINDOW_MS (or since the first
-//  sample when the node is younger): the increase of n_completed between
-//  the oldest sample inside the window and the newest; *window_s gets
-//  the seconds it spans.
-
-static double
-s_tps(const ms_node_t *self, double *window_s)
-{
-    *window_s = 0;
-    if (self->n_tps < 2)
-        return 0;
-    size_t newest = (size_t) ((self->n_tps - 1) % S_TPS_RING);
-    size_t kept = self->n_tps < S_TPS_RING ? (size_t) self->n_tps : S_TPS_RING;
-    size_t oldest = newest;
-    for (size_t k = 1; k < kept; k++) {
-        size_t i = (newest + S_TPS_RING - k) % S_TPS_RING;
-        if (self->tps_at[newest] - self->tps_at[i] > S_TPS_WINDOW_MS)
-            break;
-        oldest = i;
-    }
-    int64_t span = self->tps_at[newest] - self->tps_at[oldest];
-    if (span <= 0)
-        return 0;
-    *window_s = (double) span / 1000.0;
-    return (double) (self->tps_n[newest] - self->tps_n[oldest]) / *window_s;
-}
-
-//  --------------------------------------------------------------------------
-//  The labelled figures /metrics prints (ms_api.c "GET /metrics"): gossip
-//  messages and bytes by direction and kind, rejected messages by reason,
-//  peers by state, re-evaluations by outcome, tasks completed and their
-//  rate. PEERS is the mesh's peer list (borrowed). Loop thread.
-
-static json_t *
-s_metrics_snapshot(ms_node_t *self, const json_t *peers)
-{
-    s_tps_sample(self, ms_clock_mono_ms());
-    json_t *m = json_object();
-    if (!m)
-        return NULL;
-    if (self->gossip) {
-        static const char *kinds[MS_GOSSIP_MSG_KINDS] = {
-            NULL, "digest", "vector", "range_request", "block"};
-        ms_gossip_stats_t gs;
-        ms_gossip_stats(self->gossip, &gs);
-        json_t *g = json_object();
-        for (int d = 0; g && d < 2; d++) {
-            json_t *dir = json_object();
-            for (int k = 1; dir && k < MS_GOSSIP_MSG_KINDS; k++)
-                json_object_set_new(
-                    dir, kinds[k],
-                    json_pack("{s:I, s:I}", "messages",
-                              (json_int_t) (d ? gs.received[k] : gs.sent[k]),
-                              "bytes",
-                              (json_int_t) (d ? gs.received_bytes[k]
-                                              : gs.sent_bytes[k])));
-            json_object_set_new(g, d ? "received" : "sent",
-                                dir ? dir : json_object());
-        }
-        if (g)
-            json_object_set_new(m, "gossip", g);
-    }
-    // Rejected messages by reason; they sum to rejected_messages_total.
-    json_t *rej = json_object();
-    if (rej) {
-        uint64_t gossip_invalid = 0, malformed = 0, hello = 0;
-        if (self->gossip) {
-            ms_gossip_stats_t gs;
-            ms_gossip_stats(self->gossip, &gs);
-            gossip_invalid = gs.rejected;
-        }
-        if (self->mesh) {
-            ms_mesh_stats_t ms;
-            ms_mesh_stats(self->mesh, &ms);
-            malformed = ms.n_malformed;
-            hello = ms.n_rejected;
-        }
-        ms_block_signer_stats_t bs;
-        ms_block_signer_stats(self->signer, &bs);
-        const struct {
-            const char *name;
-            uint64_t value;
-        } r[] = {
-            {"frame_malformed", malformed},
-            {"hello_refused", hello},
-            {"gossip_invalid", gossip_invalid},
-            {"message_refused", self->n_rejected_messages},
-            {"block_unsigned", bs.n_unsigned},
-            {"block_bad_signature", bs.n_bad_signature},
-            {"block_not_admitted", bs.n_not_admitted},
-        };
-        for (size_t k = 0; k < sizeof r / sizeof r[0]; k++)
-            json_object_set_new(rej, r[k].name,
-                                json_integer((json_int_t) r[k].value));
-        json_object_set_new(m, "rejected", rej);
-    }
-    // Peers by state, each peer once: revoked (by the authority) before
-    // quarantined (by this store's verdicts) before its liveness.
-    json_int_t n_state[5] = {0};
-    static const char *states[5] = {"alive", "suspect", "dead", "revoked",
-                                    "quarantined"};
-    size_t i;
-    const json_t *peer;
-    json_array_foreach(peers, i, peer)
-    {
-        const char *hex = json_string_value(json_object_get(peer, "node_id"));
-        const char *st = json_string_value(json_object_get(peer, "state"));
-        ms_hash_t id;
-        if (!hex || !st || ms_hash_from_hex(hex, &id) != MS_OK)
-            continue;
-        // "revoked" and "quarantined" as s_peers_standing set them.
-        int k = 0;
-        if (json_is_true(json_object_get(peer, "revoked")))
-            k = 3;
-        else if (json_is_true(json_object_get(peer, "quarantined")))
-            k = 4;
-        else if (strcmp(st, "suspect") == 0)
-            k = 1;
-        else if (strcmp(st, "dead") == 0)
-            k = 2;
-        n_state[k]++;
-    }
-    json_t *ps = json_object();
-    for (int k = 0; ps && k < 5; k++)
-        json_object_set_new(ps, states[k], json_integer(n_state[k]));
-    if (ps)
-        json_object_set_new(m, "peer_states", ps);
-    ms_reeval_stats_t rs = {0};
-    if (self->reeval)
-        ms_reeval_stats(self->reeval, &rs);
-    json_object_set_new(m, "reevaluations",
-                        json_pack("{s:I, s:I, s:I}", "agree",
-                                  (json_int_t) rs.n_agreed, "disagree",
-                                  (json_int_t) rs.n_disagreed, "failed",
-                                  (json_int_t) rs.n_failed));
-    double window_s = 0;
-    double tps = s_tps(self, &window_s);
-    json_object_set_new(m, "tasks_completed_total",
-                        json_integer((json_int_t) self->n_completed));
-    json_object_set_new(m, "tasks_per_second", json_real(tps));
-    json_object_set_new(m, "tasks_per_second_window_seconds",
-                        json_real(window_s));
-    return m;
-}
-
-//  --------------------------------------------------------------------------
-//  Mark each peer of the mesh's table (ms_mesh_peers_json) with its
-//  standing in this node's view: "revoked" (the pool authority revoked its
-//  certificate) and "quarantined" (this store's verdicts quarantine it).
-//  Its "state" stays the link's liveness (alive, suspect, dead): a revoked
-//  peer is cut off and so dead, but not only dead. /api/v1/peers, the
-//  peer_states metric and `meshsweep peers` read these.
-
-static void
-s_peers_standing(ms_node_t *self, json_t *peers)
-{
-    size_t i;
-    json_t *peer;
-    json_array_foreach(peers, i, peer)
-    {
-        const char *hex = json_string_value(json_object_get(peer, "node_id"));
-        ms_hash_t id;
-        if (!hex || ms_hash_from_hex(hex, &id) != MS_OK)
-            continue;
-        const ms_member_t *mem =
-            self->members ? ms_members_find(self->members, id.bytes) : NULL;
-        bool quarantined = false;
-        if (ms_store_node_standing(self->store, id.bytes, NULL, NULL,
-                                   &quarantined) != MS_OK)
-            quarantined = false;
-        json_object_set_new(
-            peer, "revoked",
-            json_boolean(mem && mem->state == MS_MEMBER_REVOKED));
-        json_object_set_new(peer, "quarantined", json_boolean(quarantined));
-    }
-}
-
-//  --------------------------------------------------------------------------
-//  The node's counters with the figures its collaborators keep (store,
-//  lease table, block signer, gossip, mesh and members, authority items,
-//  blob fetcher and blob store, re-evaluator), each copied into its line of
-//  MS_METRICS_LIST (ms_metrics.h) here and nowhere else; the groups of
-//  the collaborators this node has go to *GROUPS.
-
-static void
-s_metrics_gather(ms_node_t *self, ms_metrics_t *m, unsigned *groups)
-{
-    *m = self->metrics;
-    *groups = MS_METRICS_GROUP_NODE;
-    ms_store_stats_t ss;
-    ms_store_stats(self->store, &ss);
-    m->records = ss.n_records;
-    m->blocks = ss.n_blocks;
-    m->store_commits_total = ss.n_commits;
-    m->store_writes_total = ss.n_writes;
-    m->equivocations_total = ss.n_equivocations;
-    m->leases = ms_lease_table_size(self->leases);
-    ms_runner_stats_t runs;
-    ms_runner_stats(self->runner, &runs);
-    m->lease_claims_total = runs.n_claims;
-    m->lease_conflicts_total = runs.n_conflicts;
-    m->lease_settle_lost_total = runs.n_settle_lost;
-    m->lease_settle_capped_total = runs.n_settle_capped;
-    m->lease_expiries_total = runs.n_expiries;
-    ms_record_log_stats_t ls;
-    ms_record_log_stats(self->log, &ls);
-    m->block_acks_sent_total = ls.n_acks_sent;
-    m->block_acks_received_total = ls.n_acks_received;
-    ms_block_signer_stats_t sig;
-    ms_block_signer_stats(self->signer, &sig);
-    m->blocks_rejected_total = sig.n_rejected;
-    m->blocks_unsigned_total = sig.n_unsigned;
-    m->blocks_bad_signature_total = sig.n_bad_signature;
-    m->blocks_not_admitted_total = sig.n_not_admitted;
-    m->blocks_resigned_total = sig.n_resigned;
-    m->rejected_messages_total = self->n_rejected_messages + sig.n_rejected;
-    if (self->gossip) {
-        *groups |= MS_METRICS_GROUP_GOSSIP;
-        ms_gossip_stats_t gs;
-        ms_gossip_stats(self->gossip, &gs);
-        m->gossip_messages_total = m->gossip_bytes_total = 0;
-        for (int k = 0; k < MS_GOSSIP_MSG_KINDS; k++) {
-            m->gossip_messages_total += gs.sent[k] + gs.received[k];
-            m->gossip_bytes_total += gs.sent_bytes[k] + gs.received_bytes[k];
-        }
-        m->gossip_blocks_merged_total = gs.blocks_merged;
-        m->gossip_records_merged_total = gs.records_new;
-        m->gossip_range_requests_total = gs.range_requests;
-        m->gossip_ranges_served_total = gs.ranges_served;
-        m->gossip_pulls_timed_out_total = gs.pulls_timed_out;
-        m->gossip_pulls_dropped_total = gs.pulls_dropped;
-        m->gossip_gaps_buffered_total = gs.gaps_buffered;
-        m->gossip_gaps_dropped_total = gs.gaps_dropped;
-        m->gossip_batches_total = gs.batches;
-        m->rejected_messages_total += gs.rejected;
-    }
-    if (self->mesh) {
-        *groups |= MS_METRICS_GROUP_MESH;
-        ms_mesh_stats_t ms;
-        ms_mesh_stats(self->mesh, &ms);
-        m->rejected_messages_total += ms.n_malformed + ms.n_rejected;
-        m->mesh_frames_in_total = ms.n_frames_in;
-        m->mesh_frames_out_total = ms.n_frames_out;
-        // admission: refusals per reason (DESIGN.md "Identity, pools and
-        // admission"), one line each in MS_METRICS_LIST
-        _Static_assert(MS_MEMBERS_REFUSED_KINDS == 7,
-                       "a refusal reason needs its line in MS_METRICS_LIST");
-        m->admission_refused_total = ms.n_admission_refused;
-        m->admission_refused_no_certificate_total =
-            ms.n_refused[MS_MEMBERS_REFUSED_NO_CERT];
-        m->admission_refused_other_pool_total =
-            ms.n_refused[MS_MEMBERS_REFUSED_OTHER_POOL];
-        m->admission_refused_expired_total =
-            ms.n_refused[MS_MEMBERS_REFUSED_EXPIRED];
-        m->admission_refused_revoked_total =
-            ms.n_refused[MS_MEMBERS_REFUSED_REVOKED];
-        m->admission_refused_bad_signature_total =
-            ms.n_refused[MS_MEMBERS_REFUSED_BAD_SIG];
-        m->admission_refused_key_mismatch_total =
-            ms.n_refused[MS_MEMBERS_REFUSED_KEY_MISMATCH];
-        m->admission_refused_denied_total =
-            ms.n_refused[MS_MEMBERS_REFUSED_DENIED];
-        m->admission_hello_timeouts_total = ms.n_hello_timeouts;
-        m->admission_unauthorized_frames_total = ms.n_unauthorized;
-        m->admission_links_closed_total = ms.n_revoked_links;
-        m->members = ms_members_count(self->members, MS_MEMBER_ADMITTED);
-    }
-    m->authority_items = self->items ? ms_items_size(self->items) : 0;
-    m->records_ignored_no_role_total = ms_store_ignored_no_role(self->store);
-    if (self->datasets) {
-        ms_dataset_source_stats_t ds;
-        ms_dataset_source_stats(self->datasets, &ds);
-        m->datasets_fetched_total = ds.n_fetched;
-        m->datasets_local_total = ds.n_local;
-        m->datasets_local_mismatch_total = ds.n_local_mismatch;
-        m->dataset_fetches_asked_total = ds.n_fetches_asked;
-        m->blob_uploads_total = ds.n_uploads;
-    }
-    if (self->fetch) {
-        *groups |= MS_METRICS_GROUP_FETCH;
-        ms_blob_fetch_stats_t fs;
-        ms_blob_fetch_stats(self->fetch, &fs);
-        ms_blob_store_stats_t bs;
-        ms_blob_store_stats(self->blobs, &bs);
-        ms_reeval_stats_t rs = {0};
-        if (self->reeval)
-            ms_reeval_stats(self->reeval, &rs);
-        m->blob_fetches_completed_total = fs.completed;
-        m->blob_fetches_running = ms_blob_fetch_count(self->fetch);
-        m->blob_requests_sent_total = fs.requests_sent;
-        m->blob_bytes_received_total = fs.bytes_received;
-        m->blob_request_timeouts_total = fs.timeouts;
-        m->blob_hash_mismatches_total = fs.hash_mismatches;
-        m->blob_bytes = bs.used_bytes;
-        m->blob_evictions_total = bs.evictions;
-        m->reevaluations_sampled_total = rs.n_sampled;
-        m->reevaluations_published_total = rs.n_published;
-        m->reevaluations_failed_total = rs.n_failed;
-        m->reevaluations_pending = rs.n_pending;
-        m->weights_copies_total = rs.n_copied;
-        m->weights_pinned = rs.n_pinned;
-    }
-}
-
-//  --------------------------------------------------------------------------
-//  The status page's pool_counters, or NULL when memory runs out.
-
-static json_t *
-s_metrics_status(ms_node_t *self)
-{
-    ms_metrics_t m;
-    unsigned groups;
-    s_metrics_gather(self, &m, &groups);
-    return ms_metrics_status_json(&m, groups);
-}
-
-//  --------------------------------------------------------------------------
-//  Refresh the snapshots HTTP threads read (peers, pool counters).
-
-static void
-s_refresh_snapshots(ms_node_t *self)
-{
-    json_t *peers = self->mesh ? ms_mesh_peers_json(self->mesh) : json_array();
-    s_peers_standing(self, peers);
-    json_t *c = s_metrics_status(self);
-    json_t *m = s_metrics_snapshot(self, peers);
-    json_t *rr = json_object();
-    if (rr && self->mesh) {
-        // Counted from the state index alone (no task row is read): the
-        // skip function counts and skips every task.
-        s_remote_count_t rc = {
-            .self = self, .out = rr, .left = 4 * S_MAX_CANDIDATES};
-        ms_store_pending_tasks_filtered(self->store, s_count_remote,
-                                        s_collect_task, &rc);
-    }
-    double gflops = self->pool ? ms_worker_pool_calibration(self->pool) : 0;
-    const json_t *wplat =
-        self->pool ? ms_worker_pool_platform(self->pool) : NULL;
-    pthread_mutex_lock(&self->lock);
-    self->calibration_gflops = gflops;
-    // The platform on /status: the last result's; before any, what a
-    // worker announced at start (the same object its rows will carry).
-    if (!self->platform && wplat)
-        self->platform = json_deep_copy(wplat);
-    if (peers) {
-        json_decref(self->peers_json);
-        self->peers_json = peers;
-    }
-    if (rr) {
-        json_decref(self->remote_running);
-        self->remote_running = rr;
-    }
-    if (c) {
-        json_decref(self->pool_counters);
-        self->pool_counters = c;
-    }
-    if (m) {
-        json_decref(self->metrics_json);
-        self->metrics_json = m;
-    }
-    pthread_mutex_unlock(&self->lock);
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/data.mdb", self->store_dir);
+    json_t *backend = ms_gpu_plan_json(&self->gpu);
+    ms_node_status_config_t cfg = {
+        .node_id = ms_identity_node_id(self->identity),
+        .store_path = path,
+        .open_pool = self->open_pool,
+        .n_workers = ms_worker_pool_size(self->pool),
+        .backend = backend,
+        .idle_only = self->opts.idle_only,
+        .idle_cpu_pct = self->opts.idle_cpu_pct,
+        .idle_busy_s = self->opts.idle_busy_s,
+        .idle_quiet_s = self->opts.idle_quiet_s,
+        .max_pause_s = self->opts.max_pause_s,
+        .worker_memory_mb = self->opts.worker_memory_mb,
+        .idle_source =
+            self->idle ? ms_idle_source_name(ms_idle_source(self->idle)) : NULL,
+        .idle_cgroup = self->idle ? ms_idle_cgroup(self->idle) : NULL,
+        .opened_at_ms = opened_at_ms};
+    ms_node_status_iface_t iface = {.arg = self,
+                                    .sample = s_st_sample,
+                                    .peers = s_st_peers,
+                                    .revoked = s_st_revoked,
+                                    .held_elsewhere = s_st_held_elsewhere};
+    self->status = ms_node_status_new(self->store, &cfg, &iface);
+    json_decref(backend);
+    return self->status ? MS_OK : MS_ERR_NOMEM;
 }
 
 //  --------------------------------------------------------------------------
@@ -3444,9 +3019,9 @@ static int
 s_ri_sweep_keep(void *arg, const uint8_t sweep_id[MS_HASH_BYTES])
 {
     ms_node_t *self = arg;
-    s_sweep_info_t *info = s_sweep_info(self, sweep_id);
-    return info ? ms_keep_policy(self->keep, &info->sweep_id)
-                : MS_KEEP_WEIGHTS_SAMPLED;
+    ms_hash_t sid;
+    memcpy(sid.bytes, sweep_id, MS_HASH_BYTES);
+    return ms_keep_policy(self->keep, &sid);
 }
 
 //  --------------------------------------------------------------------------
@@ -3678,20 +3253,8 @@ s_oi_stored(void *arg, ms_outbox_result_t *res)
     ms_lease_table_release(self->leases, res->task_id.bytes, res->slot, NULL);
     ms_runner_drop_checkpoint(self->runner, &res->task_id);
     ms_runner_forget(self->runner, &res->task_id);
-    s_sweep_info_t *info = s_sweep_info(self, res->sweep_id.bytes);
-    if (info && info->summed && isfinite(res->train_seconds))
-        info->train_seconds += res->train_seconds;
-    pthread_mutex_lock(&self->lock);
-    if (res->train) {
-        self->n_trained++;
-        self->training_seconds += res->train_seconds;
-    }
-    if (res->platform) {
-        json_decref(self->platform);
-        self->platform = res->platform;
-        res->platform = NULL;
-    }
-    pthread_mutex_unlock(&self->lock);
+    ms_node_status_result_stored(self->status, &res->sweep_id, res->train,
+                                 res->train_seconds, &res->platform);
 }
 
 //  --------------------------------------------------------------------------
@@ -3829,10 +3392,8 @@ s_on_result(ms_node_t *self, ms_runner_run_t *r, json_t *body)
     json_decref(row);
     // Mean run time of the sweep's tasks here: how far ahead the
     // scheduler claims from it.
-    s_sweep_info_t *info = s_sweep_info(self, r->sweep_id.bytes);
-    if (info)
-        ms_scheduler_task_ran(self->scheduler, r->sweep_id.bytes,
-                              (double) (ms_clock_mono_ms() - r->started_ms));
+    ms_scheduler_task_ran(self->scheduler, r->sweep_id.bytes,
+                          (double) (ms_clock_mono_ms() - r->started_ms));
     ms_outbox_push(self->outbox, &res); // loses it at once without a row
 }
 
@@ -3855,10 +3416,7 @@ s_claim_to_start(ms_node_t *self, const ms_hash_t *sweep_id, int64_t free_us,
         from = free_us;
     double ms = started_us > from ? (double) (started_us - from) / 1000.0 : 0;
     s_log(self, "task %.12s claim-to-start %.2f ms", thex, ms);
-    pthread_mutex_lock(&self->lock);
-    self->c2s_ms[self->n_c2s % S_C2S_RING] = ms;
-    self->n_c2s++;
-    pthread_mutex_unlock(&self->lock);
+    ms_node_status_claim_to_start(self->status, ms);
 }
 
 //  --------------------------------------------------------------------------
@@ -3878,9 +3436,7 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
         if (self->reeval)
             ms_reeval_worker_event(self->reeval, r->target, ev);
         if (ev->kind == MS_WORKER_EVENT_DIED) {
-            pthread_mutex_lock(&self->lock);
-            self->n_worker_crashes++;
-            pthread_mutex_unlock(&self->lock);
+            ms_node_status_worker_crashed(self->status);
         }
         self->worker_free_us[ev->worker] = ms_clock_mono_us();
         json_decref(r->config);
@@ -3899,9 +3455,7 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
             ev->kind == MS_WORKER_EVENT_STARTED)
             return;
         if (ev->kind == MS_WORKER_EVENT_DIED) {
-            pthread_mutex_lock(&self->lock);
-            self->n_worker_crashes++;
-            pthread_mutex_unlock(&self->lock);
+            ms_node_status_worker_crashed(self->status);
         }
         s_log(self,
               "task %.12s: worker %d ended after its claim was released "
@@ -3940,9 +3494,7 @@ s_on_event(ms_node_t *self, ms_worker_event_t *ev)
                            r->epoch, MS_FAILURE_CLASS_TASK, ev->reason);
         break;
     case MS_WORKER_EVENT_DIED: {
-        pthread_mutex_lock(&self->lock);
-        self->n_worker_crashes++;
-        pthread_mutex_unlock(&self->lock);
+        ms_node_status_worker_crashed(self->status);
         // "worker 0 killed by signal 6 (SIGABRT) while running task X",
         // not "worker 0: worker killed ..."
         bool of_worker = strncmp(ev->reason, "worker ", 7) == 0;
@@ -4460,297 +4012,70 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     if (self->fetch)
         ms_blob_fetch_tick(self->fetch, ms_clock_mono_ms());
     s_lease_tick(self, ms_clock_mono_ms());
-    static const int64_t refresh_ms = 200;
-    if (ms_clock_mono_ms() >= self->snapshot_at) {
-        self->snapshot_at = ms_clock_mono_ms() + refresh_ms;
-        s_refresh_snapshots(self);
-    }
+    ms_node_status_tick(self->status);
     return MS_OK;
 }
 
 //  ==========================================================================
-//  Events (GET /api/v1/events, ms_events; docs/EVENTS.md)
+//  Events (GET /api/v1/events: node/actor/ms_node_events, docs/EVENTS.md)
 //
-//  Published from this loop only. `result`: every result record that
-//  lands here (s_append for our own, s_lease_feed for the merged ones)
-//  queues (task, producer); once a turn the queue becomes rows, built by
-//  ms_results_task_row (the row the results listing gives, verdict laid
-//  over), at most S_EV_ROWS_PER_TURN a turn. `verdict`: from
-//  s_emit_verdicts (the store's queue of verdict changes). `peer`: from
-//  s_on_peer when a peer's state changes or it appears. `sweep` and
-//  `progress`: a scan of the stored sweeps once a second, which compares
-//  each sweep's state and counts (as GET /api/v1/sweeps/{id} gives them,
-//  peers' running tasks moved from pending to running) with what it saw
-//  last: one `progress` per changed sweep per second (coalesced), a
-//  `sweep` when one appears or changes state. The first scan is a silent
-//  baseline (sweeps stored before the process started do not "appear").
-//
-//  Nobody listening (ms_events_wanted false: no stream open, and none
-//  closed in the last minute) means nothing is built: the result queue
-//  is dropped, no row is read, no verdict's task is looked up; the scan
-//  still notes sweep states (one read txn a second), so a stream opened
-//  later does not see every old sweep "appear". The ring notes the gap
-//  and a client resuming across it gets `reset` (it refetches over
-//  REST, as every client does when it connects). A queue overflow (a
-//  catch-up of thousands of results while streams are open) publishes
-//  `reset` instead of the rows it dropped.
+//  What lands here is reported to the events as it happens: every result
+//  record (s_append for our own, s_lease_feed for the merged ones), the
+//  store's verdict changes (s_emit_verdicts), peers' changes of state
+//  (s_on_peer); once a turn the events publish. Without an API there are
+//  no events and nothing is reported.
 //  ==========================================================================
 
 //  --------------------------------------------------------------------------
-//  Queue a stored result for its event.
+//  A stored result (its event is published at the turn's end).
 
 static void
 s_ev_result(ms_node_t *self, const uint8_t *task_id, const uint8_t *node_id)
 {
-    if (!self->events)
-        return;
-    if (!self->ev_results) {
-        self->ev_results = malloc(S_EV_RESULTS_MAX * sizeof *self->ev_results);
-        if (!self->ev_results) {
-            self->ev_overflow = true;
-            return;
-        }
-    }
-    if (self->n_ev_results >= S_EV_RESULTS_MAX) {
-        self->ev_overflow = true;
-        return;
-    }
-    s_ev_result_t *e = &self->ev_results[self->n_ev_results++];
-    memcpy(e->task_id, task_id, MS_HASH_BYTES);
-    memcpy(e->node_id, node_id, MS_HASH_BYTES);
+    if (self->events)
+        ms_node_events_result(self->events, task_id, node_id);
 }
 
 //  --------------------------------------------------------------------------
-//  Publish a JSON object (taken) as an event; canonical numbers, as the
-//  API writes them.
-
-static void
-s_ev_publish(ms_node_t *self, const char *type, const uint8_t *sweep_id,
-             json_t *data)
-{
-    char *text = data ? ms_wire_canon_dump(data) : NULL;
-    json_decref(data);
-    if (!text ||
-        ms_events_publish(self->events, type, sweep_id, text, NULL) != MS_OK)
-        s_log(self, "an event (%s) was lost: out of memory", type);
-    free(text);
-}
-
-//  --------------------------------------------------------------------------
-//  Build and publish one queued result's row.
-
-static void
-s_ev_publish_row(ms_node_t *self, const s_ev_result_t *e)
-{
-    json_t *row = NULL;
-    if (ms_results_task_row(self->store, e->task_id, e->node_id, &row) !=
-            MS_OK ||
-        !row)
-        return; // not counted (a second result of its node), gone
-    ms_hash_t sid;
-    const char *hex = json_string_value(json_object_get(row, "sweep_id"));
-    bool has_sweep = hex && strlen(hex) == MS_HASH_HEX_LEN &&
-                     ms_hash_from_hex(hex, &sid) == MS_OK;
-    s_ev_publish(self, "result", has_sweep ? sid.bytes : NULL, row);
-}
-
-//  --------------------------------------------------------------------------
-//  Build and publish the queued results' rows (a bounded number a turn).
-
-static void
-s_ev_flush_results(ms_node_t *self, bool wanted)
-{
-    if (!wanted) {
-        self->n_ev_results = 0;
-        self->ev_overflow = false;
-        return;
-    }
-    if (self->ev_overflow) {
-        s_ev_publish(self, "reset", NULL, json_object());
-        self->n_ev_results = 0;
-        self->ev_overflow = false;
-        return;
-    }
-    size_t n = self->n_ev_results < S_EV_ROWS_PER_TURN ? self->n_ev_results
-                                                       : S_EV_ROWS_PER_TURN;
-    for (size_t i = 0; i < n; i++)
-        s_ev_publish_row(self, &self->ev_results[i]);
-    memmove(self->ev_results, self->ev_results + n,
-            (self->n_ev_results - n) * sizeof *self->ev_results);
-    self->n_ev_results -= n;
-}
-
-//  --------------------------------------------------------------------------
-//  Publish a verdict change.
+//  A verdict change.
 
 static void
 s_ev_verdict(ms_node_t *self, const uint8_t *task_id,
              const ms_store_verdict_t *v)
 {
-    if (!self->events || !ms_events_wanted(self->events, ms_events_now_ms()))
-        return;
-    // The task's queued results first: a client sees a result before the
-    // verdict it brought (the verdict is stored with the result, the row
-    // would otherwise wait for the next turn's s_ev_flush_results).
-    for (size_t i = 0; i < self->n_ev_results;) {
-        if (memcmp(self->ev_results[i].task_id, task_id, MS_HASH_BYTES) != 0) {
-            i++;
-            continue;
-        }
-        s_ev_publish_row(self, &self->ev_results[i]);
-        memmove(self->ev_results + i, self->ev_results + i + 1,
-                (self->n_ev_results - i - 1) * sizeof *self->ev_results);
-        self->n_ev_results--;
-    }
-    ms_store_task_t *task = NULL;
-    if (ms_store_get_task(self->store, task_id, &task) != MS_OK)
-        return;
-    ms_hash_t tid, sid;
-    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
-    memcpy(tid.bytes, task_id, MS_HASH_BYTES);
-    memcpy(sid.bytes, task->sweep_id, MS_HASH_BYTES);
-    ms_store_task_destroy(&task);
-    ms_hash_hex(&tid, thex);
-    ms_hash_hex(&sid, shex);
-    json_t *ops = json_array();
-    char text[MS_STORE_OPERATORS_TEXT];
-    snprintf(text, sizeof text, "%s", v->operators);
-    for (char *save = NULL, *t = strtok_r(text, ",", &save); ops && t;
-         t = strtok_r(NULL, ",", &save))
-        json_array_append_new(ops, json_string(t));
-    s_ev_publish(
-        self, "verdict", sid.bytes,
-        json_pack("{s:s, s:s, s:s, s:I, s:o}", "sweep_id", shex, "task_id",
-                  thex, "verdict",
-                  ms_verdict_state_name((ms_verdict_state_t) v->verdict),
-                  "verdict_revision", (json_int_t) v->revision,
-                  "verdict_operators", ops ? ops : json_array()));
+    if (self->events)
+        ms_node_events_verdict(self->events, task_id, v);
 }
 
 //  --------------------------------------------------------------------------
-//  Name of a peer state.
-
-static const char *
-s_peer_state_name(int state)
-{
-    return state == MS_PEER_ALIVE     ? "alive"
-           : state == MS_PEER_SUSPECT ? "suspect"
-                                      : "dead";
-}
-
-//  --------------------------------------------------------------------------
-//  Publish a peer's change of state (PREVIOUS -1: it appears).
+//  A peer's change of state (PREVIOUS -1: it appears).
 
 static void
 s_ev_peer(ms_node_t *self, const uint8_t *id, ms_peer_state_t state,
           int previous)
 {
-    if (!self->events || !ms_events_wanted(self->events, ms_events_now_ms()))
-        return;
-    ms_hash_t h;
-    char hex[MS_HASH_HEX_LEN + 1];
-    memcpy(h.bytes, id, MS_HASH_BYTES);
-    ms_hash_hex(&h, hex);
-    s_ev_publish(self, "peer", NULL,
-                 json_pack("{s:s, s:s, s:o}", "node_id", hex, "state",
-                           s_peer_state_name((int) state), "previous_state",
-                           previous < 0
-                               ? json_null()
-                               : json_string(s_peer_state_name(previous))));
-}
-
-//  State of one scan.
-typedef struct {
-    ms_node_t *node; // the node
-    bool wanted;     // publish (somebody listens)
-} s_ev_scan_t;
-
-//  --------------------------------------------------------------------------
-//  One stored sweep of the scan: `sweep` on a new one or a new state,
-//  `progress` when its counts changed.
-
-static int
-s_ev_scan_one(void *arg, const ms_store_sweep_t *sweep)
-{
-    s_ev_scan_t *scan = arg;
-    ms_node_t *self = scan->node;
-    s_ev_sweep_t *e = NULL;
-    for (size_t i = 0; i < self->n_ev_sweeps && !e; i++)
-        if (memcmp(self->ev_sweeps[i].sweep_id, sweep->sweep_id,
-                   MS_HASH_BYTES) == 0)
-            e = &self->ev_sweeps[i];
-    // The counts as GET /api/v1/sweeps/{id} gives them: tasks that peers
-    // run now are pending in our store and shown as running.
-    int64_t counts[MS_TASK_N_STATES];
-    for (int k = 0; k < MS_TASK_N_STATES; k++)
-        counts[k] = (int64_t) sweep->counts[k];
-    ms_hash_t sid;
-    char hex[MS_HASH_HEX_LEN + 1];
-    memcpy(sid.bytes, sweep->sweep_id, MS_HASH_BYTES);
-    ms_hash_hex(&sid, hex);
-    int64_t moved =
-        json_integer_value(json_object_get(self->remote_running, hex));
-    if (moved > counts[MS_TASK_PENDING])
-        moved = counts[MS_TASK_PENDING];
-    if (moved > 0) {
-        counts[MS_TASK_PENDING] -= moved;
-        counts[MS_TASK_RUNNING] += moved;
-    }
-    bool appeared = !e, changed = e && e->state != sweep->state;
-    if (!e) {
-        s_ev_sweep_t *grown =
-            realloc(self->ev_sweeps, (self->n_ev_sweeps + 1) * sizeof *grown);
-        if (!grown)
-            return 0;
-        self->ev_sweeps = grown;
-        e = &self->ev_sweeps[self->n_ev_sweeps++];
-        memcpy(e->sweep_id, sweep->sweep_id, MS_HASH_BYTES);
-        memcpy(e->counts, counts, sizeof counts); // baseline
-    }
-    e->state = sweep->state;
-    const char *state = ms_sweep_state_name(sweep->state);
-    if (!scan->wanted)
-        return 0;
-    if ((appeared && self->ev_scanned) || changed)
-        s_ev_publish(self, "sweep", sweep->sweep_id,
-                     json_pack("{s:s, s:s}", "sweep_id", hex, "state", state));
-    if ((appeared && self->ev_scanned) ||
-        memcmp(e->counts, counts, sizeof counts) != 0) {
-        memcpy(e->counts, counts, sizeof counts);
-        s_ev_publish(self, "progress", sweep->sweep_id,
-                     json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-                               "sweep_id", hex, "state", state, "total",
-                               (json_int_t) sweep->n_tasks, "pending",
-                               (json_int_t) counts[MS_TASK_PENDING], "claimed",
-                               (json_int_t) counts[MS_TASK_CLAIMED], "running",
-                               (json_int_t) counts[MS_TASK_RUNNING], "done",
-                               (json_int_t) counts[MS_TASK_DONE], "failed",
-                               (json_int_t) counts[MS_TASK_FAILED], "cancelled",
-                               (json_int_t) counts[MS_TASK_CANCELLED]));
-    }
-    return 0;
+    if (self->events)
+        ms_node_events_peer(self->events, id, state, previous);
 }
 
 //  --------------------------------------------------------------------------
-//  Once a loop turn: the queued results; once a second: keepalives and
-//  the sweep scan.
+//  Once a loop turn: publish.
 
 static void
 s_ev_turn(ms_node_t *self)
 {
-    if (!self->events)
-        return;
-    int64_t now = ms_events_now_ms();
-    bool wanted = ms_events_wanted(self->events, now);
-    if (self->n_ev_results || self->ev_overflow)
-        s_ev_flush_results(self, wanted);
-    if (now < self->ev_tick_at)
-        return;
-    self->ev_tick_at = now + S_EV_TICK_MS;
-    ms_events_tick(self->events, now);
-    s_ev_scan_t scan = {.node = self, .wanted = wanted};
-    ms_store_list_sweeps(self->store, s_ev_scan_one, &scan);
-    self->ev_scanned = true;
+    if (self->events)
+        ms_node_events_turn(self->events, ms_events_now_ms());
+}
+
+//  --------------------------------------------------------------------------
+//  ms_node_events_iface_t: pending tasks of a sweep that peers run now.
+
+static int64_t
+s_ne_running_elsewhere(void *arg, const uint8_t sweep_id[MS_HASH_BYTES])
+{
+    ms_node_t *self = arg;
+    return ms_node_status_running_elsewhere(self->status, sweep_id);
 }
 
 //  --------------------------------------------------------------------------
@@ -4840,10 +4165,7 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
     if (self->stopping)
         return MS_ERR_INTERRUPTED;
     s_lease_tick(self, ms_clock_mono_ms());
-    if (ms_clock_mono_ms() >= self->snapshot_at) {
-        self->snapshot_at = ms_clock_mono_ms() + 200;
-        s_refresh_snapshots(self);
-    }
+    ms_node_status_tick(self->status);
     s_run_commands(self);
     return s_schedule(self);
 }
@@ -4876,29 +4198,6 @@ ms_node_stop(ms_node_t *self)
     ms_node_command_wake(self->commands, 's');
 }
 
-//  Sum of train_seconds over a sweep's rows.
-typedef struct {
-    double seconds; // sum so far
-} s_sum_t;
-
-//  --------------------------------------------------------------------------
-//  Add one row's train_seconds.
-
-static int
-s_sum_row(void *arg, const char *json, size_t n)
-{
-    s_sum_t *sum = arg;
-    json_error_t err;
-    json_t *row = json_loadb(json, n, 0, &err);
-    if (row) {
-        json_t *v = json_object_get(row, "train_seconds");
-        if (json_is_number(v))
-            sum->seconds += json_number_value(v);
-    }
-    json_decref(row);
-    return 0;
-}
-
 //  --------------------------------------------------------------------------
 //  Progress of a sweep.
 
@@ -4906,37 +4205,7 @@ int
 ms_node_sweep_progress(ms_node_t *self, const ms_hash_t *sweep_id,
                        ms_sweep_progress_t *out)
 {
-    memset(out, 0, sizeof *out);
-    ms_store_sweep_t *sweep = NULL;
-    int rc = ms_store_get_sweep(self->store, sweep_id->bytes, &sweep);
-    if (rc != MS_OK)
-        return rc;
-    out->total = (int64_t) sweep->n_tasks;
-    out->pending = (int64_t) (sweep->counts[MS_TASK_PENDING] +
-                              sweep->counts[MS_TASK_CLAIMED]);
-    out->running = (int64_t) sweep->counts[MS_TASK_RUNNING];
-    out->done = (int64_t) sweep->counts[MS_TASK_DONE];
-    out->failed = (int64_t) sweep->counts[MS_TASK_FAILED];
-    out->cancelled = (int64_t) sweep->counts[MS_TASK_CANCELLED];
-    ms_store_sweep_destroy(&sweep);
-    // The rows are summed once; results stored later are added as they
-    // come (s_on_result), so a progress display polling often stays cheap.
-    s_sweep_info_t *info = s_sweep_info(self, sweep_id->bytes);
-    if (!info)
-        return MS_ERR_NOMEM;
-    if (!info->summed) {
-        s_sum_t sum = {0};
-        rc = ms_store_results_by_sweep(self->store, sweep_id->bytes, 0, 0,
-                                       s_sum_row, &sum, NULL);
-        if (rc != MS_OK)
-            return rc;
-        info->train_seconds = sum.seconds;
-        info->summed = true;
-    }
-    out->train_seconds = info->train_seconds;
-    if (info->started_at > 0)
-        out->elapsed_seconds = ms_clock_mono_s() - info->started_at;
-    return MS_OK;
+    return ms_node_status_sweep_progress(self->status, sweep_id, out);
 }
 
 //  --------------------------------------------------------------------------
@@ -5121,15 +4390,7 @@ static int64_t
 s_api_running_elsewhere(void *arg, const uint8_t *sweep_id)
 {
     ms_node_t *self = arg;
-    ms_hash_t sid;
-    char hex[MS_HASH_HEX_LEN + 1];
-    memcpy(sid.bytes, sweep_id, MS_HASH_BYTES);
-    ms_hash_hex(&sid, hex);
-    pthread_mutex_lock(&self->lock);
-    int64_t n = (int64_t) json_integer_value(
-        json_object_get(self->remote_running, hex));
-    pthread_mutex_unlock(&self->lock);
-    return n;
+    return ms_node_status_running_elsewhere(self->status, sweep_id);
 }
 
 //  --------------------------------------------------------------------------
@@ -5142,186 +4403,14 @@ s_api_peers(void *arg)
 }
 
 //  --------------------------------------------------------------------------
-//  Order two doubles (qsort).
-
-static int
-s_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
-
-//  --------------------------------------------------------------------------
-//  {"n","window","median","p99"} of the recent claim-to-start figures (ms;
-//  n = all recorded, window = how many the median and p99 are over; null
-//  figures when none). Called with self->lock held.
-
-static json_t *
-s_claim_to_start_json(const ms_node_t *self)
-{
-    size_t k = self->n_c2s < S_C2S_RING ? (size_t) self->n_c2s : S_C2S_RING;
-    double v[S_C2S_RING];
-    memcpy(v, self->c2s_ms, k * sizeof v[0]);
-    qsort(v, k, sizeof v[0], s_cmp_double);
-    json_t *median = json_null(), *p99 = json_null();
-    if (k > 0) {
-        median = json_real(k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2);
-        size_t rank = (size_t) ceil(0.99 * (double) k); // nearest rank
-        p99 = json_real(v[rank > 0 ? rank - 1 : 0]);
-    }
-    return json_pack("{s:I, s:I, s:o, s:o}", "n", (json_int_t) self->n_c2s,
-                     "window", (json_int_t) k, "median", median, "p99", p99);
-}
-
-//  --------------------------------------------------------------------------
-//  Size of the store's data file in bytes.
-
-static int64_t
-s_store_bytes(const ms_node_t *self)
-{
-    char path[PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/data.mdb", self->store_dir);
-    struct stat st;
-    return stat(path, &st) == 0 ? (int64_t) st.st_size : 0;
-}
-
-//  --------------------------------------------------------------------------
-//  The node's status object for /status and /metrics.
+//  The node's status object for /status and /metrics (the published
+//  snapshot: ms_node_status).
 
 static json_t *
 s_api_status(void *arg)
 {
     ms_node_t *self = arg;
-    ms_authority_status_t as;
-    ms_authority_status(self->authority, &as);
-    pthread_mutex_lock(&self->lock);
-    json_t *obj = json_pack(
-        "{s:s, s:s, s:f, s:i, s:i, s:I, s:f, s:I, s:I, s:O, s:s}", "node_id",
-        ms_identity_node_id(self->identity), "version", MESHSWEEP_VERSION,
-        "uptime_seconds", ms_clock_mono_s() - self->opened_at, "workers",
-        ms_worker_pool_size(self->pool), "workers_busy", self->n_busy,
-        "tasks_trained_total", (json_int_t) self->n_trained,
-        "training_seconds_total", self->training_seconds,
-        "worker_crashes_total", (json_int_t) self->n_worker_crashes,
-        "store_bytes", (json_int_t) s_store_bytes(self), "platform",
-        self->platform ? self->platform : json_null(), "operator",
-        as.operator_name);
-    if (obj) {
-        json_t *by_state = json_object();
-        size_t i;
-        json_t *peer;
-        json_array_foreach(self->peers_json, i, peer)
-        {
-            const char *st = json_string_value(json_object_get(peer, "state"));
-            if (!st || !by_state)
-                continue;
-            json_int_t n = json_integer_value(json_object_get(by_state, st));
-            json_object_set_new(by_state, st, json_integer(n + 1));
-        }
-        json_object_set_new(obj, "peers", by_state ? by_state : json_object());
-        json_object_set_new(obj, "pool_id",
-                            as.pool_id_hex[0] ? json_string(as.pool_id_hex)
-                                              : json_null());
-        json_object_set_new(obj, "pool_counters",
-                            self->pool_counters
-                                ? json_incref(self->pool_counters)
-                                : json_object());
-        json_object_set_new(obj, "metrics",
-                            self->metrics_json ? json_incref(self->metrics_json)
-                                               : json_object());
-        json_object_set_new(obj, "claim_to_start_ms",
-                            s_claim_to_start_json(self));
-        // idle_only (docs/VOLUNTEER.md): paused for the machine's owner
-        char since[32] = "";
-        struct tm tm;
-        if (self->paused && gmtime_r(&self->paused_since, &tm))
-            strftime(since, sizeof since, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        json_object_set_new(obj, "paused", json_boolean(self->paused));
-        json_object_set_new(obj, "pause_reason",
-                            self->paused ? json_string(self->pause_reason)
-                                         : json_null());
-        json_object_set_new(obj, "paused_since",
-                            since[0] ? json_string(since) : json_null());
-        json_object_set_new(obj, "pauses_total",
-                            json_integer((json_int_t) self->n_pauses));
-        json_object_set_new(obj, "pause_releases_total",
-                            json_integer((json_int_t) self->n_pause_releases));
-        json_object_set_new(
-            obj, "volunteer",
-            json_pack(
-                "{s:b, s:i, s:i, s:i, s:i, s:i, s:o, s:o, s:s?, s:s?}",
-                "idle_only", self->opts.idle_only, "idle_cpu_pct",
-                self->opts.idle_cpu_pct, "idle_busy_s", self->opts.idle_busy_s,
-                "idle_quiet_s", self->opts.idle_quiet_s, "max_pause_s",
-                self->opts.max_pause_s, "worker_memory_mb",
-                self->opts.worker_memory_mb, "others_cpu_pct",
-                self->idle_others_pct >= 0 ? json_real(self->idle_others_pct)
-                                           : json_null(),
-                "own_cpu_pct",
-                self->idle_own_pct >= 0 ? json_real(self->idle_own_pct)
-                                        : json_null(),
-                "source",
-                self->idle ? ms_idle_source_name(ms_idle_source(self->idle))
-                           : NULL,
-                "cgroup", self->idle ? ms_idle_cgroup(self->idle) : NULL));
-        // Single-thread SGEMM GFLOP/s, the median of what the workers
-        // measured at start (null until one has): what the analysis
-        // normalises timings with (ms_analysis.h "Time fits").
-        json_object_set_new(obj, "calibration_gflops",
-                            self->calibration_gflops > 0
-                                ? json_real(self->calibration_gflops)
-                                : json_null());
-        json_t *backend = ms_gpu_plan_json(&self->gpu);
-        json_object_set_new(obj, "backend", backend ? backend : json_null());
-        json_object_set_new(
-            obj, "pool",
-            json_pack("{s:s?, s:b, s:b, s:b}", "open_pool", self->open_pool,
-                      "linked", as.pool_id_hex[0] != 0, "authority",
-                      as.has_certificate, "encrypted",
-                      self->mesh && ms_mesh_secure(self->mesh)));
-        // Verification: the standing (stratum 1) of this node and of its
-        // peers as this node's store derives it (keyed "node", not
-        // "node_id": scripts grep this object for the node's own id).
-        json_t *nodes = json_array();
-        for (size_t k = 0; nodes && k <= json_array_size(self->peers_json);
-             k++) {
-            const char *hex =
-                k == 0
-                    ? ms_identity_node_id(self->identity)
-                    : json_string_value(json_object_get(
-                          json_array_get(self->peers_json, k - 1), "node_id"));
-            ms_hash_t id;
-            uint32_t counted = 0, strikes = 0, forgiven = 0;
-            bool quarantined = false;
-            if (!hex || ms_hash_from_hex(hex, &id) != MS_OK ||
-                ms_store_node_standing_ex(self->store, id.bytes, &counted,
-                                          &strikes, &forgiven,
-                                          &quarantined) != MS_OK)
-                continue;
-            // strikes: every strike earned; forgiven: those a quarantine
-            // clear forgave; strikes_left: what the quarantine rule
-            // weighs (so a cleared node shows 3 strikes, 3 forgiven, 0
-            // left, not quarantined).
-            json_array_append_new(
-                nodes,
-                json_pack(
-                    "{s:s, s:i, s:i, s:i, s:i, s:b}", "node", hex, "counted",
-                    (json_int_t) counted, "strikes", (json_int_t) strikes,
-                    "forgiven", (json_int_t) forgiven, "strikes_left",
-                    (json_int_t) (strikes > forgiven ? strikes - forgiven : 0),
-                    "quarantined", quarantined));
-        }
-        json_object_set_new(
-            obj, "verification",
-            json_pack("{s:i, s:i, s:i, s:o}", "pool_operators",
-                      (json_int_t) self->n_pool_operators, "results_held",
-                      (json_int_t) ms_outbox_stats(self->outbox).n_held,
-                      "reveals_total",
-                      (json_int_t) ms_outbox_stats(self->outbox).n_reveals,
-                      "nodes", nodes ? nodes : json_array()));
-    }
-    pthread_mutex_unlock(&self->lock);
-    return obj;
+    return ms_node_status_json(self->status);
 }
 
 //  ==========================================================================
@@ -5455,10 +4544,7 @@ ms_node_pool_id_hex(ms_node_t *self)
 json_t *
 ms_node_peers_json(ms_node_t *self)
 {
-    pthread_mutex_lock(&self->lock);
-    json_t *copy = json_deep_copy(self->peers_json);
-    pthread_mutex_unlock(&self->lock);
-    return copy ? copy : json_array();
+    return ms_node_status_peers(self->status);
 }
 
 //  --------------------------------------------------------------------------

@@ -40,6 +40,7 @@
 
 #include "ms_err.h"
 #include "ms_hash.h"
+#include "ms_node_status.h"
 #include "ms_store.h"
 
 #include <jansson.h>
@@ -239,21 +240,9 @@ int ms_node_run(ms_node_t *self);
 //  handler. The caller then calls ms_node_destroy().
 void ms_node_stop(ms_node_t *self);
 
-//  Counts of a sweep's tasks by state, and timings.
-typedef struct {
-    int64_t total;          // tasks in the sweep
-    int64_t pending;        // not started (or back after a stop/crash)
-    int64_t running;        // on a worker now
-    int64_t done;           // finished with a result (ok or diverged)
-    int64_t failed;         // failed after its retries
-    int64_t cancelled;      // cancelled (later issue)
-    double train_seconds;   // sum of train_seconds of stored results
-    double elapsed_seconds; // wall time since this node started the sweep
-                            // (0 when it has not yet)
-} ms_sweep_progress_t;
-
-//  Fill *out with the progress of a sweep, read from the store. Returns
-//  MS_OK; MS_ERR_NOTFOUND (unknown sweep); MS_ERR_STORE.
+//  Fill *out with the progress of a sweep (ms_sweep_progress_t, declared
+//  by ms_node_status.h), read from the store. Returns MS_OK;
+//  MS_ERR_NOTFOUND (unknown sweep); MS_ERR_STORE; MS_ERR_NOMEM.
 int ms_node_sweep_progress(ms_node_t *self, const ms_hash_t *sweep_id,
                            ms_sweep_progress_t *out);
 
