@@ -163,6 +163,7 @@
 #include "ms_gossip.h"
 #include "ms_idle.h"
 #include "ms_platform.h"
+#include "ms_lease_feed.h"
 #include "ms_lease_table.h"
 #include "ms_item_sync.h"
 #include "ms_keep.h"
@@ -322,6 +323,7 @@ struct ms_node {
     uint64_t n_c2s;            // figures recorded in all
     // the pool: record log, leases, mesh and gossip (loop thread only)
     ms_lease_table_t *leases;        // the claim rule
+    ms_lease_feed_t *lease_feed;     // merged and stored records to it
     ms_scheduler_t *scheduler;       // where a lease is decided
     ms_runner_t *runner;             // workers' runs
     ms_mesh_t *mesh;                 // links to peers, or NULL (no pool)
@@ -1343,7 +1345,6 @@ s_schedule(ms_node_t *self)
     return s_schedule_pool(self);
 }
 
-static void s_reload_node_claims(ms_node_t *self, const uint8_t *who);
 static int s_tr_active(void *arg, uint8_t (*out)[MS_GOSSIP_ID_BYTES], int max);
 static int s_blob_send(void *arg, const uint8_t to[MS_BLOB_PEER_ID_BYTES],
                        const ms_wire_envelope_t *env);
@@ -1467,10 +1468,8 @@ s_is_revoked(void *arg, const uint8_t subject[MS_ITEM_SYNC_ID_BYTES],
              bool self_revoked)
 {
     ms_node_t *self = arg;
-    if (!self_revoked) {
-        ms_lease_table_forget_node(self->leases, subject);
-        s_reload_node_claims(self, subject);
-    }
+    if (!self_revoked)
+        ms_lease_feed_reload_node(self->lease_feed, subject);
     s_work_changed(self);
 }
 
@@ -1533,157 +1532,35 @@ s_release(ms_node_t *self, const ms_hash_t *task_id, uint32_t slot,
 }
 
 //  --------------------------------------------------------------------------
-//  Feed one record (any origin) to the lease table.
+//  ms_lease_feed_iface_t: a merged record changed the work.
 
 static void
-s_lease_feed(ms_node_t *self, const uint8_t *origin, uint32_t kind,
-             const uint8_t *payload, size_t len)
+s_lf_changed(void *arg)
 {
-    if (kind != MS_RECORD_CLAIM && kind != MS_RECORD_RELEASE &&
-        kind != MS_RECORD_RESULT && kind != MS_RECORD_SWEEP &&
-        kind != MS_RECORD_SWEEP_CONTROL && kind != MS_RECORD_FAILURE)
-        return;
-    s_work_changed(self);
-    if (kind == MS_RECORD_SWEEP || kind == MS_RECORD_SWEEP_CONTROL ||
-        kind == MS_RECORD_FAILURE)
-        return; // new tasks, states: the scheduler reads them from the store
-    ms_store_payload_t *p = NULL;
-    int rc = ms_store_payload_decode(kind, payload, len, &p);
-    if (rc == MS_ERR_INVALID && kind == MS_RECORD_RESULT) {
-        // A result that cannot be true (case 7) counts for nothing; it
-        // ends its producer's claim like a release, so the task is
-        // scheduled again (the producer does not get it back: the store
-        // holds its result record, the lease table its released claim).
-        ms_wire_result_t *w = NULL;
-        if (ms_wire_decode_result_big(payload, len, &w) == MS_OK &&
-            w->epoch >= 1) {
-            ms_claim_t c = {.slot = w->slot, .epoch = w->epoch};
-            memcpy(c.task_id, w->task_id, MS_LEASE_ID_BYTES);
-            memcpy(c.node_id, origin, MS_LEASE_ID_BYTES);
-            ms_lease_table_add_release(self->leases, &c);
-            self->metrics.results_refused_invalid_total++;
-            ms_hash_t tid;
-            char hex[MS_HASH_HEX_LEN + 1];
-            memcpy(tid.bytes, w->task_id, MS_HASH_BYTES);
-            ms_hash_hex(&tid, hex);
-            s_log(self, "refused an impossible result for task %.12s", hex);
-        }
-        ms_wire_result_destroy(&w);
-        return;
-    }
-    if (rc != MS_OK)
-        return;
-    if (kind == MS_RECORD_RESULT) {
-        ms_lease_table_finish(self->leases, p->u.result.task_id,
-                              MS_LEASE_SLOT_ANY, origin);
-        s_ev_result(self, p->u.result.task_id, origin);
-    } else if (p->u.claim.epoch >= 1 && p->u.claim.epoch <= UINT32_MAX) {
-        ms_claim_t c;
-        memcpy(c.task_id, p->u.claim.task_id, MS_LEASE_ID_BYTES);
-        c.slot = p->u.claim.slot;
-        c.epoch = (uint32_t) p->u.claim.epoch;
-        memcpy(c.node_id, origin, MS_LEASE_ID_BYTES);
-        if (kind == MS_RECORD_CLAIM)
-            ms_lease_table_add_claim(self->leases, &c);
-        else
-            ms_lease_table_add_release(self->leases, &c);
-    }
-    ms_store_payload_destroy(&p);
+    s_work_changed(arg);
 }
 
 //  --------------------------------------------------------------------------
-//  Load one task's claims from the store into the lease table (startup).
+//  ms_lease_feed_iface_t: a merged result landed: an event.
 
-static int
-s_load_claim(void *arg, const ms_store_claim_t *claim)
+static void
+s_lf_result(void *arg, const uint8_t task_id[MS_LEASE_ID_BYTES],
+            const uint8_t origin[MS_LEASE_ID_BYTES])
 {
-    ms_node_t *self = arg;
-    if (claim->epoch < 1 || claim->epoch > UINT32_MAX)
-        return 0;
-    ms_claim_t c;
-    memcpy(c.task_id, claim->task_id, MS_LEASE_ID_BYTES);
-    c.slot = claim->slot;
-    c.epoch = (uint32_t) claim->epoch;
-    memcpy(c.node_id, claim->node_id, MS_LEASE_ID_BYTES);
-    if (claim->claimed)
-        ms_lease_table_add_claim(self->leases, &c);
-    if (claim->released)
-        ms_lease_table_add_release(self->leases, &c);
-    return 0;
+    s_ev_result(arg, task_id, origin);
 }
 
-//  Tasks collected from the store (startup load, claims reload).
-typedef struct {
-    ms_store_task_t *tasks; // copies (config pointers cleared)
-    size_t n, cap;          // used, allocated
-} s_task_list_t;
-
 //  --------------------------------------------------------------------------
-//  Collect one task (ids and index only).
+//  The row callback of s_refresh_snapshots' count walk, whose skip
+//  function (s_count_remote) skips every task: never called. (The task
+//  collector of the claims walks is ms_lease_feed's.)
 
 static int
 s_collect_task(void *arg, const ms_store_task_t *task)
 {
-    s_task_list_t *list = arg;
-    if (list->n == list->cap) {
-        size_t cap = list->cap ? list->cap * 2 : 64;
-        ms_store_task_t *grown = realloc(list->tasks, cap * sizeof *grown);
-        if (!grown)
-            return MS_ERR_NOMEM;
-        list->tasks = grown;
-        list->cap = cap;
-    }
-    ms_store_task_t *t = &list->tasks[list->n++];
-    *t = *task;
-    t->config_json = NULL;
-    t->error = NULL;
+    (void) arg;
+    (void) task;
     return 0;
-}
-
-//  --------------------------------------------------------------------------
-//  Load the claims of every unfinished task into the lease table.
-
-static int
-s_load_leases(ms_node_t *self)
-{
-    s_task_list_t list = {0};
-    int rc = ms_store_pending_tasks(self->store, s_collect_task, &list);
-    for (size_t i = 0; rc == MS_OK && i < list.n; i++)
-        rc = ms_store_claims_by_task(self->store, list.tasks[i].task_id,
-                                     s_load_claim, self);
-    free(list.tasks);
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  Claims of node (within its cut) of every pending task, back into the
-//  lease table after ms_lease_table_forget_node.
-
-typedef struct {
-    ms_node_t *node;    // the node
-    const uint8_t *who; // whose claims
-} s_reload_ctx_t;
-
-static int
-s_reload_claim(void *arg, const ms_store_claim_t *claim)
-{
-    s_reload_ctx_t *ctx = arg;
-    if (memcmp(claim->node_id, ctx->who, MS_HASH_BYTES) != 0)
-        return 0;
-    return s_load_claim(ctx->node, claim);
-}
-
-static void
-s_reload_node_claims(ms_node_t *self, const uint8_t *who)
-{
-    s_task_list_t list = {0};
-    if (ms_store_pending_tasks(self->store, s_collect_task, &list) == MS_OK) {
-        s_reload_ctx_t ctx = {.node = self, .who = who};
-        for (size_t i = 0; i < list.n; i++)
-            ms_store_claims_by_task(self->store, list.tasks[i].task_id,
-                                    s_reload_claim, &ctx);
-    }
-    free(list.tasks);
 }
 
 //  --------------------------------------------------------------------------
@@ -2279,7 +2156,7 @@ s_rl_merged(void *arg, const uint8_t origin[MS_HASH_BYTES],
 {
     ms_node_t *self = arg;
     if (s_counts(self, origin, incarnation, seq))
-        s_lease_feed(self, origin, kind, payload, len);
+        ms_lease_feed_merge(self->lease_feed, origin, kind, payload, len);
 }
 
 //  --------------------------------------------------------------------------
@@ -2811,6 +2688,10 @@ s_metrics_gather(ms_node_t *self, ms_metrics_t *m, unsigned *groups)
         m->admission_links_closed_total = ms.n_revoked_links;
         m->members = ms_members_count(self->members, MS_MEMBER_ADMITTED);
     }
+    ms_lease_feed_stats_t lfs = {0};
+    if (self->lease_feed)
+        ms_lease_feed_stats(self->lease_feed, &lfs);
+    m->results_refused_invalid_total = lfs.n_refused_invalid;
     ms_item_sync_stats_t is;
     ms_item_sync_stats(self->item_sync, &is);
     m->authority_items = is.n_items;
@@ -3738,15 +3619,23 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
 {
     self->leases =
         ms_lease_table_new(s_node_pk(self), self->opts.lease_ttl_ms, NULL);
+    ms_lease_feed_iface_t lf = {.arg = self,
+                                .changed = s_lf_changed,
+                                .result = s_lf_result,
+                                .log = s_log_line};
+    self->lease_feed = self->leases
+                           ? ms_lease_feed_new(self->leases, self->store, &lf)
+                           : NULL;
     self->hb_claims = calloc(S_MAX_LIVE_CLAIMS, sizeof *self->hb_claims);
     self->settle = ms_settle_new();
-    if (!self->leases || !self->hb_claims || !self->settle ||
+    if (!self->leases || !self->lease_feed || !self->hb_claims ||
+        !self->settle ||
         s_scheduler_open(self) != MS_OK || s_runner_open(self) != MS_OK)
         return MS_ERR_NOMEM;
     s_note_sweeps(self, 0); // sweeps stored before: claim-to-start unknown
     int rc = ms_store_set_member_count(self->store, 1);
     if (rc == MS_OK)
-        rc = s_load_leases(self);
+        rc = ms_lease_feed_load(self->lease_feed);
     if (rc != MS_OK)
         return ms_diag_set_code(diag, rc, self->store_dir,
                                 "cannot load claims: %s", ms_strerror(rc));
@@ -3898,6 +3787,7 @@ s_pool_close(ms_node_t *self)
     ms_gossip_destroy(&self->gossip);
     ms_mesh_destroy(&self->mesh);
     ms_scheduler_destroy(&self->scheduler);
+    ms_lease_feed_destroy(&self->lease_feed);
     ms_lease_table_destroy(&self->leases);
 }
 
@@ -4056,7 +3946,7 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
 //  Events (GET /api/v1/events, ms_events; docs/EVENTS.md)
 //
 //  Published from this loop only. `result`: every result record that
-//  lands here (s_append for our own, s_lease_feed for the merged ones)
+//  lands here (s_append for our own, ms_lease_feed for the merged ones)
 //  queues (task, producer); once a turn the queue becomes rows, built by
 //  ms_results_task_row (the row the results listing gives, verdict laid
 //  over), at most S_EV_ROWS_PER_TURN a turn. `verdict`: from
