@@ -35,15 +35,15 @@ typedef struct {
 } s_peer_t;
 
 struct ms_item_sync {
-    ms_item_sync_config_t cfg;                    // settings (store borrowed)
-    ms_item_sync_iface_t iface;                   // the node's side
-    ms_items_t *items;                            // the set; NULL: not joined
-    ms_members_t *members;                        // borrowed while joined
-    uint8_t authority_pk[MS_CERT_KEY_BYTES];      // while joined
-    int64_t digest_at;                            // monotonic ms: next round
-    s_peer_t *peers;                              // list times per peer
-    size_t n_peers;                               // entries in peers
-    ms_item_sync_stats_t stats;                   // counters (n_items: 0)
+    ms_item_sync_config_t cfg;               // settings (store borrowed)
+    ms_item_sync_iface_t iface;              // the node's side
+    ms_items_t *items;                       // the set; NULL: not joined
+    ms_members_t *members;                   // borrowed while joined
+    uint8_t authority_pk[MS_CERT_KEY_BYTES]; // while joined
+    int64_t digest_at;                       // monotonic ms: next round
+    s_peer_t *peers;                         // list times per peer
+    size_t n_peers;                          // entries in peers
+    ms_item_sync_stats_t stats;              // counters (n_items: 0)
 };
 
 ms_item_sync_t *
@@ -198,8 +198,7 @@ s_peer(ms_item_sync_t *self, const uint8_t id[MS_ITEM_SYNC_ID_BYTES])
     for (size_t i = 0; i < self->n_peers; i++)
         if (memcmp(self->peers[i].id, id, MS_ITEM_SYNC_ID_BYTES) == 0)
             return &self->peers[i];
-    s_peer_t *grown =
-        realloc(self->peers, (self->n_peers + 1) * sizeof *grown);
+    s_peer_t *grown = realloc(self->peers, (self->n_peers + 1) * sizeof *grown);
     if (!grown)
         return NULL;
     self->peers = grown;
@@ -349,8 +348,8 @@ ms_item_sync_on_message(ms_item_sync_t *self,
             ms_diag_t diag;
             ms_diag_clear(&diag);
             bool added;
-            s_take(self, env->items.items[i].bytes,
-                   env->items.items[i].n_bytes, from, true, &added, &diag);
+            s_take(self, env->items.items[i].bytes, env->items.items[i].n_bytes,
+                   from, true, &added, &diag);
         }
     }
 }

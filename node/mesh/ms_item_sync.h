@@ -76,10 +76,10 @@
 
 typedef struct ms_item_sync ms_item_sync_t;
 
-#define MS_ITEM_SYNC_ID_BYTES 32        // node ids, keys, digests
-#define MS_ITEM_SYNC_ROUND_MS 2000      // ITEM_DIGEST to every linked peer
-#define MS_ITEM_SYNC_LIST_GAP_MS 1000   // at most one ITEM_LIST per peer per gap
-#define MS_ITEM_SYNC_MAX_PUSH 64        // peers an item is pushed to at most
+#define MS_ITEM_SYNC_ID_BYTES 32      // node ids, keys, digests
+#define MS_ITEM_SYNC_ROUND_MS 2000    // ITEM_DIGEST to every linked peer
+#define MS_ITEM_SYNC_LIST_GAP_MS 1000 // at most one ITEM_LIST per peer per gap
+#define MS_ITEM_SYNC_MAX_PUSH 64      // peers an item is pushed to at most
 
 //  What the class needs of its node. Every function gets ARG and is
 //  called on the loop thread from inside the class's functions. A NULL

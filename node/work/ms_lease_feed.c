@@ -71,8 +71,7 @@ s_refuse_result(ms_lease_feed_t *self, const uint8_t *origin,
                 const uint8_t *payload, size_t len)
 {
     ms_wire_result_t *w = NULL;
-    if (ms_wire_decode_result_big(payload, len, &w) == MS_OK &&
-        w->epoch >= 1) {
+    if (ms_wire_decode_result_big(payload, len, &w) == MS_OK && w->epoch >= 1) {
         ms_claim_t c = {.slot = w->slot, .epoch = w->epoch};
         memcpy(c.task_id, w->task_id, MS_LEASE_ID_BYTES);
         memcpy(c.node_id, origin, MS_LEASE_ID_BYTES);

@@ -91,8 +91,8 @@ void ms_lease_feed_destroy(ms_lease_feed_t **self_p);
 //  (epoch >= 1), is counted and logged. Other kinds and payloads that do
 //  not decode are ignored (the store refused or stored them already).
 void ms_lease_feed_merge(ms_lease_feed_t *self,
-                         const uint8_t origin[MS_LEASE_ID_BYTES],
-                         uint32_t kind, const uint8_t *payload, size_t len);
+                         const uint8_t origin[MS_LEASE_ID_BYTES], uint32_t kind,
+                         const uint8_t *payload, size_t len);
 
 //  Load the claims and releases of every unfinished task of the store
 //  into the table (at start). Returns MS_OK; MS_ERR_NOMEM; the store's

@@ -38,10 +38,10 @@
 typedef struct {
     uint8_t from[32], to[32];
     int body;
-    uint8_t digest[32];         // ITEM_DIGEST
-    size_t n_list;              // ITEM_LIST
+    uint8_t digest[32]; // ITEM_DIGEST
+    size_t n_list;      // ITEM_LIST
     uint8_t list[S_MAX_BATCH][32];
-    size_t n_items;             // ITEMS
+    size_t n_items; // ITEMS
     uint8_t items[S_MAX_BATCH][MS_ITEMS_MAX_BYTES];
     size_t item_len[S_MAX_BATCH];
 } s_sent_t;
@@ -191,8 +191,8 @@ s_node_open(s_node_t *n, ms_sf_t *fx, const ms_if_pool_t *p, const char *op,
     n->sync = ms_item_sync_new(&cfg, &iface);
     assert_non_null(n->sync);
     if (join)
-        assert_int_equal(
-            ms_item_sync_join(n->sync, n->members, p->pk, &chain), MS_OK);
+        assert_int_equal(ms_item_sync_join(n->sync, n->members, p->pk, &chain),
+                         MS_OK);
 }
 
 static void
@@ -214,8 +214,7 @@ s_deliver(s_node_t **nodes, int k, int64_t now)
     s_sent_t s = s_queue[0];
     memmove(s_queue, s_queue + 1, (s_n_queue - 1) * sizeof *s_queue);
     s_n_queue--;
-    ms_wire_envelope_t env = {.protocol = MS_PROTOCOL_VERSION,
-                              .body = s.body};
+    ms_wire_envelope_t env = {.protocol = MS_PROTOCOL_VERSION, .body = s.body};
     ms_wire_item_t items[S_MAX_BATCH];
     if (s.body == MS_WIRE_BODY_ITEM_DIGEST)
         memcpy(env.item_digest.digest, s.digest, 32);
@@ -313,8 +312,7 @@ test_join_loads_the_store(void **state)
     assert_int_equal(s_stats(&a).n_items, 0);
     ms_cert_chain_t chain;
     s_chain(&chain, &p, a.pk, false, "alice");
-    assert_int_equal(ms_item_sync_join(a.sync, a.members, p.pk, &chain),
-                     MS_OK);
+    assert_int_equal(ms_item_sync_join(a.sync, a.members, p.pk, &chain), MS_OK);
     assert_int_equal(s_stats(&a).n_items, 2);
     assert_string_equal(ms_members_operator(a.members, bob), "bob");
     assert_null(ms_members_operator(a.members, carol));
@@ -459,8 +457,7 @@ test_revocation(void **state)
     assert_memory_equal(a.revoked_subject, bob, 32);
     assert_false(a.revoked_self);
     assert_false(ms_members_is_member(a.members, bob, 0));
-    assert_int_equal(ms_members_find(a.members, bob)->state,
-                     MS_MEMBER_REVOKED);
+    assert_int_equal(ms_members_find(a.members, bob)->state, MS_MEMBER_REVOKED);
     assert_int_equal(s_stats(&a).n_revocations, 1);
 
     wi.n_bytes = ms_if_revoke_item(buf, &p, a.pk);
@@ -499,8 +496,8 @@ test_post_text(void **state)
     size_t n = ms_if_revoke_item(buf, &p, bob);
     char text[4096];
     strcpy(text, "meshsweep-authority-item-v1 ");
-    sodium_bin2base64(text + strlen(text), sizeof text - strlen(text),
-                      buf + 1, n - 1, sodium_base64_VARIANT_ORIGINAL);
+    sodium_bin2base64(text + strlen(text), sizeof text - strlen(text), buf + 1,
+                      n - 1, sodium_base64_VARIANT_ORIGINAL);
     strcat(text, "\n");
     char *summary = NULL;
     ms_diag_t diag;
@@ -525,8 +522,8 @@ test_post_text(void **state)
     char hex[65];
     sodium_bin2hex(hex, sizeof hex, p.pk, 32);
     snprintf(text, sizeof text, "meshsweep-cert-v1 %s ", hex);
-    sodium_bin2base64(text + strlen(text), sizeof text - strlen(text), enc,
-                      ne, sodium_base64_VARIANT_ORIGINAL);
+    sodium_bin2base64(text + strlen(text), sizeof text - strlen(text), enc, ne,
+                      sodium_base64_VARIANT_ORIGINAL);
     assert_int_equal(
         ms_item_sync_post(a.sync, text, strlen(text), &summary, &diag), MS_OK);
     assert_non_null(strstr(summary, "\"type\":\"certificate\""));
@@ -581,8 +578,8 @@ test_not_joined(void **state)
     size_t n = ms_if_revoke_item(buf, &p, peer);
     char text[4096];
     strcpy(text, "meshsweep-authority-item-v1 ");
-    sodium_bin2base64(text + strlen(text), sizeof text - strlen(text),
-                      buf + 1, n - 1, sodium_base64_VARIANT_ORIGINAL);
+    sodium_bin2base64(text + strlen(text), sizeof text - strlen(text), buf + 1,
+                      n - 1, sodium_base64_VARIANT_ORIGINAL);
     char *summary = NULL;
     ms_diag_t diag;
     ms_diag_clear(&diag);

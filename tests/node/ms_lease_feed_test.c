@@ -276,8 +276,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_claims_and_releases, s_setup,
                                         ms_sf_teardown),
-        cmocka_unit_test_setup_teardown(test_results, s_setup,
-                                        ms_sf_teardown),
+        cmocka_unit_test_setup_teardown(test_results, s_setup, ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_load_and_reload, s_setup,
                                         ms_sf_teardown),
     };
