@@ -175,6 +175,7 @@
 #include "ms_onnx.h"
 #include "ms_outbox.h"
 #include "ms_peers_conf.h"
+#include "ms_pool_census.h"
 #include "ms_record_log.h"
 #include "ms_reeval.h"
 #include "ms_runner.h"
@@ -233,14 +234,13 @@ typedef struct {
     bool linked;                  // both HELLOs passed, link up
 } s_peer_t;
 
-#define S_MAX_CANDIDATES 2048   // tasks ordered per scheduling pass
-#define S_MAX_APPEND 64         // records in one block of ours (DESIGN.md)
-#define S_MAX_OPERATORS_SEEN 64 // distinct operators counted in the pool
-#define S_MAX_LIVE_CLAIMS 1024  // live claims listed in one heartbeat
-#define S_C2S_RING 256          // claim-to-start figures kept for /status
-#define S_TPS_RING 64           // /metrics completion samples kept (ring)
-#define S_TPS_WINDOW_MS 60000   // tasks_per_second: over the last minute
-#define S_TPS_SAMPLE_MS 1000    // ... sampled once a second
+#define S_MAX_CANDIDATES 2048  // tasks ordered per scheduling pass
+#define S_MAX_APPEND 64        // records in one block of ours (DESIGN.md)
+#define S_MAX_LIVE_CLAIMS 1024 // live claims listed in one heartbeat
+#define S_C2S_RING 256         // claim-to-start figures kept for /status
+#define S_TPS_RING 64          // /metrics completion samples kept (ring)
+#define S_TPS_WINDOW_MS 60000  // tasks_per_second: over the last minute
+#define S_TPS_SAMPLE_MS 1000   // ... sampled once a second
 
 //  Records of ours appended by one store call (one durable commit): the
 //  claims of one scheduling pass, the results of one turn. The store cuts
@@ -337,8 +337,7 @@ struct ms_node {
     int64_t grace_limit;             // monotonic ms: catch-up stops holding it
     bool caught_up;                  // startup grace and first catch-up over
     int64_t next_renew_at;           // monotonic ms: renew own leases (alone)
-    uint32_t n_members;              // member count last given to the store
-    uint32_t n_pool_operators;       // operator count last given to it
+    ms_pool_census_t *census;        // member and operator counts (store)
     ms_metrics_t metrics;            // own counters (ms_metrics.h; the rest:
                                      // s_metrics_gather)
     s_sweep_seen_t *sweeps_seen;     // sweep commit times (claim-to-start)
@@ -1151,6 +1150,7 @@ ms_node_destroy(ms_node_t **self_p)
     json_decref(self->remote_running);
     free(self->peer_tab);
     ms_settle_destroy(&self->settle);
+    ms_pool_census_destroy(&self->census);
     free(self->sweeps_seen);
     free(self->worker_free_us);
     free(self->hb_claims);
@@ -1583,53 +1583,6 @@ s_members(ms_node_t *self, uint8_t (**out)[MS_ASSIGN_ID_BYTES])
 }
 
 //  --------------------------------------------------------------------------
-//  Verification inputs of the store (DESIGN.md "Verification"): the
-//  operators of the members admitted by certificate (stored, so verdicts
-//  are a function of stored data; in an open pool every node is its own
-//  operator and nothing is stored), and the number of operators in the
-//  pool as this node sees it (itself and its live linked peers).
-
-static void
-s_update_operators(ms_node_t *self)
-{
-    bool by_cert = self->members && ms_members_has_authority(self->members);
-    const char *names[S_MAX_OPERATORS_SEEN];
-    size_t n_names = 0;
-    uint32_t n_ops = 1;
-    if (by_cert) {
-        const char *mine = ms_authority_operator(self->authority);
-        ms_store_set_operator(self->store, s_node_pk(self), mine);
-        names[n_names++] = mine;
-    }
-    for (size_t i = 0; i < self->n_peer_tab; i++) {
-        if (!self->peer_tab[i].linked ||
-            self->peer_tab[i].state != MS_PEER_ALIVE)
-            continue;
-        if (!by_cert) {
-            n_ops++;
-            continue;
-        }
-        const char *op =
-            ms_members_operator(self->members, self->peer_tab[i].id);
-        if (!op || !*op)
-            continue;
-        ms_store_set_operator(self->store, self->peer_tab[i].id, op);
-        bool seen = false;
-        for (size_t k = 0; k < n_names && !seen; k++)
-            seen = strcmp(names[k], op) == 0;
-        if (!seen && n_names < S_MAX_OPERATORS_SEEN)
-            names[n_names++] = op;
-    }
-    if (by_cert)
-        n_ops = (uint32_t) n_names;
-    if (n_ops != self->n_pool_operators &&
-        ms_store_set_pool_operators(self->store, n_ops) == MS_OK) {
-        self->n_pool_operators = n_ops;
-        s_work_changed(self); // slots per task changed
-    }
-}
-
-//  --------------------------------------------------------------------------
 //  Emit the verdict changes the store saw (DESIGN.md: "A verdict may
 //  change when late replicas arrive: it carries a revision, and the
 //  change is an event"), a bounded number per turn. A change may open a
@@ -1669,21 +1622,21 @@ s_emit_verdicts(ms_node_t *self)
 }
 
 //  --------------------------------------------------------------------------
-//  Tell the store how many members the failure rule counts (self + alive
-//  peers), when it changed.
+//  Tell the store who counts in the pool (ms_pool_census: the member
+//  count, operators and their number) after a peer changed; the
+//  scheduler looks again when the slots per task changed.
 
 static void
 s_update_members(ms_node_t *self)
 {
-    uint32_t n = 1;
-    for (size_t i = 0; i < self->n_peer_tab; i++)
-        if (self->peer_tab[i].linked &&
-            self->peer_tab[i].state == MS_PEER_ALIVE)
-            n++;
-    if (n != self->n_members &&
-        ms_store_set_member_count(self->store, n) == MS_OK)
-        self->n_members = n;
-    s_update_operators(self);
+    uint8_t(*owners)[MS_ASSIGN_ID_BYTES] = NULL;
+    size_t n = s_members(self, &owners); // self first, then the peers
+    if (n > 0 &&
+        ms_pool_census_update(
+            self->census, self->members, ms_authority_operator(self->authority),
+            (const uint8_t(*)[MS_POOL_CENSUS_ID_BYTES])(owners + 1), n - 1))
+        s_work_changed(self);
+    free(owners);
 }
 
 //  --------------------------------------------------------------------------
@@ -2258,8 +2211,7 @@ s_on_message(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
     case MS_WIRE_BODY_ITEM_DIGEST:
     case MS_WIRE_BODY_ITEM_LIST:
     case MS_WIRE_BODY_ITEMS:
-        ms_item_sync_on_message(self->item_sync, from, env,
-                                ms_clock_mono_ms());
+        ms_item_sync_on_message(self->item_sync, from, env, ms_clock_mono_ms());
         return;
     case MS_WIRE_BODY_BLOB_REQUEST: {
         if (!self->blobs)
@@ -3125,7 +3077,7 @@ static uint32_t
 s_oi_pool_operators(void *arg)
 {
     ms_node_t *self = arg;
-    return self->n_pool_operators;
+    return ms_pool_census_operators(self->census);
 }
 
 //  --------------------------------------------------------------------------
@@ -3623,24 +3575,21 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
                                 .changed = s_lf_changed,
                                 .result = s_lf_result,
                                 .log = s_log_line};
-    self->lease_feed = self->leases
-                           ? ms_lease_feed_new(self->leases, self->store, &lf)
-                           : NULL;
+    self->lease_feed =
+        self->leases ? ms_lease_feed_new(self->leases, self->store, &lf) : NULL;
     self->hb_claims = calloc(S_MAX_LIVE_CLAIMS, sizeof *self->hb_claims);
     self->settle = ms_settle_new();
     if (!self->leases || !self->lease_feed || !self->hb_claims ||
-        !self->settle ||
-        s_scheduler_open(self) != MS_OK || s_runner_open(self) != MS_OK)
+        !self->settle || s_scheduler_open(self) != MS_OK ||
+        s_runner_open(self) != MS_OK)
         return MS_ERR_NOMEM;
     s_note_sweeps(self, 0); // sweeps stored before: claim-to-start unknown
-    int rc = ms_store_set_member_count(self->store, 1);
+    int rc = ms_pool_census_open(&self->census, self->store, s_node_pk(self));
     if (rc == MS_OK)
         rc = ms_lease_feed_load(self->lease_feed);
     if (rc != MS_OK)
         return ms_diag_set_code(diag, rc, self->store_dir,
                                 "cannot load claims: %s", ms_strerror(rc));
-    self->n_members = 1;
-    self->n_pool_operators = 1;
     s_work_changed(self);
     if (!ms_authority_pool_id_hex(self->authority))
         return MS_OK; // alone until a certificate comes (SIGHUP)
@@ -4788,7 +4737,8 @@ s_api_status(void *arg)
         json_object_set_new(
             obj, "verification",
             json_pack("{s:i, s:i, s:i, s:o}", "pool_operators",
-                      (json_int_t) self->n_pool_operators, "results_held",
+                      (json_int_t) ms_pool_census_operators(self->census),
+                      "results_held",
                       (json_int_t) ms_outbox_stats(self->outbox).n_held,
                       "reveals_total",
                       (json_int_t) ms_outbox_stats(self->outbox).n_reveals,

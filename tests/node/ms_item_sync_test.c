@@ -123,29 +123,12 @@ s_revoked(void *arg, const uint8_t subject[32], bool self_revoked)
 //  --------------------------------------------------------------------------
 //  Helpers: chains and their items.
 
-//  A chain for node_pk (fresh when make_key), signed by the pool.
-static void
-s_chain(ms_cert_chain_t *chain, const ms_if_pool_t *p, uint8_t node_pk[32],
-        bool make_key, const char *op)
-{
-    uint8_t nsk[64];
-    if (make_key)
-        assert_int_equal(ms_cert_keypair(node_pk, nsk), MS_OK);
-    memset(chain, 0, sizeof *chain);
-    memcpy(chain->leaf.pool_id, p->pool_id, 32);
-    memcpy(chain->leaf.subject, node_pk, 32);
-    chain->leaf.roles = MS_CERT_ROLE_WORKER;
-    chain->leaf.serial = 1;
-    strcpy(chain->leaf.operator_name, op);
-    assert_int_equal(ms_cert_sign(&chain->leaf, p->sk, NULL), MS_OK);
-}
-
 static size_t
 s_chain_item(uint8_t *out, const ms_if_pool_t *p, uint8_t node_pk[32],
              const char *op)
 {
     ms_cert_chain_t chain;
-    s_chain(&chain, p, node_pk, true, op);
+    ms_if_chain(&chain, p, node_pk, true, op);
     size_t n = ms_items_encode_chain(&chain, out);
     assert_true(n > 1);
     return n;
@@ -175,7 +158,7 @@ s_node_open(s_node_t *n, ms_sf_t *fx, const ms_if_pool_t *p, const char *op,
 {
     memset(n, 0, sizeof *n);
     ms_cert_chain_t chain;
-    s_chain(&chain, p, n->pk, true, op);
+    ms_if_chain(&chain, p, n->pk, true, op);
     n->store = ms_sf_open(fx, NULL, 4 << 20);
     n->members = ms_members_new(p->pk, p->pool_id);
     assert_non_null(n->members);
@@ -311,7 +294,7 @@ test_join_loads_the_store(void **state)
     a.members = ms_members_new(p.pk, p.pool_id);
     assert_int_equal(s_stats(&a).n_items, 0);
     ms_cert_chain_t chain;
-    s_chain(&chain, &p, a.pk, false, "alice");
+    ms_if_chain(&chain, &p, a.pk, false, "alice");
     assert_int_equal(ms_item_sync_join(a.sync, a.members, p.pk, &chain), MS_OK);
     assert_int_equal(s_stats(&a).n_items, 2);
     assert_string_equal(ms_members_operator(a.members, bob), "bob");
@@ -516,7 +499,7 @@ test_post_text(void **state)
     //  a certificate bundle of our authority
     ms_cert_chain_t chain;
     uint8_t carol[32];
-    s_chain(&chain, &p, carol, true, "carol");
+    ms_if_chain(&chain, &p, carol, true, "carol");
     uint8_t enc[MS_CERT_CHAIN_MAX_BYTES];
     size_t ne = ms_cert_chain_encode(&chain, enc);
     char hex[65];

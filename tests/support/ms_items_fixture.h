@@ -16,6 +16,7 @@
 #ifndef MS_ITEMS_FIXTURE_H
 #define MS_ITEMS_FIXTURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -33,6 +34,26 @@ ms_if_pool(ms_if_pool_t *p)
 {
     assert_int_equal(ms_cert_keypair(p->pk, p->sk), MS_OK);
     ms_cert_pool_id(p->pk, p->pool_id);
+}
+
+//  --------------------------------------------------------------------------
+//  A one-certificate chain for node_pk (a fresh key into it when
+//  make_key), role worker, operator op, signed by the pool's authority.
+
+static inline void
+ms_if_chain(ms_cert_chain_t *chain, const ms_if_pool_t *p, uint8_t node_pk[32],
+            bool make_key, const char *op)
+{
+    uint8_t nsk[64];
+    if (make_key)
+        assert_int_equal(ms_cert_keypair(node_pk, nsk), MS_OK);
+    memset(chain, 0, sizeof *chain);
+    memcpy(chain->leaf.pool_id, p->pool_id, 32);
+    memcpy(chain->leaf.subject, node_pk, 32);
+    chain->leaf.roles = MS_CERT_ROLE_WORKER;
+    chain->leaf.serial = 1;
+    strcpy(chain->leaf.operator_name, op);
+    assert_int_equal(ms_cert_sign(&chain->leaf, p->sk, NULL), MS_OK);
 }
 
 //  --------------------------------------------------------------------------
