@@ -162,8 +162,9 @@
 #include "ms_gossip.h"
 #include "ms_idle.h"
 #include "ms_platform.h"
+#include "ms_lease_feed.h"
 #include "ms_lease_table.h"
-#include "ms_items.h"
+#include "ms_item_sync.h"
 #include "ms_keep.h"
 #include "ms_members.h"
 #include "ms_metrics.h"
@@ -175,6 +176,7 @@
 #include "ms_onnx.h"
 #include "ms_outbox.h"
 #include "ms_peers_conf.h"
+#include "ms_pool_census.h"
 #include "ms_record_log.h"
 #include "ms_reeval.h"
 #include "ms_runner.h"
@@ -222,7 +224,6 @@ typedef struct {
     uint8_t id[MS_MESH_ID_BYTES]; // node id
     ms_peer_state_t state;        // alive, suspect, dead
     bool linked;                  // both HELLOs passed, link up
-    int64_t items_list_at;        // monotonic ms we last sent it ITEM_LIST
 } s_peer_t;
 
 #define S_MAX_APPEND 64         // records in one block of ours (DESIGN.md)
@@ -273,13 +274,12 @@ struct ms_node {
     // admission: certificate, members table (loop thread only)
     ms_authority_t *authority; // certificate, pool id, operator
     ms_members_t *members;     // admission table (a pool), or NULL
-    ms_items_t *items;         // authority items held (a pool with an
-                               // authority), or NULL
-    int64_t items_digest_at;   // monotonic ms of the next ITEM_DIGEST round
+    ms_item_sync_t *item_sync; // authority items: check, keep, reconcile
     // what HTTP threads show of the node (the only node state they read)
     ms_node_status_t *status; // status page, peers, metrics snapshot
     // the pool: record log, leases, mesh and gossip (loop thread only)
     ms_lease_table_t *leases;        // the claim rule
+    ms_lease_feed_t *lease_feed;     // merged and stored records to it
     ms_scheduler_t *scheduler;       // where a lease is decided
     ms_runner_t *runner;             // workers' runs
     ms_mesh_t *mesh;                 // links to peers, or NULL (no pool)
@@ -293,8 +293,7 @@ struct ms_node {
     int64_t grace_limit;             // monotonic ms: catch-up stops holding it
     bool caught_up;                  // startup grace and first catch-up over
     int64_t next_renew_at;           // monotonic ms: renew own leases (alone)
-    uint32_t n_members;              // member count last given to the store
-    uint32_t n_pool_operators;       // operator count last given to it
+    ms_pool_census_t *census;        // member and operator counts (store)
     ms_metrics_t metrics;            // own counters (ms_metrics.h; the rest:
                                      // s_metrics_gather)
     s_sweep_seen_t *sweeps_seen;     // sweep commit times (claim-to-start)
@@ -705,6 +704,7 @@ static void s_reload_if_asked(ms_node_t *self);
 static int s_append(ms_node_t *self, size_t n,
                     const ms_store_payload_t *payloads);
 static int s_record_log_open(ms_node_t *self);
+static int s_item_sync_open(ms_node_t *self);
 static void s_pool_close(ms_node_t *self);
 static int s_api_submit(void *arg, const char *text, size_t n,
                         const char *files, char **summary, ms_diag_t *diag);
@@ -888,6 +888,8 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     if (rc != MS_OK)
         goto fail;
     rc = s_record_log_open(self);
+    if (rc == MS_OK)
+        rc = s_item_sync_open(self);
     if (rc != MS_OK)
         goto fail;
     size_t n_reset = 0;
@@ -1069,8 +1071,8 @@ ms_node_destroy(ms_node_t **self_p)
     ms_store_destroy(&self->store);
     ms_block_signer_destroy(&self->signer); // it signed for the store
     ms_identity_destroy(&self->identity);
+    ms_item_sync_destroy(&self->item_sync); // borrows store, members
     ms_members_destroy(&self->members);
-    ms_items_destroy(&self->items);
     ms_authority_destroy(&self->authority);
     if (self->lock_fd >= 0)
         close(self->lock_fd); // releases the data dir lock
@@ -1080,6 +1082,7 @@ ms_node_destroy(ms_node_t **self_p)
     ms_blob_store_destroy(&self->blobs);
     free(self->peer_tab);
     ms_settle_destroy(&self->settle);
+    ms_pool_census_destroy(&self->census);
     free(self->sweeps_seen);
     free(self->worker_free_us);
     free(self->hb_claims);
@@ -1248,16 +1251,6 @@ s_schedule(ms_node_t *self)
     return s_schedule_pool(self);
 }
 
-static void s_items_on_message(ms_node_t *self,
-                               const uint8_t from[MS_MESH_ID_BYTES],
-                               const ms_wire_envelope_t *env);
-static void s_items_link_up(ms_node_t *self,
-                            const uint8_t id[MS_MESH_ID_BYTES]);
-static void s_items_tick(ms_node_t *self, int64_t now);
-static void s_reload_node_claims(ms_node_t *self, const uint8_t *who);
-static int s_items_open(ms_node_t *self);
-static int s_item_text(void *arg, const char *text, size_t n, char **summary,
-                       ms_diag_t *diag);
 static int s_tr_active(void *arg, uint8_t (*out)[MS_GOSSIP_ID_BYTES], int max);
 static int s_blob_send(void *arg, const uint8_t to[MS_BLOB_PEER_ID_BYTES],
                        const ms_wire_envelope_t *env);
@@ -1336,501 +1329,85 @@ s_counts(ms_node_t *self, const uint8_t *origin, uint64_t incarnation,
     return ms_members_counts(self->members, origin, incarnation, seq);
 }
 
-/*  --------------------------------------------------------------------------
-    Authority items (DESIGN.md "Records and anti-entropy", issue 4).
-
-    What. The grow-only set of items that the pool authority signs or that
-    prove membership: members' certificate chains (every node adds the
-    chain of each peer it admits at a HELLO, so every node learns every
-    member's operator and roles, also of members it never linked to),
-    revocations and quarantine clears (node/mesh/ms_items.h). An item is
-    checked before anything else (authority signature, pool id; a chain
-    with expiry ignored), refused and counted when bad, else kept in the
-    store (durable, by digest), applied, and pushed at once to every
-    linked peer. At start the node loads the store's items into the set
-    and the members table.
-
-    Reconciliation. Every S_ITEMS_ROUND_MS, and when a link comes up, the
-    node sends ITEM_DIGEST (the digest of its set) to each linked peer. A
-    peer whose digest differs answers with ITEM_LIST (every digest it
-    holds, at most once per second per peer); the receiver of a list sends
-    ITEMS with what the list lacks (batches of MS_WIRE_MAX_ITEMS) and, when
-    the list named items it lacks, its own ITEM_LIST. Two nodes converge
-    in one exchange; equal sets cost 40 bytes per peer per round. The
-    digest rides on a message of its own rather than on HEARTBEAT so the
-    heartbeat stays a fixed, small liveness frame and older builds that
-    ignore unknown bodies are not disturbed.
-
-    Effects of a revocation: the subject is marked revoked with its cut
-    (ms_members: cuts of several revocations intersect), our link to it
-    is closed and its key denied at ZAP (ms_mesh_revoke), its heartbeats
-    are ignored (s_on_heartbeat: its claims expire after the TTL), its
-    records above the cut stay stored but the store stops counting them
-    (ms_store_put_item re-derives the tasks they touch) and the lease
-    table no longer takes its claims (s_counts). Expiry needs no item:
-    ms_mesh_tick closes a link whose certificate expired; the records
-    stay acceptable.
-    --------------------------------------------------------------------------
-*/
-
-#define S_ITEMS_ROUND_MS 2000    // ITEM_DIGEST to every linked peer
-#define S_ITEMS_LIST_GAP_MS 1000 // at most one ITEM_LIST per peer per gap
+//  ==========================================================================
+//  Authority items (node/mesh/ms_item_sync): the node's side of
+//  ms_item_sync_iface_t. The class checks, keeps, applies and reconciles
+//  the items; the node sends its envelopes, names the push targets, and
+//  acts on a revocation (mesh, lease table, scheduler).
 
 //  --------------------------------------------------------------------------
-//  Our peer-table entry of id, or NULL.
-
-static s_peer_t *
-s_peer_entry(ms_node_t *self, const uint8_t id[MS_MESH_ID_BYTES])
-{
-    for (size_t i = 0; i < self->n_peer_tab; i++)
-        if (memcmp(self->peer_tab[i].id, id, MS_MESH_ID_BYTES) == 0)
-            return &self->peer_tab[i];
-    return NULL;
-}
-
-//  --------------------------------------------------------------------------
-//  Apply a checked item to the members table and the mesh.
+//  ms_item_sync_iface_t: one envelope to a linked peer (errors: the next
+//  round tries again).
 
 static void
-s_item_apply(ms_node_t *self, const ms_items_parsed_t *it)
+s_is_send(void *arg, const uint8_t to[MS_ITEM_SYNC_ID_BYTES],
+          const ms_wire_envelope_t *env)
 {
-    char hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_t h;
-    if (it->type == MS_ITEMS_CHAIN) {
-        ms_members_refusal_t why;
-        ms_members_learn(self->members, &it->chain, &why);
-        // Its operator counts for verification even when we never link
-        // to it (a member known only through the items of the pool).
-        if (ms_members_has_authority(self->members) &&
-            it->chain.leaf.operator_name[0])
-            ms_store_set_operator(self->store, it->chain.leaf.subject,
-                                  it->chain.leaf.operator_name);
-        return;
-    }
-    if (it->item.kind != MS_AUTHORITY_ITEM_REVOKE)
-        return; // a quarantine clear: applied by the store (put_clear)
-    ms_members_cut_t cut;
-    memset(&cut, 0, sizeof cut);
-    cut.all = it->item.cut_all;
-    for (uint32_t i = 0; !cut.all && i < it->item.n_cuts; i++) {
-        cut.upto[cut.n].incarnation = it->item.cuts[i].incarnation;
-        cut.upto[cut.n].seq = it->item.cuts[i].max_seq;
-        cut.n++;
-    }
-    memcpy(h.bytes, it->item.subject, MS_HASH_BYTES);
-    ms_hash_hex(&h, hex);
-    bool self_revoked =
-        memcmp(it->item.subject, s_node_pk(self), MS_HASH_BYTES) == 0;
-    if (self->mesh && !self_revoked)
-        ms_mesh_revoke(self->mesh, it->item.subject, &cut);
-    else
-        ms_members_revoke(self->members, it->item.subject, &cut);
-    if (!self_revoked) {
-        //  its facts go; what still counts within the cut comes back
-        //  from the store (ms_store_claims_by_task leaves out claims
-        //  above it; a task whose counted result stands is not pending)
-        ms_lease_table_forget_node(self->leases, it->item.subject);
-        s_reload_node_claims(self, it->item.subject);
-    }
-    self->metrics.revocations_applied_total++;
-    s_work_changed(self);
-    fprintf(stderr,
-            "meshsweepd: %s %.12s revoked by the pool authority (cut: %s); "
-            "its later records are kept but not counted\n",
-            self_revoked ? "this node" : "node", hex,
-            cut.all ? "all" : "version vector prefix");
-}
-
-//  --------------------------------------------------------------------------
-//  Send one envelope to a peer (errors: the next round tries again).
-
-static void
-s_items_send_env(ms_node_t *self, const uint8_t to[MS_MESH_ID_BYTES],
-                 const ms_wire_envelope_t *env)
-{
+    ms_node_t *self = arg;
     if (self->mesh)
         ms_mesh_send(self->mesh, to, env);
 }
 
 //  --------------------------------------------------------------------------
-//  ITEMS with the items of digests (n of them), in batches.
+//  ms_item_sync_iface_t: close the link to a revoked node and deny its
+//  key (the mesh marks it revoked in the members table too).
 
 static void
-s_items_send(ms_node_t *self, const uint8_t to[MS_MESH_ID_BYTES],
-             const uint8_t (*digests)[MS_ITEMS_DIGEST_BYTES], size_t n)
-{
-    ms_wire_item_t batch[MS_WIRE_MAX_ITEMS];
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t len = 0;
-        const uint8_t *bytes = ms_items_get(self->items, digests[i], &len);
-        if (!bytes || len > MS_WIRE_MAX_ITEM_BYTES)
-            continue;
-        batch[k].bytes = (uint8_t *) bytes;
-        batch[k].n_bytes = len;
-        if (++k == MS_WIRE_MAX_ITEMS || i + 1 == n) {
-            ms_wire_envelope_t env = {.protocol = MS_PROTOCOL_VERSION,
-                                      .body = MS_WIRE_BODY_ITEMS};
-            env.items.items = batch;
-            env.items.n_items = k;
-            s_items_send_env(self, to, &env);
-            k = 0;
-        }
-    }
-    if (k > 0) {
-        ms_wire_envelope_t env = {.protocol = MS_PROTOCOL_VERSION,
-                                  .body = MS_WIRE_BODY_ITEMS};
-        env.items.items = batch;
-        env.items.n_items = k;
-        s_items_send_env(self, to, &env);
-    }
-}
-
-//  --------------------------------------------------------------------------
-//  ITEM_DIGEST to one peer.
-
-static void
-s_items_send_digest(ms_node_t *self, const uint8_t to[MS_MESH_ID_BYTES])
-{
-    ms_wire_envelope_t env = {.protocol = MS_PROTOCOL_VERSION,
-                              .body = MS_WIRE_BODY_ITEM_DIGEST};
-    ms_items_digest(self->items, env.item_digest.digest);
-    env.item_digest.n_items = (uint32_t) ms_items_size(self->items);
-    s_items_send_env(self, to, &env);
-}
-
-//  --------------------------------------------------------------------------
-//  ITEM_LIST to one peer, at most once per S_ITEMS_LIST_GAP_MS.
-
-static void
-s_items_send_list(ms_node_t *self, const uint8_t to[MS_MESH_ID_BYTES])
-{
-    s_peer_t *p = s_peer_entry(self, to);
-    int64_t now = ms_clock_mono_ms();
-    if (p && p->items_list_at && now - p->items_list_at < S_ITEMS_LIST_GAP_MS)
-        return;
-    if (p)
-        p->items_list_at = now;
-    size_t n = ms_items_size(self->items);
-    if (n > MS_WIRE_MAX_ITEM_DIGESTS)
-        n = MS_WIRE_MAX_ITEM_DIGESTS;
-    uint8_t(*digests)[MS_WIRE_ID_BYTES] =
-        n ? malloc(n * sizeof *digests) : NULL;
-    if (n && !digests)
-        return;
-    for (size_t i = 0; i < n; i++)
-        memcpy(digests[i], ms_items_at(self->items, i), MS_WIRE_ID_BYTES);
-    ms_wire_envelope_t env = {.protocol = MS_PROTOCOL_VERSION,
-                              .body = MS_WIRE_BODY_ITEM_LIST};
-    env.item_list.digests = digests;
-    env.item_list.n_digests = n;
-    s_items_send_env(self, to, &env);
-    free(digests);
-}
-
-//  --------------------------------------------------------------------------
-//  Check, keep, apply and (push) push an item. from: the peer it came
-//  from (NULL: the API or this node). *added: it was new. Returns MS_OK
-//  (new or known) or the check's error (counted, diag says why).
-
-static int
-s_item_take(ms_node_t *self, const uint8_t *bytes, size_t n,
-            const uint8_t *from, bool push, bool *added, ms_diag_t *diag)
-{
-    *added = false;
-    if (!self->items || !self->members ||
-        !ms_members_has_authority(self->members))
-        return ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "authority",
-                                "this node is in no pool with an authority");
-    ms_items_parsed_t it;
-    int rc =
-        ms_items_check(bytes, n, ms_authority_key(self->authority), &it, diag);
-    if (rc != MS_OK) {
-        self->metrics.authority_items_refused_total++;
-        if (self->metrics.authority_items_refused_total <= 16) {
-            char text[600], peer[MS_HASH_HEX_LEN + 1] = "the API";
-            if (from) {
-                ms_hash_t h;
-                memcpy(h.bytes, from, MS_HASH_BYTES);
-                ms_hash_hex(&h, peer);
-            }
-            fprintf(stderr,
-                    "meshsweepd: refused an authority item from %.12s: %s "
-                    "(counted)\n",
-                    peer, ms_diag_format(diag, text, sizeof text));
-        }
-        return rc;
-    }
-    if (ms_items_has(self->items, it.digest.bytes))
-        return MS_OK;
-    const uint8_t *subject = NULL;
-    ms_store_cut_t cut;
-    memset(&cut, 0, sizeof cut);
-    if (it.type == MS_ITEMS_AUTHORITY &&
-        (it.item.kind == MS_AUTHORITY_ITEM_REVOKE ||
-         it.item.kind == MS_AUTHORITY_ITEM_CLEAR_QUARANTINE)) {
-        subject = it.item.subject;
-        cut.all = it.item.cut_all;
-        for (uint32_t i = 0; !cut.all && i < it.item.n_cuts; i++) {
-            cut.upto[cut.n].incarnation = it.item.cuts[i].incarnation;
-            cut.upto[cut.n].seq = it.item.cuts[i].max_seq;
-            cut.n++;
-        }
-    }
-    if (it.type == MS_ITEMS_AUTHORITY &&
-        it.item.kind == MS_AUTHORITY_ITEM_CLEAR_QUARANTINE)
-        rc = ms_store_put_clear(self->store, it.digest.bytes, bytes, n,
-                                it.item.subject, &cut, NULL);
-    else
-        rc = ms_store_put_item(self->store, it.digest.bytes, bytes, n, subject,
-                               &cut, NULL);
-    if (rc != MS_OK)
-        return ms_diag_set_code(diag, rc, "store", "cannot keep the item: %s",
-                                ms_strerror(rc));
-    rc = ms_items_add(self->items, bytes, n, added);
-    if (rc != MS_OK)
-        return ms_diag_set_code(diag, rc, "authority", "cannot hold the item");
-    s_item_apply(self, &it);
-    self->metrics.authority_items_added_total++;
-    if (!push)
-        return MS_OK;
-    uint8_t to[64][MS_GOSSIP_ID_BYTES];
-    int n_to = s_tr_active(self, to, 64);
-    for (int i = 0; i < n_to; i++) {
-        if (from && memcmp(to[i], from, MS_GOSSIP_ID_BYTES) == 0)
-            continue;
-        s_items_send(self, to[i],
-                     (const uint8_t(*)[MS_ITEMS_DIGEST_BYTES]) it.digest.bytes,
-                     1);
-    }
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  ITEM_DIGEST, ITEM_LIST, ITEMS from a linked peer.
-
-static void
-s_items_on_message(ms_node_t *self, const uint8_t from[MS_MESH_ID_BYTES],
-                   const ms_wire_envelope_t *env)
-{
-    if (!self->items)
-        return; // an open pool has no authority items
-    if (env->body == MS_WIRE_BODY_ITEM_DIGEST) {
-        uint8_t ours[MS_ITEMS_DIGEST_BYTES];
-        ms_items_digest(self->items, ours);
-        if (memcmp(ours, env->item_digest.digest, sizeof ours) != 0)
-            s_items_send_list(self, from);
-    } else if (env->body == MS_WIRE_BODY_ITEM_LIST) {
-        const uint8_t(*theirs)[MS_ITEMS_DIGEST_BYTES] =
-            (const uint8_t(*)[MS_ITEMS_DIGEST_BYTES]) env->item_list.digests;
-        size_t n_theirs = env->item_list.n_digests;
-        size_t max = ms_items_size(self->items);
-        uint8_t(*missing)[MS_ITEMS_DIGEST_BYTES] =
-            max ? malloc(max * sizeof *missing) : NULL;
-        size_t n = missing ? ms_items_missing(self->items, theirs, n_theirs,
-                                              missing, max)
-                           : 0;
-        if (n)
-            s_items_send(self, from,
-                         (const uint8_t(*)[MS_ITEMS_DIGEST_BYTES]) missing, n);
-        free(missing);
-        if (ms_items_count_unknown(self->items, theirs, n_theirs) > 0)
-            s_items_send_list(self, from);
-    } else {
-        for (size_t i = 0; i < env->items.n_items; i++) {
-            ms_diag_t diag;
-            ms_diag_clear(&diag);
-            bool added;
-            s_item_take(self, env->items.items[i].bytes,
-                        env->items.items[i].n_bytes, from, true, &added, &diag);
-        }
-    }
-}
-
-//  --------------------------------------------------------------------------
-//  A link came up: keep the peer's chain as an item (pushed), and
-//  compare sets with it at once.
-
-static void
-s_items_link_up(ms_node_t *self, const uint8_t id[MS_MESH_ID_BYTES])
-{
-    if (!self->items || !self->members)
-        return;
-    const ms_member_t *m = ms_members_find(self->members, id);
-    if (m && m->has_chain) {
-        uint8_t bytes[MS_ITEMS_MAX_BYTES];
-        ms_cert_chain_t chain = m->chain; // m may move as the table grows
-        size_t n = ms_items_encode_chain(&chain, bytes);
-        ms_diag_t diag;
-        ms_diag_clear(&diag);
-        bool added;
-        if (n)
-            s_item_take(self, bytes, n, NULL, true, &added, &diag);
-    }
-    s_items_send_digest(self, id);
-}
-
-//  --------------------------------------------------------------------------
-//  Timed: ITEM_DIGEST to every linked peer each round.
-
-static void
-s_items_tick(ms_node_t *self, int64_t now)
-{
-    if (!self->items || now < self->items_digest_at)
-        return;
-    self->items_digest_at = now + S_ITEMS_ROUND_MS;
-    uint8_t to[64][MS_GOSSIP_ID_BYTES];
-    int n_to = s_tr_active(self, to, 64);
-    for (int i = 0; i < n_to; i++)
-        s_items_send_digest(self, to[i]);
-}
-
-//  --------------------------------------------------------------------------
-//  Load one stored item (start): check it again (a store is not a
-//  signature), hold and apply it.
-
-static int
-s_items_load_one(void *arg, const uint8_t *digest, const uint8_t *bytes,
-                 size_t n)
+s_is_revoke(void *arg, const uint8_t subject[MS_ITEM_SYNC_ID_BYTES],
+            const ms_members_cut_t *cut)
 {
     ms_node_t *self = arg;
-    (void) digest;
-    ms_items_parsed_t it;
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
-    if (ms_items_check(bytes, n, ms_authority_key(self->authority), &it,
-                       &diag) != MS_OK) {
-        char text[600];
-        fprintf(stderr, "meshsweepd: ignored a stored authority item: %s\n",
-                ms_diag_format(&diag, text, sizeof text));
-        return 0;
-    }
-    if (ms_items_add(self->items, bytes, n, NULL) == MS_OK)
-        s_item_apply(self, &it);
-    return 0;
+    if (self->mesh)
+        ms_mesh_revoke(self->mesh, subject, cut);
+    else
+        ms_members_revoke(self->members, subject, cut);
 }
 
 //  --------------------------------------------------------------------------
-//  The set at start (with an authority): the store's items, and our own
-//  chain as an item.
+//  ms_item_sync_iface_t: a revocation was applied. Another node's lease
+//  facts go; what still counts within the cut comes back from the store
+//  (ms_store_claims_by_task leaves out claims above it; a task whose
+//  counted result stands is not pending).
+
+static void
+s_is_revoked(void *arg, const uint8_t subject[MS_ITEM_SYNC_ID_BYTES],
+             bool self_revoked)
+{
+    ms_node_t *self = arg;
+    if (!self_revoked)
+        ms_lease_feed_reload_node(self->lease_feed, subject);
+    s_work_changed(self);
+}
+
+//  --------------------------------------------------------------------------
+//  Make the item sync (at open, once the store is; it joins with the
+//  mesh, s_mesh_open).
 
 static int
-s_items_open(ms_node_t *self)
+s_item_sync_open(ms_node_t *self)
 {
-    const ms_cert_chain_t *chain = ms_authority_chain(self->authority);
-    if (!chain)
-        return MS_OK;
-    self->items = ms_items_new();
-    if (!self->items)
-        return MS_ERR_NOMEM;
-    int rc = ms_store_items(self->store, s_items_load_one, self);
-    if (rc != MS_OK)
-        return rc;
-    uint8_t bytes[MS_ITEMS_MAX_BYTES];
-    size_t n = ms_items_encode_chain(chain, bytes);
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
-    bool added;
-    if (n)
-        s_item_take(self, bytes, n, NULL, false, &added, &diag);
-    return MS_OK;
+    ms_item_sync_config_t cfg = {.store = self->store};
+    memcpy(cfg.node_pk, s_node_pk(self), MS_ITEM_SYNC_ID_BYTES);
+    ms_item_sync_iface_t iface = {.arg = self,
+                                  .send = s_is_send,
+                                  .active_peers = s_tr_active,
+                                  .revoke = s_is_revoke,
+                                  .revoked = s_is_revoked};
+    self->item_sync = ms_item_sync_new(&cfg, &iface);
+    return self->item_sync ? MS_OK : MS_ERR_NOMEM;
 }
 
 //  --------------------------------------------------------------------------
-//  Decode base64 (libsodium original variant) of text[0..n) into out (at
-//  most max bytes). Returns the byte count, or 0.
-
-static size_t
-s_base64(const char *text, size_t n, uint8_t *out, size_t max)
-{
-    size_t len = 0;
-    if (sodium_base642bin(out, max, text, n, NULL, &len, NULL,
-                          sodium_base64_VARIANT_ORIGINAL) != 0)
-        return 0;
-    return len;
-}
-
-//  --------------------------------------------------------------------------
-//  An item posted to the API: the text of an authority item file
-//  ("meshsweep-authority-item-v1 BASE64") or a certificate bundle
-//  ("meshsweep-cert-v1 AUTHORITY_HEX BASE64", which must name our
-//  authority). Checked, kept, applied, pushed. *summary: JSON
-//  {"digest", "type", "new"}.
+//  ms_node_command_iface_t: an item posted to the API
+//  (ms_item_sync_post).
 
 static int
 s_item_text(void *arg, const char *text, size_t n, char **summary,
             ms_diag_t *diag)
 {
     ms_node_t *self = arg;
-    static const char item_magic[] = "meshsweep-authority-item-v1 ";
-    static const char cert_magic[] = "meshsweep-cert-v1 ";
-    while (n > 0 &&
-           (text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == ' '))
-        n--;
-    uint8_t bytes[MS_ITEMS_MAX_BYTES];
-    size_t len = 0;
-    if (n > strlen(item_magic) &&
-        memcmp(text, item_magic, strlen(item_magic)) == 0) {
-        size_t at = strlen(item_magic);
-        len = s_base64(text + at, n - at, bytes + 1, sizeof bytes - 1);
-        if (len == 0) {
-            self->metrics.authority_items_refused_total++;
-            return ms_diag_set_code(diag, MS_ERR_INVALID, "item",
-                                    "not valid base64 after '%s'",
-                                    "meshsweep-authority-item-v1");
-        }
-        bytes[0] = MS_ITEMS_AUTHORITY;
-        len++;
-    } else if (n > strlen(cert_magic) + 2 * MS_CERT_KEY_BYTES + 1 &&
-               memcmp(text, cert_magic, strlen(cert_magic)) == 0) {
-        size_t at = strlen(cert_magic);
-        uint8_t authority[MS_CERT_KEY_BYTES];
-        size_t alen = 0;
-        if (sodium_hex2bin(authority, sizeof authority, text + at,
-                           2 * MS_CERT_KEY_BYTES, NULL, &alen, NULL) != 0 ||
-            alen != MS_CERT_KEY_BYTES ||
-            text[at + 2 * MS_CERT_KEY_BYTES] != ' ')
-            return ms_diag_set_code(diag, MS_ERR_INVALID, "bundle",
-                                    "expected the authority key in hex");
-        if (ms_authority_has_certificate(self->authority) &&
-            memcmp(authority, ms_authority_key(self->authority),
-                   MS_CERT_KEY_BYTES) != 0) {
-            self->metrics.authority_items_refused_total++;
-            return ms_diag_set_code(diag, MS_ERR_UNTRUSTED, "bundle",
-                                    "of another pool authority");
-        }
-        at += 2 * MS_CERT_KEY_BYTES + 1;
-        len = s_base64(text + at, n - at, bytes + 1, sizeof bytes - 1);
-        if (len == 0) {
-            self->metrics.authority_items_refused_total++;
-            return ms_diag_set_code(diag, MS_ERR_INVALID, "bundle",
-                                    "not valid base64 after the key");
-        }
-        bytes[0] = MS_ITEMS_CHAIN;
-        len++;
-    } else
-        return ms_diag_set_code(diag, MS_ERR_INVALID, "body",
-                                "expected an authority item file "
-                                "('meshsweep-authority-item-v1 ...') or a "
-                                "certificate bundle ('meshsweep-cert-v1 "
-                                "...')");
-    bool added = false;
-    int rc = s_item_take(self, bytes, len, NULL, true, &added, diag);
-    if (rc != MS_OK)
-        return rc;
-    ms_hash_t h;
-    ms_hash_bytes(bytes, len, &h);
-    char hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&h, hex);
-    json_t *ans =
-        json_pack("{s:s, s:s, s:b}", "digest", hex, "type",
-                  bytes[0] == MS_ITEMS_CHAIN ? "certificate" : "authority-item",
-                  "new", added);
-    *summary = ans ? json_dumps(ans, JSON_COMPACT) : NULL;
-    json_decref(ans);
-    return MS_OK;
+    return ms_item_sync_post(self->item_sync, text, n, summary, diag);
 }
-
 //  --------------------------------------------------------------------------
 //  Append n (1 to S_MAX_COMMIT) payloads of ours in one durable commit
 //  and push them (ms_record_log_append); results are then events.
@@ -1861,157 +1438,22 @@ s_release(ms_node_t *self, const ms_hash_t *task_id, uint32_t slot,
 }
 
 //  --------------------------------------------------------------------------
-//  Feed one record (any origin) to the lease table.
+//  ms_lease_feed_iface_t: a merged record changed the work.
 
 static void
-s_lease_feed(ms_node_t *self, const uint8_t *origin, uint32_t kind,
-             const uint8_t *payload, size_t len)
+s_lf_changed(void *arg)
 {
-    if (kind != MS_RECORD_CLAIM && kind != MS_RECORD_RELEASE &&
-        kind != MS_RECORD_RESULT && kind != MS_RECORD_SWEEP &&
-        kind != MS_RECORD_SWEEP_CONTROL && kind != MS_RECORD_FAILURE)
-        return;
-    s_work_changed(self);
-    if (kind == MS_RECORD_SWEEP || kind == MS_RECORD_SWEEP_CONTROL ||
-        kind == MS_RECORD_FAILURE)
-        return; // new tasks, states: the scheduler reads them from the store
-    ms_store_payload_t *p = NULL;
-    int rc = ms_store_payload_decode(kind, payload, len, &p);
-    if (rc == MS_ERR_INVALID && kind == MS_RECORD_RESULT) {
-        // A result that cannot be true (case 7) counts for nothing; it
-        // ends its producer's claim like a release, so the task is
-        // scheduled again (the producer does not get it back: the store
-        // holds its result record, the lease table its released claim).
-        ms_wire_result_t *w = NULL;
-        if (ms_wire_decode_result_big(payload, len, &w) == MS_OK &&
-            w->epoch >= 1) {
-            ms_claim_t c = {.slot = w->slot, .epoch = w->epoch};
-            memcpy(c.task_id, w->task_id, MS_LEASE_ID_BYTES);
-            memcpy(c.node_id, origin, MS_LEASE_ID_BYTES);
-            ms_lease_table_add_release(self->leases, &c);
-            self->metrics.results_refused_invalid_total++;
-            ms_hash_t tid;
-            char hex[MS_HASH_HEX_LEN + 1];
-            memcpy(tid.bytes, w->task_id, MS_HASH_BYTES);
-            ms_hash_hex(&tid, hex);
-            s_log(self, "refused an impossible result for task %.12s", hex);
-        }
-        ms_wire_result_destroy(&w);
-        return;
-    }
-    if (rc != MS_OK)
-        return;
-    if (kind == MS_RECORD_RESULT) {
-        ms_lease_table_finish(self->leases, p->u.result.task_id,
-                              MS_LEASE_SLOT_ANY, origin);
-        s_ev_result(self, p->u.result.task_id, origin);
-    } else if (p->u.claim.epoch >= 1 && p->u.claim.epoch <= UINT32_MAX) {
-        ms_claim_t c;
-        memcpy(c.task_id, p->u.claim.task_id, MS_LEASE_ID_BYTES);
-        c.slot = p->u.claim.slot;
-        c.epoch = (uint32_t) p->u.claim.epoch;
-        memcpy(c.node_id, origin, MS_LEASE_ID_BYTES);
-        if (kind == MS_RECORD_CLAIM)
-            ms_lease_table_add_claim(self->leases, &c);
-        else
-            ms_lease_table_add_release(self->leases, &c);
-    }
-    ms_store_payload_destroy(&p);
+    s_work_changed(arg);
 }
 
 //  --------------------------------------------------------------------------
-//  Load one task's claims from the store into the lease table (startup).
-
-static int
-s_load_claim(void *arg, const ms_store_claim_t *claim)
-{
-    ms_node_t *self = arg;
-    if (claim->epoch < 1 || claim->epoch > UINT32_MAX)
-        return 0;
-    ms_claim_t c;
-    memcpy(c.task_id, claim->task_id, MS_LEASE_ID_BYTES);
-    c.slot = claim->slot;
-    c.epoch = (uint32_t) claim->epoch;
-    memcpy(c.node_id, claim->node_id, MS_LEASE_ID_BYTES);
-    if (claim->claimed)
-        ms_lease_table_add_claim(self->leases, &c);
-    if (claim->released)
-        ms_lease_table_add_release(self->leases, &c);
-    return 0;
-}
-
-//  Tasks collected from the store (startup load, claims reload).
-typedef struct {
-    ms_store_task_t *tasks; // copies (config pointers cleared)
-    size_t n, cap;          // used, allocated
-} s_task_list_t;
-
-//  --------------------------------------------------------------------------
-//  Collect one task (ids and index only).
-
-static int
-s_collect_task(void *arg, const ms_store_task_t *task)
-{
-    s_task_list_t *list = arg;
-    if (list->n == list->cap) {
-        size_t cap = list->cap ? list->cap * 2 : 64;
-        ms_store_task_t *grown = realloc(list->tasks, cap * sizeof *grown);
-        if (!grown)
-            return MS_ERR_NOMEM;
-        list->tasks = grown;
-        list->cap = cap;
-    }
-    ms_store_task_t *t = &list->tasks[list->n++];
-    *t = *task;
-    t->config_json = NULL;
-    t->error = NULL;
-    return 0;
-}
-
-//  --------------------------------------------------------------------------
-//  Load the claims of every unfinished task into the lease table.
-
-static int
-s_load_leases(ms_node_t *self)
-{
-    s_task_list_t list = {0};
-    int rc = ms_store_pending_tasks(self->store, s_collect_task, &list);
-    for (size_t i = 0; rc == MS_OK && i < list.n; i++)
-        rc = ms_store_claims_by_task(self->store, list.tasks[i].task_id,
-                                     s_load_claim, self);
-    free(list.tasks);
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  Claims of node (within its cut) of every pending task, back into the
-//  lease table after ms_lease_table_forget_node.
-
-typedef struct {
-    ms_node_t *node;    // the node
-    const uint8_t *who; // whose claims
-} s_reload_ctx_t;
-
-static int
-s_reload_claim(void *arg, const ms_store_claim_t *claim)
-{
-    s_reload_ctx_t *ctx = arg;
-    if (memcmp(claim->node_id, ctx->who, MS_HASH_BYTES) != 0)
-        return 0;
-    return s_load_claim(ctx->node, claim);
-}
+//  ms_lease_feed_iface_t: a merged result landed: an event.
 
 static void
-s_reload_node_claims(ms_node_t *self, const uint8_t *who)
+s_lf_result(void *arg, const uint8_t task_id[MS_LEASE_ID_BYTES],
+            const uint8_t origin[MS_LEASE_ID_BYTES])
 {
-    s_task_list_t list = {0};
-    if (ms_store_pending_tasks(self->store, s_collect_task, &list) == MS_OK) {
-        s_reload_ctx_t ctx = {.node = self, .who = who};
-        for (size_t i = 0; i < list.n; i++)
-            ms_store_claims_by_task(self->store, list.tasks[i].task_id,
-                                    s_reload_claim, &ctx);
-    }
-    free(list.tasks);
+    s_ev_result(arg, task_id, origin);
 }
 
 //  --------------------------------------------------------------------------
@@ -2031,53 +1473,6 @@ s_members(ms_node_t *self, uint8_t (**out)[MS_ASSIGN_ID_BYTES])
             self->peer_tab[i].state == MS_PEER_ALIVE)
             memcpy((*out)[n++], self->peer_tab[i].id, MS_ASSIGN_ID_BYTES);
     return n;
-}
-
-//  --------------------------------------------------------------------------
-//  Verification inputs of the store (DESIGN.md "Verification"): the
-//  operators of the members admitted by certificate (stored, so verdicts
-//  are a function of stored data; in an open pool every node is its own
-//  operator and nothing is stored), and the number of operators in the
-//  pool as this node sees it (itself and its live linked peers).
-
-static void
-s_update_operators(ms_node_t *self)
-{
-    bool by_cert = self->members && ms_members_has_authority(self->members);
-    const char *names[S_MAX_OPERATORS_SEEN];
-    size_t n_names = 0;
-    uint32_t n_ops = 1;
-    if (by_cert) {
-        const char *mine = ms_authority_operator(self->authority);
-        ms_store_set_operator(self->store, s_node_pk(self), mine);
-        names[n_names++] = mine;
-    }
-    for (size_t i = 0; i < self->n_peer_tab; i++) {
-        if (!self->peer_tab[i].linked ||
-            self->peer_tab[i].state != MS_PEER_ALIVE)
-            continue;
-        if (!by_cert) {
-            n_ops++;
-            continue;
-        }
-        const char *op =
-            ms_members_operator(self->members, self->peer_tab[i].id);
-        if (!op || !*op)
-            continue;
-        ms_store_set_operator(self->store, self->peer_tab[i].id, op);
-        bool seen = false;
-        for (size_t k = 0; k < n_names && !seen; k++)
-            seen = strcmp(names[k], op) == 0;
-        if (!seen && n_names < S_MAX_OPERATORS_SEEN)
-            names[n_names++] = op;
-    }
-    if (by_cert)
-        n_ops = (uint32_t) n_names;
-    if (n_ops != self->n_pool_operators &&
-        ms_store_set_pool_operators(self->store, n_ops) == MS_OK) {
-        self->n_pool_operators = n_ops;
-        s_work_changed(self); // slots per task changed
-    }
 }
 
 //  --------------------------------------------------------------------------
@@ -2120,21 +1515,21 @@ s_emit_verdicts(ms_node_t *self)
 }
 
 //  --------------------------------------------------------------------------
-//  Tell the store how many members the failure rule counts (self + alive
-//  peers), when it changed.
+//  Tell the store who counts in the pool (ms_pool_census: the member
+//  count, operators and their number) after a peer changed; the
+//  scheduler looks again when the slots per task changed.
 
 static void
 s_update_members(ms_node_t *self)
 {
-    uint32_t n = 1;
-    for (size_t i = 0; i < self->n_peer_tab; i++)
-        if (self->peer_tab[i].linked &&
-            self->peer_tab[i].state == MS_PEER_ALIVE)
-            n++;
-    if (n != self->n_members &&
-        ms_store_set_member_count(self->store, n) == MS_OK)
-        self->n_members = n;
-    s_update_operators(self);
+    uint8_t(*owners)[MS_ASSIGN_ID_BYTES] = NULL;
+    size_t n = s_members(self, &owners); // self first, then the peers
+    if (n > 0 &&
+        ms_pool_census_update(
+            self->census, self->members, ms_authority_operator(self->authority),
+            (const uint8_t(*)[MS_POOL_CENSUS_ID_BYTES])(owners + 1), n - 1))
+        s_work_changed(self);
+    free(owners);
 }
 
 //  --------------------------------------------------------------------------
@@ -2597,7 +1992,7 @@ s_rl_merged(void *arg, const uint8_t origin[MS_HASH_BYTES],
 {
     ms_node_t *self = arg;
     if (s_counts(self, origin, incarnation, seq))
-        s_lease_feed(self, origin, kind, payload, len);
+        ms_lease_feed_merge(self->lease_feed, origin, kind, payload, len);
 }
 
 //  --------------------------------------------------------------------------
@@ -2671,7 +2066,7 @@ s_on_peer(void *arg, const uint8_t id[MS_MESH_ID_BYTES], ms_peer_state_t state,
     if (was_up != (linked && state == MS_PEER_ALIVE))
         s_work_changed(self); // owners moved
     if (!was_up && linked && state == MS_PEER_ALIVE)
-        s_items_link_up(self, id);
+        ms_item_sync_link_up(self->item_sync, id);
     s_update_members(self);
     char hex[MS_HASH_HEX_LEN + 1];
     ms_hash_t h;
@@ -2699,7 +2094,7 @@ s_on_message(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
     case MS_WIRE_BODY_ITEM_DIGEST:
     case MS_WIRE_BODY_ITEM_LIST:
     case MS_WIRE_BODY_ITEMS:
-        s_items_on_message(self, from, env);
+        ms_item_sync_on_message(self->item_sync, from, env, ms_clock_mono_ms());
         return;
     case MS_WIRE_BODY_BLOB_REQUEST: {
         if (!self->blobs)
@@ -2805,7 +2200,7 @@ s_st_sample(void *arg, ms_node_status_sample_t *s)
     s->n_leases = ms_lease_table_size(self->leases);
     ms_runner_stats(self->runner, &s->runner);
     s->outbox = ms_outbox_stats(self->outbox);
-    s->n_pool_operators = self->n_pool_operators;
+    s->n_pool_operators = ms_pool_census_operators(self->census);
     if ((s->has_gossip = self->gossip != NULL))
         ms_gossip_stats(self->gossip, &s->gossip);
     if ((s->has_mesh = self->mesh != NULL)) {
@@ -2813,7 +2208,9 @@ s_st_sample(void *arg, ms_node_status_sample_t *s)
         s->mesh_secure = ms_mesh_secure(self->mesh);
         s->n_members = ms_members_count(self->members, MS_MEMBER_ADMITTED);
     }
-    s->n_authority_items = self->items ? ms_items_size(self->items) : 0;
+    ms_item_sync_stats(self->item_sync, &s->items);
+    if (self->lease_feed)
+        ms_lease_feed_stats(self->lease_feed, &s->lease_feed);
     if ((s->has_datasets = self->datasets != NULL))
         ms_dataset_source_stats(self->datasets, &s->datasets);
     if ((s->has_fetch = self->fetch != NULL)) {
@@ -3236,7 +2633,7 @@ static uint32_t
 s_oi_pool_operators(void *arg)
 {
     ms_node_t *self = arg;
-    return self->n_pool_operators;
+    return ms_pool_census_operators(self->census);
 }
 
 //  --------------------------------------------------------------------------
@@ -3707,20 +3104,25 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
 {
     self->leases =
         ms_lease_table_new(s_node_pk(self), self->opts.lease_ttl_ms, NULL);
+    ms_lease_feed_iface_t lf = {.arg = self,
+                                .changed = s_lf_changed,
+                                .result = s_lf_result,
+                                .log = s_log_line};
+    self->lease_feed =
+        self->leases ? ms_lease_feed_new(self->leases, self->store, &lf) : NULL;
     self->hb_claims = calloc(S_MAX_LIVE_CLAIMS, sizeof *self->hb_claims);
     self->settle = ms_settle_new();
-    if (!self->leases || !self->hb_claims || !self->settle ||
-        s_scheduler_open(self) != MS_OK || s_runner_open(self) != MS_OK)
+    if (!self->leases || !self->lease_feed || !self->hb_claims ||
+        !self->settle || s_scheduler_open(self) != MS_OK ||
+        s_runner_open(self) != MS_OK)
         return MS_ERR_NOMEM;
     s_note_sweeps(self, 0); // sweeps stored before: claim-to-start unknown
-    int rc = ms_store_set_member_count(self->store, 1);
+    int rc = ms_pool_census_open(&self->census, self->store, s_node_pk(self));
     if (rc == MS_OK)
-        rc = s_load_leases(self);
+        rc = ms_lease_feed_load(self->lease_feed);
     if (rc != MS_OK)
         return ms_diag_set_code(diag, rc, self->store_dir,
                                 "cannot load claims: %s", ms_strerror(rc));
-    self->n_members = 1;
-    self->n_pool_operators = 1;
     s_work_changed(self);
     if (!ms_authority_pool_id_hex(self->authority))
         return MS_OK; // alone until a certificate comes (SIGHUP)
@@ -3811,7 +3213,8 @@ s_mesh_open(ms_node_t *self, ms_diag_t *diag)
         ms_gossip_new(s_node_pk(self), &gc, &src, &tr, ms_mesh_now());
     if (!self->gossip)
         return MS_ERR_NOMEM;
-    rc = s_items_open(self);
+    rc = ms_item_sync_join(self->item_sync, self->members,
+                           ms_authority_key(self->authority), chain);
     if (rc != MS_OK)
         return rc;
     // Dataset blobs: uploads, serving peers, fetching from them.
@@ -3866,6 +3269,7 @@ s_pool_close(ms_node_t *self)
     ms_gossip_destroy(&self->gossip);
     ms_mesh_destroy(&self->mesh);
     ms_scheduler_destroy(&self->scheduler);
+    ms_lease_feed_destroy(&self->lease_feed);
     ms_lease_table_destroy(&self->leases);
 }
 
@@ -4008,7 +3412,7 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     }
     ms_mesh_tick(self->mesh, ms_mesh_now());
     ms_gossip_tick(self->gossip, ms_mesh_now());
-    s_items_tick(self, ms_clock_mono_ms());
+    ms_item_sync_tick(self->item_sync, ms_clock_mono_ms());
     if (self->fetch)
         ms_blob_fetch_tick(self->fetch, ms_clock_mono_ms());
     s_lease_tick(self, ms_clock_mono_ms());
@@ -4020,7 +3424,7 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
 //  Events (GET /api/v1/events: node/actor/ms_node_events, docs/EVENTS.md)
 //
 //  What lands here is reported to the events as it happens: every result
-//  record (s_append for our own, s_lease_feed for the merged ones), the
+//  record (s_append for our own, ms_lease_feed for the merged ones), the
 //  store's verdict changes (s_emit_verdicts), peers' changes of state
 //  (s_on_peer); once a turn the events publish. Without an API there are
 //  no events and nothing is reported.
@@ -4606,7 +4010,7 @@ s_au_join(void *arg, ms_diag_t *diag)
         ms_gossip_destroy(&self->gossip);
         ms_mesh_destroy(&self->mesh);
         ms_members_destroy(&self->members);
-        ms_items_destroy(&self->items);
+        ms_item_sync_leave(self->item_sync);
         static const uint8_t no_pool[MS_WIRE_ID_BYTES];
         ms_block_signer_set_pool(self->signer, no_pool, signed_from);
         return rc;

@@ -669,7 +669,11 @@ ms_node_status_metrics(const ms_node_status_sample_t *s, ms_metrics_t *m)
         m->admission_links_closed_total = ms->n_revoked_links;
         m->members = s->n_members;
     }
-    m->authority_items = s->n_authority_items;
+    m->authority_items = s->items.n_items;
+    m->authority_items_added_total = s->items.n_added;
+    m->authority_items_refused_total = s->items.n_refused;
+    m->revocations_applied_total = s->items.n_revocations;
+    m->results_refused_invalid_total = s->lease_feed.n_refused_invalid;
     m->records_ignored_no_role_total = s->n_ignored_no_role;
     if (s->has_datasets) {
         m->datasets_fetched_total = s->datasets.n_fetched;

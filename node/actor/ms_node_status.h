@@ -67,6 +67,8 @@
 #include "ms_dataset_source.h"
 #include "ms_gossip.h"
 #include "ms_hash.h"
+#include "ms_item_sync.h"
+#include "ms_lease_feed.h"
 #include "ms_mesh.h"
 #include "ms_metrics.h"
 #include "ms_outbox.h"
@@ -110,22 +112,23 @@ typedef struct {
 //  no pool): its figures are zero and its group is off the status page.
 //  Pointers are borrowed for the call.
 typedef struct {
-    ms_metrics_t own;             // the node's own counters (ms_metrics.h)
-    uint64_t n_rejected_messages; // peer messages the node refused itself
-    ms_store_stats_t store;       // ms_store_stats
-    uint64_t n_ignored_no_role;   // ms_store_ignored_no_role
-    size_t n_leases;              // ms_lease_table_size
-    ms_runner_stats_t runner;     // ms_runner_stats
-    ms_outbox_stats_t outbox;     // ms_outbox_stats
-    uint32_t n_pool_operators;    // operators in the pool, as the store has
-    bool has_gossip;              // a gossip
-    ms_gossip_stats_t gossip;     // ms_gossip_stats
-    bool has_mesh;                // a mesh (then a member table)
-    ms_mesh_stats_t mesh;         // ms_mesh_stats
-    bool mesh_secure;             // ms_mesh_secure
-    size_t n_members;             // members admitted (ms_members_count)
-    size_t n_authority_items;     // ms_items_size, 0 without items
-    bool has_datasets;            // a dataset source
+    ms_metrics_t own;                 // the node's own counters (ms_metrics.h)
+    uint64_t n_rejected_messages;     // peer messages the node refused itself
+    ms_store_stats_t store;           // ms_store_stats
+    uint64_t n_ignored_no_role;       // ms_store_ignored_no_role
+    size_t n_leases;                  // ms_lease_table_size
+    ms_runner_stats_t runner;         // ms_runner_stats
+    ms_outbox_stats_t outbox;         // ms_outbox_stats
+    uint32_t n_pool_operators;        // operators in the pool, as the store has
+    bool has_gossip;                  // a gossip
+    ms_gossip_stats_t gossip;         // ms_gossip_stats
+    bool has_mesh;                    // a mesh (then a member table)
+    ms_mesh_stats_t mesh;             // ms_mesh_stats
+    bool mesh_secure;                 // ms_mesh_secure
+    size_t n_members;                 // members admitted (ms_members_count)
+    ms_item_sync_stats_t items;       // ms_item_sync_stats (authority items)
+    ms_lease_feed_stats_t lease_feed; // ms_lease_feed_stats
+    bool has_datasets;                // a dataset source
     ms_dataset_source_stats_t datasets; // ms_dataset_source_stats
     bool has_fetch;                     // a blob fetcher (then a blob store)
     ms_blob_fetch_stats_t fetch;        // ms_blob_fetch_stats

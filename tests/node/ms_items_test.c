@@ -15,29 +15,18 @@
 #include "ms_authority_item.h"
 #include "ms_cert.h"
 #include "ms_items.h"
+#include "ms_items_fixture.h"
 
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-//  A pool: authority key pair and id.
-typedef struct {
-    uint8_t pk[32], sk[64], pool_id[32];
-} s_pool_t;
-
-static void
-s_pool(s_pool_t *p)
-{
-    assert_int_equal(ms_cert_keypair(p->pk, p->sk), MS_OK);
-    ms_cert_pool_id(p->pk, p->pool_id);
-}
-
 //  --------------------------------------------------------------------------
 //  Item bytes of a chain for a fresh node key, signed by signer_sk.
 
 static size_t
-s_chain_item(uint8_t *out, const s_pool_t *p, const uint8_t *signer_sk,
+s_chain_item(uint8_t *out, const ms_if_pool_t *p, const uint8_t *signer_sk,
              int64_t not_after, const char *op, uint8_t node_pk[32])
 {
     uint8_t nsk[64];
@@ -57,25 +46,6 @@ s_chain_item(uint8_t *out, const s_pool_t *p, const uint8_t *signer_sk,
 }
 
 //  --------------------------------------------------------------------------
-//  Item bytes of a revocation of subject (cut: all).
-
-static size_t
-s_revoke_item(uint8_t *out, const s_pool_t *p, const uint8_t subject[32])
-{
-    ms_authority_item_t item;
-    memset(&item, 0, sizeof item);
-    item.kind = MS_AUTHORITY_ITEM_REVOKE;
-    memcpy(item.subject, subject, 32);
-    item.issued_at = 1700000000;
-    item.serial = 7;
-    item.cut_all = true;
-    assert_int_equal(ms_authority_item_sign(&item, p->sk, NULL), MS_OK);
-    size_t n = ms_items_encode_authority(&item, out);
-    assert_true(n > 1);
-    return n;
-}
-
-//  --------------------------------------------------------------------------
 //  A valid chain checks, also once expired (old records keep their
 //  operator); a chain of another pool, a forged one and one with a byte
 //  changed are refused with the reason.
@@ -84,9 +54,9 @@ static void
 test_check_chain(void **state)
 {
     (void) state;
-    s_pool_t p, other;
-    s_pool(&p);
-    s_pool(&other);
+    ms_if_pool_t p, other;
+    ms_if_pool(&p);
+    ms_if_pool(&other);
     uint8_t buf[MS_ITEMS_MAX_BYTES], node[32];
     ms_items_parsed_t it;
     ms_diag_t diag;
@@ -137,12 +107,12 @@ static void
 test_check_revocation(void **state)
 {
     (void) state;
-    s_pool_t p, other;
-    s_pool(&p);
-    s_pool(&other);
+    ms_if_pool_t p, other;
+    ms_if_pool(&p);
+    ms_if_pool(&other);
     uint8_t buf[MS_ITEMS_MAX_BYTES], subject[32], sk[64];
     assert_int_equal(ms_cert_keypair(subject, sk), MS_OK);
-    size_t n = s_revoke_item(buf, &p, subject);
+    size_t n = ms_if_revoke_item(buf, &p, subject);
     ms_items_parsed_t it;
     assert_int_equal(ms_items_check(buf, n, p.pk, &it, NULL), MS_OK);
     assert_int_equal(it.type, MS_ITEMS_AUTHORITY);
@@ -166,8 +136,8 @@ static void
 test_set_digest_order(void **state)
 {
     (void) state;
-    s_pool_t p;
-    s_pool(&p);
+    ms_if_pool_t p;
+    ms_if_pool(&p);
     uint8_t items[5][MS_ITEMS_MAX_BYTES], node[32];
     size_t lens[5];
     for (int i = 0; i < 5; i++)
@@ -218,13 +188,13 @@ static void
 test_reconcile(void **state)
 {
     (void) state;
-    s_pool_t p;
-    s_pool(&p);
+    ms_if_pool_t p;
+    ms_if_pool(&p);
     enum { N = 12 };
     uint8_t items[N][MS_ITEMS_MAX_BYTES], node[32];
     size_t lens[N];
     for (int i = 0; i < N; i++)
-        lens[i] = i % 3 == 0 ? s_revoke_item(items[i], &p, node)
+        lens[i] = i % 3 == 0 ? ms_if_revoke_item(items[i], &p, node)
                              : s_chain_item(items[i], &p, p.sk, 0, "op", node);
     ms_items_t *a = ms_items_new(), *b = ms_items_new();
     for (int i = 0; i < N; i++) {

@@ -253,7 +253,9 @@ test_metrics_lines(void **state)
     s.runner.n_settle_lost = 13;
     s.runner.n_settle_capped = 14;
     s.runner.n_expiries = 15;
-    s.n_authority_items = 2;
+    s.items.n_items = 2;
+    s.items.n_revocations = 1;
+    s.lease_feed.n_refused_invalid = 7;
     s.has_datasets = true;
     s.datasets.n_fetched = 21;
     s.datasets.n_uploads = 22;
@@ -274,6 +276,8 @@ test_metrics_lines(void **state)
     assert_int_equal(m.lease_expiries_total, 15);
     assert_int_equal(m.loop_turn_max_us, 1234); // own counters kept
     assert_int_equal(m.authority_items, 2);
+    assert_int_equal(m.revocations_applied_total, 1);
+    assert_int_equal(m.results_refused_invalid_total, 7);
     assert_int_equal(m.datasets_fetched_total, 21);
     assert_int_equal(m.blob_uploads_total, 22);
     assert_int_equal(m.rejected_messages_total, 3 + 2);
