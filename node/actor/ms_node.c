@@ -117,8 +117,9 @@
     their checkpoints make the rerun resume bit-exactly when this node
     claims them again.
 
-    Failures. A worker death is a crash of its task: it is retried at
-    once under the same claim, up to retry_cap retries (DESIGN.md
+    Failures (ms_runner_worker_event decides; the node only hands it each
+    worker event). A worker death is a crash of its task: it is retried
+    at once under the same claim, up to retry_cap retries (DESIGN.md
     "Defaults": 2), after which a FAILURE record is published with the
     reason and the number of attempts ("worker killed by signal 6
     (SIGABRT) on 3 attempts"). The crash count lives in memory
@@ -344,7 +345,6 @@ struct ms_node {
                                      // s_metrics_gather)
     s_sweep_seen_t *sweeps_seen;     // sweep commit times (claim-to-start)
     size_t n_sweeps_seen;            // entries in sweeps_seen
-    int64_t *worker_free_us;         // per worker: monotonic us it went idle
     uint64_t n_rejected_messages;    // peer messages refused (gossip)
     ms_blob_store_t *blobs;          // dataset blobs (pool), or NULL
     ms_blob_fetch_t *fetch;          // blob fetches from peers, or NULL
@@ -847,12 +847,6 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
             s_log(self, "idle_only: own CPU time from %s",
                   ms_idle_cgroup(self->idle));
     }
-    self->worker_free_us =
-        calloc((size_t) ms_worker_pool_size(self->pool), sizeof(int64_t));
-    if (!self->worker_free_us) {
-        rc = MS_ERR_NOMEM;
-        goto fail;
-    }
     rc = s_pool_open(self, diag);
     if (rc != MS_OK)
         goto fail;
@@ -965,7 +959,6 @@ ms_node_destroy(ms_node_t **self_p)
     free(self->peer_tab);
     ms_settle_destroy(&self->settle);
     free(self->sweeps_seen);
-    free(self->worker_free_us);
     free(self->hb_claims);
     for (int i = 0; self->peers && i < self->opts.n_peers; i++)
         free(self->peers[i]);
@@ -2328,6 +2321,31 @@ s_run_gave_up(void *arg, const ms_hash_t *task_id)
 }
 
 //  --------------------------------------------------------------------------
+//  ms_runner_iface_t: a worker died (worker_crashes_total, read by HTTP
+//  threads).
+
+static void
+s_run_worker_died(void *arg)
+{
+    ms_node_t *self = arg;
+    pthread_mutex_lock(&self->lock);
+    self->n_worker_crashes++;
+    pthread_mutex_unlock(&self->lock);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: a re-evaluation's worker ended: ms_reeval's outcome.
+
+static void
+s_run_reeval_event(void *arg, const uint8_t target[MS_HASH_BYTES],
+                   const ms_worker_event_t *ev)
+{
+    ms_node_t *self = arg;
+    if (self->reeval)
+        ms_reeval_worker_event(self->reeval, target, ev);
+}
+
+//  --------------------------------------------------------------------------
 //  ms_runner_iface_t: the pause figures, copied for HTTP threads.
 
 static void
@@ -2359,7 +2377,8 @@ s_runner_open(ms_node_t *self)
                               .idle_cpu_pct = self->opts.idle_cpu_pct,
                               .idle_busy_s = self->opts.idle_busy_s,
                               .idle_quiet_s = self->opts.idle_quiet_s,
-                              .max_pause_s = self->opts.max_pause_s};
+                              .max_pause_s = self->opts.max_pause_s,
+                              .retry_cap = self->opts.retry_cap};
     memcpy(cfg.node_id, s_node_pk(self), MS_HASH_BYTES);
     ms_runner_iface_t iface = {.arg = self,
                                .log = s_sched_log,
@@ -2376,7 +2395,9 @@ s_runner_open(ms_node_t *self)
                                .claim_to_start = s_run_claim_to_start,
                                .result = s_run_result,
                                .gave_up = s_run_gave_up,
-                               .paused = s_run_paused};
+                               .paused = s_run_paused,
+                               .worker_died = s_run_worker_died,
+                               .reeval_event = s_run_reeval_event};
     self->runner = ms_runner_new(self->store, self->leases, self->settle,
                                  self->pool, self->idle, &cfg, &iface);
     return self->runner ? MS_OK : MS_ERR_NOMEM;
@@ -3677,151 +3698,6 @@ s_claim_to_start(ms_node_t *self, const ms_hash_t *sweep_id, int64_t free_us,
 }
 
 //  --------------------------------------------------------------------------
-//  Handle one worker event.
-
-static void
-s_on_event(ms_node_t *self, ms_worker_event_t *ev)
-{
-    if (ev->kind != MS_WORKER_EVENT_EPOCH &&
-        ev->kind != MS_WORKER_EVENT_STARTED)
-        s_work_changed(self); // a worker is free again
-    ms_runner_run_t *r = ms_runner_run(self->runner, ev->worker);
-    if (r->busy && r->reeval) {
-        if (ev->kind == MS_WORKER_EVENT_EPOCH ||
-            ev->kind == MS_WORKER_EVENT_STARTED)
-            return;
-        if (self->reeval)
-            ms_reeval_worker_event(self->reeval, r->target, ev);
-        if (ev->kind == MS_WORKER_EVENT_DIED) {
-            pthread_mutex_lock(&self->lock);
-            self->n_worker_crashes++;
-            pthread_mutex_unlock(&self->lock);
-        }
-        self->worker_free_us[ev->worker] = ms_clock_mono_us();
-        json_decref(r->config);
-        memset(r, 0, sizeof *r);
-        return;
-    }
-    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&r->task_id, thex);
-    ms_hash_hex(&r->sweep_id, shex);
-    if (r->busy && r->paused_out) {
-        // idle_only: its claim was released after max_pause_s and the
-        // worker killed (ms_runner_idle_tick); the task is pending again with
-        // its checkpoint. A message it sent before it was stopped is
-        // dropped: it no longer runs under a claim of ours.
-        if (ev->kind == MS_WORKER_EVENT_EPOCH ||
-            ev->kind == MS_WORKER_EVENT_STARTED)
-            return;
-        if (ev->kind == MS_WORKER_EVENT_DIED) {
-            pthread_mutex_lock(&self->lock);
-            self->n_worker_crashes++;
-            pthread_mutex_unlock(&self->lock);
-        }
-        s_log(self,
-              "task %.12s: worker %d ended after its claim was released "
-              "(paused past max_pause_s)",
-              thex, ev->worker);
-        ms_runner_forget(self->runner, &r->task_id);
-        self->worker_free_us[ev->worker] = ms_clock_mono_us();
-        json_decref(r->config);
-        memset(r, 0, sizeof *r);
-        return;
-    }
-    switch (ev->kind) {
-    case MS_WORKER_EVENT_EPOCH: {
-        json_t *out = json_copy(ev->body);
-        if (out) {
-            json_object_del(out, "op");
-            json_object_set_new(out, "event", json_string("epoch"));
-            json_object_set_new(out, "sweep_id", json_string(shex));
-        }
-        s_emit(self, out);
-        return;
-    }
-    case MS_WORKER_EVENT_STARTED:
-        if (r->busy)
-            s_claim_to_start(
-                self, &r->sweep_id, self->worker_free_us[ev->worker], thex,
-                json_integer_value(json_object_get(ev->body, "mono_us")));
-        return;
-    case MS_WORKER_EVENT_RESULT:
-        if (r->busy)
-            s_on_result(self, r, ev->body);
-        break;
-    case MS_WORKER_EVENT_FAILED:
-        if (r->busy && r->leased)
-            ms_runner_fail(self->runner, &r->task_id, &r->sweep_id, r->slot,
-                           r->epoch, MS_FAILURE_CLASS_TASK, ev->reason);
-        break;
-    case MS_WORKER_EVENT_DIED: {
-        pthread_mutex_lock(&self->lock);
-        self->n_worker_crashes++;
-        pthread_mutex_unlock(&self->lock);
-        // "worker 0 killed by signal 6 (SIGABRT) while running task X",
-        // not "worker 0: worker killed ..."
-        bool of_worker = strncmp(ev->reason, "worker ", 7) == 0;
-        s_log(self, "worker %d%s%s%s%.12s", ev->worker, of_worker ? " " : ": ",
-              of_worker ? ev->reason + 7 : ev->reason,
-              r->busy ? " while running task " : "", r->busy ? thex : "");
-        if (!r->busy)
-            break;
-        if (r->stopping) {
-            // Stopped on purpose (cancelled, or outranked): no crash. The
-            // checkpoint stays for an outranked task (we may claim it
-            // again); a cancelled sweep's is dropped.
-            s_release(self, &r->task_id, r->slot, r->epoch,
-                      MS_RELEASE_REASON_OUTRANKED);
-            ms_store_sweep_t *sw = NULL;
-            bool cancelled = ms_store_get_sweep(self->store, r->sweep_id.bytes,
-                                                &sw) == MS_OK &&
-                             sw->state == MS_SWEEP_CANCELLED;
-            ms_store_sweep_destroy(&sw);
-            ms_store_set_task_state(self->store, r->task_id.bytes,
-                                    cancelled ? MS_TASK_CANCELLED
-                                              : MS_TASK_PENDING,
-                                    NULL, cancelled ? "sweep cancelled" : NULL);
-            if (cancelled)
-                ms_runner_drop_checkpoint(self->runner, &r->task_id);
-            ms_runner_forget(self->runner, &r->task_id);
-            break;
-        }
-        int crashes =
-            ms_runner_crashed(self->runner, &r->task_id, self->opts.retry_cap);
-        if (crashes > self->opts.retry_cap) {
-            char reason[700];
-            snprintf(reason, sizeof reason, "%s on %d attempt%s", ev->reason,
-                     crashes, crashes == 1 ? "" : "s");
-            // In a pool, a worker killed by SIGKILL is most likely the
-            // out-of-memory killer: a resource failure, for bigger nodes.
-            ms_runner_fail(self->runner, &r->task_id, &r->sweep_id, r->slot,
-                           r->epoch,
-                           self->mesh && ev->term_signal == SIGKILL
-                               ? MS_FAILURE_CLASS_RESOURCE
-                               : MS_FAILURE_CLASS_TASK,
-                           reason);
-        } else {
-            // Retry at once under the same claim (we still hold it: it
-            // settled before its first start, nothing to wait for).
-            if (ms_settle_add(self->settle, r->task_id.bytes, r->slot, r->epoch,
-                              0, NULL, 0, ms_clock_mono_ms(), 0) != MS_OK)
-                s_release(self, &r->task_id, r->slot, r->epoch,
-                          MS_RELEASE_REASON_FAILED);
-            s_emit(self,
-                   json_pack("{s:s, s:s, s:s, s:i, s:s}", "event", "retry",
-                             "task_id", thex, "sweep_id", shex, "attempt",
-                             crashes + 1, "reason", ev->reason));
-        }
-        break;
-    }
-    }
-    if (r->busy)
-        self->worker_free_us[ev->worker] = ms_clock_mono_us();
-    json_decref(r->config);
-    memset(r, 0, sizeof *r);
-}
-
-//  --------------------------------------------------------------------------
 //  ms_node_command_iface_t: an uploaded file (consumed) becomes a blob.
 
 static int
@@ -4260,7 +4136,7 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     ms_worker_event_t ev;
     while (!self->stopping &&
            ms_worker_pool_poll(self->pool, 0, -1, &ev) == MS_OK) {
-        s_on_event(self, &ev);
+        ms_runner_worker_event(self->runner, &ev);
         ms_worker_event_clear(&ev);
     }
     if (ms_outbox_stats(self->outbox).n_queued) {
@@ -4634,7 +4510,7 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
         if (wait > 0)
             s_turn_begin(self);
         if (rc == MS_OK) {
-            s_on_event(self, &ev);
+            ms_runner_worker_event(self->runner, &ev);
             ms_worker_event_clear(&ev);
             wait = 0; // take what else has arrived, then go on
             if (self->stopping)
@@ -5197,7 +5073,8 @@ s_control_action(ms_node_control_t action)
 
 //  --------------------------------------------------------------------------
 //  Stop this node's workers on the tasks of a sweep (cancel): SIGTERM; the
-//  worker's death then cancels the task (s_on_event) instead of retrying.
+//  worker's death then cancels the task (ms_runner_worker_event) instead
+//  of retrying.
 
 static void
 s_stop_sweep_workers(ms_node_t *self, const ms_hash_t *sweep_id)
