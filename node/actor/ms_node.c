@@ -167,6 +167,7 @@
 #include "ms_lease_table.h"
 #include "ms_items.h"
 #include "ms_keep.h"
+#include "ms_lifecycle.h"
 #include "ms_members.h"
 #include "ms_metrics.h"
 #include "ms_mesh.h"
@@ -293,6 +294,7 @@ struct ms_node {
     ms_identity_t *identity;        // node key pair
     ms_store_t *store;              // the store
     ms_submit_t *submit;            // the submission path (over store)
+    ms_lifecycle_t *lifecycle;      // sweep-control records (over store)
     ms_dataset_source_t *datasets;  // sweeps' datasets, blob answers
     ms_worker_pool_t *pool;         // worker processes
     ms_api_t *api;                  // HTTP API, or NULL
@@ -631,8 +633,6 @@ static int s_api_submit(void *arg, const char *text, size_t n,
                         const char *files, char **summary, ms_diag_t *diag);
 static int s_api_blob_put(void *arg, const ms_hash_t *hash,
                           const char *tmp_path, ms_diag_t *diag);
-static int s_control_record(ms_node_t *self, const ms_hash_t *sweep_id,
-                            uint32_t action, int32_t priority);
 static int s_api_authority(void *arg, const char *text, size_t n,
                            char **summary, ms_diag_t *diag);
 static int s_api_control(void *arg, const ms_hash_t *sweep_id,
@@ -936,6 +936,7 @@ ms_node_destroy(ms_node_t **self_p)
     ms_worker_pool_destroy(&self->pool);
     ms_idle_destroy(&self->idle);
     ms_submit_destroy(&self->submit);
+    ms_lifecycle_destroy(&self->lifecycle);
     ms_dataset_source_destroy(&self->datasets);
     ms_record_log_destroy(&self->log);
     ms_store_destroy(&self->store);
@@ -994,7 +995,8 @@ s_si_append(void *arg, size_t n, const ms_store_payload_t *payloads)
 static int
 s_si_reopen(void *arg, const ms_hash_t *sweep_id)
 {
-    return s_control_record(arg, sweep_id, MS_SWEEP_CONTROL_REOPEN, 0);
+    ms_node_t *self = arg;
+    return ms_lifecycle_reopen(self->lifecycle, sweep_id);
 }
 
 //  --------------------------------------------------------------------------
@@ -1051,6 +1053,19 @@ s_ds_ready(void *arg, const ms_hash_t *sweep_id)
 
 static size_t s_ri_live_peers(void *arg, uint8_t (**out)[MS_HASH_BYTES]);
 
+static void s_run_emit(void *arg, json_t *event);
+static void s_run_changed(void *arg);
+
+//  --------------------------------------------------------------------------
+//  ms_lifecycle_iface_t: stop our workers on a cancelled sweep's tasks.
+
+static void
+s_lc_stop_sweep(void *arg, const ms_hash_t *sweep_id)
+{
+    ms_node_t *self = arg;
+    ms_runner_stop_sweep(self->runner, sweep_id);
+}
+
 //  --------------------------------------------------------------------------
 //  Make DATA_DIR/datasets, the dataset source and the submission path over
 //  our store.
@@ -1075,6 +1090,15 @@ s_submit_open(ms_node_t *self, ms_diag_t *diag)
                                         .ready = s_ds_ready};
     self->datasets = ms_dataset_source_new(self->store, &dcfg, &diface);
     if (!self->datasets)
+        return MS_ERR_NOMEM;
+    ms_lifecycle_iface_t liface = {.arg = self,
+                                   .log = s_log_line,
+                                   .emit = s_run_emit,
+                                   .append = s_si_append,
+                                   .changed = s_run_changed,
+                                   .stop_sweep = s_lc_stop_sweep};
+    self->lifecycle = ms_lifecycle_new(self->store, &liface);
+    if (!self->lifecycle)
         return MS_ERR_NOMEM;
     ms_submit_config_t cfg = {.max_tasks_per_sweep =
                                   self->opts.max_tasks_per_sweep,
@@ -5019,117 +5043,27 @@ s_api_status(void *arg)
 //  Sweep life cycle, pool id, peers
 
 //  --------------------------------------------------------------------------
-//  Parse an action name.
+//  Parse an action name (ms_lifecycle's names).
 
 int
 ms_node_control_parse(const char *name, ms_node_control_t *out)
 {
-    static const char *names[] = {"cancel", "pause", "resume", "priority"};
-    for (int i = 0; name && i < 4; i++)
-        if (strcmp(name, names[i]) == 0) {
-            *out = (ms_node_control_t) i;
-            return MS_OK;
-        }
-    return MS_ERR_INVALID;
+    ms_sweep_control_t action;
+    if (ms_lifecycle_parse(name, &action) != MS_OK)
+        return MS_ERR_INVALID;
+    *out = (ms_node_control_t) action;
+    return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
-//  A sweep-control record of ours (applied by the store, gossiped).
-
-//  ACTION is an ms_sweep_control_t. Its logical time is one more than the
-//  highest this store holds for the sweep (ms_store.c "sweep-control"),
-//  so it sorts after every control of the sweep this node has seen.
-
-static int
-s_control_record(ms_node_t *self, const ms_hash_t *sweep_id, uint32_t action,
-                 int32_t priority)
-{
-    uint64_t seen = 0;
-    int rc = ms_store_sweep_control_time(self->store, sweep_id->bytes, &seen);
-    if (rc != MS_OK)
-        return rc;
-    ms_store_payload_t p;
-    memset(&p, 0, sizeof p);
-    p.kind = MS_RECORD_SWEEP_CONTROL;
-    memcpy(p.u.control.sweep_id, sweep_id->bytes, MS_HASH_BYTES);
-    p.u.control.action = action;
-    p.u.control.priority = priority;
-    p.u.control.lamport = seen < UINT64_MAX ? seen + 1 : UINT64_MAX;
-    s_work_changed(self);
-    return s_append(self, 1, &p);
-}
-
-//  --------------------------------------------------------------------------
-//  The sweep-control action of a node action.
-
-static uint32_t
-s_control_action(ms_node_control_t action)
-{
-    return action == MS_NODE_CONTROL_CANCEL   ? MS_SWEEP_CONTROL_CANCEL
-           : action == MS_NODE_CONTROL_PAUSE  ? MS_SWEEP_CONTROL_PAUSE
-           : action == MS_NODE_CONTROL_RESUME ? MS_SWEEP_CONTROL_RESUME
-                                              : MS_SWEEP_CONTROL_PRIORITY;
-}
-
-//  --------------------------------------------------------------------------
-//  Stop this node's workers on the tasks of a sweep (cancel): SIGTERM; the
-//  worker's death then cancels the task (ms_runner_worker_event) instead
-//  of retrying.
-
-static void
-s_stop_sweep_workers(ms_node_t *self, const ms_hash_t *sweep_id)
-{
-    for (int i = 0; i < ms_worker_pool_size(self->pool); i++)
-        if (ms_hash_equal(&ms_runner_run(self->runner, i)->sweep_id, sweep_id))
-            ms_runner_stop(self->runner, i);
-}
-
-//  --------------------------------------------------------------------------
-//  Apply a life-cycle action to a sweep.
+//  Apply a life-cycle action to a sweep (ms_lifecycle's rule).
 
 int
 ms_node_control(ms_node_t *self, const ms_hash_t *sweep_id,
                 ms_node_control_t action, int32_t priority, ms_diag_t *diag)
 {
-    char hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(sweep_id, hex);
-    if (action < MS_NODE_CONTROL_CANCEL || action > MS_NODE_CONTROL_PRIORITY)
-        return ms_diag_set(diag, "action", "unknown action %d", (int) action);
-    ms_store_sweep_t *sweep = NULL;
-    int rc = ms_store_get_sweep(self->store, sweep_id->bytes, &sweep);
-    if (rc != MS_OK)
-        return ms_diag_set_code(diag, rc, hex, "%s",
-                                rc == MS_ERR_NOTFOUND ? "no such sweep"
-                                                      : ms_strerror(rc));
-    ms_sweep_state_t state = sweep->state;
-    ms_store_sweep_destroy(&sweep);
-    if (action != MS_NODE_CONTROL_PRIORITY &&
-        (state == MS_SWEEP_CANCELLED || state == MS_SWEEP_DONE)) {
-        if (action == MS_NODE_CONTROL_CANCEL && state == MS_SWEEP_CANCELLED)
-            return MS_OK; // cancelled twice: nothing more to do
-        return ms_diag_set_code(diag, MS_ERR_CONFLICT, hex,
-                                "the sweep is %s: it cannot be %s%s",
-                                ms_sweep_state_name(state),
-                                action == MS_NODE_CONTROL_CANCEL  ? "cancelled"
-                                : action == MS_NODE_CONTROL_PAUSE ? "paused"
-                                                                  : "resumed",
-                                state == MS_SWEEP_CANCELLED
-                                    ? " (submit its spec again to reopen it)"
-                                    : "");
-    }
-    rc = s_control_record(self, sweep_id, s_control_action(action), priority);
-    if (rc != MS_OK)
-        return ms_diag_set_code(diag, rc, hex, "cannot store: %s",
-                                ms_strerror(rc));
-    if (action == MS_NODE_CONTROL_CANCEL)
-        s_stop_sweep_workers(self, sweep_id);
-    static const char *names[] = {"cancel", "pause", "resume", "priority"};
-    s_log(self, "sweep %.12s: %s%s", hex, names[action],
-          action == MS_NODE_CONTROL_PRIORITY ? " set" : "");
-    s_emit(self,
-           json_pack("{s:s, s:s, s:s, s:i}", "event", "control", "sweep_id",
-                     hex, "action", names[action], "priority", (int) priority));
-    return MS_OK;
+    return ms_lifecycle_apply(self->lifecycle, sweep_id,
+                              (ms_sweep_control_t) action, priority, diag);
 }
 
 //  --------------------------------------------------------------------------

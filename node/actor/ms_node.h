@@ -42,6 +42,7 @@
 #include "ms_hash.h"
 #include "ms_node_options.h"
 #include "ms_store.h"
+#include "ms_store_payload.h"
 
 #include <jansson.h>
 
@@ -181,12 +182,16 @@ int ms_node_worker_count(ms_node_t *self, int *n_busy);
 int64_t ms_node_trainings_started(ms_node_t *self);
 
 //  Life-cycle actions on a sweep (DESIGN.md "Work, claims and leases":
-//  sweep-control records).
+//  sweep-control records): the record's own actions
+//  (node/data/ms_lifecycle, which owns the rule).
 typedef enum {
-    MS_NODE_CONTROL_CANCEL = 0,   // pending tasks cancelled, running stopped
-    MS_NODE_CONTROL_PAUSE = 1,    // no new task starts; running ones finish
-    MS_NODE_CONTROL_RESUME = 2,   // active again
-    MS_NODE_CONTROL_PRIORITY = 3, // set the priority (higher served first)
+    // pending tasks cancelled, running stopped
+    MS_NODE_CONTROL_CANCEL = MS_SWEEP_CONTROL_CANCEL,
+    // no new task starts; running ones finish
+    MS_NODE_CONTROL_PAUSE = MS_SWEEP_CONTROL_PAUSE,
+    MS_NODE_CONTROL_RESUME = MS_SWEEP_CONTROL_RESUME, // active again
+    // set the priority (higher served first)
+    MS_NODE_CONTROL_PRIORITY = MS_SWEEP_CONTROL_PRIORITY,
 } ms_node_control_t;
 
 //  Parse an action name ("cancel", "pause", "resume", "priority") into

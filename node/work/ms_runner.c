@@ -705,6 +705,19 @@ ms_runner_stop(ms_runner_t *self, int i)
 }
 
 //  --------------------------------------------------------------------------
+//  Stop this node's workers on the tasks of a sweep (cancel): SIGTERM; the
+//  worker's death then cancels the task instead of retrying.
+
+void
+ms_runner_stop_sweep(ms_runner_t *self, const ms_hash_t *sweep_id)
+{
+    assert(self && sweep_id);
+    for (int i = 0; i < self->n_workers; i++)
+        if (ms_hash_equal(&self->running[i].sweep_id, sweep_id))
+            ms_runner_stop(self, i);
+}
+
+//  --------------------------------------------------------------------------
 //  A worker's run ended (any event but EPOCH and STARTED): note when the
 //  worker went idle (when it ran a task) and free its entry.
 

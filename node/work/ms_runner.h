@@ -259,6 +259,10 @@ void ms_runner_fail(ms_runner_t *self, const ms_hash_t *task_id,
 //  paused); its death then ends the task without a retry.
 void ms_runner_stop(ms_runner_t *self, int worker);
 
+//  Stop (ms_runner_stop) every worker of ours on a task of SWEEP_ID (its
+//  sweep was cancelled): their deaths end the tasks cancelled.
+void ms_runner_stop_sweep(ms_runner_t *self, const ms_hash_t *sweep_id);
+
 //  Lease housekeeping at monotonic ms NOW: stop workers whose claims were
 //  outranked (and release outranked settling claims), count expiries
 //  (claim a lapsed lease of ours again or stop its worker), and every

@@ -692,6 +692,31 @@ test_reeval_and_paused_out(void **state)
     s_close(&w);
 }
 
+//  --------------------------------------------------------------------------
+//  A cancel stops our workers on that sweep's tasks only (SIGTERM: its
+//  death is then no crash).
+
+static void
+test_stop_sweep(void **state)
+{
+    s_world_t w;
+    s_open(&w, *state, false, 0, 0);
+    ms_runner_run_t *r = s_on_worker(&w, 0, 1);
+    ms_hash_t other;
+    memset(other.bytes, 0x99, 32);
+    ms_runner_stop_sweep(w.runner, &other);
+    assert_false(r->stopping);
+    ms_hash_t sid;
+    memcpy(sid.bytes, w.sweep.sweep_id, 32);
+    ms_runner_stop_sweep(w.runner, &sid);
+    assert_true(r->stopping);
+    s_died(&w, "worker exited with status 143", 0);
+    assert_int_equal(w.fake.n_records, 1);
+    assert_int_equal(w.fake.reasons[0], MS_RELEASE_REASON_OUTRANKED);
+    assert_int_equal(w.fake.n_gave_up, 0);
+    s_close(&w);
+}
+
 int
 main(void)
 {
@@ -715,6 +740,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_result_failed_and_progress,
                                         s_setup, ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_reeval_and_paused_out, s_setup,
+                                        ms_sf_teardown),
+        cmocka_unit_test_setup_teardown(test_stop_sweep, s_setup,
                                         ms_sf_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
