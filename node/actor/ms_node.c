@@ -117,8 +117,9 @@
     their checkpoints make the rerun resume bit-exactly when this node
     claims them again.
 
-    Failures. A worker death is a crash of its task: it is retried at
-    once under the same claim, up to retry_cap retries (DESIGN.md
+    Failures (ms_runner_worker_event decides; the node only hands it each
+    worker event). A worker death is a crash of its task: it is retried
+    at once under the same claim, up to retry_cap retries (DESIGN.md
     "Defaults": 2), after which a FAILURE record is published with the
     reason and the number of attempts ("worker killed by signal 6
     (SIGABRT) on 3 attempts"). The crash count lives in memory
@@ -166,6 +167,7 @@
 #include "ms_lease_table.h"
 #include "ms_item_sync.h"
 #include "ms_keep.h"
+#include "ms_lifecycle.h"
 #include "ms_members.h"
 #include "ms_metrics.h"
 #include "ms_mesh.h"
@@ -263,6 +265,7 @@ struct ms_node {
     ms_identity_t *identity;        // node key pair
     ms_store_t *store;              // the store
     ms_submit_t *submit;            // the submission path (over store)
+    ms_lifecycle_t *lifecycle;      // sweep-control records (over store)
     ms_dataset_source_t *datasets;  // sweeps' datasets, blob answers
     ms_worker_pool_t *pool;         // worker processes
     ms_api_t *api;                  // HTTP API, or NULL
@@ -298,7 +301,6 @@ struct ms_node {
                                      // s_metrics_gather)
     s_sweep_seen_t *sweeps_seen;     // sweep commit times (claim-to-start)
     size_t n_sweeps_seen;            // entries in sweeps_seen
-    int64_t *worker_free_us;         // per worker: monotonic us it went idle
     uint64_t n_rejected_messages;    // peer messages refused (gossip)
     ms_blob_store_t *blobs;          // dataset blobs (pool), or NULL
     ms_blob_fetch_t *fetch;          // blob fetches from peers, or NULL
@@ -456,154 +458,6 @@ s_emit(ms_node_t *self, json_t *event)
 }
 
 //  --------------------------------------------------------------------------
-//  Fill the defaults.
-
-void
-ms_node_options_defaults(ms_node_options_t *opts)
-{
-    memset(opts, 0, sizeof *opts);
-    opts->data_dir = "meshsweep-data";
-    opts->n_workers = 0;
-    opts->backend = "auto";
-    opts->gpu_workers = MS_GPU_WORKERS_AUTO;
-    opts->blas_threads = 1;
-    opts->retry_cap = MS_DEFAULT_RETRY_CAP;
-    opts->worker_nice = MS_DEFAULT_WORKER_NICE;
-    opts->worker_memory_mb = 0;
-    opts->idle_only = false;
-    opts->idle_cpu_pct = MS_DEFAULT_IDLE_CPU_PCT;
-    opts->idle_busy_s = MS_DEFAULT_IDLE_BUSY_S;
-    opts->idle_quiet_s = MS_DEFAULT_IDLE_QUIET_S;
-    opts->api_bind = NULL;
-    opts->api_token_file = NULL;
-    opts->dashboard_dir = NULL;
-    opts->verbose = false;
-    opts->open_pool = NULL;
-    opts->mesh_port = MS_DEFAULT_MESH_PORT;
-    opts->beacon_port = MS_DEFAULT_BEACON_PORT;
-    opts->interface = NULL;
-    opts->peers = NULL;
-    opts->n_peers = 0;
-    opts->no_beacon = false;
-    opts->lease_ttl_ms = MS_DEFAULT_LEASE_TTL_MS;
-    opts->heartbeat_ms = MS_DEFAULT_HEARTBEAT_MS;
-    opts->settle_ms = MS_DEFAULT_SETTLE_MS;
-    opts->beacon_interval_ms = MS_DEFAULT_BEACON_INTERVAL_MS;
-    opts->antientropy_ms = MS_DEFAULT_ANTIENTROPY_MS;
-    opts->max_pause_s = MS_DEFAULT_MAX_PAUSE_S;
-    opts->max_tasks_per_sweep = MS_DEFAULT_MAX_TASKS_PER_SWEEP;
-    opts->max_dataset_bytes = MS_DEFAULT_MAX_DATASET_BYTES;
-    opts->reevaluate_fraction = MS_DEFAULT_REEVALUATE_FRACTION;
-    opts->reeval_timeout_s = MS_DEFAULT_REEVAL_TIMEOUT_S;
-    opts->keep_retention_s = MS_DEFAULT_KEEP_RETENTION_S;
-}
-
-//  --------------------------------------------------------------------------
-//  Check the pool options (DESIGN.md "Defaults"); MS_OK or MS_ERR_INVALID
-//  with diag naming the option.
-
-static int
-s_check_pool_options(const ms_node_options_t *opts, ms_diag_t *diag)
-{
-    if (opts->mesh_port < 0 || opts->mesh_port > 65535)
-        return ms_diag_set(diag, "mesh_port", "must be 0..65535, not %d",
-                           opts->mesh_port);
-    if (opts->beacon_port < 1 || opts->beacon_port > 65535)
-        return ms_diag_set(diag, "beacon_port", "must be 1..65535, not %d",
-                           opts->beacon_port);
-    if (opts->lease_ttl_ms < 10)
-        return ms_diag_set(diag, "lease_ttl_ms", "must be 10 or more, not %d",
-                           opts->lease_ttl_ms);
-    if (opts->heartbeat_ms < 1)
-        return ms_diag_set(diag, "heartbeat_ms", "must be 1 or more, not %d",
-                           opts->heartbeat_ms);
-    if ((int64_t) opts->heartbeat_ms * 2 >= opts->lease_ttl_ms)
-        return ms_diag_set(diag, "heartbeat_ms",
-                           "%d must be under lease_ttl_ms/2 (%d): a lease "
-                           "would expire between two heartbeats",
-                           opts->heartbeat_ms, opts->lease_ttl_ms / 2);
-    if (opts->settle_ms < -1)
-        return ms_diag_set(diag, "settle_ms",
-                           "must be -1 (auto) or 0 or more, not %d",
-                           opts->settle_ms);
-    if (opts->beacon_interval_ms < 1)
-        return ms_diag_set(diag, "beacon_interval_ms",
-                           "must be 1 or more, not %d",
-                           opts->beacon_interval_ms);
-    if (opts->antientropy_ms < 1)
-        return ms_diag_set(diag, "antientropy_ms", "must be 1 or more, not %d",
-                           opts->antientropy_ms);
-    if (opts->max_pause_s < 0)
-        return ms_diag_set(diag, "max_pause_s", "must be 0 or more, not %d",
-                           opts->max_pause_s);
-    if (opts->worker_memory_mb < 0 ||
-        (opts->worker_memory_mb > 0 && opts->worker_memory_mb < 256))
-        return ms_diag_set(diag, "worker_memory_mb",
-                           "must be 0 (no cap) or 256 MiB or more, not %d (a "
-                           "worker needs about 150 MiB before its first task)",
-                           opts->worker_memory_mb);
-    if (opts->idle_cpu_pct < 0 || opts->idle_cpu_pct > 100)
-        return ms_diag_set(diag, "idle_cpu_pct", "must be 0..100, not %d",
-                           opts->idle_cpu_pct);
-    if (opts->idle_busy_s < 1)
-        return ms_diag_set(diag, "idle_busy_s", "must be 1 or more, not %d",
-                           opts->idle_busy_s);
-    if (opts->idle_quiet_s < 1)
-        return ms_diag_set(diag, "idle_quiet_s", "must be 1 or more, not %d",
-                           opts->idle_quiet_s);
-    if (opts->max_tasks_per_sweep < 1)
-        return ms_diag_set(diag, "max_tasks_per_sweep",
-                           "must be 1 or more, not %lld",
-                           (long long) opts->max_tasks_per_sweep);
-    if (opts->max_dataset_bytes < 1)
-        return ms_diag_set(diag, "max_dataset_bytes",
-                           "must be 1 or more, not %lld",
-                           (long long) opts->max_dataset_bytes);
-    if (!(opts->reevaluate_fraction >= 0 && opts->reevaluate_fraction <= 1))
-        return ms_diag_set(diag, "reevaluate_fraction",
-                           "must be a number in 0..1, not %g",
-                           opts->reevaluate_fraction);
-    if (opts->reeval_timeout_s < 1)
-        return ms_diag_set(diag, "reeval_timeout_s",
-                           "must be 1 or more, not %d", opts->reeval_timeout_s);
-    if (opts->keep_retention_s < 0)
-        return ms_diag_set(diag, "keep_retention_s",
-                           "must be 0 or more, not %d", opts->keep_retention_s);
-    if (opts->n_peers < 0 || (opts->n_peers > 0 && !opts->peers))
-        return ms_diag_set(diag, "peer", "peer list malformed");
-    for (int i = 0; i < opts->n_peers; i++) {
-        const char *p = opts->peers[i];
-        const char *at = p ? strchr(p, '@') : NULL;
-        const char *ep = at ? at + 1 : p;
-        if (!p || strncmp(ep, "tcp://", 6) != 0 || !strchr(ep + 6, ':'))
-            return ms_diag_set(diag, "peer",
-                               "'%.200s': expected [NODE_ID@]tcp://HOST:PORT",
-                               p ? p : "(null)");
-        if (at) {
-            size_t n = (size_t) (at - p);
-            if (n < 12 || n > MS_HASH_HEX_LEN)
-                return ms_diag_set(diag, "peer",
-                                   "'%.200s': a node id is 64 hex characters "
-                                   "(or a prefix of 12 or more)",
-                                   p);
-            for (size_t k = 0; k < n; k++)
-                if (!strchr("0123456789abcdef", p[k]))
-                    return ms_diag_set(diag, "peer",
-                                       "'%.200s': node id is not lowercase hex",
-                                       p);
-        }
-    }
-    if (opts->open_pool && !*opts->open_pool)
-        return ms_diag_set(diag, "open_pool", "empty pool name");
-    if (opts->open_pool && opts->enroll_key)
-        return ms_diag_set(diag, "enroll_key",
-                           "an enrollment key puts the node in its "
-                           "authority's pool: not with --open-pool (choose "
-                           "one)");
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
 //  mkdir -p with mode 0700 for the last part.
 
 static int
@@ -710,8 +564,6 @@ static int s_api_submit(void *arg, const char *text, size_t n,
                         const char *files, char **summary, ms_diag_t *diag);
 static int s_api_blob_put(void *arg, const ms_hash_t *hash,
                           const char *tmp_path, ms_diag_t *diag);
-static int s_control_record(ms_node_t *self, const ms_hash_t *sweep_id,
-                            uint32_t action, int32_t priority);
 static int s_api_authority(void *arg, const char *text, size_t n,
                            char **summary, ms_diag_t *diag);
 static int s_api_control(void *arg, const ms_hash_t *sweep_id,
@@ -765,43 +617,6 @@ s_lock_data_dir(ms_node_t *self, ms_diag_t *diag)
     }
     self->lock_fd = fd;
     return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Check the options before anything is opened.
-
-int
-ms_node_options_check(const ms_node_options_t *opts, ms_diag_t *diag)
-{
-    if (!opts->data_dir || !*opts->data_dir)
-        return ms_diag_set(diag, "data_dir", "no data dir given");
-    if (opts->retry_cap < 0)
-        return ms_diag_set(diag, "retry_cap", "must be 0 or more, not %d",
-                           opts->retry_cap);
-    if (opts->api_bind) {
-        int arc = ms_api_bind_check(opts->api_bind, diag);
-        if (arc != MS_OK)
-            return arc;
-    }
-    if (opts->n_workers < 0 || opts->n_workers > 4096)
-        return ms_diag_set(diag, "workers", "must be 0..4096, not %d",
-                           opts->n_workers);
-    const char *backend = opts->backend ? opts->backend : "auto";
-    if (strcmp(backend, "auto") != 0 && strcmp(backend, "cpu") != 0 &&
-        strcmp(backend, "cuda") != 0)
-        return ms_diag_set(diag, "backend",
-                           "unknown backend '%s' (expected auto, cpu or cuda)",
-                           backend);
-    if (opts->gpu_workers < MS_GPU_WORKERS_AUTO || opts->gpu_workers > 4096)
-        return ms_diag_set(diag, "gpu_workers",
-                           "must be 0..4096 or auto, not %d",
-                           opts->gpu_workers);
-    if (strcmp(backend, "cpu") == 0 && opts->gpu_workers > 0)
-        return ms_diag_set(diag, "gpu_workers",
-                           "%d GPU workers with backend cpu (use backend "
-                           "auto or cuda, or gpu_workers 0)",
-                           opts->gpu_workers);
-    return s_check_pool_options(opts, diag);
 }
 
 //  --------------------------------------------------------------------------
@@ -965,12 +780,6 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     rc = s_status_open(self, opened_at_ms);
     if (rc != MS_OK)
         goto fail;
-    self->worker_free_us =
-        calloc((size_t) ms_worker_pool_size(self->pool), sizeof(int64_t));
-    if (!self->worker_free_us) {
-        rc = MS_ERR_NOMEM;
-        goto fail;
-    }
     rc = s_pool_open(self, diag);
     if (rc != MS_OK)
         goto fail;
@@ -1065,6 +874,7 @@ ms_node_destroy(ms_node_t **self_p)
     ms_worker_pool_destroy(&self->pool);
     ms_idle_destroy(&self->idle);
     ms_submit_destroy(&self->submit);
+    ms_lifecycle_destroy(&self->lifecycle);
     ms_dataset_source_destroy(&self->datasets);
     ms_record_log_destroy(&self->log);
     ms_node_status_destroy(&self->status); // (it borrows the store)
@@ -1084,7 +894,6 @@ ms_node_destroy(ms_node_t **self_p)
     ms_settle_destroy(&self->settle);
     ms_pool_census_destroy(&self->census);
     free(self->sweeps_seen);
-    free(self->worker_free_us);
     free(self->hb_claims);
     for (int i = 0; self->peers && i < self->opts.n_peers; i++)
         free(self->peers[i]);
@@ -1119,7 +928,8 @@ s_si_append(void *arg, size_t n, const ms_store_payload_t *payloads)
 static int
 s_si_reopen(void *arg, const ms_hash_t *sweep_id)
 {
-    return s_control_record(arg, sweep_id, MS_SWEEP_CONTROL_REOPEN, 0);
+    ms_node_t *self = arg;
+    return ms_lifecycle_reopen(self->lifecycle, sweep_id);
 }
 
 //  --------------------------------------------------------------------------
@@ -1176,6 +986,19 @@ s_ds_ready(void *arg, const ms_hash_t *sweep_id)
 
 static size_t s_ri_live_peers(void *arg, uint8_t (**out)[MS_HASH_BYTES]);
 
+static void s_run_emit(void *arg, json_t *event);
+static void s_run_changed(void *arg);
+
+//  --------------------------------------------------------------------------
+//  ms_lifecycle_iface_t: stop our workers on a cancelled sweep's tasks.
+
+static void
+s_lc_stop_sweep(void *arg, const ms_hash_t *sweep_id)
+{
+    ms_node_t *self = arg;
+    ms_runner_stop_sweep(self->runner, sweep_id);
+}
+
 //  --------------------------------------------------------------------------
 //  Make DATA_DIR/datasets, the dataset source and the submission path over
 //  our store.
@@ -1200,6 +1023,15 @@ s_submit_open(ms_node_t *self, ms_diag_t *diag)
                                         .ready = s_ds_ready};
     self->datasets = ms_dataset_source_new(self->store, &dcfg, &diface);
     if (!self->datasets)
+        return MS_ERR_NOMEM;
+    ms_lifecycle_iface_t liface = {.arg = self,
+                                   .log = s_log_line,
+                                   .emit = s_run_emit,
+                                   .append = s_si_append,
+                                   .changed = s_run_changed,
+                                   .stop_sweep = s_lc_stop_sweep};
+    self->lifecycle = ms_lifecycle_new(self->store, &liface);
+    if (!self->lifecycle)
         return MS_ERR_NOMEM;
     ms_submit_config_t cfg = {.max_tasks_per_sweep =
                                   self->opts.max_tasks_per_sweep,
@@ -1812,6 +1644,29 @@ s_run_gave_up(void *arg, const ms_hash_t *task_id)
 }
 
 //  --------------------------------------------------------------------------
+//  ms_runner_iface_t: a worker died (worker_crashes_total, on the status
+//  page).
+
+static void
+s_run_worker_died(void *arg)
+{
+    ms_node_t *self = arg;
+    ms_node_status_worker_crashed(self->status);
+}
+
+//  --------------------------------------------------------------------------
+//  ms_runner_iface_t: a re-evaluation's worker ended: ms_reeval's outcome.
+
+static void
+s_run_reeval_event(void *arg, const uint8_t target[MS_HASH_BYTES],
+                   const ms_worker_event_t *ev)
+{
+    ms_node_t *self = arg;
+    if (self->reeval)
+        ms_reeval_worker_event(self->reeval, target, ev);
+}
+
+//  --------------------------------------------------------------------------
 //  ms_runner_iface_t: the pause figures, copied for HTTP threads.
 
 static void
@@ -1834,7 +1689,8 @@ s_runner_open(ms_node_t *self)
                               .idle_cpu_pct = self->opts.idle_cpu_pct,
                               .idle_busy_s = self->opts.idle_busy_s,
                               .idle_quiet_s = self->opts.idle_quiet_s,
-                              .max_pause_s = self->opts.max_pause_s};
+                              .max_pause_s = self->opts.max_pause_s,
+                              .retry_cap = self->opts.retry_cap};
     memcpy(cfg.node_id, s_node_pk(self), MS_HASH_BYTES);
     ms_runner_iface_t iface = {.arg = self,
                                .log = s_sched_log,
@@ -1851,7 +1707,9 @@ s_runner_open(ms_node_t *self)
                                .claim_to_start = s_run_claim_to_start,
                                .result = s_run_result,
                                .gave_up = s_run_gave_up,
-                               .paused = s_run_paused};
+                               .paused = s_run_paused,
+                               .worker_died = s_run_worker_died,
+                               .reeval_event = s_run_reeval_event};
     self->runner = ms_runner_new(self->store, self->leases, self->settle,
                                  self->pool, self->idle, &cfg, &iface);
     return self->runner ? MS_OK : MS_ERR_NOMEM;
@@ -2817,145 +2675,6 @@ s_claim_to_start(ms_node_t *self, const ms_hash_t *sweep_id, int64_t free_us,
 }
 
 //  --------------------------------------------------------------------------
-//  Handle one worker event.
-
-static void
-s_on_event(ms_node_t *self, ms_worker_event_t *ev)
-{
-    if (ev->kind != MS_WORKER_EVENT_EPOCH &&
-        ev->kind != MS_WORKER_EVENT_STARTED)
-        s_work_changed(self); // a worker is free again
-    ms_runner_run_t *r = ms_runner_run(self->runner, ev->worker);
-    if (r->busy && r->reeval) {
-        if (ev->kind == MS_WORKER_EVENT_EPOCH ||
-            ev->kind == MS_WORKER_EVENT_STARTED)
-            return;
-        if (self->reeval)
-            ms_reeval_worker_event(self->reeval, r->target, ev);
-        if (ev->kind == MS_WORKER_EVENT_DIED) {
-            ms_node_status_worker_crashed(self->status);
-        }
-        self->worker_free_us[ev->worker] = ms_clock_mono_us();
-        json_decref(r->config);
-        memset(r, 0, sizeof *r);
-        return;
-    }
-    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&r->task_id, thex);
-    ms_hash_hex(&r->sweep_id, shex);
-    if (r->busy && r->paused_out) {
-        // idle_only: its claim was released after max_pause_s and the
-        // worker killed (ms_runner_idle_tick); the task is pending again with
-        // its checkpoint. A message it sent before it was stopped is
-        // dropped: it no longer runs under a claim of ours.
-        if (ev->kind == MS_WORKER_EVENT_EPOCH ||
-            ev->kind == MS_WORKER_EVENT_STARTED)
-            return;
-        if (ev->kind == MS_WORKER_EVENT_DIED) {
-            ms_node_status_worker_crashed(self->status);
-        }
-        s_log(self,
-              "task %.12s: worker %d ended after its claim was released "
-              "(paused past max_pause_s)",
-              thex, ev->worker);
-        ms_runner_forget(self->runner, &r->task_id);
-        self->worker_free_us[ev->worker] = ms_clock_mono_us();
-        json_decref(r->config);
-        memset(r, 0, sizeof *r);
-        return;
-    }
-    switch (ev->kind) {
-    case MS_WORKER_EVENT_EPOCH: {
-        json_t *out = json_copy(ev->body);
-        if (out) {
-            json_object_del(out, "op");
-            json_object_set_new(out, "event", json_string("epoch"));
-            json_object_set_new(out, "sweep_id", json_string(shex));
-        }
-        s_emit(self, out);
-        return;
-    }
-    case MS_WORKER_EVENT_STARTED:
-        if (r->busy)
-            s_claim_to_start(
-                self, &r->sweep_id, self->worker_free_us[ev->worker], thex,
-                json_integer_value(json_object_get(ev->body, "mono_us")));
-        return;
-    case MS_WORKER_EVENT_RESULT:
-        if (r->busy)
-            s_on_result(self, r, ev->body);
-        break;
-    case MS_WORKER_EVENT_FAILED:
-        if (r->busy && r->leased)
-            ms_runner_fail(self->runner, &r->task_id, &r->sweep_id, r->slot,
-                           r->epoch, MS_FAILURE_CLASS_TASK, ev->reason);
-        break;
-    case MS_WORKER_EVENT_DIED: {
-        ms_node_status_worker_crashed(self->status);
-        // "worker 0 killed by signal 6 (SIGABRT) while running task X",
-        // not "worker 0: worker killed ..."
-        bool of_worker = strncmp(ev->reason, "worker ", 7) == 0;
-        s_log(self, "worker %d%s%s%s%.12s", ev->worker, of_worker ? " " : ": ",
-              of_worker ? ev->reason + 7 : ev->reason,
-              r->busy ? " while running task " : "", r->busy ? thex : "");
-        if (!r->busy)
-            break;
-        if (r->stopping) {
-            // Stopped on purpose (cancelled, or outranked): no crash. The
-            // checkpoint stays for an outranked task (we may claim it
-            // again); a cancelled sweep's is dropped.
-            s_release(self, &r->task_id, r->slot, r->epoch,
-                      MS_RELEASE_REASON_OUTRANKED);
-            ms_store_sweep_t *sw = NULL;
-            bool cancelled = ms_store_get_sweep(self->store, r->sweep_id.bytes,
-                                                &sw) == MS_OK &&
-                             sw->state == MS_SWEEP_CANCELLED;
-            ms_store_sweep_destroy(&sw);
-            ms_store_set_task_state(self->store, r->task_id.bytes,
-                                    cancelled ? MS_TASK_CANCELLED
-                                              : MS_TASK_PENDING,
-                                    NULL, cancelled ? "sweep cancelled" : NULL);
-            if (cancelled)
-                ms_runner_drop_checkpoint(self->runner, &r->task_id);
-            ms_runner_forget(self->runner, &r->task_id);
-            break;
-        }
-        int crashes =
-            ms_runner_crashed(self->runner, &r->task_id, self->opts.retry_cap);
-        if (crashes > self->opts.retry_cap) {
-            char reason[700];
-            snprintf(reason, sizeof reason, "%s on %d attempt%s", ev->reason,
-                     crashes, crashes == 1 ? "" : "s");
-            // In a pool, a worker killed by SIGKILL is most likely the
-            // out-of-memory killer: a resource failure, for bigger nodes.
-            ms_runner_fail(self->runner, &r->task_id, &r->sweep_id, r->slot,
-                           r->epoch,
-                           self->mesh && ev->term_signal == SIGKILL
-                               ? MS_FAILURE_CLASS_RESOURCE
-                               : MS_FAILURE_CLASS_TASK,
-                           reason);
-        } else {
-            // Retry at once under the same claim (we still hold it: it
-            // settled before its first start, nothing to wait for).
-            if (ms_settle_add(self->settle, r->task_id.bytes, r->slot, r->epoch,
-                              0, NULL, 0, ms_clock_mono_ms(), 0) != MS_OK)
-                s_release(self, &r->task_id, r->slot, r->epoch,
-                          MS_RELEASE_REASON_FAILED);
-            s_emit(self,
-                   json_pack("{s:s, s:s, s:s, s:i, s:s}", "event", "retry",
-                             "task_id", thex, "sweep_id", shex, "attempt",
-                             crashes + 1, "reason", ev->reason));
-        }
-        break;
-    }
-    }
-    if (r->busy)
-        self->worker_free_us[ev->worker] = ms_clock_mono_us();
-    json_decref(r->config);
-    memset(r, 0, sizeof *r);
-}
-
-//  --------------------------------------------------------------------------
 //  ms_node_command_iface_t: an uploaded file (consumed) becomes a blob.
 
 static int
@@ -3401,7 +3120,7 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     ms_worker_event_t ev;
     while (!self->stopping &&
            ms_worker_pool_poll(self->pool, 0, -1, &ev) == MS_OK) {
-        s_on_event(self, &ev);
+        ms_runner_worker_event(self->runner, &ev);
         ms_worker_event_clear(&ev);
     }
     if (ms_outbox_stats(self->outbox).n_queued) {
@@ -3548,7 +3267,7 @@ ms_node_poll(ms_node_t *self, int timeout_ms)
         if (wait > 0)
             s_turn_begin(self);
         if (rc == MS_OK) {
-            s_on_event(self, &ev);
+            ms_runner_worker_event(self->runner, &ev);
             ms_worker_event_clear(&ev);
             wait = 0; // take what else has arrived, then go on
             if (self->stopping)
@@ -3821,116 +3540,27 @@ s_api_status(void *arg)
 //  Sweep life cycle, pool id, peers
 
 //  --------------------------------------------------------------------------
-//  Parse an action name.
+//  Parse an action name (ms_lifecycle's names).
 
 int
 ms_node_control_parse(const char *name, ms_node_control_t *out)
 {
-    static const char *names[] = {"cancel", "pause", "resume", "priority"};
-    for (int i = 0; name && i < 4; i++)
-        if (strcmp(name, names[i]) == 0) {
-            *out = (ms_node_control_t) i;
-            return MS_OK;
-        }
-    return MS_ERR_INVALID;
+    ms_sweep_control_t action;
+    if (ms_lifecycle_parse(name, &action) != MS_OK)
+        return MS_ERR_INVALID;
+    *out = (ms_node_control_t) action;
+    return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
-//  A sweep-control record of ours (applied by the store, gossiped).
-
-//  ACTION is an ms_sweep_control_t. Its logical time is one more than the
-//  highest this store holds for the sweep (ms_store.c "sweep-control"),
-//  so it sorts after every control of the sweep this node has seen.
-
-static int
-s_control_record(ms_node_t *self, const ms_hash_t *sweep_id, uint32_t action,
-                 int32_t priority)
-{
-    uint64_t seen = 0;
-    int rc = ms_store_sweep_control_time(self->store, sweep_id->bytes, &seen);
-    if (rc != MS_OK)
-        return rc;
-    ms_store_payload_t p;
-    memset(&p, 0, sizeof p);
-    p.kind = MS_RECORD_SWEEP_CONTROL;
-    memcpy(p.u.control.sweep_id, sweep_id->bytes, MS_HASH_BYTES);
-    p.u.control.action = action;
-    p.u.control.priority = priority;
-    p.u.control.lamport = seen < UINT64_MAX ? seen + 1 : UINT64_MAX;
-    s_work_changed(self);
-    return s_append(self, 1, &p);
-}
-
-//  --------------------------------------------------------------------------
-//  The sweep-control action of a node action.
-
-static uint32_t
-s_control_action(ms_node_control_t action)
-{
-    return action == MS_NODE_CONTROL_CANCEL   ? MS_SWEEP_CONTROL_CANCEL
-           : action == MS_NODE_CONTROL_PAUSE  ? MS_SWEEP_CONTROL_PAUSE
-           : action == MS_NODE_CONTROL_RESUME ? MS_SWEEP_CONTROL_RESUME
-                                              : MS_SWEEP_CONTROL_PRIORITY;
-}
-
-//  --------------------------------------------------------------------------
-//  Stop this node's workers on the tasks of a sweep (cancel): SIGTERM; the
-//  worker's death then cancels the task (s_on_event) instead of retrying.
-
-static void
-s_stop_sweep_workers(ms_node_t *self, const ms_hash_t *sweep_id)
-{
-    for (int i = 0; i < ms_worker_pool_size(self->pool); i++)
-        if (ms_hash_equal(&ms_runner_run(self->runner, i)->sweep_id, sweep_id))
-            ms_runner_stop(self->runner, i);
-}
-
-//  --------------------------------------------------------------------------
-//  Apply a life-cycle action to a sweep.
+//  Apply a life-cycle action to a sweep (ms_lifecycle's rule).
 
 int
 ms_node_control(ms_node_t *self, const ms_hash_t *sweep_id,
                 ms_node_control_t action, int32_t priority, ms_diag_t *diag)
 {
-    char hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(sweep_id, hex);
-    if (action < MS_NODE_CONTROL_CANCEL || action > MS_NODE_CONTROL_PRIORITY)
-        return ms_diag_set(diag, "action", "unknown action %d", (int) action);
-    ms_store_sweep_t *sweep = NULL;
-    int rc = ms_store_get_sweep(self->store, sweep_id->bytes, &sweep);
-    if (rc != MS_OK)
-        return ms_diag_set_code(diag, rc, hex, "%s",
-                                rc == MS_ERR_NOTFOUND ? "no such sweep"
-                                                      : ms_strerror(rc));
-    ms_sweep_state_t state = sweep->state;
-    ms_store_sweep_destroy(&sweep);
-    if (action != MS_NODE_CONTROL_PRIORITY &&
-        (state == MS_SWEEP_CANCELLED || state == MS_SWEEP_DONE)) {
-        if (action == MS_NODE_CONTROL_CANCEL && state == MS_SWEEP_CANCELLED)
-            return MS_OK; // cancelled twice: nothing more to do
-        return ms_diag_set_code(diag, MS_ERR_CONFLICT, hex,
-                                "the sweep is %s: it cannot be %s%s",
-                                ms_sweep_state_name(state),
-                                action == MS_NODE_CONTROL_CANCEL  ? "cancelled"
-                                : action == MS_NODE_CONTROL_PAUSE ? "paused"
-                                                                  : "resumed",
-                                state == MS_SWEEP_CANCELLED
-                                    ? " (submit its spec again to reopen it)"
-                                    : "");
-    }
-    rc = s_control_record(self, sweep_id, s_control_action(action), priority);
-    if (rc != MS_OK)
-        return ms_diag_set_code(diag, rc, hex, "cannot store: %s",
-                                ms_strerror(rc));
-    if (action == MS_NODE_CONTROL_CANCEL)
-        s_stop_sweep_workers(self, sweep_id);
-    static const char *names[] = {"cancel", "pause", "resume", "priority"};
-    s_log(self, "sweep %.12s: %s%s", hex, names[action],
-          action == MS_NODE_CONTROL_PRIORITY ? " set" : "");
-    s_emit(self,
-           json_pack("{s:s, s:s, s:s, s:i}", "event", "control", "sweep_id",
-                     hex, "action", names[action], "priority", (int) priority));
-    return MS_OK;
+    return ms_lifecycle_apply(self->lifecycle, sweep_id,
+                              (ms_sweep_control_t) action, priority, diag);
 }
 
 //  --------------------------------------------------------------------------

@@ -60,13 +60,18 @@ struct s_row {
     const char *name;   // as the config file writes it ("mesh_port")
     s_kind_t kind;      // how its text becomes its field
     size_t offset;      // of the field in ms_node_options_t
-    long long min, max; // S_INT, S_INT64: the range
+    long long min, max; // S_INT, S_INT64: the range of an option
+                        // ms_node_options has none for (S_NODE_RANGE:
+                        // ms_node_options_range is the range)
     s_parse_fn parse;   // S_OWN; or an extra check after S_INT
     s_show_fn show;     // effective text, when the kind is not enough
     const char *unset;  // effective text of a NULL string or a negative int
 };
 
 #define S_FIELD(f) offsetof(ms_node_options_t, f)
+//  min, max of a whole-number row whose range ms_node_options owns (the
+//  range is written there once: ms_node_options_check applies it too).
+#define S_NODE_RANGE 0, 0
 
 static bool s_parse_gpu_workers(const s_row_t *, const char *,
                                 ms_node_options_t *, ms_daemon_config_t *,
@@ -92,27 +97,31 @@ static const s_row_t s_table[] = {
     {"api", S_TEXT, S_FIELD(api_bind), 0, 0, NULL, NULL, NULL},
     {"api_token_file", S_PATH, S_FIELD(api_token_file), 0, 0, NULL,
      s_show_token_file, NULL},
-    {"workers", S_INT, S_FIELD(n_workers), 0, 4096, NULL, NULL, NULL},
+    {"workers", S_INT, S_FIELD(n_workers), S_NODE_RANGE, NULL, NULL, NULL},
     {"backend", S_TEXT, S_FIELD(backend), 0, 0, NULL, NULL, "auto"},
     {"gpu_workers", S_OWN, S_FIELD(gpu_workers), 0, 0, s_parse_gpu_workers,
      NULL, "auto"},
-    {"blas_threads", S_INT, S_FIELD(blas_threads), 0, 4096, NULL, NULL, NULL},
-    {"retry_cap", S_INT, S_FIELD(retry_cap), 0, 4096, NULL, NULL, NULL},
+    {"blas_threads", S_INT, S_FIELD(blas_threads), S_NODE_RANGE, NULL, NULL,
+     NULL},
+    {"retry_cap", S_INT, S_FIELD(retry_cap), S_NODE_RANGE, NULL, NULL, NULL},
     {"worker_nice", S_INT, S_FIELD(worker_nice), 0, 4096, s_check_nice, NULL,
      NULL},
-    {"worker_memory_mb", S_INT, S_FIELD(worker_memory_mb), 0, INT_MAX, NULL,
+    {"worker_memory_mb", S_INT, S_FIELD(worker_memory_mb), S_NODE_RANGE, NULL,
      NULL, NULL},
     {"idle_only", S_BOOL, S_FIELD(idle_only), 0, 0, NULL, NULL, NULL},
-    {"idle_cpu_pct", S_INT, S_FIELD(idle_cpu_pct), 0, 100, NULL, NULL, NULL},
-    {"idle_busy_s", S_INT, S_FIELD(idle_busy_s), 1, INT_MAX, NULL, NULL, NULL},
-    {"idle_quiet_s", S_INT, S_FIELD(idle_quiet_s), 1, INT_MAX, NULL, NULL,
+    {"idle_cpu_pct", S_INT, S_FIELD(idle_cpu_pct), S_NODE_RANGE, NULL, NULL,
+     NULL},
+    {"idle_busy_s", S_INT, S_FIELD(idle_busy_s), S_NODE_RANGE, NULL, NULL,
+     NULL},
+    {"idle_quiet_s", S_INT, S_FIELD(idle_quiet_s), S_NODE_RANGE, NULL, NULL,
      NULL},
     {"config", S_NONE, 0, 0, 0, NULL, NULL, NULL},
     {"verbose", S_BOOL, S_FIELD(verbose), 0, 0, NULL, NULL, NULL},
     {"open_pool", S_PATH, S_FIELD(open_pool), 0, 0, NULL, NULL, "(none)"},
     {"enroll_key", S_TEXT, S_FIELD(enroll_key), 0, 0, NULL, NULL, "(none)"},
-    {"mesh_port", S_INT, S_FIELD(mesh_port), 0, 65535, NULL, NULL, NULL},
-    {"beacon_port", S_INT, S_FIELD(beacon_port), 0, 65535, NULL, NULL, NULL},
+    {"mesh_port", S_INT, S_FIELD(mesh_port), S_NODE_RANGE, NULL, NULL, NULL},
+    {"beacon_port", S_INT, S_FIELD(beacon_port), S_NODE_RANGE, NULL, NULL,
+     NULL},
     {"interface", S_OWN, S_FIELD(interface), 0, 0, s_parse_interface, NULL,
      "(every usable interface)"},
     {"bind", S_OWN, S_FIELD(mesh_bind), 0, 0, s_parse_bind, NULL,
@@ -121,26 +130,27 @@ static const s_row_t s_table[] = {
      s_show_advertise, "(none)"},
     {"peer", S_NONE, 0, 0, 0, NULL, NULL, NULL},
     {"no_beacon", S_BOOL, S_FIELD(no_beacon), 0, 0, NULL, NULL, NULL},
-    {"lease_ttl_ms", S_INT, S_FIELD(lease_ttl_ms), 0, INT_MAX, NULL, NULL,
+    {"lease_ttl_ms", S_INT, S_FIELD(lease_ttl_ms), S_NODE_RANGE, NULL, NULL,
      NULL},
-    {"heartbeat_ms", S_INT, S_FIELD(heartbeat_ms), 0, INT_MAX, NULL, NULL,
+    {"heartbeat_ms", S_INT, S_FIELD(heartbeat_ms), S_NODE_RANGE, NULL, NULL,
      NULL},
     {"settle_ms", S_OWN, S_FIELD(settle_ms), 0, INT_MAX, s_parse_settle, NULL,
      "auto"},
-    {"beacon_interval_ms", S_INT, S_FIELD(beacon_interval_ms), 0, INT_MAX, NULL,
-     NULL, NULL},
-    {"antientropy_ms", S_INT, S_FIELD(antientropy_ms), 0, INT_MAX, NULL, NULL,
-     NULL},
-    {"max_pause_s", S_INT, S_FIELD(max_pause_s), 0, INT_MAX, NULL, NULL, NULL},
-    {"max_tasks_per_sweep", S_INT64, S_FIELD(max_tasks_per_sweep), 1, INT64_MAX,
+    {"beacon_interval_ms", S_INT, S_FIELD(beacon_interval_ms), S_NODE_RANGE,
      NULL, NULL, NULL},
-    {"max_dataset_bytes", S_INT64, S_FIELD(max_dataset_bytes), 1, INT64_MAX,
+    {"antientropy_ms", S_INT, S_FIELD(antientropy_ms), S_NODE_RANGE, NULL, NULL,
+     NULL},
+    {"max_pause_s", S_INT, S_FIELD(max_pause_s), S_NODE_RANGE, NULL, NULL,
+     NULL},
+    {"max_tasks_per_sweep", S_INT64, S_FIELD(max_tasks_per_sweep), S_NODE_RANGE,
+     NULL, NULL, NULL},
+    {"max_dataset_bytes", S_INT64, S_FIELD(max_dataset_bytes), S_NODE_RANGE,
      NULL, NULL, NULL},
     {"reevaluate_fraction", S_FRACTION, S_FIELD(reevaluate_fraction), 0, 0,
      NULL, NULL, NULL},
-    {"reeval_timeout_s", S_INT, S_FIELD(reeval_timeout_s), 1, INT_MAX, NULL,
+    {"reeval_timeout_s", S_INT, S_FIELD(reeval_timeout_s), S_NODE_RANGE, NULL,
      NULL, NULL},
-    {"keep_retention_s", S_INT, S_FIELD(keep_retention_s), 0, INT_MAX, NULL,
+    {"keep_retention_s", S_INT, S_FIELD(keep_retention_s), S_NODE_RANGE, NULL,
      NULL, NULL},
     {"dashboard_dir", S_TEXT, S_FIELD(dashboard_dir), 0, 0, NULL, NULL,
      "(none)"},
@@ -564,16 +574,18 @@ s_apply(ms_daemon_config_t *self, size_t i, ms_node_options_t *opts)
         break;
     }
     case S_INT:
-    case S_INT64:
-        if (!s_whole(value, row->min, row->max, &v)) {
-            if (row->max == INT_MAX || row->max == INT64_MAX)
+    case S_INT64: {
+        long long min = row->min, max = row->max;
+        ms_node_options_range(row->name, &min, &max); // else the row's
+        if (!s_whole(value, min, max, &v)) {
+            if (max == INT_MAX || max == INT64_MAX)
                 snprintf(why, sizeof why,
                          "%s: '%.100s' is not a whole number of %lld or more",
-                         row->name, value, row->min);
+                         row->name, value, min);
             else
                 snprintf(why, sizeof why,
                          "%s: '%.100s' is not a whole number in %lld..%lld",
-                         row->name, value, row->min, row->max);
+                         row->name, value, min, max);
             ok = false;
         } else if (row->kind == S_INT)
             *(int *) s_field(row, opts) = (int) v;
@@ -582,6 +594,7 @@ s_apply(ms_daemon_config_t *self, size_t i, ms_node_options_t *opts)
         if (ok && row->parse)
             ok = row->parse(row, value, opts, self, why, sizeof why);
         break;
+    }
     case S_FRACTION: {
         char *end = NULL;
         errno = 0;

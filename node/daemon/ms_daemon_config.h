@@ -7,7 +7,10 @@
     Every option of meshsweepd is one row of a table (ms_daemon_config.c):
     its name, the field of ms_node_options_t it sets, its kind (flag,
     whole number in a range, fraction, path, ...) and, where the kind is
-    not enough, its own check. The same row parses `--mesh-port 6000`,
+    not enough, its own check. A whole number's range is the one
+    ms_node_options_range gives (written once, in ms_node_options, which
+    ms_node_options_check applies to every caller's options), else the
+    row's own (worker_nice, settle_ms). The same row parses `--mesh-port 6000`,
     `--mesh-port=6000` and `mesh_port = 6000` in the config file, names the
     file's line in an error, and prints the effective value for
     --check-config, so an option cannot mean one thing on the command line

@@ -19,11 +19,16 @@
     other task goes to an idle worker, which this class then tracks in
     its run table (one ms_runner_run_t per worker).
 
-    Ending. A worker's crash is counted per task (ms_runner_crashed; in
-    memory: a restarted node gives a task a fresh set of retries); the
-    node retries or gives up (ms_runner_fail: a failure record and the
-    release in one block, its checkpoint dropped, never claimed again
-    here). A claim outranked later stops its worker (SIGTERM; its death
+    Ending. The node hands every worker event to ms_runner_worker_event,
+    which decides what it means. A worker's crash is counted per task
+    (ms_runner_crashed; in memory: a restarted node gives a task a fresh
+    set of retries); the task is retried at once under the same claim up
+    to retry_cap retries, then given up (ms_runner_fail: a failure
+    record and the release in one block, its checkpoint dropped, never
+    claimed again here), with the reason and the number of attempts
+    ("worker killed by signal 6 (SIGABRT) on 3 attempts"). A worker that
+    reports bad data is given up at once (it would fail the same way
+    again). A claim outranked later stops its worker (SIGTERM; its death
     is then no crash), so does an own lease that lapsed by the boot clock
     when the slot cannot be claimed again, and a cancelled sweep.
 
@@ -100,6 +105,8 @@ struct ms_runner {
     s_crash_t *crashes;       // tasks that crashed a worker
     size_t n_crashes;         // entries in crashes
     int64_t noop_free_us;     // monotonic us of the last noop done
+    int64_t *free_us;         // per worker: monotonic us it went idle
+                              // (claim-to-start)
     int64_t next_check_at;    // monotonic ms: re-check running tasks
     ms_runner_stats_t stats;  // lease counters
     // idle_only (see "Volunteer behaviour")
@@ -190,14 +197,17 @@ ms_runner_new(ms_store_t *store, ms_lease_table_t *leases, ms_settle_t *settle,
     self->n_workers = ms_worker_pool_size(pool);
     self->checkpoint_dir = strdup(cfg->checkpoint_dir);
     self->weights_dir = strdup(cfg->weights_dir);
-    self->running = calloc((size_t) (self->n_workers > 0 ? self->n_workers : 1),
-                           sizeof *self->running);
+    size_t n_slots = (size_t) (self->n_workers > 0 ? self->n_workers : 1);
+    self->running = calloc(n_slots, sizeof *self->running);
+    self->free_us = calloc(n_slots, sizeof *self->free_us);
     self->idle_others_pct = -1;
     self->idle_own_pct = -1;
-    if (!self->checkpoint_dir || !self->weights_dir || !self->running) {
+    if (!self->checkpoint_dir || !self->weights_dir || !self->running ||
+        !self->free_us) {
         free(self->checkpoint_dir);
         free(self->weights_dir);
         free(self->running);
+        free(self->free_us);
         free(self);
         return NULL;
     }
@@ -224,6 +234,7 @@ ms_runner_destroy(ms_runner_t **self_p)
         json_decref(r->config);
     }
     free(self->running);
+    free(self->free_us);
     free(self->crashes);
     free(self->checkpoint_dir);
     free(self->weights_dir);
@@ -691,6 +702,175 @@ ms_runner_stop(ms_runner_t *self, int i)
     if (pid > 0 && kill(pid, SIGTERM) == 0)
         r->stopping = true;
     ms_worker_pool_resume(self->pool, i); // paused: SIGTERM lands on SIGCONT
+}
+
+//  --------------------------------------------------------------------------
+//  Stop this node's workers on the tasks of a sweep (cancel): SIGTERM; the
+//  worker's death then cancels the task instead of retrying.
+
+void
+ms_runner_stop_sweep(ms_runner_t *self, const ms_hash_t *sweep_id)
+{
+    assert(self && sweep_id);
+    for (int i = 0; i < self->n_workers; i++)
+        if (ms_hash_equal(&self->running[i].sweep_id, sweep_id))
+            ms_runner_stop(self, i);
+}
+
+//  --------------------------------------------------------------------------
+//  A worker's run ended (any event but EPOCH and STARTED): note when the
+//  worker went idle (when it ran a task) and free its entry.
+
+static void
+s_run_ended(ms_runner_t *self, int worker)
+{
+    ms_runner_run_t *r = &self->running[worker];
+    if (r->busy)
+        self->free_us[worker] = ms_clock_mono_us();
+    json_decref(r->config);
+    memset(r, 0, sizeof *r);
+}
+
+//  --------------------------------------------------------------------------
+//  The worker of R (stopped on purpose: cancelled or outranked) died: no
+//  crash. The claim is released; the task is cancelled with its sweep
+//  (its checkpoint dropped) or pending again (its checkpoint kept: we may
+//  claim it again).
+
+static void
+s_stopped_died(ms_runner_t *self, ms_runner_run_t *r)
+{
+    ms_runner_release(self, &r->task_id, r->slot, r->epoch,
+                      MS_RELEASE_REASON_OUTRANKED);
+    ms_store_sweep_t *sw = NULL;
+    bool cancelled =
+        ms_store_get_sweep(self->store, r->sweep_id.bytes, &sw) == MS_OK &&
+        sw->state == MS_SWEEP_CANCELLED;
+    ms_store_sweep_destroy(&sw);
+    ms_store_set_task_state(self->store, r->task_id.bytes,
+                            cancelled ? MS_TASK_CANCELLED : MS_TASK_PENDING,
+                            NULL, cancelled ? "sweep cancelled" : NULL);
+    if (cancelled)
+        ms_runner_drop_checkpoint(self, &r->task_id);
+    ms_runner_forget(self, &r->task_id);
+}
+
+//  --------------------------------------------------------------------------
+//  The worker of R crashed (died, not stopped): count it; retry at once
+//  under the same claim (it settled before its first start: nothing to
+//  wait for) up to retry_cap retries, then give the task up with
+//  "REASON on N attempts".
+
+static void
+s_crashed(ms_runner_t *self, ms_runner_run_t *r, const ms_worker_event_t *ev,
+          const char *thex, const char *shex)
+{
+    int crashes = ms_runner_crashed(self, &r->task_id, self->cfg.retry_cap);
+    if (crashes > self->cfg.retry_cap) {
+        char reason[700];
+        snprintf(reason, sizeof reason, "%s on %d attempt%s", ev->reason,
+                 crashes, crashes == 1 ? "" : "s");
+        // In a pool, a worker killed by SIGKILL is most likely the
+        // out-of-memory killer: a resource failure, for bigger nodes.
+        ms_runner_fail(self, &r->task_id, &r->sweep_id, r->slot, r->epoch,
+                       self->iface.in_pool(self->iface.arg) &&
+                               ev->term_signal == SIGKILL
+                           ? MS_FAILURE_CLASS_RESOURCE
+                           : MS_FAILURE_CLASS_TASK,
+                       reason);
+        return;
+    }
+    if (ms_settle_add(self->settle, r->task_id.bytes, r->slot, r->epoch, 0,
+                      NULL, 0, ms_clock_mono_ms(), 0) != MS_OK)
+        ms_runner_release(self, &r->task_id, r->slot, r->epoch,
+                          MS_RELEASE_REASON_FAILED);
+    s_emit(self, json_pack("{s:s, s:s, s:s, s:i, s:s}", "event", "retry",
+                           "task_id", thex, "sweep_id", shex, "attempt",
+                           crashes + 1, "reason", ev->reason));
+}
+
+//  --------------------------------------------------------------------------
+//  One event of a worker's run: what the run's end means (see "Ending").
+
+void
+ms_runner_worker_event(ms_runner_t *self, ms_worker_event_t *ev)
+{
+    assert(self && ev && ev->worker >= 0 && ev->worker < self->n_workers);
+    bool progress = ev->kind == MS_WORKER_EVENT_EPOCH ||
+                    ev->kind == MS_WORKER_EVENT_STARTED;
+    if (!progress)
+        self->iface.changed(self->iface.arg); // a worker is free again
+    ms_runner_run_t *r = &self->running[ev->worker];
+    if (r->busy && (r->reeval || r->paused_out)) {
+        // A re-evaluation (its outcome is ms_reeval's), or a run whose
+        // claim was released after max_pause_s and its worker killed
+        // (ms_runner_idle_tick; the task is pending again with its
+        // checkpoint): what it sent before it was stopped is dropped, it
+        // no longer runs under a claim of ours.
+        if (progress)
+            return;
+        if (ev->kind == MS_WORKER_EVENT_DIED)
+            self->iface.worker_died(self->iface.arg);
+        if (r->reeval)
+            self->iface.reeval_event(self->iface.arg, r->target, ev);
+        else {
+            char thex[MS_HASH_HEX_LEN + 1];
+            ms_hash_hex(&r->task_id, thex);
+            s_log(self,
+                  "task %.12s: worker %d ended after its claim was released "
+                  "(paused past max_pause_s)",
+                  thex, ev->worker);
+            ms_runner_forget(self, &r->task_id);
+        }
+        s_run_ended(self, ev->worker);
+        return;
+    }
+    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&r->task_id, thex);
+    ms_hash_hex(&r->sweep_id, shex);
+    switch (ev->kind) {
+    case MS_WORKER_EVENT_EPOCH: {
+        json_t *out = json_copy(ev->body);
+        if (out) {
+            json_object_del(out, "op");
+            json_object_set_new(out, "event", json_string("epoch"));
+            json_object_set_new(out, "sweep_id", json_string(shex));
+        }
+        s_emit(self, out);
+        return;
+    }
+    case MS_WORKER_EVENT_STARTED:
+        if (r->busy)
+            self->iface.claim_to_start(
+                self->iface.arg, &r->sweep_id, self->free_us[ev->worker], thex,
+                json_integer_value(json_object_get(ev->body, "mono_us")));
+        return;
+    case MS_WORKER_EVENT_RESULT:
+        if (r->busy)
+            self->iface.result(self->iface.arg, r, ev->body);
+        break;
+    case MS_WORKER_EVENT_FAILED:
+        // Bad data: it would fail the same way again.
+        if (r->busy && r->leased)
+            ms_runner_fail(self, &r->task_id, &r->sweep_id, r->slot, r->epoch,
+                           MS_FAILURE_CLASS_TASK, ev->reason);
+        break;
+    case MS_WORKER_EVENT_DIED: {
+        self->iface.worker_died(self->iface.arg);
+        // "worker 0 killed by signal 6 (SIGABRT) while running task X",
+        // not "worker 0: worker killed ..."
+        bool of_worker = strncmp(ev->reason, "worker ", 7) == 0;
+        s_log(self, "worker %d%s%s%s%.12s", ev->worker, of_worker ? " " : ": ",
+              of_worker ? ev->reason + 7 : ev->reason,
+              r->busy ? " while running task " : "", r->busy ? thex : "");
+        if (r->busy && r->stopping)
+            s_stopped_died(self, r);
+        else if (r->busy)
+            s_crashed(self, r, ev, thex, shex);
+        break;
+    }
+    }
+    s_run_ended(self, ev->worker);
 }
 
 //  --------------------------------------------------------------------------

@@ -9,9 +9,12 @@
     table), the crash counts of tasks (retries), the claims waiting to
     settle once started (ms_settle, borrowed) and the volunteer pause
     (idle_only, over a borrowed ms_idle). It starts a claim the scheduler
-    made once it settled and is still ours, gives a task up (a failure
-    record and the release), stops workers on purpose (outranked, lapsed,
-    cancelled), and releases claims (graceful stop, max_pause_s).
+    made once it settled and is still ours, decides what a worker's end
+    means (ms_runner_worker_event: done, crashed and retried, failed
+    after its last attempt, stopped, paused out), gives a task up (a
+    failure record and the release), stops workers on purpose
+    (outranked, lapsed, cancelled), and releases claims (graceful stop,
+    max_pause_s).
 
     The node creates it once its store, lease table, settle list and
     worker pool exist and hands it what it needs of the node through
@@ -93,8 +96,8 @@ typedef struct {
     //  Append the N PAYLOADS to the node's own log as one durable commit
     //  (signed, pushed); MS_OK or the store's error.
     int (*append)(void *arg, size_t n, const ms_store_payload_t *payloads);
-    //  Something the scheduler looks at changed (a lease expired, the
-    //  pause ended or released claims).
+    //  Something the scheduler looks at changed (a lease expired, a
+    //  worker is free again, the pause ended or released claims).
     void (*changed)(void *arg);
     //  Whether the node is in a pool (has a mesh).
     bool (*in_pool)(void *arg);
@@ -129,6 +132,14 @@ typedef struct {
     //  The pause figures changed: *PAUSE is the new state (valid for the
     //  call).
     void (*paused)(void *arg, const ms_runner_pause_t *pause);
+    //  A worker died (a crash, or a worker stopped on purpose): the node
+    //  counts it (worker_crashes_total).
+    void (*worker_died)(void *arg);
+    //  The worker that re-evaluated the result whose record hash is
+    //  TARGET reported EV (RESULT, FAILED or DIED; borrowed for the
+    //  call): the outcome is ms_reeval's. Its entry is freed after.
+    void (*reeval_event)(void *arg, const uint8_t target[MS_HASH_BYTES],
+                         const ms_worker_event_t *ev);
 } ms_runner_iface_t;
 
 //  Settings.
@@ -142,6 +153,8 @@ typedef struct {
     int idle_busy_s;                // ... busy this long pauses
     int idle_quiet_s;               // ... quiet this long resumes
     int max_pause_s;                // a pause longer releases the claims
+    int retry_cap; // a task's worker crashes retried here before it is
+                   // given up (DESIGN.md "Defaults": 2)
 } ms_runner_config_t;
 
 //  Create the runner over STORE, LEASES, SETTLE and POOL (borrowed; they
@@ -179,6 +192,26 @@ void ms_runner_stats(const ms_runner_t *self, ms_runner_stats_t *out);
 //  idle_only sample, and, when BUSY (a worker runs a task), the next
 //  check of the running tasks. INT64_MAX when none.
 int64_t ms_runner_next_deadline(const ms_runner_t *self, bool busy);
+
+//  What a worker's event means for its run (an event of
+//  ms_worker_pool_poll; EV borrowed for the call, cleared by the caller):
+//  EPOCH: an "epoch" event. STARTED: claim-to-start (iface.claim_to_start,
+//  from when the worker went idle). RESULT: iface.result. FAILED (the
+//  worker says the task cannot run, as bad data): given up at once
+//  (ms_runner_fail, class task). DIED: counted (iface.worker_died); a
+//  worker stopped on purpose (ms_runner_stop) releases the claim
+//  (reason outranked) and its task goes back to pending, or to cancelled
+//  with its checkpoint dropped when its sweep was cancelled; any other
+//  death is a crash of the task (ms_runner_crashed): retried at once
+//  under the same claim (the settle list, nothing to wait for; a "retry"
+//  event with the next attempt) while the crashes are at most
+//  cfg.retry_cap, then given up with the reason "REASON on N attempts"
+//  (class resource for a SIGKILL in a pool, likely the out-of-memory
+//  killer; else task). A re-evaluation's end goes to iface.reeval_event;
+//  a run released after max_pause_s ends with nothing published. Every
+//  event but EPOCH and STARTED frees the worker's entry and tells
+//  iface.changed.
+void ms_runner_worker_event(ms_runner_t *self, ms_worker_event_t *ev);
 
 //  A worker died running TASK_ID: count the crash; returns the crashes so
 //  far, or RETRY_CAP + 1 when memory runs out (no retry).
@@ -225,6 +258,10 @@ void ms_runner_fail(ms_runner_t *self, const ms_hash_t *task_id,
 //  Stop WORKER on purpose (cancel, outranked): SIGTERM (SIGCONT when
 //  paused); its death then ends the task without a retry.
 void ms_runner_stop(ms_runner_t *self, int worker);
+
+//  Stop (ms_runner_stop) every worker of ours on a task of SWEEP_ID (its
+//  sweep was cancelled): their deaths end the tasks cancelled.
+void ms_runner_stop_sweep(ms_runner_t *self, const ms_hash_t *sweep_id);
 
 //  Lease housekeeping at monotonic ms NOW: stop workers whose claims were
 //  outranked (and release outranked settling claims), count expiries

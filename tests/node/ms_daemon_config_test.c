@@ -225,7 +225,7 @@ test_errors(void **state)
         MS_ERR_INVALID);
     char want[300];
     snprintf(want, sizeof want,
-             "%s:3: lease_ttl_ms: 'soon' is not a whole number of 0 or more",
+             "%s:3: lease_ttl_ms: 'soon' is not a whole number of 10 or more",
              f->conf);
     assert_string_equal(f->error, want);
     s_write(f->conf, "lease_ttl_ms = 1000\nheartbeat_ms = 600\n");

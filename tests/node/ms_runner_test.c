@@ -1,6 +1,8 @@
 /*  =========================================================================
     ms_runner_test - workers' runs: settled claims started or released,
-    the settle cap, give-ups, crash counts, releasing every claim
+    the settle cap, give-ups, crash counts, what a worker's end means
+    (retries up to retry_cap, the failure after the last attempt, stops,
+    re-evaluations, paused-out runs), releasing every claim
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
@@ -50,6 +52,14 @@ typedef struct {
     size_t n_c2s;                 // iface.claim_to_start calls
     size_t n_gave_up;             // iface.gave_up calls
     size_t n_events;              // events emitted
+    char last_event[32];          // the last one's "event"
+    int last_attempt;             // ... and its "attempt" (0: none)
+    char failure[800];            // the last failure record's reason
+    uint32_t failure_class;       // ... and its class
+    size_t n_died;                // iface.worker_died calls
+    size_t n_reeval;              // iface.reeval_event calls
+    uint8_t reeval_target[32];    // the last one's target
+    size_t n_changed;             // iface.changed calls
 } s_fake_t;
 
 static void
@@ -62,7 +72,12 @@ s_log(void *arg, const char *line)
 static void
 s_emit(void *arg, json_t *event)
 {
-    ((s_fake_t *) arg)->n_events++;
+    s_fake_t *f = arg;
+    f->n_events++;
+    const char *name = json_string_value(json_object_get(event, "event"));
+    snprintf(f->last_event, sizeof f->last_event, "%s", name ? name : "");
+    f->last_attempt =
+        (int) json_integer_value(json_object_get(event, "attempt"));
     json_decref(event);
 }
 
@@ -75,6 +90,11 @@ s_append(void *arg, size_t n, const ms_store_payload_t *payloads)
         f->reasons[f->n_records] = payloads[i].kind == MS_RECORD_RELEASE
                                        ? payloads[i].u.claim.reason
                                        : 0;
+        if (payloads[i].kind == MS_RECORD_FAILURE) {
+            snprintf(f->failure, sizeof f->failure, "%s",
+                     payloads[i].u.failure.reason);
+            f->failure_class = payloads[i].u.failure.failure_class;
+        }
         f->n_records++;
     }
     return MS_OK;
@@ -83,7 +103,7 @@ s_append(void *arg, size_t n, const ms_store_payload_t *payloads)
 static void
 s_changed(void *arg)
 {
-    (void) arg;
+    ((s_fake_t *) arg)->n_changed++;
 }
 
 static bool
@@ -179,6 +199,23 @@ s_paused(void *arg, const ms_runner_pause_t *pause)
     fail_msg("no idle_only here: nothing to publish");
 }
 
+static void
+s_worker_died(void *arg)
+{
+    ((s_fake_t *) arg)->n_died++;
+}
+
+static void
+s_reeval_event(void *arg, const uint8_t target[MS_HASH_BYTES],
+               const ms_worker_event_t *ev)
+{
+    s_fake_t *f = arg;
+    assert_true(ev->kind != MS_WORKER_EVENT_EPOCH &&
+                ev->kind != MS_WORKER_EVENT_STARTED);
+    f->n_reeval++;
+    memcpy(f->reeval_target, target, MS_HASH_BYTES);
+}
+
 //  One test's world.
 typedef struct {
     s_fake_t fake;            // the fake node
@@ -200,8 +237,8 @@ s_setup(void **state)
 
 //  Open the world: a sweep of 3 tasks, SETTLE_MS the settle cap.
 static void
-s_open(s_world_t *w, ms_sf_t *fx, bool in_pool, size_t n_peers,
-       int64_t settle_ms)
+s_open_capped(s_world_t *w, ms_sf_t *fx, bool in_pool, size_t n_peers,
+              int64_t settle_ms, int retry_cap)
 {
     memset(w, 0, sizeof *w);
     w->fake.in_pool = in_pool;
@@ -229,7 +266,8 @@ s_open(s_world_t *w, ms_sf_t *fx, bool in_pool, size_t n_peers,
                               .weights_dir = fx->root,
                               .settle_ms = settle_ms,
                               .heartbeat_ms = 500,
-                              .max_pause_s = 60};
+                              .max_pause_s = 60,
+                              .retry_cap = retry_cap};
     memcpy(cfg.node_id, w->node_id, MS_HASH_BYTES);
     ms_runner_iface_t iface = {.arg = &w->fake,
                                .log = s_log,
@@ -246,10 +284,20 @@ s_open(s_world_t *w, ms_sf_t *fx, bool in_pool, size_t n_peers,
                                .claim_to_start = s_claim_to_start,
                                .result = s_result,
                                .gave_up = s_gave_up,
-                               .paused = s_paused};
+                               .paused = s_paused,
+                               .worker_died = s_worker_died,
+                               .reeval_event = s_reeval_event};
     w->runner = ms_runner_new(w->store, w->leases, w->settle, w->pool, NULL,
                               &cfg, &iface);
     assert_non_null(w->runner);
+}
+
+//  The world with the default retry_cap (2).
+static void
+s_open(s_world_t *w, ms_sf_t *fx, bool in_pool, size_t n_peers,
+       int64_t settle_ms)
+{
+    s_open_capped(w, fx, in_pool, n_peers, settle_ms, 2);
 }
 
 static void
@@ -428,6 +476,247 @@ test_release_all(void **state)
     s_close(&w);
 }
 
+//  Put task I on worker 0 as ms_runner_start does (its entry in the run
+//  table, under a claim of slot 0 at EPOCH); returns the entry.
+static ms_runner_run_t *
+s_on_worker(s_world_t *w, size_t i, uint32_t epoch)
+{
+    ms_runner_run_t *r = ms_runner_run(w->runner, 0);
+    assert_false(r->busy);
+    r->busy = true;
+    memcpy(r->task_id.bytes, ms_sf_task_id(&w->sweep, i), 32);
+    memcpy(r->sweep_id.bytes, w->sweep.sweep_id, 32);
+    r->config = json_pack("{s:s}", "kind", "train");
+    r->train = true;
+    r->leased = true;
+    r->slot = 0;
+    r->epoch = epoch;
+    return r;
+}
+
+//  Worker 0 died with REASON (killed by SIG, 0: exited).
+static void
+s_died(s_world_t *w, const char *reason, int sig)
+{
+    ms_worker_event_t ev = {
+        .kind = MS_WORKER_EVENT_DIED, .worker = 0, .term_signal = sig};
+    snprintf(ev.reason, sizeof ev.reason, "%s", reason);
+    ms_runner_worker_event(w->runner, &ev);
+}
+
+//  --------------------------------------------------------------------------
+//  A crash is retried at once under the same claim (on the settle list,
+//  a "retry" event with the next attempt) up to retry_cap retries; the
+//  next crash gives the task up: a failure record "REASON on N
+//  attempts" (class task) and the release, the node told.
+
+static void
+test_crash_retried_then_failed(void **state)
+{
+    s_world_t w;
+    s_open(&w, *state, false, 0, 0);
+    const uint8_t *tid = ms_sf_task_id(&w.sweep, 0);
+    const char *why = "worker killed by signal 6 (SIGABRT)";
+    for (int attempt = 1; attempt <= 2; attempt++) {
+        s_on_worker(&w, 0, 1);
+        size_t changed = w.fake.n_changed;
+        s_died(&w, why, 6);
+        assert_int_equal(w.fake.n_died, (size_t) attempt);
+        assert_true(w.fake.n_changed > changed);
+        assert_false(ms_runner_run(w.runner, 0)->busy); // entry freed
+        assert_null(ms_runner_run(w.runner, 0)->config);
+        assert_string_equal(w.fake.last_event, "retry");
+        assert_int_equal(w.fake.last_attempt, attempt + 1);
+        assert_int_equal(w.fake.n_records, 0); // nothing published
+        assert_int_equal(ms_settle_count(w.settle), 1);
+        ms_settle_claim_t st;
+        assert_true(ms_settle_remove(w.settle, tid, 0, &st));
+        assert_int_equal(st.epoch, 1); // the same claim
+    }
+    s_on_worker(&w, 0, 1);
+    s_died(&w, why, 6);
+    assert_int_equal(ms_settle_count(w.settle), 0);
+    assert_int_equal(w.fake.n_records, 2);
+    assert_int_equal(w.fake.kinds[0], MS_RECORD_FAILURE);
+    assert_int_equal(w.fake.kinds[1], MS_RECORD_RELEASE);
+    assert_int_equal(w.fake.reasons[1], MS_RELEASE_REASON_FAILED);
+    assert_string_equal(w.fake.failure,
+                        "worker killed by signal 6 (SIGABRT) on 3 attempts");
+    assert_int_equal(w.fake.failure_class, MS_FAILURE_CLASS_TASK);
+    assert_int_equal(w.fake.n_gave_up, 1);
+    assert_string_equal(w.fake.last_event, "failed");
+    // The crash count went with the give-up: a new run starts afresh.
+    ms_hash_t t;
+    memcpy(t.bytes, tid, 32);
+    assert_int_equal(ms_runner_crashed(w.runner, &t, 2), 1);
+    s_close(&w);
+}
+
+//  --------------------------------------------------------------------------
+//  retry_cap 0: the first crash gives up ("on 1 attempt"); a SIGKILL in a
+//  pool (the out-of-memory killer) is a resource failure, alone a task
+//  one.
+
+static void
+test_sigkill_in_pool_is_resource(void **state)
+{
+    s_world_t w;
+    s_open_capped(&w, *state, true, 0, 0, 0);
+    s_on_worker(&w, 1, 1);
+    s_died(&w, "worker killed by signal 9 (SIGKILL)", 9);
+    assert_int_equal(w.fake.n_records, 2);
+    assert_string_equal(w.fake.failure,
+                        "worker killed by signal 9 (SIGKILL) on 1 attempt");
+    assert_int_equal(w.fake.failure_class, MS_FAILURE_CLASS_RESOURCE);
+    assert_int_equal(w.fake.n_gave_up, 1);
+    s_close(&w);
+    s_open_capped(&w, *state, false, 0, 0, 0);
+    s_on_worker(&w, 1, 1);
+    s_died(&w, "worker killed by signal 9 (SIGKILL)", 9);
+    assert_int_equal(w.fake.failure_class, MS_FAILURE_CLASS_TASK);
+    s_close(&w);
+}
+
+//  --------------------------------------------------------------------------
+//  A worker stopped on purpose (outranked) dies: no crash, no retry; the
+//  claim is released (reason outranked) and the task is pending again.
+
+static void
+test_stopped_is_no_crash(void **state)
+{
+    s_world_t w;
+    s_open(&w, *state, false, 0, 0);
+    ms_runner_run_t *r = s_on_worker(&w, 2, 1);
+    r->stopping = true;
+    ms_store_set_task_state(w.store, ms_sf_task_id(&w.sweep, 2),
+                            MS_TASK_RUNNING, w.node_id, NULL);
+    s_died(&w, "worker exited with status 143", 0);
+    assert_int_equal(w.fake.n_died, 1);
+    assert_int_equal(w.fake.n_records, 1);
+    assert_int_equal(w.fake.kinds[0], MS_RECORD_RELEASE);
+    assert_int_equal(w.fake.reasons[0], MS_RELEASE_REASON_OUTRANKED);
+    assert_int_equal(ms_settle_count(w.settle), 0);
+    assert_int_equal(w.fake.n_gave_up, 0);
+    ms_store_task_t *t = NULL;
+    assert_int_equal(ms_store_get_task(w.store, ms_sf_task_id(&w.sweep, 2), &t),
+                     MS_OK);
+    assert_int_equal(t->state, MS_TASK_PENDING);
+    ms_store_task_destroy(&t);
+    ms_hash_t tid;
+    memcpy(tid.bytes, ms_sf_task_id(&w.sweep, 2), 32);
+    assert_int_equal(ms_runner_crashed(w.runner, &tid, 2), 1); // none before
+    s_close(&w);
+}
+
+//  --------------------------------------------------------------------------
+//  A worker's other events: progress (epoch, started) keeps the run; a
+//  result goes to the node; bad data gives up at once, with the worker's
+//  reason.
+
+static void
+test_result_failed_and_progress(void **state)
+{
+    s_world_t w;
+    s_open(&w, *state, false, 0, 0);
+    s_on_worker(&w, 0, 3);
+    ms_worker_event_t ev = {.kind = MS_WORKER_EVENT_STARTED, .worker = 0};
+    ev.body = json_pack("{s:I}", "mono_us", (json_int_t) 1 << 40);
+    ms_runner_worker_event(w.runner, &ev);
+    json_decref(ev.body);
+    assert_int_equal(w.fake.n_c2s, 1);
+    ev = (ms_worker_event_t){.kind = MS_WORKER_EVENT_EPOCH, .worker = 0};
+    ev.body = json_pack("{s:s, s:i}", "op", "epoch", "epoch", 1);
+    ms_runner_worker_event(w.runner, &ev);
+    json_decref(ev.body);
+    assert_string_equal(w.fake.last_event, "epoch");
+    assert_true(ms_runner_run(w.runner, 0)->busy); // still running
+    assert_int_equal(w.fake.n_changed, 0);
+    ev = (ms_worker_event_t){.kind = MS_WORKER_EVENT_RESULT, .worker = 0};
+    ev.body = json_pack("{s:s}", "status", "ok");
+    ms_runner_worker_event(w.runner, &ev);
+    json_decref(ev.body);
+    assert_int_equal(w.fake.n_results, 1);
+    assert_int_equal(w.fake.last.epoch, 3);
+    assert_memory_equal(w.fake.last.task_id.bytes, ms_sf_task_id(&w.sweep, 0),
+                        32);
+    assert_false(ms_runner_run(w.runner, 0)->busy);
+    assert_int_equal(w.fake.n_records, 0);
+    s_on_worker(&w, 1, 1);
+    ev = (ms_worker_event_t){.kind = MS_WORKER_EVENT_FAILED, .worker = 0};
+    snprintf(ev.reason, sizeof ev.reason, "dataset: 3 features, not 4");
+    ms_runner_worker_event(w.runner, &ev);
+    assert_int_equal(w.fake.n_records, 2);
+    assert_string_equal(w.fake.failure, "dataset: 3 features, not 4");
+    assert_int_equal(w.fake.failure_class, MS_FAILURE_CLASS_TASK);
+    assert_int_equal(w.fake.n_died, 0);
+    assert_false(ms_runner_run(w.runner, 0)->busy);
+    s_close(&w);
+}
+
+//  --------------------------------------------------------------------------
+//  A re-evaluation's end is ms_reeval's (the target handed on), and a
+//  run released after max_pause_s ends with nothing published.
+
+static void
+test_reeval_and_paused_out(void **state)
+{
+    s_world_t w;
+    s_open(&w, *state, false, 0, 0);
+    ms_runner_run_t *r = s_on_worker(&w, 0, 1);
+    r->reeval = true;
+    r->leased = false;
+    memset(r->target, 0x77, 32);
+    ms_worker_event_t ev = {.kind = MS_WORKER_EVENT_STARTED, .worker = 0};
+    ms_runner_worker_event(w.runner, &ev);
+    assert_int_equal(w.fake.n_c2s, 0);
+    s_died(&w, "worker killed by signal 11 (SIGSEGV)", 11);
+    assert_int_equal(w.fake.n_reeval, 1);
+    assert_int_equal(w.fake.n_died, 1);
+    uint8_t want[32];
+    memset(want, 0x77, 32);
+    assert_memory_equal(w.fake.reeval_target, want, 32);
+    assert_int_equal(w.fake.n_records, 0);
+    assert_false(ms_runner_run(w.runner, 0)->busy);
+    r = s_on_worker(&w, 1, 1);
+    r->paused_out = true;
+    r->stopping = true;
+    r->leased = false;
+    ev = (ms_worker_event_t){.kind = MS_WORKER_EVENT_RESULT, .worker = 0};
+    ev.body = json_pack("{s:s}", "status", "ok");
+    ms_runner_worker_event(w.runner, &ev);
+    json_decref(ev.body);
+    assert_int_equal(w.fake.n_results, 0); // dropped
+    assert_int_equal(w.fake.n_records, 0);
+    assert_int_equal(w.fake.n_reeval, 1);
+    assert_false(ms_runner_run(w.runner, 0)->busy);
+    s_close(&w);
+}
+
+//  --------------------------------------------------------------------------
+//  A cancel stops our workers on that sweep's tasks only (SIGTERM: its
+//  death is then no crash).
+
+static void
+test_stop_sweep(void **state)
+{
+    s_world_t w;
+    s_open(&w, *state, false, 0, 0);
+    ms_runner_run_t *r = s_on_worker(&w, 0, 1);
+    ms_hash_t other;
+    memset(other.bytes, 0x99, 32);
+    ms_runner_stop_sweep(w.runner, &other);
+    assert_false(r->stopping);
+    ms_hash_t sid;
+    memcpy(sid.bytes, w.sweep.sweep_id, 32);
+    ms_runner_stop_sweep(w.runner, &sid);
+    assert_true(r->stopping);
+    s_died(&w, "worker exited with status 143", 0);
+    assert_int_equal(w.fake.n_records, 1);
+    assert_int_equal(w.fake.reasons[0], MS_RELEASE_REASON_OUTRANKED);
+    assert_int_equal(w.fake.n_gave_up, 0);
+    s_close(&w);
+}
+
 int
 main(void)
 {
@@ -441,6 +730,18 @@ main(void)
         cmocka_unit_test_setup_teardown(test_fail_gives_up, s_setup,
                                         ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_release_all, s_setup,
+                                        ms_sf_teardown),
+        cmocka_unit_test_setup_teardown(test_crash_retried_then_failed, s_setup,
+                                        ms_sf_teardown),
+        cmocka_unit_test_setup_teardown(test_sigkill_in_pool_is_resource,
+                                        s_setup, ms_sf_teardown),
+        cmocka_unit_test_setup_teardown(test_stopped_is_no_crash, s_setup,
+                                        ms_sf_teardown),
+        cmocka_unit_test_setup_teardown(test_result_failed_and_progress,
+                                        s_setup, ms_sf_teardown),
+        cmocka_unit_test_setup_teardown(test_reeval_and_paused_out, s_setup,
+                                        ms_sf_teardown),
+        cmocka_unit_test_setup_teardown(test_stop_sweep, s_setup,
                                         ms_sf_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
