@@ -71,8 +71,8 @@
     reading) we run mdb_reader_check and retry once; it also runs at open.
 
     Records. The pool's record log (records, blocks, vectors, evidence)
-    and the tables derived from it are described in the second prose
-    block, "Record log and derived tables", further down: every derived
+    and the tables derived from it are described in the prose block
+    "Record log and derived tables" of ms_store_internal.h: every derived
     table is a pure function of the record set. Two local writes remain
     beside it, both about this node's own runs and kept out of the state
     digest: ms_store_set_task_state (a task shown running here, or back to

@@ -705,7 +705,7 @@ int ms_store_pending_tasks_filtered(ms_store_t *self,
 //  a sweep held here into *time (0 when it has none, or only controls of
 //  nodes that predate logical times). A node issues its next control of
 //  the sweep at *time + 1, so that control sorts after every control it
-//  has seen (see "sweep-control" in ms_store.c). Thread: any.
+//  has seen (see "sweep-control" in ms_store_internal.h). Thread: any.
 //  Errors: MS_ERR_STORE.
 int ms_store_sweep_control_time(ms_store_t *self,
                                 const uint8_t sweep_id[MS_STORE_ID_BYTES],
@@ -786,7 +786,7 @@ typedef struct {
 //  The derived verdict of one task.
 typedef struct {
     uint32_t verdict;      // ms_verdict_state_t
-    uint32_t revision;     // changes of the verdict (see ms_store.c)
+    uint32_t revision;     // changes of the verdict (see ms_store_verdict.c)
     uint32_t status;       // ms_run_status_t of S
     uint32_t n_needed;     // min(replicas, pool operators)
     uint32_t n_operators;  // operators with a counted result

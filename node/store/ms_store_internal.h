@@ -403,7 +403,7 @@ typedef struct {
 
     Signatures. The store neither makes nor checks them itself: blocks
     of this node get the signature of the signer set with
-    ms_store_set_signer (node/actor/ms_node.c signs with the node's key over
+    ms_store_set_signer (node/log/ms_block_signer signs with the node's key over
     proto/ms_wire_sign.h's bytes), computed in the writer inside the txn
     that writes the block, so an own block is never durable unsigned
     while a signer is set; merged blocks are stored with the signature

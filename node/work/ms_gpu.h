@@ -23,8 +23,8 @@
     A worker of either kind gets an equal share of its memory: host
     memory for the CPU workers, device memory (less a context's reserve)
     for the GPU workers. The scheduler claims a task only when it fits
-    every kind of worker the node runs (node/actor/ms_node.c "claim only what
-    fits"), so any idle worker can take it.
+    every kind of worker the node runs (node/work/ms_scheduler.c, "claim
+    only what fits"), so any idle worker can take it.
 */
 #ifndef MS_GPU_H
 #define MS_GPU_H
