@@ -125,9 +125,11 @@ test_ranges_are_the_checks(void **state)
         // the lease must stay over two heartbeats at its smallest
         if (strcmp(f->name, "lease_ttl_ms") == 0)
             o.heartbeat_ms = 1;
-        long long values[] = {min, max, min - 1, max + 1};
+        // one past each end, where the field's type has such a value
+        long long values[] = {min, max, min > LLONG_MIN ? min - 1 : min,
+                              max < top ? max + 1 : max};
         for (size_t k = 0; k < 4; k++) {
-            if (k == 3 && max == top)
+            if ((k == 2 && min == LLONG_MIN) || (k == 3 && max == top))
                 continue; // not a value of the field
             if (f->wide)
                 *f->wide = (int64_t) values[k];
