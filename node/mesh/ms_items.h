@@ -19,8 +19,8 @@
     record outlives its origin's link).
 
     Reconciliation (node/mesh/ms_item_sync drives it over ITEM_DIGEST,
-    ITEM_LIST and ITEMS): the digest of the set is BLAKE2b-256 of its item digests
-    in ascending byte order (so two nodes holding the same items have the
+    ITEM_LIST and ITEMS): the digest of the set is BLAKE2b-256 of its item
+   digests in ascending byte order (so two nodes holding the same items have the
     same digest whatever the order they learned them in; the empty set
     hashes nothing). When a peer's digest differs, one side sends its
     list of digests; the other answers with the items the list lacks
