@@ -49,25 +49,15 @@
     ids in effect, so the second is dropped with a warning; the check is
     on the canonical bytes, through a hash table keyed by their BLAKE2b.
 
-    Canonical form and ids. Each task config is ms_config_encode_json,
-    written with ms_wire_canon_dump. The expanded spec is the canonical
-    object described in ms_spec.h; we write it in pieces (the part before
-    "tasks", the task list, then "verify") so that a million-task sweep
-    never builds a million-object JSON tree; the pieces are exactly the
-    canonical dump of the whole object, because "tasks" sorts between
-    "sweep_seed" and "verify". sweep_id hashes those bytes; task_id
-    hashes sweep_id's 32 bytes followed by the task's config bytes.
+    Canonical form and ids: ms_spec_canonical.c.
 
     What was not done: bayes (needs results to choose the next point,
     which an expand-once design cannot hold), early_terminate (Hyperband
     needs a scheduler), metric.target and nested parameters (refused with
     the reason; issue 17).
 */
-#include "ms_spec.h"
+#include "ms_spec_internal.h"
 
-#include "ms_config_json.h"
-#include "ms_distribution.h"
-#include "ms_hash.h"
 #include "ms_rng.h"
 #include "ms_sobol.h"
 #include "ms_spec_text.h"
@@ -80,165 +70,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-#include <yaml.h>
-
-#define S_PATH_MAX 256                      // longest key path we print
 #define S_RNG_STREAM_RANDOM 0x5357454550ULL // "SWEEP"
 #define S_RNG_STREAM_SOBOL 0x534f424f4cULL  // "SOBOL"
 
 //  Built-in dataset names (DESIGN.md: resolved to Debian's files by
 //  core/ms_dataset; a spec only needs to know the names).
-static const char *s_builtin_datasets[] = {"fashion-mnist", "mnist"};
-//  Metric names a sweep may optimise.
-static const char *s_metric_names[] = {
+const char *const ms_spec_builtin_datasets[MS_SPEC_N_BUILTIN_DATASETS] = {
+    "fashion-mnist", "mnist"};
+const char *const ms_spec_metric_names[MS_SPEC_N_METRICS] = {
     "val_accuracy", "val_loss", "test_accuracy", "test_loss", "train_loss"};
-static const char *s_method_names[] = {"grid", "random", "sobol"};
-static const char *s_keep_names[] = {"none", "best", "sampled", "all"};
+const char *const ms_spec_method_names[MS_SPEC_N_METHODS] = {"grid", "random",
+                                                             "sobol"};
+const char *const ms_spec_keep_names[MS_SPEC_N_KEEP] = {"none", "best",
+                                                        "sampled", "all"};
 //  W&B keys that mean nothing here: ignored with a warning.
 static const char *s_wandb_keys[] = {"program", "command", "project", "entity",
                                      "description"};
 
-#define S_COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
-typedef enum { S_FORM_VALUE, S_FORM_VALUES, S_FORM_DIST } s_form_t;
-
-//  One parameter of the spec.
-typedef struct {
-    char name[48];               // parameter name, '_' spelling
-    ms_config_param_type_t type; // its type
-    s_form_t form;               // value, values or distribution
-    json_t **values;             // value(s); 1 for S_FORM_VALUE
-    size_t n_values;             // entries in values
-    ms_distribution_t *law;      // S_FORM_VALUES, S_FORM_DIST: the law
-                                 // random and sobol draw from (owned)
-    size_t line;                 // YAML line of the parameter
-} s_param_t;
-
-struct ms_spec {
-    char *name;                     // sweep name
-    ms_spec_dataset_t dataset;      // borrowed view of the fields below
-    char *dataset_name;             // built-in name, or NULL
-    char *train_path, *test_path;   // file dataset paths, or NULL
-    char *label;                    // file dataset label, or NULL
-    int32_t label_index;            // >= 0: label column by index
-    ms_dataset_missing_t missing;   // dataset.missing
-    char **categorical;             // dataset.categorical (owned)
-    size_t n_categorical;           // entries in categorical
-    double split;                   // dataset.split (0: train and test)
-    ms_spec_method_t method;        // expansion method
-    ms_spec_metric_t metric;        // metric to optimise
-    char *metric_name;              // owns metric.name
-    int64_t run_cap;                // 0 = none
-    int64_t sweep_seed;             // random / sobol seed
-    ms_spec_verify_t verify;        // verification parameters
-    ms_keep_weights_t keep_weights; // which weights to keep
-    char **warnings;                // owned strings
-    size_t n_warnings;              // entries in warnings
-    size_t n_tasks;                 // tasks after de-duplication
-    size_t cap_tasks;               // allocated entries of task_json
-    char **task_json;               // canonical config per task
-    size_t *task_json_len;          // their lengths
-    ms_hash_t *task_ids;            // per task, valid when ids_ready
-    bool ids_ready;                 // ids and canonical computed
-    ms_hash_t sweep_id;             // valid when ids_ready
-    char *canonical;                // canonical expanded spec, or NULL
-    size_t canonical_len;           // its length
-};
-
-//  Parse context: the YAML document and where errors go.
-typedef struct {
-    yaml_document_t *doc; // the loaded document
-    ms_diag_t *diag;      // caller's diagnostic (may be NULL)
-    int64_t max_params;   // refuse networks with more parameters
-} s_ctx_t;
-
-//  --------------------------------------------------------------------------
-//  Write a key path (truncated at S_PATH_MAX - 1 characters).
-
-static void s_pathf(char out[S_PATH_MAX], const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-s_pathf(char out[S_PATH_MAX], const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out, S_PATH_MAX, fmt, ap);
-    va_end(ap);
-}
-
-//  --------------------------------------------------------------------------
-//  Set diag to where + reason + " (line N)"; returns code.
-
-static int s_fail(s_ctx_t *ctx, int code, const yaml_node_t *node,
-                  const char *where, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-static int
-s_fail(s_ctx_t *ctx, int code, const yaml_node_t *node, const char *where,
-       const char *fmt, ...)
-{
-    char reason[MS_DIAG_REASON_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(reason, sizeof reason, fmt, ap);
-    va_end(ap);
-    if (node)
-        return ms_diag_set_code(ctx->diag, code, where, "%.400s (line %zu)",
-                                reason, node->start_mark.line + 1);
-    return ms_diag_set_code(ctx->diag, code, where, "%s", reason);
-}
-
-//  --------------------------------------------------------------------------
-//  strdup that reports failure as false.
-
-static bool
-s_strdup_to(char **dst, const char *src)
-{
-    free(*dst);
-    *dst = src ? strdup(src) : NULL;
-    return !src || *dst;
-}
-
-//  --------------------------------------------------------------------------
-//  Index of name in a table of strings, or -1.
-
-static int
-s_index_of(const char *const *table, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(table[i], name) == 0)
-            return (int) i;
-    return -1;
-}
-
-//  --------------------------------------------------------------------------
-//  "a, b, c" of a table of names.
-
-static const char *
-s_join(const char *const *table, size_t n, char *out, size_t size)
-{
-    size_t len = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        int w =
-            snprintf(out + len, size - len, "%s%s", i ? ", " : "", table[i]);
-        if (w < 0 || (size_t) w >= size - len)
-            break;
-        len += (size_t) w;
-    }
-    return out;
-}
-
 //  --------------------------------------------------------------------------
 //  Add a warning (printf-style).
 
-static int s_warn(ms_spec_t *self, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static int
-s_warn(ms_spec_t *self, const char *fmt, ...)
+int
+ms_spec_warn(ms_spec_t *self, const char *fmt, ...)
 {
     char text[512];
     va_list ap;
@@ -258,323 +111,10 @@ s_warn(ms_spec_t *self, const char *fmt, ...)
 }
 
 //  --------------------------------------------------------------------------
-//  Child node of the document.
-
-static yaml_node_t *
-s_node(s_ctx_t *ctx, int id)
-{
-    return yaml_document_get_node(ctx->doc, id);
-}
-
-//  --------------------------------------------------------------------------
-//  Text of a scalar node (NULL for other nodes).
-
-static const char *
-s_text(const yaml_node_t *node)
-{
-    return node && node->type == YAML_SCALAR_NODE
-               ? (const char *) node->data.scalar.value
-               : NULL;
-}
-
-//  --------------------------------------------------------------------------
-//  Kind of YAML node, for messages.
-
-static const char *
-s_node_kind(const yaml_node_t *node)
-{
-    if (!node)
-        return "nothing";
-    switch (node->type) {
-    case YAML_MAPPING_NODE:
-        return "a mapping";
-    case YAML_SEQUENCE_NODE:
-        return "a list";
-    default:
-        return "a scalar";
-    }
-}
-
-//  --------------------------------------------------------------------------
-//  Is text a decimal integer / a decimal float (YAML 1.2 core)?
-
-static bool
-s_looks_int(const char *s)
-{
-    if (*s == '-' || *s == '+')
-        s++;
-    if (!*s)
-        return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return false;
-    return true;
-}
-
-static bool
-s_looks_float(const char *s)
-{
-    if (*s == '-' || *s == '+')
-        s++;
-    bool digits = false, point = false;
-    for (; *s && *s != 'e' && *s != 'E'; s++) {
-        if (*s >= '0' && *s <= '9')
-            digits = true;
-        else if (*s == '.' && !point)
-            point = true;
-        else
-            return false;
-    }
-    if (!digits)
-        return false;
-    if (*s == 'e' || *s == 'E') {
-        s++;
-        if (*s == '-' || *s == '+')
-            s++;
-        if (!*s)
-            return false;
-        for (; *s; s++)
-            if (*s < '0' || *s > '9')
-                return false;
-    }
-    return true;
-}
-
-//  --------------------------------------------------------------------------
-//  A YAML scalar as a typed JSON value (see the prose block).
-
-static int
-s_scalar_json(s_ctx_t *ctx, const yaml_node_t *node, const char *path,
-              json_t **out)
-{
-    const char *s = s_text(node);
-    *out = NULL;
-    if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) {
-        *out = json_stringn(s, node->data.scalar.length);
-        if (!*out)
-            return s_fail(ctx, MS_ERR_INVALID, node, path,
-                          "string is not valid UTF-8");
-        return MS_OK;
-    }
-    static const char *s_nulls[] = {"", "~", "null", "Null", "NULL"};
-    static const char *s_trues[] = {"true", "True", "TRUE", "yes", "Yes",
-                                    "YES",  "on",   "On",   "ON"};
-    static const char *s_falses[] = {"false", "False", "FALSE", "no", "No",
-                                     "NO",    "off",   "Off",   "OFF"};
-    if (s_index_of(s_nulls, S_COUNT(s_nulls), s) >= 0)
-        *out = json_null();
-    else if (s_index_of(s_trues, S_COUNT(s_trues), s) >= 0)
-        *out = json_true();
-    else if (s_index_of(s_falses, S_COUNT(s_falses), s) >= 0)
-        *out = json_false();
-    else if (s_looks_int(s)) {
-        errno = 0;
-        long long v = strtoll(s, NULL, 10);
-        if (errno == ERANGE)
-            return s_fail(ctx, MS_ERR_INVALID, node, path,
-                          "integer %s does not fit in 64 bits", s);
-        *out = json_integer(v);
-    } else if (s_looks_float(s)) {
-        double v = strtod(s, NULL);
-        if (!isfinite(v))
-            return s_fail(ctx, MS_ERR_INVALID, node, path,
-                          "number %s is out of range", s);
-        *out = json_real(v);
-    } else if (strcmp(s, ".nan") == 0 || strcmp(s, ".inf") == 0 ||
-               strcmp(s, "-.inf") == 0 || strcmp(s, ".NaN") == 0 ||
-               strcmp(s, ".Inf") == 0 || strcmp(s, "-.Inf") == 0)
-        return s_fail(ctx, MS_ERR_INVALID, node, path,
-                      "NaN and infinity are not allowed");
-    else {
-        *out = json_stringn(s, node->data.scalar.length);
-        if (!*out)
-            return s_fail(ctx, MS_ERR_INVALID, node, path,
-                          "string is not valid UTF-8");
-    }
-    return *out ? MS_OK : MS_ERR_NOMEM;
-}
-
-//  --------------------------------------------------------------------------
-//  Any YAML node as JSON (mappings need scalar keys).
-
-static int
-s_node_json(s_ctx_t *ctx, const yaml_node_t *node, const char *path, int depth,
-            json_t **out)
-{
-    *out = NULL;
-    if (depth > MS_SPEC_MAX_DEPTH) // ms_spec_text_check refused deeper text
-        return s_fail(ctx, MS_ERR_INVALID, node, path,
-                      "nested deeper than %d levels", MS_SPEC_MAX_DEPTH);
-    if (node->type == YAML_SCALAR_NODE)
-        return s_scalar_json(ctx, node, path, out);
-    if (node->type == YAML_SEQUENCE_NODE) {
-        json_t *array = json_array();
-        if (!array)
-            return MS_ERR_NOMEM;
-        size_t i = 0;
-        for (yaml_node_item_t *item = node->data.sequence.items.start;
-             item < node->data.sequence.items.top; item++, i++) {
-            char sub[S_PATH_MAX];
-            s_pathf(sub, "%s[%zu]", path, i);
-            json_t *elem;
-            int rc =
-                s_node_json(ctx, s_node(ctx, *item), sub, depth + 1, &elem);
-            if (rc) {
-                json_decref(array);
-                return rc;
-            }
-            json_array_append_new(array, elem);
-        }
-        *out = array;
-        return MS_OK;
-    }
-    if (node->type == YAML_MAPPING_NODE) {
-        json_t *obj = json_object();
-        if (!obj)
-            return MS_ERR_NOMEM;
-        for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
-             pair < node->data.mapping.pairs.top; pair++) {
-            const char *key = s_text(s_node(ctx, pair->key));
-            json_t *elem;
-            int rc;
-            if (!key)
-                rc = s_fail(ctx, MS_ERR_INVALID, s_node(ctx, pair->key), path,
-                            "keys must be scalars");
-            else {
-                char sub[S_PATH_MAX];
-                s_pathf(sub, "%s.%s", path, key);
-                rc = s_node_json(ctx, s_node(ctx, pair->value), sub, depth + 1,
-                                 &elem);
-                if (rc == MS_OK)
-                    json_object_set_new(obj, key, elem);
-            }
-            if (rc) {
-                json_decref(obj);
-                return rc;
-            }
-        }
-        *out = obj;
-        return MS_OK;
-    }
-    return s_fail(ctx, MS_ERR_INVALID, node, path, "empty value");
-}
-
-//  --------------------------------------------------------------------------
-//  A mapping's key and its position, for s_check_mapping's sort.
-
-typedef struct {
-    const char *key; // the key's text (borrowed from the document)
-    size_t index;    // its pair's position in the mapping
-} s_key_t;
-
-static int
-s_key_compare(const void *a, const void *b)
-{
-    const s_key_t *x = a, *y = b;
-    int c = strcmp(x->key, y->key);
-    return c ? c : (x->index > y->index) - (x->index < y->index);
-}
-
-//  --------------------------------------------------------------------------
-//  Check a mapping has no duplicate keys and only scalar keys. The
-//  duplicate named is the first pair, in the text's order, whose key an
-//  earlier pair has; found by sorting the keys (a mapping of 100,000 keys
-//  would cost 5e9 comparisons pair by pair).
-
-static int
-s_check_mapping(s_ctx_t *ctx, const yaml_node_t *node, const char *path)
-{
-    if (!node || node->type != YAML_MAPPING_NODE)
-        return s_fail(ctx, MS_ERR_INVALID, node, path,
-                      "must be a mapping, not %s", s_node_kind(node));
-    size_t n = (size_t) (node->data.mapping.pairs.top -
-                         node->data.mapping.pairs.start);
-    s_key_t *keys = calloc(n ? n : 1, sizeof *keys);
-    if (!keys)
-        return MS_ERR_NOMEM;
-    for (size_t i = 0; i < n; i++) {
-        yaml_node_t *key_node =
-            s_node(ctx, node->data.mapping.pairs.start[i].key);
-        keys[i].key = s_text(key_node);
-        keys[i].index = i;
-        if (!keys[i].key) {
-            free(keys);
-            return s_fail(ctx, MS_ERR_INVALID, key_node, path,
-                          "keys must be scalars");
-        }
-    }
-    qsort(keys, n, sizeof *keys, s_key_compare);
-    size_t dup = n; // the first duplicate's pair, in the text's order
-    for (size_t i = 1; i < n; i++)
-        if (strcmp(keys[i].key, keys[i - 1].key) == 0 && keys[i].index < dup)
-            dup = keys[i].index;
-    free(keys);
-    if (dup == n)
-        return MS_OK;
-    yaml_node_t *key_node =
-        s_node(ctx, node->data.mapping.pairs.start[dup].key);
-    char sub[S_PATH_MAX];
-    s_pathf(sub, "%s%s%s", path, *path ? "." : "", s_text(key_node));
-    return s_fail(ctx, MS_ERR_INVALID, key_node, sub, "duplicate key");
-}
-
-//  --------------------------------------------------------------------------
-//  Read a scalar as a string (any plain or quoted scalar's text).
-
-static int
-s_get_string(s_ctx_t *ctx, const yaml_node_t *node, const char *path,
-             const char **out)
-{
-    const char *s = s_text(node);
-    if (!s || (node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !*s))
-        return s_fail(ctx, MS_ERR_INVALID, node, path,
-                      "must be a string, not %s",
-                      s ? "an empty value" : s_node_kind(node));
-    if (strlen(s) != node->data.scalar.length)
-        return s_fail(ctx, MS_ERR_INVALID, node, path,
-                      "must not contain NUL characters");
-    *out = s;
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Read a scalar as a typed number or integer.
-
-static int
-s_get_number(s_ctx_t *ctx, const yaml_node_t *node, const char *path,
-             bool integer, double *out_real, int64_t *out_int)
-{
-    json_t *value = NULL;
-    if (!node || node->type != YAML_SCALAR_NODE)
-        return s_fail(ctx, MS_ERR_INVALID, node, path, "must be %s, not %s",
-                      integer ? "an integer" : "a number", s_node_kind(node));
-    int rc = s_scalar_json(ctx, node, path, &value);
-    if (rc)
-        return rc;
-    if (integer) {
-        if (!json_is_integer(value)) {
-            json_decref(value);
-            return s_fail(ctx, MS_ERR_INVALID, node, path,
-                          "must be an integer, not '%s'", s_text(node));
-        }
-        *out_int = (int64_t) json_integer_value(value);
-    } else {
-        if (!json_is_number(value)) {
-            json_decref(value);
-            return s_fail(ctx, MS_ERR_INVALID, node, path,
-                          "must be a number, not '%s'", s_text(node));
-        }
-        *out_real = json_number_value(value);
-    }
-    json_decref(value);
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
 //  Free a parameter's values.
 
 static void
-s_param_free(s_param_t *param)
+s_param_free(ms_spec_param_t *param)
 {
     for (size_t i = 0; i < param->n_values; i++)
         json_decref(param->values[i]);
@@ -588,8 +128,8 @@ s_param_free(s_param_t *param)
 //  Check one value of a parameter by setting it on a default config.
 
 static int
-s_check_value(s_ctx_t *ctx, const s_param_t *param, const json_t *value,
-              const yaml_node_t *node, const char *path)
+s_check_value(ms_spec_ctx_t *ctx, const ms_spec_param_t *param,
+              const json_t *value, const yaml_node_t *node, const char *path)
 {
     ms_train_config_t *cfg = malloc(sizeof *cfg);
     if (!cfg)
@@ -610,7 +150,8 @@ s_check_value(s_ctx_t *ctx, const s_param_t *param, const json_t *value,
     }
     free(cfg);
     if (rc)
-        return s_fail(ctx, MS_ERR_INVALID, node, path, "%s", local.reason);
+        return ms_spec_fail(ctx, MS_ERR_INVALID, node, path, "%s",
+                            local.reason);
     return MS_OK;
 }
 
@@ -618,16 +159,16 @@ s_check_value(s_ctx_t *ctx, const s_param_t *param, const json_t *value,
 //  A parameter's `value` (the constant form) at path.
 
 static int
-s_value_form(s_ctx_t *ctx, s_param_t *param, const yaml_node_t *value_node,
-             const char *path)
+s_value_form(ms_spec_ctx_t *ctx, ms_spec_param_t *param,
+             const yaml_node_t *value_node, const char *path)
 {
-    char sub[S_PATH_MAX];
-    param->form = S_FORM_VALUE;
+    char sub[MS_SPEC_PATH_MAX];
+    param->form = MS_SPEC_FORM_VALUE;
     param->values = calloc(1, sizeof *param->values);
     if (!param->values)
         return MS_ERR_NOMEM;
-    s_pathf(sub, "%s.value", path);
-    int rc = s_node_json(ctx, value_node, sub, 0, &param->values[0]);
+    ms_spec_pathf(sub, "%s.value", path);
+    int rc = ms_spec_node_json(ctx, value_node, sub, 0, &param->values[0]);
     if (rc)
         return rc;
     param->n_values = 1;
@@ -638,12 +179,12 @@ s_value_form(s_ctx_t *ctx, s_param_t *param, const yaml_node_t *value_node,
 //  Parse one parameter's definition.
 
 static int
-s_parse_param(s_ctx_t *ctx, ms_spec_t *spec, const char *name,
+s_parse_param(ms_spec_ctx_t *ctx, ms_spec_t *spec, const char *name,
               const yaml_node_t *key_node, const yaml_node_t *node,
-              s_param_t *param)
+              ms_spec_param_t *param)
 {
-    char path[S_PATH_MAX], sub[S_PATH_MAX];
-    s_pathf(path, "parameters.%s", name);
+    char path[MS_SPEC_PATH_MAX], sub[MS_SPEC_PATH_MAX];
+    ms_spec_pathf(path, "parameters.%s", name);
     memset(param, 0, sizeof *param);
     param->line = key_node->start_mark.line + 1;
     param->type = ms_config_param_type(name);
@@ -659,13 +200,13 @@ s_parse_param(s_ctx_t *ctx, ms_spec_t *spec, const char *name,
                 break;
             len += (size_t) w;
         }
-        return s_fail(ctx, MS_ERR_INVALID, key_node, path,
-                      "unknown parameter '%s' (expected one of %s)", name,
-                      names);
+        return ms_spec_fail(ctx, MS_ERR_INVALID, key_node, path,
+                            "unknown parameter '%s' (expected one of %s)", name,
+                            names);
     }
     snprintf(param->name, sizeof param->name, "%s", name);
     ms_spec_method_t method = spec->method;
-    int rc = s_check_mapping(ctx, node, path);
+    int rc = ms_spec_check_mapping(ctx, node, path);
     if (rc)
         return rc;
     //  W&B's keys of a parameter; their nodes give errors their lines.
@@ -680,20 +221,21 @@ s_parse_param(s_ctx_t *ctx, ms_spec_t *spec, const char *name,
                                        "sigma",
                                        "a",
                                        "b"};
-    const yaml_node_t *found[S_COUNT(keys)] = {0};
+    const yaml_node_t *found[MS_SPEC_COUNT(keys)] = {0};
     size_t n_keys = 0;
     for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
          pair < node->data.mapping.pairs.top; pair++, n_keys++) {
-        yaml_node_t *k = s_node(ctx, pair->key);
-        int i = s_index_of(keys, S_COUNT(keys), s_text(k));
+        yaml_node_t *k = ms_spec_node(ctx, pair->key);
+        int i = ms_spec_index_of(keys, MS_SPEC_COUNT(keys), ms_spec_scalar(k));
         if (i < 0) {
-            s_pathf(sub, "%s.%s", path, s_text(k));
-            return s_fail(ctx, MS_ERR_INVALID, k, sub,
-                          "unknown key (a parameter takes value, values "
-                          "with probabilities, or a distribution with min, "
-                          "max, q, mu, sigma, a, b)");
+            ms_spec_pathf(sub, "%s.%s", path, ms_spec_scalar(k));
+            return ms_spec_fail(
+                ctx, MS_ERR_INVALID, k, sub,
+                "unknown key (a parameter takes value, values "
+                "with probabilities, or a distribution with min, "
+                "max, q, mu, sigma, a, b)");
         }
-        found[i] = s_node(ctx, pair->value);
+        found[i] = ms_spec_node(ctx, pair->value);
     }
     const yaml_node_t *value_node = found[0], *values_node = found[1],
                       *probs_node = found[2], *min_node = found[4],
@@ -702,7 +244,7 @@ s_parse_param(s_ctx_t *ctx, ms_spec_t *spec, const char *name,
         return s_value_form(ctx, param, value_node, path);
     //  Anything else is a law, with W&B's inference rules and checks.
     json_t *obj;
-    rc = s_node_json(ctx, node, path, 0, &obj);
+    rc = ms_spec_node_json(ctx, node, path, 0, &obj);
     if (rc)
         return rc;
     ms_diag_t local;
@@ -710,7 +252,7 @@ s_parse_param(s_ctx_t *ctx, ms_spec_t *spec, const char *name,
     rc = ms_distribution_parse(&param->law, obj, path, &local);
     json_decref(obj);
     if (rc)
-        return s_fail(ctx, rc, node, local.where, "%s", local.reason);
+        return ms_spec_fail(ctx, rc, node, local.where, "%s", local.reason);
     ms_distribution_kind_t kind = ms_distribution_kind(param->law);
     const char *dist = ms_distribution_name(param->law);
     if (kind == MS_DISTRIBUTION_CONSTANT) {
@@ -719,8 +261,8 @@ s_parse_param(s_ctx_t *ctx, ms_spec_t *spec, const char *name,
         return s_value_form(ctx, param, value_node, path);
     }
     if (kind == MS_DISTRIBUTION_CATEGORICAL) {
-        param->form = S_FORM_VALUES;
-        s_pathf(sub, "%s.values", path);
+        param->form = MS_SPEC_FORM_VALUES;
+        ms_spec_pathf(sub, "%s.values", path);
         size_t n = (size_t) (values_node->data.sequence.items.top -
                              values_node->data.sequence.items.start);
         param->values = calloc(n, sizeof *param->values);
@@ -728,10 +270,10 @@ s_parse_param(s_ctx_t *ctx, ms_spec_t *spec, const char *name,
             return MS_ERR_NOMEM;
         for (size_t i = 0; i < n; i++) {
             yaml_node_t *item =
-                s_node(ctx, values_node->data.sequence.items.start[i]);
-            char elem[S_PATH_MAX];
-            s_pathf(elem, "%s[%zu]", sub, i);
-            rc = s_node_json(ctx, item, elem, 0, &param->values[i]);
+                ms_spec_node(ctx, values_node->data.sequence.items.start[i]);
+            char elem[MS_SPEC_PATH_MAX];
+            ms_spec_pathf(elem, "%s[%zu]", sub, i);
+            rc = ms_spec_node_json(ctx, item, elem, 0, &param->values[i]);
             if (rc)
                 return rc;
             param->n_values = i + 1;
@@ -740,38 +282,40 @@ s_parse_param(s_ctx_t *ctx, ms_spec_t *spec, const char *name,
                 return rc;
         }
         if (probs_node && method == MS_SPEC_METHOD_GRID) {
-            s_pathf(sub, "%s.probabilities", path);
-            return s_warn(spec, "%s: ignored by method grid (every value runs)",
-                          sub);
+            ms_spec_pathf(sub, "%s.probabilities", path);
+            return ms_spec_warn(
+                spec, "%s: ignored by method grid (every value runs)", sub);
         }
         return MS_OK;
     }
     //  A distribution.
-    param->form = S_FORM_DIST;
-    s_pathf(sub, "%s.distribution", path);
+    param->form = MS_SPEC_FORM_DIST;
+    ms_spec_pathf(sub, "%s.distribution", path);
     const yaml_node_t *at = found[3] ? found[3] : node;
     if (method == MS_SPEC_METHOD_GRID)
-        return s_fail(ctx, MS_ERR_INVALID, at, sub,
-                      "a distribution (%s) cannot be used with method: grid "
-                      "(give values, or use random or sobol)",
-                      dist);
+        return ms_spec_fail(
+            ctx, MS_ERR_INVALID, at, sub,
+            "a distribution (%s) cannot be used with method: grid "
+            "(give values, or use random or sobol)",
+            dist);
     if (param->type != MS_CONFIG_PARAM_INT &&
         param->type != MS_CONFIG_PARAM_FLOAT)
-        return s_fail(ctx, MS_ERR_INVALID, at, sub,
-                      "%s is not numeric: give values instead", name);
+        return ms_spec_fail(ctx, MS_ERR_INVALID, at, sub,
+                            "%s is not numeric: give values instead", name);
     bool int_param = param->type == MS_CONFIG_PARAM_INT;
     if (int_param && !ms_distribution_integral(param->law))
-        return s_fail(ctx, MS_ERR_INVALID, at, sub,
-                      "%s gives non-integer values but %s is an integer "
-                      "(use int_uniform, or a q_ distribution with an "
-                      "integer q)",
-                      dist, name);
+        return ms_spec_fail(ctx, MS_ERR_INVALID, at, sub,
+                            "%s gives non-integer values but %s is an integer "
+                            "(use int_uniform, or a q_ distribution with an "
+                            "integer q)",
+                            dist, name);
     if (method == MS_SPEC_METHOD_SOBOL &&
         !ms_distribution_has_quantile(param->law))
-        return s_fail(ctx, MS_ERR_INVALID, at, sub,
-                      "method sobol maps its points through a law's "
-                      "quantile, which %s has not here (use method random)",
-                      dist);
+        return ms_spec_fail(
+            ctx, MS_ERR_INVALID, at, sub,
+            "method sobol maps its points through a law's "
+            "quantile, which %s has not here (use method random)",
+            dist);
     //  Check both ends of a range the spec wrote (min and max) as values;
     //  a draw of any other law (normal, beta ...) is checked with its task
     //  (s_emit).
@@ -787,7 +331,7 @@ s_parse_param(s_ctx_t *ctx, ms_spec_t *spec, const char *name,
             int_param ? json_integer((json_int_t) llround(v)) : json_real(v);
         if (!value)
             return MS_ERR_NOMEM;
-        s_pathf(sub, "%s.%s", path, end ? "max" : "min");
+        ms_spec_pathf(sub, "%s.%s", path, end ? "max" : "min");
         rc = s_check_value(ctx, param, value, end ? max_node : min_node, sub);
         json_decref(value);
         if (rc)
@@ -802,64 +346,69 @@ s_parse_param(s_ctx_t *ctx, ms_spec_t *spec, const char *name,
 static int
 s_param_compare(const void *a, const void *b)
 {
-    return strcmp(((const s_param_t *) a)->name, ((const s_param_t *) b)->name);
+    return strcmp(((const ms_spec_param_t *) a)->name,
+                  ((const ms_spec_param_t *) b)->name);
 }
 
 //  --------------------------------------------------------------------------
 //  Parse dataset.label: a name, or (a plain integer) a 0-based index.
 
 static int
-s_parse_dataset_label(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *v)
+s_parse_dataset_label(ms_spec_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *v)
 {
     if (v && v->type == YAML_SCALAR_NODE &&
         v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-        s_looks_int(s_text(v))) {
+        ms_spec_looks_int(ms_spec_scalar(v))) {
         errno = 0;
-        long long index = strtoll(s_text(v), NULL, 10);
+        long long index = strtoll(ms_spec_scalar(v), NULL, 10);
         if (errno == ERANGE || index < 0 || index >= MS_DATASET_MAX_FEATURES)
-            return s_fail(ctx, MS_ERR_INVALID, v, "dataset.label",
-                          "must be a column name or a 0-based column index, "
-                          "not %s",
-                          s_text(v));
+            return ms_spec_fail(
+                ctx, MS_ERR_INVALID, v, "dataset.label",
+                "must be a column name or a 0-based column index, "
+                "not %s",
+                ms_spec_scalar(v));
         self->label_index = (int32_t) index;
-        return s_strdup_to(&self->label, "") ? MS_OK : MS_ERR_NOMEM;
+        return ms_spec_strdup_to(&self->label, "") ? MS_OK : MS_ERR_NOMEM;
     }
     const char *label;
-    int rc = s_get_string(ctx, v, "dataset.label", &label);
+    int rc = ms_spec_get_string(ctx, v, "dataset.label", &label);
     if (rc)
         return rc;
-    return s_strdup_to(&self->label, label) ? MS_OK : MS_ERR_NOMEM;
+    return ms_spec_strdup_to(&self->label, label) ? MS_OK : MS_ERR_NOMEM;
 }
 
 //  --------------------------------------------------------------------------
 //  Parse dataset.categorical: a list of distinct column names.
 
 static int
-s_parse_dataset_categorical(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *v)
+s_parse_dataset_categorical(ms_spec_ctx_t *ctx, ms_spec_t *self,
+                            const yaml_node_t *v)
 {
     if (!v || v->type != YAML_SEQUENCE_NODE)
-        return s_fail(ctx, MS_ERR_INVALID, v, "dataset.categorical",
-                      "must be a list of column names, not %s", s_node_kind(v));
+        return ms_spec_fail(ctx, MS_ERR_INVALID, v, "dataset.categorical",
+                            "must be a list of column names, not %s",
+                            ms_spec_node_kind(v));
     size_t n =
         (size_t) (v->data.sequence.items.top - v->data.sequence.items.start);
     self->categorical = calloc(n ? n : 1, sizeof *self->categorical);
     if (!self->categorical)
         return MS_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
-        yaml_node_t *item = s_node(ctx, v->data.sequence.items.start[i]);
-        char sub[S_PATH_MAX];
-        s_pathf(sub, "dataset.categorical[%zu]", i);
+        yaml_node_t *item = ms_spec_node(ctx, v->data.sequence.items.start[i]);
+        char sub[MS_SPEC_PATH_MAX];
+        ms_spec_pathf(sub, "dataset.categorical[%zu]", i);
         const char *name;
         if (!item || item->type != YAML_SCALAR_NODE)
-            return s_fail(ctx, MS_ERR_INVALID, item ? item : v, sub,
-                          "must be a column name, not %s", s_node_kind(item));
-        int rc = s_get_string(ctx, item, sub, &name);
+            return ms_spec_fail(ctx, MS_ERR_INVALID, item ? item : v, sub,
+                                "must be a column name, not %s",
+                                ms_spec_node_kind(item));
+        int rc = ms_spec_get_string(ctx, item, sub, &name);
         if (rc)
             return rc;
         for (size_t k = 0; k < self->n_categorical; k++)
             if (strcmp(self->categorical[k], name) == 0)
-                return s_fail(ctx, MS_ERR_INVALID, item, sub,
-                              "'%s' is listed twice", name);
+                return ms_spec_fail(ctx, MS_ERR_INVALID, item, sub,
+                                    "'%s' is listed twice", name);
         if (!(self->categorical[self->n_categorical] = strdup(name)))
             return MS_ERR_NOMEM;
         self->n_categorical++;
@@ -871,26 +420,28 @@ s_parse_dataset_categorical(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *v)
 //  Parse the dataset key.
 
 static int
-s_parse_dataset(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
+s_parse_dataset(ms_spec_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
 {
     char names[200];
     if (node->type == YAML_SCALAR_NODE) {
         const char *name;
-        int rc = s_get_string(ctx, node, "dataset", &name);
+        int rc = ms_spec_get_string(ctx, node, "dataset", &name);
         if (rc)
             return rc;
-        if (s_index_of(s_builtin_datasets, S_COUNT(s_builtin_datasets), name) <
-            0)
-            return s_fail(ctx, MS_ERR_INVALID, node, "dataset",
-                          "unknown dataset '%s' (built-in: %s; or give "
-                          "{train: PATH, test: PATH, label: NAME})",
-                          name,
-                          s_join(s_builtin_datasets,
-                                 S_COUNT(s_builtin_datasets), names,
-                                 sizeof names));
-        return s_strdup_to(&self->dataset_name, name) ? MS_OK : MS_ERR_NOMEM;
+        if (ms_spec_index_of(ms_spec_builtin_datasets,
+                             MS_SPEC_COUNT(ms_spec_builtin_datasets), name) < 0)
+            return ms_spec_fail(
+                ctx, MS_ERR_INVALID, node, "dataset",
+                "unknown dataset '%s' (built-in: %s; or give "
+                "{train: PATH, test: PATH, label: NAME})",
+                name,
+                ms_spec_join(ms_spec_builtin_datasets,
+                             MS_SPEC_COUNT(ms_spec_builtin_datasets), names,
+                             sizeof names));
+        return ms_spec_strdup_to(&self->dataset_name, name) ? MS_OK
+                                                            : MS_ERR_NOMEM;
     }
-    int rc = s_check_mapping(ctx, node, "dataset");
+    int rc = ms_spec_check_mapping(ctx, node, "dataset");
     if (rc)
         return rc;
     const char *train = NULL, *test = NULL, *file = NULL;
@@ -899,11 +450,11 @@ s_parse_dataset(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
     self->label_index = -1;
     for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
          pair < node->data.mapping.pairs.top; pair++) {
-        yaml_node_t *k = s_node(ctx, pair->key);
-        yaml_node_t *v = s_node(ctx, pair->value);
-        const char *key = s_text(k);
-        char sub[S_PATH_MAX];
-        s_pathf(sub, "dataset.%s", key);
+        yaml_node_t *k = ms_spec_node(ctx, pair->key);
+        yaml_node_t *v = ms_spec_node(ctx, pair->value);
+        const char *key = ms_spec_scalar(k);
+        char sub[MS_SPEC_PATH_MAX];
+        ms_spec_pathf(sub, "dataset.%s", key);
         if (strcmp(key, "label") == 0) {
             label_node = v;
             if ((rc = s_parse_dataset_label(ctx, self, v)))
@@ -918,11 +469,12 @@ s_parse_dataset(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
         if (strcmp(key, "missing") == 0) {
             static const char *s_missing[] = {"error", "zero", "mean"};
             int m = v && v->type == YAML_SCALAR_NODE
-                        ? s_index_of(s_missing, S_COUNT(s_missing), s_text(v))
+                        ? ms_spec_index_of(s_missing, MS_SPEC_COUNT(s_missing),
+                                           ms_spec_scalar(v))
                         : -1;
             if (m < 0)
-                return s_fail(ctx, MS_ERR_INVALID, v ? v : k, sub,
-                              "must be error, zero or mean");
+                return ms_spec_fail(ctx, MS_ERR_INVALID, v ? v : k, sub,
+                                    "must be error, zero or mean");
             self->missing = (ms_dataset_missing_t) m;
             continue;
         }
@@ -930,13 +482,13 @@ s_parse_dataset(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
             double real = 0;
             int64_t integer = 0;
             split_node = v;
-            if ((rc = s_get_number(ctx, v, sub, false, &real, &integer)))
+            if ((rc = ms_spec_get_number(ctx, v, sub, false, &real, &integer)))
                 return rc;
             if (!(real > 0 && real < 1))
-                return s_fail(ctx, MS_ERR_INVALID, v, sub,
-                              "must be a fraction between 0 and 1 (0.2: "
-                              "80%% train, 20%% test), not %s",
-                              s_text(v));
+                return ms_spec_fail(ctx, MS_ERR_INVALID, v, sub,
+                                    "must be a fraction between 0 and 1 (0.2: "
+                                    "80%% train, 20%% test), not %s",
+                                    ms_spec_scalar(v));
             self->split = real;
             continue;
         }
@@ -945,45 +497,48 @@ s_parse_dataset(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
                             : strcmp(key, "file") == 0 ? &file
                                                        : NULL;
         if (!slot)
-            return s_fail(ctx, MS_ERR_INVALID, k, sub,
-                          "unknown key (expected train, test, file, label, "
-                          "missing, categorical, split)");
+            return ms_spec_fail(
+                ctx, MS_ERR_INVALID, k, sub,
+                "unknown key (expected train, test, file, label, "
+                "missing, categorical, split)");
         if (slot == &file)
             file_node = v;
-        rc = s_get_string(ctx, v, sub, slot);
+        rc = ms_spec_get_string(ctx, v, sub, slot);
         if (rc)
             return rc;
     }
     if (file && (train || test))
-        return s_fail(ctx, MS_ERR_INVALID, file_node, "dataset.file",
-                      "give either file (one file, split into train and "
-                      "test) or train and test");
+        return ms_spec_fail(ctx, MS_ERR_INVALID, file_node, "dataset.file",
+                            "give either file (one file, split into train and "
+                            "test) or train and test");
     if (split_node && !file)
-        return s_fail(ctx, MS_ERR_INVALID, split_node, "dataset.split",
-                      "splits one file: give dataset.file instead of train "
-                      "and test");
+        return ms_spec_fail(
+            ctx, MS_ERR_INVALID, split_node, "dataset.split",
+            "splits one file: give dataset.file instead of train "
+            "and test");
     if (!file && (!train || !test))
-        return s_fail(ctx, MS_ERR_INVALID, node,
-                      train ? "dataset.test" : "dataset.train",
-                      "missing: a file dataset needs train and test (or "
-                      "file and split)");
+        return ms_spec_fail(ctx, MS_ERR_INVALID, node,
+                            train ? "dataset.test" : "dataset.train",
+                            "missing: a file dataset needs train and test (or "
+                            "file and split)");
     if (file) {
         train = test = file;
         if (self->split == 0)
             self->split = 0.2; // the 2015 system's 80/20
     }
-    if (!self->label && !s_strdup_to(&self->label, "label"))
+    if (!self->label && !ms_spec_strdup_to(&self->label, "label"))
         return MS_ERR_NOMEM;
     for (size_t i = 0; i < self->n_categorical; i++)
         if (self->label_index < 0 &&
             strcmp(self->categorical[i], self->label) == 0)
-            return s_fail(ctx, MS_ERR_INVALID, label_node ? label_node : node,
-                          "dataset.categorical",
-                          "'%s' is the label column; it cannot also be "
-                          "categorical",
-                          self->label);
-    if (!s_strdup_to(&self->train_path, train) ||
-        !s_strdup_to(&self->test_path, test))
+            return ms_spec_fail(ctx, MS_ERR_INVALID,
+                                label_node ? label_node : node,
+                                "dataset.categorical",
+                                "'%s' is the label column; it cannot also be "
+                                "categorical",
+                                self->label);
+    if (!ms_spec_strdup_to(&self->train_path, train) ||
+        !ms_spec_strdup_to(&self->test_path, test))
         return MS_ERR_NOMEM;
     return MS_OK;
 }
@@ -992,44 +547,47 @@ s_parse_dataset(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
 //  Parse metric {name, goal}.
 
 static int
-s_parse_metric(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
+s_parse_metric(ms_spec_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
 {
-    int rc = s_check_mapping(ctx, node, "metric");
+    int rc = ms_spec_check_mapping(ctx, node, "metric");
     if (rc)
         return rc;
     char names[200];
     for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
          pair < node->data.mapping.pairs.top; pair++) {
-        yaml_node_t *k = s_node(ctx, pair->key);
-        yaml_node_t *v = s_node(ctx, pair->value);
-        const char *key = s_text(k), *text;
-        char sub[S_PATH_MAX];
-        s_pathf(sub, "metric.%s", key);
+        yaml_node_t *k = ms_spec_node(ctx, pair->key);
+        yaml_node_t *v = ms_spec_node(ctx, pair->value);
+        const char *key = ms_spec_scalar(k), *text;
+        char sub[MS_SPEC_PATH_MAX];
+        ms_spec_pathf(sub, "metric.%s", key);
         if (strcmp(key, "name") == 0) {
-            if ((rc = s_get_string(ctx, v, sub, &text)))
+            if ((rc = ms_spec_get_string(ctx, v, sub, &text)))
                 return rc;
-            if (s_index_of(s_metric_names, S_COUNT(s_metric_names), text) < 0)
-                return s_fail(ctx, MS_ERR_INVALID, v, sub,
-                              "unknown metric '%s' (expected one of %s)", text,
-                              s_join(s_metric_names, S_COUNT(s_metric_names),
-                                     names, sizeof names));
-            if (!s_strdup_to(&self->metric_name, text))
+            if (ms_spec_index_of(ms_spec_metric_names,
+                                 MS_SPEC_COUNT(ms_spec_metric_names), text) < 0)
+                return ms_spec_fail(
+                    ctx, MS_ERR_INVALID, v, sub,
+                    "unknown metric '%s' (expected one of %s)", text,
+                    ms_spec_join(ms_spec_metric_names,
+                                 MS_SPEC_COUNT(ms_spec_metric_names), names,
+                                 sizeof names));
+            if (!ms_spec_strdup_to(&self->metric_name, text))
                 return MS_ERR_NOMEM;
         } else if (strcmp(key, "goal") == 0) {
-            if ((rc = s_get_string(ctx, v, sub, &text)))
+            if ((rc = ms_spec_get_string(ctx, v, sub, &text)))
                 return rc;
             if (strcmp(text, "maximize") == 0)
                 self->metric.maximize = true;
             else if (strcmp(text, "minimize") == 0)
                 self->metric.maximize = false;
             else
-                return s_fail(ctx, MS_ERR_INVALID, v, sub,
-                              "unknown goal '%s' (expected maximize or "
-                              "minimize)",
-                              text);
+                return ms_spec_fail(ctx, MS_ERR_INVALID, v, sub,
+                                    "unknown goal '%s' (expected maximize or "
+                                    "minimize)",
+                                    text);
         } else
-            return s_fail(ctx, MS_ERR_INVALID, k, sub,
-                          "unknown key (expected name, goal)");
+            return ms_spec_fail(ctx, MS_ERR_INVALID, k, sub,
+                                "unknown key (expected name, goal)");
     }
     self->metric.name = self->metric_name;
     return MS_OK;
@@ -1039,41 +597,43 @@ s_parse_metric(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
 //  Parse verify {replicas, accuracy_tolerance, loss_tolerance}.
 
 static int
-s_parse_verify(s_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
+s_parse_verify(ms_spec_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
 {
-    int rc = s_check_mapping(ctx, node, "verify");
+    int rc = ms_spec_check_mapping(ctx, node, "verify");
     if (rc)
         return rc;
     for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
          pair < node->data.mapping.pairs.top; pair++) {
-        yaml_node_t *k = s_node(ctx, pair->key);
-        yaml_node_t *v = s_node(ctx, pair->value);
-        const char *key = s_text(k);
-        char sub[S_PATH_MAX];
-        s_pathf(sub, "verify.%s", key);
+        yaml_node_t *k = ms_spec_node(ctx, pair->key);
+        yaml_node_t *v = ms_spec_node(ctx, pair->value);
+        const char *key = ms_spec_scalar(k);
+        char sub[MS_SPEC_PATH_MAX];
+        ms_spec_pathf(sub, "verify.%s", key);
         double real = 0;
         int64_t integer = 0;
         if (strcmp(key, "replicas") == 0) {
-            if ((rc = s_get_number(ctx, v, sub, true, &real, &integer)))
+            if ((rc = ms_spec_get_number(ctx, v, sub, true, &real, &integer)))
                 return rc;
             if (integer < 1 || integer > 64)
-                return s_fail(ctx, MS_ERR_INVALID, v, sub,
-                              "must be 1..64, not %lld", (long long) integer);
+                return ms_spec_fail(ctx, MS_ERR_INVALID, v, sub,
+                                    "must be 1..64, not %lld",
+                                    (long long) integer);
             self->verify.replicas = (int32_t) integer;
         } else if (strcmp(key, "accuracy_tolerance") == 0 ||
                    strcmp(key, "loss_tolerance") == 0) {
-            if ((rc = s_get_number(ctx, v, sub, false, &real, &integer)))
+            if ((rc = ms_spec_get_number(ctx, v, sub, false, &real, &integer)))
                 return rc;
             if (!(real >= 0 && real <= 1e6))
-                return s_fail(ctx, MS_ERR_INVALID, v, sub, "must be >= 0");
+                return ms_spec_fail(ctx, MS_ERR_INVALID, v, sub,
+                                    "must be >= 0");
             if (key[0] == 'a')
                 self->verify.accuracy_tolerance = real;
             else
                 self->verify.loss_tolerance = real;
         } else
-            return s_fail(ctx, MS_ERR_INVALID, k, sub,
-                          "unknown key (expected replicas, "
-                          "accuracy_tolerance, loss_tolerance)");
+            return ms_spec_fail(ctx, MS_ERR_INVALID, k, sub,
+                                "unknown key (expected replicas, "
+                                "accuracy_tolerance, loss_tolerance)");
     }
     return MS_OK;
 }
@@ -1091,8 +651,8 @@ s_spec_defaults(ms_spec_t *self)
     self->verify.accuracy_tolerance = 0.01;
     self->verify.loss_tolerance = 0.02;
     self->keep_weights = MS_KEEP_WEIGHTS_SAMPLED;
-    if (!s_strdup_to(&self->name, "sweep") ||
-        !s_strdup_to(&self->metric_name, "val_accuracy"))
+    if (!ms_spec_strdup_to(&self->name, "sweep") ||
+        !ms_spec_strdup_to(&self->metric_name, "val_accuracy"))
         return MS_ERR_NOMEM;
     self->metric.name = self->metric_name;
     return MS_OK;
@@ -1101,8 +661,8 @@ s_spec_defaults(ms_spec_t *self)
 //  --------------------------------------------------------------------------
 //  Point the public dataset view at the owned strings.
 
-static void
-s_dataset_view(ms_spec_t *self)
+void
+ms_spec_dataset_view(ms_spec_t *self)
 {
     ms_spec_dataset_t *d = &self->dataset;
     d->builtin = self->dataset_name != NULL;
@@ -1132,7 +692,7 @@ typedef struct {
 //  parameter takes a quantised real as its nearest integer.
 
 static json_t *
-s_typed(const s_param_t *param, json_t *drawn)
+s_typed(const ms_spec_param_t *param, json_t *drawn)
 {
     if (drawn && param->type == MS_CONFIG_PARAM_INT && json_is_real(drawn)) {
         json_t *i = json_integer((json_int_t) llround(json_real_value(drawn)));
@@ -1190,8 +750,9 @@ s_add_task(ms_spec_t *self, s_dedup_t *dedup, char *json, size_t len,
 //  parameter that sets the architecture.
 
 static int
-s_check_size(s_ctx_t *ctx, const ms_spec_t *self, const s_param_t *params,
-             size_t n_params, const ms_train_config_t *cfg)
+s_check_size(ms_spec_ctx_t *ctx, const ms_spec_t *self,
+             const ms_spec_param_t *params, size_t n_params,
+             const ms_train_config_t *cfg)
 {
     bool images = self->dataset_name &&
                   (strcmp(self->dataset_name, "fashion-mnist") == 0 ||
@@ -1209,8 +770,8 @@ s_check_size(s_ctx_t *ctx, const ms_spec_t *self, const s_param_t *params,
                 line = params[p].line;
                 break;
             }
-    char where[S_PATH_MAX];
-    s_pathf(where, "parameters.%s", key ? key : "hidden_sizes");
+    char where[MS_SPEC_PATH_MAX];
+    ms_spec_pathf(where, "parameters.%s", key ? key : "hidden_sizes");
     return ms_diag_set_code(ctx->diag, MS_ERR_RANGE, where,
                             "network has %lld parameters, more than the pool "
                             "limit %lld (line %zu)",
@@ -1221,8 +782,9 @@ s_check_size(s_ctx_t *ctx, const ms_spec_t *self, const s_param_t *params,
 //  Build, check and add the task whose parameter values are given.
 
 static int
-s_emit(s_ctx_t *ctx, ms_spec_t *self, s_dedup_t *dedup, const s_param_t *params,
-       size_t n_params, json_t **values, ms_train_config_t *cfg, bool *added)
+s_emit(ms_spec_ctx_t *ctx, ms_spec_t *self, s_dedup_t *dedup,
+       const ms_spec_param_t *params, size_t n_params, json_t **values,
+       ms_train_config_t *cfg, bool *added)
 {
     ms_train_config_defaults(cfg);
     bool init_given = false;
@@ -1232,9 +794,9 @@ s_emit(s_ctx_t *ctx, ms_spec_t *self, s_dedup_t *dedup, const s_param_t *params,
         if (strcmp(params[p].name, "init") == 0)
             init_given = true;
         if (ms_config_set_param(cfg, params[p].name, values[p], &local)) {
-            char where[S_PATH_MAX];
-            s_pathf(where, "parameters.%s", params[p].name);
-            if (params[p].form != S_FORM_DIST)
+            char where[MS_SPEC_PATH_MAX];
+            ms_spec_pathf(where, "parameters.%s", params[p].name);
+            if (params[p].form != MS_SPEC_FORM_DIST)
                 return ms_diag_set(ctx->diag, where, "%s (line %zu)",
                                    local.reason, params[p].line);
             //  A draw of an unbounded law (normal, beta ...) out of range.
@@ -1252,8 +814,8 @@ s_emit(s_ctx_t *ctx, ms_spec_t *self, s_dedup_t *dedup, const s_param_t *params,
     if (!init_given)
         cfg->init = ms_init_default_for(cfg->activation);
     if (ms_train_config_check(cfg, &local)) {
-        char where[S_PATH_MAX];
-        s_pathf(where, "parameters.%s", local.where);
+        char where[MS_SPEC_PATH_MAX];
+        ms_spec_pathf(where, "parameters.%s", local.where);
         return ms_diag_set(ctx->diag, where,
                            "%s (in the combination of task %zu)", local.reason,
                            self->n_tasks);
@@ -1299,7 +861,7 @@ s_note_warmup(const ms_train_config_t *cfg, bool added, s_warmup_t *warmup)
 //  Expand the parameters into tasks.
 
 static int
-s_expand(s_ctx_t *ctx, ms_spec_t *self, const s_param_t *params,
+s_expand(ms_spec_ctx_t *ctx, ms_spec_t *self, const ms_spec_param_t *params,
          size_t n_params, const yaml_node_t *root, int64_t max_tasks)
 {
     //  How many tasks, before de-duplication.
@@ -1307,7 +869,8 @@ s_expand(s_ctx_t *ctx, ms_spec_t *self, const s_param_t *params,
     uint64_t product = 1;
     bool huge = false;
     for (size_t p = 0; p < n_params; p++) {
-        uint64_t n = params[p].form == S_FORM_VALUES ? params[p].n_values : 1;
+        uint64_t n =
+            params[p].form == MS_SPEC_FORM_VALUES ? params[p].n_values : 1;
         if (product > UINT64_MAX / n)
             huge = true;
         else
@@ -1319,9 +882,9 @@ s_expand(s_ctx_t *ctx, ms_spec_t *self, const s_param_t *params,
             n_wanted = (uint64_t) self->run_cap;
     } else {
         if (self->run_cap <= 0)
-            return s_fail(ctx, MS_ERR_INVALID, root, "run_cap",
-                          "required for method %s",
-                          ms_spec_method_name(self->method));
+            return ms_spec_fail(ctx, MS_ERR_INVALID, root, "run_cap",
+                                "required for method %s",
+                                ms_spec_method_name(self->method));
         n_wanted = (uint64_t) self->run_cap;
     }
     if (n_wanted > (uint64_t) max_tasks) {
@@ -1388,14 +951,14 @@ s_expand(s_ctx_t *ctx, ms_spec_t *self, const s_param_t *params,
         ms_sobol_t *sobol = NULL;
         size_t dims = 0;
         for (size_t p = 0; p < n_params; p++)
-            if (params[p].form != S_FORM_VALUE)
+            if (params[p].form != MS_SPEC_FORM_VALUE)
                 dims++;
         if (self->method == MS_SPEC_METHOD_SOBOL) {
             if (dims > MS_SPEC_SOBOL_MAX_DIMS) {
-                rc = s_fail(ctx, MS_ERR_INVALID, root, "parameters",
-                            "sobol supports at most %d swept parameters, "
-                            "not %zu",
-                            MS_SPEC_SOBOL_MAX_DIMS, dims);
+                rc = ms_spec_fail(ctx, MS_ERR_INVALID, root, "parameters",
+                                  "sobol supports at most %d swept parameters, "
+                                  "not %zu",
+                                  MS_SPEC_SOBOL_MAX_DIMS, dims);
                 goto cleanup;
             }
             sobol = malloc(sizeof *sobol);
@@ -1416,8 +979,8 @@ s_expand(s_ctx_t *ctx, ms_spec_t *self, const s_param_t *params,
             }
             size_t d = 0;
             for (size_t p = 0; p < n_params && rc == MS_OK; p++) {
-                const s_param_t *param = &params[p];
-                if (param->form == S_FORM_VALUE) {
+                const ms_spec_param_t *param = &params[p];
+                if (param->form == MS_SPEC_FORM_VALUE) {
                     values[p] = param->values[0];
                     continue;
                 }
@@ -1448,243 +1011,22 @@ s_expand(s_ctx_t *ctx, ms_spec_t *self, const s_param_t *params,
         free(sobol);
     }
     if (n_dropped)
-        rc = s_warn(self,
-                    "%zu duplicate task config%s dropped (the first at "
-                    "expansion index %zu)",
-                    n_dropped, n_dropped == 1 ? "" : "s", first_dropped);
+        rc = ms_spec_warn(self,
+                          "%zu duplicate task config%s dropped (the first at "
+                          "expansion index %zu)",
+                          n_dropped, n_dropped == 1 ? "" : "s", first_dropped);
     if (rc == MS_OK && warmup.n_tasks)
-        rc = s_warn(self,
-                    "warmup_epochs %g is more than epochs %d (%zu task%s): "
-                    "the learning rate never leaves warm-up",
-                    warmup.warmup_epochs, (int) warmup.epochs, warmup.n_tasks,
-                    warmup.n_tasks == 1 ? "" : "s");
+        rc = ms_spec_warn(
+            self,
+            "warmup_epochs %g is more than epochs %d (%zu task%s): "
+            "the learning rate never leaves warm-up",
+            warmup.warmup_epochs, (int) warmup.epochs, warmup.n_tasks,
+            warmup.n_tasks == 1 ? "" : "s");
 cleanup:
     free(dedup.slots);
     free(dedup.keys);
     free(values);
     free(cfg);
-    return rc;
-}
-
-//  ==========================================================================
-//  Canonical form and ids
-
-//  --------------------------------------------------------------------------
-//  The canonical JSON of the dataset.
-
-static json_t *
-s_dataset_json(const ms_spec_t *self)
-{
-    if (self->dataset_name)
-        return json_pack("{s:s}", "name", self->dataset_name);
-    char train[MS_HASH_HEX_LEN + 1], test[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&self->dataset.train_hash, train);
-    ms_hash_hex(&self->dataset.test_hash, test);
-    json_t *obj = json_pack("{s:s, s:s, s:s}", "label", self->label, "test",
-                            test, "train", train);
-    //  The CSV options, each only away from its default so sweeps made
-    //  before them keep their ids.
-    if (obj && ms_spec_dataset_options_json(self, false, obj) != MS_OK)
-        json_decref(obj), obj = NULL;
-    return obj;
-}
-
-//  --------------------------------------------------------------------------
-//  Set the CSV options of a file dataset on obj.
-
-int
-ms_spec_dataset_options_json(const ms_spec_t *self, bool with_seed, json_t *obj)
-{
-    if (self->dataset_name)
-        return MS_OK;
-    int rc = 0;
-    if (self->label_index >= 0)
-        rc |=
-            json_object_set_new(obj, "label", json_integer(self->label_index));
-    else
-        rc |= json_object_set_new(
-            obj, "label", json_string(self->label ? self->label : "label"));
-    static const char *s_missing[] = {"error", "zero", "mean"};
-    if (self->missing != MS_DATASET_MISSING_ERROR)
-        rc |= json_object_set_new(obj, "missing",
-                                  json_string(s_missing[self->missing]));
-    if (self->n_categorical) {
-        json_t *list = json_array();
-        for (size_t i = 0; list && i < self->n_categorical; i++)
-            rc |=
-                json_array_append_new(list, json_string(self->categorical[i]));
-        rc |= json_object_set_new(obj, "categorical", list);
-    }
-    if (self->split > 0)
-        rc |= json_object_set_new(obj, "split", json_real(self->split));
-    if (self->split > 0 && with_seed)
-        rc |= json_object_set_new(obj, "split_seed",
-                                  json_integer(self->sweep_seed));
-    return rc ? MS_ERR_NOMEM : MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  The CSV options of a file dataset.
-
-void
-ms_spec_dataset_csv_options(const ms_spec_t *self,
-                            ms_dataset_csv_options_t *out)
-{
-    ms_dataset_csv_options_init(out);
-    if (self->dataset_name)
-        return;
-    out->label = self->label_index >= 0 ? NULL : self->label;
-    out->label_index = self->label_index;
-    out->missing = self->missing;
-    out->categorical = (const char *const *) self->categorical;
-    out->n_categorical = (int32_t) self->n_categorical;
-    out->split = self->split;
-    out->split_seed = (uint64_t) self->sweep_seed;
-}
-
-//  --------------------------------------------------------------------------
-//  Read the CSV options of a dataset object (canonical or a worker's).
-
-int
-ms_spec_dataset_options_from_json(const json_t *obj,
-                                  ms_dataset_csv_options_t *out,
-                                  ms_diag_t *diag)
-{
-    ms_dataset_csv_options_init(out);
-    const json_t *label = json_object_get(obj, "label");
-    if (json_is_integer(label)) {
-        json_int_t i = json_integer_value(label);
-        if (i < 0 || i >= MS_DATASET_MAX_FEATURES)
-            return ms_diag_set(diag, "dataset.label", "bad column index");
-        out->label_index = (int32_t) i;
-    } else if (json_is_string(label))
-        out->label = json_string_value(label);
-    else if (label)
-        return ms_diag_set(diag, "dataset.label", "must be a name or index");
-    const char *missing = json_string_value(json_object_get(obj, "missing"));
-    if (json_object_get(obj, "missing")) {
-        if (missing && strcmp(missing, "error") == 0)
-            out->missing = MS_DATASET_MISSING_ERROR;
-        else if (missing && strcmp(missing, "zero") == 0)
-            out->missing = MS_DATASET_MISSING_ZERO;
-        else if (missing && strcmp(missing, "mean") == 0)
-            out->missing = MS_DATASET_MISSING_MEAN;
-        else
-            return ms_diag_set(diag, "dataset.missing",
-                               "must be error, zero or mean");
-    }
-    const json_t *split = json_object_get(obj, "split");
-    if (split) {
-        double f = json_number_value(split);
-        if (!json_is_number(split) || !(f > 0 && f < 1))
-            return ms_diag_set(diag, "dataset.split",
-                               "must be a fraction between 0 and 1");
-        out->split = f;
-    }
-    const json_t *seed = json_object_get(obj, "split_seed");
-    if (seed) {
-        if (!json_is_integer(seed))
-            return ms_diag_set(diag, "dataset.split_seed",
-                               "must be an integer");
-        out->split_seed = (uint64_t) json_integer_value(seed);
-    }
-    const json_t *cats = json_object_get(obj, "categorical");
-    if (cats) {
-        size_t n = json_array_size(cats);
-        if (!json_is_array(cats) || n > MS_DATASET_MAX_FEATURES)
-            return ms_diag_set(diag, "dataset.categorical",
-                               "must be a list of column names");
-        const char **names = calloc(n ? n : 1, sizeof *names);
-        if (!names)
-            return MS_ERR_NOMEM;
-        for (size_t i = 0; i < n; i++)
-            if (!(names[i] = json_string_value(json_array_get(cats, i)))) {
-                free(names);
-                return ms_diag_set(diag, "dataset.categorical",
-                                   "must be a list of column names");
-            }
-        out->categorical = names;
-        out->n_categorical = (int32_t) n;
-    }
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Build the canonical expanded spec and every id.
-
-static int
-s_compute_ids(ms_spec_t *self)
-{
-    json_t *head =
-        json_pack("{s:o, s:s, s:s, s:{s:s, s:s}, s:s, s:I, s:I}", "dataset",
-                  s_dataset_json(self), "keep_weights",
-                  ms_keep_weights_name(self->keep_weights), "method",
-                  ms_spec_method_name(self->method), "metric", "goal",
-                  self->metric.maximize ? "maximize" : "minimize", "name",
-                  self->metric.name, "name", self->name, "run_cap",
-                  (json_int_t) self->run_cap, "sweep_seed",
-                  (json_int_t) self->sweep_seed);
-    json_t *verify = json_pack("{s:f, s:f, s:i}", "accuracy_tolerance",
-                               self->verify.accuracy_tolerance,
-                               "loss_tolerance", self->verify.loss_tolerance,
-                               "replicas", (int) self->verify.replicas);
-    char *head_text = head ? ms_wire_canon_dump(head) : NULL;
-    char *verify_text = verify ? ms_wire_canon_dump(verify) : NULL;
-    json_decref(head);
-    json_decref(verify);
-    int rc = MS_OK;
-    char *text = NULL;
-    if (!head_text || !verify_text) {
-        rc = MS_ERR_NOMEM;
-        goto cleanup;
-    }
-    //  head_text is {...}: drop its '}' and splice the tasks and verify
-    //  in, which is the canonical dump of the whole object (see above).
-    size_t head_len = strlen(head_text) - 1;
-    size_t total = head_len + strlen(",\"tasks\":[") + 1 /* ] */
-                   + strlen(",\"verify\":") + strlen(verify_text) + 1 /* } */;
-    for (size_t i = 0; i < self->n_tasks; i++)
-        total += self->task_json_len[i] + 1;
-    text = malloc(total + 1);
-    if (!text) {
-        rc = MS_ERR_NOMEM;
-        goto cleanup;
-    }
-    size_t at = 0;
-    memcpy(text, head_text, head_len);
-    at = head_len;
-    at += (size_t) sprintf(text + at, ",\"tasks\":[");
-    for (size_t i = 0; i < self->n_tasks; i++) {
-        if (i)
-            text[at++] = ',';
-        memcpy(text + at, self->task_json[i], self->task_json_len[i]);
-        at += self->task_json_len[i];
-    }
-    at += (size_t) sprintf(text + at, "],\"verify\":%s}", verify_text);
-    ms_hash_bytes(text, at, &self->sweep_id);
-    free(self->task_ids);
-    self->task_ids =
-        calloc(self->n_tasks ? self->n_tasks : 1, sizeof *self->task_ids);
-    if (!self->task_ids) {
-        rc = MS_ERR_NOMEM;
-        goto cleanup;
-    }
-    for (size_t i = 0; i < self->n_tasks; i++) {
-        ms_hasher_t hasher;
-        ms_hasher_init(&hasher);
-        ms_hasher_update(&hasher, self->sweep_id.bytes, MS_HASH_BYTES);
-        ms_hasher_update(&hasher, self->task_json[i], self->task_json_len[i]);
-        ms_hasher_final(&hasher, &self->task_ids[i]);
-    }
-    free(self->canonical);
-    self->canonical = text;
-    self->canonical_len = at;
-    text = NULL;
-    self->ids_ready = true;
-cleanup:
-    free(text);
-    free(head_text);
-    free(verify_text);
     return rc;
 }
 
@@ -1705,12 +1047,12 @@ ms_spec_options_defaults(ms_spec_options_t *opts)
 //  Walk the top-level mapping of a loaded spec.
 
 static int
-s_parse_document(s_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
+s_parse_document(ms_spec_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
 {
     yaml_node_t *root = yaml_document_get_root_node(ctx->doc);
     if (!root)
         return ms_diag_set(ctx->diag, "", "the spec is empty");
-    int rc = s_check_mapping(ctx, root, "");
+    int rc = ms_spec_check_mapping(ctx, root, "");
     if (rc)
         return rc;
     if ((rc = s_spec_defaults(self)))
@@ -1721,39 +1063,42 @@ s_parse_document(s_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
     char names[200];
     for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
          pair < root->data.mapping.pairs.top; pair++) {
-        yaml_node_t *k = s_node(ctx, pair->key);
-        yaml_node_t *v = s_node(ctx, pair->value);
-        if (strcmp(s_text(k), "method") != 0)
+        yaml_node_t *k = ms_spec_node(ctx, pair->key);
+        yaml_node_t *v = ms_spec_node(ctx, pair->value);
+        if (strcmp(ms_spec_scalar(k), "method") != 0)
             continue;
         const char *method;
-        if ((rc = s_get_string(ctx, v, "method", &method)))
+        if ((rc = ms_spec_get_string(ctx, v, "method", &method)))
             return rc;
-        int m = s_index_of(s_method_names, S_COUNT(s_method_names), method);
+        int m = ms_spec_index_of(ms_spec_method_names,
+                                 MS_SPEC_COUNT(ms_spec_method_names), method);
         if (strcmp(method, "bayes") == 0)
-            return s_fail(ctx, MS_ERR_UNSUPPORTED, v, "method",
-                          "method: bayes is not yet supported (use grid, "
-                          "random or sobol)");
+            return ms_spec_fail(ctx, MS_ERR_UNSUPPORTED, v, "method",
+                                "method: bayes is not yet supported (use grid, "
+                                "random or sobol)");
         if (m < 0)
-            return s_fail(ctx, MS_ERR_INVALID, v, "method",
-                          "unknown method '%s' (expected one of %s)", method,
-                          s_join(s_method_names, S_COUNT(s_method_names), names,
-                                 sizeof names));
+            return ms_spec_fail(
+                ctx, MS_ERR_INVALID, v, "method",
+                "unknown method '%s' (expected one of %s)", method,
+                ms_spec_join(ms_spec_method_names,
+                             MS_SPEC_COUNT(ms_spec_method_names), names,
+                             sizeof names));
         self->method = (ms_spec_method_t) m;
     }
     for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
          pair < root->data.mapping.pairs.top; pair++) {
-        yaml_node_t *k = s_node(ctx, pair->key);
-        yaml_node_t *v = s_node(ctx, pair->value);
-        const char *key = s_text(k);
+        yaml_node_t *k = ms_spec_node(ctx, pair->key);
+        yaml_node_t *v = ms_spec_node(ctx, pair->value);
+        const char *key = ms_spec_scalar(k);
         double real;
         int64_t integer;
         if (strcmp(key, "method") == 0)
             continue;
         else if (strcmp(key, "name") == 0) {
             const char *name;
-            if ((rc = s_get_string(ctx, v, "name", &name)))
+            if ((rc = ms_spec_get_string(ctx, v, "name", &name)))
                 return rc;
-            if (!s_strdup_to(&self->name, name))
+            if (!ms_spec_strdup_to(&self->name, name))
                 return MS_ERR_NOMEM;
         } else if (strcmp(key, "dataset") == 0) {
             if ((rc = s_parse_dataset(ctx, self, v)))
@@ -1763,15 +1108,17 @@ s_parse_document(s_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
             if ((rc = s_parse_metric(ctx, self, v)))
                 return rc;
         } else if (strcmp(key, "run_cap") == 0) {
-            if ((rc = s_get_number(ctx, v, "run_cap", true, &real, &integer)))
+            if ((rc = ms_spec_get_number(ctx, v, "run_cap", true, &real,
+                                         &integer)))
                 return rc;
             if (integer < 1)
-                return s_fail(ctx, MS_ERR_INVALID, v, "run_cap",
-                              "must be >= 1, not %lld", (long long) integer);
+                return ms_spec_fail(ctx, MS_ERR_INVALID, v, "run_cap",
+                                    "must be >= 1, not %lld",
+                                    (long long) integer);
             self->run_cap = integer;
         } else if (strcmp(key, "sweep_seed") == 0) {
-            if ((rc =
-                     s_get_number(ctx, v, "sweep_seed", true, &real, &integer)))
+            if ((rc = ms_spec_get_number(ctx, v, "sweep_seed", true, &real,
+                                         &integer)))
                 return rc;
             self->sweep_seed = integer;
         } else if (strcmp(key, "parameters") == 0) {
@@ -1782,40 +1129,46 @@ s_parse_document(s_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
                 return rc;
         } else if (strcmp(key, "keep_weights") == 0) {
             const char *keep;
-            if ((rc = s_get_string(ctx, v, "keep_weights", &keep)))
+            if ((rc = ms_spec_get_string(ctx, v, "keep_weights", &keep)))
                 return rc;
-            int i = s_index_of(s_keep_names, S_COUNT(s_keep_names), keep);
+            int i = ms_spec_index_of(ms_spec_keep_names,
+                                     MS_SPEC_COUNT(ms_spec_keep_names), keep);
             if (i < 0)
-                return s_fail(ctx, MS_ERR_INVALID, v, "keep_weights",
-                              "unknown value '%s' (expected one of %s)", keep,
-                              s_join(s_keep_names, S_COUNT(s_keep_names), names,
-                                     sizeof names));
+                return ms_spec_fail(
+                    ctx, MS_ERR_INVALID, v, "keep_weights",
+                    "unknown value '%s' (expected one of %s)", keep,
+                    ms_spec_join(ms_spec_keep_names,
+                                 MS_SPEC_COUNT(ms_spec_keep_names), names,
+                                 sizeof names));
             self->keep_weights = (ms_keep_weights_t) i;
         } else if (strcmp(key, "early_terminate") == 0)
-            return s_fail(ctx, MS_ERR_UNSUPPORTED, k, "early_terminate",
-                          "early_terminate is not yet supported");
-        else if (s_index_of(s_wandb_keys, S_COUNT(s_wandb_keys), key) >= 0) {
-            if ((rc = s_warn(self,
-                             "%s: ignored (a Weights & Biases key with no "
-                             "meaning here; line %zu)",
-                             key, k->start_mark.line + 1)))
+            return ms_spec_fail(ctx, MS_ERR_UNSUPPORTED, k, "early_terminate",
+                                "early_terminate is not yet supported");
+        else if (ms_spec_index_of(s_wandb_keys, MS_SPEC_COUNT(s_wandb_keys),
+                                  key) >= 0) {
+            if ((rc =
+                     ms_spec_warn(self,
+                                  "%s: ignored (a Weights & Biases key with no "
+                                  "meaning here; line %zu)",
+                                  key, k->start_mark.line + 1)))
                 return rc;
         } else
-            return s_fail(ctx, MS_ERR_INVALID, k, key,
-                          "unknown key (expected name, dataset, method, "
-                          "metric, run_cap, sweep_seed, parameters, verify, "
-                          "keep_weights)");
+            return ms_spec_fail(
+                ctx, MS_ERR_INVALID, k, key,
+                "unknown key (expected name, dataset, method, "
+                "metric, run_cap, sweep_seed, parameters, verify, "
+                "keep_weights)");
     }
     if (!have_dataset)
         return ms_diag_set(ctx->diag, "dataset",
                            "missing: name a built-in dataset (fashion-mnist) "
                            "or give {train: PATH, test: PATH}");
-    s_dataset_view(self);
+    ms_spec_dataset_view(self);
     //  Parameters.
-    s_param_t *params = NULL;
+    ms_spec_param_t *params = NULL;
     size_t n_params = 0;
     if (params_node) {
-        if ((rc = s_check_mapping(ctx, params_node, "parameters")))
+        if ((rc = ms_spec_check_mapping(ctx, params_node, "parameters")))
             return rc;
         size_t n = (size_t) (params_node->data.mapping.pairs.top -
                              params_node->data.mapping.pairs.start);
@@ -1824,9 +1177,9 @@ s_parse_document(s_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
             return MS_ERR_NOMEM;
         for (size_t i = 0; i < n && rc == MS_OK; i++) {
             yaml_node_pair_t *pair = &params_node->data.mapping.pairs.start[i];
-            yaml_node_t *k = s_node(ctx, pair->key);
-            rc = s_parse_param(ctx, self, s_text(k), k,
-                               s_node(ctx, pair->value), &params[i]);
+            yaml_node_t *k = ms_spec_node(ctx, pair->key);
+            rc = s_parse_param(ctx, self, ms_spec_scalar(k), k,
+                               ms_spec_node(ctx, pair->value), &params[i]);
             n_params = i + 1;
         }
         if (rc == MS_OK) {
@@ -1840,14 +1193,15 @@ s_parse_document(s_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
                     uniform = true;
             }
             if (sizes && uniform)
-                rc = s_fail(ctx, MS_ERR_INVALID, params_key,
-                            "parameters.hidden_sizes",
-                            "give either hidden_sizes or hidden_layers/width, "
-                            "not both");
+                rc = ms_spec_fail(
+                    ctx, MS_ERR_INVALID, params_key, "parameters.hidden_sizes",
+                    "give either hidden_sizes or hidden_layers/width, "
+                    "not both");
         }
     }
     if (rc == MS_OK && n_params == 0)
-        rc = s_warn(self, "no parameters swept: one task with every default");
+        rc = ms_spec_warn(self,
+                          "no parameters swept: one task with every default");
     if (rc == MS_OK)
         rc = s_expand(ctx, self, params, n_params,
                       params_key ? params_key : root, max_tasks);
@@ -1857,7 +1211,7 @@ s_parse_document(s_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
     if (rc)
         return rc;
     if (self->dataset_name)
-        return s_compute_ids(self);
+        return ms_spec_compute_ids(self);
     return MS_OK;
 }
 
@@ -1886,282 +1240,13 @@ ms_spec_parse(const char *text, size_t n, const ms_spec_options_t *opts,
         return rc;
     }
     ms_spec_t *self = calloc(1, sizeof *self);
-    s_ctx_t ctx = {&doc, diag,
-                   opts && opts->max_params > 0 ? opts->max_params
-                                                : MS_SPEC_DEFAULT_MAX_PARAMS};
+    ms_spec_ctx_t ctx = {&doc, diag,
+                         opts && opts->max_params > 0
+                             ? opts->max_params
+                             : MS_SPEC_DEFAULT_MAX_PARAMS};
     int rc = self ? s_parse_document(&ctx, self, max_tasks) : MS_ERR_NOMEM;
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
-    if (rc) {
-        ms_spec_destroy(&self);
-        return rc;
-    }
-    *out = self;
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Get a required member of a canonical object, of a given JSON type.
-
-static json_t *
-s_member(const json_t *obj, const char *key, json_type type)
-{
-    json_t *v = json_object_get(obj, key);
-    return v && json_typeof(v) == type ? v : NULL;
-}
-
-//  --------------------------------------------------------------------------
-//  Rebuild a spec from canonical text (no re-expansion).
-
-static int
-s_load_canonical(ms_spec_t *self, const char *text, size_t n, ms_diag_t *diag)
-{
-    json_error_t error;
-    json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &error);
-    int rc = MS_OK;
-    self->label_index = -1;
-    if (!root)
-        return ms_diag_set(diag, "", "not JSON: %s (line %d, column %d)",
-                           error.text, error.line, error.column);
-    static const char *s_keys[] = {"dataset",    "keep_weights", "method",
-                                   "metric",     "name",         "run_cap",
-                                   "sweep_seed", "tasks",        "verify"};
-    const char *key;
-    json_t *value;
-    json_object_foreach(root, key, value)
-    {
-        if (s_index_of(s_keys, S_COUNT(s_keys), key) < 0) {
-            rc = ms_diag_set(diag, key, "unknown key in a canonical spec");
-            goto cleanup;
-        }
-    }
-    json_t *name = s_member(root, "name", JSON_STRING);
-    json_t *dataset = s_member(root, "dataset", JSON_OBJECT);
-    json_t *keep = s_member(root, "keep_weights", JSON_STRING);
-    json_t *method = s_member(root, "method", JSON_STRING);
-    json_t *metric = s_member(root, "metric", JSON_OBJECT);
-    json_t *run_cap = s_member(root, "run_cap", JSON_INTEGER);
-    json_t *seed = s_member(root, "sweep_seed", JSON_INTEGER);
-    json_t *tasks = s_member(root, "tasks", JSON_ARRAY);
-    json_t *verify = s_member(root, "verify", JSON_OBJECT);
-    const char *missing = !name      ? "name"
-                          : !dataset ? "dataset"
-                          : !keep    ? "keep_weights"
-                          : !method  ? "method"
-                          : !metric  ? "metric"
-                          : !run_cap ? "run_cap"
-                          : !seed    ? "sweep_seed"
-                          : !tasks   ? "tasks"
-                          : !verify  ? "verify"
-                                     : NULL;
-    if (missing) {
-        rc = ms_diag_set(diag, missing, "missing or of the wrong type");
-        goto cleanup;
-    }
-    int m = s_index_of(s_method_names, S_COUNT(s_method_names),
-                       json_string_value(method));
-    int k = s_index_of(s_keep_names, S_COUNT(s_keep_names),
-                       json_string_value(keep));
-    const char *metric_name =
-        json_string_value(json_object_get(metric, "name"));
-    const char *goal = json_string_value(json_object_get(metric, "goal"));
-    if (m < 0 || k < 0) {
-        rc = ms_diag_set(diag, m < 0 ? "method" : "keep_weights",
-                         "unknown value");
-        goto cleanup;
-    }
-    if (!metric_name || !goal ||
-        s_index_of(s_metric_names, S_COUNT(s_metric_names), metric_name) < 0 ||
-        (strcmp(goal, "maximize") && strcmp(goal, "minimize"))) {
-        rc = ms_diag_set(diag, "metric", "bad name or goal");
-        goto cleanup;
-    }
-    self->method = (ms_spec_method_t) m;
-    self->keep_weights = (ms_keep_weights_t) k;
-    self->metric.maximize = strcmp(goal, "maximize") == 0;
-    self->run_cap = json_integer_value(run_cap);
-    self->sweep_seed = json_integer_value(seed);
-    if (!s_strdup_to(&self->name, json_string_value(name)) ||
-        !s_strdup_to(&self->metric_name, metric_name)) {
-        rc = MS_ERR_NOMEM;
-        goto cleanup;
-    }
-    self->metric.name = self->metric_name;
-    json_t *replicas = s_member(verify, "replicas", JSON_INTEGER);
-    json_t *acc = s_member(verify, "accuracy_tolerance", JSON_REAL);
-    json_t *loss = s_member(verify, "loss_tolerance", JSON_REAL);
-    if (!replicas || !acc || !loss) {
-        rc = ms_diag_set(diag, "verify", "bad replicas or tolerances");
-        goto cleanup;
-    }
-    self->verify.replicas = (int32_t) json_integer_value(replicas);
-    self->verify.accuracy_tolerance = json_real_value(acc);
-    self->verify.loss_tolerance = json_real_value(loss);
-    //  Dataset: {"name"} or {"label", "test", "train"}.
-    json_t *ds_name = s_member(dataset, "name", JSON_STRING);
-    if (ds_name) {
-        if (s_index_of(s_builtin_datasets, S_COUNT(s_builtin_datasets),
-                       json_string_value(ds_name)) < 0) {
-            rc = ms_diag_set(diag, "dataset.name", "unknown dataset '%s'",
-                             json_string_value(ds_name));
-            goto cleanup;
-        }
-        if (!s_strdup_to(&self->dataset_name, json_string_value(ds_name))) {
-            rc = MS_ERR_NOMEM;
-            goto cleanup;
-        }
-    } else {
-        json_t *label = json_object_get(dataset, "label");
-        json_t *train = s_member(dataset, "train", JSON_STRING);
-        json_t *test = s_member(dataset, "test", JSON_STRING);
-        static const char *s_ds_keys[] = {"categorical", "label", "missing",
-                                          "split",       "test",  "train"};
-        const char *dkey;
-        json_t *dval;
-        json_object_foreach(dataset, dkey, dval)
-        {
-            if (s_index_of(s_ds_keys, S_COUNT(s_ds_keys), dkey) < 0) {
-                rc = ms_diag_set(diag, "dataset", "unknown key '%.40s'", dkey);
-                goto cleanup;
-            }
-        }
-        ms_dataset_csv_options_t o;
-        ms_diag_t od;
-        if (ms_spec_dataset_options_from_json(dataset, &o, &od) != MS_OK) {
-            rc = ms_diag_set(diag, od.where, "%s", od.reason);
-            goto cleanup;
-        }
-        self->label_index = o.label_index;
-        self->missing = o.missing;
-        self->split = o.split;
-        self->n_categorical = (size_t) o.n_categorical;
-        self->categorical =
-            calloc(self->n_categorical ? self->n_categorical : 1,
-                   sizeof *self->categorical);
-        for (size_t i = 0; self->categorical && i < self->n_categorical; i++)
-            self->categorical[i] = strdup(o.categorical[i]);
-        free((void *) o.categorical);
-        if (!self->categorical) {
-            rc = MS_ERR_NOMEM;
-            goto cleanup;
-        }
-        for (size_t i = 0; i < self->n_categorical; i++)
-            if (!self->categorical[i]) {
-                rc = MS_ERR_NOMEM;
-                goto cleanup;
-            }
-        if (json_is_integer(label))
-            label = json_string("");
-        else
-            label = json_is_string(label) ? json_incref(label) : NULL;
-        if (!label || !train || !test ||
-            ms_hash_from_hex(json_string_value(train),
-                             &self->dataset.train_hash) ||
-            ms_hash_from_hex(json_string_value(test),
-                             &self->dataset.test_hash)) {
-            json_decref(label);
-            rc = ms_diag_set(diag, "dataset",
-                             "needs name, or label and train/test hashes");
-            goto cleanup;
-        }
-        bool copied = s_strdup_to(&self->label, json_string_value(label));
-        json_decref(label);
-        if (!copied) {
-            rc = MS_ERR_NOMEM;
-            goto cleanup;
-        }
-        self->dataset.hashed = true;
-    }
-    s_dataset_view(self);
-    //  Tasks, decoded and re-encoded.
-    size_t n_tasks = json_array_size(tasks);
-    if (n_tasks == 0) {
-        rc = ms_diag_set(diag, "tasks", "empty task list");
-        goto cleanup;
-    }
-    self->cap_tasks = n_tasks;
-    self->task_json = calloc(n_tasks, sizeof *self->task_json);
-    self->task_json_len = calloc(n_tasks, sizeof *self->task_json_len);
-    ms_train_config_t *cfg = malloc(sizeof *cfg);
-    if (!self->task_json || !self->task_json_len || !cfg) {
-        free(cfg);
-        rc = MS_ERR_NOMEM;
-        goto cleanup;
-    }
-    for (size_t i = 0; i < n_tasks; i++) {
-        ms_diag_t local;
-        if (ms_config_decode_json(json_array_get(tasks, i), cfg, &local)) {
-            char where[S_PATH_MAX];
-            s_pathf(where, "tasks[%zu]%s%s", i, local.where[0] ? "." : "",
-                    local.where);
-            rc = ms_diag_set(diag, where, "%s", local.reason);
-            break;
-        }
-        json_t *obj = ms_config_encode_json(cfg);
-        self->task_json[i] =
-            obj ? ms_wire_canon_dump_len(obj, &self->task_json_len[i]) : NULL;
-        json_decref(obj);
-        if (!self->task_json[i]) {
-            rc = MS_ERR_NOMEM;
-            break;
-        }
-        self->n_tasks = i + 1;
-    }
-    free(cfg);
-    if (rc)
-        goto cleanup;
-    rc = s_compute_ids(self);
-    if (rc)
-        goto cleanup;
-    if (self->canonical_len != n || memcmp(self->canonical, text, n) != 0) {
-        rc = ms_diag_set(diag, "",
-                         "the text is not in canonical form (its sweep id "
-                         "would not recompute)");
-        goto cleanup;
-    }
-cleanup:
-    json_decref(root);
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  The dataset object of a canonical spec, without the task list.
-
-json_t *
-ms_spec_canonical_dataset(const char *text, size_t n, ms_diag_t *diag)
-{
-    static const char head[] = "{\"dataset\":";
-    size_t head_len = sizeof head - 1;
-    if (!text || n <= head_len || memcmp(text, head, head_len) != 0) {
-        ms_diag_set(diag, "", "not a canonical spec (it must start with %s)",
-                    head);
-        return NULL;
-    }
-    json_error_t err;
-    json_t *dataset =
-        json_loadb(text + head_len, n - head_len, JSON_DISABLE_EOF_CHECK, &err);
-    if (!json_is_object(dataset)) {
-        ms_diag_set(diag, "dataset", "%s",
-                    dataset ? "not an object" : err.text);
-        json_decref(dataset);
-        return NULL;
-    }
-    return dataset;
-}
-
-//  --------------------------------------------------------------------------
-//  Load a spec from canonical text.
-
-int
-ms_spec_load_canonical(const char *text, size_t n, ms_spec_t **out,
-                       ms_diag_t *diag)
-{
-    *out = NULL;
-    ms_diag_clear(diag);
-    ms_spec_t *self = calloc(1, sizeof *self);
-    if (!self)
-        return MS_ERR_NOMEM;
-    int rc = s_load_canonical(self, text, n, diag);
     if (rc) {
         ms_spec_destroy(&self);
         return rc;
@@ -2234,7 +1319,7 @@ ms_spec_set_dataset_hashes(ms_spec_t *self, const ms_hash_t *train,
     self->dataset.train_hash = *train;
     self->dataset.test_hash = *test;
     self->dataset.hashed = true;
-    return s_compute_ids(self);
+    return ms_spec_compute_ids(self);
 }
 
 //  --------------------------------------------------------------------------
@@ -2430,8 +1515,9 @@ ms_spec_canonical(const ms_spec_t *self, size_t *len)
 const char *
 ms_spec_method_name(ms_spec_method_t method)
 {
-    return (size_t) method < S_COUNT(s_method_names) ? s_method_names[method]
-                                                     : "?";
+    return (size_t) method < MS_SPEC_COUNT(ms_spec_method_names)
+               ? ms_spec_method_names[method]
+               : "?";
 }
 
 //  --------------------------------------------------------------------------
@@ -2440,5 +1526,7 @@ ms_spec_method_name(ms_spec_method_t method)
 const char *
 ms_keep_weights_name(ms_keep_weights_t keep)
 {
-    return (size_t) keep < S_COUNT(s_keep_names) ? s_keep_names[keep] : "?";
+    return (size_t) keep < MS_SPEC_COUNT(ms_spec_keep_names)
+               ? ms_spec_keep_names[keep]
+               : "?";
 }
