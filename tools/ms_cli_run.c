@@ -581,6 +581,10 @@ s_check_document(s_run_t *run, size_t i)
     ms_spec_t *spec = NULL;
     int rc = ms_spec_parse(doc->text, doc->n, NULL, &spec, &diag);
     run->specs[i] = spec;
+    if (rc == MS_OK && ms_spec_program(spec))
+        rc = ms_diag_set(&diag, "program",
+                         "program sweeps are not run by this version of "
+                         "meshsweep yet (the spec itself is valid)");
     if (rc == MS_OK)
         rc = ms_spec_bind_dataset_files(spec, &diag);
     if (rc != MS_OK) {

@@ -84,8 +84,7 @@ const char *const ms_spec_method_names[MS_SPEC_N_METHODS] = {"grid", "random",
 const char *const ms_spec_keep_names[MS_SPEC_N_KEEP] = {"none", "best",
                                                         "sampled", "all"};
 //  W&B keys that mean nothing here: ignored with a warning.
-static const char *s_wandb_keys[] = {"program", "command", "project", "entity",
-                                     "description"};
+static const char *s_wandb_keys[] = {"project", "entity", "description"};
 
 //  --------------------------------------------------------------------------
 //  Add a warning (printf-style).
@@ -113,9 +112,11 @@ ms_spec_warn(ms_spec_t *self, const char *fmt, ...)
 //  --------------------------------------------------------------------------
 //  Free a parameter's values.
 
-static void
-s_param_free(ms_spec_param_t *param)
+void
+ms_spec_param_free(ms_spec_param_t *param)
 {
+    json_decref(param->keys);
+    param->keys = NULL;
     for (size_t i = 0; i < param->n_values; i++)
         json_decref(param->values[i]);
     free(param->values);
@@ -131,6 +132,8 @@ static int
 s_check_value(ms_spec_ctx_t *ctx, const ms_spec_param_t *param,
               const json_t *value, const yaml_node_t *node, const char *path)
 {
+    if (ctx->program) // the program judges its own values
+        return MS_OK;
     ms_train_config_t *cfg = malloc(sizeof *cfg);
     if (!cfg)
         return MS_ERR_NOMEM;
@@ -178,18 +181,23 @@ s_value_form(ms_spec_ctx_t *ctx, ms_spec_param_t *param,
 //  --------------------------------------------------------------------------
 //  Parse one parameter's definition.
 
-static int
-s_parse_param(ms_spec_ctx_t *ctx, ms_spec_t *spec, const char *name,
-              const yaml_node_t *key_node, const yaml_node_t *node,
-              ms_spec_param_t *param)
+int
+ms_spec_parse_param(ms_spec_ctx_t *ctx, ms_spec_t *spec, const char *name,
+                    const char *path, const yaml_node_t *key_node,
+                    const yaml_node_t *node, ms_spec_param_t *param)
 {
-    char path[MS_SPEC_PATH_MAX], sub[MS_SPEC_PATH_MAX];
-    ms_spec_pathf(path, "parameters.%s", name);
+    char sub[MS_SPEC_PATH_MAX];
     memset(param, 0, sizeof *param);
     param->line = key_node->start_mark.line + 1;
-    param->type = ms_config_param_type(name);
-    if (param->type == MS_CONFIG_PARAM_UNKNOWN || strchr(name, '-') ||
-        strlen(name) >= sizeof param->name) {
+    param->type =
+        ctx->program ? MS_CONFIG_PARAM_UNKNOWN : ms_config_param_type(name);
+    if (ctx->program && strlen(name) >= sizeof param->name)
+        return ms_spec_fail(ctx, MS_ERR_INVALID, key_node, path,
+                            "a parameter name of more than %d bytes",
+                            (int) sizeof param->name - 1);
+    if (!ctx->program &&
+        (param->type == MS_CONFIG_PARAM_UNKNOWN || strchr(name, '-') ||
+         strlen(name) >= sizeof param->name)) {
         char names[600];
         size_t len = 0;
         names[0] = '\0';
@@ -298,6 +306,10 @@ s_parse_param(ms_spec_ctx_t *ctx, ms_spec_t *spec, const char *name,
             "a distribution (%s) cannot be used with method: grid "
             "(give values, or use random or sobol)",
             dist);
+    if (ctx->program) // a program's number: an integer where the law is
+        param->type = ms_distribution_integral(param->law)
+                          ? MS_CONFIG_PARAM_INT
+                          : MS_CONFIG_PARAM_FLOAT;
     if (param->type != MS_CONFIG_PARAM_INT &&
         param->type != MS_CONFIG_PARAM_FLOAT)
         return ms_spec_fail(ctx, MS_ERR_INVALID, at, sub,
@@ -563,7 +575,13 @@ s_parse_metric(ms_spec_ctx_t *ctx, ms_spec_t *self, const yaml_node_t *node)
         if (strcmp(key, "name") == 0) {
             if ((rc = ms_spec_get_string(ctx, v, sub, &text)))
                 return rc;
-            if (ms_spec_index_of(ms_spec_metric_names,
+            //  A program logs keys of its own choosing.
+            if (ctx->program && (!text[0] || strlen(text) >= MS_SPEC_NAME_MAX))
+                return ms_spec_fail(ctx, MS_ERR_INVALID, v, sub,
+                                    "a metric name of 1 to %d bytes",
+                                    MS_SPEC_NAME_MAX - 1);
+            if (!ctx->program &&
+                ms_spec_index_of(ms_spec_metric_names,
                                  MS_SPEC_COUNT(ms_spec_metric_names), text) < 0)
                 return ms_spec_fail(
                     ctx, MS_ERR_INVALID, v, sub,
@@ -787,6 +805,12 @@ s_emit(ms_spec_ctx_t *ctx, ms_spec_t *self, s_dedup_t *dedup,
        ms_train_config_t *cfg, bool *added)
 {
     ms_train_config_defaults(cfg);
+    if (ctx->program) {
+        char *json = NULL;
+        size_t len = 0;
+        int prc = ms_spec_program_task(params, n_params, values, &json, &len);
+        return prc ? prc : s_add_task(self, dedup, json, len, added);
+    }
     bool init_given = false;
     ms_diag_t local;
     int rc;
@@ -944,7 +968,8 @@ s_expand(ms_spec_ctx_t *ctx, ms_spec_t *self, const ms_spec_param_t *params,
                 goto cleanup;
             if (!added && n_dropped++ == 0)
                 first_dropped = (size_t) k;
-            s_note_warmup(cfg, added, &warmup);
+            if (!ctx->program)
+                s_note_warmup(cfg, added, &warmup);
         }
     } else {
         ms_rng_t rng;
@@ -1004,7 +1029,8 @@ s_expand(ms_spec_ctx_t *ctx, ms_spec_t *self, const ms_spec_param_t *params,
             }
             if (!added && n_dropped++ == 0)
                 first_dropped = t;
-            s_note_warmup(cfg, added, &warmup);
+            if (!ctx->program)
+                s_note_warmup(cfg, added, &warmup);
             if (sobol)
                 ms_sobol_next(sobol);
         }
@@ -1065,6 +1091,13 @@ s_parse_document(ms_spec_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
          pair < root->data.mapping.pairs.top; pair++) {
         yaml_node_t *k = ms_spec_node(ctx, pair->key);
         yaml_node_t *v = ms_spec_node(ctx, pair->value);
+        if (strcmp(ms_spec_scalar(k), "program") == 0) {
+            //  A program sweep: free-form parameters, no weights.
+            ctx->program = true;
+            self->is_program = true;
+            self->keep_weights = MS_KEEP_WEIGHTS_NONE;
+            self->program.resources.cpus = 1; // resources' defaults
+        }
         if (strcmp(ms_spec_scalar(k), "method") != 0)
             continue;
         const char *method;
@@ -1127,6 +1160,21 @@ s_parse_document(ms_spec_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
         } else if (strcmp(key, "verify") == 0) {
             if ((rc = s_parse_verify(ctx, self, v)))
                 return rc;
+        } else if (strcmp(key, "program") == 0 ||
+                   strcmp(key, "resources") == 0 ||
+                   (strcmp(key, "command") == 0 && ctx->program)) {
+            if ((rc = ms_spec_program_key(ctx, self, key, v)))
+                return rc;
+        } else if (strcmp(key, "command") == 0) {
+            if ((rc = ms_spec_warn(self,
+                                   "command: ignored without program (line "
+                                   "%zu)",
+                                   k->start_mark.line + 1)))
+                return rc;
+        } else if (strcmp(key, "keep_weights") == 0 && ctx->program) {
+            return ms_spec_fail(ctx, MS_ERR_INVALID, k, key,
+                                "a program sweep has no weights to keep (the "
+                                "files a run leaves in outputs/ are kept)");
         } else if (strcmp(key, "keep_weights") == 0) {
             const char *keep;
             if ((rc = ms_spec_get_string(ctx, v, "keep_weights", &keep)))
@@ -1153,13 +1201,13 @@ s_parse_document(ms_spec_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
                                   key, k->start_mark.line + 1)))
                 return rc;
         } else
-            return ms_spec_fail(
-                ctx, MS_ERR_INVALID, k, key,
-                "unknown key (expected name, dataset, method, "
-                "metric, run_cap, sweep_seed, parameters, verify, "
-                "keep_weights)");
+            return ms_spec_fail(ctx, MS_ERR_INVALID, k, key,
+                                "unknown key (expected name, dataset, method, "
+                                "metric, run_cap, sweep_seed, parameters, "
+                                "verify, keep_weights, program, command, "
+                                "resources)");
     }
-    if (!have_dataset)
+    if (!have_dataset && !ctx->program)
         return ms_diag_set(ctx->diag, "dataset",
                            "missing: name a built-in dataset (fashion-mnist) "
                            "or give {train: PATH, test: PATH}");
@@ -1167,7 +1215,9 @@ s_parse_document(ms_spec_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
     //  Parameters.
     ms_spec_param_t *params = NULL;
     size_t n_params = 0;
-    if (params_node) {
+    if (params_node && ctx->program)
+        rc = ms_spec_program_params(ctx, self, params_node, &params, &n_params);
+    else if (params_node) {
         if ((rc = ms_spec_check_mapping(ctx, params_node, "parameters")))
             return rc;
         size_t n = (size_t) (params_node->data.mapping.pairs.top -
@@ -1178,8 +1228,11 @@ s_parse_document(ms_spec_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
         for (size_t i = 0; i < n && rc == MS_OK; i++) {
             yaml_node_pair_t *pair = &params_node->data.mapping.pairs.start[i];
             yaml_node_t *k = ms_spec_node(ctx, pair->key);
-            rc = s_parse_param(ctx, self, ms_spec_scalar(k), k,
-                               ms_spec_node(ctx, pair->value), &params[i]);
+            char path[MS_SPEC_PATH_MAX];
+            ms_spec_pathf(path, "parameters.%s", ms_spec_scalar(k));
+            rc =
+                ms_spec_parse_param(ctx, self, ms_spec_scalar(k), path, k,
+                                    ms_spec_node(ctx, pair->value), &params[i]);
             n_params = i + 1;
         }
         if (rc == MS_OK) {
@@ -1200,17 +1253,19 @@ s_parse_document(ms_spec_ctx_t *ctx, ms_spec_t *self, int64_t max_tasks)
         }
     }
     if (rc == MS_OK && n_params == 0)
-        rc = ms_spec_warn(self,
-                          "no parameters swept: one task with every default");
+        rc = ms_spec_warn(self, ctx->program
+                                    ? "no parameters swept: one run"
+                                    : "no parameters swept: one task with "
+                                      "every default");
     if (rc == MS_OK)
         rc = s_expand(ctx, self, params, n_params,
                       params_key ? params_key : root, max_tasks);
     for (size_t i = 0; i < n_params; i++)
-        s_param_free(&params[i]);
+        ms_spec_param_free(&params[i]);
     free(params);
     if (rc)
         return rc;
-    if (self->dataset_name)
+    if (ms_spec_inputs_hashed(self))
         return ms_spec_compute_ids(self);
     return MS_OK;
 }
@@ -1243,7 +1298,8 @@ ms_spec_parse(const char *text, size_t n, const ms_spec_options_t *opts,
     ms_spec_ctx_t ctx = {&doc, diag,
                          opts && opts->max_params > 0
                              ? opts->max_params
-                             : MS_SPEC_DEFAULT_MAX_PARAMS};
+                             : MS_SPEC_DEFAULT_MAX_PARAMS,
+                         false};
     int rc = self ? s_parse_document(&ctx, self, max_tasks) : MS_ERR_NOMEM;
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
@@ -1273,6 +1329,8 @@ ms_spec_destroy(ms_spec_t **self_p)
         free(self->categorical[i]);
     free(self->categorical);
     free(self->metric_name);
+    free(self->program_path);
+    json_decref(self->command);
     for (size_t i = 0; i < self->n_warnings; i++)
         free(self->warnings[i]);
     free(self->warnings);
@@ -1294,6 +1352,8 @@ ms_spec_bind_dataset_files(ms_spec_t *self, ms_diag_t *diag)
 {
     if (self->dataset_name)
         return MS_OK;
+    if (self->is_program && !self->train_path && !self->dataset.hashed)
+        return MS_OK; // a program sweep without a dataset
     if (!self->train_path || !self->test_path)
         return ms_diag_set(diag, "dataset",
                            "this spec names no files (loaded from its "
@@ -1319,7 +1379,40 @@ ms_spec_set_dataset_hashes(ms_spec_t *self, const ms_hash_t *train,
     self->dataset.train_hash = *train;
     self->dataset.test_hash = *test;
     self->dataset.hashed = true;
-    return ms_spec_compute_ids(self);
+    return ms_spec_inputs_hashed(self) ? ms_spec_compute_ids(self) : MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Every input hash the ids cover is known.
+
+bool
+ms_spec_inputs_hashed(const ms_spec_t *self)
+{
+    bool dataset = self->dataset_name || self->dataset.hashed ||
+                   (self->is_program && !self->train_path);
+    return dataset && (!self->is_program || self->program.hashed);
+}
+
+//  --------------------------------------------------------------------------
+//  A program sweep's program.
+
+const ms_spec_program_t *
+ms_spec_program(const ms_spec_t *self)
+{
+    return self->is_program ? &self->program : NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Set a program sweep's blob hash.
+
+int
+ms_spec_set_program_blob(ms_spec_t *self, const ms_hash_t *blob)
+{
+    if (!self->is_program)
+        return MS_ERR_INVALID;
+    self->program.blob = *blob;
+    self->program.hashed = true;
+    return ms_spec_inputs_hashed(self) ? ms_spec_compute_ids(self) : MS_OK;
 }
 
 //  --------------------------------------------------------------------------
@@ -1460,6 +1553,8 @@ ms_spec_task_config(const ms_spec_t *self, size_t i, ms_train_config_t *cfg)
 {
     if (i >= self->n_tasks)
         return MS_ERR_NOTFOUND;
+    if (self->is_program) // a program's config is its own
+        return MS_ERR_INVALID;
     json_t *obj =
         json_loadb(self->task_json[i], self->task_json_len[i], 0, NULL);
     if (!obj)

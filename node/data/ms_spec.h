@@ -143,6 +143,27 @@ typedef struct {
     bool maximize;    // goal: maximize (default) / minimize
 } ms_spec_metric_t;
 
+//  What a program task may use (DESIGN.md "Program tasks": `resources`,
+//  as Ray Tune's): a node claims only runs that fit.
+typedef struct {
+    int32_t cpus;      // cores per run, >= 1 (default 1)
+    int32_t gpus;      // GPUs per run, >= 0 (default 0)
+    int64_t memory_mb; // memory per run in MiB; 0: the node's
+                       // program_memory_mb (default)
+} ms_spec_resources_t;
+
+//  A program sweep's program. Borrowed from the spec.
+typedef struct {
+    const char *path;              // as the spec names it, relative to the
+                                   // spec's folder ("train.py")
+    const json_t *command;         // W&B's `command` list, or NULL: its
+                                   // default (ms_program_command.h)
+    ms_spec_resources_t resources; // per run
+    bool hashed;                   // blob is set
+    ms_hash_t blob;                // BLAKE2b-256 of the packed folder
+                                   // (ms_program_archive_pack)
+} ms_spec_program_t;
+
 //  Set the CSV options of a file dataset on obj (a canonical dataset
 //  object, or a worker's): "label" (name or index), and "missing",
 //  "categorical", "split" where they differ from the defaults; with_seed
@@ -222,20 +243,34 @@ void ms_spec_destroy(ms_spec_t **self_p);
 
 //  For a file dataset: hash the train and test files named in the spec
 //  (streamed BLAKE2b-256) and compute the ids. Only the client or the
-//  local runner calls this. Returns MS_OK (also for a built-in dataset:
-//  nothing to do); MS_ERR_IO with diag (where = the path) when a file
-//  cannot be read; MS_ERR_INVALID when the spec has no paths (loaded
-//  from canonical text).
+//  local runner calls this. Returns MS_OK (also for a built-in dataset,
+//  or a program sweep without one: nothing to do); MS_ERR_IO with diag (where =
+//  the path) when a file cannot be read; MS_ERR_INVALID when the spec has no
+//  paths (loaded from canonical text).
 int ms_spec_bind_dataset_files(ms_spec_t *self, ms_diag_t *diag);
 
 //  For a file dataset: set the file hashes directly (they came with an
-//  upload) and compute the ids. Returns MS_OK, or MS_ERR_INVALID for a
+//  upload) and compute the ids (for a program sweep, once its blob is
+//  set too). Returns MS_OK, or MS_ERR_INVALID for a
 //  built-in dataset.
 int ms_spec_set_dataset_hashes(ms_spec_t *self, const ms_hash_t *train,
                                const ms_hash_t *test);
 
-//  True when the ids and the canonical text are available (always for a
-//  built-in dataset; after bind/set_dataset_hashes for files).
+//  The program of a program sweep (a spec with `program`), or NULL for a
+//  sweep of the built-in trainer.
+const ms_spec_program_t *ms_spec_program(const ms_spec_t *self);
+
+//  Set a program sweep's blob hash (of ms_program_archive_pack's archive
+//  of the spec's folder): it is part of the sweep id and of every task
+//  id, so an edited script is a new sweep. Computes the ids once every
+//  input is hashed (the dataset files too, if the sweep names files).
+//  Returns MS_OK; MS_ERR_INVALID (not a program sweep); MS_ERR_NOMEM.
+int ms_spec_set_program_blob(ms_spec_t *self, const ms_hash_t *blob);
+
+//  True when the ids and the canonical text are available: every input
+//  the ids cover is hashed (at once for a built-in dataset; after
+//  bind/set_dataset_hashes for files; after set_program_blob for a
+//  program sweep).
 bool ms_spec_ids_ready(const ms_spec_t *self);
 
 //  The sweep name ("sweep" when the spec gave none). Borrowed.
@@ -288,8 +323,9 @@ const char *ms_spec_warning(const ms_spec_t *self, size_t i);
 //  Number of tasks after expansion and de-duplication.
 size_t ms_spec_task_count(const ms_spec_t *self);
 
-//  Copy task i's config into *cfg. Returns MS_OK, or MS_ERR_NOTFOUND when
-//  i >= ms_spec_task_count.
+//  Copy task i's config into *cfg. Returns MS_OK, MS_ERR_NOTFOUND when
+//  i >= ms_spec_task_count, or MS_ERR_INVALID for a program sweep (its
+//  configs are the program's own: ms_spec_task_json).
 int ms_spec_task_config(const ms_spec_t *self, size_t i,
                         ms_train_config_t *cfg);
 

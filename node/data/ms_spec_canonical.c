@@ -172,14 +172,21 @@ int
 ms_spec_compute_ids(ms_spec_t *self)
 {
     json_t *head =
-        json_pack("{s:o, s:s, s:s, s:{s:s, s:s}, s:s, s:I, s:I}", "dataset",
-                  s_dataset_json(self), "keep_weights",
+        json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:I, s:I}", "keep_weights",
                   ms_keep_weights_name(self->keep_weights), "method",
                   ms_spec_method_name(self->method), "metric", "goal",
                   self->metric.maximize ? "maximize" : "minimize", "name",
                   self->metric.name, "name", self->name, "run_cap",
                   (json_int_t) self->run_cap, "sweep_seed",
                   (json_int_t) self->sweep_seed);
+    //  A program sweep may have no dataset, and has its program.
+    bool dataset = self->dataset_name || self->train_path ||
+                   self->dataset.hashed || !self->is_program;
+    if (head && dataset &&
+        json_object_set_new(head, "dataset", s_dataset_json(self)) != 0)
+        json_decref(head), head = NULL;
+    if (head && self->is_program && ms_spec_program_canonical(self, head))
+        json_decref(head), head = NULL;
     json_t *verify = json_pack("{s:f, s:f, s:i}", "accuracy_tolerance",
                                self->verify.accuracy_tolerance,
                                "loss_tolerance", self->verify.loss_tolerance,
@@ -267,9 +274,10 @@ s_load_canonical(ms_spec_t *self, const char *text, size_t n, ms_diag_t *diag)
     if (!root)
         return ms_diag_set(diag, "", "not JSON: %s (line %d, column %d)",
                            error.text, error.line, error.column);
-    static const char *s_keys[] = {"dataset",    "keep_weights", "method",
-                                   "metric",     "name",         "run_cap",
-                                   "sweep_seed", "tasks",        "verify"};
+    static const char *s_keys[] = {"command",    "dataset",   "keep_weights",
+                                   "method",     "metric",    "name",
+                                   "program",    "resources", "run_cap",
+                                   "sweep_seed", "tasks",     "verify"};
     const char *key;
     json_t *value;
     json_object_foreach(root, key, value)
@@ -288,16 +296,17 @@ s_load_canonical(ms_spec_t *self, const char *text, size_t n, ms_diag_t *diag)
     json_t *seed = s_member(root, "sweep_seed", JSON_INTEGER);
     json_t *tasks = s_member(root, "tasks", JSON_ARRAY);
     json_t *verify = s_member(root, "verify", JSON_OBJECT);
-    const char *missing = !name      ? "name"
-                          : !dataset ? "dataset"
-                          : !keep    ? "keep_weights"
-                          : !method  ? "method"
-                          : !metric  ? "metric"
-                          : !run_cap ? "run_cap"
-                          : !seed    ? "sweep_seed"
-                          : !tasks   ? "tasks"
-                          : !verify  ? "verify"
-                                     : NULL;
+    self->is_program = json_object_get(root, "program") != NULL;
+    const char *missing = !name                           ? "name"
+                          : !dataset && !self->is_program ? "dataset"
+                          : !keep                         ? "keep_weights"
+                          : !method                       ? "method"
+                          : !metric                       ? "metric"
+                          : !run_cap                      ? "run_cap"
+                          : !seed                         ? "sweep_seed"
+                          : !tasks                        ? "tasks"
+                          : !verify                       ? "verify"
+                                                          : NULL;
     if (missing) {
         rc = ms_diag_set(diag, missing, "missing or of the wrong type");
         goto cleanup;
@@ -316,10 +325,11 @@ s_load_canonical(ms_spec_t *self, const char *text, size_t n, ms_diag_t *diag)
                          "unknown value");
         goto cleanup;
     }
-    if (!metric_name || !goal ||
-        ms_spec_index_of(ms_spec_metric_names,
-                         MS_SPEC_COUNT(ms_spec_metric_names),
-                         metric_name) < 0 ||
+    if (!metric_name || !goal || !metric_name[0] ||
+        (!self->is_program &&
+         ms_spec_index_of(ms_spec_metric_names,
+                          MS_SPEC_COUNT(ms_spec_metric_names),
+                          metric_name) < 0) ||
         (strcmp(goal, "maximize") && strcmp(goal, "minimize"))) {
         rc = ms_diag_set(diag, "metric", "bad name or goal");
         goto cleanup;
@@ -346,8 +356,10 @@ s_load_canonical(ms_spec_t *self, const char *text, size_t n, ms_diag_t *diag)
     self->verify.accuracy_tolerance = json_real_value(acc);
     self->verify.loss_tolerance = json_real_value(loss);
     //  Dataset: {"name"} or {"label", "test", "train"}.
-    json_t *ds_name = s_member(dataset, "name", JSON_STRING);
-    if (ds_name) {
+    json_t *ds_name = dataset ? s_member(dataset, "name", JSON_STRING) : NULL;
+    if (!dataset) {
+        //  A program sweep without a dataset.
+    } else if (ds_name) {
         if (ms_spec_index_of(ms_spec_builtin_datasets,
                              MS_SPEC_COUNT(ms_spec_builtin_datasets),
                              json_string_value(ds_name)) < 0) {
@@ -424,7 +436,9 @@ s_load_canonical(ms_spec_t *self, const char *text, size_t n, ms_diag_t *diag)
         self->dataset.hashed = true;
     }
     ms_spec_dataset_view(self);
-    //  Tasks, decoded and re-encoded.
+    if (self->is_program && (rc = ms_spec_program_load(self, root, diag)))
+        goto cleanup;
+    //  Tasks, decoded and re-encoded (a program's: canonical objects).
     size_t n_tasks = json_array_size(tasks);
     if (n_tasks == 0) {
         rc = ms_diag_set(diag, "tasks", "empty task list");
@@ -441,7 +455,22 @@ s_load_canonical(ms_spec_t *self, const char *text, size_t n, ms_diag_t *diag)
     }
     for (size_t i = 0; i < n_tasks; i++) {
         ms_diag_t local;
-        if (ms_config_decode_json(json_array_get(tasks, i), cfg, &local)) {
+        json_t *task = json_array_get(tasks, i);
+        if (self->is_program && !json_is_object(task)) {
+            rc = ms_diag_set(diag, "tasks", "task %zu is not an object", i);
+            break;
+        }
+        if (self->is_program) {
+            self->task_json[i] =
+                ms_wire_canon_dump_len(task, &self->task_json_len[i]);
+            if (!self->task_json[i]) {
+                rc = MS_ERR_NOMEM;
+                break;
+            }
+            self->n_tasks = i + 1;
+            continue;
+        }
+        if (ms_config_decode_json(task, cfg, &local)) {
             char where[MS_SPEC_PATH_MAX];
             ms_spec_pathf(where, "tasks[%zu]%s%s", i, local.where[0] ? "." : "",
                           local.where);

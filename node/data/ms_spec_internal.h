@@ -28,6 +28,7 @@
 #include <yaml.h>
 
 #define MS_SPEC_PATH_MAX 256 // longest key path we print
+#define MS_SPEC_NAME_MAX 128 // longest parameter name (nested: dotted)
 #define MS_SPEC_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 #define MS_SPEC_N_BUILTIN_DATASETS 2
@@ -49,8 +50,12 @@ typedef enum {
 
 //  One parameter of the spec.
 typedef struct {
-    char name[48];               // parameter name, '_' spelling
-    ms_config_param_type_t type; // its type
+    char name[MS_SPEC_NAME_MAX]; // parameter name, '_' spelling; a program
+                                 // sweep's nested one as "outer.inner"
+    json_t *keys;                // program sweeps: the key path, outer
+                                 // first (a JSON array of strings; owned)
+    ms_config_param_type_t type; // its type (program sweeps: INT for a law
+                                 // of integers, else FLOAT or UNKNOWN)
     ms_spec_form_t form;         // value, values or distribution
     json_t **values;             // value(s); 1 for MS_SPEC_FORM_VALUE
     size_t n_values;             // entries in values
@@ -88,6 +93,11 @@ struct ms_spec {
     ms_hash_t sweep_id;             // valid when ids_ready
     char *canonical;                // canonical expanded spec, or NULL
     size_t canonical_len;           // its length
+    // program sweeps (ms_spec_program.c)
+    bool is_program;           // `program` given
+    char *program_path;        // the program, relative to the spec
+    json_t *command;           // W&B's command list, or NULL (default)
+    ms_spec_program_t program; // public view of the fields above
 };
 
 //  Parse context: the YAML document and where errors go.
@@ -95,6 +105,7 @@ typedef struct {
     yaml_document_t *doc; // the loaded document
     ms_diag_t *diag;      // caller's diagnostic (may be NULL)
     int64_t max_params;   // refuse networks with more parameters
+    bool program;         // a program sweep: free-form parameters
 } ms_spec_ctx_t;
 
 //  ms_spec_yaml.c: reading a libyaml document. Each ms_spec_get_* and
@@ -159,6 +170,50 @@ int ms_spec_warn(ms_spec_t *self, const char *fmt, ...)
 
 //  ms_spec.c: point self->dataset (the public view) at the owned strings.
 void ms_spec_dataset_view(ms_spec_t *self);
+
+//  ms_spec.c: parse the definition NODE of parameter NAME (key KEY_NODE)
+//  into *PARAM, errors at PATH (its key path). Program sweeps
+//  (ctx->program) take any name, and values unchecked.
+int ms_spec_parse_param(ms_spec_ctx_t *ctx, ms_spec_t *spec, const char *name,
+                        const char *path, const yaml_node_t *key_node,
+                        const yaml_node_t *node, ms_spec_param_t *param);
+
+//  ms_spec.c: free what PARAM owns.
+void ms_spec_param_free(ms_spec_param_t *param);
+
+//  ms_spec_program.c: the top-level keys of a program sweep: `program`
+//  (a relative path without ".."), `command` (W&B's list; each macro
+//  known) and `resources` ({cpus, gpus, memory_mb}). KEY is the key's
+//  text; returns MS_OK, or MS_ERR_INVALID with the path, or MS_ERR_NOMEM.
+int ms_spec_program_key(ms_spec_ctx_t *ctx, ms_spec_t *self, const char *key,
+                        const yaml_node_t *node);
+
+//  ms_spec_program.c: a program sweep's `parameters` NODE, nested
+//  mappings (`name: {parameters: {...}}`, as W&B nests them) flattened
+//  into *PARAMS (malloc'd, *N_PARAMS entries, each with its key path;
+//  the caller frees each with ms_spec_param_free, then the array).
+int ms_spec_program_params(ms_spec_ctx_t *ctx, ms_spec_t *self,
+                           const yaml_node_t *node, ms_spec_param_t **params,
+                           size_t *n_params);
+
+//  ms_spec_program.c: the canonical config of one program task: an object
+//  with each parameter's VALUES[p] at its key path, nested; *JSON the
+//  canonical text (malloc'd), *LEN its length. MS_OK or MS_ERR_NOMEM.
+int ms_spec_program_task(const ms_spec_param_t *params, size_t n_params,
+                         json_t *const *values, char **json, size_t *len);
+
+//  ms_spec_program.c: add "command", "program" and "resources" to HEAD
+//  (the canonical object without its tasks). MS_OK or MS_ERR_NOMEM.
+int ms_spec_program_canonical(const ms_spec_t *self, json_t *head);
+
+//  ms_spec_program.c: read those keys back from a canonical ROOT into
+//  SELF (a program sweep: ROOT has "program"). MS_OK, MS_ERR_INVALID
+//  (diag: which key and why) or MS_ERR_NOMEM.
+int ms_spec_program_load(ms_spec_t *self, const json_t *root, ms_diag_t *diag);
+
+//  ms_spec.c: every input hash the ids cover is known (the dataset files'
+//  when the sweep names files, the program's blob for a program sweep).
+bool ms_spec_inputs_hashed(const ms_spec_t *self);
 
 //  ms_spec_canonical.c: write the canonical expanded spec of SELF and
 //  every id (sweep and tasks); sets ids_ready. MS_OK or MS_ERR_NOMEM.

@@ -303,6 +303,14 @@ ms_submit_spec(ms_submit_t *self, const char *spec_text, size_t n,
     if (rc != MS_OK)
         return rc;
     const ms_spec_dataset_t *d = ms_spec_dataset(spec);
+    if (ms_spec_program(spec)) {
+        //  Parsed and checked (ms_spec_program.c), not yet run: the
+        //  sandboxed runner is not wired to the workers.
+        rc = ms_diag_set_code(diag, MS_ERR_UNSUPPORTED, "program",
+                              "program sweeps are not run by this version "
+                              "of meshsweep yet (the spec itself is valid)");
+        goto done;
+    }
     if ((int64_t) ms_spec_task_count(spec) > self->max_tasks_per_sweep) {
         rc = ms_diag_set(diag, "parameters",
                          "the sweep has %zu tasks; this pool's limit is "

@@ -76,6 +76,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = ms_spec_parse((const char *) data, size, &opts, &spec, &diag);
     if (rc == MS_OK) {
         assert(spec);
+        if (ms_spec_program(spec)) {
+            //  A program sweep's ids wait for its blob: give it one.
+            ms_hash_t blob;
+            memset(&blob, 0x5a, sizeof blob);
+            assert(ms_spec_set_program_blob(spec, &blob) == MS_OK);
+        }
         size_t canon_len = 0;
         const char *canon = ms_spec_canonical(spec, &canon_len);
         if (canon) {

@@ -13,6 +13,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <jansson.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -748,8 +750,7 @@ static void
 test_wandb_keys_warn(void **state)
 {
     (void) state;
-    const char *text = "program: train.py\n"
-                       "project: fmnist\n"
+    const char *text = "project: fmnist\n"
                        "entity: lab\n"
                        "command: [python, train.py]\n"
                        "description: a test\n"
@@ -757,10 +758,13 @@ test_wandb_keys_warn(void **state)
                        "parameters:\n  width: {values: [8, 16]}\n";
     ms_spec_t *spec = s_parse(text);
     assert_int_equal(ms_spec_task_count(spec), 2);
-    assert_int_equal(ms_spec_warning_count(spec), 5);
-    assert_non_null(strstr(ms_spec_warning(spec, 0), "program: ignored"));
-    assert_non_null(strstr(ms_spec_warning(spec, 3), "command: ignored"));
-    assert_null(ms_spec_warning(spec, 5));
+    assert_int_equal(ms_spec_warning_count(spec), 4);
+    assert_non_null(strstr(ms_spec_warning(spec, 0), "project: ignored"));
+    //  A command without a program has nothing to run.
+    assert_non_null(
+        strstr(ms_spec_warning(spec, 2), "command: ignored without program"));
+    assert_null(ms_spec_warning(spec, 4));
+    assert_null(ms_spec_program(spec));
     //  Ignored keys do not change the sweep.
     ms_spec_t *plain =
         s_parse("dataset: fashion-mnist\nparameters:\n  width: {values: [8, "
@@ -768,6 +772,239 @@ test_wandb_keys_warn(void **state)
     assert_true(ms_hash_equal(ms_spec_sweep_id(spec), ms_spec_sweep_id(plain)));
     ms_spec_destroy(&spec);
     ms_spec_destroy(&plain);
+}
+
+//  --------------------------------------------------------------------------
+//  Parse text, asserting failure with code RC at key path WHERE; the
+//  reason contains WHY.
+
+static void
+s_refused(const char *text, int rc, const char *where, const char *why)
+{
+    ms_spec_t *spec = NULL;
+    ms_diag_t diag = {{0}, {0}};
+    int got = ms_spec_parse(text, strlen(text), NULL, &spec, &diag);
+    if (got != rc || strcmp(diag.where, where) != 0 ||
+        !strstr(diag.reason, why))
+        fail_msg("'%s': got %d at '%s': %s", text, got, diag.where,
+                 diag.reason);
+    assert_null(spec);
+}
+
+//  A W&B sweep file for a program (the schema of W&B's documentation, no
+//  key of ours): free parameter names, no dataset, its metric; the ids
+//  wait for the program's blob, which they cover; the canonical text
+//  loads back to the same sweep with the same program.
+static void
+test_program_sweep(void **state)
+{
+    (void) state;
+    const char *text = "program: train.py\n"
+                       "method: random\n"
+                       "run_cap: 12\n"
+                       "metric: {name: val_loss, goal: minimize}\n"
+                       "parameters:\n"
+                       "  learning_rate: {distribution: log_uniform_values,"
+                       " min: 0.0001, max: 0.1}\n"
+                       "  optimizer: {values: [adam, sgd]}\n"
+                       "  hidden-units: {distribution: q_log_uniform_values,"
+                       " min: 32, max: 256, q: 1}\n";
+    ms_spec_t *spec = s_parse(text);
+    const ms_spec_program_t *prog = ms_spec_program(spec);
+    assert_non_null(prog);
+    assert_string_equal(prog->path, "train.py");
+    assert_null(prog->command);
+    assert_int_equal(prog->resources.cpus, 1);
+    assert_int_equal(prog->resources.gpus, 0);
+    assert_int_equal(prog->resources.memory_mb, 0);
+    assert_string_equal(ms_spec_metric(spec)->name, "val_loss");
+    assert_false(ms_spec_metric(spec)->maximize);
+    assert_int_equal(ms_spec_keep_weights(spec), MS_KEEP_WEIGHTS_NONE);
+    assert_int_equal(ms_spec_task_count(spec), 12);
+    assert_false(ms_spec_ids_ready(spec));
+    assert_null(ms_spec_sweep_id(spec));
+    ms_train_config_t cfg;
+    assert_int_equal(ms_spec_task_config(spec, 0, &cfg), MS_ERR_INVALID);
+    for (size_t i = 0; i < 12; i++) {
+        json_t *task = json_loads(ms_spec_task_json(spec, i), 0, NULL);
+        assert_non_null(task);
+        assert_int_equal(json_object_size(task), 3);
+        double lr = json_real_value(json_object_get(task, "learning_rate"));
+        assert_true(lr >= 0.0001 && lr <= 0.1);
+        const char *opt = json_string_value(json_object_get(task, "optimizer"));
+        assert_true(strcmp(opt, "adam") == 0 || strcmp(opt, "sgd") == 0);
+        //  A q law with an integer q draws integers.
+        json_t *units = json_object_get(task, "hidden-units");
+        assert_true(json_is_integer(units));
+        assert_true(json_integer_value(units) >= 32 &&
+                    json_integer_value(units) <= 256);
+        json_decref(task);
+    }
+    ms_hash_t blob_a, blob_b;
+    memset(&blob_a, 0xa1, sizeof blob_a);
+    memset(&blob_b, 0xb2, sizeof blob_b);
+    assert_int_equal(ms_spec_set_program_blob(spec, &blob_a), MS_OK);
+    assert_true(ms_spec_ids_ready(spec));
+    ms_hash_t sweep_a = *ms_spec_sweep_id(spec),
+              task_a = *ms_spec_task_id(spec, 0);
+    //  An edited script (another blob) is another sweep of other tasks.
+    assert_int_equal(ms_spec_set_program_blob(spec, &blob_b), MS_OK);
+    assert_false(ms_hash_equal(&sweep_a, ms_spec_sweep_id(spec)));
+    assert_false(ms_hash_equal(&task_a, ms_spec_task_id(spec, 0)));
+    size_t len = 0;
+    const char *canon = ms_spec_canonical(spec, &len);
+    assert_non_null(strstr(canon, "\"program\":{\"blob\":\"b2b2"));
+    assert_null(strstr(canon, "\"dataset\""));
+    ms_spec_t *loaded = NULL;
+    ms_diag_t diag = {{0}, {0}};
+    assert_int_equal(ms_spec_load_canonical(canon, len, &loaded, &diag), MS_OK);
+    assert_true(
+        ms_hash_equal(ms_spec_sweep_id(spec), ms_spec_sweep_id(loaded)));
+    const ms_spec_program_t *back = ms_spec_program(loaded);
+    assert_non_null(back);
+    assert_string_equal(back->path, "train.py");
+    assert_true(ms_hash_equal(&back->blob, &blob_b));
+    assert_string_equal(ms_spec_metric(loaded)->name, "val_loss");
+    for (size_t i = 0; i < 12; i++) {
+        assert_string_equal(ms_spec_task_json(spec, i),
+                            ms_spec_task_json(loaded, i));
+        assert_true(ms_hash_equal(ms_spec_task_id(spec, i),
+                                  ms_spec_task_id(loaded, i)));
+    }
+    ms_spec_destroy(&loaded);
+    //  The ids do not come from anything but the blob: the same text and
+    //  blob give the same sweep.
+    ms_spec_t *again = s_parse(text);
+    assert_int_equal(ms_spec_set_program_blob(again, &blob_b), MS_OK);
+    assert_true(ms_hash_equal(ms_spec_sweep_id(spec), ms_spec_sweep_id(again)));
+    ms_spec_destroy(&again);
+    ms_spec_destroy(&spec);
+    //  Not a program sweep: no blob to set.
+    ms_spec_t *plain = s_parse("dataset: fashion-mnist\n");
+    assert_int_equal(ms_spec_set_program_blob(plain, &blob_a), MS_ERR_INVALID);
+    ms_spec_destroy(&plain);
+}
+
+//  Nested parameters, as W&B nests them: each leaf one dimension, the
+//  config nested; command and resources kept in the canonical form; a
+//  file dataset's hashes and the blob are both needed for the ids.
+static void
+test_program_nested(void **state)
+{
+    (void) state;
+    const char *text = "program: src/train.py\n"
+                       "command:\n"
+                       "  - ${env}\n"
+                       "  - ${interpreter}\n"
+                       "  - ${program}\n"
+                       "  - --fast\n"
+                       "  - ${args_no_hyphens}\n"
+                       "resources: {cpus: 2, gpus: 1, memory_mb: 8192}\n"
+                       "dataset: {train: /nonexistent/a.csv, test: "
+                       "/nonexistent/b.csv}\n"
+                       "parameters:\n"
+                       "  epochs: {values: [1, 2]}\n"
+                       "  optimizer:\n"
+                       "    parameters:\n"
+                       "      lr: {values: [0.1, 0.01]}\n"
+                       "      momentum: {value: 0.9}\n";
+    ms_spec_t *spec = s_parse(text);
+    const ms_spec_program_t *prog = ms_spec_program(spec);
+    assert_int_equal(prog->resources.cpus, 2);
+    assert_int_equal(prog->resources.gpus, 1);
+    assert_int_equal(prog->resources.memory_mb, 8192);
+    assert_int_equal(json_array_size(prog->command), 5);
+    assert_int_equal(ms_spec_task_count(spec), 4);
+    assert_string_equal(ms_spec_task_json(spec, 0),
+                        "{\"epochs\":1,\"optimizer\":{\"lr\":0.1,"
+                        "\"momentum\":0.9}}");
+    assert_string_equal(ms_spec_task_json(spec, 3),
+                        "{\"epochs\":2,\"optimizer\":{\"lr\":0.01,"
+                        "\"momentum\":0.9}}");
+    ms_hash_t h;
+    memset(&h, 7, sizeof h);
+    assert_int_equal(ms_spec_set_program_blob(spec, &h), MS_OK);
+    assert_false(ms_spec_ids_ready(spec)); // the files are not hashed yet
+    assert_int_equal(ms_spec_set_dataset_hashes(spec, &h, &h), MS_OK);
+    assert_true(ms_spec_ids_ready(spec));
+    size_t len = 0;
+    const char *canon = ms_spec_canonical(spec, &len);
+    assert_non_null(strstr(canon, "\"resources\":{\"cpus\":2,\"gpus\":1,"
+                                  "\"memory_mb\":8192}"));
+    assert_non_null(strstr(canon, "\"command\":[\"${env}\""));
+    ms_spec_t *loaded = NULL;
+    ms_diag_t diag = {{0}, {0}};
+    assert_int_equal(ms_spec_load_canonical(canon, len, &loaded, &diag), MS_OK);
+    assert_true(
+        ms_hash_equal(ms_spec_sweep_id(spec), ms_spec_sweep_id(loaded)));
+    assert_int_equal(ms_spec_program(loaded)->resources.gpus, 1);
+    assert_int_equal(json_array_size(ms_spec_program(loaded)->command), 5);
+    ms_spec_destroy(&loaded);
+    ms_spec_destroy(&spec);
+}
+
+//  Bad program sweeps: one clear error each, with the key path.
+static void
+test_program_errors(void **state)
+{
+    (void) state;
+    s_refused("program: ../train.py\n", MS_ERR_INVALID, "program",
+              "not a path inside");
+    s_refused("program: /usr/bin/train.py\n", MS_ERR_INVALID, "program",
+              "not a path inside");
+    s_refused("program: a/./b.py\n", MS_ERR_INVALID, "program",
+              "not a path inside");
+    s_refused("program: [a]\n", MS_ERR_INVALID, "program", "");
+    s_refused("program: t.py\ncommand:\n  - ${env}\n  - ${nonsense}\n",
+              MS_ERR_INVALID, "command[1]", "");
+    s_refused("program: t.py\ncommand: ${args}\n", MS_ERR_INVALID, "command",
+              "a list");
+    s_refused("program: t.py\ncommand: [python, 3]\n", MS_ERR_INVALID,
+              "command[1]", "must be a string");
+    s_refused("program: t.py\nresources: {cpus: 0}\n", MS_ERR_INVALID,
+              "resources.cpus", "out of range");
+    s_refused("program: t.py\nresources: {disk: 1}\n", MS_ERR_INVALID,
+              "resources.disk", "unknown key");
+    s_refused("dataset: fashion-mnist\nresources: {cpus: 2}\n", MS_ERR_INVALID,
+              "resources", "only for program sweeps");
+    s_refused("program: t.py\nkeep_weights: best\n", MS_ERR_INVALID,
+              "keep_weights", "no weights");
+    s_refused("program: t.py\nparameters:\n  opt:\n    parameters:\n"
+              "      lr: {value: 1}\n    values: [1]\n",
+              MS_ERR_INVALID, "parameters.opt", "only `parameters`");
+    s_refused("program: t.py\nparameters:\n  a.b: {value: 1}\n"
+              "  a:\n    parameters:\n      b: {value: 2}\n",
+              MS_ERR_INVALID, "parameters", "given twice");
+    s_refused("program: t.py\nmethod: grid\nparameters:\n"
+              "  x: {distribution: uniform, min: 0, max: 1}\n",
+              MS_ERR_INVALID, "parameters.x.distribution", "grid");
+    s_refused("program: t.py\nparameters:\n  opt:\n    parameters:\n"
+              "      lr: {values: []}\n",
+              MS_ERR_INVALID, "parameters.opt.parameters.lr.values", "");
+    //  The built-in trainer's names and metrics are still checked.
+    s_refused("dataset: fashion-mnist\nparameters:\n  hidden-units: "
+              "{value: 1}\n",
+              MS_ERR_INVALID, "parameters.hidden-units", "unknown parameter");
+    s_refused("dataset: fashion-mnist\nmetric: {name: my_score}\n",
+              MS_ERR_INVALID, "metric.name", "unknown metric");
+    //  A canonical program sweep whose program entry is damaged.
+    ms_spec_t *spec = s_parse("program: t.py\n");
+    ms_hash_t h;
+    memset(&h, 1, sizeof h);
+    assert_int_equal(ms_spec_set_program_blob(spec, &h), MS_OK);
+    size_t len = 0;
+    char *canon = strdup(ms_spec_canonical(spec, &len));
+    char *path = strstr(canon, "\"path\":\"t.py\"");
+    assert_non_null(path);
+    memcpy(path + 8, "/t", 2); // "/t.py" is not inside the folder
+    ms_spec_t *loaded = NULL;
+    ms_diag_t diag = {{0}, {0}};
+    assert_int_equal(ms_spec_load_canonical(canon, len, &loaded, &diag),
+                     MS_ERR_INVALID);
+    assert_string_equal(diag.where, "program");
+    assert_null(loaded);
+    free(canon);
+    ms_spec_destroy(&spec);
 }
 
 //  The combination rules of ms_train_config_check, in a spec: the
@@ -1459,7 +1696,7 @@ test_split_documents(void **state)
                                 "---\n"
                                 "name: c\n"
                                 "dataset: fashion-mnist\n"
-                                "program: |\n"
+                                "description: |\n"
                                 "  ---\n"
                                 "  ...\n"
                                 "...\n";
@@ -1654,6 +1891,9 @@ main(void)
         cmocka_unit_test(test_errors_name_key_path),
         cmocka_unit_test(test_yaml_syntax_error),
         cmocka_unit_test(test_wandb_keys_warn),
+        cmocka_unit_test(test_program_sweep),
+        cmocka_unit_test(test_program_nested),
+        cmocka_unit_test(test_program_errors),
         cmocka_unit_test(test_duplicates_dropped),
         cmocka_unit_test(test_limits_and_run_cap),
         cmocka_unit_test(test_no_parameters_warn),

@@ -424,6 +424,15 @@ test_bad_spec_refused_writes_nothing(void **state)
                         &sid, &existed, NULL, &diag);
     assert_int_equal(rc, MS_ERR_UNSUPPORTED);
     assert_string_equal(diag.where, "files");
+
+    // A valid program sweep: not run by this version, said so, not stored.
+    const char *program = "program: train.py\nparameters:\n"
+                          "  lr: {values: [0.1, 0.01]}\n";
+    rc = ms_submit_spec(fx->submit, program, strlen(program), NULL, false, NULL,
+                        &sid, &existed, NULL, &diag);
+    assert_int_equal(rc, MS_ERR_UNSUPPORTED);
+    assert_string_equal(diag.where, "program");
+    assert_non_null(strstr(diag.reason, "not run by this version"));
     s_assert_nothing_written(fx);
 }
 
