@@ -53,7 +53,8 @@
 
     What was not done: bayes (needs results to choose the next point,
     which an expand-once design cannot hold), early_terminate (Hyperband
-    needs a scheduler), metric.target and nested parameters (refused with
+    needs a scheduler), metric.target and nested parameters of built-in
+    sweeps (program sweeps nest theirs: ms_spec_program.c) (refused with
     the reason; issue 17).
 */
 #include "ms_spec_internal.h"
