@@ -177,6 +177,7 @@
 #include "ms_node_status.h"
 #include "ms_onnx.h"
 #include "ms_outbox.h"
+#include "ms_peer_table.h"
 #include "ms_peers_conf.h"
 #include "ms_pool_census.h"
 #include "ms_record_log.h"
@@ -220,13 +221,6 @@ typedef struct {
     int64_t at_us;      // monotonic us of its commit here; 0 = unknown
                         // (in the store before this process started)
 } s_sweep_seen_t;
-
-//  A peer as the mesh reported it (on_peer).
-typedef struct {
-    uint8_t id[MS_MESH_ID_BYTES]; // node id
-    ms_peer_state_t state;        // alive, suspect, dead
-    bool linked;                  // both HELLOs passed, link up
-} s_peer_t;
 
 #define S_MAX_APPEND 64         // records in one block of ours (DESIGN.md)
 #define S_MAX_OPERATORS_SEEN 64 // distinct operators counted in the pool
@@ -289,8 +283,7 @@ struct ms_node {
     ms_record_log_t *log;            // our log over the store (gossip's
                                      // source and transport)
     ms_gossip_t *gossip;             // push + anti-entropy, or NULL
-    s_peer_t *peer_tab;              // peers as the mesh reported them
-    size_t n_peer_tab;               // entries in peer_tab
+    ms_peer_table_t *peer_table;     // peers as the mesh reported them
     ms_settle_t *settle;             // own claims waiting for acks
     int64_t grace_until;             // monotonic ms: no claim before
     int64_t grace_limit;             // monotonic ms: catch-up stops holding it
@@ -691,6 +684,9 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     rc = ms_identity_open(&self->identity, path, diag);
     if (rc != MS_OK)
         goto fail;
+    rc = MS_ERR_NOMEM;
+    if (!(self->peer_table = ms_peer_table_new(s_node_pk(self))))
+        goto fail;
     rc = s_authority_open(self, opts->enroll_key, diag);
     if (rc != MS_OK)
         goto fail;
@@ -890,7 +886,7 @@ ms_node_destroy(ms_node_t **self_p)
     ms_reeval_destroy(&self->reeval);
     ms_blob_fetch_destroy(&self->fetch); // removes its temp files
     ms_blob_store_destroy(&self->blobs);
-    free(self->peer_tab);
+    ms_peer_table_destroy(&self->peer_table);
     ms_settle_destroy(&self->settle);
     ms_pool_census_destroy(&self->census);
     free(self->sweeps_seen);
@@ -1289,25 +1285,6 @@ s_lf_result(void *arg, const uint8_t task_id[MS_LEASE_ID_BYTES],
 }
 
 //  --------------------------------------------------------------------------
-//  Members for rendezvous owners: self and the alive linked peers. Caller
-//  frees *out. Returns the count.
-
-static size_t
-s_members(ms_node_t *self, uint8_t (**out)[MS_ASSIGN_ID_BYTES])
-{
-    *out = calloc(self->n_peer_tab + 1, MS_ASSIGN_ID_BYTES);
-    if (!*out)
-        return 0;
-    size_t n = 0;
-    memcpy((*out)[n++], s_node_pk(self), MS_ASSIGN_ID_BYTES);
-    for (size_t i = 0; i < self->n_peer_tab; i++)
-        if (self->peer_tab[i].linked &&
-            self->peer_tab[i].state == MS_PEER_ALIVE)
-            memcpy((*out)[n++], self->peer_tab[i].id, MS_ASSIGN_ID_BYTES);
-    return n;
-}
-
-//  --------------------------------------------------------------------------
 //  Emit the verdict changes the store saw (DESIGN.md: "A verdict may
 //  change when late replicas arrive: it carries a revision, and the
 //  change is an event"), a bounded number per turn. A change may open a
@@ -1354,8 +1331,8 @@ s_emit_verdicts(ms_node_t *self)
 static void
 s_update_members(ms_node_t *self)
 {
-    uint8_t(*owners)[MS_ASSIGN_ID_BYTES] = NULL;
-    size_t n = s_members(self, &owners); // self first, then the peers
+    uint8_t(*owners)[MS_PEER_TABLE_ID_BYTES] = NULL;
+    size_t n = ms_peer_table_members(self->peer_table, &owners); // self first
     if (n > 0 &&
         ms_pool_census_update(
             self->census, self->members, ms_authority_operator(self->authority),
@@ -1375,28 +1352,6 @@ s_task_busy(const ms_node_t *self, const uint8_t *task_id)
     if (ms_outbox_queued(self->outbox, task_id))
         return true;
     return self->settle && ms_settle_contains(self->settle, task_id);
-}
-
-//  --------------------------------------------------------------------------
-//  The peers a claim waits for: linked and not dead now (alive or
-//  suspect; see "Leases" at the top). Caller frees *out. Returns the
-//  count.
-
-static size_t
-s_settle_peers(const ms_node_t *self, uint8_t (**out)[MS_SETTLE_ID_BYTES])
-{
-    *out = NULL;
-    size_t n = 0;
-    for (size_t i = 0; i < self->n_peer_tab; i++)
-        n +=
-            self->peer_tab[i].linked && self->peer_tab[i].state != MS_PEER_DEAD;
-    if (n == 0 || !(*out = calloc(n, MS_SETTLE_ID_BYTES)))
-        return 0;
-    n = 0;
-    for (size_t i = 0; i < self->n_peer_tab; i++)
-        if (self->peer_tab[i].linked && self->peer_tab[i].state != MS_PEER_DEAD)
-            memcpy((*out)[n++], self->peer_tab[i].id, MS_SETTLE_ID_BYTES);
-    return n;
 }
 
 //  --------------------------------------------------------------------------
@@ -1462,7 +1417,8 @@ s_sched_dataset_wanted(void *arg, const uint8_t sweep_id[MS_HASH_BYTES])
 static size_t
 s_sched_members(void *arg, uint8_t (**out)[MS_ASSIGN_ID_BYTES])
 {
-    return s_members(arg, out);
+    ms_node_t *self = arg;
+    return ms_peer_table_members(self->peer_table, out);
 }
 
 //  --------------------------------------------------------------------------
@@ -1553,12 +1509,13 @@ s_run_changed(void *arg)
 }
 
 //  --------------------------------------------------------------------------
-//  ms_runner_iface_t: the peers a claim waits for.
+//  ms_runner_iface_t: the peers a claim waits for (the reachable ones).
 
 static size_t
 s_run_settle_peers(void *arg, uint8_t (**out)[MS_SETTLE_ID_BYTES])
 {
-    return s_settle_peers(arg, out);
+    ms_node_t *self = arg;
+    return ms_peer_table_reachable(self->peer_table, out);
 }
 
 //  --------------------------------------------------------------------------
@@ -1777,17 +1734,13 @@ s_release_all(ms_node_t *self)
 #define S_CATCH_UP_GRACE_MS 60000 // ... and no longer than this from start
 
 //  --------------------------------------------------------------------------
-//  ms_record_log_iface_t: the push targets (linked, not dead peers).
+//  ms_record_log_iface_t and ms_item_sync_iface_t: the push targets.
 
 static int
 s_tr_active(void *arg, uint8_t (*out)[MS_GOSSIP_ID_BYTES], int max)
 {
     ms_node_t *self = arg;
-    int n = 0;
-    for (size_t i = 0; i < self->n_peer_tab && n < max; i++)
-        if (self->peer_tab[i].linked && self->peer_tab[i].state != MS_PEER_DEAD)
-            memcpy(out[n++], self->peer_tab[i].id, MS_GOSSIP_ID_BYTES);
-    return n;
+    return ms_peer_table_active(self->peer_table, out, max);
 }
 
 //  --------------------------------------------------------------------------
@@ -1896,34 +1849,18 @@ s_on_peer(void *arg, const uint8_t id[MS_MESH_ID_BYTES], ms_peer_state_t state,
           bool linked)
 {
     ms_node_t *self = arg;
-    s_peer_t *p = NULL;
-    for (size_t i = 0; i < self->n_peer_tab; i++)
-        if (memcmp(self->peer_tab[i].id, id, MS_MESH_ID_BYTES) == 0)
-            p = &self->peer_tab[i];
-    int previous = p ? (int) p->state : -1; // -1: it appears
-    if (!p) {
-        s_peer_t *grown =
-            realloc(self->peer_tab, (self->n_peer_tab + 1) * sizeof *grown);
-        if (!grown)
-            return;
-        self->peer_tab = grown;
-        p = &self->peer_tab[self->n_peer_tab++];
-        memset(p, 0, sizeof *p);
-        memcpy(p->id, id, MS_MESH_ID_BYTES);
-        p->state = MS_PEER_DEAD;
-    }
-    bool was_up = p->linked && p->state == MS_PEER_ALIVE;
-    p->state = state;
-    p->linked = linked;
-    if (previous != (int) state)
-        s_ev_peer(self, id, state, previous);
+    ms_peer_table_change_t ch;
+    if (ms_peer_table_update(self->peer_table, id, state, linked, &ch) != MS_OK)
+        return;
+    if (ch.previous != (int) state)
+        s_ev_peer(self, id, state, ch.previous);
     if (state == MS_PEER_DEAD)
         ms_lease_table_node_dead(self->leases, id);
     if (!linked || state == MS_PEER_DEAD)
         ms_settle_peer_gone(self->settle, id); // not waited for any more
-    if (was_up != (linked && state == MS_PEER_ALIVE))
+    if (ch.was_up != ch.up)
         s_work_changed(self); // owners moved
-    if (!was_up && linked && state == MS_PEER_ALIVE)
+    if (!ch.was_up && ch.up)
         ms_item_sync_link_up(self->item_sync, id);
     s_update_members(self);
     char hex[MS_HASH_HEX_LEN + 1];
@@ -2256,15 +2193,7 @@ static size_t
 s_ri_live_peers(void *arg, uint8_t (**out)[MS_HASH_BYTES])
 {
     ms_node_t *self = arg;
-    uint8_t(*peers)[MS_HASH_BYTES] =
-        calloc(self->n_peer_tab + 1, sizeof *peers);
-    size_t n = 0;
-    for (size_t i = 0; peers && i < self->n_peer_tab; i++)
-        if (self->peer_tab[i].linked &&
-            self->peer_tab[i].state == MS_PEER_ALIVE)
-            memcpy(peers[n++], self->peer_tab[i].id, MS_HASH_BYTES);
-    *out = peers;
-    return n;
+    return ms_peer_table_live(self->peer_table, out);
 }
 
 //  --------------------------------------------------------------------------
