@@ -160,6 +160,7 @@
 #include "ms_block_signer.h"
 #include "ms_blob_store.h"
 #include "ms_cert.h"
+#include "ms_claim_timer.h"
 #include "ms_gossip.h"
 #include "ms_idle.h"
 #include "ms_platform.h"
@@ -214,13 +215,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-//  When a sweep record was committed here (claim-to-start).
-typedef struct {
-    ms_hash_t sweep_id; // the sweep
-    int64_t at_us;      // monotonic us of its commit here; 0 = unknown
-                        // (in the store before this process started)
-} s_sweep_seen_t;
 
 #define S_MAX_APPEND 64         // records in one block of ours (DESIGN.md)
 #define S_MAX_OPERATORS_SEEN 64 // distinct operators counted in the pool
@@ -292,8 +286,7 @@ struct ms_node {
     ms_pool_census_t *census;        // member and operator counts (store)
     ms_metrics_t metrics;            // own counters (ms_metrics.h; the rest:
                                      // s_metrics_gather)
-    s_sweep_seen_t *sweeps_seen;     // sweep commit times (claim-to-start)
-    size_t n_sweeps_seen;            // entries in sweeps_seen
+    ms_claim_timer_t *claim_timer;   // sweep commit times (claim-to-start)
     uint64_t n_rejected_messages;    // peer messages refused (gossip)
     ms_blob_store_t *blobs;          // dataset blobs (pool), or NULL
     ms_blob_fetch_t *fetch;          // blob fetches from peers, or NULL
@@ -329,70 +322,6 @@ s_work_changed(ms_node_t *self)
 {
     if (self->scheduler)
         ms_scheduler_changed(self->scheduler);
-}
-
-//  --------------------------------------------------------------------------
-//  Note that a sweep record was committed here at at_us (monotonic us; 0
-//  = before this process). The first note of a sweep wins.
-
-static void
-s_sweep_committed(ms_node_t *self, const ms_hash_t *sweep_id, int64_t at_us)
-{
-    for (size_t i = 0; i < self->n_sweeps_seen; i++)
-        if (memcmp(self->sweeps_seen[i].sweep_id.bytes, sweep_id->bytes,
-                   MS_HASH_BYTES) == 0)
-            return;
-    s_sweep_seen_t *grown =
-        realloc(self->sweeps_seen, (self->n_sweeps_seen + 1) * sizeof *grown);
-    if (!grown)
-        return;
-    self->sweeps_seen = grown;
-    self->sweeps_seen[self->n_sweeps_seen++] =
-        (s_sweep_seen_t){.sweep_id = *sweep_id, .at_us = at_us};
-}
-
-//  --------------------------------------------------------------------------
-//  When the sweep record was committed here (monotonic us); 0 when unknown.
-
-static int64_t
-s_sweep_committed_at(const ms_node_t *self, const ms_hash_t *sweep_id)
-{
-    for (size_t i = 0; i < self->n_sweeps_seen; i++)
-        if (memcmp(self->sweeps_seen[i].sweep_id.bytes, sweep_id->bytes,
-                   MS_HASH_BYTES) == 0)
-            return self->sweeps_seen[i].at_us;
-    return 0;
-}
-
-//  A time to note for every sweep of the store not noted yet.
-typedef struct {
-    ms_node_t *node; // the node
-    int64_t at_us;   // the time to note
-} s_note_ctx_t;
-
-//  --------------------------------------------------------------------------
-//  Note one listed sweep.
-
-static int
-s_note_sweep(void *arg, const ms_store_sweep_t *sweep)
-{
-    s_note_ctx_t *ctx = arg;
-    ms_hash_t sid;
-    memcpy(sid.bytes, sweep->sweep_id, MS_HASH_BYTES);
-    s_sweep_committed(ctx->node, &sid, ctx->at_us);
-    return 0;
-}
-
-//  --------------------------------------------------------------------------
-//  Sweeps merged from peers (a SWEEP record, or the last FRAGMENT of a big
-//  one, was just committed): note every sweep the store holds that was not
-//  noted yet, at at_us.
-
-static void
-s_note_sweeps(ms_node_t *self, int64_t at_us)
-{
-    s_note_ctx_t ctx = {.node = self, .at_us = at_us};
-    ms_store_list_sweeps(self->store, s_note_sweep, &ctx);
 }
 
 //  --------------------------------------------------------------------------
@@ -889,7 +818,7 @@ ms_node_destroy(ms_node_t **self_p)
     ms_peer_table_destroy(&self->peer_table);
     ms_settle_destroy(&self->settle);
     ms_pool_census_destroy(&self->census);
-    free(self->sweeps_seen);
+    ms_claim_timer_destroy(&self->claim_timer);
     free(self->hb_claims);
     for (int i = 0; self->peers && i < self->opts.n_peers; i++)
         free(self->peers[i]);
@@ -937,7 +866,7 @@ s_si_stored(void *arg, const ms_hash_t *sweep_id, bool fresh)
 {
     ms_node_t *self = arg;
     if (fresh)
-        s_sweep_committed(self, sweep_id, ms_clock_mono_us());
+        ms_claim_timer_note(self->claim_timer, sweep_id, ms_clock_mono_us());
     s_work_changed(self);
 }
 
@@ -1083,9 +1012,6 @@ static int s_tr_active(void *arg, uint8_t (*out)[MS_GOSSIP_ID_BYTES], int max);
 static int s_blob_send(void *arg, const uint8_t to[MS_BLOB_PEER_ID_BYTES],
                        const ms_wire_envelope_t *env);
 static void s_on_result(ms_node_t *self, ms_runner_run_t *r, json_t *body);
-static void s_claim_to_start(ms_node_t *self, const ms_hash_t *sweep_id,
-                             int64_t free_us, const char *thex,
-                             int64_t started_us);
 
 //  ==========================================================================
 //  The pool: records, leases, mesh and gossip
@@ -1572,13 +1498,20 @@ s_run_work_hook(void *arg, const char *task_hex, const char *sweep_hex,
 }
 
 //  --------------------------------------------------------------------------
-//  ms_runner_iface_t: claim-to-start of a task.
+//  ms_runner_iface_t: a task's work started (ms_claim_timer: the figure,
+//  logged and summarised in the status).
 
 static void
 s_run_claim_to_start(void *arg, const ms_hash_t *sweep_id, int64_t free_us,
                      const char *thex, int64_t started_us)
 {
-    s_claim_to_start(arg, sweep_id, free_us, thex, started_us);
+    ms_node_t *self = arg;
+    double ms = 0;
+    if (!ms_claim_timer_measure(self->claim_timer, sweep_id, free_us,
+                                started_us, &ms))
+        return;
+    s_log(self, "task %.12s claim-to-start %.2f ms", thex, ms);
+    ms_node_status_claim_to_start(self->status, ms);
 }
 
 //  --------------------------------------------------------------------------
@@ -2582,28 +2515,6 @@ s_on_result(ms_node_t *self, ms_runner_run_t *r, json_t *body)
 }
 
 //  --------------------------------------------------------------------------
-//  A worker reported that the work of its task started at started_us
-//  (its first minibatch, CLOCK_MONOTONIC us): record claim-to-start, from
-//  the moment the task could start here (the sweep record's commit here,
-//  or the moment this worker went idle if that was later: time a task
-//  queues behind others is not claim-to-start). Tasks of sweeps stored
-//  before this process started are not measured.
-
-static void
-s_claim_to_start(ms_node_t *self, const ms_hash_t *sweep_id, int64_t free_us,
-                 const char *thex, int64_t started_us)
-{
-    int64_t from = s_sweep_committed_at(self, sweep_id);
-    if (from <= 0 || started_us <= 0)
-        return;
-    if (free_us > from)
-        from = free_us;
-    double ms = started_us > from ? (double) (started_us - from) / 1000.0 : 0;
-    s_log(self, "task %.12s claim-to-start %.2f ms", thex, ms);
-    ms_node_status_claim_to_start(self->status, ms);
-}
-
-//  --------------------------------------------------------------------------
 //  ms_node_command_iface_t: an uploaded file (consumed) becomes a blob.
 
 static int
@@ -2760,11 +2671,13 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
         self->leases ? ms_lease_feed_new(self->leases, self->store, &lf) : NULL;
     self->hb_claims = calloc(S_MAX_LIVE_CLAIMS, sizeof *self->hb_claims);
     self->settle = ms_settle_new();
+    self->claim_timer = ms_claim_timer_new();
     if (!self->leases || !self->lease_feed || !self->hb_claims ||
-        !self->settle || s_scheduler_open(self) != MS_OK ||
-        s_runner_open(self) != MS_OK)
+        !self->settle || !self->claim_timer ||
+        s_scheduler_open(self) != MS_OK || s_runner_open(self) != MS_OK)
         return MS_ERR_NOMEM;
-    s_note_sweeps(self, 0); // sweeps stored before: claim-to-start unknown
+    // sweeps stored before: claim-to-start unknown
+    ms_claim_timer_note_stored(self->claim_timer, self->store, 0);
     int rc = ms_pool_census_open(&self->census, self->store, s_node_pk(self));
     if (rc == MS_OK)
         rc = ms_lease_feed_load(self->lease_feed);
@@ -3038,7 +2951,8 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     if (ms_record_log_sweeps_due(self->log)) {
         // Commit times of the sweeps the drain merged (claim-to-start); a
         // batch of pull answers may hold blocks a little longer.
-        s_note_sweeps(self, ms_clock_mono_us());
+        ms_claim_timer_note_stored(self->claim_timer, self->store,
+                                   ms_clock_mono_us());
         if (ms_gossip_pull_count(self->gossip) == 0)
             ms_record_log_sweeps_noted(self->log);
         s_trim(self); // the store parsed the sweeps' specs
