@@ -2053,53 +2053,9 @@ s_status_open(ms_node_t *self, int64_t opened_at_ms)
     below). The node's own kept weights (keep_weights, weights_out_dir)
     are ms_keep's (node/verify): a training task runs with a weights
     path; its worker writes the final weights there (core/ms_weights.h);
-    s_on_result hands the file to ms_keep_export and ms_keep_result.
+    s_on_result hands the result to ms_keep_own.
     =========================================================================
 */
-
-//  --------------------------------------------------------------------------
-//  The worker's weights file of task TASK_HEX.
-
-static void
-s_weights_path(const ms_node_t *self, const char *task_hex, char *path,
-               size_t n)
-{
-    snprintf(path, n, "%s/%s.weights", self->weights_dir, task_hex);
-}
-
-//  --------------------------------------------------------------------------
-//  Our training result R (row being built): keep its weights as the
-//  sweep's keep_weights says, and name them in the row (ms_keep_result).
-
-static void
-s_keep_weights(ms_node_t *self, const ms_runner_run_t *r, json_t *row)
-{
-    char thex[MS_HASH_HEX_LEN + 1], path[PATH_MAX + 100];
-    ms_hash_hex(&r->task_id, thex);
-    s_weights_path(self, thex, path, sizeof path);
-    if (ms_keep_result(self->keep, &r->task_id, &r->sweep_id, path, row))
-        self->metrics.weights_kept_total++;
-}
-
-//  --------------------------------------------------------------------------
-//  Our training result R (row being built): with weights_out_dir, copy
-//  its weights there as TASK.weights and TASK.onnx (an ok result only);
-//  without a blob store the worker's file is then removed (s_keep_weights
-//  removes it otherwise). A failure is logged: the result stands.
-
-static void
-s_export_weights(ms_node_t *self, const ms_runner_run_t *r, const json_t *row)
-{
-    char thex[MS_HASH_HEX_LEN + 1], path[PATH_MAX + 100];
-    ms_hash_hex(&r->task_id, thex);
-    s_weights_path(self, thex, path, sizeof path);
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
-    if (ms_keep_export(path, row, !self->blobs, self->opts.weights_out_dir,
-                       thex, &diag) != MS_OK)
-        s_log(self, "task %.12s: weights not written to %s: %s: %s", thex,
-              self->opts.weights_out_dir, diag.where, diag.reason);
-}
 
 //  --------------------------------------------------------------------------
 //  ms_reeval_iface_t: append one record to our log.
@@ -2464,10 +2420,15 @@ s_on_result(ms_node_t *self, ms_runner_run_t *r, json_t *body)
     json_object_set_new(row, "verdict", json_string("pending"));
     json_object_set_new(row, "verdict_revision", json_integer(0));
     json_object_set_new(row, "counted", json_true());
-    if (r->train && self->opts.weights_out_dir)
-        s_export_weights(self, r, row);
-    if (r->train && self->reeval)
-        s_keep_weights(self, r, row);
+    bool kept = false;
+    ms_diag_t diag;
+    if (r->train &&
+        ms_keep_own(self->keep, self->weights_dir, self->opts.weights_out_dir,
+                    &r->task_id, &r->sweep_id, row, &kept, &diag) != MS_OK)
+        s_log(self, "task %.12s: weights not written to %s: %s: %s", thex,
+              self->opts.weights_out_dir, diag.where, diag.reason);
+    if (kept)
+        self->metrics.weights_kept_total++;
     if (self->result_hook)
         self->result_hook(self->result_hook_arg, row); // tests only
     size_t len = 0;

@@ -71,6 +71,7 @@
 #include "ms_runner.h"
 
 #include "ms_clock.h"
+#include "ms_keep.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -439,7 +440,7 @@ ms_runner_start(ms_runner_t *self, const ms_hash_t *tid, uint32_t slot,
     s_crash_t *crash = s_crash_of(self, tid);
     int attempt = (crash ? crash->crashes : 0) + 1;
     char wpath[PATH_MAX + 100];
-    snprintf(wpath, sizeof wpath, "%s/%s.weights", self->weights_dir, thex);
+    ms_keep_weights_path(self->weights_dir, tid, wpath, sizeof wpath);
     ms_worker_task_t wt = {
         .task_id = thex,
         .sweep_id = shex,
