@@ -156,6 +156,7 @@
 #include "ms_authority.h"
 #include "ms_backend.h"
 #include "ms_gpu.h"
+#include "ms_grace.h"
 #include "ms_blob_fetch.h"
 #include "ms_block_signer.h"
 #include "ms_blob_store.h"
@@ -279,9 +280,7 @@ struct ms_node {
     ms_gossip_t *gossip;             // push + anti-entropy, or NULL
     ms_peer_table_t *peer_table;     // peers as the mesh reported them
     ms_settle_t *settle;             // own claims waiting for acks
-    int64_t grace_until;             // monotonic ms: no claim before
-    int64_t grace_limit;             // monotonic ms: catch-up stops holding it
-    bool caught_up;                  // startup grace and first catch-up over
+    ms_grace_t *grace;               // the startup grace (no claims blind)
     int64_t next_renew_at;           // monotonic ms: renew own leases (alone)
     ms_pool_census_t *census;        // member and operator counts (store)
     ms_metrics_t metrics;            // own counters (ms_metrics.h; the rest:
@@ -819,6 +818,7 @@ ms_node_destroy(ms_node_t **self_p)
     ms_settle_destroy(&self->settle);
     ms_pool_census_destroy(&self->census);
     ms_claim_timer_destroy(&self->claim_timer);
+    ms_grace_destroy(&self->grace);
     free(self->hb_claims);
     for (int i = 0; self->peers && i < self->opts.n_peers; i++)
         free(self->peers[i]);
@@ -1296,7 +1296,7 @@ static bool
 s_sched_holding(void *arg, int64_t now)
 {
     ms_node_t *self = arg;
-    return self->stopping || now < self->grace_until;
+    return self->stopping || ms_grace_holding(self->grace, now);
 }
 
 //  --------------------------------------------------------------------------
@@ -1634,9 +1634,8 @@ s_schedule_pool(ms_node_t *self)
 static void
 s_lease_tick(ms_node_t *self, int64_t now)
 {
-    // Not before the start grace: a restarted node counts only itself as
-    // the pool until its peers link, and would reveal at once.
-    if (now >= self->grace_until)
+    // Not in the start grace (ms_grace.h says why).
+    if (!ms_grace_holding(self->grace, now))
         ms_outbox_reveal(self->outbox, now);
     if (!self->mesh && now >= self->next_renew_at) {
         // Alone there is no heartbeat to renew our leases: renew here.
@@ -1662,9 +1661,6 @@ s_release_all(ms_node_t *self)
 //  ms_record_log_iface_t. The log is the gossip's source and transport;
 //  what it needs of the node is here: the mesh, the peer table, the
 //  signed-block code, the members' roles and the change set of a merge.
-
-#define S_CATCH_UP_HOLD_MS 500    // grace held this long past a pull
-#define S_CATCH_UP_GRACE_MS 60000 // ... and no longer than this from start
 
 //  --------------------------------------------------------------------------
 //  ms_record_log_iface_t and ms_item_sync_iface_t: the push targets.
@@ -2633,8 +2629,9 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
     self->hb_claims = calloc(S_MAX_LIVE_CLAIMS, sizeof *self->hb_claims);
     self->settle = ms_settle_new();
     self->claim_timer = ms_claim_timer_new();
+    self->grace = ms_grace_new();
     if (!self->leases || !self->lease_feed || !self->hb_claims ||
-        !self->settle || !self->claim_timer ||
+        !self->settle || !self->claim_timer || !self->grace ||
         s_scheduler_open(self) != MS_OK || s_runner_open(self) != MS_OK)
         return MS_ERR_NOMEM;
     // sweeps stored before: claim-to-start unknown
@@ -2761,10 +2758,9 @@ s_mesh_open(ms_node_t *self, ms_diag_t *diag)
     rc = s_reeval_open(self);
     if (rc != MS_OK)
         return rc;
-    self->grace_until =
-        ms_clock_mono_ms() + ms_assign_grace_ms(self->opts.beacon_interval_ms,
-                                                self->opts.antientropy_ms);
-    self->grace_limit = ms_clock_mono_ms() + S_CATCH_UP_GRACE_MS;
+    ms_grace_start(self->grace, ms_clock_mono_ms(),
+                   ms_assign_grace_ms(self->opts.beacon_interval_ms,
+                                      self->opts.antientropy_ms));
     return MS_OK; // meshsweepd prints the pool, port and peers at start
 }
 
@@ -2826,41 +2822,15 @@ s_next_deadline(ms_node_t *self, int64_t now)
     d = r < d ? r : d; // idle_only samples, running tasks' check
     if (!self->mesh && busy && self->next_renew_at < d)
         d = self->next_renew_at;
-    if (self->grace_until > now && self->grace_until < d)
-        d = self->grace_until;
+    int64_t g = ms_grace_next_deadline(self->grace, now);
+    d = g < d ? g : d;
     if (ms_worker_pool_idle(self->pool) > (int) ms_settle_count(self->settle) &&
-        now >= self->grace_until) {
+        !ms_grace_holding(self->grace, now)) {
         int64_t scan = ms_scheduler_next_scan_at(self->scheduler);
         if (scan < d)
             d = scan > now ? scan : now + 1;
     }
     return d;
-}
-
-//  --------------------------------------------------------------------------
-//  Hold the startup grace while the first catch-up runs. A node that
-//  (re)starts behind its peers learns the sweeps before their claims and
-//  results (a stream's records come in seq order), so once the grace
-//  ended it would claim tasks long done elsewhere: wasted runs, extra
-//  records to spread, and synchronous appends in the middle of the
-//  merge. The grace (DESIGN.md "Work, claims and leases": no claims
-//  blind) therefore lasts while gossip pulls streams, S_CATCH_UP_HOLD_MS
-//  past the last pull, at most S_CATCH_UP_GRACE_MS from the start (a
-//  peer that lies in its vector cannot hold it longer). Later pulls (a
-//  gap, a peer back from a partition) do not stop the node.
-
-static void
-s_hold_grace(ms_node_t *self)
-{
-    if (self->caught_up || !self->gossip)
-        return;
-    int64_t now = ms_clock_mono_ms();
-    if (ms_gossip_pull_count(self->gossip) > 0 && now < self->grace_limit) {
-        if (self->grace_until < now + S_CATCH_UP_HOLD_MS)
-            self->grace_until = now + S_CATCH_UP_HOLD_MS;
-    } else if (now >= self->grace_until) {
-        self->caught_up = true;
-    }
 }
 
 //  --------------------------------------------------------------------------
@@ -2918,7 +2888,9 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
             ms_record_log_sweeps_noted(self->log);
         s_trim(self); // the store parsed the sweeps' specs
     }
-    s_hold_grace(self);
+    if (self->gossip) // the first catch-up holds the grace (ms_grace.h)
+        ms_grace_hold(self->grace, ms_clock_mono_ms(),
+                      ms_gossip_pull_count(self->gossip));
     ms_node_command_drain(self->commands);
     s_run_commands(self);
     ms_worker_event_t ev;
