@@ -4,142 +4,46 @@
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
-    The node loop, alone or in a pool (DESIGN.md "The pool").
+    The node loop, alone or in a pool (DESIGN.md "The pool"): the loop,
+    its deadlines and the dispatch between the classes that own the rules.
+    A map, with where each rule is written:
 
-    Records. Everything the node decides is a record appended to its own
-    log (ms_store_append_many): a submission is a SWEEP record (the
-    expanded task list: other nodes never re-expand) plus a DATASET record
-    (name and BLAKE2b content hash of the files); a claim is a CLAIM
-    (task, slot, epoch); a finished task is a RESULT (the row JSON) and
-    the RELEASE of its claim, in one block; a give-up is a FAILURE with a
-    class (resource: not counted against the task; task: the store ends
-    the task failed once failures from min(3, members) nodes are in) and a
-    RELEASE; a graceful stop releases every claim. The store applies each
-    record to the derived tables in the same transaction, so sweeps,
-    tasks, results and failures are the same function of the record set
-    on every node. Blocks are pushed to the peers (ms_gossip) only after
-    the commit returned, i.e. once durable; peers' blocks are merged
-    through the same store and fed to the lease table. A node alone
-    (`meshsweep run`, or no pool) runs exactly this path with members = 1.
+    - Records. Everything the node decides is a record appended to its
+      own log in one durable commit and pushed once durable
+      (ms_record_log; s_append wraps it for the result events); peers'
+      blocks are checked (ms_block_signer), merged through the same store
+      and fed to the lease table (ms_lease_feed). Derived tables are the
+      store's (node/store). A node alone (`meshsweep run`, or no pool)
+      runs exactly this path with members = 1.
+    - Claims. Where a lease is decided: ms_scheduler_claim (over
+      ms_lease_table, the claim rule; owners by ms_assign over
+      ms_peer_table's members). No claim in the startup grace (ms_grace).
+      A claim starts once it settled (the settle rule: ms_settle.h; the
+      acks: ms_record_log) and is still ours; workers' runs, crashes,
+      retries, give-ups, outranked and lapsed leases, the volunteer pause
+      and the crash points: ms_runner. Claim-to-start: ms_claim_timer.
+      Not done here: leases renewed while the loop is stalled (a stalled
+      loop lets its leases lapse, which is the point).
+    - Results. A worker's result becomes a row here (s_on_result), its
+      weights are ms_keep's (ms_keep_own), and it is stored, committed or
+      revealed by ms_outbox; re-evaluation of others' results: ms_reeval.
+    - Peers. The mesh (ms_mesh) reports peers to s_on_peer, which keeps
+      them in ms_peer_table and dispatches what changed (events, lease
+      table, settle list, scheduler, item sync, ms_pool_census).
+    - HTTP threads never touch the loop's state: commands (ms_node_command),
+      the published status (ms_node_status) and events (ms_node_events).
+      Submissions: ms_submit; datasets and blobs: ms_dataset_source;
+      sweep life cycle: ms_lifecycle; certificates: ms_authority and
+      ms_item_sync.
 
-    Leases (ms_lease_table). Fed with every claim and release (own and
-    merged), results (finish) and heartbeats heard directly (on_heartbeat);
-    our heartbeats list our live claims (fill_heartbeat, which renews them
-    by CLOCK_BOOTTIME). The scheduler (ms_scheduler) lists the unfinished
-    tasks of active sweeps (ms_store_pending_tasks), orders them by
-    rendezvous owner rank over self and the alive peers (ms_assign_order:
-    own tasks first, then steal in reverse owner rank), skips what does not
-    fit this node's memory (params x 16 bytes + dataset bytes, against
-    MemAvailable per worker) and claims only when ms_lease_table_can_claim
-    says so (epoch = highest seen + 1). After a claim it settles (below) and
-    starts the worker only if it is still the holder; a claim outranked
-    later stops its worker (a result finished anyway is an extra replica,
-    never a second row: the store counts the first result of each (task,
-    node), and of a task's counted results only those that fill its slots
-    are rows). No claim before the startup grace (two beacon intervals and
-    one anti-entropy round), so nodes started together do not claim blind.
-    Not done here: leases renewed while the node loop is stalled (a stalled
-    loop lets its leases lapse, which is the point). The `max_pause_s` of
-    idle-only volunteers: see "Volunteer behaviour" in ms_runner.c.
-
-    The settle rule (replaces DESIGN.md's "starts after a short settle
-    window" with a better rule). Two nodes may claim one slot at the same
-    epoch at about the same time: two survivors that see a dead holder's
-    lease expire together, an owner and a stealer. A window of 2 x the
-    round trip was a guess about timing: on a loaded machine a commit
-    (fsync) or a loop turn takes longer than the window, both nodes start
-    before they see each other's claim, and one is stopped later. Now a
-    claim starts only when every peer that was live and linked when the
-    claim's block was pushed has acknowledged it: a peer that merges a
-    block holding a claim answers its origin with BLOCK_ACK (seq = how far
-    it holds the origin's log, own_seq = how far its own log goes).
-    Why that decides without timing: the ack is sent from the peer's loop
-    after the merge returned (durable, fed to its lease table), and the
-    loop commits and pushes its own blocks synchronously (the append pushes
-    before it returns), so when a peer acks our claim, either it had not
-    claimed the slot yet (then our claim, live in its table, forbids it
-    to claim at that epoch), or its claim is in its log at or below
-    own_seq. We start only once we hold the peer's log up to own_seq, so
-    both claims are then in our lease table and in the peer's, and the
-    ranking (epoch, then H(task, slot, node)) names the same holder on
-    both: exactly one starts, the other releases its claim unstarted
-    (counted in lease_settle_lost_total). Usually the peer's claim came
-    before its ack on the one link of the pair (FIFO) and there is
-    nothing to wait for; own_seq makes the rule hold also when the claim
-    travelled another way (a link replaced, anti-entropy). Races thought
-    through: the peer's claim committed but not yet pushed when ours
-    arrives cannot happen in one loop (commit and push are one step; a
-    store that one day commits in the background must ack only after
-    its own committed blocks are pushed, or own_seq still covers it);
-    group commit changes nothing (the ack follows the merge's return);
-    a block that lands above a gap is acked only once the gap is pulled
-    (the ack says how far the log is held contiguously). Who is waited
-    for: the peers linked and not dead at push time, suspect ones too
-    (the push targets; in a big pool that is the active view). A peer
-    that dies or unlinks is no longer waited for, and no wait lasts
-    longer than the cap (settle_ms; auto = one heartbeat interval): a
-    stalled or old peer cannot stop starts for long, and then the
-    ranking decides as before (a claim outranked later stops its
-    worker). Suspect peers are waited for because a loaded machine makes
-    live peers suspect (heartbeats late, the link up): case 2 of
-    shared/cases, four nodes started together on a busy CI machine, had
-    a suspect peer claim the same task in the same instant, and both
-    started when only the alive peers were waited for. Peers outside the
-    active view, and peers that link after the push, are not waited for
-    either; a race with them is settled by the ranking. A retry under a
-    claim that settled already waits for nothing. The bookkeeping is
-    ms_settle (pure, unit-tested); the ack is node/log/ms_record_log's
-    (BLOCK_ACK, sent and received there).
-
-    Claim-to-start. The node notes when each sweep record was committed
-    here (local submit, or the merge of a gossiped SWEEP or last FRAGMENT
-    record; sweeps stored before the process started are not measured),
-    and each worker reports when its task's work starts ("started": the
-    first minibatch; noop at once) by CLOCK_MONOTONIC. Claim-to-start of a
-    task = that moment minus the later of the sweep's commit here and the
-    moment its worker went idle (queueing behind other tasks is not
-    claim-to-start; waiting for a peer's lease to expire still counts).
-    Logged verbosely ("task X claim-to-start N.NN ms") and summarised in
-    /api/v1/status claim_to_start_ms (median and p99 of the last 256).
-
-    The loop with a mesh (open pool): one zmq_poll over the mesh's
+    The loop with a mesh (s_poll_mesh): one zmq_poll over the mesh's
     sockets, the wake pipe (API commands, stop) and the workers' sockets,
-    with the timeout at the nearest deadline of mesh, gossip, lease expiry
-    and settle windows; then mesh handle, worker events, mesh / gossip /
-    lease ticks, the scheduler. Alone, the worker pool's own poll is used.
-
-    Crash points. A task is claimed by a record before it goes to a
-    worker; while it runs, the store shows it running with this node as
-    holder (a local field, not a record), and its result is appended (in
-    a group commit) before its checkpoint is deleted. So at any crash
-    point the store says what is left: tasks still "running" for this
-    node at open are moved back to pending (ms_store_reset_claims), and
-    their checkpoints make the rerun resume bit-exactly when this node
-    claims them again.
-
-    Failures (ms_runner_worker_event decides; the node only hands it each
-    worker event). A worker death is a crash of its task: it is retried
-    at once under the same claim, up to retry_cap retries (DESIGN.md
-    "Defaults": 2), after which a FAILURE record is published with the
-    reason and the number of attempts ("worker killed by signal 6
-    (SIGABRT) on 3 attempts"). The crash count lives in memory
-    (ms_runner), not the store: a restarted node gives a task a fresh set of
-    retries, which is what one wants after, say, an upgrade that fixed
-    the crash. Bad data is published as a failure at once by the worker
-    (it would fail the same way again).
-
-    API commands. HTTP threads never write to the store themselves: a
-    submission is queued as a command, the loop is woken through a pipe,
-    and the HTTP thread waits (bounded) for the loop's answer (the queue
-    and the pipe are ms_node_command's; the loop answers through its
-    iface, the s_nc_* functions and the request handlers they name). The
-    same pipe carries ms_node_stop(), whose only work is a flag and a
-    write(), both async-signal-safe.
-
-    Submissions: node/data/ms_submit (spec -> records; its prose says
-    where a local runner's dataset paths are kept). Datasets: which a
-    sweep has ready, fetching the missing ones' blobs, and the answers to
-    blob uploads and questions: node/data/ms_dataset_source.
+    with the timeout at the nearest deadline (s_next_deadline: mesh,
+    gossip, blob fetches, lease expiry, settle windows, the runner, the
+    grace, the next scan); then mesh handle, acks and sweeps noted, the
+    grace, commands, worker events, this turn's results, mesh / gossip /
+    item / fetch / lease ticks, and the scheduler (ms_node_poll). Alone,
+    the worker pool's own poll is used.
 */
 #define _DEFAULT_SOURCE // getloadavg
 #include "ms_node.h"
@@ -1014,18 +918,7 @@ static int s_blob_send(void *arg, const uint8_t to[MS_BLOB_PEER_ID_BYTES],
 static void s_on_result(ms_node_t *self, ms_runner_run_t *r, json_t *body);
 
 //  ==========================================================================
-//  The pool: records, leases, mesh and gossip
-//
-//  Everything this node decides is a record it appends to its own log
-//  (ms_store_append*): the store applies it to the derived tables in the
-//  same transaction, and the block is pushed to the peers once durable.
-//  The scheduler orders the store's unfinished tasks by rendezvous owner
-//  rank (ms_assign_order over self and the alive peers), claims a slot
-//  only when ms_lease_table_can_claim allows, appends the claim, waits
-//  out the settle window and starts the worker only if it is still the
-//  holder. The local task states (running, with this node as holder) are
-//  still kept for progress displays; they are local fields, not records,
-//  and stay out of the state digest.
+//  The pool: records, leases, mesh and gossip (the map at the top)
 //
 //  Signed blocks (node/log/ms_block_signer): the store's writer signs
 //  ours with the signer, which holds the key, our id and the pool id by
@@ -1737,7 +1630,7 @@ s_rl_merged(void *arg, const uint8_t origin[MS_HASH_BYTES],
 
 //  --------------------------------------------------------------------------
 //  ms_record_log_iface_t: a peer acknowledged our claims (the settle
-//  rule, see "Leases" at the top).
+//  rule, ms_settle.h).
 
 static void
 s_rl_acked(void *arg, const uint8_t from[MS_HASH_BYTES], uint64_t seq,

@@ -4,9 +4,9 @@
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
-    Workers' runs (DESIGN.md "Work, claims and leases", "Workers"; the
-    node's "Leases", "The settle rule", "Crash points" and "Failures"
-    prose in ms_node.c tells the whole life of a claim).
+    Workers' runs (DESIGN.md "Work, claims and leases", "Workers"): the
+    life of a claim once the scheduler made it (ms_scheduler.h) until its
+    result is ours (ms_outbox.h); the settle rule is ms_settle.h's.
 
     Starting. A claim the scheduler made goes on the settle list
     (ms_runner_settle): it starts once every peer that was live and
@@ -31,6 +31,16 @@
     again). A claim outranked later stops its worker (SIGTERM; its death
     is then no crash), so does an own lease that lapsed by the boot clock
     when the slot cannot be claimed again, and a cancelled sweep.
+
+    Crash points. A task is claimed by a record before it goes to a
+    worker; while it runs, the store shows it running with this node as
+    holder (a local field, not a record), and its result is appended (in
+    a group commit, ms_outbox) before its checkpoint is deleted
+    (ms_runner_drop_checkpoint). So at any crash point the store says
+    what is left: tasks still "running" for this node at open are moved
+    back to pending (the node calls ms_store_reset_claims), and their
+    checkpoints make the rerun resume bit-exactly when this node claims
+    them again.
 
     Volunteer behaviour: idle_only (DESIGN.md "Workers", "Work, claims
     and leases"; docs/VOLUNTEER.md). Once a second the loop samples
