@@ -2134,32 +2134,6 @@ s_blob_send(void *arg, const uint8_t to[MS_BLOB_PEER_ID_BYTES],
 }
 
 //  --------------------------------------------------------------------------
-//  The fingerprint of a platform object: BLAKE2b of its canonical form
-//  without calibration_gflops; NULL for a null platform.
-
-static json_t *
-s_fingerprint(const json_t *platform)
-{
-    if (!json_is_object(platform) || json_object_size(platform) == 0)
-        return json_null();
-    json_t *copy = json_copy((json_t *) platform);
-    if (!copy)
-        return json_null();
-    json_object_del(copy, "calibration_gflops");
-    size_t len = 0;
-    char *canon = ms_wire_canon_dump_len(copy, &len);
-    json_decref(copy);
-    if (!canon)
-        return json_null();
-    ms_hash_t h;
-    ms_hash_bytes(canon, len, &h);
-    free(canon);
-    char hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&h, hex);
-    return json_string(hex);
-}
-
-//  --------------------------------------------------------------------------
 //  ms_outbox_iface_t: append our records in one durable commit.
 
 static int
@@ -2279,36 +2253,18 @@ s_outbox_open(ms_node_t *self, ms_diag_t *diag)
 }
 
 //  --------------------------------------------------------------------------
-//  A worker's result: build the row (the worker's body plus who, where
-//  and what), then queue it for this turn's block (leased) or store it at
-//  once (the single-node scheduler).
+//  A worker's result: build the row (ms_outbox_row_new: the worker's body
+//  plus who, where and what; our weights, ms_keep_own; the test hook),
+//  then queue it for this turn's block (ms_outbox).
 
 static void
 s_on_result(ms_node_t *self, ms_runner_run_t *r, json_t *body)
 {
-    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
+    char thex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(&r->task_id, thex);
-    ms_hash_hex(&r->sweep_id, shex);
-    json_t *row = json_object();
-    const char *key;
-    json_t *value;
-    json_object_foreach(body, key, value)
-    {
-        if (strcmp(key, "peak_rss_bytes") != 0)
-            json_object_set(row, key, value);
-    }
-    json_t *platform = json_object_get(body, "platform");
-    json_object_set_new(row, "task_id", json_string(thex));
-    json_object_set_new(row, "sweep_id", json_string(shex));
-    json_object_set(row, "config", r->config);
-    json_object_set_new(row, "node_id",
-                        json_string(ms_identity_node_id(self->identity)));
-    json_object_set_new(row, "operator",
-                        json_string(ms_authority_operator(self->authority)));
-    json_object_set_new(row, "fingerprint", s_fingerprint(platform));
-    json_object_set_new(row, "verdict", json_string("pending"));
-    json_object_set_new(row, "verdict_revision", json_integer(0));
-    json_object_set_new(row, "counted", json_true());
+    json_t *row = ms_outbox_row_new(body, &r->task_id, &r->sweep_id, r->config,
+                                    ms_identity_node_id(self->identity),
+                                    ms_authority_operator(self->authority));
     bool kept = false;
     ms_diag_t diag;
     if (r->train &&
@@ -2320,42 +2276,12 @@ s_on_result(ms_node_t *self, ms_runner_run_t *r, json_t *body)
         self->metrics.weights_kept_total++;
     if (self->result_hook)
         self->result_hook(self->result_hook_arg, row); // tests only
-    size_t len = 0;
-    char *text = ms_wire_canon_dump_len(row, &len);
-    double secs = json_number_value(json_object_get(body, "train_seconds"));
-    const char *st = json_string_value(json_object_get(row, "status"));
-    ms_outbox_result_t res = {
-        .task_id = r->task_id,
-        .sweep_id = r->sweep_id,
-        .slot = r->slot,
-        .epoch = r->epoch,
-        .train = r->train,
-        .train_seconds = secs,
-        .row = text,
-        .row_len = len,
-        .status = st && !strcmp(st, "ok")         ? MS_RESULT_STATUS_OK
-                  : st && !strcmp(st, "diverged") ? MS_RESULT_STATUS_DIVERGED
-                                                  : MS_RESULT_STATUS_FAILED,
-        .platform = json_is_object(platform) && json_object_size(platform)
-                        ? json_incref(platform)
-                        : NULL};
-    snprintf(
-        res.log_line, sizeof res.log_line,
-        "task %.12s done: %s (worker peak RSS %.1f MiB)", thex, st ? st : "?",
-        (double) json_integer_value(json_object_get(body, "peak_rss_bytes")) /
-            (1024.0 * 1024.0));
-    res.event =
-        json_pack("{s:s, s:s, s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O}", "event",
-                  "result", "task_id", thex, "sweep_id", shex, "status",
-                  json_object_get(row, "status"), "epochs",
-                  json_object_get(row, "epochs"), "val_accuracy",
-                  json_object_get(row, "val_accuracy"), "test_accuracy",
-                  json_object_get(row, "test_accuracy"), "seconds_per_epoch",
-                  json_object_get(row, "seconds_per_epoch"), "weights_digest",
-                  json_object_get(row, "weights_digest"), "peak_rss_bytes",
-                  json_object_get(body, "peak_rss_bytes")
-                      ? json_object_get(body, "peak_rss_bytes")
-                      : json_null());
+    ms_outbox_result_t res = {.task_id = r->task_id,
+                              .sweep_id = r->sweep_id,
+                              .slot = r->slot,
+                              .epoch = r->epoch,
+                              .train = r->train};
+    ms_outbox_result_fill(&res, row, body);
     json_decref(row);
     // Mean run time of the sweep's tasks here: how far ahead the
     // scheduler claims from it.
@@ -3498,11 +3424,7 @@ ms_node_publish_result(ms_node_t *self, const uint8_t task_id[32],
     uint32_t epoch = ms_lease_table_max_epoch(self->leases, task_id, 0) + 1;
     json_error_t err;
     json_t *row = json_loadb(row_json, row_len, 0, &err);
-    const char *st = json_string_value(json_object_get(row, "status"));
-    uint32_t status = st && !strcmp(st, "ok") ? MS_RESULT_STATUS_OK
-                      : st && !strcmp(st, "diverged")
-                          ? MS_RESULT_STATUS_DIVERGED
-                          : MS_RESULT_STATUS_FAILED;
+    uint32_t status = ms_outbox_row_status(row);
     json_decref(row);
     ms_store_payload_t p[2];
     memset(p, 0, sizeof p);
