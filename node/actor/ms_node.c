@@ -52,6 +52,7 @@
 #include "ms_api.h"
 #include "ms_events.h"
 #include "ms_config_json.h"
+#include "ms_data_dir.h"
 #include "ms_dataset.h"
 #include "ms_dataset_source.h"
 #include "ms_identity.h"
@@ -163,7 +164,7 @@ struct ms_node {
     ms_worker_pool_t *pool;         // worker processes
     ms_api_t *api;                  // HTTP API, or NULL
     ms_node_command_t *commands;    // HTTP -> loop requests, wake pipe
-    int lock_fd;                    // DATA_DIR/node.lock, locked while open
+    ms_data_dir_t *dir;             // the data dir's layout and lock
     volatile sig_atomic_t stopping; // ms_node_stop was called
     ms_node_event_fn event_fn;      // progress events, or NULL
     void *event_arg;                // its argument
@@ -283,33 +284,6 @@ s_emit(ms_node_t *self, json_t *event)
 }
 
 //  --------------------------------------------------------------------------
-//  mkdir -p with mode 0700 for the last part.
-
-static int
-s_mkdirs(const char *path, ms_diag_t *diag)
-{
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int) sizeof tmp)
-        return ms_diag_set(diag, path, "path too long");
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-            return ms_diag_set_code(diag, MS_ERR_IO, tmp, "cannot create: %s",
-                                    strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
-        return ms_diag_set_code(diag, MS_ERR_IO, tmp, "cannot create: %s",
-                                strerror(errno));
-    struct stat st;
-    if (stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode))
-        return ms_diag_set_code(diag, MS_ERR_IO, tmp, "not a directory");
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
 //  The node's id as raw bytes (the public key).
 
 static const uint8_t *
@@ -404,47 +378,6 @@ static int64_t s_ne_running_elsewhere(void *arg,
 static int s_status_open(ms_node_t *self, int64_t opened_at_ms);
 
 //  --------------------------------------------------------------------------
-//  One node per data dir: a POSIX write lock on DATA_DIR/node.lock, held
-//  while the node is open. Two nodes on one data dir would share an
-//  identity and an incarnation and train the same task twice. A POSIX
-//  lock (not flock) is not inherited by forked workers and dies with the
-//  process, so a node killed with SIGKILL can restart at once.
-
-static int
-s_lock_data_dir(ms_node_t *self, ms_diag_t *diag)
-{
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/node.lock", self->data_dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot open: %s",
-                                strerror(errno));
-    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-    if (fcntl(fd, F_SETLK, &fl) != 0) {
-        int err = errno;
-        struct flock who = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-        long pid = fcntl(fd, F_GETLK, &who) == 0 && who.l_type != F_UNLCK
-                       ? (long) who.l_pid
-                       : -1;
-        close(fd);
-        if (err == EACCES || err == EAGAIN)
-            return ms_diag_set_code(
-                diag, MS_ERR_CONFLICT, self->data_dir,
-                "in use by another node (pid %ld): one node per data dir", pid);
-        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot lock: %s",
-                                strerror(err));
-    }
-    char text[32];
-    int n = snprintf(text, sizeof text, "%ld\n", (long) getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t) n, 0) != n) {
-        // The pid is only a hint for the message above; the lock is what
-        // matters.
-    }
-    self->lock_fd = fd;
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
 //  Open a node.
 
 int
@@ -467,7 +400,6 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     ms_node_t *self = calloc(1, sizeof *self);
     if (!self)
         return MS_ERR_NOMEM;
-    self->lock_fd = -1;
     self->opts = *opts;
     self->data_dir = strdup(opts->data_dir);
     self->backend = strdup(backend);
@@ -506,13 +438,10 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     self->opts.peers = (const char *const *) self->peers;
 
     char path[PATH_MAX + 32];
-    rc = s_mkdirs(self->data_dir, diag);
+    rc = ms_data_dir_open(&self->dir, self->data_dir, diag); // one node
     if (rc != MS_OK)
         goto fail;
-    rc = s_lock_data_dir(self, diag);
-    if (rc != MS_OK)
-        goto fail;
-    snprintf(path, sizeof path, "%s/identity", self->data_dir);
+    ms_data_dir_path(self->dir, "identity", path, sizeof path);
     rc = ms_identity_open(&self->identity, path, diag);
     if (rc != MS_OK)
         goto fail;
@@ -522,8 +451,8 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     rc = s_authority_open(self, opts->enroll_key, diag);
     if (rc != MS_OK)
         goto fail;
-    snprintf(self->store_dir, sizeof self->store_dir, "%s/store",
-             self->data_dir);
+    ms_data_dir_path(self->dir, "store", self->store_dir,
+                     sizeof self->store_dir);
     rc = ms_store_open(&self->store, self->store_dir, NULL, diag);
     if (rc != MS_OK)
         goto fail;
@@ -547,17 +476,16 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
               "%zu task(s) left running by the last run are pending "
               "again (they resume from their checkpoints)",
               n_reset);
-    snprintf(self->checkpoint_dir, sizeof self->checkpoint_dir,
-             "%s/checkpoints", self->data_dir);
+    ms_data_dir_path(self->dir, "checkpoints", self->checkpoint_dir,
+                     sizeof self->checkpoint_dir);
     rc = s_outbox_open(self, diag);
     if (rc != MS_OK)
         goto fail;
     rc = s_submit_open(self, diag);
     if (rc != MS_OK)
         goto fail;
-    snprintf(self->weights_dir, sizeof self->weights_dir, "%s/weights",
-             self->data_dir);
-    rc = s_mkdirs(self->weights_dir, diag);
+    rc = ms_data_dir_make(self->dir, "weights", self->weights_dir,
+                          sizeof self->weights_dir, diag);
     if (rc != MS_OK)
         goto fail;
 
@@ -712,8 +640,7 @@ ms_node_destroy(ms_node_t **self_p)
     ms_item_sync_destroy(&self->item_sync); // borrows store, members
     ms_members_destroy(&self->members);
     ms_authority_destroy(&self->authority);
-    if (self->lock_fd >= 0)
-        close(self->lock_fd); // releases the data dir lock
+    ms_data_dir_destroy(&self->dir); // releases the data dir lock
     ms_keep_destroy(&self->keep);
     ms_reeval_destroy(&self->reeval);
     ms_blob_fetch_destroy(&self->fetch); // removes its temp files
@@ -836,8 +763,7 @@ static int
 s_submit_open(ms_node_t *self, ms_diag_t *diag)
 {
     char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/datasets", self->data_dir);
-    int rc = s_mkdirs(dir, diag);
+    int rc = ms_data_dir_make(self->dir, "datasets", dir, sizeof dir, diag);
     if (rc != MS_OK)
         return rc;
     ms_dataset_source_config_t dcfg = {.datasets_dir = dir,
@@ -2222,15 +2148,15 @@ s_oi_requeue(void *arg, const ms_outbox_result_t *res, int rc)
 
 //  --------------------------------------------------------------------------
 //  Make DATA_DIR/held, create our outbox over it and read the results a
-//  previous run held there. Returns MS_OK, MS_ERR_NOMEM, or s_mkdirs's
+//  previous run held there. Returns MS_OK, MS_ERR_NOMEM, or ms_data_dir_make's
 //  error (in DIAG).
 
 static int
 s_outbox_open(ms_node_t *self, ms_diag_t *diag)
 {
     char held_dir[PATH_MAX];
-    snprintf(held_dir, sizeof held_dir, "%s/held", self->data_dir);
-    int rc = s_mkdirs(held_dir, diag);
+    int rc =
+        ms_data_dir_make(self->dir, "held", held_dir, sizeof held_dir, diag);
     if (rc != MS_OK)
         return rc;
     ms_outbox_config_t cfg = {.held_dir = held_dir, .max_queued = S_MAX_COMMIT};
@@ -2556,8 +2482,8 @@ s_mesh_open(ms_node_t *self, ms_diag_t *diag)
     if (rc != MS_OK)
         return rc;
     // Dataset blobs: uploads, serving peers, fetching from them.
-    snprintf(self->blob_tmp_dir, sizeof self->blob_tmp_dir, "%s/blobs/tmp",
-             self->data_dir);
+    ms_data_dir_path(self->dir, "blobs/tmp", self->blob_tmp_dir,
+                     sizeof self->blob_tmp_dir);
     rc = ms_blob_store_open(&self->blobs, self->data_dir, S_BLOB_QUOTA, diag);
     if (rc != MS_OK)
         return rc;
