@@ -1931,41 +1931,17 @@ static bool
 s_ri_worker_free(void *arg)
 {
     ms_node_t *self = arg;
-    return ms_worker_pool_idle(self->pool) >= 1 &&
-           !ms_runner_paused(self->runner);
+    return ms_runner_reeval_free(self->runner);
 }
 
 //  --------------------------------------------------------------------------
-//  ms_reeval_iface_t: start a re-evaluation on a worker; its running entry
-//  takes the config.
+//  ms_reeval_iface_t: start a re-evaluation on a worker (the runner's).
 
 static int
 s_ri_start(void *arg, const ms_reeval_run_t *run, int *worker)
 {
     ms_node_t *self = arg;
-    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&run->task_id, thex);
-    ms_hash_hex(&run->sweep_id, shex);
-    ms_worker_task_t wt = {.task_id = thex,
-                           .sweep_id = shex,
-                           .config = run->config,
-                           .dataset = (json_t *) run->dataset,
-                           .attempt = 1,
-                           .weights_path = run->weights_path,
-                           .reeval = true};
-    int rc = ms_worker_pool_start(self->pool, &wt, worker);
-    if (rc != MS_OK)
-        return rc;
-    ms_runner_run_t *r = ms_runner_run(self->runner, *worker);
-    memset(r, 0, sizeof *r);
-    r->busy = true;
-    r->reeval = true;
-    r->task_id = run->task_id;
-    r->sweep_id = run->sweep_id;
-    r->config = run->config;
-    r->started_ms = run->started_ms;
-    memcpy(r->target, run->target, MS_HASH_BYTES);
-    return MS_OK;
+    return ms_runner_start_reeval(self->runner, run, worker);
 }
 
 //  --------------------------------------------------------------------------

@@ -1166,3 +1166,46 @@ ms_runner_idle_tick(ms_runner_t *self, int64_t now)
         ms_worker_pool_pause(self->pool);
     return self->paused;
 }
+
+//  --------------------------------------------------------------------------
+//  A worker is free for a re-evaluation.
+
+bool
+ms_runner_reeval_free(const ms_runner_t *self)
+{
+    assert(self);
+    return ms_worker_pool_idle(self->pool) >= 1 && !ms_runner_paused(self);
+}
+
+//  --------------------------------------------------------------------------
+//  Start a re-evaluation on an idle worker.
+
+int
+ms_runner_start_reeval(ms_runner_t *self, const ms_reeval_run_t *run,
+                       int *worker)
+{
+    assert(self && run && worker);
+    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&run->task_id, thex);
+    ms_hash_hex(&run->sweep_id, shex);
+    ms_worker_task_t wt = {.task_id = thex,
+                           .sweep_id = shex,
+                           .config = run->config,
+                           .dataset = (json_t *) run->dataset,
+                           .attempt = 1,
+                           .weights_path = run->weights_path,
+                           .reeval = true};
+    int rc = ms_worker_pool_start(self->pool, &wt, worker);
+    if (rc != MS_OK)
+        return rc;
+    ms_runner_run_t *r = ms_runner_run(self, *worker);
+    memset(r, 0, sizeof *r);
+    r->busy = true;
+    r->reeval = true;
+    r->task_id = run->task_id;
+    r->sweep_id = run->sweep_id;
+    r->config = run->config;
+    r->started_ms = run->started_ms;
+    memcpy(r->target, run->target, MS_HASH_BYTES);
+    return MS_OK;
+}
