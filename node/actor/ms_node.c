@@ -124,7 +124,6 @@
 
 #define S_MAX_APPEND 64         // records in one block of ours (DESIGN.md)
 #define S_MAX_OPERATORS_SEEN 64 // distinct operators counted in the pool
-#define S_MAX_LIVE_CLAIMS 1024  // live claims listed in one heartbeat
 
 //  Records of ours appended by one store call (one durable commit): the
 //  claims of one scheduling pass, the results of one turn. The store cuts
@@ -137,7 +136,8 @@
 _Static_assert(S_MAX_APPEND == MS_RECORD_MAX_BLOCK, "one block bound");
 _Static_assert(S_MAX_COMMIT <= MS_RECORD_LOG_MAX_APPEND, "append bound");
 _Static_assert(S_MAX_COMMIT == MS_SCHEDULER_MAX_CLAIMS, "a pass's claims");
-_Static_assert(MS_SCHEDULER_MAX_PREFETCH < S_MAX_LIVE_CLAIMS, "heartbeat");
+_Static_assert(MS_SCHEDULER_MAX_PREFETCH < MS_LEASE_FEED_MAX_LIVE_CLAIMS,
+               "heartbeat");
 
 struct ms_node {
     // options (owned copies)
@@ -175,32 +175,31 @@ struct ms_node {
     // what HTTP threads show of the node (the only node state they read)
     ms_node_status_t *status; // status page, peers, metrics snapshot
     // the pool: record log, leases, mesh and gossip (loop thread only)
-    ms_lease_table_t *leases;        // the claim rule
-    ms_lease_feed_t *lease_feed;     // merged and stored records to it
-    ms_scheduler_t *scheduler;       // where a lease is decided
-    ms_runner_t *runner;             // workers' runs
-    ms_mesh_t *mesh;                 // links to peers, or NULL (no pool)
-    ms_record_log_t *log;            // our log over the store (gossip's
-                                     // source and transport)
-    ms_gossip_t *gossip;             // push + anti-entropy, or NULL
-    ms_peer_table_t *peer_table;     // peers as the mesh reported them
-    ms_settle_t *settle;             // own claims waiting for acks
-    ms_grace_t *grace;               // the startup grace (no claims blind)
-    int64_t next_renew_at;           // monotonic ms: renew own leases (alone)
-    ms_pool_census_t *census;        // member and operator counts (store)
-    ms_metrics_t metrics;            // own counters (ms_metrics.h; the rest:
-                                     // s_metrics_gather)
-    ms_claim_timer_t *claim_timer;   // sweep commit times (claim-to-start)
-    uint64_t n_rejected_messages;    // peer messages refused (gossip)
-    ms_blob_store_t *blobs;          // dataset blobs (pool), or NULL
-    ms_blob_fetch_t *fetch;          // blob fetches from peers, or NULL
-    char blob_tmp_dir[PATH_MAX];     // DATA_DIR/blobs/tmp (uploads)
-    ms_wire_live_claim_t *hb_claims; // heartbeat live-claims buffer
-    ms_outbox_t *outbox;             // our results: this turn's, held
-    int64_t trim_at;                 // monotonic ms: next malloc_trim allowed
-    ms_block_signer_t *signer;       // signs ours, checks peers' blocks
-    int64_t turn_started_us;         // monotonic us: the loop woke (0: not
-                                     // yet)
+    ms_lease_table_t *leases;      // the claim rule
+    ms_lease_feed_t *lease_feed;   // merged and stored records to it
+    ms_scheduler_t *scheduler;     // where a lease is decided
+    ms_runner_t *runner;           // workers' runs
+    ms_mesh_t *mesh;               // links to peers, or NULL (no pool)
+    ms_record_log_t *log;          // our log over the store (gossip's
+                                   // source and transport)
+    ms_gossip_t *gossip;           // push + anti-entropy, or NULL
+    ms_peer_table_t *peer_table;   // peers as the mesh reported them
+    ms_settle_t *settle;           // own claims waiting for acks
+    ms_grace_t *grace;             // the startup grace (no claims blind)
+    int64_t next_renew_at;         // monotonic ms: renew own leases (alone)
+    ms_pool_census_t *census;      // member and operator counts (store)
+    ms_metrics_t metrics;          // own counters (ms_metrics.h; the rest:
+                                   // s_metrics_gather)
+    ms_claim_timer_t *claim_timer; // sweep commit times (claim-to-start)
+    uint64_t n_rejected_messages;  // peer messages refused (gossip)
+    ms_blob_store_t *blobs;        // dataset blobs (pool), or NULL
+    ms_blob_fetch_t *fetch;        // blob fetches from peers, or NULL
+    char blob_tmp_dir[PATH_MAX];   // DATA_DIR/blobs/tmp (uploads)
+    ms_outbox_t *outbox;           // our results: this turn's, held
+    int64_t trim_at;               // monotonic ms: next malloc_trim allowed
+    ms_block_signer_t *signer;     // signs ours, checks peers' blocks
+    int64_t turn_started_us;       // monotonic us: the loop woke (0: not
+                                   // yet)
     // test hooks (ms_node.h "Test hooks"): NULL in meshsweepd
     ms_node_result_hook_fn result_hook; // rewrites own result rows
     void *result_hook_arg;              // its argument
@@ -650,7 +649,6 @@ ms_node_destroy(ms_node_t **self_p)
     ms_pool_census_destroy(&self->census);
     ms_claim_timer_destroy(&self->claim_timer);
     ms_grace_destroy(&self->grace);
-    free(self->hb_claims);
     for (int i = 0; self->peers && i < self->opts.n_peers; i++)
         free(self->peers[i]);
     free(self->peers);
@@ -1679,19 +1677,7 @@ s_on_heartbeat(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
     if (self->members && ms_members_has_authority(self->members) &&
         !ms_members_is_member(self->members, from, (int64_t) time(NULL)))
         return; // revoked or expired: its claims expire (DESIGN.md)
-    size_t n = hb->heartbeat.n_live_claims;
-    ms_claim_t *live = n ? calloc(n, sizeof *live) : NULL;
-    if (n && !live)
-        return;
-    for (size_t i = 0; i < n; i++) {
-        memcpy(live[i].task_id, hb->heartbeat.live_claims[i].task_id,
-               MS_LEASE_ID_BYTES);
-        live[i].slot = hb->heartbeat.live_claims[i].slot;
-        live[i].epoch = hb->heartbeat.live_claims[i].epoch;
-        memcpy(live[i].node_id, from, MS_LEASE_ID_BYTES);
-    }
-    ms_lease_table_heartbeat(self->leases, from, live, n);
-    free(live);
+    ms_lease_feed_heartbeat(self->lease_feed, from, hb);
 }
 
 //  --------------------------------------------------------------------------
@@ -1701,18 +1687,7 @@ static void
 s_fill_heartbeat(void *arg, ms_wire_envelope_t *hb)
 {
     ms_node_t *self = arg;
-    ms_claim_t claims[S_MAX_LIVE_CLAIMS];
-    size_t n = 0;
-    ms_lease_table_renew(self->leases, claims, S_MAX_LIVE_CLAIMS, &n);
-    if (n > S_MAX_LIVE_CLAIMS)
-        n = S_MAX_LIVE_CLAIMS;
-    for (size_t i = 0; i < n; i++) {
-        memcpy(self->hb_claims[i].task_id, claims[i].task_id, MS_WIRE_ID_BYTES);
-        self->hb_claims[i].slot = claims[i].slot;
-        self->hb_claims[i].epoch = claims[i].epoch;
-    }
-    hb->heartbeat.live_claims = n ? self->hb_claims : NULL;
-    hb->heartbeat.n_live_claims = n;
+    ms_lease_feed_fill_heartbeat(self->lease_feed, hb);
     int busy = 0;
     ms_node_worker_count(self, &busy);
     hb->heartbeat.n_workers = (uint32_t) ms_worker_pool_size(self->pool);
@@ -2347,13 +2322,12 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
                                 .log = s_log_line};
     self->lease_feed =
         self->leases ? ms_lease_feed_new(self->leases, self->store, &lf) : NULL;
-    self->hb_claims = calloc(S_MAX_LIVE_CLAIMS, sizeof *self->hb_claims);
     self->settle = ms_settle_new();
     self->claim_timer = ms_claim_timer_new();
     self->grace = ms_grace_new();
-    if (!self->leases || !self->lease_feed || !self->hb_claims ||
-        !self->settle || !self->claim_timer || !self->grace ||
-        s_scheduler_open(self) != MS_OK || s_runner_open(self) != MS_OK)
+    if (!self->leases || !self->lease_feed || !self->settle ||
+        !self->claim_timer || !self->grace || s_scheduler_open(self) != MS_OK ||
+        s_runner_open(self) != MS_OK)
         return MS_ERR_NOMEM;
     // sweeps stored before: claim-to-start unknown
     ms_claim_timer_note_stored(self->claim_timer, self->store, 0);
