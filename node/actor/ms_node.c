@@ -375,6 +375,57 @@ static json_t *s_api_status(void *arg);
 static int64_t s_ne_running_elsewhere(void *arg,
                                       const uint8_t sweep_id[MS_HASH_BYTES]);
 static int s_status_open(ms_node_t *self, int64_t opened_at_ms);
+static int s_api_open(ms_node_t *self, const char *token_file, ms_diag_t *diag);
+
+//  --------------------------------------------------------------------------
+//  Fork the workers (and the idle monitor with idle_only). Workers are
+//  forked before the API starts its threads. Which of them use the GPU is
+//  decided once, here (ms_gpu.h: the probe runs in a child, as CUDA does
+//  not survive the fork of the workers). Returns MS_OK or the error of
+//  the GPU plan, the worker pool or the idle monitor (in DIAG).
+
+static int
+s_workers_open(ms_node_t *self, ms_diag_t *diag)
+{
+    ms_worker_options_t wopts;
+    ms_worker_options_defaults(&wopts);
+    wopts.n_workers = s_capped_workers(self);
+    int n_workers = wopts.n_workers;
+    if (n_workers < 1) {
+        n_workers = ms_platform_usable_cpus();
+    }
+    int rc = ms_gpu_plan(&self->gpu, self->backend, self->opts.gpu_workers,
+                         n_workers, ms_gpu_probe, diag);
+    if (rc != MS_OK)
+        return rc;
+    if (self->gpu.note[0] && self->opts.verbose)
+        s_log(self, "%s", self->gpu.note);
+    wopts.n_workers = n_workers;
+    wopts.nice = self->opts.worker_nice;
+    wopts.blas_threads = self->opts.blas_threads;
+    wopts.backend = self->gpu.gpu_backend;
+    wopts.n_gpu_workers = self->gpu.n_gpu_workers;
+    wopts.checkpoint_dir = self->checkpoint_dir;
+    wopts.verbose = self->opts.verbose;
+    wopts.memory_mb = self->opts.worker_memory_mb;
+    rc = ms_worker_pool_open(&self->pool, &wopts, diag);
+    if (rc != MS_OK)
+        return rc;
+    if (self->opts.idle_only) {
+        ms_idle_options_t io;
+        ms_idle_options_defaults(&io);
+        io.cpu_pct = self->opts.idle_cpu_pct;
+        io.busy_s = self->opts.idle_busy_s;
+        io.quiet_s = self->opts.idle_quiet_s;
+        rc = ms_idle_open(&self->idle, &io, diag);
+        if (rc != MS_OK)
+            return rc;
+        if (ms_idle_source(self->idle) == MS_IDLE_SOURCE_CGROUP)
+            s_log(self, "idle_only: own CPU time from %s",
+                  ms_idle_cgroup(self->idle));
+    }
+    return MS_OK;
+}
 
 //  --------------------------------------------------------------------------
 //  Open a node.
@@ -492,46 +543,9 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     if (rc != MS_OK)
         goto fail;
 
-    // Workers are forked before the API starts its threads. Which of them
-    // use the GPU is decided once, here (ms_gpu.h: the probe runs in a
-    // child, as CUDA does not survive the fork of the workers).
-    ms_worker_options_t wopts;
-    ms_worker_options_defaults(&wopts);
-    wopts.n_workers = s_capped_workers(self);
-    int n_workers = wopts.n_workers;
-    if (n_workers < 1) {
-        n_workers = ms_platform_usable_cpus();
-    }
-    rc = ms_gpu_plan(&self->gpu, self->backend, self->opts.gpu_workers,
-                     n_workers, ms_gpu_probe, diag);
+    rc = s_workers_open(self, diag);
     if (rc != MS_OK)
         goto fail;
-    if (self->gpu.note[0] && self->opts.verbose)
-        s_log(self, "%s", self->gpu.note);
-    wopts.n_workers = n_workers;
-    wopts.nice = self->opts.worker_nice;
-    wopts.blas_threads = self->opts.blas_threads;
-    wopts.backend = self->gpu.gpu_backend;
-    wopts.n_gpu_workers = self->gpu.n_gpu_workers;
-    wopts.checkpoint_dir = self->checkpoint_dir;
-    wopts.verbose = self->opts.verbose;
-    wopts.memory_mb = self->opts.worker_memory_mb;
-    rc = ms_worker_pool_open(&self->pool, &wopts, diag);
-    if (rc != MS_OK)
-        goto fail;
-    if (self->opts.idle_only) {
-        ms_idle_options_t io;
-        ms_idle_options_defaults(&io);
-        io.cpu_pct = self->opts.idle_cpu_pct;
-        io.busy_s = self->opts.idle_busy_s;
-        io.quiet_s = self->opts.idle_quiet_s;
-        rc = ms_idle_open(&self->idle, &io, diag);
-        if (rc != MS_OK)
-            goto fail;
-        if (ms_idle_source(self->idle) == MS_IDLE_SOURCE_CGROUP)
-            s_log(self, "idle_only: own CPU time from %s",
-                  ms_idle_cgroup(self->idle));
-    }
     rc = s_status_open(self, opened_at_ms);
     if (rc != MS_OK)
         goto fail;
@@ -539,64 +553,9 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     if (rc != MS_OK)
         goto fail;
     ms_node_status_refresh(self->status); // published before the API runs
-    // Beyond loopback the API asks for the token of api_token_file
-    // (default DATA_DIR/api-token, made 0600 when missing).
-    char token[MS_API_TOKEN_MAX + 1] = "";
-    if (self->api_bind && !ms_api_bind_loopback(self->api_bind)) {
-        if (opts->api_token_file && *opts->api_token_file)
-            self->api_token_file = strdup(opts->api_token_file);
-        else if ((self->api_token_file = malloc(strlen(self->data_dir) + 16)) !=
-                 NULL)
-            sprintf(self->api_token_file, "%s/api-token", self->data_dir);
-        if (!self->api_token_file) {
-            rc = MS_ERR_NOMEM;
-            goto fail;
-        }
-        self->opts.api_token_file = self->api_token_file;
-        rc = ms_api_token_open(self->api_token_file, token, NULL, diag);
-        if (rc != MS_OK)
-            goto fail;
-    }
-    if (self->api_bind) {
-        // Event ids start at the wall time in ms x 1000, so that they
-        // keep increasing across restarts (a client's Last-Event-ID from
-        // before a restart then gets `reset`, not wrong events).
-        ms_node_events_config_t ecfg = {
-            .capacity = MS_EVENTS_DEFAULT_CAPACITY,
-            .max_readers = MS_EVENTS_DEFAULT_READERS,
-            .first_id = (uint64_t) ms_clock_wall_ms() * 1000 + 1};
-        ms_node_events_iface_t eiface = {.arg = self,
-                                         .log = s_log_line,
-                                         .running_elsewhere =
-                                             s_ne_running_elsewhere};
-        self->events = ms_node_events_new(self->store, &ecfg, &eiface);
-        if (!self->events) {
-            rc = MS_ERR_NOMEM;
-            goto fail;
-        }
-        ms_api_hooks_t hooks = {
-            .store = self->store,
-            .arg = self,
-            .submit = s_api_submit,
-            .upload_dir = self->blobs ? self->blob_tmp_dir : NULL,
-            .max_upload_bytes = (uint64_t) self->opts.max_dataset_bytes,
-            .blob_put = s_api_blob_put,
-            .status = s_api_status,
-            .control = s_api_control,
-            .authority = s_api_authority,
-            .peers = s_api_peers,
-            .running_elsewhere = s_api_running_elsewhere,
-            .dashboard_dir = self->dashboard_dir,
-            .events = ms_node_events_ring(self->events),
-            .token = token,
-            .task_leases = s_api_task_leases,
-            .blobs_held = s_api_blobs_held,
-            .blob_path = s_api_blob_path};
-        rc = ms_api_open(&self->api, self->api_bind, &hooks, diag);
-        sodium_memzero(token, sizeof token);
-        if (rc != MS_OK)
-            goto fail;
-    }
+    rc = s_api_open(self, opts->api_token_file, diag);
+    if (rc != MS_OK)
+        goto fail;
     // (no log line here: meshsweepd prints the node id, workers and data
     // dir at start, and a verbose line said it all a second time)
     *out = self;
@@ -3005,6 +2964,72 @@ s_api_status(void *arg)
 {
     ms_node_t *self = arg;
     return ms_node_status_json(self->status);
+}
+
+//  --------------------------------------------------------------------------
+//  Open the events and the HTTP API (when api_bind says), last: its
+//  threads start at once. TOKEN_FILE is the caller's api_token_file
+//  option, or NULL. Returns MS_OK, MS_ERR_NOMEM, or the error of the
+//  token file or the API (in DIAG).
+
+static int
+s_api_open(ms_node_t *self, const char *token_file, ms_diag_t *diag)
+{
+    // Beyond loopback the API asks for the token of api_token_file
+    // (default DATA_DIR/api-token, made 0600 when missing).
+    char token[MS_API_TOKEN_MAX + 1] = "";
+    if (self->api_bind && !ms_api_bind_loopback(self->api_bind)) {
+        char path[PATH_MAX];
+        ms_data_dir_path(self->dir, "api-token", path, sizeof path);
+        self->api_token_file =
+            strdup(token_file && *token_file ? token_file : path);
+        if (!self->api_token_file)
+            return MS_ERR_NOMEM;
+        self->opts.api_token_file = self->api_token_file;
+        int rc = ms_api_token_open(self->api_token_file, token, NULL, diag);
+        if (rc != MS_OK)
+            return rc;
+    }
+    if (self->api_bind) {
+        // Event ids start at the wall time in ms x 1000, so that they
+        // keep increasing across restarts (a client's Last-Event-ID from
+        // before a restart then gets `reset`, not wrong events).
+        ms_node_events_config_t ecfg = {
+            .capacity = MS_EVENTS_DEFAULT_CAPACITY,
+            .max_readers = MS_EVENTS_DEFAULT_READERS,
+            .first_id = (uint64_t) ms_clock_wall_ms() * 1000 + 1};
+        ms_node_events_iface_t eiface = {.arg = self,
+                                         .log = s_log_line,
+                                         .running_elsewhere =
+                                             s_ne_running_elsewhere};
+        self->events = ms_node_events_new(self->store, &ecfg, &eiface);
+        if (!self->events) {
+            return MS_ERR_NOMEM;
+        }
+        ms_api_hooks_t hooks = {
+            .store = self->store,
+            .arg = self,
+            .submit = s_api_submit,
+            .upload_dir = self->blobs ? self->blob_tmp_dir : NULL,
+            .max_upload_bytes = (uint64_t) self->opts.max_dataset_bytes,
+            .blob_put = s_api_blob_put,
+            .status = s_api_status,
+            .control = s_api_control,
+            .authority = s_api_authority,
+            .peers = s_api_peers,
+            .running_elsewhere = s_api_running_elsewhere,
+            .dashboard_dir = self->dashboard_dir,
+            .events = ms_node_events_ring(self->events),
+            .token = token,
+            .task_leases = s_api_task_leases,
+            .blobs_held = s_api_blobs_held,
+            .blob_path = s_api_blob_path};
+        int rc = ms_api_open(&self->api, self->api_bind, &hooks, diag);
+        sodium_memzero(token, sizeof token);
+        if (rc != MS_OK)
+            return rc;
+    }
+    return MS_OK;
 }
 
 //  ==========================================================================
