@@ -4,142 +4,46 @@
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
-    The node loop, alone or in a pool (DESIGN.md "The pool").
+    The node loop, alone or in a pool (DESIGN.md "The pool"): the loop,
+    its deadlines and the dispatch between the classes that own the rules.
+    A map, with where each rule is written:
 
-    Records. Everything the node decides is a record appended to its own
-    log (ms_store_append_many): a submission is a SWEEP record (the
-    expanded task list: other nodes never re-expand) plus a DATASET record
-    (name and BLAKE2b content hash of the files); a claim is a CLAIM
-    (task, slot, epoch); a finished task is a RESULT (the row JSON) and
-    the RELEASE of its claim, in one block; a give-up is a FAILURE with a
-    class (resource: not counted against the task; task: the store ends
-    the task failed once failures from min(3, members) nodes are in) and a
-    RELEASE; a graceful stop releases every claim. The store applies each
-    record to the derived tables in the same transaction, so sweeps,
-    tasks, results and failures are the same function of the record set
-    on every node. Blocks are pushed to the peers (ms_gossip) only after
-    the commit returned, i.e. once durable; peers' blocks are merged
-    through the same store and fed to the lease table. A node alone
-    (`meshsweep run`, or no pool) runs exactly this path with members = 1.
+    - Records. Everything the node decides is a record appended to its
+      own log in one durable commit and pushed once durable
+      (ms_record_log; s_append wraps it for the result events); peers'
+      blocks are checked (ms_block_signer), merged through the same store
+      and fed to the lease table (ms_lease_feed). Derived tables are the
+      store's (node/store). A node alone (`meshsweep run`, or no pool)
+      runs exactly this path with members = 1.
+    - Claims. Where a lease is decided: ms_scheduler_claim (over
+      ms_lease_table, the claim rule; owners by ms_assign over
+      ms_peer_table's members). No claim in the startup grace (ms_grace).
+      A claim starts once it settled (the settle rule: ms_settle.h; the
+      acks: ms_record_log) and is still ours; workers' runs, crashes,
+      retries, give-ups, outranked and lapsed leases, the volunteer pause
+      and the crash points: ms_runner. Claim-to-start: ms_claim_timer.
+      Not done here: leases renewed while the loop is stalled (a stalled
+      loop lets its leases lapse, which is the point).
+    - Results. A worker's result becomes a row here (s_on_result), its
+      weights are ms_keep's (ms_keep_own), and it is stored, committed or
+      revealed by ms_outbox; re-evaluation of others' results: ms_reeval.
+    - Peers. The mesh (ms_mesh) reports peers to s_on_peer, which keeps
+      them in ms_peer_table and dispatches what changed (events, lease
+      table, settle list, scheduler, item sync, ms_pool_census).
+    - HTTP threads never touch the loop's state: commands (ms_node_command),
+      the published status (ms_node_status) and events (ms_node_events).
+      Submissions: ms_submit; datasets and blobs: ms_dataset_source;
+      sweep life cycle: ms_lifecycle; certificates: ms_authority and
+      ms_item_sync.
 
-    Leases (ms_lease_table). Fed with every claim and release (own and
-    merged), results (finish) and heartbeats heard directly (on_heartbeat);
-    our heartbeats list our live claims (fill_heartbeat, which renews them
-    by CLOCK_BOOTTIME). The scheduler (ms_scheduler) lists the unfinished
-    tasks of active sweeps (ms_store_pending_tasks), orders them by
-    rendezvous owner rank over self and the alive peers (ms_assign_order:
-    own tasks first, then steal in reverse owner rank), skips what does not
-    fit this node's memory (params x 16 bytes + dataset bytes, against
-    MemAvailable per worker) and claims only when ms_lease_table_can_claim
-    says so (epoch = highest seen + 1). After a claim it settles (below) and
-    starts the worker only if it is still the holder; a claim outranked
-    later stops its worker (a result finished anyway is an extra replica,
-    never a second row: the store counts the first result of each (task,
-    node), and of a task's counted results only those that fill its slots
-    are rows). No claim before the startup grace (two beacon intervals and
-    one anti-entropy round), so nodes started together do not claim blind.
-    Not done here: leases renewed while the node loop is stalled (a stalled
-    loop lets its leases lapse, which is the point). The `max_pause_s` of
-    idle-only volunteers: see "Volunteer behaviour" in ms_runner.c.
-
-    The settle rule (replaces DESIGN.md's "starts after a short settle
-    window" with a better rule). Two nodes may claim one slot at the same
-    epoch at about the same time: two survivors that see a dead holder's
-    lease expire together, an owner and a stealer. A window of 2 x the
-    round trip was a guess about timing: on a loaded machine a commit
-    (fsync) or a loop turn takes longer than the window, both nodes start
-    before they see each other's claim, and one is stopped later. Now a
-    claim starts only when every peer that was live and linked when the
-    claim's block was pushed has acknowledged it: a peer that merges a
-    block holding a claim answers its origin with BLOCK_ACK (seq = how far
-    it holds the origin's log, own_seq = how far its own log goes).
-    Why that decides without timing: the ack is sent from the peer's loop
-    after the merge returned (durable, fed to its lease table), and the
-    loop commits and pushes its own blocks synchronously (the append pushes
-    before it returns), so when a peer acks our claim, either it had not
-    claimed the slot yet (then our claim, live in its table, forbids it
-    to claim at that epoch), or its claim is in its log at or below
-    own_seq. We start only once we hold the peer's log up to own_seq, so
-    both claims are then in our lease table and in the peer's, and the
-    ranking (epoch, then H(task, slot, node)) names the same holder on
-    both: exactly one starts, the other releases its claim unstarted
-    (counted in lease_settle_lost_total). Usually the peer's claim came
-    before its ack on the one link of the pair (FIFO) and there is
-    nothing to wait for; own_seq makes the rule hold also when the claim
-    travelled another way (a link replaced, anti-entropy). Races thought
-    through: the peer's claim committed but not yet pushed when ours
-    arrives cannot happen in one loop (commit and push are one step; a
-    store that one day commits in the background must ack only after
-    its own committed blocks are pushed, or own_seq still covers it);
-    group commit changes nothing (the ack follows the merge's return);
-    a block that lands above a gap is acked only once the gap is pulled
-    (the ack says how far the log is held contiguously). Who is waited
-    for: the peers linked and not dead at push time, suspect ones too
-    (the push targets; in a big pool that is the active view). A peer
-    that dies or unlinks is no longer waited for, and no wait lasts
-    longer than the cap (settle_ms; auto = one heartbeat interval): a
-    stalled or old peer cannot stop starts for long, and then the
-    ranking decides as before (a claim outranked later stops its
-    worker). Suspect peers are waited for because a loaded machine makes
-    live peers suspect (heartbeats late, the link up): case 2 of
-    shared/cases, four nodes started together on a busy CI machine, had
-    a suspect peer claim the same task in the same instant, and both
-    started when only the alive peers were waited for. Peers outside the
-    active view, and peers that link after the push, are not waited for
-    either; a race with them is settled by the ranking. A retry under a
-    claim that settled already waits for nothing. The bookkeeping is
-    ms_settle (pure, unit-tested); the ack is node/log/ms_record_log's
-    (BLOCK_ACK, sent and received there).
-
-    Claim-to-start. The node notes when each sweep record was committed
-    here (local submit, or the merge of a gossiped SWEEP or last FRAGMENT
-    record; sweeps stored before the process started are not measured),
-    and each worker reports when its task's work starts ("started": the
-    first minibatch; noop at once) by CLOCK_MONOTONIC. Claim-to-start of a
-    task = that moment minus the later of the sweep's commit here and the
-    moment its worker went idle (queueing behind other tasks is not
-    claim-to-start; waiting for a peer's lease to expire still counts).
-    Logged verbosely ("task X claim-to-start N.NN ms") and summarised in
-    /api/v1/status claim_to_start_ms (median and p99 of the last 256).
-
-    The loop with a mesh (open pool): one zmq_poll over the mesh's
+    The loop with a mesh (s_poll_mesh): one zmq_poll over the mesh's
     sockets, the wake pipe (API commands, stop) and the workers' sockets,
-    with the timeout at the nearest deadline of mesh, gossip, lease expiry
-    and settle windows; then mesh handle, worker events, mesh / gossip /
-    lease ticks, the scheduler. Alone, the worker pool's own poll is used.
-
-    Crash points. A task is claimed by a record before it goes to a
-    worker; while it runs, the store shows it running with this node as
-    holder (a local field, not a record), and its result is appended (in
-    a group commit) before its checkpoint is deleted. So at any crash
-    point the store says what is left: tasks still "running" for this
-    node at open are moved back to pending (ms_store_reset_claims), and
-    their checkpoints make the rerun resume bit-exactly when this node
-    claims them again.
-
-    Failures (ms_runner_worker_event decides; the node only hands it each
-    worker event). A worker death is a crash of its task: it is retried
-    at once under the same claim, up to retry_cap retries (DESIGN.md
-    "Defaults": 2), after which a FAILURE record is published with the
-    reason and the number of attempts ("worker killed by signal 6
-    (SIGABRT) on 3 attempts"). The crash count lives in memory
-    (ms_runner), not the store: a restarted node gives a task a fresh set of
-    retries, which is what one wants after, say, an upgrade that fixed
-    the crash. Bad data is published as a failure at once by the worker
-    (it would fail the same way again).
-
-    API commands. HTTP threads never write to the store themselves: a
-    submission is queued as a command, the loop is woken through a pipe,
-    and the HTTP thread waits (bounded) for the loop's answer (the queue
-    and the pipe are ms_node_command's; the loop answers through its
-    iface, the s_nc_* functions and the request handlers they name). The
-    same pipe carries ms_node_stop(), whose only work is a flag and a
-    write(), both async-signal-safe.
-
-    Submissions: node/data/ms_submit (spec -> records; its prose says
-    where a local runner's dataset paths are kept). Datasets: which a
-    sweep has ready, fetching the missing ones' blobs, and the answers to
-    blob uploads and questions: node/data/ms_dataset_source.
+    with the timeout at the nearest deadline (s_next_deadline: mesh,
+    gossip, blob fetches, lease expiry, settle windows, the runner, the
+    grace, the next scan); then mesh handle, acks and sweeps noted, the
+    grace, commands, worker events, this turn's results, mesh / gossip /
+    item / fetch / lease ticks, and the scheduler (ms_node_poll). Alone,
+    the worker pool's own poll is used.
 */
 #define _DEFAULT_SOURCE // getloadavg
 #include "ms_node.h"
@@ -148,6 +52,7 @@
 #include "ms_api.h"
 #include "ms_events.h"
 #include "ms_config_json.h"
+#include "ms_data_dir.h"
 #include "ms_dataset.h"
 #include "ms_dataset_source.h"
 #include "ms_identity.h"
@@ -156,10 +61,12 @@
 #include "ms_authority.h"
 #include "ms_backend.h"
 #include "ms_gpu.h"
+#include "ms_grace.h"
 #include "ms_blob_fetch.h"
 #include "ms_block_signer.h"
 #include "ms_blob_store.h"
 #include "ms_cert.h"
+#include "ms_claim_timer.h"
 #include "ms_gossip.h"
 #include "ms_idle.h"
 #include "ms_platform.h"
@@ -177,6 +84,7 @@
 #include "ms_node_status.h"
 #include "ms_onnx.h"
 #include "ms_outbox.h"
+#include "ms_peer_table.h"
 #include "ms_peers_conf.h"
 #include "ms_pool_census.h"
 #include "ms_record_log.h"
@@ -214,23 +122,8 @@
 #include <time.h>
 #include <unistd.h>
 
-//  When a sweep record was committed here (claim-to-start).
-typedef struct {
-    ms_hash_t sweep_id; // the sweep
-    int64_t at_us;      // monotonic us of its commit here; 0 = unknown
-                        // (in the store before this process started)
-} s_sweep_seen_t;
-
-//  A peer as the mesh reported it (on_peer).
-typedef struct {
-    uint8_t id[MS_MESH_ID_BYTES]; // node id
-    ms_peer_state_t state;        // alive, suspect, dead
-    bool linked;                  // both HELLOs passed, link up
-} s_peer_t;
-
 #define S_MAX_APPEND 64         // records in one block of ours (DESIGN.md)
 #define S_MAX_OPERATORS_SEEN 64 // distinct operators counted in the pool
-#define S_MAX_LIVE_CLAIMS 1024  // live claims listed in one heartbeat
 
 //  Records of ours appended by one store call (one durable commit): the
 //  claims of one scheduling pass, the results of one turn. The store cuts
@@ -243,7 +136,8 @@ typedef struct {
 _Static_assert(S_MAX_APPEND == MS_RECORD_MAX_BLOCK, "one block bound");
 _Static_assert(S_MAX_COMMIT <= MS_RECORD_LOG_MAX_APPEND, "append bound");
 _Static_assert(S_MAX_COMMIT == MS_SCHEDULER_MAX_CLAIMS, "a pass's claims");
-_Static_assert(MS_SCHEDULER_MAX_PREFETCH < S_MAX_LIVE_CLAIMS, "heartbeat");
+_Static_assert(MS_SCHEDULER_MAX_PREFETCH < MS_LEASE_FEED_MAX_LIVE_CLAIMS,
+               "heartbeat");
 
 struct ms_node {
     // options (owned copies)
@@ -270,7 +164,7 @@ struct ms_node {
     ms_worker_pool_t *pool;         // worker processes
     ms_api_t *api;                  // HTTP API, or NULL
     ms_node_command_t *commands;    // HTTP -> loop requests, wake pipe
-    int lock_fd;                    // DATA_DIR/node.lock, locked while open
+    ms_data_dir_t *dir;             // the data dir's layout and lock
     volatile sig_atomic_t stopping; // ms_node_stop was called
     ms_node_event_fn event_fn;      // progress events, or NULL
     void *event_arg;                // its argument
@@ -281,36 +175,31 @@ struct ms_node {
     // what HTTP threads show of the node (the only node state they read)
     ms_node_status_t *status; // status page, peers, metrics snapshot
     // the pool: record log, leases, mesh and gossip (loop thread only)
-    ms_lease_table_t *leases;        // the claim rule
-    ms_lease_feed_t *lease_feed;     // merged and stored records to it
-    ms_scheduler_t *scheduler;       // where a lease is decided
-    ms_runner_t *runner;             // workers' runs
-    ms_mesh_t *mesh;                 // links to peers, or NULL (no pool)
-    ms_record_log_t *log;            // our log over the store (gossip's
-                                     // source and transport)
-    ms_gossip_t *gossip;             // push + anti-entropy, or NULL
-    s_peer_t *peer_tab;              // peers as the mesh reported them
-    size_t n_peer_tab;               // entries in peer_tab
-    ms_settle_t *settle;             // own claims waiting for acks
-    int64_t grace_until;             // monotonic ms: no claim before
-    int64_t grace_limit;             // monotonic ms: catch-up stops holding it
-    bool caught_up;                  // startup grace and first catch-up over
-    int64_t next_renew_at;           // monotonic ms: renew own leases (alone)
-    ms_pool_census_t *census;        // member and operator counts (store)
-    ms_metrics_t metrics;            // own counters (ms_metrics.h; the rest:
-                                     // s_metrics_gather)
-    s_sweep_seen_t *sweeps_seen;     // sweep commit times (claim-to-start)
-    size_t n_sweeps_seen;            // entries in sweeps_seen
-    uint64_t n_rejected_messages;    // peer messages refused (gossip)
-    ms_blob_store_t *blobs;          // dataset blobs (pool), or NULL
-    ms_blob_fetch_t *fetch;          // blob fetches from peers, or NULL
-    char blob_tmp_dir[PATH_MAX];     // DATA_DIR/blobs/tmp (uploads)
-    ms_wire_live_claim_t *hb_claims; // heartbeat live-claims buffer
-    ms_outbox_t *outbox;             // our results: this turn's, held
-    int64_t trim_at;                 // monotonic ms: next malloc_trim allowed
-    ms_block_signer_t *signer;       // signs ours, checks peers' blocks
-    int64_t turn_started_us;         // monotonic us: the loop woke (0: not
-                                     // yet)
+    ms_lease_table_t *leases;      // the claim rule
+    ms_lease_feed_t *lease_feed;   // merged and stored records to it
+    ms_scheduler_t *scheduler;     // where a lease is decided
+    ms_runner_t *runner;           // workers' runs
+    ms_mesh_t *mesh;               // links to peers, or NULL (no pool)
+    ms_record_log_t *log;          // our log over the store (gossip's
+                                   // source and transport)
+    ms_gossip_t *gossip;           // push + anti-entropy, or NULL
+    ms_peer_table_t *peer_table;   // peers as the mesh reported them
+    ms_settle_t *settle;           // own claims waiting for acks
+    ms_grace_t *grace;             // the startup grace (no claims blind)
+    int64_t next_renew_at;         // monotonic ms: renew own leases (alone)
+    ms_pool_census_t *census;      // member and operator counts (store)
+    ms_metrics_t metrics;          // own counters (ms_metrics.h; the rest:
+                                   // s_metrics_gather)
+    ms_claim_timer_t *claim_timer; // sweep commit times (claim-to-start)
+    uint64_t n_rejected_messages;  // peer messages refused (gossip)
+    ms_blob_store_t *blobs;        // dataset blobs (pool), or NULL
+    ms_blob_fetch_t *fetch;        // blob fetches from peers, or NULL
+    char blob_tmp_dir[PATH_MAX];   // DATA_DIR/blobs/tmp (uploads)
+    ms_outbox_t *outbox;           // our results: this turn's, held
+    int64_t trim_at;               // monotonic ms: next malloc_trim allowed
+    ms_block_signer_t *signer;     // signs ours, checks peers' blocks
+    int64_t turn_started_us;       // monotonic us: the loop woke (0: not
+                                   // yet)
     // test hooks (ms_node.h "Test hooks"): NULL in meshsweepd
     ms_node_result_hook_fn result_hook; // rewrites own result rows
     void *result_hook_arg;              // its argument
@@ -336,70 +225,6 @@ s_work_changed(ms_node_t *self)
 {
     if (self->scheduler)
         ms_scheduler_changed(self->scheduler);
-}
-
-//  --------------------------------------------------------------------------
-//  Note that a sweep record was committed here at at_us (monotonic us; 0
-//  = before this process). The first note of a sweep wins.
-
-static void
-s_sweep_committed(ms_node_t *self, const ms_hash_t *sweep_id, int64_t at_us)
-{
-    for (size_t i = 0; i < self->n_sweeps_seen; i++)
-        if (memcmp(self->sweeps_seen[i].sweep_id.bytes, sweep_id->bytes,
-                   MS_HASH_BYTES) == 0)
-            return;
-    s_sweep_seen_t *grown =
-        realloc(self->sweeps_seen, (self->n_sweeps_seen + 1) * sizeof *grown);
-    if (!grown)
-        return;
-    self->sweeps_seen = grown;
-    self->sweeps_seen[self->n_sweeps_seen++] =
-        (s_sweep_seen_t){.sweep_id = *sweep_id, .at_us = at_us};
-}
-
-//  --------------------------------------------------------------------------
-//  When the sweep record was committed here (monotonic us); 0 when unknown.
-
-static int64_t
-s_sweep_committed_at(const ms_node_t *self, const ms_hash_t *sweep_id)
-{
-    for (size_t i = 0; i < self->n_sweeps_seen; i++)
-        if (memcmp(self->sweeps_seen[i].sweep_id.bytes, sweep_id->bytes,
-                   MS_HASH_BYTES) == 0)
-            return self->sweeps_seen[i].at_us;
-    return 0;
-}
-
-//  A time to note for every sweep of the store not noted yet.
-typedef struct {
-    ms_node_t *node; // the node
-    int64_t at_us;   // the time to note
-} s_note_ctx_t;
-
-//  --------------------------------------------------------------------------
-//  Note one listed sweep.
-
-static int
-s_note_sweep(void *arg, const ms_store_sweep_t *sweep)
-{
-    s_note_ctx_t *ctx = arg;
-    ms_hash_t sid;
-    memcpy(sid.bytes, sweep->sweep_id, MS_HASH_BYTES);
-    s_sweep_committed(ctx->node, &sid, ctx->at_us);
-    return 0;
-}
-
-//  --------------------------------------------------------------------------
-//  Sweeps merged from peers (a SWEEP record, or the last FRAGMENT of a big
-//  one, was just committed): note every sweep the store holds that was not
-//  noted yet, at at_us.
-
-static void
-s_note_sweeps(ms_node_t *self, int64_t at_us)
-{
-    s_note_ctx_t ctx = {.node = self, .at_us = at_us};
-    ms_store_list_sweeps(self->store, s_note_sweep, &ctx);
 }
 
 //  --------------------------------------------------------------------------
@@ -455,33 +280,6 @@ s_emit(ms_node_t *self, json_t *event)
         free(text);
     }
     json_decref(event);
-}
-
-//  --------------------------------------------------------------------------
-//  mkdir -p with mode 0700 for the last part.
-
-static int
-s_mkdirs(const char *path, ms_diag_t *diag)
-{
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int) sizeof tmp)
-        return ms_diag_set(diag, path, "path too long");
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-            return ms_diag_set_code(diag, MS_ERR_IO, tmp, "cannot create: %s",
-                                    strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
-        return ms_diag_set_code(diag, MS_ERR_IO, tmp, "cannot create: %s",
-                                strerror(errno));
-    struct stat st;
-    if (stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode))
-        return ms_diag_set_code(diag, MS_ERR_IO, tmp, "not a directory");
-    return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
@@ -577,45 +375,55 @@ static json_t *s_api_status(void *arg);
 static int64_t s_ne_running_elsewhere(void *arg,
                                       const uint8_t sweep_id[MS_HASH_BYTES]);
 static int s_status_open(ms_node_t *self, int64_t opened_at_ms);
+static int s_api_open(ms_node_t *self, const char *token_file, ms_diag_t *diag);
 
 //  --------------------------------------------------------------------------
-//  One node per data dir: a POSIX write lock on DATA_DIR/node.lock, held
-//  while the node is open. Two nodes on one data dir would share an
-//  identity and an incarnation and train the same task twice. A POSIX
-//  lock (not flock) is not inherited by forked workers and dies with the
-//  process, so a node killed with SIGKILL can restart at once.
+//  Fork the workers (and the idle monitor with idle_only). Workers are
+//  forked before the API starts its threads. Which of them use the GPU is
+//  decided once, here (ms_gpu.h: the probe runs in a child, as CUDA does
+//  not survive the fork of the workers). Returns MS_OK or the error of
+//  the GPU plan, the worker pool or the idle monitor (in DIAG).
 
 static int
-s_lock_data_dir(ms_node_t *self, ms_diag_t *diag)
+s_workers_open(ms_node_t *self, ms_diag_t *diag)
 {
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/node.lock", self->data_dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot open: %s",
-                                strerror(errno));
-    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-    if (fcntl(fd, F_SETLK, &fl) != 0) {
-        int err = errno;
-        struct flock who = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-        long pid = fcntl(fd, F_GETLK, &who) == 0 && who.l_type != F_UNLCK
-                       ? (long) who.l_pid
-                       : -1;
-        close(fd);
-        if (err == EACCES || err == EAGAIN)
-            return ms_diag_set_code(
-                diag, MS_ERR_CONFLICT, self->data_dir,
-                "in use by another node (pid %ld): one node per data dir", pid);
-        return ms_diag_set_code(diag, MS_ERR_IO, path, "cannot lock: %s",
-                                strerror(err));
+    ms_worker_options_t wopts;
+    ms_worker_options_defaults(&wopts);
+    wopts.n_workers = s_capped_workers(self);
+    int n_workers = wopts.n_workers;
+    if (n_workers < 1) {
+        n_workers = ms_platform_usable_cpus();
     }
-    char text[32];
-    int n = snprintf(text, sizeof text, "%ld\n", (long) getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t) n, 0) != n) {
-        // The pid is only a hint for the message above; the lock is what
-        // matters.
+    int rc = ms_gpu_plan(&self->gpu, self->backend, self->opts.gpu_workers,
+                         n_workers, ms_gpu_probe, diag);
+    if (rc != MS_OK)
+        return rc;
+    if (self->gpu.note[0] && self->opts.verbose)
+        s_log(self, "%s", self->gpu.note);
+    wopts.n_workers = n_workers;
+    wopts.nice = self->opts.worker_nice;
+    wopts.blas_threads = self->opts.blas_threads;
+    wopts.backend = self->gpu.gpu_backend;
+    wopts.n_gpu_workers = self->gpu.n_gpu_workers;
+    wopts.checkpoint_dir = self->checkpoint_dir;
+    wopts.verbose = self->opts.verbose;
+    wopts.memory_mb = self->opts.worker_memory_mb;
+    rc = ms_worker_pool_open(&self->pool, &wopts, diag);
+    if (rc != MS_OK)
+        return rc;
+    if (self->opts.idle_only) {
+        ms_idle_options_t io;
+        ms_idle_options_defaults(&io);
+        io.cpu_pct = self->opts.idle_cpu_pct;
+        io.busy_s = self->opts.idle_busy_s;
+        io.quiet_s = self->opts.idle_quiet_s;
+        rc = ms_idle_open(&self->idle, &io, diag);
+        if (rc != MS_OK)
+            return rc;
+        if (ms_idle_source(self->idle) == MS_IDLE_SOURCE_CGROUP)
+            s_log(self, "idle_only: own CPU time from %s",
+                  ms_idle_cgroup(self->idle));
     }
-    self->lock_fd = fd;
     return MS_OK;
 }
 
@@ -642,7 +450,6 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     ms_node_t *self = calloc(1, sizeof *self);
     if (!self)
         return MS_ERR_NOMEM;
-    self->lock_fd = -1;
     self->opts = *opts;
     self->data_dir = strdup(opts->data_dir);
     self->backend = strdup(backend);
@@ -681,21 +488,21 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     self->opts.peers = (const char *const *) self->peers;
 
     char path[PATH_MAX + 32];
-    rc = s_mkdirs(self->data_dir, diag);
+    rc = ms_data_dir_open(&self->dir, self->data_dir, diag); // one node
     if (rc != MS_OK)
         goto fail;
-    rc = s_lock_data_dir(self, diag);
-    if (rc != MS_OK)
-        goto fail;
-    snprintf(path, sizeof path, "%s/identity", self->data_dir);
+    ms_data_dir_path(self->dir, "identity", path, sizeof path);
     rc = ms_identity_open(&self->identity, path, diag);
     if (rc != MS_OK)
+        goto fail;
+    rc = MS_ERR_NOMEM;
+    if (!(self->peer_table = ms_peer_table_new(s_node_pk(self))))
         goto fail;
     rc = s_authority_open(self, opts->enroll_key, diag);
     if (rc != MS_OK)
         goto fail;
-    snprintf(self->store_dir, sizeof self->store_dir, "%s/store",
-             self->data_dir);
+    ms_data_dir_path(self->dir, "store", self->store_dir,
+                     sizeof self->store_dir);
     rc = ms_store_open(&self->store, self->store_dir, NULL, diag);
     if (rc != MS_OK)
         goto fail;
@@ -719,17 +526,16 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
               "%zu task(s) left running by the last run are pending "
               "again (they resume from their checkpoints)",
               n_reset);
-    snprintf(self->checkpoint_dir, sizeof self->checkpoint_dir,
-             "%s/checkpoints", self->data_dir);
+    ms_data_dir_path(self->dir, "checkpoints", self->checkpoint_dir,
+                     sizeof self->checkpoint_dir);
     rc = s_outbox_open(self, diag);
     if (rc != MS_OK)
         goto fail;
     rc = s_submit_open(self, diag);
     if (rc != MS_OK)
         goto fail;
-    snprintf(self->weights_dir, sizeof self->weights_dir, "%s/weights",
-             self->data_dir);
-    rc = s_mkdirs(self->weights_dir, diag);
+    rc = ms_data_dir_make(self->dir, "weights", self->weights_dir,
+                          sizeof self->weights_dir, diag);
     if (rc != MS_OK)
         goto fail;
 
@@ -737,46 +543,9 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     if (rc != MS_OK)
         goto fail;
 
-    // Workers are forked before the API starts its threads. Which of them
-    // use the GPU is decided once, here (ms_gpu.h: the probe runs in a
-    // child, as CUDA does not survive the fork of the workers).
-    ms_worker_options_t wopts;
-    ms_worker_options_defaults(&wopts);
-    wopts.n_workers = s_capped_workers(self);
-    int n_workers = wopts.n_workers;
-    if (n_workers < 1) {
-        n_workers = ms_platform_usable_cpus();
-    }
-    rc = ms_gpu_plan(&self->gpu, self->backend, self->opts.gpu_workers,
-                     n_workers, ms_gpu_probe, diag);
+    rc = s_workers_open(self, diag);
     if (rc != MS_OK)
         goto fail;
-    if (self->gpu.note[0] && self->opts.verbose)
-        s_log(self, "%s", self->gpu.note);
-    wopts.n_workers = n_workers;
-    wopts.nice = self->opts.worker_nice;
-    wopts.blas_threads = self->opts.blas_threads;
-    wopts.backend = self->gpu.gpu_backend;
-    wopts.n_gpu_workers = self->gpu.n_gpu_workers;
-    wopts.checkpoint_dir = self->checkpoint_dir;
-    wopts.verbose = self->opts.verbose;
-    wopts.memory_mb = self->opts.worker_memory_mb;
-    rc = ms_worker_pool_open(&self->pool, &wopts, diag);
-    if (rc != MS_OK)
-        goto fail;
-    if (self->opts.idle_only) {
-        ms_idle_options_t io;
-        ms_idle_options_defaults(&io);
-        io.cpu_pct = self->opts.idle_cpu_pct;
-        io.busy_s = self->opts.idle_busy_s;
-        io.quiet_s = self->opts.idle_quiet_s;
-        rc = ms_idle_open(&self->idle, &io, diag);
-        if (rc != MS_OK)
-            goto fail;
-        if (ms_idle_source(self->idle) == MS_IDLE_SOURCE_CGROUP)
-            s_log(self, "idle_only: own CPU time from %s",
-                  ms_idle_cgroup(self->idle));
-    }
     rc = s_status_open(self, opened_at_ms);
     if (rc != MS_OK)
         goto fail;
@@ -784,64 +553,9 @@ ms_node_open(ms_node_t **out, const ms_node_options_t *opts, ms_diag_t *diag)
     if (rc != MS_OK)
         goto fail;
     ms_node_status_refresh(self->status); // published before the API runs
-    // Beyond loopback the API asks for the token of api_token_file
-    // (default DATA_DIR/api-token, made 0600 when missing).
-    char token[MS_API_TOKEN_MAX + 1] = "";
-    if (self->api_bind && !ms_api_bind_loopback(self->api_bind)) {
-        if (opts->api_token_file && *opts->api_token_file)
-            self->api_token_file = strdup(opts->api_token_file);
-        else if ((self->api_token_file = malloc(strlen(self->data_dir) + 16)) !=
-                 NULL)
-            sprintf(self->api_token_file, "%s/api-token", self->data_dir);
-        if (!self->api_token_file) {
-            rc = MS_ERR_NOMEM;
-            goto fail;
-        }
-        self->opts.api_token_file = self->api_token_file;
-        rc = ms_api_token_open(self->api_token_file, token, NULL, diag);
-        if (rc != MS_OK)
-            goto fail;
-    }
-    if (self->api_bind) {
-        // Event ids start at the wall time in ms x 1000, so that they
-        // keep increasing across restarts (a client's Last-Event-ID from
-        // before a restart then gets `reset`, not wrong events).
-        ms_node_events_config_t ecfg = {
-            .capacity = MS_EVENTS_DEFAULT_CAPACITY,
-            .max_readers = MS_EVENTS_DEFAULT_READERS,
-            .first_id = (uint64_t) ms_clock_wall_ms() * 1000 + 1};
-        ms_node_events_iface_t eiface = {.arg = self,
-                                         .log = s_log_line,
-                                         .running_elsewhere =
-                                             s_ne_running_elsewhere};
-        self->events = ms_node_events_new(self->store, &ecfg, &eiface);
-        if (!self->events) {
-            rc = MS_ERR_NOMEM;
-            goto fail;
-        }
-        ms_api_hooks_t hooks = {
-            .store = self->store,
-            .arg = self,
-            .submit = s_api_submit,
-            .upload_dir = self->blobs ? self->blob_tmp_dir : NULL,
-            .max_upload_bytes = (uint64_t) self->opts.max_dataset_bytes,
-            .blob_put = s_api_blob_put,
-            .status = s_api_status,
-            .control = s_api_control,
-            .authority = s_api_authority,
-            .peers = s_api_peers,
-            .running_elsewhere = s_api_running_elsewhere,
-            .dashboard_dir = self->dashboard_dir,
-            .events = ms_node_events_ring(self->events),
-            .token = token,
-            .task_leases = s_api_task_leases,
-            .blobs_held = s_api_blobs_held,
-            .blob_path = s_api_blob_path};
-        rc = ms_api_open(&self->api, self->api_bind, &hooks, diag);
-        sodium_memzero(token, sizeof token);
-        if (rc != MS_OK)
-            goto fail;
-    }
+    rc = s_api_open(self, opts->api_token_file, diag);
+    if (rc != MS_OK)
+        goto fail;
     // (no log line here: meshsweepd prints the node id, workers and data
     // dir at start, and a verbose line said it all a second time)
     *out = self;
@@ -884,17 +598,16 @@ ms_node_destroy(ms_node_t **self_p)
     ms_item_sync_destroy(&self->item_sync); // borrows store, members
     ms_members_destroy(&self->members);
     ms_authority_destroy(&self->authority);
-    if (self->lock_fd >= 0)
-        close(self->lock_fd); // releases the data dir lock
+    ms_data_dir_destroy(&self->dir); // releases the data dir lock
     ms_keep_destroy(&self->keep);
     ms_reeval_destroy(&self->reeval);
     ms_blob_fetch_destroy(&self->fetch); // removes its temp files
     ms_blob_store_destroy(&self->blobs);
-    free(self->peer_tab);
+    ms_peer_table_destroy(&self->peer_table);
     ms_settle_destroy(&self->settle);
     ms_pool_census_destroy(&self->census);
-    free(self->sweeps_seen);
-    free(self->hb_claims);
+    ms_claim_timer_destroy(&self->claim_timer);
+    ms_grace_destroy(&self->grace);
     for (int i = 0; self->peers && i < self->opts.n_peers; i++)
         free(self->peers[i]);
     free(self->peers);
@@ -941,7 +654,7 @@ s_si_stored(void *arg, const ms_hash_t *sweep_id, bool fresh)
 {
     ms_node_t *self = arg;
     if (fresh)
-        s_sweep_committed(self, sweep_id, ms_clock_mono_us());
+        ms_claim_timer_note(self->claim_timer, sweep_id, ms_clock_mono_us());
     s_work_changed(self);
 }
 
@@ -1007,8 +720,7 @@ static int
 s_submit_open(ms_node_t *self, ms_diag_t *diag)
 {
     char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/datasets", self->data_dir);
-    int rc = s_mkdirs(dir, diag);
+    int rc = ms_data_dir_make(self->dir, "datasets", dir, sizeof dir, diag);
     if (rc != MS_OK)
         return rc;
     ms_dataset_source_config_t dcfg = {.datasets_dir = dir,
@@ -1087,23 +799,9 @@ static int s_tr_active(void *arg, uint8_t (*out)[MS_GOSSIP_ID_BYTES], int max);
 static int s_blob_send(void *arg, const uint8_t to[MS_BLOB_PEER_ID_BYTES],
                        const ms_wire_envelope_t *env);
 static void s_on_result(ms_node_t *self, ms_runner_run_t *r, json_t *body);
-static void s_claim_to_start(ms_node_t *self, const ms_hash_t *sweep_id,
-                             int64_t free_us, const char *thex,
-                             int64_t started_us);
 
 //  ==========================================================================
-//  The pool: records, leases, mesh and gossip
-//
-//  Everything this node decides is a record it appends to its own log
-//  (ms_store_append*): the store applies it to the derived tables in the
-//  same transaction, and the block is pushed to the peers once durable.
-//  The scheduler orders the store's unfinished tasks by rendezvous owner
-//  rank (ms_assign_order over self and the alive peers), claims a slot
-//  only when ms_lease_table_can_claim allows, appends the claim, waits
-//  out the settle window and starts the worker only if it is still the
-//  holder. The local task states (running, with this node as holder) are
-//  still kept for progress displays; they are local fields, not records,
-//  and stay out of the state digest.
+//  The pool: records, leases, mesh and gossip (the map at the top)
 //
 //  Signed blocks (node/log/ms_block_signer): the store's writer signs
 //  ours with the signer, which holds the key, our id and the pool id by
@@ -1289,25 +987,6 @@ s_lf_result(void *arg, const uint8_t task_id[MS_LEASE_ID_BYTES],
 }
 
 //  --------------------------------------------------------------------------
-//  Members for rendezvous owners: self and the alive linked peers. Caller
-//  frees *out. Returns the count.
-
-static size_t
-s_members(ms_node_t *self, uint8_t (**out)[MS_ASSIGN_ID_BYTES])
-{
-    *out = calloc(self->n_peer_tab + 1, MS_ASSIGN_ID_BYTES);
-    if (!*out)
-        return 0;
-    size_t n = 0;
-    memcpy((*out)[n++], s_node_pk(self), MS_ASSIGN_ID_BYTES);
-    for (size_t i = 0; i < self->n_peer_tab; i++)
-        if (self->peer_tab[i].linked &&
-            self->peer_tab[i].state == MS_PEER_ALIVE)
-            memcpy((*out)[n++], self->peer_tab[i].id, MS_ASSIGN_ID_BYTES);
-    return n;
-}
-
-//  --------------------------------------------------------------------------
 //  Emit the verdict changes the store saw (DESIGN.md: "A verdict may
 //  change when late replicas arrive: it carries a revision, and the
 //  change is an event"), a bounded number per turn. A change may open a
@@ -1354,8 +1033,8 @@ s_emit_verdicts(ms_node_t *self)
 static void
 s_update_members(ms_node_t *self)
 {
-    uint8_t(*owners)[MS_ASSIGN_ID_BYTES] = NULL;
-    size_t n = s_members(self, &owners); // self first, then the peers
+    uint8_t(*owners)[MS_PEER_TABLE_ID_BYTES] = NULL;
+    size_t n = ms_peer_table_members(self->peer_table, &owners); // self first
     if (n > 0 &&
         ms_pool_census_update(
             self->census, self->members, ms_authority_operator(self->authority),
@@ -1378,28 +1057,6 @@ s_task_busy(const ms_node_t *self, const uint8_t *task_id)
 }
 
 //  --------------------------------------------------------------------------
-//  The peers a claim waits for: linked and not dead now (alive or
-//  suspect; see "Leases" at the top). Caller frees *out. Returns the
-//  count.
-
-static size_t
-s_settle_peers(const ms_node_t *self, uint8_t (**out)[MS_SETTLE_ID_BYTES])
-{
-    *out = NULL;
-    size_t n = 0;
-    for (size_t i = 0; i < self->n_peer_tab; i++)
-        n +=
-            self->peer_tab[i].linked && self->peer_tab[i].state != MS_PEER_DEAD;
-    if (n == 0 || !(*out = calloc(n, MS_SETTLE_ID_BYTES)))
-        return 0;
-    n = 0;
-    for (size_t i = 0; i < self->n_peer_tab; i++)
-        if (self->peer_tab[i].linked && self->peer_tab[i].state != MS_PEER_DEAD)
-            memcpy((*out)[n++], self->peer_tab[i].id, MS_SETTLE_ID_BYTES);
-    return n;
-}
-
-//  --------------------------------------------------------------------------
 //  ms_scheduler_iface_t: log a line.
 
 static void
@@ -1415,7 +1072,7 @@ static bool
 s_sched_holding(void *arg, int64_t now)
 {
     ms_node_t *self = arg;
-    return self->stopping || now < self->grace_until;
+    return self->stopping || ms_grace_holding(self->grace, now);
 }
 
 //  --------------------------------------------------------------------------
@@ -1462,7 +1119,8 @@ s_sched_dataset_wanted(void *arg, const uint8_t sweep_id[MS_HASH_BYTES])
 static size_t
 s_sched_members(void *arg, uint8_t (**out)[MS_ASSIGN_ID_BYTES])
 {
-    return s_members(arg, out);
+    ms_node_t *self = arg;
+    return ms_peer_table_members(self->peer_table, out);
 }
 
 //  --------------------------------------------------------------------------
@@ -1553,12 +1211,13 @@ s_run_changed(void *arg)
 }
 
 //  --------------------------------------------------------------------------
-//  ms_runner_iface_t: the peers a claim waits for.
+//  ms_runner_iface_t: the peers a claim waits for (the reachable ones).
 
 static size_t
 s_run_settle_peers(void *arg, uint8_t (**out)[MS_SETTLE_ID_BYTES])
 {
-    return s_settle_peers(arg, out);
+    ms_node_t *self = arg;
+    return ms_peer_table_reachable(self->peer_table, out);
 }
 
 //  --------------------------------------------------------------------------
@@ -1615,13 +1274,20 @@ s_run_work_hook(void *arg, const char *task_hex, const char *sweep_hex,
 }
 
 //  --------------------------------------------------------------------------
-//  ms_runner_iface_t: claim-to-start of a task.
+//  ms_runner_iface_t: a task's work started (ms_claim_timer: the figure,
+//  logged and summarised in the status).
 
 static void
 s_run_claim_to_start(void *arg, const ms_hash_t *sweep_id, int64_t free_us,
                      const char *thex, int64_t started_us)
 {
-    s_claim_to_start(arg, sweep_id, free_us, thex, started_us);
+    ms_node_t *self = arg;
+    double ms = 0;
+    if (!ms_claim_timer_measure(self->claim_timer, sweep_id, free_us,
+                                started_us, &ms))
+        return;
+    s_log(self, "task %.12s claim-to-start %.2f ms", thex, ms);
+    ms_node_status_claim_to_start(self->status, ms);
 }
 
 //  --------------------------------------------------------------------------
@@ -1744,9 +1410,8 @@ s_schedule_pool(ms_node_t *self)
 static void
 s_lease_tick(ms_node_t *self, int64_t now)
 {
-    // Not before the start grace: a restarted node counts only itself as
-    // the pool until its peers link, and would reveal at once.
-    if (now >= self->grace_until)
+    // Not in the start grace (ms_grace.h says why).
+    if (!ms_grace_holding(self->grace, now))
         ms_outbox_reveal(self->outbox, now);
     if (!self->mesh && now >= self->next_renew_at) {
         // Alone there is no heartbeat to renew our leases: renew here.
@@ -1773,21 +1438,14 @@ s_release_all(ms_node_t *self)
 //  what it needs of the node is here: the mesh, the peer table, the
 //  signed-block code, the members' roles and the change set of a merge.
 
-#define S_CATCH_UP_HOLD_MS 500    // grace held this long past a pull
-#define S_CATCH_UP_GRACE_MS 60000 // ... and no longer than this from start
-
 //  --------------------------------------------------------------------------
-//  ms_record_log_iface_t: the push targets (linked, not dead peers).
+//  ms_record_log_iface_t and ms_item_sync_iface_t: the push targets.
 
 static int
 s_tr_active(void *arg, uint8_t (*out)[MS_GOSSIP_ID_BYTES], int max)
 {
     ms_node_t *self = arg;
-    int n = 0;
-    for (size_t i = 0; i < self->n_peer_tab && n < max; i++)
-        if (self->peer_tab[i].linked && self->peer_tab[i].state != MS_PEER_DEAD)
-            memcpy(out[n++], self->peer_tab[i].id, MS_GOSSIP_ID_BYTES);
-    return n;
+    return ms_peer_table_active(self->peer_table, out, max);
 }
 
 //  --------------------------------------------------------------------------
@@ -1855,7 +1513,7 @@ s_rl_merged(void *arg, const uint8_t origin[MS_HASH_BYTES],
 
 //  --------------------------------------------------------------------------
 //  ms_record_log_iface_t: a peer acknowledged our claims (the settle
-//  rule, see "Leases" at the top).
+//  rule, ms_settle.h).
 
 static void
 s_rl_acked(void *arg, const uint8_t from[MS_HASH_BYTES], uint64_t seq,
@@ -1896,34 +1554,18 @@ s_on_peer(void *arg, const uint8_t id[MS_MESH_ID_BYTES], ms_peer_state_t state,
           bool linked)
 {
     ms_node_t *self = arg;
-    s_peer_t *p = NULL;
-    for (size_t i = 0; i < self->n_peer_tab; i++)
-        if (memcmp(self->peer_tab[i].id, id, MS_MESH_ID_BYTES) == 0)
-            p = &self->peer_tab[i];
-    int previous = p ? (int) p->state : -1; // -1: it appears
-    if (!p) {
-        s_peer_t *grown =
-            realloc(self->peer_tab, (self->n_peer_tab + 1) * sizeof *grown);
-        if (!grown)
-            return;
-        self->peer_tab = grown;
-        p = &self->peer_tab[self->n_peer_tab++];
-        memset(p, 0, sizeof *p);
-        memcpy(p->id, id, MS_MESH_ID_BYTES);
-        p->state = MS_PEER_DEAD;
-    }
-    bool was_up = p->linked && p->state == MS_PEER_ALIVE;
-    p->state = state;
-    p->linked = linked;
-    if (previous != (int) state)
-        s_ev_peer(self, id, state, previous);
+    ms_peer_table_change_t ch;
+    if (ms_peer_table_update(self->peer_table, id, state, linked, &ch) != MS_OK)
+        return;
+    if (ch.previous != (int) state)
+        s_ev_peer(self, id, state, ch.previous);
     if (state == MS_PEER_DEAD)
         ms_lease_table_node_dead(self->leases, id);
     if (!linked || state == MS_PEER_DEAD)
         ms_settle_peer_gone(self->settle, id); // not waited for any more
-    if (was_up != (linked && state == MS_PEER_ALIVE))
+    if (ch.was_up != ch.up)
         s_work_changed(self); // owners moved
-    if (!was_up && linked && state == MS_PEER_ALIVE)
+    if (!ch.was_up && ch.up)
         ms_item_sync_link_up(self->item_sync, id);
     s_update_members(self);
     char hex[MS_HASH_HEX_LEN + 1];
@@ -1994,19 +1636,7 @@ s_on_heartbeat(void *arg, const uint8_t from[MS_MESH_ID_BYTES],
     if (self->members && ms_members_has_authority(self->members) &&
         !ms_members_is_member(self->members, from, (int64_t) time(NULL)))
         return; // revoked or expired: its claims expire (DESIGN.md)
-    size_t n = hb->heartbeat.n_live_claims;
-    ms_claim_t *live = n ? calloc(n, sizeof *live) : NULL;
-    if (n && !live)
-        return;
-    for (size_t i = 0; i < n; i++) {
-        memcpy(live[i].task_id, hb->heartbeat.live_claims[i].task_id,
-               MS_LEASE_ID_BYTES);
-        live[i].slot = hb->heartbeat.live_claims[i].slot;
-        live[i].epoch = hb->heartbeat.live_claims[i].epoch;
-        memcpy(live[i].node_id, from, MS_LEASE_ID_BYTES);
-    }
-    ms_lease_table_heartbeat(self->leases, from, live, n);
-    free(live);
+    ms_lease_feed_heartbeat(self->lease_feed, from, hb);
 }
 
 //  --------------------------------------------------------------------------
@@ -2016,18 +1646,7 @@ static void
 s_fill_heartbeat(void *arg, ms_wire_envelope_t *hb)
 {
     ms_node_t *self = arg;
-    ms_claim_t claims[S_MAX_LIVE_CLAIMS];
-    size_t n = 0;
-    ms_lease_table_renew(self->leases, claims, S_MAX_LIVE_CLAIMS, &n);
-    if (n > S_MAX_LIVE_CLAIMS)
-        n = S_MAX_LIVE_CLAIMS;
-    for (size_t i = 0; i < n; i++) {
-        memcpy(self->hb_claims[i].task_id, claims[i].task_id, MS_WIRE_ID_BYTES);
-        self->hb_claims[i].slot = claims[i].slot;
-        self->hb_claims[i].epoch = claims[i].epoch;
-    }
-    hb->heartbeat.live_claims = n ? self->hb_claims : NULL;
-    hb->heartbeat.n_live_claims = n;
+    ms_lease_feed_fill_heartbeat(self->lease_feed, hb);
     int busy = 0;
     ms_node_worker_count(self, &busy);
     hb->heartbeat.n_workers = (uint32_t) ms_worker_pool_size(self->pool);
@@ -2183,53 +1802,9 @@ s_status_open(ms_node_t *self, int64_t opened_at_ms)
     below). The node's own kept weights (keep_weights, weights_out_dir)
     are ms_keep's (node/verify): a training task runs with a weights
     path; its worker writes the final weights there (core/ms_weights.h);
-    s_on_result hands the file to ms_keep_export and ms_keep_result.
+    s_on_result hands the result to ms_keep_own.
     =========================================================================
 */
-
-//  --------------------------------------------------------------------------
-//  The worker's weights file of task TASK_HEX.
-
-static void
-s_weights_path(const ms_node_t *self, const char *task_hex, char *path,
-               size_t n)
-{
-    snprintf(path, n, "%s/%s.weights", self->weights_dir, task_hex);
-}
-
-//  --------------------------------------------------------------------------
-//  Our training result R (row being built): keep its weights as the
-//  sweep's keep_weights says, and name them in the row (ms_keep_result).
-
-static void
-s_keep_weights(ms_node_t *self, const ms_runner_run_t *r, json_t *row)
-{
-    char thex[MS_HASH_HEX_LEN + 1], path[PATH_MAX + 100];
-    ms_hash_hex(&r->task_id, thex);
-    s_weights_path(self, thex, path, sizeof path);
-    if (ms_keep_result(self->keep, &r->task_id, &r->sweep_id, path, row))
-        self->metrics.weights_kept_total++;
-}
-
-//  --------------------------------------------------------------------------
-//  Our training result R (row being built): with weights_out_dir, copy
-//  its weights there as TASK.weights and TASK.onnx (an ok result only);
-//  without a blob store the worker's file is then removed (s_keep_weights
-//  removes it otherwise). A failure is logged: the result stands.
-
-static void
-s_export_weights(ms_node_t *self, const ms_runner_run_t *r, const json_t *row)
-{
-    char thex[MS_HASH_HEX_LEN + 1], path[PATH_MAX + 100];
-    ms_hash_hex(&r->task_id, thex);
-    s_weights_path(self, thex, path, sizeof path);
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
-    if (ms_keep_export(path, row, !self->blobs, self->opts.weights_out_dir,
-                       thex, &diag) != MS_OK)
-        s_log(self, "task %.12s: weights not written to %s: %s: %s", thex,
-              self->opts.weights_out_dir, diag.where, diag.reason);
-}
 
 //  --------------------------------------------------------------------------
 //  ms_reeval_iface_t: append one record to our log.
@@ -2256,15 +1831,7 @@ static size_t
 s_ri_live_peers(void *arg, uint8_t (**out)[MS_HASH_BYTES])
 {
     ms_node_t *self = arg;
-    uint8_t(*peers)[MS_HASH_BYTES] =
-        calloc(self->n_peer_tab + 1, sizeof *peers);
-    size_t n = 0;
-    for (size_t i = 0; peers && i < self->n_peer_tab; i++)
-        if (self->peer_tab[i].linked &&
-            self->peer_tab[i].state == MS_PEER_ALIVE)
-            memcpy(peers[n++], self->peer_tab[i].id, MS_HASH_BYTES);
-    *out = peers;
-    return n;
+    return ms_peer_table_live(self->peer_table, out);
 }
 
 //  --------------------------------------------------------------------------
@@ -2298,41 +1865,17 @@ static bool
 s_ri_worker_free(void *arg)
 {
     ms_node_t *self = arg;
-    return ms_worker_pool_idle(self->pool) >= 1 &&
-           !ms_runner_paused(self->runner);
+    return ms_runner_reeval_free(self->runner);
 }
 
 //  --------------------------------------------------------------------------
-//  ms_reeval_iface_t: start a re-evaluation on a worker; its running entry
-//  takes the config.
+//  ms_reeval_iface_t: start a re-evaluation on a worker (the runner's).
 
 static int
 s_ri_start(void *arg, const ms_reeval_run_t *run, int *worker)
 {
     ms_node_t *self = arg;
-    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&run->task_id, thex);
-    ms_hash_hex(&run->sweep_id, shex);
-    ms_worker_task_t wt = {.task_id = thex,
-                           .sweep_id = shex,
-                           .config = run->config,
-                           .dataset = (json_t *) run->dataset,
-                           .attempt = 1,
-                           .weights_path = run->weights_path,
-                           .reeval = true};
-    int rc = ms_worker_pool_start(self->pool, &wt, worker);
-    if (rc != MS_OK)
-        return rc;
-    ms_runner_run_t *r = ms_runner_run(self->runner, *worker);
-    memset(r, 0, sizeof *r);
-    r->busy = true;
-    r->reeval = true;
-    r->task_id = run->task_id;
-    r->sweep_id = run->sweep_id;
-    r->config = run->config;
-    r->started_ms = run->started_ms;
-    memcpy(r->target, run->target, MS_HASH_BYTES);
-    return MS_OK;
+    return ms_runner_start_reeval(self->runner, run, worker);
 }
 
 //  --------------------------------------------------------------------------
@@ -2427,32 +1970,6 @@ s_blob_send(void *arg, const uint8_t to[MS_BLOB_PEER_ID_BYTES],
 }
 
 //  --------------------------------------------------------------------------
-//  The fingerprint of a platform object: BLAKE2b of its canonical form
-//  without calibration_gflops; NULL for a null platform.
-
-static json_t *
-s_fingerprint(const json_t *platform)
-{
-    if (!json_is_object(platform) || json_object_size(platform) == 0)
-        return json_null();
-    json_t *copy = json_copy((json_t *) platform);
-    if (!copy)
-        return json_null();
-    json_object_del(copy, "calibration_gflops");
-    size_t len = 0;
-    char *canon = ms_wire_canon_dump_len(copy, &len);
-    json_decref(copy);
-    if (!canon)
-        return json_null();
-    ms_hash_t h;
-    ms_hash_bytes(canon, len, &h);
-    free(canon);
-    char hex[MS_HASH_HEX_LEN + 1];
-    ms_hash_hex(&h, hex);
-    return json_string(hex);
-}
-
-//  --------------------------------------------------------------------------
 //  ms_outbox_iface_t: append our records in one durable commit.
 
 static int
@@ -2541,15 +2058,15 @@ s_oi_requeue(void *arg, const ms_outbox_result_t *res, int rc)
 
 //  --------------------------------------------------------------------------
 //  Make DATA_DIR/held, create our outbox over it and read the results a
-//  previous run held there. Returns MS_OK, MS_ERR_NOMEM, or s_mkdirs's
+//  previous run held there. Returns MS_OK, MS_ERR_NOMEM, or ms_data_dir_make's
 //  error (in DIAG).
 
 static int
 s_outbox_open(ms_node_t *self, ms_diag_t *diag)
 {
     char held_dir[PATH_MAX];
-    snprintf(held_dir, sizeof held_dir, "%s/held", self->data_dir);
-    int rc = s_mkdirs(held_dir, diag);
+    int rc =
+        ms_data_dir_make(self->dir, "held", held_dir, sizeof held_dir, diag);
     if (rc != MS_OK)
         return rc;
     ms_outbox_config_t cfg = {.held_dir = held_dir, .max_queued = S_MAX_COMMIT};
@@ -2572,106 +2089,41 @@ s_outbox_open(ms_node_t *self, ms_diag_t *diag)
 }
 
 //  --------------------------------------------------------------------------
-//  A worker's result: build the row (the worker's body plus who, where
-//  and what), then queue it for this turn's block (leased) or store it at
-//  once (the single-node scheduler).
+//  A worker's result: build the row (ms_outbox_row_new: the worker's body
+//  plus who, where and what; our weights, ms_keep_own; the test hook),
+//  then queue it for this turn's block (ms_outbox).
 
 static void
 s_on_result(ms_node_t *self, ms_runner_run_t *r, json_t *body)
 {
-    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
+    char thex[MS_HASH_HEX_LEN + 1];
     ms_hash_hex(&r->task_id, thex);
-    ms_hash_hex(&r->sweep_id, shex);
-    json_t *row = json_object();
-    const char *key;
-    json_t *value;
-    json_object_foreach(body, key, value)
-    {
-        if (strcmp(key, "peak_rss_bytes") != 0)
-            json_object_set(row, key, value);
-    }
-    json_t *platform = json_object_get(body, "platform");
-    json_object_set_new(row, "task_id", json_string(thex));
-    json_object_set_new(row, "sweep_id", json_string(shex));
-    json_object_set(row, "config", r->config);
-    json_object_set_new(row, "node_id",
-                        json_string(ms_identity_node_id(self->identity)));
-    json_object_set_new(row, "operator",
-                        json_string(ms_authority_operator(self->authority)));
-    json_object_set_new(row, "fingerprint", s_fingerprint(platform));
-    json_object_set_new(row, "verdict", json_string("pending"));
-    json_object_set_new(row, "verdict_revision", json_integer(0));
-    json_object_set_new(row, "counted", json_true());
-    if (r->train && self->opts.weights_out_dir)
-        s_export_weights(self, r, row);
-    if (r->train && self->reeval)
-        s_keep_weights(self, r, row);
+    json_t *row = ms_outbox_row_new(body, &r->task_id, &r->sweep_id, r->config,
+                                    ms_identity_node_id(self->identity),
+                                    ms_authority_operator(self->authority));
+    bool kept = false;
+    ms_diag_t diag;
+    if (r->train &&
+        ms_keep_own(self->keep, self->weights_dir, self->opts.weights_out_dir,
+                    &r->task_id, &r->sweep_id, row, &kept, &diag) != MS_OK)
+        s_log(self, "task %.12s: weights not written to %s: %s: %s", thex,
+              self->opts.weights_out_dir, diag.where, diag.reason);
+    if (kept)
+        self->metrics.weights_kept_total++;
     if (self->result_hook)
         self->result_hook(self->result_hook_arg, row); // tests only
-    size_t len = 0;
-    char *text = ms_wire_canon_dump_len(row, &len);
-    double secs = json_number_value(json_object_get(body, "train_seconds"));
-    const char *st = json_string_value(json_object_get(row, "status"));
-    ms_outbox_result_t res = {
-        .task_id = r->task_id,
-        .sweep_id = r->sweep_id,
-        .slot = r->slot,
-        .epoch = r->epoch,
-        .train = r->train,
-        .train_seconds = secs,
-        .row = text,
-        .row_len = len,
-        .status = st && !strcmp(st, "ok")         ? MS_RESULT_STATUS_OK
-                  : st && !strcmp(st, "diverged") ? MS_RESULT_STATUS_DIVERGED
-                                                  : MS_RESULT_STATUS_FAILED,
-        .platform = json_is_object(platform) && json_object_size(platform)
-                        ? json_incref(platform)
-                        : NULL};
-    snprintf(
-        res.log_line, sizeof res.log_line,
-        "task %.12s done: %s (worker peak RSS %.1f MiB)", thex, st ? st : "?",
-        (double) json_integer_value(json_object_get(body, "peak_rss_bytes")) /
-            (1024.0 * 1024.0));
-    res.event =
-        json_pack("{s:s, s:s, s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O}", "event",
-                  "result", "task_id", thex, "sweep_id", shex, "status",
-                  json_object_get(row, "status"), "epochs",
-                  json_object_get(row, "epochs"), "val_accuracy",
-                  json_object_get(row, "val_accuracy"), "test_accuracy",
-                  json_object_get(row, "test_accuracy"), "seconds_per_epoch",
-                  json_object_get(row, "seconds_per_epoch"), "weights_digest",
-                  json_object_get(row, "weights_digest"), "peak_rss_bytes",
-                  json_object_get(body, "peak_rss_bytes")
-                      ? json_object_get(body, "peak_rss_bytes")
-                      : json_null());
+    ms_outbox_result_t res = {.task_id = r->task_id,
+                              .sweep_id = r->sweep_id,
+                              .slot = r->slot,
+                              .epoch = r->epoch,
+                              .train = r->train};
+    ms_outbox_result_fill(&res, row, body);
     json_decref(row);
     // Mean run time of the sweep's tasks here: how far ahead the
     // scheduler claims from it.
     ms_scheduler_task_ran(self->scheduler, r->sweep_id.bytes,
                           (double) (ms_clock_mono_ms() - r->started_ms));
     ms_outbox_push(self->outbox, &res); // loses it at once without a row
-}
-
-//  --------------------------------------------------------------------------
-//  A worker reported that the work of its task started at started_us
-//  (its first minibatch, CLOCK_MONOTONIC us): record claim-to-start, from
-//  the moment the task could start here (the sweep record's commit here,
-//  or the moment this worker went idle if that was later: time a task
-//  queues behind others is not claim-to-start). Tasks of sweeps stored
-//  before this process started are not measured.
-
-static void
-s_claim_to_start(ms_node_t *self, const ms_hash_t *sweep_id, int64_t free_us,
-                 const char *thex, int64_t started_us)
-{
-    int64_t from = s_sweep_committed_at(self, sweep_id);
-    if (from <= 0 || started_us <= 0)
-        return;
-    if (free_us > from)
-        from = free_us;
-    double ms = started_us > from ? (double) (started_us - from) / 1000.0 : 0;
-    s_log(self, "task %.12s claim-to-start %.2f ms", thex, ms);
-    ms_node_status_claim_to_start(self->status, ms);
 }
 
 //  --------------------------------------------------------------------------
@@ -2829,13 +2281,15 @@ s_pool_open(ms_node_t *self, ms_diag_t *diag)
                                 .log = s_log_line};
     self->lease_feed =
         self->leases ? ms_lease_feed_new(self->leases, self->store, &lf) : NULL;
-    self->hb_claims = calloc(S_MAX_LIVE_CLAIMS, sizeof *self->hb_claims);
     self->settle = ms_settle_new();
-    if (!self->leases || !self->lease_feed || !self->hb_claims ||
-        !self->settle || s_scheduler_open(self) != MS_OK ||
+    self->claim_timer = ms_claim_timer_new();
+    self->grace = ms_grace_new();
+    if (!self->leases || !self->lease_feed || !self->settle ||
+        !self->claim_timer || !self->grace || s_scheduler_open(self) != MS_OK ||
         s_runner_open(self) != MS_OK)
         return MS_ERR_NOMEM;
-    s_note_sweeps(self, 0); // sweeps stored before: claim-to-start unknown
+    // sweeps stored before: claim-to-start unknown
+    ms_claim_timer_note_stored(self->claim_timer, self->store, 0);
     int rc = ms_pool_census_open(&self->census, self->store, s_node_pk(self));
     if (rc == MS_OK)
         rc = ms_lease_feed_load(self->lease_feed);
@@ -2937,8 +2391,8 @@ s_mesh_open(ms_node_t *self, ms_diag_t *diag)
     if (rc != MS_OK)
         return rc;
     // Dataset blobs: uploads, serving peers, fetching from them.
-    snprintf(self->blob_tmp_dir, sizeof self->blob_tmp_dir, "%s/blobs/tmp",
-             self->data_dir);
+    ms_data_dir_path(self->dir, "blobs/tmp", self->blob_tmp_dir,
+                     sizeof self->blob_tmp_dir);
     rc = ms_blob_store_open(&self->blobs, self->data_dir, S_BLOB_QUOTA, diag);
     if (rc != MS_OK)
         return rc;
@@ -2958,10 +2412,9 @@ s_mesh_open(ms_node_t *self, ms_diag_t *diag)
     rc = s_reeval_open(self);
     if (rc != MS_OK)
         return rc;
-    self->grace_until =
-        ms_clock_mono_ms() + ms_assign_grace_ms(self->opts.beacon_interval_ms,
-                                                self->opts.antientropy_ms);
-    self->grace_limit = ms_clock_mono_ms() + S_CATCH_UP_GRACE_MS;
+    ms_grace_start(self->grace, ms_clock_mono_ms(),
+                   ms_assign_grace_ms(self->opts.beacon_interval_ms,
+                                      self->opts.antientropy_ms));
     return MS_OK; // meshsweepd prints the pool, port and peers at start
 }
 
@@ -3023,41 +2476,15 @@ s_next_deadline(ms_node_t *self, int64_t now)
     d = r < d ? r : d; // idle_only samples, running tasks' check
     if (!self->mesh && busy && self->next_renew_at < d)
         d = self->next_renew_at;
-    if (self->grace_until > now && self->grace_until < d)
-        d = self->grace_until;
+    int64_t g = ms_grace_next_deadline(self->grace, now);
+    d = g < d ? g : d;
     if (ms_worker_pool_idle(self->pool) > (int) ms_settle_count(self->settle) &&
-        now >= self->grace_until) {
+        !ms_grace_holding(self->grace, now)) {
         int64_t scan = ms_scheduler_next_scan_at(self->scheduler);
         if (scan < d)
             d = scan > now ? scan : now + 1;
     }
     return d;
-}
-
-//  --------------------------------------------------------------------------
-//  Hold the startup grace while the first catch-up runs. A node that
-//  (re)starts behind its peers learns the sweeps before their claims and
-//  results (a stream's records come in seq order), so once the grace
-//  ended it would claim tasks long done elsewhere: wasted runs, extra
-//  records to spread, and synchronous appends in the middle of the
-//  merge. The grace (DESIGN.md "Work, claims and leases": no claims
-//  blind) therefore lasts while gossip pulls streams, S_CATCH_UP_HOLD_MS
-//  past the last pull, at most S_CATCH_UP_GRACE_MS from the start (a
-//  peer that lies in its vector cannot hold it longer). Later pulls (a
-//  gap, a peer back from a partition) do not stop the node.
-
-static void
-s_hold_grace(ms_node_t *self)
-{
-    if (self->caught_up || !self->gossip)
-        return;
-    int64_t now = ms_clock_mono_ms();
-    if (ms_gossip_pull_count(self->gossip) > 0 && now < self->grace_limit) {
-        if (self->grace_until < now + S_CATCH_UP_HOLD_MS)
-            self->grace_until = now + S_CATCH_UP_HOLD_MS;
-    } else if (now >= self->grace_until) {
-        self->caught_up = true;
-    }
 }
 
 //  --------------------------------------------------------------------------
@@ -3109,12 +2536,15 @@ s_poll_mesh(ms_node_t *self, int timeout_ms)
     if (ms_record_log_sweeps_due(self->log)) {
         // Commit times of the sweeps the drain merged (claim-to-start); a
         // batch of pull answers may hold blocks a little longer.
-        s_note_sweeps(self, ms_clock_mono_us());
+        ms_claim_timer_note_stored(self->claim_timer, self->store,
+                                   ms_clock_mono_us());
         if (ms_gossip_pull_count(self->gossip) == 0)
             ms_record_log_sweeps_noted(self->log);
         s_trim(self); // the store parsed the sweeps' specs
     }
-    s_hold_grace(self);
+    if (self->gossip) // the first catch-up holds the grace (ms_grace.h)
+        ms_grace_hold(self->grace, ms_clock_mono_ms(),
+                      ms_gossip_pull_count(self->gossip));
     ms_node_command_drain(self->commands);
     s_run_commands(self);
     ms_worker_event_t ev;
@@ -3536,6 +2966,72 @@ s_api_status(void *arg)
     return ms_node_status_json(self->status);
 }
 
+//  --------------------------------------------------------------------------
+//  Open the events and the HTTP API (when api_bind says), last: its
+//  threads start at once. TOKEN_FILE is the caller's api_token_file
+//  option, or NULL. Returns MS_OK, MS_ERR_NOMEM, or the error of the
+//  token file or the API (in DIAG).
+
+static int
+s_api_open(ms_node_t *self, const char *token_file, ms_diag_t *diag)
+{
+    // Beyond loopback the API asks for the token of api_token_file
+    // (default DATA_DIR/api-token, made 0600 when missing).
+    char token[MS_API_TOKEN_MAX + 1] = "";
+    if (self->api_bind && !ms_api_bind_loopback(self->api_bind)) {
+        char path[PATH_MAX];
+        ms_data_dir_path(self->dir, "api-token", path, sizeof path);
+        self->api_token_file =
+            strdup(token_file && *token_file ? token_file : path);
+        if (!self->api_token_file)
+            return MS_ERR_NOMEM;
+        self->opts.api_token_file = self->api_token_file;
+        int rc = ms_api_token_open(self->api_token_file, token, NULL, diag);
+        if (rc != MS_OK)
+            return rc;
+    }
+    if (self->api_bind) {
+        // Event ids start at the wall time in ms x 1000, so that they
+        // keep increasing across restarts (a client's Last-Event-ID from
+        // before a restart then gets `reset`, not wrong events).
+        ms_node_events_config_t ecfg = {
+            .capacity = MS_EVENTS_DEFAULT_CAPACITY,
+            .max_readers = MS_EVENTS_DEFAULT_READERS,
+            .first_id = (uint64_t) ms_clock_wall_ms() * 1000 + 1};
+        ms_node_events_iface_t eiface = {.arg = self,
+                                         .log = s_log_line,
+                                         .running_elsewhere =
+                                             s_ne_running_elsewhere};
+        self->events = ms_node_events_new(self->store, &ecfg, &eiface);
+        if (!self->events) {
+            return MS_ERR_NOMEM;
+        }
+        ms_api_hooks_t hooks = {
+            .store = self->store,
+            .arg = self,
+            .submit = s_api_submit,
+            .upload_dir = self->blobs ? self->blob_tmp_dir : NULL,
+            .max_upload_bytes = (uint64_t) self->opts.max_dataset_bytes,
+            .blob_put = s_api_blob_put,
+            .status = s_api_status,
+            .control = s_api_control,
+            .authority = s_api_authority,
+            .peers = s_api_peers,
+            .running_elsewhere = s_api_running_elsewhere,
+            .dashboard_dir = self->dashboard_dir,
+            .events = ms_node_events_ring(self->events),
+            .token = token,
+            .task_leases = s_api_task_leases,
+            .blobs_held = s_api_blobs_held,
+            .blob_path = s_api_blob_path};
+        int rc = ms_api_open(&self->api, self->api_bind, &hooks, diag);
+        sodium_memzero(token, sizeof token);
+        if (rc != MS_OK)
+            return rc;
+    }
+    return MS_OK;
+}
+
 //  ==========================================================================
 //  Sweep life cycle, pool id, peers
 
@@ -3829,11 +3325,7 @@ ms_node_publish_result(ms_node_t *self, const uint8_t task_id[32],
     uint32_t epoch = ms_lease_table_max_epoch(self->leases, task_id, 0) + 1;
     json_error_t err;
     json_t *row = json_loadb(row_json, row_len, 0, &err);
-    const char *st = json_string_value(json_object_get(row, "status"));
-    uint32_t status = st && !strcmp(st, "ok") ? MS_RESULT_STATUS_OK
-                      : st && !strcmp(st, "diverged")
-                          ? MS_RESULT_STATUS_DIVERGED
-                          : MS_RESULT_STATUS_FAILED;
+    uint32_t status = ms_outbox_row_status(row);
     json_decref(row);
     ms_store_payload_t p[2];
     memset(p, 0, sizeof p);

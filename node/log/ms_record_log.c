@@ -582,7 +582,7 @@ ms_record_log_last_seq(const ms_record_log_t *self)
 }
 
 //  ==========================================================================
-//  Block acks (the settle rule, ms_node.c "Leases")
+//  Block acks (the settle rule, ms_settle.h)
 
 //  --------------------------------------------------------------------------
 //  A block of origin holding a claim was handled: acknowledge it to its

@@ -29,7 +29,7 @@
       goes to iface.merged: that is the change set the loop acts on
       (leases, scheduler). A conflicting record is equivocation: the
       store keeps it as evidence; it is logged here.
-    - acks (the settle rule of ms_node.c's "Leases" prose): a merged
+    - acks (the settle rule, ms_settle.h): a merged
       block holding a claim is acknowledged to its origin with BLOCK_ACK
       (seq: how far we hold its log contiguously; own_seq: how far ours
       goes) once it is held, i.e. after the drain's batch merged

@@ -29,8 +29,8 @@
     and has no notion of liveness or of the store; the census is the
     join of the two (the table's operators, the mesh's live peers) into
     the store's inputs. The peer table (state and link of each peer) is
-    the node's, fed by its mesh handler: the node hands the census the
-    alive linked peers at each update. The class never includes ms_node.h.
+    ms_peer_table, fed by the node's mesh handler: the node hands the
+    census its live peers at each update. The class never includes ms_node.h.
 
     Threads: the node's loop thread calls every function, except
     ms_pool_census_operators, which any thread may call (the node's

@@ -271,3 +271,37 @@ ms_keep_export(const char *weights_path, const json_t *row, bool remove,
     free(bytes);
     return rc;
 }
+
+//  --------------------------------------------------------------------------
+//  The worker's weights file of a task.
+
+void
+ms_keep_weights_path(const char *weights_dir, const ms_hash_t *task_id,
+                     char *path, size_t n)
+{
+    assert(weights_dir && task_id && path);
+    char thex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(task_id, thex);
+    snprintf(path, n, "%s/%s.weights", weights_dir, thex);
+}
+
+//  --------------------------------------------------------------------------
+//  Our training result's weights: exported, then kept (or removed).
+
+int
+ms_keep_own(ms_keep_t *self, const char *weights_dir, const char *out_dir,
+            const ms_hash_t *task_id, const ms_hash_t *sweep_id, json_t *row,
+            bool *kept, ms_diag_t *diag)
+{
+    assert(weights_dir && task_id && sweep_id && row && diag);
+    char thex[MS_HASH_HEX_LEN + 1], path[PATH_MAX + 100];
+    ms_hash_hex(task_id, thex);
+    ms_keep_weights_path(weights_dir, task_id, path, sizeof path);
+    ms_diag_clear(diag);
+    int rc =
+        out_dir ? ms_keep_export(path, row, !self, out_dir, thex, diag) : MS_OK;
+    bool k = self && ms_keep_result(self, task_id, sweep_id, path, row);
+    if (kept)
+        *kept = k;
+    return rc;
+}

@@ -76,4 +76,23 @@ bool ms_keep_result(ms_keep_t *self, const ms_hash_t *task_id,
 int ms_keep_export(const char *weights_path, const json_t *row, bool remove,
                    const char *out_dir, const char *name, ms_diag_t *diag);
 
+//  The file the worker of our training task TASK_ID writes its final
+//  weights to: WEIGHTS_DIR/<task id hex>.weights, into PATH (N bytes;
+//  truncated when shorter). The runner hands it to the worker, and
+//  ms_keep_own reads it.
+void ms_keep_weights_path(const char *weights_dir, const ms_hash_t *task_id,
+                          char *path, size_t n);
+
+//  Our training result of TASK_ID in SWEEP_ID is in (ROW: its row being
+//  built), its worker's weights at ms_keep_weights_path(WEIGHTS_DIR):
+//  with OUT_DIR (weights_out_dir; NULL: none) export them there as
+//  TASK.weights and TASK.onnx (ms_keep_export), then with SELF keep them
+//  (ms_keep_result) or, SELF NULL (no blob store: a node alone), remove
+//  the file. *KEPT (may be NULL) says whether they were kept. Returns
+//  MS_OK, or the export's error with DIAG filled: a failed export is
+//  only reported (the keep still runs; the result stands).
+int ms_keep_own(ms_keep_t *self, const char *weights_dir, const char *out_dir,
+                const ms_hash_t *task_id, const ms_hash_t *sweep_id,
+                json_t *row, bool *kept, ms_diag_t *diag);
+
 #endif

@@ -48,6 +48,7 @@
 
 #include "ms_err.h"
 #include "ms_wire.h"
+#include "ms_wire_canon.h"
 
 #include <jansson.h>
 #include <sodium.h>
@@ -587,4 +588,114 @@ ms_outbox_push(ms_outbox_t *self, ms_outbox_result_t *res)
         ms_outbox_flush(self);
     self->queued[self->n_queued++] = *res;
     memset(res, 0, sizeof *res);
+}
+
+//  --------------------------------------------------------------------------
+//  The fingerprint of a platform object: BLAKE2b of its canonical form
+//  without calibration_gflops; null for a null or empty platform.
+
+static json_t *
+s_fingerprint(const json_t *platform)
+{
+    if (!json_is_object(platform) || json_object_size(platform) == 0)
+        return json_null();
+    json_t *copy = json_copy((json_t *) platform);
+    if (!copy)
+        return json_null();
+    json_object_del(copy, "calibration_gflops");
+    size_t len = 0;
+    char *canon = ms_wire_canon_dump_len(copy, &len);
+    json_decref(copy);
+    if (!canon)
+        return json_null();
+    ms_hash_t h;
+    ms_hash_bytes(canon, len, &h);
+    free(canon);
+    char hex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&h, hex);
+    return json_string(hex);
+}
+
+//  --------------------------------------------------------------------------
+//  Our result's row from the worker's report.
+
+json_t *
+ms_outbox_row_new(const json_t *body, const ms_hash_t *task_id,
+                  const ms_hash_t *sweep_id, json_t *config,
+                  const char *node_hex, const char *operator_name)
+{
+    assert(task_id && sweep_id && node_hex && operator_name);
+    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(task_id, thex);
+    ms_hash_hex(sweep_id, shex);
+    json_t *row = json_object();
+    const char *key;
+    json_t *value;
+    json_object_foreach((json_t *) body, key, value)
+    {
+        if (strcmp(key, "peak_rss_bytes") != 0)
+            json_object_set(row, key, value);
+    }
+    json_t *platform = json_object_get(body, "platform");
+    json_object_set_new(row, "task_id", json_string(thex));
+    json_object_set_new(row, "sweep_id", json_string(shex));
+    json_object_set(row, "config", config);
+    json_object_set_new(row, "node_id", json_string(node_hex));
+    json_object_set_new(row, "operator", json_string(operator_name));
+    json_object_set_new(row, "fingerprint", s_fingerprint(platform));
+    json_object_set_new(row, "verdict", json_string("pending"));
+    json_object_set_new(row, "verdict_revision", json_integer(0));
+    json_object_set_new(row, "counted", json_true());
+    return row;
+}
+
+//  --------------------------------------------------------------------------
+//  A row's status.
+
+ms_result_status_t
+ms_outbox_row_status(const json_t *row)
+{
+    const char *st = json_string_value(json_object_get(row, "status"));
+    return st && !strcmp(st, "ok")         ? MS_RESULT_STATUS_OK
+           : st && !strcmp(st, "diverged") ? MS_RESULT_STATUS_DIVERGED
+                                           : MS_RESULT_STATUS_FAILED;
+}
+
+//  --------------------------------------------------------------------------
+//  A result from its finished row and the worker's report.
+
+void
+ms_outbox_result_fill(ms_outbox_result_t *res, const json_t *row,
+                      const json_t *body)
+{
+    assert(res);
+    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&res->task_id, thex);
+    ms_hash_hex(&res->sweep_id, shex);
+    json_t *platform = json_object_get(body, "platform");
+    const char *st = json_string_value(json_object_get(row, "status"));
+    res->row = ms_wire_canon_dump_len(row, &res->row_len);
+    res->train_seconds =
+        json_number_value(json_object_get(body, "train_seconds"));
+    res->status = ms_outbox_row_status(row);
+    res->platform = json_is_object(platform) && json_object_size(platform)
+                        ? json_incref(platform)
+                        : NULL;
+    snprintf(
+        res->log_line, sizeof res->log_line,
+        "task %.12s done: %s (worker peak RSS %.1f MiB)", thex, st ? st : "?",
+        (double) json_integer_value(json_object_get(body, "peak_rss_bytes")) /
+            (1024.0 * 1024.0));
+    res->event =
+        json_pack("{s:s, s:s, s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O}", "event",
+                  "result", "task_id", thex, "sweep_id", shex, "status",
+                  json_object_get(row, "status"), "epochs",
+                  json_object_get(row, "epochs"), "val_accuracy",
+                  json_object_get(row, "val_accuracy"), "test_accuracy",
+                  json_object_get(row, "test_accuracy"), "seconds_per_epoch",
+                  json_object_get(row, "seconds_per_epoch"), "weights_digest",
+                  json_object_get(row, "weights_digest"), "peak_rss_bytes",
+                  json_object_get(body, "peak_rss_bytes")
+                      ? json_object_get(body, "peak_rss_bytes")
+                      : json_null());
 }

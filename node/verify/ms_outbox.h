@@ -157,4 +157,30 @@ ms_outbox_stats_t ms_outbox_stats(const ms_outbox_t *self);
 //  Free what a result owns (row, event, platform) and zero it.
 void ms_outbox_result_clear(ms_outbox_result_t *res);
 
+//  Our result's row from the worker's report BODY (borrowed): BODY's
+//  fields but peak_rss_bytes, and task_id and sweep_id (hex of TASK_ID,
+//  SWEEP_ID), config (CONFIG, a reference), node_id (NODE_HEX), operator
+//  (OPERATOR_NAME), fingerprint (the hex BLAKE2b of BODY's platform in
+//  canonical form without calibration_gflops; null without a platform),
+//  verdict "pending", verdict_revision 0, counted true. The node then
+//  finishes it (kept weights; test hooks) and hands it to
+//  ms_outbox_result_fill. Caller owns the result (json_decref); NULL when
+//  memory runs out.
+json_t *ms_outbox_row_new(const json_t *body, const ms_hash_t *task_id,
+                          const ms_hash_t *sweep_id, json_t *config,
+                          const char *node_hex, const char *operator_name);
+
+//  A row's status: "ok", "diverged", else (none, or NULL ROW) failed.
+ms_result_status_t ms_outbox_row_status(const json_t *row);
+
+//  Fill *RES (task_id, sweep_id, slot, epoch and train set by the caller)
+//  from ROW (the finished row, borrowed; NULL: no memory) and BODY (the
+//  worker's report, borrowed): the canonical row text (NULL when memory
+//  runs out: ms_outbox_push then loses the result), its status, the
+//  report's train_seconds and platform (a reference, NULL when none or
+//  empty), the "done" log line with the worker's peak RSS, and the
+//  "result" event.
+void ms_outbox_result_fill(ms_outbox_result_t *res, const json_t *row,
+                           const json_t *body);
+
 #endif

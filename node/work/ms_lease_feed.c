@@ -22,10 +22,12 @@
 #include <string.h>
 
 struct ms_lease_feed {
-    ms_lease_table_t *leases;    // the table fed (borrowed)
-    ms_store_t *store;           // claims at load (borrowed)
-    ms_lease_feed_iface_t iface; // the node's side
-    ms_lease_feed_stats_t stats; // counters
+    ms_lease_table_t *leases;        // the table fed (borrowed)
+    ms_store_t *store;               // claims at load (borrowed)
+    ms_lease_feed_iface_t iface;     // the node's side
+    ms_lease_feed_stats_t stats;     // counters
+    ms_wire_live_claim_t *hb_claims; // our heartbeat's list
+                                     // (MS_LEASE_FEED_MAX_LIVE_CLAIMS)
 };
 
 //  Tasks collected from the store (startup load, claims reload).
@@ -46,8 +48,13 @@ ms_lease_feed_new(ms_lease_table_t *leases, ms_store_t *store,
 {
     assert(leases && store && iface);
     ms_lease_feed_t *self = calloc(1, sizeof *self);
-    if (!self)
+    if (self)
+        self->hb_claims =
+            calloc(MS_LEASE_FEED_MAX_LIVE_CLAIMS, sizeof *self->hb_claims);
+    if (!self || !self->hb_claims) {
+        free(self);
         return NULL;
+    }
     self->leases = leases;
     self->store = store;
     self->iface = *iface;
@@ -59,6 +66,7 @@ ms_lease_feed_destroy(ms_lease_feed_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
+    free((*self_p)->hb_claims);
     free(*self_p);
     *self_p = NULL;
 }
@@ -219,4 +227,50 @@ ms_lease_feed_stats(const ms_lease_feed_t *self, ms_lease_feed_stats_t *out)
 {
     assert(self && out);
     *out = self->stats;
+}
+
+//  --------------------------------------------------------------------------
+//  A peer's heartbeat: its live claims.
+
+void
+ms_lease_feed_heartbeat(ms_lease_feed_t *self,
+                        const uint8_t from[MS_LEASE_ID_BYTES],
+                        const ms_wire_envelope_t *hb)
+{
+    assert(self && from && hb);
+    size_t n = hb->heartbeat.n_live_claims;
+    ms_claim_t *live = n ? calloc(n, sizeof *live) : NULL;
+    if (n && !live)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(live[i].task_id, hb->heartbeat.live_claims[i].task_id,
+               MS_LEASE_ID_BYTES);
+        live[i].slot = hb->heartbeat.live_claims[i].slot;
+        live[i].epoch = hb->heartbeat.live_claims[i].epoch;
+        memcpy(live[i].node_id, from, MS_LEASE_ID_BYTES);
+    }
+    ms_lease_table_heartbeat(self->leases, from, live, n);
+    free(live);
+}
+
+//  --------------------------------------------------------------------------
+//  Our heartbeat: renew our leases and list them.
+
+void
+ms_lease_feed_fill_heartbeat(ms_lease_feed_t *self, ms_wire_envelope_t *hb)
+{
+    assert(self && hb);
+    ms_claim_t claims[MS_LEASE_FEED_MAX_LIVE_CLAIMS];
+    size_t n = 0;
+    ms_lease_table_renew(self->leases, claims, MS_LEASE_FEED_MAX_LIVE_CLAIMS,
+                         &n);
+    if (n > MS_LEASE_FEED_MAX_LIVE_CLAIMS)
+        n = MS_LEASE_FEED_MAX_LIVE_CLAIMS;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(self->hb_claims[i].task_id, claims[i].task_id, MS_WIRE_ID_BYTES);
+        self->hb_claims[i].slot = claims[i].slot;
+        self->hb_claims[i].epoch = claims[i].epoch;
+    }
+    hb->heartbeat.live_claims = n ? self->hb_claims : NULL;
+    hb->heartbeat.n_live_claims = n;
 }

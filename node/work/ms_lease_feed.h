@@ -26,6 +26,12 @@
       (ms_store_claims_by_task leaves out claims above the cut; a task
       whose counted result stands is not pending).
 
+    Heartbeats are the feed's other input: a heartbeat heard directly
+    from a peer lists its live claims (ms_lease_feed_heartbeat: they stay
+    alive from now, even before their records arrive), and ours lists
+    ours, renewed as it is filled (ms_lease_feed_fill_heartbeat). Whether
+    the sender is still a member is the caller's to decide first.
+
     Our own records do not come through here: the runner and the
     scheduler put our claims and releases into the table as they append
     them. Whether a merged record counts (its origin's revocation cut) is
@@ -46,11 +52,14 @@
 
 #include "ms_lease_table.h"
 #include "ms_store.h"
+#include "ms_wire.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct ms_lease_feed ms_lease_feed_t;
+
+#define MS_LEASE_FEED_MAX_LIVE_CLAIMS 1024 // live claims in one heartbeat
 
 //  What the class needs of its node. Every function gets ARG and is
 //  called on the loop thread from inside ms_lease_feed_merge only. A NULL
@@ -110,5 +119,19 @@ void ms_lease_feed_reload_node(ms_lease_feed_t *self,
 //  Copy the counters into *OUT.
 void ms_lease_feed_stats(const ms_lease_feed_t *self,
                          ms_lease_feed_stats_t *out);
+
+//  A heartbeat HB (borrowed) heard directly from FROM: the live claims it
+//  lists keep FROM's leases alive (ms_lease_table_heartbeat). Nothing
+//  happens when memory runs out (the leases then expire by their TTL).
+void ms_lease_feed_heartbeat(ms_lease_feed_t *self,
+                             const uint8_t from[MS_LEASE_ID_BYTES],
+                             const ms_wire_envelope_t *hb);
+
+//  Our heartbeat HB: renew our leases (ms_lease_table_renew) and list
+//  them, the first MS_LEASE_FEED_MAX_LIVE_CLAIMS, in hb->heartbeat
+//  (live_claims points into the feed's buffer, valid until the next
+//  call; NULL when none). The other heartbeat fields are the caller's.
+void ms_lease_feed_fill_heartbeat(ms_lease_feed_t *self,
+                                  ms_wire_envelope_t *hb);
 
 #endif

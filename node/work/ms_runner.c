@@ -4,9 +4,9 @@
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
-    Workers' runs (DESIGN.md "Work, claims and leases", "Workers"; the
-    node's "Leases", "The settle rule", "Crash points" and "Failures"
-    prose in ms_node.c tells the whole life of a claim).
+    Workers' runs (DESIGN.md "Work, claims and leases", "Workers"): the
+    life of a claim once the scheduler made it (ms_scheduler.h) until its
+    result is ours (ms_outbox.h); the settle rule is ms_settle.h's.
 
     Starting. A claim the scheduler made goes on the settle list
     (ms_runner_settle): it starts once every peer that was live and
@@ -31,6 +31,16 @@
     again). A claim outranked later stops its worker (SIGTERM; its death
     is then no crash), so does an own lease that lapsed by the boot clock
     when the slot cannot be claimed again, and a cancelled sweep.
+
+    Crash points. A task is claimed by a record before it goes to a
+    worker; while it runs, the store shows it running with this node as
+    holder (a local field, not a record), and its result is appended (in
+    a group commit, ms_outbox) before its checkpoint is deleted
+    (ms_runner_drop_checkpoint). So at any crash point the store says
+    what is left: tasks still "running" for this node at open are moved
+    back to pending (the node calls ms_store_reset_claims), and their
+    checkpoints make the rerun resume bit-exactly when this node claims
+    them again.
 
     Volunteer behaviour: idle_only (DESIGN.md "Workers", "Work, claims
     and leases"; docs/VOLUNTEER.md). Once a second the loop samples
@@ -71,6 +81,7 @@
 #include "ms_runner.h"
 
 #include "ms_clock.h"
+#include "ms_keep.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -439,7 +450,7 @@ ms_runner_start(ms_runner_t *self, const ms_hash_t *tid, uint32_t slot,
     s_crash_t *crash = s_crash_of(self, tid);
     int attempt = (crash ? crash->crashes : 0) + 1;
     char wpath[PATH_MAX + 100];
-    snprintf(wpath, sizeof wpath, "%s/%s.weights", self->weights_dir, thex);
+    ms_keep_weights_path(self->weights_dir, tid, wpath, sizeof wpath);
     ms_worker_task_t wt = {
         .task_id = thex,
         .sweep_id = shex,
@@ -1154,4 +1165,47 @@ ms_runner_idle_tick(ms_runner_t *self, int64_t now)
     if (self->paused)
         ms_worker_pool_pause(self->pool);
     return self->paused;
+}
+
+//  --------------------------------------------------------------------------
+//  A worker is free for a re-evaluation.
+
+bool
+ms_runner_reeval_free(const ms_runner_t *self)
+{
+    assert(self);
+    return ms_worker_pool_idle(self->pool) >= 1 && !ms_runner_paused(self);
+}
+
+//  --------------------------------------------------------------------------
+//  Start a re-evaluation on an idle worker.
+
+int
+ms_runner_start_reeval(ms_runner_t *self, const ms_reeval_run_t *run,
+                       int *worker)
+{
+    assert(self && run && worker);
+    char thex[MS_HASH_HEX_LEN + 1], shex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&run->task_id, thex);
+    ms_hash_hex(&run->sweep_id, shex);
+    ms_worker_task_t wt = {.task_id = thex,
+                           .sweep_id = shex,
+                           .config = run->config,
+                           .dataset = (json_t *) run->dataset,
+                           .attempt = 1,
+                           .weights_path = run->weights_path,
+                           .reeval = true};
+    int rc = ms_worker_pool_start(self->pool, &wt, worker);
+    if (rc != MS_OK)
+        return rc;
+    ms_runner_run_t *r = ms_runner_run(self, *worker);
+    memset(r, 0, sizeof *r);
+    r->busy = true;
+    r->reeval = true;
+    r->task_id = run->task_id;
+    r->sweep_id = run->sweep_id;
+    r->config = run->config;
+    r->started_ms = run->started_ms;
+    memcpy(r->target, run->target, MS_HASH_BYTES);
+    return MS_OK;
 }

@@ -27,6 +27,7 @@
 #include "ms_hash.h"
 #include "ms_idle.h"
 #include "ms_lease_table.h"
+#include "ms_reeval.h"
 #include "ms_settle.h"
 #include "ms_store.h"
 #include "ms_store_payload.h"
@@ -276,5 +277,18 @@ void ms_runner_release_all(ms_runner_t *self);
 //  pause, release the claims after max_pause_s, resume. Returns true
 //  while paused (start nothing). False at once without idle_only.
 bool ms_runner_idle_tick(ms_runner_t *self, int64_t now);
+
+//  Whether a worker is free for a re-evaluation now: an idle worker, and
+//  no pause for the machine's owner.
+bool ms_runner_reeval_free(const ms_runner_t *self);
+
+//  Start RUN (a re-evaluation ms_reeval chose; borrowed, but its config
+//  is taken on MS_OK) on an idle worker, whose index goes to *WORKER:
+//  its run table entry then holds the task, its config and RUN's
+//  target, and the worker's end goes to iface.reeval_event. Returns
+//  MS_OK, or ms_worker_pool_start's error (nothing started; the config
+//  stays the caller's).
+int ms_runner_start_reeval(ms_runner_t *self, const ms_reeval_run_t *run,
+                           int *worker);
 
 #endif

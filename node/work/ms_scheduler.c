@@ -4,8 +4,9 @@
 
     Copyright (c) the meshsweep developers. MIT licence.
     =========================================================================
-    The pool scheduler (DESIGN.md "Work, claims and leases"; the node's
-    "Leases" prose in ms_node.c tells the whole life of a claim).
+    The pool scheduler (DESIGN.md "Work, claims and leases"; the map at
+    the top of ms_node.c says which class owns each part of a claim's
+    life).
 
     A pass. The store lists the unfinished tasks of active sweeps in its
     order (priority first), from its state index alone: tasks another

@@ -10,9 +10,58 @@
     acknowledgements came back (ms_settle_on_ack) and which peers stopped
     being live (ms_settle_peer_gone); it asks which claims may start now
     (ms_settle_take_ready), passing a callback that says how far it holds
-    a peer's log. The rule itself, and why it makes the start decision
-    independent of timing, is in the prose block of node/actor/ms_node.c
-    ("Leases").
+    a peer's log.
+
+    The settle rule, and why it makes the start decision independent of
+    timing (it replaces DESIGN.md's "starts after a short settle window"
+    with a better rule). Two nodes may claim one slot at the same
+    epoch at about the same time: two survivors that see a dead holder's
+    lease expire together, an owner and a stealer. A window of 2 x the
+    round trip was a guess about timing: on a loaded machine a commit
+    (fsync) or a loop turn takes longer than the window, both nodes start
+    before they see each other's claim, and one is stopped later. Now a
+    claim starts only when every peer that was live and linked when the
+    claim's block was pushed has acknowledged it: a peer that merges a
+    block holding a claim answers its origin with BLOCK_ACK (seq = how far
+    it holds the origin's log, own_seq = how far its own log goes).
+    Why that decides without timing: the ack is sent from the peer's loop
+    after the merge returned (durable, fed to its lease table), and the
+    loop commits and pushes its own blocks synchronously (the append pushes
+    before it returns), so when a peer acks our claim, either it had not
+    claimed the slot yet (then our claim, live in its table, forbids it
+    to claim at that epoch), or its claim is in its log at or below
+    own_seq. We start only once we hold the peer's log up to own_seq, so
+    both claims are then in our lease table and in the peer's, and the
+    ranking (epoch, then H(task, slot, node)) names the same holder on
+    both: exactly one starts, the other releases its claim unstarted
+    (counted in lease_settle_lost_total). Usually the peer's claim came
+    before its ack on the one link of the pair (FIFO) and there is
+    nothing to wait for; own_seq makes the rule hold also when the claim
+    travelled another way (a link replaced, anti-entropy). Races thought
+    through: the peer's claim committed but not yet pushed when ours
+    arrives cannot happen in one loop (commit and push are one step; a
+    store that one day commits in the background must ack only after
+    its own committed blocks are pushed, or own_seq still covers it);
+    group commit changes nothing (the ack follows the merge's return);
+    a block that lands above a gap is acked only once the gap is pulled
+    (the ack says how far the log is held contiguously). Who is waited
+    for: the peers linked and not dead at push time, suspect ones too
+    (the push targets; in a big pool that is the active view). A peer
+    that dies or unlinks is no longer waited for, and no wait lasts
+    longer than the cap (settle_ms; auto = one heartbeat interval): a
+    stalled or old peer cannot stop starts for long, and then the
+    ranking decides as before (a claim outranked later stops its
+    worker). Suspect peers are waited for because a loaded machine makes
+    live peers suspect (heartbeats late, the link up): case 2 of
+    shared/cases, four nodes started together on a busy CI machine, had
+    a suspect peer claim the same task in the same instant, and both
+    started when only the alive peers were waited for. Peers outside the
+    active view, and peers that link after the push, are not waited for
+    either; a race with them is settled by the ranking. A retry under a
+    claim that settled already waits for nothing. The bookkeeping is
+    this class; the ack is node/log/ms_record_log's (BLOCK_ACK, sent and
+    received there); the peers waited for are ms_peer_table's reachable
+    ones (linked, not dead); ms_runner settles and starts the claims.
 
     A claim is ready when, for every peer it waits for, either the peer
     is gone, or the peer acknowledged a seq >= the claim's seq AND this

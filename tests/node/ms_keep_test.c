@@ -291,6 +291,74 @@ test_export(void **state)
     json_decref(ok);
 }
 
+//  --------------------------------------------------------------------------
+//  ms_keep_own: the worker's file under the weights dir is exported when
+//  an out dir is given (a failed export is reported, and the keep still
+//  runs) and kept when there is a keep; alone (no keep) it is exported
+//  and removed; with neither nothing happens.
+
+static void
+test_own(void **state)
+{
+    fix_t *f = *state;
+    ms_hash_t sid, task;
+    s_sweep(f, "all", "{name: val_accuracy, goal: maximize}", &sid);
+    memset(task.bytes, 0x44, MS_HASH_BYTES);
+    char path[600], want[600];
+    ms_keep_weights_path(f->fx->root, &task, path, sizeof path);
+    char thex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&task, thex);
+    snprintf(want, sizeof want, "%s/%s.weights", f->fx->root, thex);
+    assert_string_equal(path, want);
+    ms_diag_t diag;
+    bool kept = true;
+    json_t *row = json_pack("{s:s}", "status", "ok");
+    char out[600]; // weights_out_dir
+    snprintf(out, sizeof out, "%s/out", f->fx->root);
+    assert_int_equal(mkdir(out, 0700), 0);
+
+    // Neither an out dir nor a keep: the file stays.
+    s_weights_file(f, thex, "not weights", path, sizeof path);
+    assert_int_equal(
+        ms_keep_own(NULL, f->fx->root, NULL, &task, &sid, row, &kept, &diag),
+        MS_OK);
+    assert_false(kept);
+    assert_true(s_exists(path));
+
+    // Alone with an out dir: the export fails on bytes that are no
+    // weights (reported), the file is removed.
+    assert_int_not_equal(
+        ms_keep_own(NULL, f->fx->root, out, &task, &sid, row, &kept, &diag),
+        MS_OK);
+    assert_true(diag.reason[0] != '\0');
+    assert_false(kept);
+    assert_false(s_exists(path));
+
+    // With a keep and an out dir: the failed export does not stop the
+    // keep, which names the blob in the row and removes the file.
+    ms_keep_t *keep = s_keep(f);
+    s_weights_file(f, thex, "not weights", path, sizeof path);
+    assert_int_not_equal(
+        ms_keep_own(keep, f->fx->root, out, &task, &sid, row, &kept, &diag),
+        MS_OK);
+    assert_true(kept);
+    assert_non_null(json_object_get(row, "weights_blob"));
+    assert_false(s_exists(path));
+    assert_int_equal(s_stats(f).n_pinned, 1);
+
+    // With a keep, no out dir: kept, MS_OK.
+    json_decref(row);
+    row = json_pack("{s:s}", "status", "ok");
+    s_weights_file(f, thex, "other bytes", path, sizeof path);
+    assert_int_equal(
+        ms_keep_own(keep, f->fx->root, NULL, &task, &sid, row, NULL, &diag),
+        MS_OK);
+    assert_non_null(json_object_get(row, "weights_blob"));
+    assert_false(s_exists(path));
+    json_decref(row);
+    ms_keep_destroy(&keep);
+}
+
 int
 main(void)
 {
@@ -302,6 +370,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_missing_file_not_kept, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_export, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_own, s_setup, s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

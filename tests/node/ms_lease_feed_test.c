@@ -270,6 +270,83 @@ test_load_and_reload(void **state)
     s_close(&w);
 }
 
+//  The fake clock of the heartbeat test (both clocks, ms).
+static int64_t
+s_fake_ms(void *ctx)
+{
+    return *(int64_t *) ctx;
+}
+
+//  --------------------------------------------------------------------------
+//  Heartbeats: a peer's live claims listed in its heartbeat stay alive
+//  past the TTL; ours are renewed and listed when we fill ours, and an
+//  empty list is NULL.
+
+static void
+test_heartbeats(void **state)
+{
+    s_world_t w;
+    s_open(&w, *state);
+    int64_t now = 1000000;
+    ms_lease_clock_t clock = {
+        .mono_ms = s_fake_ms, .boot_ms = s_fake_ms, .ctx = &now};
+    ms_lease_table_t *leases = ms_lease_table_new(w.self_id, 10000, &clock);
+    ms_lease_feed_iface_t iface = {.arg = &w.fake};
+    ms_lease_feed_t *feed = ms_lease_feed_new(leases, w.store, &iface);
+    assert_non_null(feed);
+    const uint8_t *t0 = ms_sf_task_id(&w.sweep, 0);
+    const uint8_t *t1 = ms_sf_task_id(&w.sweep, 1);
+
+    // Nothing of ours: an empty list.
+    ms_wire_envelope_t hb;
+    memset(&hb, 0, sizeof hb);
+    ms_lease_feed_fill_heartbeat(feed, &hb);
+    assert_int_equal(hb.heartbeat.n_live_claims, 0);
+    assert_null(hb.heartbeat.live_claims);
+
+    // Peer b claims t0; its heartbeats keep it live past the TTL.
+    ms_claim_t c = {.slot = 0, .epoch = 1};
+    memcpy(c.task_id, t0, 32);
+    memcpy(c.node_id, w.b, 32);
+    assert_int_equal(ms_lease_table_add_claim(leases, &c), MS_OK);
+    ms_wire_live_claim_t listed = {.slot = 0, .epoch = 1};
+    memcpy(listed.task_id, t0, 32);
+    ms_wire_envelope_t peer_hb;
+    memset(&peer_hb, 0, sizeof peer_hb);
+    peer_hb.heartbeat.live_claims = &listed;
+    peer_hb.heartbeat.n_live_claims = 1;
+    for (int i = 0; i < 4; i++) {
+        now += 5000;
+        ms_lease_feed_heartbeat(feed, w.b, &peer_hb);
+    }
+    ms_claim_t h;
+    bool live = false;
+    assert_int_equal(ms_lease_table_holder(leases, t0, 0, &h, &live), MS_OK);
+    assert_memory_equal(h.node_id, w.b, 32);
+    assert_true(live); // 20 s on, TTL 10 s: kept alive by the heartbeats
+    now += 10001;      // silent past the TTL
+    assert_int_equal(ms_lease_table_holder(leases, t0, 0, &h, &live), MS_OK);
+    assert_false(live);
+
+    // Our claim on t1 is renewed and listed in our heartbeat.
+    ms_claim_t mine;
+    assert_int_equal(ms_lease_table_claim(leases, t1, 0, false, &mine), MS_OK);
+    ms_lease_feed_fill_heartbeat(feed, &hb);
+    assert_int_equal(hb.heartbeat.n_live_claims, 1);
+    assert_memory_equal(hb.heartbeat.live_claims[0].task_id, t1, 32);
+    assert_int_equal(hb.heartbeat.live_claims[0].epoch, mine.epoch);
+    now += 8000;
+    ms_lease_feed_fill_heartbeat(feed, &hb); // renewed again at 8 s
+    now += 8000;
+    assert_int_equal(ms_lease_table_holder(leases, t1, 0, &h, &live), MS_OK);
+    assert_memory_equal(h.node_id, w.self_id, 32);
+    assert_true(live);
+
+    ms_lease_feed_destroy(&feed);
+    ms_lease_table_destroy(&leases);
+    s_close(&w);
+}
+
 int
 main(void)
 {
@@ -277,6 +354,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_claims_and_releases, s_setup,
                                         ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_results, s_setup, ms_sf_teardown),
+        cmocka_unit_test_setup_teardown(test_heartbeats, s_setup,
+                                        ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_load_and_reload, s_setup,
                                         ms_sf_teardown),
     };

@@ -631,6 +631,106 @@ test_no_row_and_full_queue(void **state)
     ms_outbox_destroy(&box); // drops the queued one
 }
 
+//  --------------------------------------------------------------------------
+//  ms_outbox_row_new and ms_outbox_result_fill: the row is the worker's
+//  body without peak_rss_bytes plus who, where and what; the fingerprint
+//  ignores calibration_gflops; the result carries the canonical row, its
+//  status, train_seconds, the platform, the log line and the event.
+
+static void
+test_row_and_result(void **state)
+{
+    (void) state;
+    ms_hash_t tid, sid;
+    memset(tid.bytes, 0xab, MS_HASH_BYTES);
+    memset(sid.bytes, 0xcd, MS_HASH_BYTES);
+    json_t *config = json_pack("{s:i}", "width", 8);
+    json_t *body =
+        json_pack("{s:s, s:i, s:f, s:f, s:I, s:{s:s, s:f}}", "status", "ok",
+                  "epochs", 2, "val_accuracy", 0.5, "train_seconds", 1.5,
+                  "peak_rss_bytes", (json_int_t) 3 << 20, "platform", "cpu",
+                  "x86", "calibration_gflops", 12.0);
+    // the keys of the event a worker's report has (null when unknown)
+    json_object_set_new(body, "test_accuracy", json_real(0.25));
+    json_object_set_new(body, "seconds_per_epoch", json_null());
+    json_object_set_new(body, "weights_digest", json_null());
+    json_t *row = ms_outbox_row_new(body, &tid, &sid, config, "n0de", "op");
+    assert_non_null(row);
+    assert_null(json_object_get(row, "peak_rss_bytes"));
+    assert_int_equal(json_integer_value(json_object_get(row, "epochs")), 2);
+    char thex[MS_HASH_HEX_LEN + 1];
+    ms_hash_hex(&tid, thex);
+    assert_string_equal(json_string_value(json_object_get(row, "task_id")),
+                        thex);
+    assert_ptr_equal(json_object_get(row, "config"), config);
+    assert_string_equal(json_string_value(json_object_get(row, "node_id")),
+                        "n0de");
+    assert_string_equal(json_string_value(json_object_get(row, "operator")),
+                        "op");
+    assert_string_equal(json_string_value(json_object_get(row, "verdict")),
+                        "pending");
+    assert_true(json_is_true(json_object_get(row, "counted")));
+    const char *fp = json_string_value(json_object_get(row, "fingerprint"));
+    assert_non_null(fp);
+    assert_int_equal(strlen(fp), MS_HASH_HEX_LEN);
+
+    // Another calibration, same platform: the same fingerprint; another
+    // platform: another; none: null.
+    json_t *body2 = json_deep_copy(body);
+    json_object_set_new(json_object_get(body2, "platform"),
+                        "calibration_gflops", json_real(99.0));
+    json_t *row2 = ms_outbox_row_new(body2, &tid, &sid, config, "n", "o");
+    assert_string_equal(json_string_value(json_object_get(row2, "fingerprint")),
+                        fp);
+    json_object_set_new(json_object_get(body2, "platform"), "cpu",
+                        json_string("arm"));
+    json_decref(row2);
+    row2 = ms_outbox_row_new(body2, &tid, &sid, config, "n", "o");
+    assert_string_not_equal(
+        json_string_value(json_object_get(row2, "fingerprint")), fp);
+    json_decref(row2);
+    json_object_del(body2, "platform");
+    row2 = ms_outbox_row_new(body2, &tid, &sid, config, "n", "o");
+    assert_true(json_is_null(json_object_get(row2, "fingerprint")));
+
+    ms_outbox_result_t res = {.task_id = tid, .sweep_id = sid, .train = true};
+    ms_outbox_result_fill(&res, row, body);
+    assert_non_null(res.row);
+    assert_int_equal(res.status, MS_RESULT_STATUS_OK);
+    assert_true(res.train_seconds == 1.5);
+    assert_ptr_equal(res.platform, json_object_get(body, "platform"));
+    assert_non_null(strstr(res.log_line, "done: ok (worker peak RSS 3.0 MiB)"));
+    assert_string_equal(json_string_value(json_object_get(res.event, "event")),
+                        "result");
+    assert_int_equal(
+        json_integer_value(json_object_get(res.event, "peak_rss_bytes")),
+        3 << 20);
+    json_t *back = json_loadb(res.row, res.row_len, 0, NULL);
+    assert_true(json_equal(back, row));
+    json_decref(back);
+    ms_outbox_result_clear(&res);
+
+    // Without a platform: none in the result.
+    ms_outbox_result_t res2 = {.task_id = tid, .sweep_id = sid};
+    ms_outbox_result_fill(&res2, row2, body2);
+    assert_null(res2.platform);
+    ms_outbox_result_clear(&res2);
+
+    // The status of a row.
+    json_object_set_new(row, "status", json_string("diverged"));
+    assert_int_equal(ms_outbox_row_status(row), MS_RESULT_STATUS_DIVERGED);
+    json_object_set_new(row, "status", json_string("failed"));
+    assert_int_equal(ms_outbox_row_status(row), MS_RESULT_STATUS_FAILED);
+    json_object_del(row, "status");
+    assert_int_equal(ms_outbox_row_status(row), MS_RESULT_STATUS_FAILED);
+    assert_int_equal(ms_outbox_row_status(NULL), MS_RESULT_STATUS_FAILED);
+    json_decref(row2);
+    json_decref(body2);
+    json_decref(row);
+    json_decref(body);
+    json_decref(config);
+}
+
 int
 main(void)
 {
@@ -653,6 +753,7 @@ main(void)
                                         s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_no_row_and_full_queue, s_setup,
                                         s_teardown),
+        cmocka_unit_test(test_row_and_result),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -717,6 +717,46 @@ test_stop_sweep(void **state)
     s_close(&w);
 }
 
+//  --------------------------------------------------------------------------
+//  ms_runner_start_reeval: a re-evaluation goes to the idle worker, its
+//  entry holds the task, config and target (no lease, no training), the
+//  worker is then not free for another; its end is ms_reeval's.
+
+static void
+test_start_reeval(void **state)
+{
+    s_world_t w;
+    s_open(&w, *state, true, 0, 0);
+    assert_true(ms_runner_reeval_free(w.runner));
+    uint8_t target[32];
+    memset(target, 0x5a, sizeof target);
+    ms_reeval_run_t run = {.target = target,
+                           .config = json_pack("{s:s}", "kind", "train"),
+                           .dataset = w.fake.dataset,
+                           .weights_path = "/nonexistent/weights",
+                           .started_ms = 1234};
+    memcpy(run.task_id.bytes, ms_sf_task_id(&w.sweep, 1), 32);
+    memcpy(run.sweep_id.bytes, w.sweep.sweep_id, 32);
+    int worker = -1;
+    assert_int_equal(ms_runner_start_reeval(w.runner, &run, &worker), MS_OK);
+    assert_int_equal(worker, 0);
+    ms_runner_run_t *r = ms_runner_run(w.runner, 0);
+    assert_true(r->busy);
+    assert_true(r->reeval);
+    assert_false(r->leased);
+    assert_false(r->train);
+    assert_ptr_equal(r->config, run.config); // taken
+    assert_int_equal(r->started_ms, 1234);
+    assert_memory_equal(r->task_id.bytes, run.task_id.bytes, 32);
+    assert_memory_equal(r->target, target, 32);
+    assert_false(ms_runner_reeval_free(w.runner)); // its one worker is busy
+    s_died(&w, "worker killed by signal 9 (SIGKILL)", 9);
+    assert_int_equal(w.fake.n_reeval, 1);
+    assert_memory_equal(w.fake.reeval_target, target, 32);
+    assert_int_equal(w.fake.n_records, 0); // nothing of ours published
+    s_close(&w);
+}
+
 int
 main(void)
 {
@@ -739,6 +779,8 @@ main(void)
                                         ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_result_failed_and_progress,
                                         s_setup, ms_sf_teardown),
+        cmocka_unit_test_setup_teardown(test_start_reeval, s_setup,
+                                        ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_reeval_and_paused_out, s_setup,
                                         ms_sf_teardown),
         cmocka_unit_test_setup_teardown(test_stop_sweep, s_setup,
