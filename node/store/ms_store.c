@@ -255,6 +255,50 @@ ms_store_get_be32(const uint8_t *p)
 }
 
 //  --------------------------------------------------------------------------
+//  Resize a realloc'd array to CAP items.
+
+int
+ms_store_resize(void *items_p, size_t cap, size_t item_bytes)
+{
+    void *items;
+    memcpy(&items, items_p, sizeof items); // the caller's T *, as void *
+    void *resized = realloc(items, cap * item_bytes);
+    if (!resized)
+        return MS_ERR_NOMEM;
+    memcpy(items_p, &resized, sizeof resized);
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Room for one more item in a realloc'd array (doubling; 16 at first).
+
+int
+ms_store_grow(void *items_p, size_t *cap, size_t n, size_t item_bytes)
+{
+    if (n < *cap)
+        return MS_OK;
+    size_t want = *cap ? *cap * 2 : 16;
+    int rc = ms_store_resize(items_p, want, item_bytes);
+    if (rc == MS_OK)
+        *cap = want;
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Append one id to an id list.
+
+int
+ms_store_ids_push(uint8_t **ids, size_t *n, size_t *cap, const void *id)
+{
+    int rc = ms_store_grow(ids, cap, *n, MS_STORE_ID);
+    if (rc != MS_OK)
+        return rc;
+    memcpy(*ids + *n * MS_STORE_ID, id, MS_STORE_ID);
+    (*n)++;
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
 //  Build a task_state key: state || sweep_id || index.
 
 void
@@ -764,17 +808,7 @@ s_collect_state(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix,
             status = ms_store_mdb(MDB_CORRUPTED, "task_state value");
             break;
         }
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 64;
-            uint8_t *grown = realloc(*ids, cap * MS_STORE_ID);
-            if (!grown) {
-                status = MS_ERR_NOMEM;
-                break;
-            }
-            *ids = grown;
-        }
-        memcpy(*ids + *n * MS_STORE_ID, it.v.mv_data, MS_STORE_ID);
-        (*n)++;
+        status = ms_store_ids_push(ids, n, &cap, it.v.mv_data);
     }
     status = ms_store_scan_close(&it, status);
     if (status != MS_OK) {

@@ -166,16 +166,7 @@ s_sweep_derive_tasks(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id)
     while (status == MS_OK && ms_store_scan_next(&it)) {
         if (it.k.mv_size != MS_STORE_ID + 4 || it.v.mv_size != MS_STORE_ID)
             break;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 256;
-            uint8_t *grown = realloc(ids, cap * MS_STORE_ID);
-            if (!grown) {
-                status = MS_ERR_NOMEM;
-                break;
-            }
-            ids = grown;
-        }
-        memcpy(ids + n++ * MS_STORE_ID, it.v.mv_data, MS_STORE_ID);
+        status = ms_store_ids_push(&ids, &n, &cap, it.v.mv_data);
     }
     status = ms_store_scan_close(&it, status);
     for (size_t i = 0; status == MS_OK && i < n; i++)
@@ -233,15 +224,9 @@ ms_store_control_rows(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id,
             continue;
         memcpy(row.key, (const uint8_t *) it.k.mv_data + MS_STORE_ID,
                MS_STORE_KEY);
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            ms_store_control_row_t *grown = realloc(*rows, cap * sizeof *grown);
-            if (!grown) {
-                status = MS_ERR_NOMEM;
-                break;
-            }
-            *rows = grown;
-        }
+        status = ms_store_grow(rows, &cap, *n, sizeof **rows);
+        if (status != MS_OK)
+            break;
         (*rows)[(*n)++] = row;
     }
     status = ms_store_scan_close(&it, status);
@@ -494,15 +479,9 @@ ms_store_results_recount(ms_store_t *self, MDB_txn *txn,
             break;
         if (it.v.mv_size < MS_STORE_RM_ROW + 1)
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 4;
-            s_result_ent_t *grown = realloc(ents, cap * sizeof *ents);
-            if (!grown) {
-                status = MS_ERR_NOMEM;
-                break;
-            }
-            ents = grown;
-        }
+        status = ms_store_grow(&ents, &cap, n, sizeof *ents);
+        if (status != MS_OK)
+            break;
         s_result_ent_t *e = &ents[n++];
         memcpy(e->key, it.k.mv_data, sizeof e->key);
         e->incarnation = ms_store_get_be64(e->key + 2 * MS_STORE_ID);
@@ -660,15 +639,9 @@ ms_store_results_rank(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
             break;
         if (it.v.mv_size < MS_STORE_RM_ROW + 1)
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 4;
-            s_rank_ent_t *grown = realloc(ents, cap * sizeof *ents);
-            if (!grown) {
-                status = MS_ERR_NOMEM;
-                break;
-            }
-            ents = grown;
-        }
+        status = ms_store_grow(&ents, &cap, n, sizeof *ents);
+        if (status != MS_OK)
+            break;
         const uint8_t *m = it.v.mv_data;
         s_rank_ent_t *e = &ents[n++];
         memset(e, 0, sizeof *e);
@@ -1334,22 +1307,15 @@ s_expand_grow(ms_store_expand_t *x, size_t more)
     size_t cap = x->cap ? x->cap : 16;
     while (cap < x->n + more)
         cap *= 2;
-    void *k = realloc(x->kinds, cap * sizeof *x->kinds);
-    if (k)
-        x->kinds = k;
-    void *p = realloc(x->payloads, cap * sizeof *x->payloads);
-    if (p)
-        x->payloads = p;
-    void *l = realloc(x->lens, cap * sizeof *x->lens);
-    if (l)
-        x->lens = l;
-    void *b = realloc(x->bufs, cap * sizeof *x->bufs);
-    if (b)
-        x->bufs = b;
-    void *d = realloc(x->pre, cap * sizeof *x->pre);
-    if (d)
-        x->pre = d;
-    if (!k || !p || !l || !b || !d)
+    // each array is resized even when one fails: those that grew stay
+    // grown (cap says less), as before
+    int n_failed =
+        (ms_store_resize(&x->kinds, cap, sizeof *x->kinds) != 0) +
+        (ms_store_resize(&x->payloads, cap, sizeof *x->payloads) != 0) +
+        (ms_store_resize(&x->lens, cap, sizeof *x->lens) != 0) +
+        (ms_store_resize(&x->bufs, cap, sizeof *x->bufs) != 0) +
+        (ms_store_resize(&x->pre, cap, sizeof *x->pre) != 0);
+    if (n_failed)
         return MS_ERR_NOMEM;
     x->cap = cap;
     return MS_OK;

@@ -528,6 +528,23 @@ uint32_t ms_store_get_be32(const uint8_t *p);
 void ms_store_state_key(uint8_t key[1 + MS_STORE_ID + 4], int state,
                         const uint8_t *sweep_id, uint32_t index);
 
+//  Resize the realloc'd array *ITEMS_P (a pointer to the caller's `T *`,
+//  NULL at first) to CAP items of ITEM_BYTES each. MS_ERR_NOMEM leaves
+//  *ITEMS_P as it was; the caller owns and frees the array either way.
+int ms_store_resize(void *items_p, size_t cap, size_t item_bytes);
+
+//  Make room for one more item in a realloc'd array: *ITEMS_P (a pointer
+//  to the caller's `T *`, NULL at first) holds N items of ITEM_BYTES each
+//  in room for *CAP; when N == *CAP the room doubles (16 at first) and
+//  *CAP says so. On MS_ERR_NOMEM the array and *CAP are as they were;
+//  the caller still owns and frees the array either way.
+int ms_store_grow(void *items_p, size_t *cap, size_t n, size_t item_bytes);
+
+//  Append one MS_STORE_ID-byte ID to the id list *IDS (N ids in room for
+//  *CAP, grown by ms_store_grow) and count it in *N. MS_ERR_NOMEM leaves
+//  the list as it was.
+int ms_store_ids_push(uint8_t **ids, size_t *n, size_t *cap, const void *id);
+
 unsigned *ms_store_tls_slot(const ms_store_t *self, bool take);
 
 int ms_store_read_begin(ms_store_t *self, MDB_txn **txn);

@@ -470,16 +470,7 @@ s_origin_uncount(ms_store_t *self, MDB_txn *txn, const uint8_t *origin_in)
             if (n > 0 && memcmp(tasks + (n - 1) * MS_STORE_ID, it.k.mv_data,
                                 MS_STORE_ID) == 0)
                 continue;
-            if (n == cap) {
-                cap = cap ? cap * 2 : 64;
-                uint8_t *grown = realloc(tasks, cap * MS_STORE_ID);
-                if (!grown) {
-                    status = MS_ERR_NOMEM;
-                    break;
-                }
-                tasks = grown;
-            }
-            memcpy(tasks + n++ * MS_STORE_ID, it.k.mv_data, MS_STORE_ID);
+            status = ms_store_ids_push(&tasks, &n, &cap, it.k.mv_data);
         }
         status = ms_store_scan_close(&it, status);
     }
@@ -623,16 +614,7 @@ ms_store_op_members(ms_store_t *self, MDB_txn *txn, ms_store_op_t *op)
             (n > 0 && memcmp(ids + (n - 1) * MS_STORE_ID, it.k.mv_data,
                              MS_STORE_ID) == 0))
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            uint8_t *grown = realloc(ids, cap * MS_STORE_ID);
-            if (!grown) {
-                status = MS_ERR_NOMEM;
-                break;
-            }
-            ids = grown;
-        }
-        memcpy(ids + n++ * MS_STORE_ID, it.k.mv_data, MS_STORE_ID);
+        status = ms_store_ids_push(&ids, &n, &cap, it.k.mv_data);
     }
     status = ms_store_scan_close(&it, status);
     for (size_t i = 0; status == MS_OK && i < n; i++)

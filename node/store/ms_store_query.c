@@ -217,22 +217,11 @@ ms_store_get_task(ms_store_t *self, const uint8_t task_id[MS_STORE_ID_BYTES],
     int rc = ms_store_read_begin(self, &txn);
     if (rc != MS_OK)
         return rc;
-    MDB_val k = {MS_STORE_ID, (void *) task_id}, v;
-    rc = mdb_get(txn, self->db_tasks, &k, &v);
-    if (rc == 0) {
-        ms_store_task_hdr_t hdr;
-        ms_store_task_t view;
-        rc = ms_store_task_decode(task_id, &v, &hdr, &view);
-        if (rc == MS_OK) {
-            *out = ms_store_task_dup(&view);
-            if (!*out)
-                rc = MS_ERR_NOMEM;
-        } else {
-            rc = ms_store_mdb(MDB_CORRUPTED, "task record");
-        }
-    } else {
-        rc = ms_store_mdb(rc, "get task");
-    }
+    ms_store_task_hdr_t hdr;
+    ms_store_task_t view;
+    rc = ms_store_task_read(self, txn, task_id, &hdr, &view);
+    if (rc == MS_OK && !(*out = ms_store_task_dup(&view)))
+        rc = MS_ERR_NOMEM;
     ms_store_read_end(self, txn);
     return rc;
 }
@@ -499,15 +488,9 @@ ms_store_pending_tasks_filtered(ms_store_t *self, ms_store_task_skip_fn skip,
         memcpy(&sh, it.v.mv_data, sizeof sh);
         if (sh.state != MS_SWEEP_ACTIVE)
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            s_sweep_order_t *grown = realloc(sweeps, cap * sizeof *sweeps);
-            if (!grown) {
-                status = MS_ERR_NOMEM;
-                break;
-            }
-            sweeps = grown;
-        }
+        status = ms_store_grow(&sweeps, &cap, n, sizeof *sweeps);
+        if (status != MS_OK)
+            break;
         memcpy(sweeps[n].id, it.k.mv_data, MS_STORE_ID);
         sweeps[n].priority = sh.priority;
         sweeps[n].created_at_ms = sh.created_at_ms;

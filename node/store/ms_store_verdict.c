@@ -965,16 +965,7 @@ s_verdict_tasks(ms_store_t *self, MDB_txn *txn, const uint8_t *node, bool multi,
         }
         if (!take)
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            uint8_t *grown = realloc(ids, cap * MS_STORE_ID);
-            if (!grown) {
-                status = MS_ERR_NOMEM;
-                break;
-            }
-            ids = grown;
-        }
-        memcpy(ids + n++ * MS_STORE_ID, k.mv_data, MS_STORE_ID);
+        status = ms_store_ids_push(&ids, &n, &cap, k.mv_data);
     }
     status = ms_store_scan_close(&it, status);
     if (status != MS_OK)
