@@ -16,8 +16,8 @@
 
 #include "ms_api.h"
 #include "ms_gpu.h"
-#include "ms_hash.h"
 #include "ms_idle.h"
+#include "ms_peers_conf.h"
 
 #include <assert.h>
 #include <limits.h>
@@ -156,8 +156,9 @@ ms_node_options_defaults(ms_node_options_t *opts)
 }
 
 //  --------------------------------------------------------------------------
-//  Check the static peers' form "[NODE_ID@]tcp://HOST:PORT" (a node id of
-//  12 or more lowercase hex characters); MS_OK or MS_ERR_INVALID.
+//  Check the static peers' form "[NODE_ID@]tcp://HOST:PORT" by the one
+//  rule, ms_peers_conf_check_spec's (a whole node id when there is one:
+//  the mesh dials with the peer's key); MS_OK or MS_ERR_INVALID.
 
 static int
 s_check_peers(const ms_node_options_t *opts, ms_diag_t *diag)
@@ -166,25 +167,11 @@ s_check_peers(const ms_node_options_t *opts, ms_diag_t *diag)
         return ms_diag_set(diag, "peer", "peer list malformed");
     for (int i = 0; i < opts->n_peers; i++) {
         const char *p = opts->peers[i];
-        const char *at = p ? strchr(p, '@') : NULL;
-        const char *ep = at ? at + 1 : p;
-        if (!p || strncmp(ep, "tcp://", 6) != 0 || !strchr(ep + 6, ':'))
-            return ms_diag_set(diag, "peer",
-                               "'%.200s': expected [NODE_ID@]tcp://HOST:PORT",
-                               p ? p : "(null)");
-        if (at) {
-            size_t n = (size_t) (at - p);
-            if (n < 12 || n > MS_HASH_HEX_LEN)
-                return ms_diag_set(diag, "peer",
-                                   "'%.200s': a node id is 64 hex characters "
-                                   "(or a prefix of 12 or more)",
-                                   p);
-            for (size_t k = 0; k < n; k++)
-                if (!strchr("0123456789abcdef", p[k]))
-                    return ms_diag_set(diag, "peer",
-                                       "'%.200s': node id is not lowercase hex",
-                                       p);
-        }
+        char why[200];
+        if (!p)
+            return ms_diag_set(diag, "peer", "peer list malformed");
+        if (ms_peers_conf_check_spec(p, false, why, sizeof why) != MS_OK)
+            return ms_diag_set(diag, "peer", "'%.200s': %s", p, why);
     }
     return MS_OK;
 }

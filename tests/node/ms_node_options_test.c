@@ -213,13 +213,16 @@ test_other_rules(void **state)
     o.reevaluate_fraction = 1.5;
     s_refused(&o, "reevaluate_fraction");
     s_good(&o);
-    const char *good[] = {"tcp://10.0.0.1:5871", "0123456789ab@tcp://host:1"};
+    const char *good[] = {
+        "tcp://10.0.0.1:5871",
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+        "@tcp://host:1"};
     o.peers = good;
     o.n_peers = 2;
     s_taken(&o);
-    const char *bad[][1] = {{"udp://10.0.0.1:5871"},
-                            {"0123@tcp://h:1"},
-                            {"0123456789AB@tcp://h:1"},
+    const char *bad[][1] = {{"udp://10.0.0.1:5871"},    {"0123@tcp://h:1"},
+                            {"0123456789ab@tcp://h:1"}, // a prefix: no key
+                            {"0123456789AB@tcp://h:1"}, {"tcp://h:0"},
                             {"tcp://nocolon"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         o.peers = bad[i];
