@@ -46,6 +46,7 @@ static const s_range_t s_ranges[] = {
     S_INT_FIELD("retry_cap", retry_cap, 0, 4096),
     S_INT_FIELD("workers", n_workers, 0, 4096),
     S_INT_FIELD("blas_threads", blas_threads, 0, 4096),
+    S_INT_FIELD("worker_nice", worker_nice, 0, 19), // nice ends at 19
     S_INT_FIELD("mesh_port", mesh_port, 0, 65535),
     S_INT_FIELD("beacon_port", beacon_port, 1, 65535),
     S_INT_FIELD("lease_ttl_ms", lease_ttl_ms, 10, INT_MAX),
@@ -110,6 +111,20 @@ s_check_range(const ms_node_options_t *opts, const char *name, ms_diag_t *diag)
                            r->min, v);
     return ms_diag_set(diag, r->name, "must be %lld..%lld, not %lld", r->min,
                        r->max, v);
+}
+
+//  --------------------------------------------------------------------------
+//  Check worker_nice against its range row, saying why its top is the top.
+
+static int
+s_check_nice(const ms_node_options_t *opts, ms_diag_t *diag)
+{
+    const s_range_t *r = s_range_of("worker_nice");
+    if (opts->worker_nice > r->max)
+        return ms_diag_set(diag, "worker_nice",
+                           "%d is above %lld, the lowest priority there is",
+                           opts->worker_nice, r->max);
+    return s_check_range(opts, "worker_nice", diag);
 }
 
 //  --------------------------------------------------------------------------
@@ -272,6 +287,8 @@ ms_node_options_check(const ms_node_options_t *opts, ms_diag_t *diag)
     rc = s_check_range(opts, "workers", diag);
     if (rc == MS_OK)
         rc = s_check_range(opts, "blas_threads", diag);
+    if (rc == MS_OK)
+        rc = s_check_nice(opts, diag);
     if (rc != MS_OK)
         return rc;
     const char *backend = opts->backend ? opts->backend : "auto";
@@ -280,10 +297,10 @@ ms_node_options_check(const ms_node_options_t *opts, ms_diag_t *diag)
         return ms_diag_set(diag, "backend",
                            "unknown backend '%s' (expected auto, cpu or cuda)",
                            backend);
-    if (opts->gpu_workers < MS_GPU_WORKERS_AUTO || opts->gpu_workers > 4096)
-        return ms_diag_set(diag, "gpu_workers",
-                           "must be 0..4096 or auto, not %d",
-                           opts->gpu_workers);
+    if (opts->gpu_workers < MS_GPU_WORKERS_AUTO ||
+        opts->gpu_workers > MS_GPU_WORKERS_MAX)
+        return ms_diag_set(diag, "gpu_workers", "must be 0..%d or auto, not %d",
+                           MS_GPU_WORKERS_MAX, opts->gpu_workers);
     if (strcmp(backend, "cpu") == 0 && opts->gpu_workers > 0)
         return ms_diag_set(diag, "gpu_workers",
                            "%d GPU workers with backend cpu (use backend "
