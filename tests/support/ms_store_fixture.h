@@ -6,7 +6,8 @@
     =========================================================================
     Header-only (static functions) so each test executable stays one file;
     include <cmocka.h>, ms_store.h, ms_store_payload.h and ms_spec.h
-    before it. A test's
+    before it. ms_sf_node_dir is the node directory of the tests of the
+    node's data classes (ms_submit, ms_dataset_source). A test's
    setup makes a fresh /tmp/PREFIX.XXXXXX, stores open under it by name, and the
     teardown removes the whole tree:
 
@@ -26,6 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
+#include "ms_node_testdata.h"
 #include "ms_test_fs.h"
 
 //  The fixture: the temporary root and how many unnamed stores were made.
@@ -66,6 +70,49 @@ ms_sf_teardown(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  Open (create) the store in DIR with a first map of MAP_SIZE bytes (it
+//  grows as needed; 0: the store's default). Returns it (the caller
+//  destroys it), or NULL, said on stderr, when it cannot be opened.
+
+static inline ms_store_t *
+ms_sf_open_dir(const char *dir, uint64_t map_size)
+{
+    ms_store_t *store = NULL;
+    ms_diag_t diag;
+    ms_store_options_t opts;
+    ms_store_options_default(&opts);
+    if (map_size)
+        opts.map_size_bytes = map_size;
+    int rc = ms_store_open(&store, dir, &opts, &diag);
+    if (rc != MS_OK)
+        fprintf(stderr, "open %s: %s: %s\n", dir, diag.where, diag.reason);
+    return store;
+}
+
+//  --------------------------------------------------------------------------
+//  A node's directory for the tests of its data classes: ROOT (256
+//  bytes) made by ms_td_setup (the synthetic fashion-mnist in
+//  ROOT/data), the store ROOT/store opened as ms_sf_open_dir does it
+//  (*STORE, the caller destroys it) and an empty ROOT/datasets, whose
+//  path goes into DATASETS_DIR (512 bytes). Returns 0, or -1 when one of
+//  them cannot be made (what was made is left for the teardown:
+//  ms_td_teardown(ROOT)).
+
+static inline int
+ms_sf_node_dir(char root[256], char datasets_dir[512], ms_store_t **store,
+               uint64_t map_size)
+{
+    if (ms_td_setup(root, 256) != 0)
+        return -1;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/store", root);
+    if (!(*store = ms_sf_open_dir(dir, map_size)))
+        return -1;
+    snprintf(datasets_dir, 512, "%s/datasets", root);
+    return mkdir(datasets_dir, 0700) == 0 ? 0 : -1;
+}
+
+//  --------------------------------------------------------------------------
 //  Open (create) the store ROOT/NAME, or ROOT/sN (the next unnamed one)
 //  when name is NULL, with a first map of map_size bytes (it grows as
 //  needed). Fails the test when the store cannot be opened.
@@ -78,15 +125,8 @@ ms_sf_open(ms_sf_t *fx, const char *name, uint64_t map_size)
         snprintf(dir, sizeof dir, "%s/%s", fx->root, name);
     else
         snprintf(dir, sizeof dir, "%s/s%d", fx->root, fx->n_stores++);
-    ms_store_t *store = NULL;
-    ms_diag_t diag;
-    ms_store_options_t opts;
-    ms_store_options_default(&opts);
-    opts.map_size_bytes = map_size;
-    int rc = ms_store_open(&store, dir, &opts, &diag);
-    if (rc != MS_OK)
-        fprintf(stderr, "open %s: %s: %s\n", dir, diag.where, diag.reason);
-    assert_int_equal(rc, MS_OK);
+    ms_store_t *store = ms_sf_open_dir(dir, map_size);
+    assert_non_null(store);
     return store;
 }
 

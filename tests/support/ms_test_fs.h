@@ -38,4 +38,34 @@ ms_tf_rm_rf(const char *path)
     }
 }
 
+//  --------------------------------------------------------------------------
+//  Write TEXT to the file PATH (made, or emptied first). Returns 0, or -1
+//  when the file cannot be written (the test asserts it).
+
+static inline int
+ms_tf_write(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    int rc = fputs(text, f) < 0 ? -1 : 0;
+    if (fclose(f) != 0)
+        rc = -1;
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  As ms_tf_write, into the file DIR/NAME; its path goes into OUT (N
+//  bytes). -1 also when the path does not fit.
+
+static inline int
+ms_tf_write_in(const char *dir, const char *name, const char *text, char *out,
+               size_t n)
+{
+    int len = snprintf(out, n, "%s/%s", dir, name);
+    if (len < 0 || (size_t) len >= n)
+        return -1;
+    return ms_tf_write(out, text);
+}
+
 #endif
