@@ -83,6 +83,23 @@ s_put32(uint8_t *p, uint32_t v)
 }
 
 //  --------------------------------------------------------------------------
+//  The view of a block given as arrays.
+
+ms_wire_block_view_t
+ms_wire_block_view(const uint8_t *origin, uint64_t incarnation,
+                   uint64_t first_seq, size_t n, const uint32_t *kinds,
+                   const uint8_t *const *payloads, const size_t *lens)
+{
+    return (ms_wire_block_view_t){.origin = origin,
+                                  .incarnation = incarnation,
+                                  .first_seq = first_seq,
+                                  .n_records = n,
+                                  .kinds = kinds,
+                                  .payloads = payloads,
+                                  .lens = lens};
+}
+
+//  --------------------------------------------------------------------------
 //  A view of a wire block over the caller's arrays.
 
 int
