@@ -10,6 +10,7 @@
     field is trusted beyond MS_AUTHORITY_ITEM_MAX_CUTS).
 */
 #include "ms_authority_item.h"
+#include "ms_be.h"
 #include "ms_crypto_internal.h"
 
 #include <errno.h>
@@ -25,26 +26,6 @@
 #define S_CUT_HEAD_BYTES 3 // cut_all u8 | n_cuts u16
 #define S_CUT_BYTES 16     // incarnation u64 | max_seq u64
 #define S_FILE_TAG "meshsweep-authority-item-v1"
-
-//  --------------------------------------------------------------------------
-//  Big-endian helpers.
-
-static uint8_t *
-s_put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--)
-        *p++ = (uint8_t) (v >> (8 * i));
-    return p;
-}
-
-static uint64_t
-s_get_u64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = (v << 8) | p[i];
-    return v;
-}
 
 //  --------------------------------------------------------------------------
 //  Name of a kind.
@@ -114,14 +95,14 @@ ms_authority_item_encode(const ms_authority_item_t *item, uint8_t *out)
     p += MS_CERT_KEY_BYTES;
     memcpy(p, item->issuer, MS_CERT_KEY_BYTES);
     p += MS_CERT_KEY_BYTES;
-    p = s_put_u64(p, (uint64_t) item->issued_at);
-    p = s_put_u64(p, item->serial);
+    p = ms_be_put64(p, (uint64_t) item->issued_at);
+    p = ms_be_put64(p, item->serial);
     *p++ = item->cut_all ? 1 : 0; // every kind carries a cut
     *p++ = (uint8_t) (item->n_cuts >> 8);
     *p++ = (uint8_t) item->n_cuts;
     for (uint32_t i = 0; i < item->n_cuts; i++) {
-        p = s_put_u64(p, item->cuts[i].incarnation);
-        p = s_put_u64(p, item->cuts[i].max_seq);
+        p = ms_be_put64(p, item->cuts[i].incarnation);
+        p = ms_be_put64(p, item->cuts[i].max_seq);
     }
     memcpy(p, item->signature, MS_CERT_SIG_BYTES);
     p += MS_CERT_SIG_BYTES;
@@ -158,8 +139,8 @@ ms_authority_item_decode(const uint8_t *buf, size_t n, ms_authority_item_t *out,
     p += MS_CERT_KEY_BYTES;
     memcpy(out->issuer, p, MS_CERT_KEY_BYTES);
     p += MS_CERT_KEY_BYTES;
-    out->issued_at = (int64_t) s_get_u64(p);
-    out->serial = s_get_u64(p + 8);
+    out->issued_at = (int64_t) ms_be_get64(p);
+    out->serial = ms_be_get64(p + 8);
     p += 16;
     size_t want = S_HEAD_BYTES + MS_CERT_SIG_BYTES;
     {
@@ -183,8 +164,8 @@ ms_authority_item_decode(const uint8_t *buf, size_t n, ms_authority_item_t *out,
                                     "truncated (%zu of %zu bytes)", n, want);
         out->n_cuts = n_cuts;
         for (uint32_t i = 0; i < n_cuts; i++) {
-            out->cuts[i].incarnation = s_get_u64(p);
-            out->cuts[i].max_seq = s_get_u64(p + 8);
+            out->cuts[i].incarnation = ms_be_get64(p);
+            out->cuts[i].max_seq = ms_be_get64(p + 8);
             p += S_CUT_BYTES;
         }
     }

@@ -13,6 +13,7 @@
 */
 #include "ms_recset.h"
 
+#include "ms_be.h"
 #include "ms_hash.h"
 
 #include <assert.h>
@@ -421,18 +422,6 @@ ms_recset_flagged(ms_recset_t *self, const uint8_t origin[MS_GOSSIP_ID_BYTES],
 }
 
 //  --------------------------------------------------------------------------
-//  Write v big-endian into out[0..8).
-
-static void
-s_put_be64(uint8_t *out, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--) {
-        out[i] = (uint8_t) (v & 0xff);
-        v >>= 8;
-    }
-}
-
-//  --------------------------------------------------------------------------
 //  Digest of the canonical vector listing.
 
 void
@@ -448,8 +437,8 @@ ms_recset_digest(ms_recset_t *self, uint8_t digest[MS_GOSSIP_DIGEST_BYTES])
                 continue;
             uint8_t entry[MS_GOSSIP_ID_BYTES + 16];
             memcpy(entry, s->origin, MS_GOSSIP_ID_BYTES);
-            s_put_be64(entry + MS_GOSSIP_ID_BYTES, s->incarnation);
-            s_put_be64(entry + MS_GOSSIP_ID_BYTES + 8, s->held);
+            ms_be_put64(entry + MS_GOSSIP_ID_BYTES, s->incarnation);
+            ms_be_put64(entry + MS_GOSSIP_ID_BYTES + 8, s->held);
             ms_hasher_update(&h, entry, sizeof entry);
         }
         ms_hash_t out;

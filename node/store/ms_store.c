@@ -233,28 +233,6 @@ ms_store_scan_close(ms_store_scan_t *it, int status)
 }
 
 //  --------------------------------------------------------------------------
-//  Write a u32 big-endian (so byte order is numeric order).
-
-void
-ms_store_put_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t) (v >> 24);
-    p[1] = (uint8_t) (v >> 16);
-    p[2] = (uint8_t) (v >> 8);
-    p[3] = (uint8_t) v;
-}
-
-//  --------------------------------------------------------------------------
-//  Read a big-endian u32.
-
-uint32_t
-ms_store_get_be32(const uint8_t *p)
-{
-    return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 |
-           (uint32_t) p[2] << 8 | (uint32_t) p[3];
-}
-
-//  --------------------------------------------------------------------------
 //  Resize a realloc'd array to CAP items.
 
 int
@@ -307,7 +285,7 @@ ms_store_state_key(uint8_t key[1 + MS_STORE_ID + 4], int state,
 {
     key[0] = (uint8_t) state;
     memcpy(key + 1, sweep_id, MS_STORE_ID);
-    ms_store_put_be32(key + 1 + MS_STORE_ID, index);
+    ms_be_put32(key + 1 + MS_STORE_ID, index);
 }
 
 //  --------------------------------------------------------------------------
@@ -761,7 +739,7 @@ ms_store_op_put_sweep(ms_store_t *self, MDB_txn *txn, ms_store_op_t *op)
 
         uint8_t ik[MS_STORE_ID + 4];
         memcpy(ik, op->id, MS_STORE_ID);
-        ms_store_put_be32(ik + MS_STORE_ID, (uint32_t) i);
+        ms_be_put32(ik + MS_STORE_ID, (uint32_t) i);
         MDB_val ikey = {sizeof ik, ik};
         rc = mdb_put(txn, self->db_sweep_tasks, &ikey, &tk, 0);
         if (rc != 0)
@@ -1758,8 +1736,8 @@ ms_store_claims_by_task(ms_store_t *self,
         if (status != MS_OK)
             break;
         const uint8_t *kp = it.k.mv_data;
-        ms_store_claim_t c = {.slot = ms_store_get_be32(kp + MS_STORE_ID),
-                              .epoch = ms_store_get_be64(kp + MS_STORE_ID + 4),
+        ms_store_claim_t c = {.slot = ms_be_get32(kp + MS_STORE_ID),
+                              .epoch = ms_be_get64(kp + MS_STORE_ID + 4),
                               .claimed = row.claimed,
                               .released = row.released,
                               .reason = row.reason};
