@@ -264,18 +264,7 @@ ms_authority_item_save(const char *path, const ms_authority_item_t *item,
     size_t n = ms_authority_item_encode(item, bin);
     if (n == 0)
         return ms_diag_set(diag, path, "authority item fields out of range");
-    size_t b64 = sodium_base64_encoded_len(n, sodium_base64_VARIANT_ORIGINAL);
-    size_t cap = strlen(S_FILE_TAG) + 1 + b64 + 2;
-    char *line = malloc(cap);
-    if (!line)
-        return MS_ERR_NOMEM;
-    int len = snprintf(line, cap, "%s ", S_FILE_TAG);
-    sodium_bin2base64(line + len, cap - (size_t) len, bin, n,
-                      sodium_base64_VARIANT_ORIGINAL);
-    strcat(line, "\n");
-    int rc = ms_crypto_write_atomic(path, line, strlen(line), 0644, diag);
-    free(line);
-    return rc;
+    return ms_crypto_write_line(path, S_FILE_TAG " ", bin, n, diag);
 }
 
 int
@@ -283,20 +272,11 @@ ms_authority_item_load(const char *path, ms_authority_item_t *out,
                        ms_diag_t *diag)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return ms_diag_set_code(diag,
-                                errno == ENOENT ? MS_ERR_NOTFOUND : MS_ERR_IO,
-                                path, "cannot open: %s", strerror(errno));
     char line[4096];
-    bool got = fgets(line, sizeof line, f) != NULL;
-    int extra = fgetc(f);
-    fclose(f);
-    if (!got || extra != EOF)
-        return ms_diag_set(diag, path,
-                           "not a meshsweep authority item (expected one "
-                           "line)");
-    line[strcspn(line, "\r\n")] = 0;
+    int rc =
+        ms_crypto_read_line(path, line, sizeof line, "authority item", diag);
+    if (rc != MS_OK)
+        return rc;
     char *save = NULL;
     char *tag = strtok_r(line, " ", &save);
     char *b64 = strtok_r(NULL, " ", &save);
@@ -316,7 +296,7 @@ ms_authority_item_load(const char *path, ms_authority_item_t *out,
     ms_diag_clear(&d);
     if (ms_authority_item_decode(bin, n, out, &d) != MS_OK)
         return ms_diag_set(diag, path, "%s", d.reason);
-    int rc = s_verify_self(out, &d);
+    rc = s_verify_self(out, &d);
     if (rc != MS_OK)
         return ms_diag_set_code(diag, rc, path, "%s", d.reason);
     return MS_OK;

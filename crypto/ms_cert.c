@@ -357,41 +357,22 @@ ms_cert_bundle_save(const char *path,
     size_t n = ms_cert_chain_encode(chain, bin);
     if (n == 0)
         return ms_diag_set(diag, path, "certificate fields out of range");
-    size_t b64_max =
-        sodium_base64_encoded_len(n, sodium_base64_VARIANT_ORIGINAL);
     char hex[2 * MS_CERT_KEY_BYTES + 1];
     sodium_bin2hex(hex, sizeof hex, authority_pk, MS_CERT_KEY_BYTES);
-    size_t line_max = strlen(S_BUNDLE_TAG) + 1 + sizeof hex + b64_max + 2;
-    char *line = malloc(line_max);
-    if (!line)
-        return MS_ERR_NOMEM;
-    int len = snprintf(line, line_max, "%s %s ", S_BUNDLE_TAG, hex);
-    sodium_bin2base64(line + len, line_max - (size_t) len, bin, n,
-                      sodium_base64_VARIANT_ORIGINAL);
-    strcat(line, "\n");
-    int rc = ms_crypto_write_atomic(path, line, strlen(line), 0644, diag);
-    free(line);
-    return rc;
+    char prefix[sizeof S_BUNDLE_TAG + sizeof hex + 1];
+    snprintf(prefix, sizeof prefix, "%s %s ", S_BUNDLE_TAG, hex);
+    return ms_crypto_write_line(path, prefix, bin, n, diag);
 }
 
 int
 ms_cert_bundle_load(const char *path, uint8_t authority_pk[MS_CERT_KEY_BYTES],
                     ms_cert_chain_t *chain, int64_t now_s, ms_diag_t *diag)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return ms_diag_set_code(diag,
-                                errno == ENOENT ? MS_ERR_NOTFOUND : MS_ERR_IO,
-                                path, "cannot open: %s", strerror(errno));
     char line[4096];
-    bool got = fgets(line, sizeof line, f) != NULL;
-    int extra = fgetc(f);
-    fclose(f);
-    if (!got || extra != EOF)
-        return ms_diag_set(diag, path,
-                           "not a meshsweep certificate file "
-                           "(expected one line)");
-    line[strcspn(line, "\r\n")] = 0;
+    int rc =
+        ms_crypto_read_line(path, line, sizeof line, "certificate file", diag);
+    if (rc != MS_OK)
+        return rc;
     char *tag = strtok(line, " ");
     char *hex = strtok(NULL, " ");
     char *b64 = strtok(NULL, " ");
@@ -409,7 +390,7 @@ ms_cert_bundle_load(const char *path, uint8_t authority_pk[MS_CERT_KEY_BYTES],
         return ms_diag_set(diag, path, "certificate is not valid base64");
     ms_diag_t d;
     ms_diag_clear(&d);
-    int rc = ms_cert_chain_decode(bin, bin_len, chain, &d);
+    rc = ms_cert_chain_decode(bin, bin_len, chain, &d);
     if (rc != MS_OK)
         return ms_diag_set(diag, path, "%s", d.reason);
     uint8_t pool_id[MS_CERT_POOL_ID_BYTES];
