@@ -102,6 +102,20 @@ ms_td_setup(char *root, size_t n)
 }
 
 //  --------------------------------------------------------------------------
+//  A test's root made fresh for each case: ms_td_root_setup (a cmocka
+//  setup: ms_td_setup into ms_td_root) and ms_td_root_teardown (removes
+//  it). One root per test executable, as the node tests use it.
+
+static char ms_td_root[256] __attribute__((unused));
+
+static inline int
+ms_td_root_setup(void **state)
+{
+    (void) state;
+    return ms_td_setup(ms_td_root, sizeof ms_td_root);
+}
+
+//  --------------------------------------------------------------------------
 //  A free loopback TCP port (bound once, then closed for the caller to
 //  use). Aborts the test when no port can be had.
 
@@ -162,6 +176,17 @@ ms_td_spec(const char *name, int n_depths, int n_seeds, int epochs)
              "  seed: {values: [%s]}\n",
              name, depths, epochs, seeds);
     return text;
+}
+
+//  --------------------------------------------------------------------------
+//  Remove ms_td_root (a cmocka teardown; see ms_td_root_setup).
+
+static inline int
+ms_td_root_teardown(void **state)
+{
+    (void) state;
+    ms_td_teardown(ms_td_root);
+    return 0;
 }
 
 #endif
