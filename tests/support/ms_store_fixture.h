@@ -22,6 +22,7 @@
 #ifndef MS_STORE_FIXTURE_H
 #define MS_STORE_FIXTURE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,6 +236,37 @@ ms_sf_sweep_free(ms_sf_sweep_t *sw)
 {
     if (sw)
         ms_spec_destroy(&sw->spec);
+}
+
+//  A one-task sweep "replica-TAG" (seed TAG, verify.replicas REPLICAS;
+//  a noop task with NOOP) as a SWEEP record: its sweep and task ids into
+//  SWEEP_ID and TASK_ID, its encoded payload into *BYTES (the caller
+//  frees it) and *LEN. Fails the test when it cannot be made.
+
+static inline void
+ms_sf_replica_sweep(int replicas, int tag, bool noop,
+                    uint8_t sweep_id[MS_STORE_ID_BYTES],
+                    uint8_t task_id[MS_STORE_ID_BYTES], uint8_t **bytes,
+                    size_t *len)
+{
+    char yaml[512];
+    snprintf(yaml, sizeof yaml,
+             "name: replica-%d\ndataset: fashion-mnist\nmethod: grid\n"
+             "verify: {replicas: %d}\n"
+             "parameters:\n  hidden_layers: {value: 1}\n"
+             "  width: {value: 8}\n  epochs: {value: 1}\n"
+             "  seed: {value: %d}\n%s",
+             tag, replicas, tag, noop ? "  kind: {value: noop}\n" : "");
+    ms_sf_sweep_t sw;
+    ms_sf_sweep_parse(&sw, yaml);
+    assert_int_equal(sw.n_tasks, 1);
+    memcpy(sweep_id, sw.sweep_id, MS_STORE_ID_BYTES);
+    memcpy(task_id, ms_spec_task_id(sw.spec, 0)->bytes, MS_STORE_ID_BYTES);
+    ms_store_payload_t p = {.kind = MS_RECORD_SWEEP};
+    memcpy(p.u.sweep.sweep_id, sw.sweep_id, MS_STORE_ID_BYTES);
+    p.u.sweep.spec_json = ms_spec_canonical(sw.spec, &p.u.sweep.spec_len);
+    assert_int_equal(ms_store_payload_encode(&p, bytes, len), MS_OK);
+    ms_sf_sweep_free(&sw);
 }
 
 //  Append payload P as a record of ORIGIN. Returns the rc of the encode
