@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 //  --------------------------------------------------------------------------
@@ -66,6 +67,33 @@ ms_tf_write_in(const char *dir, const char *name, const char *text, char *out,
     if (len < 0 || (size_t) len >= n)
         return -1;
     return ms_tf_write(out, text);
+}
+
+//  --------------------------------------------------------------------------
+//  Fork a child that reports over a pipe: CHILD(ARG, FD) runs in the
+//  child with the pipe's write end and must end in _exit; the parent
+//  gets the child's pid, and the pipe's read end in *FD (the parent
+//  closes it). -1 (nothing forked) when the pipe or the fork fails.
+
+static inline pid_t
+ms_tf_fork_piped(void (*child)(const void *arg, int fd), const void *arg,
+                 int *fd)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        child(arg, fds[1]);
+        _exit(99); // the child did not end itself
+    }
+    close(fds[1]);
+    if (pid < 0)
+        close(fds[0]);
+    else
+        *fd = fds[0];
+    return pid;
 }
 
 #endif
