@@ -12,6 +12,7 @@
     range.
 */
 #include "ms_recset.h"
+#include "ms_array.h"
 
 #include "ms_be.h"
 #include "ms_hash.h"
@@ -106,14 +107,9 @@ s_lookup_or_add(ms_recset_t *self, const uint8_t *origin, uint64_t incarnation)
     size_t at = s_find(self, origin, incarnation, &found);
     if (found)
         return self->streams[at];
-    if (self->n_streams == self->streams_cap) {
-        size_t cap = self->streams_cap ? self->streams_cap * 2 : 8;
-        s_stream_t **grown = realloc(self->streams, cap * sizeof *grown);
-        if (!grown)
-            return NULL;
-        self->streams = grown;
-        self->streams_cap = cap;
-    }
+    if (ms_array_grow(&self->streams, &self->streams_cap, self->n_streams,
+                      sizeof *self->streams) != MS_OK)
+        return NULL;
     s_stream_t *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
@@ -181,15 +177,8 @@ s_reserve(s_stream_t *s, size_t n)
         s->records = grown;
         s->records_cap = cap;
     }
-    if (s->n_bounds == s->bounds_cap) {
-        size_t cap = s->bounds_cap ? s->bounds_cap * 2 : 8;
-        s_bound_t *grown = realloc(s->bounds, cap * sizeof *grown);
-        if (!grown)
-            return MS_ERR_NOMEM;
-        s->bounds = grown;
-        s->bounds_cap = cap;
-    }
-    return MS_OK;
+    return ms_array_grow(&s->bounds, &s->bounds_cap, s->n_bounds,
+                         sizeof *s->bounds);
 }
 
 //  --------------------------------------------------------------------------

@@ -233,42 +233,12 @@ ms_store_scan_close(ms_store_scan_t *it, int status)
 }
 
 //  --------------------------------------------------------------------------
-//  Resize a realloc'd array to CAP items.
-
-int
-ms_store_resize(void *items_p, size_t cap, size_t item_bytes)
-{
-    void *items;
-    memcpy(&items, items_p, sizeof items); // the caller's T *, as void *
-    void *resized = realloc(items, cap * item_bytes);
-    if (!resized)
-        return MS_ERR_NOMEM;
-    memcpy(items_p, &resized, sizeof resized);
-    return MS_OK;
-}
-
-//  --------------------------------------------------------------------------
-//  Room for one more item in a realloc'd array (doubling; 16 at first).
-
-int
-ms_store_grow(void *items_p, size_t *cap, size_t n, size_t item_bytes)
-{
-    if (n < *cap)
-        return MS_OK;
-    size_t want = *cap ? *cap * 2 : 16;
-    int rc = ms_store_resize(items_p, want, item_bytes);
-    if (rc == MS_OK)
-        *cap = want;
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
 //  Append one id to an id list.
 
 int
 ms_store_ids_push(uint8_t **ids, size_t *n, size_t *cap, const void *id)
 {
-    int rc = ms_store_grow(ids, cap, *n, MS_STORE_ID);
+    int rc = ms_array_grow(ids, cap, *n, MS_STORE_ID);
     if (rc != MS_OK)
         return rc;
     memcpy(*ids + *n * MS_STORE_ID, id, MS_STORE_ID);

@@ -224,7 +224,7 @@ ms_store_control_rows(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id,
             continue;
         memcpy(row.key, (const uint8_t *) it.k.mv_data + MS_STORE_ID,
                MS_STORE_KEY);
-        status = ms_store_grow(rows, &cap, *n, sizeof **rows);
+        status = ms_array_grow(rows, &cap, *n, sizeof **rows);
         if (status != MS_OK)
             break;
         (*rows)[(*n)++] = row;
@@ -479,7 +479,7 @@ ms_store_results_recount(ms_store_t *self, MDB_txn *txn,
             break;
         if (it.v.mv_size < MS_STORE_RM_ROW + 1)
             continue;
-        status = ms_store_grow(&ents, &cap, n, sizeof *ents);
+        status = ms_array_grow(&ents, &cap, n, sizeof *ents);
         if (status != MS_OK)
             break;
         s_result_ent_t *e = &ents[n++];
@@ -638,7 +638,7 @@ ms_store_results_rank(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
             break;
         if (it.v.mv_size < MS_STORE_RM_ROW + 1)
             continue;
-        status = ms_store_grow(&ents, &cap, n, sizeof *ents);
+        status = ms_array_grow(&ents, &cap, n, sizeof *ents);
         if (status != MS_OK)
             break;
         const uint8_t *m = it.v.mv_data;
@@ -1308,11 +1308,11 @@ s_expand_grow(ms_store_expand_t *x, size_t more)
     // each array is resized even when one fails: those that grew stay
     // grown (cap says less), as before
     int n_failed =
-        (ms_store_resize(&x->kinds, cap, sizeof *x->kinds) != 0) +
-        (ms_store_resize(&x->payloads, cap, sizeof *x->payloads) != 0) +
-        (ms_store_resize(&x->lens, cap, sizeof *x->lens) != 0) +
-        (ms_store_resize(&x->bufs, cap, sizeof *x->bufs) != 0) +
-        (ms_store_resize(&x->pre, cap, sizeof *x->pre) != 0);
+        (ms_array_resize(&x->kinds, cap, sizeof *x->kinds) != 0) +
+        (ms_array_resize(&x->payloads, cap, sizeof *x->payloads) != 0) +
+        (ms_array_resize(&x->lens, cap, sizeof *x->lens) != 0) +
+        (ms_array_resize(&x->bufs, cap, sizeof *x->bufs) != 0) +
+        (ms_array_resize(&x->pre, cap, sizeof *x->pre) != 0);
     if (n_failed)
         return MS_ERR_NOMEM;
     x->cap = cap;

@@ -18,6 +18,7 @@
 
 #include "ms_store.h"
 
+#include "ms_array.h"
 #include "ms_be.h"
 #include "ms_ring.h"
 #include "ms_store_payload.h"
@@ -525,20 +526,8 @@ int ms_store_scan_close(ms_store_scan_t *it, int status);
 void ms_store_state_key(uint8_t key[1 + MS_STORE_ID + 4], int state,
                         const uint8_t *sweep_id, uint32_t index);
 
-//  Resize the realloc'd array *ITEMS_P (a pointer to the caller's `T *`,
-//  NULL at first) to CAP items of ITEM_BYTES each. MS_ERR_NOMEM leaves
-//  *ITEMS_P as it was; the caller owns and frees the array either way.
-int ms_store_resize(void *items_p, size_t cap, size_t item_bytes);
-
-//  Make room for one more item in a realloc'd array: *ITEMS_P (a pointer
-//  to the caller's `T *`, NULL at first) holds N items of ITEM_BYTES each
-//  in room for *CAP; when N == *CAP the room doubles (16 at first) and
-//  *CAP says so. On MS_ERR_NOMEM the array and *CAP are as they were;
-//  the caller still owns and frees the array either way.
-int ms_store_grow(void *items_p, size_t *cap, size_t n, size_t item_bytes);
-
 //  Append one MS_STORE_ID-byte ID to the id list *IDS (N ids in room for
-//  *CAP, grown by ms_store_grow) and count it in *N. MS_ERR_NOMEM leaves
+//  *CAP, grown by ms_array_grow) and count it in *N. MS_ERR_NOMEM leaves
 //  the list as it was.
 int ms_store_ids_push(uint8_t **ids, size_t *n, size_t *cap, const void *id);
 

@@ -488,7 +488,7 @@ ms_store_pending_tasks_filtered(ms_store_t *self, ms_store_task_skip_fn skip,
         memcpy(&sh, it.v.mv_data, sizeof sh);
         if (sh.state != MS_SWEEP_ACTIVE)
             continue;
-        status = ms_store_grow(&sweeps, &cap, n, sizeof *sweeps);
+        status = ms_array_grow(&sweeps, &cap, n, sizeof *sweeps);
         if (status != MS_OK)
             break;
         memcpy(sweeps[n].id, it.k.mv_data, MS_STORE_ID);
