@@ -64,8 +64,9 @@ ms_text_printf(ms_text_t *t, const char *fmt, ...)
 void
 ms_text_append(ms_text_t *t, const void *bytes, size_t n)
 {
-    if (t->failed || !s_reserve(t, t->len + n))
+    if (t->failed || !s_reserve(t, t->len + n + 1))
         return;
     memcpy(t->data + t->len, bytes, n);
     t->len += n;
+    t->data[t->len] = '\0';
 }
