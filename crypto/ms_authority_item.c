@@ -10,6 +10,7 @@
     field is trusted beyond MS_AUTHORITY_ITEM_MAX_CUTS).
 */
 #include "ms_authority_item.h"
+#include "ms_be.h"
 #include "ms_crypto_internal.h"
 
 #include <errno.h>
@@ -25,26 +26,6 @@
 #define S_CUT_HEAD_BYTES 3 // cut_all u8 | n_cuts u16
 #define S_CUT_BYTES 16     // incarnation u64 | max_seq u64
 #define S_FILE_TAG "meshsweep-authority-item-v1"
-
-//  --------------------------------------------------------------------------
-//  Big-endian helpers.
-
-static uint8_t *
-s_put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--)
-        *p++ = (uint8_t) (v >> (8 * i));
-    return p;
-}
-
-static uint64_t
-s_get_u64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = (v << 8) | p[i];
-    return v;
-}
 
 //  --------------------------------------------------------------------------
 //  Name of a kind.
@@ -114,14 +95,14 @@ ms_authority_item_encode(const ms_authority_item_t *item, uint8_t *out)
     p += MS_CERT_KEY_BYTES;
     memcpy(p, item->issuer, MS_CERT_KEY_BYTES);
     p += MS_CERT_KEY_BYTES;
-    p = s_put_u64(p, (uint64_t) item->issued_at);
-    p = s_put_u64(p, item->serial);
+    p = ms_be_put64(p, (uint64_t) item->issued_at);
+    p = ms_be_put64(p, item->serial);
     *p++ = item->cut_all ? 1 : 0; // every kind carries a cut
     *p++ = (uint8_t) (item->n_cuts >> 8);
     *p++ = (uint8_t) item->n_cuts;
     for (uint32_t i = 0; i < item->n_cuts; i++) {
-        p = s_put_u64(p, item->cuts[i].incarnation);
-        p = s_put_u64(p, item->cuts[i].max_seq);
+        p = ms_be_put64(p, item->cuts[i].incarnation);
+        p = ms_be_put64(p, item->cuts[i].max_seq);
     }
     memcpy(p, item->signature, MS_CERT_SIG_BYTES);
     p += MS_CERT_SIG_BYTES;
@@ -158,8 +139,8 @@ ms_authority_item_decode(const uint8_t *buf, size_t n, ms_authority_item_t *out,
     p += MS_CERT_KEY_BYTES;
     memcpy(out->issuer, p, MS_CERT_KEY_BYTES);
     p += MS_CERT_KEY_BYTES;
-    out->issued_at = (int64_t) s_get_u64(p);
-    out->serial = s_get_u64(p + 8);
+    out->issued_at = (int64_t) ms_be_get64(p);
+    out->serial = ms_be_get64(p + 8);
     p += 16;
     size_t want = S_HEAD_BYTES + MS_CERT_SIG_BYTES;
     {
@@ -183,8 +164,8 @@ ms_authority_item_decode(const uint8_t *buf, size_t n, ms_authority_item_t *out,
                                     "truncated (%zu of %zu bytes)", n, want);
         out->n_cuts = n_cuts;
         for (uint32_t i = 0; i < n_cuts; i++) {
-            out->cuts[i].incarnation = s_get_u64(p);
-            out->cuts[i].max_seq = s_get_u64(p + 8);
+            out->cuts[i].incarnation = ms_be_get64(p);
+            out->cuts[i].max_seq = ms_be_get64(p + 8);
             p += S_CUT_BYTES;
         }
     }
@@ -283,18 +264,7 @@ ms_authority_item_save(const char *path, const ms_authority_item_t *item,
     size_t n = ms_authority_item_encode(item, bin);
     if (n == 0)
         return ms_diag_set(diag, path, "authority item fields out of range");
-    size_t b64 = sodium_base64_encoded_len(n, sodium_base64_VARIANT_ORIGINAL);
-    size_t cap = strlen(S_FILE_TAG) + 1 + b64 + 2;
-    char *line = malloc(cap);
-    if (!line)
-        return MS_ERR_NOMEM;
-    int len = snprintf(line, cap, "%s ", S_FILE_TAG);
-    sodium_bin2base64(line + len, cap - (size_t) len, bin, n,
-                      sodium_base64_VARIANT_ORIGINAL);
-    strcat(line, "\n");
-    int rc = ms_crypto_write_atomic(path, line, strlen(line), 0644, diag);
-    free(line);
-    return rc;
+    return ms_crypto_write_line(path, S_FILE_TAG " ", bin, n, diag);
 }
 
 int
@@ -302,20 +272,11 @@ ms_authority_item_load(const char *path, ms_authority_item_t *out,
                        ms_diag_t *diag)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return ms_diag_set_code(diag,
-                                errno == ENOENT ? MS_ERR_NOTFOUND : MS_ERR_IO,
-                                path, "cannot open: %s", strerror(errno));
     char line[4096];
-    bool got = fgets(line, sizeof line, f) != NULL;
-    int extra = fgetc(f);
-    fclose(f);
-    if (!got || extra != EOF)
-        return ms_diag_set(diag, path,
-                           "not a meshsweep authority item (expected one "
-                           "line)");
-    line[strcspn(line, "\r\n")] = 0;
+    int rc =
+        ms_crypto_read_line(path, line, sizeof line, "authority item", diag);
+    if (rc != MS_OK)
+        return rc;
     char *save = NULL;
     char *tag = strtok_r(line, " ", &save);
     char *b64 = strtok_r(NULL, " ", &save);
@@ -335,7 +296,7 @@ ms_authority_item_load(const char *path, ms_authority_item_t *out,
     ms_diag_clear(&d);
     if (ms_authority_item_decode(bin, n, out, &d) != MS_OK)
         return ms_diag_set(diag, path, "%s", d.reason);
-    int rc = s_verify_self(out, &d);
+    rc = s_verify_self(out, &d);
     if (rc != MS_OK)
         return ms_diag_set_code(diag, rc, path, "%s", d.reason);
     return MS_OK;

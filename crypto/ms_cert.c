@@ -11,6 +11,7 @@
     arrives from strangers (HELLO) before anything about them is known.
 */
 #include "ms_cert.h"
+#include "ms_be.h"
 #include "ms_crypto_internal.h"
 #include "ms_hash.h"
 
@@ -28,41 +29,6 @@
      8 + 8 + 1)
 #define S_BUNDLE_TAG "meshsweep-cert-v1"
 #define S_POOL_TAG "meshsweep pool v1"
-
-//  --------------------------------------------------------------------------
-//  Big-endian helpers.
-
-static uint8_t *
-s_put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 3; i >= 0; i--)
-        *p++ = (uint8_t) (v >> (8 * i));
-    return p;
-}
-
-static uint8_t *
-s_put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--)
-        *p++ = (uint8_t) (v >> (8 * i));
-    return p;
-}
-
-static uint64_t
-s_get_u64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static uint32_t
-s_get_u32(const uint8_t *p)
-{
-    return ((uint32_t) p[0] << 24) | ((uint32_t) p[1] << 16) |
-           ((uint32_t) p[2] << 8) | p[3];
-}
 
 //  --------------------------------------------------------------------------
 //  Pool id of an authority key.
@@ -156,10 +122,10 @@ ms_cert_encode(const ms_cert_t *cert, uint8_t *out)
     p += MS_CERT_KEY_BYTES;
     memcpy(p, cert->issuer, MS_CERT_KEY_BYTES);
     p += MS_CERT_KEY_BYTES;
-    p = s_put_u32(p, cert->roles);
-    p = s_put_u32(p, cert->max_workers);
-    p = s_put_u64(p, (uint64_t) cert->not_after);
-    p = s_put_u64(p, cert->serial);
+    p = ms_be_put32(p, cert->roles);
+    p = ms_be_put32(p, cert->max_workers);
+    p = ms_be_put64(p, (uint64_t) cert->not_after);
+    p = ms_be_put64(p, cert->serial);
     *p++ = (uint8_t) op;
     memcpy(p, cert->operator_name, op);
     p += op;
@@ -186,10 +152,10 @@ ms_cert_decode(const uint8_t *buf, size_t n, ms_cert_t *out, size_t *used,
     p += MS_CERT_KEY_BYTES;
     memcpy(out->issuer, p, MS_CERT_KEY_BYTES);
     p += MS_CERT_KEY_BYTES;
-    out->roles = s_get_u32(p);
-    out->max_workers = s_get_u32(p + 4);
-    out->not_after = (int64_t) s_get_u64(p + 8);
-    out->serial = s_get_u64(p + 16);
+    out->roles = ms_be_get32(p);
+    out->max_workers = ms_be_get32(p + 4);
+    out->not_after = (int64_t) ms_be_get64(p + 8);
+    out->serial = ms_be_get64(p + 16);
     size_t op = p[24];
     p += 25;
     size_t total = S_FIXED_BYTES + op + MS_CERT_SIG_BYTES;
@@ -391,41 +357,22 @@ ms_cert_bundle_save(const char *path,
     size_t n = ms_cert_chain_encode(chain, bin);
     if (n == 0)
         return ms_diag_set(diag, path, "certificate fields out of range");
-    size_t b64_max =
-        sodium_base64_encoded_len(n, sodium_base64_VARIANT_ORIGINAL);
     char hex[2 * MS_CERT_KEY_BYTES + 1];
     sodium_bin2hex(hex, sizeof hex, authority_pk, MS_CERT_KEY_BYTES);
-    size_t line_max = strlen(S_BUNDLE_TAG) + 1 + sizeof hex + b64_max + 2;
-    char *line = malloc(line_max);
-    if (!line)
-        return MS_ERR_NOMEM;
-    int len = snprintf(line, line_max, "%s %s ", S_BUNDLE_TAG, hex);
-    sodium_bin2base64(line + len, line_max - (size_t) len, bin, n,
-                      sodium_base64_VARIANT_ORIGINAL);
-    strcat(line, "\n");
-    int rc = ms_crypto_write_atomic(path, line, strlen(line), 0644, diag);
-    free(line);
-    return rc;
+    char prefix[sizeof S_BUNDLE_TAG + sizeof hex + 1];
+    snprintf(prefix, sizeof prefix, "%s %s ", S_BUNDLE_TAG, hex);
+    return ms_crypto_write_line(path, prefix, bin, n, diag);
 }
 
 int
 ms_cert_bundle_load(const char *path, uint8_t authority_pk[MS_CERT_KEY_BYTES],
                     ms_cert_chain_t *chain, int64_t now_s, ms_diag_t *diag)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return ms_diag_set_code(diag,
-                                errno == ENOENT ? MS_ERR_NOTFOUND : MS_ERR_IO,
-                                path, "cannot open: %s", strerror(errno));
     char line[4096];
-    bool got = fgets(line, sizeof line, f) != NULL;
-    int extra = fgetc(f);
-    fclose(f);
-    if (!got || extra != EOF)
-        return ms_diag_set(diag, path,
-                           "not a meshsweep certificate file "
-                           "(expected one line)");
-    line[strcspn(line, "\r\n")] = 0;
+    int rc =
+        ms_crypto_read_line(path, line, sizeof line, "certificate file", diag);
+    if (rc != MS_OK)
+        return rc;
     char *tag = strtok(line, " ");
     char *hex = strtok(NULL, " ");
     char *b64 = strtok(NULL, " ");
@@ -443,7 +390,7 @@ ms_cert_bundle_load(const char *path, uint8_t authority_pk[MS_CERT_KEY_BYTES],
         return ms_diag_set(diag, path, "certificate is not valid base64");
     ms_diag_t d;
     ms_diag_clear(&d);
-    int rc = ms_cert_chain_decode(bin, bin_len, chain, &d);
+    rc = ms_cert_chain_decode(bin, bin_len, chain, &d);
     if (rc != MS_OK)
         return ms_diag_set(diag, path, "%s", d.reason);
     uint8_t pool_id[MS_CERT_POOL_ID_BYTES];

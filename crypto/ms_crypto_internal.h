@@ -26,4 +26,19 @@ int ms_crypto_write_atomic(const char *path, const void *data, size_t n,
 //  MS_OK; MS_ERR_NOTFOUND (no file); MS_ERR_IO; MS_ERR_INVALID (diag).
 int ms_crypto_read_secret(const char *path, uint8_t sk[64], ms_diag_t *diag);
 
+//  Write the one-line text file PATH (0644, atomically as above): PREFIX
+//  (the file's tag and any fields before the data, ending in a space),
+//  then BIN (N bytes) in base64 (the original variant), then a newline.
+//  MS_OK; MS_ERR_NOMEM; MS_ERR_IO (diag).
+int ms_crypto_write_line(const char *path, const char *prefix,
+                         const uint8_t *bin, size_t n, ms_diag_t *diag);
+
+//  Read the one-line text file PATH into LINE (N bytes), its line end
+//  cut. MS_OK; MS_ERR_NOTFOUND (no file) or MS_ERR_IO (cannot open: diag
+//  names the path and the errno text); MS_ERR_INVALID when the file is
+//  not one line that fits, diag saying "not a meshsweep WHAT (expected
+//  one line)".
+int ms_crypto_read_line(const char *path, char *line, size_t n,
+                        const char *what, ms_diag_t *diag);
+
 #endif

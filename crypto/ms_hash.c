@@ -201,3 +201,33 @@ ms_hash_is_zero(const ms_hash_t *h)
     s_ensure_sodium();
     return sodium_is_zero(h->bytes, MS_HASH_BYTES) == 1;
 }
+
+//  --------------------------------------------------------------------------
+//  Find or append the entry keyed KEY in a table of per-id entries.
+
+void *
+ms_hash_entry(void *entries_p, size_t *n, size_t entry_bytes, size_t key_offset,
+              const ms_hash_t *key, bool *added)
+{
+    if (added)
+        *added = false;
+    uint8_t *entries;
+    memcpy(&entries, entries_p, sizeof entries); // the caller's T *
+    for (size_t i = 0; i < *n; i++) {
+        uint8_t *e = entries + i * entry_bytes;
+        ms_hash_t e_key;
+        memcpy(&e_key, e + key_offset, sizeof e_key);
+        if (ms_hash_equal(&e_key, key))
+            return e;
+    }
+    uint8_t *grown = realloc(entries, (*n + 1) * entry_bytes);
+    if (!grown)
+        return NULL;
+    memcpy(entries_p, &grown, sizeof grown);
+    uint8_t *e = grown + (*n)++ * entry_bytes;
+    memset(e, 0, entry_bytes);
+    memcpy(e + key_offset, key, sizeof *key);
+    if (added)
+        *added = true;
+    return e;
+}

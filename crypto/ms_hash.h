@@ -73,4 +73,17 @@ bool ms_hash_equal(const ms_hash_t *a, const ms_hash_t *b);
 //  True when every byte of h is zero (the "no hash yet" value).
 bool ms_hash_is_zero(const ms_hash_t *h);
 
+//  The entry keyed KEY in a small table of per-id entries (one per sweep,
+//  one per task): *ENTRIES_P is the caller's `T *` (NULL when empty),
+//  realloc'd here, holding *N entries of ENTRY_BYTES each, each with its
+//  ms_hash_t key at KEY_OFFSET (offsetof(T, field)). When no entry has
+//  KEY, one is appended, all zero but its key, *N counts it and *ADDED
+//  (may be NULL) is set true so the caller can fill in its defaults.
+//  Returns the entry, borrowed: it moves when an entry is appended, and
+//  the caller owns and frees the table. NULL when memory runs out (the
+//  table is as it was). A linear search: for tables of a few dozen.
+//  Not thread-safe on one table.
+void *ms_hash_entry(void *entries_p, size_t *n, size_t entry_bytes,
+                    size_t key_offset, const ms_hash_t *key, bool *added);
+
 #endif

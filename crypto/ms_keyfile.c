@@ -14,7 +14,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sodium.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -121,5 +123,49 @@ ms_crypto_read_secret(const char *path, uint8_t sk[64], ms_diag_t *diag)
         return ms_diag_set(diag, path,
                            "corrupt key file: public key does not match "
                            "its seed");
+    return MS_OK;
+}
+
+//  --------------------------------------------------------------------------
+//  Write a one-line text file: PREFIX, BIN in base64, a newline.
+
+int
+ms_crypto_write_line(const char *path, const char *prefix, const uint8_t *bin,
+                     size_t n, ms_diag_t *diag)
+{
+    size_t b64_max =
+        sodium_base64_encoded_len(n, sodium_base64_VARIANT_ORIGINAL);
+    size_t line_max = strlen(prefix) + b64_max + 2;
+    char *line = malloc(line_max);
+    if (!line)
+        return MS_ERR_NOMEM;
+    int len = snprintf(line, line_max, "%s", prefix);
+    sodium_bin2base64(line + len, line_max - (size_t) len, bin, n,
+                      sodium_base64_VARIANT_ORIGINAL);
+    strcat(line, "\n");
+    int rc = ms_crypto_write_atomic(path, line, strlen(line), 0644, diag);
+    free(line);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Read a one-line text file.
+
+int
+ms_crypto_read_line(const char *path, char *line, size_t n, const char *what,
+                    ms_diag_t *diag)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return ms_diag_set_code(diag,
+                                errno == ENOENT ? MS_ERR_NOTFOUND : MS_ERR_IO,
+                                path, "cannot open: %s", strerror(errno));
+    bool got = fgets(line, (int) n, f) != NULL;
+    int extra = fgetc(f);
+    fclose(f);
+    if (!got || extra != EOF)
+        return ms_diag_set(diag, path, "not a meshsweep %s (expected one line)",
+                           what);
+    line[strcspn(line, "\r\n")] = 0;
     return MS_OK;
 }

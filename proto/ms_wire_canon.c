@@ -60,6 +60,7 @@
     readable in the store or the API.
 */
 #include "ms_wire_canon.h"
+#include "ms_text.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -68,57 +69,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-//  A growing output buffer.
-typedef struct {
-    char *data;  // NUL-terminated when not failed
-    size_t len;  // bytes used, without the NUL
-    size_t cap;  // bytes allocated
-    bool failed; // out of memory or a value without canonical form
-} s_buf_t;
-
-//  --------------------------------------------------------------------------
-//  Make room for extra more bytes plus a NUL.
-
-static bool
-s_buf_reserve(s_buf_t *buf, size_t extra)
-{
-    if (buf->failed)
-        return false;
-    if (buf->len + extra + 1 <= buf->cap)
-        return true;
-    size_t cap = buf->cap ? buf->cap : 256;
-    while (cap < buf->len + extra + 1)
-        cap *= 2;
-    char *data = realloc(buf->data, cap);
-    if (!data) {
-        buf->failed = true;
-        return false;
-    }
-    buf->data = data;
-    buf->cap = cap;
-    return true;
-}
-
-//  --------------------------------------------------------------------------
-//  Append n bytes.
-
-static void
-s_buf_put(s_buf_t *buf, const char *bytes, size_t n)
-{
-    if (!s_buf_reserve(buf, n))
-        return;
-    memcpy(buf->data + buf->len, bytes, n);
-    buf->len += n;
-    buf->data[buf->len] = '\0';
-}
-
 //  --------------------------------------------------------------------------
 //  Append one byte.
 
 static void
-s_buf_putc(s_buf_t *buf, char c)
+s_buf_putc(ms_text_t *buf, char c)
 {
-    s_buf_put(buf, &c, 1);
+    ms_text_append(buf, &c, 1);
 }
 
 //  --------------------------------------------------------------------------
@@ -161,7 +118,7 @@ s_utf8_len(const unsigned char *s, size_t n)
 //  Append a quoted, escaped string (rule 2).
 
 static void
-s_put_string(s_buf_t *buf, const char *str, size_t n)
+s_put_string(ms_text_t *buf, const char *str, size_t n)
 {
     static const char s_hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *) str;
@@ -171,7 +128,7 @@ s_put_string(s_buf_t *buf, const char *str, size_t n)
         unsigned char c = s[i];
         if (c == '"' || c == '\\') {
             char esc[2] = {'\\', (char) c};
-            s_buf_put(buf, esc, 2);
+            ms_text_append(buf, esc, 2);
             i++;
         } else if (c < 0x20) {
             const char *shortform = NULL;
@@ -195,11 +152,11 @@ s_put_string(s_buf_t *buf, const char *str, size_t n)
                 break;
             }
             if (shortform)
-                s_buf_put(buf, shortform, 2);
+                ms_text_append(buf, shortform, 2);
             else {
                 char esc[6] = {'\\', 'u',           '0',
                                '0',  s_hex[c >> 4], s_hex[c & 0xf]};
-                s_buf_put(buf, esc, 6);
+                ms_text_append(buf, esc, 6);
             }
             i++;
         } else {
@@ -208,7 +165,7 @@ s_put_string(s_buf_t *buf, const char *str, size_t n)
                 buf->failed = true;
                 return;
             }
-            s_buf_put(buf, str + i, len);
+            ms_text_append(buf, str + i, len);
             i += len;
         }
     }
@@ -317,13 +274,13 @@ s_member_compare(const void *a, const void *b)
     return (ma->key_len > mb->key_len) - (ma->key_len < mb->key_len);
 }
 
-static void s_put_value(s_buf_t *buf, const json_t *value, int depth);
+static void s_put_value(ms_text_t *buf, const json_t *value, int depth);
 
 //  --------------------------------------------------------------------------
 //  Append an object with sorted keys.
 
 static void
-s_put_object(s_buf_t *buf, const json_t *object, int depth)
+s_put_object(ms_text_t *buf, const json_t *object, int depth)
 {
     size_t n = json_object_size(object);
     s_member_t *members = n ? calloc(n, sizeof *members) : NULL;
@@ -361,7 +318,7 @@ s_put_object(s_buf_t *buf, const json_t *object, int depth)
 //  Append any value.
 
 static void
-s_put_value(s_buf_t *buf, const json_t *value, int depth)
+s_put_value(ms_text_t *buf, const json_t *value, int depth)
 {
     //  jansson refuses cycles at insertion, but a hand-made deep tree
     //  could still exhaust the stack: cap the depth.
@@ -389,7 +346,7 @@ s_put_value(s_buf_t *buf, const json_t *value, int depth)
         char text[32];
         int len = snprintf(text, sizeof text, "%" JSON_INTEGER_FORMAT,
                            json_integer_value(value));
-        s_buf_put(buf, text, (size_t) len);
+        ms_text_append(buf, text, (size_t) len);
         break;
     }
     case JSON_REAL: {
@@ -399,17 +356,17 @@ s_put_value(s_buf_t *buf, const json_t *value, int depth)
         if (len < 0)
             buf->failed = true;
         else
-            s_buf_put(buf, text, (size_t) len);
+            ms_text_append(buf, text, (size_t) len);
         break;
     }
     case JSON_TRUE:
-        s_buf_put(buf, "true", 4);
+        ms_text_append(buf, "true", 4);
         break;
     case JSON_FALSE:
-        s_buf_put(buf, "false", 5);
+        ms_text_append(buf, "false", 5);
         break;
     case JSON_NULL:
-        s_buf_put(buf, "null", 4);
+        ms_text_append(buf, "null", 4);
         break;
     }
 }
@@ -420,7 +377,7 @@ s_put_value(s_buf_t *buf, const json_t *value, int depth)
 char *
 ms_wire_canon_dump_len(const json_t *value, size_t *len)
 {
-    s_buf_t buf = {0};
+    ms_text_t buf = {0};
     if (!value)
         return NULL;
     s_put_value(&buf, value, 0);

@@ -47,6 +47,7 @@
     libsodium; the cost is measured in docs/BENCHMARKS.md "Signing".
 */
 #include "ms_wire_sign.h"
+#include "ms_be.h"
 #include "ms_hash.h"
 
 #include <string.h>
@@ -60,26 +61,20 @@ _Static_assert(MS_WIRE_SIGNATURE_BYTES <= MS_WIRE_MAX_SIGNATURE_BYTES,
                "a signature fits the wire");
 
 //  --------------------------------------------------------------------------
-//  Write a big-endian u64 / u32.
+//  The view of a block given as arrays.
 
-static uint8_t *
-s_put64(uint8_t *p, uint64_t v)
+ms_wire_block_view_t
+ms_wire_block_view(const uint8_t *origin, uint64_t incarnation,
+                   uint64_t first_seq, size_t n, const uint32_t *kinds,
+                   const uint8_t *const *payloads, const size_t *lens)
 {
-    for (int i = 7; i >= 0; i--) {
-        p[i] = (uint8_t) v;
-        v >>= 8;
-    }
-    return p + 8;
-}
-
-static uint8_t *
-s_put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 3; i >= 0; i--) {
-        p[i] = (uint8_t) v;
-        v >>= 8;
-    }
-    return p + 4;
+    return (ms_wire_block_view_t){.origin = origin,
+                                  .incarnation = incarnation,
+                                  .first_seq = first_seq,
+                                  .n_records = n,
+                                  .kinds = kinds,
+                                  .payloads = payloads,
+                                  .lens = lens};
 }
 
 //  --------------------------------------------------------------------------
@@ -131,14 +126,14 @@ ms_wire_block_signed_bytes(const uint8_t pool_id[MS_WIRE_ID_BYTES],
     p += MS_WIRE_ID_BYTES;
     memcpy(p, block->origin, MS_WIRE_ID_BYTES);
     p += MS_WIRE_ID_BYTES;
-    p = s_put64(p, block->incarnation);
-    p = s_put64(p, block->first_seq);
-    p = s_put32(p, (uint32_t) count);
+    p = ms_be_put64(p, block->incarnation);
+    p = ms_be_put64(p, block->first_seq);
+    p = ms_be_put32(p, (uint32_t) count);
     for (size_t i = 0; i < count; i++) {
         if (block->lens[i] && !block->payloads[i])
             return MS_ERR_INVALID;
-        p = s_put64(p, block->first_seq + i);
-        p = s_put32(p, block->kinds[i]);
+        p = ms_be_put64(p, block->first_seq + i);
+        p = ms_be_put32(p, block->kinds[i]);
         ms_hash_t h;
         ms_hash_bytes(block->payloads[i], block->lens[i], &h);
         memcpy(p, h.bytes, MS_WIRE_ID_BYTES);

@@ -60,6 +60,14 @@ typedef struct {
     const size_t *lens;             // n_records payload lengths, bytes
 } ms_wire_block_view_t;
 
+//  The view of a block given as the store's arrays (N entries each; all
+//  borrowed, as the view borrows them). Cannot fail: the signer and
+//  ms_wire_block_signed_bytes check what it holds.
+ms_wire_block_view_t
+ms_wire_block_view(const uint8_t *origin, uint64_t incarnation,
+                   uint64_t first_seq, size_t n, const uint32_t *kinds,
+                   const uint8_t *const *payloads, const size_t *lens);
+
 //  Fill *view from a wire block, using the caller's arrays (each of
 //  MS_WIRE_BLOCK_MAX_RECORDS entries) for kinds, payloads and lengths.
 //  view borrows block and the arrays. Returns MS_OK, or MS_ERR_INVALID

@@ -15,13 +15,18 @@
 
 #include <stdbool.h>
 
-#define S_ENTRY(field, g, key, family, t, label, value, help)                  \
-    {key,  MS_METRICS_GROUP_##g,         family, MS_PROM_##t, label, value,    \
-     help, offsetof(ms_metrics_t, field)},
+//  A line of the list as data: XF's, and X's with its family spelled out.
+#define S_ENTRY_F(field, g, family, t, label, value, help)                     \
+    {#field, MS_METRICS_GROUP_##g,         family, MS_PROM_##t, label, value,  \
+     help,   offsetof(ms_metrics_t, field)},
+#define S_ENTRY(field, g, t, help)                                             \
+    S_ENTRY_F(field, g, "meshsweep_" #field, t, NULL, NULL, help)
 
-static const ms_metrics_entry_t s_entries[] = {MS_METRICS_LIST(S_ENTRY)};
+static const ms_metrics_entry_t s_entries[] = {
+    MS_METRICS_LIST(S_ENTRY, S_ENTRY_F)};
 
 #undef S_ENTRY
+#undef S_ENTRY_F
 
 //  --------------------------------------------------------------------------
 //  The list and its length.

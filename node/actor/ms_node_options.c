@@ -16,8 +16,8 @@
 
 #include "ms_api.h"
 #include "ms_gpu.h"
-#include "ms_hash.h"
 #include "ms_idle.h"
+#include "ms_peers_conf.h"
 
 #include <assert.h>
 #include <limits.h>
@@ -46,6 +46,7 @@ static const s_range_t s_ranges[] = {
     S_INT_FIELD("retry_cap", retry_cap, 0, 4096),
     S_INT_FIELD("workers", n_workers, 0, 4096),
     S_INT_FIELD("blas_threads", blas_threads, 0, 4096),
+    S_INT_FIELD("worker_nice", worker_nice, 0, 19), // nice ends at 19
     S_INT_FIELD("mesh_port", mesh_port, 0, 65535),
     S_INT_FIELD("beacon_port", beacon_port, 1, 65535),
     S_INT_FIELD("lease_ttl_ms", lease_ttl_ms, 10, INT_MAX),
@@ -113,6 +114,20 @@ s_check_range(const ms_node_options_t *opts, const char *name, ms_diag_t *diag)
 }
 
 //  --------------------------------------------------------------------------
+//  Check worker_nice against its range row, saying why its top is the top.
+
+static int
+s_check_nice(const ms_node_options_t *opts, ms_diag_t *diag)
+{
+    const s_range_t *r = s_range_of("worker_nice");
+    if (opts->worker_nice > r->max)
+        return ms_diag_set(diag, "worker_nice",
+                           "%d is above %lld, the lowest priority there is",
+                           opts->worker_nice, r->max);
+    return s_check_range(opts, "worker_nice", diag);
+}
+
+//  --------------------------------------------------------------------------
 //  Fill the defaults.
 
 void
@@ -156,8 +171,9 @@ ms_node_options_defaults(ms_node_options_t *opts)
 }
 
 //  --------------------------------------------------------------------------
-//  Check the static peers' form "[NODE_ID@]tcp://HOST:PORT" (a node id of
-//  12 or more lowercase hex characters); MS_OK or MS_ERR_INVALID.
+//  Check the static peers' form "[NODE_ID@]tcp://HOST:PORT" by the one
+//  rule, ms_peers_conf_check_spec's (a whole node id when there is one:
+//  the mesh dials with the peer's key); MS_OK or MS_ERR_INVALID.
 
 static int
 s_check_peers(const ms_node_options_t *opts, ms_diag_t *diag)
@@ -166,25 +182,11 @@ s_check_peers(const ms_node_options_t *opts, ms_diag_t *diag)
         return ms_diag_set(diag, "peer", "peer list malformed");
     for (int i = 0; i < opts->n_peers; i++) {
         const char *p = opts->peers[i];
-        const char *at = p ? strchr(p, '@') : NULL;
-        const char *ep = at ? at + 1 : p;
-        if (!p || strncmp(ep, "tcp://", 6) != 0 || !strchr(ep + 6, ':'))
-            return ms_diag_set(diag, "peer",
-                               "'%.200s': expected [NODE_ID@]tcp://HOST:PORT",
-                               p ? p : "(null)");
-        if (at) {
-            size_t n = (size_t) (at - p);
-            if (n < 12 || n > MS_HASH_HEX_LEN)
-                return ms_diag_set(diag, "peer",
-                                   "'%.200s': a node id is 64 hex characters "
-                                   "(or a prefix of 12 or more)",
-                                   p);
-            for (size_t k = 0; k < n; k++)
-                if (!strchr("0123456789abcdef", p[k]))
-                    return ms_diag_set(diag, "peer",
-                                       "'%.200s': node id is not lowercase hex",
-                                       p);
-        }
+        char why[200];
+        if (!p)
+            return ms_diag_set(diag, "peer", "peer list malformed");
+        if (ms_peers_conf_check_spec(p, false, why, sizeof why) != MS_OK)
+            return ms_diag_set(diag, "peer", "'%.200s': %s", p, why);
     }
     return MS_OK;
 }
@@ -285,6 +287,8 @@ ms_node_options_check(const ms_node_options_t *opts, ms_diag_t *diag)
     rc = s_check_range(opts, "workers", diag);
     if (rc == MS_OK)
         rc = s_check_range(opts, "blas_threads", diag);
+    if (rc == MS_OK)
+        rc = s_check_nice(opts, diag);
     if (rc != MS_OK)
         return rc;
     const char *backend = opts->backend ? opts->backend : "auto";
@@ -293,10 +297,10 @@ ms_node_options_check(const ms_node_options_t *opts, ms_diag_t *diag)
         return ms_diag_set(diag, "backend",
                            "unknown backend '%s' (expected auto, cpu or cuda)",
                            backend);
-    if (opts->gpu_workers < MS_GPU_WORKERS_AUTO || opts->gpu_workers > 4096)
-        return ms_diag_set(diag, "gpu_workers",
-                           "must be 0..4096 or auto, not %d",
-                           opts->gpu_workers);
+    if (opts->gpu_workers < MS_GPU_WORKERS_AUTO ||
+        opts->gpu_workers > MS_GPU_WORKERS_MAX)
+        return ms_diag_set(diag, "gpu_workers", "must be 0..%d or auto, not %d",
+                           MS_GPU_WORKERS_MAX, opts->gpu_workers);
     if (strcmp(backend, "cpu") == 0 && opts->gpu_workers > 0)
         return ms_diag_set(diag, "gpu_workers",
                            "%d GPU workers with backend cpu (use backend "

@@ -175,18 +175,8 @@ ms_node_status_destroy(ms_node_status_t **self_p)
 static s_sweep_t *
 s_sweep(ms_node_status_t *self, const ms_hash_t *sweep_id)
 {
-    for (size_t i = 0; i < self->n_sweeps; i++)
-        if (ms_hash_equal(&self->sweeps[i].sweep_id, sweep_id))
-            return &self->sweeps[i];
-    s_sweep_t *grown =
-        realloc(self->sweeps, (self->n_sweeps + 1) * sizeof *grown);
-    if (!grown)
-        return NULL;
-    self->sweeps = grown;
-    s_sweep_t *sw = &self->sweeps[self->n_sweeps++];
-    memset(sw, 0, sizeof *sw);
-    sw->sweep_id = *sweep_id;
-    return sw;
+    return ms_hash_entry(&self->sweeps, &self->n_sweeps, sizeof(s_sweep_t),
+                         offsetof(s_sweep_t, sweep_id), sweep_id, NULL);
 }
 
 //  ==========================================================================

@@ -86,8 +86,6 @@ static bool s_parse_advertise(const s_row_t *, const char *,
                               size_t);
 static bool s_parse_settle(const s_row_t *, const char *, ms_node_options_t *,
                            ms_daemon_config_t *, char *, size_t);
-static bool s_check_nice(const s_row_t *, const char *, ms_node_options_t *,
-                         ms_daemon_config_t *, char *, size_t);
 static bool s_show_token_file(const ms_node_options_t *, char *, size_t);
 static bool s_show_advertise(const ms_node_options_t *, char *, size_t);
 
@@ -104,8 +102,9 @@ static const s_row_t s_table[] = {
     {"blas_threads", S_INT, S_FIELD(blas_threads), S_NODE_RANGE, NULL, NULL,
      NULL},
     {"retry_cap", S_INT, S_FIELD(retry_cap), S_NODE_RANGE, NULL, NULL, NULL},
-    {"worker_nice", S_INT, S_FIELD(worker_nice), 0, 4096, s_check_nice, NULL,
-     NULL},
+    // worker_nice: parsed as any whole number of 0 or more; its range is
+    // ms_node_options' (0..19), whose check says why 19 is the top
+    {"worker_nice", S_INT, S_FIELD(worker_nice), 0, INT_MAX, NULL, NULL, NULL},
     {"worker_memory_mb", S_INT, S_FIELD(worker_memory_mb), S_NODE_RANGE, NULL,
      NULL, NULL},
     {"idle_only", S_BOOL, S_FIELD(idle_only), 0, 0, NULL, NULL, NULL},
@@ -508,20 +507,6 @@ s_parse_settle(const s_row_t *row, const char *value, ms_node_options_t *opts,
     return true;
 }
 
-//  worker_nice: nice increments end at 19.
-static bool
-s_check_nice(const s_row_t *row, const char *value, ms_node_options_t *opts,
-             ms_daemon_config_t *self, char *why, size_t why_n)
-{
-    (void) row, (void) value, (void) self;
-    if (opts->worker_nice <= 19)
-        return true;
-    snprintf(why, why_n,
-             "worker_nice: %d is above 19, the lowest priority there is",
-             opts->worker_nice);
-    return false;
-}
-
 static bool
 s_show_token_file(const ms_node_options_t *opts, char *buf, size_t n)
 {
@@ -576,7 +561,8 @@ s_apply(ms_daemon_config_t *self, size_t i, ms_node_options_t *opts)
     case S_INT:
     case S_INT64: {
         long long min = row->min, max = row->max;
-        ms_node_options_range(row->name, &min, &max); // else the row's
+        if (min == 0 && max == 0) // S_NODE_RANGE: ms_node_options' range
+            ms_node_options_range(row->name, &min, &max);
         if (!s_whole(value, min, max, &v)) {
             if (max == INT_MAX || max == INT64_MAX)
                 snprintf(why, sizeof why,

@@ -10,7 +10,9 @@
     not enough, its own check. A whole number's range is the one
     ms_node_options_range gives (written once, in ms_node_options, which
     ms_node_options_check applies to every caller's options), else the
-    row's own (worker_nice, settle_ms). The same row parses `--mesh-port 6000`,
+    row's own (settle_ms; worker_nice is parsed as a whole number and its
+    range left to ms_node_options_check, which says why 19 is its top). The same
+   row parses `--mesh-port 6000`,
     `--mesh-port=6000` and `mesh_port = 6000` in the config file, names the
     file's line in an error, and prints the effective value for
     --check-config, so an option cannot mean one thing on the command line

@@ -8,9 +8,13 @@
     which a node of a pool with an authority needs to dial it (CURVE);
     HOST a name or an address (IPv6 in brackets) as ms_wire_endpoint_valid
     takes it; PORT 1..65535. The rule is written here once and used by the
-    daemon's --peer and `peer =` keys (ms_daemon_config), by the node's
+    daemon's --peer and `peer =` keys (ms_daemon_config), by
+    ms_node_options_check (a library caller's opts.peers), by the node's
     reading of peers.conf at start and on SIGHUP, and by `meshsweep pool
-    join --peer`, which writes that file.
+    join --peer`, which writes that file. The id is the whole id, not the
+    12-character prefix DESIGN.md takes "wherever an id is typed": a
+    prefix names a node the typist's node knows, and a static peer is one
+    it does not know yet; the mesh dials it with the key the id is.
 
     peers.conf is an INI file of `peer = SPEC` lines, in no section or in
     [meshsweepd]; nothing else may be in it.

@@ -59,6 +59,7 @@
     or allocate more than one chunk per request.
 */
 #include "ms_blob_fetch.h"
+#include "ms_array.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -489,14 +490,9 @@ s_add_peers(s_fetch_t *f, const uint8_t (*peers)[MS_BLOB_PEER_ID_BYTES],
                 memcmp(f->peers[i].id, peers[k], MS_BLOB_PEER_ID_BYTES) == 0;
         if (known)
             continue;
-        if (f->n_peers == f->cap_peers) {
-            size_t ncap = f->cap_peers ? f->cap_peers * 2 : 4;
-            s_peer_t *p = realloc(f->peers, ncap * sizeof *p);
-            if (!p)
-                return MS_ERR_NOMEM;
-            f->peers = p;
-            f->cap_peers = ncap;
-        }
+        if (ms_array_grow(&f->peers, &f->cap_peers, f->n_peers,
+                          sizeof *f->peers) != MS_OK)
+            return MS_ERR_NOMEM;
         memset(&f->peers[f->n_peers], 0, sizeof(s_peer_t));
         memcpy(f->peers[f->n_peers].id, peers[k], MS_BLOB_PEER_ID_BYTES);
         f->n_peers++;

@@ -15,6 +15,7 @@
     of one task never straddle two pages.
 */
 #include "ms_results.h"
+#include "ms_text.h"
 #include "ms_verdict.h"
 #include "ms_wire_canon.h"
 
@@ -27,64 +28,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-//  A growing text buffer.
-typedef struct {
-    char *data;  // NUL-terminated text
-    size_t len;  // bytes used, without the NUL
-    size_t cap;  // bytes allocated
-    bool failed; // an allocation failed
-} s_buf_t;
-
-//  --------------------------------------------------------------------------
-//  Append printf-style text to the buffer.
-
-static void s_buf_printf(s_buf_t *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-s_buf_printf(s_buf_t *b, const char *fmt, ...)
-{
-    if (b->failed)
-        return;
-    for (;;) {
-        size_t room = b->cap - b->len;
-        va_list ap;
-        va_start(ap, fmt);
-        int n = b->data ? vsnprintf(b->data + b->len, room, fmt, ap) : -2;
-        va_end(ap);
-        if (n >= 0 && (size_t) n < room) {
-            b->len += (size_t) n;
-            return;
-        }
-        size_t need = b->len + (n > 0 ? (size_t) n : 0) + 1;
-        size_t cap = b->cap ? b->cap * 2 : 1024;
-        while (cap < need)
-            cap *= 2;
-        char *p = realloc(b->data, cap);
-        if (!p) {
-            b->failed = true;
-            return;
-        }
-        b->data = p;
-        b->cap = cap;
-        b->data[b->len] = 0;
-    }
-}
-
 //  --------------------------------------------------------------------------
 //  Append a string verbatim.
 
 static void
-s_buf_puts(s_buf_t *b, const char *s)
+s_buf_puts(ms_text_t *b, const char *s)
 {
-    s_buf_printf(b, "%s", s);
+    ms_text_printf(b, "%s", s);
 }
 
 //  --------------------------------------------------------------------------
 //  Finish a buffer: the text (caller frees) or NULL when memory ran out.
 
 static char *
-s_buf_finish(s_buf_t *b)
+s_buf_finish(ms_text_t *b)
 {
     if (!b->data && !b->failed)
         s_buf_puts(b, "");
@@ -756,12 +713,12 @@ s_fmt_arch(const json_t *config, char *out, size_t n)
 char *
 ms_results_format_table(const json_t *rows)
 {
-    s_buf_t b = {0};
-    s_buf_printf(&b,
-                 "%-12s  %-14s  %-10s  %-8s  %9s  %4s  %-8s  %3s  %7s  "
-                 "%7s  %8s\n",
-                 "task", "hidden", "activation", "optim", "lr", "seed",
-                 "status", "ep", "val_acc", "test_acc", "s/epoch");
+    ms_text_t b = {0};
+    ms_text_printf(&b,
+                   "%-12s  %-14s  %-10s  %-8s  %9s  %4s  %-8s  %3s  %7s  "
+                   "%7s  %8s\n",
+                   "task", "hidden", "activation", "optim", "lr", "seed",
+                   "status", "ep", "val_acc", "test_acc", "s/epoch");
     size_t i;
     const json_t *row;
     json_array_foreach(rows, i, row)
@@ -778,17 +735,17 @@ ms_results_format_table(const json_t *rows)
         const char *act = json_string_value(json_object_get(cfg, "activation"));
         const char *opt = json_string_value(json_object_get(cfg, "optimizer"));
         const char *status = json_string_value(json_object_get(row, "status"));
-        s_buf_printf(&b,
-                     "%-12.12s  %-14s  %-10s  %-8s  %9s  %4" JSON_INTEGER_FORMAT
-                     "  %-8s  %3" JSON_INTEGER_FORMAT "  %7s  %7s  %8s\n",
-                     tid ? tid : "-", arch, act ? act : "-", opt ? opt : "-",
-                     lr, json_integer_value(json_object_get(cfg, "seed")),
-                     status ? status : "-",
-                     json_integer_value(json_object_get(row, "epochs")), va, ta,
-                     spe);
+        ms_text_printf(
+            &b,
+            "%-12.12s  %-14s  %-10s  %-8s  %9s  %4" JSON_INTEGER_FORMAT
+            "  %-8s  %3" JSON_INTEGER_FORMAT "  %7s  %7s  %8s\n",
+            tid ? tid : "-", arch, act ? act : "-", opt ? opt : "-", lr,
+            json_integer_value(json_object_get(cfg, "seed")),
+            status ? status : "-",
+            json_integer_value(json_object_get(row, "epochs")), va, ta, spe);
         const char *error = json_string_value(json_object_get(row, "error"));
         if (error && status && strcmp(status, "ok") != 0)
-            s_buf_printf(&b, "              %s\n", error);
+            ms_text_printf(&b, "              %s\n", error);
     }
     return s_buf_finish(&b);
 }
@@ -797,7 +754,7 @@ ms_results_format_table(const json_t *rows)
 //  Append one CSV field (RFC 4180: quote when it holds , " or a newline).
 
 static void
-s_csv_field(s_buf_t *b, const char *text)
+s_csv_field(ms_text_t *b, const char *text)
 {
     if (!strpbrk(text, ",\"\r\n")) {
         s_buf_puts(b, text);
@@ -808,7 +765,7 @@ s_csv_field(s_buf_t *b, const char *text)
         if (*p == '"')
             s_buf_puts(b, "\"\"");
         else
-            s_buf_printf(b, "%c", *p);
+            ms_text_printf(b, "%c", *p);
     }
     s_buf_puts(b, "\"");
 }
@@ -817,7 +774,7 @@ s_csv_field(s_buf_t *b, const char *text)
 //  Append one JSON value as a CSV field: null empty, lists joined by ';'.
 
 static void
-s_csv_value(s_buf_t *b, const json_t *v)
+s_csv_value(ms_text_t *b, const json_t *v)
 {
     char num[MS_WIRE_CANON_DOUBLE_MAX];
     if (!v || json_is_null(v))
@@ -825,7 +782,7 @@ s_csv_value(s_buf_t *b, const json_t *v)
     if (json_is_string(v))
         s_csv_field(b, json_string_value(v));
     else if (json_is_integer(v))
-        s_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        ms_text_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
     else if (json_is_real(v)) {
         if (ms_wire_canon_format_double(json_real_value(v), num, sizeof num) >=
             0)
@@ -942,12 +899,12 @@ ms_results_format_csv(const json_t *rows)
     json_object_foreach(keys, k, v) names[k_i++] = k;
     qsort(names, n_keys, sizeof *names, s_strcmp_p);
 
-    s_buf_t b = {0};
+    ms_text_t b = {0};
     size_t n_cols = sizeof s_csv_columns / sizeof s_csv_columns[0];
     for (size_t c = 0; c < n_cols; c++)
-        s_buf_printf(&b, "%s%s", c ? "," : "", s_csv_columns[c]);
+        ms_text_printf(&b, "%s%s", c ? "," : "", s_csv_columns[c]);
     for (size_t c = 0; c < n_keys; c++)
-        s_buf_printf(&b, ",config.%s", names[c]);
+        ms_text_printf(&b, ",config.%s", names[c]);
     s_buf_puts(&b, "\n");
     json_array_foreach(rows, i, row)
     {

@@ -44,6 +44,7 @@
     daemon stops (libmicrohttpd forbids stopping with suspended ones).
 */
 #include "ms_events.h"
+#include "ms_text.h"
 
 #include "ms_clock.h"
 #include <microhttpd.h>
@@ -315,47 +316,6 @@ ms_events_reader_close(ms_events_reader_t **reader_p)
     *reader_p = NULL;
 }
 
-//  A text being built under the mutex.
-typedef struct {
-    char *data;  // NUL-terminated
-    size_t len;  // bytes without the NUL
-    size_t cap;  // allocated
-    bool failed; // an allocation failed
-} s_text_t;
-
-//  --------------------------------------------------------------------------
-//  Append printf-style text.
-
-static void s_text_printf(s_text_t *t, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-s_text_printf(s_text_t *t, const char *fmt, ...)
-{
-    while (!t->failed) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = t->data ? vsnprintf(t->data + t->len, t->cap - t->len, fmt, ap)
-                        : -1;
-        va_end(ap);
-        if (n >= 0 && (size_t) n < t->cap - t->len) {
-            t->len += (size_t) n;
-            return;
-        }
-        size_t need = t->len + (n > 0 ? (size_t) n : 0) + 1;
-        size_t cap = t->cap ? t->cap * 2 : 4096;
-        while (cap < need)
-            cap *= 2;
-        char *p = realloc(t->data, cap);
-        if (!p) {
-            t->failed = true;
-            return;
-        }
-        t->data = p;
-        t->cap = cap;
-    }
-}
-
 //  --------------------------------------------------------------------------
 //  The next text of a reader.
 
@@ -366,7 +326,7 @@ ms_events_reader_next(ms_events_reader_t *r, size_t max_bytes, char **text,
     *text = NULL;
     *len = 0;
     ms_events_t *self = r->events;
-    s_text_t t = {0};
+    ms_text_t t = {0};
     int rc = MS_OK;
     pthread_mutex_lock(&self->mutex);
     if (self->shut) {
@@ -374,8 +334,8 @@ ms_events_reader_next(ms_events_reader_t *r, size_t max_bytes, char **text,
         goto done;
     }
     if (r->reset_due) {
-        s_text_printf(&t, "id: %" PRIu64 "\nevent: reset\ndata: {}\n\n",
-                      self->next_id - 1);
+        ms_text_printf(&t, "id: %" PRIu64 "\nevent: reset\ndata: {}\n\n",
+                       self->next_id - 1);
         r->pos = self->next_id;
         r->reset_due = false;
     } else if (r->pos < s_oldest(self)) {
@@ -387,11 +347,11 @@ ms_events_reader_next(ms_events_reader_t *r, size_t max_bytes, char **text,
             &self->ring[(r->pos - self->first_id) % self->capacity];
         r->pos++;
         if (s_wants(r, e))
-            s_text_printf(&t, "id: %" PRIu64 "\nevent: %s\ndata: %s\n\n", e->id,
-                          e->type, e->data);
+            ms_text_printf(&t, "id: %" PRIu64 "\nevent: %s\ndata: %s\n\n",
+                           e->id, e->type, e->data);
     }
     if (t.len == 0 && r->keepalive_due && !t.failed)
-        s_text_printf(&t, ": keepalive\n\n");
+        ms_text_printf(&t, ": keepalive\n\n");
     r->keepalive_due = false;
     if (t.failed) {
         rc = MS_ERR_NOMEM;

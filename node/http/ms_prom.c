@@ -11,6 +11,7 @@
     round trip.
 */
 #include "ms_prom.h"
+#include "ms_text.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -20,21 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-//  A growing byte buffer.
-typedef struct {
-    char *data;  // bytes (not NUL-terminated), or NULL
-    size_t len;  // bytes used
-    size_t cap;  // bytes allocated
-    bool failed; // an append ran out of memory
-} s_buf_t;
-
 //  One family.
 typedef struct {
     char *name;          // metric name (malloc'd)
     char *help;          // help text (malloc'd, unescaped)
     ms_prom_type_t type; // counter or gauge
-    s_buf_t lines;       // its sample lines
-    s_buf_t keys;        // label part of each sample, NUL-separated
+    ms_text_t lines;     // its sample lines
+    ms_text_t keys;      // label part of each sample, NUL-separated
 } s_family_t;
 
 struct ms_prom {
@@ -44,36 +37,12 @@ struct ms_prom {
 };
 
 //  --------------------------------------------------------------------------
-//  Append N bytes to a buffer (remember a failure, so callers check once).
-
-static void
-s_append(s_buf_t *b, const char *bytes, size_t n)
-{
-    if (b->failed)
-        return;
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n)
-            cap *= 2;
-        char *p = realloc(b->data, cap);
-        if (!p) {
-            b->failed = true;
-            return;
-        }
-        b->data = p;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, bytes, n);
-    b->len += n;
-}
-
-//  --------------------------------------------------------------------------
 //  Append a NUL-terminated string.
 
 static void
-s_append_str(s_buf_t *b, const char *s)
+s_append_str(ms_text_t *b, const char *s)
 {
-    s_append(b, s, strlen(s));
+    ms_text_append(b, s, strlen(s));
 }
 
 //  --------------------------------------------------------------------------
@@ -81,17 +50,17 @@ s_append_str(s_buf_t *b, const char *s)
 //  (label values; help text leaves quotes as they are).
 
 static void
-s_append_escaped(s_buf_t *b, const char *text, bool quote)
+s_append_escaped(ms_text_t *b, const char *text, bool quote)
 {
     for (const char *p = text; *p; p++) {
         if (*p == '\\')
-            s_append(b, "\\\\", 2);
+            ms_text_append(b, "\\\\", 2);
         else if (*p == '\n')
-            s_append(b, "\\n", 2);
+            ms_text_append(b, "\\n", 2);
         else if (*p == '"' && quote)
-            s_append(b, "\\\"", 2);
+            ms_text_append(b, "\\\"", 2);
         else
-            s_append(b, p, 1);
+            ms_text_append(b, p, 1);
     }
 }
 
@@ -228,7 +197,7 @@ ms_prom_sample(ms_prom_t *self, const char *name, double value, ...)
     if (f->type == MS_PROM_COUNTER && !(value >= 0))
         return MS_ERR_INVALID; // negative or NaN
     //  The label part, "{a=\"x\",b=\"y\"}" or "", checked as it is built.
-    s_buf_t lab = {0};
+    ms_text_t lab = {0};
     const char *seen[16];
     size_t n_seen = 0;
     int rc = MS_OK;
@@ -256,7 +225,7 @@ ms_prom_sample(ms_prom_t *self, const char *name, double value, ...)
     va_end(ap);
     if (rc == MS_OK && n_seen > 0)
         s_append_str(&lab, "}");
-    s_append(&lab, "", 1); // NUL: lab.data is a string now
+    ms_text_append(&lab, "", 1); // NUL: lab.data is a string now
     if (rc == MS_OK && lab.failed)
         rc = MS_ERR_NOMEM;
     //  One sample per label set.
@@ -269,13 +238,13 @@ ms_prom_sample(ms_prom_t *self, const char *name, double value, ...)
     if (rc == MS_OK) {
         char num[32];
         ms_prom_format_value(value, num);
-        s_buf_t lines = f->lines, keys = f->keys; // commit both or neither
+        ms_text_t lines = f->lines, keys = f->keys; // commit both or neither
         s_append_str(&f->lines, f->name);
         s_append_str(&f->lines, lab.data);
         s_append_str(&f->lines, " ");
         s_append_str(&f->lines, num);
         s_append_str(&f->lines, "\n");
-        s_append(&f->keys, lab.data, strlen(lab.data) + 1);
+        ms_text_append(&f->keys, lab.data, strlen(lab.data) + 1);
         if (f->lines.failed || f->keys.failed) {
             f->lines.len = lines.len;
             f->keys.len = keys.len;
@@ -293,7 +262,7 @@ ms_prom_sample(ms_prom_t *self, const char *name, double value, ...)
 char *
 ms_prom_text(const ms_prom_t *self, size_t *len)
 {
-    s_buf_t out = {0};
+    ms_text_t out = {0};
     for (size_t i = 0; i < self->n_families; i++) {
         const s_family_t *f = &self->families[i];
         s_append_str(&out, "# HELP ");
@@ -305,9 +274,9 @@ ms_prom_text(const ms_prom_t *self, size_t *len)
         s_append_str(&out,
                      f->type == MS_PROM_COUNTER ? " counter\n" : " gauge\n");
         if (f->lines.len)
-            s_append(&out, f->lines.data, f->lines.len);
+            ms_text_append(&out, f->lines.data, f->lines.len);
     }
-    s_append(&out, "", 1);
+    ms_text_append(&out, "", 1);
     if (out.failed) {
         free(out.data);
         return NULL;

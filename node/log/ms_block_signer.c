@@ -180,23 +180,6 @@ ms_block_signer_pool_id(ms_block_signer_t *self, uint8_t out[MS_WIRE_ID_BYTES])
 }
 
 //  --------------------------------------------------------------------------
-//  The view of a block given as arrays.
-
-static ms_wire_block_view_t
-s_view(const uint8_t *origin, uint64_t incarnation, uint64_t first_seq,
-       size_t n, const uint32_t *kinds, const uint8_t *const *payloads,
-       const size_t *lens)
-{
-    return (ms_wire_block_view_t){.origin = origin,
-                                  .incarnation = incarnation,
-                                  .first_seq = first_seq,
-                                  .n_records = n,
-                                  .kinds = kinds,
-                                  .payloads = payloads,
-                                  .lens = lens};
-}
-
-//  --------------------------------------------------------------------------
 //  Sign a block of ours; a block of another origin (never made by this
 //  node) is left unsigned.
 
@@ -210,8 +193,8 @@ ms_block_signer_sign(ms_block_signer_t *self, const uint8_t *origin,
     *sig_len = 0;
     if (memcmp(origin, self->node_pk, MS_WIRE_ID_BYTES) != 0)
         return MS_OK;
-    ms_wire_block_view_t view =
-        s_view(origin, incarnation, first_seq, n, kinds, payloads, lens);
+    ms_wire_block_view_t view = ms_wire_block_view(
+        origin, incarnation, first_seq, n, kinds, payloads, lens);
     uint8_t pool[MS_WIRE_ID_BYTES];
     ms_block_signer_pool_id(self, pool);
     int rc = ms_wire_block_sign(self->identity, pool, &view, sig);
@@ -237,8 +220,8 @@ ms_block_signer_serve(ms_block_signer_t *self, const uint8_t *origin,
         return;
     if (incarnation == self->incarnation && first_seq >= self->signed_from)
         return; // signed by this process, for this pool
-    ms_wire_block_view_t view =
-        s_view(origin, incarnation, first_seq, n, kinds, payloads, lens);
+    ms_wire_block_view_t view = ms_wire_block_view(
+        origin, incarnation, first_seq, n, kinds, payloads, lens);
     uint8_t pool[MS_WIRE_ID_BYTES];
     ms_block_signer_pool_id(self, pool);
     if (ms_wire_block_verify(pool, &view, *sig, *sig_len) == MS_OK)

@@ -15,6 +15,7 @@
     sweep records came.
 */
 #include "ms_record_log.h"
+#include "ms_array.h"
 
 #include "ms_wire_sign.h"
 
@@ -129,14 +130,8 @@ s_vec_one(void *arg, const uint8_t *origin, uint64_t incarnation, uint64_t seq)
     s_vec_t *v = arg;
     if (seq == 0)
         return 0;
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 16;
-        ms_gossip_entry_t *grown = realloc(v->entries, cap * sizeof *grown);
-        if (!grown)
-            return MS_ERR_NOMEM;
-        v->entries = grown;
-        v->cap = cap;
-    }
+    if (ms_array_grow(&v->entries, &v->cap, v->n, sizeof *v->entries) != MS_OK)
+        return MS_ERR_NOMEM;
     ms_gossip_entry_t *e = &v->entries[v->n++];
     memcpy(e->origin, origin, MS_GOSSIP_ID_BYTES);
     e->incarnation = incarnation;

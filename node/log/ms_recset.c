@@ -12,7 +12,9 @@
     range.
 */
 #include "ms_recset.h"
+#include "ms_array.h"
 
+#include "ms_be.h"
 #include "ms_hash.h"
 
 #include <assert.h>
@@ -105,14 +107,9 @@ s_lookup_or_add(ms_recset_t *self, const uint8_t *origin, uint64_t incarnation)
     size_t at = s_find(self, origin, incarnation, &found);
     if (found)
         return self->streams[at];
-    if (self->n_streams == self->streams_cap) {
-        size_t cap = self->streams_cap ? self->streams_cap * 2 : 8;
-        s_stream_t **grown = realloc(self->streams, cap * sizeof *grown);
-        if (!grown)
-            return NULL;
-        self->streams = grown;
-        self->streams_cap = cap;
-    }
+    if (ms_array_grow(&self->streams, &self->streams_cap, self->n_streams,
+                      sizeof *self->streams) != MS_OK)
+        return NULL;
     s_stream_t *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
@@ -180,15 +177,8 @@ s_reserve(s_stream_t *s, size_t n)
         s->records = grown;
         s->records_cap = cap;
     }
-    if (s->n_bounds == s->bounds_cap) {
-        size_t cap = s->bounds_cap ? s->bounds_cap * 2 : 8;
-        s_bound_t *grown = realloc(s->bounds, cap * sizeof *grown);
-        if (!grown)
-            return MS_ERR_NOMEM;
-        s->bounds = grown;
-        s->bounds_cap = cap;
-    }
-    return MS_OK;
+    return ms_array_grow(&s->bounds, &s->bounds_cap, s->n_bounds,
+                         sizeof *s->bounds);
 }
 
 //  --------------------------------------------------------------------------
@@ -421,18 +411,6 @@ ms_recset_flagged(ms_recset_t *self, const uint8_t origin[MS_GOSSIP_ID_BYTES],
 }
 
 //  --------------------------------------------------------------------------
-//  Write v big-endian into out[0..8).
-
-static void
-s_put_be64(uint8_t *out, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--) {
-        out[i] = (uint8_t) (v & 0xff);
-        v >>= 8;
-    }
-}
-
-//  --------------------------------------------------------------------------
 //  Digest of the canonical vector listing.
 
 void
@@ -448,8 +426,8 @@ ms_recset_digest(ms_recset_t *self, uint8_t digest[MS_GOSSIP_DIGEST_BYTES])
                 continue;
             uint8_t entry[MS_GOSSIP_ID_BYTES + 16];
             memcpy(entry, s->origin, MS_GOSSIP_ID_BYTES);
-            s_put_be64(entry + MS_GOSSIP_ID_BYTES, s->incarnation);
-            s_put_be64(entry + MS_GOSSIP_ID_BYTES + 8, s->held);
+            ms_be_put64(entry + MS_GOSSIP_ID_BYTES, s->incarnation);
+            ms_be_put64(entry + MS_GOSSIP_ID_BYTES + 8, s->held);
             ms_hasher_update(&h, entry, sizeof entry);
         }
         ms_hash_t out;

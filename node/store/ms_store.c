@@ -233,25 +233,17 @@ ms_store_scan_close(ms_store_scan_t *it, int status)
 }
 
 //  --------------------------------------------------------------------------
-//  Write a u32 big-endian (so byte order is numeric order).
+//  Append one id to an id list.
 
-void
-ms_store_put_be32(uint8_t *p, uint32_t v)
+int
+ms_store_ids_push(uint8_t **ids, size_t *n, size_t *cap, const void *id)
 {
-    p[0] = (uint8_t) (v >> 24);
-    p[1] = (uint8_t) (v >> 16);
-    p[2] = (uint8_t) (v >> 8);
-    p[3] = (uint8_t) v;
-}
-
-//  --------------------------------------------------------------------------
-//  Read a big-endian u32.
-
-uint32_t
-ms_store_get_be32(const uint8_t *p)
-{
-    return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 |
-           (uint32_t) p[2] << 8 | (uint32_t) p[3];
+    int rc = ms_array_grow(ids, cap, *n, MS_STORE_ID);
+    if (rc != MS_OK)
+        return rc;
+    memcpy(*ids + *n * MS_STORE_ID, id, MS_STORE_ID);
+    (*n)++;
+    return MS_OK;
 }
 
 //  --------------------------------------------------------------------------
@@ -263,7 +255,7 @@ ms_store_state_key(uint8_t key[1 + MS_STORE_ID + 4], int state,
 {
     key[0] = (uint8_t) state;
     memcpy(key + 1, sweep_id, MS_STORE_ID);
-    ms_store_put_be32(key + 1 + MS_STORE_ID, index);
+    ms_be_put32(key + 1 + MS_STORE_ID, index);
 }
 
 //  --------------------------------------------------------------------------
@@ -717,7 +709,7 @@ ms_store_op_put_sweep(ms_store_t *self, MDB_txn *txn, ms_store_op_t *op)
 
         uint8_t ik[MS_STORE_ID + 4];
         memcpy(ik, op->id, MS_STORE_ID);
-        ms_store_put_be32(ik + MS_STORE_ID, (uint32_t) i);
+        ms_be_put32(ik + MS_STORE_ID, (uint32_t) i);
         MDB_val ikey = {sizeof ik, ik};
         rc = mdb_put(txn, self->db_sweep_tasks, &ikey, &tk, 0);
         if (rc != 0)
@@ -764,17 +756,7 @@ s_collect_state(ms_store_t *self, MDB_txn *txn, const uint8_t *prefix,
             status = ms_store_mdb(MDB_CORRUPTED, "task_state value");
             break;
         }
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 64;
-            uint8_t *grown = realloc(*ids, cap * MS_STORE_ID);
-            if (!grown) {
-                status = MS_ERR_NOMEM;
-                break;
-            }
-            *ids = grown;
-        }
-        memcpy(*ids + *n * MS_STORE_ID, it.v.mv_data, MS_STORE_ID);
-        (*n)++;
+        status = ms_store_ids_push(ids, n, &cap, it.v.mv_data);
     }
     status = ms_store_scan_close(&it, status);
     if (status != MS_OK) {
@@ -1724,8 +1706,8 @@ ms_store_claims_by_task(ms_store_t *self,
         if (status != MS_OK)
             break;
         const uint8_t *kp = it.k.mv_data;
-        ms_store_claim_t c = {.slot = ms_store_get_be32(kp + MS_STORE_ID),
-                              .epoch = ms_store_get_be64(kp + MS_STORE_ID + 4),
+        ms_store_claim_t c = {.slot = ms_be_get32(kp + MS_STORE_ID),
+                              .epoch = ms_be_get64(kp + MS_STORE_ID + 4),
                               .claimed = row.claimed,
                               .released = row.released,
                               .reason = row.reason};

@@ -166,16 +166,7 @@ s_sweep_derive_tasks(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id)
     while (status == MS_OK && ms_store_scan_next(&it)) {
         if (it.k.mv_size != MS_STORE_ID + 4 || it.v.mv_size != MS_STORE_ID)
             break;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 256;
-            uint8_t *grown = realloc(ids, cap * MS_STORE_ID);
-            if (!grown) {
-                status = MS_ERR_NOMEM;
-                break;
-            }
-            ids = grown;
-        }
-        memcpy(ids + n++ * MS_STORE_ID, it.v.mv_data, MS_STORE_ID);
+        status = ms_store_ids_push(&ids, &n, &cap, it.v.mv_data);
     }
     status = ms_store_scan_close(&it, status);
     for (size_t i = 0; status == MS_OK && i < n; i++)
@@ -194,9 +185,9 @@ s_control_value(const MDB_val *v, uint32_t *action, int32_t *value,
     if (v->mv_size != 8 && v->mv_size != 16)
         return false;
     const uint8_t *b = v->mv_data;
-    *action = ms_store_get_be32(b);
-    *value = (int32_t) ms_store_get_be32(b + 4);
-    *lamport = v->mv_size == 16 ? ms_store_get_be64(b + 8) : 0;
+    *action = ms_be_get32(b);
+    *value = (int32_t) ms_be_get32(b + 4);
+    *lamport = v->mv_size == 16 ? ms_be_get64(b + 8) : 0;
     return true;
 }
 
@@ -233,15 +224,9 @@ ms_store_control_rows(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id,
             continue;
         memcpy(row.key, (const uint8_t *) it.k.mv_data + MS_STORE_ID,
                MS_STORE_KEY);
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            ms_store_control_row_t *grown = realloc(*rows, cap * sizeof *grown);
-            if (!grown) {
-                status = MS_ERR_NOMEM;
-                break;
-            }
-            *rows = grown;
-        }
+        status = ms_array_grow(rows, &cap, *n, sizeof **rows);
+        if (status != MS_OK)
+            break;
         (*rows)[(*n)++] = row;
     }
     status = ms_store_scan_close(&it, status);
@@ -380,8 +365,8 @@ ms_store_apply_sweep(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     uint8_t ck[MS_STORE_ID + MS_STORE_KEY], cv[8];
     memcpy(ck, s->sweep_id, MS_STORE_ID);
     memcpy(ck + MS_STORE_ID, key, MS_STORE_KEY);
-    ms_store_put_be32(cv, 0);
-    ms_store_put_be32(cv + 4, (uint32_t) s->priority);
+    ms_be_put32(cv, 0);
+    ms_be_put32(cv + 4, (uint32_t) s->priority);
     MDB_val k = {sizeof ck, ck}, v = {sizeof cv, cv};
     rc =
         ms_store_mdb(mdb_put(txn, self->db_controls, &k, &v, 0), "put control");
@@ -413,9 +398,9 @@ s_apply_control(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     uint8_t ck[MS_STORE_ID + MS_STORE_KEY], cv[16];
     memcpy(ck, p->u.control.sweep_id, MS_STORE_ID);
     memcpy(ck + MS_STORE_ID, key, MS_STORE_KEY);
-    ms_store_put_be32(cv, p->u.control.action);
-    ms_store_put_be32(cv + 4, (uint32_t) p->u.control.priority);
-    ms_store_put_be64(cv + 8, p->u.control.lamport);
+    ms_be_put32(cv, p->u.control.action);
+    ms_be_put32(cv + 4, (uint32_t) p->u.control.priority);
+    ms_be_put64(cv + 8, p->u.control.lamport);
     // No time (an older node's record): the old 8 bytes, so the state
     // digest of such a store stays what older nodes compute.
     MDB_val k = {sizeof ck, ck}, v = {p->u.control.lamport ? sizeof cv : 8, cv};
@@ -433,8 +418,8 @@ s_apply_claim(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
 {
     uint8_t ck[MS_STORE_ID + 4 + 8 + MS_STORE_ID];
     memcpy(ck, p->u.claim.task_id, MS_STORE_ID);
-    ms_store_put_be32(ck + MS_STORE_ID, p->u.claim.slot);
-    ms_store_put_be64(ck + MS_STORE_ID + 4, p->u.claim.epoch);
+    ms_be_put32(ck + MS_STORE_ID, p->u.claim.slot);
+    ms_be_put64(ck + MS_STORE_ID + 4, p->u.claim.epoch);
     memcpy(ck + MS_STORE_ID + 12, key,
            MS_STORE_ID); // the node: the record's origin
     MDB_val k = {sizeof ck, ck}, v;
@@ -494,18 +479,12 @@ ms_store_results_recount(ms_store_t *self, MDB_txn *txn,
             break;
         if (it.v.mv_size < MS_STORE_RM_ROW + 1)
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 4;
-            s_result_ent_t *grown = realloc(ents, cap * sizeof *ents);
-            if (!grown) {
-                status = MS_ERR_NOMEM;
-                break;
-            }
-            ents = grown;
-        }
+        status = ms_array_grow(&ents, &cap, n, sizeof *ents);
+        if (status != MS_OK)
+            break;
         s_result_ent_t *e = &ents[n++];
         memcpy(e->key, it.k.mv_data, sizeof e->key);
-        e->incarnation = ms_store_get_be64(e->key + 2 * MS_STORE_ID);
+        e->incarnation = ms_be_get64(e->key + 2 * MS_STORE_ID);
         memcpy(e->hash, (const uint8_t *) it.v.mv_data + MS_STORE_RM_HASH, 32);
         e->counted = ((const uint8_t *) it.v.mv_data)[0] != 0;
         e->committed = ((const uint8_t *) it.v.mv_data)[3] != 0;
@@ -534,10 +513,9 @@ ms_store_results_recount(ms_store_t *self, MDB_txn *txn,
         if (inc_taken || (replicas >= 2 && !ents[i].committed))
             continue;
         inc_taken = true;
-        if (revoked &&
-            !ms_store_cut_counts(
-                &cut, ents[i].incarnation,
-                ms_store_get_be64(ents[i].key + 2 * MS_STORE_ID + 8)))
+        if (revoked && !ms_store_cut_counts(
+                           &cut, ents[i].incarnation,
+                           ms_be_get64(ents[i].key + 2 * MS_STORE_ID + 8)))
             continue;
         if (best == SIZE_MAX || memcmp(ents[i].hash, ents[best].hash, 32) < 0)
             best = i;
@@ -660,23 +638,17 @@ ms_store_results_rank(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id_in)
             break;
         if (it.v.mv_size < MS_STORE_RM_ROW + 1)
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 4;
-            s_rank_ent_t *grown = realloc(ents, cap * sizeof *ents);
-            if (!grown) {
-                status = MS_ERR_NOMEM;
-                break;
-            }
-            ents = grown;
-        }
+        status = ms_array_grow(&ents, &cap, n, sizeof *ents);
+        if (status != MS_OK)
+            break;
         const uint8_t *m = it.v.mv_data;
         s_rank_ent_t *e = &ents[n++];
         memset(e, 0, sizeof *e);
         memcpy(e->key, it.k.mv_data, sizeof e->key);
         e->counted = m[0] != 0;
         e->place = m[2];
-        e->slot = ms_store_get_be32(m + MS_STORE_RM_SLOT);
-        e->epoch = ms_store_get_be32(m + MS_STORE_RM_EPOCH);
+        e->slot = ms_be_get32(m + MS_STORE_RM_SLOT);
+        e->epoch = ms_be_get32(m + MS_STORE_RM_EPOCH);
         n_counted += e->counted;
     }
     status = ms_store_scan_close(&it, status);
@@ -779,8 +751,8 @@ s_apply_commit(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     memcpy(ck, p->u.commit.task_id, MS_STORE_ID);
     memcpy(ck + MS_STORE_ID, key, MS_STORE_KEY); // node || incarnation || seq
     memcpy(cv, p->u.commit.commitment, MS_STORE_ID);
-    ms_store_put_be32(cv + MS_STORE_ID, p->u.commit.slot);
-    ms_store_put_be32(cv + MS_STORE_ID + 4, p->u.commit.epoch);
+    ms_be_put32(cv + MS_STORE_ID, p->u.commit.slot);
+    ms_be_put32(cv + MS_STORE_ID + 4, p->u.commit.epoch);
     MDB_val k = {sizeof ck, ck}, v = {sizeof cv, cv};
     int rc = mdb_put(txn, self->db_commits, &k, &v, MDB_NOOVERWRITE);
     return rc == MDB_KEYEXIST ? MS_OK : ms_store_mdb(rc, "put commit");
@@ -808,14 +780,14 @@ s_commit_matches(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     uint8_t prefix[2 * MS_STORE_ID + 8];
     memcpy(prefix, p->u.result.task_id, MS_STORE_ID);
     memcpy(prefix + MS_STORE_ID, key, MS_STORE_ID + 8); // node || incarnation
-    uint64_t seq = ms_store_get_be64(key + MS_STORE_ID + 8);
+    uint64_t seq = ms_be_get64(key + MS_STORE_ID + 8);
     ms_store_scan_t it;
     int status = ms_store_scan_open(&it, txn, self->db_commits, prefix,
                                     sizeof prefix, "cursor commits");
     while (status == MS_OK && ms_store_scan_next(&it)) {
         if (it.k.mv_size != 2 * MS_STORE_ID + 16 ||
-            ms_store_get_be64((const uint8_t *) it.k.mv_data + 2 * MS_STORE_ID +
-                              8) >= seq)
+            ms_be_get64((const uint8_t *) it.k.mv_data + 2 * MS_STORE_ID + 8) >=
+                seq)
             break;
         if (it.v.mv_size >= MS_STORE_ID &&
             memcmp(it.v.mv_data, want, MS_STORE_ID) == 0) {
@@ -899,8 +871,8 @@ s_apply_result(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     }
     m[3] = committed;
     memcpy(m + MS_STORE_RM_HASH, hash, 32);
-    ms_store_put_be32(m + MS_STORE_RM_SLOT, p->u.result.slot);
-    ms_store_put_be32(m + MS_STORE_RM_EPOCH, p->u.result.epoch);
+    ms_be_put32(m + MS_STORE_RM_SLOT, p->u.result.slot);
+    ms_be_put32(m + MS_STORE_RM_EPOCH, p->u.result.epoch);
     memcpy(m + MS_STORE_RM_ROW, p->u.result.row_json, row_len);
     m[MS_STORE_RM_ROW + row_len] = 0;
     if (p->u.result.status == MS_RESULT_STATUS_OK) {
@@ -1130,8 +1102,7 @@ ms_store_fragment_assemble(ms_store_t *self, MDB_txn *txn,
             break;
         }
         ms_wire_fragment_t *f = NULL;
-        if (mv.mv_size < 4 ||
-            ms_store_get_be32(mv.mv_data) != MS_RECORD_FRAGMENT) {
+        if (mv.mv_size < 4 || ms_be_get32(mv.mv_data) != MS_RECORD_FRAGMENT) {
             *why = "gap: an earlier record is not a fragment";
             rc = MS_ERR_INVALID;
             break;
@@ -1230,7 +1201,7 @@ s_apply_fragment(ms_store_t *self, MDB_txn *txn,
     }
     uint8_t inner_key[MS_STORE_KEY];
     memcpy(inner_key, key, MS_STORE_KEY);
-    ms_store_put_be64(inner_key + MS_STORE_ID + 8, first_seq);
+    ms_be_put64(inner_key + MS_STORE_ID + 8, first_seq);
     rc = pre ? ms_store_apply(self, txn, inner_key, inner_kind, pre, raw,
                               raw_len)
              : MS_OK;
@@ -1334,22 +1305,15 @@ s_expand_grow(ms_store_expand_t *x, size_t more)
     size_t cap = x->cap ? x->cap : 16;
     while (cap < x->n + more)
         cap *= 2;
-    void *k = realloc(x->kinds, cap * sizeof *x->kinds);
-    if (k)
-        x->kinds = k;
-    void *p = realloc(x->payloads, cap * sizeof *x->payloads);
-    if (p)
-        x->payloads = p;
-    void *l = realloc(x->lens, cap * sizeof *x->lens);
-    if (l)
-        x->lens = l;
-    void *b = realloc(x->bufs, cap * sizeof *x->bufs);
-    if (b)
-        x->bufs = b;
-    void *d = realloc(x->pre, cap * sizeof *x->pre);
-    if (d)
-        x->pre = d;
-    if (!k || !p || !l || !b || !d)
+    // each array is resized even when one fails: those that grew stay
+    // grown (cap says less), as before
+    int n_failed =
+        (ms_array_resize(&x->kinds, cap, sizeof *x->kinds) != 0) +
+        (ms_array_resize(&x->payloads, cap, sizeof *x->payloads) != 0) +
+        (ms_array_resize(&x->lens, cap, sizeof *x->lens) != 0) +
+        (ms_array_resize(&x->bufs, cap, sizeof *x->bufs) != 0) +
+        (ms_array_resize(&x->pre, cap, sizeof *x->pre) != 0);
+    if (n_failed)
         return MS_ERR_NOMEM;
     x->cap = cap;
     return MS_OK;

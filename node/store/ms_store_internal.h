@@ -18,6 +18,8 @@
 
 #include "ms_store.h"
 
+#include "ms_array.h"
+#include "ms_be.h"
 #include "ms_ring.h"
 #include "ms_store_payload.h"
 #include "ms_verdict.h"
@@ -521,12 +523,13 @@ bool ms_store_scan_next(ms_store_scan_t *it);
 //  Close the scan: status, or the cursor's error when status is MS_OK.
 int ms_store_scan_close(ms_store_scan_t *it, int status);
 
-void ms_store_put_be32(uint8_t *p, uint32_t v);
-
-uint32_t ms_store_get_be32(const uint8_t *p);
-
 void ms_store_state_key(uint8_t key[1 + MS_STORE_ID + 4], int state,
                         const uint8_t *sweep_id, uint32_t index);
+
+//  Append one MS_STORE_ID-byte ID to the id list *IDS (N ids in room for
+//  *CAP, grown by ms_array_grow) and count it in *N. MS_ERR_NOMEM leaves
+//  the list as it was.
+int ms_store_ids_push(uint8_t **ids, size_t *n, size_t *cap, const void *id);
 
 unsigned *ms_store_tls_slot(const ms_store_t *self, bool take);
 
@@ -567,10 +570,6 @@ int ms_store_submit(ms_store_t *self, ms_store_op_t *op);
 
 //  ==========================================================================
 //  The record log (ms_store_log.c)
-
-void ms_store_put_be64(uint8_t *p, uint64_t v);
-
-uint64_t ms_store_get_be64(const uint8_t *p);
 
 void ms_store_rec_key(uint8_t k[MS_STORE_KEY], const uint8_t *origin,
                       uint64_t inc, uint64_t seq);

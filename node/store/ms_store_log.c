@@ -28,30 +28,6 @@
 #include <zlib.h>
 
 //  --------------------------------------------------------------------------
-//  Write a u64 big-endian.
-
-void
-ms_store_put_be64(uint8_t *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--) {
-        p[i] = (uint8_t) v;
-        v >>= 8;
-    }
-}
-
-//  --------------------------------------------------------------------------
-//  Read a big-endian u64.
-
-uint64_t
-ms_store_get_be64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
-//  --------------------------------------------------------------------------
 //  Build a record key origin || incarnation || seq.
 
 void
@@ -59,8 +35,8 @@ ms_store_rec_key(uint8_t k[MS_STORE_KEY], const uint8_t *origin, uint64_t inc,
                  uint64_t seq)
 {
     memcpy(k, origin, MS_STORE_ID);
-    ms_store_put_be64(k + MS_STORE_ID, inc);
-    ms_store_put_be64(k + MS_STORE_ID + 8, seq);
+    ms_be_put64(k + MS_STORE_ID, inc);
+    ms_be_put64(k + MS_STORE_ID + 8, seq);
 }
 
 //  --------------------------------------------------------------------------
@@ -70,8 +46,8 @@ void
 ms_store_key_parse(const uint8_t *k, ms_record_key_t *key)
 {
     memcpy(key->origin, k, MS_STORE_ID);
-    key->incarnation = ms_store_get_be64(k + MS_STORE_ID);
-    key->seq = ms_store_get_be64(k + MS_STORE_ID + 8);
+    key->incarnation = ms_be_get64(k + MS_STORE_ID);
+    key->seq = ms_be_get64(k + MS_STORE_ID + 8);
 }
 
 //  --------------------------------------------------------------------------
@@ -84,7 +60,7 @@ ms_store_rec_hash(const uint8_t key[MS_STORE_KEY], uint32_t kind,
     ms_hasher_t h;
     uint8_t kb[4];
     ms_hash_t digest;
-    ms_store_put_be32(kb, kind);
+    ms_be_put32(kb, kind);
     ms_hasher_init(&h);
     ms_hasher_update(&h, key, MS_STORE_KEY);
     ms_hasher_update(&h, kb, 4);
@@ -102,7 +78,7 @@ s_vector_get(ms_store_t *self, MDB_txn *txn, const uint8_t *origin,
 {
     uint8_t k[MS_STORE_ID + 8];
     memcpy(k, origin, MS_STORE_ID);
-    ms_store_put_be64(k + MS_STORE_ID, inc);
+    ms_be_put64(k + MS_STORE_ID, inc);
     MDB_val key = {sizeof k, k}, val;
     *seq = 0;
     int rc = mdb_get(txn, self->db_vectors, &key, &val);
@@ -112,7 +88,7 @@ s_vector_get(ms_store_t *self, MDB_txn *txn, const uint8_t *origin,
         return ms_store_mdb(rc, "get vector");
     if (val.mv_size != 8)
         return ms_store_mdb(MDB_CORRUPTED, "vector value");
-    *seq = ms_store_get_be64(val.mv_data);
+    *seq = ms_be_get64(val.mv_data);
     return MS_OK;
 }
 
@@ -125,8 +101,8 @@ s_vector_put(ms_store_t *self, MDB_txn *txn, const uint8_t *origin,
 {
     uint8_t k[MS_STORE_ID + 8], v[8];
     memcpy(k, origin, MS_STORE_ID);
-    ms_store_put_be64(k + MS_STORE_ID, inc);
-    ms_store_put_be64(v, seq);
+    ms_be_put64(k + MS_STORE_ID, inc);
+    ms_be_put64(v, seq);
     MDB_val key = {sizeof k, k}, val = {sizeof v, v};
     self->txn_vec_changed = true;
     return ms_store_mdb(mdb_put(txn, self->db_vectors, &key, &val, 0),
@@ -147,7 +123,7 @@ s_record_put(ms_store_t *self, MDB_txn *txn, const uint8_t key[MS_STORE_KEY],
         return ms_store_mdb(MDB_CORRUPTED, "record above the vector");
     if (rc != 0)
         return ms_store_mdb(rc, "put record");
-    ms_store_put_be32(v.mv_data, kind);
+    ms_be_put32(v.mv_data, kind);
     if (len)
         memcpy((uint8_t *) v.mv_data + 4, payload, len);
     return MS_OK;
@@ -166,8 +142,8 @@ s_block_put(ms_store_t *self, MDB_txn *txn, const uint8_t *origin, uint64_t inc,
     int rc = mdb_put(txn, self->db_blocks, &key, &val, MDB_RESERVE);
     if (rc != 0)
         return ms_store_mdb(rc, "put block");
-    ms_store_put_be32(val.mv_data, n);
-    ms_store_put_be32((uint8_t *) val.mv_data + 4, (uint32_t) sig_len);
+    ms_be_put32(val.mv_data, n);
+    ms_be_put32((uint8_t *) val.mv_data + 4, (uint32_t) sig_len);
     if (sig_len)
         memcpy((uint8_t *) val.mv_data + 8, sig, sig_len);
     return MS_OK;
@@ -210,8 +186,8 @@ s_cut_read(ms_store_t *self, MDB_txn *txn, const uint8_t *key, size_t key_len,
     cut->all = p[0] != 0;
     cut->n = n;
     for (size_t i = 0; i < n; i++) {
-        cut->upto[i].incarnation = ms_store_get_be64(p + 3 + 16 * i);
-        cut->upto[i].seq = ms_store_get_be64(p + 3 + 16 * i + 8);
+        cut->upto[i].incarnation = ms_be_get64(p + 3 + 16 * i);
+        cut->upto[i].seq = ms_be_get64(p + 3 + 16 * i + 8);
     }
     *revoked = true;
     return MS_OK;
@@ -247,8 +223,8 @@ ms_store_cut_put(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
     buf[1] = (uint8_t) (n >> 8);
     buf[2] = (uint8_t) n;
     for (size_t i = 0; i < n; i++) {
-        ms_store_put_be64(buf + 3 + 16 * i, cut->upto[i].incarnation);
-        ms_store_put_be64(buf + 3 + 16 * i + 8, cut->upto[i].seq);
+        ms_be_put64(buf + 3 + 16 * i, cut->upto[i].incarnation);
+        ms_be_put64(buf + 3 + 16 * i + 8, cut->upto[i].seq);
     }
     MDB_val ck = {key_len, (void *) key}, cv = {3 + 16 * n, buf};
     self->gen_dirty_all = true; // a revoked origin's results leave
@@ -285,9 +261,8 @@ ms_store_key_counts(ms_store_t *self, MDB_txn *txn, const uint8_t *key,
         *status = rc;
         return true;
     }
-    return !revoked ||
-           ms_store_cut_counts(&cut, ms_store_get_be64(key + MS_STORE_ID),
-                               ms_store_get_be64(key + MS_STORE_ID + 8));
+    return !revoked || ms_store_cut_counts(&cut, ms_be_get64(key + MS_STORE_ID),
+                                           ms_be_get64(key + MS_STORE_ID + 8));
 }
 
 //  --------------------------------------------------------------------------
@@ -360,7 +335,7 @@ s_block_put_signed(ms_store_t *self, MDB_txn *txn, const uint8_t *origin,
         if (rc != 0 || v.mv_size < 4)
             return ms_store_mdb(rc ? rc : MDB_CORRUPTED,
                                 "record of a new block");
-        kinds[i] = ms_store_get_be32(v.mv_data);
+        kinds[i] = ms_be_get32(v.mv_data);
         payloads[i] = (const uint8_t *) v.mv_data + 4;
         lens[i] = v.mv_size - 4;
     }
@@ -470,16 +445,7 @@ s_origin_uncount(ms_store_t *self, MDB_txn *txn, const uint8_t *origin_in)
             if (n > 0 && memcmp(tasks + (n - 1) * MS_STORE_ID, it.k.mv_data,
                                 MS_STORE_ID) == 0)
                 continue;
-            if (n == cap) {
-                cap = cap ? cap * 2 : 64;
-                uint8_t *grown = realloc(tasks, cap * MS_STORE_ID);
-                if (!grown) {
-                    status = MS_ERR_NOMEM;
-                    break;
-                }
-                tasks = grown;
-            }
-            memcpy(tasks + n++ * MS_STORE_ID, it.k.mv_data, MS_STORE_ID);
+            status = ms_store_ids_push(&tasks, &n, &cap, it.k.mv_data);
         }
         status = ms_store_scan_close(&it, status);
     }
@@ -511,7 +477,7 @@ s_equivocate(ms_store_t *self, MDB_txn *txn, const uint8_t key[MS_STORE_KEY],
     memcpy(held_copy, held->mv_data, held_len);
     int rc = MS_OK;
     for (int which = 0; rc == MS_OK && which < 2; which++) {
-        uint32_t k_kind = which ? ms_store_get_be32(held_copy) : kind;
+        uint32_t k_kind = which ? ms_be_get32(held_copy) : kind;
         const uint8_t *body = which ? held_copy + 4 : payload;
         size_t body_len = which ? held_len - 4 : len;
         uint8_t ek[MS_STORE_KEY + 32];
@@ -524,7 +490,7 @@ s_equivocate(ms_store_t *self, MDB_txn *txn, const uint8_t key[MS_STORE_KEY],
             continue;
         rc = ms_store_mdb(put, "put evidence");
         if (rc == MS_OK) {
-            ms_store_put_be32(v.mv_data, k_kind);
+            ms_be_put32(v.mv_data, k_kind);
             if (body_len)
                 memcpy((uint8_t *) v.mv_data + 4, body, body_len);
         }
@@ -573,7 +539,7 @@ ms_store_op_merge(ms_store_t *self, MDB_txn *txn, ms_store_op_t *op)
                 break;
             }
             if (v.mv_size == 4 + len &&
-                ms_store_get_be32(v.mv_data) == op->kinds[i] &&
+                ms_be_get32(v.mv_data) == op->kinds[i] &&
                 (len == 0 ||
                  memcmp((uint8_t *) v.mv_data + 4, payload, len) == 0)) {
                 op->merge.n_duplicate++;
@@ -623,16 +589,7 @@ ms_store_op_members(ms_store_t *self, MDB_txn *txn, ms_store_op_t *op)
             (n > 0 && memcmp(ids + (n - 1) * MS_STORE_ID, it.k.mv_data,
                              MS_STORE_ID) == 0))
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            uint8_t *grown = realloc(ids, cap * MS_STORE_ID);
-            if (!grown) {
-                status = MS_ERR_NOMEM;
-                break;
-            }
-            ids = grown;
-        }
-        memcpy(ids + n++ * MS_STORE_ID, it.k.mv_data, MS_STORE_ID);
+        status = ms_store_ids_push(&ids, &n, &cap, it.k.mv_data);
     }
     status = ms_store_scan_close(&it, status);
     for (size_t i = 0; status == MS_OK && i < n; i++)
@@ -1072,10 +1029,9 @@ ms_store_vector(ms_store_t *self, ms_store_vector_fn fn, void *arg)
             status = ms_store_mdb(MDB_CORRUPTED, "vector entry");
             break;
         }
-        status =
-            fn(arg, it.k.mv_data,
-               ms_store_get_be64((const uint8_t *) it.k.mv_data + MS_STORE_ID),
-               ms_store_get_be64(it.v.mv_data));
+        status = fn(arg, it.k.mv_data,
+                    ms_be_get64((const uint8_t *) it.k.mv_data + MS_STORE_ID),
+                    ms_be_get64(it.v.mv_data));
     }
     status = ms_store_scan_close(&it, status);
     ms_store_read_end(self, txn);
@@ -1171,7 +1127,7 @@ s_block_emit(ms_store_t *self, MDB_txn *txn, MDB_cursor *rcur,
     if (hv->mv_size < 8)
         return ms_store_mdb(MDB_CORRUPTED, "block header");
     const uint8_t *h = hv->mv_data;
-    uint32_t n = ms_store_get_be32(h), sig_len = ms_store_get_be32(h + 4);
+    uint32_t n = ms_be_get32(h), sig_len = ms_be_get32(h + 4);
     if (n == 0 || n > MS_RECORD_MAX_BLOCK ||
         hv->mv_size != 8 + (size_t) sig_len)
         return ms_store_mdb(MDB_CORRUPTED, "block header");
@@ -1187,14 +1143,13 @@ s_block_emit(ms_store_t *self, MDB_txn *txn, MDB_cursor *rcur,
             rc = mdb_cursor_get(rcur, &k, &v, MDB_NEXT);
         if (rc != 0 || k.mv_size != MS_STORE_KEY ||
             memcmp(k.mv_data, origin, MS_STORE_ID) != 0 ||
-            ms_store_get_be64((const uint8_t *) k.mv_data + MS_STORE_ID) !=
-                inc ||
-            ms_store_get_be64((const uint8_t *) k.mv_data + MS_STORE_ID + 8) !=
+            ms_be_get64((const uint8_t *) k.mv_data + MS_STORE_ID) != inc ||
+            ms_be_get64((const uint8_t *) k.mv_data + MS_STORE_ID + 8) !=
                 first + i ||
             v.mv_size < 4)
             return ms_store_mdb(rc && rc != MDB_NOTFOUND ? rc : MDB_CORRUPTED,
                                 "record of a block");
-        kinds[i] = ms_store_get_be32(v.mv_data);
+        kinds[i] = ms_be_get32(v.mv_data);
         payloads[i] = (const uint8_t *) v.mv_data + 4;
         lens[i] = v.mv_size - 4;
     }
@@ -1226,7 +1181,7 @@ ms_store_read_blocks(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
     int status = rc ? ms_store_mdb(rc, "cursor blocks") : MS_OK;
     uint8_t prefix[MS_STORE_ID + 8], start[MS_STORE_KEY];
     memcpy(prefix, origin, MS_STORE_ID);
-    ms_store_put_be64(prefix + MS_STORE_ID, incarnation);
+    ms_be_put64(prefix + MS_STORE_ID, incarnation);
     ms_store_rec_key(start, origin, incarnation, from_seq);
     MDB_val k = {MS_STORE_KEY, start}, v;
     // Find the block holding from_seq: the last block starting at or
@@ -1243,9 +1198,8 @@ ms_store_read_blocks(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
             if (prc == 0 && pk.mv_size == MS_STORE_KEY &&
                 memcmp(pk.mv_data, prefix, sizeof prefix) == 0 &&
                 pv.mv_size >= 8 &&
-                ms_store_get_be64((const uint8_t *) pk.mv_data + MS_STORE_ID +
-                                  8) +
-                        ms_store_get_be32(pv.mv_data) >
+                ms_be_get64((const uint8_t *) pk.mv_data + MS_STORE_ID + 8) +
+                        ms_be_get32(pv.mv_data) >
                     from_seq) {
                 k = pk;
                 v = pv;
@@ -1263,8 +1217,7 @@ ms_store_read_blocks(ms_store_t *self, const uint8_t origin[MS_STORE_ID_BYTES],
         if (k.mv_size != MS_STORE_KEY ||
             memcmp(k.mv_data, prefix, sizeof prefix))
             break;
-        first =
-            ms_store_get_be64((const uint8_t *) k.mv_data + MS_STORE_ID + 8);
+        first = ms_be_get64((const uint8_t *) k.mv_data + MS_STORE_ID + 8);
         if (first > to_seq)
             break;
         size_t n = 0;

@@ -217,22 +217,11 @@ ms_store_get_task(ms_store_t *self, const uint8_t task_id[MS_STORE_ID_BYTES],
     int rc = ms_store_read_begin(self, &txn);
     if (rc != MS_OK)
         return rc;
-    MDB_val k = {MS_STORE_ID, (void *) task_id}, v;
-    rc = mdb_get(txn, self->db_tasks, &k, &v);
-    if (rc == 0) {
-        ms_store_task_hdr_t hdr;
-        ms_store_task_t view;
-        rc = ms_store_task_decode(task_id, &v, &hdr, &view);
-        if (rc == MS_OK) {
-            *out = ms_store_task_dup(&view);
-            if (!*out)
-                rc = MS_ERR_NOMEM;
-        } else {
-            rc = ms_store_mdb(MDB_CORRUPTED, "task record");
-        }
-    } else {
-        rc = ms_store_mdb(rc, "get task");
-    }
+    ms_store_task_hdr_t hdr;
+    ms_store_task_t view;
+    rc = ms_store_task_read(self, txn, task_id, &hdr, &view);
+    if (rc == MS_OK && !(*out = ms_store_task_dup(&view)))
+        rc = MS_ERR_NOMEM;
     ms_store_read_end(self, txn);
     return rc;
 }
@@ -373,7 +362,7 @@ ms_store_results_by_sweep(ms_store_t *self,
     }
     uint8_t start[MS_STORE_ID + 4];
     memcpy(start, sweep_id, MS_STORE_ID);
-    ms_store_put_be32(start + MS_STORE_ID, first_index);
+    ms_be_put32(start + MS_STORE_ID, first_index);
     ms_store_scan_t it = {0}; // closes as nothing when never opened
     if (status == MS_OK)
         status = ms_store_scan_open(&it, txn, self->db_sweep_tasks, sweep_id,
@@ -388,7 +377,7 @@ ms_store_results_by_sweep(ms_store_t *self,
             break;
         }
         uint32_t index =
-            ms_store_get_be32((const uint8_t *) it.k.mv_data + MS_STORE_ID);
+            ms_be_get32((const uint8_t *) it.k.mv_data + MS_STORE_ID);
         status = s_task_rows(self, txn, rcur, it.v.mv_data, fn, arg, &n_rows);
         if (status == MS_OK && max_rows > 0 && n_rows >= max_rows) {
             if (next_index && (uint64_t) index + 1 < sh.n_tasks)
@@ -499,15 +488,9 @@ ms_store_pending_tasks_filtered(ms_store_t *self, ms_store_task_skip_fn skip,
         memcpy(&sh, it.v.mv_data, sizeof sh);
         if (sh.state != MS_SWEEP_ACTIVE)
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            s_sweep_order_t *grown = realloc(sweeps, cap * sizeof *sweeps);
-            if (!grown) {
-                status = MS_ERR_NOMEM;
-                break;
-            }
-            sweeps = grown;
-        }
+        status = ms_array_grow(&sweeps, &cap, n, sizeof *sweeps);
+        if (status != MS_OK)
+            break;
         memcpy(sweeps[n].id, it.k.mv_data, MS_STORE_ID);
         sweeps[n].priority = sh.priority;
         sweeps[n].created_at_ms = sh.created_at_ms;
@@ -578,8 +561,8 @@ ms_store_pending_tasks_filtered(ms_store_t *self, ms_store_task_skip_fn skip,
                 memset(&view, 0, sizeof view);
                 memcpy(view.task_id, tk.mv_data, MS_STORE_ID);
                 memcpy(view.sweep_id, sweeps[s].id, MS_STORE_ID);
-                view.index = ms_store_get_be32(
-                    (const uint8_t *) rk[best].mv_data + 1 + MS_STORE_ID);
+                view.index = ms_be_get32((const uint8_t *) rk[best].mv_data +
+                                         1 + MS_STORE_ID);
                 view.state = (ms_task_state_t) open_states[best];
                 view.error = "";
             } else if (!skipped &&
@@ -663,7 +646,7 @@ static void
 s_hash_item(ms_hasher_t *h, const void *data, size_t len)
 {
     uint8_t lb[8];
-    ms_store_put_be64(lb, len);
+    ms_be_put64(lb, len);
     ms_hasher_update(h, lb, 8);
     ms_hasher_update(h, data, len);
 }
@@ -692,12 +675,12 @@ s_hash_db(MDB_txn *txn, MDB_dbi dbi, const char *name, int mode, ms_hasher_t *h)
             counts[MS_TASK_PENDING] +=
                 counts[MS_TASK_CLAIMED] + counts[MS_TASK_RUNNING];
             counts[MS_TASK_CLAIMED] = counts[MS_TASK_RUNNING] = 0;
-            ms_store_put_be32(b, sh.state);
-            ms_store_put_be32(b + 4, (uint32_t) sh.priority);
-            ms_store_put_be64(b + 8, sh.n_tasks);
-            ms_store_put_be64(b + 16, 0); // created_at: local arrival time
+            ms_be_put32(b, sh.state);
+            ms_be_put32(b + 4, (uint32_t) sh.priority);
+            ms_be_put64(b + 8, sh.n_tasks);
+            ms_be_put64(b + 16, 0); // created_at: local arrival time
             for (int i = 0; i < MS_TASK_N_STATES; i++)
-                ms_store_put_be64(b + 24 + 8 * i, counts[i]);
+                ms_be_put64(b + 24 + 8 * i, counts[i]);
             s_hash_item(h, b, sizeof b);
         } else if (mode == 2) {
             ms_store_task_hdr_t th;
@@ -712,8 +695,8 @@ s_hash_db(MDB_txn *txn, MDB_dbi dbi, const char *name, int mode, ms_hasher_t *h)
                 state = MS_TASK_PENDING;
             uint8_t b[MS_STORE_ID + 8];
             memcpy(b, th.sweep_id, MS_STORE_ID);
-            ms_store_put_be32(b + MS_STORE_ID, th.index);
-            ms_store_put_be32(b + MS_STORE_ID + 4, (uint32_t) state);
+            ms_be_put32(b + MS_STORE_ID, th.index);
+            ms_be_put32(b + MS_STORE_ID + 4, (uint32_t) state);
             s_hash_item(h, b, sizeof b);
             s_hash_item(h, view.config_json, view.config_len);
         } else {

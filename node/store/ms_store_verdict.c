@@ -285,7 +285,7 @@ s_sweep_verify_get(ms_store_t *self, MDB_txn *txn, const uint8_t *sweep_id,
         return ms_store_mdb(rc, "get sweep_verify");
     if (v.mv_size == 20) {
         const uint8_t *b = v.mv_data;
-        uint32_t r = ms_store_get_be32(b);
+        uint32_t r = ms_be_get32(b);
         double acc, loss;
         memcpy(&acc, b + 4, 8);
         memcpy(&loss, b + 12, 8);
@@ -308,7 +308,7 @@ ms_store_sweep_verify_put(ms_store_t *self, MDB_txn *txn,
                           double acc, double loss)
 {
     uint8_t b[20];
-    ms_store_put_be32(b, replicas);
+    ms_be_put32(b, replicas);
     memcpy(b + 4, &acc, 8);
     memcpy(b + 12, &loss, 8);
     MDB_val k = {MS_STORE_ID, (void *) sweep_id}, v = {sizeof b, b};
@@ -444,7 +444,7 @@ s_reevals_load(ms_store_t *self, MDB_txn *txn, const uint8_t *task_id,
         memcpy(x->target, rv.target, MS_STORE_ID);
         memcpy(x->verifier_node, rkey, MS_STORE_ID);
         memcpy(in[n].node, rkey, MS_STORE_ID);
-        x->seq = ms_store_get_be64(rkey + MS_STORE_ID + 8);
+        x->seq = ms_be_get64(rkey + MS_STORE_ID + 8);
         memcpy(x->record_hash, rv.record_hash, MS_STORE_ID);
         x->failed = rv.failed != 0;
         x->test_accuracy = rv.test_accuracy;
@@ -625,16 +625,16 @@ ms_store_verdict_derive(ms_store_t *self, MDB_txn *txn,
             continue;
         if (!m[0]) {
             if (n_other < S_VMAX)
-                other[n_other++] = ms_store_get_be32(m + MS_STORE_RM_SLOT);
+                other[n_other++] = ms_be_get32(m + MS_STORE_RM_SLOT);
             continue;
         }
         ms_verdict_result_t *r = &res[n];
-        slot_of[n] = ms_store_get_be32(m + MS_STORE_RM_SLOT);
+        slot_of[n] = ms_be_get32(m + MS_STORE_RM_SLOT);
         const uint8_t *node = (const uint8_t *) it.k.mv_data + MS_STORE_ID;
         memcpy(r->node_id, node, MS_STORE_ID);
         memcpy(in[n].node, node, MS_STORE_ID);
-        inc_of[n] = ms_store_get_be64(node + MS_STORE_ID);
-        r->seq = ms_store_get_be64(node + MS_STORE_ID + 8);
+        inc_of[n] = ms_be_get64(node + MS_STORE_ID);
+        r->seq = ms_be_get64(node + MS_STORE_ID + 8);
         memcpy(r->record_hash, m + MS_STORE_RM_HASH, 32);
         r->status = m[1] == MS_RESULT_STATUS_OK         ? MS_RUN_OK
                     : m[1] == MS_RESULT_STATUS_DIVERGED ? MS_RUN_DIVERGED
@@ -965,16 +965,7 @@ s_verdict_tasks(ms_store_t *self, MDB_txn *txn, const uint8_t *node, bool multi,
         }
         if (!take)
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            uint8_t *grown = realloc(ids, cap * MS_STORE_ID);
-            if (!grown) {
-                status = MS_ERR_NOMEM;
-                break;
-            }
-            ids = grown;
-        }
-        memcpy(ids + n++ * MS_STORE_ID, k.mv_data, MS_STORE_ID);
+        status = ms_store_ids_push(&ids, &n, &cap, k.mv_data);
     }
     status = ms_store_scan_close(&it, status);
     if (status != MS_OK)

@@ -108,17 +108,12 @@ ms_keep_destroy(ms_keep_t **self_p)
 static s_sweep_t *
 s_sweep(ms_keep_t *self, const ms_hash_t *sweep_id)
 {
-    for (size_t i = 0; i < self->n_sweeps; i++)
-        if (ms_hash_equal(&self->sweeps[i].sweep_id, sweep_id))
-            return &self->sweeps[i];
-    s_sweep_t *grown =
-        realloc(self->sweeps, (self->n_sweeps + 1) * sizeof *grown);
-    if (!grown)
-        return NULL;
-    self->sweeps = grown;
-    s_sweep_t *info = &self->sweeps[self->n_sweeps++];
-    memset(info, 0, sizeof *info);
-    info->sweep_id = *sweep_id;
+    bool added;
+    s_sweep_t *info =
+        ms_hash_entry(&self->sweeps, &self->n_sweeps, sizeof(s_sweep_t),
+                      offsetof(s_sweep_t, sweep_id), sweep_id, &added);
+    if (!info || !added)
+        return info;
     info->keep = MS_KEEP_WEIGHTS_SAMPLED;
     snprintf(info->metric, sizeof info->metric, "val_accuracy");
     info->maximize = true;

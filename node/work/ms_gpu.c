@@ -44,10 +44,10 @@ ms_gpu_workers_parse(const char *text, int *out, ms_diag_t *diag)
     errno = 0;
     long v = text ? strtol(text, &end, 10) : -1;
     if (!text || *text < '0' || *text > '9' || errno || *end || v < 0 ||
-        v > 4096)
+        v > MS_GPU_WORKERS_MAX)
         return ms_diag_set(diag, "gpu_workers",
-                           "'%.100s' is not a whole number in 0..4096 or auto",
-                           text ? text : "");
+                           "'%.100s' is not a whole number in 0..%d or auto",
+                           text ? text : "", MS_GPU_WORKERS_MAX);
     *out = (int) v;
     return MS_OK;
 }
@@ -189,8 +189,8 @@ ms_gpu_plan(ms_gpu_plan_t *out, const char *backend, int gpu_workers,
                            "unknown backend '%s' (expected auto, cpu or cuda)",
                            backend);
     if (gpu_workers < MS_GPU_WORKERS_AUTO)
-        return ms_diag_set(diag, "gpu_workers",
-                           "must be 0..4096 or auto, not %d", gpu_workers);
+        return ms_diag_set(diag, "gpu_workers", "must be 0..%d or auto, not %d",
+                           MS_GPU_WORKERS_MAX, gpu_workers);
     if (gpu_workers > out->n_workers)
         return ms_diag_set(
             diag, "gpu_workers", "%d is more than the node's %d worker%s",

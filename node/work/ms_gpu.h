@@ -38,6 +38,7 @@
 #include "ms_err.h"
 
 #define MS_GPU_WORKERS_AUTO (-1)      // gpu_workers = auto
+#define MS_GPU_WORKERS_MAX 4096       // the most gpu_workers one node takes
 #define MS_GPU_PROBE_TIMEOUT_MS 60000 // a probe that takes longer failed
 #define MS_GPU_WORKER_BYTES ((int64_t) 2 << 30)    // auto: one worker per 2 GiB
 #define MS_GPU_CONTEXT_BYTES ((int64_t) 512 << 20) // a context's reserve
@@ -55,7 +56,8 @@ typedef struct {
                              // (the fallback and why), or ""
 } ms_gpu_plan_t;
 
-//  Parse a gpu_workers value: "auto" or a whole number 0..4096 into *out
+//  Parse a gpu_workers value: "auto" or a whole number 0..MS_GPU_WORKERS_MAX
+//  into *out
 //  (MS_GPU_WORKERS_AUTO for auto). Returns MS_OK; MS_ERR_INVALID with
 //  diag ("gpu_workers": "'x' is not a whole number in 0..4096 or auto").
 int ms_gpu_workers_parse(const char *text, int *out, ms_diag_t *diag);

@@ -10,6 +10,7 @@
     must not nest inside the pending-tasks walk's.
 */
 #include "ms_lease_feed.h"
+#include "ms_array.h"
 
 #include "ms_hash.h"
 #include "ms_store_payload.h"
@@ -170,14 +171,9 @@ static int
 s_collect_task(void *arg, const ms_store_task_t *task)
 {
     s_task_list_t *list = arg;
-    if (list->n == list->cap) {
-        size_t cap = list->cap ? list->cap * 2 : 64;
-        ms_store_task_t *grown = realloc(list->tasks, cap * sizeof *grown);
-        if (!grown)
-            return MS_ERR_NOMEM;
-        list->tasks = grown;
-        list->cap = cap;
-    }
+    if (ms_array_grow(&list->tasks, &list->cap, list->n, sizeof *list->tasks) !=
+        MS_OK)
+        return MS_ERR_NOMEM;
     ms_store_task_t *t = &list->tasks[list->n++];
     *t = *task;
     t->config_json = NULL;

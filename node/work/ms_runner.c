@@ -331,18 +331,8 @@ ms_runner_next_deadline(const ms_runner_t *self, bool busy)
 static s_crash_t *
 s_crash_of(ms_runner_t *self, const ms_hash_t *task_id)
 {
-    for (size_t i = 0; i < self->n_crashes; i++)
-        if (ms_hash_equal(&self->crashes[i].task_id, task_id))
-            return &self->crashes[i];
-    s_crash_t *grown =
-        realloc(self->crashes, (self->n_crashes + 1) * sizeof *grown);
-    if (!grown)
-        return NULL;
-    self->crashes = grown;
-    s_crash_t *c = &self->crashes[self->n_crashes++];
-    c->task_id = *task_id;
-    c->crashes = 0;
-    return c;
+    return ms_hash_entry(&self->crashes, &self->n_crashes, sizeof(s_crash_t),
+                         offsetof(s_crash_t, task_id), task_id, NULL);
 }
 
 //  --------------------------------------------------------------------------

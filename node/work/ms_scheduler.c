@@ -58,6 +58,7 @@
     =========================================================================
 */
 #include "ms_scheduler.h"
+#include "ms_array.h"
 
 #include "ms_backend.h"
 #include "ms_config_json.h"
@@ -531,14 +532,9 @@ static int
 s_keep_task(void *arg, const ms_store_task_t *task)
 {
     s_pass_t *pass = arg;
-    if (pass->n == pass->cap) {
-        size_t cap = pass->cap ? pass->cap * 2 : 64;
-        s_candidate_t *grown = realloc(pass->tasks, cap * sizeof *grown);
-        if (!grown)
-            return MS_ERR_NOMEM;
-        pass->tasks = grown;
-        pass->cap = cap;
-    }
+    if (ms_array_grow(&pass->tasks, &pass->cap, pass->n, sizeof *pass->tasks) !=
+        MS_OK)
+        return MS_ERR_NOMEM;
     s_candidate_t *c = &pass->tasks[pass->n++];
     memcpy(c->task_id, task->task_id, MS_HASH_BYTES);
     memcpy(c->sweep_id, task->sweep_id, MS_HASH_BYTES);

@@ -10,6 +10,7 @@
     call scans them linearly: a few hundred comparisons at most.
 */
 #include "ms_settle.h"
+#include "ms_array.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -124,15 +125,10 @@ ms_settle_add(ms_settle_t *self, const uint8_t task_id[MS_SETTLE_ID_BYTES],
     size_t old = s_find(self, task_id, slot);
     if (old < self->n)
         s_drop(self, old);
-    if (self->n == self->cap) {
-        size_t cap = self->cap ? self->cap * 2 : 8;
-        s_entry_t *grown = realloc(self->entries, cap * sizeof *grown);
-        if (!grown) {
-            free(waits);
-            return MS_ERR_NOMEM;
-        }
-        self->entries = grown;
-        self->cap = cap;
+    if (ms_array_grow(&self->entries, &self->cap, self->n,
+                      sizeof *self->entries) != MS_OK) {
+        free(waits);
+        return MS_ERR_NOMEM;
     }
     s_entry_t *e = &self->entries[self->n++];
     memset(e, 0, sizeof *e);

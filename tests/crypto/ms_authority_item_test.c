@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "ms_authority_item.h"
+#include "ms_keys_fixture.h"
 
 #include <sodium.h>
 #include <stdio.h>
@@ -22,42 +23,16 @@
 
 #define NOW 1800000000 // a fixed "now", seconds since the epoch
 
-typedef struct {
-    uint8_t auth_pk[MS_CERT_KEY_BYTES], auth_sk[MS_CERT_SECRET_BYTES];
-    uint8_t other_pk[MS_CERT_KEY_BYTES], other_sk[MS_CERT_SECRET_BYTES];
-    uint8_t node_pk[MS_CERT_KEY_BYTES], node_sk[MS_CERT_SECRET_BYTES];
-    char dir[64];
-} s_keys_t;
-
 static int
 s_setup(void **state)
 {
-    s_keys_t *k = calloc(1, sizeof *k);
-    assert_non_null(k);
-    assert_int_equal(ms_cert_keypair(k->auth_pk, k->auth_sk), MS_OK);
-    assert_int_equal(ms_cert_keypair(k->other_pk, k->other_sk), MS_OK);
-    assert_int_equal(ms_cert_keypair(k->node_pk, k->node_sk), MS_OK);
-    snprintf(k->dir, sizeof k->dir, "/tmp/ms_authority_item_test.XXXXXX");
-    assert_non_null(mkdtemp(k->dir));
-    *state = k;
-    return 0;
-}
-
-static int
-s_teardown(void **state)
-{
-    s_keys_t *k = *state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", k->dir);
-    int rc = system(cmd);
-    free(k);
-    return rc == 0 ? 0 : -1;
+    return ms_kf_setup(state, "ms_authority_item_test");
 }
 
 //  A revocation of the node with a cut of n_cuts incarnations (0: all),
 //  signed by sk.
 static ms_authority_item_t
-s_revoke(const s_keys_t *k, uint32_t n_cuts, const uint8_t *sk)
+s_revoke(const ms_kf_t *k, uint32_t n_cuts, const uint8_t *sk)
 {
     ms_authority_item_t it;
     memset(&it, 0, sizeof it);
@@ -78,7 +53,7 @@ s_revoke(const s_keys_t *k, uint32_t n_cuts, const uint8_t *sk)
 //  Every byte of the encoding flipped: the decode or the verification
 //  fails; truncations and trailing bytes are refused.
 static void
-s_check_flips(const s_keys_t *k, const ms_authority_item_t *it)
+s_check_flips(const ms_kf_t *k, const ms_authority_item_t *it)
 {
     uint8_t buf[MS_AUTHORITY_ITEM_MAX_BYTES + 1];
     size_t n = ms_authority_item_encode(it, buf);
@@ -111,7 +86,7 @@ s_check_flips(const s_keys_t *k, const ms_authority_item_t *it)
 static void
 test_roundtrip_and_every_flipped_byte_fails(void **state)
 {
-    s_keys_t *k = *state;
+    ms_kf_t *k = *state;
     ms_authority_item_t all = s_revoke(k, 0, k->auth_sk);
     uint8_t pool_id[MS_CERT_POOL_ID_BYTES];
     ms_cert_pool_id(k->auth_pk, pool_id);
@@ -157,7 +132,7 @@ test_roundtrip_and_every_flipped_byte_fails(void **state)
 static void
 test_refusals(void **state)
 {
-    s_keys_t *k = *state;
+    ms_kf_t *k = *state;
     ms_diag_t d;
     ms_authority_item_t it = s_revoke(k, 2, k->auth_sk);
     // another pool's authority
@@ -264,7 +239,7 @@ test_refusals(void **state)
 static void
 test_file(void **state)
 {
-    s_keys_t *k = *state;
+    ms_kf_t *k = *state;
     ms_diag_t d;
     char path[128];
     snprintf(path, sizeof path, "%s/node.revoke", k->dir);
@@ -310,9 +285,10 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
-            test_roundtrip_and_every_flipped_byte_fails, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_refusals, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_file, s_setup, s_teardown),
+            test_roundtrip_and_every_flipped_byte_fails, s_setup,
+            ms_kf_teardown),
+        cmocka_unit_test_setup_teardown(test_refusals, s_setup, ms_kf_teardown),
+        cmocka_unit_test_setup_teardown(test_file, s_setup, ms_kf_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

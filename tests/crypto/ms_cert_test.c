@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "ms_cert.h"
+#include "ms_keys_fixture.h"
 
 #include <sodium.h>
 #include <stdio.h>
@@ -22,41 +23,15 @@
 
 #define NOW 1800000000 // a fixed "now", seconds since the epoch
 
-typedef struct {
-    uint8_t auth_pk[MS_CERT_KEY_BYTES], auth_sk[MS_CERT_SECRET_BYTES];
-    uint8_t node_pk[MS_CERT_KEY_BYTES], node_sk[MS_CERT_SECRET_BYTES];
-    uint8_t enr_pk[MS_CERT_KEY_BYTES], enr_sk[MS_CERT_SECRET_BYTES];
-    char dir[64];
-} s_keys_t;
-
 static int
 s_setup(void **state)
 {
-    s_keys_t *k = calloc(1, sizeof *k);
-    assert_non_null(k);
-    assert_int_equal(ms_cert_keypair(k->auth_pk, k->auth_sk), MS_OK);
-    assert_int_equal(ms_cert_keypair(k->node_pk, k->node_sk), MS_OK);
-    assert_int_equal(ms_cert_keypair(k->enr_pk, k->enr_sk), MS_OK);
-    snprintf(k->dir, sizeof k->dir, "/tmp/ms_cert_test.XXXXXX");
-    assert_non_null(mkdtemp(k->dir));
-    *state = k;
-    return 0;
-}
-
-static int
-s_teardown(void **state)
-{
-    s_keys_t *k = *state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", k->dir);
-    int rc = system(cmd);
-    free(k);
-    return rc == 0 ? 0 : -1;
+    return ms_kf_setup(state, "ms_cert_test");
 }
 
 //  A leaf for the node, issued by sk, in the pool of auth_pk.
 static ms_cert_t
-s_leaf(const s_keys_t *k, const uint8_t *subject, const uint8_t *sk,
+s_leaf(const ms_kf_t *k, const uint8_t *subject, const uint8_t *sk,
        uint32_t roles)
 {
     ms_cert_t c;
@@ -77,7 +52,7 @@ s_leaf(const s_keys_t *k, const uint8_t *subject, const uint8_t *sk,
 static void
 test_roundtrip_and_every_flipped_byte_fails(void **state)
 {
-    s_keys_t *k = *state;
+    ms_kf_t *k = *state;
     ms_cert_chain_t ch = {
         .leaf = s_leaf(k, k->node_pk, k->auth_sk, MS_CERT_ROLE_WORKER)};
     uint8_t buf[MS_CERT_CHAIN_MAX_BYTES];
@@ -111,7 +86,7 @@ test_roundtrip_and_every_flipped_byte_fails(void **state)
 static void
 test_refusals(void **state)
 {
-    s_keys_t *k = *state;
+    ms_kf_t *k = *state;
     ms_diag_t d;
     ms_cert_chain_t ch = {
         .leaf = s_leaf(k, k->node_pk, k->auth_sk, MS_CERT_ROLE_WORKER)};
@@ -119,7 +94,7 @@ test_refusals(void **state)
     assert_int_equal(ms_cert_chain_verify(&ch, k->auth_pk, NOW + 7200, &d),
                      MS_ERR_EXPIRED);
     // another authority's pool
-    assert_int_equal(ms_cert_chain_verify(&ch, k->enr_pk, NOW, &d),
+    assert_int_equal(ms_cert_chain_verify(&ch, k->other_pk, NOW, &d),
                      MS_ERR_UNTRUSTED);
     // forged: the node signs its own certificate for the right pool
     ms_cert_chain_t forged = {
@@ -144,11 +119,11 @@ test_refusals(void **state)
 static void
 test_enrollment_chain(void **state)
 {
-    s_keys_t *k = *state;
+    ms_kf_t *k = *state;
     ms_cert_chain_t ch = {
-        .leaf = s_leaf(k, k->node_pk, k->enr_sk, MS_CERT_ROLE_WORKER),
+        .leaf = s_leaf(k, k->node_pk, k->other_sk, MS_CERT_ROLE_WORKER),
         .has_enroller = true,
-        .enroller = s_leaf(k, k->enr_pk, k->auth_sk,
+        .enroller = s_leaf(k, k->other_pk, k->auth_sk,
                            MS_CERT_ROLE_WORKER | MS_CERT_ROLE_ENROLL)};
     assert_int_equal(ms_cert_chain_verify(&ch, k->auth_pk, NOW, NULL), MS_OK);
     uint8_t buf[MS_CERT_CHAIN_MAX_BYTES];
@@ -159,13 +134,13 @@ test_enrollment_chain(void **state)
     assert_int_equal(ms_cert_chain_verify(&back, k->auth_pk, NOW, NULL), MS_OK);
     // leaf asks for submit, which the enrollment key does not have
     ms_cert_chain_t wide = ch;
-    wide.leaf = s_leaf(k, k->node_pk, k->enr_sk,
+    wide.leaf = s_leaf(k, k->node_pk, k->other_sk,
                        MS_CERT_ROLE_WORKER | MS_CERT_ROLE_SUBMIT);
     assert_int_equal(ms_cert_chain_verify(&wide, k->auth_pk, NOW, NULL),
                      MS_ERR_UNTRUSTED);
     // enrollment certificate without the enroll role
     ms_cert_chain_t norole = ch;
-    norole.enroller = s_leaf(k, k->enr_pk, k->auth_sk, MS_CERT_ROLE_WORKER);
+    norole.enroller = s_leaf(k, k->other_pk, k->auth_sk, MS_CERT_ROLE_WORKER);
     assert_int_equal(ms_cert_chain_verify(&norole, k->auth_pk, NOW, NULL),
                      MS_ERR_UNTRUSTED);
     // a chain of three is not a chain we read
@@ -179,7 +154,7 @@ test_enrollment_chain(void **state)
 static void
 test_bundle_file(void **state)
 {
-    s_keys_t *k = *state;
+    ms_kf_t *k = *state;
     char path[128];
     snprintf(path, sizeof path, "%s/node.cert", k->dir);
     ms_cert_chain_t ch = {
@@ -192,7 +167,7 @@ test_bundle_file(void **state)
     assert_memory_equal(apk, k->auth_pk, sizeof apk);
     assert_memory_equal(&back.leaf, &ch.leaf, sizeof ch.leaf);
     // another authority key in the bundle: refused
-    assert_int_equal(ms_cert_bundle_save(path, k->enr_pk, &ch, NULL), MS_OK);
+    assert_int_equal(ms_cert_bundle_save(path, k->other_pk, &ch, NULL), MS_OK);
     assert_int_equal(ms_cert_bundle_load(path, apk, &back, NOW, &d),
                      MS_ERR_UNTRUSTED);
     // garbage
@@ -211,7 +186,7 @@ test_bundle_file(void **state)
 static void
 test_secret_file(void **state)
 {
-    s_keys_t *k = *state;
+    ms_kf_t *k = *state;
     char path[128];
     snprintf(path, sizeof path, "%s/authority.key", k->dir);
     assert_int_equal(ms_cert_secret_save(path, k->auth_sk, NULL), MS_OK);
@@ -234,22 +209,22 @@ test_secret_file(void **state)
 static void
 test_enrollment_kit(void **state)
 {
-    s_keys_t *k = *state;
+    ms_kf_t *k = *state;
     char path[128];
     snprintf(path, sizeof path, "%s/cluster.enroll", k->dir);
-    ms_cert_t ec = s_leaf(k, k->enr_pk, k->auth_sk,
+    ms_cert_t ec = s_leaf(k, k->other_pk, k->auth_sk,
                           MS_CERT_ROLE_WORKER | MS_CERT_ROLE_ENROLL);
     assert_int_equal(
-        ms_cert_enroll_save(path, k->auth_pk, k->enr_sk, &ec, NULL), MS_OK);
+        ms_cert_enroll_save(path, k->auth_pk, k->other_sk, &ec, NULL), MS_OK);
     assert_int_equal(
-        ms_cert_enroll_save(path, k->auth_pk, k->enr_sk, &ec, NULL),
+        ms_cert_enroll_save(path, k->auth_pk, k->other_sk, &ec, NULL),
         MS_ERR_CONFLICT);
     uint8_t apk[MS_CERT_KEY_BYTES], esk[MS_CERT_SECRET_BYTES];
     ms_cert_t back;
     ms_diag_t d;
     assert_int_equal(ms_cert_enroll_load(path, apk, esk, &back, NOW, &d),
                      MS_OK);
-    assert_memory_equal(esk, k->enr_sk, sizeof esk);
+    assert_memory_equal(esk, k->other_sk, sizeof esk);
     ms_cert_chain_t ch;
     assert_int_equal(
         ms_cert_enroll_issue(esk, &back, k->node_pk, NOW + 60, 1, &ch, &d),
@@ -269,14 +244,17 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
-            test_roundtrip_and_every_flipped_byte_fails, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_refusals, s_setup, s_teardown),
+            test_roundtrip_and_every_flipped_byte_fails, s_setup,
+            ms_kf_teardown),
+        cmocka_unit_test_setup_teardown(test_refusals, s_setup, ms_kf_teardown),
         cmocka_unit_test_setup_teardown(test_enrollment_chain, s_setup,
-                                        s_teardown),
-        cmocka_unit_test_setup_teardown(test_bundle_file, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_secret_file, s_setup, s_teardown),
+                                        ms_kf_teardown),
+        cmocka_unit_test_setup_teardown(test_bundle_file, s_setup,
+                                        ms_kf_teardown),
+        cmocka_unit_test_setup_teardown(test_secret_file, s_setup,
+                                        ms_kf_teardown),
         cmocka_unit_test_setup_teardown(test_enrollment_kit, s_setup,
-                                        s_teardown),
+                                        ms_kf_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -190,6 +190,53 @@ test_equal_and_zero(void **state)
     assert_false(ms_hash_equal(&a, &b));
 }
 
+//  A per-id table as the node keeps them: a key not at offset 0, fields
+//  that must start at zero.
+typedef struct {
+    int hits;     // filled in by the caller
+    ms_hash_t id; // the key
+    char tag[12]; // a default set when the entry is new
+} s_entry_t;
+
+static void
+test_entry_find_or_add(void **state)
+{
+    (void) state;
+    s_entry_t *table = NULL;
+    size_t n = 0;
+    ms_hash_t a, b;
+    ms_hash_bytes("a", 1, &a);
+    ms_hash_bytes("b", 1, &b);
+    bool added = false;
+    s_entry_t *e = ms_hash_entry(&table, &n, sizeof *table,
+                                 offsetof(s_entry_t, id), &a, &added);
+    assert_non_null(e);
+    assert_true(added);
+    assert_int_equal(n, 1);
+    assert_ptr_equal(e, &table[0]);
+    assert_true(ms_hash_equal(&e->id, &a));
+    assert_int_equal(e->hits, 0);
+    assert_string_equal(e->tag, "");
+    e->hits = 3;
+    snprintf(e->tag, sizeof e->tag, "first");
+    //  A second key appends; the first entry keeps its fields.
+    e = ms_hash_entry(&table, &n, sizeof *table, offsetof(s_entry_t, id), &b,
+                      NULL);
+    assert_non_null(e);
+    assert_int_equal(n, 2);
+    assert_ptr_equal(e, &table[1]);
+    assert_int_equal(e->hits, 0);
+    //  The first key again finds its entry and adds none.
+    e = ms_hash_entry(&table, &n, sizeof *table, offsetof(s_entry_t, id), &a,
+                      &added);
+    assert_false(added);
+    assert_int_equal(n, 2);
+    assert_ptr_equal(e, &table[0]);
+    assert_int_equal(e->hits, 3);
+    assert_string_equal(e->tag, "first");
+    free(table);
+}
+
 int
 main(void)
 {
@@ -200,6 +247,7 @@ main(void)
         cmocka_unit_test(test_hex_round_trip),
         cmocka_unit_test(test_bad_hex_refused),
         cmocka_unit_test(test_equal_and_zero),
+        cmocka_unit_test(test_entry_find_or_add),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

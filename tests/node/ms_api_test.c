@@ -38,8 +38,6 @@
 
 #include "ms_store_fixture.h"
 
-static char s_root[256];
-
 //  One HTTP exchange's answer.
 typedef struct {
     int status; // HTTP status, 0 when the exchange failed
@@ -375,7 +373,7 @@ test_api_end_to_end(void **state)
 {
     (void) state;
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/node", s_root);
+    snprintf(dir, sizeof dir, "%s/node", ms_td_root);
     ms_node_options_t opts;
     ms_node_options_defaults(&opts);
     opts.data_dir = dir;
@@ -555,7 +553,7 @@ test_bind_in_use_refused(void **state)
 {
     (void) state;
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/a", s_root);
+    snprintf(dir, sizeof dir, "%s/a", ms_td_root);
     ms_node_options_t opts;
     ms_node_options_defaults(&opts);
     opts.data_dir = dir;
@@ -566,7 +564,7 @@ test_bind_in_use_refused(void **state)
     assert_int_equal(ms_node_open(&a, &opts, &diag), MS_OK);
     char bind[64];
     snprintf(bind, sizeof bind, "%s", ms_node_api_address(a));
-    snprintf(dir, sizeof dir, "%s/b", s_root);
+    snprintf(dir, sizeof dir, "%s/b", ms_td_root);
     opts.api_bind = bind;
     assert_int_equal(ms_node_open(&b, &opts, &diag), MS_ERR_IO);
     assert_null(b);
@@ -624,7 +622,7 @@ test_slow_clients_do_not_block(void **state)
 {
     (void) state;
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/loris", s_root);
+    snprintf(dir, sizeof dir, "%s/loris", ms_td_root);
     ms_node_options_t opts;
     ms_node_options_defaults(&opts);
     opts.data_dir = dir;
@@ -731,7 +729,7 @@ test_token_file(void **state)
 {
     (void) state;
     char path[600];
-    snprintf(path, sizeof path, "%s/api-token", s_root);
+    snprintf(path, sizeof path, "%s/api-token", ms_td_root);
     char a[MS_API_TOKEN_MAX + 1], b[MS_API_TOKEN_MAX + 1];
     bool created = false;
     ms_diag_t diag;
@@ -748,13 +746,13 @@ test_token_file(void **state)
     assert_int_equal(chmod(path, 0644), 0);
     assert_int_equal(ms_api_token_open(path, b, NULL, &diag), MS_ERR_INVALID);
     assert_non_null(strstr(diag.reason, "chmod 600"));
-    snprintf(path, sizeof path, "%s/short-token", s_root);
+    snprintf(path, sizeof path, "%s/short-token", ms_td_root);
     FILE *f = fopen(path, "w");
     fputs("abc\n", f);
     fclose(f);
     chmod(path, 0600);
     assert_int_equal(ms_api_token_open(path, b, NULL, &diag), MS_ERR_INVALID);
-    snprintf(path, sizeof path, "%s/no-dir/api-token", s_root);
+    snprintf(path, sizeof path, "%s/no-dir/api-token", ms_td_root);
     assert_int_equal(ms_api_token_open(path, b, NULL, &diag), MS_ERR_IO);
 
     char header[400];
@@ -797,7 +795,7 @@ test_token_required(void **state)
 {
     (void) state;
     char dir[600];
-    snprintf(dir, sizeof dir, "%s/store", s_root);
+    snprintf(dir, sizeof dir, "%s/store", ms_td_root);
     ms_store_t *store = NULL;
     ms_diag_t diag;
     assert_int_equal(ms_store_open(&store, dir, NULL, &diag), MS_OK);
@@ -898,7 +896,7 @@ test_fields_and_analysis_cache(void **state)
 {
     (void) state;
     char dir[600];
-    snprintf(dir, sizeof dir, "%s/store", s_root);
+    snprintf(dir, sizeof dir, "%s/store", ms_td_root);
     ms_store_t *store = NULL;
     ms_diag_t diag;
     assert_int_equal(ms_store_open(&store, dir, NULL, &diag), MS_OK);
@@ -1144,43 +1142,24 @@ test_fields_and_analysis_cache(void **state)
     ms_sf_sweep_free(&osw);
 }
 
-//  --------------------------------------------------------------------------
-//  Temp dir with data.
-
-static int
-s_setup(void **state)
-{
-    (void) state;
-    return ms_td_setup(s_root, sizeof s_root);
-}
-
-//  --------------------------------------------------------------------------
-//  Remove it.
-
-static int
-s_teardown(void **state)
-{
-    (void) state;
-    ms_td_teardown(s_root);
-    return 0;
-}
-
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_api_end_to_end, s_setup,
-                                        s_teardown),
-        cmocka_unit_test_setup_teardown(test_bind_in_use_refused, s_setup,
-                                        s_teardown),
-        cmocka_unit_test_setup_teardown(test_slow_clients_do_not_block, s_setup,
-                                        s_teardown),
-        cmocka_unit_test_setup_teardown(test_filter_match, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_token_file, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_token_required, s_setup,
-                                        s_teardown),
-        cmocka_unit_test_setup_teardown(test_fields_and_analysis_cache, s_setup,
-                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_api_end_to_end, ms_td_root_setup,
+                                        ms_td_root_teardown),
+        cmocka_unit_test_setup_teardown(test_bind_in_use_refused,
+                                        ms_td_root_setup, ms_td_root_teardown),
+        cmocka_unit_test_setup_teardown(test_slow_clients_do_not_block,
+                                        ms_td_root_setup, ms_td_root_teardown),
+        cmocka_unit_test_setup_teardown(test_filter_match, ms_td_root_setup,
+                                        ms_td_root_teardown),
+        cmocka_unit_test_setup_teardown(test_token_file, ms_td_root_setup,
+                                        ms_td_root_teardown),
+        cmocka_unit_test_setup_teardown(test_token_required, ms_td_root_setup,
+                                        ms_td_root_teardown),
+        cmocka_unit_test_setup_teardown(test_fields_and_analysis_cache,
+                                        ms_td_root_setup, ms_td_root_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -150,23 +150,6 @@ s_recs(recs_t *r)
 }
 
 //  --------------------------------------------------------------------------
-//  The view of the block (ORIGIN, INCARNATION, FIRST_SEQ) of N records.
-
-static ms_wire_block_view_t
-s_view(const uint8_t *origin, uint64_t incarnation, uint64_t first_seq,
-       size_t n, const uint32_t *kinds, const uint8_t *const *payloads,
-       const size_t *lens)
-{
-    return (ms_wire_block_view_t){.origin = origin,
-                                  .incarnation = incarnation,
-                                  .first_seq = first_seq,
-                                  .n_records = n,
-                                  .kinds = kinds,
-                                  .payloads = payloads,
-                                  .lens = lens};
-}
-
-//  --------------------------------------------------------------------------
 //  Whether SIG verifies for (ORIGIN, INCARNATION, FIRST_SEQ, R) under POOL.
 
 static bool
@@ -174,8 +157,8 @@ s_verifies(const uint8_t *pool, const uint8_t *origin, uint64_t incarnation,
            uint64_t first_seq, const recs_t *r, const uint8_t *sig,
            size_t sig_len)
 {
-    ms_wire_block_view_t view = s_view(origin, incarnation, first_seq, 2,
-                                       r->kinds, r->payloads, r->lens);
+    ms_wire_block_view_t view = ms_wire_block_view(
+        origin, incarnation, first_seq, 2, r->kinds, r->payloads, r->lens);
     return ms_wire_block_verify(pool, &view, sig, sig_len) == MS_OK;
 }
 
@@ -202,8 +185,8 @@ s_peer_block(fake_t *fk, const uint8_t *pool, const recs_t *r,
         recs[i].payload_bytes = r->lens[i];
     }
     if (pool) {
-        ms_wire_block_view_t view =
-            s_view(b.origin, 1, 5, 2, r->kinds, r->payloads, r->lens);
+        ms_wire_block_view_t view = ms_wire_block_view(
+            b.origin, 1, 5, 2, r->kinds, r->payloads, r->lens);
         assert_int_equal(ms_wire_block_sign(fk->peer, pool, &view, sig), MS_OK);
         b.signature = sig;
         b.signature_bytes = MS_WIRE_SIGNATURE_BYTES;
@@ -296,8 +279,8 @@ s_read_fn(void *arg, const uint8_t *origin, uint64_t incarnation,
     ctx->n_blocks++;
     ctx->first_seq = first_seq;
     ctx->n = n;
-    ms_wire_block_view_t view =
-        s_view(origin, incarnation, first_seq, n, kinds, payloads, lens);
+    ms_wire_block_view_t view = ms_wire_block_view(
+        origin, incarnation, first_seq, n, kinds, payloads, lens);
     ctx->verified =
         ms_wire_block_verify(ctx->pool, &view, signature, sig_len) == MS_OK;
     return 0;
@@ -363,50 +346,45 @@ test_check_refusal_reasons(void **state)
     fake_t *fk = *state;
     check_t c;
     s_check_init(fk, &c);
-    ms_block_signer_t *signer = c.signer;
-    const uint8_t *from = c.from;
-    recs_t r = c.r;
-    ms_wire_record_t *recs = c.recs;
-    uint8_t *sig = c.sig;
 
-    ms_wire_block_t b = s_peer_block(fk, fk->pool, &r, recs, sig);
-    assert_true(ms_block_signer_check(signer, from, &b));
+    ms_wire_block_t b = s_peer_block(fk, fk->pool, &c.r, c.recs, c.sig);
+    assert_true(ms_block_signer_check(c.signer, c.from, &b));
     ms_block_signer_stats_t st;
-    ms_block_signer_stats(signer, &st);
+    ms_block_signer_stats(c.signer, &st);
     assert_int_equal(st.n_rejected, 0);
 
-    b = s_peer_block(fk, NULL, &r, recs, sig);
-    assert_false(ms_block_signer_check(signer, from, &b));
-    ms_block_signer_stats(signer, &st);
+    b = s_peer_block(fk, NULL, &c.r, c.recs, c.sig);
+    assert_false(ms_block_signer_check(c.signer, c.from, &b));
+    ms_block_signer_stats(c.signer, &st);
     assert_int_equal(st.n_rejected, 1);
     assert_int_equal(st.n_unsigned, 1);
 
     // a payload byte changed after signing
     uint8_t altered[sizeof S_P0];
     memcpy(altered, S_P0, sizeof altered);
-    b = s_peer_block(fk, fk->pool, &r, recs, sig);
+    b = s_peer_block(fk, fk->pool, &c.r, c.recs, c.sig);
     altered[0] ^= 1;
-    recs[0].payload = altered;
-    assert_false(ms_block_signer_check(signer, from, &b));
+    c.recs[0].payload = altered;
+    assert_false(ms_block_signer_check(c.signer, c.from, &b));
     // another pool's block
     uint8_t other_pool[ID];
     memset(other_pool, 0x22, ID);
-    b = s_peer_block(fk, other_pool, &r, recs, sig);
-    assert_false(ms_block_signer_check(signer, from, &b));
+    b = s_peer_block(fk, other_pool, &c.r, c.recs, c.sig);
+    assert_false(ms_block_signer_check(c.signer, c.from, &b));
     // signed by the peer, our origin claimed
-    b = s_peer_block(fk, fk->pool, &r, recs, sig);
+    b = s_peer_block(fk, fk->pool, &c.r, c.recs, c.sig);
     memcpy(b.origin, ms_identity_public_key(fk->me), ID);
-    assert_false(ms_block_signer_check(signer, from, &b));
+    assert_false(ms_block_signer_check(c.signer, c.from, &b));
     // a signature of the wrong length
-    b = s_peer_block(fk, fk->pool, &r, recs, sig);
+    b = s_peer_block(fk, fk->pool, &c.r, c.recs, c.sig);
     b.signature_bytes = 10;
-    assert_false(ms_block_signer_check(signer, from, &b));
-    ms_block_signer_stats(signer, &st);
+    assert_false(ms_block_signer_check(c.signer, c.from, &b));
+    ms_block_signer_stats(c.signer, &st);
     assert_int_equal(st.n_bad_signature, 4);
     assert_int_equal(st.n_rejected, 5);
     assert_int_equal(st.n_not_admitted, 0);
     assert_int_equal(st.n_resigned, 0);
-    ms_block_signer_destroy(&signer);
+    ms_block_signer_destroy(&c.signer);
 }
 
 //  --------------------------------------------------------------------------
@@ -420,22 +398,20 @@ test_check_not_admitted(void **state)
     fake_t *fk = *state;
     check_t c;
     s_check_init(fk, &c);
-    ms_block_signer_t *signer = c.signer;
-    const uint8_t *from = c.from;
     ms_wire_block_t b = s_peer_block(fk, fk->pool, &c.r, c.recs, c.sig);
 
     fk->members = ms_members_new(NULL, fk->pool); // open pool
     assert_non_null(fk->members);
-    assert_true(ms_block_signer_check(signer, from, &b));
+    assert_true(ms_block_signer_check(c.signer, c.from, &b));
     ms_members_destroy(&fk->members);
 
     uint8_t apk[MS_CERT_KEY_BYTES], ask[MS_CERT_SECRET_BYTES];
     assert_int_equal(ms_cert_keypair(apk, ask), MS_OK);
     fk->members = ms_members_new(apk, fk->pool);
     assert_non_null(fk->members);
-    assert_false(ms_block_signer_check(signer, from, &b));
+    assert_false(ms_block_signer_check(c.signer, c.from, &b));
     ms_block_signer_stats_t st;
-    ms_block_signer_stats(signer, &st);
+    ms_block_signer_stats(c.signer, &st);
     assert_int_equal(st.n_not_admitted, 1);
     assert_int_equal(st.n_rejected, 1);
 
@@ -451,10 +427,10 @@ test_check_not_admitted(void **state)
     fk->members = ms_members_new(apk, chain.leaf.pool_id);
     ms_members_refusal_t why;
     assert_int_equal(ms_members_admit(fk->members, &chain, 0, 0, &why), MS_OK);
-    assert_true(ms_block_signer_check(signer, from, &b));
-    ms_block_signer_stats(signer, &st);
+    assert_true(ms_block_signer_check(c.signer, c.from, &b));
+    ms_block_signer_stats(c.signer, &st);
     assert_int_equal(st.n_rejected, 1);
-    ms_block_signer_destroy(&signer);
+    ms_block_signer_destroy(&c.signer);
 }
 
 //  --------------------------------------------------------------------------
@@ -466,36 +442,32 @@ test_check_logs_once_per_peer_and_reason(void **state)
     fake_t *fk = *state;
     check_t c;
     s_check_init(fk, &c);
-    ms_block_signer_t *signer = c.signer;
     const uint8_t *from_a = c.from;
     uint8_t from_b[ID];
     memset(from_b, 0xB0, ID);
-    recs_t r = c.r;
-    ms_wire_record_t *recs = c.recs;
-    uint8_t *sig = c.sig;
-    ms_wire_block_t unsigned_b = s_peer_block(fk, NULL, &r, recs, sig);
+    ms_wire_block_t unsigned_b = s_peer_block(fk, NULL, &c.r, c.recs, c.sig);
     for (int i = 0; i < 3; i++)
-        assert_false(ms_block_signer_check(signer, from_a, &unsigned_b));
+        assert_false(ms_block_signer_check(c.signer, from_a, &unsigned_b));
     assert_int_equal(fk->n_lines, 1);
     assert_non_null(strstr(fk->lines[0], "refused a block from peer a0a0"));
     assert_non_null(strstr(fk->lines[0], "seqs 5..6: unsigned"));
-    // another reason from the same peer: one more line
+    // another reason c.from the same peer: one more line
     uint8_t other_pool[ID];
     memset(other_pool, 0x22, ID);
-    ms_wire_block_t bad = s_peer_block(fk, other_pool, &r, recs, sig);
-    assert_false(ms_block_signer_check(signer, from_a, &bad));
-    assert_false(ms_block_signer_check(signer, from_a, &bad));
+    ms_wire_block_t bad = s_peer_block(fk, other_pool, &c.r, c.recs, c.sig);
+    assert_false(ms_block_signer_check(c.signer, from_a, &bad));
+    assert_false(ms_block_signer_check(c.signer, from_a, &bad));
     assert_int_equal(fk->n_lines, 2);
     assert_non_null(strstr(fk->lines[1], ": bad signature"));
-    // the same reason from another peer: one more line
-    unsigned_b = s_peer_block(fk, NULL, &r, recs, sig);
-    assert_false(ms_block_signer_check(signer, from_b, &unsigned_b));
+    // the same reason c.from another peer: one more line
+    unsigned_b = s_peer_block(fk, NULL, &c.r, c.recs, c.sig);
+    assert_false(ms_block_signer_check(c.signer, from_b, &unsigned_b));
     assert_int_equal(fk->n_lines, 3);
     assert_non_null(strstr(fk->lines[2], "peer b0b0"));
     ms_block_signer_stats_t st;
-    ms_block_signer_stats(signer, &st);
+    ms_block_signer_stats(c.signer, &st);
     assert_int_equal(st.n_rejected, 6); // every refusal counted
-    ms_block_signer_destroy(&signer);
+    ms_block_signer_destroy(&c.signer);
 }
 
 //  --------------------------------------------------------------------------
@@ -529,7 +501,7 @@ test_serve_resigns_old_own_blocks(void **state)
     uint8_t other_pool[ID], old_sig[MS_WIRE_SIGNATURE_BYTES];
     memset(other_pool, 0x22, ID);
     ms_wire_block_view_t view =
-        s_view(me, 2, 50, 2, r.kinds, r.payloads, r.lens);
+        ms_wire_block_view(me, 2, 50, 2, r.kinds, r.payloads, r.lens);
     assert_int_equal(ms_wire_block_sign(fk->me, other_pool, &view, old_sig),
                      MS_OK);
     sig = old_sig;

@@ -48,15 +48,6 @@ teardown(void **state)
     return 0;
 }
 
-static void
-s_write(const char *path, const char *text)
-{
-    FILE *fp = fopen(path, "w");
-    assert_non_null(fp);
-    fputs(text, fp);
-    fclose(fp);
-}
-
 //  Parse a NULL-terminated argument list after "meshsweepd".
 static int
 s_parse(s_fix_t *f, ms_daemon_config_t **cfg, ms_node_options_t *opts, ...)
@@ -131,14 +122,16 @@ test_peers_conf_load(void **state)
     snprintf(path, sizeof path, "%s/identity", f->dir);
     mkdir(path, 0700);
     snprintf(path, sizeof path, "%s/identity/peers.conf", f->dir);
-    s_write(path, "# two\n[meshsweepd]\npeer = tcp://a:1\npeer = " S_ID
-                  "@tcp://b:2\n");
+    assert_int_equal(
+        ms_tf_write(path, "# two\n[meshsweepd]\npeer = tcp://a:1\npeer = " S_ID
+                          "@tcp://b:2\n"),
+        0);
     assert_int_equal(ms_peers_conf_load(f->dir, &peers, &n, &diag), MS_OK);
     assert_int_equal(n, 2);
     assert_string_equal(peers[1], S_ID "@tcp://b:2");
     ms_peers_conf_free(&peers, n);
     assert_null(peers);
-    s_write(path, "peer = tcp://a:1\nworkers = 2\n");
+    assert_int_equal(ms_tf_write(path, "peer = tcp://a:1\nworkers = 2\n"), 0);
     assert_int_equal(ms_peers_conf_load(f->dir, &peers, &n, &diag),
                      MS_ERR_INVALID);
     assert_non_null(strstr(diag.where, "peers.conf:2"));
@@ -155,9 +148,12 @@ test_command_line_and_file(void **state)
     s_fix_t *f = *state;
     ms_daemon_config_t *cfg = NULL;
     ms_node_options_t o;
-    s_write(f->conf, "[meshsweepd]\nworkers = 3\nmesh_port = 6001\n"
-                     "no_beacon = yes\nreevaluate_fraction = 0.25\n"
-                     "max_tasks_per_sweep = 5000000\npeer = tcp://file:9\n");
+    assert_int_equal(
+        ms_tf_write(f->conf,
+                    "[meshsweepd]\nworkers = 3\nmesh_port = 6001\n"
+                    "no_beacon = yes\nreevaluate_fraction = 0.25\n"
+                    "max_tasks_per_sweep = 5000000\npeer = tcp://file:9\n"),
+        0);
     assert_int_equal(s_parse(f, &cfg, &o, "--data-dir", f->dir, "--config",
                              f->conf, "--workers=2", "--no-beacon=false",
                              "--settle-ms", "auto", "--gpu-workers", "auto",
@@ -219,7 +215,8 @@ test_errors(void **state)
         MS_ERR_INVALID);
     assert_non_null(strstr(f->error, "--workers needs a value"));
     //  From the file: FILE:LINE.
-    s_write(f->conf, "workers = 1\n\nlease_ttl_ms = soon\n");
+    assert_int_equal(
+        ms_tf_write(f->conf, "workers = 1\n\nlease_ttl_ms = soon\n"), 0);
     assert_int_equal(
         s_parse(f, &cfg, &o, "--data-dir", f->dir, "--config", f->conf, NULL),
         MS_ERR_INVALID);
@@ -228,13 +225,14 @@ test_errors(void **state)
              "%s:3: lease_ttl_ms: 'soon' is not a whole number of 10 or more",
              f->conf);
     assert_string_equal(f->error, want);
-    s_write(f->conf, "lease_ttl_ms = 1000\nheartbeat_ms = 600\n");
+    assert_int_equal(
+        ms_tf_write(f->conf, "lease_ttl_ms = 1000\nheartbeat_ms = 600\n"), 0);
     assert_int_equal(
         s_parse(f, &cfg, &o, "--data-dir", f->dir, "--config", f->conf, NULL),
         MS_ERR_INVALID);
     snprintf(want, sizeof want, "%s:2: heartbeat_ms", f->conf);
     assert_non_null(strstr(f->error, want));
-    s_write(f->conf, "workers = 1\nworkers = 2\n");
+    assert_int_equal(ms_tf_write(f->conf, "workers = 1\nworkers = 2\n"), 0);
     assert_int_equal(
         s_parse(f, &cfg, &o, "--data-dir", f->dir, "--config", f->conf, NULL),
         MS_ERR_INVALID);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "ms_dashboard.h"
+#include "ms_test_fs.h"
 
 //  The fixture: TMP/dash/{index.html, app.js, vendor/plotly.min.js,
 //  inside -> index.html, out -> ../secret.txt, outdir -> ..,
@@ -28,15 +29,6 @@ typedef struct {
     char tmp[64];
     char dash[128];
 } s_fx_t;
-
-static void
-s_write(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
 
 static int
 s_setup(void **state)
@@ -51,13 +43,13 @@ s_setup(void **state)
     snprintf(p, sizeof p, "%s/vendor", fx->dash);
     assert_int_equal(mkdir(p, 0700), 0);
     snprintf(p, sizeof p, "%s/index.html", fx->dash);
-    s_write(p, "<!doctype html><title>t</title>\n");
+    assert_int_equal(ms_tf_write(p, "<!doctype html><title>t</title>\n"), 0);
     snprintf(p, sizeof p, "%s/app.js", fx->dash);
-    s_write(p, "'use strict';\n");
+    assert_int_equal(ms_tf_write(p, "'use strict';\n"), 0);
     snprintf(p, sizeof p, "%s/vendor/plotly.min.js", fx->dash);
-    s_write(p, "var Plotly={};\n");
+    assert_int_equal(ms_tf_write(p, "var Plotly={};\n"), 0);
     snprintf(p, sizeof p, "%s/secret.txt", fx->tmp);
-    s_write(p, "secret\n");
+    assert_int_equal(ms_tf_write(p, "secret\n"), 0);
     snprintf(p, sizeof p, "%s/inside", fx->dash);
     assert_int_equal(symlink("index.html", p), 0);
     snprintf(p, sizeof p, "%s/out", fx->dash);

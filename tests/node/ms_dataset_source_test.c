@@ -160,22 +160,14 @@ static int
 s_setup(void **state)
 {
     s_fx_t *fx = calloc(1, sizeof *fx);
-    if (!fx || ms_td_setup(fx->root, sizeof fx->root) != 0)
+    // a small first map (it grows): valgrind
+    if (!fx ||
+        ms_sf_node_dir(fx->root, fx->datasets_dir, &fx->store, 4 << 20) != 0)
         return -1;
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/store", fx->root);
-    ms_diag_t diag;
-    ms_store_options_t opts; // a small first map (it grows): valgrind
-    ms_store_options_default(&opts);
-    opts.map_size_bytes = 4 << 20;
-    if (ms_store_open(&fx->store, dir, &opts, &diag) != MS_OK)
-        return -1;
     snprintf(dir, sizeof dir, "%s/node", fx->root);
+    ms_diag_t diag;
     if (ms_blob_store_open(&fx->blobs, dir, 0, &diag) != MS_OK)
-        return -1;
-    snprintf(fx->datasets_dir, sizeof fx->datasets_dir, "%s/datasets",
-             fx->root);
-    if (mkdir(fx->datasets_dir, 0700) != 0)
         return -1;
     memset(fx->origin, 0x5a, sizeof fx->origin);
     fx->fake.mono_ms = 100000;
@@ -504,19 +496,6 @@ test_bad_record_refused(void **state)
 }
 
 //  --------------------------------------------------------------------------
-//  Write TEXT to ROOT/NAME; the path into out.
-
-static void
-s_write(s_fx_t *fx, const char *name, const char *text, char *out, size_t n)
-{
-    snprintf(out, n, "%s/%s", fx->root, name);
-    FILE *f = fopen(out, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-//  --------------------------------------------------------------------------
 //  Uploads: bytes that do not hash to the blob's name are refused with a
 //  clear error, the temp file is consumed and what was held stays (a
 //  ready dataset too); good bytes become the blob (counted). Alone, an
@@ -534,7 +513,9 @@ test_upload_wrong_hash_refused(void **state)
     assert_int_equal(fx->n_ready, 1);
 
     char tmp[600];
-    s_write(fx, "node/blobs/tmp/up1", "not the train file", tmp, sizeof tmp);
+    assert_int_equal(ms_tf_write_in(fx->root, "node/blobs/tmp/up1",
+                                    "not the train file", tmp, sizeof tmp),
+                     0);
     ms_diag_t diag;
     ms_diag_clear(&diag);
     int rc = ms_dataset_source_blob_put(fx->src, &th, tmp, &diag);
@@ -556,7 +537,9 @@ test_upload_wrong_hash_refused(void **state)
     const char *text = "a new file\n";
     ms_hash_t nh;
     ms_hash_bytes(text, strlen(text), &nh);
-    s_write(fx, "node/blobs/tmp/up2", text, tmp, sizeof tmp);
+    assert_int_equal(
+        ms_tf_write_in(fx->root, "node/blobs/tmp/up2", text, tmp, sizeof tmp),
+        0);
     assert_int_equal(ms_dataset_source_blob_put(fx->src, &nh, tmp, &diag),
                      MS_OK);
     assert_true(ms_blob_store_has(fx->blobs, &nh));
@@ -565,7 +548,7 @@ test_upload_wrong_hash_refused(void **state)
     assert_non_null(strstr(fx->last_log, "uploaded"));
 
     fx->alone = true;
-    s_write(fx, "up3", text, tmp, sizeof tmp);
+    assert_int_equal(ms_tf_write_in(fx->root, "up3", text, tmp, sizeof tmp), 0);
     rc = ms_dataset_source_blob_put(fx->src, &nh, tmp, &diag);
     assert_int_equal(rc, MS_ERR_UNSUPPORTED);
     assert_string_equal(diag.where, "blobs");

@@ -6,6 +6,7 @@
     =========================================================================
 */
 #include "ms_idle.h"
+#include "ms_test_fs.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,15 +27,6 @@ typedef struct {
     char proc[300];
     char cg[300];
 } s_tree_t;
-
-static void
-s_write(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
 
 static void
 s_mkdirs(const char *path)
@@ -58,7 +50,7 @@ s_tree_new(s_tree_t *t)
     s_mkdirs(p);
     s_mkdirs(t->cg);
     snprintf(p, sizeof p, "%s/self/cgroup", t->proc);
-    s_write(p, "0::/user.slice/session-1.scope\n");
+    assert_int_equal(ms_tf_write(p, "0::/user.slice/session-1.scope\n"), 0);
 }
 
 static void
@@ -80,7 +72,7 @@ s_cpu(const s_tree_t *t, unsigned long long user, unsigned long long system,
              "cpu  %llu 0 %llu %llu 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\n"
              "intr 0\n",
              user, system, idle);
-    s_write(p, text);
+    assert_int_equal(ms_tf_write(p, text), 0);
 }
 
 //  PROC/NAME/stat with utime, stime, cutime, cstime (comm with a ')').
@@ -94,7 +86,7 @@ s_proc(const s_tree_t *t, const char *name, unsigned long long ut,
              "%s (mesh sweep) d) S 1 1 1 0 -1 4194304 10 0 0 0 %llu %llu "
              "%llu %llu 30 10 3 0 100 0 0\n",
              name, ut, st, cut, cst);
-    s_write(p, text);
+    assert_int_equal(ms_tf_write(p, text), 0);
 }
 
 static ms_idle_t *
@@ -182,11 +174,15 @@ test_cgroup_service(void **state)
     unsigned long long sec = (unsigned long long) (hz > 0 ? hz : 100);
     char p[512];
     snprintf(p, sizeof p, "%s/self/cgroup", t.proc);
-    s_write(p, "0::/system.slice/meshsweepd.service\n");
+    assert_int_equal(ms_tf_write(p, "0::/system.slice/meshsweepd.service\n"),
+                     0);
     snprintf(p, sizeof p, "%s/system.slice/meshsweepd.service", t.cg);
     s_mkdirs(p);
     snprintf(p, sizeof p, "%s/system.slice/meshsweepd.service/cpu.stat", t.cg);
-    s_write(p, "usage_usec 1000000\nuser_usec 900000\nsystem_usec 100000\n");
+    assert_int_equal(
+        ms_tf_write(
+            p, "usage_usec 1000000\nuser_usec 900000\nsystem_usec 100000\n"),
+        0);
     s_cpu(&t, 0, 0, 0);
     s_proc(&t, "self", 0, 0, 0, 0);
     ms_idle_t *idle = s_open(&t, 25, 1, 1);
@@ -197,7 +193,10 @@ test_cgroup_service(void **state)
     // 2 s of CPU time, 1.5 s busy, of which the service used 1.2 s:
     // others 0.3 s = 15 %; the process times (none) are not read.
     s_cpu(&t, sec, sec / 2, sec / 2);
-    s_write(p, "usage_usec 2200000\nuser_usec 2000000\nsystem_usec 200000\n");
+    assert_int_equal(
+        ms_tf_write(
+            p, "usage_usec 2200000\nuser_usec 2000000\nsystem_usec 200000\n"),
+        0);
     ms_idle_change_t c;
     assert_int_equal(ms_idle_sample(idle, NULL, 0, 2000, &c), MS_OK);
     assert_float_equal(ms_idle_others_pct(idle), 15.0, 0.5);
@@ -206,7 +205,9 @@ test_cgroup_service(void **state)
 
     // A user manager's cgroup is not the node's own: processes mode.
     snprintf(p, sizeof p, "%s/self/cgroup", t.proc);
-    s_write(p, "0::/user.slice/user-1000.slice/user@1000.service\n");
+    assert_int_equal(
+        ms_tf_write(p, "0::/user.slice/user-1000.slice/user@1000.service\n"),
+        0);
     idle = s_open(&t, 25, 1, 1);
     assert_int_equal(ms_idle_source(idle), MS_IDLE_SOURCE_PROCESSES);
     ms_idle_destroy(&idle);

@@ -17,6 +17,7 @@
 #include "ms_hash.h"
 #include "ms_node.h"
 #include "ms_node_testdata.h"
+#include "ms_node_fixture.h"
 
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -27,23 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static char s_root[256];
-
-static int
-s_setup(void **state)
-{
-    (void) state;
-    return ms_td_setup(s_root, sizeof s_root);
-}
-
-static int
-s_teardown(void **state)
-{
-    (void) state;
-    ms_td_teardown(s_root);
-    return 0;
-}
-
 //  --------------------------------------------------------------------------
 //  Open node NAME (no open pool) on port with static peers.
 
@@ -51,27 +35,10 @@ static ms_node_t *
 s_open(const char *name, int port, const char *const *peers, int n_peers)
 {
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/%s", s_root, name);
     ms_node_options_t opts;
-    ms_node_options_defaults(&opts);
-    opts.data_dir = dir;
-    opts.n_workers = 1;
-    opts.backend = "cpu";
-    opts.no_beacon = true; // never broadcast from a test
-    opts.mesh_port = port;
-    opts.peers = peers;
-    opts.n_peers = n_peers;
-    opts.lease_ttl_ms = 1500;
-    opts.heartbeat_ms = 200;
-    opts.beacon_interval_ms = 100;
-    opts.antientropy_ms = 200;
-    ms_node_t *node = NULL;
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
-    int rc = ms_node_open(&node, &opts, &diag);
-    if (rc != MS_OK)
-        fail_msg("open %s: %s: %s", name, diag.where, diag.reason);
-    return node;
+    ms_nf_options(&opts, dir, sizeof dir, name, 1);
+    ms_nf_mesh(&opts, port, peers, n_peers);
+    return ms_nf_open(&opts);
 }
 
 //  --------------------------------------------------------------------------
@@ -92,7 +59,7 @@ s_invite(const char *name, const char *node_hex, const char *op,
              op);
     assert_int_equal(ms_cert_sign(&chain.leaf, ask, NULL), MS_OK);
     char path[600];
-    snprintf(path, sizeof path, "%s/%s/identity/node.cert", s_root, name);
+    snprintf(path, sizeof path, "%s/%s/identity/node.cert", ms_td_root, name);
     assert_int_equal(ms_cert_bundle_save(path, apk, &chain, NULL), MS_OK);
 }
 
@@ -221,8 +188,8 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_reload_joins_revoke_cuts, s_setup,
-                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_reload_joins_revoke_cuts,
+                                        ms_td_root_setup, ms_td_root_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

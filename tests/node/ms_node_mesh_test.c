@@ -19,6 +19,7 @@
 
 #include "ms_node.h"
 #include "ms_node_testdata.h"
+#include "ms_node_fixture.h"
 
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -32,31 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static char s_root[256];
-
 #define S_TTL_MS 1500 // lease TTL in these tests
 #define S_HB_MS 200   // heartbeat
-
-//  --------------------------------------------------------------------------
-//  Temp dir with data.
-
-static int
-s_setup(void **state)
-{
-    (void) state;
-    return ms_td_setup(s_root, sizeof s_root);
-}
-
-//  --------------------------------------------------------------------------
-//  Remove it.
-
-static int
-s_teardown(void **state)
-{
-    (void) state;
-    ms_td_teardown(s_root);
-    return 0;
-}
 
 //  --------------------------------------------------------------------------
 //  Open node NAME on its mesh port with the given static peers.
@@ -65,29 +43,14 @@ static ms_node_t *
 s_open(const char *name, int port, const char *const *peers, int n_peers)
 {
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/%s", s_root, name);
     ms_node_options_t opts;
-    ms_node_options_defaults(&opts);
-    opts.data_dir = dir;
-    opts.n_workers = 1;
-    opts.backend = "cpu";
+    ms_nf_options(&opts, dir, sizeof dir, name, 1);
+    ms_nf_mesh(&opts, port, peers, n_peers);
     opts.open_pool = "mesh-test";
-    opts.no_beacon = true; // never broadcast from a test
-    opts.mesh_port = port;
-    opts.peers = peers;
-    opts.n_peers = n_peers;
     opts.lease_ttl_ms = S_TTL_MS;
     opts.heartbeat_ms = S_HB_MS;
-    opts.beacon_interval_ms = 100;
-    opts.antientropy_ms = 200;
     opts.verbose = getenv("MS_TEST_VERBOSE") != NULL;
-    ms_node_t *node = NULL;
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
-    int rc = ms_node_open(&node, &opts, &diag);
-    if (rc != MS_OK)
-        fail_msg("open %s: %s: %s", name, diag.where, diag.reason);
-    return node;
+    return ms_nf_open(&opts);
 }
 
 //  --------------------------------------------------------------------------
@@ -302,7 +265,7 @@ s_child_node(int pc, const char *const *peers, int n_peers)
 {
     ms_node_t *node = s_open("c", pc, peers, n_peers);
     char path[600];
-    snprintf(path, sizeof path, "%s/c.id", s_root);
+    snprintf(path, sizeof path, "%s/c.id", ms_td_root);
     FILE *f = fopen(path, "w");
     if (f) {
         fprintf(f, "%s\n", ms_node_id_hex(node));
@@ -379,7 +342,7 @@ test_killed_node_tasks_redone_and_catch_up(void **state)
 
     // C's id, once it wrote it.
     char path[600], id_hex[80] = "";
-    snprintf(path, sizeof path, "%s/c.id", s_root);
+    snprintf(path, sizeof path, "%s/c.id", ms_td_root);
     double until = s_now() + 10;
     while (!id_hex[0] && s_now() < until) {
         s_poll_all(nodes, 2);
@@ -489,10 +452,11 @@ main(void)
     setenv("OPENBLAS_L2_SIZE", "512", 0);
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_three_nodes_share_a_sweep, s_setup,
-                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_three_nodes_share_a_sweep,
+                                        ms_td_root_setup, ms_td_root_teardown),
         cmocka_unit_test_setup_teardown(
-            test_killed_node_tasks_redone_and_catch_up, s_setup, s_teardown),
+            test_killed_node_tasks_redone_and_catch_up, ms_td_root_setup,
+            ms_td_root_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

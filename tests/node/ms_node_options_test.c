@@ -102,6 +102,7 @@ test_ranges_are_the_checks(void **state)
         {"retry_cap", &o.retry_cap, NULL},
         {"workers", &o.n_workers, NULL},
         {"blas_threads", &o.blas_threads, NULL},
+        {"worker_nice", &o.worker_nice, NULL},
         {"mesh_port", &o.mesh_port, NULL},
         {"beacon_port", &o.beacon_port, NULL},
         {"lease_ttl_ms", &o.lease_ttl_ms, NULL},
@@ -176,8 +177,8 @@ test_no_range(void **state)
 {
     (void) state;
     long long min = 7, max = 9;
-    const char *none[] = {"settle_ms", "gpu_workers",    "worker_nice",
-                          "data_dir",  "no_such_option", "reevaluate_fraction"};
+    const char *none[] = {"settle_ms", "gpu_workers", "data_dir",
+                          "no_such_option", "reevaluate_fraction"};
     for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
         assert_int_equal(ms_node_options_range(none[i], &min, &max),
                          MS_ERR_NOTFOUND);
@@ -213,13 +214,16 @@ test_other_rules(void **state)
     o.reevaluate_fraction = 1.5;
     s_refused(&o, "reevaluate_fraction");
     s_good(&o);
-    const char *good[] = {"tcp://10.0.0.1:5871", "0123456789ab@tcp://host:1"};
+    const char *good[] = {
+        "tcp://10.0.0.1:5871",
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+        "@tcp://host:1"};
     o.peers = good;
     o.n_peers = 2;
     s_taken(&o);
-    const char *bad[][1] = {{"udp://10.0.0.1:5871"},
-                            {"0123@tcp://h:1"},
-                            {"0123456789AB@tcp://h:1"},
+    const char *bad[][1] = {{"udp://10.0.0.1:5871"},    {"0123@tcp://h:1"},
+                            {"0123456789ab@tcp://h:1"}, // a prefix: no key
+                            {"0123456789AB@tcp://h:1"}, {"tcp://h:0"},
                             {"tcp://nocolon"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         o.peers = bad[i];

@@ -15,6 +15,7 @@
 #include "ms_mlp.h"
 #include "ms_node.h"
 #include "ms_node_testdata.h"
+#include "ms_node_fixture.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -22,58 +23,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static char s_root[256];
-
-//  --------------------------------------------------------------------------
-//  Temp dir with data.
-
-static int
-s_setup(void **state)
-{
-    (void) state;
-    return ms_td_setup(s_root, sizeof s_root);
-}
-
-//  --------------------------------------------------------------------------
-//  Remove it.
-
-static int
-s_teardown(void **state)
-{
-    (void) state;
-    ms_td_teardown(s_root);
-    return 0;
-}
-
-//  --------------------------------------------------------------------------
-//  Options for a node on ROOT/NAME with n workers.
-
-static void
-s_options(ms_node_options_t *opts, char *dir, size_t n, const char *name,
-          int n_workers)
-{
-    snprintf(dir, n, "%s/%s", s_root, name);
-    ms_node_options_defaults(opts);
-    opts->data_dir = dir;
-    opts->n_workers = n_workers;
-    opts->backend = "cpu";
-}
-
-//  --------------------------------------------------------------------------
-//  Open a node, failing the test on error.
-
-static ms_node_t *
-s_open(const ms_node_options_t *opts)
-{
-    ms_node_t *node = NULL;
-    ms_diag_t diag;
-    ms_diag_clear(&diag);
-    int rc = ms_node_open(&node, opts, &diag);
-    if (rc != MS_OK)
-        fail_msg("ms_node_open: %s: %s", diag.where, diag.reason);
-    return node;
-}
 
 //  --------------------------------------------------------------------------
 //  Bad pool options are refused with the option's name.
@@ -87,7 +36,7 @@ test_pool_options_refused(void **state)
     ms_node_t *node = NULL;
     ms_diag_t diag;
 
-    s_options(&opts, dir, sizeof dir, "a", 1);
+    ms_nf_options(&opts, dir, sizeof dir, "a", 1);
     opts.lease_ttl_ms = 1000;
     opts.heartbeat_ms = 500; // == TTL/2: refused
     ms_diag_clear(&diag);
@@ -96,7 +45,7 @@ test_pool_options_refused(void **state)
     assert_string_equal(diag.where, "heartbeat_ms");
     assert_non_null(strstr(diag.reason, "lease_ttl_ms/2"));
 
-    s_options(&opts, dir, sizeof dir, "a", 1);
+    ms_nf_options(&opts, dir, sizeof dir, "a", 1);
     const char *bad[] = {"http://127.0.0.1:5871"};
     opts.peers = bad;
     opts.n_peers = 1;
@@ -104,7 +53,7 @@ test_pool_options_refused(void **state)
     assert_int_equal(ms_node_open(&node, &opts, &diag), MS_ERR_INVALID);
     assert_string_equal(diag.where, "peer");
 
-    s_options(&opts, dir, sizeof dir, "a", 1);
+    ms_nf_options(&opts, dir, sizeof dir, "a", 1);
     const char *short_id[] = {"abc@tcp://127.0.0.1:5871"};
     opts.peers = short_id;
     opts.n_peers = 1;
@@ -112,17 +61,17 @@ test_pool_options_refused(void **state)
     assert_int_equal(ms_node_open(&node, &opts, &diag), MS_ERR_INVALID);
     assert_string_equal(diag.where, "peer");
 
-    s_options(&opts, dir, sizeof dir, "a", 1);
+    ms_nf_options(&opts, dir, sizeof dir, "a", 1);
     opts.mesh_port = 70000;
     ms_diag_clear(&diag);
     assert_int_equal(ms_node_open(&node, &opts, &diag), MS_ERR_INVALID);
     assert_string_equal(diag.where, "mesh_port");
 
     // Good ones open; a node in no pool has no pool id and no peers.
-    s_options(&opts, dir, sizeof dir, "a", 1);
+    ms_nf_options(&opts, dir, sizeof dir, "a", 1);
     opts.lease_ttl_ms = 1000;
     opts.heartbeat_ms = 499;
-    node = s_open(&opts);
+    node = ms_nf_open(&opts);
     assert_null(ms_node_pool_id_hex(node));
     json_t *peers = ms_node_peers_json(node);
     assert_true(json_is_array(peers));
@@ -141,11 +90,11 @@ test_open_pool_id(void **state)
     (void) state;
     char dir[512];
     ms_node_options_t opts;
-    s_options(&opts, dir, sizeof dir, "p", 1);
+    ms_nf_options(&opts, dir, sizeof dir, "p", 1);
     opts.open_pool = "lab";
     opts.no_beacon = true;
     opts.mesh_port = 0;
-    ms_node_t *node = s_open(&opts);
+    ms_node_t *node = ms_nf_open(&opts);
     const char *id = ms_node_pool_id_hex(node);
     assert_non_null(id);
     ms_hash_t want;
@@ -165,9 +114,9 @@ test_pool_limits_at_submit(void **state)
     (void) state;
     char dir[512];
     ms_node_options_t opts;
-    s_options(&opts, dir, sizeof dir, "l", 1);
+    ms_nf_options(&opts, dir, sizeof dir, "l", 1);
     opts.max_tasks_per_sweep = 3;
-    ms_node_t *node = s_open(&opts);
+    ms_node_t *node = ms_nf_open(&opts);
     const char *spec = ms_td_spec("limits", 2, 2, 1); // 4 tasks
     ms_hash_t id;
     ms_diag_t diag;
@@ -178,9 +127,9 @@ test_pool_limits_at_submit(void **state)
     assert_non_null(strstr(diag.reason, "max_tasks_per_sweep"));
     ms_node_destroy(&node);
 
-    s_options(&opts, dir, sizeof dir, "l", 1);
+    ms_nf_options(&opts, dir, sizeof dir, "l", 1);
     opts.max_dataset_bytes = 1000; // the tiny data is larger than this
-    node = s_open(&opts);
+    node = ms_nf_open(&opts);
     ms_diag_clear(&diag);
     rc =
         ms_node_submit(node, spec, strlen(spec), false, &id, NULL, NULL, &diag);
@@ -206,8 +155,8 @@ test_sweep_life_cycle(void **state)
     (void) state;
     char dir[512];
     ms_node_options_t opts;
-    s_options(&opts, dir, sizeof dir, "c", 1);
-    ms_node_t *node = s_open(&opts);
+    ms_nf_options(&opts, dir, sizeof dir, "c", 1);
+    ms_node_t *node = ms_nf_open(&opts);
     const char *spec = ms_td_spec("life", 3, 1, 1); // 3 tasks
     ms_hash_t id;
     ms_diag_t diag;
@@ -291,10 +240,10 @@ test_single_node_writes_records(void **state)
     (void) state;
     char dir[512];
     ms_node_options_t opts;
-    s_options(&opts, dir, sizeof dir, "r", 1);
+    ms_nf_options(&opts, dir, sizeof dir, "r", 1);
     opts.lease_ttl_ms = 400; // shorter than a task (checkpoints fsync)
     opts.heartbeat_ms = 100;
-    ms_node_t *node = s_open(&opts);
+    ms_node_t *node = ms_nf_open(&opts);
     const char *spec = ms_td_spec("records", 2, 1, 100); // 2 tasks
     ms_hash_t id;
     ms_diag_t diag;
@@ -365,9 +314,9 @@ test_deep_residual_beyond_worker_memory_not_claimed(void **state)
     free(cfg);
     char dir[512];
     ms_node_options_t opts;
-    s_options(&opts, dir, sizeof dir, "mem", 1);
+    ms_nf_options(&opts, dir, sizeof dir, "mem", 1);
     opts.worker_memory_mb = 256;
-    ms_node_t *node = s_open(&opts);
+    ms_node_t *node = ms_nf_open(&opts);
     const char *spec = "name: deep\n"
                        "dataset: fashion-mnist\n"
                        "method: grid\n"
@@ -403,18 +352,19 @@ main(void)
     setenv("OPENBLAS_CORETYPE", "Haswell", 0);
     setenv("OPENBLAS_L2_SIZE", "512", 0);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_pool_options_refused, s_setup,
-                                        s_teardown),
-        cmocka_unit_test_setup_teardown(test_open_pool_id, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_pool_limits_at_submit, s_setup,
-                                        s_teardown),
-        cmocka_unit_test_setup_teardown(test_sweep_life_cycle, s_setup,
-                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_pool_options_refused,
+                                        ms_td_root_setup, ms_td_root_teardown),
+        cmocka_unit_test_setup_teardown(test_open_pool_id, ms_td_root_setup,
+                                        ms_td_root_teardown),
+        cmocka_unit_test_setup_teardown(test_pool_limits_at_submit,
+                                        ms_td_root_setup, ms_td_root_teardown),
+        cmocka_unit_test_setup_teardown(test_sweep_life_cycle, ms_td_root_setup,
+                                        ms_td_root_teardown),
         cmocka_unit_test_setup_teardown(
-            test_deep_residual_beyond_worker_memory_not_claimed, s_setup,
-            s_teardown),
+            test_deep_residual_beyond_worker_memory_not_claimed,
+            ms_td_root_setup, ms_td_root_teardown),
         cmocka_unit_test_setup_teardown(test_single_node_writes_records,
-                                        s_setup, s_teardown),
+                                        ms_td_root_setup, ms_td_root_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

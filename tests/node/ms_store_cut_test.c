@@ -67,31 +67,10 @@ typedef struct {
 static void
 s_sweep(sweep_t *s, int replicas, int tag)
 {
-    char yaml[512];
-    snprintf(yaml, sizeof yaml,
-             "name: replica-%d\ndataset: fashion-mnist\nmethod: grid\n"
-             "verify: {replicas: %d}\n"
-             "parameters:\n  hidden_layers: {value: 1}\n"
-             "  width: {value: 8}\n  epochs: {value: 1}\n"
-             "  seed: {value: %d}\n",
-             tag, replicas, tag);
-    ms_spec_t *spec = NULL;
-    ms_diag_t diag;
-    int rc = ms_spec_parse(yaml, strlen(yaml), NULL, &spec, &diag);
-    if (rc != MS_OK)
-        fprintf(stderr, "spec: %s: %s\n", diag.where, diag.reason);
-    assert_int_equal(rc, MS_OK);
-    assert_int_equal(ms_spec_task_count(spec), 1);
-    memcpy(s->sweep_id, ms_spec_sweep_id(spec)->bytes, ID);
-    memcpy(s->task_id, ms_spec_task_id(spec, 0)->bytes, ID);
-    ms_store_payload_t p = {.kind = MS_RECORD_SWEEP};
-    memcpy(p.u.sweep.sweep_id, s->sweep_id, ID);
-    p.u.sweep.spec_json = ms_spec_canonical(spec, &p.u.sweep.spec_len);
+    ms_sf_replica_sweep(replicas, tag, false, s->sweep_id, s->task_id,
+                        &s->rec.bytes, &s->rec.len);
     memset(s->rec.origin, 0xEE, ID);
     s->rec.kind = MS_RECORD_SWEEP;
-    assert_int_equal(ms_store_payload_encode(&p, &s->rec.bytes, &s->rec.len),
-                     MS_OK);
-    ms_spec_destroy(&spec);
 }
 
 //  --------------------------------------------------------------------------

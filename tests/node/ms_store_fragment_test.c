@@ -863,8 +863,9 @@ test_arrival_order(void **state)
 //  holds the last fragment; never returns.
 
 static void
-s_kill_child(const world_t *w, int fd)
+s_kill_child(const void *arg, int fd)
 {
+    const world_t *w = arg;
     ms_store_t *s = NULL;
     char dir[512];
     snprintf(dir, sizeof dir, "%s/kill", w->root);
@@ -902,18 +903,12 @@ test_kill_mid_merge(void **state)
 {
     world_t *w = *state;
     assert_true(w->blocks.n > 0);
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
+    int fd = -1;
+    pid_t pid = ms_tf_fork_piped(s_kill_child, w, &fd);
     assert_true(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        s_kill_child(w, fds[1]);
-    }
-    close(fds[1]);
     uint8_t tag;
     size_t n_pieces = 0;
-    while (read(fds[0], &tag, 1) == 1) {
+    while (read(fd, &tag, 1) == 1) {
         n_pieces++;
         if (tag == 2) {
             struct timespec ts = {0, 150 * 1000 * 1000};
@@ -924,7 +919,7 @@ test_kill_mid_merge(void **state)
     }
     int status;
     waitpid(pid, &status, 0);
-    close(fds[0]);
+    close(fd);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 
     ms_store_t *s = s_open(w, "kill");

@@ -2037,8 +2037,9 @@ test_catch_up_100k(void **state)
 //  durable block on FD.
 
 static void
-s_crash_child(const fixture_t *fx, int fd)
+s_crash_child(const void *arg, int fd)
 {
+    const fixture_t *fx = arg;
     ms_store_t *store = NULL;
     char dir[512];
     snprintf(dir, sizeof dir, "%s/crash", fx->root);
@@ -2077,24 +2078,18 @@ static void
 test_merge_crash_safety(void **state)
 {
     fixture_t *fx = *state;
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
+    int fd = -1;
+    pid_t pid = ms_tf_fork_piped(s_crash_child, fx, &fd);
     assert_true(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        s_crash_child(fx, fds[1]);
-    }
-    close(fds[1]);
     uint32_t b, n_reported = 0;
-    while (read(fds[0], &b, sizeof b) == sizeof b)
+    while (read(fd, &b, sizeof b) == sizeof b)
         if (++n_reported == 150) {
             kill(pid, SIGKILL);
             break;
         }
     int status;
     waitpid(pid, &status, 0);
-    close(fds[0]);
+    close(fd);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 
     ms_store_t *store = ms_sf_open(fx, "crash", 1 << 20);

@@ -1078,8 +1078,9 @@ s_hold_row(void *arg, const char *json, size_t n)
 }
 
 static void
-s_reader_child(const char *dir, int fd)
+s_reader_child(const void *arg, int fd)
 {
+    const char *dir = arg;
     ms_store_options_t opts;
     ms_store_options_default(&opts);
     opts.read_only = true;
@@ -1121,18 +1122,12 @@ test_case6a_stale_readers(void **state)
     int killed = 0;
     for (int round = 0; round < 3; round++) {
         for (int i = 0; i < 16; i++) {
-            int fds[2];
-            assert_int_equal(pipe(fds), 0);
-            pid_t pid = fork();
+            int fd = -1;
+            pid_t pid = ms_tf_fork_piped(s_reader_child, fx->dir, &fd);
             assert_true(pid >= 0);
-            if (pid == 0) {
-                close(fds[0]);
-                s_reader_child(fx->dir, fds[1]);
-            }
-            close(fds[1]);
             char c = 0;
-            ssize_t got = read(fds[0], &c, 1);
-            close(fds[0]);
+            ssize_t got = read(fd, &c, 1);
+            close(fd);
             kill(pid, SIGKILL);
             int status;
             waitpid(pid, &status, 0);
@@ -1226,8 +1221,9 @@ s_killee_writer(void *arg)
 }
 
 static void
-s_killee(const char *dir, int fd)
+s_killee(const void *arg, int fd)
 {
+    const char *dir = arg;
     ms_store_options_t opts;
     ms_store_options_default(&opts);
     opts.map_size_bytes = 1 << 20; // grows while we write, too
@@ -1259,20 +1255,14 @@ static void
 test_sigkill_durability(void **state)
 {
     fixture_t *fx = *state;
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
+    int fd = -1;
+    pid_t pid = ms_tf_fork_piped(s_killee, fx->dir, &fd);
     assert_true(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        s_killee(fx->dir, fds[1]);
-    }
-    close(fds[1]);
     bool *reported = calloc(5000, 1);
     uint32_t index;
     int n_reported = 0;
     bool ready = false, killed = false;
-    while (read(fds[0], &index, sizeof index) == sizeof index) {
+    while (read(fd, &index, sizeof index) == sizeof index) {
         if (index == UINT32_MAX) {
             ready = true;
             continue;
@@ -1285,7 +1275,7 @@ test_sigkill_durability(void **state)
             killed = true;
         }
     }
-    close(fds[0]);
+    close(fd);
     int status;
     waitpid(pid, &status, 0);
     assert_true(ready);

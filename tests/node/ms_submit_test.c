@@ -157,16 +157,7 @@ static int
 s_setup(void **state)
 {
     s_fx_t *fx = calloc(1, sizeof *fx);
-    if (!fx || ms_td_setup(fx->root, sizeof fx->root) != 0)
-        return -1;
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s/store", fx->root);
-    ms_diag_t diag;
-    if (ms_store_open(&fx->store, dir, NULL, &diag) != MS_OK)
-        return -1;
-    snprintf(fx->datasets_dir, sizeof fx->datasets_dir, "%s/datasets",
-             fx->root);
-    if (mkdir(fx->datasets_dir, 0700) != 0)
+    if (!fx || ms_sf_node_dir(fx->root, fx->datasets_dir, &fx->store, 0) != 0)
         return -1;
     memset(fx->origin, 0x5a, sizeof fx->origin);
     fx->fake.wall_ms = S_WALL_MS;
@@ -437,19 +428,6 @@ test_bad_spec_refused_writes_nothing(void **state)
 }
 
 //  --------------------------------------------------------------------------
-//  Write TEXT to ROOT/NAME; the path into out.
-
-static void
-s_write(s_fx_t *fx, const char *name, const char *text, char *out, size_t n)
-{
-    snprintf(out, n, "%s/%s", fx->root, name);
-    FILE *f = fopen(out, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-//  --------------------------------------------------------------------------
 //  A local runner's file dataset: a bad file is refused with its path and
 //  writes nothing; good files give a dataset file with absolute paths
 //  (written before the records) and the dataset source has it at once.
@@ -459,10 +437,16 @@ test_local_files(void **state)
 {
     s_fx_t *fx = *state;
     char train[600], test[600], bad[600];
-    s_write(fx, "train.csv", "y,a,b\n0,1,2\n1,3,4\n0,1,3\n1,4,4\n", train,
-            sizeof train);
-    s_write(fx, "test.csv", "y,a,b\n0,1,2\n1,3,5\n", test, sizeof test);
-    s_write(fx, "bad.csv", "y,a,b\n1,2,abc\n", bad, sizeof bad);
+    assert_int_equal(ms_tf_write_in(fx->root, "train.csv",
+                                    "y,a,b\n0,1,2\n1,3,4\n0,1,3\n1,4,4\n",
+                                    train, sizeof train),
+                     0);
+    assert_int_equal(ms_tf_write_in(fx->root, "test.csv",
+                                    "y,a,b\n0,1,2\n1,3,5\n", test, sizeof test),
+                     0);
+    assert_int_equal(ms_tf_write_in(fx->root, "bad.csv", "y,a,b\n1,2,abc\n",
+                                    bad, sizeof bad),
+                     0);
     char spec[2000];
     snprintf(spec, sizeof spec,
              "name: local\ndataset: {train: %s, test: %s, label: y}\n"

@@ -25,17 +25,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-//  --------------------------------------------------------------------------
-//  Write a big-endian uint32.
-
-static inline void
-ms_td_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t) (v >> 24);
-    p[1] = (uint8_t) (v >> 16);
-    p[2] = (uint8_t) (v >> 8);
-    p[3] = (uint8_t) v;
-}
+#include "ms_be.h"
 
 //  --------------------------------------------------------------------------
 //  Write one IDX images + labels pair (gz) of n samples; 0 on success.
@@ -48,13 +38,13 @@ ms_td_write_pair(const char *images, const char *labels, int n, uint32_t seed)
     if (!gi || !gl)
         return -1;
     uint8_t head[16];
-    ms_td_be32(head, 0x00000803);
-    ms_td_be32(head + 4, (uint32_t) n);
-    ms_td_be32(head + 8, 28);
-    ms_td_be32(head + 12, 28);
+    ms_be_put32(head, 0x00000803);
+    ms_be_put32(head + 4, (uint32_t) n);
+    ms_be_put32(head + 8, 28);
+    ms_be_put32(head + 12, 28);
     gzwrite(gi, head, 16);
-    ms_td_be32(head, 0x00000801);
-    ms_td_be32(head + 4, (uint32_t) n);
+    ms_be_put32(head, 0x00000801);
+    ms_be_put32(head + 4, (uint32_t) n);
     gzwrite(gl, head, 8);
     uint32_t s = seed;
     uint8_t img[784];
@@ -109,6 +99,20 @@ ms_td_setup(char *root, size_t n)
     snprintf(path, sizeof path, "%s/data", root);
     setenv("MESHSWEEP_DATASETS_DIR", path, 1);
     return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  A test's root made fresh for each case: ms_td_root_setup (a cmocka
+//  setup: ms_td_setup into ms_td_root) and ms_td_root_teardown (removes
+//  it). One root per test executable, as the node tests use it.
+
+static char ms_td_root[256] __attribute__((unused));
+
+static inline int
+ms_td_root_setup(void **state)
+{
+    (void) state;
+    return ms_td_setup(ms_td_root, sizeof ms_td_root);
 }
 
 //  --------------------------------------------------------------------------
@@ -172,6 +176,17 @@ ms_td_spec(const char *name, int n_depths, int n_seeds, int epochs)
              "  seed: {values: [%s]}\n",
              name, depths, epochs, seeds);
     return text;
+}
+
+//  --------------------------------------------------------------------------
+//  Remove ms_td_root (a cmocka teardown; see ms_td_root_setup).
+
+static inline int
+ms_td_root_teardown(void **state)
+{
+    (void) state;
+    ms_td_teardown(ms_td_root);
+    return 0;
 }
 
 #endif

@@ -6,7 +6,8 @@
     =========================================================================
     Header-only (static functions) so each test executable stays one file;
     include <cmocka.h>, ms_store.h, ms_store_payload.h and ms_spec.h
-    before it. A test's
+    before it. ms_sf_node_dir is the node directory of the tests of the
+    node's data classes (ms_submit, ms_dataset_source). A test's
    setup makes a fresh /tmp/PREFIX.XXXXXX, stores open under it by name, and the
     teardown removes the whole tree:
 
@@ -21,11 +22,15 @@
 #ifndef MS_STORE_FIXTURE_H
 #define MS_STORE_FIXTURE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
+#include "ms_node_testdata.h"
 #include "ms_test_fs.h"
 
 //  The fixture: the temporary root and how many unnamed stores were made.
@@ -66,6 +71,49 @@ ms_sf_teardown(void **state)
 }
 
 //  --------------------------------------------------------------------------
+//  Open (create) the store in DIR with a first map of MAP_SIZE bytes (it
+//  grows as needed; 0: the store's default). Returns it (the caller
+//  destroys it), or NULL, said on stderr, when it cannot be opened.
+
+static inline ms_store_t *
+ms_sf_open_dir(const char *dir, uint64_t map_size)
+{
+    ms_store_t *store = NULL;
+    ms_diag_t diag;
+    ms_store_options_t opts;
+    ms_store_options_default(&opts);
+    if (map_size)
+        opts.map_size_bytes = map_size;
+    int rc = ms_store_open(&store, dir, &opts, &diag);
+    if (rc != MS_OK)
+        fprintf(stderr, "open %s: %s: %s\n", dir, diag.where, diag.reason);
+    return store;
+}
+
+//  --------------------------------------------------------------------------
+//  A node's directory for the tests of its data classes: ROOT (256
+//  bytes) made by ms_td_setup (the synthetic fashion-mnist in
+//  ROOT/data), the store ROOT/store opened as ms_sf_open_dir does it
+//  (*STORE, the caller destroys it) and an empty ROOT/datasets, whose
+//  path goes into DATASETS_DIR (512 bytes). Returns 0, or -1 when one of
+//  them cannot be made (what was made is left for the teardown:
+//  ms_td_teardown(ROOT)).
+
+static inline int
+ms_sf_node_dir(char root[256], char datasets_dir[512], ms_store_t **store,
+               uint64_t map_size)
+{
+    if (ms_td_setup(root, 256) != 0)
+        return -1;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/store", root);
+    if (!(*store = ms_sf_open_dir(dir, map_size)))
+        return -1;
+    snprintf(datasets_dir, 512, "%s/datasets", root);
+    return mkdir(datasets_dir, 0700) == 0 ? 0 : -1;
+}
+
+//  --------------------------------------------------------------------------
 //  Open (create) the store ROOT/NAME, or ROOT/sN (the next unnamed one)
 //  when name is NULL, with a first map of map_size bytes (it grows as
 //  needed). Fails the test when the store cannot be opened.
@@ -78,15 +126,8 @@ ms_sf_open(ms_sf_t *fx, const char *name, uint64_t map_size)
         snprintf(dir, sizeof dir, "%s/%s", fx->root, name);
     else
         snprintf(dir, sizeof dir, "%s/s%d", fx->root, fx->n_stores++);
-    ms_store_t *store = NULL;
-    ms_diag_t diag;
-    ms_store_options_t opts;
-    ms_store_options_default(&opts);
-    opts.map_size_bytes = map_size;
-    int rc = ms_store_open(&store, dir, &opts, &diag);
-    if (rc != MS_OK)
-        fprintf(stderr, "open %s: %s: %s\n", dir, diag.where, diag.reason);
-    assert_int_equal(rc, MS_OK);
+    ms_store_t *store = ms_sf_open_dir(dir, map_size);
+    assert_non_null(store);
     return store;
 }
 
@@ -195,6 +236,37 @@ ms_sf_sweep_free(ms_sf_sweep_t *sw)
 {
     if (sw)
         ms_spec_destroy(&sw->spec);
+}
+
+//  A one-task sweep "replica-TAG" (seed TAG, verify.replicas REPLICAS;
+//  a noop task with NOOP) as a SWEEP record: its sweep and task ids into
+//  SWEEP_ID and TASK_ID, its encoded payload into *BYTES (the caller
+//  frees it) and *LEN. Fails the test when it cannot be made.
+
+static inline void
+ms_sf_replica_sweep(int replicas, int tag, bool noop,
+                    uint8_t sweep_id[MS_STORE_ID_BYTES],
+                    uint8_t task_id[MS_STORE_ID_BYTES], uint8_t **bytes,
+                    size_t *len)
+{
+    char yaml[512];
+    snprintf(yaml, sizeof yaml,
+             "name: replica-%d\ndataset: fashion-mnist\nmethod: grid\n"
+             "verify: {replicas: %d}\n"
+             "parameters:\n  hidden_layers: {value: 1}\n"
+             "  width: {value: 8}\n  epochs: {value: 1}\n"
+             "  seed: {value: %d}\n%s",
+             tag, replicas, tag, noop ? "  kind: {value: noop}\n" : "");
+    ms_sf_sweep_t sw;
+    ms_sf_sweep_parse(&sw, yaml);
+    assert_int_equal(sw.n_tasks, 1);
+    memcpy(sweep_id, sw.sweep_id, MS_STORE_ID_BYTES);
+    memcpy(task_id, ms_spec_task_id(sw.spec, 0)->bytes, MS_STORE_ID_BYTES);
+    ms_store_payload_t p = {.kind = MS_RECORD_SWEEP};
+    memcpy(p.u.sweep.sweep_id, sw.sweep_id, MS_STORE_ID_BYTES);
+    p.u.sweep.spec_json = ms_spec_canonical(sw.spec, &p.u.sweep.spec_len);
+    assert_int_equal(ms_store_payload_encode(&p, bytes, len), MS_OK);
+    ms_sf_sweep_free(&sw);
 }
 
 //  Append payload P as a record of ORIGIN. Returns the rc of the encode
